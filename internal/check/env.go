@@ -1,0 +1,45 @@
+package check
+
+import (
+	"context"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/config"
+	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/systemd"
+)
+
+// Env is everything a check may consult, built once in main (tests build
+// their own). There are no package-level globals: a check sees the system
+// only through Env.
+type Env struct {
+	// Root is the guest's "/"; every guest file is read through it.
+	Root *fs.Root
+	// Live is true when Root is the running system, so that /proc, the
+	// kernel, netlink and systemd describe the same guest. Checks that need
+	// them report skip when it is false.
+	Live bool
+	// Systemd answers unit-state questions; its errors wrap
+	// systemd.ErrNotRunning when there is no systemd to ask.
+	Systemd systemd.Manager
+	// Resolver looks names up the way a static Go binary does (pure Go,
+	// /etc/hosts then DNS; no NSS modules).
+	Resolver Resolver
+	// Config is the parsed configuration file (defaults when absent).
+	Config *config.Config
+	// Now is the clock; tests pin it.
+	Now func() time.Time
+	// IsRoot is true when running with effective UID 0.
+	IsRoot bool
+}
+
+// Resolver is the subset of *net.Resolver that checks use.
+type Resolver interface {
+	LookupHost(ctx context.Context, host string) ([]string, error)
+}
+
+// NotLiveReason is the skip message for checks that need the running
+// system when --root points elsewhere.
+func (e *Env) NotLiveReason() string {
+	return "needs the running system, but --root is " + e.Root.Dir()
+}

@@ -1,0 +1,185 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"time"
+)
+
+// RunOptions tunes a run.
+type RunOptions struct {
+	// Timeout returns the deadline of one check.
+	Timeout func(id string) time.Duration
+}
+
+// Run executes checks concurrently. Each check runs under its own deadline
+// and waits only for the checks it depends on; a dependency that did not
+// pass turns the dependant into a skip. When ctx ends (the whole-run
+// --timeout), unfinished checks are reported as errors and Run returns
+// without waiting for them. Results keep the order of checks.
+func Run(ctx context.Context, checks []Check, env *Env, opts RunOptions) []Result {
+	results := make([]Result, len(checks))
+	done := make([]chan struct{}, len(checks))
+	index := make(map[string]int, len(checks))
+	for i, c := range checks {
+		done[i] = make(chan struct{})
+		index[c.ID] = i
+	}
+	finished := make(chan int, len(checks))
+	for i := range checks {
+		go func() {
+			results[i] = runOne(ctx, checks[i], env, opts, results, done, index)
+			close(done[i])
+			finished <- i
+		}()
+	}
+	got := make([]bool, len(checks))
+	for n := 0; n < len(checks); n++ {
+		select {
+		case i := <-finished:
+			got[i] = true
+		case <-ctx.Done():
+			// The run's deadline passed: report what is missing and stop
+			// waiting. Finished results are complete and no longer written.
+			out := make([]Result, len(checks))
+			for i, c := range checks {
+				if got[i] {
+					out[i] = results[i]
+					continue
+				}
+				out[i] = errorResult(c, "run-timeout",
+					fmt.Sprintf("did not finish before the run's deadline (%v)", ctx.Err()),
+					"raise --timeout, or find what the check waits on in its other findings")
+			}
+			return out
+		}
+	}
+	return results
+}
+
+// runOne waits for c's dependencies, then runs c under its deadline.
+func runOne(ctx context.Context, c Check, env *Env, opts RunOptions, results []Result, done []chan struct{}, index map[string]int) Result {
+	start := time.Now()
+	for _, dep := range c.DependsOn {
+		j, ok := index[dep]
+		if !ok {
+			continue // not part of this run: not enforced
+		}
+		select {
+		case <-done[j]:
+		case <-ctx.Done():
+			return errorResult(c, "run-timeout", "run deadline passed while waiting for "+dep, "raise --timeout")
+		}
+		if st := results[j].Status; st != Pass {
+			r := Result{ID: c.ID, Title: c.Title, Status: Skip,
+				Findings: []Finding{Skipf("dependency-not-passed",
+					fmt.Sprintf("skipped because %s reported %s", dep, st),
+					map[string]string{"dependency": dep, "dependency_status": string(st)})}}
+			r.Summary = r.Findings[0].Message
+			return r
+		}
+	}
+	timeout := 5 * time.Second
+	if opts.Timeout != nil {
+		timeout = opts.Timeout(c.ID)
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	ch := make(chan []Finding, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				stack := string(debug.Stack())
+				ch <- []Finding{Errorf("check-panic", fmt.Sprintf("the check crashed: %v", p),
+					map[string]string{"stack": trimStack(stack)},
+					"this is a guestcheck bug: report it with the stack in detail")}
+			}
+		}()
+		ch <- c.Run(cctx, env)
+	}()
+	var fs []Finding
+	select {
+	case fs = <-ch:
+	case <-cctx.Done():
+		// The check overran its deadline; abandon it. Its goroutine ends
+		// with the process at the latest.
+		msg := fmt.Sprintf("did not finish within its %v deadline", timeout)
+		if ctx.Err() != nil {
+			msg = fmt.Sprintf("did not finish before the run's deadline (%v)", ctx.Err())
+		}
+		r := errorResult(c, "check-timeout", msg,
+			fmt.Sprintf("raise checks.%s.timeout in the config file, or find what it waits on", c.ID))
+		r.Duration = time.Since(start)
+		return r
+	}
+	r := Result{ID: c.ID, Title: c.Title, Duration: time.Since(start), Findings: fs}
+	for i, f := range fs {
+		if !f.Status.Valid() {
+			// A zero-valued or misspelt status must never read as healthy.
+			fs[i].Status = Error
+			fs[i].Message = fmt.Sprintf("invalid status %q: %s", f.Status, f.Message)
+		}
+	}
+	if len(fs) == 0 {
+		r.Findings = []Finding{Errorf("no-findings", "the check returned no findings", nil,
+			"this is a guestcheck bug: a check must always say what it found")}
+	}
+	r.Status, r.Summary = summarise(r.Findings)
+	return r
+}
+
+// summarise derives a check's status and one-line summary from its
+// findings: the worst status, and the message of the first finding that has it.
+func summarise(fs []Finding) (Status, string) {
+	sts := make([]Status, len(fs))
+	for i, f := range fs {
+		sts[i] = f.Status
+	}
+	w := Worst(sts...)
+	// All skipped and passed together: a pass with notes is still a pass.
+	if w == Skip {
+		for _, s := range sts {
+			if s == Pass {
+				w = Pass
+				break
+			}
+		}
+	}
+	for _, f := range fs {
+		if f.Status == w {
+			if n := countAt(fs, w); n > 1 {
+				return w, fmt.Sprintf("%s (+%d more)", f.Message, n-1)
+			}
+			return w, f.Message
+		}
+	}
+	return w, fs[0].Message
+}
+
+func countAt(fs []Finding, s Status) int {
+	n := 0
+	for _, f := range fs {
+		if f.Status == s {
+			n++
+		}
+	}
+	return n
+}
+
+func errorResult(c Check, code, msg, fix string) Result {
+	return Result{ID: c.ID, Title: c.Title, Status: Error, Summary: msg,
+		Findings: []Finding{Errorf(code, msg, nil, fix)}}
+}
+
+// trimStack keeps the frames that matter: the panic site and its callers,
+// without the runtime's own frames.
+func trimStack(s string) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > 24 {
+		lines = lines[:24]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,19 @@
+// Package checks is guestcheck's registry: one file per check, named after
+// its ID, and the ordered list All that the CLI runs and --list shows.
+package checks
+
+import "github.com/guestcheck/guestcheck/internal/check"
+
+// All lists every check in display order. Adding a check means adding its
+// file, its test, its line here and its page under docs/checks/.
+var All = []check.Check{}
+
+// ByID returns the check with the given ID.
+func ByID(id string) (check.Check, bool) {
+	for _, c := range All {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return check.Check{}, false
+}

@@ -1,0 +1,151 @@
+// Package config reads guestcheck's YAML configuration file. Decoding is
+// strict: an unknown key is an error that names the file and line, so a
+// typo never silently disables an expectation.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	iofs "io/fs"
+	"os"
+	"regexp"
+	"strings"
+	"time"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// DefaultPath is read when --config is not given; its absence is fine.
+const DefaultPath = "/etc/guestcheck/guestcheck.yaml"
+
+// Defaults applied when the file leaves a value unset.
+const (
+	DefaultTimeout      = 60 * time.Second
+	DefaultCheckTimeout = 5 * time.Second
+)
+
+// Config is the whole file. Later areas add their own sections.
+type Config struct {
+	// Timeout bounds the whole run.
+	Timeout time.Duration `yaml:"timeout"`
+	// CheckTimeout is the default deadline of each check.
+	CheckTimeout time.Duration `yaml:"check_timeout"`
+	// Checks holds per-check switches and deadlines, keyed by check ID.
+	Checks map[string]CheckConfig `yaml:"checks"`
+	// Hostname holds expectations for the hostname check.
+	Hostname HostnameConfig `yaml:"hostname"`
+	// CloudInit holds expectations for the cloud-init check.
+	CloudInit CloudInitConfig `yaml:"cloud_init"`
+}
+
+// CheckConfig switches one check on or off and sets its deadline.
+type CheckConfig struct {
+	// Enabled defaults to true; false removes the check from default runs
+	// (--only still runs it).
+	Enabled *bool `yaml:"enabled"`
+	// Timeout overrides check_timeout for this check.
+	Timeout time.Duration `yaml:"timeout"`
+}
+
+// HostnameConfig holds what the operator expects the hostname to be.
+type HostnameConfig struct {
+	// Expected is the hostname (short or fully qualified) the guest must
+	// have; it takes precedence over what cloud-init was asked to set.
+	Expected string `yaml:"expected"`
+}
+
+// CloudInitConfig holds cloud-init expectations.
+type CloudInitConfig struct {
+	// Required turns "cloud-init is not installed" or "disabled" into a
+	// failure instead of a skip, for images that must be provisioned by it.
+	Required bool `yaml:"required"`
+}
+
+// Default returns the configuration used when no file exists.
+func Default() *Config {
+	return &Config{Timeout: DefaultTimeout, CheckTimeout: DefaultCheckTimeout}
+}
+
+// Load reads path. A missing file at the default path yields Default(); a
+// missing explicitly named file is an error.
+func Load(path string, explicit bool) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if !explicit && errors.Is(err, iofs.ErrNotExist) {
+			return Default(), nil
+		}
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return Parse(path, b)
+}
+
+var yamlLine = regexp.MustCompile(`(?s)^line (\d+): (.*)$`)
+
+// Parse decodes a configuration file's bytes strictly and validates it.
+// name is used in error messages, which are one line: "name:LINE: reason".
+func Parse(name string, b []byte) (*Config, error) {
+	c := Default()
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+		return nil, yamlError(name, err)
+	}
+	// A second document would be silently ignored; refuse it.
+	var extra any
+	if err := dec.Decode(&extra); err == nil {
+		return nil, fmt.Errorf("%s: more than one YAML document", name)
+	}
+	if c.Timeout <= 0 {
+		return nil, fmt.Errorf("%s: timeout must be positive, got %s", name, c.Timeout)
+	}
+	if c.CheckTimeout <= 0 {
+		return nil, fmt.Errorf("%s: check_timeout must be positive, got %s", name, c.CheckTimeout)
+	}
+	for id, cc := range c.Checks {
+		if cc.Timeout < 0 {
+			return nil, fmt.Errorf("%s: checks.%s.timeout must not be negative", name, id)
+		}
+	}
+	return c, nil
+}
+
+// yamlError flattens yaml.v3's multi-line errors into "name:LINE: reason".
+func yamlError(name string, err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		parts := make([]string, 0, len(te.Errors))
+		for _, e := range te.Errors {
+			if m := yamlLine.FindStringSubmatch(e); m != nil {
+				parts = append(parts, name+":"+m[1]+": "+m[2])
+			} else {
+				parts = append(parts, name+": "+e)
+			}
+		}
+		return errors.New(oneLine(strings.Join(parts, "; ")))
+	}
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("%s:%s: %s", name, m[1], oneLine(m[2]))
+	}
+	return fmt.Errorf("%s: %s", name, oneLine(msg))
+}
+
+// oneLine escapes newlines that YAML values carry into error messages, so
+// that every configuration error stays on one line.
+func oneLine(s string) string { return strings.ReplaceAll(s, "\n", `\n`) }
+
+// CheckEnabled reports whether check id runs by default.
+func (c *Config) CheckEnabled(id string) bool {
+	cc, ok := c.Checks[id]
+	return !ok || cc.Enabled == nil || *cc.Enabled
+}
+
+// CheckTimeoutFor returns the deadline of check id.
+func (c *Config) CheckTimeoutFor(id string) time.Duration {
+	if cc, ok := c.Checks[id]; ok && cc.Timeout > 0 {
+		return cc.Timeout
+	}
+	return c.CheckTimeout
+}

@@ -1,0 +1,108 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseGood(t *testing.T) {
+	c, err := Parse("g.yaml", []byte(`
+timeout: 2m
+check_timeout: 3s
+checks:
+  hostname:
+    enabled: false
+  cloud-init:
+    timeout: 20s
+hostname:
+  expected: web-1.example.org
+cloud_init:
+  required: true
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Timeout != 2*time.Minute || c.CheckTimeout != 3*time.Second {
+		t.Errorf("timeouts %v %v", c.Timeout, c.CheckTimeout)
+	}
+	if c.CheckEnabled("hostname") || !c.CheckEnabled("cloud-init") || !c.CheckEnabled("other") {
+		t.Error("CheckEnabled")
+	}
+	if c.CheckTimeoutFor("cloud-init") != 20*time.Second || c.CheckTimeoutFor("hostname") != 3*time.Second {
+		t.Error("CheckTimeoutFor")
+	}
+	if c.Hostname.Expected != "web-1.example.org" || !c.CloudInit.Required {
+		t.Errorf("sections %+v %+v", c.Hostname, c.CloudInit)
+	}
+}
+
+func TestParseEmptyIsDefault(t *testing.T) {
+	for _, in := range []string{"", "# only a comment\n", "---\n"} {
+		c, err := Parse("e.yaml", []byte(in))
+		if err != nil || c.Timeout != DefaultTimeout || c.CheckTimeout != DefaultCheckTimeout {
+			t.Errorf("Parse(%q) = %+v, %v", in, c, err)
+		}
+	}
+}
+
+func TestParseErrorsNameFileAndLine(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"timeout: 1m\ntimout: 2m\n", "bad.yaml:2: field timout not found"},
+		{"hostname:\n  expect: x\n", "bad.yaml:2: field expect not found"},
+		{"check_timeout: soon\n", "bad.yaml:1:"},
+		{"checks: [1, 2]\n", "bad.yaml:1:"},
+		{"timeout: [\n", "bad.yaml:"},
+		{"timeout: -1s\n", "timeout must be positive"},
+		{"checks:\n  dns:\n    timeout: -2s\n", "checks.dns.timeout must not be negative"},
+		{"timeout: 1m\n---\ntimeout: 2m\n", "more than one YAML document"},
+	} {
+		_, err := Parse("bad.yaml", []byte(tc.in))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Parse(%q) error = %v, want it to contain %q", tc.in, err, tc.want)
+			continue
+		}
+		if strings.Contains(err.Error(), "\n") {
+			t.Errorf("Parse(%q) error is not one line: %q", tc.in, err)
+		}
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "none.yaml")
+	if c, err := Load(missing, false); err != nil || c.Timeout != DefaultTimeout {
+		t.Errorf("missing default file: %v, %v", c, err)
+	}
+	if _, err := Load(missing, true); err == nil {
+		t.Error("missing explicit file accepted")
+	}
+	p := filepath.Join(dir, "g.yaml")
+	if err := os.WriteFile(p, []byte("bogus: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(p, false); err == nil || !strings.HasPrefix(err.Error(), p+":1:") {
+		t.Errorf("Load(bad) = %v, want an error starting with %s:1:", err, p)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"", "timeout: 1m\n", "checks:\n  dns: {enabled: false, timeout: 3s}\n",
+		"hostname: {expected: a}\ncloud_init: {required: yes}\n", "timeout: [\n", "a: &x 1\nb: *x\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := Parse("fuzz.yaml", b)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("multi-line error %q", err)
+			}
+			return
+		}
+		if c.Timeout <= 0 || c.CheckTimeout <= 0 {
+			t.Fatalf("accepted non-positive timeouts %+v", c)
+		}
+	})
+}

@@ -1,0 +1,156 @@
+package fs
+
+import (
+	"errors"
+	iofs "io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// tree builds an image root with absolute and relative symlinks, one of
+// which points at a host file that must never be read.
+func tree(t *testing.T) (string, string) {
+	t.Helper()
+	outside := t.TempDir()
+	secret := filepath.Join(outside, "secret")
+	must(t, os.WriteFile(secret, []byte("host secret"), 0o644))
+	dir := t.TempDir()
+	for _, d := range []string{"etc", "run/systemd/resolve", "var"} {
+		must(t, os.MkdirAll(filepath.Join(dir, d), 0o755))
+	}
+	must(t, os.WriteFile(filepath.Join(dir, "etc/hostname"), []byte("vm1\n"), 0o644))
+	must(t, os.WriteFile(filepath.Join(dir, "run/systemd/resolve/stub-resolv.conf"), []byte("nameserver 127.0.0.53\n"), 0o644))
+	// Absolute link as systemd-resolved installs it: must resolve in the image.
+	must(t, os.Symlink("/run/systemd/resolve/stub-resolv.conf", filepath.Join(dir, "etc/resolv.conf")))
+	// Relative link.
+	must(t, os.Symlink("../run", filepath.Join(dir, "var/run")))
+	// Escapes: absolute host path and a relative climb.
+	must(t, os.Symlink(secret, filepath.Join(dir, "etc/abs-escape")))
+	must(t, os.Symlink("../../../../../../../.."+secret, filepath.Join(dir, "etc/rel-escape")))
+	must(t, os.Symlink("loop2", filepath.Join(dir, "etc/loop1")))
+	must(t, os.Symlink("loop1", filepath.Join(dir, "etc/loop2")))
+	return dir, secret
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func roots(t *testing.T, dir string) map[string]*Root {
+	r, err := Open(dir)
+	must(t, err)
+	t.Cleanup(func() { r.Close() })
+	fb, err := Open(dir)
+	must(t, err)
+	fb.openat2 = false // exercise the user-space resolver used on old kernels
+	t.Cleanup(func() { fb.Close() })
+	return map[string]*Root{"openat2": r, "fallback": fb}
+}
+
+func TestRootResolvesInside(t *testing.T) {
+	dir, _ := tree(t)
+	for name, r := range roots(t, dir) {
+		t.Run(name, func(t *testing.T) {
+			if r.IsHost() {
+				t.Fatal("temp dir reported as host root")
+			}
+			b, err := r.ReadFile("/etc/resolv.conf")
+			if err != nil || string(b) != "nameserver 127.0.0.53\n" {
+				t.Errorf("ReadFile(resolv.conf) = %q, %v", b, err)
+			}
+			if b, err := r.ReadFile("var/run/systemd/resolve/stub-resolv.conf"); err != nil || len(b) == 0 {
+				t.Errorf("relative link: %q, %v", b, err)
+			}
+			for _, p := range []string{"/etc/abs-escape", "/etc/rel-escape", "/../../etc/hostname/../../../.."} {
+				b, err := r.ReadFile(p)
+				if string(b) == "host secret" {
+					t.Errorf("ReadFile(%s) escaped the root", p)
+				}
+				_ = err
+			}
+			if _, err := r.ReadFile("/etc/loop1"); err == nil {
+				t.Error("symlink loop did not fail")
+			}
+			if _, err := r.ReadFile("/nope"); !errors.Is(err, iofs.ErrNotExist) {
+				t.Errorf("missing file error = %v, want ErrNotExist", err)
+			}
+		})
+	}
+}
+
+func TestRootStatLstatReadlink(t *testing.T) {
+	dir, _ := tree(t)
+	r := roots(t, dir)["openat2"]
+	st, err := r.Stat("/etc/resolv.conf")
+	if err != nil || !st.Mode().IsRegular() {
+		t.Errorf("Stat follows: %v %v", st, err)
+	}
+	lst, err := r.Lstat("/etc/resolv.conf")
+	if err != nil || lst.Mode()&iofs.ModeSymlink == 0 {
+		t.Errorf("Lstat must not follow: %v %v", lst, err)
+	}
+	if tgt, err := r.Readlink("/etc/resolv.conf"); err != nil || tgt != "/run/systemd/resolve/stub-resolv.conf" {
+		t.Errorf("Readlink = %q, %v", tgt, err)
+	}
+	ents, err := r.ReadDir("/etc")
+	if err != nil || len(ents) != 6 {
+		t.Errorf("ReadDir = %d entries, %v", len(ents), err)
+	}
+	if !r.Exists("/etc/hostname") || r.Exists("/etc/none") {
+		t.Error("Exists")
+	}
+	if got := r.Display("etc/hostname"); got != filepath.Join(dir, "etc/hostname") {
+		t.Errorf("Display = %q", got)
+	}
+}
+
+func TestHostRoot(t *testing.T) {
+	r, err := Open("/")
+	must(t, err)
+	defer r.Close()
+	if !r.IsHost() || r.Display("etc/x") != "/etc/x" {
+		t.Errorf("host root: IsHost=%v Display=%q", r.IsHost(), r.Display("etc/x"))
+	}
+	if _, err := Open(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Error("Open of a missing dir succeeded")
+	}
+}
+
+func TestReadFileLimit(t *testing.T) {
+	dir := t.TempDir()
+	f, err := os.Create(filepath.Join(dir, "big"))
+	must(t, err)
+	must(t, f.Truncate(4097))
+	f.Close()
+	r, err := Open(dir)
+	must(t, err)
+	defer r.Close()
+	r.limit = 4096
+	if _, err := r.ReadFile("/big"); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("ReadFile(big) = %v, want ErrTooLarge", err)
+	}
+}
+
+func TestWriteFileAtomic(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "report.json")
+	must(t, WriteFileAtomic(p, []byte("one"), 0o644))
+	must(t, WriteFileAtomic(p, []byte("two"), 0o600))
+	b, _ := os.ReadFile(p)
+	st, _ := os.Stat(p)
+	if string(b) != "two" || st.Mode().Perm() != 0o600 {
+		t.Errorf("content %q mode %v", b, st.Mode())
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Errorf("temporary files left behind: %v", ents)
+	}
+	must(t, os.Mkdir(filepath.Join(dir, "d"), 0o755))
+	if err := WriteFileAtomic(filepath.Join(dir, "d"), nil, 0o644); err == nil {
+		t.Error("replaced a directory")
+	}
+}

@@ -1,0 +1,165 @@
+// Package report turns check results into guestcheck's one Report type,
+// renders it as text or JSON with pure functions, and computes the exit
+// code once, from the findings, never from a renderer.
+package report
+
+import (
+	"sort"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/check"
+)
+
+// SchemaVersion is the version of the JSON report. Changes within a
+// version are additive only.
+const SchemaVersion = 1
+
+// Exit codes, shared by every output format.
+const (
+	ExitOK      = 0 // nothing worse than pass or skip
+	ExitProblem = 1 // any fail or error
+	ExitWarn    = 2 // warnings and no failure
+	ExitUsage   = 3 // usage or configuration error
+)
+
+// Report is the whole result of one run.
+type Report struct {
+	SchemaVersion int          `json:"schema_version"`
+	Tool          string       `json:"tool"`
+	Version       string       `json:"version"`
+	Host          Host         `json:"host"`
+	Root          string       `json:"root"`
+	StartedAt     time.Time    `json:"started_at"`
+	DurationMS    int64        `json:"duration_ms"`
+	Status        check.Status `json:"status"`
+	Summary       Summary      `json:"summary"`
+	Checks        []Check      `json:"checks"`
+}
+
+// Host identifies the machine and boot the report describes.
+type Host struct {
+	Hostname string `json:"hostname"`
+	BootID   string `json:"boot_id"`
+}
+
+// Summary counts checks per status.
+type Summary struct {
+	Pass  int `json:"pass"`
+	Warn  int `json:"warn"`
+	Fail  int `json:"fail"`
+	Skip  int `json:"skip"`
+	Error int `json:"error"`
+}
+
+// Check is one check's entry in the report.
+type Check struct {
+	ID         string          `json:"id"`
+	Title      string          `json:"title"`
+	Status     check.Status    `json:"status"`
+	Summary    string          `json:"summary"`
+	DurationMS int64           `json:"duration_ms"`
+	Findings   []check.Finding `json:"findings"`
+}
+
+// Meta is what the report says about the run besides the results.
+type Meta struct {
+	Tool, Version, Root string
+	Host                Host
+	StartedAt           time.Time
+	Duration            time.Duration
+}
+
+// New builds a report; checks keep the order of results.
+func New(results []check.Result, m Meta) Report {
+	r := Report{
+		SchemaVersion: SchemaVersion,
+		Tool:          m.Tool,
+		Version:       m.Version,
+		Host:          m.Host,
+		Root:          m.Root,
+		StartedAt:     m.StartedAt.UTC(),
+		DurationMS:    m.Duration.Milliseconds(),
+		Checks:        make([]Check, 0, len(results)),
+	}
+	for _, res := range results {
+		fs := res.Findings
+		if fs == nil {
+			fs = []check.Finding{}
+		}
+		r.Checks = append(r.Checks, Check{ID: res.ID, Title: res.Title, Status: res.Status,
+			Summary: res.Summary, DurationMS: res.Duration.Milliseconds(), Findings: fs})
+		r.Summary.add(res.Status)
+	}
+	r.Status = r.overall()
+	return r
+}
+
+func (s *Summary) add(st check.Status) {
+	switch st {
+	case check.Pass:
+		s.Pass++
+	case check.Warn:
+		s.Warn++
+	case check.Fail:
+		s.Fail++
+	case check.Skip:
+		s.Skip++
+	default:
+		s.Error++
+	}
+}
+
+// overall is the worst check status, where skips only count when nothing
+// was checked at all: a run with passes and skips is a pass.
+func (r Report) overall() check.Status {
+	w := check.Skip
+	seen := false
+	for _, c := range r.Checks {
+		if c.Status == check.Skip {
+			continue
+		}
+		if !seen || c.Status.Worse(w) {
+			w, seen = c.Status, true
+		}
+	}
+	if !w.Valid() {
+		return check.Error
+	}
+	return w
+}
+
+
+// ExitCode is the process exit status for r: 1 for any fail or error, 2 for
+// warnings without failures, 0 otherwise. Only pass, skip and warn are
+// whitelisted, so an unknown status counts as a problem.
+func ExitCode(r Report) int {
+	code := ExitOK
+	for _, c := range r.Checks {
+		for _, st := range append([]check.Status{c.Status}, findingStatuses(c)...) {
+			switch st {
+			case check.Pass, check.Skip:
+			case check.Warn:
+				code = ExitWarn
+			default:
+				return ExitProblem
+			}
+		}
+	}
+	return code
+}
+
+func findingStatuses(c Check) []check.Status {
+	out := make([]check.Status, len(c.Findings))
+	for i, f := range c.Findings {
+		out[i] = f.Status
+	}
+	return out
+}
+
+// WorstFirst returns r's checks ordered worst status first, keeping the
+// registry order among equals.
+func WorstFirst(r Report) []Check {
+	out := append([]Check(nil), r.Checks...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Status.Worse(out[j].Status) })
+	return out
+}

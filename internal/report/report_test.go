@@ -1,0 +1,236 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/guestcheck/guestcheck/internal/check"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+var meta = Meta{Tool: "guestcheck", Version: "1.2.3", Root: "/",
+	Host:      Host{Hostname: "vm1", BootID: "0f2c1f7e-3b0d-4e57-9c54-5f0f2b7a9d11"},
+	StartedAt: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC), Duration: 42 * time.Millisecond}
+
+func res(id string, fs ...check.Finding) check.Result {
+	sts := make([]check.Status, len(fs))
+	for i, f := range fs {
+		sts[i] = f.Status
+	}
+	return check.Result{ID: id, Title: "Title of " + id, Status: check.Worst(sts...),
+		Summary: fs[0].Message, Duration: 3 * time.Millisecond, Findings: fs}
+}
+
+// cases are the golden reports; each name carries the expected exit code.
+var cases = []struct {
+	name    string
+	exit    int
+	results []check.Result
+}{
+	{"healthy", 0, []check.Result{
+		res("hostname", check.Passf("hostname-ok", "hostname vm1 is valid and matches cloud-init", map[string]string{"kernel": "vm1"})),
+		res("cloud-init", check.Passf("cloud-init-done", "cloud-init finished without errors", nil)),
+		res("routes", check.Skipf("not-live", "needs the running system, but --root is /mnt", nil)),
+	}},
+	{"warn", 2, []check.Result{
+		res("hostname", check.New(check.Warn, "hostname-etc-mismatch", "/etc/hostname says web-1 but the kernel hostname is vm1",
+			map[string]string{"kernel": "vm1", "etc_hostname": "web-1"},
+			"Run hostnamectl set-hostname with the intended name so that both agree after the next reboot.")),
+		res("cloud-init", check.Passf("cloud-init-done", "cloud-init finished without errors", nil)),
+	}},
+	{"fail", 1, []check.Result{
+		res("cloud-init", check.New(check.Fail, "cloud-init-module-error",
+			"module scripts_user failed in stage modules-final: Failed to run module scripts_user (scripts in /var/lib/cloud/instance/scripts)",
+			map[string]string{"stage": "modules-final", "datasource": "nocloud", "errors": "first line\nsecond line"},
+			"Read /var/log/cloud-init.log around the failure, fix the user-data and re-run cloud-init on a new instance.")),
+		res("hostname", check.New(check.Warn, "hostname-unresolvable", "vm1 does not resolve to a local address", nil,
+			"Add \"127.0.1.1 vm1\" to /etc/hosts.")),
+		res("dns", check.Errorf("dns-unreadable", "/etc/resolv.conf: permission denied", nil, "Run guestcheck as root.")),
+		res("routes", check.Skipf("dependency-not-passed", "skipped because dns reported error", nil)),
+	}},
+}
+
+func TestGolden(t *testing.T) {
+	schema := compileSchema(t)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := New(tc.results, meta)
+			if got := ExitCode(r); got != tc.exit {
+				t.Errorf("ExitCode = %d, want %d", got, tc.exit)
+			}
+			var js, txt bytes.Buffer
+			if err := WriteJSON(&js, r); err != nil {
+				t.Fatal(err)
+			}
+			if err := WriteText(&txt, r, TextOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(js.Bytes()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := schema.Validate(inst); err != nil {
+				t.Errorf("JSON does not match the schema: %v", err)
+			}
+			golden(t, fmt.Sprintf("%s.%d.json", tc.name, tc.exit), js.Bytes())
+			golden(t, fmt.Sprintf("%s.%d.text", tc.name, tc.exit), txt.Bytes())
+			for i, l := range strings.Split(txt.String(), "\n") {
+				if len(l) > 80 {
+					t.Errorf("text line %d is %d columns (over 80): %q", i+1, len(l), l)
+				}
+			}
+		})
+	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	p := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(p, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/report -update)", err)
+	}
+	if d := cmp.Diff(string(want), string(got)); d != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", p, d)
+	}
+}
+
+func compileSchema(t *testing.T) *jsonschema.Schema {
+	t.Helper()
+	const p = "../../schema/report-v1.schema.json"
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("report-v1.schema.json", doc); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.Compile("report-v1.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestSchemaRejects proves the schema is not vacuous: broken reports fail it.
+func TestSchemaRejects(t *testing.T) {
+	schema := compileSchema(t)
+	var good bytes.Buffer
+	if err := WriteJSON(&good, New(cases[2].results, meta)); err != nil {
+		t.Fatal(err)
+	}
+	mutations := map[string]func(m map[string]any){
+		"bad status":          func(m map[string]any) { m["status"] = "ok" },
+		"missing summary":     func(m map[string]any) { delete(m, "summary") },
+		"finding code case":   func(m map[string]any) { finding(m)["code"] = "Cloud_Init" },
+		"fail without fix":    func(m map[string]any) { delete(finding(m), "remediation") },
+		"empty findings":      func(m map[string]any) { m["checks"].([]any)[0].(map[string]any)["findings"] = []any{} },
+		"wrong schema number": func(m map[string]any) { m["schema_version"] = 2 },
+	}
+	for name, mut := range mutations {
+		var m map[string]any
+		if err := json.Unmarshal(good.Bytes(), &m); err != nil {
+			t.Fatal(err)
+		}
+		mut(m)
+		b, _ := json.Marshal(m)
+		inst, _ := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if err := schema.Validate(inst); err == nil {
+			t.Errorf("%s: schema accepted a broken report", name)
+		}
+	}
+}
+
+func finding(m map[string]any) map[string]any {
+	return m["checks"].([]any)[0].(map[string]any)["findings"].([]any)[0].(map[string]any)
+}
+
+func TestExitCode(t *testing.T) {
+	for _, tc := range []struct {
+		sts  []check.Status
+		want int
+	}{
+		{nil, ExitOK},
+		{[]check.Status{check.Pass, check.Skip}, ExitOK},
+		{[]check.Status{check.Pass, check.Warn}, ExitWarn},
+		{[]check.Status{check.Warn, check.Error}, ExitProblem},
+		{[]check.Status{check.Fail}, ExitProblem},
+		{[]check.Status{""}, ExitProblem}, // a zero status is never a pass
+		{[]check.Status{"bogus"}, ExitProblem},
+	} {
+		var rs []check.Result
+		for i, s := range tc.sts {
+			rs = append(rs, check.Result{ID: fmt.Sprint("c", i), Status: s,
+				Findings: []check.Finding{{Status: s, Code: "x", Message: "m"}}})
+		}
+		r := New(rs, meta)
+		if got := ExitCode(r); got != tc.want {
+			t.Errorf("ExitCode(%v) = %d, want %d", tc.sts, got, tc.want)
+		}
+	}
+}
+
+func TestOverallStatus(t *testing.T) {
+	mk := func(sts ...check.Status) check.Status {
+		var rs []check.Result
+		for _, s := range sts {
+			rs = append(rs, check.Result{ID: "c", Status: s})
+		}
+		return New(rs, meta).Status
+	}
+	if got := mk(check.Pass, check.Skip); got != check.Pass {
+		t.Errorf("pass+skip = %s, want pass", got)
+	}
+	if got := mk(check.Skip, check.Skip); got != check.Skip {
+		t.Errorf("skip+skip = %s, want skip", got)
+	}
+	if got := mk(check.Warn, check.Error, check.Pass); got != check.Error {
+		t.Errorf("warn+error = %s, want error", got)
+	}
+	if got := mk(check.Error, check.Fail); got != check.Fail {
+		t.Errorf("error+fail = %s, want fail", got)
+	}
+	if got := mk(""); got != check.Error {
+		t.Errorf("empty status = %s, want error", got)
+	}
+}
+
+func TestTextColour(t *testing.T) {
+	r := New(cases[2].results, meta)
+	var plain, col bytes.Buffer
+	if err := WriteText(&plain, r, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteText(&col, r, TextOptions{Color: true}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(plain.String(), "\x1b[") {
+		t.Error("plain text contains escape codes")
+	}
+	if !strings.Contains(col.String(), "\x1b[1;31mFAIL") {
+		t.Error("colour text lacks a red FAIL")
+	}
+}

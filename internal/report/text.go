@@ -1,0 +1,112 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/check"
+)
+
+// TextOptions tunes the human report.
+type TextOptions struct {
+	// Color adds ANSI colour to status words; main enables it only on a
+	// terminal and when NO_COLOR is unset.
+	Color bool
+	// Verbose also shows the findings and evidence of passing checks.
+	Verbose bool
+	// Width is the line width to wrap at; 0 means 80, which suits a
+	// serial console.
+	Width int
+}
+
+var colours = map[check.Status]string{
+	check.Fail:  "\x1b[1;31m",
+	check.Error: "\x1b[1;35m",
+	check.Warn:  "\x1b[1;33m",
+	check.Pass:  "\x1b[32m",
+	check.Skip:  "\x1b[2m",
+}
+
+// WriteText renders r for a person: checks grouped and worst first, the
+// findings that need attention with evidence and fix, then a one-line
+// summary.
+func WriteText(w io.Writer, r Report, o TextOptions) error {
+	width := o.Width
+	if width <= 0 {
+		width = 80
+	}
+	bw := bufio.NewWriter(w)
+	word := func(s check.Status) string {
+		u := strings.ToUpper(string(s))
+		if o.Color {
+			u = colours[s] + u + "\x1b[0m"
+		}
+		// Pad after the colour codes so columns line up either way.
+		return u + strings.Repeat(" ", max(0, 5-len(s)))
+	}
+	idw := 0
+	for _, c := range r.Checks {
+		idw = max(idw, len(c.ID))
+	}
+	for _, c := range WorstFirst(r) {
+		head := fmt.Sprintf("%s %-*s  ", word(c.Status), idw, c.ID)
+		plain := 6 + idw + 2
+		writeWrapped(bw, head, strings.Repeat(" ", plain), plain, c.Summary, width)
+		for _, f := range c.Findings {
+			if !o.Verbose && (f.Status == check.Pass || (f.Status == check.Skip && c.Status == check.Skip)) {
+				continue
+			}
+			line := f.Code + ": " + f.Message
+			if f.Message == c.Summary {
+				line = f.Code // already said on the check's line
+			}
+			writeWrapped(bw, "  "+word(f.Status)+" ", "        ", 8, line, width)
+			keys := make([]string, 0, len(f.Detail))
+			for k := range f.Detail {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				v := strings.TrimRight(f.Detail[k], "\n")
+				lines := strings.Split(v, "\n")
+				writeWrapped(bw, "        "+k+": ", "          ", 10+len(k), lines[0], width)
+				for _, l := range lines[1:] {
+					writeWrapped(bw, "          ", "          ", 10, l, width)
+				}
+			}
+			if f.Remediation != "" {
+				writeWrapped(bw, "        fix: ", "             ", 13, f.Remediation, width)
+			}
+		}
+	}
+	s := r.Summary
+	fmt.Fprintf(bw, "\n%s: %s %d fail, %d error, %d warn, %d pass, %d skip (%d checks, %d ms)\n",
+		r.Tool, strings.TrimSpace(word(r.Status)), s.Fail, s.Error, s.Warn, s.Pass, s.Skip, len(r.Checks), r.DurationMS)
+	return bw.Flush()
+}
+
+// writeWrapped writes first+text wrapped at width; continuation lines start
+// with indent. used is the printed width of first (it may hold colour codes).
+func writeWrapped(w io.Writer, first, indent string, used int, text string, width int) {
+	words := strings.Fields(text)
+	line := first
+	n := used
+	fresh := true
+	for _, wd := range words {
+		if !fresh && n+1+len(wd) > width {
+			fmt.Fprintln(w, line)
+			line, n, fresh = indent, len(indent), true
+		}
+		if !fresh {
+			line += " "
+			n++
+		}
+		line += wd
+		n += len(wd)
+		fresh = false
+	}
+	fmt.Fprintln(w, strings.TrimRight(line, " "))
+}

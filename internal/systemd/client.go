@@ -1,0 +1,271 @@
+package systemd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+
+	sddbus "github.com/coreos/go-systemd/v22/dbus"
+	godbus "github.com/godbus/dbus/v5"
+)
+
+// defaultRunDir is what sd_booted(3) checks: systemd creates it early at
+// boot, so its absence means PID 1 is not systemd.
+const defaultRunDir = "/run/systemd/system"
+
+// conn is the part of *sddbus.Conn that Client uses, so tests can run
+// without a systemd.
+type conn interface {
+	GetUnitPropertiesContext(ctx context.Context, unit string) (map[string]any, error)
+	GetUnitTypePropertiesContext(ctx context.Context, unit, unitType string) (map[string]any, error)
+	Close()
+}
+
+var _ conn = (*sddbus.Conn)(nil)
+
+// errClosed is returned by calls made after Close.
+var errClosed = errors.New("systemd: client is closed")
+
+// Client is a Manager backed by systemd's D-Bus API. It connects on first
+// use, because a check run may never need systemd and connecting costs two
+// bus connections. It is safe for concurrent use.
+type Client struct {
+	live   bool
+	runDir string
+	// dial opens the connection. Its ctx is the connection's lifetime (godbus
+	// closes the connection when it ends), not a dial timeout.
+	dial func(ctx context.Context) (conn, error)
+
+	// life bounds the connection; Close cancels it.
+	life   context.Context
+	cancel context.CancelFunc
+
+	once sync.Once
+	done chan struct{} // closed once conn/err are set
+
+	mu     sync.Mutex
+	conn   conn
+	err    error
+	closed bool
+}
+
+var _ Manager = (*Client)(nil)
+
+// New returns a Client. live is false when guestcheck inspects an image root
+// (--root): the systemd on this host is then not the one that matters, so
+// every call reports ErrNotRunning instead of answering about the wrong system.
+func New(live bool) *Client {
+	life, cancel := context.WithCancel(context.Background())
+	return &Client{
+		live:   live,
+		runDir: defaultRunDir,
+		dial:   dialSystem,
+		life:   life,
+		cancel: cancel,
+		done:   make(chan struct{}),
+	}
+}
+
+// dialSystem connects to systemd through the system bus and, as root, falls
+// back to systemd's private socket, which works without a dbus-daemon.
+// go-systemd's dial is not bounded by ctx; ctx only ends the connection.
+func dialSystem(ctx context.Context) (conn, error) {
+	c, err := sddbus.NewSystemConnectionContext(ctx)
+	if err == nil {
+		return c, nil
+	}
+	if os.Geteuid() != 0 {
+		return nil, fmt.Errorf("system bus: %w", err)
+	}
+	p, perr := sddbus.NewSystemdConnectionContext(ctx)
+	if perr == nil {
+		return p, nil
+	}
+	return nil, fmt.Errorf("system bus: %w; private socket: %w", err, perr)
+}
+
+// Close releases the connection, including one whose dial is still under
+// way. Later calls fail. It is safe to call more than once.
+func (c *Client) Close() error {
+	// Consume the Once so a Client closed before first use never dials.
+	c.once.Do(func() { c.finish(nil, errClosed) })
+	c.cancel()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	if c.conn != nil {
+		c.conn.Close()
+		c.conn = nil
+	}
+	return nil
+}
+
+// finish records the outcome of connecting. A connection that arrives after
+// Close, or after every caller gave up and closed the Client, is closed here
+// so an abandoned dial does not leak it.
+func (c *Client) finish(cn conn, err error) {
+	c.mu.Lock()
+	if c.closed && cn != nil {
+		cn.Close()
+		cn, err = nil, errClosed
+	}
+	c.conn, c.err = cn, err
+	c.mu.Unlock()
+	close(c.done)
+}
+
+// start runs once: the cheap checks synchronously, the dial in a goroutine
+// because it ignores contexts and callers must be able to stop waiting.
+func (c *Client) start() {
+	if !c.live {
+		c.finish(nil, fmt.Errorf("%w: --root is not the running system", ErrNotRunning))
+		return
+	}
+	if err := c.checkBooted(); err != nil {
+		c.finish(nil, err)
+		return
+	}
+	go func() {
+		cn, err := c.dial(c.life)
+		if err != nil {
+			c.finish(nil, dialError(err))
+			return
+		}
+		c.finish(cn, nil)
+	}()
+}
+
+func (c *Client) checkBooted() error {
+	fi, err := os.Lstat(c.runDir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: not booted with systemd: %s is missing", ErrNotRunning, c.runDir)
+	case err != nil:
+		return fmt.Errorf("%w: not booted with systemd: %w", ErrNotRunning, err)
+	case !fi.IsDir():
+		return fmt.Errorf("%w: not booted with systemd: %s is not a directory", ErrNotRunning, c.runDir)
+	}
+	return nil
+}
+
+// dialError marks "nothing listens" as ErrNotRunning; other failures (auth,
+// permissions) are real problems and stay plain errors.
+func dialError(err error) error {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Errorf("%w: cannot reach systemd: %w", ErrNotRunning, err)
+	}
+	return fmt.Errorf("systemd: connect: %w", err)
+}
+
+// connect returns the shared connection, waiting for the first dial at most
+// until ctx ends.
+func (c *Client) connect(ctx context.Context) (conn, error) {
+	c.once.Do(c.start)
+	select {
+	case <-c.done: // prefer a finished dial over an expired ctx
+	default:
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("systemd: connect: %w", ctx.Err())
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, errClosed
+	}
+	return c.conn, c.err
+}
+
+// notAnswering reports whether err means the bus works but nothing serves
+// org.freedesktop.systemd1 (dbus-daemon without systemd, e.g. in a container).
+func notAnswering(err error) bool {
+	var name string
+	var v godbus.Error
+	var p *godbus.Error
+	switch {
+	case errors.As(err, &v):
+		name = v.Name
+	case errors.As(err, &p) && p != nil:
+		name = p.Name
+	default:
+		return false
+	}
+	switch name {
+	case "org.freedesktop.DBus.Error.ServiceUnknown",
+		"org.freedesktop.DBus.Error.NameHasNoOwner":
+		return true
+	}
+	return strings.HasPrefix(name, "org.freedesktop.DBus.Error.Spawn.")
+}
+
+func callError(name string, err error) error {
+	if notAnswering(err) {
+		return fmt.Errorf("systemd: unit %s: %w: no systemd on the bus: %w", name, ErrNotRunning, err)
+	}
+	return fmt.Errorf("systemd: unit %s: %w", name, err)
+}
+
+// Units implements Manager. With no names it only checks that systemd can be
+// reached, which lets a caller probe for ErrNotRunning.
+func (c *Client) Units(ctx context.Context, names ...string) ([]UnitState, error) {
+	cn, err := c.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]UnitState, 0, len(names))
+	for _, name := range names {
+		st, err := unitState(ctx, cn, name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+func unitState(ctx context.Context, cn conn, name string) (UnitState, error) {
+	// One GetAll instead of one Get per property.
+	p, err := cn.GetUnitPropertiesContext(ctx, name)
+	if err != nil {
+		return UnitState{}, callError(name, err)
+	}
+	st := UnitState{
+		Name:          name,
+		LoadState:     str(p, "LoadState"),
+		ActiveState:   str(p, "ActiveState"),
+		SubState:      str(p, "SubState"),
+		UnitFileState: str(p, "UnitFileState"),
+	}
+	if !st.Found() || !strings.HasSuffix(name, ".service") {
+		return st, nil
+	}
+	// Service properties live on another interface; the Unit GetAll above
+	// does not include them.
+	sp, err := cn.GetUnitTypePropertiesContext(ctx, name, "Service")
+	if err != nil {
+		return UnitState{}, callError(name, err)
+	}
+	st.NRestarts = u32(sp, "NRestarts")
+	st.MainPID = u32(sp, "MainPID")
+	return st, nil
+}
+
+func str(p map[string]any, k string) string {
+	v, _ := p[k].(string)
+	return v
+}
+
+func u32(p map[string]any, k string) uint32 {
+	v, _ := p[k].(uint32)
+	return v
+}
