@@ -5,8 +5,10 @@ package main
 
 import (
 	"os"
+
+	"github.com/guestcheck/guestcheck/internal/checks"
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, checks.All))
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/buildinfo"
 	"github.com/guestcheck/guestcheck/internal/check"
-	"github.com/guestcheck/guestcheck/internal/checks"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/report"
@@ -34,8 +33,8 @@ Flags:
                      need the running kernel, netlink or systemd report skip
   --format FMT       text (default) or json
   --output FILE      also write the report to FILE, atomically, in --format
-  --config FILE      configuration file (default ` + config.DefaultPath + `;
-                     a missing default file is fine)
+  --config FILE      configuration file; default
+                     ` + config.DefaultPath + `, which may be absent
   --timeout DUR      bound the whole run (default from config, else 60s)
   --wait DUR         first wait up to DUR for cloud-init to finish; never waits
                      when guestcheck itself runs inside cloud-init
@@ -68,7 +67,7 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
-func parseFlags(args []string, stderr io.Writer) (*options, error) {
+func parseFlags(args []string) (*options, error) {
 	o := &options{}
 	fl := flag.NewFlagSet("guestcheck", flag.ContinueOnError)
 	fl.SetOutput(io.Discard)
@@ -108,8 +107,10 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	return o, nil
 }
 
-func run(args []string, stdout, stderr io.Writer) int {
-	o, err := parseFlags(args, stderr)
+// run is the whole command behind main, with its I/O and check registry
+// passed in so tests can drive it.
+func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
+	o, err := parseFlags(args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, usageText)
 		return report.ExitOK
@@ -123,7 +124,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return report.ExitOK
 	}
 	if o.list {
-		listChecks(stdout)
+		listChecks(stdout, all)
 		return report.ExitOK
 	}
 	cfg, err := config.Load(o.configPath, o.configSet)
@@ -131,7 +132,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "guestcheck: %v\n", err)
 		return report.ExitUsage
 	}
-	selected, err := selectChecks(checks.All, cfg, o.only, o.skip)
+	selected, err := selectChecks(all, cfg, o.only, o.skip)
 	if err != nil {
 		fmt.Fprintf(stderr, "guestcheck: %v (see --list)\n", err)
 		return report.ExitUsage
@@ -254,12 +255,12 @@ func selectChecks(all []check.Check, cfg *config.Config, only, skip string) ([]c
 	return out, nil
 }
 
-func listChecks(w io.Writer) {
+func listChecks(w io.Writer, all []check.Check) {
 	idw := 0
-	for _, c := range checks.All {
+	for _, c := range all {
 		idw = max(idw, len(c.ID))
 	}
-	for _, c := range checks.All {
+	for _, c := range all {
 		fmt.Fprintf(w, "%-*s  %s\n%-*s  %s\n", idw, c.ID, c.Title, idw, "", c.Description)
 	}
 }
