@@ -2,7 +2,10 @@ package check
 
 import (
 	"context"
+	"net"
 	"time"
+
+	"github.com/vishvananda/netlink"
 
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/fs"
@@ -31,6 +34,18 @@ type Env struct {
 	Now func() time.Time
 	// IsRoot is true when running with effective UID 0.
 	IsRoot bool
+	// Netlink is the handle network checks read links, addresses, routes,
+	// rules and neighbours through; nil means the current network
+	// namespace. Tests pass a handle bound to a namespace they created.
+	Netlink *netlink.Handle
+	// Dialer opens connections for probes (DNS); tests redirect it to
+	// servers they run on loopback. nil means a plain net.Dialer.
+	Dialer Dialer
+}
+
+// Dialer is the subset of *net.Dialer that probes use.
+type Dialer interface {
+	DialContext(ctx context.Context, network, address string) (net.Conn, error)
 }
 
 // Resolver is the subset of *net.Resolver that checks use.

@@ -38,6 +38,40 @@ type Config struct {
 	Hostname HostnameConfig `yaml:"hostname"`
 	// CloudInit holds expectations for the cloud-init check.
 	CloudInit CloudInitConfig `yaml:"cloud_init"`
+	// Routes holds expectations for the routes check.
+	Routes RoutesConfig `yaml:"routes"`
+	// DNS holds the dns check's probe settings.
+	DNS DNSConfig `yaml:"dns"`
+	// Disk holds thresholds for the disk checks.
+	Disk DiskConfig `yaml:"disk"`
+}
+
+// RoutesConfig says which interface must carry the default route.
+type RoutesConfig struct {
+	// DefaultInterface is the interface name or MAC address that must hold
+	// the winning default route; empty means "the interface holding the
+	// first NIC's address".
+	DefaultInterface string `yaml:"default_interface"`
+	// Targets are extra addresses to report the kernel's route to.
+	Targets []string `yaml:"targets"`
+}
+
+// DNSConfig tunes the nameserver probes.
+type DNSConfig struct {
+	// Names to resolve through every nameserver; default: the machine's
+	// FQDN when it has a domain.
+	Names []string `yaml:"names"`
+	// Timeout is each probe's deadline (default 2s).
+	Timeout time.Duration `yaml:"timeout"`
+	// Retries after a timed-out probe (default 1).
+	Retries *int `yaml:"retries"`
+}
+
+// DiskConfig holds usage thresholds in percent.
+type DiskConfig struct {
+	// WarnPercent and FailPercent bound block and inode usage (defaults 90 and 97).
+	WarnPercent int `yaml:"warn_percent"`
+	FailPercent int `yaml:"fail_percent"`
 }
 
 // CheckConfig switches one check on or off and sets its deadline.
@@ -65,7 +99,9 @@ type CloudInitConfig struct {
 
 // Default returns the configuration used when no file exists.
 func Default() *Config {
-	return &Config{Timeout: DefaultTimeout, CheckTimeout: DefaultCheckTimeout}
+	return &Config{Timeout: DefaultTimeout, CheckTimeout: DefaultCheckTimeout,
+		DNS:  DNSConfig{Timeout: 2 * time.Second},
+		Disk: DiskConfig{WarnPercent: 90, FailPercent: 97}}
 }
 
 // Load reads path. A missing file at the default path yields Default(); a
@@ -102,6 +138,12 @@ func Parse(name string, b []byte) (*Config, error) {
 	}
 	if c.CheckTimeout <= 0 {
 		return nil, fmt.Errorf("%s: check_timeout must be positive, got %s", name, c.CheckTimeout)
+	}
+	if c.DNS.Timeout < 0 || (c.DNS.Retries != nil && *c.DNS.Retries < 0) {
+		return nil, fmt.Errorf("%s: dns.timeout and dns.retries must not be negative", name)
+	}
+	if c.Disk.WarnPercent < 0 || c.Disk.WarnPercent > 100 || c.Disk.FailPercent < 0 || c.Disk.FailPercent > 100 {
+		return nil, fmt.Errorf("%s: disk.warn_percent and disk.fail_percent must be between 0 and 100", name)
 	}
 	for id, cc := range c.Checks {
 		if cc.Timeout < 0 {
