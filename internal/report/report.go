@@ -128,7 +128,6 @@ func (r Report) overall() check.Status {
 	return w
 }
 
-
 // ExitCode is the process exit status for r: 1 for any fail or error, 2 for
 // warnings without failures, 0 otherwise. Only pass, skip and warn are
 // whitelisted, so an unknown status counts as a problem.
