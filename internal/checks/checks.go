@@ -6,7 +6,9 @@ import "github.com/guestcheck/guestcheck/internal/check"
 
 // All lists every check in display order. Adding a check means adding its
 // file, its test, its line here and its page under docs/checks/.
-var All = []check.Check{}
+var All = []check.Check{
+	Hostname,
+}
 
 // ByID returns the check with the given ID.
 func ByID(id string) (check.Check, bool) {

@@ -1,0 +1,60 @@
+package checks
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/guestcheck/guestcheck/internal/check"
+)
+
+// TestRegistry holds every check to the conventions: unique kebab-case IDs,
+// a title and description, declared kebab-case codes, and a reference page
+// that documents each code, linked from the README.
+func TestRegistry(t *testing.T) {
+	if len(All) == 0 {
+		t.Fatal("no checks registered")
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, c := range All {
+		if !check.IsKebab(c.ID) || seen[c.ID] {
+			t.Errorf("check ID %q is not unique kebab-case", c.ID)
+		}
+		seen[c.ID] = true
+		if c.Title == "" || c.Description == "" || c.Run == nil {
+			t.Errorf("%s: needs a Title, a Description and a Run", c.ID)
+		}
+		if len(c.Codes) == 0 {
+			t.Errorf("%s: declares no finding codes", c.ID)
+		}
+		page := filepath.Join("../../docs/checks", c.ID+".md")
+		doc, err := os.ReadFile(page)
+		if err != nil {
+			t.Errorf("%s: no reference page: %v", c.ID, err)
+			continue
+		}
+		for _, code := range c.Codes {
+			if !check.IsKebab(code) {
+				t.Errorf("%s: code %q is not kebab-case", c.ID, code)
+			}
+			if !strings.Contains(string(doc), "`"+code+"`") {
+				t.Errorf("%s: code %s is not documented in %s", c.ID, code, page)
+			}
+		}
+		if !strings.Contains(string(readme), "docs/checks/"+c.ID+".md") {
+			t.Errorf("%s: README.md does not link docs/checks/%s.md", c.ID, c.ID)
+		}
+	}
+	for _, c := range All {
+		for _, d := range c.DependsOn {
+			if !seen[d] {
+				t.Errorf("%s depends on unknown check %q", c.ID, d)
+			}
+		}
+	}
+}

@@ -1,0 +1,395 @@
+package hostname
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// SetHostname is /var/lib/cloud/data/set-hostname: the names cc_set_hostname
+// last applied. The file persists across instances; cloud-init rewrites it
+// whenever a new instance asks for a different name.
+type SetHostname struct {
+	Hostname string `json:"hostname"` // short name
+	FQDN     string `json:"fqdn"`     // fully qualified name
+}
+
+// ParseSetHostname parses set-hostname. An empty (or blank) file yields the
+// zero value and no error, because cloud-init itself treats an empty file
+// as "never set". A field that is present but not a string is an error
+// naming the field; null counts as absent.
+func ParseSetHostname(b []byte) (SetHostname, error) {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return SetHostname{}, nil
+	}
+	obj, err := jsonObject(b, "top level")
+	if err != nil {
+		return SetHostname{}, err
+	}
+	var s SetHostname
+	if s.Hostname, err = jsonString(obj, "hostname", "hostname"); err != nil {
+		return SetHostname{}, err
+	}
+	if s.FQDN, err = jsonString(obj, "fqdn", "fqdn"); err != nil {
+		return SetHostname{}, err
+	}
+	return s, nil
+}
+
+// ParseInstanceHostname returns v1.local_hostname from
+// /run/cloud-init/instance-data.json: the short name the datasource's
+// meta-data asks for (cloud-init keeps only the first label there). An
+// empty result with a nil error means the key is absent or null. A
+// document that is not JSON, lacks the v1 object or has a field of the
+// wrong type is an error naming the field.
+func ParseInstanceHostname(b []byte) (string, error) {
+	top, err := jsonObject(b, "top level")
+	if err != nil {
+		return "", err
+	}
+	raw, ok := top["v1"]
+	if !ok {
+		return "", errors.New(`no "v1" object`)
+	}
+	v1, err := jsonObject(raw, "v1")
+	if err != nil {
+		return "", err
+	}
+	// cloud-init writes both spellings; older releases only the dashed one.
+	if _, ok := v1["local_hostname"]; ok {
+		return jsonString(v1, "local_hostname", "v1.local_hostname")
+	}
+	return jsonString(v1, "local-hostname", "v1.local-hostname")
+}
+
+// jsonObject decodes b as a JSON object; what names it in errors.
+func jsonObject(b []byte, what string) (map[string]json.RawMessage, error) {
+	var raw json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, jsonError(err)
+	}
+	if k := jsonKind(raw); k != "an object" {
+		if what == "top level" {
+			return nil, fmt.Errorf("top level is %s, want an object", k)
+		}
+		return nil, fmt.Errorf("%q is %s, want an object", what, k)
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, jsonError(err)
+	}
+	return obj, nil
+}
+
+// jsonString returns obj[key] as a string; absent and null give "".
+func jsonString(obj map[string]json.RawMessage, key, field string) (string, error) {
+	raw, ok := obj[key]
+	if !ok {
+		return "", nil
+	}
+	switch k := jsonKind(raw); k {
+	case "null":
+		return "", nil
+	case "a string":
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", fmt.Errorf("%q: %w", field, jsonError(err))
+		}
+		return s, nil
+	default:
+		return "", fmt.Errorf("%q is %s, want a string", field, k)
+	}
+}
+
+// jsonKind names the JSON type of a valid raw value.
+func jsonKind(raw json.RawMessage) string {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 {
+		return "empty"
+	}
+	switch t[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}
+
+// jsonError drops encoding/json's Go type names, which mean nothing to
+// someone looking at a cloud-init file.
+func jsonError(err error) error {
+	var se *json.SyntaxError
+	// At the end of input the offset is just the file size.
+	if errors.As(err, &se) && se.Error() != "unexpected end of JSON input" {
+		return fmt.Errorf("%s (at byte %d)", se.Error(), se.Offset)
+	}
+	return errors.New(strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// CloudConfig holds the cloud-config keys that decide the hostname
+// (cc_set_hostname and cc_update_hostname). A nil field is not set in that
+// file, so that layers can be merged.
+type CloudConfig struct {
+	Hostname               *string // hostname: the short name, or an FQDN cloud-init splits
+	FQDN                   *string // fqdn: wins over hostname
+	PreserveHostname       *bool   // preserve_hostname: leave the name alone
+	PreferFQDNOverHostname *bool   // prefer_fqdn_over_hostname: apply the FQDN, not the short name
+	CreateHostnameFile     *bool   // create_hostname_file: false keeps the name transient
+}
+
+// ErrTemplate is wrapped by ParseCloudConfig when a file is a Jinja
+// template ("## template: jinja") whose hostname keys only get values when
+// cloud-init renders it at boot; callers note that rather than fail.
+var ErrTemplate = errors.New("jinja template rendered by cloud-init at boot")
+
+var jinjaHeader = regexp.MustCompile(`(?i)^##\s*template:\s*jinja\s*$`)
+
+// ParseCloudConfig reads the hostname keys from a cloud-config document
+// (user-data's processed cloud-config.txt, /etc/cloud/cloud.cfg,
+// cloud.cfg.d/*.cfg). Booleans follow cloud-init's translate_bool: YAML
+// booleans, and the strings or numbers "true", "yes", "on", "1" (any case)
+// are true, every other scalar is false. A mapping or sequence where a
+// scalar belongs is an error naming the key and line. An empty document
+// is an empty config.
+func ParseCloudConfig(b []byte) (CloudConfig, error) {
+	first, _, _ := bytes.Cut(b, []byte("\n"))
+	templated := jinjaHeader.Match(bytes.TrimSpace(first))
+
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return CloudConfig{}, nil
+		}
+		if templated {
+			return CloudConfig{}, fmt.Errorf("%w: %s", ErrTemplate, yamlError(err))
+		}
+		return CloudConfig{}, yamlError(err)
+	}
+	// cloud-init's safe_load refuses a second document; so do we, rather
+	// than silently judge half of the file.
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return CloudConfig{}, fmt.Errorf("line %d: more than one YAML document", extra.Line)
+	} else if !errors.Is(err, io.EOF) {
+		return CloudConfig{}, yamlError(err)
+	}
+
+	root := deref(&doc)
+	if root.Kind == yaml.DocumentNode {
+		if len(root.Content) == 0 {
+			return CloudConfig{}, nil
+		}
+		root = deref(root.Content[0])
+	}
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		return CloudConfig{}, nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return CloudConfig{}, fmt.Errorf("line %d: top level is %s, want a mapping", root.Line, yamlKind(root))
+	}
+
+	var c CloudConfig
+	// Later duplicates win, as with PyYAML.
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := deref(root.Content[i]), deref(root.Content[i+1])
+		if k.Kind != yaml.ScalarNode {
+			continue
+		}
+		var err error
+		switch k.Value {
+		case "hostname":
+			c.Hostname, err = yamlString(k.Value, v)
+		case "fqdn":
+			c.FQDN, err = yamlString(k.Value, v)
+		case "preserve_hostname":
+			c.PreserveHostname, err = yamlBool(k.Value, v)
+		case "prefer_fqdn_over_hostname":
+			c.PreferFQDNOverHostname, err = yamlBool(k.Value, v)
+		case "create_hostname_file":
+			c.CreateHostnameFile, err = yamlBool(k.Value, v)
+		}
+		if err != nil {
+			return CloudConfig{}, err
+		}
+	}
+	if templated && c.hasTemplateSyntax() {
+		return CloudConfig{}, fmt.Errorf("%w: hostname or fqdn holds a template expression", ErrTemplate)
+	}
+	return c, nil
+}
+
+func (c CloudConfig) hasTemplateSyntax() bool {
+	for _, p := range []*string{c.Hostname, c.FQDN} {
+		if p != nil && (strings.Contains(*p, "{{") || strings.Contains(*p, "{%")) {
+			return true
+		}
+	}
+	return false
+}
+
+// deref follows YAML aliases (with a bound, since alias chains in hostile
+// input could otherwise loop).
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; i < 32 && n.Kind == yaml.AliasNode && n.Alias != nil; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+func yamlKind(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a sequence"
+	case yaml.ScalarNode:
+		return "a scalar"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	return "a document"
+}
+
+// yamlString mirrors cloud-init's str(value) for scalars; null is unset.
+func yamlString(key string, v *yaml.Node) (*string, error) {
+	if v.Kind != yaml.ScalarNode {
+		return nil, fmt.Errorf("line %d: %s is %s, want a string", v.Line, key, yamlKind(v))
+	}
+	if v.Tag == "!!null" {
+		return nil, nil
+	}
+	s := v.Value
+	return &s, nil
+}
+
+// yamlBool mirrors cloud-init's translate_bool for scalars; null is unset.
+func yamlBool(key string, v *yaml.Node) (*bool, error) {
+	if v.Kind != yaml.ScalarNode {
+		return nil, fmt.Errorf("line %d: %s is %s, want a boolean", v.Line, key, yamlKind(v))
+	}
+	if v.Tag == "!!null" {
+		return nil, nil
+	}
+	// yaml.v3 tags only true/false as booleans (YAML 1.2) where PyYAML also
+	// takes yes/on; the string test below covers both readings.
+	s := strings.ToLower(strings.TrimSpace(v.Value))
+	t := s == "true" || s == "yes" || s == "on" || s == "1"
+	return &t, nil
+}
+
+var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
+
+// yamlError flattens yaml.v3 errors to one line ("line 3: reason").
+func yamlError(err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		return errors.New(strings.Join(te.Errors, "; "))
+	}
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("line %s: %s", m[1], m[2])
+	}
+	return errors.New(msg)
+}
+
+// Layer is one cloud-config source, named by Source (usually a path).
+type Layer struct {
+	Source string      // shown in reports as where a setting came from
+	Config CloudConfig // the keys this source sets
+}
+
+// Setting is an effective value and the source that set it. Set is false
+// when no layer set it and Value is cloud-init's default.
+type Setting[T any] struct {
+	Value  T
+	Set    bool
+	Source string
+}
+
+// Effective is the merged view of the hostname keys across layers.
+type Effective struct {
+	Hostname               Setting[string]
+	FQDN                   Setting[string]
+	PreserveHostname       Setting[bool]
+	PreferFQDNOverHostname Setting[bool]
+	CreateHostnameFile     Setting[bool]
+}
+
+// Merge combines layers given from lowest to highest precedence: later
+// layers override earlier ones key by key, which is how cloud-init ranks
+// /etc/cloud/cloud.cfg, cloud.cfg.d/*.cfg (in name order),
+// /run/cloud-init/cloud.cfg, vendor-data and finally user-data. Defaults
+// are cloud-init's: preserve_hostname false, create_hostname_file true.
+func Merge(layers ...Layer) Effective {
+	e := Effective{CreateHostnameFile: Setting[bool]{Value: true}}
+	for _, l := range layers {
+		c := l.Config
+		if c.Hostname != nil {
+			e.Hostname = Setting[string]{*c.Hostname, true, l.Source}
+		}
+		if c.FQDN != nil {
+			e.FQDN = Setting[string]{*c.FQDN, true, l.Source}
+		}
+		if c.PreserveHostname != nil {
+			e.PreserveHostname = Setting[bool]{*c.PreserveHostname, true, l.Source}
+		}
+		if c.PreferFQDNOverHostname != nil {
+			e.PreferFQDNOverHostname = Setting[bool]{*c.PreferFQDNOverHostname, true, l.Source}
+		}
+		if c.CreateHostnameFile != nil {
+			e.CreateHostnameFile = Setting[bool]{*c.CreateHostnameFile, true, l.Source}
+		}
+	}
+	return e
+}
+
+// Request is the hostname cloud-init was asked to set.
+type Request struct {
+	// Hostname is the short name.
+	Hostname string
+	// FQDN is the fully qualified name when the request says it; empty
+	// when cloud-init would take the domain from the cloud.
+	FQDN string
+	// Source names where the request came from.
+	Source string
+}
+
+// Requested derives the name cloud-init sets from the merged config and
+// the meta-data name (v1.local_hostname, named by localSource), following
+// cloud-init's util.get_hostname_fqdn: an fqdn key wins, then a hostname
+// key (split when it holds a dot), then meta-data. It reports false when
+// nothing asks for a name.
+func Requested(e Effective, local, localSource string) (Request, bool) {
+	switch {
+	case e.FQDN.Set && e.FQDN.Value != "":
+		r := Request{Hostname: Short(e.FQDN.Value), FQDN: e.FQDN.Value, Source: e.FQDN.Source}
+		if e.Hostname.Set && e.Hostname.Value != "" {
+			r.Hostname = e.Hostname.Value
+			if e.Hostname.Source != e.FQDN.Source {
+				r.Source = e.FQDN.Source + " (fqdn), " + e.Hostname.Source + " (hostname)"
+			}
+		}
+		return r, true
+	case e.Hostname.Set && strings.Index(e.Hostname.Value, ".") > 0:
+		return Request{Hostname: Short(e.Hostname.Value), FQDN: e.Hostname.Value, Source: e.Hostname.Source}, true
+	case e.Hostname.Set && e.Hostname.Value != "":
+		return Request{Hostname: e.Hostname.Value, Source: e.Hostname.Source}, true
+	case local != "":
+		return Request{Hostname: local, Source: localSource}, true
+	}
+	return Request{}, false
+}

@@ -1,0 +1,214 @@
+package hostname
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseSetHostname(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    SetHostname
+		wantErr string
+	}{
+		{`{"hostname": "web1", "fqdn": "web1.example.com"}`, SetHostname{"web1", "web1.example.com"}, ""},
+		{`{"fqdn": "web1.example.com", "hostname": "web1"}` + "\n", SetHostname{"web1", "web1.example.com"}, ""},
+		{`{"hostname": "web1"}`, SetHostname{Hostname: "web1"}, ""},
+		{`{"hostname": "web1", "fqdn": null}`, SetHostname{Hostname: "web1"}, ""},
+		{`{"hostname": "web1", "extra": [1, 2]}`, SetHostname{Hostname: "web1"}, ""},
+		{`{}`, SetHostname{}, ""},
+		{"", SetHostname{}, ""},
+		{" \n", SetHostname{}, ""},
+		{`{"hostname": "web1", "fqdn": "web1.ex`, SetHostname{}, "unexpected end of JSON input"},
+		{`{"hostname": 42}`, SetHostname{}, `"hostname" is a number, want a string`},
+		{`{"fqdn": {"x": 1}}`, SetHostname{}, `"fqdn" is an object, want a string`},
+		{`["web1"]`, SetHostname{}, "top level is an array, want an object"},
+		{`"web1"`, SetHostname{}, "top level is a string, want an object"},
+		{`garbage`, SetHostname{}, "invalid character"},
+		{`{"hostname": "a"} trailing`, SetHostname{}, "invalid character 't' after top-level value"},
+	}
+	for _, tt := range tests {
+		got, err := ParseSetHostname([]byte(tt.in))
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("ParseSetHostname(%q) error = %v, want %q", tt.in, err, tt.wantErr)
+			}
+			if strings.Contains(err.Error(), "json:") || strings.Contains(err.Error(), "Go value") {
+				t.Errorf("ParseSetHostname(%q) error %q leaks encoding/json wording", tt.in, err)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("ParseSetHostname(%q) = %+v, %v, want %+v", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func TestParseInstanceHostname(t *testing.T) {
+	tests := []struct {
+		in, want, wantErr string
+	}{
+		{`{"v1": {"local_hostname": "web1", "local-hostname": "web1", "cloud_name": "nocloud"}, "ds": {}}`, "web1", ""},
+		{`{"v1": {"local-hostname": "old-style"}}`, "old-style", ""},
+		{`{"v1": {"local_hostname": null}}`, "", ""},
+		{`{"v1": {"cloud_name": "nocloud"}}`, "", ""},
+		{`{"v1": {"local_hostname": "web1"`, "", "unexpected end of JSON input"},
+		{``, "", "unexpected end of JSON input"},
+		{`{"ds": {}}`, "", `no "v1" object`},
+		{`{"v1": "nope"}`, "", `"v1" is a string, want an object`},
+		{`{"v1": {"local_hostname": ["web1"]}}`, "", `"v1.local_hostname" is an array, want a string`},
+		{`{"v1": {"local_hostname": true}}`, "", `"v1.local_hostname" is a boolean, want a string`},
+		{`{"v1": {"local-hostname": 7}}`, "", `"v1.local-hostname" is a number, want a string`},
+		{`[]`, "", "top level is an array"},
+		{"\x00\x01garbage", "", "invalid character"},
+	}
+	for _, tt := range tests {
+		got, err := ParseInstanceHostname([]byte(tt.in))
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("ParseInstanceHostname(%q) error = %v, want %q", tt.in, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("ParseInstanceHostname(%q) = %q, %v, want %q", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestParseCloudConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    CloudConfig
+		wantErr string
+		tmpl    bool
+	}{
+		{"processed user-data", "#cloud-config\n\n# from 1 files\n# part-001\n\n---\nhostname: web1\nfqdn: web1.example.com\nprefer_fqdn_over_hostname: true\nruncmd: [ls]\n",
+			CloudConfig{Hostname: ptr("web1"), FQDN: ptr("web1.example.com"), PreferFQDNOverHostname: ptr(true)}, "", false},
+		{"preserve true", "preserve_hostname: true\n", CloudConfig{PreserveHostname: ptr(true)}, "", false},
+		{"preserve false", "preserve_hostname: false\n", CloudConfig{PreserveHostname: ptr(false)}, "", false},
+		{"yaml 1.1 yes", "preserve_hostname: yes\ncreate_hostname_file: off\n", CloudConfig{PreserveHostname: ptr(true), CreateHostnameFile: ptr(false)}, "", false},
+		{"quoted true", "preserve_hostname: \"True\"\n", CloudConfig{PreserveHostname: ptr(true)}, "", false},
+		{"number 1", "preserve_hostname: 1\n", CloudConfig{PreserveHostname: ptr(true)}, "", false},
+		{"other string", "preserve_hostname: maybe\n", CloudConfig{PreserveHostname: ptr(false)}, "", false},
+		{"null is unset", "preserve_hostname:\nhostname: ~\n", CloudConfig{}, "", false},
+		{"numeric hostname", "hostname: 1234\n", CloudConfig{Hostname: ptr("1234")}, "", false},
+		{"duplicate key, last wins", "hostname: a\nhostname: b\n", CloudConfig{Hostname: ptr("b")}, "", false},
+		{"alias", "base: &n web9\nhostname: *n\n", CloudConfig{Hostname: ptr("web9")}, "", false},
+		{"empty", "", CloudConfig{}, "", false},
+		{"comments only", "#cloud-config\n# nothing\n", CloudConfig{}, "", false},
+		{"explicit null document", "---\n~\n", CloudConfig{}, "", false},
+		{"hostname list", "hostname:\n  - a\n", CloudConfig{}, "line 2: hostname is a sequence, want a string", false},
+		{"preserve mapping", "preserve_hostname: {a: 1}\n", CloudConfig{}, "line 1: preserve_hostname is a mapping, want a boolean", false},
+		{"top level list", "- hostname: a\n", CloudConfig{}, "line 1: top level is a sequence, want a mapping", false},
+		{"top level scalar", "just text\n", CloudConfig{}, "top level is a scalar", false},
+		{"syntax error", "hostname: [unclosed\n", CloudConfig{}, "line", false},
+		{"tab indentation", "a:\n\tb: 1\n", CloudConfig{}, "line", false},
+		{"two documents", "hostname: a\n---\nhostname: b\n", CloudConfig{}, "line 2: more than one YAML document", false},
+		{"jinja, plain values", "## template: jinja\npreserve_hostname: true\n", CloudConfig{PreserveHostname: ptr(true)}, "", false},
+		{"jinja expression", "## template: jinja\nhostname: \"{{ v1.local_hostname }}\"\n", CloudConfig{}, "template expression", true},
+		{"jinja block breaks yaml", "## template: jinja\n{% if true %}\nhostname: a\n{% endif %}\n", CloudConfig{}, "jinja", true},
+	}
+	for _, tt := range tests {
+		got, err := ParseCloudConfig([]byte(tt.in))
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("%s: error = %v, want %q", tt.name, err, tt.wantErr)
+			} else if strings.Contains(err.Error(), "\n") {
+				t.Errorf("%s: error spans lines: %q", tt.name, err)
+			}
+			if errors.Is(err, ErrTemplate) != tt.tmpl {
+				t.Errorf("%s: errors.Is(ErrTemplate) = %v, want %v", tt.name, !tt.tmpl, tt.tmpl)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: = %s, %v, want %s", tt.name, dump(got), err, dump(tt.want))
+		}
+	}
+}
+
+func dump(c CloudConfig) string {
+	var b strings.Builder
+	s := func(k string, p *string) {
+		if p != nil {
+			b.WriteString(k + "=" + *p + " ")
+		}
+	}
+	f := func(k string, p *bool) {
+		if p != nil {
+			if *p {
+				b.WriteString(k + "=true ")
+			} else {
+				b.WriteString(k + "=false ")
+			}
+		}
+	}
+	s("hostname", c.Hostname)
+	s("fqdn", c.FQDN)
+	f("preserve", c.PreserveHostname)
+	f("prefer", c.PreferFQDNOverHostname)
+	f("create", c.CreateHostnameFile)
+	return "{" + b.String() + "}"
+}
+
+func TestMerge(t *testing.T) {
+	e := Merge()
+	if e.PreserveHostname.Value || e.PreserveHostname.Set || !e.CreateHostnameFile.Value || e.CreateHostnameFile.Set {
+		t.Errorf("defaults = %+v", e)
+	}
+	e = Merge(
+		Layer{"/etc/cloud/cloud.cfg", CloudConfig{PreserveHostname: ptr(false), Hostname: ptr("base")}},
+		Layer{"/etc/cloud/cloud.cfg.d/50-x.cfg", CloudConfig{PreserveHostname: ptr(true)}},
+		Layer{"/etc/cloud/cloud.cfg.d/99-y.cfg", CloudConfig{CreateHostnameFile: ptr(false)}},
+		Layer{"user-data", CloudConfig{Hostname: ptr("web1")}},
+	)
+	if want := (Setting[bool]{true, true, "/etc/cloud/cloud.cfg.d/50-x.cfg"}); e.PreserveHostname != want {
+		t.Errorf("preserve = %+v, want %+v", e.PreserveHostname, want)
+	}
+	if want := (Setting[string]{"web1", true, "user-data"}); e.Hostname != want {
+		t.Errorf("hostname = %+v, want %+v", e.Hostname, want)
+	}
+	if want := (Setting[bool]{false, true, "/etc/cloud/cloud.cfg.d/99-y.cfg"}); e.CreateHostnameFile != want {
+		t.Errorf("create = %+v, want %+v", e.CreateHostnameFile, want)
+	}
+	e = Merge(Layer{"sys", CloudConfig{PreserveHostname: ptr(true)}}, Layer{"user", CloudConfig{PreserveHostname: ptr(false)}})
+	if e.PreserveHostname.Value || e.PreserveHostname.Source != "user" {
+		t.Errorf("user-data must override system config: %+v", e.PreserveHostname)
+	}
+}
+
+func TestRequested(t *testing.T) {
+	set := func(v, src string) Setting[string] { return Setting[string]{v, true, src} }
+	tests := []struct {
+		name  string
+		e     Effective
+		local string
+		want  Request
+		ok    bool
+	}{
+		{"meta-data only", Effective{}, "vm-a", Request{Hostname: "vm-a", Source: "meta"}, true},
+		{"nothing", Effective{}, "", Request{}, false},
+		{"user hostname wins over meta-data", Effective{Hostname: set("web1", "ud")}, "vm-a", Request{Hostname: "web1", Source: "ud"}, true},
+		{"dotted hostname is split", Effective{Hostname: set("web1.example.com", "ud")}, "vm-a",
+			Request{Hostname: "web1", FQDN: "web1.example.com", Source: "ud"}, true},
+		{"fqdn gives the short name", Effective{FQDN: set("web1.example.com", "ud")}, "vm-a",
+			Request{Hostname: "web1", FQDN: "web1.example.com", Source: "ud"}, true},
+		{"fqdn and hostname", Effective{FQDN: set("web1.example.com", "ud"), Hostname: set("app", "ud")}, "",
+			Request{Hostname: "app", FQDN: "web1.example.com", Source: "ud"}, true},
+		{"fqdn and hostname from two files", Effective{FQDN: set("web1.example.com", "ud"), Hostname: set("app", "cfg")}, "",
+			Request{Hostname: "app", FQDN: "web1.example.com", Source: "ud (fqdn), cfg (hostname)"}, true},
+		{"leading dot is not a domain", Effective{Hostname: set(".odd", "ud")}, "", Request{Hostname: ".odd", Source: "ud"}, true},
+	}
+	for _, tt := range tests {
+		got, ok := Requested(tt.e, tt.local, "meta")
+		if ok != tt.ok || got != tt.want {
+			t.Errorf("%s: Requested = %+v, %v, want %+v, %v", tt.name, got, ok, tt.want, tt.ok)
+		}
+	}
+}
