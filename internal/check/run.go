@@ -150,7 +150,7 @@ func summarise(fs []Finding) (Status, string) {
 	}
 	for _, f := range fs {
 		if f.Status == w {
-			if n := countAt(fs, w); n > 1 {
+			if n := countAt(fs, w); n > 1 && w != Pass && w != Skip {
 				return w, fmt.Sprintf("%s (+%d more)", f.Message, n-1)
 			}
 			return w, f.Message

@@ -157,15 +157,23 @@ func (r *hostnameRun) expected() string {
 	return strings.TrimSpace(r.env.Config.Hostname.Expected)
 }
 
-// findings materialises the pending findings, problems first, each with its
-// own copy of the shared evidence.
+// findings materialises the pending findings: problems first, then the
+// overall verdict (hostname-ok) so that it heads a passing check. The
+// shared evidence goes on the first finding and on every finding that needs
+// attention; other passing notes carry only their own.
 func (r *hostnameRun) findings() []check.Finding {
-	all := append(append([]hnPending{}, r.problems...), r.pending...)
+	pending := append([]hnPending{}, r.pending...)
+	sort.SliceStable(pending, func(i, j int) bool {
+		return pending[i].code == codeHostnameOK && pending[j].code != codeHostnameOK
+	})
+	all := append(append([]hnPending{}, r.problems...), pending...)
 	out := make([]check.Finding, 0, len(all))
-	for _, p := range all {
+	for i, p := range all {
 		d := make(map[string]string, len(r.detail)+len(p.extra))
-		for k, v := range r.detail {
-			d[k] = v
+		if i == 0 || (p.status != check.Pass && p.status != check.Skip) {
+			for k, v := range r.detail {
+				d[k] = v
+			}
 		}
 		for k, v := range p.extra {
 			d[k] = v
