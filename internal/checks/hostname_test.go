@@ -497,7 +497,7 @@ func TestHostnameResolution(t *testing.T) {
 	t.Run("DNS to an interface address", func(t *testing.T) {
 		res := &hnResolver{answers: map[string][]string{"web1": {"2001:db8::10", "192.0.2.10"}}}
 		fs, _ := hnCase{files: noHosts(), live: true, resolver: res, ifaddrs: []string{"192.0.2.10/24", "2001:db8::10/64"}}.run(t, context.Background())
-		f := hnExpect(t, fs, "hostname-resolves", check.Pass, "web1 resolves via DNS to 2001:db8::10 (interface address), 192.0.2.10 (interface address)")
+		hnExpect(t, fs, "hostname-resolves", check.Pass, "web1 resolves via DNS to 2001:db8::10 (interface address), 192.0.2.10 (interface address)")
 		if fs[0].Detail["resolution"] != "via DNS: 2001:db8::10 (interface address), 192.0.2.10 (interface address)" {
 			t.Errorf("resolution = %q", fs[0].Detail["resolution"])
 		}
