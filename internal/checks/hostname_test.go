@@ -415,9 +415,9 @@ func TestHostnamePreserved(t *testing.T) {
 	files["/run/cloud-init/instance-data.json"] = `{"v1": {"local_hostname": "vm-a"}}`
 	files["/var/lib/cloud/data/set-hostname"] = `{"hostname": "template", "fqdn": "template.local"}`
 	fs, _ := hnCase{files: files, live: true}.run(t, context.Background())
-	f := hnExpect(t, fs, "hostname-preserved", check.Pass, "web1 differs from meta-data local-hostname vm-a, as intended", "cloud-config.txt")
-	if f.Detail["preserve_hostname"] != "true" || !strings.HasSuffix(f.Detail["preserve_hostname_source"], "cloud-config.txt") {
-		t.Errorf("detail = %v", f.Detail)
+	hnExpect(t, fs, "hostname-preserved", check.Pass, "web1 differs from meta-data local-hostname vm-a, as intended", "cloud-config.txt")
+	if fs[0].Detail["preserve_hostname"] != "true" || !strings.HasSuffix(fs[0].Detail["preserve_hostname_source"], "cloud-config.txt") {
+		t.Errorf("detail = %v", fs[0].Detail)
 	}
 	hnAbsent(t, fs, "hostname-metadata-mismatch")
 	hnFind(t, fs, "hostname-ok")
@@ -431,9 +431,9 @@ func TestHostnamePreserved(t *testing.T) {
 
 	delete(files, "/var/lib/cloud/instance/cloud-config.txt")
 	fs, _ = hnCase{files: files, live: true}.run(t, context.Background())
-	f = hnExpect(t, fs, "hostname-preserved", check.Pass)
-	if !strings.HasSuffix(f.Detail["preserve_hostname_source"], "10-keep.cfg") {
-		t.Errorf("preserve_hostname_source = %q", f.Detail["preserve_hostname_source"])
+	hnExpect(t, fs, "hostname-preserved", check.Pass)
+	if !strings.HasSuffix(fs[0].Detail["preserve_hostname_source"], "10-keep.cfg") {
+		t.Errorf("preserve_hostname_source = %q", fs[0].Detail["preserve_hostname_source"])
 	}
 }
 
@@ -464,7 +464,7 @@ func TestHostnameNoMetadata(t *testing.T) {
 		"/etc/hosts":                "127.0.1.1 plain.example.net plain\n",
 	}
 	fs, _ := hnCase{files: files, live: true}.run(t, context.Background())
-	if got, want := hnCodes(fs), "hostname-no-metadata:pass hostname-ok:pass hostname-resolves:pass"; got != want {
+	if got, want := hnCodes(fs), "hostname-ok:pass hostname-no-metadata:pass hostname-resolves:pass"; got != want {
 		t.Fatalf("findings = %s, want %s", got, want)
 	}
 	f := hnFind(t, fs, "hostname-ok")
