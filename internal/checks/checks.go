@@ -8,6 +8,8 @@ import "github.com/guestcheck/guestcheck/internal/check"
 // file, its test, its line here and its page under docs/checks/.
 var All = []check.Check{
 	Hostname,
+	Fstab,
+	DiskSize,
 }
 
 // ByID returns the check with the given ID.

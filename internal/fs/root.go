@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -257,7 +258,10 @@ func (r *Root) ReadDir(p string) ([]iofs.DirEntry, error) {
 		return nil, err
 	}
 	defer d.Close()
-	return d.ReadDir(-1)
+	ents, err := d.ReadDir(-1)
+	// os.ReadDir sorts; *os.File.ReadDir returns directory order.
+	slices.SortFunc(ents, func(a, b iofs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return ents, err
 }
 
 // Exists reports whether p exists (following symlinks). Errors other than

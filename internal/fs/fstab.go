@@ -1,0 +1,346 @@
+package fs
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// FstabEntry is one mount line of /etc/fstab (fstab(5)).
+type FstabEntry struct {
+	// Line is the 1-based line number in the file, for findings.
+	Line int
+	// Spec is fs_spec with octal escapes decoded: "UUID=…", "/dev/vdb", "host:/export".
+	Spec string
+	// MountPoint is fs_file with escapes decoded; "none" or "swap" for swap.
+	MountPoint string
+	// Type is fs_vfstype ("ext4", "swap", "nfs", "auto").
+	Type string
+	// Options is fs_mntops split at commas outside double quotes.
+	Options []string
+	// Freq and PassNo are fields 5 and 6; 0 when absent.
+	Freq, PassNo int
+	// Fields is how many fields the line had (4 to 6).
+	Fields int
+}
+
+// LineError is a line of a table file that could not be parsed. Parsers
+// keep going past it so that one typo hides nothing else.
+type LineError struct {
+	// Line is 1-based.
+	Line int
+	// Text is the offending line, as written.
+	Text string
+	// Reason says what is wrong with it.
+	Reason string
+}
+
+// Error formats the error as "line N: reason".
+func (e LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Reason) }
+
+// ParseFstab parses fstab bytes. Comments and blank lines are skipped;
+// fields are separated by blanks and may carry \040-style octal escapes;
+// 4 to 6 fields are accepted (freq and passno default to 0). Lines that
+// cannot be parsed are returned as LineErrors and parsing continues.
+func ParseFstab(b []byte) ([]FstabEntry, []LineError) {
+	var entries []FstabEntry
+	var errs []LineError
+	for i, raw := range strings.Split(string(b), "\n") {
+		n := i + 1
+		line := strings.TrimRight(raw, "\r")
+		f := blankFields(line)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		bad := func(format string, a ...any) {
+			errs = append(errs, LineError{Line: n, Text: line, Reason: fmt.Sprintf(format, a...)})
+		}
+		if len(f) < 4 || len(f) > 6 {
+			bad("has %d fields, want 4 to 6 (device, mount point, type, options[, dump[, pass]])", len(f))
+			continue
+		}
+		e := FstabEntry{Line: n, Spec: Unescape(f[0]), MountPoint: Unescape(f[1]), Type: f[2],
+			Options: SplitOptions(Unescape(f[3])), Fields: len(f)}
+		ok := true
+		for j, dst := range []*int{&e.Freq, &e.PassNo} {
+			if len(f) <= 4+j {
+				break
+			}
+			v, err := strconv.Atoi(f[4+j])
+			if err != nil || v < 0 {
+				bad("field %d (%s) is %q, want a non-negative number", 5+j, []string{"dump", "pass"}[j], f[4+j])
+				ok = false
+				break
+			}
+			*dst = v
+		}
+		if !ok {
+			continue
+		}
+		if e.Type != "swap" && !strings.HasPrefix(e.MountPoint, "/") && e.MountPoint != "none" {
+			// systemd-fstab-generator ignores such lines with a log message.
+			bad("mount point %q is not an absolute path", e.MountPoint)
+			continue
+		}
+		entries = append(entries, e)
+	}
+	return entries, errs
+}
+
+// blankFields splits at runs of spaces and tabs only, as libmount does;
+// other control characters belong to the field.
+func blankFields(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '\t' })
+}
+
+// Unescape decodes the octal escapes fstab, mtab and mountinfo use for
+// blanks and backslashes (\040 space, \011 tab, \012 newline, \134
+// backslash). Any backslash not followed by three octal digits is kept,
+// as libmount does.
+func Unescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) && isOctal(s[i+1]) && isOctal(s[i+2]) && isOctal(s[i+3]) {
+			v := (s[i+1]-'0')<<6 | (s[i+2]-'0')<<3 | (s[i+3] - '0')
+			if s[i+1] <= '3' { // \400 and up do not fit a byte
+				b.WriteByte(v)
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func isOctal(c byte) bool { return c >= '0' && c <= '7' }
+
+// Escape is the inverse of Unescape for the characters that would break a
+// field: blanks, newlines, backslashes and '#' (which would start a
+// comment). It is used to print fstab lines.
+func Escape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case ' ', '\t', '\n', '\\', '#':
+			fmt.Fprintf(&b, `\%03o`, c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// SplitOptions splits a mount option string at commas that are not inside
+// double quotes (SELinux contexts such as context="a,b" contain commas).
+func SplitOptions(s string) []string {
+	if s == "" {
+		return nil
+	}
+	var out []string
+	start, quoted := 0, false
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '"':
+			quoted = !quoted
+		case ',':
+			if !quoted {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
+}
+
+// Option reports whether the entry has option name (as "name" or
+// "name=value") and its value.
+func (e FstabEntry) Option(name string) (string, bool) {
+	for _, o := range e.Options {
+		if o == name {
+			return "", true
+		}
+		if v, ok := strings.CutPrefix(o, name+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// HasOption reports whether the entry has option name, with or without a value.
+func (e FstabEntry) HasOption(name string) bool {
+	_, ok := e.Option(name)
+	return ok
+}
+
+// IsSwap reports whether the entry is a swap area.
+func (e FstabEntry) IsSwap() bool { return e.Type == "swap" }
+
+// String formats the entry as an fstab line, escaping what needs it. All six
+// fields are written so that the line can be pasted as is.
+func (e FstabEntry) String() string {
+	opts := strings.Join(e.Options, ",")
+	if opts == "" {
+		opts = "defaults"
+	}
+	return fmt.Sprintf("%s %s %s %s %d %d", Escape(e.Spec), Escape(e.MountPoint), e.Type, Escape(opts), e.Freq, e.PassNo)
+}
+
+// IDKind names a kind of persistent block-device identifier, spelt as in
+// fstab tags and blkid output.
+type IDKind string
+
+// The identifier kinds fstab can name a device by.
+const (
+	IDUUID      IDKind = "UUID"      // filesystem UUID (superblock)
+	IDLabel     IDKind = "LABEL"     // filesystem label (superblock)
+	IDPartUUID  IDKind = "PARTUUID"  // partition-table entry UUID (GPT) or disk signature-number (MBR)
+	IDPartLabel IDKind = "PARTLABEL" // GPT partition name
+)
+
+// IDKinds lists the identifier kinds in the order they are reported.
+var IDKinds = []IDKind{IDUUID, IDLabel, IDPartUUID, IDPartLabel}
+
+// linkDir is the /dev/disk directory udev keeps for an identifier kind.
+func (k IDKind) linkDir() string {
+	switch k {
+	case IDUUID:
+		return "by-uuid"
+	case IDLabel:
+		return "by-label"
+	case IDPartUUID:
+		return "by-partuuid"
+	case IDPartLabel:
+		return "by-partlabel"
+	}
+	return ""
+}
+
+// SourceKind says what an fstab fs_spec refers to.
+type SourceKind string
+
+// Source kinds; only Tag, DiskLink and Device name block devices.
+const (
+	SourceTag      SourceKind = "tag"       // UUID=, LABEL=, PARTUUID=, PARTLABEL=
+	SourceDiskLink SourceKind = "disk-link" // /dev/disk/by-*/…
+	SourceDevice   SourceKind = "device"    // any other /dev path: /dev/vdb, /dev/mapper/x
+	SourceFile     SourceKind = "file"      // a regular file: swap file, loop image
+	SourceNetwork  SourceKind = "network"   // NFS, CIFS, Ceph, ...
+	SourceVirtual  SourceKind = "virtual"   // tmpfs, proc, bind mounts, virtiofs tags
+)
+
+// Source is the classified fs_spec of an fstab entry.
+type Source struct {
+	Kind SourceKind
+	// ID is the identifier kind for tags and for /dev/disk/by-{uuid,label,
+	// partuuid,partlabel} links; empty otherwise.
+	ID IDKind
+	// Value is the tag value (unquoted), or the path for other kinds.
+	Value string
+	// LinkDir is "by-id", "by-path", "by-uuid", ... for disk links.
+	LinkDir string
+}
+
+// IsBlock reports whether the source names a block device.
+func (s Source) IsBlock() bool {
+	return s.Kind == SourceTag || s.Kind == SourceDiskLink || s.Kind == SourceDevice
+}
+
+// networkTypes are filesystems that need the network (and so _netdev).
+var networkTypes = map[string]bool{
+	"nfs": true, "nfs4": true, "cifs": true, "smb3": true, "smbfs": true, "ceph": true,
+	"glusterfs": true, "fuse.glusterfs": true, "sshfs": true, "fuse.sshfs": true,
+	"davfs": true, "fuse.s3fs": true, "s3fs": true, "lustre": true, "afs": true, "ncpfs": true,
+	"fuse.rclone": true, "fuse.cephfs": true, "ocfs2": true, "gfs2": true,
+}
+
+// virtualTypes are filesystems without a backing block device.
+var virtualTypes = map[string]bool{
+	"proc": true, "sysfs": true, "tmpfs": true, "devpts": true, "devtmpfs": true, "cgroup": true,
+	"cgroup2": true, "securityfs": true, "debugfs": true, "tracefs": true, "configfs": true,
+	"fusectl": true, "hugetlbfs": true, "mqueue": true, "pstore": true, "bpf": true,
+	"efivarfs": true, "binfmt_misc": true, "ramfs": true, "overlay": true, "9p": true,
+	"virtiofs": true, "autofs": true, "nfsd": true, "rpc_pipefs": true, "rootfs": true,
+	"fuse": true, "none": true, "nsfs": true,
+}
+
+// IsNetworkType reports whether vfstype is a network filesystem.
+func IsNetworkType(vfstype string) bool { return networkTypes[vfstype] }
+
+// IsVirtualType reports whether vfstype never has a block device behind it.
+func IsVirtualType(vfstype string) bool { return virtualTypes[vfstype] }
+
+// ClassifySource says what the entry's fs_spec refers to.
+func ClassifySource(e FstabEntry) Source {
+	spec := e.Spec
+	if e.HasOption("bind") || e.HasOption("rbind") || e.Type == "bind" {
+		return Source{Kind: SourceVirtual, Value: spec}
+	}
+	if IsNetworkType(e.Type) || (!strings.HasPrefix(spec, "/") && strings.Contains(spec, ":/")) || strings.HasPrefix(spec, "//") {
+		return Source{Kind: SourceNetwork, Value: spec}
+	}
+	for _, k := range IDKinds {
+		if v, ok := strings.CutPrefix(spec, string(k)+"="); ok {
+			// libblkid accepts UUID="..." as well.
+			if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+				v = v[1 : len(v)-1]
+			}
+			return Source{Kind: SourceTag, ID: k, Value: v}
+		}
+	}
+	if IsVirtualType(e.Type) {
+		return Source{Kind: SourceVirtual, Value: spec}
+	}
+	if rest, ok := strings.CutPrefix(path.Clean(spec), "/dev/disk/"); ok && strings.HasPrefix(spec, "/dev/") {
+		dir, name, _ := strings.Cut(rest, "/")
+		s := Source{Kind: SourceDiskLink, Value: path.Clean(spec), LinkDir: dir}
+		for _, k := range IDKinds {
+			if k.linkDir() == dir {
+				s.ID = k
+				s.Value = UdevUnescape(name)
+			}
+		}
+		return s
+	}
+	if strings.HasPrefix(spec, "/dev/") {
+		return Source{Kind: SourceDevice, Value: path.Clean(spec)}
+	}
+	if strings.HasPrefix(spec, "/") {
+		return Source{Kind: SourceFile, Value: path.Clean(spec)}
+	}
+	return Source{Kind: SourceVirtual, Value: spec}
+}
+
+// kernelName matches the kernel's names for virtio, SCSI/SATA, Xen, IDE and
+// NVMe disks and their partitions: names that follow probe order.
+var kernelName = regexp.MustCompile(`^/dev/((xv|v|s|h)d[a-z]+[0-9]*|nvme[0-9]+n[0-9]+(p[0-9]+)?)$`)
+
+// IsKernelDeviceName reports whether p is a kernel-assigned disk name
+// (/dev/vdb, /dev/sda1, /dev/xvdf, /dev/nvme0n1p2), which can name another
+// disk after a disk is added, removed or hot-plugged.
+func IsKernelDeviceName(p string) bool { return kernelName.MatchString(path.Clean(p)) }
+
+// UdevUnescape decodes the \xNN escapes udev uses in /dev/disk/by-* link
+// names (a label "my data" becomes by-label/my\x20data).
+func UdevUnescape(s string) string {
+	if !strings.Contains(s, `\x`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) && s[i+1] == 'x' {
+			if v, err := strconv.ParseUint(s[i+2:i+4], 16, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
