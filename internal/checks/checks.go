@@ -8,6 +8,9 @@ import "github.com/guestcheck/guestcheck/internal/check"
 // file, its test, its line here and its page under docs/checks/.
 var All = []check.Check{
 	Hostname,
+	Routes,
+	DNS,
+	NetworkIdentity,
 	Fstab,
 	DiskSize,
 }

@@ -61,9 +61,11 @@ type DNSConfig struct {
 	// Names to resolve through every nameserver; default: the machine's
 	// FQDN when it has a domain.
 	Names []string `yaml:"names"`
-	// Timeout is each probe's deadline (default 2s).
+	// Timeout bounds each nameserver's whole probe, all names and attempts
+	// included (default 2s), so a black-hole server costs exactly this.
 	Timeout time.Duration `yaml:"timeout"`
-	// Retries after a timed-out probe (default 1).
+	// Retries are further attempts after a timed-out one (default 1); the
+	// attempts share Timeout equally.
 	Retries *int `yaml:"retries"`
 }
 

@@ -1,0 +1,18 @@
+package checks
+
+import (
+	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/netcheck"
+)
+
+// NetworkIdentity verifies that a cloned or restored VM does not share the
+// original's network identity: machine-id, DHCP client identifier and
+// network configuration bound to the original's MAC addresses.
+var NetworkIdentity = check.Check{
+	ID:    "network-identity",
+	Title: "Network identity (clone and restore safety)",
+	Description: "The machine-id is set and newer than the cloud-init instance; DHCP clients identify by MAC; " +
+		"no network config is bound to a MAC address no NIC has",
+	Codes: netcheck.IdentityCodes(),
+	Run:   netcheck.RunIdentity,
+}

@@ -1,0 +1,135 @@
+package checks
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/config"
+	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/netcheck/nstest"
+)
+
+// niFixture opens a fixture root shared with the netcheck package.
+func niFixture(t *testing.T, name string) *fs.Root {
+	t.Helper()
+	r, err := fs.Open(filepath.Join("../netcheck/testdata/roots", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+func niImageEnv(root *fs.Root) *check.Env {
+	return &check.Env{Root: root, Live: false, Config: config.Default(), Now: time.Now}
+}
+
+func TestNetworkIdentityImageRoots(t *testing.T) {
+	tests := []struct {
+		root string
+		want []string
+	}{
+		{"netplan-cloudinit", []string{"pass identity-machine-id-ok", "warn identity-dhcp-client-id", "skip identity-mac-binding-skipped"}},
+		{"netplan-mac-identifier", []string{"pass identity-machine-id-ok", "pass identity-dhcp-ok", "pass identity-mac-bindings-ok"}},
+		// The broken file is named with its line and the valid one is
+		// still judged.
+		{"netplan-invalid", []string{"pass identity-machine-id-ok", "warn identity-config-invalid", "warn identity-dhcp-client-id", "pass identity-mac-bindings-ok"}},
+		{"networkd", []string{"pass identity-machine-id-ok", "warn identity-dhcp-client-id", "warn identity-dhcp-client-id", "skip identity-mac-binding-skipped"}},
+		{"networkd-linklayer", []string{"pass identity-machine-id-ok", "pass identity-dhcp-ok", "pass identity-mac-bindings-ok"}},
+		{"ifcfg-rhel", []string{"pass identity-machine-id-ok", "pass identity-dhcp-ok", "skip identity-mac-binding-skipped"}},
+		{"nm-keyfile", []string{"pass identity-machine-id-ok", "warn identity-dhcp-client-id", "skip identity-mac-binding-skipped"}},
+		{"udev-persistent", []string{"pass identity-machine-id-ok", "pass identity-dhcp-ok", "skip identity-mac-binding-skipped"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.root, func(t *testing.T) {
+			fs := NetworkIdentity.Run(context.Background(), niImageEnv(niFixture(t, tc.root)))
+			ncConventions(t, NetworkIdentity, fs)
+			if got := ncCodes(fs); !slices.Equal(got, tc.want) {
+				t.Fatalf("got %v, want %v\n%+v", got, tc.want, fs)
+			}
+		})
+	}
+}
+
+// TestNetworkIdentityRestoredClone is the Harvester restore case: the VM
+// came back under a new instance-id with the original's machine-id and a
+// netplan file without `dhcp-identifier: mac`.
+func TestNetworkIdentityRestoredClone(t *testing.T) {
+	root := ncRoot(t, map[string]string{
+		"/etc/machine-id":                          "0123456789abcdef0123456789abcdef\n",
+		"/var/lib/cloud/data/instance-id":          "restored-vm-2\n",
+		"/var/lib/cloud/data/previous-instance-id": "original-vm-1\n",
+		"/etc/netplan/50-cloud-init.yaml":          "network:\n  version: 2\n  ethernets:\n    enp1s0:\n      dhcp4: true\n",
+	})
+	created := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	restored := created.Add(30 * 24 * time.Hour)
+	for p, tm := range map[string]time.Time{"etc/machine-id": created, "var/lib/cloud/data/instance-id": restored} {
+		if err := os.Chtimes(filepath.Join(root.Dir(), p), tm, tm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fs := NetworkIdentity.Run(context.Background(), niImageEnv(root))
+	ncConventions(t, NetworkIdentity, fs)
+	want := []string{"pass identity-machine-id-ok", "fail identity-clone-kept-machine-id", "warn identity-dhcp-client-id", "pass identity-mac-bindings-ok"}
+	if got := ncCodes(fs); !slices.Equal(got, want) {
+		t.Fatalf("got %v, want %v\n%+v", got, want, fs)
+	}
+	if m := fs[1].Message; m != "cloud-init instance changed from original-vm-1 to restored-vm-2 but /etc/machine-id predates it: a clone that kept its identity" {
+		t.Errorf("message %q", m)
+	}
+}
+
+// TestNetworkIdentityMACBindingsLive compares MAC-bound config with the
+// NICs of a network namespace. Root only.
+func TestNetworkIdentityMACBindingsLive(t *testing.T) {
+	base := map[string]string{
+		"/etc/machine-id":                 "0123456789abcdef0123456789abcdef\n",
+		"/etc/netplan/50-cloud-init.yaml": "network:\n  version: 2\n  ethernets:\n    enp1s0:\n      dhcp4: true\n      dhcp-identifier: mac\n      match:\n        macaddress: 52:54:00:12:34:56\n      set-name: enp1s0\n",
+	}
+	t.Run("the bound NIC is there", func(t *testing.T) {
+		ns := nstest.New(t)
+		ns.NIC(t, "enp1s0", "52:54:00:12:34:56", "192.0.2.10/24")
+		fs := NetworkIdentity.Run(context.Background(), ncEnv(ncRoot(t, base), ns, nil))
+		ncConventions(t, NetworkIdentity, fs)
+		want := []string{"pass identity-machine-id-ok", "pass identity-dhcp-ok", "pass identity-mac-bindings-ok"}
+		if got := ncCodes(fs); !slices.Equal(got, want) {
+			t.Fatalf("got %v, want %v\n%+v", got, want, fs)
+		}
+	})
+	t.Run("restored with a new MAC, NIC left bare", func(t *testing.T) {
+		ns := nstest.New(t)
+		ns.NIC(t, "enp1s0", "52:54:00:65:43:21")
+		fs := NetworkIdentity.Run(context.Background(), ncEnv(ncRoot(t, base), ns, nil))
+		ncConventions(t, NetworkIdentity, fs)
+		f := ncFind(t, fs, "identity-mac-binding-orphaned")
+		if f.Status != check.Fail || !strings.HasSuffix(f.Message, "50-cloud-init.yaml:8: configuration for enp1s0 is bound to MAC 52:54:00:12:34:56, which no interface has, and enp1s0 has no address") ||
+			f.Detail["nics"] != "enp1s0 52:54:00:65:43:21" {
+			t.Errorf("finding = %+v", f)
+		}
+	})
+	t.Run("stale binding beside a configured NIC", func(t *testing.T) {
+		ns := nstest.New(t)
+		ns.NIC(t, "enp1s0", "52:54:00:65:43:21", "192.0.2.10/24")
+		fs := NetworkIdentity.Run(context.Background(), ncEnv(ncRoot(t, base), ns, nil))
+		ncConventions(t, NetworkIdentity, fs)
+		if f := ncFind(t, fs, "identity-mac-binding-stale"); f.Status != check.Warn {
+			t.Errorf("finding = %+v", f)
+		}
+	})
+	t.Run("booted with an uninitialized machine-id", func(t *testing.T) {
+		ns := nstest.New(t)
+		ns.NIC(t, "enp1s0", "52:54:00:12:34:56", "192.0.2.10/24")
+		files := map[string]string{"/etc/machine-id": "uninitialized\n"}
+		fs := NetworkIdentity.Run(context.Background(), ncEnv(ncRoot(t, files), ns, nil))
+		ncConventions(t, NetworkIdentity, fs)
+		if f := ncFind(t, fs, "identity-machine-id-unset"); f.Status != check.Fail || !strings.Contains(f.Remediation, "systemd-machine-id-setup") {
+			t.Errorf("finding = %+v", f)
+		}
+	})
+}

@@ -1,0 +1,18 @@
+package checks
+
+import (
+	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/netcheck"
+)
+
+// Routes verifies links, default routes (the dual-NIC takeover KubeVirt
+// and Harvester VMs suffer from), gateways, asymmetric routing and the
+// kernel's path to every nameserver. It needs the running kernel.
+var Routes = check.Check{
+	ID:    "routes",
+	Title: "Links and routes",
+	Description: "Every NIC is up with an address; one default route per family wins, on the expected " +
+		"interface; gateways answer; nameservers are reached through that interface",
+	Codes: netcheck.RoutesCodes(),
+	Run:   netcheck.RunRoutes,
+}

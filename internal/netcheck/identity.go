@@ -1,0 +1,470 @@
+package netcheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/fs"
+)
+
+// Codes of the network-identity check.
+const (
+	CodeIDMachineIDOK         = "identity-machine-id-ok"
+	CodeIDMachineIDUnset      = "identity-machine-id-unset"
+	CodeIDMachineIDInvalid    = "identity-machine-id-invalid"
+	CodeIDMachineIDUnreadable = "identity-machine-id-unreadable"
+	CodeIDInstanceOK          = "identity-instance-ok"
+	CodeIDCloneKeptMachineID  = "identity-clone-kept-machine-id"
+	CodeIDDHCPOK              = "identity-dhcp-ok"
+	CodeIDDHCPClientID        = "identity-dhcp-client-id"
+	CodeIDMACBindingsOK       = "identity-mac-bindings-ok"
+	CodeIDMACBindingStale     = "identity-mac-binding-stale"
+	CodeIDMACBindingOrphaned  = "identity-mac-binding-orphaned"
+	CodeIDMACBindingSkipped   = "identity-mac-binding-skipped"
+	CodeIDKernelError         = "identity-kernel-error"
+	CodeIDConfigInvalid       = "identity-config-invalid"
+	CodeIDConfigUnreadable    = "identity-config-unreadable"
+)
+
+// IdentityCodes lists every code the network-identity check emits.
+func IdentityCodes() []string {
+	return []string{CodeIDMachineIDOK, CodeIDMachineIDUnset, CodeIDMachineIDInvalid, CodeIDMachineIDUnreadable,
+		CodeIDInstanceOK, CodeIDCloneKeptMachineID, CodeIDDHCPOK, CodeIDDHCPClientID, CodeIDMACBindingsOK,
+		CodeIDMACBindingStale, CodeIDMACBindingOrphaned, CodeIDMACBindingSkipped, CodeIDKernelError,
+		CodeIDConfigInvalid, CodeIDConfigUnreadable}
+}
+
+// Guest paths network-identity reads.
+const (
+	MachineIDPath          = "/etc/machine-id"
+	InstanceIDPath         = "/var/lib/cloud/data/instance-id"
+	PreviousInstanceIDPath = "/var/lib/cloud/data/previous-instance-id"
+	cloudInstancesDir      = "/var/lib/cloud/instances"
+	noPreviousInstance     = "NO_PREVIOUS_INSTANCE_ID" // cloud-init's value on an instance's first boot ever
+)
+
+// RunIdentity is the network-identity check. Files are judged under any
+// root; MAC bindings are compared with the kernel's links only on the
+// running system.
+func RunIdentity(ctx context.Context, env *check.Env) []check.Finding {
+	ev := ReadCloneEvidence(env.Root, env.Live)
+	fs := JudgeMachineID(ev, env.Live)
+	fs = append(fs, JudgeClone(ev)...)
+	cfg := ReadNetworkConfig(env.Root)
+	fs = append(fs, JudgeConfigFiles(cfg)...)
+	fs = append(fs, JudgeDHCPIdentity(cfg)...)
+	if ctx.Err() != nil {
+		return fs
+	}
+	if !env.Live {
+		if len(cfg.Bindings) == 0 {
+			return append(fs, check.Passf(CodeIDMACBindingsOK, "no network configuration is bound to a MAC address", nil))
+		}
+		return append(fs, check.Skipf(CodeIDMACBindingSkipped,
+			"MAC-bound network configuration not compared with the NICs: "+env.NotLiveReason(), bindingDetail(cfg.Bindings)))
+	}
+	k, done, err := OpenKernel(env.Netlink)
+	if err != nil {
+		return append(fs, identityKernelError(err))
+	}
+	defer done()
+	snap := Snapshot{}
+	if snap.Links, err = k.Links(); err == nil {
+		snap.Addrs, err = k.Addrs()
+	}
+	if err != nil {
+		return append(fs, identityKernelError(err))
+	}
+	MarkDevices(env.Root, snap.Links)
+	return append(fs, JudgeMACBindings(cfg.Bindings, NewTopology(snap))...)
+}
+
+func identityKernelError(err error) check.Finding {
+	return check.Errorf(CodeIDKernelError, "cannot read the network interfaces to compare MAC bindings",
+		map[string]string{"error": err.Error()}, "Run guestcheck on the guest itself, where netlink is available")
+}
+
+// CloneEvidence is what tells a clone that kept its identity from a VM
+// that got a fresh one.
+type CloneEvidence struct {
+	MachineID      string
+	MachineIDFound bool
+	MachineIDErr   error
+	MachineIDTime  time.Time // mtime of /etc/machine-id
+
+	InstanceID     string
+	InstanceIDTime time.Time
+	PreviousID     string
+	// OtherInstances are cloud-init instance directories other than the
+	// current one: this disk has been booted as another instance before.
+	OtherInstances []string
+	// InstanceBirth is the oldest per-instance semaphore of the current
+	// instance: when cloud-init first ran it. Zero when unknown.
+	InstanceBirth time.Time
+	// BootTime is when the running system booted (/proc/stat btime); zero
+	// under an image root.
+	BootTime time.Time
+}
+
+// ReadCloneEvidence gathers CloneEvidence through root.
+func ReadCloneEvidence(root *fs.Root, live bool) CloneEvidence {
+	var ev CloneEvidence
+	b, err := root.ReadFile(MachineIDPath)
+	switch {
+	case err == nil:
+		ev.MachineIDFound = true
+		ev.MachineID = strings.TrimSpace(string(b))
+		if fi, err := root.Stat(MachineIDPath); err == nil {
+			ev.MachineIDTime = fi.ModTime()
+		}
+	case !errors.Is(err, iofs.ErrNotExist):
+		ev.MachineIDErr = err
+	}
+	if b, err := root.ReadFile(InstanceIDPath); err == nil {
+		ev.InstanceID = strings.TrimSpace(string(b))
+		if fi, err := root.Stat(InstanceIDPath); err == nil {
+			ev.InstanceIDTime = fi.ModTime()
+		}
+	}
+	if b, err := root.ReadFile(PreviousInstanceIDPath); err == nil {
+		ev.PreviousID = strings.TrimSpace(string(b))
+	}
+	if ev.InstanceID != "" {
+		cur := strings.ReplaceAll(ev.InstanceID, "/", "_")
+		if es, err := root.ReadDir(cloudInstancesDir); err == nil {
+			for _, e := range es {
+				if e.IsDir() && e.Name() != cur {
+					ev.OtherInstances = append(ev.OtherInstances, e.Name())
+				}
+			}
+		}
+		semDir := cloudInstancesDir + "/" + cur + "/sem"
+		if es, err := root.ReadDir(semDir); err == nil {
+			for _, e := range es {
+				// Through the root, not e.Info(): that would stat a host
+				// path, where a symlink in the image could lead outside it.
+				if fi, err := root.Lstat(semDir + "/" + e.Name()); err == nil && (ev.InstanceBirth.IsZero() || fi.ModTime().Before(ev.InstanceBirth)) {
+					ev.InstanceBirth = fi.ModTime()
+				}
+			}
+		}
+	}
+	if live {
+		ev.BootTime = bootTime(root)
+	}
+	return ev
+}
+
+// bootTime reads btime from /proc/stat; zero when unavailable.
+func bootTime(root *fs.Root) time.Time {
+	b, err := root.ReadFile("/proc/stat")
+	if err != nil {
+		return time.Time{}
+	}
+	for _, l := range lines(b) {
+		if v, ok := strings.CutPrefix(l, "btime "); ok {
+			if s, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+				return time.Unix(s, 0)
+			}
+		}
+	}
+	return time.Time{}
+}
+
+// ValidMachineID reports whether s is a machine ID as machine-id(5)
+// defines it: 32 hexadecimal digits, not all zero.
+func ValidMachineID(s string) bool {
+	if len(s) != 32 || strings.Trim(s, "0") == "" {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+func machineIDUnset(ev CloneEvidence) bool {
+	return !ev.MachineIDFound || ev.MachineID == "" || ev.MachineID == "uninitialized"
+}
+
+// JudgeMachineID judges /etc/machine-id. An empty or "uninitialized"
+// machine-id is right in a sealed image (systemd generates one at first
+// boot) and wrong on a booted system.
+func JudgeMachineID(ev CloneEvidence, live bool) []check.Finding {
+	d := map[string]string{"file": MachineIDPath}
+	if !ev.MachineIDTime.IsZero() {
+		d["mtime"] = ev.MachineIDTime.UTC().Format(time.RFC3339)
+	}
+	switch {
+	case ev.MachineIDErr != nil:
+		d["error"] = ev.MachineIDErr.Error()
+		return []check.Finding{check.Errorf(CodeIDMachineIDUnreadable, "cannot read "+MachineIDPath, d, "Run guestcheck as root, or make the file readable")}
+	case machineIDUnset(ev) && !live:
+		return []check.Finding{check.Passf(CodeIDMachineIDOK, "machine-id is unset, as in a sealed image: systemd generates one at first boot", d)}
+	case machineIDUnset(ev):
+		state := "missing"
+		if ev.MachineIDFound {
+			state = "empty"
+			if ev.MachineID != "" {
+				state = quoteShort(ev.MachineID)
+			}
+		}
+		d["content"] = state
+		return []check.Finding{check.New(check.Fail, CodeIDMachineIDUnset, MachineIDPath+" is "+state+" on a booted system", d,
+			"Generate the ID with `systemd-machine-id-setup` (or `dbus-uuidgen --ensure=/etc/machine-id`) and reboot, so DHCP client IDs, journald and other per-machine identities are stable")}
+	case !ValidMachineID(ev.MachineID):
+		d["content"] = quoteShort(ev.MachineID)
+		return []check.Finding{check.New(check.Fail, CodeIDMachineIDInvalid, MachineIDPath+" does not hold a valid machine ID", d,
+			"Replace it: `rm /etc/machine-id && systemd-machine-id-setup`, then reboot")}
+	}
+	return []check.Finding{check.Passf(CodeIDMachineIDOK, "machine-id is set", d)}
+}
+
+// Clone-detection tolerances: how much earlier than the instance's start
+// a machine-id may have been written and still belong to that instance.
+// Against the boot time the margin covers clock steps early in boot;
+// against cloud-init's first semaphore it covers a slow first boot.
+const (
+	cloneSlackBoot  = 2 * time.Minute
+	cloneSlackBirth = 10 * time.Minute
+)
+
+// JudgeClone flags a VM whose cloud-init instance changed while
+// /etc/machine-id stayed: a clone or restore that kept the original's
+// identity (and with it the DHCP client ID networkd derives from it).
+func JudgeClone(ev CloneEvidence) []check.Finding {
+	if ev.InstanceID == "" || machineIDUnset(ev) || !ValidMachineID(ev.MachineID) || ev.MachineIDTime.IsZero() {
+		return nil // no cloud-init state, or the machine-id finding already says what is wrong
+	}
+	d := map[string]string{"instance_id": ev.InstanceID, "machine_id_mtime": ev.MachineIDTime.UTC().Format(time.RFC3339)}
+	if ev.PreviousID != "" {
+		d["previous_instance_id"] = ev.PreviousID
+	}
+	if len(ev.OtherInstances) > 0 {
+		d["other_instances"] = strings.Join(ev.OtherInstances, ", ")
+	}
+	changedThisBoot := ev.PreviousID != "" && ev.PreviousID != noPreviousInstance && ev.PreviousID != ev.InstanceID
+	if !changedThisBoot && len(ev.OtherInstances) == 0 {
+		return []check.Finding{check.Passf(CodeIDInstanceOK,
+			fmt.Sprintf("cloud-init has seen only instance %s on this disk", ev.InstanceID), d)}
+	}
+	var ref time.Time
+	var slack time.Duration
+	switch {
+	case changedThisBoot && !ev.BootTime.IsZero():
+		ref, slack, d["instance_started"] = ev.BootTime, cloneSlackBoot, "this boot ("+ev.BootTime.UTC().Format(time.RFC3339)+")"
+	case !ev.InstanceBirth.IsZero():
+		ref, slack, d["instance_started"] = ev.InstanceBirth, cloneSlackBirth, ev.InstanceBirth.UTC().Format(time.RFC3339)+" (first cloud-init semaphore)"
+	case changedThisBoot && !ev.InstanceIDTime.IsZero():
+		ref, slack, d["instance_started"] = ev.InstanceIDTime, cloneSlackBirth, ev.InstanceIDTime.UTC().Format(time.RFC3339)+" (instance-id written)"
+	default:
+		return []check.Finding{check.Passf(CodeIDInstanceOK,
+			"cloud-init instance changed, but when it started is unknown, so machine-id cannot be dated against it", d)}
+	}
+	prev := ev.PreviousID
+	if !changedThisBoot {
+		prev = strings.Join(ev.OtherInstances, ", ")
+	}
+	if ev.MachineIDTime.Before(ref.Add(-slack)) {
+		return []check.Finding{check.New(check.Fail, CodeIDCloneKeptMachineID,
+			fmt.Sprintf("cloud-init instance changed from %s to %s but /etc/machine-id predates it: a clone that kept its identity", prev, ev.InstanceID), d,
+			"Give the clone its own identity: `rm /etc/machine-id && systemd-machine-id-setup`, reboot, and seal templates (sealprep, or `cloud-init clean --machine-id`) before cloning")}
+	}
+	return []check.Finding{check.Passf(CodeIDInstanceOK,
+		fmt.Sprintf("machine-id was created for instance %s (previous: %s)", ev.InstanceID, prev), d)}
+}
+
+// JudgeConfigFiles reports configuration files that could not be read or
+// parsed, one finding per file.
+func JudgeConfigFiles(c NetworkConfig) []check.Finding {
+	var fs []check.Finding
+	if len(c.Unreadable) > 0 {
+		fs = append(fs, check.Errorf(CodeIDConfigUnreadable,
+			fmt.Sprintf("cannot read %d network configuration file(s)", len(c.Unreadable)),
+			map[string]string{"files": strings.Join(c.Unreadable, "\n")},
+			"Run guestcheck as root (NetworkManager keyfiles are readable by root only)"))
+	}
+	byFile := map[string][]Problem{}
+	var order []string
+	for _, p := range c.Problems {
+		if _, ok := byFile[p.File]; !ok {
+			order = append(order, p.File)
+		}
+		byFile[p.File] = append(byFile[p.File], p)
+	}
+	for _, f := range order {
+		ps := byFile[f]
+		msg := ps[0].String()
+		if len(ps) > 1 {
+			msg += fmt.Sprintf(" (+%d more)", len(ps)-1)
+		}
+		fs = append(fs, check.New(check.Warn, CodeIDConfigInvalid, msg,
+			map[string]string{"file": f, "problems": joinProblems(ps)},
+			"Fix the reported lines; the network service may reject the whole file (netplan refuses to apply any of its files)"))
+	}
+	return fs
+}
+
+// JudgeDHCPIdentity flags DHCP clients whose identity a clone shares with
+// its original: systemd-networkd (directly or rendered from netplan)
+// without a MAC-based client identifier, and NetworkManager profiles with
+// a DUID- or machine-derived one.
+func JudgeDHCPIdentity(c NetworkConfig) []check.Finding {
+	var fs []check.Finding
+	conf := c.NetworkdConf
+	checked := 0
+	renderer, devs := MergeNetplan(c.Netplan)
+	for _, d := range devs {
+		r := renderer
+		if d.Renderer != nil {
+			r = *d.Renderer
+		}
+		v4 := d.DHCP4 != nil && *d.DHCP4
+		v6 := d.DHCP6 != nil && *d.DHCP6
+		if r != "networkd" || !v4 && !v6 {
+			continue
+		}
+		checked++
+		det := map[string]string{"device": d.Kind + "/" + d.ID, "defined_at": d.At, "dhcp_at": d.DHCPAt, "renderer": r}
+		if d.DHCPIdentifier != nil {
+			det["dhcp_identifier"] = *d.DHCPIdentifier + " (" + d.DHCPIDAt + ")"
+		}
+		if conf.At != "" {
+			det["networkd_conf"] = fmt.Sprintf("DUIDType v4=%q v6=%q (%s)", conf.DUIDType4, conf.DUIDType6, conf.At)
+		}
+		if v4 && (d.DHCPIdentifier == nil || *d.DHCPIdentifier != "mac") && !macDUID(conf.DUIDType4) {
+			fs = append(fs, check.New(check.Warn, CodeIDDHCPClientID,
+				fmt.Sprintf("netplan %s %s (%s) uses DHCP without `dhcp-identifier: mac`", d.Kind, d.ID, d.DHCPAt), det,
+				fmt.Sprintf("Add `dhcp-identifier: mac` to %s in the cloud-init network-config or netplan file, so a restored or cloned VM does not get the original's DHCP lease", d.ID)))
+		}
+		if v6 && !macDUID(conf.DUIDType6) {
+			fs = append(fs, check.New(check.Warn, CodeIDDHCPClientID,
+				fmt.Sprintf("netplan %s %s (%s) uses DHCPv6 with a DUID derived from /etc/machine-id", d.Kind, d.ID, d.DHCPAt), det,
+				"Set `DUIDType=link-layer` under [DHCPv6] in /etc/systemd/networkd.conf, or make sure every clone gets a new machine-id"))
+		}
+	}
+	for _, u := range c.Networkd {
+		if !u.DHCPv4() && !u.DHCPv6() {
+			continue
+		}
+		checked++
+		duid4, duid6 := firstNonEmpty(u.DUIDType4, conf.DUIDType4), firstNonEmpty(u.DUIDType6, conf.DUIDType6)
+		det := map[string]string{"file": u.File, "dhcp_at": u.DHCPAt, "client_identifier": firstNonEmpty(u.ClientID, "duid (default)"),
+			"duid_type_v4": firstNonEmpty(duid4, "vendor (default)"), "duid_type_v6": firstNonEmpty(duid6, "vendor (default)")}
+		if u.DHCPv4() && u.ClientID != "mac" && !macDUID(duid4) {
+			fs = append(fs, check.New(check.Warn, CodeIDDHCPClientID,
+				fmt.Sprintf("%s runs DHCPv4 with a client identifier derived from /etc/machine-id", u.DHCPAt), det,
+				"Set `ClientIdentifier=mac` under [DHCPv4] in "+u.File+" (or `DUIDType=link-layer` in networkd.conf)"))
+		}
+		if u.DHCPv6() && !macDUID(duid6) {
+			fs = append(fs, check.New(check.Warn, CodeIDDHCPClientID,
+				fmt.Sprintf("%s runs DHCPv6 with a DUID derived from /etc/machine-id", u.DHCPAt), det,
+				"Set `DUIDType=link-layer` under [DHCPv6] in "+u.File+" or in networkd.conf"))
+		}
+	}
+	for _, nm := range c.NM {
+		if !nm.DHCPv4() {
+			continue
+		}
+		checked++
+		if nm.machineClientID() {
+			fs = append(fs, check.New(check.Warn, CodeIDDHCPClientID,
+				fmt.Sprintf("NetworkManager profile %q uses dhcp-client-id=%s, which a clone shares (%s)", nm.ID, nm.DHCPClientID, nm.DHCPClientAt),
+				map[string]string{"file": nm.File, "dhcp_client_id": nm.DHCPClientID},
+				fmt.Sprintf("Use the MAC address instead: `nmcli connection modify %q ipv4.dhcp-client-id mac`", nm.ID)))
+		}
+	}
+	if len(fs) > 0 {
+		return fs
+	}
+	if checked == 0 {
+		return []check.Finding{check.Passf(CodeIDDHCPOK, "no DHCP client configuration found", nil)}
+	}
+	return []check.Finding{check.Passf(CodeIDDHCPOK, fmt.Sprintf("%d DHCP configuration(s) identify the client by MAC address", checked), nil)}
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// JudgeMACBindings compares MAC-bound configuration with the kernel's
+// links. A binding to a MAC that no interface has (current or permanent
+// address) is stale; it fails when a NIC is left without an address,
+// because that NIC is most likely the one the configuration was for.
+func JudgeMACBindings(bs []MACBinding, t *Topology) []check.Finding {
+	if len(bs) == 0 {
+		return []check.Finding{check.Passf(CodeIDMACBindingsOK, "no network configuration is bound to a MAC address", nil)}
+	}
+	var bare []string
+	for _, n := range t.NICs {
+		if len(t.NICAddrs(n)) == 0 {
+			bare = append(bare, n.Name)
+		}
+	}
+	var fs []check.Finding
+	for _, b := range bs {
+		found := ""
+		for _, l := range t.Snap.Links {
+			if macEqual(l.MAC, b.MAC) || macEqual(l.PermMAC, b.MAC) {
+				found = l.Name
+				break
+			}
+		}
+		if found != "" {
+			continue
+		}
+		d := map[string]string{"mac": b.MAC.String(), "binding": b.Kind, "at": b.At, "nics": nicMACs(t)}
+		what := "configuration"
+		if b.Name != "" {
+			what = "configuration for " + b.Name
+			d["interface"] = b.Name
+		}
+		if len(bare) > 0 {
+			d["nics_without_address"] = strings.Join(bare, ", ")
+			fs = append(fs, check.New(check.Fail, CodeIDMACBindingOrphaned,
+				fmt.Sprintf("%s: %s is bound to MAC %s, which no interface has, and %s has no address", b.At, what, b.MAC, strings.Join(bare, ", ")), d,
+				"Re-render the network config for this VM's MAC (remove the stale `match: macaddress`/HWADDR/mac-address, or `cloud-init clean --configs network` and reboot), and pin MAC addresses in the VM spec"))
+			continue
+		}
+		fs = append(fs, check.New(check.Warn, CodeIDMACBindingStale,
+			fmt.Sprintf("%s: %s is bound to MAC %s, which no interface has", b.At, what, b.MAC), d,
+			"Remove the stale binding (or re-render the config for this VM's MACs), so it cannot grab the wrong NIC later"))
+	}
+	if len(fs) == 0 {
+		return []check.Finding{check.Passf(CodeIDMACBindingsOK,
+			fmt.Sprintf("all %d MAC-bound configuration(s) match an interface", len(bs)), bindingDetail(bs))}
+	}
+	return fs
+}
+
+func nicMACs(t *Topology) string {
+	var s []string
+	for _, n := range t.NICs {
+		s = append(s, n.Name+" "+n.MAC.String())
+	}
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
+func bindingDetail(bs []MACBinding) map[string]string {
+	d := map[string]string{}
+	for i, b := range bs {
+		d[fmt.Sprintf("binding_%d", i+1)] = fmt.Sprintf("%s %s at %s", b.Kind, b.MAC, b.At)
+	}
+	return d
+}

@@ -1,0 +1,299 @@
+package netcheck
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/config"
+	"github.com/guestcheck/guestcheck/internal/fs"
+)
+
+func fixture(t *testing.T, name string) *fs.Root {
+	t.Helper()
+	return openRoot(t, filepath.Join("testdata/roots", name))
+}
+
+func TestReadNetworkConfigFixtures(t *testing.T) {
+	tests := []struct {
+		root     string
+		dhcp     []string // codes of JudgeDHCPIdentity
+		bindings []string // "kind mac at-suffix name"
+		problems []string
+		check    func(t *testing.T, c NetworkConfig, fs []check.Finding)
+	}{
+		{root: "netplan-cloudinit", dhcp: []string{"warn identity-dhcp-client-id"},
+			bindings: []string{"netplan match: macaddress 52:54:00:12:34:56 50-cloud-init.yaml:11 enp1s0"},
+			check: func(t *testing.T, _ NetworkConfig, fs []check.Finding) {
+				if !strings.Contains(fs[0].Message, "netplan ethernets enp1s0 (") || !strings.Contains(fs[0].Message, "50-cloud-init.yaml:9) uses DHCP without `dhcp-identifier: mac`") ||
+					!strings.Contains(fs[0].Remediation, "dhcp-identifier: mac") {
+					t.Errorf("finding = %+v", fs[0])
+				}
+			}},
+		{root: "netplan-mac-identifier", dhcp: []string{"pass identity-dhcp-ok"},
+			check: func(t *testing.T, _ NetworkConfig, fs []check.Finding) {
+				if fs[0].Message != "2 DHCP configuration(s) identify the client by MAC address" {
+					t.Errorf("message %q", fs[0].Message)
+				}
+			}},
+		{root: "netplan-invalid", dhcp: []string{"warn identity-dhcp-client-id"},
+			problems: []string{"50-cloud-init.yaml:8: invalid YAML"},
+			check: func(t *testing.T, c NetworkConfig, fs []check.Finding) {
+				if !strings.Contains(fs[0].Message, "enp2s0") {
+					t.Errorf("the valid file was not judged: %+v", fs)
+				}
+			}},
+		{root: "networkd", dhcp: []string{"warn identity-dhcp-client-id", "warn identity-dhcp-client-id"},
+			bindings: []string{"systemd-networkd [Match] MACAddress= 52:54:00:12:34:56 20-wired.network:2 "},
+			check: func(t *testing.T, c NetworkConfig, fs []check.Finding) {
+				if !c.NetplanRendered || len(c.Networkd) != 1 {
+					t.Errorf("netplan output not skipped: %+v", c.Networkd)
+				}
+				if !strings.Contains(fs[0].Remediation, "ClientIdentifier=mac") || !strings.Contains(fs[1].Message, "DHCPv6") {
+					t.Errorf("findings = %+v", fs)
+				}
+			}},
+		{root: "networkd-linklayer", dhcp: []string{"pass identity-dhcp-ok"}},
+		{root: "ifcfg-rhel", dhcp: []string{"pass identity-dhcp-ok"},
+			bindings: []string{"ifcfg HWADDR 52:54:00:12:34:56 ifcfg-eth0:6 eth0"}},
+		{root: "nm-keyfile", dhcp: []string{"warn identity-dhcp-client-id"},
+			bindings: []string{"NetworkManager mac-address 52:54:00:12:34:56 cloud-init-eth0.nmconnection:13 cloud-init eth0"},
+			check: func(t *testing.T, _ NetworkConfig, fs []check.Finding) {
+				if !strings.Contains(fs[0].Remediation, `nmcli connection modify "cloud-init eth0" ipv4.dhcp-client-id mac`) {
+					t.Errorf("remediation %q", fs[0].Remediation)
+				}
+			}},
+		{root: "udev-persistent", dhcp: []string{"pass identity-dhcp-ok"},
+			bindings: []string{"udev 70-persistent-net.rules 52:54:00:12:34:56 70-persistent-net.rules:5 eth0"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.root, func(t *testing.T) {
+			c := ReadNetworkConfig(fixture(t, tc.root))
+			var got []string
+			for _, b := range c.Bindings {
+				got = append(got, b.Kind+" "+b.MAC.String()+" "+filepath.Base(b.At)+" "+b.Name)
+			}
+			if !slices.Equal(got, tc.bindings) {
+				t.Errorf("bindings = %q, want %q", got, tc.bindings)
+			}
+			var probs []string
+			for _, p := range c.Problems {
+				probs = append(probs, filepath.Base(p.String()))
+			}
+			if len(probs) != len(tc.problems) || len(probs) > 0 && !strings.HasPrefix(probs[0], tc.problems[0]) {
+				t.Errorf("problems = %v, want %v", probs, tc.problems)
+			}
+			fs := JudgeDHCPIdentity(c)
+			assertConventions(t, fs, IdentityCodes())
+			if g := codesOf(fs); !slices.Equal(g, tc.dhcp) {
+				t.Fatalf("dhcp findings %v, want %v\n%+v", g, tc.dhcp, fs)
+			}
+			if tc.check != nil {
+				tc.check(t, c, fs)
+			}
+		})
+	}
+}
+
+func TestJudgeConfigFiles(t *testing.T) {
+	c := ReadNetworkConfig(fixture(t, "netplan-invalid"))
+	c.Unreadable = []string{"/etc/NetworkManager/system-connections/x.nmconnection: permission denied"}
+	fs := JudgeConfigFiles(c)
+	assertConventions(t, fs, IdentityCodes())
+	if got := codesOf(fs); !slices.Equal(got, []string{"error identity-config-unreadable", "warn identity-config-invalid"}) {
+		t.Fatalf("got %v", got)
+	}
+	if !strings.HasSuffix(fs[1].Message, "/etc/netplan/50-cloud-init.yaml:8: invalid YAML: did not find expected key") {
+		t.Errorf("message %q", fs[1].Message)
+	}
+}
+
+func TestReadNetworkConfigUnreadable(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads every file")
+	}
+	root := writeRoot(t, map[string]string{"/etc/NetworkManager/system-connections/a.nmconnection": "[ipv4]\nmethod=auto\n"})
+	if err := os.Chmod(filepath.Join(root.Dir(), "etc/NetworkManager/system-connections/a.nmconnection"), 0); err != nil {
+		t.Fatal(err)
+	}
+	c := ReadNetworkConfig(root)
+	if len(c.Unreadable) != 1 || !strings.Contains(c.Unreadable[0], "permission denied") {
+		t.Errorf("unreadable = %v", c.Unreadable)
+	}
+}
+
+func TestNetplanRendererAndOverrides(t *testing.T) {
+	root := writeRoot(t, map[string]string{
+		"/lib/netplan/00-default.yaml": "network:\n  renderer: NetworkManager\n  ethernets:\n    eth9:\n      dhcp4: true\n",
+		"/etc/netplan/00-default.yaml": "network:\n  ethernets:\n    eth0:\n      dhcp4: true\n", // replaces the /lib file
+		"/run/netplan/50-nm.yaml":      "network:\n  renderer: NetworkManager\n  ethernets:\n    eth1:\n      dhcp4: true\n",
+		"/etc/netplan/60-eth2.yaml":    "network:\n  ethernets:\n    eth2:\n      renderer: networkd\n      dhcp4: true\n",
+	})
+	fs := JudgeDHCPIdentity(ReadNetworkConfig(root))
+	// The last network-level renderer (NetworkManager) applies to eth0 and
+	// eth1; eth2 overrides it per device. eth9's file is replaced.
+	if got := codesOf(fs); !slices.Equal(got, []string{"warn identity-dhcp-client-id"}) || !strings.Contains(fs[0].Message, "eth2") {
+		t.Errorf("got %+v", fs)
+	}
+}
+
+func TestJudgeMachineID(t *testing.T) {
+	mt := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	tests := []struct {
+		name string
+		ev   CloneEvidence
+		live bool
+		want string
+	}{
+		{"valid", CloneEvidence{MachineID: "0123456789abcdef0123456789abcdef", MachineIDFound: true, MachineIDTime: mt}, true, "pass identity-machine-id-ok"},
+		{"empty on a booted system", CloneEvidence{MachineIDFound: true}, true, "fail identity-machine-id-unset"},
+		{"uninitialized on a booted system", CloneEvidence{MachineID: "uninitialized", MachineIDFound: true}, true, "fail identity-machine-id-unset"},
+		{"missing on a booted system", CloneEvidence{}, true, "fail identity-machine-id-unset"},
+		{"empty in a sealed image", CloneEvidence{MachineIDFound: true}, false, "pass identity-machine-id-ok"},
+		{"uninitialized in an image", CloneEvidence{MachineID: "uninitialized", MachineIDFound: true}, false, "pass identity-machine-id-ok"},
+		{"garbage", CloneEvidence{MachineID: "not-a-machine-id", MachineIDFound: true}, false, "fail identity-machine-id-invalid"},
+		{"all zero", CloneEvidence{MachineID: strings.Repeat("0", 32), MachineIDFound: true}, true, "fail identity-machine-id-invalid"},
+		{"unreadable", CloneEvidence{MachineIDErr: os.ErrPermission}, true, "error identity-machine-id-unreadable"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := JudgeMachineID(tc.ev, tc.live)
+			assertConventions(t, fs, IdentityCodes())
+			if got := codesOf(fs); len(got) != 1 || got[0] != tc.want {
+				t.Errorf("got %+v, want %s", fs, tc.want)
+			}
+		})
+	}
+}
+
+// cloneRoot writes a guest with cloud-init state and sets the mtimes the
+// clone judgement depends on.
+func cloneRoot(t *testing.T, machineID time.Time, iid, prev string, iidTime time.Time, sem map[string]time.Time, procStat string) *fs.Root {
+	t.Helper()
+	files := map[string]string{
+		"/etc/machine-id":                          "0123456789abcdef0123456789abcdef\n",
+		"/var/lib/cloud/data/instance-id":          iid + "\n",
+		"/var/lib/cloud/data/previous-instance-id": prev + "\n",
+	}
+	if procStat != "" {
+		files["/proc/stat"] = procStat
+	}
+	for dir, tm := range sem {
+		files["/var/lib/cloud/instances/"+dir+"/sem/config_scripts_user"] = tm.Format(time.RFC3339)
+	}
+	root := writeRoot(t, files)
+	chtime := func(p string, tm time.Time) {
+		if err := os.Chtimes(filepath.Join(root.Dir(), p), tm, tm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	chtime("etc/machine-id", machineID)
+	chtime("var/lib/cloud/data/instance-id", iidTime)
+	for dir, tm := range sem {
+		chtime("var/lib/cloud/instances/"+dir+"/sem/config_scripts_user", tm)
+	}
+	return root
+}
+
+func TestJudgeClone(t *testing.T) {
+	boot := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	stat := "cpu  1 2 3\nbtime " + strconv.FormatInt(boot.Unix(), 10) + "\nprocesses 10\n"
+	old := boot.Add(-90 * 24 * time.Hour)
+	tests := []struct {
+		name string
+		root func(t *testing.T) *fs.Root
+		live bool
+		want []string
+	}{
+		{"clone kept its machine-id (this boot)", func(t *testing.T) *fs.Root {
+			return cloneRoot(t, old, "i-new", "i-old", boot.Add(20*time.Second), map[string]time.Time{"i-new": boot.Add(30 * time.Second), "i-old": old}, stat)
+		}, true, []string{"fail identity-clone-kept-machine-id"}},
+		{"clone with a regenerated machine-id (this boot)", func(t *testing.T) *fs.Root {
+			return cloneRoot(t, boot.Add(time.Second), "i-new", "i-old", boot.Add(20*time.Second), map[string]time.Time{"i-new": boot.Add(30 * time.Second), "i-old": old}, stat)
+		}, true, []string{"pass identity-instance-ok"}},
+		{"clone detected on a later boot from the old instance directory", func(t *testing.T) *fs.Root {
+			return cloneRoot(t, old, "i-new", "i-new", boot, map[string]time.Time{"i-new": boot.Add(-48 * time.Hour), "i-old": old}, stat)
+		}, true, []string{"fail identity-clone-kept-machine-id"}},
+		{"later boot of a properly regenerated clone", func(t *testing.T) *fs.Root {
+			return cloneRoot(t, boot.Add(-48*time.Hour-time.Minute), "i-new", "i-new", boot, map[string]time.Time{"i-new": boot.Add(-48 * time.Hour), "i-old": old}, stat)
+		}, true, []string{"pass identity-instance-ok"}},
+		{"first boot of a fresh instance", func(t *testing.T) *fs.Root {
+			return cloneRoot(t, boot.Add(time.Second), "i-new", "NO_PREVIOUS_INSTANCE_ID", boot.Add(20*time.Second), map[string]time.Time{"i-new": boot.Add(30 * time.Second)}, stat)
+		}, true, []string{"pass identity-instance-ok"}},
+		{"image root: dated against the instance-id file", func(t *testing.T) *fs.Root {
+			return cloneRoot(t, old, "i-new", "i-old", boot, nil, "")
+		}, false, []string{"fail identity-clone-kept-machine-id"}},
+		{"no cloud-init state", func(t *testing.T) *fs.Root {
+			return writeRoot(t, map[string]string{"/etc/machine-id": "0123456789abcdef0123456789abcdef\n"})
+		}, true, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := JudgeClone(ReadCloneEvidence(tc.root(t), tc.live))
+			if got := codesOf(fs); !slices.Equal(got, tc.want) {
+				t.Fatalf("got %+v, want %v", fs, tc.want)
+			}
+			if len(fs) > 0 {
+				assertConventions(t, fs, IdentityCodes())
+			}
+		})
+	}
+}
+
+func TestJudgeMACBindings(t *testing.T) {
+	mac := func(s string) net.HardwareAddr { m, _ := net.ParseMAC(s); return m }
+	bound := []MACBinding{{MAC: mac("52:54:00:12:34:56"), At: "/etc/netplan/50-cloud-init.yaml:11", Kind: "netplan match: macaddress", Name: "enp1s0"}}
+	present := singleNIC()
+	present.Links[1].MAC = mac("52:54:00:12:34:56")
+	permanent := singleNIC()
+	permanent.Links[1].PermMAC = mac("52:54:00:12:34:56")
+	staleButAddressed := singleNIC()
+	orphaned := singleNIC()
+	orphaned.Addrs = orphaned.Addrs[:1]
+	tests := []struct {
+		name string
+		bs   []MACBinding
+		snap Snapshot
+		want []string
+	}{
+		{"no bindings", nil, singleNIC(), []string{"pass identity-mac-bindings-ok"}},
+		{"present", bound, present, []string{"pass identity-mac-bindings-ok"}},
+		{"matches the permanent address", bound, permanent, []string{"pass identity-mac-bindings-ok"}},
+		{"stale, NICs configured anyway", bound, staleButAddressed, []string{"warn identity-mac-binding-stale"}},
+		{"stale and the NIC is left bare", bound, orphaned, []string{"fail identity-mac-binding-orphaned"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := JudgeMACBindings(tc.bs, NewTopology(tc.snap))
+			assertConventions(t, fs, IdentityCodes())
+			if got := codesOf(fs); !slices.Equal(got, tc.want) {
+				t.Fatalf("got %+v, want %v", fs, tc.want)
+			}
+		})
+	}
+	fs := JudgeMACBindings(bound, NewTopology(orphaned))
+	if fs[0].Message != "/etc/netplan/50-cloud-init.yaml:11: configuration for enp1s0 is bound to MAC 52:54:00:12:34:56, which no interface has, and eth0 has no address" ||
+		fs[0].Detail["nics"] != "eth0 52:54:00:00:00:02" {
+		t.Errorf("finding = %+v", fs[0])
+	}
+}
+
+func TestRunIdentityImageRoot(t *testing.T) {
+	env := &check.Env{Root: fixture(t, "netplan-cloudinit"), Live: false, Config: config.Default()}
+	fs := RunIdentity(context.Background(), env)
+	assertConventions(t, fs, IdentityCodes())
+	want := []string{"pass identity-machine-id-ok", "warn identity-dhcp-client-id", "skip identity-mac-binding-skipped"}
+	if got := codesOf(fs); !slices.Equal(got, want) {
+		t.Fatalf("got %v, want %v\n%+v", got, want, fs)
+	}
+	if fs[2].Detail["binding_1"] == "" {
+		t.Errorf("skip without the bindings: %+v", fs[2])
+	}
+}

@@ -1,0 +1,105 @@
+package netcheck
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/config"
+	"github.com/guestcheck/guestcheck/internal/fs"
+)
+
+// HostsEntry is one line of /etc/hosts.
+type HostsEntry struct {
+	Addr  string
+	Names []string
+	Line  int
+}
+
+// ParseHosts parses /etc/hosts bytes; malformed lines (a single field)
+// are skipped, as the C library does. Comments start with '#'.
+func ParseHosts(b []byte) []HostsEntry {
+	var out []HostsEntry
+	for i, l := range lines(b) {
+		if j := strings.IndexByte(l, '#'); j >= 0 {
+			l = l[:j]
+		}
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			continue
+		}
+		out = append(out, HostsEntry{Addr: f[0], Names: f[1:], Line: i + 1})
+	}
+	return out
+}
+
+// MachineFQDN returns the machine's fully qualified domain name and where
+// it was found, or "" when the machine has no domain. It follows what
+// `hostname --fqdn` does with a files-only lookup: the hostname itself
+// when it is dotted, else the first dotted name of the /etc/hosts line
+// that lists the short name.
+func MachineFQDN(root *fs.Root, live bool) (fqdn, source string) {
+	src := "/etc/hostname"
+	if live {
+		src = "/proc/sys/kernel/hostname"
+	}
+	b, err := root.ReadFile(src)
+	if err != nil {
+		return "", ""
+	}
+	host := ""
+	for _, l := range lines(b) {
+		if l = strings.TrimSpace(l); l != "" && l[0] != '#' {
+			host = l
+			break
+		}
+	}
+	host = strings.TrimSuffix(host, ".")
+	if host == "" || isLocalhostName(host) {
+		return "", ""
+	}
+	if strings.Contains(host, ".") {
+		return host, root.Display(src)
+	}
+	hb, err := root.ReadFile("/etc/hosts")
+	if err != nil {
+		return "", ""
+	}
+	for _, e := range ParseHosts(hb) {
+		listed := false
+		for _, n := range e.Names {
+			listed = listed || strings.EqualFold(n, host)
+		}
+		if !listed {
+			continue
+		}
+		for _, n := range e.Names {
+			if strings.HasPrefix(strings.ToLower(n), strings.ToLower(host)+".") && !isLocalhostName(n) {
+				return strings.TrimSuffix(n, "."), fmt.Sprintf("%s:%d", root.Display("/etc/hosts"), e.Line)
+			}
+		}
+	}
+	return "", ""
+}
+
+func isLocalhostName(n string) bool {
+	n = strings.ToLower(n)
+	return n == "localhost" || strings.HasPrefix(n, "localhost.") || strings.HasSuffix(n, ".localhost")
+}
+
+// ProbeNames decides which names the dns check resolves: dns.names when
+// set, else the machine's FQDN, else a dotted hostname.expected from the
+// configuration. from says which; names is empty when there is nothing
+// sensible to ask (resolving a bare short name tests the search list,
+// not the servers).
+func ProbeNames(root *fs.Root, live bool, cfg *config.Config) (names []string, from string) {
+	if cfg != nil && len(cfg.DNS.Names) > 0 {
+		return cfg.DNS.Names, "config dns.names"
+	}
+	if fqdn, src := MachineFQDN(root, live); fqdn != "" {
+		return []string{fqdn}, "the machine's FQDN (" + src + ")"
+	}
+	if cfg != nil && strings.Contains(strings.TrimSuffix(cfg.Hostname.Expected, "."), ".") {
+		return []string{strings.TrimSuffix(cfg.Hostname.Expected, ".")}, "config hostname.expected"
+	}
+	return nil, ""
+}

@@ -1,0 +1,218 @@
+package netcheck
+
+import (
+	"errors"
+	iofs "io/fs"
+	"net"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/fs"
+)
+
+// NetworkConfig is the guest's network configuration as far as
+// network-identity judges it: DHCP client identity and MAC bindings.
+type NetworkConfig struct {
+	Netplan         []Netplan // in netplan's merge order
+	Networkd        []NetworkdUnit
+	NetworkdConf    NetworkdConf
+	NM              []NMConnection
+	Bindings        []MACBinding
+	Problems        []Problem
+	Unreadable      []string // files that exist but could not be read
+	NetplanRendered bool     // /run/systemd/network holds netplan's output
+}
+
+// MACBinding is network configuration that applies only to the NIC with
+// one MAC address.
+type MACBinding struct {
+	MAC  net.HardwareAddr
+	At   string // "file:line"
+	Kind string // what kind of binding, for messages
+	Name string // the interface the configuration is for, when it says
+}
+
+// Directories read, in increasing priority: a file in a later directory
+// replaces one with the same name in an earlier one.
+var (
+	netplanDirs  = []string{"/lib/netplan", "/etc/netplan", "/run/netplan"}
+	networkdDirs = []string{"/run/systemd/network", "/etc/systemd/network"}
+	nmDirs       = []string{"/run/NetworkManager/system-connections", "/etc/NetworkManager/system-connections"}
+	ifcfgDirs    = []string{"/etc/sysconfig/network-scripts", "/etc/sysconfig/network"}
+)
+
+const persistentNetRules = "/etc/udev/rules.d/70-persistent-net.rules"
+
+// ReadNetworkConfig reads and parses every network configuration file
+// network-identity judges. networkd units shipped under /usr/lib are left
+// out: they are distribution defaults for containers and examples, not
+// this VM's configuration.
+func ReadNetworkConfig(root *fs.Root) NetworkConfig {
+	var c NetworkConfig
+	read := func(p string) ([]byte, bool) {
+		b, err := root.ReadFile(p)
+		switch {
+		case err == nil:
+			return b, true
+		case !errors.Is(err, iofs.ErrNotExist):
+			c.Unreadable = append(c.Unreadable, root.Display(p)+": "+errText(err))
+		}
+		return nil, false
+	}
+
+	for _, p := range overlay(root, netplanDirs, func(n string) bool { return strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".yml") }) {
+		if b, ok := read(p); ok {
+			np, probs := ParseNetplan(root.Display(p), b)
+			c.Netplan = append(c.Netplan, np)
+			c.Problems = append(c.Problems, probs...)
+		}
+	}
+
+	for _, p := range overlay(root, []string{"/usr/lib/systemd", "/run/systemd", "/etc/systemd"}, func(n string) bool { return n == "networkd.conf" }) {
+		c.readNetworkdConf(root, p, read)
+	}
+	for _, p := range overlay(root, []string{"/usr/lib/systemd/networkd.conf.d", "/run/systemd/networkd.conf.d", "/etc/systemd/networkd.conf.d"},
+		func(n string) bool { return strings.HasSuffix(n, ".conf") }) {
+		c.readNetworkdConf(root, p, read)
+	}
+
+	for _, p := range overlay(root, networkdDirs, func(n string) bool { return strings.HasSuffix(n, ".network") || strings.HasSuffix(n, ".link") }) {
+		if strings.HasPrefix(path.Base(p), "10-netplan-") {
+			// netplan's own output: judged through the netplan files.
+			c.NetplanRendered = true
+			continue
+		}
+		b, ok := read(p)
+		if !ok {
+			continue
+		}
+		ini, probs := ParseINI(root.Display(p), b, true)
+		for _, dp := range overlay(root, []string{p + ".d"}, func(n string) bool { return strings.HasSuffix(n, ".conf") }) {
+			if db, ok := read(dp); ok {
+				di, dprobs := ParseINI(root.Display(dp), db, true)
+				ini.Entries = append(ini.Entries, di.Entries...)
+				probs = append(probs, dprobs...)
+			}
+		}
+		u, uprobs := ParseNetworkdUnit(ini)
+		c.Problems = append(c.Problems, append(probs, uprobs...)...)
+		kind := "systemd-networkd [Match] MACAddress="
+		if strings.HasSuffix(p, ".link") {
+			kind = "systemd .link [Match] MACAddress="
+		} else {
+			c.Networkd = append(c.Networkd, u)
+		}
+		for _, m := range u.MatchMACs {
+			c.Bindings = append(c.Bindings, MACBinding{MAC: m.MAC, At: m.At, Kind: kind, Name: u.Name()})
+		}
+	}
+
+	for _, p := range overlay(root, nmDirs, func(n string) bool { return strings.HasSuffix(n, ".nmconnection") }) {
+		b, ok := read(p)
+		if !ok {
+			continue
+		}
+		ini, probs := ParseINI(root.Display(p), b, false)
+		nm, nprobs := ParseNMKeyfile(ini)
+		c.Problems = append(c.Problems, append(probs, nprobs...)...)
+		c.NM = append(c.NM, nm)
+		if nm.MAC != nil {
+			name := nm.InterfaceName
+			if name == "" {
+				name = nm.ID
+			}
+			c.Bindings = append(c.Bindings, MACBinding{MAC: nm.MAC.MAC, At: nm.MAC.At, Kind: "NetworkManager mac-address", Name: name})
+		}
+	}
+
+	for _, dir := range ifcfgDirs {
+		for _, p := range overlay(root, []string{dir}, func(n string) bool { return strings.HasPrefix(n, "ifcfg-") && n != "ifcfg-lo" }) {
+			b, ok := read(p)
+			if !ok {
+				continue
+			}
+			vars, probs := ParseIfcfg(root.Display(p), b)
+			c.Problems = append(c.Problems, probs...)
+			v, ok := vars["HWADDR"]
+			if !ok || v.Value == "" {
+				continue
+			}
+			mac, err := net.ParseMAC(v.Value)
+			if err != nil {
+				c.Problems = append(c.Problems, Problem{File: root.Display(p), Line: v.Line, Msg: "HWADDR " + quoteShort(v.Value) + " is not a MAC address"})
+				continue
+			}
+			name := strings.TrimPrefix(path.Base(p), "ifcfg-")
+			if d, ok := vars["DEVICE"]; ok && d.Value != "" {
+				name = d.Value
+			}
+			c.Bindings = append(c.Bindings, MACBinding{MAC: mac, At: loc(root.Display(p), v.Line), Kind: "ifcfg HWADDR", Name: name})
+		}
+	}
+
+	if b, ok := read(persistentNetRules); ok {
+		rules, probs := ParsePersistentNetRules(root.Display(persistentNetRules), b)
+		c.Problems = append(c.Problems, probs...)
+		for _, r := range rules {
+			c.Bindings = append(c.Bindings, MACBinding{MAC: r.MAC, At: r.At, Kind: "udev 70-persistent-net.rules", Name: r.Name})
+		}
+	}
+
+	_, devs := MergeNetplan(c.Netplan)
+	for _, d := range devs {
+		if d.MatchMAC == nil {
+			continue
+		}
+		mac, _ := net.ParseMAC(*d.MatchMAC) // validated by the parser
+		c.Bindings = append(c.Bindings, MACBinding{MAC: mac, At: d.MatchMACAt, Kind: "netplan match: macaddress", Name: d.Name()})
+	}
+	return c
+}
+
+func (c *NetworkConfig) readNetworkdConf(root *fs.Root, p string, read func(string) ([]byte, bool)) {
+	b, ok := read(p)
+	if !ok {
+		return
+	}
+	ini, probs := ParseINI(root.Display(p), b, true)
+	c.Problems = append(c.Problems, probs...)
+	c.NetworkdConf.Apply(ini)
+}
+
+// overlay lists the regular files accepted by keep in dirs, where a file
+// in a later directory replaces the same name in an earlier one, sorted by
+// base name (the order netplan and systemd apply them in).
+func overlay(root *fs.Root, dirs []string, keep func(string) bool) []string {
+	byName := map[string]string{}
+	for _, d := range dirs {
+		es, err := root.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for _, e := range es {
+			if keep(e.Name()) && !e.IsDir() {
+				byName[e.Name()] = path.Join(d, e.Name())
+			}
+		}
+	}
+	names := make([]string, 0, len(byName))
+	for n := range byName {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = byName[n]
+	}
+	return out
+}
+
+// errText keeps the cause of a file error without repeating the path.
+func errText(err error) string {
+	var pe *iofs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
