@@ -14,6 +14,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/buildinfo"
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/cloudinit"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/report"
@@ -294,9 +295,23 @@ func useColor(w io.Writer) bool {
 	return ok && isTerminal(f)
 }
 
+// waitForCloudInit waits up to d for cloud-init to finish before the checks
+// run. It never waits from inside cloud-init (it would wait for itself) and
+// only on the running system; either way the checks run afterwards.
 func waitForCloudInit(ctx context.Context, env *check.Env, d time.Duration, stderr io.Writer) {
-	_ = ctx
-	_ = env
-	_ = d
-	_ = stderr
+	if !env.Live {
+		fmt.Fprintf(stderr, "guestcheck: --wait ignored: %s\n", env.NotLiveReason())
+		return
+	}
+	wctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	st, timedOut, err := cloudinit.Wait(wctx, env.Root, 0)
+	switch {
+	case errors.Is(err, cloudinit.ErrInsideCloudInit):
+		fmt.Fprintf(stderr, "guestcheck: not waiting: %v\n", err)
+	case timedOut && st != nil:
+		fmt.Fprintf(stderr, "guestcheck: cloud-init is still %q after --wait %s; checking now\n", st.ExtendedStatus(), d)
+	case timedOut:
+		fmt.Fprintf(stderr, "guestcheck: cloud-init state unknown after --wait %s (%v); checking now\n", d, err)
+	}
 }

@@ -188,3 +188,10 @@ func TestRunTimeoutNeverHangs(t *testing.T) {
 		t.Fatal("guestcheck did not return after its --timeout")
 	}
 }
+
+func TestWaitIgnoredUnderRoot(t *testing.T) {
+	code, _, errs := invoke(t, []check.Check{fake("a", check.Pass)}, "--wait", "1h")
+	if code != 0 || !strings.Contains(errs, "--wait ignored: needs the running system") {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}

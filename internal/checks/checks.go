@@ -7,6 +7,7 @@ import "github.com/guestcheck/guestcheck/internal/check"
 // All lists every check in display order. Adding a check means adding its
 // file, its test, its line here and its page under docs/checks/.
 var All = []check.Check{
+	CloudInit,
 	Hostname,
 	Routes,
 	DNS,

@@ -1,0 +1,623 @@
+package checks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/cloudinit"
+	"github.com/guestcheck/guestcheck/internal/cloudinit/cloudinittest"
+	"github.com/guestcheck/guestcheck/internal/config"
+	"github.com/guestcheck/guestcheck/internal/systemd"
+)
+
+var ciNow = time.Date(2025, 11, 29, 22, 0, 0, 0, time.UTC)
+
+const (
+	ciDone = `{"v1": {"datasource": "DataSourceNoCloud [seed=/dev/vdb][dsmode=net]", "stage": null,
+	  "init-local": {"errors": [], "recoverable_errors": {}, "start": 4.1, "finished": 5.2},
+	  "init": {"errors": [], "recoverable_errors": {}, "start": 8.0, "finished": 11.5},
+	  "modules-config": {"errors": [], "recoverable_errors": {}, "start": 14.0, "finished": 15.0},
+	  "modules-final": {"errors": [], "recoverable_errors": {}, "start": 20.0, "finished": 25.5}}}`
+	ciResultOK  = `{"v1": {"datasource": "DataSourceNoCloud [seed=/dev/vdb][dsmode=net]", "errors": []}}`
+	ciDoneEpoch = `{"v1": {"datasource": "DataSourceNoCloud [seed=/dev/vdb][dsmode=net]", "stage": null,
+	  "init-local": {"errors": [], "start": 1764453000.5, "finished": 1764453002.0},
+	  "modules-final": {"errors": [], "start": 1764453100.0, "finished": 1764453110.25}}}`
+	ciModuleError = `{"v1": {"datasource": "DataSourceNoCloud", "stage": null,
+	  "init": {"errors": [], "start": 8.0, "finished": 11.5},
+	  "modules-config": {"errors": ["('write_files', PermissionError(13, 'Permission denied'))"], "recoverable_errors": {"WARNING":
+	     ["Running module write_files (<module 'cloudinit.config.cc_write_files' from '/usr/lib/python3/dist-packages/cloudinit/config/cc_write_files.py'>) failed"]},
+	     "start": 14.0, "finished": 15.0},
+	  "modules-final": {"errors": [], "start": 20.0, "finished": 25.5}}}`
+	ciDegraded = `{"v1": {"datasource": "DataSourceNoCloud", "stage": null,
+	  "init": {"errors": [], "recoverable_errors": {"DEPRECATED": ["Deprecated cloud-config provided: apt_upgrade:  Deprecated in version 22.2."]}, "start": 8.0, "finished": 11.5},
+	  "modules-config": {"errors": [], "recoverable_errors": {"WARNING": ["Invalid cloud-config provided:\npermissions: 420 is not of type 'string'", "second warning"]}, "start": 14.0, "finished": 15.0},
+	  "modules-final": {"errors": [], "start": 20.0, "finished": 25.5}}}`
+	ciRunningFinal = `{"v1": {"datasource": "DataSourceNoCloud", "stage": "modules-final",
+	  "init": {"errors": [], "start": 8.0, "finished": 11.5},
+	  "modules-config": {"errors": [], "start": 14.0, "finished": 15.0},
+	  "modules-final": {"errors": [], "start": 20.0, "finished": null}}}`
+	ciRunningFinalDirtyInit = `{"v1": {"datasource": "DataSourceNoCloud", "stage": "modules-final",
+	  "init": {"errors": ["Consuming user data failed!"], "start": 8.0, "finished": 11.5},
+	  "modules-final": {"errors": [], "start": 20.0, "finished": null}}}`
+	ciRunningInit = `{"v1": {"datasource": null, "stage": "init",
+	  "init-local": {"errors": [], "start": 4.0, "finished": 5.0},
+	  "init": {"errors": [], "start": 8.0, "finished": null}}}`
+	ciDoneNone = `{"v1": {"datasource": "DataSourceNone", "stage": null,
+	  "init": {"errors": [], "recoverable_errors": {"WARNING": ["Used fallback datasource"]}, "start": 8.0, "finished": 11.5},
+	  "modules-final": {"errors": [], "start": 20.0, "finished": 25.5}}}`
+)
+
+// ciHealthyUnits are cloud-init 25.1's units after a clean boot.
+func ciHealthyUnits() []systemd.UnitState {
+	return []systemd.UnitState{
+		cloudinittest.Unit("cloud-init-main.service", "active", "exited", "enabled"),
+		cloudinittest.Unit("cloud-init-local.service", "active", "exited", "enabled"),
+		cloudinittest.Unit("cloud-init-network.service", "active", "exited", "enabled"),
+		cloudinittest.Unit("cloud-config.service", "active", "exited", "enabled"),
+		cloudinittest.Unit("cloud-final.service", "active", "exited", "enabled"),
+	}
+}
+
+func ciUnitsWith(u systemd.UnitState) []systemd.UnitState {
+	out := ciHealthyUnits()
+	for i := range out {
+		if out[i].Name == u.Name {
+			out[i] = u
+		}
+	}
+	return out
+}
+
+// ciRuncmdChain makes guestcheck a child of cloud-init's runcmd script.
+func ciRuncmdChain(r *cloudinittest.Root) {
+	r.Proc(1, 0, "systemd", "/sbin/init").
+		Proc(345, 1, "cloud-init", "/usr/bin/python3", "/usr/bin/cloud-init", "--all-stages").
+		Proc(900, 345, "runcmd", "/bin/sh", "/var/lib/cloud/instance/scripts/runcmd").
+		Proc(950, 900, "guestcheck", "/usr/local/bin/guestcheck", "--exit-zero").Self(950)
+}
+
+// ciBooted is a live root with cloud-init installed and enabled, up for up.
+func ciBooted(t *testing.T, up time.Duration) *cloudinittest.Root {
+	return cloudinittest.New(t).Installed().Uptime(up).Write(cloudinit.GeneratorEnabledPath, "")
+}
+
+type ciCase struct {
+	name     string
+	root     func(t *testing.T) *cloudinittest.Root
+	offline  bool
+	required bool
+	sd       *cloudinittest.Systemd // nil: healthy units
+	want     []string               // "status code" per finding, sorted
+	check    func(t *testing.T, fs []check.Finding, rootDir string)
+}
+
+func TestCloudInitCheck(t *testing.T) {
+	cases := []ciCase{
+		{name: "not installed", root: func(t *testing.T) *cloudinittest.Root { return cloudinittest.New(t) },
+			want: []string{"skip cloud-init-not-installed"}},
+		{name: "not installed but required", required: true, root: func(t *testing.T) *cloudinittest.Root { return cloudinittest.New(t) },
+			want: []string{"fail cloud-init-not-installed"}},
+		{name: "done", root: func(t *testing.T) *cloudinittest.Root {
+			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciDone).Write(cloudinit.ResultPath, ciResultOK).
+				Write(cloudinit.InstanceDataPath, `{"v1": {"instance_id": "iid-42", "cloud_name": "nocloud", "local_hostname": "vm1"}}`)
+		}, want: []string{"pass cloud-init-done"}, check: func(t *testing.T, fs []check.Finding, _ string) {
+			d := fs[0].Detail
+			for k, v := range map[string]string{
+				"datasource": "nocloud", "extended_status": "done", "cloud_init_exit_code": "0", "boot_status_code": "enabled-by-generator",
+				"stage": "none running", "instance_id": "iid-42", "cloud_name": "nocloud", "local_hostname": "vm1",
+				"timestamp_encoding": "seconds since boot (24.2+)", "uptime": "5m0s",
+				// Booted at 21:55:00; modules-final finished 25.5 s later.
+				"last_update":         "2025-11-29T21:55:25Z (25.5)",
+				"stage_modules_final": "start 2025-11-29T21:55:20Z (20), finished 2025-11-29T21:55:25Z (25.5)",
+				"units":               "cloud-final.service=active/exited (enabled), cloud-config.service=active/exited (enabled), cloud-init-network.service=active/exited (enabled), cloud-init-local.service=active/exited (enabled), cloud-init-main.service=active/exited (enabled), cloud-init.service=not-found",
+			} {
+				if d[k] != v {
+					t.Errorf("detail %s = %q, want %q", k, d[k], v)
+				}
+			}
+		}},
+		{name: "done, epoch timestamps before 24.2", root: func(t *testing.T) *cloudinittest.Root {
+			return ciBooted(t, time.Hour).Write(cloudinit.StatusPath, ciDoneEpoch).Write(cloudinit.ResultPath, ciResultOK)
+		}, want: []string{"pass cloud-init-done"}, check: func(t *testing.T, fs []check.Finding, _ string) {
+			d := fs[0].Detail
+			if d["timestamp_encoding"] != "epoch seconds (before 24.2)" || d["last_update"] != "2025-11-29T21:51:50Z (1764453110.25)" {
+				t.Errorf("detail = %q %q", d["timestamp_encoding"], d["last_update"])
+			}
+		}},
+		{name: "module error", root: func(t *testing.T) *cloudinittest.Root {
+			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciModuleError).
+				Write(cloudinit.ResultPath, `{"v1": {"datasource": "DataSourceNoCloud", "errors": ["('write_files', PermissionError(13, 'Permission denied'))"]}}`)
+		}, want: []string{"fail cloud-init-module-error", "warn cloud-init-recoverable-error"}, check: func(t *testing.T, fs []check.Finding, _ string) {
+			f := ciFind(t, fs, "cloud-init-module-error")
+			if f.Message != "cloud-init module write_files failed in stage modules-config: ('write_files', PermissionError(13, 'Permission denied'))" {
+				t.Errorf("message = %q", f.Message)
+			}
+			if f.Detail["module"] != "write_files" || f.Detail["error_stage"] != "modules-config" || f.Detail["extended_status"] != "error - done" ||
+				f.Detail["cloud_init_exit_code"] != "1" {
+				t.Errorf("detail = %v", f.Detail)
+			}
+		}},
+		{name: "degraded", root: func(t *testing.T) *cloudinittest.Root {
+			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciDegraded).Write(cloudinit.ResultPath, ciResultOK)
+		}, want: []string{"pass cloud-init-done", "warn cloud-init-recoverable-error", "warn cloud-init-recoverable-error"},
+			check: func(t *testing.T, fs []check.Finding, _ string) {
+				var levels []string
+				for _, f := range fs {
+					if f.Code == "cloud-init-recoverable-error" {
+						levels = append(levels, f.Detail["level"])
+						if f.Detail["level"] == "WARNING" {
+							if f.Message != "cloud-init logged 2 WARNING messages: Invalid cloud-config provided: permissions: 420 is not of type 'string' (+1 more)" {
+								t.Errorf("message = %q", f.Message)
+							}
+							if f.Detail["messages"] != "Invalid cloud-config provided: permissions: 420 is not of type 'string'\nsecond warning" {
+								t.Errorf("messages = %q", f.Detail["messages"])
+							}
+						}
+					}
+				}
+				if strings.Join(levels, ",") != "DEPRECATED,WARNING" {
+					t.Errorf("levels = %v", levels)
+				}
+				if f := ciFind(t, fs, "cloud-init-done"); f.Detail["extended_status"] != "degraded done" || f.Message != "cloud-init finished this boot: degraded done (datasource nocloud)" {
+					t.Errorf("done = %q %v", f.Message, f.Detail["extended_status"])
+				}
+			}},
+		{name: "running, not from cloud-init", root: func(t *testing.T) *cloudinittest.Root {
+			return ciBooted(t, 2*time.Minute).Write(cloudinit.StatusPath, ciRunningFinal)
+		}, sd: &cloudinittest.Systemd{States: ciUnitsWith(cloudinittest.Unit("cloud-final.service", "activating", "start", "enabled"))},
+			want: []string{"warn cloud-init-running"}, check: func(t *testing.T, fs []check.Finding, _ string) {
+				if !strings.Contains(fs[0].Remediation, "--wait") {
+					t.Errorf("remediation does not suggest --wait: %q", fs[0].Remediation)
+				}
+			}},
+		{name: "running in final, invoked from runcmd", root: func(t *testing.T) *cloudinittest.Root {
+			r := ciBooted(t, 2*time.Minute).Write(cloudinit.StatusPath, ciRunningFinal)
+			ciRuncmdChain(r)
+			return r
+		}, sd: &cloudinittest.Systemd{States: ciUnitsWith(cloudinittest.Unit("cloud-final.service", "activating", "start", "enabled"))},
+			want: []string{"pass cloud-init-running-in-final"}, check: func(t *testing.T, fs []check.Finding, _ string) {
+				d := fs[0].Detail
+				if !strings.Contains(d["invoked_from"], "scripts/runcmd (pid 900)") || !strings.Contains(d["note"], "--exit-zero") ||
+					d["extended_status"] != "running" || !strings.Contains(fs[0].Message, "earlier stages finished cleanly") {
+					t.Errorf("finding = %+v", fs[0])
+				}
+			}},
+		{name: "running in final from runcmd, earlier stage failed", root: func(t *testing.T) *cloudinittest.Root {
+			r := ciBooted(t, 2*time.Minute).Write(cloudinit.StatusPath, ciRunningFinalDirtyInit)
+			ciRuncmdChain(r)
+			return r
+		}, want: []string{"fail cloud-init-module-error", "pass cloud-init-running-in-final"}, check: func(t *testing.T, fs []check.Finding, _ string) {
+			if f := ciFind(t, fs, "cloud-init-module-error"); f.Message != "cloud-init stage init failed: Consuming user data failed!" {
+				t.Errorf("message = %q", f.Message)
+			}
+		}},
+		{name: "running init stage, invoked from bootcmd", root: func(t *testing.T) *cloudinittest.Root {
+			r := ciBooted(t, time.Minute).Write(cloudinit.StatusPath, ciRunningInit)
+			r.Proc(345, 1, "cloud-init", "/usr/bin/python3", "/usr/bin/cloud-init", "init").
+				Proc(400, 345, "sh", "/bin/sh", "/var/lib/cloud/instance/boothooks/x").
+				Proc(401, 400, "guestcheck", "guestcheck").Self(401)
+			return r
+		}, want: []string{"warn cloud-init-running"}, check: func(t *testing.T, fs []check.Finding, _ string) {
+			if !strings.Contains(fs[0].Message, "stage init, which started guestcheck") {
+				t.Errorf("message = %q", fs[0].Message)
+			}
+		}},
+		{name: "not started, booting", root: func(t *testing.T) *cloudinittest.Root { return ciBooted(t, 90*time.Second) },
+			want: []string{"warn cloud-init-not-started"}},
+		{name: "not started, long after boot", root: func(t *testing.T) *cloudinittest.Root { return ciBooted(t, time.Hour) },
+			want: []string{"fail cloud-init-not-started"}},
+		{name: "not started, uptime unknown", root: func(t *testing.T) *cloudinittest.Root {
+			return cloudinittest.New(t).Installed()
+		}, want: []string{"warn cloud-init-not-started"}},
+		{name: "offline image", offline: true, root: func(t *testing.T) *cloudinittest.Root {
+			return cloudinittest.New(t).Installed().Uptime(time.Hour)
+		}, want: []string{"skip cloud-init-not-started"}, check: func(t *testing.T, fs []check.Finding, _ string) {
+			if !strings.HasPrefix(fs[0].Detail["units"], "not queried") {
+				t.Errorf("units = %q", fs[0].Detail["units"])
+			}
+		}},
+		{name: "stale boot-finished and result.json", root: func(t *testing.T) *cloudinittest.Root {
+			boot := ciNow.Add(-time.Hour)
+			return ciBooted(t, time.Hour).
+				Write(cloudinit.BootFinishedPath, "40.10 - Thu, 27 Nov 2025 09:00:40 +0000 - v. 25.1.4\n").
+				Chtime(cloudinit.BootFinishedPath, boot.Add(-49*time.Hour)).
+				Write(cloudinit.DataResultPath, ciResultOK).Chtime(cloudinit.DataResultPath, boot.Add(-49*time.Hour))
+		}, want: []string{"fail cloud-init-not-started", "warn cloud-init-stale-result", "warn cloud-init-stale-result"},
+			check: func(t *testing.T, fs []check.Finding, dir string) {
+				f := ciFind(t, fs, "cloud-init-stale-result")
+				want := dir + "/var/lib/cloud/instance/boot-finished is from an earlier boot (modified 2025-11-27T20:00:00Z, before this boot at 2025-11-29T21:00:00Z)"
+				if f.Message != want {
+					t.Errorf("message = %q\nwant      %q", f.Message, want)
+				}
+			}},
+		{name: "stale status.json from a longer earlier boot", root: func(t *testing.T) *cloudinittest.Root {
+			// /run survived (not a tmpfs): events at uptime 20-25 s, up 10 s now.
+			return ciBooted(t, 10*time.Second).Write(cloudinit.StatusPath, ciDone).Write(cloudinit.ResultPath, ciResultOK)
+		}, want: []string{"warn cloud-init-not-started", "warn cloud-init-stale-result"}, check: func(t *testing.T, fs []check.Finding, _ string) {
+			if f := ciFind(t, fs, "cloud-init-stale-result"); !strings.Contains(f.Message, "its last event is at uptime 26s, but this boot has been up only 10s") {
+				t.Errorf("message = %q", f.Message)
+			}
+		}},
+		{name: "disabled by marker file", root: func(t *testing.T) *cloudinittest.Root {
+			// Leftovers are expected once cloud-init is disabled after first boot.
+			return ciBooted(t, time.Hour).Write(cloudinit.DisabledMarkerPath, "").
+				Write(cloudinit.BootFinishedPath, "40.10 - Thu, 27 Nov 2025 09:00:40 +0000 - v. 25.1.4\n").
+				Chtime(cloudinit.BootFinishedPath, ciNow.Add(-72*time.Hour))
+		}, want: []string{"skip cloud-init-disabled"}, check: func(t *testing.T, fs []check.Finding, _ string) {
+			if fs[0].Message != "cloud-init is disabled on this boot: Cloud-init disabled by /etc/cloud/cloud-init.disabled (disabled-by-marker-file)" {
+				t.Errorf("message = %q", fs[0].Message)
+			}
+		}},
+		{name: "disabled by kernel command line, required", required: true, root: func(t *testing.T) *cloudinittest.Root {
+			return ciBooted(t, time.Hour).Write("/proc/cmdline", "root=/dev/vda1 ro cloud-init=disabled\n")
+		}, want: []string{"fail cloud-init-disabled"}, check: func(t *testing.T, fs []check.Finding, _ string) {
+			if fs[0].Detail["boot_status_code"] != "disabled-by-kernel-command-line" || !strings.Contains(fs[0].Remediation, "kernel command line") {
+				t.Errorf("finding = %+v", fs[0])
+			}
+		}},
+		{name: "disabled by generator", root: func(t *testing.T) *cloudinittest.Root {
+			return cloudinittest.New(t).Installed().Uptime(time.Hour).Write(cloudinit.GeneratorDisabledPath, "")
+		}, want: []string{"skip cloud-init-disabled"}, check: func(t *testing.T, fs []check.Finding, _ string) {
+			if fs[0].Detail["boot_status_code"] != "disabled-by-generator" {
+				t.Errorf("detail = %v", fs[0].Detail)
+			}
+		}},
+		{name: "disabled by environment", root: func(t *testing.T) *cloudinittest.Root {
+			return ciBooted(t, time.Hour).Write("/proc/1/environ", "KERNEL_CMDLINE=cloud-init=disabled\x00")
+		}, want: []string{"skip cloud-init-disabled"}},
+		{name: "failed unit", root: func(t *testing.T) *cloudinittest.Root {
+			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciDone).Write(cloudinit.ResultPath, ciResultOK)
+		}, sd: &cloudinittest.Systemd{States: ciUnitsWith(cloudinittest.Unit("cloud-final.service", "failed", "failed", "enabled"))},
+			want: []string{"fail cloud-init-unit-failed", "pass cloud-init-done"}, check: func(t *testing.T, fs []check.Finding, _ string) {
+				f := ciFind(t, fs, "cloud-init-unit-failed")
+				if f.Message != "cloud-final.service failed (failed/failed)" || f.Detail["unit"] != "cloud-final.service" {
+					t.Errorf("finding = %+v", f)
+				}
+			}},
+		{name: "crashed while running: cloud-init's own error - done", root: func(t *testing.T) *cloudinittest.Root {
+			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciRunningFinal)
+		}, sd: &cloudinittest.Systemd{States: ciUnitsWith(cloudinittest.Unit("cloud-final.service", "failed", "failed", "enabled"))},
+			want: []string{"fail cloud-init-unit-failed"}, check: func(t *testing.T, fs []check.Finding, _ string) {
+				if d := fs[0].Detail; d["extended_status"] != "error - done" || d["cloud_init_exit_code"] != "1" {
+					t.Errorf("detail = %v", d)
+				}
+			}},
+		{name: "masked unit", root: func(t *testing.T) *cloudinittest.Root {
+			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciDone).Write(cloudinit.ResultPath, ciResultOK)
+		}, sd: &cloudinittest.Systemd{States: ciUnitsWith(cloudinittest.Unit("cloud-config.service", "inactive", "dead", "masked"))},
+			want: []string{"fail cloud-init-unit-failed", "pass cloud-init-done"}},
+		{name: "no systemd", root: func(t *testing.T) *cloudinittest.Root {
+			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciDone).Write(cloudinit.ResultPath, ciResultOK)
+		}, sd: &cloudinittest.Systemd{Err: fmt.Errorf("connect: %w", systemd.ErrNotRunning)},
+			want: []string{"pass cloud-init-done"}, check: func(t *testing.T, fs []check.Finding, _ string) {
+				if fs[0].Detail["units"] != "systemd not running" {
+					t.Errorf("units = %q", fs[0].Detail["units"])
+				}
+			}},
+		{name: "systemd query fails", root: func(t *testing.T) *cloudinittest.Root {
+			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciDone).Write(cloudinit.ResultPath, ciResultOK)
+		}, sd: &cloudinittest.Systemd{Err: errors.New("dbus: access denied\nretry later")},
+			want: []string{"pass cloud-init-done"}, check: func(t *testing.T, fs []check.Finding, _ string) {
+				if fs[0].Detail["units"] != "query failed: dbus: access denied retry later" {
+					t.Errorf("units = %q", fs[0].Detail["units"])
+				}
+			}},
+		{name: "datasource none", root: func(t *testing.T) *cloudinittest.Root {
+			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciDoneNone).Write(cloudinit.ResultPath, ciResultOK)
+		}, want: []string{"pass cloud-init-done", "warn cloud-init-datasource-none", "warn cloud-init-recoverable-error"}},
+		{name: "truncated status.json", root: func(t *testing.T) *cloudinittest.Root {
+			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciDone[:100])
+		}, sd: &cloudinittest.Systemd{States: ciUnitsWith(cloudinittest.Unit("cloud-final.service", "failed", "failed", "enabled"))},
+			// The unreadable file does not hide the unit failure.
+			want: []string{"error cloud-init-status-unreadable", "fail cloud-init-unit-failed"}, check: func(t *testing.T, fs []check.Finding, dir string) {
+				f := ciFind(t, fs, "cloud-init-status-unreadable")
+				if f.Message != dir+"/run/cloud-init/status.json: unexpected end of JSON input" {
+					t.Errorf("message = %q", f.Message)
+				}
+			}},
+		{name: "garbage result.json", root: func(t *testing.T) *cloudinittest.Root {
+			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciDone).Write(cloudinit.ResultPath, "not json at all")
+		}, want: []string{"error cloud-init-status-unreadable"}, check: func(t *testing.T, fs []check.Finding, dir string) {
+			want := dir + "/run/cloud-init/result.json: invalid character 'o' in literal null (expecting 'u') (at byte 2)"
+			if fs[0].Message != want {
+				t.Errorf("message = %q\nwant      %q", fs[0].Message, want)
+			}
+		}},
+		{name: "wrong type in status.json", root: func(t *testing.T) *cloudinittest.Root {
+			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, `{"v1": {"modules-final": {"errors": "none", "start": 1.0}}}`)
+		}, want: []string{"error cloud-init-status-unreadable"}, check: func(t *testing.T, fs []check.Finding, dir string) {
+			if fs[0].Message != dir+"/run/cloud-init/status.json: v1.modules-final.errors: want an array of strings, got string" {
+				t.Errorf("message = %q", fs[0].Message)
+			}
+		}},
+		{name: "directory where status.json should be", root: func(t *testing.T) *cloudinittest.Root {
+			return ciBooted(t, 5*time.Minute).Mkdir(cloudinit.StatusPath)
+		}, want: []string{"error cloud-init-status-unreadable"}, check: func(t *testing.T, fs []check.Finding, dir string) {
+			if fs[0].Message != dir+"/run/cloud-init/status.json: is a directory" {
+				t.Errorf("message = %q", fs[0].Message)
+			}
+		}},
+		{name: "broken instance-data does not hide the status", root: func(t *testing.T) *cloudinittest.Root {
+			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciDone).Write(cloudinit.ResultPath, ciResultOK).
+				Write(cloudinit.InstanceDataPath, `{"v1": {"local_hostname": ["x"]}}`)
+		}, want: []string{"error cloud-init-status-unreadable", "pass cloud-init-done"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.root(t)
+			env := ciEnv(r, !tc.offline, tc.required, tc.sd)
+			fs := CloudInit.Run(context.Background(), env)
+			ciConventions(t, fs)
+			var got []string
+			for _, f := range fs {
+				got = append(got, string(f.Status)+" "+f.Code)
+			}
+			sort.Strings(got)
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Fatalf("findings:\n%s\nwant:\n%s\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"), ciDump(fs))
+			}
+			if tc.check != nil {
+				tc.check(t, fs, r.Dir)
+			}
+		})
+	}
+}
+
+func TestCloudInitUnreadableAsUser(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads mode-000 files anyway; the directory-as-file case covers read errors")
+	}
+	r := ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciDone)
+	if err := os.Chmod(r.Dir+cloudinit.StatusPath, 0); err != nil {
+		t.Fatal(err)
+	}
+	fs := CloudInit.Run(context.Background(), ciEnv(r, true, false, nil))
+	f := ciFind(t, fs, "cloud-init-status-unreadable")
+	if f.Message != r.Dir+"/run/cloud-init/status.json: permission denied" || !strings.Contains(f.Remediation, "root") {
+		t.Errorf("finding = %+v", f)
+	}
+}
+
+func TestCloudInitInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciDone)
+	fs := CloudInit.Run(ctx, ciEnv(r, true, false, nil))
+	if len(fs) != 1 || fs[0].Status != check.Error || fs[0].Code != "cloud-init-interrupted" {
+		t.Fatalf("findings = %s", ciDump(fs))
+	}
+}
+
+func ciEnv(r *cloudinittest.Root, live, required bool, sd *cloudinittest.Systemd) *check.Env {
+	if sd == nil {
+		sd = &cloudinittest.Systemd{States: ciHealthyUnits()}
+	}
+	cfg := config.Default()
+	cfg.CloudInit.Required = required
+	return &check.Env{Root: r.Open(), Live: live, Systemd: sd, Config: cfg, Now: func() time.Time { return ciNow }}
+}
+
+// ciConventions holds findings to the framework's rules.
+func ciConventions(t *testing.T, fs []check.Finding) {
+	t.Helper()
+	if len(fs) == 0 {
+		t.Fatal("no findings")
+	}
+	codes := map[string]bool{}
+	for _, c := range CloudInit.Codes {
+		codes[c] = true
+	}
+	for _, f := range fs {
+		if !f.Status.Valid() || !codes[f.Code] {
+			t.Errorf("finding %q has status %q / undeclared code", f.Code, f.Status)
+		}
+		if f.Message == "" || strings.ContainsAny(f.Message, "\n\r") || strings.HasSuffix(f.Message, ".") && !strings.HasSuffix(f.Message, "...") {
+			t.Errorf("%s: message not one line without a trailing period: %q", f.Code, f.Message)
+		}
+		needFix := f.Status != check.Pass && f.Status != check.Skip
+		if needFix != (f.Remediation != "") {
+			t.Errorf("%s (%s): remediation %q", f.Code, f.Status, f.Remediation)
+		}
+		if f.Code == "cloud-init-interrupted" {
+			continue
+		}
+		for _, k := range []string{"datasource", "stage", "extended_status", "boot_status_code", "units"} {
+			if f.Code != "cloud-init-not-installed" && f.Detail[k] == "" {
+				t.Errorf("%s: detail lacks %s", f.Code, k)
+			}
+		}
+		for k := range f.Detail {
+			if !ciSnake(k) {
+				t.Errorf("%s: detail key %q is not snake_case", f.Code, k)
+			}
+		}
+	}
+}
+
+func ciSnake(s string) bool {
+	for i, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' && i > 0) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func ciFind(t *testing.T, fs []check.Finding, code string) check.Finding {
+	t.Helper()
+	for _, f := range fs {
+		if f.Code == code {
+			return f
+		}
+	}
+	t.Fatalf("no %s finding in\n%s", code, ciDump(fs))
+	return check.Finding{}
+}
+
+func ciDump(fs []check.Finding) string {
+	var b strings.Builder
+	for _, f := range fs {
+		fmt.Fprintf(&b, "  %s %s: %s\n", f.Status, f.Code, f.Message)
+	}
+	return b.String()
+}
+
+// TestCloudInitAgreesWithCloudInit runs the check on every real capture
+// and synthetic case (see internal/cloudinit/testdata) and requires its
+// verdict to match cloud-init's own: error → fail, degraded → warn, done →
+// pass, disabled → skip, running → warn (pass when started from runcmd in
+// the final stage), not started → warn or fail by uptime. A case where the
+// check deliberately differs says so in its guestcheck-verdict file.
+func TestCloudInitAgreesWithCloudInit(t *testing.T) {
+	for _, src := range []string{"real", "synthetic"} {
+		t.Run(src, func(t *testing.T) {
+			caps, err := cloudinittest.LoadCaptures("../cloudinit/testdata/" + src)
+			if err != nil || len(caps) == 0 {
+				t.Fatalf("no %s fixtures in internal/cloudinit/testdata/%s (%v)", src, src, err)
+			}
+			for _, c := range caps {
+				all := []*cloudinittest.Capture{c}
+				if c.Runcmd != nil {
+					all = append(all, c.Runcmd)
+				}
+				for _, c := range all {
+					t.Run(c.Name, func(t *testing.T) { ciAgree(t, c, true) })
+					if len(c.Parents) > 0 {
+						// The same files seen from a console: still running.
+						t.Run(c.Name+"/console", func(t *testing.T) { ciAgree(t, c, false) })
+					}
+				}
+			}
+		})
+	}
+}
+
+func ciAgree(t *testing.T, c *cloudinittest.Capture, inside bool) {
+	r := c.Root(t)
+	if !inside {
+		r.Remove("/proc/self")
+	}
+	sd := &cloudinittest.Systemd{States: c.Units}
+	if c.Units == nil {
+		sd.Err = fmt.Errorf("no bus: %w", systemd.ErrNotRunning)
+	}
+	env := &check.Env{Root: r.Open(), Live: true, Systemd: sd, Config: config.Default(), Now: func() time.Time { return c.Now }}
+	fs := CloudInit.Run(context.Background(), env)
+	ciConventions(t, fs)
+
+	w := c.Want
+	ext := w.Status // cloud-init before 23.4 has no extended status
+	if w.ExtendedStatus != nil {
+		ext = *w.ExtendedStatus
+	}
+	var want check.Status
+	switch {
+	case c.Verdict != "":
+		want = check.Status(c.Verdict)
+		t.Logf("deliberate difference from cloud-init (%s): %s", ext, c.VerdictWhy)
+	case strings.HasPrefix(ext, "error"):
+		want = check.Fail
+	case strings.HasPrefix(ext, "degraded"):
+		want = check.Warn
+	case ext == "done":
+		want = check.Pass
+	case ext == "disabled":
+		want = check.Skip
+	case ext == "running" && inside && len(c.Parents) > 0:
+		want = check.Pass
+	case ext == "running":
+		want = check.Warn
+	case ext == "not started" || ext == "not run":
+		want = check.Warn
+		if up := ciUptime(t, c.UptimeRaw); up > ciNotStartedGrace {
+			want = check.Fail
+		}
+	default:
+		t.Fatalf("cloud-init status %q not mapped", ext)
+	}
+	if got := ciVerdict(fs); got != want {
+		t.Errorf("check says %s, cloud-init says %q (rc %d), want %s\n%s", got, ext, w.RC, want, ciDump(fs))
+	}
+	for _, f := range fs {
+		if w.ExtendedStatus != nil && f.Detail["extended_status"] != ext {
+			t.Errorf("%s: detail extended_status %q, cloud-init says %q", f.Code, f.Detail["extended_status"], ext)
+		}
+		if f.Detail["cloud_init_exit_code"] != fmt.Sprint(w.RC) {
+			t.Errorf("%s: detail cloud_init_exit_code %q, cloud-init exited %d", f.Code, f.Detail["cloud_init_exit_code"], w.RC)
+		}
+	}
+	if len(c.Parents) > 0 && inside && strings.HasSuffix(ext, "running") {
+		f := ciFind(t, fs, "cloud-init-running-in-final")
+		if !strings.Contains(f.Detail["invoked_from"], "scripts/runcmd") {
+			t.Errorf("invoked_from = %q", f.Detail["invoked_from"])
+		}
+	}
+	// Every error cloud-init lists (except its systemd summary, which the
+	// unit findings stand for) has a module-error finding.
+	for _, e := range w.Errors {
+		if e == cloudinit.SystemdFailureMessage {
+			continue
+		}
+		found := false
+		for _, f := range fs {
+			if f.Code != "cloud-init-module-error" || f.Detail["error"] != e {
+				continue
+			}
+			found = true
+			// str() of cloud-init's (module, exception) pair names the module.
+			if strings.HasPrefix(e, "('") && f.Detail["module"] == "unknown" {
+				t.Errorf("no module extracted from %q", e)
+			}
+		}
+		if !found {
+			t.Errorf("cloud-init error %q has no module-error finding\n%s", e, ciDump(fs))
+		}
+	}
+}
+
+// ciVerdict is the check's status as the runner summarises it.
+func ciVerdict(fs []check.Finding) check.Status {
+	sts := make([]check.Status, len(fs))
+	pass := false
+	for i, f := range fs {
+		sts[i] = f.Status
+		pass = pass || f.Status == check.Pass
+	}
+	if w := check.Worst(sts...); w != check.Skip || !pass {
+		return w
+	}
+	return check.Pass
+}
+
+func ciUptime(t *testing.T, raw string) time.Duration {
+	t.Helper()
+	var sec float64
+	if _, err := fmt.Sscan(raw, &sec); err != nil {
+		t.Fatalf("uptime %q: %v", raw, err)
+	}
+	return time.Duration(sec * float64(time.Second))
+}
+
+func TestCloudInitDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/checks/cloud-init.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, code := range CloudInit.Codes {
+		if !check.IsKebab(code) || !strings.Contains(string(doc), "| `"+code+"` |") {
+			t.Errorf("code %s is not in the codes table of docs/checks/cloud-init.md", code)
+		}
+	}
+	for _, k := range []string{"cloud_init.required", "--wait", "--exit-zero"} {
+		if !strings.Contains(string(doc), k) {
+			t.Errorf("docs do not mention %s", k)
+		}
+	}
+}

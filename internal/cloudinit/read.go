@@ -1,0 +1,215 @@
+package cloudinit
+
+import (
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/fs"
+)
+
+// ReadOptions says how to read a root.
+type ReadOptions struct {
+	// Live is true when the root is the running system, so that /proc and
+	// /run describe this boot. Without it only files on disk are read.
+	Live bool
+	// Now is the wall clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// FileError is a file that exists but could not be read or parsed.
+type FileError struct {
+	// Path is the guest path.
+	Path string
+	// Err is the reason, without the path.
+	Err error
+}
+
+// Error returns "path: reason".
+func (e *FileError) Error() string { return e.Path + ": " + e.Err.Error() }
+
+// Unwrap returns the reason.
+func (e *FileError) Unwrap() error { return e.Err }
+
+// Snapshot is everything read from a root in one pass.
+type Snapshot struct {
+	// Inputs feed Compute; Units are left nil for the caller to fill.
+	Inputs Inputs
+	// InstalledEvidence names what showed cloud-init is installed.
+	InstalledEvidence string
+	// InstanceData is nil when absent or broken.
+	InstanceData *InstanceData
+	// StatusErr, ResultErr and InstanceDataErr are set when that file
+	// exists but cannot be read or parsed.
+	StatusErr, ResultErr, InstanceDataErr *FileError
+	// Notes records inputs that could not be read but are not errors
+	// (e.g. "/proc/uptime": "unreadable: ..."), for the report's detail.
+	Notes map[string]string
+}
+
+// Usable reports whether status.json and result.json were readable, which
+// State needs to mean anything.
+func (s *Snapshot) Usable() bool { return s.StatusErr == nil && s.ResultErr == nil }
+
+// State computes the state from the snapshot's inputs.
+func (s *Snapshot) State() *State { return Compute(s.Inputs) }
+
+// installMarkers show that cloud-init is installed.
+func installMarkers() []string {
+	return []string{"/usr/bin/cloud-init", "/bin/cloud-init", "/usr/local/bin/cloud-init", "/etc/cloud/cloud.cfg"}
+}
+
+// Read gathers cloud-init's files from root. It never fails as a whole:
+// per-file problems are in the snapshot, so that one broken file does not
+// hide the rest.
+func Read(root *fs.Root, opt ReadOptions) *Snapshot {
+	now := time.Now
+	if opt.Now != nil {
+		now = opt.Now
+	}
+	s := &Snapshot{Notes: map[string]string{}}
+	in := &s.Inputs
+
+	if b, ok, err := readOptional(root, StatusPath); err != nil {
+		s.StatusErr = &FileError{StatusPath, err}
+	} else if ok {
+		if sf, err := ParseStatus(b); err != nil {
+			s.StatusErr = &FileError{StatusPath, err}
+		} else {
+			in.Status = sf
+		}
+	}
+	if b, ok, err := readOptional(root, ResultPath); err != nil {
+		in.ResultExists = true
+		s.ResultErr = &FileError{ResultPath, err}
+	} else if ok {
+		in.ResultExists = true
+		if rf, err := ParseResult(b); err != nil {
+			s.ResultErr = &FileError{ResultPath, err}
+		} else {
+			in.Result = rf
+		}
+	}
+	if b, ok, err := readOptional(root, InstanceDataPath); err != nil {
+		s.InstanceDataErr = &FileError{InstanceDataPath, err}
+	} else if ok {
+		if d, err := ParseInstanceData(b); err != nil {
+			s.InstanceDataErr = &FileError{InstanceDataPath, err}
+		} else {
+			s.InstanceData = d
+		}
+	}
+
+	switch {
+	case in.Status != nil || s.StatusErr != nil:
+		s.InstalledEvidence = StatusPath
+	default:
+		for _, p := range installMarkers() {
+			if root.Exists(p) {
+				s.InstalledEvidence = p
+				break
+			}
+		}
+	}
+	in.Installed = s.InstalledEvidence != ""
+
+	bi := BootInputs{
+		MarkerFile:        root.Exists(DisabledMarkerPath),
+		GeneratorDisabled: root.Exists(GeneratorDisabledPath),
+		GeneratorEnabled:  root.Exists(GeneratorEnabledPath),
+	}
+	var btime time.Time
+	var uptime time.Duration
+	var uptimeKnown bool
+	if opt.Live {
+		// cloud-init's uses_systemd(): /run/systemd/system is a directory.
+		if st, err := root.Lstat("/run/systemd/system"); err != nil || !st.IsDir() {
+			bi.Sysvinit = true
+		}
+		bi.Cmdline = s.readCmdline(root)
+		// Needs root; unreadable simply means "not disabled this way".
+		if b, err := root.ReadFile("/proc/1/environ"); err == nil {
+			bi.Environment = environDisablesCloudInit(b)
+		}
+		if b, err := root.ReadFile("/proc/stat"); err != nil {
+			s.Notes["/proc/stat"] = "unreadable: " + fileReason(err)
+		} else if t, err := ParseBootTime(b); err != nil {
+			s.Notes["/proc/stat"] = err.Error()
+		} else {
+			btime = t
+		}
+		if b, err := root.ReadFile("/proc/uptime"); err != nil {
+			s.Notes["/proc/uptime"] = "unreadable: " + fileReason(err)
+		} else if d, err := ParseUptime(b); err != nil {
+			s.Notes["/proc/uptime"] = err.Error()
+		} else {
+			uptime, uptimeKnown = d, true
+		}
+		in.Clock = NewBootClock(now(), btime, uptime, uptimeKnown)
+	} else {
+		in.Clock = BootClock{Now: now()}
+	}
+	in.Boot = DetectBootStatus(bi)
+
+	if st, err := root.Stat(BootFinishedPath); err == nil && st.Mode().IsRegular() {
+		ff := &FileFacts{Path: BootFinishedPath, ModTime: st.ModTime()}
+		if b, err := root.ReadFile(BootFinishedPath); err != nil {
+			ff.ParseErr = stripPath(err)
+		} else {
+			ff.Content, ff.ParseErr = ParseBootFinished(b)
+		}
+		in.BootFinished = ff
+	}
+	if st, err := root.Stat(DataResultPath); err == nil && st.Mode().IsRegular() {
+		in.DataResult = &FileFacts{Path: DataResultPath, ModTime: st.ModTime()}
+	}
+	return s
+}
+
+// readCmdline returns the kernel command line the way cloud-init's
+// get_cmdline does: PID 1's arguments inside a container, /proc/cmdline
+// otherwise.
+func (s *Snapshot) readCmdline(root *fs.Root) string {
+	if root.Exists("/run/systemd/container") {
+		if b, err := root.ReadFile("/proc/1/cmdline"); err == nil {
+			return strings.Join(ParseCmdline(b), " ")
+		}
+	}
+	b, err := root.ReadFile("/proc/cmdline")
+	if err != nil {
+		s.Notes["/proc/cmdline"] = "unreadable: " + fileReason(err)
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// readOptional reads p; a missing file is ok=false without error.
+func readOptional(root *fs.Root, p string) (b []byte, ok bool, err error) {
+	b, err = root.ReadFile(p)
+	switch {
+	case err == nil:
+		return b, true, nil
+	case errors.Is(err, iofs.ErrNotExist):
+		return nil, false, nil
+	}
+	return nil, false, stripPath(err)
+}
+
+// stripPath drops the path from a file error, since messages name the file
+// themselves, and keeps the cause (an errno stays matchable with
+// errors.Is): "permission denied", "is a directory".
+func stripPath(err error) error {
+	if errors.Is(err, fs.ErrTooLarge) {
+		return fmt.Errorf("%w (over %d bytes)", fs.ErrTooLarge, fs.MaxFileSize)
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func fileReason(err error) string { return stripPath(err).Error() }
