@@ -1,20 +1,25 @@
-// Command sealprep prepares a VM or a mounted image root to become a
-// template by clearing its per-instance identity. It is not implemented
-// yet; it exits 3 so that no pipeline mistakes it for a successful seal.
+// Command sealprep prepares a VM, or a mounted image root, to become a
+// template: it clears machine-id, SSH host keys, cloud-init state and the
+// rest of the per-instance identity so that every clone boots as a new
+// machine. It plans first, applies through one executor, and verifies.
 package main
 
 import (
-	"fmt"
+	"context"
 	"os"
 
-	"github.com/guestcheck/guestcheck/internal/buildinfo"
+	"github.com/guestcheck/guestcheck/internal/seal"
 )
 
 func main() {
-	if len(os.Args) > 1 && (os.Args[1] == "--version" || os.Args[1] == "version") {
-		fmt.Printf("sealprep %s\n", buildinfo.Version)
-		return
-	}
-	fmt.Fprintln(os.Stderr, "sealprep: not yet implemented")
-	os.Exit(3)
+	live := &seal.SystemLive{}
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, env{
+		all:        seal.All,
+		live:       live,
+		powerOff:   live.PowerOff,
+		hostRead:   os.ReadFile,
+		isTerminal: isTerminal,
+		booted:     func() bool { st, err := os.Lstat("/run/systemd/system"); return err == nil && st.IsDir() },
+		ctx:        context.Background(),
+	}))
 }

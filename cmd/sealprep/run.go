@@ -1,0 +1,258 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/buildinfo"
+	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/seal"
+)
+
+const usageText = `Usage: sealprep COMMAND [flags]
+
+Prepare this VM, or a mounted image root, to become a template: clear the
+per-instance identity (machine-id, SSH host keys, cloud-init state, leases,
+logs, ...) so that every clone boots as a new machine.
+
+Commands:
+  list      every operation: ID, default or opt-in, what it does
+  plan      every action (path, what will happen, why); changes nothing
+  apply     perform the plan; asks on a terminal unless --yes
+  verify    re-plan and report the identity still present
+
+Flags:
+  --root DIR              guest root: / (default, the running system) or a
+                          mounted image or extracted tree
+  --ops SPEC              defaults (default); -id drops, +id adds, or an
+                          explicit list: --ops machine-id,ssh-host-keys
+  --format FMT            text (default) or json
+  --machine-id-mode MODE  empty (default) or uninitialized
+  --yes                   apply without asking (required without a terminal)
+  --poweroff              apply: power the live system off right after a
+                          successful apply, before anything rewrites identity
+  --force                 override the refusals that allow it
+  --version               print the version and exit
+  -h, --help              show this help
+
+Exit codes: 0 planned, applied and sealed, or verified sealed; 1 an action
+failed or identity is left (each listed); 3 usage error or refusal.
+Deleted data stays on the disk until overwritten: this is not a secure erase.
+
+Examples:
+  sealprep plan
+  sealprep apply --yes --poweroff                 # last step in the guest
+  sealprep apply --yes --root /mnt/image          # offline, on a mounted image
+  sealprep verify --root /mnt/image --format json
+`
+
+// env is what run needs from the outside world; tests build their own so
+// that nothing stops units, powers off or reads the host.
+type env struct {
+	all        []seal.Operation
+	live       seal.Live
+	powerOff   func(ctx context.Context) error
+	hostRead   func(string) ([]byte, error)
+	isTerminal func(io.Reader) bool
+	booted     func() bool
+	ctx        context.Context
+}
+
+type options struct {
+	cmd, root, ops, format, mode string
+	yes, poweroff, force         bool
+}
+
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+var commands = map[string]bool{"list": true, "plan": true, "apply": true, "verify": true}
+
+func parseArgs(args []string) (*options, error) {
+	o := &options{}
+	if len(args) == 0 {
+		return nil, usageError{"missing command (list, plan, apply or verify)"}
+	}
+	switch args[0] {
+	case "-h", "--help", "-help", "help":
+		return nil, flag.ErrHelp
+	case "--version", "-version", "version":
+		o.cmd = "version"
+		return o, nil
+	}
+	if !commands[args[0]] {
+		return nil, usageError{fmt.Sprintf("unknown command %q (want list, plan, apply or verify)", args[0])}
+	}
+	o.cmd = args[0]
+	fl := flag.NewFlagSet("sealprep", flag.ContinueOnError)
+	fl.SetOutput(io.Discard)
+	fl.StringVar(&o.root, "root", "/", "")
+	fl.StringVar(&o.ops, "ops", "defaults", "")
+	fl.StringVar(&o.format, "format", "text", "")
+	fl.StringVar(&o.mode, "machine-id-mode", string(seal.MachineIDEmpty), "")
+	fl.BoolVar(&o.yes, "yes", false, "")
+	fl.BoolVar(&o.poweroff, "poweroff", false, "")
+	fl.BoolVar(&o.force, "force", false, "")
+	version := fl.Bool("version", false, "")
+	if err := fl.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, usageError{err.Error()}
+	}
+	if *version {
+		o.cmd = "version"
+		return o, nil
+	}
+	if fl.NArg() > 0 {
+		return nil, usageError{fmt.Sprintf("unexpected argument %q", fl.Arg(0))}
+	}
+	if o.format != "text" && o.format != "json" {
+		return nil, usageError{fmt.Sprintf("--format %q: want text or json", o.format)}
+	}
+	if o.mode != string(seal.MachineIDEmpty) && o.mode != string(seal.MachineIDUninitialized) {
+		return nil, usageError{fmt.Sprintf("--machine-id-mode %q: want empty or uninitialized", o.mode)}
+	}
+	if o.poweroff && o.cmd != "apply" {
+		return nil, usageError{"--poweroff only goes with apply"}
+	}
+	return o, nil
+}
+
+// run is the whole command behind main, with its I/O and the outside world
+// passed in so tests can drive it.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, e env) int {
+	o, err := parseArgs(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, usageText)
+		return seal.ExitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "sealprep: %v (see --help)\n", err)
+		return seal.ExitUsage
+	}
+	if o.cmd == "version" {
+		fmt.Fprintf(stdout, "sealprep %s\n", buildinfo.Version)
+		return seal.ExitOK
+	}
+	ops, err := seal.Select(e.all, o.ops)
+	if err != nil {
+		fmt.Fprintf(stderr, "sealprep: %v\n", err)
+		return seal.ExitUsage
+	}
+	if o.cmd == "list" {
+		l := seal.NewListReport(e.all, ops)
+		if o.format == "json" {
+			err = seal.WriteJSON(stdout, l)
+		} else {
+			err = seal.WriteList(stdout, l)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "sealprep: write: %v\n", err)
+			return seal.ExitProblem
+		}
+		return seal.ExitOK
+	}
+
+	root, err := fs.OpenConfined(o.root)
+	if err != nil {
+		fmt.Fprintf(stderr, "sealprep: --root: %v\n", err)
+		return seal.ExitUsage
+	}
+	defer root.Close()
+	live := root.IsHost()
+	booted := live && e.booted != nil && e.booted()
+	if o.poweroff && !booted {
+		fmt.Fprintln(stderr, "sealprep: --poweroff needs the running system booted with systemd (--root /); refusing")
+		return seal.ExitUsage
+	}
+	opts := seal.Options{Live: live, Booted: booted, MachineIDMode: seal.MachineIDMode(o.mode), Force: o.force}
+	ctx := e.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	start := time.Now()
+	meta := seal.Meta{Tool: "sealprep", Version: buildinfo.Version, Command: o.cmd, Root: root.Dir(),
+		Live: live, MachineIDMode: opts.MachineIDMode, Operations: ops, StartedAt: start}
+
+	refusals, pnotes := seal.Preflight(root, opts, o.cmd == "apply", e.hostRead)
+	plan := seal.MakePlan(ctx, root, ops, opts)
+	var rep seal.Report
+	switch o.cmd {
+	case "plan", "verify":
+		meta.Duration = time.Since(start)
+		rep = seal.PlanReport(meta, plan, refusals, pnotes)
+	case "apply":
+		rep = apply(ctx, o, e, root, meta, opts, plan, refusals, pnotes, stdin, stderr)
+	}
+	if err := render(stdout, o.format, rep); err != nil {
+		fmt.Fprintf(stderr, "sealprep: write report: %v\n", err)
+		return seal.ExitProblem
+	}
+	code := seal.ExitCode(rep)
+	if o.cmd == "apply" && o.poweroff && code == seal.ExitOK {
+		fmt.Fprintln(stderr, "sealprep: sealed; powering off now")
+		if err := e.powerOff(ctx); err != nil {
+			fmt.Fprintf(stderr, "sealprep: power off: %v\n", err)
+			return seal.ExitProblem
+		}
+	}
+	return code
+}
+
+func apply(ctx context.Context, o *options, e env, root *fs.Confined, meta seal.Meta, opts seal.Options, plan seal.Plan,
+	refusals []seal.Refusal, notes []seal.Note, stdin io.Reader, stderr io.Writer) seal.Report {
+	refused := func(msg string) seal.Report {
+		meta.Duration = time.Since(meta.StartedAt)
+		if msg != "" {
+			refusals = append(refusals, seal.Refusal{Message: msg})
+		}
+		return seal.RefusedReport(meta, plan, refusals, notes)
+	}
+	if len(refusals) > 0 || len(plan.Refusals) > 0 {
+		return refused("")
+	}
+	if !o.yes && len(plan.Actions) > 0 {
+		if e.isTerminal == nil || !e.isTerminal(stdin) {
+			return refused("standard input is not a terminal: pass --yes to apply without asking")
+		}
+		var buf bytes.Buffer
+		seal.WriteText(&buf, seal.PlanReport(meta, plan, nil, notes))
+		stderr.Write(buf.Bytes())
+		fmt.Fprintf(stderr, "\nApply these %d actions to %s? [y/N] ", len(plan.Actions), root.Dir())
+		line, _ := bufio.NewReader(stdin).ReadString('\n')
+		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
+			return refused("not confirmed")
+		}
+	}
+	// From here, an interrupt stops after the current action: every action
+	// is idempotent, so running apply again finishes the job.
+	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	x := &seal.Executor{Root: root, Live: e.live, Log: stderr}
+	if !meta.Live {
+		x.Live = nil
+	}
+	results := x.Apply(sctx, plan.Actions)
+	after := seal.MakePlan(ctx, root, meta.Operations, opts)
+	meta.Duration = time.Since(meta.StartedAt)
+	return seal.ApplyReport(meta, plan, results, after, notes)
+}
+
+func render(w io.Writer, format string, r seal.Report) error {
+	if format == "json" {
+		return seal.WriteJSON(w, r)
+	}
+	return seal.WriteText(w, r)
+}

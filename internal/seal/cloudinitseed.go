@@ -1,0 +1,14 @@
+package seal
+
+import "context"
+
+var opCloudInitSeed = Operation{
+	ID:      "cloud-init-seed",
+	Summary: "remove /var/lib/cloud/seed, the local NoCloud seed (cloud-init clean --seed) (opt-in)",
+	Plan:    planCloudInitSeed,
+}
+
+func planCloudInitSeed(ctx context.Context, p *Planner) ([]Action, error) {
+	return p.removePath("/var/lib/cloud/seed", stateTree,
+		"a baked-in seed makes every clone provision from the template's meta-data and user-data")
+}

@@ -1,0 +1,66 @@
+package seal
+
+import (
+	"context"
+	"path"
+	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/fs"
+)
+
+var opHostname = Operation{
+	ID:      "hostname",
+	Default: true,
+	Summary: "empty /etc/hostname in place; drop HOSTNAME=/DHCP_HOSTNAME= from RH ifcfg files; report /etc/hosts lines",
+	Plan:    planHostname,
+}
+
+func planHostname(ctx context.Context, p *Planner) ([]Action, error) {
+	old := ""
+	if b, ok, err := p.readFile("/etc/hostname"); err != nil {
+		return nil, err
+	} else if ok {
+		old, _, _ = strings.Cut(strings.TrimSpace(string(b)), "\n")
+	}
+	// Empty, not "localhost.localdomain": systemd then takes the name from
+	// DHCP or cloud-init, and clones do not all resolve to one fixed name.
+	const why = "a fixed hostname makes every clone claim the template's name"
+	var out []Action
+	for _, f := range []string{"/etc/hostname", "/etc/HOSTNAME"} {
+		e, ok, err := p.lstat(f)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || e.Kind == fs.KindSymlink {
+			continue // SUSE links /etc/HOSTNAME to /etc/hostname
+		}
+		out = append(out, p.truncateEntry(f, e, -1, why)...)
+	}
+	ents, err := p.readDir("/etc/sysconfig/network-scripts")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name, "ifcfg-") {
+			continue
+		}
+		acts, err := p.rewritePath(path.Join("/etc/sysconfig/network-scripts", e.Name), why, func(b []byte) []byte {
+			return stripKeys(b, "HOSTNAME", "DHCP_HOSTNAME")
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, acts...)
+	}
+	acts, err := p.rewritePath("/etc/sysconfig/network", why, func(b []byte) []byte { return stripKeys(b, "HOSTNAME") })
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, acts...)
+	if b, ok, err := p.readFile("/etc/hosts"); err == nil && ok {
+		for _, l := range hostsMentions(b, old) {
+			p.Note("/etc/hosts", "names the template's hostname, not edited: %q", l)
+		}
+	}
+	return out, nil
+}

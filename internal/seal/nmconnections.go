@@ -1,0 +1,20 @@
+package seal
+
+import (
+	"context"
+	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/fs"
+)
+
+var opNMConnections = Operation{
+	ID:      "nm-connections",
+	Summary: "remove NetworkManager keyfiles (*.nmconnection); static configurations go too (opt-in)",
+	Plan:    planNMConnections,
+}
+
+func planNMConnections(ctx context.Context, p *Planner) ([]Action, error) {
+	return p.removeChildren("/etc/NetworkManager/system-connections", func(e fs.Entry) bool {
+		return strings.HasSuffix(e.Name, ".nmconnection")
+	}, regular, "connection profiles made on the template: the clone's NICs get fresh automatic profiles")
+}

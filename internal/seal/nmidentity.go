@@ -1,0 +1,21 @@
+package seal
+
+import "context"
+
+var opNMIdentity = Operation{
+	ID:      "nm-identity",
+	Default: true,
+	Summary: "remove NetworkManager's secret_key (stable-privacy IPv6, stable MACs), timestamps and seen-bssids",
+	Plan:    planNMIdentity,
+}
+
+func planNMIdentity(ctx context.Context, p *Planner) ([]Action, error) {
+	acts, err := p.removePath("/var/lib/NetworkManager/secret_key", regular,
+		"the per-host key behind stable-privacy IPv6 addresses and stable MACs: clones would share link-local addresses and fail DAD")
+	if err != nil {
+		return nil, err
+	}
+	more, err := p.removePaths([]string{"/var/lib/NetworkManager/timestamps", "/var/lib/NetworkManager/seen-bssids"}, regular,
+		"the template's connection history")
+	return append(acts, more...), err
+}

@@ -1,0 +1,208 @@
+package seal
+
+import (
+	"bufio"
+	"bytes"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// passwdHomes returns "/root" and then every home directory named in an
+// /etc/passwd, cleaned, without duplicates. Homes that are "/" or not
+// absolute are skipped: they hold no user's history.
+func passwdHomes(b []byte) []string {
+	seen := map[string]bool{"/root": true}
+	out := []string{"/root"}
+	for _, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Split(line, ":")
+		if len(f) < 7 {
+			continue
+		}
+		h := f[5]
+		if !strings.HasPrefix(h, "/") {
+			continue
+		}
+		h = path.Clean(h)
+		if h == "/" || seen[h] {
+			continue
+		}
+		seen[h] = true
+		out = append(out, h)
+	}
+	return out
+}
+
+// stripKeys drops shell-style KEY=value lines (optionally indented or
+// exported) whose key is in keys. It is how ifcfg files lose their MAC and
+// UUID pins; every other byte stays as it was.
+func stripKeys(b []byte, keys ...string) []byte {
+	var out bytes.Buffer
+	for _, line := range splitKeepNL(b) {
+		t := strings.TrimLeft(string(line), " \t")
+		t = strings.TrimPrefix(t, "export ")
+		drop := false
+		for _, k := range keys {
+			if strings.HasPrefix(t, k+"=") {
+				drop = true
+				break
+			}
+		}
+		if !drop {
+			out.Write(line)
+		}
+	}
+	return out.Bytes()
+}
+
+func splitKeepNL(b []byte) [][]byte {
+	var out [][]byte
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			out = append(out, b)
+			break
+		}
+		out = append(out, b[:i+1])
+		b = b[i+1:]
+	}
+	return out
+}
+
+// nmMACSections are the keyfile sections whose mac-address= binds a
+// NetworkManager profile to one NIC.
+var nmMACSections = map[string]bool{
+	"ethernet": true, "802-3-ethernet": true, "wifi": true, "802-11-wireless": true,
+	"infiniband": true, "wimax": true,
+}
+
+// stripNMKeyfile drops uuid= from [connection] and mac-address= from the
+// device sections of a NetworkManager keyfile. Without a uuid NM derives a
+// stable one from the file name; without mac-address the profile applies
+// to the clone's NIC. cloned-mac-address and everything else stays.
+func stripNMKeyfile(b []byte) []byte {
+	var out bytes.Buffer
+	section := ""
+	for _, line := range splitKeepNL(b) {
+		t := strings.TrimSpace(string(line))
+		if strings.HasPrefix(t, "[") && strings.HasSuffix(t, "]") {
+			section = strings.ToLower(strings.TrimSpace(t[1 : len(t)-1]))
+			out.Write(line)
+			continue
+		}
+		key, _, ok := strings.Cut(t, "=")
+		key = strings.TrimSpace(key)
+		if ok && ((section == "connection" && key == "uuid") || (nmMACSections[section] && key == "mac-address")) {
+			continue
+		}
+		out.Write(line)
+	}
+	return out.Bytes()
+}
+
+// cloudConfig is the part of cloud-init's merged configuration sealprep
+// needs to know what cloud-init will regenerate at first boot.
+type cloudConfig struct {
+	// SSHModule: "ssh" is in one of the module lists.
+	SSHModule bool
+	// KeyTypes is false when ssh_genkeytypes is an explicit empty list.
+	KeyTypes bool
+	// NetworkDisabled: network: {config: disabled}.
+	NetworkDisabled bool
+}
+
+// parseCloudConfig merges cloud.cfg and the cloud.cfg.d files (in the
+// order given, later top-level keys winning, as cloud-init does for these
+// keys) and reads what sealprep needs.
+func parseCloudConfig(files [][]byte) (cloudConfig, error) {
+	merged := map[string]any{}
+	for _, b := range files {
+		var m map[string]any
+		if err := yaml.Unmarshal(b, &m); err != nil {
+			return cloudConfig{}, err
+		}
+		for k, v := range m {
+			merged[k] = v
+		}
+	}
+	cc := cloudConfig{KeyTypes: true}
+	for _, stage := range []string{"cloud_init_modules", "cloud_config_modules", "cloud_final_modules"} {
+		list, _ := merged[stage].([]any)
+		for _, item := range list {
+			name := ""
+			switch v := item.(type) {
+			case string:
+				name = v
+			case []any:
+				if len(v) > 0 {
+					name, _ = v[0].(string)
+				}
+			case map[string]any:
+				name, _ = v["name"].(string)
+			}
+			if strings.ReplaceAll(strings.TrimPrefix(name, "cc_"), "-", "_") == "ssh" {
+				cc.SSHModule = true
+			}
+		}
+	}
+	if v, ok := merged["ssh_genkeytypes"]; ok {
+		if l, ok := v.([]any); ok && len(l) == 0 {
+			cc.KeyTypes = false
+		}
+	}
+	if n, ok := merged["network"].(map[string]any); ok {
+		if s, _ := n["config"].(string); s == "disabled" {
+			cc.NetworkDisabled = true
+		}
+	}
+	return cc, nil
+}
+
+var sharedLib = regexp.MustCompile(`^libsystemd-shared-([0-9]+)(?:[.~-].*)?\.so$`)
+
+// systemdVersion returns the systemd major version from the name of its
+// private shared library ("libsystemd-shared-252.so"), or 0.
+func systemdVersion(names []string) int {
+	best := 0
+	for _, n := range names {
+		m := sharedLib.FindStringSubmatch(n)
+		if m == nil {
+			continue
+		}
+		if v, err := strconv.Atoi(m[1]); err == nil && v > best {
+			best = v
+		}
+	}
+	return best
+}
+
+// rotatedLog matches the names logrotate and friends give old logs.
+var rotatedLog = regexp.MustCompile(`(\.[0-9]+(\.(gz|xz|bz2|zst|lz4))?|\.(gz|xz|bz2|zst|lz4|old)|-[0-9]{8}(\.(gz|xz|bz2|zst|lz4))?)$`)
+
+// hostsMentions returns the lines of an /etc/hosts that name host.
+func hostsMentions(b []byte, host string) []string {
+	if host == "" || host == "localhost" {
+		return nil
+	}
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		line := sc.Text()
+		body, _, _ := strings.Cut(line, "#")
+		f := strings.Fields(body)
+		for _, name := range f[min(1, len(f)):] {
+			if name == host || strings.HasPrefix(name, host+".") {
+				out = append(out, strings.TrimSpace(line))
+				break
+			}
+		}
+	}
+	return out
+}

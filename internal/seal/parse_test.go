@@ -1,0 +1,112 @@
+package seal
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestPasswdHomes(t *testing.T) {
+	got := passwdHomes([]byte(passwd + "# comment\nbad-line\nweird:x:5:5::relative:/bin/sh\nroot2:x:0:0::/root:/bin/sh\nslash:x:6:6::/:/bin/sh\n"))
+	want := []string{"/root", "/usr/sbin", "/nonexistent", "/home/alice", "/srv/svc"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("passwdHomes (-want +got):\n%s", diff)
+	}
+}
+
+func TestStripKeys(t *testing.T) {
+	in := "DEVICE=eth0\nHWADDR=52:54:00:12:34:56\n  UUID=abc\nexport HWADDR=x\nMY_HWADDR=keep\n# HWADDR=comment\nONBOOT=yes"
+	want := "DEVICE=eth0\nMY_HWADDR=keep\n# HWADDR=comment\nONBOOT=yes"
+	if got := string(stripKeys([]byte(in), "HWADDR", "UUID")); got != want {
+		t.Errorf("stripKeys = %q, want %q", got, want)
+	}
+}
+
+func TestStripNMKeyfile(t *testing.T) {
+	in := "[connection]\nid=eth0\nuuid=5fb0\n\n[ethernet]\nmac-address=52:54:00:12:34:56\ncloned-mac-address=stable\n\n[vpn]\nuuid=keep\n[wifi]\nmac-address = aa\n"
+	want := "[connection]\nid=eth0\n\n[ethernet]\ncloned-mac-address=stable\n\n[vpn]\nuuid=keep\n[wifi]\n"
+	if got := string(stripNMKeyfile([]byte(in))); got != want {
+		t.Errorf("stripNMKeyfile = %q, want %q", got, want)
+	}
+}
+
+func TestParseCloudConfig(t *testing.T) {
+	tests := []struct {
+		name  string
+		files []string
+		want  cloudConfig
+	}{
+		{"debian default", []string{cloudCfg}, cloudConfig{SSHModule: true, KeyTypes: true}},
+		{"no ssh module", []string{"cloud_init_modules: [migrator, users-groups]\n"}, cloudConfig{KeyTypes: true}},
+		{"no key types", []string{cloudCfg, "ssh_genkeytypes: []\n"}, cloudConfig{SSHModule: true}},
+		{"override drops ssh", []string{cloudCfg, "cloud_init_modules: [migrator]\n"}, cloudConfig{KeyTypes: true}},
+		{"network disabled", []string{cloudCfg, "network: {config: disabled}\n"}, cloudConfig{SSHModule: true, KeyTypes: true, NetworkDisabled: true}},
+		{"map form", []string{"cloud_init_modules:\n - {name: cc_ssh}\n"}, cloudConfig{SSHModule: true, KeyTypes: true}},
+	}
+	for _, tc := range tests {
+		var files [][]byte
+		for _, f := range tc.files {
+			files = append(files, []byte(f))
+		}
+		got, err := parseCloudConfig(files)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got != tc.want {
+			t.Errorf("%s: got %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+	if _, err := parseCloudConfig([][]byte{[]byte("a: [")}); err == nil {
+		t.Error("broken YAML accepted")
+	}
+}
+
+func TestSystemdVersionAndRotated(t *testing.T) {
+	if v := systemdVersion([]string{"libsystemd-core-252.so", "libsystemd-shared-252.so", "libsystemd-shared-255.4-1.fc40.so", "x"}); v != 255 {
+		t.Errorf("systemdVersion = %d, want 255", v)
+	}
+	if v := systemdVersion(nil); v != 0 {
+		t.Errorf("systemdVersion(nil) = %d", v)
+	}
+	for name, want := range map[string]bool{"syslog.1": true, "syslog.2.gz": true, "messages-20240101": true, "dpkg.log.old": true,
+		"syslog": false, "auth.log": false, "cloud-init.log": false, "Xorg.0.log": false} {
+		if got := rotatedLog.MatchString(name); got != want {
+			t.Errorf("rotated(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestLockRootPassword(t *testing.T) {
+	in := "root:$6$salt$hash:19000:0:99999:7:::\nalice:$6$x:1::::::\n"
+	if got := string(lockRootPassword([]byte(in))); got != "root:*:19000:0:99999:7:::\nalice:$6$x:1::::::\n" {
+		t.Errorf("lockRootPassword = %q", got)
+	}
+	for _, locked := range []string{"root:*:1::::::\n", "root:!:1::::::\n", "root:*LOCK*:1::::::\n"} {
+		if got := string(lockRootPassword([]byte(locked))); got != locked {
+			t.Errorf("already locked %q rewritten to %q", locked, got)
+		}
+	}
+}
+
+func TestHostsMentions(t *testing.T) {
+	b := []byte("127.0.0.1 localhost\n127.0.1.1 vm1.example.org vm1 # vm1\n192.0.2.1 other vm10\n")
+	if diff := cmp.Diff([]string{"127.0.1.1 vm1.example.org vm1 # vm1"}, hostsMentions(b, "vm1")); diff != "" {
+		t.Error(diff)
+	}
+	if got := hostsMentions(b, "localhost"); got != nil {
+		t.Errorf("localhost reported: %v", got)
+	}
+}
+
+func FuzzStripNMKeyfile(f *testing.F) {
+	f.Add([]byte("[connection]\nuuid=1\n[ethernet]\nmac-address=x\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		out := stripNMKeyfile(b)
+		if len(out) > len(b) {
+			t.Fatalf("output grew: %d > %d", len(out), len(b))
+		}
+		if again := stripNMKeyfile(out); string(again) != string(out) {
+			t.Fatalf("not idempotent: %q -> %q", out, again)
+		}
+	})
+}

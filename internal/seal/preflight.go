@@ -1,0 +1,86 @@
+package seal
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	iofs "io/fs"
+
+	"github.com/guestcheck/guestcheck/internal/fs"
+)
+
+// Target is the confined root as preflight needs it.
+type Target interface {
+	View
+	ReadOnly(p string) (bool, error)
+}
+
+var _ Target = (*fs.Confined)(nil)
+
+// Preflight returns the reasons not to seal root at all: a directory
+// that is not an OS root, a read-only target (when mutating), live mode
+// inside a container. Forcible ones are dropped under opts.Force, and
+// come back as notes. hostRead reads the machine sealprep runs on (for
+// container hints); it is only used in live mode.
+func Preflight(root Target, opts Options, mutating bool, hostRead func(string) ([]byte, error)) ([]Refusal, []Note) {
+	var refs []Refusal
+	var notes []Note
+	refuse := func(forcible bool, path, msg string) {
+		if forcible && opts.Force {
+			notes = append(notes, Note{Path: path, Message: "forced: " + msg})
+			return
+		}
+		refs = append(refs, Refusal{Path: path, Message: msg, Forcible: forcible})
+	}
+	if _, err := root.Stat("/etc/os-release"); err != nil {
+		refuse(true, "/etc/os-release", "not an operating system root: /etc/os-release is missing (is --root the mounted root filesystem?)")
+	}
+	if mutating {
+		for _, p := range []string{"/", "/etc", "/var"} {
+			ro, err := root.ReadOnly(p)
+			if err == nil && ro {
+				refuse(false, p, p+" is on a read-only mount; remount it read-write first")
+				break
+			}
+		}
+	}
+	if opts.Live && hostRead != nil {
+		if hint := DetectContainer(hostRead); hint != "" {
+			refuse(true, "/", fmt.Sprintf("running inside a container (%s): sealing would clear the container's view, not an image; seal the image with --root instead", hint))
+		}
+	}
+	return refs, notes
+}
+
+// DetectContainer returns the first hint that the process runs inside a
+// container, or "". read reads files of the running system.
+func DetectContainer(read func(string) ([]byte, error)) string {
+	exists := func(p string) bool {
+		_, err := read(p)
+		return err == nil || !errors.Is(err, iofs.ErrNotExist)
+	}
+	if exists("/run/.containerenv") {
+		return "/run/.containerenv (podman)"
+	}
+	if exists("/.dockerenv") {
+		return "/.dockerenv (docker)"
+	}
+	if b, err := read("/run/systemd/container"); err == nil && len(bytes.TrimSpace(b)) > 0 {
+		return "/run/systemd/container says " + string(bytes.TrimSpace(b))
+	}
+	if b, err := read("/proc/1/environ"); err == nil {
+		for _, kv := range bytes.Split(b, []byte{0}) {
+			if v, ok := bytes.CutPrefix(kv, []byte("container=")); ok && len(v) > 0 {
+				return "PID 1 has container=" + string(v)
+			}
+		}
+	}
+	if b, err := read("/proc/self/cgroup"); err == nil {
+		for _, w := range []string{"/docker/", "/docker-", "/kubepods", "/lxc/", "/libpod-", "/containerd/"} {
+			if bytes.Contains(b, []byte(w)) {
+				return "/proc/self/cgroup mentions " + w
+			}
+		}
+	}
+	return ""
+}

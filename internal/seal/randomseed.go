@@ -1,0 +1,35 @@
+package seal
+
+import "context"
+
+var opRandomSeed = Operation{
+	ID:      "random-seed",
+	Default: true,
+	Summary: "remove saved random seeds (/var/lib/systemd/random-seed, ESP loader/random-seed, ...)",
+	Plan:    planRandomSeed,
+}
+
+var randomSeeds = []string{
+	"/var/lib/systemd/random-seed",
+	"/var/lib/random-seed",
+	"/var/lib/urandom/random-seed",
+	"/var/lib/misc/random-seed",
+	"/boot/efi/loader/random-seed",
+	"/efi/loader/random-seed",
+	"/boot/loader/random-seed",
+}
+
+func planRandomSeed(ctx context.Context, p *Planner) ([]Action, error) {
+	acts, err := p.removePaths(randomSeeds, regular, "clones sharing one saved seed start their entropy pools identically")
+	if err != nil || len(acts) == 0 {
+		return acts, err
+	}
+	// On the running system the unit's ExecStop saves a fresh seed; stop
+	// it first so that the seed removed is the last one written.
+	if p.Opts.Live && p.Opts.Booted {
+		stop := Action{Kind: StopUnit, Target: "systemd-random-seed.service",
+			Reason: "its ExecStop= saves a new seed; stopped before the seed is removed"}
+		acts = append([]Action{stop}, acts...)
+	}
+	return acts, nil
+}

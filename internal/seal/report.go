@@ -1,0 +1,383 @@
+package seal
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// SchemaVersion is the version of sealprep's JSON output. Changes within a
+// version are additive.
+const SchemaVersion = 1
+
+// Exit codes, shared by every output format.
+const (
+	ExitOK      = 0 // planned; applied and sealed; verified sealed
+	ExitProblem = 1 // an action or an operation failed, or identity is left
+	ExitUsage   = 3 // usage error or refusal
+)
+
+// Status is a run's overall outcome.
+type Status string
+
+// The outcomes.
+const (
+	StatusPlanned   Status = "planned"    // plan: nothing was changed
+	StatusSealed    Status = "sealed"     // apply or verify: no identity left
+	StatusNotSealed Status = "not-sealed" // verify: identity left
+	StatusFailed    Status = "failed"     // apply: an action or operation failed, or identity left
+	StatusRefused   Status = "refused"    // nothing was changed
+	// StatusAppliedLive is a live apply whose actions all succeeded but
+	// whose re-plan found identity that the running system recreated
+	// (a log written since); --poweroff right after keeps it out.
+	StatusAppliedLive Status = "applied"
+)
+
+// Report is the result of one plan, apply or verify.
+type Report struct {
+	SchemaVersion int       `json:"schema_version"`
+	Tool          string    `json:"tool"`
+	Version       string    `json:"version"`
+	Command       string    `json:"command"`
+	Root          string    `json:"root"`
+	Live          bool      `json:"live"`
+	MachineIDMode string    `json:"machine_id_mode"`
+	Operations    []string  `json:"operations"`
+	StartedAt     time.Time `json:"started_at"`
+	DurationMS    int64     `json:"duration_ms"`
+	Status        Status    `json:"status"`
+	Summary       Summary   `json:"summary"`
+	// Actions: plan and verify list what is (still) to do, apply what it did.
+	Actions []Result `json:"actions"`
+	// Left is apply's re-plan afterwards: identity still present.
+	Left     []Action  `json:"left,omitempty"`
+	Notes    []Note    `json:"notes"`
+	Refusals []Refusal `json:"refusals"`
+	Errors   []OpError `json:"errors"`
+}
+
+// Summary counts actions by outcome.
+type Summary struct {
+	Actions   int `json:"actions"`
+	Done      int `json:"done"`
+	Unchanged int `json:"unchanged"`
+	Failed    int `json:"failed"`
+	Left      int `json:"left"`
+}
+
+// Meta is what a report says about the run besides the results.
+type Meta struct {
+	Tool, Version, Command, Root string
+	Live                         bool
+	MachineIDMode                MachineIDMode
+	Operations                   []Operation
+	StartedAt                    time.Time
+	Duration                     time.Duration
+}
+
+func newReport(m Meta) Report {
+	r := Report{
+		SchemaVersion: SchemaVersion, Tool: m.Tool, Version: m.Version, Command: m.Command,
+		Root: m.Root, Live: m.Live, MachineIDMode: string(m.MachineIDMode),
+		StartedAt: m.StartedAt.UTC(), DurationMS: m.Duration.Milliseconds(),
+		Operations: []string{}, Actions: []Result{}, Notes: []Note{}, Refusals: []Refusal{}, Errors: []OpError{},
+	}
+	for _, op := range m.Operations {
+		r.Operations = append(r.Operations, op.ID)
+	}
+	return r
+}
+
+func (r *Report) addPlan(p Plan) {
+	r.Notes = append(r.Notes, p.Notes...)
+	r.Refusals = append(r.Refusals, p.Refusals...)
+	r.Errors = append(r.Errors, p.Errors...)
+}
+
+// PlanReport reports a plan (command plan) or, with verify, the identity
+// still present (command verify).
+func PlanReport(m Meta, p Plan, refusals []Refusal, notes []Note) Report {
+	r := newReport(m)
+	r.Refusals = append(r.Refusals, refusals...)
+	r.Notes = append(r.Notes, notes...)
+	r.addPlan(p)
+	for _, a := range p.Actions {
+		r.Actions = append(r.Actions, Result{Action: a, Status: Planned})
+	}
+	r.Summary.Actions = len(p.Actions)
+	switch {
+	case len(r.Refusals) > 0 && m.Command != "verify":
+		r.Status = StatusRefused
+	case m.Command == "verify" && (len(p.Actions) > 0 || len(r.Errors) > 0 || len(r.Refusals) > 0):
+		r.Summary.Left = len(p.Actions)
+		r.Status = StatusNotSealed
+	case m.Command == "verify":
+		r.Status = StatusSealed
+	case len(r.Errors) > 0:
+		r.Status = StatusFailed
+	default:
+		r.Status = StatusPlanned
+	}
+	return r
+}
+
+// RefusedReport reports an apply that changed nothing because of refusals
+// (or a declined confirmation).
+func RefusedReport(m Meta, p Plan, refusals []Refusal, notes []Note) Report {
+	r := PlanReport(m, p, refusals, notes)
+	r.Status = StatusRefused
+	return r
+}
+
+// ApplyReport reports what apply did, with after as the re-plan.
+func ApplyReport(m Meta, before Plan, results []Result, after Plan, notes []Note) Report {
+	r := newReport(m)
+	r.Notes = append(r.Notes, notes...)
+	r.addPlan(before)
+	seen := map[OpError]bool{}
+	for _, e := range r.Errors {
+		seen[e] = true
+	}
+	for _, e := range after.Errors {
+		if !seen[e] {
+			r.Errors = append(r.Errors, e)
+		}
+	}
+	r.Actions = append(r.Actions, results...)
+	r.Summary.Actions = len(results)
+	for _, res := range results {
+		switch res.Status {
+		case Done:
+			r.Summary.Done++
+		case Unchanged:
+			r.Summary.Unchanged++
+		default:
+			r.Summary.Failed++
+		}
+	}
+	r.Left = after.Actions
+	r.Summary.Left = len(after.Actions)
+	switch {
+	case r.Summary.Failed > 0 || len(r.Errors) > 0:
+		r.Status = StatusFailed
+	case r.Summary.Left > 0 && m.Live:
+		r.Status = StatusAppliedLive
+	case r.Summary.Left > 0:
+		r.Status = StatusFailed
+	default:
+		r.Status = StatusSealed
+	}
+	return r
+}
+
+// ExitCode is the process exit status for r, computed once from its
+// status; renderers never decide it.
+func ExitCode(r Report) int {
+	switch r.Status {
+	case StatusPlanned, StatusSealed, StatusAppliedLive:
+		return ExitOK
+	case StatusRefused:
+		return ExitUsage
+	}
+	return ExitProblem
+}
+
+// WriteJSON writes r as indented JSON and a newline.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// maxGroup is how many paths of one group the text report shows.
+const maxGroup = 8
+
+// WriteText renders r for a person, readable at 80 columns: actions
+// grouped by operation, consecutive actions of one kind and reason
+// sharing one "why" line, long groups shortened (the JSON lists all).
+func WriteText(w io.Writer, r Report) error {
+	bw := bufio.NewWriter(w)
+	mode := "offline image"
+	if r.Live {
+		mode = "live system"
+	}
+	fmt.Fprintf(bw, "sealprep %s: %s (%s)\n", r.Command, r.Root, mode)
+	switch r.Command {
+	case "apply":
+		writeGroups(bw, r.Actions, true)
+		if len(r.Left) > 0 {
+			fmt.Fprintf(bw, "\nStill present after apply (%d):\n", len(r.Left))
+			left := make([]Result, len(r.Left))
+			for i, a := range r.Left {
+				left[i] = Result{Action: a, Status: Planned}
+			}
+			writeGroups(bw, left, false)
+		}
+	default:
+		writeGroups(bw, r.Actions, false)
+	}
+	if len(r.Refusals) > 0 {
+		fmt.Fprintln(bw, "\nRefused:")
+		for _, f := range r.Refusals {
+			head := "  " + prefixOp(f.Op) + f.Path + ": "
+			msg := f.Message
+			if f.Forcible {
+				msg += " [--force overrides]"
+			}
+			wrap(bw, head, "    ", msg)
+		}
+	}
+	if len(r.Errors) > 0 {
+		fmt.Fprintln(bw, "\nErrors:")
+		for _, e := range r.Errors {
+			wrap(bw, "  "+e.Op+": ", "    ", e.Error)
+		}
+	}
+	if len(r.Notes) > 0 {
+		fmt.Fprintln(bw, "\nLeft alone:")
+		for _, n := range r.Notes {
+			head := "  " + prefixOp(n.Op)
+			if n.Path != "" {
+				head += n.Path + ": "
+			}
+			wrap(bw, head, "    ", n.Message)
+		}
+	}
+	s := r.Summary
+	fmt.Fprintln(bw)
+	switch r.Command {
+	case "apply":
+		fmt.Fprintf(bw, "sealprep: %s: %d actions, %d done, %d unchanged, %d failed; %d left (%d ms)\n",
+			strings.ToUpper(string(r.Status)), s.Actions, s.Done, s.Unchanged, s.Failed, s.Left, r.DurationMS)
+	case "verify":
+		fmt.Fprintf(bw, "sealprep: %s: %d identity items left (%d ms)\n", strings.ToUpper(string(r.Status)), s.Left, r.DurationMS)
+	default:
+		fmt.Fprintf(bw, "sealprep: %s: %d actions in %d operations; nothing changed (%d ms)\n",
+			strings.ToUpper(string(r.Status)), s.Actions, len(r.Operations), r.DurationMS)
+	}
+	return bw.Flush()
+}
+
+func prefixOp(op string) string {
+	if op == "" {
+		return ""
+	}
+	return "[" + op + "] "
+}
+
+func writeGroups(w io.Writer, rs []Result, outcome bool) {
+	if len(rs) == 0 {
+		fmt.Fprintln(w, "\nNothing to do.")
+		return
+	}
+	op := ""
+	for i := 0; i < len(rs); {
+		j := i + 1
+		for j < len(rs) && rs[j].Op == rs[i].Op && rs[j].Kind == rs[i].Kind && rs[j].Reason == rs[i].Reason {
+			j++
+		}
+		if rs[i].Op != op {
+			op = rs[i].Op
+			fmt.Fprintf(w, "\n%s\n", op)
+		}
+		shown := 0
+		for k := i; k < j; k++ {
+			r := rs[k]
+			failed := r.Status == Failed
+			if shown >= maxGroup && !failed {
+				continue
+			}
+			line := "  " + describe(r.Action)
+			if outcome {
+				line = fmt.Sprintf("  %-9s %s", r.Status, describe(r.Action))
+			}
+			fmt.Fprintln(w, line)
+			if r.Detail != "" {
+				wrap(w, "            ", "            ", r.Detail)
+			}
+			if r.Error != "" {
+				wrap(w, "            error: ", "              ", r.Error)
+			}
+			shown++
+		}
+		if hidden := (j - i) - shown; hidden > 0 {
+			fmt.Fprintf(w, "  ... and %d more like these (--format json lists all)\n", hidden)
+		}
+		wrap(w, "    why: ", "         ", rs[i].Reason)
+		i = j
+	}
+}
+
+// wrap writes first+text wrapped at 80 columns, continuing with indent.
+func wrap(w io.Writer, first, indent, text string) {
+	const width = 80
+	line := first
+	fresh := true
+	for _, wd := range strings.Fields(text) {
+		if !fresh && len(line)+1+len(wd) > width {
+			fmt.Fprintln(w, line)
+			line, fresh = indent, true
+		}
+		if !fresh {
+			line += " "
+		}
+		line += wd
+		fresh = false
+	}
+	fmt.Fprintln(w, strings.TrimRight(line, " "))
+}
+
+// OpInfo is one operation in `sealprep list --format json`.
+type OpInfo struct {
+	ID       string `json:"id"`
+	Default  bool   `json:"default"`
+	Selected bool   `json:"selected"`
+	Summary  string `json:"summary"`
+}
+
+// ListReport is the JSON of `sealprep list`.
+type ListReport struct {
+	SchemaVersion int      `json:"schema_version"`
+	Operations    []OpInfo `json:"operations"`
+}
+
+// NewListReport lists all, marking the selected operations.
+func NewListReport(all, selected []Operation) ListReport {
+	on := map[string]bool{}
+	for _, op := range selected {
+		on[op.ID] = true
+	}
+	l := ListReport{SchemaVersion: SchemaVersion}
+	for _, op := range all {
+		l.Operations = append(l.Operations, OpInfo{ID: op.ID, Default: op.Default, Selected: on[op.ID], Summary: op.Summary})
+	}
+	return l
+}
+
+// WriteList renders the operation list: ID, default or opt-in, whether
+// the current --ops selects it, and the summary on its own line.
+func WriteList(w io.Writer, l ListReport) error {
+	bw := bufio.NewWriter(w)
+	idw := 0
+	for _, o := range l.Operations {
+		idw = max(idw, len(o.ID))
+	}
+	for _, o := range l.Operations {
+		def := "opt-in "
+		if o.Default {
+			def = "default"
+		}
+		sel := " "
+		if o.Selected {
+			sel = "*"
+		}
+		fmt.Fprintf(bw, "%s %-*s  %s\n", sel, idw, o.ID, def)
+		wrap(bw, "    ", "    ", o.Summary)
+	}
+	fmt.Fprintln(bw, "\n* = selected by --ops (default: the default operations)")
+	return bw.Flush()
+}

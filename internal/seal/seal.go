@@ -1,0 +1,233 @@
+// Package seal plans, applies and verifies the sealing of a Linux guest
+// root into a template: the per-instance identity (machine-id, SSH host
+// keys, cloud-init state, leases, logs ...) is cleared so that every clone
+// boots as a new machine.
+//
+// Operations only read, through the read-only View of a confined root, and
+// return Actions as data. One executor (Apply) performs them, re-checking
+// each file's kind and mount at the moment it acts. Verify is Plan again:
+// a sealed root plans nothing.
+package seal
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path"
+	"strconv"
+
+	"github.com/guestcheck/guestcheck/internal/fs"
+)
+
+// ActionKind is what the executor does to a path.
+type ActionKind string
+
+// The action kinds.
+const (
+	Truncate      ActionKind = "truncate"       // empty a regular file in place (Mode set when not zero)
+	Remove        ActionKind = "remove"         // remove a file, or a directory tree, of the listed Kinds
+	Rewrite       ActionKind = "rewrite"        // replace a regular file's content atomically (Expect = old SHA-256)
+	WriteFile     ActionKind = "write-file"     // create or replace a file with Content and Mode atomically
+	Symlink       ActionKind = "symlink"        // make Path a symlink to Target, replacing a regular file
+	Mkdir         ActionKind = "mkdir"          // create a directory (Mode)
+	StopUnit      ActionKind = "stop-unit"      // live: stop systemd unit Target
+	RelinquishVar ActionKind = "relinquish-var" // live: make journald leave /var/log/journal
+	RunHook       ActionKind = "run-hook"       // live: run executable Path
+)
+
+// Mode is a file permission mode; JSON shows it in octal ("0444").
+type Mode uint32
+
+// MarshalJSON writes m as an octal string.
+func (m Mode) MarshalJSON() ([]byte, error) { return json.Marshal(fmt.Sprintf("%04o", uint32(m))) }
+
+// UnmarshalJSON reads an octal string.
+func (m *Mode) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := strconv.ParseUint(s, 8, 32)
+	if err != nil {
+		return fmt.Errorf("mode %q: %w", s, err)
+	}
+	*m = Mode(v)
+	return nil
+}
+
+// Action is one planned change. Paths are the guest's absolute paths.
+type Action struct {
+	Op      string     `json:"op"`
+	Kind    ActionKind `json:"kind"`
+	Path    string     `json:"path"`
+	Reason  string     `json:"reason"`
+	Mode    Mode       `json:"mode,omitempty"`
+	Kinds   fs.Kinds   `json:"kinds,omitempty"`
+	Content string     `json:"content,omitempty"`
+	Target  string     `json:"target,omitempty"`
+	Expect  string     `json:"expect_sha256,omitempty"`
+	Entries int        `json:"entries,omitempty"` // entries a tree removal covers
+}
+
+// Note says what an operation deliberately left alone, and why.
+type Note struct {
+	Op      string `json:"op"`
+	Path    string `json:"path,omitempty"`
+	Message string `json:"message"`
+}
+
+// Refusal is a reason not to seal at all. Forcible ones give way to --force.
+type Refusal struct {
+	Op       string `json:"op,omitempty"`
+	Path     string `json:"path,omitempty"`
+	Message  string `json:"message"`
+	Forcible bool   `json:"forcible"`
+}
+
+// OpError is an operation whose planning failed (it could not read).
+type OpError struct {
+	Op    string `json:"op"`
+	Error string `json:"error"`
+}
+
+// Plan is the whole plan of one run.
+type Plan struct {
+	Actions  []Action
+	Notes    []Note
+	Refusals []Refusal
+	Errors   []OpError
+}
+
+// MachineIDMode is what /etc/machine-id becomes.
+type MachineIDMode string
+
+// The machine-id modes.
+const (
+	// MachineIDEmpty leaves an empty file: every systemd generates a new ID
+	// at boot, without first-boot presets (machine-id(5)).
+	MachineIDEmpty MachineIDMode = "empty"
+	// MachineIDUninitialized writes "uninitialized\n": a new ID and
+	// first-boot semantics (ConditionFirstBoot=, presets) on systemd >= 247.
+	MachineIDUninitialized MachineIDMode = "uninitialized"
+)
+
+// Options shape a plan.
+type Options struct {
+	// Live is true when the root is the running system's "/": live-only
+	// steps (stopping units, hooks) are planned, and live files (utmp) kept.
+	Live bool
+	// Booted is true when systemd runs as PID 1 on the live system.
+	Booted bool
+	// MachineIDMode defaults to MachineIDEmpty.
+	MachineIDMode MachineIDMode
+	// Force turns forcible refusals into notes.
+	Force bool
+}
+
+// View is the read-only face of the confined root that operations get, so
+// that planning cannot change anything.
+type View interface {
+	Lstat(p string) (fs.Entry, error)
+	Stat(p string) (fs.Entry, error)
+	ReadFile(p string, limit int64) ([]byte, error)
+	ReadDir(p string) ([]fs.Entry, error)
+	Readlink(p string) (string, error)
+	ScanTree(p string, kinds fs.Kinds) (fs.TreeStats, error)
+}
+
+var _ View = (*fs.Confined)(nil)
+
+// Operation is one named group of actions, e.g. "machine-id".
+type Operation struct {
+	ID      string
+	Default bool
+	Summary string
+	// Plan returns the actions that would clear this operation's identity;
+	// none when it is already clear. It only reads, through p.
+	Plan func(ctx context.Context, p *Planner) ([]Action, error)
+}
+
+// Planner is what an operation plans with: the read-only root, the
+// options, and the place to record notes and refusals.
+type Planner struct {
+	Root View
+	Opts Options
+
+	op        string
+	notes     []Note
+	refusals  []Refusal
+	rewritten map[string][]byte // content planned by earlier rewrites
+}
+
+// NewPlanner returns a planner over root.
+func NewPlanner(root View, o Options) *Planner {
+	if o.MachineIDMode == "" {
+		o.MachineIDMode = MachineIDEmpty
+	}
+	return &Planner{Root: root, Opts: o}
+}
+
+// Note records that the current operation left path alone, and why.
+func (p *Planner) Note(path, format string, args ...any) {
+	p.notes = append(p.notes, Note{Op: p.op, Path: path, Message: fmt.Sprintf(format, args...)})
+}
+
+// Refuse records a refusal. A forcible one becomes a note under --force and
+// Refuse then returns true: the caller goes ahead.
+func (p *Planner) Refuse(path string, forcible bool, format string, args ...any) bool {
+	msg := fmt.Sprintf(format, args...)
+	if forcible && p.Opts.Force {
+		p.Note(path, "forced: %s", msg)
+		return true
+	}
+	p.refusals = append(p.refusals, Refusal{Op: p.op, Path: path, Message: msg, Forcible: forcible})
+	return false
+}
+
+// MakePlan runs the Plan of each operation in order and collects the
+// actions. An action under a tree that an earlier action removes, or on a
+// path an earlier action removes, is dropped: it would find nothing.
+func MakePlan(ctx context.Context, root View, ops []Operation, o Options) Plan {
+	p := NewPlanner(root, o)
+	var plan Plan
+	removed := map[string]bool{}
+	for _, op := range ops {
+		if err := ctx.Err(); err != nil {
+			plan.Errors = append(plan.Errors, OpError{Op: op.ID, Error: err.Error()})
+			continue
+		}
+		p.op = op.ID
+		acts, err := op.Plan(ctx, p)
+		if err != nil {
+			plan.Errors = append(plan.Errors, OpError{Op: op.ID, Error: err.Error()})
+			continue
+		}
+		for _, a := range acts {
+			a.Op = op.ID
+			if coveredBy(removed, a.Path) {
+				continue
+			}
+			if a.Kind == Remove {
+				removed[a.Path] = true
+			}
+			plan.Actions = append(plan.Actions, a)
+		}
+	}
+	plan.Notes = p.notes
+	plan.Refusals = p.refusals
+	return plan
+}
+
+func coveredBy(removed map[string]bool, p string) bool {
+	if len(removed) == 0 || p == "" {
+		return false
+	}
+	for q := p; ; q = path.Dir(q) {
+		if removed[q] {
+			return true
+		}
+		if q == "/" || q == "." {
+			return false
+		}
+	}
+}

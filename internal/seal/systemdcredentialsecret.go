@@ -1,0 +1,27 @@
+package seal
+
+import "context"
+
+var opSystemdCredentialSecret = Operation{
+	ID:      "systemd-credential-secret",
+	Default: true,
+	Summary: "remove /var/lib/systemd/credential.secret (refused while encrypted credentials depend on it)",
+	Plan:    planCredentialSecret,
+}
+
+func planCredentialSecret(ctx context.Context, p *Planner) ([]Action, error) {
+	const secret = "/var/lib/systemd/credential.secret"
+	acts, err := p.removePath(secret, regular, "the host key for systemd-creds: clones must not decrypt each other's credentials")
+	if err != nil || len(acts) == 0 {
+		return acts, err
+	}
+	for _, d := range []string{"/etc/credstore.encrypted", "/usr/lib/credstore.encrypted"} {
+		ents, err := p.Root.ReadDir(d)
+		if err == nil && len(ents) > 0 {
+			if !p.Refuse(secret, true, "%s holds credentials encrypted with this secret (%d files); removing it makes them unreadable. Re-encrypt them with the TPM or drop the operation (--ops -systemd-credential-secret), or --force", d, len(ents)) {
+				return nil, nil
+			}
+		}
+	}
+	return acts, nil
+}
