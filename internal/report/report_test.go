@@ -85,6 +85,12 @@ func TestGolden(t *testing.T) {
 			}
 			golden(t, fmt.Sprintf("%s.%d.json", tc.name, tc.exit), js.Bytes())
 			golden(t, fmt.Sprintf("%s.%d.text", tc.name, tc.exit), txt.Bytes())
+			var verbose bytes.Buffer
+			if err := WriteText(&verbose, r, TextOptions{Verbose: true}); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, fmt.Sprintf("%s.%d.verbose.text", tc.name, tc.exit), verbose.Bytes())
+			txt.Write(verbose.Bytes()) // both must fit 80 columns
 			for i, l := range strings.Split(txt.String(), "\n") {
 				if len(l) > 80 {
 					t.Errorf("text line %d is %d columns (over 80): %q", i+1, len(l), l)

@@ -15,7 +15,8 @@ type TextOptions struct {
 	// Color adds ANSI colour to status words; main enables it only on a
 	// terminal and when NO_COLOR is unset.
 	Color bool
-	// Verbose also shows the findings and evidence of passing checks.
+	// Verbose also shows passing findings and every finding's evidence
+	// (its Detail); without it the text gives what, why and the fix.
 	Verbose bool
 	// Width is the line width to wrap at; 0 means 80, which suits a
 	// serial console.
@@ -64,6 +65,14 @@ func WriteText(w io.Writer, r Report, o TextOptions) error {
 				line = f.Code // already said on the check's line
 			}
 			writeWrapped(bw, "  "+word(f.Status)+" ", "        ", 8, line, width)
+			if !o.Verbose {
+				// The console gets what, why and the fix; the evidence is
+				// one -v (or --format json) away.
+				if f.Remediation != "" {
+					writeWrapped(bw, "        fix: ", "             ", 13, f.Remediation, width)
+				}
+				continue
+			}
 			keys := make([]string, 0, len(f.Detail))
 			for k := range f.Detail {
 				keys = append(keys, k)
@@ -83,6 +92,9 @@ func WriteText(w io.Writer, r Report, o TextOptions) error {
 		}
 	}
 	s := r.Summary
+	if !o.Verbose && r.Status != check.Pass && r.Status != check.Skip {
+		fmt.Fprintln(bw, "\nEvidence for each finding: guestcheck -v, or --format json.")
+	}
 	fmt.Fprintf(bw, "\n%s: %s %d fail, %d error, %d warn, %d pass, %d skip (%d checks, %d ms)\n",
 		r.Tool, strings.TrimSpace(word(r.Status)), s.Fail, s.Error, s.Warn, s.Pass, s.Skip, len(r.Checks), r.DurationMS)
 	return bw.Flush()
