@@ -18,14 +18,13 @@ build: ## build static bin/guestcheck and bin/sealprep
 run: build ## build guestcheck and run it on this machine (text report)
 	-./bin/guestcheck $(ARGS)
 
-test: lint ## the whole suite: lint, unit tests (race), root-only tests when root, short fuzzing
+test: lint ## the whole suite: lint, then every test with -race (root-only ones run as root; fuzz seeds and saved crashers run as regressions)
 	$(GO) test -race -count=1 ./...
-	$(MAKE) --no-print-directory fuzz FUZZTIME=5s
 
 test-short: ## unit tests only
 	$(GO) test -count=1 ./...
 
-fuzz: ## run every fuzz target for FUZZTIME (default 10s) each
+fuzz: ## explore with every fuzz target for FUZZTIME (default 10s) each; new crashers land in testdata/fuzz
 	@FUZZTIME=$${FUZZTIME:-10s}; \
 	for pkg in $$($(GO) list ./...); do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
