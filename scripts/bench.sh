@@ -6,9 +6,10 @@
 #   - peak RSS of guestcheck at most 15 MiB
 #   - each static binary at most 8 MiB
 # Both commands read the same cloud-init state: a real capture from a
-# Debian 13 guest (internal/cloudinit/testdata/real/debian13-healthy) is
-# mounted over /run/cloud-init and /var/lib/cloud inside a private mount
-# namespace, so the host is not changed. Needs root for that namespace;
+# Debian 12 guest (internal/cloudinit/testdata/real/debian12-healthy, made by
+# the same cloud-init 22.4 that Debian 12 installs here) is copied to a
+# tmpfs mounted over /run/cloud-init inside a private mount namespace, so the
+# host is not changed. Needs root for that namespace;
 # installs hyperfine, cloud-init and GNU time from Debian when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +27,7 @@ if [ ${#need[@]} -gt 0 ]; then
 	apt-get update -qq && apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
-fixture=internal/cloudinit/testdata/real/debian13-healthy
+fixture=internal/cloudinit/testdata/real/debian12-healthy
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
