@@ -19,6 +19,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/report"
 	"github.com/guestcheck/guestcheck/internal/systemd"
+	"github.com/guestcheck/guestcheck/internal/tty"
 )
 
 const usageText = `Usage: guestcheck [flags]
@@ -291,8 +292,7 @@ func useColor(w io.Writer) bool {
 	if _, ok := os.LookupEnv("NO_COLOR"); ok || os.Getenv("TERM") == "dumb" {
 		return false
 	}
-	f, ok := w.(*os.File)
-	return ok && isTerminal(f)
+	return tty.Is(w)
 }
 
 // waitForCloudInit waits up to d for cloud-init to finish before the checks

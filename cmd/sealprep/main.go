@@ -6,9 +6,11 @@ package main
 
 import (
 	"context"
+	"io"
 	"os"
 
 	"github.com/guestcheck/guestcheck/internal/seal"
+	"github.com/guestcheck/guestcheck/internal/tty"
 )
 
 func main() {
@@ -18,7 +20,7 @@ func main() {
 		live:       live,
 		powerOff:   live.PowerOff,
 		hostRead:   os.ReadFile,
-		isTerminal: isTerminal,
+		isTerminal: func(r io.Reader) bool { return tty.Is(r) },
 		booted:     func() bool { st, err := os.Lstat("/run/systemd/system"); return err == nil && st.IsDir() },
 		ctx:        context.Background(),
 	}))
