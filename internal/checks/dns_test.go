@@ -2,7 +2,6 @@ package checks
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"slices"
 	"strings"
@@ -13,30 +12,14 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/config"
+	"github.com/guestcheck/guestcheck/internal/netcheck/dnstest"
 	"github.com/guestcheck/guestcheck/internal/netcheck/nstest"
 )
-
-// Fake nameservers: each listens on 127.0.0.1 at a random port and stops
-// when the test ends. dnRedirect maps the documentation addresses written
-// into the fake resolv.conf onto them and refuses any other destination,
-// so no test can query a real nameserver.
-
-func dnServe(t testing.TB, h dns.HandlerFunc) string {
-	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &dns.Server{PacketConn: pc, Handler: h}
-	go func() { _ = srv.ActivateAndServe() }()
-	t.Cleanup(func() { _ = srv.Shutdown() })
-	return pc.LocalAddr().String()
-}
 
 // dnHealthy answers A for *.example.org with 192.0.2.80, NXDOMAIN for
 // missing.example.org, and NOERROR without records for AAAA.
 func dnHealthy(t testing.TB) string {
-	return dnServe(t, func(w dns.ResponseWriter, r *dns.Msg) {
+	return dnstest.Serve(t, func(w dns.ResponseWriter, r *dns.Msg) {
 		m := new(dns.Msg)
 		m.SetReply(r)
 		q := r.Question[0]
@@ -51,47 +34,11 @@ func dnHealthy(t testing.TB) string {
 }
 
 // dnServFail answers every query with SERVFAIL.
-func dnServFail(t testing.TB) string {
-	return dnServe(t, func(w dns.ResponseWriter, r *dns.Msg) {
-		m := new(dns.Msg)
-		m.SetRcode(r, dns.RcodeServerFailure)
-		_ = w.WriteMsg(m)
-	})
-}
-
-// dnBlackHole reads queries and never answers.
-func dnBlackHole(t testing.TB) string {
-	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			if _, _, err := pc.ReadFrom(buf); err != nil {
-				return
-			}
-		}
-	}()
-	t.Cleanup(func() { pc.Close() })
-	return pc.LocalAddr().String()
-}
-
-type dnRedirect map[string]string
-
-func (d dnRedirect) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	to, ok := d[addr]
-	if !ok {
-		return nil, fmt.Errorf("test dialer: %s is not a fake server", addr)
-	}
-	var nd net.Dialer
-	return nd.DialContext(ctx, network, to)
-}
+func dnServFail(t testing.TB) string { return dnstest.Serve(t, dnstest.ServFail) }
 
 // dnEnv is a live guest whose files are files and whose probes reach the
 // fake servers through d. It never touches the kernel: dns does not.
-func dnEnv(t testing.TB, files map[string]string, d dnRedirect, cfg *config.Config) *check.Env {
+func dnEnv(t testing.TB, files map[string]string, d dnstest.Redirect, cfg *config.Config) *check.Env {
 	if _, ok := files["/etc/hostname"]; !ok {
 		files["/proc/sys/kernel/hostname"] = "web1.example.org\n"
 	}
@@ -107,7 +54,7 @@ func dnFastConfig() *config.Config {
 }
 
 func TestDNSHealthyAndBlackHole(t *testing.T) {
-	d := dnRedirect{"192.0.2.53:53": dnHealthy(t), "198.51.100.53:53": dnBlackHole(t)}
+	d := dnstest.Redirect{"192.0.2.53:53": dnHealthy(t), "198.51.100.53:53": dnstest.BlackHole(t)}
 	env := dnEnv(t, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\nnameserver 198.51.100.53\n"}, d, dnFastConfig())
 	start := time.Now()
 	fs := DNS.Run(context.Background(), env)
@@ -139,7 +86,7 @@ func TestDNSHealthyAndBlackHole(t *testing.T) {
 }
 
 func TestDNSAllDead(t *testing.T) {
-	d := dnRedirect{"192.0.2.53:53": dnServFail(t), "198.51.100.53:53": dnBlackHole(t)}
+	d := dnstest.Redirect{"192.0.2.53:53": dnServFail(t), "198.51.100.53:53": dnstest.BlackHole(t)}
 	fs := DNS.Run(context.Background(), dnEnv(t, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\nnameserver 198.51.100.53\n"}, d, dnFastConfig()))
 	ncConventions(t, DNS, fs)
 	f := ncFind(t, fs, "dns-servers-dead")
@@ -151,7 +98,7 @@ func TestDNSAllDead(t *testing.T) {
 // TestDNSResolvedStub: applications ask the stub; the check probes it and
 // each upstream, and judges both layers.
 func TestDNSResolvedStub(t *testing.T) {
-	d := dnRedirect{"127.0.0.53:53": dnHealthy(t), "192.0.2.53:53": dnHealthy(t), "198.51.100.53:53": dnServFail(t)}
+	d := dnstest.Redirect{"127.0.0.53:53": dnHealthy(t), "192.0.2.53:53": dnHealthy(t), "198.51.100.53:53": dnServFail(t)}
 	files := map[string]string{
 		"/etc/resolv.conf":                 "# stub\nnameserver 127.0.0.53\noptions edns0 trust-ad\nsearch example.org\n",
 		"/run/systemd/resolve/resolv.conf": "nameserver 192.0.2.53\nnameserver 198.51.100.53\n",
@@ -171,7 +118,7 @@ func TestDNSResolvedStub(t *testing.T) {
 }
 
 func TestDNSConfiguredNames(t *testing.T) {
-	d := dnRedirect{"192.0.2.53:53": dnHealthy(t)}
+	d := dnstest.Redirect{"192.0.2.53:53": dnHealthy(t)}
 	cfg := dnFastConfig()
 	cfg.DNS.Names = []string{"www.example.org", "missing.example.org"}
 	fs := DNS.Run(context.Background(), dnEnv(t, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\n", "/etc/hostname": "web1\n"}, d, cfg))
@@ -183,7 +130,7 @@ func TestDNSConfiguredNames(t *testing.T) {
 }
 
 func TestDNSInvalidConfiguredName(t *testing.T) {
-	d := dnRedirect{"192.0.2.53:53": dnHealthy(t)}
+	d := dnstest.Redirect{"192.0.2.53:53": dnHealthy(t)}
 	cfg := dnFastConfig()
 	cfg.DNS.Names = []string{strings.Repeat("a", 64) + ".example.org", "www.example.org"}
 	fs := DNS.Run(context.Background(), dnEnv(t, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\n"}, d, cfg))
@@ -195,7 +142,7 @@ func TestDNSInvalidConfiguredName(t *testing.T) {
 }
 
 func TestDNSNoNameToProbe(t *testing.T) {
-	fs := DNS.Run(context.Background(), dnEnv(t, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\n", "/etc/hostname": "web1\n"}, dnRedirect{}, nil))
+	fs := DNS.Run(context.Background(), dnEnv(t, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\n", "/etc/hostname": "web1\n"}, dnstest.Redirect{}, nil))
 	ncConventions(t, DNS, fs)
 	if got := ncCodes(fs); !slices.Equal(got, []string{"pass dns-config-ok", "skip dns-probe-skipped"}) || !strings.Contains(fs[1].Message, "no FQDN") {
 		t.Errorf("got %+v", fs)
@@ -205,7 +152,7 @@ func TestDNSNoNameToProbe(t *testing.T) {
 // TestDNSBadInputGoesOn: unparsable resolv.conf lines are reported with
 // file and line, and the servers that could be read are still probed.
 func TestDNSBadInputGoesOn(t *testing.T) {
-	d := dnRedirect{"192.0.2.53:53": dnHealthy(t)}
+	d := dnstest.Redirect{"192.0.2.53:53": dnHealthy(t)}
 	env := dnEnv(t, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\nnameserver 192.0.2.999\n\x00\x01garbage\n"}, d, dnFastConfig())
 	fs := DNS.Run(context.Background(), env)
 	ncConventions(t, DNS, fs)
@@ -219,7 +166,7 @@ func TestDNSBadInputGoesOn(t *testing.T) {
 }
 
 func TestDNSNoNameserver(t *testing.T) {
-	fs := DNS.Run(context.Background(), dnEnv(t, map[string]string{"/etc/resolv.conf": "# empty\n"}, dnRedirect{}, nil))
+	fs := DNS.Run(context.Background(), dnEnv(t, map[string]string{"/etc/resolv.conf": "# empty\n"}, dnstest.Redirect{}, nil))
 	ncConventions(t, DNS, fs)
 	if got := ncCodes(fs); !slices.Equal(got, []string{"fail dns-no-nameserver"}) {
 		t.Errorf("got %+v", fs)
@@ -230,7 +177,7 @@ func TestDNSNoNameserver(t *testing.T) {
 // check's deadline, the black hole is given up in time and the check
 // reports its findings instead of timing out.
 func TestDNSRespectsCheckDeadline(t *testing.T) {
-	d := dnRedirect{"192.0.2.53:53": dnHealthy(t), "198.51.100.53:53": dnBlackHole(t)}
+	d := dnstest.Redirect{"192.0.2.53:53": dnHealthy(t), "198.51.100.53:53": dnstest.BlackHole(t)}
 	cfg := config.Default()
 	cfg.DNS.Timeout = time.Minute
 	cfg.Checks = map[string]config.CheckConfig{"dns": {Timeout: time.Second}}
@@ -251,7 +198,7 @@ func BenchmarkDNSCheckBlackHole(b *testing.B) {
 	ns := nstest.New(b)
 	ns.NIC(b, "eth0", "52:54:00:00:00:10", "192.0.2.10/24")
 	ns.Default(b, "eth0", "192.0.2.1", 100, 0, false)
-	d := dnRedirect{"192.0.2.53:53": dnHealthy(b), "198.51.100.53:53": dnBlackHole(b)}
+	d := dnstest.Redirect{"192.0.2.53:53": dnHealthy(b), "198.51.100.53:53": dnstest.BlackHole(b)}
 	env := dnEnv(b, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\nnameserver 198.51.100.53\n"}, d, nil)
 	env.Netlink = ns.Handle
 	checks := []check.Check{Routes, DNS}

@@ -2,7 +2,6 @@ package netcheck
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/netip"
 	"strings"
@@ -11,44 +10,10 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/guestcheck/guestcheck/internal/netcheck/dnstest"
 	"golang.org/x/net/dns/dnsmessage"
 )
-
-// The fake nameservers below listen on 127.0.0.1 only, on random ports;
-// redirectDialer maps the documentation addresses the tests "configure"
-// onto them and refuses everything else, so no probe can leave the host.
-
-// startDNS serves h on a random loopback UDP port until the test ends.
-func startDNS(t testing.TB, h dns.HandlerFunc) string {
-	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &dns.Server{PacketConn: pc, Handler: h}
-	go func() { _ = srv.ActivateAndServe() }()
-	t.Cleanup(func() { _ = srv.Shutdown() })
-	return pc.LocalAddr().String()
-}
-
-// blackHole reads queries and never answers.
-func blackHole(t testing.TB) string {
-	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		buf := make([]byte, 4096)
-		for {
-			if _, _, err := pc.ReadFrom(buf); err != nil {
-				return
-			}
-		}
-	}()
-	t.Cleanup(func() { pc.Close() })
-	return pc.LocalAddr().String()
-}
 
 // closedPort returns a loopback UDP address nothing listens on.
 func closedPort(t testing.TB) string {
@@ -62,41 +27,6 @@ func closedPort(t testing.TB) string {
 	return a
 }
 
-// zone answers A queries from names (name -> IPv4) and NXDOMAIN for
-// anything else; AAAA gets an empty NOERROR for known names.
-func zone(names map[string]string) dns.HandlerFunc {
-	return func(w dns.ResponseWriter, r *dns.Msg) {
-		m := new(dns.Msg)
-		m.SetReply(r)
-		q := r.Question[0]
-		ip, ok := names[strings.ToLower(q.Name)]
-		switch {
-		case !ok:
-			m.Rcode = dns.RcodeNameError
-		case q.Qtype == dns.TypeA:
-			m.Answer = append(m.Answer, &dns.A{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60}, A: net.ParseIP(ip)})
-		}
-		_ = w.WriteMsg(m)
-	}
-}
-
-func servFail(w dns.ResponseWriter, r *dns.Msg) {
-	m := new(dns.Msg)
-	m.SetRcode(r, dns.RcodeServerFailure)
-	_ = w.WriteMsg(m)
-}
-
-type redirectDialer map[string]string
-
-func (d redirectDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	to, ok := d[addr]
-	if !ok {
-		return nil, fmt.Errorf("test dialer: %s is not a fake server", addr)
-	}
-	var nd net.Dialer
-	return nd.DialContext(ctx, network, to)
-}
-
 func servers(addrs ...string) []Server {
 	var out []Server
 	for _, a := range addrs {
@@ -106,10 +36,10 @@ func servers(addrs ...string) []Server {
 }
 
 func TestProberOutcomes(t *testing.T) {
-	d := redirectDialer{
-		"192.0.2.53:53":    startDNS(t, zone(map[string]string{"host.example.org.": "192.0.2.80"})),
-		"198.51.100.53:53": blackHole(t),
-		"203.0.113.53:53":  startDNS(t, servFail),
+	d := dnstest.Redirect{
+		"192.0.2.53:53":    dnstest.Serve(t, dnstest.Zone(map[string]string{"host.example.org.": "192.0.2.80"})),
+		"198.51.100.53:53": dnstest.BlackHole(t),
+		"203.0.113.53:53":  dnstest.Serve(t, dnstest.ServFail),
 		"192.0.2.54:53":    closedPort(t),
 	}
 	p := Prober{Dialer: d, Timeout: 400 * time.Millisecond, Retries: 1}
@@ -162,8 +92,8 @@ func TestProberOutcomes(t *testing.T) {
 func dropFirst(t testing.TB) string {
 	var mu sync.Mutex
 	seen := map[string]bool{}
-	ok := zone(map[string]string{"host.example.org.": "192.0.2.80"})
-	return startDNS(t, func(w dns.ResponseWriter, r *dns.Msg) {
+	ok := dnstest.Zone(map[string]string{"host.example.org.": "192.0.2.80"})
+	return dnstest.Serve(t, func(w dns.ResponseWriter, r *dns.Msg) {
 		k := r.Question[0].String()
 		mu.Lock()
 		first := !seen[k]
@@ -177,7 +107,7 @@ func dropFirst(t testing.TB) string {
 
 func TestProberRetries(t *testing.T) {
 	for _, retries := range []int{0, 1} {
-		d := redirectDialer{"192.0.2.53:53": dropFirst(t)}
+		d := dnstest.Redirect{"192.0.2.53:53": dropFirst(t)}
 		p := Prober{Dialer: d, Timeout: 600 * time.Millisecond, Retries: retries}
 		r := p.Probe(context.Background(), servers("192.0.2.53"), []string{"host.example.org"})[0]
 		if r.Alive() != (retries == 1) || r.Queries[0].Attempts != retries+1 {
@@ -189,8 +119,8 @@ func TestProberRetries(t *testing.T) {
 // TestProberIgnoresForeignAnswers: a reply with another ID or another
 // question (a late answer to an earlier attempt, or spoofing) is skipped.
 func TestProberIgnoresForeignAnswers(t *testing.T) {
-	good := zone(map[string]string{"host.example.org.": "192.0.2.80"})
-	addr := startDNS(t, func(w dns.ResponseWriter, r *dns.Msg) {
+	good := dnstest.Zone(map[string]string{"host.example.org.": "192.0.2.80"})
+	addr := dnstest.Serve(t, func(w dns.ResponseWriter, r *dns.Msg) {
 		wrongID := new(dns.Msg)
 		wrongID.SetRcode(r, dns.RcodeServerFailure)
 		wrongID.Id = r.Id + 1
@@ -202,7 +132,7 @@ func TestProberIgnoresForeignAnswers(t *testing.T) {
 		_, _ = w.Write([]byte{1, 2, 3})
 		good(w, r)
 	})
-	p := Prober{Dialer: redirectDialer{"192.0.2.53:53": addr}, Timeout: time.Second}
+	p := Prober{Dialer: dnstest.Redirect{"192.0.2.53:53": addr}, Timeout: time.Second}
 	r := p.Probe(context.Background(), servers("192.0.2.53"), []string{"HOST.example.org"})[0]
 	if !r.Alive() || r.Queries[0].Outcome != OutcomeAnswer || r.Queries[0].Attempts != 1 {
 		t.Errorf("queries = %+v", r.Queries)
@@ -212,7 +142,7 @@ func TestProberIgnoresForeignAnswers(t *testing.T) {
 // TestProberHonoursContext: the probe ends with ctx's deadline or
 // cancellation, long before its own budget.
 func TestProberHonoursContext(t *testing.T) {
-	p := Prober{Dialer: redirectDialer{"198.51.100.53:53": blackHole(t)}, Timeout: time.Minute, Retries: 3}
+	p := Prober{Dialer: dnstest.Redirect{"198.51.100.53:53": dnstest.BlackHole(t)}, Timeout: time.Minute, Retries: 3}
 	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
 	defer cancel()
 	done := make(chan []ServerResult)
@@ -240,7 +170,7 @@ func TestProberHonoursContext(t *testing.T) {
 }
 
 func TestProberInvalidName(t *testing.T) {
-	p := Prober{Dialer: redirectDialer{}, Timeout: time.Second}
+	p := Prober{Dialer: dnstest.Redirect{}, Timeout: time.Second}
 	r := p.Probe(context.Background(), servers("192.0.2.53"), []string{strings.Repeat("a", 64) + ".example.org"})[0]
 	if r.Alive() || !strings.Contains(r.Queries[0].Err, "invalid name") {
 		t.Errorf("got %+v", r.Queries[0])
