@@ -9,11 +9,13 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/buildinfo"
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/checks"
 	"github.com/guestcheck/guestcheck/internal/cloudinit"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/fs"
@@ -41,6 +43,9 @@ Flags:
   --wait DUR         first wait up to DUR for cloud-init to finish; never waits
                      when guestcheck itself runs inside cloud-init
   --exit-zero        exit 0 even on warnings or failures (for cloud-init runcmd)
+  --freeze-test MNT  also freeze and thaw the filesystem mounted at MNT for
+                     real (root only; never /, guestcheck's own filesystem
+                     or --output's); a watchdog process always thaws it
   -v, --verbose      text format: also show passing findings and evidence
   --version          print the version and exit
   -h, --help         show this help
@@ -59,6 +64,7 @@ Examples:
 // options are the parsed command line.
 type options struct {
 	only, skip, root, format, output, configPath string
+	freezeTest                                   string
 	timeout, wait                                time.Duration
 	list, exitZero, verbose, version             bool
 	configSet                                    bool
@@ -83,6 +89,7 @@ func parseFlags(args []string) (*options, error) {
 	fl.DurationVar(&o.timeout, "timeout", 0, "")
 	fl.DurationVar(&o.wait, "wait", 0, "")
 	fl.BoolVar(&o.exitZero, "exit-zero", false, "")
+	fl.StringVar(&o.freezeTest, "freeze-test", "", "")
 	fl.BoolVar(&o.verbose, "verbose", false, "")
 	fl.BoolVar(&o.verbose, "v", false, "")
 	fl.BoolVar(&o.version, "version", false, "")
@@ -138,6 +145,17 @@ func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "guestcheck: %v (see --list)\n", err)
 		return report.ExitUsage
+	}
+	if o.freezeTest != "" {
+		if !slices.ContainsFunc(selected, func(c check.Check) bool { return c.ID == checks.FSFreeze.ID }) {
+			fmt.Fprintln(stderr, "guestcheck: --freeze-test needs the fs-freeze check, which --only, --skip or the config left out")
+			return report.ExitUsage
+		}
+		req := fs.FreezeRequest{Mountpoint: o.freezeTest}
+		if o.output != "" {
+			req.Protect = []string{o.output} // never freeze where the report goes
+		}
+		selected = checks.WithFreezeTest(selected, req)
 	}
 	root, err := fs.Open(o.root)
 	if err != nil {

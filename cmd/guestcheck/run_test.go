@@ -195,3 +195,10 @@ func TestWaitIgnoredUnderRoot(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, errs)
 	}
 }
+
+func TestFreezeTestNeedsTheCheck(t *testing.T) {
+	code, _, errs := invoke(t, []check.Check{fake("a", check.Pass)}, "--freeze-test", "/data")
+	if code != report.ExitUsage || !strings.Contains(errs, "--freeze-test needs the fs-freeze check") {
+		t.Errorf("exit %d, stderr %q", code, errs)
+	}
+}

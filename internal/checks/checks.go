@@ -12,6 +12,8 @@ var All = []check.Check{
 	Routes,
 	DNS,
 	NetworkIdentity,
+	QemuGuestAgent,
+	FSFreeze,
 	Fstab,
 	DiskSize,
 }

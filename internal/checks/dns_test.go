@@ -180,7 +180,7 @@ func TestDNSRespectsCheckDeadline(t *testing.T) {
 	d := dnstest.Redirect{"192.0.2.53:53": dnHealthy(t), "198.51.100.53:53": dnstest.BlackHole(t)}
 	cfg := config.Default()
 	cfg.DNS.Timeout = time.Minute
-	cfg.Checks = map[string]config.CheckConfig{"dns": {Timeout: time.Second}}
+	cfg.Checks = map[string]config.CheckConfig{"dns": {Timeout: 3 * time.Second}}
 	env := dnEnv(t, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\nnameserver 198.51.100.53\n"}, d, cfg)
 	res := check.Run(context.Background(), []check.Check{DNS}, env, check.RunOptions{Timeout: cfg.CheckTimeoutFor})
 	if res[0].Status != check.Warn || ncFind(t, res[0].Findings, "dns-servers-some-dead").Detail["server_1_status"] != "alive" {

@@ -1,0 +1,214 @@
+package checks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"strconv"
+	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/fs"
+)
+
+// Finding codes of the fs-freeze check; docs/checks/fs-freeze.md explains each.
+const (
+	codeFreezeNotLive       = "fs-freeze-not-live"
+	codeFreezeUnreadable    = "fs-freeze-mounts-unreadable"
+	codeFreezeListOK        = "fs-freeze-list-ok"
+	codeFreezeRootUnfreez   = "fs-freeze-root-unfreezable"
+	codeFreezeMountSkipped  = "fs-freeze-mount-skipped"
+	codeFreezeLoopBacked    = "fs-freeze-loop-backed"
+	codeFreezeTestOK        = "fs-freeze-test-ok"
+	codeFreezeTestUnsupport = "fs-freeze-test-unsupported"
+	codeFreezeTestBusy      = "fs-freeze-test-busy"
+	codeFreezeTestFailed    = "fs-freeze-test-failed"
+	codeFreezeTestRefused   = "fs-freeze-test-refused"
+)
+
+var fsFreezeCodes = []string{codeFreezeNotLive, codeFreezeUnreadable, codeFreezeListOK, codeFreezeRootUnfreez,
+	codeFreezeMountSkipped, codeFreezeLoopBacked, codeFreezeTestOK, codeFreezeTestUnsupport, codeFreezeTestBusy,
+	codeFreezeTestFailed, codeFreezeTestRefused}
+
+// FSFreeze emulates the freeze list qemu-ga builds for
+// guest-fsfreeze-freeze and judges every mount in it. It never freezes
+// anything; NewFSFreeze adds the opt-in active test.
+var FSFreeze = NewFSFreeze(nil)
+
+// NewFSFreeze returns the fs-freeze check; a non-nil req adds the active
+// freeze-and-thaw test of --freeze-test.
+func NewFSFreeze(req *fs.FreezeRequest) check.Check {
+	return check.Check{
+		ID:          "fs-freeze",
+		Title:       "filesystem freeze capability",
+		Description: "every filesystem qemu-ga freezes for a snapshot can be frozen, in a safe order (and, with --freeze-test, a real freeze and thaw)",
+		Codes:       fsFreezeCodes,
+		Run:         func(ctx context.Context, env *check.Env) []check.Finding { return runFSFreeze(ctx, env, req) },
+	}
+}
+
+// WithFreezeTest returns list with the fs-freeze check replaced by one
+// that also runs the active test of req; main calls it for --freeze-test.
+func WithFreezeTest(list []check.Check, req fs.FreezeRequest) []check.Check {
+	out := append([]check.Check(nil), list...)
+	for i, c := range out {
+		if c.ID == FSFreeze.ID {
+			out[i] = NewFSFreeze(&req)
+		}
+	}
+	return out
+}
+
+const crashFS = "Snapshots and backups of this VM will be crash-consistent for "
+
+func runFSFreeze(ctx context.Context, env *check.Env, req *fs.FreezeRequest) []check.Finding {
+	if !env.Live {
+		return []check.Finding{check.Skipf(codeFreezeNotLive, "the mount table was not read: "+env.NotLiveReason(), nil)}
+	}
+	var out []check.Finding
+	ms, err := readMountinfo(env)
+	if err != nil {
+		out = append(out, check.Errorf(codeFreezeUnreadable, "cannot read the mount table",
+			map[string]string{"file": "/proc/self/mountinfo", "error": err.Error()}, "check that /proc is mounted"))
+	} else {
+		out = append(out, judgeFreezeList(env, ms)...)
+	}
+	if req != nil {
+		out = append(out, freezeTest(ctx, env, *req))
+	}
+	return out
+}
+
+// judgeFreezeList emulates qemu-ga's list and judges each entry.
+func judgeFreezeList(env *check.Env, ms []fs.MountInfo) []check.Finding {
+	var out []check.Finding
+	devOK := func(m fs.MountInfo) bool {
+		// qemu-ga's sscanf expects exactly one optional field; with any
+		// other count it reads the wrong columns and drops btrfs entries.
+		if len(m.Optional) != 1 {
+			return false
+		}
+		st, err := env.Root.Stat(m.Source)
+		return err == nil && st.Mode()&iofs.ModeDevice != 0 && st.Mode()&iofs.ModeCharDevice == 0
+	}
+	list, skipped := fs.FreezeOrder(ms, devOK)
+	var order []string
+	for _, c := range list {
+		if c.Freezable && !c.Duplicate {
+			order = append(order, c.Mount.MountPoint)
+		}
+	}
+	d := map[string]string{"freeze_order": strings.Join(order, ","), "source": "/proc/self/mountinfo"}
+	root, ok := fs.FindMount(ms, "/")
+	rootFrozen := false
+	for _, c := range list {
+		if c.Mount.MountPoint == "/" && c.Freezable {
+			rootFrozen = true
+		}
+	}
+	if ok && !rootFrozen {
+		why := "type " + root.FSType + " cannot be frozen"
+		for _, s := range skipped {
+			if s.ID == root.ID {
+				why = "type " + root.FSType + " has no block device, so qemu-ga never freezes it"
+			}
+		}
+		out = append(out, check.New(check.Fail, codeFreezeRootUnfreez, "the root filesystem is not frozen by qemu-ga: "+why,
+			map[string]string{"root_type": root.FSType, "root_source": root.Source, "freeze_order": d["freeze_order"]},
+			crashFS+"/: install the OS on a freezable filesystem (ext4, xfs or btrfs) on a virtual disk"))
+	}
+	for _, c := range list {
+		m := c.Mount
+		if !c.Freezable && m.MountPoint != "/" {
+			out = append(out, check.Passf(codeFreezeMountSkipped,
+				fmt.Sprintf("info: %s (%s) cannot be frozen and is skipped by qemu-ga", m.MountPoint, m.FSType),
+				map[string]string{"mountpoint": m.MountPoint, "type": m.FSType, "source": m.Source}))
+		}
+	}
+	for _, s := range skipped {
+		if s.FSType == "btrfs" {
+			out = append(out, check.Passf(codeFreezeMountSkipped,
+				fmt.Sprintf("info: btrfs %s is skipped by qemu-ga: its source device cannot be resolved from mountinfo", s.MountPoint),
+				map[string]string{"mountpoint": s.MountPoint, "type": s.FSType, "source": s.Source, "optional_fields": strconv.Itoa(len(s.Optional))}))
+		}
+	}
+	pos := map[string]int{}
+	for i, mp := range order {
+		pos[mp] = i
+	}
+	for _, c := range list {
+		loop := fs.LoopBacking(c.Mount.Source)
+		if loop == "" || !c.Freezable {
+			continue
+		}
+		b, err := env.Root.ReadFile("/sys/block/" + loop + "/loop/backing_file")
+		if err != nil {
+			continue
+		}
+		backing := strings.TrimSpace(string(b))
+		host, ok := fs.MountOf(ms, backing)
+		if !ok || !fs.Freezable(host.FSType) {
+			continue
+		}
+		hp, hok := pos[host.MountPoint]
+		lp := pos[c.Mount.MountPoint]
+		orderNote := "the loop filesystem is frozen first (safe order for now)"
+		if hok && hp < lp {
+			orderNote = "the backing filesystem is frozen first: freezing the loop filesystem then blocks on it and the guest hangs"
+		}
+		out = append(out, check.New(check.Warn, codeFreezeLoopBacked,
+			fmt.Sprintf("%s is a loop device backed by %s on %s, which is also frozen", c.Mount.MountPoint, backing, host.MountPoint),
+			map[string]string{"mountpoint": c.Mount.MountPoint, "loop_device": "/dev/" + loop, "backing_file": backing,
+				"backing_mount": host.MountPoint, "order": orderNote, "freeze_order": d["freeze_order"]},
+			"a snapshot freeze of nested filesystems can hang the guest when the order changes (remount, reboot): move the data to its own virtual disk instead of a loop-mounted image file"))
+	}
+	out = append(out, check.Passf(codeFreezeListOK, fmt.Sprintf("qemu-ga will freeze %d filesystem(s): %s", len(order), strings.Join(order, ", ")), d))
+	return out
+}
+
+func freezeTest(ctx context.Context, env *check.Env, req fs.FreezeRequest) check.Finding {
+	d := map[string]string{"mountpoint": req.Mountpoint}
+	if !env.Root.IsHost() {
+		return check.Errorf(codeFreezeTestRefused, "--freeze-test works only on the running system, not under --root", d,
+			"run guestcheck without --root inside the VM")
+	}
+	if !env.IsRoot {
+		return check.Errorf(codeFreezeTestRefused, "--freeze-test needs root", d, "run guestcheck as root (FIFREEZE needs CAP_SYS_ADMIN)")
+	}
+	res, err := fs.FreezeTest(ctx, req)
+	if res.Device != "" {
+		d["device"] = res.Device
+	}
+	if res.WatchdogPID != 0 {
+		d["watchdog_pid"] = strconv.Itoa(res.WatchdogPID)
+	}
+	d["freeze_latency"] = res.FreezeLatency.String()
+	switch {
+	case errors.Is(err, fs.ErrFreezeRefused) || errors.Is(err, fs.ErrNeedRoot):
+		d["error"] = err.Error()
+		return check.Errorf(codeFreezeTestRefused, "the freeze test was refused: "+err.Error(), d,
+			"pass the mount point of a data filesystem that holds neither guestcheck nor its output")
+	case errors.Is(err, fs.ErrCannotFreeze):
+		d["error"] = err.Error()
+		return check.New(check.Warn, codeFreezeTestUnsupport, req.Mountpoint+" cannot freeze (EOPNOTSUPP)", d,
+			crashFS+req.Mountpoint+": qemu-ga skips it; put data that must be consistent on ext4, xfs or btrfs")
+	case errors.Is(err, fs.ErrAlreadyFrozen):
+		d["error"] = err.Error()
+		return check.New(check.Warn, codeFreezeTestBusy, req.Mountpoint+" is already frozen (EBUSY)", d,
+			"something else holds a freeze (a snapshot in progress, or a leftover from fsfreeze -f): thaw it with `fsfreeze -u "+req.Mountpoint+"` once no snapshot runs")
+	case err != nil:
+		d["error"] = err.Error()
+		return check.New(check.Fail, codeFreezeTestFailed, "freezing "+req.Mountpoint+" failed: "+err.Error(), d,
+			crashFS+req.Mountpoint+": qemu-ga hits the same error, aborts the freeze and the snapshot retries until it fails; fix the cause (SELinux, permissions, the filesystem's state) and rerun --freeze-test")
+	}
+	d["thaw_latency"] = res.ThawLatency.String()
+	d["thawed_by"] = res.ThawedBy
+	if res.ThawedBy == "watchdog" {
+		return check.New(check.Fail, codeFreezeTestFailed,
+			fmt.Sprintf("freezing %s took %v, past the watchdog deadline", req.Mountpoint, res.FreezeLatency.Round(1e6)), d,
+			"the freeze flushes dirty data first: a freeze this slow risks KubeVirt's freeze timeout; reduce write load or dirty page limits before snapshots")
+	}
+	return check.Passf(codeFreezeTestOK, fmt.Sprintf("%s froze in %v and thawed in %v", req.Mountpoint,
+		res.FreezeLatency.Round(1e3), res.ThawLatency.Round(1e3)), d)
+}

@@ -1,0 +1,164 @@
+package guestagent
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/systemd"
+)
+
+type fakeSystemd struct {
+	u   systemd.UnitState
+	err error
+}
+
+func (f fakeSystemd) Units(ctx context.Context, names ...string) ([]systemd.UnitState, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	return []systemd.UnitState{f.u}, nil
+}
+
+func active() fakeSystemd {
+	return fakeSystemd{u: systemd.UnitState{Name: UnitName, LoadState: "loaded", ActiveState: "active", SubState: "running", UnitFileState: "static", MainPID: 1}}
+}
+
+func runRoot(t *testing.T, name string, live bool, sd systemd.Manager) []check.Finding {
+	t.Helper()
+	root, err := fs.Open("testdata/roots/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { root.Close() })
+	env := &check.Env{Root: root, Live: live, Systemd: sd,
+		Now: func() time.Time { return time.Unix(1767225600, 0).Add(time.Hour) }}
+	out := Run(context.Background(), env)
+	for _, f := range out {
+		if !check.IsKebab(f.Code) || !containsStr(Codes, f.Code) {
+			t.Errorf("undeclared code %q", f.Code)
+		}
+		if f.Status != check.Pass && f.Status != check.Skip && f.Remediation == "" {
+			t.Errorf("%s: %s without remediation", f.Code, f.Status)
+		}
+		if strings.HasSuffix(f.Message, ".") || strings.Contains(f.Message, "\n") {
+			t.Errorf("%s: message %q is not one line without a trailing period", f.Code, f.Message)
+		}
+		for k := range f.Detail {
+			if strings.ToLower(k) != k || strings.ContainsAny(k, "- ") {
+				t.Errorf("%s: detail key %q is not snake_case", f.Code, k)
+			}
+		}
+	}
+	return out
+}
+
+func containsStr(xs []string, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func index(fs []check.Finding) map[string]check.Finding {
+	m := map[string]check.Finding{}
+	for _, f := range fs {
+		if _, ok := m[f.Code]; !ok {
+			m[f.Code] = f
+		}
+	}
+	return m
+}
+
+func TestFixtureRoots(t *testing.T) {
+	cases := []struct {
+		root   string
+		sd     systemd.Manager
+		want   map[string]check.Status // code -> status that must be present
+		absent []string
+		detail map[string]string // code/key -> substring
+	}{
+		{root: "debian", sd: active(),
+			want: map[string]check.Status{CodeChannelOK: check.Pass, CodeInstalled: check.Pass, CodeUnitActive: check.Pass,
+				CodeProcessOK: check.Pass, CodeFilterOK: check.Pass, CodeNotFrozen: check.Pass, CodeHookDisabled: check.Warn,
+				CodeConfigIgnored: check.Warn, CodeSELinuxOK: check.Pass},
+			absent: []string{CodeExecBlocked, CodeFreezeBlocked, CodeKubeVirtBlocked, CodeUnitDisabled},
+			detail: map[string]string{CodeInstalled + "/version": "7.2.22", CodeConfigIgnored + "/setting": "DAEMON_ARGS",
+				CodeFilterOK + "/effective_disabled": "guest-get-devices", CodeFilterOK + "/settings_from": "process 812"}},
+		{root: "rhel8", sd: fakeSystemd{err: fmt.Errorf("%w: test", systemd.ErrNotRunning)},
+			want: map[string]check.Status{CodeNoSystemd: check.Skip, CodeProcessMissing: check.Fail, CodeExecBlocked: check.Pass,
+				CodeFilterOK: check.Pass, CodeHookScriptIgnored: check.Warn, CodeHookOK: check.Pass, CodeSELinuxDenied: check.Fail},
+			absent: []string{CodeFilterUnknown, CodeConfigIgnored},
+			detail: map[string]string{CodeExecBlocked + "/origin_block_rpcs": "command line", CodeExecBlocked + "/settings_from": "unit /usr/lib/systemd/system/qemu-guest-agent.service",
+				CodeHookOK + "/hook": "/etc/qemu-ga/fsfreeze-hook", CodeSELinuxDenied + "/denied": "/data {open}",
+				CodeHookScriptIgnored + "/skipped": "mysql-flush.sh (not executable)"}},
+		{root: "rhel9.0", sd: active(),
+			want:   map[string]check.Status{CodeFilterUnknown: check.Warn, CodeExecBlocked: check.Pass, CodeFilterOK: check.Pass},
+			detail: map[string]string{CodeFilterUnknown + "/unknown_names": "guest-file-*"}},
+		{root: "rhel9.4", sd: active(),
+			want: map[string]check.Status{CodeExecBlocked: check.Pass, CodeFilterOK: check.Pass, CodeFrozenMarker: check.Fail,
+				CodeConfigIgnored: check.Warn},
+			absent: []string{CodeFilterUnknown},
+			detail: map[string]string{CodeExecBlocked + "/effective_disabled": "guest-file-open", CodeConfigIgnored + "/setting": "BLOCK_RPCS",
+				CodeFrozenMarker + "/marker_age": "1h0m0s"}},
+		{root: "suse", sd: fakeSystemd{u: systemd.UnitState{Name: UnitName, LoadState: "loaded", ActiveState: "failed", SubState: "failed", UnitFileState: "disabled", NRestarts: 5}},
+			want: map[string]check.Status{CodeFreezeBlocked: check.Fail, CodeKubeVirtBlocked: check.Fail, CodeExecBlocked: check.Pass,
+				CodeUnitInactive: check.Fail, CodeUnitDisabled: check.Warn, CodeRestartLoop: check.Warn, CodeProcessMissing: check.Fail},
+			absent: []string{CodeFilterOK},
+			detail: map[string]string{CodeFreezeBlocked + "/origin_block_rpcs": "/etc/qemu/qemu-ga.conf (block-rpcs) + command line",
+				CodeKubeVirtBlocked + "/blocked_rpcs": "guest-get-users"}},
+	}
+	// Git does not keep mtimes: give the frozen marker its age here.
+	marker := "testdata/roots/rhel9.4/var/run/" + FrozenMarker
+	if err := os.Chtimes(marker, time.Unix(1767225600, 0), time.Unix(1767225600, 0)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		t.Run(c.root, func(t *testing.T) {
+			got := index(runRoot(t, c.root, true, c.sd))
+			for code, st := range c.want {
+				if f, ok := got[code]; !ok || f.Status != st {
+					t.Errorf("want %s %s, got %+v", code, st, f)
+				}
+			}
+			for _, code := range c.absent {
+				if f, ok := got[code]; ok {
+					t.Errorf("unexpected %s: %+v", code, f)
+				}
+			}
+			for k, sub := range c.detail {
+				code, key, _ := strings.Cut(k, "/")
+				if !strings.Contains(got[code].Detail[key], sub) {
+					t.Errorf("%s detail %s = %q, want it to contain %q", code, key, got[code].Detail[key], sub)
+				}
+			}
+			if t.Failed() {
+				for _, f := range got {
+					t.Logf("%s %s: %s %v", f.Status, f.Code, f.Message, f.Detail)
+				}
+			}
+		})
+	}
+}
+
+func TestNotLiveJudgesFilesOnly(t *testing.T) {
+	got := index(runRoot(t, "rhel8", false, nil))
+	if got[CodeNotLive].Status != check.Skip {
+		t.Errorf("want %s skip", CodeNotLive)
+	}
+	for _, c := range []string{CodeChannelOK, CodeProcessMissing, CodeProcessOK, CodeUnitActive} {
+		if _, ok := got[c]; ok {
+			t.Errorf("not live but got %s", c)
+		}
+	}
+	if got[CodeExecBlocked].Status != check.Pass || got[CodeHookScriptIgnored].Status != check.Warn {
+		t.Errorf("file findings missing offline: %v", got)
+	}
+}

@@ -1,0 +1,196 @@
+package guestagent
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestParseArgs(t *testing.T) {
+	v72, _ := ParseVersion("7.2.22")
+	v82, _ := ParseVersion("8.2.0")
+	v91, _ := ParseVersion("9.1.0")
+	cases := []struct {
+		v    Version
+		argv string
+		want string // Block|Allow|Hook(set)|StateDir|Config or "error"
+	}{
+		{v72, "-b guest-exec,guest-file-open", "[guest-exec guest-file-open]|[]|false:|"},
+		{v72, "--block-rpcs=a --blacklist b -bc", "[a b c]|[]|false:|"},
+		{v72, "--bl=x", "[x]|[]|false:|"}, // abbreviation matching both aliases is not ambiguous
+		{v72, "-F", "[]|[]|true:|"},
+		{v72, "-F/x/hook -t /var/lib/qga", "[]|[]|true:/x/hook|/var/lib/qga"},
+		{v72, "-vdF/h", "[]|[]|true:/h|"},
+		{v72, "-a guest-ping", "error"},
+		{v72, "-c /etc/q.conf", "error"},
+		{v82, "-a guest-ping,guest-info --allow-rpcs=x", "[]|[guest-ping guest-info x]|false:|"},
+		{v91, "--blacklist=x", "error"},
+		{v91, "-c /etc/q.conf -- -b x", "[]|[]|false:||/etc/q.conf"},
+		{v72, "--method", "error"},
+	}
+	for _, c := range cases {
+		a, err := ParseArgs(c.v, strings.Fields(c.argv))
+		got := fmt.Sprintf("%v|%v|%v:%s|%s", a.Block, a.Allow, a.HookSet, a.Hook, a.StateDir)
+		if a.Config != "" {
+			got += "|" + a.Config
+		}
+		if err != nil {
+			got = "error"
+		}
+		if got != c.want {
+			t.Errorf("ParseArgs(%s, %q) = %s (err %v), want %s", c.v, c.argv, got, err, c.want)
+		}
+	}
+}
+
+func TestSplitExec(t *testing.T) {
+	env := map[string]string{"FILTER_RPC_ARGS": "--allow-rpcs=a,b  -v", "HOOK": "/h", "EMPTY": ""}
+	words, used, err := SplitExec(`-/usr/bin/qemu-ga $FILTER_RPC_ARGS -F${HOOK} "--path=/a b" ${EMPTY}x $UNSET`, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"/usr/bin/qemu-ga", "--allow-rpcs=a,b", "-v", "-F/h", "--path=/a b", "x"}
+	if !slices.Equal(words, want) {
+		t.Errorf("words = %q, want %q", words, want)
+	}
+	if !slices.Equal(used, []string{"FILTER_RPC_ARGS", "HOOK", "EMPTY", "UNSET"}) {
+		t.Errorf("used = %v", used)
+	}
+}
+
+func TestParseKeyFile(t *testing.T) {
+	kf, err := ParseKeyFile([]byte("# c\n[general]\nblock-rpcs = guest-exec , guest-ping \nstatedir=/a\n[general]\nstatedir=/b\nhook=\\sx\\\\y\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := kf.String("general", "block-rpcs"); s != "guest-exec , guest-ping " {
+		t.Errorf("value = %q (GKeyFile strips leading whitespace only)", s)
+	}
+	if s, _ := kf.String("general", "statedir"); s != "/b" {
+		t.Errorf("statedir = %q, want the last value", s)
+	}
+	if s, _ := kf.String("general", "hook"); s != " x\\y" {
+		t.Errorf("escapes: %q", s)
+	}
+	for _, bad := range []string{"garbage\n", "key=v\n[general]\n", "[general\n", "[general]\n=x\n"} {
+		if _, err := ParseKeyFile([]byte(bad)); err == nil {
+			t.Errorf("ParseKeyFile(%q) accepted", bad)
+		}
+	}
+}
+
+func TestParseEnvFile(t *testing.T) {
+	ef, errs := ParseEnvFile([]byte("# c\nA=plain # comment\nexport B='x y'\nC=\"q \\\"d\\\" ${X}\"\nD=a\\\nb\nnot an assignment\nE=\n"))
+	if len(errs) != 1 {
+		t.Errorf("errs = %v", errs)
+	}
+	want := map[string]string{"A": "plain", "B": "x y", "C": `q "d" ${X}`, "D": "ab", "E": ""}
+	for k, v := range want {
+		if ef.Vars[k] != v {
+			t.Errorf("%s = %q, want %q", k, ef.Vars[k], v)
+		}
+	}
+}
+
+func TestParseAVC(t *testing.T) {
+	a, ok := ParseAVC(`type=AVC msg=audit(1767225600.123:456): avc:  denied  { open read } for  pid=812 comm="qemu-ga" path="/my data" dev="vdb" scontext=system_u:system_r:virt_qemu_ga_t:s0 tcontext=u:o:t:s0 tclass=dir permissive=0`)
+	if !ok || a.Path != "/my data" || !slices.Equal(a.Perms, []string{"open", "read"}) || !a.IsAgent() || a.Permissive || a.Time.Unix() != 1767225600 || a.TClass != "dir" {
+		t.Errorf("ParseAVC = %+v %v", a, ok)
+	}
+	if _, ok := ParseAVC(`type=SYSCALL msg=audit(1.0:1): arch=c000003e`); ok {
+		t.Error("non-AVC accepted")
+	}
+}
+
+func TestMergeVersions(t *testing.T) {
+	kf, _ := ParseKeyFile([]byte("[general]\nblock-rpcs=guest-exec\nblacklist=guest-info\nallow-rpcs=guest-ping\n"))
+	v72, _ := ParseVersion("7.2.22")
+	v90, _ := ParseVersion("9.0.0")
+	v91, _ := ParseVersion("9.1.0")
+	s := Merge(v72, "/etc/qemu", kf, "q.conf", Args{})
+	if !slices.Equal(s.Block, []string{"guest-info"}) || s.AllowSet || len(s.Fatal) != 0 {
+		t.Errorf("7.2: blacklist key wins and allow-rpcs is ignored: %+v", s)
+	}
+	if s := Merge(v90, "/etc/qemu", kf, "q.conf", Args{}); len(s.Fatal) == 0 {
+		t.Errorf("9.0 must refuse both keys: %+v", s)
+	}
+	s = Merge(v91, "/etc/qemu", kf, "q.conf", Args{BlockGiven: true, Block: []string{"guest-ping"}})
+	if len(s.Fatal) != 0 || !slices.Equal(s.Block, []string{"guest-exec", "guest-ping"}) || !s.AllowSet {
+		t.Errorf("9.1: %+v", s)
+	}
+	f := s.Filter()
+	if en := f.EnabledNames(); len(en) != 0 {
+		t.Errorf("allow guest-ping, then block it: enabled = %v", en)
+	}
+	s = Merge(v72, "/etc/qemu", nil, "", Args{HookSet: true})
+	if s.Hook != "/etc/qemu/fsfreeze-hook" || s.Path != DefaultVirtioPath {
+		t.Errorf("defaults: %+v", s)
+	}
+}
+
+func TestComputeFilter(t *testing.T) {
+	v, _ := ParseVersion("8.2.0")
+	f := ComputeFilter(v, []string{"guest-exec", "guest-file-*", " guest-info"}, nil, false)
+	if f.Enabled["guest-exec"] || !f.Enabled["guest-file-open"] || !f.Enabled["guest-info"] || f.Enabled["guest-get-devices"] {
+		t.Errorf("block-list: %v", f.Enabled)
+	}
+	if !slices.Equal(f.Unknown, []string{"guest-file-*", " guest-info"}) {
+		t.Errorf("unknown = %v", f.Unknown)
+	}
+	f = ComputeFilter(v, nil, []string{"guest-ping"}, true)
+	if !slices.Equal(f.EnabledNames(), []string{"guest-ping"}) {
+		t.Errorf("allow-list: %v", f.EnabledNames())
+	}
+	old, _ := ParseVersion("2.5.0")
+	if got := ComputeFilter(old, nil, nil, false).Disabled(KubeVirtRequiredRPCs); !slices.Equal(got, []string{"guest-get-host-name", "guest-get-users", "guest-get-timezone", "guest-get-osinfo"}) {
+		t.Errorf("2.5 lacks = %v", got)
+	}
+}
+
+func FuzzParseKeyFile(f *testing.F) {
+	f.Add([]byte("[general]\nblock-rpcs=a,b\n"))
+	f.Add([]byte("# x\n[g]\nk=\\s\\n\\q\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		kf, err := ParseKeyFile(b)
+		if err == nil {
+			for _, k := range []string{"block-rpcs", "allow-rpcs", "statedir"} {
+				kf.String("general", k)
+			}
+			v, _ := ParseVersion("8.2.0")
+			Merge(v, "/etc/qemu", kf, "f", Args{}).Filter()
+		}
+	})
+}
+
+func FuzzParseEnvFile(f *testing.F) {
+	f.Add([]byte("A=\"x\" # c\nexport B='y'\nC=a\\\nb\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ef, _ := ParseEnvFile(b)
+		for k := range ef.Vars {
+			if !validVarName(k) {
+				t.Fatalf("invalid name %q", k)
+			}
+		}
+	})
+}
+
+func FuzzParseArgs(f *testing.F) {
+	f.Add("/usr/bin/qemu-ga --allow-rpcs=a,b -F${H} $ARGS \"x y\"")
+	f.Add("-vdF/h -b a --bl=c -- -x")
+	f.Fuzz(func(t *testing.T, line string) {
+		words, _, err := SplitExec(line, map[string]string{"ARGS": "-b x", "H": "/h"})
+		if err != nil || len(words) == 0 {
+			return
+		}
+		for _, v := range []string{"7.2.0", "8.2.0", "9.1.0", ""} {
+			ver, _ := ParseVersion(v)
+			ParseArgs(ver, words[1:])
+		}
+	})
+}
+
+func FuzzParseAuditLog(f *testing.F) {
+	f.Add([]byte(`type=AVC msg=audit(1.5:2): avc:  denied  { open } for comm="qemu-ga" path="/x" permissive=0`))
+	f.Fuzz(func(t *testing.T, b []byte) { ParseAuditLog(b) })
+}

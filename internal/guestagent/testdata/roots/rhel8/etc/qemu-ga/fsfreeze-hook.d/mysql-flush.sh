@@ -1,0 +1,2 @@
+#!/bin/sh
+mysql -e "FLUSH TABLES WITH READ LOCK"
