@@ -177,7 +177,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, e env) int {
 		fmt.Fprintln(stderr, "sealprep: --poweroff needs the running system booted with systemd (--root /); refusing")
 		return seal.ExitUsage
 	}
-	opts := seal.Options{Live: live, Booted: booted, MachineIDMode: seal.MachineIDMode(o.mode), Force: o.force}
+	opts := seal.Options{Live: live, Booted: booted, MachineIDMode: seal.MachineIDMode(o.mode), Force: o.force,
+		PowerOff: o.poweroff}
 	ctx := e.ctx
 	if ctx == nil {
 		ctx = context.Background()

@@ -122,6 +122,11 @@ type Options struct {
 	MachineIDMode MachineIDMode
 	// Force turns forcible refusals into notes.
 	Force bool
+	// PowerOff is true when a forced power-off follows the apply at once:
+	// nothing runs afterwards, so what running services still own (their
+	// sockets and private directories in /tmp) goes too, and the powered-off
+	// image then verifies as sealed offline.
+	PowerOff bool
 }
 
 // View is the read-only face of the confined root that operations get, so

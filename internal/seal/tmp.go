@@ -15,12 +15,15 @@ var opTmp = Operation{
 }
 
 // liveTmpKeep are entries that running services own on a live system;
-// the next boot recreates them anyway.
+// the next boot recreates them anyway. They are kept only while those
+// services go on running: with --poweroff nothing runs after the apply, and
+// an offline verify of the image would otherwise find them.
 var liveTmpKeep = []string{".X11-unix", ".ICE-unix", ".XIM-unix", ".font-unix", ".Test-unix"}
 
 func planTmp(ctx context.Context, p *Planner) ([]Action, error) {
-	keep := func(e fs.Entry) bool {
-		if !p.Opts.Live {
+	// remove reports whether entry e of /tmp or /var/tmp is planned for removal.
+	remove := func(e fs.Entry) bool {
+		if !p.Opts.Live || p.Opts.PowerOff {
 			return true
 		}
 		if strings.HasPrefix(e.Name, "systemd-private-") {
@@ -35,7 +38,7 @@ func planTmp(ctx context.Context, p *Planner) ([]Action, error) {
 	}
 	var out []Action
 	for _, d := range []string{"/tmp", "/var/tmp"} {
-		acts, err := p.removeChildren(d, keep, anyTree, "temporary files of the template's sessions and builds")
+		acts, err := p.removeChildren(d, remove, anyTree, "temporary files of the template's sessions and builds")
 		if err != nil {
 			return nil, err
 		}
