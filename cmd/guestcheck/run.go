@@ -36,7 +36,12 @@ Flags:
   --root DIR         read guest files under DIR (a mounted image); checks that
                      need the running kernel, netlink or systemd report skip
   --format FMT       text (default) or json
-  --output FILE      also write the report to FILE, atomically, in --format
+  --output [FMT:]FILE
+                     also write the report to FILE, atomically, in FMT (json
+                     or text; default --format); repeatable, so one run can
+                     leave both a JSON and a text report
+  --summary          print only the one-line summary on stdout (for units and
+                     consoles; the full reports go to --output files)
   --config FILE      configuration file; default
                      ` + config.DefaultPath + `, which may be absent
   --timeout DUR      bound the whole run (default from config, else 60s)
@@ -58,16 +63,18 @@ Examples:
   guestcheck                                  # console check, text report
   guestcheck --only cloud-init,hostname --format json
   guestcheck --exit-zero --format json --output /run/guestcheck/report.json
+  guestcheck --summary --output json:/run/r.json --output text:/run/r.txt
   guestcheck --root /mnt/image --skip cloud-init
 `
 
 // options are the parsed command line.
 type options struct {
-	only, skip, root, format, output, configPath string
-	freezeTest                                   string
-	timeout, wait                                time.Duration
-	list, exitZero, verbose, version             bool
-	configSet                                    bool
+	only, skip, root, format, configPath      string
+	freezeTest                                string
+	outputs                                   []outputSpec
+	timeout, wait                             time.Duration
+	list, exitZero, verbose, version, summary bool
+	configSet                                 bool
 }
 
 // usageError is a command-line or configuration mistake: exit code 3.
@@ -84,7 +91,12 @@ func parseFlags(args []string) (*options, error) {
 	fl.BoolVar(&o.list, "list", false, "")
 	fl.StringVar(&o.root, "root", "/", "")
 	fl.StringVar(&o.format, "format", "text", "")
-	fl.StringVar(&o.output, "output", "", "")
+	fl.Func("output", "", func(v string) error {
+		spec, err := parseOutput(v)
+		o.outputs = append(o.outputs, spec)
+		return err
+	})
+	fl.BoolVar(&o.summary, "summary", false, "")
 	fl.StringVar(&o.configPath, "config", config.DefaultPath, "")
 	fl.DurationVar(&o.timeout, "timeout", 0, "")
 	fl.DurationVar(&o.wait, "wait", 0, "")
@@ -109,6 +121,11 @@ func parseFlags(args []string) (*options, error) {
 	})
 	if o.format != "text" && o.format != "json" {
 		return nil, usageError{fmt.Sprintf("--format %q: want text or json", o.format)}
+	}
+	for i := range o.outputs {
+		if o.outputs[i].format == "" {
+			o.outputs[i].format = o.format
+		}
 	}
 	if o.timeout < 0 || o.wait < 0 {
 		return nil, usageError{"--timeout and --wait must not be negative"}
@@ -152,8 +169,8 @@ func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
 			return report.ExitUsage
 		}
 		req := fs.FreezeRequest{Mountpoint: o.freezeTest}
-		if o.output != "" {
-			req.Protect = []string{o.output} // never freeze where the report goes
+		for _, out := range o.outputs {
+			req.Protect = append(req.Protect, out.path) // never freeze where a report goes
 		}
 		selected = checks.WithFreezeTest(selected, req)
 	}
@@ -192,30 +209,24 @@ func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
 		Host: hostInfo(root), StartedAt: start, Duration: time.Since(start),
 	})
 
-	var buf bytes.Buffer
-	if o.format == "json" {
-		err = report.WriteJSON(&buf, rep)
-	} else {
-		err = report.WriteText(&buf, rep, report.TextOptions{Verbose: o.verbose, Color: useColor(stdout)})
-	}
-	if err != nil {
+	code := report.ExitCode(rep)
+	var out []byte
+	if o.summary {
+		out = []byte(report.SummaryLine(rep) + "\n")
+	} else if out, err = render(rep, o.format, report.TextOptions{Verbose: o.verbose, Color: useColor(stdout)}); err != nil {
 		fmt.Fprintf(stderr, "guestcheck: render report: %v\n", err)
 		return report.ExitProblem
 	}
-	if _, err := stdout.Write(buf.Bytes()); err != nil {
+	if _, err := stdout.Write(out); err != nil {
 		fmt.Fprintf(stderr, "guestcheck: write report: %v\n", err)
 	}
-	code := report.ExitCode(rep)
-	if o.output != "" {
-		out := buf.Bytes()
-		if o.format == "text" {
-			// The file never gets colour codes, whatever stdout is.
-			var plain bytes.Buffer
-			if err := report.WriteText(&plain, rep, report.TextOptions{Verbose: o.verbose}); err == nil {
-				out = plain.Bytes()
-			}
+	for _, spec := range o.outputs {
+		// Files never get colour codes, whatever stdout is.
+		b, err := render(rep, spec.format, report.TextOptions{Verbose: o.verbose})
+		if err == nil {
+			err = fs.WriteFileAtomic(spec.path, b, 0o644)
 		}
-		if err := fs.WriteFileAtomic(o.output, out, 0o644); err != nil {
+		if err != nil {
 			fmt.Fprintf(stderr, "guestcheck: --output: %v\n", err)
 			code = report.ExitProblem
 		}
@@ -224,6 +235,39 @@ func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
 		return report.ExitOK
 	}
 	return code
+}
+
+// outputSpec is one --output: a file and the format to write it in.
+type outputSpec struct{ format, path string }
+
+// parseOutput reads "[json:|text:]FILE"; without a prefix the format is
+// --format's, filled in after all flags are parsed.
+func parseOutput(v string) (outputSpec, error) {
+	for _, f := range []string{"json", "text"} {
+		if p, ok := strings.CutPrefix(v, f+":"); ok {
+			v = p
+			if v == "" {
+				return outputSpec{}, fmt.Errorf("empty file name after %q", f+":")
+			}
+			return outputSpec{format: f, path: v}, nil
+		}
+	}
+	if v == "" {
+		return outputSpec{}, errors.New("empty file name")
+	}
+	return outputSpec{path: v}, nil
+}
+
+// render writes the report in one format.
+func render(r report.Report, format string, o report.TextOptions) ([]byte, error) {
+	var buf bytes.Buffer
+	var err error
+	if format == "json" {
+		err = report.WriteJSON(&buf, r)
+	} else {
+		err = report.WriteText(&buf, r, o)
+	}
+	return buf.Bytes(), err
 }
 
 // selectChecks applies the config's enabled switches, then --only and

@@ -202,3 +202,28 @@ func TestFreezeTestNeedsTheCheck(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, errs)
 	}
 }
+
+func TestSummaryAndSeveralOutputs(t *testing.T) {
+	all := []check.Check{fake("a", check.Warn), fake("b", check.Pass)}
+	dir := t.TempDir()
+	js, txt := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.txt")
+	code, out, errs := invoke(t, all, "--summary", "--output", "json:"+js, "--output", "text:"+txt)
+	if code != 2 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	want := "guestcheck: WARN 0 fail, 0 error, 1 warn, 1 pass, 0 skip (2 checks, "
+	if !strings.HasPrefix(out, want) || strings.Count(out, "\n") != 1 {
+		t.Errorf("--summary stdout = %q, want one line starting %q", out, want)
+	}
+	var r report.Report
+	if b, err := os.ReadFile(js); err != nil || json.Unmarshal(b, &r) != nil || len(r.Checks) != 2 {
+		t.Errorf("json output: %v %+v", err, r)
+	}
+	b, err := os.ReadFile(txt)
+	if err != nil || !strings.Contains(string(b), "WARN  a") || !strings.HasSuffix(strings.TrimSpace(string(b)), strings.TrimSpace(out)) {
+		t.Errorf("text output (%v):\n%s", err, b)
+	}
+	if code, _, errs := invoke(t, all, "--output", "json:"); code != report.ExitUsage {
+		t.Errorf("empty output name: exit %d %q", code, errs)
+	}
+}

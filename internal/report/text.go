@@ -91,13 +91,24 @@ func WriteText(w io.Writer, r Report, o TextOptions) error {
 			}
 		}
 	}
-	s := r.Summary
 	if !o.Verbose && r.Status != check.Pass && r.Status != check.Skip {
 		fmt.Fprintln(bw, "\nEvidence for each finding: guestcheck -v, or --format json.")
 	}
-	fmt.Fprintf(bw, "\n%s: %s %d fail, %d error, %d warn, %d pass, %d skip (%d checks, %d ms)\n",
-		r.Tool, strings.TrimSpace(word(r.Status)), s.Fail, s.Error, s.Warn, s.Pass, s.Skip, len(r.Checks), r.DurationMS)
+	fmt.Fprintf(bw, "\n%s\n", summaryLine(r, strings.TrimSpace(word(r.Status))))
 	return bw.Flush()
+}
+
+// SummaryLine is the report's last text line, which units and consoles
+// print on their own, e.g.
+// "guestcheck: FAIL 1 fail, 0 error, 1 warn, 5 pass, 2 skip (9 checks, 12 ms)".
+func SummaryLine(r Report) string {
+	return summaryLine(r, strings.ToUpper(string(r.Status)))
+}
+
+func summaryLine(r Report, status string) string {
+	s := r.Summary
+	return fmt.Sprintf("%s: %s %d fail, %d error, %d warn, %d pass, %d skip (%d checks, %d ms)",
+		r.Tool, status, s.Fail, s.Error, s.Warn, s.Pass, s.Skip, len(r.Checks), r.DurationMS)
 }
 
 // writeWrapped writes first+text wrapped at width; continuation lines start
