@@ -6,7 +6,7 @@ LDFLAGS := -s -w -X $(PKG)/internal/buildinfo.Version=$(VERSION)
 BUILD   := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.7.0
 
-.PHONY: help build run test test-short bench lint fuzz clean
+.PHONY: help build run test test-short bench lint fuzz clean package vm-test
 
 help: ## list the targets
 	@awk -F':.*## ' '/^[a-z-]+:.*## /{printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -42,6 +42,22 @@ lint: ## gofmt, go vet, staticcheck
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
+
+PKG_ARCH    ?= $(shell $(GO) env GOARCH)
+PKG_VERSION ?= $(shell git describe --tags --match 'v[0-9]*' 2>/dev/null || echo 0.0.0-git.$$(git rev-parse --short HEAD))
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct)
+
+package: ## build dist/*.deb and dist/*.rpm for PKG_ARCH (reproducible: SOURCE_DATE_EPOCH = last commit)
+	GOARCH=$(PKG_ARCH) $(MAKE) --no-print-directory build VERSION=$(PKG_VERSION)
+	cd tools && $(GO) build -o ../bin/nfpm github.com/goreleaser/nfpm/v2/cmd/nfpm
+	@mkdir -p dist
+	for p in deb rpm; do \
+	  GOARCH=$(PKG_ARCH) VERSION=$(PKG_VERSION) SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) \
+	    bin/nfpm package -f nfpm.yaml -p $$p -t dist/ || exit 1; \
+	done
+
+vm-test: package ## end-to-end tests in QEMU guests (root; see docs/vm-tests.md)
+	$(GO) test -tags vmtest -v -count=1 -timeout 60m ./test/vm/
 
 clean: ## remove build outputs
 	rm -rf bin dist

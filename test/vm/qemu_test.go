@@ -1,0 +1,560 @@
+//go:build vmtest
+
+package vm
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/digitalocean/go-qemu/qmp"
+
+	"github.com/guestcheck/guestcheck/internal/qga"
+)
+
+// nic is one user-network NIC. Every user network uses a documentation
+// range and restrict=on: the guest reaches nothing but QEMU's own virtual
+// host, and IPv6 (whose slirp default is fec0::/64) is off.
+type nic struct {
+	Net    string // "192.0.2" for 192.0.2.0/24
+	MAC    string
+	Slot   int // PCI slot: the guest names the NIC ens<Slot> (slot-based naming)
+	Metric int // of its default route
+}
+
+// networkConfig is the NoCloud network-config (v1) for nics. Under
+// restrict=on, slirp's DHCP server leaves out the router and DNS options
+// (observed: a lease with an address and no default route), so every NIC
+// is configured statically, the way cloud-init renders a cloud's metadata:
+// .15 on its network, gateway .2 (slirp's host) with the NIC's metric,
+// nameserver .3 (slirp's DNS).
+func networkConfig(nics []nic) string {
+	var b strings.Builder
+	b.WriteString("version: 1\nconfig:\n")
+	for _, n := range nics {
+		fmt.Fprintf(&b, `  - type: physical
+    name: ens%d
+    mac_address: "%s"
+    subnets:
+      - {type: static, address: %s.15/24, gateway: %s.2, metric: %d, dns_nameservers: [%s.3]}
+`, n.Slot, n.MAC, n.Net, n.Net, n.Metric, n.Net)
+	}
+	return b.String()
+}
+
+var (
+	mgmtNIC   = nic{Net: "192.0.2", MAC: "52:54:00:00:02:03", Slot: 3, Metric: 200}
+	secondNIC = nic{Net: "198.51.100", MAC: "52:54:00:00:02:04", Slot: 4, Metric: 100}
+)
+
+// spec describes one guest.
+type spec struct {
+	Name          string
+	Base          string // raw image the qcow2 overlay is backed by
+	Image         image  // kernel and initrd
+	MetaData      string
+	UserData      string
+	NetworkConfig string // NoCloud network-config; default networkConfig(NICs)
+	NICs          []nic
+	DataDisk      bool // a 64 MiB ext4 disk as /dev/vdb (the seed is then /dev/vdc)
+}
+
+// VM is a running QEMU guest: its process, QMP monitor (go-qemu), guest
+// agent client (internal/qga) and serial console log.
+type VM struct {
+	t       *testing.T
+	spec    spec
+	dir     string
+	Overlay string
+	console string
+
+	cmd     *exec.Cmd
+	exited  chan struct{}
+	exitErr error
+
+	mon    *qmp.SocketMonitor
+	evMu   sync.Mutex
+	events []qmp.Event
+
+	agent *qga.Client
+
+	lastReport string // the last guestcheck report fetched, for failure output
+}
+
+// startVM creates the guest's overlay, seed and sockets and boots it. A
+// guest kernel under TCG now and then oopses before userspace: a boot that
+// does not reach cloud-init's first stage is retried on a fresh overlay;
+// one that did is never retried.
+func startVM(ctx context.Context, t *testing.T, s spec) *VM {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "gcvm-"+s.Name+"-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &VM{t: t, spec: s, dir: dir, Overlay: filepath.Join(dir, "disk.qcow2"), console: filepath.Join(dir, "console.log")}
+	t.Cleanup(v.cleanup)
+	if err := v.writeSeed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if s.DataDisk {
+		data := filepath.Join(dir, "data.img")
+		for _, c := range [][]string{{"truncate", "-s", "64M", data}, {"mkfs.ext4", "-q", "-F", "-L", "data", data}} {
+			if _, err := run(ctx, c[0], c[1:]...); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for attempt := 1; ; attempt++ {
+		if _, err := run(ctx, "qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", s.Base, v.Overlay); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if err := v.launch(); err != nil {
+			t.Fatal(err)
+		}
+		wctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		_, err := v.WaitConsole(wctx, regexp.MustCompile(`running 'init-local'`))
+		cancel()
+		if err == nil {
+			t.Logf("%s: cloud-init init-local after %s (attempt %d)", s.Name, time.Since(start).Round(time.Second), attempt)
+			break
+		}
+		if attempt == 3 || ctx.Err() != nil {
+			t.Fatalf("%s: guest never reached cloud-init: %v", s.Name, err)
+		}
+		t.Logf("%s: guest never reached cloud-init (%v), retrying; console tail:\n%s", s.Name, err, v.ConsoleTail(15))
+		v.kill()
+		os.Rename(v.console, fmt.Sprintf("%s.attempt%d", v.console, attempt))
+		os.Remove(v.Overlay)
+	}
+	return v
+}
+
+func (v *VM) writeSeed(ctx context.Context) error {
+	seed := filepath.Join(v.dir, "seed")
+	if err := os.MkdirAll(seed, 0o755); err != nil {
+		return err
+	}
+	files := map[string]string{"meta-data": v.spec.MetaData, "user-data": v.spec.UserData}
+	files["network-config"] = v.spec.NetworkConfig
+	if files["network-config"] == "" {
+		files["network-config"] = networkConfig(v.spec.NICs)
+	}
+	args := []string{"-quiet", "-output", filepath.Join(v.dir, "seed.iso"), "-volid", "cidata", "-joliet", "-rock"}
+	for name, body := range files {
+		p := filepath.Join(seed, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			return err
+		}
+		args = append(args, p)
+	}
+	_, err := run(ctx, "genisoimage", args...)
+	return err
+}
+
+func (v *VM) qemuArgs() []string {
+	a := []string{"-accel", "tcg", "-m", "1024", "-smp", "2", "-no-reboot", "-nodefaults",
+		"-display", "none", "-monitor", "none", "-serial", "file:" + v.console,
+		"-kernel", v.spec.Image.Kernel, "-initrd", v.spec.Image.Initrd,
+		"-append", "root=/dev/vda rw console=ttyS0 panic=-1",
+		"-drive", "file=" + v.Overlay + ",if=none,id=root,format=qcow2",
+		"-device", "virtio-blk-pci,drive=root,addr=0x5",
+	}
+	if v.spec.DataDisk {
+		a = append(a, "-drive", "file="+filepath.Join(v.dir, "data.img")+",if=none,id=data,format=raw",
+			"-device", "virtio-blk-pci,drive=data,addr=0x6")
+	}
+	a = append(a,
+		"-drive", "file="+filepath.Join(v.dir, "seed.iso")+",if=none,id=seed,format=raw,readonly=on",
+		"-device", "virtio-blk-pci,drive=seed,addr=0x7",
+		"-device", "virtio-serial-pci,addr=0x9",
+		"-chardev", "socket,path="+filepath.Join(v.dir, "qga.sock")+",server=on,wait=off,id=qga0",
+		"-device", "virtserialport,chardev=qga0,name=org.qemu.guest_agent.0",
+		// Entropy for the guest's SSH key generation under TCG.
+		"-object", "rng-random,filename=/dev/urandom,id=rng0", "-device", "virtio-rng-pci,rng=rng0,addr=0xa",
+		"-qmp", "unix:"+filepath.Join(v.dir, "qmp.sock")+",server=on,wait=off",
+	)
+	for i, n := range v.spec.NICs {
+		a = append(a,
+			"-netdev", fmt.Sprintf("user,id=n%d,restrict=on,ipv6=off,net=%s.0/24,host=%s.2,dns=%s.3,dhcpstart=%s.15",
+				i, n.Net, n.Net, n.Net, n.Net),
+			"-device", fmt.Sprintf("virtio-net-pci,netdev=n%d,mac=%s,addr=0x%x", i, n.MAC, n.Slot))
+	}
+	return a
+}
+
+// launch starts QEMU and connects QMP; events are drained continuously
+// (go-qemu's Run deadlocks when nobody reads them).
+func (v *VM) launch() error {
+	v.cmd = exec.Command("qemu-system-x86_64", v.qemuArgs()...)
+	var stderr bytes.Buffer
+	v.cmd.Stderr = &stderr
+	if err := v.cmd.Start(); err != nil {
+		return fmt.Errorf("start qemu: %w", err)
+	}
+	v.exited = make(chan struct{})
+	go func(cmd *exec.Cmd, done chan struct{}) {
+		err := cmd.Wait()
+		if err != nil && stderr.Len() > 0 {
+			err = fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
+		}
+		v.exitErr = err
+		close(done)
+	}(v.cmd, v.exited)
+	sock := filepath.Join(v.dir, "qmp.sock")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mon, err := qmp.NewSocketMonitor("unix", sock, 2*time.Second)
+		if err == nil {
+			if err = mon.Connect(); err == nil {
+				v.mon = mon
+				break
+			}
+		}
+		select {
+		case <-v.exited:
+			return fmt.Errorf("qemu exited at start: %v", v.exitErr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("qmp %s: %w", sock, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	evs, err := v.mon.Events(context.Background())
+	if err != nil {
+		return fmt.Errorf("qmp events: %w", err)
+	}
+	go func() {
+		for e := range evs {
+			v.evMu.Lock()
+			v.events = append(v.events, e)
+			v.evMu.Unlock()
+		}
+	}()
+	out, err := v.qmpRun(`{"execute":"query-status"}`, 10*time.Second)
+	if err != nil {
+		return err
+	}
+	if !bytes.Contains(out, []byte(`"running"`)) {
+		return fmt.Errorf("qmp query-status: %s", out)
+	}
+	return nil
+}
+
+// qmpRun runs a QMP command with a deadline (go-qemu's Run has none).
+func (v *VM) qmpRun(cmd string, d time.Duration) ([]byte, error) {
+	type res struct {
+		out []byte
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() { out, err := v.mon.Run([]byte(cmd)); ch <- res{out, err} }()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, fmt.Errorf("qmp %s: %w", cmd, r.err)
+		}
+		return r.out, nil
+	case <-time.After(d):
+		return nil, fmt.Errorf("qmp %s: no reply in %s", cmd, d)
+	}
+}
+
+// Event returns the first QMP event named name seen so far.
+func (v *VM) Event(name string) (qmp.Event, bool) {
+	v.evMu.Lock()
+	defer v.evMu.Unlock()
+	for _, e := range v.events {
+		if e.Event == name {
+			return e, true
+		}
+	}
+	return qmp.Event{}, false
+}
+
+// WaitExit waits for QEMU to exit by itself.
+func (v *VM) WaitExit(ctx context.Context) error {
+	select {
+	case <-v.exited:
+		return v.exitErr
+	case <-ctx.Done():
+		return fmt.Errorf("%s: qemu still running: %w", v.spec.Name, ctx.Err())
+	}
+}
+
+// WaitConsole polls the serial console log until re matches and returns
+// the match. It gives up when QEMU exits or ctx ends.
+func (v *VM) WaitConsole(ctx context.Context, re *regexp.Regexp) (string, error) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		b, _ := os.ReadFile(v.console)
+		if m := re.Find(b); m != nil {
+			return string(m), nil
+		}
+		select {
+		case <-v.exited:
+			b, _ = os.ReadFile(v.console)
+			if m := re.Find(b); m != nil {
+				return string(m), nil
+			}
+			return "", fmt.Errorf("console: qemu exited (%v) before %q", v.exitErr, re)
+		case <-ctx.Done():
+			return "", fmt.Errorf("console: no %q: %w", re, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// ConsoleTail returns the last n lines of the serial console.
+func (v *VM) ConsoleTail(n int) string {
+	b, _ := os.ReadFile(v.console)
+	return tail(strings.ReplaceAll(string(b), "\r", ""), n)
+}
+
+// Agent connects to the guest agent, retrying until it answers (qemu-ga
+// starts late in boot and may be restarted).
+func (v *VM) Agent(ctx context.Context) (*qga.Client, error) {
+	if v.agent != nil {
+		if err := v.agent.Ping(ctx); err == nil {
+			return v.agent, nil
+		}
+		v.agent.Close()
+		v.agent = nil
+	}
+	var last error
+	for {
+		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		c, err := qga.Dial(actx, "unix", filepath.Join(v.dir, "qga.sock"))
+		cancel()
+		if err == nil {
+			c.SetTimeout(60 * time.Second)
+			v.agent = c
+			return c, nil
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%s: guest agent: %v (%w)", v.spec.Name, last, ctx.Err())
+		case <-v.exited:
+			return nil, fmt.Errorf("%s: qemu exited: %v", v.spec.Name, v.exitErr)
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+// ExecResult is a finished guest-exec.
+type ExecResult struct {
+	Exit           int
+	Stdout, Stderr string
+}
+
+// Exec runs a program in the guest through guest-exec and waits for it.
+func (v *VM) Exec(ctx context.Context, path string, args ...string) (ExecResult, error) {
+	a, err := v.Agent(ctx)
+	if err != nil {
+		return ExecResult{}, err
+	}
+	var started struct {
+		PID int `json:"pid"`
+	}
+	if err := a.Exec(ctx, "guest-exec", map[string]any{"path": path, "arg": args, "capture-output": true}, &started); err != nil {
+		return ExecResult{}, fmt.Errorf("guest-exec %s: %w", path, err)
+	}
+	for {
+		var st struct {
+			Exited   bool   `json:"exited"`
+			ExitCode *int   `json:"exitcode"`
+			Signal   *int   `json:"signal"`
+			OutData  string `json:"out-data"`
+			ErrData  string `json:"err-data"`
+		}
+		if err := a.Exec(ctx, "guest-exec-status", map[string]int{"pid": started.PID}, &st); err != nil {
+			return ExecResult{}, fmt.Errorf("guest-exec-status %s: %w", path, err)
+		}
+		if st.Exited {
+			out, _ := base64.StdEncoding.DecodeString(st.OutData)
+			errb, _ := base64.StdEncoding.DecodeString(st.ErrData)
+			r := ExecResult{Exit: -1, Stdout: string(out), Stderr: string(errb)}
+			if st.ExitCode != nil {
+				r.Exit = *st.ExitCode
+			}
+			if st.Signal != nil {
+				return r, fmt.Errorf("%s %v: killed by signal %d", path, args, *st.Signal)
+			}
+			return r, nil
+		}
+		select {
+		case <-ctx.Done():
+			return ExecResult{}, fmt.Errorf("%s %v: still running: %w", path, args, ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// ReadFile reads a guest file through guest-file-open/read/close.
+func (v *VM) ReadFile(ctx context.Context, path string) ([]byte, error) {
+	a, err := v.Agent(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var h int
+	if err := a.Exec(ctx, "guest-file-open", map[string]string{"path": path, "mode": "r"}, &h); err != nil {
+		return nil, fmt.Errorf("open %s in guest: %w", path, err)
+	}
+	defer a.Exec(context.WithoutCancel(ctx), "guest-file-close", map[string]int{"handle": h}, nil)
+	var out []byte
+	for {
+		var r struct {
+			Count int    `json:"count"`
+			Buf   string `json:"buf-b64"`
+			EOF   bool   `json:"eof"`
+		}
+		if err := a.Exec(ctx, "guest-file-read", map[string]int{"handle": h, "count": 1 << 20}, &r); err != nil {
+			return nil, fmt.Errorf("read %s in guest: %w", path, err)
+		}
+		b, err := base64.StdEncoding.DecodeString(r.Buf)
+		if err != nil {
+			return nil, fmt.Errorf("read %s in guest: %w", path, err)
+		}
+		out = append(out, b...)
+		if r.EOF || r.Count == 0 {
+			return out, nil
+		}
+	}
+}
+
+// Report fetches and decodes a guestcheck JSON report from the guest, and
+// the text report next to it (when there is one) for failure output.
+func (v *VM) Report(ctx context.Context, path string) (*Report, error) {
+	b, err := v.ReadFile(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	v.lastReport = string(b)
+	if txt, err := v.ReadFile(ctx, strings.TrimSuffix(path, ".json")+".txt"); err == nil {
+		v.lastReport = string(txt)
+	}
+	var r Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", path, err)
+	}
+	if r.SchemaVersion != 1 || r.Tool != "guestcheck" {
+		return nil, fmt.Errorf("%s: not a guestcheck v1 report: schema %d, tool %q", path, r.SchemaVersion, r.Tool)
+	}
+	return &r, nil
+}
+
+func (v *VM) kill() {
+	if v.cmd == nil || v.cmd.Process == nil {
+		return
+	}
+	select {
+	case <-v.exited:
+	default:
+		v.cmd.Process.Kill()
+		select {
+		case <-v.exited:
+		case <-time.After(10 * time.Second):
+			v.t.Logf("%s: qemu did not exit after SIGKILL", v.spec.Name)
+		}
+	}
+	if v.mon != nil {
+		v.mon.Disconnect()
+		v.mon = nil
+	}
+}
+
+// cleanup kills QEMU and, when the test failed, prints the console tail
+// and the last guestcheck report; the guest's directory is kept then.
+func (v *VM) cleanup() {
+	if v.agent != nil {
+		v.agent.Close()
+	}
+	v.kill()
+	if v.t.Failed() {
+		v.t.Logf("%s: console tail (%s):\n%s", v.spec.Name, v.console, v.ConsoleTail(40))
+		if v.lastReport != "" {
+			v.t.Logf("%s: last guestcheck report:\n%s", v.spec.Name, v.lastReport)
+		} else {
+			v.t.Logf("%s: no guestcheck report was fetched", v.spec.Name)
+		}
+		v.t.Logf("%s: files kept in %s", v.spec.Name, v.dir)
+		return
+	}
+	os.RemoveAll(v.dir)
+}
+
+// Report is the part of guestcheck's JSON report (schema v1) the
+// scenarios assert on.
+type Report struct {
+	SchemaVersion int    `json:"schema_version"`
+	Tool          string `json:"tool"`
+	Host          struct {
+		Hostname string `json:"hostname"`
+		BootID   string `json:"boot_id"`
+	} `json:"host"`
+	Status  string         `json:"status"`
+	Summary map[string]int `json:"summary"`
+	Checks  []CheckResult  `json:"checks"`
+}
+
+// CheckResult is one check in a report.
+type CheckResult struct {
+	ID       string    `json:"id"`
+	Status   string    `json:"status"`
+	Summary  string    `json:"summary"`
+	Findings []Finding `json:"findings"`
+}
+
+// Finding is one finding of a check.
+type Finding struct {
+	Status  string            `json:"status"`
+	Code    string            `json:"code"`
+	Message string            `json:"message"`
+	Detail  map[string]string `json:"detail"`
+}
+
+// Check returns the result of check id.
+func (r *Report) Check(id string) (*CheckResult, error) {
+	for i := range r.Checks {
+		if r.Checks[i].ID == id {
+			return &r.Checks[i], nil
+		}
+	}
+	return nil, errors.New("report has no check " + id)
+}
+
+// Finding returns the first finding with code, or nil.
+func (c *CheckResult) Finding(code string) *Finding {
+	if c == nil {
+		return nil
+	}
+	for i := range c.Findings {
+		if c.Findings[i].Code == code {
+			return &c.Findings[i]
+		}
+	}
+	return nil
+}
+
+func (c *CheckResult) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s: %s", c.ID, c.Status, c.Summary)
+	for _, f := range c.Findings {
+		fmt.Fprintf(&b, "\n    %s %s: %s", f.Status, f.Code, f.Message)
+	}
+	return b.String()
+}
