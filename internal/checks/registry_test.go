@@ -45,6 +45,9 @@ func TestRegistry(t *testing.T) {
 			if !strings.Contains(string(doc), "`"+code+"`") {
 				t.Errorf("%s: code %s is not documented in %s", c.ID, code, page)
 			}
+			if !strings.Contains(string(readme), "`"+code+"`") {
+				t.Errorf("%s: code %s is not in README.md's code index", c.ID, code)
+			}
 		}
 		if !strings.Contains(string(readme), "docs/checks/"+c.ID+".md") {
 			t.Errorf("%s: README.md does not link docs/checks/%s.md", c.ID, c.ID)

@@ -50,13 +50,15 @@ func TestRegistry(t *testing.T) {
 }
 
 func TestEveryOperationDocumented(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "sealprep.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, op := range All {
-		if !strings.Contains(string(b), "`"+op.ID+"`") {
-			t.Errorf("docs/sealprep.md does not document `%s`", op.ID)
+	for _, doc := range []string{filepath.Join("docs", "sealprep.md"), "README.md"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, op := range All {
+			if !strings.Contains(string(b), "`"+op.ID+"`") {
+				t.Errorf("%s does not document `%s`", doc, op.ID)
+			}
 		}
 	}
 }
