@@ -57,9 +57,12 @@ func (s *Snapshot) Usable() bool { return s.StatusErr == nil && s.ResultErr == n
 // State computes the state from the snapshot's inputs.
 func (s *Snapshot) State() *State { return Compute(s.Inputs) }
 
-// installMarkers show that cloud-init is installed.
+// installMarkers show that cloud-init is installed: its program or its
+// first unit. /etc/cloud/cloud.cfg is not one: it is a configuration file
+// that removing (not purging) the package leaves behind.
 func installMarkers() []string {
-	return []string{"/usr/bin/cloud-init", "/bin/cloud-init", "/usr/local/bin/cloud-init", "/etc/cloud/cloud.cfg"}
+	return []string{"/usr/bin/cloud-init", "/bin/cloud-init", "/usr/local/bin/cloud-init",
+		"/usr/lib/systemd/system/cloud-init-local.service", "/lib/systemd/system/cloud-init-local.service"}
 }
 
 // Read gathers cloud-init's files from root. It never fails as a whole:

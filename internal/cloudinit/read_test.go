@@ -161,9 +161,16 @@ func TestReadNotInstalled(t *testing.T) {
 	if snap.Inputs.Installed || snap.InstalledEvidence != "" {
 		t.Errorf("empty root reads as installed (%q)", snap.InstalledEvidence)
 	}
+	// A removed (not purged) package leaves its configuration behind.
 	snap = Read(cloudinittest.New(t).Write("/etc/cloud/cloud.cfg", "").Open(), ReadOptions{Live: true, Now: fixedNow})
-	if !snap.Inputs.Installed {
-		t.Error("cloud.cfg present: installed")
+	if snap.Inputs.Installed {
+		t.Error("a leftover cloud.cfg alone reads as installed")
+	}
+	for _, p := range []string{"/usr/bin/cloud-init", "/lib/systemd/system/cloud-init-local.service"} {
+		snap = Read(cloudinittest.New(t).Write(p, "").Open(), ReadOptions{Live: true, Now: fixedNow})
+		if !snap.Inputs.Installed || snap.InstalledEvidence != p {
+			t.Errorf("%s present: installed = %v (evidence %q)", p, snap.Inputs.Installed, snap.InstalledEvidence)
+		}
 	}
 }
 
