@@ -117,13 +117,15 @@ func Run(ctx context.Context, env *check.Env) []check.Finding {
 	r := &run{ctx: ctx, env: env}
 	r.findBinary()
 	if env.Live {
-		r.channel()
+		if !r.channel() {
+			return r.out // not a QEMU/KVM guest: nothing else applies
+		}
 		r.findProcs()
 	} else {
 		r.add(check.Skipf(CodeNotLive, "virtio channel, unit and process not checked: "+env.NotLiveReason(), nil))
 	}
 	if r.binary == "" && len(r.procs) == 0 {
-		if r.port != nil || (env.Live && r.isVM()) {
+		if env.Live {
 			r.add(check.New(check.Fail, CodeNotInstalled, "qemu-guest-agent is not installed",
 				map[string]string{"searched": strings.Join(binaries, ",")},
 				crash+"install the qemu-guest-agent package in the image (apt/dnf/zypper install qemu-guest-agent) and enable its service"))
@@ -226,24 +228,30 @@ func DpkgVersion(status []byte, pkg string) (string, bool) {
 	return "", false
 }
 
-func (r *run) isVM() bool {
-	if b, err := r.env.Root.ReadFile("/proc/cpuinfo"); err == nil && regexp.MustCompile(`(?m)^flags\s*:.*\bhypervisor\b`).Match(b) {
-		return true
-	}
+// platform says whether this is a QEMU/KVM guest (KubeVirt, Harvester,
+// OpenStack, libvirt), where the host can give it a guest-agent channel, or
+// a virtual machine on another hypervisor (Firecracker, Hyper-V, VMware,
+// Xen), or no VM at all, and why.
+func (r *run) platform() (qemu, vm bool, why string) {
 	for _, p := range []string{"/sys/class/dmi/id/sys_vendor", "/sys/class/dmi/id/product_name"} {
 		b, _ := r.env.Root.ReadFile(p)
-		s := strings.ToLower(string(b))
-		for _, k := range []string{"qemu", "kvm", "kubevirt", "openstack", "harvester", "red hat"} {
+		s := strings.ToLower(strings.TrimSpace(string(b)))
+		for _, k := range []string{"qemu", "kvm", "kubevirt", "openstack", "harvester", "red hat", "bochs"} {
 			if strings.Contains(s, k) {
-				return true
+				return true, true, p + " is " + strings.TrimSpace(string(b))
 			}
 		}
 	}
-	return false
+	if b, err := r.env.Root.ReadFile("/proc/cpuinfo"); err == nil && regexp.MustCompile(`(?m)^flags\s*:.*\bhypervisor\b`).Match(b) {
+		return false, true, "the CPU has the hypervisor flag, but DMI names no QEMU, KVM, KubeVirt or OpenStack"
+	}
+	return false, false, "no hypervisor flag and no QEMU/KVM DMI vendor"
 }
 
 // channel finds the org.qemu.guest_agent.0 virtio port and its /dev link.
-func (r *run) channel() {
+// It returns false when the check does not apply: no port, and not a
+// QEMU/KVM guest.
+func (r *run) channel() bool {
 	ents, _ := r.env.Root.ReadDir("/sys/class/virtio-ports")
 	var names []string
 	for _, e := range ents {
@@ -259,26 +267,33 @@ func (r *run) channel() {
 	}
 	d := map[string]string{"ports": list(names)}
 	if r.port == nil {
-		if !r.isVM() {
-			r.add(check.Skipf(CodeNotVM, "no virtio guest-agent channel, and this does not look like a virtual machine", d))
-			return
+		qemu, vm, why := r.platform()
+		d["platform"] = why
+		if !qemu {
+			msg := "no virtio guest-agent channel, and this does not look like a virtual machine"
+			if vm {
+				msg = "no virtio guest-agent channel, and this VM does not run on QEMU/KVM, so none is expected"
+			}
+			r.add(check.Skipf(CodeNotVM, msg, d))
+			return false
 		}
 		if !r.env.Root.Exists("/sys/module/virtio_console") {
 			d["virtio_console"] = "module not loaded"
 		}
 		r.add(check.New(check.Fail, CodeChannelMissing, "the VM has no org.qemu.guest_agent.0 virtio-serial channel", d,
 			crash+"add the channel on the hypervisor: KubeVirt/Harvester add it automatically (restart the VM after an upgrade), OpenStack needs the image property hw_qemu_guest_agent=yes, libvirt needs a <channel type='unix'> with target name org.qemu.guest_agent.0, and the guest needs the virtio_console module"))
-		return
+		return true
 	}
 	d["port"] = r.port.dev
 	if t, err := r.env.Root.Readlink(DefaultVirtioPath); err == nil {
 		r.port.link = t
 		d["link"] = DefaultVirtioPath + " -> " + t
 		r.add(check.Passf(CodeChannelOK, "the guest-agent virtio channel is present as "+DefaultVirtioPath, d))
-		return
+		return true
 	}
 	r.add(check.New(check.Warn, CodeChannelLink, "the guest-agent port "+r.port.dev+" exists but "+DefaultVirtioPath+" is missing", d,
 		"the agent opens "+DefaultVirtioPath+" by default and its unit is bound to that device: make sure udev runs with its 50-udev-default.rules (run `udevadm trigger --subsystem-match=virtio-ports`), otherwise snapshots will be crash-consistent"))
+	return true
 }
 
 // findProcs lists qemu-ga processes from /proc (works without systemd).
