@@ -92,11 +92,7 @@ type StatusFile struct {
 // "v1.init.errors[0]: want a string, got number"). A missing v1 is treated
 // as empty, as cloud-init does.
 func ParseStatus(b []byte) (*StatusFile, error) {
-	top, err := decodeObject(b)
-	if err != nil {
-		return nil, err
-	}
-	v1, err := optObject(top, "v1", "", false)
+	v1, err := decodeV1(b)
 	if err != nil {
 		return nil, err
 	}
@@ -162,6 +158,16 @@ func parseStage(m map[string]any, name string) (StageStatus, error) {
 	return st, nil
 }
 
+// decodeV1 returns the "v1" object of a status or result file; nil when
+// absent, which cloud-init treats as empty.
+func decodeV1(b []byte) (map[string]any, error) {
+	top, err := decodeObject(b)
+	if err != nil {
+		return nil, err
+	}
+	return optObject(top, "v1", "", false)
+}
+
 // Lookup returns the named stage record, or nil.
 func (sf *StatusFile) Lookup(name string) *StageStatus {
 	for i := range sf.Stages {
@@ -183,11 +189,7 @@ type ResultFile struct {
 
 // ParseResult parses result.json with the same rules as ParseStatus.
 func ParseResult(b []byte) (*ResultFile, error) {
-	top, err := decodeObject(b)
-	if err != nil {
-		return nil, err
-	}
-	v1, err := optObject(top, "v1", "", false)
+	v1, err := decodeV1(b)
 	if err != nil {
 		return nil, err
 	}

@@ -77,6 +77,7 @@ var (
 	unitDirs      = []string{"/etc/systemd/system", "/run/systemd/system", "/usr/lib/systemd/system", "/lib/systemd/system"}
 	versionRE     = regexp.MustCompile(`QEMU Guest Agent ([0-9]+\.[0-9]+(?:\.[0-9]+)?)`)
 	confdirRE     = regexp.MustCompile(`(/[A-Za-z0-9_./-]+)/qemu-ga\.conf\x00`)
+	hypervisorRE  = regexp.MustCompile(`(?m)^flags\s*:.*\bhypervisor\b`)
 	filterVars    = []string{"BLACKLIST_RPC", "BLOCK_RPCS", "FILTER_RPC_ARGS", "FSFREEZE_HOOK_PATHNAME", "DAEMON_ARGS"}
 	hookIgnoreExt = []string{"~", ".bak", ".orig", ".rpmnew", ".rpmorig", ".rpmsave", ".sample", ".dpkg-old", ".dpkg-new",
 		".dpkg-tmp", ".dpkg-dist", ".dpkg-bak", ".dpkg-backup", ".dpkg-remove"}
@@ -242,7 +243,7 @@ func (r *run) platform() (qemu, vm bool, why string) {
 			}
 		}
 	}
-	if b, err := r.env.Root.ReadFile("/proc/cpuinfo"); err == nil && regexp.MustCompile(`(?m)^flags\s*:.*\bhypervisor\b`).Match(b) {
+	if b, err := r.env.Root.ReadFile("/proc/cpuinfo"); err == nil && hypervisorRE.Match(b) {
 		return false, true, "the CPU has the hypervisor flag, but DMI names no QEMU, KVM, KubeVirt or OpenStack"
 	}
 	return false, false, "no hypervisor flag and no QEMU/KVM DMI vendor"
