@@ -16,10 +16,19 @@ build: ## build static bin/guestcheck and bin/sealprep
 	$(BUILD) -o bin/sealprep ./cmd/sealprep
 
 run: build ## build guestcheck and run it on this machine (text report)
-	-./bin/guestcheck $(ARGS)
+	@./bin/guestcheck $(ARGS); rc=$$?; case $$rc in \
+	  0) echo "make run: guestcheck exited 0: nothing worse than pass or skip" ;; \
+	  1) echo "make run: guestcheck exited 1: at least one check failed or could not run (see above)" ;; \
+	  2) echo "make run: guestcheck exited 2: warnings, no failures (see above)" ;; \
+	  3) echo "make run: guestcheck exited 3: usage or configuration error, nothing was checked"; exit 3 ;; \
+	  *) echo "make run: guestcheck exited $$rc unexpectedly"; exit $$rc ;; \
+	esac
 
-test: lint ## the whole suite: lint, then every test with -race (root-only ones run as root; fuzz seeds and saved crashers run as regressions)
-	$(GO) test -race -count=1 ./...
+test: ## the whole suite: installs its Debian packages as root, lint, then every test with -race (fuzz seeds and saved crashers run as regressions); ends with what was skipped
+	@bash scripts/test-deps.sh install
+	@$(MAKE) --no-print-directory lint
+	@log=$$(mktemp); GUESTCHECK_SKIP_LOG=$$log $(GO) test -race -count=1 ./...; rc=$$?; \
+	  bash scripts/test-deps.sh summary $$log; rm -f $$log; exit $$rc
 
 test-short: ## unit tests only
 	$(GO) test -count=1 ./...
@@ -57,6 +66,7 @@ package: ## build dist/*.deb and dist/*.rpm for PKG_ARCH (reproducible: SOURCE_D
 	done
 
 vm-test: package ## end-to-end tests in QEMU guests (root; see docs/vm-tests.md)
+	@bash scripts/test-deps.sh vm
 	$(GO) test -tags vmtest -v -count=1 -timeout 60m ./test/vm/
 
 clean: ## remove build outputs

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guestcheck/guestcheck/internal/testenv"
+
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/cloudinit"
 	"github.com/guestcheck/guestcheck/internal/cloudinit/cloudinittest"
@@ -371,9 +373,7 @@ func TestCloudInitCheck(t *testing.T) {
 }
 
 func TestCloudInitUnreadableAsUser(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("root reads mode-000 files anyway; the directory-as-file case covers read errors")
-	}
+	testenv.RequireUnprivileged(t, "root reads mode-000 files anyway; the directory-as-file case covers read errors")
 	r := ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciDone)
 	if err := os.Chmod(r.Dir+cloudinit.StatusPath, 0); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guestcheck/guestcheck/internal/testenv"
+
 	"github.com/guestcheck/guestcheck/internal/cloudinit/cloudinittest"
 )
 
@@ -76,9 +78,7 @@ func TestReadFileProblems(t *testing.T) {
 }
 
 func TestReadUnreadable(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("root reads mode-000 files anyway; the directory-as-file case covers read errors")
-	}
+	testenv.RequireUnprivileged(t, "root reads mode-000 files anyway; the directory-as-file case covers read errors")
 	r := cloudinittest.New(t).Write(StatusPath, `{}`)
 	if err := os.Chmod(filepath.Join(r.Dir, StatusPath), 0); err != nil {
 		t.Fatal(err)

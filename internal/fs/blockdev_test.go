@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guestcheck/guestcheck/internal/testenv"
+
 	"github.com/guestcheck/guestcheck/internal/fs/blocktest"
 )
 
@@ -244,9 +246,7 @@ func TestReadInventoryNoSysfs(t *testing.T) {
 // the permission error cannot be produced as root. CI's unprivileged pass
 // and `go test` as a normal user cover it.
 func TestReadInventoryDenied(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("root bypasses file permissions; run unprivileged")
-	}
+	testenv.RequireUnprivileged(t, "root bypasses file permissions")
 	s := fakeCloudVM(t)
 	if err := os.Chmod(filepath.Join(s.Dir, "dev", "vdb"), 0); err != nil {
 		t.Fatal(err)

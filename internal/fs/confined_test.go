@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guestcheck/guestcheck/internal/testenv"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -240,9 +242,7 @@ func TestConfinedRemoveKeepsUnlistedKinds(t *testing.T) {
 // TestConfinedMounts needs root: a tmpfs mounted inside a tree is never
 // entered, and a file bind-mounted over another is never truncated.
 func TestConfinedMounts(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to mount (CI runs as root)")
-	}
+	testenv.RequireRoot(t, "needs root to mount")
 	root := t.TempDir()
 	mnt := filepath.Join(root, "tmp/mnt")
 	must(t, os.MkdirAll(mnt, 0o755))

@@ -128,14 +128,7 @@ func TestLoopInventory(t *testing.T) {
 // partition scanning, when the kernel supports it, and reads PARTUUID and
 // PARTLABEL through the inventory.
 func TestPartitionTableMatchesPartx(t *testing.T) {
-	for _, tool := range []string{"sfdisk", "partx", "blkid"} {
-		if _, ok := blocktest.Tool(tool); !ok {
-			if os.Geteuid() == 0 {
-				t.Fatalf("%s not installed: install %s (see .ci/run)", tool, blocktest.Packages)
-			}
-			t.Skipf("%s not installed (packages fdisk, util-linux)", tool)
-		}
-	}
+	blocktest.RequireTools(t, "sfdisk", "partx", "blkid")
 	scripts := map[string]string{
 		"gpt": "label: gpt\nstart=2048, size=8192, name=\"gc data\"\nstart=10240, size=4096\n",
 		"dos": "label: dos\nstart=2048, size=8192, type=83\nstart=10240, size=20000, type=5\nstart=12288, size=2048, type=83\nstart=16384, size=2048, type=82\n",

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guestcheck/guestcheck/internal/testenv"
+
 	"github.com/guestcheck/guestcheck/internal/qga"
 )
 
@@ -22,17 +24,7 @@ const dangerous = "guest-fsfreeze-freeze,guest-fsfreeze-freeze-list,guest-fsfree
 // guestcheck computes from the same inputs to equal the enabled flags the
 // agent reports in guest-info.
 func TestRealAgentFilter(t *testing.T) {
-	bin, err := exec.LookPath("qemu-ga")
-	if err != nil {
-		for _, p := range []string{"/usr/sbin/qemu-ga", "/usr/bin/qemu-ga"} {
-			if _, err := os.Stat(p); err == nil {
-				bin = p
-			}
-		}
-	}
-	if bin == "" {
-		t.Skip("qemu-ga is not installed (apt-get install qemu-guest-agent); CI installs it")
-	}
+	bin := testenv.Tool(t, "qemu-ga", "qemu-guest-agent")
 	data, err := os.ReadFile(bin)
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guestcheck/guestcheck/internal/testenv"
+
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/fs"
@@ -116,9 +118,7 @@ func TestJudgeConfigFiles(t *testing.T) {
 }
 
 func TestReadNetworkConfigUnreadable(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("root reads every file")
-	}
+	testenv.RequireUnprivileged(t, "root reads every file")
 	root := writeRoot(t, map[string]string{"/etc/NetworkManager/system-connections/a.nmconnection": "[ipv4]\nmethod=auto\n"})
 	if err := os.Chmod(filepath.Join(root.Dir(), "etc/NetworkManager/system-connections/a.nmconnection"), 0); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
 // debianInputs are what the cached tree is built from; the cache key is
@@ -24,12 +26,8 @@ func debianTarball(t *testing.T) string {
 	if testing.Short() {
 		t.Skip("builds a real Debian tree with mmdebstrap; skipped with -short")
 	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: mmdebstrap and the tree's root-owned files (CI runs as root)")
-	}
-	if _, err := exec.LookPath("mmdebstrap"); err != nil {
-		t.Skip("mmdebstrap is not installed (apt-get install mmdebstrap)")
-	}
+	testenv.RequireRoot(t, "needs root: mmdebstrap and the tree's root-owned files")
+	mmdebstrap := testenv.Tool(t, "mmdebstrap", "mmdebstrap")
 	dir := os.Getenv("SEALPREP_DEBIAN_CACHE")
 	if dir == "" {
 		dir = "/var/tmp/sealprep-debian-cache"
@@ -49,7 +47,7 @@ func debianTarball(t *testing.T) string {
 	defer cancel()
 	args := append(append([]string{"--format=tar"}, debianInputs[1:]...), tmp)
 	start := time.Now()
-	if out, err := exec.CommandContext(ctx, debianInputs[0], args...).CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(ctx, mmdebstrap, args...).CombinedOutput(); err != nil {
 		t.Fatalf("mmdebstrap: %v\n%s", err, out)
 	}
 	if err := os.Rename(tmp, tarball); err != nil {

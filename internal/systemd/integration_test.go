@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guestcheck/guestcheck/internal/testenv"
+
 	godbus "github.com/godbus/dbus/v5"
 )
-
-const dbusDaemon = "/usr/bin/dbus-daemon"
 
 // busConfig is a minimal bus with no service directories, so nothing can be
 // activated on it: a bus without systemd, as in a container.
@@ -38,9 +38,7 @@ const busConfig = `<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Con
 // killed in t.Cleanup.
 func startBus(t *testing.T) string {
 	t.Helper()
-	if _, err := os.Stat(dbusDaemon); err != nil {
-		t.Skipf("no %s: %v", dbusDaemon, err)
-	}
+	dbusDaemon := testenv.Tool(t, "dbus-daemon", "dbus")
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "bus.conf")
 	conf := strings.ReplaceAll(busConfig, "%SOCKET%", filepath.Join(dir, "bus"))

@@ -11,14 +11,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
 // RequireRoot skips tests that attach loop devices or mount.
 func RequireRoot(t testing.TB) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for loop devices")
-	}
+	testenv.RequireRoot(t, "needs root for loop devices")
 }
 
 // Packages lists the Debian packages providing the tools these tests run.
@@ -26,27 +26,14 @@ const Packages = "e2fsprogs xfsprogs btrfs-progs dosfstools util-linux mount fdi
 
 // Tool finds a system tool in PATH or the sbin directories, which an
 // unprivileged user's PATH often lacks.
-func Tool(name string) (string, bool) {
-	if p, err := exec.LookPath(name); err == nil {
-		return p, true
-	}
-	for _, dir := range []string{"/usr/sbin", "/sbin"} {
-		p := filepath.Join(dir, name)
-		if st, err := os.Stat(p); err == nil && st.Mode()&0o111 != 0 {
-			return p, true
-		}
-	}
-	return "", false
-}
+func Tool(name string) (string, bool) { return testenv.Look(name) }
 
-// RequireTools fails when a tool the root-only tests need is missing: CI
-// runs them as root and must install the packages .ci/run lists.
+// RequireTools fails as root, and skips otherwise, when a tool the disk
+// tests need is missing (scripts/test-deps.sh installs them).
 func RequireTools(t testing.TB, tools ...string) {
 	t.Helper()
 	for _, tool := range tools {
-		if _, ok := Tool(tool); !ok {
-			t.Fatalf("%s not found: install %s (see .ci/run)", tool, Packages)
-		}
+		testenv.Tool(t, tool, Packages)
 	}
 }
 

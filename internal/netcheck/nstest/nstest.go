@@ -10,9 +10,10 @@ package nstest
 import (
 	"net"
 	"net/netip"
-	"os"
 	"runtime"
 	"testing"
+
+	"github.com/guestcheck/guestcheck/internal/testenv"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -50,9 +51,7 @@ type NS struct {
 // skips the test when not running as root.
 func New(t testing.TB) *NS {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root for network namespaces")
-	}
+	testenv.RequireRoot(t, "needs root for network namespaces")
 	// netns.New switches the calling thread; lock it so that nothing else
 	// runs there, and switch straight back.
 	runtime.LockOSThread()

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The Debian packages the test suite needs, in one place for .ci/run and
+# make test.
+#
+#   test-deps.sh install      as root, apt-get install what is missing;
+#                             as another user, say what is missing
+#   test-deps.sh vm           the same for the packages make vm-test needs
+#   test-deps.sh summary LOG  one closing line from the skip log that
+#                             internal/testenv writes
+set -euo pipefail
+
+# Packages the tests use, and why:
+#   dbus       dbus-daemon for the systemd client's "bus without systemd" test
+#   make       the test entry point
+#   e2fsprogs xfsprogs btrfs-progs dosfstools util-linux mount fdisk
+#              mkfs, blkid, losetup, partx and sfdisk for the loop-device disk tests
+#   iproute2   network namespaces for the routes and dns tests
+#   mmdebstrap the real Debian tree sealprep's TestRealDebian seals
+#              (cached under /var/tmp between runs on the same machine)
+#   qemu-guest-agent  the real agent whose guest-info the RPC filter is checked against
+#   systemd    systemd-machine-id-setup and systemd-firstboot, the machine-id oracle
+#   cloud-init the real `cloud-init status` the status logic is compared with
+test_pkgs=(dbus make e2fsprogs xfsprogs btrfs-progs dosfstools util-linux mount fdisk iproute2
+	mmdebstrap qemu-guest-agent systemd cloud-init)
+# Packages make vm-test adds: QEMU guests under TCG and their NoCloud seeds.
+vm_pkgs=(qemu-system-x86 qemu-utils genisoimage mmdebstrap)
+
+missing() {
+	local p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || echo "$p"
+	done
+}
+
+install() {
+	local miss
+	mapfile -t miss < <(missing "$@")
+	[ ${#miss[@]} -eq 0 ] && return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "test-deps: not root, so not installing ${miss[*]}; the tests that need them skip" >&2
+		return 0
+	fi
+	echo "test-deps: installing ${miss[*]}" >&2
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends -o DPkg::Lock::Timeout=600 "${miss[@]}" >/dev/null
+}
+
+# summary prints one line: which tiers and tools were skipped, and why.
+summary() {
+	local log=$1
+	if [ ! -s "$log" ]; then
+		echo "make test: every tier ran (unprivileged, root, real tools); nothing was skipped for want of root or a tool"
+		return 0
+	fi
+	awk -F'\t' '
+		{ n[$1]++; if (!($1 in why)) why[$1] = $3 }
+		END {
+			line = ""
+			for (k in n) {
+				part = sprintf("%s (%d test%s: %s)", k, n[k], n[k] == 1 ? "" : "s", why[k])
+				line = line == "" ? part : line "; " part
+			}
+			print "make test: skipped " line
+		}' "$log"
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "make test: run it as root to run the root tier; it installs the missing packages itself"
+	fi
+}
+
+case "${1:-}" in
+install) install "${test_pkgs[@]}" ;;
+vm) install "${vm_pkgs[@]}" ;;
+summary) summary "${2:?summary needs the skip log}" ;;
+*)
+	echo "usage: $0 install|vm|summary LOG" >&2
+	exit 2
+	;;
+esac
