@@ -58,7 +58,12 @@ summary() {
 		END {
 			line = ""
 			for (k in n) {
-				part = sprintf("%s (%d test%s: %s)", k, n[k], n[k] == 1 ? "" : "s", why[k])
+				name = k
+				if (k == "root") name = "the root tier"
+				# Tests of permission errors that root never gets.
+				else if (k == "unprivileged") name = "the unprivileged-only tests"
+				else if (k ~ /^tool:/) name = "tool " substr(k, 6)
+				part = sprintf("%s (%d test%s: %s)", name, n[k], n[k] == 1 ? "" : "s", why[k])
 				line = line == "" ? part : line "; " part
 			}
 			print "make test: skipped " line

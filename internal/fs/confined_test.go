@@ -2,6 +2,7 @@ package fs
 
 import (
 	"errors"
+	"fmt"
 	iofs "io/fs"
 	"os"
 	"path/filepath"
@@ -247,7 +248,7 @@ func TestConfinedMounts(t *testing.T) {
 	mnt := filepath.Join(root, "tmp/mnt")
 	must(t, os.MkdirAll(mnt, 0o755))
 	if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "size=1m"); err != nil {
-		t.Skipf("cannot mount tmpfs here: %v", err)
+		testenv.Missing(t, "root", fmt.Sprintf("cannot mount tmpfs here: %v", err))
 	}
 	t.Cleanup(func() { unix.Unmount(mnt, unix.MNT_DETACH) })
 	must(t, os.WriteFile(filepath.Join(mnt, "on-other-fs"), []byte("x"), 0o644))
@@ -258,7 +259,7 @@ func TestConfinedMounts(t *testing.T) {
 	target := filepath.Join(root, "etc/hostname")
 	must(t, os.WriteFile(target, []byte("vm\n"), 0o644))
 	if err := unix.Mount(outside, target, "", unix.MS_BIND, ""); err != nil {
-		t.Skipf("cannot bind-mount here: %v", err)
+		testenv.Missing(t, "root", fmt.Sprintf("cannot bind-mount here: %v", err))
 	}
 	t.Cleanup(func() { unix.Unmount(target, unix.MNT_DETACH) })
 

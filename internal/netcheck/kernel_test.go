@@ -1,9 +1,12 @@
 package netcheck
 
 import (
+	"fmt"
 	"net/netip"
 	"slices"
 	"testing"
+
+	"github.com/guestcheck/guestcheck/internal/testenv"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -125,7 +128,7 @@ func orInvalid(s string) string {
 func TestOpenKernelCurrentNamespace(t *testing.T) {
 	k, done, err := OpenKernel(nil)
 	if err != nil {
-		t.Skipf("netlink unavailable here: %v", err)
+		testenv.Missing(t, "netlink", fmt.Sprintf("netlink unavailable here: %v", err))
 	}
 	if k == nil {
 		t.Fatal("nil kernel")
