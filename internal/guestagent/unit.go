@@ -143,7 +143,7 @@ func (u *Unit) WaitsFor() []string {
 // for a name systemd would refuse.
 func DevicePath(unit string) (p string, ok bool) {
 	name, ok := strings.CutSuffix(unit, ".device")
-	if !ok || name == "" {
+	if !ok || name == "" || strings.IndexByte(name, 0) >= 0 {
 		return "", false
 	}
 	if name == "-" {

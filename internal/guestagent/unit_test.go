@@ -54,10 +54,10 @@ WantedBy=dev-virtio\x2dports-org.qemu.guest_agent.0.device
 func TestDevicePath(t *testing.T) {
 	for in, want := range map[string]string{
 		`dev-virtio\x2dports-org.qemu.guest_agent.0.device`: DefaultVirtioPath,
-		`dev-vport2p1.device`:                   "/dev/vport2p1",
-		`-.device`:                              "/",
-		`dev-disk-by\x2dlabel-caf\xc3\xa9.device`: "/dev/disk/by-label/café",
-		`sys-subsystem-net-devices-eth0.device`: "/sys/subsystem/net/devices/eth0",
+		`dev-vport2p1.device`:                               "/dev/vport2p1",
+		`-.device`:                                          "/",
+		`dev-disk-by\x2dlabel-caf\xc3\xa9.device`:           "/dev/disk/by-label/café",
+		`sys-subsystem-net-devices-eth0.device`:             "/sys/subsystem/net/devices/eth0",
 	} {
 		if got, ok := DevicePath(in); !ok || got != want {
 			t.Errorf("DevicePath(%q) = %q, %v; want %q", in, got, ok, want)
@@ -79,7 +79,7 @@ func TestDevicePathMatchesSystemdEscape(t *testing.T) {
 	names := []string{`dev-virtio\x2dports-org.qemu.guest_agent.0`, `-`, `a--b`, `-a`, `a-`, `a\x2`, `a\x2fb`, `a\x2f\x2fb`,
 		`a\xc3\xa9`, `a\xff`, `a-..-b`, `a-.-b`, `.a`, `a.-b`, `a\x2D`, `a\X2d`, `\x2e\x2e`, `a-\x2e`, strings.Repeat("x", 256), strings.Repeat("x", 255)}
 	rng := rand.New(rand.NewPCG(1, 2))
-	alphabet := []string{"a", "Z", "0", ".", "-", "_", ":", "@", `\x2d`, `\x2f`, `\x2e`, `\xc3`, `\x`, `\`, `\x4`, `\xG1`, "é", " "}
+	alphabet := []string{"a", "Z", "0", ".", "-", "_", ":", "@", `\x2d`, `\x2f`, `\x2e`, `\xc3`, `\x`, `\`, `\x4`, `\xG1`, "é", " ", "/", "\t"}
 	for len(names) < 400 {
 		var b strings.Builder
 		for n := 1 + rng.IntN(8); n > 0; n-- {
