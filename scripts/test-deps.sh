@@ -18,7 +18,8 @@ set -euo pipefail
 #   mmdebstrap the real Debian tree sealprep's TestRealDebian seals
 #              (cached under /var/tmp between runs on the same machine)
 #   qemu-guest-agent  the real agent whose guest-info the RPC filter is checked against
-#   systemd    systemd-machine-id-setup and systemd-firstboot, the machine-id oracle
+#   systemd    systemd-machine-id-setup and systemd-firstboot, the machine-id oracle;
+#              systemd-escape, the oracle for device unit names
 #   cloud-init the real `cloud-init status` the status logic is compared with
 test_pkgs=(dbus make e2fsprogs xfsprogs btrfs-progs dosfstools util-linux mount fdisk iproute2
 	mmdebstrap qemu-guest-agent systemd cloud-init)

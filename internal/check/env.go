@@ -41,6 +41,9 @@ type Env struct {
 	// Dialer opens connections for probes (DNS); tests redirect it to
 	// servers they run on loopback. nil means a plain net.Dialer.
 	Dialer Dialer
+	// Facts caches the probes checks share (see Shared). Run supplies a
+	// fresh store when it is nil.
+	Facts *Facts
 }
 
 // Dialer is the subset of *net.Dialer that probes use.

@@ -20,6 +20,12 @@ type RunOptions struct {
 // --timeout), unfinished checks are reported as errors and Run returns
 // without waiting for them. Results keep the order of checks.
 func Run(ctx context.Context, checks []Check, env *Env, opts RunOptions) []Result {
+	if env.Facts == nil {
+		// Shared probes live as long as this run and no longer.
+		e := *env
+		e.Facts = NewFacts()
+		env = &e
+	}
 	results := make([]Result, len(checks))
 	done := make([]chan struct{}, len(checks))
 	index := make(map[string]int, len(checks))

@@ -2,6 +2,7 @@ package check
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -161,5 +162,45 @@ func TestWorstAndRank(t *testing.T) {
 	}
 	if !IsKebab("cloud-init-module-error") || IsKebab("Cloud_init") || IsKebab("-x") {
 		t.Error("IsKebab")
+	}
+}
+
+// TestSharedFacts: checks of one run share one probe; a second run probes
+// again; without a store (a check called directly) every call probes.
+func TestSharedFacts(t *testing.T) {
+	type key struct{}
+	var mu sync.Mutex
+	probes := 0
+	probe := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		probes++
+		return 42
+	}
+	use := func(_ context.Context, env *Env) []Finding {
+		if v := Shared(env, key{}, probe); v != 42 {
+			return []Finding{New(Fail, "wrong", fmt.Sprint(v), nil, "fix")}
+		}
+		return []Finding{Passf("ok", "shared", nil)}
+	}
+	checks := []Check{{ID: "a", Run: use}, {ID: "b", Run: use}, {ID: "c", DependsOn: []string{"a"}, Run: use}}
+	env := &Env{}
+	for run := 1; run <= 2; run++ {
+		for _, r := range Run(context.Background(), checks, env, opts(time.Second)) {
+			if r.Status != Pass {
+				t.Errorf("run %d: %s = %s %q", run, r.ID, r.Status, r.Summary)
+			}
+		}
+		if probes != run {
+			t.Errorf("after run %d the probe ran %d times, want %d (once per run)", run, probes, run)
+		}
+	}
+	if env.Facts != nil {
+		t.Error("Run stored its facts in the caller's Env")
+	}
+	Shared(env, key{}, probe)
+	Shared(env, key{}, probe)
+	if probes != 4 {
+		t.Errorf("without a store the probe ran %d times in total, want 4", probes)
 	}
 }

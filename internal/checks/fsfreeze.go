@@ -10,11 +10,15 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestagent"
 )
 
 // Finding codes of the fs-freeze check; docs/checks/fs-freeze.md explains each.
 const (
 	codeFreezeNotLive       = "fs-freeze-not-live"
+	codeFreezeNotQEMU       = "fs-freeze-not-qemu"
+	codeFreezeNoAgent       = "fs-freeze-no-agent"
+	codeFreezeNoChannel     = "fs-freeze-no-channel"
 	codeFreezeUnreadable    = "fs-freeze-mounts-unreadable"
 	codeFreezeListOK        = "fs-freeze-list-ok"
 	codeFreezeRootUnfreez   = "fs-freeze-root-unfreezable"
@@ -27,7 +31,7 @@ const (
 	codeFreezeTestRefused   = "fs-freeze-test-refused"
 )
 
-var fsFreezeCodes = []string{codeFreezeNotLive, codeFreezeUnreadable, codeFreezeListOK, codeFreezeRootUnfreez,
+var fsFreezeCodes = []string{codeFreezeNotLive, codeFreezeNotQEMU, codeFreezeNoAgent, codeFreezeNoChannel, codeFreezeUnreadable, codeFreezeListOK, codeFreezeRootUnfreez,
 	codeFreezeMountSkipped, codeFreezeLoopBacked, codeFreezeTestOK, codeFreezeTestUnsupport, codeFreezeTestBusy,
 	codeFreezeTestFailed, codeFreezeTestRefused}
 
@@ -42,7 +46,7 @@ func NewFSFreeze(req *fs.FreezeRequest) check.Check {
 	return check.Check{
 		ID:          "fs-freeze",
 		Title:       "filesystem freeze capability",
-		Description: "every filesystem qemu-ga freezes for a snapshot can be frozen, in a safe order (and, with --freeze-test, a real freeze and thaw)",
+		Description: "an agent and its channel exist to freeze for snapshots, and every filesystem qemu-ga freezes can be frozen in a safe order (and, with --freeze-test, a real freeze and thaw)",
 		Codes:       fsFreezeCodes,
 		Run:         func(ctx context.Context, env *check.Env) []check.Finding { return runFSFreeze(ctx, env, req) },
 	}
@@ -67,12 +71,23 @@ func runFSFreeze(ctx context.Context, env *check.Env, req *fs.FreezeRequest) []c
 		return []check.Finding{check.Skipf(codeFreezeNotLive, "the mount table was not read: "+env.NotLiveReason(), nil)}
 	}
 	var out []check.Finding
+	// Whether an agent can ever receive a freeze request is the
+	// qemu-guest-agent check's probe, shared rather than made again.
+	ga := guestagent.Probe(env)
+	if ga.Port == "" && !ga.QEMU {
+		out = append(out, check.Skipf(codeFreezeNotQEMU, "qemu-ga never freezes filesystems here: "+ga.Platform,
+			map[string]string{"platform": ga.Platform}))
+		if req != nil {
+			out = append(out, freezeTest(ctx, env, *req))
+		}
+		return out
+	}
 	ms, err := readMountinfo(env)
 	if err != nil {
 		out = append(out, check.Errorf(codeFreezeUnreadable, "cannot read the mount table",
 			map[string]string{"file": "/proc/self/mountinfo", "error": err.Error()}, "check that /proc is mounted"))
 	} else {
-		out = append(out, judgeFreezeList(env, ms)...)
+		out = append(out, judgeFreezeList(env, ms, agentBlockers(ga))...)
 	}
 	if req != nil {
 		out = append(out, freezeTest(ctx, env, *req))
@@ -80,9 +95,31 @@ func runFSFreeze(ctx context.Context, env *check.Env, req *fs.FreezeRequest) []c
 	return out
 }
 
-// judgeFreezeList emulates qemu-ga's list and judges each entry.
-func judgeFreezeList(env *check.Env, ms []fs.MountInfo) []check.Finding {
+// agentBlockers returns why no agent can freeze anything on this QEMU/KVM
+// guest: no agent installed, no guest-agent channel. Each is a failure:
+// KubeVirt and Harvester then snapshot without freezing (virt-freezer
+// exits 0 with "No guest agent"), so every snapshot is silently
+// crash-consistent however freezable the filesystems are.
+func agentBlockers(ga *guestagent.Presence) []check.Finding {
+	const all = "Snapshots and backups of this VM are crash-consistent for every filesystem: "
 	var out []check.Finding
+	if !ga.Installed() {
+		out = append(out, check.New(check.Fail, codeFreezeNoAgent, "no filesystem is frozen for snapshots: qemu-guest-agent is not installed",
+			map[string]string{"agent": "not installed (see the qemu-guest-agent check)"},
+			all+"install the qemu-guest-agent package in the image (apt/dnf/zypper install qemu-guest-agent)"))
+	}
+	if ga.Port == "" {
+		out = append(out, check.New(check.Fail, codeFreezeNoChannel, "no filesystem is frozen for snapshots: the VM has no org.qemu.guest_agent.0 channel, so the host cannot reach an agent",
+			map[string]string{"platform": ga.Platform, "ports": strings.Join(ga.Ports, ",")},
+			all+guestagent.ChannelFix))
+	}
+	return out
+}
+
+// judgeFreezeList emulates qemu-ga's list and judges each entry; blockers
+// are the reasons no agent will freeze it, reported first.
+func judgeFreezeList(env *check.Env, ms []fs.MountInfo, blockers []check.Finding) []check.Finding {
+	out := blockers
 	devOK := func(m fs.MountInfo) bool {
 		// qemu-ga's sscanf expects exactly one optional field; with any
 		// other count it reads the wrong columns and drops btrfs entries.
@@ -163,7 +200,14 @@ func judgeFreezeList(env *check.Env, ms []fs.MountInfo) []check.Finding {
 				"backing_mount": host.MountPoint, "order": orderNote, "freeze_order": d["freeze_order"]},
 			"a snapshot freeze of nested filesystems can hang the guest when the order changes (remount, reboot): move the data to its own virtual disk instead of a loop-mounted image file"))
 	}
-	out = append(out, check.Passf(codeFreezeListOK, fmt.Sprintf("qemu-ga will freeze %d filesystem(s): %s", len(order), strings.Join(order, ", ")), d))
+	msg := fmt.Sprintf("qemu-ga will freeze %d filesystem(s): %s", len(order), strings.Join(order, ", "))
+	if len(blockers) > 0 {
+		msg = fmt.Sprintf("qemu-ga would freeze %d filesystem(s) once it can run: %s", len(order), strings.Join(order, ", "))
+		for _, b := range blockers {
+			b.Detail["freeze_order"] = d["freeze_order"]
+		}
+	}
+	out = append(out, check.Passf(codeFreezeListOK, msg, d))
 	return out
 }
 

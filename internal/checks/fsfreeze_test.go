@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,11 +12,30 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fs"
 )
 
+// agentReady are the files of a KubeVirt guest with qemu-ga installed and
+// its channel present; freezeRoot adds them unless the test overrides one
+// (an empty value deletes it).
+var agentReady = map[string]string{
+	"/sys/class/dmi/id/sys_vendor":          "KubeVirt\n",
+	"/usr/sbin/qemu-ga":                     "ELF QEMU Guest Agent 7.2.22",
+	"/sys/class/virtio-ports/vport2p1/name": "org.qemu.guest_agent.0\n",
+	"/sys/class/virtio-ports/vport1p1/name": "org.qemu.console.0\n",
+	"/sys/module/virtio_console/initstate":  "live\n",
+}
+
 func freezeRoot(t *testing.T, mountinfo string, files map[string]string) *check.Env {
 	t.Helper()
 	dir := t.TempDir()
 	files["/proc/self/mountinfo"] = mountinfo
+	for p, c := range agentReady {
+		if _, ok := files[p]; !ok {
+			files[p] = c
+		}
+	}
 	for p, c := range files {
+		if c == "" {
+			continue
+		}
 		full := filepath.Join(dir, p)
 		os.MkdirAll(filepath.Dir(full), 0o755)
 		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
@@ -82,5 +102,78 @@ func TestFSFreezeNotLiveAndRefused(t *testing.T) {
 	c := WithFreezeTest([]check.Check{FSFreeze}, fs.FreezeRequest{Mountpoint: "/data"})[0]
 	if got := codes(c.Run(context.Background(), env)); got[codeFreezeTestRefused].Status != check.Error {
 		t.Errorf("refused: %v", got)
+	}
+}
+
+// TestFSFreezeNeedsAnAgent: on a QEMU/KVM guest without an agent or without
+// the guest-agent channel no freeze ever happens, whatever the
+// filesystems: a failure naming the reason and its fix, never a pass.
+func TestFSFreezeNeedsAnAgent(t *testing.T) {
+	const mi = "20 1 254:1 / / rw shared:1 - ext4 /dev/vda1 rw\n"
+	for _, tc := range []struct {
+		name  string
+		files map[string]string
+		fails []string
+		fix   string
+	}{
+		{"no-agent", map[string]string{"/usr/sbin/qemu-ga": ""}, []string{codeFreezeNoAgent}, "install the qemu-guest-agent package"},
+		{"no-channel", map[string]string{"/sys/class/virtio-ports/vport2p1/name": ""}, []string{codeFreezeNoChannel}, "name='org.qemu.guest_agent.0'"},
+		{"neither", map[string]string{"/usr/sbin/qemu-ga": "", "/sys/class/virtio-ports/vport2p1/name": "", "/sys/class/virtio-ports/vport1p1/name": ""},
+			[]string{codeFreezeNoAgent, codeFreezeNoChannel}, "virtserialport"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := freezeRoot(t, mi, tc.files)
+			r := check.Run(context.Background(), []check.Check{FSFreeze}, env, check.RunOptions{})[0]
+			var fails []string
+			for _, f := range r.Findings {
+				if f.Status == check.Fail {
+					fails = append(fails, f.Code)
+					if f.Remediation == "" || f.Detail["freeze_order"] != "/" {
+						t.Errorf("%s: remediation %q, freeze_order %q", f.Code, f.Remediation, f.Detail["freeze_order"])
+					}
+				}
+			}
+			if r.Status != check.Fail || strings.Join(fails, ",") != strings.Join(tc.fails, ",") {
+				t.Fatalf("%s %q with failures %v, want fail with %v: %+v", r.Status, r.Summary, fails, tc.fails, r.Findings)
+			}
+			if last := codes(r.Findings)[tc.fails[len(tc.fails)-1]]; !strings.Contains(last.Remediation, tc.fix) {
+				t.Errorf("%s's fix %q lacks %q", last.Code, last.Remediation, tc.fix)
+			}
+			if f := codes(r.Findings)[codeFreezeListOK]; !strings.Contains(f.Message, "would freeze 1 filesystem(s) once it can run") {
+				t.Errorf("list = %+v", f)
+			}
+		})
+	}
+	// With agent and channel the same root passes.
+	r := check.Run(context.Background(), []check.Check{FSFreeze}, freezeRoot(t, mi, map[string]string{}), check.RunOptions{})[0]
+	if r.Status != check.Pass || r.Summary != "qemu-ga will freeze 1 filesystem(s): /" {
+		t.Errorf("ready guest: %s %q", r.Status, r.Summary)
+	}
+}
+
+// TestFSFreezeNotQEMU: where no guest-agent channel can exist (another
+// hypervisor, bare metal) qemu-ga never freezes: a skip saying so.
+func TestFSFreezeNotQEMU(t *testing.T) {
+	env := freezeRoot(t, "20 1 254:1 / / rw shared:1 - ext4 /dev/vda1 rw\n", map[string]string{
+		"/sys/class/dmi/id/sys_vendor": "", "/sys/class/virtio-ports/vport2p1/name": "", "/sys/class/virtio-ports/vport1p1/name": "",
+		"/proc/cpuinfo": "processor\t: 0\nflags\t\t: fpu hypervisor\n"})
+	r := check.Run(context.Background(), []check.Check{FSFreeze}, env, check.RunOptions{})[0]
+	if r.Status != check.Skip || len(r.Findings) != 1 || r.Findings[0].Code != codeFreezeNotQEMU || !strings.Contains(r.Summary, "hypervisor flag") {
+		t.Errorf("%s %q %+v", r.Status, r.Summary, r.Findings)
+	}
+}
+
+// TestAgentChecksAgree runs the registry's qemu-guest-agent and fs-freeze
+// checks together on the VM of the issue (agent installed, no channel):
+// both fail on the channel, from the one shared probe.
+func TestAgentChecksAgree(t *testing.T) {
+	env := freezeRoot(t, "20 1 254:1 / / rw shared:1 - ext4 /dev/vda1 rw\n", map[string]string{
+		"/sys/class/virtio-ports/vport2p1/name": ""})
+	rs := check.Run(context.Background(), []check.Check{QemuGuestAgent, FSFreeze}, env, check.RunOptions{})
+	if rs[0].Status != check.Fail || codes(rs[0].Findings)["qga-channel-missing"].Status != check.Fail {
+		t.Errorf("qemu-guest-agent: %s %+v", rs[0].Status, rs[0].Findings)
+	}
+	if rs[1].Status != check.Fail || codes(rs[1].Findings)[codeFreezeNoChannel].Status != check.Fail {
+		t.Errorf("fs-freeze: %s %+v", rs[1].Status, rs[1].Findings)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	iofs "io/fs"
 	"path"
 	"regexp"
 	"strconv"
@@ -27,6 +28,7 @@ const (
 	CodeNoSystemd         = "qga-no-systemd"
 	CodeUnitActive        = "qga-unit-active"
 	CodeUnitInactive      = "qga-unit-inactive"
+	CodeUnitWaits         = "qga-unit-waits-for-channel"
 	CodeUnitMasked        = "qga-unit-masked"
 	CodeUnitDisabled      = "qga-unit-disabled"
 	CodeRestartLoop       = "qga-restart-loop"
@@ -55,7 +57,7 @@ const (
 
 // Codes lists every code Run can emit.
 var Codes = []string{CodeNotLive, CodeNotVM, CodeChannelOK, CodeChannelMissing, CodeChannelLink, CodeInstalled,
-	CodeNotInstalled, CodeNoSystemd, CodeUnitActive, CodeUnitInactive, CodeUnitMasked, CodeUnitDisabled,
+	CodeNotInstalled, CodeNoSystemd, CodeUnitActive, CodeUnitInactive, CodeUnitWaits, CodeUnitMasked, CodeUnitDisabled,
 	CodeRestartLoop, CodeProcessOK, CodeProcessMissing, CodeProcessNotOnPort, CodeConfigInvalid, CodeConfigIgnored,
 	CodeFilterOK, CodeFreezeBlocked, CodeKubeVirtBlocked, CodeExecBlocked, CodeFilterUnknown, CodeNotFrozen,
 	CodeFrozenMarker, CodeFrozenRecent, CodeHookOK, CodeHookMissing, CodeHookScriptIgnored, CodeHookDisabled,
@@ -101,6 +103,11 @@ type run struct {
 	ctx      context.Context
 	env      *check.Env
 	out      []check.Finding
+	pres     *Presence
+	ui       *unitInfo // nil when no unit file was found
+	chanBad  int       // index in out of the channel failure, -1 when the channel is usable
+	missing  []string  // device units the unit waits for that do not exist, "name (path)"
+	waiting  bool      // the unit is down because it waits for a missing device
 	binary   string
 	version  Version
 	verFrom  string
@@ -115,13 +122,17 @@ type run struct {
 
 // Run is the qemu-guest-agent check.
 func Run(ctx context.Context, env *check.Env) []check.Finding {
-	r := &run{ctx: ctx, env: env}
-	r.findBinary()
+	r := &run{ctx: ctx, env: env, chanBad: -1, pres: Probe(env)}
+	r.binary, r.procs = r.pres.Binary, r.pres.procs
+	if r.pres.Port != "" {
+		r.port = &port{dev: r.pres.Port, link: r.pres.Link}
+	}
+	r.findVersion()
+	r.ui = r.readUnit()
 	if env.Live {
 		if !r.channel() {
 			return r.out // not a QEMU/KVM guest: nothing else applies
 		}
-		r.findProcs()
 	} else {
 		r.add(check.Skipf(CodeNotLive, "virtio channel, unit and process not checked: "+env.NotLiveReason(), nil))
 	}
@@ -140,6 +151,7 @@ func Run(ctx context.Context, env *check.Env) []check.Finding {
 			map[string]string{"binary": r.env.Root.Display(r.binary), "version": r.version.String(), "version_source": r.verFrom, "confdir": r.confdir}))
 	}
 	if env.Live {
+		r.missing = r.waitsForMissing()
 		r.unitState()
 		r.processFindings()
 	}
@@ -156,16 +168,10 @@ func Run(ctx context.Context, env *check.Env) []check.Finding {
 
 func (r *run) add(f ...check.Finding) { r.out = append(r.out, f...) }
 
-// findBinary locates qemu-ga and reads its version and compiled-in
-// configuration directory from the binary's own strings, which works on
-// image roots and needs no subprocess; dpkg's status file is the fallback.
-func (r *run) findBinary() {
-	for _, b := range binaries {
-		if st, err := r.env.Root.Stat(b); err == nil && st.Mode().IsRegular() {
-			r.binary = b
-			break
-		}
-	}
+// findVersion reads qemu-ga's version and compiled-in configuration
+// directory from the binary's own strings, which works on image roots and
+// needs no subprocess; dpkg's status file is the fallback.
+func (r *run) findVersion() {
 	if r.binary != "" {
 		if data, err := r.env.Root.ReadFile(r.binary); err == nil {
 			if m := versionRE.FindSubmatch(data); m != nil {
@@ -229,108 +235,80 @@ func DpkgVersion(status []byte, pkg string) (string, bool) {
 	return "", false
 }
 
-// platform says whether this is a QEMU/KVM guest (KubeVirt, Harvester,
-// OpenStack, libvirt), where the host can give it a guest-agent channel, or
-// a virtual machine on another hypervisor (Firecracker, Hyper-V, VMware,
-// Xen), or no VM at all, and why.
-func (r *run) platform() (qemu, vm bool, why string) {
-	for _, p := range []string{"/sys/class/dmi/id/sys_vendor", "/sys/class/dmi/id/product_name"} {
-		b, _ := r.env.Root.ReadFile(p)
-		s := strings.ToLower(strings.TrimSpace(string(b)))
-		for _, k := range []string{"qemu", "kvm", "kubevirt", "openstack", "harvester", "red hat", "bochs"} {
-			if strings.Contains(s, k) {
-				return true, true, p + " is " + strings.TrimSpace(string(b))
-			}
-		}
-	}
-	if b, err := r.env.Root.ReadFile("/proc/cpuinfo"); err == nil && hypervisorRE.Match(b) {
-		return false, true, "the CPU has the hypervisor flag, but DMI names no QEMU, KVM, KubeVirt or OpenStack"
-	}
-	return false, false, "no hypervisor flag and no QEMU/KVM DMI vendor"
-}
-
-// channel finds the org.qemu.guest_agent.0 virtio port and its /dev link.
+// channel judges the org.qemu.guest_agent.0 virtio port and its /dev link.
 // It returns false when the check does not apply: no port, and not a
 // QEMU/KVM guest.
 func (r *run) channel() bool {
-	ents, _ := r.env.Root.ReadDir("/sys/class/virtio-ports")
-	var names []string
-	for _, e := range ents {
-		b, err := r.env.Root.ReadFile("/sys/class/virtio-ports/" + e.Name() + "/name")
-		if err != nil {
-			continue
-		}
-		n := strings.TrimSpace(string(b))
-		names = append(names, e.Name()+"="+n)
-		if n == PortName && r.port == nil {
-			r.port = &port{dev: e.Name()}
-		}
-	}
-	d := map[string]string{"ports": list(names)}
-	if r.port == nil {
-		qemu, vm, why := r.platform()
-		d["platform"] = why
-		if !qemu {
+	p := r.pres
+	d := map[string]string{"ports": list(p.Ports)}
+	if p.Port == "" {
+		d["platform"] = p.Platform
+		if !p.QEMU {
 			msg := "no virtio guest-agent channel, and this does not look like a virtual machine"
-			if vm {
+			if p.VM {
 				msg = "no virtio guest-agent channel, and this VM does not run on QEMU/KVM, so none is expected"
 			}
 			r.add(check.Skipf(CodeNotVM, msg, d))
 			return false
 		}
-		if !r.env.Root.Exists("/sys/module/virtio_console") {
+		if !p.VirtioConsole {
 			d["virtio_console"] = "module not loaded"
 		}
+		r.chanBad = len(r.out)
 		r.add(check.New(check.Fail, CodeChannelMissing, "the VM has no org.qemu.guest_agent.0 virtio-serial channel", d,
-			crash+"add the channel on the hypervisor: KubeVirt/Harvester add it automatically (restart the VM after an upgrade), OpenStack needs the image property hw_qemu_guest_agent=yes, libvirt needs a <channel type='unix'> with target name org.qemu.guest_agent.0, and the guest needs the virtio_console module"))
+			crash+ChannelFix))
 		return true
 	}
-	d["port"] = r.port.dev
-	if t, err := r.env.Root.Readlink(DefaultVirtioPath); err == nil {
-		r.port.link = t
-		d["link"] = DefaultVirtioPath + " -> " + t
+	d["port"] = p.Port
+	if p.Link != "" {
+		d["link"] = DefaultVirtioPath + " -> " + p.Link
 		r.add(check.Passf(CodeChannelOK, "the guest-agent virtio channel is present as "+DefaultVirtioPath, d))
 		return true
 	}
-	r.add(check.New(check.Warn, CodeChannelLink, "the guest-agent port "+r.port.dev+" exists but "+DefaultVirtioPath+" is missing", d,
-		"the agent opens "+DefaultVirtioPath+" by default and its unit is bound to that device: make sure udev runs with its 50-udev-default.rules (run `udevadm trigger --subsystem-match=virtio-ports`), otherwise snapshots will be crash-consistent"))
+	// Without the link the unit (bound to the link's device) never starts:
+	// that is a failure unless some agent runs anyway on the raw port.
+	st := check.Warn
+	if len(r.procs) == 0 {
+		st = check.Fail
+	}
+	r.chanBad = len(r.out)
+	r.add(check.New(st, CodeChannelLink, "the guest-agent port "+p.Port+" exists but "+DefaultVirtioPath+" is missing", d,
+		"the agent opens "+DefaultVirtioPath+" by default and its unit waits for that device: make sure udev runs with its 50-udev-default.rules (run `udevadm trigger --subsystem-match=virtio-ports`), otherwise snapshots will be crash-consistent"))
 	return true
 }
 
-// findProcs lists qemu-ga processes from /proc (works without systemd).
-func (r *run) findProcs() {
-	ents, err := r.env.Root.ReadDir("/proc")
-	if err != nil {
-		return
+// ChannelFix says how to give a VM its guest-agent channel on each
+// platform; the fs-freeze check uses it too.
+const ChannelFix = "add the virtio-serial channel org.qemu.guest_agent.0 to the VM definition: KubeVirt and Harvester always add it (restart the VM so virt-launcher regenerates the domain), " +
+	"libvirt needs <channel type='unix'><target type='virtio' name='org.qemu.guest_agent.0'/></channel> under <devices>, " +
+	"plain QEMU needs -chardev socket,path=/run/qga.sock,server=on,wait=off,id=qga0 -device virtio-serial -device virtserialport,chardev=qga0,name=org.qemu.guest_agent.0, " +
+	"OpenStack the image property hw_qemu_guest_agent=yes, Proxmox `qm set VMID --agent enabled=1`; the guest also needs the virtio_console module. " +
+	"The agent's unit starts by itself when the channel appears: `systemctl start` cannot help before"
+
+// waitsForMissing lists the device units qemu-guest-agent.service cannot
+// run without (Unit.WaitsFor) whose device node does not exist.
+func (r *run) waitsForMissing() []string {
+	if r.ui == nil {
+		return nil
 	}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+	var out []string
+	for _, n := range r.ui.unit.WaitsFor() {
+		p, ok := DevicePath(n)
+		if !ok {
 			continue
 		}
-		base := "/proc/" + e.Name()
-		comm, err := r.env.Root.ReadFile(base + "/comm")
-		if err != nil || strings.TrimSpace(string(comm)) != "qemu-ga" {
-			continue
+		if _, err := r.env.Root.Lstat(p); errors.Is(err, iofs.ErrNotExist) {
+			out = append(out, n+" ("+p+")")
 		}
-		p := proc{pid: pid, env: map[string]string{}}
-		if b, err := r.env.Root.ReadFile(base + "/cmdline"); err == nil {
-			p.argv = strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-		}
-		if b, err := r.env.Root.ReadFile(base + "/environ"); err == nil {
-			for _, kv := range strings.Split(string(b), "\x00") {
-				if k, v, ok := strings.Cut(kv, "="); ok {
-					p.env[k] = v
-				}
-			}
-		}
-		fds, _ := r.env.Root.ReadDir(base + "/fd")
-		for _, fd := range fds {
-			if t, err := r.env.Root.Readlink(base + "/fd/" + fd.Name()); err == nil {
-				p.fds = append(p.fds, t)
-			}
-		}
-		r.procs = append(r.procs, p)
+	}
+	return out
+}
+
+// evidence adds the unit's and the agent's state to the channel failure,
+// which is their cause.
+func (r *run) evidence(k, v string) {
+	if r.chanBad >= 0 {
+		r.out[r.chanBad].Detail[k] = v
 	}
 }
 
@@ -352,15 +330,42 @@ func (r *run) unitState() {
 	u := us[0]
 	d := map[string]string{"unit": UnitName, "load_state": u.LoadState, "active_state": u.ActiveState, "sub_state": u.SubState,
 		"unit_file_state": u.UnitFileState, "n_restarts": strconv.Itoa(int(u.NRestarts)), "main_pid": strconv.Itoa(int(u.MainPID))}
+	state := fmt.Sprintf("%s (%s)", u.ActiveState, u.SubState)
+	r.evidence("unit_state", UnitName+" "+state)
+	// Without a usable channel qemu-ga exits at once, so starting the unit
+	// by hand cannot help: the channel is the fix.
+	noChannel := r.chanBad >= 0
 	switch {
 	case !u.Found():
 		r.add(check.New(check.Fail, CodeUnitInactive, UnitName+" is not installed", d,
 			crash+"install the distribution's qemu-guest-agent package, which ships the unit"))
 		return
 	case u.LoadState == "masked" || u.UnitFileState == "masked":
-		r.add(check.New(check.Fail, CodeUnitMasked, UnitName+" is masked", d,
-			crash+"run `systemctl unmask "+UnitName+" && systemctl start "+UnitName+"`"))
+		fix := "run `systemctl unmask " + UnitName + " && systemctl start " + UnitName + "`"
+		if noChannel {
+			fix = "run `systemctl unmask " + UnitName + "` and fix the guest-agent channel (see " + r.out[r.chanBad].Code + "); the unit starts with the channel"
+		}
+		r.add(check.New(check.Fail, CodeUnitMasked, UnitName+" is masked", d, crash+fix))
 		return
+	case u.ActiveState != "active" && noChannel && len(r.missing) > 0:
+		r.waiting = true
+		d["waits_for"] = strings.Join(r.missing, ",")
+		by, ok := r.startedBy(u)
+		d["started_by"] = by
+		r.evidence("unit_waits_for", d["waits_for"])
+		if ok {
+			r.add(check.Skipf(CodeUnitWaits, fmt.Sprintf("%s is %s: it waits for the guest-agent channel %s and starts when the channel appears",
+				UnitName, state, firstPath(r.missing)), d))
+			break
+		}
+		dev, _, _ := strings.Cut(r.missing[0], " (")
+		r.add(check.New(check.Warn, CodeUnitWaits, fmt.Sprintf("%s is %s: it waits for the guest-agent channel %s, but nothing starts it when the channel appears",
+			UnitName, state, firstPath(r.missing)), d,
+			"have systemd start the agent with its device: `systemctl add-wants '"+dev+"' "+UnitName+"` (or reinstall the package's udev rule); otherwise the agent stays down after the channel is added"))
+	case u.ActiveState != "active" && noChannel:
+		r.add(check.New(check.Fail, CodeUnitInactive, fmt.Sprintf("%s is %s (%s)", UnitName, u.ActiveState, u.SubState), d,
+			crash+"fix the guest-agent channel first (see "+r.out[r.chanBad].Code+"): qemu-ga exits at once without it; then run `systemctl restart "+UnitName+
+				"`, since this unit is not bound to the channel's device (no BindsTo=) and does not wait for it"))
 	case u.ActiveState != "active":
 		r.add(check.New(check.Fail, CodeUnitInactive, fmt.Sprintf("%s is %s (%s)", UnitName, u.ActiveState, u.SubState), d,
 			crash+"start it with `systemctl start "+UnitName+"` and read `journalctl -u "+UnitName+"` for why it stopped"))
@@ -380,23 +385,69 @@ func (r *run) unitState() {
 // udevStarts reports whether a udev rule pulls the unit in when the port
 // appears, which is how Debian and Ubuntu start the agent (their unit has
 // no [Install] section, so "enabled" means nothing there).
-func (r *run) udevStarts() bool {
+func (r *run) udevStarts() bool { return r.udevRule() != "" }
+
+// udevRule returns the udev rule file that starts the unit, "" when none.
+func (r *run) udevRule() string {
 	for _, d := range []string{"/etc/udev/rules.d", "/usr/lib/udev/rules.d", "/lib/udev/rules.d"} {
 		ents, _ := r.env.Root.ReadDir(d)
 		for _, e := range ents {
 			b, err := r.env.Root.ReadFile(d + "/" + e.Name())
 			if err == nil && strings.Contains(string(b), "SYSTEMD_WANTS") && strings.Contains(string(b), UnitName) {
-				return true
+				return d + "/" + e.Name()
 			}
 		}
 	}
-	return false
+	return ""
+}
+
+// startedBy says what starts the unit once the channel's device appears:
+// a udev rule (Debian, Ubuntu) or an enabled WantedBy= on a .device unit
+// (RHEL, SUSE).
+func (r *run) startedBy(u systemd.UnitState) (string, bool) {
+	var by []string
+	if rule := r.udevRule(); rule != "" {
+		by = append(by, "udev rule "+rule+" (SYSTEMD_WANTS)")
+	}
+	if r.ui != nil && u.UnitFileState == "enabled" {
+		for _, w := range r.ui.unit.WantedBy {
+			if strings.HasSuffix(w, ".device") {
+				by = append(by, "WantedBy="+w+" (enabled)")
+			}
+		}
+	}
+	if len(by) == 0 {
+		return "nothing: no udev rule and no enabled WantedBy= on a device", false
+	}
+	return strings.Join(by, "; "), true
+}
+
+// firstPath returns the path of the first "name (path)" entry.
+func firstPath(missing []string) string {
+	if len(missing) == 0 {
+		return ""
+	}
+	s := missing[0]
+	if i := strings.LastIndex(s, " ("); i >= 0 {
+		return strings.TrimSuffix(s[i+2:], ")")
+	}
+	return s
 }
 
 func (r *run) processFindings() {
 	if len(r.procs) == 0 {
-		r.add(check.New(check.Fail, CodeProcessMissing, "no qemu-ga process is running", nil,
-			crash+"start the agent (`systemctl start "+UnitName+"`); KubeVirt's AgentConnected condition and every quiesced snapshot need it holding the virtio port"))
+		r.evidence("agent_processes", "none")
+		switch {
+		case r.waiting:
+			// The unit waits for the channel: qga-unit-waits-for-channel
+			// already says why nothing runs, and the channel is the fix.
+		case r.chanBad >= 0:
+			r.add(check.New(check.Fail, CodeProcessMissing, "no qemu-ga process is running", nil,
+				crash+"fix the guest-agent channel first (see "+r.out[r.chanBad].Code+"): qemu-ga exits at once without it; then start the agent"))
+		default:
+			r.add(check.New(check.Fail, CodeProcessMissing, "no qemu-ga process is running", nil,
+				crash+"start the agent (`systemctl start "+UnitName+"`); KubeVirt's AgentConnected condition and every quiesced snapshot need it holding the virtio port"))
+		}
 		return
 	}
 	var pids []string

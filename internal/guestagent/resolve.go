@@ -83,7 +83,7 @@ func (r *run) readUnit() *unitInfo {
 // from the running process when there is one (its /proc entries are what
 // it really uses), else from the unit file.
 func (r *run) resolve() {
-	ui := r.readUnit()
+	ui := r.ui
 	var argv []string
 	env := map[string]string{}
 	switch {

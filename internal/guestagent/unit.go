@@ -1,6 +1,7 @@
 package guestagent
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -13,6 +14,13 @@ type Unit struct {
 	EnvironmentFiles []EnvFileRef
 	// Environment holds Environment= assignments.
 	Environment map[string]string
+	// BindsTo, Requires, Requisite and After are the [Unit] dependencies,
+	// unit names as written (escapes kept); BindTo= is systemd's old
+	// spelling of BindsTo=. An empty assignment resets a list.
+	BindsTo, Requires, Requisite, After []string
+	// WantedBy lists the [Install] WantedBy= units, which pull the unit
+	// in once it is enabled.
+	WantedBy []string
 }
 
 // EnvFileRef is one EnvironmentFile= entry.
@@ -42,14 +50,31 @@ func ParseUnitInto(u *Unit, b []byte) {
 			section = line[1 : len(line)-1]
 			continue
 		}
-		if section != "Service" {
-			continue
-		}
 		k, v, ok := strings.Cut(line, "=")
 		if !ok {
 			continue
 		}
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if section == "Unit" {
+			switch k {
+			case "BindsTo", "BindTo":
+				u.BindsTo = depList(u.BindsTo, v)
+			case "Requires":
+				u.Requires = depList(u.Requires, v)
+			case "Requisite":
+				u.Requisite = depList(u.Requisite, v)
+			case "After":
+				u.After = depList(u.After, v)
+			}
+			continue
+		}
+		if section == "Install" && k == "WantedBy" {
+			u.WantedBy = depList(u.WantedBy, v)
+			continue
+		}
+		if section != "Service" {
+			continue
+		}
 		switch k {
 		case "ExecStart":
 			u.ExecStart = v
@@ -76,4 +101,98 @@ func ParseUnitInto(u *Unit, b []byte) {
 			}
 		}
 	}
+}
+
+// depList applies one dependency assignment: systemd splits it on
+// whitespace without unquoting or unescaping, and an empty value resets.
+func depList(l []string, v string) []string {
+	if v == "" {
+		return nil
+	}
+	return append(l, strings.Fields(v)...)
+}
+
+// WaitsFor returns the units u cannot run without, in the order found:
+// everything it is bound to (BindsTo= stops it whenever the other unit is
+// inactive, ordered or not), and what it requires (Requires=, Requisite=)
+// and is ordered after, since then a failed or absent dependency keeps it
+// from starting. A Requires= without After= starts both at once, so it
+// does not count.
+func (u *Unit) WaitsFor() []string {
+	var out []string
+	add := func(n string) {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	for _, n := range u.BindsTo {
+		add(n)
+	}
+	for _, n := range append(append([]string(nil), u.Requires...), u.Requisite...) {
+		if slices.Contains(u.After, n) {
+			add(n)
+		}
+	}
+	return out
+}
+
+// DevicePath returns the device node a .device unit stands for, as
+// `systemd-escape --unescape --path` turns the name without its suffix
+// into a path: "-" separates components, \xNN is a byte, and the result
+// must be a normalised absolute path. ok is false for any other unit and
+// for a name systemd would refuse.
+func DevicePath(unit string) (p string, ok bool) {
+	name, ok := strings.CutSuffix(unit, ".device")
+	if !ok || name == "" || strings.IndexByte(name, 0) >= 0 {
+		return "", false
+	}
+	if name == "-" {
+		return "/", true
+	}
+	var b strings.Builder
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c == '-':
+			b.WriteByte('/')
+		case c == '\\':
+			if i+3 >= len(name) || name[i+1] != 'x' {
+				return "", false
+			}
+			hi, lo := unhex(name[i+2]), unhex(name[i+3])
+			if hi < 0 || lo < 0 || (hi == 0 && lo == 0) {
+				return "", false // a NUL would end the path in C
+			}
+			b.WriteByte(byte(hi<<4 | lo))
+			i += 3
+		default:
+			b.WriteByte(c)
+		}
+	}
+	w := b.String()
+	if strings.HasPrefix(w, "/") || strings.HasSuffix(w, "/") {
+		return "", false
+	}
+	p = "/" + w
+	if len(p) >= 4096 {
+		return "", false
+	}
+	for _, c := range strings.Split(w, "/") {
+		if c == "" || c == "." || c == ".." || len(c) > 255 {
+			return "", false
+		}
+	}
+	return p, true
+}
+
+func unhex(c byte) int {
+	switch {
+	case c >= '0' && c <= '9':
+		return int(c - '0')
+	case c >= 'a' && c <= 'f':
+		return int(c-'a') + 10
+	case c >= 'A' && c <= 'F':
+		return int(c-'A') + 10
+	}
+	return -1
 }
