@@ -21,7 +21,21 @@ func main() {
 		powerOff:   live.PowerOff,
 		hostRead:   os.ReadFile,
 		isTerminal: func(r io.Reader) bool { return tty.Is(r) },
+		termWidth:  termWidth,
 		booted:     func() bool { st, err := os.Lstat("/run/systemd/system"); return err == nil && st.IsDir() },
 		ctx:        context.Background(),
 	}))
+}
+
+// termWidth is the width of the terminal w is, 80 when the terminal does
+// not say (a serial console), or 0 when w is no terminal or TERM=dumb
+// (which cannot clear to the end of a line).
+func termWidth(w io.Writer) int {
+	if !tty.Is(w) || os.Getenv("TERM") == "dumb" {
+		return 0
+	}
+	if n := tty.Width(w); n > 0 {
+		return n
+	}
+	return 80
 }

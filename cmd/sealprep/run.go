@@ -66,6 +66,9 @@ type env struct {
 	isTerminal func(io.Reader) bool
 	booted     func() bool
 	ctx        context.Context
+	// termWidth is the width of the terminal w is, or 0 when w is not a
+	// terminal that can rewrite a line: progress then goes out as lines.
+	termWidth func(w io.Writer) int
 }
 
 type options struct {
@@ -241,7 +244,7 @@ func apply(ctx context.Context, o *options, e env, root *fs.Confined, meta seal.
 	// is idempotent, so running apply again finishes the job.
 	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	x := &seal.Executor{Root: root, Live: e.live, Log: stderr}
+	x := &seal.Executor{Root: root, Live: e.live, Progress: progress(stderr, e)}
 	if !meta.Live {
 		x.Live = nil
 	}
@@ -249,6 +252,17 @@ func apply(ctx context.Context, o *options, e env, root *fs.Confined, meta seal.
 	after := seal.MakePlan(ctx, root, meta.Operations, opts)
 	meta.Duration = time.Since(meta.StartedAt)
 	return seal.ApplyReport(meta, plan, results, after, notes)
+}
+
+// progress is a self-rewriting line on a terminal and, anywhere else (a
+// Packer or CI log, a pipe, a file), a line per operation and per failure.
+func progress(stderr io.Writer, e env) seal.Progress {
+	if e.termWidth != nil {
+		if w := e.termWidth(stderr); w > 0 {
+			return seal.NewTermProgress(stderr, w)
+		}
+	}
+	return seal.NewLineProgress(stderr)
 }
 
 func render(w io.Writer, format string, r seal.Report) error {

@@ -143,7 +143,7 @@ func TestPlanApplyVerify(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "SEALED") {
 		t.Fatalf("apply: %d\n%s\n%s", code, out, errOut)
 	}
-	if !strings.Contains(errOut, "[1/") || !strings.Contains(errOut, "(machine-id)") {
+	if !strings.Contains(errOut, "\nmachine-id: 2 done, 0 unchanged, 0 failed (") {
 		t.Errorf("no progress lines on stderr:\n%s", errOut)
 	}
 	if code, out, _ := runCmd(t, "", false, "verify", "--root", dir, "--format", "json"); code != 0 || !strings.Contains(out, `"status": "sealed"`) {

@@ -39,7 +39,7 @@ func BenchmarkApply(b *testing.B) {
 		root := openRoot(b, dir)
 		b.StartTimer()
 		plan := MakePlan(context.Background(), root, ops, Options{})
-		res := (&Executor{Root: root, Log: io.Discard}).Apply(context.Background(), plan.Actions)
+		res := (&Executor{Root: root, Progress: NewLineProgress(io.Discard)}).Apply(context.Background(), plan.Actions)
 		after := MakePlan(context.Background(), root, ops, Options{})
 		b.StopTimer()
 		if len(res) < 10000 || len(after.Actions) != 0 {

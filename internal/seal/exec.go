@@ -1,11 +1,9 @@
 package seal
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/guestcheck/guestcheck/internal/fs"
 )
@@ -43,8 +41,34 @@ type Executor struct {
 	Root *fs.Confined
 	// Live runs live-only actions; nil makes them fail.
 	Live Live
-	// Log receives one progress line per action (stderr in sealprep).
-	Log io.Writer
+	// Progress hears about every action as it runs (sealprep shows it on
+	// stderr); nil is silent.
+	Progress Progress
+}
+
+// Progress is told what Apply is doing, for a person or a build log to
+// follow. It is called from Apply's goroutine, twice per action, so it
+// must be cheap; it never changes what Apply does.
+type Progress interface {
+	// Begin comes once, before anything runs, with every action of the
+	// run (Start and Finish index into it).
+	Begin(acts []Action)
+	// Start comes just before action i runs.
+	Start(i int, a Action)
+	// Finish comes when action i has ended, with its result.
+	Finish(i int, r Result)
+	// End comes once, last, after the changed filesystems were synced.
+	End(e ApplyEnd)
+}
+
+// ApplyEnd is how an Apply run ended, for Progress.End.
+type ApplyEnd struct {
+	// NotAttempted counts the actions skipped because ctx ended (their
+	// results say "not attempted"); Cause is why, e.g. the signal.
+	NotAttempted int
+	Cause        error
+	// Sync is the error of syncing the changed filesystems, if any.
+	Sync error
 }
 
 // errNotLive is returned for live actions without a Live implementation.
@@ -59,34 +83,28 @@ var errNotLive = errors.New("not on the live system")
 // Apply syncs every filesystem it changed before returning.
 func (x *Executor) Apply(ctx context.Context, acts []Action) []Result {
 	out := make([]Result, 0, len(acts))
-	// Progress goes out in batches: a write per action to a pipe costs
-	// more than the action itself when there are thousands of logs.
-	var log *bufio.Writer
-	if x.Log != nil {
-		log = bufio.NewWriterSize(x.Log, 64<<10)
-		defer log.Flush()
+	p := x.Progress
+	if p == nil {
+		p = silent{}
 	}
+	p.Begin(acts)
+	var end ApplyEnd
 	for i, a := range acts {
-		if log != nil {
-			fmt.Fprintf(log, "[%d/%d] %s (%s)\n", i+1, len(acts), describe(a), a.Op)
-			if i%256 == 0 || a.Kind == StopUnit || a.Kind == RunHook || a.Kind == RelinquishVar {
-				log.Flush()
-			}
-		}
 		r := Result{Action: a}
-		if err := ctx.Err(); err != nil {
-			r.Status, r.Error = Failed, "not attempted: "+err.Error()
+		if ctx.Err() != nil {
+			if end.Cause == nil {
+				end.Cause = context.Cause(ctx) // "interrupt signal received"
+			}
+			end.NotAttempted++
+			r.Status, r.Error = Failed, "not attempted: "+end.Cause.Error()
 			out = append(out, r)
 			continue
 		}
+		p.Start(i, a)
 		changed, detail, err := x.do(ctx, a)
 		switch {
 		case err != nil:
 			r.Status, r.Error = Failed, err.Error()
-			if log != nil {
-				fmt.Fprintf(log, "[%d/%d] failed: %v\n", i+1, len(acts), err)
-				log.Flush()
-			}
 		case changed:
 			r.Status = Done
 		default:
@@ -94,12 +112,20 @@ func (x *Executor) Apply(ctx context.Context, acts []Action) []Result {
 		}
 		r.Detail = detail
 		out = append(out, r)
+		p.Finish(i, r)
 	}
-	if err := x.Root.Sync(); err != nil && log != nil {
-		fmt.Fprintf(log, "sync: %v\n", err)
-	}
+	end.Sync = x.Root.Sync()
+	p.End(end)
 	return out
 }
+
+// silent is the Progress of an Executor without one.
+type silent struct{}
+
+func (silent) Begin([]Action)     {}
+func (silent) Start(int, Action)  {}
+func (silent) Finish(int, Result) {}
+func (silent) End(ApplyEnd)       {}
 
 func (x *Executor) do(ctx context.Context, a Action) (changed bool, detail string, err error) {
 	mode := -1

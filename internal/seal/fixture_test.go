@@ -333,7 +333,7 @@ func (l *fakeLive) RunHook(ctx context.Context, p string) error {
 func applyAll(t testing.TB, root *fs.Confined, ops []Operation, o Options) (Plan, []Result) {
 	t.Helper()
 	plan := MakePlan(context.Background(), root, ops, o)
-	x := &Executor{Root: root, Log: io.Discard}
+	x := &Executor{Root: root}
 	return plan, x.Apply(context.Background(), plan.Actions)
 }
 

@@ -269,46 +269,61 @@ func prefixOp(op string) string {
 	return "[" + op + "] "
 }
 
+// writeGroups lists rs by operation and, within one, by kind and reason
+// (in the order each first appears), so that a walk alternating two kinds
+// (truncate a log, remove a rotated one) still makes two groups of a few
+// lines, not a line and a "why" per action.
 func writeGroups(w io.Writer, rs []Result, outcome bool) {
 	if len(rs) == 0 {
 		fmt.Fprintln(w, "\nNothing to do.")
 		return
 	}
-	op := ""
-	for i := 0; i < len(rs); {
-		j := i + 1
-		for j < len(rs) && rs[j].Op == rs[i].Op && rs[j].Kind == rs[i].Kind && rs[j].Reason == rs[i].Reason {
-			j++
-		}
-		if rs[i].Op != op {
-			op = rs[i].Op
-			fmt.Fprintf(w, "\n%s\n", op)
-		}
-		shown := 0
-		for k := i; k < j; k++ {
-			r := rs[k]
-			failed := r.Status == Failed
-			if shown >= maxGroup && !failed {
-				continue
+	type key struct {
+		op     string
+		kind   ActionKind
+		reason string
+	}
+	var ops []string
+	groups := map[string][]key{}
+	members := map[key][]int{}
+	for i, r := range rs {
+		k := key{r.Op, r.Kind, r.Reason}
+		if _, ok := members[k]; !ok {
+			if _, ok := groups[r.Op]; !ok {
+				ops = append(ops, r.Op)
 			}
-			line := "  " + describe(r.Action)
-			if outcome {
-				line = fmt.Sprintf("  %-9s %s", r.Status, describe(r.Action))
-			}
-			fmt.Fprintln(w, line)
-			if r.Detail != "" {
-				wrap(w, "            ", "            ", r.Detail)
-			}
-			if r.Error != "" {
-				wrap(w, "            error: ", "              ", r.Error)
-			}
-			shown++
+			groups[r.Op] = append(groups[r.Op], k)
 		}
-		if hidden := (j - i) - shown; hidden > 0 {
-			fmt.Fprintf(w, "  ... and %d more like these (--format json lists all)\n", hidden)
+		members[k] = append(members[k], i)
+	}
+	for _, op := range ops {
+		fmt.Fprintf(w, "\n%s\n", op)
+		for _, k := range groups[op] {
+			idx := members[k]
+			shown := 0
+			for _, i := range idx {
+				r := rs[i]
+				if shown >= maxGroup && r.Status != Failed {
+					continue
+				}
+				line := "  " + describe(r.Action)
+				if outcome {
+					line = fmt.Sprintf("  %-9s %s", r.Status, describe(r.Action))
+				}
+				fmt.Fprintln(w, line)
+				if r.Detail != "" {
+					wrap(w, "            ", "            ", r.Detail)
+				}
+				if r.Error != "" {
+					wrap(w, "            error: ", "              ", r.Error)
+				}
+				shown++
+			}
+			if hidden := len(idx) - shown; hidden > 0 {
+				fmt.Fprintf(w, "  ... and %d more like these (--format json lists all)\n", hidden)
+			}
+			wrap(w, "    why: ", "         ", k.reason)
 		}
-		wrap(w, "    why: ", "         ", rs[i].Reason)
-		i = j
 	}
 }
 

@@ -1,6 +1,6 @@
-// Package tty answers one question for both commands: is this stream a
-// terminal? guestcheck uses it for colour, sealprep for its confirmation
-// prompt.
+// Package tty answers, for both commands, whether a stream is a terminal
+// and how wide it is: guestcheck uses it for colour, sealprep for its
+// confirmation prompt and its progress line.
 package tty
 
 import (
@@ -17,4 +17,19 @@ func Is(v any) bool {
 	}
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
+}
+
+// Width is the column count of the terminal v is open on, or 0 when v is
+// not a terminal or the terminal does not know its size (serial consoles
+// often report 0).
+func Width(v any) int {
+	f, ok := v.(*os.File)
+	if !ok {
+		return 0
+	}
+	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
+	if err != nil {
+		return 0
+	}
+	return int(ws.Col)
 }
