@@ -41,7 +41,8 @@ type FstabEntry struct {
 type LineError struct {
 	// Line is 1-based.
 	Line int
-	// Text is the offending line, as written (a NUL byte shown as \000).
+	// Text is the offending line, as written (ParseFstab shows a NUL byte
+	// as \000).
 	Text string
 	// Reason says what is wrong with it.
 	Reason string

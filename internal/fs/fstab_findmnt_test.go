@@ -4,17 +4,20 @@ package fs
 // findmnt. Both read the same files; for every file the lines libmount
 // rejects must be the lines ParseFstab rejects, and the entries must be
 // the same, in the same order, field by field (source, target, fstype,
-// options, freq, passno).
+// options, freq, passno). findmnt prints no line numbers for entries, so
+// entries are matched by order; with the bad lines equal, that pins them.
+// findmnt prints absent and empty options alike, and so does the
+// comparison (ParseFstab tells them apart by Fields).
 //
 // Deliberate differences: none in what is an entry and what each field
 // holds. ParseFstab only tells more: Trailing keeps the text after the
 // sixth field and CutAtNUL marks a last line read up to a NUL byte, both
 // of which libmount drops silently; the fstab check warns about them. A
-// relative mount point is an entry for both (findmnt --verify flags it
-// later, as the check does). The issue this test answers said a line of
-// two fields is valid; libmount (2.38 and util-linux's main branch alike)
-// rejects it, since the type is mandatory, and so does ParseFstab. See
-// docs/checks/fstab.md.
+// relative mount point is an entry for both (findmnt --verify then
+// reports an error on it, as the check does). The issue this test answers
+// said a line of two fields is valid; libmount (2.38 and util-linux's main
+// branch alike) rejects it, since the type is mandatory, and so does
+// ParseFstab. See docs/checks/fstab.md.
 
 import (
 	"bytes"
@@ -44,13 +47,13 @@ type fstabCase struct {
 // comment says how.
 var handFstabs = map[string]string{
 	"three-fields":      "/dev/vdb /data ext4\ntmpfs /tmp tmpfs\n", // options default, dump and pass 0
-	"two-fields":        "/dev/vdb /data\nLABEL=x /y\n",           // the type is mandatory: error
+	"two-fields":        "/dev/vdb /data\nLABEL=x /y\n",            // the type is mandatory: error
 	"one-field":         "garbage\n/dev/vdb\n",
 	"four-five-six":     "a /b c d\na /b c d 1\na /b c d 1 2\n",
 	"trailing-comment":  "a /b c d 0 0 # data disk\na /b c d 0 2 x-extra field\n", // ignored after the sixth field
-	"comment-after-4":   "a /b c defaults # comment\n",                             // "#" is read as dump: error
-	"comment-after-5":   "a /b c defaults 0 # comment\n",                           // "#" is read as pass: error
-	"hash-mid-field":    "a /mnt#x c d#e 0 0\nLABEL=#1 /y z o\n",                   // '#' starts a comment only first on a line
+	"comment-after-4":   "a /b c defaults # comment\n",                            // "#" is read as dump: error
+	"comment-after-5":   "a /b c defaults 0 # comment\n",                          // "#" is read as pass: error
+	"hash-mid-field":    "a /mnt#x c d#e 0 0\nLABEL=#1 /y z o\n",                  // '#' starts a comment only first on a line
 	"comments":          "#\n# c\n  # indented\n\t#tab\n#a b c d 0 0\n",
 	"blank":             "\n \n\t\n \t \n\n",
 	"tabs":              "a\t/b\t\tc\t d \t 0\t2\n\ta /c b o\n",
@@ -64,7 +67,7 @@ var handFstabs = map[string]string{
 	"escape-in-number":  `a /b c d \060 1` + "\n",
 	"nul-line":          "a /b\x00c ext4 d 0 0\n/ok /ok t o\n",
 	"nul-comment":       "#co\x00mment\n\x00\n/ok /ok t o\n", // a NUL spoils even a comment
-	"nul-last":          "/ok /ok t o\n/dev/k /v\x00w t o",  // no final newline: read up to the NUL
+	"nul-last":          "/ok /ok t o\n/dev/k /v\x00w t o",   // no final newline: read up to the NUL
 	"nul-last-entry":    "/ok /ok t o\n/dev/k /v t o 0 2\x00junk",
 	"no-final-newline":  "a /b c d 0 1",
 	"no-newline-cr":     "a /b c d 0 1\r",
