@@ -19,6 +19,8 @@ const (
 	codeFstabAbsent          = "fstab-absent"
 	codeFstabUnreadable      = "fstab-unreadable"
 	codeFstabSyntax          = "fstab-syntax-error"
+	codeFstabMountPoint      = "fstab-mount-point-invalid"
+	codeFstabIgnoredText     = "fstab-ignored-text"
 	codeFstabKernelName      = "fstab-kernel-device-name"
 	codeFstabByPath          = "fstab-by-path-device-name"
 	codeFstabMissing         = "fstab-device-missing"
@@ -43,7 +45,8 @@ var Fstab = check.Check{
 	ID:          "fstab",
 	Title:       "fstab device naming and resolution",
 	Description: "fstab names disks persistently, each entry resolves to exactly one device and is mounted, and no two disks share an identifier",
-	Codes: []string{codeFstabEntryOK, codeFstabAbsent, codeFstabUnreadable, codeFstabSyntax, codeFstabKernelName,
+	Codes: []string{codeFstabEntryOK, codeFstabAbsent, codeFstabUnreadable, codeFstabSyntax, codeFstabMountPoint,
+		codeFstabIgnoredText, codeFstabKernelName,
 		codeFstabByPath, codeFstabMissing, codeFstabAmbiguous, codeFstabNoNofail, codeFstabNoNetdev, codeFstabNotMounted,
 		codeFstabOtherDevice, codeFstabDuplicate, codeFstabLinkMismatch, codeFstabNotLive, codeFstabProbeLimited,
 		codeFstabUnverifiable, codeFstabStateUnreadable},
@@ -97,6 +100,9 @@ func runFstab(ctx context.Context, env *check.Env, in fstabInput) []check.Findin
 		data = b
 	}
 	entries, lineErrs := fs.ParseFstab(data)
+	if len(entries) == 0 && len(lineErrs) == 0 {
+		return []check.Finding{check.Skipf(codeFstabAbsent, "/etc/fstab has no entries", map[string]string{"file": r.file})}
+	}
 	var out []check.Finding
 	for _, le := range lineErrs {
 		out = append(out, check.New(check.Fail, codeFstabSyntax,
@@ -104,9 +110,23 @@ func runFstab(ctx context.Context, env *check.Env, in fstabInput) []check.Findin
 			map[string]string{"entry": fmt.Sprintf("%s:%d", r.file, le.Line), "text": le.Text, "reason": le.Reason},
 			fmt.Sprintf("fix or comment out line %d: mount and systemd-fstab-generator reject or ignore it, so what it should mount is not mounted", le.Line)))
 	}
-	if len(entries) == 0 && len(lineErrs) == 0 {
-		return []check.Finding{check.Skipf(codeFstabAbsent, "/etc/fstab has no entries", map[string]string{"file": r.file})}
+	// libmount reads a relative mount point as an entry, but
+	// systemd-fstab-generator skips it ("is not a valid path, ignoring")
+	// and mount would resolve it against its working directory: judge it
+	// here and leave such an entry out of the rest.
+	valid := entries[:0:0]
+	for _, e := range entries {
+		if e.IsSwap() || strings.HasPrefix(e.MountPoint, "/") || e.MountPoint == "none" {
+			valid = append(valid, e)
+			continue
+		}
+		out = append(out, check.New(check.Fail, codeFstabMountPoint,
+			fmt.Sprintf("line %d of /etc/fstab mounts %s on %q, which is not an absolute path", e.Line, e.Spec, e.MountPoint),
+			map[string]string{"entry": fmt.Sprintf("%s:%d", r.file, e.Line), "spec": e.Spec, "mount_point": e.MountPoint,
+				"why": "systemd-fstab-generator ignores the line, so nothing is mounted at boot"},
+			mountPointFix(e)))
 	}
+	entries = valid
 	if env.Live {
 		out = append(out, r.readState(ctx)...)
 	} else {
@@ -243,6 +263,9 @@ func (v fstabEntryView) with(kv ...string) map[string]string {
 func (r *fstabRun) entry(e fs.FstabEntry) []check.Finding {
 	v := r.view(e)
 	var out []check.Finding
+	if f, ok := ignoredText(v); ok {
+		out = append(out, f)
+	}
 	res := r.resolve(v)
 	data, dataWhy := r.isData(v, res.dev)
 	addNofail := data && !e.HasOption("nofail") && !e.HasOption("noauto")
@@ -308,6 +331,35 @@ func (r *fstabRun) entry(e fs.FstabEntry) []check.Finding {
 		out = append(out, check.Passf(codeFstabEntryOK, msg, v.with(res.detailPairs()...)))
 	}
 	return out
+}
+
+// ignoredText reports text on the entry's line that mount and systemd
+// read past without a word: after the sixth field, or after a NUL byte.
+func ignoredText(v fstabEntryView) (check.Finding, bool) {
+	e := v.e
+	switch {
+	case e.Trailing != "":
+		return check.New(check.Warn, codeFstabIgnoredText,
+			fmt.Sprintf("line %d of /etc/fstab has text after the sixth field (%q), which mount ignores", e.Line, e.Trailing),
+			v.with("ignored", e.Trailing, "why", "fields after the pass number are not read: a comment there is harmless, an option there is not applied"),
+			fmt.Sprintf("move a comment to its own line starting with #, or move options into the fourth field: `%s`", fstabLineWith(e, ""))), true
+	case e.CutAtNUL:
+		return check.New(check.Warn, codeFstabIgnoredText,
+			fmt.Sprintf("line %d of /etc/fstab holds a NUL byte; mount reads the line only up to it", e.Line),
+			v.with("why", "the last line has no final newline and holds a NUL byte: libmount reads it only up to the NUL"),
+			fmt.Sprintf("rewrite line %d without the NUL byte and end the file with a newline: `%s`", e.Line, fstabLineWith(e, ""))), true
+	}
+	return check.Finding{}, false
+}
+
+// mountPointFix is the remediation for a relative or empty mount point.
+func mountPointFix(e fs.FstabEntry) string {
+	if e.MountPoint == "" {
+		return fmt.Sprintf("give line %d an absolute mount point, or comment the line out", e.Line)
+	}
+	e.MountPoint = path.Clean("/" + e.MountPoint)
+	return fmt.Sprintf("write the mount point of line %d as an absolute path (`%s`), or comment the line out",
+		e.Line, fstabLineWith(e, ""))
 }
 
 func cloudNote(v fstabEntryView) string {

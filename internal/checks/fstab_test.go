@@ -532,3 +532,59 @@ func TestDiskChecksDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestFstabLibmountSyntax judges lines the way libmount reads them: a
+// three-field line and a negative pass number are entries, text after the
+// sixth field and a last line cut at a NUL warn, a relative mount point
+// fails as such, and a NUL byte inside a line fails as a syntax error.
+func TestFstabLibmountSyntax(t *testing.T) {
+	s := blocktest.NewSystem(t)
+	u := "UUID=" + tRootUUID
+	s.WriteFile("etc/fstab", strings.Join([]string{
+		u + " /home ext4",                          // 1
+		u + " /var xfs defaults,nofail 0 2 # data", // 2
+		u + " relative ext4 defaults 0 2",          // 3
+		"/dev/vdb /x",                              // 4
+		"tmpfs /tmp tmpfs defaults 0 -1",           // 5
+		u + " /srv\x00x ext4 defaults,nofail",      // 6
+		`x \000 ext4 defaults`,                     // 7
+		u + " /opt ext4 defaults 0 2\x00junk",      // 8, no final newline
+	}, "\n"))
+	fs := Fstab.Run(context.Background(), diskEnv(t, s.Dir, false))
+	diskConventions(t, Fstab, fs)
+	got := fstabByLine(fs)
+	want := map[string]string{
+		"1": "pass:fstab-entry-ok",
+		"2": "warn:fstab-ignored-text",
+		"3": "fail:fstab-mount-point-invalid",
+		"4": "fail:fstab-syntax-error",
+		"5": "pass:fstab-entry-ok",
+		"6": "fail:fstab-syntax-error",
+		"7": "fail:fstab-mount-point-invalid",
+		"8": "warn:fstab-ignored-text",
+		"":  "skip:fstab-not-live",
+	}
+	for line, w := range want {
+		if c := diskCodes(got[line]); c != w {
+			t.Errorf("line %q: %s, want %s", line, c, w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("findings for unexpected lines: %v", fs)
+	}
+	if f := got["2"][0]; f.Detail["ignored"] != "# data" || !strings.Contains(f.Remediation, "`"+u+" /var xfs defaults,nofail 0 2`") {
+		t.Errorf("ignored text: %+v", f)
+	}
+	if f := got["3"][0]; !strings.Contains(f.Remediation, "`"+u+" /relative ext4 defaults 0 2`") || f.Detail["mount_point"] != "relative" {
+		t.Errorf("relative mount point: %+v", f)
+	}
+	if f := got["6"][0]; strings.Contains(f.Detail["text"], "\x00") || !strings.Contains(f.Message, "NUL") {
+		t.Errorf("NUL line: %+v", f)
+	}
+	if f := got["7"][0]; !strings.Contains(f.Remediation, "give line 7 an absolute mount point") {
+		t.Errorf("empty mount point: %+v", f)
+	}
+	if f := got["8"][0]; !strings.Contains(f.Message, "NUL") || f.Detail["mount_point"] != "/opt" {
+		t.Errorf("cut at NUL: %+v", f)
+	}
+}

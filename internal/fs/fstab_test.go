@@ -16,11 +16,17 @@ func TestParseFstab(t *testing.T) {
 		"/dev/vdb none swap sw,comment=cloudconfig 0 0",
 		"/dev/vdc /mnt",
 		"tmpfs\t/tmp\ttmpfs\tmode=1777,context=\"system_u:object_r:tmp_t:s0,c1\"\t0\t0\r",
-		"/dev/vdd /x ext4 defaults 0 2 extra",
+		"/dev/vdd /x ext4 defaults 0 2 extra # comment",
 		"/dev/vde /y ext4 defaults zero 2",
 		"/dev/vdf relative ext4 defaults 0 2",
 		"host:/export /nfs nfs4 _netdev 0 -1",
 		"PARTUUID=\"5d0c0ffe-01\" /boot vfat umask=0077 0 2",
+		"/dev/vdg /z xfs",
+		"/dev/vdh /n\x00ul ext4 defaults",
+		"/dev/vdi /e\\000x ext4 defaults 0 0\r\r",
+		"/dev/vdj /f ext4 defaults 0 99999999999999999999 x",
+		"garbage",
+		"/dev/vdk /k ext4 defaults 0 2\x00 # rest",
 	}, "\n")
 	entries, errs := ParseFstab([]byte(in))
 	want := []FstabEntry{
@@ -28,12 +34,18 @@ func TestParseFstab(t *testing.T) {
 		{Line: 5, Spec: "LABEL=my data", MountPoint: "/srv/my data", Type: "xfs", Options: []string{"defaults", "nofail"}, Fields: 4},
 		{Line: 6, Spec: "/dev/vdb", MountPoint: "none", Type: "swap", Options: []string{"sw", "comment=cloudconfig"}, Fields: 6},
 		{Line: 8, Spec: "tmpfs", MountPoint: "/tmp", Type: "tmpfs", Options: []string{"mode=1777", `context="system_u:object_r:tmp_t:s0,c1"`}, Fields: 6},
+		{Line: 9, Spec: "/dev/vdd", MountPoint: "/x", Type: "ext4", Options: []string{"defaults"}, PassNo: 2, Fields: 6, Trailing: "extra # comment"},
+		{Line: 11, Spec: "/dev/vdf", MountPoint: "relative", Type: "ext4", Options: []string{"defaults"}, PassNo: 2, Fields: 6},
+		{Line: 12, Spec: "host:/export", MountPoint: "/nfs", Type: "nfs4", Options: []string{"_netdev"}, PassNo: -1, Fields: 6},
 		{Line: 13, Spec: `PARTUUID="5d0c0ffe-01"`, MountPoint: "/boot", Type: "vfat", Options: []string{"umask=0077"}, PassNo: 2, Fields: 6},
+		{Line: 14, Spec: "/dev/vdg", MountPoint: "/z", Type: "xfs", Fields: 3},
+		{Line: 19, Spec: "/dev/vdk", MountPoint: "/k", Type: "ext4", Options: []string{"defaults"}, PassNo: 2, Fields: 6, CutAtNUL: true},
 	}
 	if !reflect.DeepEqual(entries, want) {
 		t.Errorf("entries:\n got %+v\nwant %+v", entries, want)
 	}
-	wantErr := map[int]string{7: "has 2 fields", 9: "has 7 fields", 10: `field 5 (dump) is "zero"`, 11: "not an absolute path", 12: `field 6 (pass) is "-1"`}
+	wantErr := map[int]string{7: "has 2 fields", 10: `field 5 (dump) is "zero", want a number`, 15: "NUL byte",
+		16: `field 6 (pass) is "0\r"`, 17: "out of range", 18: "has 1 field,"}
 	if len(errs) != len(wantErr) {
 		t.Errorf("got %d line errors, want %d: %v", len(errs), len(wantErr), errs)
 	}
@@ -41,8 +53,28 @@ func TestParseFstab(t *testing.T) {
 		if w, ok := wantErr[e.Line]; !ok || !strings.Contains(e.Reason, w) {
 			t.Errorf("line %d: reason %q, want it to contain %q", e.Line, e.Reason, w)
 		}
-		if e.Text == "" || !strings.HasPrefix(e.Error(), "line ") {
-			t.Errorf("line error %+v lacks text or a line prefix", e)
+		if e.Text == "" || !strings.HasPrefix(e.Error(), "line ") || strings.Contains(e.Text, "\x00") {
+			t.Errorf("line error %+v lacks text or a line prefix, or shows a raw NUL", e)
+		}
+	}
+}
+
+// TestParseFstabNumbers pins dump and pass to C's strtol stored in an int,
+// as libmount reads them.
+func TestParseFstabNumbers(t *testing.T) {
+	for in, want := range map[string][2]int{
+		"0 0": {0, 0}, "-1 +2": {-1, 2}, "007 010": {7, 10}, "\v5 \f6": {5, 6}, "4294967297 1": {1, 1},
+		"2147483648 -2147483649": {-2147483648, 2147483647}, "0 99999999999999999999": {0, -1},
+		"-99999999999999999999": {0, 0}, "3": {3, 0},
+	} {
+		es, errs := ParseFstab([]byte("a /b c d " + in))
+		if len(errs) != 0 || len(es) != 1 || es[0].Freq != want[0] || es[0].PassNo != want[1] {
+			t.Errorf("%q: %+v %v, want freq %d pass %d", in, es, errs, want[0], want[1])
+		}
+	}
+	for _, in := range []string{"x 0", "0 y", "1a", "0 0x1", "+ 0", "- 0", "# c", "0 # c", "99999999999999999999 0", "0 1\r\r"} {
+		if es, errs := ParseFstab([]byte("a /b c d " + in)); len(errs) != 1 || len(es) != 0 {
+			t.Errorf("%q: got %+v %v, want a line error", in, es, errs)
 		}
 	}
 }
@@ -72,7 +104,10 @@ func TestUnescape(t *testing.T) {
 		`tab\011x`:     "tab\tx",
 		`nl\012`:       "nl\n",
 		`back\134sl`:   `back\sl`,
-		`\400`:         `\400`, // does not fit a byte: kept
+		`\777`:         "\xff", // modulo 256, as libmount
+		`a\400b`:       "a",    // 256 is NUL modulo 256: the string ends
+		`a\000b`:       "a",    // NUL ends the string, as libmount's C string
+		`\377`:         "\xff",
 		`x\04`:         `x\04`, // too short
 		`trailing\\`:   `trailing\\`,
 		`plain`:        "plain",
@@ -145,15 +180,23 @@ func TestIsKernelDeviceName(t *testing.T) {
 	}
 }
 
+// fstabFuzzSeeds seed FuzzParseFstab; the differential test against
+// findmnt reads them too.
+var fstabFuzzSeeds = []string{
+	"UUID=x / ext4 defaults 0 1\n",
+	"LABEL=a\\040b /a\\040b xfs defaults,nofail\n# c\n\n",
+	"/dev/vdb none swap sw,comment=cloudconfig 0 0\r\n/dev/x",
+	"a b c d e f g\n\t\t\n#\n",
+	"x /y z o=\"a,b\",c 1 2\n",
+	"\\777 /\\0 t \\134\\ 1 1",
+	"a /b c\na /b\n",
+	"a /b c d 0 0 # comment\n",
+	"a /b\x00c d e\na /m\\000x t o\n/x /y z o 0 2\x00junk",
+	"a /b c d \v5 99999999999999999999\n",
+}
+
 func FuzzParseFstab(f *testing.F) {
-	for _, s := range []string{
-		"UUID=x / ext4 defaults 0 1\n",
-		"LABEL=a\\040b /a\\040b xfs defaults,nofail\n# c\n\n",
-		"/dev/vdb none swap sw,comment=cloudconfig 0 0\r\n/dev/x",
-		"a b c d e f g\n\t\t\n#\n",
-		"x /y z o=\"a,b\",c 1 2\n",
-		"\\777 /\\0 t \\134\\ 1 1",
-	} {
+	for _, s := range fstabFuzzSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -164,10 +207,24 @@ func FuzzParseFstab(f *testing.F) {
 		}
 		last := 0
 		for _, e := range entries {
-			if e.Line <= last || e.Line > lines || e.Fields < 4 || e.Fields > 6 || e.Freq < 0 || e.PassNo < 0 {
+			if e.Line <= last || e.Line > lines || e.Fields < 3 || e.Fields > 6 ||
+				e.Fields == 3 && (e.Options != nil || e.Freq != 0 || e.PassNo != 0) {
 				t.Fatalf("bad entry %+v", e)
 			}
+			if e.Trailing != "" && (e.Fields != 6 || e.Trailing[0] == ' ' || e.Trailing[0] == '\t') {
+				t.Fatalf("trailing text %q on an entry of %d fields", e.Trailing, e.Fields)
+			}
 			last = e.Line
+			// No field may hold a NUL byte: libmount's fields are C strings,
+			// and a NUL in a mount point would name another directory.
+			for _, f := range append([]string{e.Spec, e.MountPoint, e.Type, e.Trailing}, e.Options...) {
+				if strings.IndexByte(f, 0) >= 0 {
+					t.Fatalf("NUL byte in a field of %+v", e)
+				}
+			}
+			if e.CutAtNUL && e.Line != lines {
+				t.Fatalf("line %d of %d was cut at a NUL, but only the last line can be", e.Line, lines)
+			}
 			quoted := strings.Contains(strings.Join(e.Options, ","), `"`)
 			if quoted {
 				continue // unbalanced quotes may legitimately re-split differently
@@ -177,13 +234,17 @@ func FuzzParseFstab(f *testing.F) {
 				t.Fatalf("String() %q of %+v does not parse back: %v", e.String(), e, errs)
 			}
 			g := back[0]
+			opts := strings.Join(e.Options, ",")
+			if opts == "" {
+				opts = "defaults" // what String() writes for absent options
+			}
 			if g.Spec != e.Spec || g.MountPoint != e.MountPoint || g.Type != e.Type || g.Freq != e.Freq || g.PassNo != e.PassNo ||
-				strings.Join(g.Options, ",") != strings.Join(e.Options, ",") {
+				strings.Join(g.Options, ",") != opts || g.Fields != 6 || g.Trailing != "" {
 				t.Fatalf("round trip changed %+v into %+v", e, g)
 			}
 		}
 		for _, le := range errs {
-			if le.Line < 1 || le.Line > lines || le.Reason == "" {
+			if le.Line < 1 || le.Line > lines || le.Reason == "" || strings.IndexByte(le.Text, 0) >= 0 {
 				t.Fatalf("bad line error %+v", le)
 			}
 		}
