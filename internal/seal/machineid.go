@@ -30,7 +30,7 @@ func planMachineID(ctx context.Context, p *Planner) ([]Action, error) {
 	if ok {
 		switch e.Kind {
 		case fs.KindRegular:
-			out = append(out, Action{Kind: Symlink, Path: dbus, Target: "/etc/machine-id", Kinds: regular,
+			out = append(out, Action{Kind: Symlink, Path: dbus, Target: "/etc/machine-id", Kinds: regular, Links: links(e),
 				Reason: "a regular copy of the old ID is what systemd falls back to when /etc/machine-id is empty"})
 		case fs.KindSymlink:
 			// Already a link (Debian's default): it follows /etc/machine-id.
@@ -73,7 +73,7 @@ func planMachineID(ctx context.Context, p *Planner) ([]Action, error) {
 			return nil, err
 		}
 		if string(b) != "uninitialized\n" || e.Perm != 0o444 {
-			out = append(out, Action{Kind: Rewrite, Path: etc, Mode: 0o444, Content: "uninitialized\n",
+			out = append(out, Action{Kind: Rewrite, Path: etc, Mode: 0o444, Content: "uninitialized\n", Links: links(e),
 				Expect: fs.SHA256(b), Reason: machineIDReason + "; \"uninitialized\" also marks the first boot"})
 		}
 	case mode == MachineIDEmpty:

@@ -105,7 +105,7 @@ func PlanReport(m Meta, p Plan, refusals []Refusal, notes []Note) Report {
 	r.Notes = append(r.Notes, notes...)
 	r.addPlan(p)
 	for _, a := range p.Actions {
-		r.Actions = append(r.Actions, Result{Action: a, Status: Planned})
+		r.Actions = append(r.Actions, Result{Action: a, Status: Planned, Detail: LinkDetail(a.Kind, a.Links)})
 	}
 	r.Summary.Actions = len(p.Actions)
 	switch {
