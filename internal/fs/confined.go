@@ -323,12 +323,12 @@ func statxAt(dfd int, name string, flags int) (Entry, error) {
 		break
 	}
 	e := Entry{
-		Name: name,
-		Kind: kindOfMode(uint32(sx.Mode)),
-		Perm: uint32(sx.Mode) & 0o7777,
-		Size: int64(sx.Size),
-		UID:  sx.Uid,
-		GID:  sx.Gid,
+		Name:  name,
+		Kind:  kindOfMode(uint32(sx.Mode)),
+		Perm:  uint32(sx.Mode) & 0o7777,
+		Size:  int64(sx.Size),
+		UID:   sx.Uid,
+		GID:   sx.Gid,
 		Dev:   unix.Mkdev(sx.Dev_major, sx.Dev_minor),
 		Ino:   sx.Ino,
 		Nlink: sx.Nlink,
