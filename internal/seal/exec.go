@@ -28,6 +28,9 @@ const (
 	Unchanged ResultStatus = "unchanged" // already in the planned state
 	Failed    ResultStatus = "failed"
 	Planned   ResultStatus = "planned" // plan and verify: not attempted
+	// Warn is verify's status for a tidy action (Action.Tidy): not done,
+	// but no identity either.
+	Warn ResultStatus = "warn"
 )
 
 // Result is one action and what became of it.

@@ -74,6 +74,10 @@ type Action struct {
 	// descriptor it acts on. Removals do not carry it: unlinking one name
 	// leaves the inode and its other names as they are.
 	Links uint32 `json:"links,omitempty"`
+	// Tidy, when set, says why the action clears no identity (only the
+	// mode differs, or the content is one systemd ignores): apply still
+	// performs it, verify reports it as a warning and the root as sealed.
+	Tidy string `json:"tidy,omitempty"`
 }
 
 // LinkDetail says what a hard-linked file with links names becomes under
