@@ -131,14 +131,23 @@ func TestInterruptedApplyHardLinks(t *testing.T) {
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewSource(seed))
 	const nLogs = 2000
-	cal, calOut := scratch(t), scratch(t)
-	makeTree(t, cal, nLogs, 0)
-	linkOut(t, cal, calOut)
-	start := time.Now()
-	if out, err := exec.Command(bin, "apply", "--yes", "--root", cal).CombinedOutput(); err != nil {
-		t.Fatalf("calibration apply: %v\n%s", err, lastLines(out, 30))
+	// Calibrate on the fastest of three runs: a load spike during one
+	// would spread the kills past the end of every later run.
+	var full time.Duration
+	for i := 0; i < 3; i++ {
+		cal, calOut := scratch(t), scratch(t)
+		makeTree(t, cal, nLogs, 0)
+		linkOut(t, cal, calOut)
+		start := time.Now()
+		if out, err := exec.Command(bin, "apply", "--yes", "--root", cal).CombinedOutput(); err != nil {
+			t.Fatalf("calibration apply: %v\n%s", err, lastLines(out, 30))
+		}
+		if d := time.Since(start); i == 0 || d < full {
+			full = d
+		}
+		os.RemoveAll(cal)
+		os.RemoveAll(calOut)
 	}
-	full := time.Since(start)
 	midRun := 0
 	for i := 0; i < 10; i++ {
 		dir, out := scratch(t), scratch(t)
