@@ -159,6 +159,10 @@ type Entry struct {
 	Dev   uint64
 	Ino   uint64
 	MntID uint64 // 0 when the kernel does not report mount IDs (before 5.8)
+	// Nlink is the inode's link count: above 1, other names (perhaps
+	// outside the root) share the content, and sealprep never changes the
+	// inode in place.
+	Nlink uint32
 }
 
 // SameMount reports whether e and o are on one filesystem and, when the
@@ -304,7 +308,7 @@ func (c *Confined) openParent(p string) (int, string, error) {
 
 func statxAt(dfd int, name string, flags int) (Entry, error) {
 	var sx unix.Statx_t
-	mask := unix.STATX_TYPE | unix.STATX_MODE | unix.STATX_UID | unix.STATX_GID | unix.STATX_INO | unix.STATX_SIZE | unix.STATX_MNT_ID
+	mask := unix.STATX_TYPE | unix.STATX_MODE | unix.STATX_UID | unix.STATX_GID | unix.STATX_INO | unix.STATX_SIZE | unix.STATX_NLINK | unix.STATX_MNT_ID
 	for {
 		err := unix.Statx(dfd, name, flags|unix.AT_STATX_SYNC_AS_STAT, mask, &sx)
 		if err == unix.EINTR {
@@ -319,14 +323,15 @@ func statxAt(dfd int, name string, flags int) (Entry, error) {
 		break
 	}
 	e := Entry{
-		Name: name,
-		Kind: kindOfMode(uint32(sx.Mode)),
-		Perm: uint32(sx.Mode) & 0o7777,
-		Size: int64(sx.Size),
-		UID:  sx.Uid,
-		GID:  sx.Gid,
-		Dev:  unix.Mkdev(sx.Dev_major, sx.Dev_minor),
-		Ino:  sx.Ino,
+		Name:  name,
+		Kind:  kindOfMode(uint32(sx.Mode)),
+		Perm:  uint32(sx.Mode) & 0o7777,
+		Size:  int64(sx.Size),
+		UID:   sx.Uid,
+		GID:   sx.Gid,
+		Dev:   unix.Mkdev(sx.Dev_major, sx.Dev_minor),
+		Ino:   sx.Ino,
+		Nlink: sx.Nlink,
 	}
 	if sx.Mask&unix.STATX_MNT_ID != 0 {
 		e.MntID = sx.Mnt_id
@@ -341,7 +346,7 @@ func fstatatEntry(dfd int, name string, flags int) (Entry, error) {
 		return Entry{}, err
 	}
 	return Entry{Name: name, Kind: kindOfMode(st.Mode), Perm: st.Mode & 0o7777, Size: st.Size,
-		UID: st.Uid, GID: st.Gid, Dev: st.Dev, Ino: st.Ino}, nil
+		UID: st.Uid, GID: st.Gid, Dev: st.Dev, Ino: st.Ino, Nlink: uint32(st.Nlink)}, nil
 }
 
 // Lstat describes guest path p itself, not following a final symlink.
@@ -385,26 +390,27 @@ func (c *Confined) Stat(p string) (Entry, error) {
 // a descriptor open with flags. Through /proc/self/fd it opens exactly that
 // inode, so a file swapped in after the check (a FIFO, a device node) is
 // never opened. Without /proc it uses fallback and compares inodes after
-// the fact.
-func reopen(pfd int, flags int, want Entry, fallback func() (int, error)) (int, error) {
+// the fact. It returns the opened file as fstat sees it now, so that
+// callers judge the link count on the descriptor they act on.
+func reopen(pfd int, flags int, want Entry, fallback func() (int, error)) (int, Entry, error) {
 	flags |= unix.O_CLOEXEC | unix.O_NOCTTY | unix.O_NONBLOCK
 	fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", pfd), flags, 0)
 	if err == unix.ENOENT {
 		fd, err = fallback()
 	}
 	if err != nil {
-		return -1, err
+		return -1, Entry{}, err
 	}
 	got, err := statxAt(fd, "", unix.AT_EMPTY_PATH)
 	if err != nil {
 		unix.Close(fd)
-		return -1, err
+		return -1, Entry{}, err
 	}
 	if got.Dev != want.Dev || got.Ino != want.Ino {
 		unix.Close(fd)
-		return -1, ErrChanged
+		return -1, Entry{}, ErrChanged
 	}
-	return fd, nil
+	return fd, got, nil
 }
 
 // ReadFile reads regular file p, following symlinks inside the root, up to
@@ -425,7 +431,7 @@ func (c *Confined) ReadFile(p string, limit int64) ([]byte, error) {
 	if e.Kind != KindRegular {
 		return nil, c.pathErr("read", p, fmt.Errorf("%w: %s", ErrKind, e.Kind))
 	}
-	fd, err := reopen(pfd, unix.O_RDONLY, e, func() (int, error) { return c.open(p, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY) })
+	fd, _, err := reopen(pfd, unix.O_RDONLY, e, func() (int, error) { return c.open(p, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY) })
 	if err != nil {
 		return nil, c.pathErr("read", p, err)
 	}

@@ -69,101 +69,177 @@ func (c *Confined) openTarget(op, p string) (dfd, pfd int, base string, e, paren
 	return dfd, pfd, base, e, parent, nil
 }
 
-// Truncate empties regular file p in place, so its inode, owner, extended
-// attributes and SELinux label stay; perm >= 0 also sets its permission
-// bits. A missing p is left missing. An already empty file with the right
-// mode is not touched. Anything but a regular file is refused (ErrKind)
-// without being opened for writing.
+// Outcome says what a mutation did.
+type Outcome struct {
+	// Changed is false when the file was already in the asked-for state.
+	Changed bool
+	// Links is the link count of the file the mutation acted on, as fstat
+	// saw it on the opened descriptor, when above 1: the path then got a
+	// new inode and the other names kept the old one, content and all.
+	Links uint32
+}
+
+// Truncate is TruncateFile without the outcome's details.
 func (c *Confined) Truncate(p string, perm int) (changed bool, err error) {
+	o, err := c.TruncateFile(p, perm)
+	return o.Changed, err
+}
+
+// TruncateFile empties regular file p; perm >= 0 also sets its permission
+// bits. A file with one name is emptied in place, so its inode, owner,
+// extended attributes and SELinux label stay, and a daemon holding it open
+// keeps writing to it. A file with more names (a hard link: cp -al trees,
+// snapshot tools, ostree) is never changed in place, since its other names
+// may lie outside the root: p is replaced by a new empty file with the
+// old owner, mode and extended attributes, and the other names keep the
+// old content. The link count is judged on the opened descriptor, at the
+// moment of acting. A missing p is left missing. An already empty file
+// with the right mode is not touched. Anything but a regular file is
+// refused (ErrKind) without being opened for writing.
+func (c *Confined) TruncateFile(p string, perm int) (Outcome, error) {
 	dfd, pfd, base, e, parent, err := c.openTarget("truncate", p)
 	if err != nil {
-		return false, err
+		return Outcome{}, err
 	}
 	defer unix.Close(dfd)
 	if pfd < 0 {
-		return false, nil
+		return Outcome{}, nil
 	}
 	defer unix.Close(pfd)
 	if e.Kind != KindRegular {
-		return false, c.pathErr("truncate", p, fmt.Errorf("%w: is a %s, not a regular file", ErrKind, e.Kind))
+		return Outcome{}, c.pathErr("truncate", p, fmt.Errorf("%w: is a %s, not a regular file", ErrKind, e.Kind))
 	}
 	if e.Size == 0 && (perm < 0 || uint32(perm) == e.Perm) {
-		return false, nil
+		return Outcome{}, nil
 	}
-	fd, err := reopen(pfd, unix.O_WRONLY, e, func() (int, error) {
+	if e.Nlink > 1 {
+		return c.replaceLinked(p, dfd, pfd, base, e, parent, nil, perm)
+	}
+	fd, got, err := reopen(pfd, unix.O_WRONLY, e, func() (int, error) {
 		return unix.Openat(dfd, base, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	})
 	if err != nil {
-		return false, c.pathErr("truncate", p, err)
+		return Outcome{}, c.pathErr("truncate", p, err)
 	}
 	defer unix.Close(fd)
-	if e.Size != 0 {
+	if got.Nlink > 1 {
+		// Linked since the first look: the descriptor's count is the one
+		// that holds.
+		return c.replaceLinked(p, dfd, pfd, base, got, parent, nil, perm)
+	}
+	if got.Size != 0 {
 		if err := unix.Ftruncate(fd, 0); err != nil {
-			return false, c.pathErr("truncate", p, err)
+			return Outcome{}, c.pathErr("truncate", p, err)
 		}
 	}
-	if perm >= 0 && uint32(perm) != e.Perm {
+	if perm >= 0 && uint32(perm) != got.Perm {
 		if err := unix.Fchmod(fd, uint32(perm)); err != nil {
-			return true, c.pathErr("chmod", p, err)
+			return Outcome{Changed: true}, c.pathErr("chmod", p, err)
 		}
 	}
 	c.markDirty(dfd, parent.Dev)
-	return true, nil
+	return Outcome{Changed: true}, nil
 }
 
-// Replace makes regular file p hold data, atomically: a temporary file in
-// the same directory gets the data, the old file's owner, mode (or perm
-// when >= 0) and extended attributes (SELinux label included), is fsynced
-// and renamed over p. A missing p is created (mode perm, 0644 if perm < 0).
-// When expect is not empty, p's current content must hash to it (SHA256),
-// else ErrChanged: the plan was made from other content. Identical content
-// and mode change nothing.
+// replaceLinked swaps a new file holding data in for p, whose inode (e)
+// has other names: the new file gets e's owner, mode (or perm) and
+// extended attributes, read through a read-only descriptor, and the old
+// inode is never opened for writing.
+func (c *Confined) replaceLinked(p string, dfd, pfd int, base string, e, parent Entry, data []byte, perm int) (Outcome, error) {
+	src, got, err := reopen(pfd, unix.O_RDONLY, e, func() (int, error) {
+		return unix.Openat(dfd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	})
+	if err != nil {
+		return Outcome{}, c.pathErr("truncate", p, err)
+	}
+	defer unix.Close(src)
+	if perm < 0 {
+		perm = int(got.Perm)
+	}
+	if err := c.swapIn("truncate", p, dfd, base, src, got, data, perm); err != nil {
+		return Outcome{}, err
+	}
+	c.markDirty(dfd, parent.Dev)
+	return Outcome{Changed: true, Links: got.Nlink}, nil
+}
+
+// Replace is ReplaceFile without the outcome's details.
 func (c *Confined) Replace(p string, data []byte, perm int, expect string) (changed bool, err error) {
+	o, err := c.ReplaceFile(p, data, perm, expect)
+	return o.Changed, err
+}
+
+// ReplaceFile makes regular file p hold data, atomically: a temporary file
+// in the same directory gets the data, the old file's owner, mode (or perm
+// when >= 0) and extended attributes (SELinux label included), is fsynced
+// and renamed over p. The old inode is only read, so the other names of a
+// hard-linked file keep the old content (Outcome.Links says how many names
+// it had). A missing p is created (mode perm, 0644 if perm < 0). When
+// expect is not empty, p's current content must hash to it (SHA256), else
+// ErrChanged: the plan was made from other content. Identical content and
+// mode change nothing.
+func (c *Confined) ReplaceFile(p string, data []byte, perm int, expect string) (Outcome, error) {
 	dfd, pfd, base, e, parent, err := c.openTarget("replace", p)
 	if err != nil {
-		return false, err
+		return Outcome{}, err
 	}
 	defer unix.Close(dfd)
 	var src = -1
+	var links uint32
 	if pfd >= 0 {
 		defer unix.Close(pfd)
 		if e.Kind != KindRegular {
-			return false, c.pathErr("replace", p, fmt.Errorf("%w: is a %s, not a regular file", ErrKind, e.Kind))
+			return Outcome{}, c.pathErr("replace", p, fmt.Errorf("%w: is a %s, not a regular file", ErrKind, e.Kind))
 		}
-		src, err = reopen(pfd, unix.O_RDONLY, e, func() (int, error) {
+		src, e, err = reopen(pfd, unix.O_RDONLY, e, func() (int, error) {
 			return unix.Openat(dfd, base, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 		})
 		if err != nil {
-			return false, c.pathErr("replace", p, err)
+			return Outcome{}, c.pathErr("replace", p, err)
 		}
 		defer unix.Close(src)
 		old, err := io.ReadAll(io.LimitReader(fdReader(src), maxReplaceSize+1))
 		if err != nil {
-			return false, c.pathErr("replace", p, err)
+			return Outcome{}, c.pathErr("replace", p, err)
 		}
 		if len(old) > maxReplaceSize {
-			return false, c.pathErr("replace", p, ErrTooLarge)
+			return Outcome{}, c.pathErr("replace", p, ErrTooLarge)
 		}
 		if expect != "" && SHA256(old) != expect {
-			return false, c.pathErr("replace", p, ErrChanged)
+			return Outcome{}, c.pathErr("replace", p, ErrChanged)
 		}
 		if bytes.Equal(old, data) && (perm < 0 || uint32(perm) == e.Perm) {
-			return false, nil
+			return Outcome{}, nil
 		}
 		if perm < 0 {
 			perm = int(e.Perm)
 		}
+		if e.Nlink > 1 {
+			links = e.Nlink
+		}
 	} else {
 		if expect != "" && expect != SHA256(nil) {
-			return false, c.pathErr("replace", p, ErrChanged)
+			return Outcome{}, c.pathErr("replace", p, ErrChanged)
 		}
 		if perm < 0 {
 			perm = 0o644
 		}
 	}
+	if err := c.swapIn("replace", p, dfd, base, src, e, data, perm); err != nil {
+		return Outcome{}, err
+	}
+	c.markDirty(dfd, parent.Dev)
+	return Outcome{Changed: true, Links: links}, nil
+}
+
+// swapIn writes data to base's temporary file in dfd, gives it the owner
+// and extended attributes of src (when src >= 0, described by e) and mode
+// perm, fsyncs it and renames it over base. On failure the temporary file
+// is removed; a kill leaves it for the next createTemp to clear.
+func (c *Confined) swapIn(op, p string, dfd int, base string, src int, e Entry, data []byte, perm int) error {
 	tmp, err := c.createTemp(dfd, base)
 	if err != nil {
-		return false, c.pathErr("replace", p, err)
+		return c.pathErr(op, p, err)
 	}
 	ok := false
 	defer func() {
@@ -172,32 +248,33 @@ func (c *Confined) Replace(p string, data []byte, perm int, expect string) (chan
 			unix.Unlinkat(dfd, tempName(base), 0)
 		}
 	}()
-	if _, err := fdWriter(tmp).Write(data); err != nil {
-		return false, c.pathErr("replace", p, err)
+	if len(data) > 0 {
+		if _, err := fdWriter(tmp).Write(data); err != nil {
+			return c.pathErr(op, p, err)
+		}
 	}
 	if src >= 0 {
 		if e.UID != uint32(os.Geteuid()) || e.GID != uint32(os.Getegid()) {
 			if err := unix.Fchown(tmp, int(e.UID), int(e.GID)); err != nil {
-				return false, c.pathErr("chown", p, err)
+				return c.pathErr("chown", p, err)
 			}
 		}
 		if err := copyXattrs(src, tmp); err != nil {
-			return false, c.pathErr("replace", p, err)
+			return c.pathErr(op, p, err)
 		}
 	}
 	// Fchmod after Fchown: chown clears setuid/setgid bits.
 	if err := unix.Fchmod(tmp, uint32(perm)); err != nil {
-		return false, c.pathErr("chmod", p, err)
+		return c.pathErr("chmod", p, err)
 	}
 	if err := unix.Fsync(tmp); err != nil {
-		return false, c.pathErr("fsync", p, err)
+		return c.pathErr("fsync", p, err)
 	}
 	if err := unix.Renameat(dfd, tempName(base), dfd, base); err != nil {
-		return false, c.pathErr("rename", p, err)
+		return c.pathErr("rename", p, err)
 	}
 	ok = true
-	c.markDirty(dfd, parent.Dev)
-	return true, nil
+	return nil
 }
 
 // createTemp creates base's temporary file in dfd, exclusively, after

@@ -26,6 +26,9 @@ const (
 	Unchanged ResultStatus = "unchanged" // already in the planned state
 	Failed    ResultStatus = "failed"
 	Planned   ResultStatus = "planned" // plan and verify: not attempted
+	// Warn is verify's status for a tidy action (Action.Tidy): not done,
+	// but no identity either.
+	Warn ResultStatus = "warn"
 )
 
 // Result is one action and what became of it.
@@ -134,7 +137,9 @@ func (x *Executor) do(ctx context.Context, a Action) (changed bool, detail strin
 	}
 	switch a.Kind {
 	case Truncate:
-		changed, err = x.Root.Truncate(a.Path, mode)
+		var o fs.Outcome
+		o, err = x.Root.TruncateFile(a.Path, mode)
+		changed, detail = o.Changed, LinkDetail(a.Kind, o.Links)
 	case Remove:
 		if a.Kinds == 0 {
 			return false, "", fmt.Errorf("remove %s: no file kinds in the action", a.Path)
@@ -151,9 +156,13 @@ func (x *Executor) do(ctx context.Context, a Action) (changed bool, detail strin
 		if a.Expect == "" {
 			return false, "", fmt.Errorf("rewrite %s: no expected content hash in the action", a.Path)
 		}
-		changed, err = x.Root.Replace(a.Path, []byte(a.Content), mode, a.Expect)
+		var o fs.Outcome
+		o, err = x.Root.ReplaceFile(a.Path, []byte(a.Content), mode, a.Expect)
+		changed, detail = o.Changed, LinkDetail(a.Kind, o.Links)
 	case WriteFile:
-		changed, err = x.Root.Replace(a.Path, []byte(a.Content), mode, a.Expect)
+		var o fs.Outcome
+		o, err = x.Root.ReplaceFile(a.Path, []byte(a.Content), mode, a.Expect)
+		changed, detail = o.Changed, LinkDetail(a.Kind, o.Links)
 	case Symlink:
 		changed, err = x.Root.Symlink(a.Path, a.Target, a.Kinds)
 	case Mkdir:

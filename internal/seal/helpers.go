@@ -197,7 +197,7 @@ func (p *Planner) truncateEntry(name string, e fs.Entry, perm int, reason string
 	if e.Size == 0 && (perm < 0 || e.Perm == uint32(perm)) {
 		return nil
 	}
-	a := Action{Kind: Truncate, Path: name, Reason: reason}
+	a := Action{Kind: Truncate, Path: name, Reason: reason, Links: links(e)}
 	if perm >= 0 {
 		a.Mode = Mode(perm)
 	}
@@ -236,7 +236,15 @@ func (p *Planner) rewritePath(name, reason string, edit func([]byte) []byte) ([]
 		p.rewritten = map[string][]byte{}
 	}
 	p.rewritten[name] = nw
-	return []Action{{Kind: Rewrite, Path: name, Reason: reason, Content: string(nw), Expect: fs.SHA256(old)}}, nil
+	return []Action{{Kind: Rewrite, Path: name, Reason: reason, Content: string(nw), Expect: fs.SHA256(old), Links: links(e)}}, nil
+}
+
+// links is e's link count when it is a regular file with other names.
+func links(e fs.Entry) uint32 {
+	if e.Kind == fs.KindRegular && e.Nlink > 1 {
+		return e.Nlink
+	}
+	return 0
 }
 
 // walk calls fn for every entry under dir, depth first in name order. It
@@ -269,6 +277,13 @@ func (p *Planner) walkDir(dir string, self fs.Entry, prune func(string, fs.Entry
 	}
 	for _, e := range ents {
 		name := path.Join(dir, e.Name)
+		if leftoverTemp(e) {
+			// A run killed between writing a replacement and renaming it
+			// left this; it is sealprep's own, never the operation's file.
+			p.leftovers = append(p.leftovers, Action{Kind: Remove, Path: name, Kinds: regularLink,
+				Reason: "temporary file left by an interrupted sealprep run"})
+			continue
+		}
 		if prune != nil && prune(name, e) {
 			continue
 		}
@@ -289,6 +304,13 @@ func (p *Planner) walkDir(dir string, self fs.Entry, prune func(string, fs.Entry
 		fn(name, e)
 	}
 	return nil
+}
+
+// leftoverTemp reports whether e is a temporary file that the confined
+// primitives name ".<base>.sealprep~".
+func leftoverTemp(e fs.Entry) bool {
+	return (e.Kind == fs.KindRegular || e.Kind == fs.KindSymlink) && len(e.Name) > len(fs.TempSuffix)+1 &&
+		strings.HasPrefix(e.Name, ".") && strings.HasSuffix(e.Name, fs.TempSuffix)
 }
 
 // homes lists root's home and every home directory in /etc/passwd, once

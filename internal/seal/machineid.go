@@ -30,8 +30,18 @@ func planMachineID(ctx context.Context, p *Planner) ([]Action, error) {
 	if ok {
 		switch e.Kind {
 		case fs.KindRegular:
-			out = append(out, Action{Kind: Symlink, Path: dbus, Target: "/etc/machine-id", Kinds: regular,
-				Reason: "a regular copy of the old ID is what systemd falls back to when /etc/machine-id is empty"})
+			a := Action{Kind: Symlink, Path: dbus, Target: "/etc/machine-id", Kinds: regular, Links: links(e),
+				Reason: "a regular copy of the old ID is what systemd falls back to when /etc/machine-id is empty"}
+			b, _, err := p.readFile(dbus)
+			if err != nil {
+				return nil, err
+			}
+			if classifyMachineID(b) != midValid {
+				// Both systemd and libdbus skip a copy that is not an ID.
+				a.Tidy = "it holds no machine ID, so neither systemd nor D-Bus uses it"
+				a.Reason = "systemd and D-Bus read a regular copy before or instead of /etc/machine-id; a link keeps the two in step"
+			}
+			out = append(out, a)
 		case fs.KindSymlink:
 			// Already a link (Debian's default): it follows /etc/machine-id.
 		default:
@@ -45,43 +55,93 @@ func planMachineID(ctx context.Context, p *Planner) ([]Action, error) {
 		return nil, err
 	}
 	mode := p.Opts.MachineIDMode
-	if mode == MachineIDUninitialized {
+	want := ""
+	switch mode {
+	case MachineIDEmpty:
+	case MachineIDUninitialized:
+		want = "uninitialized\n"
 		if v := p.systemdMajor(); v != 0 && v < 247 {
 			p.Note(etc, "systemd %d predates 247, which first treats \"uninitialized\" as a first boot; it will still generate a new ID", v)
 		}
+	default:
+		return nil, fmt.Errorf("unknown machine-id mode %q", mode)
 	}
 	switch {
 	case !ok:
 		if !p.systemdPresent() {
 			return out, nil
 		}
-		// Missing means first boot with presets on every systemd, and a
-		// fatal error on a read-only /etc; an empty file is the safe state.
-		content := ""
-		if mode == MachineIDUninitialized {
-			content = "uninitialized\n"
+		// systemd creates a missing file at boot only when the root is
+		// writable then; with a read-only root it stops the boot.
+		a := Action{Kind: WriteFile, Path: etc, Mode: 0o444, Content: want, Expect: fs.SHA256(nil)}
+		if boot := p.rootAtBoot(); boot.ReadOnly {
+			a.Reason = "/etc/machine-id is missing and the root is read-only when systemd starts (" + boot.Why +
+				"): systemd cannot create the file and refuses to boot"
+		} else {
+			a.Reason = "a missing /etc/machine-id is fatal if the image ever boots with a read-only root; the file is written so that it is not"
+			a.Tidy = "missing, and " + boot.Why + ": systemd creates a new ID at boot, and it is a first boot"
 		}
-		out = append(out, Action{Kind: WriteFile, Path: etc, Mode: 0o444, Content: content, Expect: fs.SHA256(nil),
-			Reason: "a missing machine-id triggers first-boot presets and is fatal with a read-only /etc"})
+		out = append(out, a)
 	case e.Kind == fs.KindSymlink:
 		p.Note(etc, "left alone: a symlink (its target is managed elsewhere)")
 	case e.Kind != fs.KindRegular:
 		p.Note(etc, "left alone: is a %s, not a regular file", e.Kind)
-	case mode == MachineIDUninitialized:
+	default:
 		b, _, err := p.readFile(etc)
 		if err != nil {
 			return nil, err
 		}
-		if string(b) != "uninitialized\n" || e.Perm != 0o444 {
-			out = append(out, Action{Kind: Rewrite, Path: etc, Mode: 0o444, Content: "uninitialized\n",
-				Expect: fs.SHA256(b), Reason: machineIDReason + "; \"uninitialized\" also marks the first boot"})
-		}
-	case mode == MachineIDEmpty:
-		out = append(out, p.truncateEntry(etc, e, 0o444, machineIDReason)...)
-	default:
-		return nil, fmt.Errorf("unknown machine-id mode %q", mode)
+		out = append(out, p.planMachineIDFile(etc, e, b, want)...)
 	}
 	return out, nil
+}
+
+// planMachineIDFile plans the regular /etc/machine-id holding b toward
+// want ("" or "uninitialized\n"), with mode 0444. Only a valid ID is
+// identity; every other change is tidy.
+func (p *Planner) planMachineIDFile(etc string, e fs.Entry, b []byte, want string) []Action {
+	modeTidy := fmt.Sprintf("only the mode (%04o) differs, and systemd does not look at it", e.Perm)
+	const modeReason = "systemd creates /etc/machine-id with mode 0444, as a sign that it is not to be edited"
+	content := classifyMachineID(b)
+	if content == midUninitialized && want == "" {
+		// Sealed already, and more: a first boot. The default mode does
+		// not take that away.
+		p.Note(etc, "holds \"uninitialized\": every clone generates a new ID at a first boot; kept, although --machine-id-mode is empty")
+		want = string(b)
+	}
+	var tidy, reason string
+	switch {
+	case content == midValid:
+		reason = machineIDReason
+		if want != "" {
+			reason += "; \"uninitialized\" also marks the first boot"
+		}
+	case content == midInvalid:
+		reason = "not a machine ID; it is made to hold what --machine-id-mode asks for"
+		tidy = "the content is not a machine ID, so systemd ignores it and writes a new ID at boot"
+	case string(b) == want:
+		if e.Perm == 0o444 {
+			return nil
+		}
+		reason, tidy = modeReason, modeTidy
+	case content == midEmpty:
+		reason = "--machine-id-mode uninitialized: \"uninitialized\" also marks the first boot"
+		tidy = "already empty: systemd generates a new ID at boot"
+	default: // "uninitialized" without its newline
+		reason = "--machine-id-mode uninitialized: the file is written the way systemd writes it"
+		tidy = "already \"uninitialized\": systemd generates a new ID at boot"
+	}
+	var acts []Action
+	if want == "" {
+		acts = p.truncateEntry(etc, e, 0o444, reason)
+	} else {
+		acts = []Action{{Kind: Rewrite, Path: etc, Mode: 0o444, Content: want, Links: links(e),
+			Expect: fs.SHA256(b), Reason: reason}}
+	}
+	for i := range acts {
+		acts[i].Tidy = tidy
+	}
+	return acts
 }
 
 // systemdMajor is the target's systemd version, or 0 when unknown. It is

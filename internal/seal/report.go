@@ -66,6 +66,9 @@ type Summary struct {
 	Unchanged int `json:"unchanged"`
 	Failed    int `json:"failed"`
 	Left      int `json:"left"`
+	// Warnings counts verify's tidy actions: changes apply would still
+	// make that clear no identity (a mode, content systemd ignores).
+	Warnings int `json:"warnings,omitempty"`
 }
 
 // Meta is what a report says about the run besides the results.
@@ -104,15 +107,23 @@ func PlanReport(m Meta, p Plan, refusals []Refusal, notes []Note) Report {
 	r.Refusals = append(r.Refusals, refusals...)
 	r.Notes = append(r.Notes, notes...)
 	r.addPlan(p)
+	left := 0
 	for _, a := range p.Actions {
-		r.Actions = append(r.Actions, Result{Action: a, Status: Planned})
+		res := Result{Action: a, Status: Planned, Detail: planDetail(a)}
+		if a.Tidy == "" {
+			left++
+		} else if m.Command == "verify" {
+			res.Status = Warn
+			r.Summary.Warnings++
+		}
+		r.Actions = append(r.Actions, res)
 	}
 	r.Summary.Actions = len(p.Actions)
 	switch {
 	case len(r.Refusals) > 0 && m.Command != "verify":
 		r.Status = StatusRefused
-	case m.Command == "verify" && (len(p.Actions) > 0 || len(r.Errors) > 0 || len(r.Refusals) > 0):
-		r.Summary.Left = len(p.Actions)
+	case m.Command == "verify" && (left > 0 || len(r.Errors) > 0 || len(r.Refusals) > 0):
+		r.Summary.Left = left
 		r.Status = StatusNotSealed
 	case m.Command == "verify":
 		r.Status = StatusSealed
@@ -122,6 +133,20 @@ func PlanReport(m Meta, p Plan, refusals []Refusal, notes []Note) Report {
 		r.Status = StatusPlanned
 	}
 	return r
+}
+
+// planDetail is what a plan or verify says about an action besides its
+// reason: that a hard-linked file gets a new inode, and why a tidy action
+// clears no identity.
+func planDetail(a Action) string {
+	var parts []string
+	if d := LinkDetail(a.Kind, a.Links); d != "" {
+		parts = append(parts, d)
+	}
+	if a.Tidy != "" {
+		parts = append(parts, "no identity: "+a.Tidy)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // RefusedReport reports an apply that changed nothing because of refusals
@@ -254,7 +279,13 @@ func WriteText(w io.Writer, r Report) error {
 		fmt.Fprintf(bw, "sealprep: %s: %d actions, %d done, %d unchanged, %d failed; %d left (%d ms)\n",
 			strings.ToUpper(string(r.Status)), s.Actions, s.Done, s.Unchanged, s.Failed, s.Left, r.DurationMS)
 	case "verify":
-		fmt.Fprintf(bw, "sealprep: %s: %d identity items left (%d ms)\n", strings.ToUpper(string(r.Status)), s.Left, r.DurationMS)
+		warns := ""
+		if s.Warnings == 1 {
+			warns = ", 1 warning"
+		} else if s.Warnings > 1 {
+			warns = fmt.Sprintf(", %d warnings", s.Warnings)
+		}
+		fmt.Fprintf(bw, "sealprep: %s: %d identity items left%s (%d ms)\n", strings.ToUpper(string(r.Status)), s.Left, warns, r.DurationMS)
 	default:
 		fmt.Fprintf(bw, "sealprep: %s: %d actions in %d operations; nothing changed (%d ms)\n",
 			strings.ToUpper(string(r.Status)), s.Actions, len(r.Operations), r.DurationMS)
@@ -307,6 +338,9 @@ func writeGroups(w io.Writer, rs []Result, outcome bool) {
 					continue
 				}
 				line := "  " + describe(r.Action)
+				if r.Status == Warn {
+					line = "  warn: " + describe(r.Action)
+				}
 				if outcome {
 					line = fmt.Sprintf("  %-9s %s", r.Status, describe(r.Action))
 				}

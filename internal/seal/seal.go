@@ -67,6 +67,32 @@ type Action struct {
 	Target  string     `json:"target,omitempty"`
 	Expect  string     `json:"expect_sha256,omitempty"`
 	Entries int        `json:"entries,omitempty"` // entries a tree removal covers
+	// Links is the file's link count at planning time when above 1, for
+	// actions that change a file's content or mode: a hard link, whose
+	// other names (perhaps outside the root) share the inode. The executor
+	// never changes such an inode in place; it re-reads the count on the
+	// descriptor it acts on. Removals do not carry it: unlinking one name
+	// leaves the inode and its other names as they are.
+	Links uint32 `json:"links,omitempty"`
+	// Tidy, when set, says why the action clears no identity (only the
+	// mode differs, or the content is one systemd ignores): apply still
+	// performs it, verify reports it as a warning and the root as sealed.
+	Tidy string `json:"tidy,omitempty"`
+}
+
+// LinkDetail says what a hard-linked file with links names becomes under
+// an action of kind k, for plans and results; "" when it has one name.
+func LinkDetail(k ActionKind, links uint32) string {
+	if links < 2 {
+		return ""
+	}
+	switch k {
+	case Truncate, Rewrite, WriteFile:
+		return fmt.Sprintf("hard link (%d names): replaced by a new file with the same owner, mode and extended attributes; the other names keep the old content", links)
+	case Symlink:
+		return fmt.Sprintf("hard link (%d names): this name becomes the symlink; the other names keep the old content", links)
+	}
+	return ""
 }
 
 // Note says what an operation deliberately left alone, and why.
@@ -162,6 +188,7 @@ type Planner struct {
 	notes     []Note
 	refusals  []Refusal
 	rewritten map[string][]byte // content planned by earlier rewrites
+	leftovers []Action          // interrupted runs' temporaries that walks met
 }
 
 // NewPlanner returns a planner over root.
@@ -202,7 +229,9 @@ func MakePlan(ctx context.Context, root View, ops []Operation, o Options) Plan {
 			continue
 		}
 		p.op = op.ID
+		p.leftovers = nil
 		acts, err := op.Plan(ctx, p)
+		acts = append(acts, p.leftovers...)
 		if err != nil {
 			plan.Errors = append(plan.Errors, OpError{Op: op.ID, Error: err.Error()})
 			continue

@@ -1,0 +1,395 @@
+package seal
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/testenv"
+)
+
+const validID = "4f6b1c0e9a2d4e7f8a1b2c3d4e5f6a7b"
+
+func TestClassifyMachineID(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want machineIDContent
+	}{
+		{"", midEmpty},
+		{"uninitialized\n", midUninitialized},
+		{"uninitialized", midUninitialized},
+		{"uninitialized\n\n", midInvalid},
+		{"Uninitialized\n", midInvalid},
+		{"uninitialise\n", midInvalid},
+		{validID + "\n", midValid},
+		{validID, midValid},
+		{strings.ToUpper(validID) + "\n", midValid},
+		{strings.Repeat("0", 32) + "\n", midValid}, // systemd 252 takes it
+		{validID + "\n\n", midInvalid},
+		{validID + "\r\n", midInvalid},
+		{validID + " ", midInvalid},
+		{validID[:31] + "\n", midInvalid},
+		{validID[:31] + "g", midInvalid},
+		{"4f6b1c0e-9a2d-4e7f-8a1b-2c3d4e5f6a7b\n", midInvalid}, // UUID form: not the plain format
+		{"\n", midInvalid},
+		{strings.Repeat("a", 64), midInvalid},
+	} {
+		if got := classifyMachineID([]byte(tc.in)); got != tc.want {
+			t.Errorf("classifyMachineID(%q) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}
+
+var (
+	specValid  = regexp.MustCompile(`^[0-9a-fA-F]{32}\n?$`)
+	specUninit = regexp.MustCompile(`^uninitialized\n?$`)
+)
+
+// FuzzClassifyMachineID holds the classifier to machine-id(5)'s rules
+// written another way.
+func FuzzClassifyMachineID(f *testing.F) {
+	for _, s := range []string{"", "uninitialized\n", validID, validID + "\n", validID + "\n\n", "x"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want := midInvalid
+		switch {
+		case len(b) == 0:
+			want = midEmpty
+		case specUninit.Match(b):
+			want = midUninitialized
+		case specValid.Match(b):
+			want = midValid
+		}
+		if got := classifyMachineID(b); got != want {
+			t.Fatalf("classifyMachineID(%q) = %d, want %d", b, got, want)
+		}
+	})
+}
+
+func TestCmdlineRoot(t *testing.T) {
+	for in, want := range map[string]string{
+		"root=/dev/vda1 ro quiet":            "ro",
+		"root=/dev/vda1 ro quiet rw":         "rw",
+		"BOOT_IMAGE=/vmlinuz root=UUID=x":    "",
+		"rw init=/bin/sh ro":                 "ro",
+		"rootflags=ro rd.rw":                 "", // neither word on its own
+		"  rw\n":                             "rw",
+		"root=/dev/sda2 ro\tsplash rw quiet": "rw",
+	} {
+		if got := cmdlineRoot(in); got != want {
+			t.Errorf("cmdlineRoot(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestParseBootConfigs(t *testing.T) {
+	grub := "menuentry 'Debian' {\n\tlinux\t/boot/vmlinuz-6.1.0 root=UUID=abc ro quiet\n\tinitrd /boot/initrd\n}\n" +
+		"menuentry 'Recovery' {\n  linuxefi /vmlinuz root=UUID=abc ro single\n}\nlinux\n"
+	got := parseGrubCfg("/boot/grub/grub.cfg", []byte(grub))
+	if len(got) != 2 || got[0].Args != "root=UUID=abc ro quiet" || got[0].Source != "/boot/grub/grub.cfg:2" || got[1].Args != "root=UUID=abc ro single" {
+		t.Errorf("parseGrubCfg = %+v", got)
+	}
+	bls := "title Fedora\nversion 6.5\nlinux /vmlinuz\noptions root=UUID=abc ro\noptions rhgb rw\n"
+	if got := parseBLSEntry("/boot/loader/entries/a.conf", []byte(bls)); len(got) != 1 || got[0].Args != "root=UUID=abc ro rhgb rw" {
+		t.Errorf("parseBLSEntry = %+v", got)
+	}
+	if got := parseBLSEntry("x", []byte("title x\n")); got != nil {
+		t.Errorf("parseBLSEntry without options = %+v", got)
+	}
+	for in, want := range map[string]bool{
+		"UUID=a / ext4 defaults 0 1\n":                     false,
+		"UUID=a / ext4 ro,noatime 0 1\n":                   true,
+		"UUID=a / ext4 ro,defaults 0 1\n":                  true,
+		"UUID=a / ext4 ro,rw 0 1\n":                        false,
+		"UUID=a /var ext4 ro 0 2\nUUID=b / xfs rw 0 1\n":   false,
+		"# UUID=a / ext4 ro 0 1\n":                         false,
+		"UUID=a / ext4 ro 0 1\nUUID=a / ext4 defaults 0 1": false,
+	} {
+		if got := fstabRootRO([]byte(in)); got != want {
+			t.Errorf("fstabRootRO(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+func FuzzParseBootConfigs(f *testing.F) {
+	f.Add([]byte("linux /vmlinuz root=/dev/vda1 ro\noptions rw\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, l := range append(parseGrubCfg("g", b), parseBLSEntry("e", b)...) {
+			if r := cmdlineRoot(l.Args); r != "" && r != "ro" && r != "rw" {
+				t.Fatalf("cmdlineRoot(%q) = %q", l.Args, r)
+			}
+		}
+		fstabRootRO(b)
+	})
+}
+
+// mid is one state of the image's machine-id files.
+type mid struct {
+	name    string
+	content *string // nil: missing
+	perm    os.FileMode
+	dbus    string // "", "link", or the content of a regular copy
+}
+
+func str(s string) *string { return &s }
+
+// midNodes is a minimal systemd image with m and a kernel command line
+// that mounts the root rw or ro.
+func midNodes(m mid, boot string) []node {
+	nodes := []node{
+		f("/etc/os-release", "ID=debian\n"),
+		f("/usr/lib/systemd/systemd", "ELF"),
+		f("/etc/kernel/cmdline", "root=/dev/vda1 "+boot+" quiet\n"),
+		d("/run"),
+	}
+	if m.content != nil {
+		nodes = append(nodes, fm("/etc/machine-id", *m.content, m.perm))
+	}
+	switch m.dbus {
+	case "":
+	case "link":
+		nodes = append(nodes, l("/var/lib/dbus/machine-id", "/etc/machine-id"))
+	default:
+		nodes = append(nodes, f("/var/lib/dbus/machine-id", m.dbus))
+	}
+	return nodes
+}
+
+// sealprepSays is verify's verdict on m with --ops machine-id.
+func sealprepSays(t *testing.T, m mid, boot string, mode MachineIDMode) (bool, Report) {
+	t.Helper()
+	_, root := newRoot(t, midNodes(m, boot))
+	plan := MakePlan(context.Background(), root, []Operation{opMachineID}, Options{MachineIDMode: mode})
+	rep := PlanReport(Meta{Command: "verify"}, plan, nil, nil)
+	return rep.Status == StatusSealed, rep
+}
+
+// TestVerifyMachineIDRules is machine-id(5) as verify must read it: an
+// empty or "uninitialized" file is sealed whatever its mode (a mode other
+// than 0444 is a warning), in either --machine-id-mode; a missing file is
+// sealed only when the root is writable at boot; a valid ID never is.
+func TestVerifyMachineIDRules(t *testing.T) {
+	for _, tc := range []struct {
+		m      mid
+		boot   string
+		sealed bool
+		warns  int // in --machine-id-mode empty
+	}{
+		{mid{"empty 0444", str(""), 0o444, ""}, "ro", true, 0},
+		{mid{"empty 0644", str(""), 0o644, ""}, "ro", true, 1},
+		{mid{"empty 0600", str(""), 0o600, ""}, "rw", true, 1},
+		{mid{"uninitialized 0444", str("uninitialized\n"), 0o444, ""}, "ro", true, 0},
+		{mid{"uninitialized 0644", str("uninitialized\n"), 0o644, ""}, "ro", true, 1},
+		{mid{"uninitialized, no newline", str("uninitialized"), 0o444, ""}, "ro", true, 0},
+		{mid{"valid", str(validID + "\n"), 0o444, ""}, "rw", false, 0},
+		{mid{"valid, no newline", str(validID), 0o644, ""}, "rw", false, 0},
+		{mid{"garbage", str("not-an-id\n"), 0o444, ""}, "ro", true, 1},
+		{mid{"missing, root rw at boot", nil, 0, ""}, "rw", true, 1},
+		{mid{"missing, root ro at boot", nil, 0, ""}, "ro", false, 0},
+		{mid{"empty, D-Bus copy of the ID", str(""), 0o444, validID + "\n"}, "rw", false, 0},
+		{mid{"empty, empty D-Bus copy", str(""), 0o444, ""}, "rw", true, 0},
+		{mid{"empty, D-Bus garbage", str(""), 0o444, "junk"}, "rw", true, 1},
+		{mid{"empty, D-Bus link", str(""), 0o444, "link"}, "rw", true, 0},
+	} {
+		t.Run(tc.m.name, func(t *testing.T) {
+			for _, mode := range []MachineIDMode{MachineIDEmpty, MachineIDUninitialized} {
+				sealed, rep := sealprepSays(t, tc.m, tc.boot, mode)
+				if sealed != tc.sealed {
+					t.Errorf("--machine-id-mode %s: sealed = %v, want %v: %+v", mode, sealed, tc.sealed, rep.Actions)
+				}
+				if mode == MachineIDEmpty && rep.Summary.Warnings != tc.warns {
+					t.Errorf("--machine-id-mode empty: %d warnings, want %d: %+v", rep.Summary.Warnings, tc.warns, rep.Actions)
+				}
+				if ExitCode(rep) != map[bool]int{true: ExitOK, false: ExitProblem}[tc.sealed] {
+					t.Errorf("exit code %d for sealed=%v", ExitCode(rep), tc.sealed)
+				}
+			}
+		})
+	}
+	// The case that applies is named.
+	_, rep := sealprepSays(t, mid{"missing", nil, 0, ""}, "ro", MachineIDEmpty)
+	if len(rep.Actions) != 1 || !strings.Contains(rep.Actions[0].Reason, "read-only when systemd starts (the kernel command line in /etc/kernel/cmdline mounts the root read-only (ro))") {
+		t.Errorf("missing on a read-only root: %+v", rep.Actions)
+	}
+	_, rep = sealprepSays(t, mid{"missing", nil, 0, ""}, "rw", MachineIDEmpty)
+	if len(rep.Actions) != 1 || !strings.Contains(rep.Actions[0].Tidy, "every kernel command line in the image ends in rw") {
+		t.Errorf("missing on a writable root: %+v", rep.Actions)
+	}
+	// "uninitialized" is kept under the default mode, with a note.
+	_, rep = sealprepSays(t, mid{"u", str("uninitialized\n"), 0o444, ""}, "ro", MachineIDEmpty)
+	if len(rep.Actions) != 0 || len(rep.Notes) != 1 {
+		t.Errorf("uninitialized under --machine-id-mode empty: actions %+v notes %+v", rep.Actions, rep.Notes)
+	}
+}
+
+// TestRootAtBootEvidence: which files decide, and what wins.
+func TestRootAtBootEvidence(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		nodes []node
+		ro    bool
+	}{
+		{"nothing", nil, true},
+		{"kernel-install rw", []node{f("/etc/kernel/cmdline", "root=/dev/vda1 rw")}, false},
+		{"grub ro (Debian's default)", []node{f("/boot/grub/grub.cfg", "linux /vmlinuz root=UUID=x ro quiet\n")}, true},
+		{"grub rw in every entry", []node{f("/boot/grub2/grub.cfg", "linux /vmlinuz ro rw\nlinux /vmlinuz rw single\n")}, false},
+		{"grub: one entry ro", []node{f("/boot/grub/grub.cfg", "linux /vmlinuz rw\nlinux /vmlinuz ro single\n")}, true},
+		{"BLS rw, kernel-install rw", []node{f("/boot/loader/entries/a.conf", "options root=x rw\n"), f("/etc/kernel/cmdline", "rw")}, false},
+		{"BLS says neither", []node{f("/boot/loader/entries/a.conf", "options $kernelopts\n")}, true},
+		{"rw, but fstab mounts / ro", []node{f("/etc/kernel/cmdline", "rw"), f("/etc/fstab", "UUID=x / ext4 ro 0 1\n")}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, root := newRoot(t, append([]node{f("/etc/os-release", "ID=x\n")}, tc.nodes...))
+			got := NewPlanner(root, Options{}).rootAtBoot()
+			if got.ReadOnly != tc.ro || got.Why == "" {
+				t.Errorf("rootAtBoot = %+v, want read-only %v", got, tc.ro)
+			}
+		})
+	}
+}
+
+// systemdSays runs systemd's own machine-id setup (`systemd-machine-id-setup
+// --root DIR --print`) on two fresh copies of the image, with the root
+// mounted read-only (and a tmpfs /run, as at boot) when boot is "ro": the
+// image is sealed when both succeed with different IDs. Failing is
+// systemd refusing to boot; the same ID twice is an ID the image fixes.
+func systemdSays(t *testing.T, setup, unshare string, m mid, boot string) (bool, string) {
+	t.Helper()
+	var ids []string
+	for i := 0; i < 2; i++ {
+		dir := scratchDir(t)
+		build(t, dir, midNodes(m, boot))
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		var cmd *exec.Cmd
+		if boot == "ro" {
+			cmd = exec.CommandContext(ctx, unshare, "--mount", "--propagation", "private", "sh", "-c",
+				`mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && mount -t tmpfs tmpfs "$1/run" && exec "$2" --root="$1" --print`,
+				"sh", dir, setup)
+		} else {
+			cmd = exec.CommandContext(ctx, setup, "--root="+dir, "--print")
+		}
+		out, err := cmd.Output()
+		cancel()
+		if err != nil {
+			msg := ""
+			if ee, ok := err.(*exec.ExitError); ok {
+				msg = strings.TrimSpace(string(ee.Stderr))
+			}
+			return false, "fails: " + msg
+		}
+		ids = append(ids, strings.TrimSpace(string(out)))
+	}
+	if ids[0] == ids[1] {
+		return false, "keeps " + ids[0]
+	}
+	return true, "new IDs " + ids[0] + ", " + ids[1]
+}
+
+// generatedMIDs are machine-id contents near every boundary of systemd's
+// reader: IDs of each case with and without newline, one byte off, UUID
+// form, "uninitialized" variants, random bytes.
+func generatedMIDs(rng *rand.Rand, n int) []mid {
+	hex := func(upper bool) string {
+		const lo, up = "0123456789abcdef", "0123456789ABCDEF"
+		b := make([]byte, 32)
+		for i := range b {
+			if upper && rng.Intn(2) == 0 {
+				b[i] = up[rng.Intn(16)]
+			} else {
+				b[i] = lo[rng.Intn(16)]
+			}
+		}
+		return string(b)
+	}
+	perms := []os.FileMode{0o444, 0o644, 0o400, 0o600, 0o000}
+	var out []mid
+	for i := 0; i < n; i++ {
+		var s string
+		switch rng.Intn(8) {
+		case 0:
+			s = hex(rng.Intn(2) == 0)
+		case 1:
+			s = hex(true) + "\n"
+		case 2:
+			s = hex(false) + []string{"\n\n", " ", "\r\n", "\t", "x"}[rng.Intn(5)]
+		case 3:
+			h := []byte(hex(false))
+			h[rng.Intn(32)] = "gz-. \n"[rng.Intn(6)]
+			s = string(h)
+		case 4:
+			h := hex(false)
+			s = h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:] + []string{"", "\n"}[rng.Intn(2)]
+		case 5:
+			s = []string{"uninitialized", "uninitialized\n", "UNINITIALIZED\n", "uninitialized\n\n", "uninitialized \n", "uninitialize\n"}[rng.Intn(6)]
+		case 6:
+			s = hex(false)[:rng.Intn(32)]
+		default:
+			b := make([]byte, rng.Intn(40))
+			rng.Read(b)
+			s = string(b)
+		}
+		out = append(out, mid{fmt.Sprintf("generated %d %q", i, s), str(s), perms[rng.Intn(len(perms))], ""})
+	}
+	return out
+}
+
+// TestMachineIDVerdictAgreesWithSystemd feeds the same image states to
+// sealprep verify and to systemd-machine-id-setup, with the root
+// writable and read-only at boot, and requires the same sealed/not-sealed
+// verdict. The states are hand-made and generated (fixed seed).
+func TestMachineIDVerdictAgreesWithSystemd(t *testing.T) {
+	testenv.RequireRoot(t, "a read-only root for systemd-machine-id-setup needs a private mount namespace")
+	setup := testenv.Tool(t, "systemd-machine-id-setup", "systemd")
+	unshare := testenv.Tool(t, "unshare", "util-linux")
+	testenv.Tool(t, "mount", "mount")
+	hand := []mid{
+		{"missing", nil, 0, ""},
+		{"empty 0444", str(""), 0o444, ""},
+		{"empty 0644", str(""), 0o644, ""},
+		{"uninitialized", str("uninitialized\n"), 0o444, ""},
+		{"uninitialized 0600 no newline", str("uninitialized"), 0o600, ""},
+		{"valid", str(validID + "\n"), 0o444, ""},
+		{"valid without newline", str(validID), 0o644, ""},
+		{"valid upper case", str(strings.ToUpper(validID) + "\n"), 0o444, ""},
+		{"all zeros", str(strings.Repeat("0", 32) + "\n"), 0o444, ""},
+		{"garbage", str("hello world\n"), 0o644, ""},
+		{"UUID form", str("4f6b1c0e-9a2d-4e7f-8a1b-2c3d4e5f6a7b\n"), 0o444, ""},
+		{"empty, D-Bus copy of the ID", str(""), 0o444, validID + "\n"},
+		{"uninitialized, D-Bus copy of the ID", str("uninitialized\n"), 0o444, validID},
+		{"empty, D-Bus garbage", str(""), 0o444, "junk\n"},
+		{"empty, D-Bus link", str(""), 0o444, "link"},
+		{"missing, D-Bus copy of the ID", nil, 0, validID + "\n"},
+	}
+	seed := int64(20261201)
+	cases := append(hand, generatedMIDs(rand.New(rand.NewSource(seed)), 40)...)
+	t.Logf("%d states (generated with seed %d), each with the root rw and ro at boot", len(cases), seed)
+	for _, m := range cases {
+		for _, boot := range []string{"rw", "ro"} {
+			want, why := systemdSays(t, setup, unshare, m, boot)
+			for _, mode := range []MachineIDMode{MachineIDEmpty, MachineIDUninitialized} {
+				got, rep := sealprepSays(t, m, boot, mode)
+				if got != want {
+					t.Errorf("%s, root %s at boot, --machine-id-mode %s: sealprep says sealed=%v, systemd %s\n  actions: %+v",
+						m.name, boot, mode, got, why, rep.Actions)
+				}
+			}
+		}
+	}
+	// The oracle itself must tell the cases apart, or this proves nothing.
+	if ok, _ := systemdSays(t, setup, unshare, hand[0], "ro"); ok {
+		t.Error("systemd accepted a missing machine-id on a read-only root: the oracle is not set up")
+	}
+	if ok, _ := systemdSays(t, setup, unshare, hand[5], "rw"); ok {
+		t.Error("systemd replaced a valid machine-id: the oracle is not set up")
+	}
+	if ok, _ := systemdSays(t, setup, unshare, hand[1], "ro"); !ok {
+		t.Error("systemd did not generate an ID for an empty file: the oracle is not set up")
+	}
+}
