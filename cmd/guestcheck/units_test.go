@@ -100,3 +100,35 @@ func TestTextfileUnitsVerify(t *testing.T) {
 		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
 	}
 }
+
+// TestFormatsDocumented holds --help, the README and docs/formats.md to
+// the list of formats and the format flags.
+func TestFormatsDocumented(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile("../../docs/formats.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range report.Formats {
+		if !strings.Contains(usageText, string(f)) {
+			t.Errorf("--help does not name format %s", f)
+		}
+		if !strings.Contains(string(readme), "| `"+string(f)+"` |") {
+			t.Errorf("README's format table lacks %s", f)
+		}
+		if f != report.FormatText && f != report.FormatJSON && !strings.Contains(string(doc), "\n## "+string(f)+"\n") {
+			t.Errorf("docs/formats.md has no section for %s", f)
+		}
+	}
+	for _, fl := range []string{"--exit-codes", "--service-name", "--format", "--output"} {
+		if !strings.Contains(usageText, "  "+fl+" ") && !strings.Contains(usageText, "  "+fl+"\n") {
+			t.Errorf("--help does not list %s", fl)
+		}
+		if !strings.Contains(string(readme), "| `"+fl) {
+			t.Errorf("README's flag table lacks %s", fl)
+		}
+	}
+}
