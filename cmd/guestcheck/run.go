@@ -199,18 +199,15 @@ func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
 	}
 	cfg, err := config.Load(o.configPath, o.configSet)
 	if err != nil {
-		fmt.Fprintf(stderr, "guestcheck: %v\n", err)
-		return report.ExitUsage
+		return o.usageFailure(stdout, stderr, err.Error())
 	}
 	selected, err := selectChecks(all, cfg, o.only, o.skip)
 	if err != nil {
-		fmt.Fprintf(stderr, "guestcheck: %v (see --list)\n", err)
-		return report.ExitUsage
+		return o.usageFailure(stdout, stderr, err.Error()+" (see --list)")
 	}
 	if o.freezeTest != "" {
 		if !slices.ContainsFunc(selected, func(c check.Check) bool { return c.ID == checks.FSFreeze.ID }) {
-			fmt.Fprintln(stderr, "guestcheck: --freeze-test needs the fs-freeze check, which --only, --skip or the config left out")
-			return report.ExitUsage
+			return o.usageFailure(stdout, stderr, "--freeze-test needs the fs-freeze check, which --only, --skip or the config left out")
 		}
 		req := fs.FreezeRequest{Mountpoint: o.freezeTest}
 		for _, out := range o.outputs {
@@ -220,8 +217,7 @@ func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
 	}
 	root, err := fs.Open(o.root)
 	if err != nil {
-		fmt.Fprintf(stderr, "guestcheck: --root: %v\n", err)
-		return report.ExitUsage
+		return o.usageFailure(stdout, stderr, "--root: "+err.Error())
 	}
 	defer root.Close()
 
@@ -284,6 +280,18 @@ func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
 		return report.ExitOK
 	}
 	return code
+}
+
+// usageFailure reports a configuration mistake found after the flags were
+// parsed and returns exit code 3 (UNKNOWN for Nagios too). The message goes
+// to stderr; with --format nagios also to stdout as an UNKNOWN status line,
+// because Nagios shows only stdout.
+func (o *options) usageFailure(stdout, stderr io.Writer, msg string) int {
+	fmt.Fprintf(stderr, "guestcheck: %s\n", msg)
+	if o.format == report.FormatNagios && !o.summary {
+		io.WriteString(stdout, report.NagiosUnknownLine(o.serviceName, msg))
+	}
+	return report.ExitUsage
 }
 
 // infoExit is the exit code of --help, --version and --list: 0, or

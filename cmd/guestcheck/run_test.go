@@ -381,3 +381,13 @@ func TestPrometheusOutputReplacesAtomically(t *testing.T) {
 		t.Errorf("directory holds %d entries, want only guestcheck.prom: %v", len(ents), ents)
 	}
 }
+
+// TestNagiosUsageErrorOnStdout: Nagios shows only stdout, so a mistake in
+// the configuration is an UNKNOWN status line there too.
+func TestNagiosUsageErrorOnStdout(t *testing.T) {
+	code, out, errs := invoke(t, []check.Check{fake("a", check.Pass)}, "--format", "nagios", "--exit-codes", "nagios", "--only", "nope")
+	want := `GUESTCHECK UNKNOWN: --only: unknown check ID "nope" (see --list)` + "\n"
+	if code != report.NagiosUnknown || out != want || !strings.Contains(errs, "unknown check ID") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 3 and %q", code, out, errs, want)
+	}
+}

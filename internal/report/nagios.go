@@ -165,6 +165,17 @@ func WriteNagios(w io.Writer, r Report, o NagiosOptions) error {
 	return bw.Flush()
 }
 
+// NagiosUnknownLine is the plugin output for a run that never got to check
+// anything (a bad configuration, an unknown check ID): "SERVICE UNKNOWN:
+// msg", on one line and without pipes, so Nagios shows the reason rather
+// than "(No output on stdout)".
+func NagiosUnknownLine(service, msg string) string {
+	if service == "" {
+		service = DefaultServiceName
+	}
+	return fmt.Sprintf("%s %s: %s\n", nagiosText(service), NagiosWord(NagiosUnknown), nagiosText(msg))
+}
+
 // problemList is ": a, b, c" with as many IDs as fit in width after head,
 // ending in ", ..." when some had to be left out; "" when there are none or
 // not even one fits.
