@@ -85,10 +85,19 @@ func (y yamlWriter) kv(level int, key, value string) {
 
 var plainKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
 
+// maxKeyRunes bounds a YAML key: YAML limits an implicit key to 1024
+// characters, and a quoted one of 200 runes stays under that even when
+// every rune needs a four-byte escape.
+const maxKeyRunes = 200
+
 // yamlKey leaves a key plain when every YAML parser reads it as that
 // string, and quotes it otherwise (spaces, colons, or words such as
-// "true" and "null" that YAML would turn into other types).
+// "true" and "null" that YAML would turn into other types). A key longer
+// than maxKeyRunes (no check writes one) is cut there and ends in "…".
 func yamlKey(k string) string {
+	if utf8.RuneCountInString(k) > maxKeyRunes {
+		k = string([]rune(k)[:maxKeyRunes-1]) + "…"
+	}
 	if plainKey.MatchString(k) {
 		switch strings.ToLower(k) {
 		case "true", "false", "null", "yes", "no", "on", "off", "y", "n":
