@@ -20,6 +20,7 @@ import (
 	stdcmp "cmp"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/guestcheck/guestcheck/internal/check"
@@ -836,6 +837,39 @@ func stringifyNumbers(v any) any {
 }
 
 // --- jsonl ----------------------------------------------------------------
+
+// TestJSONLSchema validates every line of every golden against
+// schema/finding-line-v1.schema.json, and proves the
+// schema rejects a line with the wrong priority or no remediation.
+func TestJSONLSchema(t *testing.T) {
+	schema := compileSchemaFile(t, "../../schema/finding-line-v1.schema.json")
+	for _, tc := range formatCases() {
+		for i, l := range strings.Split(strings.TrimSuffix(string(render(t, tc.rep, FormatJSONL, Options{})), "\n"), "\n") {
+			inst, err := jsonschema.UnmarshalJSON(strings.NewReader(l))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := schema.Validate(inst); err != nil {
+				t.Errorf("%s line %d: %v", tc.name, i+1, err)
+			}
+		}
+	}
+	good := `{"time":"2026-11-29T12:00:00.000Z","tool":"guestcheck","version":"1","host":"h","boot_id":"","root":"/","check":"dns","check_status":"fail","status":"fail","priority":3,"code":"dns-x","message":"m","remediation":"r"}`
+	for _, bad := range []string{
+		strings.Replace(good, `"priority":3`, `"priority":6`, 1),
+		strings.Replace(good, `,"remediation":"r"`, ``, 1),
+		strings.Replace(good, `"code":"dns-x"`, `"code":"DNS X"`, 1),
+	} {
+		inst, _ := jsonschema.UnmarshalJSON(strings.NewReader(bad))
+		if schema.Validate(inst) == nil {
+			t.Errorf("schema accepted %s", bad)
+		}
+	}
+	inst, _ := jsonschema.UnmarshalJSON(strings.NewReader(good))
+	if err := schema.Validate(inst); err != nil {
+		t.Errorf("schema rejected a good line: %v", err)
+	}
+}
 
 // TestJSONLWithJq reads every golden with jq, the tool log pipelines are
 // scripted with: one object a line, one line per finding, in report order.
