@@ -21,8 +21,14 @@ set -euo pipefail
 #   systemd    systemd-machine-id-setup and systemd-firstboot, the machine-id oracle;
 #              systemd-escape, the oracle for device unit names
 #   cloud-init the real `cloud-init status` the status logic is compared with
+#   prometheus promtool check metrics, the linter of --format prometheus
+#   prometheus-node-exporter  the textfile collector that reads --format prometheus
+#   libxml2-utils xmllint --schema, validating --format junit against the stored XSDs
+#   perl       TAP::Parser and prove, the readers of --format tap
+#   jq         reads --format jsonl as log pipelines do
 test_pkgs=(dbus make e2fsprogs xfsprogs btrfs-progs dosfstools util-linux mount fdisk iproute2
-	mmdebstrap qemu-guest-agent systemd cloud-init)
+	mmdebstrap qemu-guest-agent systemd cloud-init prometheus prometheus-node-exporter
+	libxml2-utils perl jq)
 # Packages make vm-test adds: QEMU guests under TCG and their NoCloud seeds.
 vm_pkgs=(qemu-system-x86 qemu-utils genisoimage mmdebstrap)
 

@@ -35,11 +35,21 @@ Flags:
   --list             list the checks (ID, title, what each verifies) and exit
   --root DIR         read guest files under DIR (a mounted image); checks that
                      need the running kernel, netlink or systemd report skip
-  --format FMT       text (default) or json
+  --format FMT       text (default), json, prometheus (node_exporter textfile),
+                     nagios (plugin output), junit (XML for CI), tap (TAP 13)
+                     or jsonl (one JSON object per finding)
   --output [FMT:]FILE
-                     also write the report to FILE, atomically, in FMT (json
-                     or text; default --format); repeatable, so one run can
-                     leave both a JSON and a text report
+                     also write the report to FILE, atomically (temp file in
+                     the same directory, then rename), in FMT (default
+                     --format); repeatable, so one run can leave a JSON, a
+                     text and a .prom report
+  --exit-codes SCHEME
+                     guestcheck (default): the exit codes below; nagios: 0 OK,
+                     1 WARNING, 2 CRITICAL, 3 UNKNOWN, as monitoring plugins
+                     return them (independent of --format)
+  --service-name NAME
+                     nagios format: the status line's first word (default
+                     ` + report.DefaultServiceName + `)
   --summary          print only the one-line summary on stdout (for units and
                      consoles; the full reports go to --output files)
   --config FILE      configuration file; default
@@ -51,13 +61,17 @@ Flags:
   --freeze-test MNT  also freeze and thaw the filesystem mounted at MNT for
                      real (root only; never /, guestcheck's own filesystem
                      or --output's); a watchdog process always thaws it
-  -v, --verbose      text format: also show passing findings and evidence
+  -v, --verbose      text and nagios formats: also show passing findings (text:
+                     with their evidence)
   --version          print the version and exit
   -h, --help         show this help
 
 Exit codes: 0 nothing worse than pass or skip; 2 warnings and no failure;
 1 any fail or error; 3 usage or configuration error. --exit-zero turns 1 and
-2 into 0. Colour is used only on a terminal and never when NO_COLOR is set.
+2 into 0. With --exit-codes nagios instead: 2 any fail; 3 any error, or
+nothing but skips, or a usage error or unwritable --output; 1 warnings; 0 OK
+(--help, --version and --list exit 3 too, as the plugin guidelines ask).
+Colour is used only on a terminal and never when NO_COLOR is set.
 
 Examples:
   guestcheck                                  # console check, text report
@@ -65,32 +79,48 @@ Examples:
   guestcheck --exit-zero --format json --output /run/guestcheck/report.json
   guestcheck --summary --output json:/run/r.json --output text:/run/r.txt
   guestcheck --root /mnt/image --skip cloud-init
+  guestcheck --exit-zero --summary \
+    --output prometheus:/var/lib/prometheus/node-exporter/guestcheck.prom
+  guestcheck --format nagios --exit-codes nagios     # from NRPE or Icinga
+  guestcheck --format junit > guestcheck.xml         # CI, Packer
 `
 
 // options are the parsed command line.
 type options struct {
-	only, skip, root, format, configPath      string
-	freezeTest                                string
+	only, skip, root, configPath              string
+	format                                    report.Format
+	freezeTest, exitCodes, serviceName        string
 	outputs                                   []outputSpec
 	timeout, wait                             time.Duration
 	list, exitZero, verbose, version, summary bool
 	configSet                                 bool
 }
 
+// The --exit-codes schemes.
+const (
+	exitCodesGuestcheck = "guestcheck"
+	exitCodesNagios     = "nagios"
+)
+
 // usageError is a command-line or configuration mistake: exit code 3.
 type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
+// parseFlags parses the command line. On -h it returns flag.ErrHelp with
+// the options parsed so far, so --exit-codes nagios --help can exit 3.
 func parseFlags(args []string) (*options, error) {
 	o := &options{}
+	var format string
 	fl := flag.NewFlagSet("guestcheck", flag.ContinueOnError)
 	fl.SetOutput(io.Discard)
 	fl.StringVar(&o.only, "only", "", "")
 	fl.StringVar(&o.skip, "skip", "", "")
 	fl.BoolVar(&o.list, "list", false, "")
 	fl.StringVar(&o.root, "root", "/", "")
-	fl.StringVar(&o.format, "format", "text", "")
+	fl.StringVar(&format, "format", string(report.FormatText), "")
+	fl.StringVar(&o.exitCodes, "exit-codes", exitCodesGuestcheck, "")
+	fl.StringVar(&o.serviceName, "service-name", report.DefaultServiceName, "")
 	fl.Func("output", "", func(v string) error {
 		spec, err := parseOutput(v)
 		o.outputs = append(o.outputs, spec)
@@ -107,7 +137,7 @@ func parseFlags(args []string) (*options, error) {
 	fl.BoolVar(&o.version, "version", false, "")
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
+			return o, err
 		}
 		return nil, usageError{err.Error()}
 	}
@@ -119,8 +149,22 @@ func parseFlags(args []string) (*options, error) {
 			o.configSet = true
 		}
 	})
-	if o.format != "text" && o.format != "json" {
-		return nil, usageError{fmt.Sprintf("--format %q: want text or json", o.format)}
+	f, err := report.ParseFormat(format)
+	if err != nil {
+		return nil, usageError{fmt.Sprintf("--format %q: want one of %s", format, report.FormatNames())}
+	}
+	o.format = f
+	switch o.exitCodes {
+	case exitCodesGuestcheck:
+	case exitCodesNagios:
+		if o.exitZero {
+			return nil, usageError{"--exit-zero and --exit-codes nagios contradict each other: choose one"}
+		}
+	default:
+		return nil, usageError{fmt.Sprintf("--exit-codes %q: want guestcheck or nagios", o.exitCodes)}
+	}
+	if err := report.CheckServiceName(o.serviceName); err != nil {
+		return nil, usageError{"--service-name: " + err.Error()}
 	}
 	for i := range o.outputs {
 		if o.outputs[i].format == "" {
@@ -139,7 +183,7 @@ func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
 	o, err := parseFlags(args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, usageText)
-		return report.ExitOK
+		return o.infoExit()
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "guestcheck: %v (see --help)\n", err)
@@ -147,26 +191,23 @@ func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
 	}
 	if o.version {
 		fmt.Fprintf(stdout, "guestcheck %s\n", buildinfo.Version)
-		return report.ExitOK
+		return o.infoExit()
 	}
 	if o.list {
 		listChecks(stdout, all)
-		return report.ExitOK
+		return o.infoExit()
 	}
 	cfg, err := config.Load(o.configPath, o.configSet)
 	if err != nil {
-		fmt.Fprintf(stderr, "guestcheck: %v\n", err)
-		return report.ExitUsage
+		return o.usageFailure(stdout, stderr, err.Error())
 	}
 	selected, err := selectChecks(all, cfg, o.only, o.skip)
 	if err != nil {
-		fmt.Fprintf(stderr, "guestcheck: %v (see --list)\n", err)
-		return report.ExitUsage
+		return o.usageFailure(stdout, stderr, err.Error()+" (see --list)")
 	}
 	if o.freezeTest != "" {
 		if !slices.ContainsFunc(selected, func(c check.Check) bool { return c.ID == checks.FSFreeze.ID }) {
-			fmt.Fprintln(stderr, "guestcheck: --freeze-test needs the fs-freeze check, which --only, --skip or the config left out")
-			return report.ExitUsage
+			return o.usageFailure(stdout, stderr, "--freeze-test needs the fs-freeze check, which --only, --skip or the config left out")
 		}
 		req := fs.FreezeRequest{Mountpoint: o.freezeTest}
 		for _, out := range o.outputs {
@@ -176,8 +217,7 @@ func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
 	}
 	root, err := fs.Open(o.root)
 	if err != nil {
-		fmt.Fprintf(stderr, "guestcheck: --root: %v\n", err)
-		return report.ExitUsage
+		return o.usageFailure(stdout, stderr, "--root: "+err.Error())
 	}
 	defer root.Close()
 
@@ -209,26 +249,31 @@ func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
 		Host: hostInfo(root), StartedAt: start, Duration: time.Since(start),
 	})
 
+	// The exit code is computed once, from the report, in the scheme
+	// --exit-codes chose; no renderer has a say.
 	code := report.ExitCode(rep)
+	if o.exitCodes == exitCodesNagios {
+		code = report.NagiosExitCode(rep)
+	}
 	var out []byte
 	if o.summary {
 		out = []byte(report.SummaryLine(rep) + "\n")
-	} else if out, err = render(rep, o.format, report.TextOptions{Verbose: o.verbose, Color: useColor(stdout)}); err != nil {
+	} else if out, err = render(rep, o.format, o.renderOptions(useColor(stdout))); err != nil {
 		fmt.Fprintf(stderr, "guestcheck: render report: %v\n", err)
-		return report.ExitProblem
+		return o.ownFailure(code)
 	}
 	if _, err := stdout.Write(out); err != nil {
 		fmt.Fprintf(stderr, "guestcheck: write report: %v\n", err)
 	}
 	for _, spec := range o.outputs {
 		// Files never get colour codes, whatever stdout is.
-		b, err := render(rep, spec.format, report.TextOptions{Verbose: o.verbose})
+		b, err := render(rep, spec.format, o.renderOptions(false))
 		if err == nil {
 			err = fs.WriteFileAtomic(spec.path, b, 0o644)
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "guestcheck: --output: %v\n", err)
-			code = report.ExitProblem
+			code = o.ownFailure(code)
 		}
 	}
 	if o.exitZero && (code == report.ExitProblem || code == report.ExitWarn) {
@@ -237,17 +282,64 @@ func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
 	return code
 }
 
-// outputSpec is one --output: a file and the format to write it in.
-type outputSpec struct{ format, path string }
+// usageFailure reports a configuration mistake found after the flags were
+// parsed and returns exit code 3 (UNKNOWN for Nagios too). The message goes
+// to stderr; with --format nagios also to stdout as an UNKNOWN status line,
+// because Nagios shows only stdout.
+func (o *options) usageFailure(stdout, stderr io.Writer, msg string) int {
+	fmt.Fprintf(stderr, "guestcheck: %s\n", msg)
+	if o.format == report.FormatNagios && !o.summary {
+		io.WriteString(stdout, report.NagiosUnknownLine(o.serviceName, msg))
+	}
+	return report.ExitUsage
+}
 
-// parseOutput reads "[json:|text:]FILE"; without a prefix the format is
-// --format's, filled in after all flags are parsed.
+// infoExit is the exit code of --help, --version and --list: 0, or
+// UNKNOWN under --exit-codes nagios, as the plugin guidelines ask.
+func (o *options) infoExit() int {
+	if o != nil && o.exitCodes == exitCodesNagios {
+		return report.NagiosUnknown
+	}
+	return report.ExitOK
+}
+
+// ownFailure is the exit code after guestcheck itself failed (a report it
+// could not render or write) on top of a run whose code was code: 1 in
+// guestcheck's scheme; UNKNOWN in the Nagios one, unless the run was
+// already CRITICAL, which says more.
+func (o *options) ownFailure(code int) int {
+	if o.exitCodes != exitCodesNagios {
+		return report.ExitProblem
+	}
+	if code == report.NagiosCritical {
+		return code
+	}
+	return report.NagiosUnknown
+}
+
+// renderOptions are the renderers' options from the command line; colour
+// only where the caller says the output is a terminal.
+func (o *options) renderOptions(color bool) report.Options {
+	return report.Options{
+		Text:   report.TextOptions{Verbose: o.verbose, Color: color},
+		Nagios: report.NagiosOptions{ServiceName: o.serviceName, Verbose: o.verbose},
+	}
+}
+
+// outputSpec is one --output: a file and the format to write it in.
+type outputSpec struct {
+	format report.Format
+	path   string
+}
+
+// parseOutput reads "[FMT:]FILE", FMT one of report.Formats; without a
+// prefix the format is --format's, filled in after all flags are parsed.
 func parseOutput(v string) (outputSpec, error) {
-	for _, f := range []string{"json", "text"} {
-		if p, ok := strings.CutPrefix(v, f+":"); ok {
+	for _, f := range report.Formats {
+		if p, ok := strings.CutPrefix(v, string(f)+":"); ok {
 			v = p
 			if v == "" {
-				return outputSpec{}, fmt.Errorf("empty file name after %q", f+":")
+				return outputSpec{}, fmt.Errorf("empty file name after %q", string(f)+":")
 			}
 			return outputSpec{format: f, path: v}, nil
 		}
@@ -259,14 +351,9 @@ func parseOutput(v string) (outputSpec, error) {
 }
 
 // render writes the report in one format.
-func render(r report.Report, format string, o report.TextOptions) ([]byte, error) {
+func render(r report.Report, format report.Format, o report.Options) ([]byte, error) {
 	var buf bytes.Buffer
-	var err error
-	if format == "json" {
-		err = report.WriteJSON(&buf, r)
-	} else {
-		err = report.WriteText(&buf, r, o)
-	}
+	err := report.Render(&buf, r, format, o)
 	return buf.Bytes(), err
 }
 

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -225,5 +227,167 @@ func TestSummaryAndSeveralOutputs(t *testing.T) {
 	}
 	if code, _, errs := invoke(t, all, "--output", "json:"); code != report.ExitUsage {
 		t.Errorf("empty output name: exit %d %q", code, errs)
+	}
+}
+
+// TestEveryFormat runs each format to stdout and to --output: the same
+// bytes both ways, nothing on stderr, and the exit code of the findings
+// whatever the format.
+func TestEveryFormat(t *testing.T) {
+	all := []check.Check{fake("a", check.Warn), fake("b", check.Pass)}
+	dir := t.TempDir()
+	for _, f := range report.Formats {
+		p := filepath.Join(dir, "r."+string(f))
+		code, out, errs := invoke(t, all, "--format", string(f), "--output", string(f)+":"+p)
+		if code != report.ExitWarn || errs != "" || out == "" {
+			t.Errorf("%s: exit %d, stderr %q, %d bytes on stdout", f, code, errs, len(out))
+		}
+		if b, err := os.ReadFile(p); err != nil || string(b) != out {
+			t.Errorf("%s: --output file differs from stdout (%v)", f, err)
+		}
+	}
+}
+
+// TestJUnitStdoutIsOnlyXML: a Packer or CI step redirects stdout to the
+// file it uploads, so messages (here --wait's) must go to stderr.
+func TestJUnitStdoutIsOnlyXML(t *testing.T) {
+	code, out, errs := invoke(t, []check.Check{fake("a", check.Fail)}, "--format", "junit", "--wait", "1s")
+	if code != report.ExitProblem || !strings.Contains(errs, "--wait ignored") {
+		t.Fatalf("exit %d, stderr %q", code, errs)
+	}
+	// Walk the tokens: one root element, nothing but whitespace outside it.
+	dec := xml.NewDecoder(strings.NewReader(out))
+	depth, roots := 0, 0
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("stdout is not XML: %v\n%s", err, out)
+		}
+		switch tk := tok.(type) {
+		case xml.StartElement:
+			if depth == 0 {
+				roots++
+			}
+			depth++
+		case xml.EndElement:
+			depth--
+		case xml.CharData:
+			if depth == 0 && strings.TrimSpace(string(tk)) != "" {
+				t.Fatalf("text outside the document: %q", tk)
+			}
+		}
+	}
+	if roots != 1 {
+		t.Errorf("%d root elements on stdout, want 1", roots)
+	}
+	if !strings.HasPrefix(out, "<?xml") || !strings.HasSuffix(out, "</testsuites>\n") {
+		t.Errorf("stdout is not one JUnit document:\n%s", out)
+	}
+}
+
+// TestNagiosExitCodes: --exit-codes nagios, and only it, switches to the
+// plugin return codes; --format nagios alone keeps guestcheck's.
+func TestNagiosExitCodes(t *testing.T) {
+	nag := []string{"--exit-codes", "nagios"}
+	for _, tc := range []struct {
+		checks []check.Check
+		extra  []string
+		want   int
+		word   string
+	}{
+		{[]check.Check{fake("a", check.Pass), fake("b", check.Skip)}, nag, report.NagiosOK, "OK"},
+		{[]check.Check{fake("a", check.Pass), fake("b", check.Warn)}, nag, report.NagiosWarning, "WARNING"},
+		{[]check.Check{fake("a", check.Warn), fake("b", check.Fail)}, nag, report.NagiosCritical, "CRITICAL"},
+		{[]check.Check{fake("a", check.Warn), fake("b", check.Error)}, nag, report.NagiosUnknown, "UNKNOWN"},
+		{[]check.Check{fake("a", check.Skip)}, nag, report.NagiosUnknown, "UNKNOWN"},
+		// Without the option the format changes nothing: warn is still 2.
+		{[]check.Check{fake("a", check.Pass), fake("b", check.Warn)}, nil, report.ExitWarn, "WARNING"},
+		{[]check.Check{fake("a", check.Fail)}, nil, report.ExitProblem, "CRITICAL"},
+	} {
+		args := append([]string{"--format", "nagios", "--service-name", "VM"}, tc.extra...)
+		code, out, errs := invoke(t, tc.checks, args...)
+		if code != tc.want || !strings.HasPrefix(out, "VM "+tc.word+": ") || errs != "" {
+			t.Errorf("%v %v: exit %d, stdout %q, stderr %q; want %d and %s", tc.checks, tc.extra, code, out, errs, tc.want, tc.word)
+		}
+	}
+	// The option works with any format.
+	if code, _, _ := invoke(t, []check.Check{fake("a", check.Warn)}, "--format", "json", "--exit-codes", "nagios"); code != report.NagiosWarning {
+		t.Errorf("--format json --exit-codes nagios with a warning: exit %d, want 1", code)
+	}
+	// An unwritable --output is UNKNOWN, unless the run is CRITICAL anyway.
+	bad := filepath.Join(t.TempDir(), "no/such/dir/r.txt")
+	if code, _, _ := invoke(t, []check.Check{fake("a", check.Pass)}, "--exit-codes", "nagios", "--output", bad); code != report.NagiosUnknown {
+		t.Errorf("unwritable output on a pass: exit %d, want 3", code)
+	}
+	if code, _, _ := invoke(t, []check.Check{fake("a", check.Fail)}, "--exit-codes", "nagios", "--output", bad); code != report.NagiosCritical {
+		t.Errorf("unwritable output on a fail: exit %d, want 2", code)
+	}
+	// --help, --version and --list are UNKNOWN for a plugin.
+	for _, a := range [][]string{{"--exit-codes", "nagios", "--help"}, {"--exit-codes", "nagios", "--version"}, {"--exit-codes", "nagios", "--list"}} {
+		var out, errb bytes.Buffer
+		if code := run(a, &out, &errb, []check.Check{fake("a", check.Pass)}); code != report.NagiosUnknown {
+			t.Errorf("%v: exit %d, want 3", a, code)
+		}
+	}
+}
+
+func TestFormatOptionErrors(t *testing.T) {
+	all := []check.Check{fake("a", check.Pass)}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--exit-codes", "nrpe"}, `--exit-codes "nrpe": want guestcheck or nagios`},
+		{[]string{"--exit-codes", "nagios", "--exit-zero"}, "contradict"},
+		{[]string{"--service-name", "A|B"}, "--service-name: service name must not contain '|'"},
+		{[]string{"--service-name", ""}, "--service-name: service name is empty"},
+		{[]string{"--output", "tap:"}, `empty file name after "tap:"`},
+		{[]string{"--format", "xml"}, "want one of text, json, prometheus, nagios, junit, tap, jsonl"},
+	} {
+		code, out, errs := invoke(t, all, tc.args...)
+		if code != report.ExitUsage || !strings.Contains(errs, tc.want) || out != "" {
+			t.Errorf("%v: exit %d, stderr %q; want 3 and %q", tc.args, code, errs, tc.want)
+		}
+	}
+}
+
+// TestPrometheusOutputReplacesAtomically: node_exporter may read the .prom
+// file at any moment, so --output replaces it by rename (a new inode) and
+// leaves no temporary file the collector could pick up.
+func TestPrometheusOutputReplacesAtomically(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "guestcheck.prom")
+	if err := os.WriteFile(p, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(p)
+	code, _, errs := invoke(t, []check.Check{fake("a", check.Pass)}, "--summary", "--output", "prometheus:"+p)
+	if code != 0 || errs != "" {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	after, err := os.Stat(p)
+	if err != nil || os.SameFile(before, after) {
+		t.Errorf("the .prom file was not replaced by a new one (%v)", err)
+	}
+	b, _ := os.ReadFile(p)
+	if !strings.Contains(string(b), `guestcheck_check_status{check="a",status="pass"} 1`) || after.Mode().Perm() != 0o644 {
+		t.Errorf("mode %v, content:\n%s", after.Mode().Perm(), b)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Errorf("directory holds %d entries, want only guestcheck.prom: %v", len(ents), ents)
+	}
+}
+
+// TestNagiosUsageErrorOnStdout: Nagios shows only stdout, so a mistake in
+// the configuration is an UNKNOWN status line there too.
+func TestNagiosUsageErrorOnStdout(t *testing.T) {
+	code, out, errs := invoke(t, []check.Check{fake("a", check.Pass)}, "--format", "nagios", "--exit-codes", "nagios", "--only", "nope")
+	want := `GUESTCHECK UNKNOWN: --only: unknown check ID "nope" (see --list)` + "\n"
+	if code != report.NagiosUnknown || out != want || !strings.Contains(errs, "unknown check ID") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 3 and %q", code, out, errs, want)
 	}
 }

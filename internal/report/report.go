@@ -1,6 +1,8 @@
 // Package report turns check results into guestcheck's one Report type,
-// renders it as text or JSON with pure functions, and computes the exit
-// code once, from the findings, never from a renderer.
+// renders it with pure functions (text, JSON, Prometheus textfile, Nagios
+// plugin output, JUnit XML, TAP, JSON lines; see Format), and computes the
+// exit code once, from the findings, never from a renderer: ExitCode in
+// guestcheck's scheme, NagiosExitCode in the plugin one.
 package report
 
 import (
@@ -14,7 +16,8 @@ import (
 // version are additive only.
 const SchemaVersion = 1
 
-// Exit codes, shared by every output format.
+// Exit codes, shared by every output format (NagiosExitCode maps onto the
+// plugin codes instead, when asked to).
 const (
 	ExitOK      = 0 // nothing worse than pass or skip
 	ExitProblem = 1 // any fail or error

@@ -120,7 +120,12 @@ func golden(t *testing.T, name string, got []byte) {
 
 func compileSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	const p = "../../schema/report-v1.schema.json"
+	return compileSchemaFile(t, "../../schema/report-v1.schema.json")
+}
+
+// compileSchemaFile compiles the JSON Schema at p.
+func compileSchemaFile(t *testing.T, p string) *jsonschema.Schema {
+	t.Helper()
 	f, err := os.Open(p)
 	if err != nil {
 		t.Fatal(err)
@@ -131,10 +136,10 @@ func compileSchema(t *testing.T) *jsonschema.Schema {
 		t.Fatal(err)
 	}
 	c := jsonschema.NewCompiler()
-	if err := c.AddResource("report-v1.schema.json", doc); err != nil {
+	if err := c.AddResource(filepath.Base(p), doc); err != nil {
 		t.Fatal(err)
 	}
-	s, err := c.Compile("report-v1.schema.json")
+	s, err := c.Compile(filepath.Base(p))
 	if err != nil {
 		t.Fatal(err)
 	}

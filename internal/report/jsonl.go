@@ -1,0 +1,68 @@
+package report
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+
+	"github.com/guestcheck/guestcheck/internal/check"
+)
+
+// FindingLine is one line of the jsonl format: a finding with the run and
+// check it belongs to, so that each line stands alone in a log pipeline.
+type FindingLine struct {
+	Time        string            `json:"time"` // the run's start, RFC 3339 UTC
+	Tool        string            `json:"tool"`
+	Version     string            `json:"version"`
+	Host        string            `json:"host"`
+	BootID      string            `json:"boot_id"`
+	Root        string            `json:"root"`
+	Check       string            `json:"check"`
+	CheckStatus check.Status      `json:"check_status"`
+	Status      check.Status      `json:"status"`
+	Priority    int               `json:"priority"` // syslog severity of Status
+	Code        string            `json:"code"`
+	Message     string            `json:"message"`
+	Detail      map[string]string `json:"detail,omitempty"`
+	Remediation string            `json:"remediation,omitempty"`
+}
+
+// syslogPriority maps a status onto the syslog severities journald and
+// log shippers filter by: fail and error are err (3), warn is warning (4),
+// pass and skip are info (6).
+func syslogPriority(st check.Status) int {
+	switch valid(st) {
+	case check.Pass, check.Skip:
+		return 6
+	case check.Warn:
+		return 4
+	}
+	return 3
+}
+
+// WriteJSONL renders r as JSON Lines: one compact object per finding, in
+// report order. A check without findings (which the runner never
+// produces) still gets one line, with its summary as the message.
+func WriteJSONL(w io.Writer, r Report) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw) // Encode ends every object with a newline
+	enc.SetEscapeHTML(false)
+	base := FindingLine{Time: r.StartedAt.UTC().Format("2006-01-02T15:04:05.000Z"), Tool: r.Tool,
+		Version: r.Version, Host: r.Host.Hostname, BootID: r.Host.BootID, Root: r.Root}
+	for _, c := range r.Checks {
+		fs := c.Findings
+		if len(fs) == 0 {
+			fs = []check.Finding{{Status: c.Status, Message: c.Summary}}
+		}
+		for _, f := range fs {
+			l := base
+			l.Check, l.CheckStatus = c.ID, c.Status
+			l.Status, l.Priority, l.Code, l.Message = f.Status, syslogPriority(f.Status), f.Code, f.Message
+			l.Detail, l.Remediation = f.Detail, f.Remediation
+			if err := enc.Encode(l); err != nil {
+				return err
+			}
+		}
+	}
+	return bw.Flush()
+}
