@@ -239,6 +239,8 @@ func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
 		Config:   cfg,
 		Now:      time.Now,
 		IsRoot:   os.Geteuid() == 0,
+
+		InterfaceAddrs: net.InterfaceAddrs,
 	}
 	if o.wait > 0 {
 		waitForCloudInit(ctx, env, o.wait, stderr)

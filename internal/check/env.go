@@ -38,6 +38,9 @@ type Env struct {
 	// rules and neighbours through; nil means the current network
 	// namespace. Tests pass a handle bound to a namespace they created.
 	Netlink *netlink.Handle
+	// InterfaceAddrs lists this machine's interface addresses; nil means
+	// net.InterfaceAddrs. Tests of live behaviour pass a fake.
+	InterfaceAddrs func() ([]net.Addr, error)
 	// Dialer opens connections for probes (DNS); tests redirect it to
 	// servers they run on loopback. nil means a plain net.Dialer.
 	Dialer Dialer

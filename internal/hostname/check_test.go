@@ -1,4 +1,4 @@
-package checks
+package hostname
 
 import (
 	"context"
@@ -17,20 +17,20 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fs"
 )
 
-// hnCase is a fake guest under t.TempDir(): files to write, and how
+// tcase is a fake guest under t.TempDir(): files to write, and how
 // the environment around them looks.
-type hnCase struct {
+type tcase struct {
 	files    map[string]string // guest path -> content
 	live     bool
 	notRoot  bool
 	expected string
-	resolver *hnResolver
+	resolver *fakeResolver
 	ifaddrs  []string // interface addresses on the fake live system
 }
 
-// hnResolver answers from a table; unknown names are "no such host". It
+// fakeResolver answers from a table; unknown names are "no such host". It
 // records calls and the deadline it was given.
-type hnResolver struct {
+type fakeResolver struct {
 	mu        sync.Mutex
 	answers   map[string][]string
 	block     bool // wait for ctx instead of answering
@@ -38,7 +38,7 @@ type hnResolver struct {
 	deadlines []time.Duration
 }
 
-func (f *hnResolver) LookupHost(ctx context.Context, host string) ([]string, error) {
+func (f *fakeResolver) LookupHost(ctx context.Context, host string) ([]string, error) {
 	f.mu.Lock()
 	f.calls++
 	if d, ok := ctx.Deadline(); ok {
@@ -55,14 +55,14 @@ func (f *hnResolver) LookupHost(ctx context.Context, host string) ([]string, err
 	return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 }
 
-func (f *hnResolver) callCount() int {
+func (f *fakeResolver) callCount() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.calls
 }
 
-// hnHealthyFiles is a cloud-init-provisioned Debian-style guest named web1.
-func hnHealthyFiles() map[string]string {
+// healthyFiles is a cloud-init-provisioned Debian-style guest named web1.
+func healthyFiles() map[string]string {
 	return map[string]string{
 		"/proc/sys/kernel/hostname":                "web1\n",
 		"/etc/hostname":                            "web1\n",
@@ -75,7 +75,7 @@ func hnHealthyFiles() map[string]string {
 	}
 }
 
-func (c hnCase) run(t *testing.T, ctx context.Context) ([]check.Finding, *hnResolver) {
+func (c tcase) run(t *testing.T, ctx context.Context) ([]check.Finding, *fakeResolver) {
 	t.Helper()
 	dir := t.TempDir()
 	for p, content := range c.files {
@@ -102,7 +102,7 @@ func (c hnCase) run(t *testing.T, ctx context.Context) ([]check.Finding, *hnReso
 	cfg.Hostname.Expected = c.expected
 	res := c.resolver
 	if res == nil {
-		res = &hnResolver{}
+		res = &fakeResolver{}
 	}
 	env := &check.Env{
 		Root: root, Live: c.live, Resolver: res, Config: cfg, IsRoot: !c.notRoot,
@@ -122,22 +122,22 @@ func (c hnCase) run(t *testing.T, ctx context.Context) ([]check.Finding, *hnReso
 		}
 		return out, nil
 	}
-	chk := newHostnameCheck(ifaddrs)
-	got := chk.Run(ctx, env)
-	hnAssertInvariants(t, chk, got)
+	env.InterfaceAddrs = ifaddrs
+	got := Run(ctx, env)
+	assertInvariants(t, got)
 	return got, res
 }
 
-var hnTrailingPeriod = regexp.MustCompile(`[.]$`)
+var trailingPeriod = regexp.MustCompile(`[.]$`)
 
-// hnAssertInvariants holds every finding to the framework's rules.
-func hnAssertInvariants(t *testing.T, chk check.Check, fs []check.Finding) {
+// assertInvariants holds every finding to the framework's rules.
+func assertInvariants(t *testing.T, fs []check.Finding) {
 	t.Helper()
 	if len(fs) == 0 {
 		t.Fatal("no findings")
 	}
 	known := map[string]bool{}
-	for _, c := range chk.Codes {
+	for _, c := range Codes {
 		known[c] = true
 	}
 	for i, f := range fs {
@@ -147,7 +147,7 @@ func hnAssertInvariants(t *testing.T, chk check.Check, fs []check.Finding) {
 		if !f.Status.Valid() {
 			t.Errorf("%s: invalid status %q", f.Code, f.Status)
 		}
-		if f.Message == "" || strings.Contains(f.Message, "\n") || hnTrailingPeriod.MatchString(f.Message) {
+		if f.Message == "" || strings.Contains(f.Message, "\n") || trailingPeriod.MatchString(f.Message) {
 			t.Errorf("%s: message must be one line without a trailing period: %q", f.Code, f.Message)
 		}
 		needFix := f.Status != check.Pass && f.Status != check.Skip
@@ -171,8 +171,8 @@ func hnAssertInvariants(t *testing.T, chk check.Check, fs []check.Finding) {
 	}
 }
 
-// hnFind returns the single finding with code, failing when it is absent.
-func hnFind(t *testing.T, fs []check.Finding, code string) check.Finding {
+// find returns the single finding with code, failing when it is absent.
+func find(t *testing.T, fs []check.Finding, code string) check.Finding {
 	t.Helper()
 	var hits []check.Finding
 	for _, f := range fs {
@@ -181,14 +181,14 @@ func hnFind(t *testing.T, fs []check.Finding, code string) check.Finding {
 		}
 	}
 	if len(hits) != 1 {
-		t.Fatalf("want one %s finding, got %d in:\n%s", code, len(hits), hnDump(fs))
+		t.Fatalf("want one %s finding, got %d in:\n%s", code, len(hits), dumpFindings(fs))
 	}
 	return hits[0]
 }
 
-func hnExpect(t *testing.T, fs []check.Finding, code string, st check.Status, msgParts ...string) check.Finding {
+func expect(t *testing.T, fs []check.Finding, code string, st check.Status, msgParts ...string) check.Finding {
 	t.Helper()
-	f := hnFind(t, fs, code)
+	f := find(t, fs, code)
 	if f.Status != st {
 		t.Errorf("%s: status %s, want %s (%s)", code, f.Status, st, f.Message)
 	}
@@ -200,7 +200,7 @@ func hnExpect(t *testing.T, fs []check.Finding, code string, st check.Status, ms
 	return f
 }
 
-func hnAbsent(t *testing.T, fs []check.Finding, codes ...string) {
+func absent(t *testing.T, fs []check.Finding, codes ...string) {
 	t.Helper()
 	for _, f := range fs {
 		for _, c := range codes {
@@ -211,8 +211,8 @@ func hnAbsent(t *testing.T, fs []check.Finding, codes ...string) {
 	}
 }
 
-// hnCodes lists finding codes in order, for exact expectations.
-func hnCodes(fs []check.Finding) string {
+// codesOf lists finding codes in order, for exact expectations.
+func codesOf(fs []check.Finding) string {
 	var cs []string
 	for _, f := range fs {
 		cs = append(cs, f.Code+":"+string(f.Status))
@@ -220,7 +220,7 @@ func hnCodes(fs []check.Finding) string {
 	return strings.Join(cs, " ")
 }
 
-func hnDump(fs []check.Finding) string {
+func dumpFindings(fs []check.Finding) string {
 	var b strings.Builder
 	for _, f := range fs {
 		b.WriteString("  " + string(f.Status) + " " + f.Code + ": " + f.Message + "\n")
@@ -229,13 +229,13 @@ func hnDump(fs []check.Finding) string {
 }
 
 func TestHostnameHealthy(t *testing.T) {
-	fs, res := hnCase{files: hnHealthyFiles(), live: true}.run(t, context.Background())
-	if got, want := hnCodes(fs), "hostname-ok:pass hostname-resolves:pass"; got != want {
-		t.Fatalf("findings = %s, want %s\n%s", got, want, hnDump(fs))
+	fs, res := tcase{files: healthyFiles(), live: true}.run(t, context.Background())
+	if got, want := codesOf(fs), "hostname-ok:pass hostname-resolves:pass"; got != want {
+		t.Fatalf("findings = %s, want %s\n%s", got, want, dumpFindings(fs))
 	}
-	ok := hnExpect(t, fs, "hostname-ok", check.Pass, "kernel hostname web1 is a valid host name", "agrees with /etc/hostname",
+	ok := expect(t, fs, "hostname-ok", check.Pass, "kernel hostname web1 is a valid host name", "agrees with /etc/hostname",
 		"matches what cloud-init was asked for", "instance-data.json v1.local_hostname")
-	hnExpect(t, fs, "hostname-resolves", check.Pass, "web1 resolves via /etc/hosts line 2 to 127.0.1.1 (loopback)")
+	expect(t, fs, "hostname-resolves", check.Pass, "web1 resolves via /etc/hosts line 2 to 127.0.1.1 (loopback)")
 	if res.callCount() != 0 {
 		t.Errorf("DNS consulted although /etc/hosts answered")
 	}
@@ -257,204 +257,204 @@ func TestHostnameHealthy(t *testing.T) {
 func TestHostnameLocalhost(t *testing.T) {
 	for _, kernel := range []string{"localhost", "localhost.localdomain", "(none)", "LOCALHOST"} {
 		t.Run(kernel, func(t *testing.T) {
-			files := hnHealthyFiles()
+			files := healthyFiles()
 			files["/proc/sys/kernel/hostname"] = kernel + "\n"
 			files["/etc/hostname"] = kernel + "\n"
-			fs, res := hnCase{files: files, live: true}.run(t, context.Background())
-			hnExpect(t, fs, "hostname-localhost", check.Fail, "a placeholder", "(cloud-init was asked for web1)")
-			hnAbsent(t, fs, "hostname-ok", "hostname-resolves", "hostname-metadata-mismatch")
+			fs, res := tcase{files: files, live: true}.run(t, context.Background())
+			expect(t, fs, "hostname-localhost", check.Fail, "a placeholder", "(cloud-init was asked for web1)")
+			absent(t, fs, "hostname-ok", "hostname-resolves", "hostname-metadata-mismatch")
 			if res.callCount() != 0 {
 				t.Error("a placeholder name was looked up in DNS")
 			}
 		})
 	}
 	t.Run("empty", func(t *testing.T) {
-		files := hnHealthyFiles()
+		files := healthyFiles()
 		files["/proc/sys/kernel/hostname"] = "\n"
-		fs, _ := hnCase{files: files, live: true}.run(t, context.Background())
-		hnExpect(t, fs, "hostname-localhost", check.Fail, "kernel hostname is empty")
+		fs, _ := tcase{files: files, live: true}.run(t, context.Background())
+		expect(t, fs, "hostname-localhost", check.Fail, "kernel hostname is empty")
 	})
 }
 
 func TestHostnameInvalid(t *testing.T) {
-	files := hnHealthyFiles()
+	files := healthyFiles()
 	files["/proc/sys/kernel/hostname"] = "web_1\n"
 	files["/etc/hostname"] = "web_1\n"
 	files["/var/lib/cloud/data/set-hostname"] = `{"hostname": "web_1", "fqdn": "web_1.example.com"}`
 	files["/run/cloud-init/instance-data.json"] = `{"v1": {"local_hostname": "web_1"}}`
-	fs, _ := hnCase{files: files, live: true}.run(t, context.Background())
-	f := hnExpect(t, fs, "hostname-invalid", check.Fail, `kernel hostname web_1 is not a valid RFC 1123 host name`, `label 1 "web_1" contains '_'`)
+	fs, _ := tcase{files: files, live: true}.run(t, context.Background())
+	f := expect(t, fs, "hostname-invalid", check.Fail, `kernel hostname web_1 is not a valid RFC 1123 host name`, `label 1 "web_1" contains '_'`)
 	if !strings.Contains(f.Remediation, "hostnamectl set-hostname") {
 		t.Errorf("remediation %q", f.Remediation)
 	}
-	hnAbsent(t, fs, "hostname-ok", "hostname-resolves", "hostname-unresolvable")
+	absent(t, fs, "hostname-ok", "hostname-resolves", "hostname-unresolvable")
 
 	files["/proc/sys/kernel/hostname"] = "web1.example.com.\n"
-	fs, _ = hnCase{files: files, live: true}.run(t, context.Background())
-	hnExpect(t, fs, "hostname-invalid", check.Fail, "ends with '.'")
+	fs, _ = tcase{files: files, live: true}.run(t, context.Background())
+	expect(t, fs, "hostname-invalid", check.Fail, "ends with '.'")
 }
 
 func TestHostnameEtc(t *testing.T) {
 	t.Run("mismatch", func(t *testing.T) {
-		files := hnHealthyFiles()
+		files := healthyFiles()
 		files["/etc/hostname"] = "web2\n"
-		fs, _ := hnCase{files: files, live: true}.run(t, context.Background())
-		hnExpect(t, fs, "hostname-etc-mismatch", check.Warn, "/etc/hostname says web2 but the kernel hostname is web1")
-		hnAbsent(t, fs, "hostname-ok")
-		hnFind(t, fs, "hostname-resolves")
+		fs, _ := tcase{files: files, live: true}.run(t, context.Background())
+		expect(t, fs, "hostname-etc-mismatch", check.Warn, "/etc/hostname says web2 but the kernel hostname is web1")
+		absent(t, fs, "hostname-ok")
+		find(t, fs, "hostname-resolves")
 	})
 	t.Run("short and fqdn agree", func(t *testing.T) {
-		files := hnHealthyFiles()
+		files := healthyFiles()
 		files["/etc/hostname"] = "WEB1.example.com\n"
-		fs, _ := hnCase{files: files, live: true}.run(t, context.Background())
-		hnAbsent(t, fs, "hostname-etc-mismatch")
-		if f := hnFind(t, fs, "hostname-ok"); f.Detail["etc_hostname_match"] != "short name" {
+		fs, _ := tcase{files: files, live: true}.run(t, context.Background())
+		absent(t, fs, "hostname-etc-mismatch")
+		if f := find(t, fs, "hostname-ok"); f.Detail["etc_hostname_match"] != "short name" {
 			t.Errorf("etc_hostname_match = %q", f.Detail["etc_hostname_match"])
 		}
 	})
 	t.Run("missing", func(t *testing.T) {
-		files := hnHealthyFiles()
+		files := healthyFiles()
 		delete(files, "/etc/hostname")
-		fs, _ := hnCase{files: files, live: true}.run(t, context.Background())
-		hnExpect(t, fs, "hostname-etc-missing", check.Warn, "/etc/hostname is missing, so the name web1 is transient")
-		hnAbsent(t, fs, "hostname-ok")
+		fs, _ := tcase{files: files, live: true}.run(t, context.Background())
+		expect(t, fs, "hostname-etc-missing", check.Warn, "/etc/hostname is missing, so the name web1 is transient")
+		absent(t, fs, "hostname-ok")
 	})
 	t.Run("empty", func(t *testing.T) {
-		files := hnHealthyFiles()
+		files := healthyFiles()
 		files["/etc/hostname"] = "# nothing\n"
-		fs, _ := hnCase{files: files, live: true}.run(t, context.Background())
-		hnExpect(t, fs, "hostname-etc-missing", check.Warn, "/etc/hostname is empty")
+		fs, _ := tcase{files: files, live: true}.run(t, context.Background())
+		expect(t, fs, "hostname-etc-missing", check.Warn, "/etc/hostname is empty")
 	})
 	t.Run("missing on purpose", func(t *testing.T) {
-		files := hnHealthyFiles()
+		files := healthyFiles()
 		delete(files, "/etc/hostname")
 		files["/etc/cloud/cloud.cfg.d/90-transient.cfg"] = "create_hostname_file: false\n"
-		fs, _ := hnCase{files: files, live: true}.run(t, context.Background())
-		hnAbsent(t, fs, "hostname-etc-missing")
-		if f := hnFind(t, fs, "hostname-ok"); !strings.Contains(f.Detail["etc_hostname_note"], "create_hostname_file is false") {
+		fs, _ := tcase{files: files, live: true}.run(t, context.Background())
+		absent(t, fs, "hostname-etc-missing")
+		if f := find(t, fs, "hostname-ok"); !strings.Contains(f.Detail["etc_hostname_note"], "create_hostname_file is false") {
 			t.Errorf("etc_hostname_note = %q", f.Detail["etc_hostname_note"])
 		}
 	})
 	t.Run("several names", func(t *testing.T) {
-		files := hnHealthyFiles()
+		files := healthyFiles()
 		files["/etc/hostname"] = "web1\nweb2\n"
-		fs, _ := hnCase{files: files, live: true}.run(t, context.Background())
-		hnExpect(t, fs, "hostname-file-unreadable", check.Error, "/etc/hostname: several names: line 1 and line 2")
-		hnFind(t, fs, "hostname-ok") // the kernel name is still judged
+		fs, _ := tcase{files: files, live: true}.run(t, context.Background())
+		expect(t, fs, "hostname-file-unreadable", check.Error, "/etc/hostname: several names: line 1 and line 2")
+		find(t, fs, "hostname-ok") // the kernel name is still judged
 	})
 }
 
 func TestHostnameMetadataMismatch(t *testing.T) {
 	t.Run("set-hostname only", func(t *testing.T) {
-		files := hnHealthyFiles()
+		files := healthyFiles()
 		delete(files, "/run/cloud-init/instance-data.json")
 		files["/proc/sys/kernel/hostname"] = "rewritten\n"
 		files["/etc/hostname"] = "rewritten\n"
 		files["/etc/hosts"] = "127.0.1.1 rewritten\n"
-		fs, _ := hnCase{files: files, live: true}.run(t, context.Background())
-		f := hnExpect(t, fs, "hostname-metadata-mismatch", check.Fail,
+		fs, _ := tcase{files: files, live: true}.run(t, context.Background())
+		f := expect(t, fs, "hostname-metadata-mismatch", check.Fail,
 			"kernel hostname rewritten differs from what cloud-init set", "set-hostname): web1 or web1.example.com")
 		if !strings.Contains(f.Remediation, "preserve_hostname") {
 			t.Errorf("remediation %q", f.Remediation)
 		}
-		hnAbsent(t, fs, "hostname-ok")
-		hnFind(t, fs, "hostname-resolves")
+		absent(t, fs, "hostname-ok")
+		find(t, fs, "hostname-resolves")
 	})
 	t.Run("meta-data", func(t *testing.T) {
-		files := hnHealthyFiles()
+		files := healthyFiles()
 		files["/proc/sys/kernel/hostname"] = "debian\n"
 		files["/etc/hostname"] = "debian\n"
-		fs, _ := hnCase{files: files, live: true}.run(t, context.Background())
-		hnExpect(t, fs, "hostname-metadata-mismatch", check.Fail, "kernel hostname debian differs from what cloud-init was asked for", "v1.local_hostname): web1")
+		fs, _ := tcase{files: files, live: true}.run(t, context.Background())
+		expect(t, fs, "hostname-metadata-mismatch", check.Fail, "kernel hostname debian differs from what cloud-init was asked for", "v1.local_hostname): web1")
 	})
 	t.Run("user-data hostname wins over meta-data", func(t *testing.T) {
-		files := hnHealthyFiles()
+		files := healthyFiles()
 		files["/var/lib/cloud/instance/cloud-config.txt"] = "#cloud-config\nfqdn: app.example.org\n"
-		fs, _ := hnCase{files: files, live: true}.run(t, context.Background())
-		f := hnExpect(t, fs, "hostname-metadata-mismatch", check.Fail, "differs from what cloud-init was asked for", "cloud-config.txt): app or app.example.org")
+		fs, _ := tcase{files: files, live: true}.run(t, context.Background())
+		f := expect(t, fs, "hostname-metadata-mismatch", check.Fail, "differs from what cloud-init was asked for", "cloud-config.txt): app or app.example.org")
 		if f.Detail["cloud_init_fqdn"] != "app.example.org" || !strings.HasSuffix(f.Detail["cloud_init_source"], "cloud-config.txt") {
 			t.Errorf("detail = %v", f.Detail)
 		}
 	})
 	t.Run("fqdn applied on an RHEL-style guest", func(t *testing.T) {
-		files := hnHealthyFiles()
+		files := healthyFiles()
 		files["/var/lib/cloud/instance/cloud-config.txt"] = "#cloud-config\nfqdn: web1.example.com\nprefer_fqdn_over_hostname: true\n"
 		files["/proc/sys/kernel/hostname"] = "web1.example.com\n"
 		files["/etc/hostname"] = "web1.example.com\n"
-		fs, _ := hnCase{files: files, live: true}.run(t, context.Background())
-		hnAbsent(t, fs, "hostname-metadata-mismatch")
-		hnFind(t, fs, "hostname-ok")
+		fs, _ := tcase{files: files, live: true}.run(t, context.Background())
+		absent(t, fs, "hostname-metadata-mismatch")
+		find(t, fs, "hostname-ok")
 	})
 	t.Run("renamed since set-hostname", func(t *testing.T) {
 		// cc_update_hostname applies a meta-data rename every boot but
 		// leaves set-hostname with the first name.
-		files := hnHealthyFiles()
+		files := healthyFiles()
 		files["/var/lib/cloud/data/set-hostname"] = `{"hostname": "old", "fqdn": "old.example.com"}`
-		fs, _ := hnCase{files: files, live: true}.run(t, context.Background())
-		hnAbsent(t, fs, "hostname-metadata-mismatch")
-		if f := hnFind(t, fs, "hostname-ok"); f.Detail["set_hostname_note"] == "" {
+		fs, _ := tcase{files: files, live: true}.run(t, context.Background())
+		absent(t, fs, "hostname-metadata-mismatch")
+		if f := find(t, fs, "hostname-ok"); f.Detail["set_hostname_note"] == "" {
 			t.Error("set_hostname_note missing")
 		}
 	})
 	t.Run("garbage user-data downgrades a meta-data mismatch", func(t *testing.T) {
-		files := hnHealthyFiles()
+		files := healthyFiles()
 		delete(files, "/var/lib/cloud/data/set-hostname")
 		files["/var/lib/cloud/instance/cloud-config.txt"] = "#cloud-config\nhostname: [unclosed\n"
 		files["/proc/sys/kernel/hostname"] = "custom\n"
 		files["/etc/hostname"] = "custom\n"
 		files["/etc/hosts"] = "127.0.1.1 custom\n"
-		fs, _ := hnCase{files: files, live: true}.run(t, context.Background())
-		hnExpect(t, fs, "hostname-file-unreadable", check.Error, "cloud-config.txt: line")
-		hnExpect(t, fs, "hostname-metadata-mismatch", check.Warn, "user-data was not readable")
+		fs, _ := tcase{files: files, live: true}.run(t, context.Background())
+		expect(t, fs, "hostname-file-unreadable", check.Error, "cloud-config.txt: line")
+		expect(t, fs, "hostname-metadata-mismatch", check.Warn, "user-data was not readable")
 	})
 }
 
 func TestHostnamePreserved(t *testing.T) {
-	files := hnHealthyFiles()
+	files := healthyFiles()
 	files["/var/lib/cloud/instance/cloud-config.txt"] = "#cloud-config\npreserve_hostname: true\n"
 	files["/run/cloud-init/instance-data.json"] = `{"v1": {"local_hostname": "vm-a"}}`
 	files["/var/lib/cloud/data/set-hostname"] = `{"hostname": "template", "fqdn": "template.local"}`
-	fs, _ := hnCase{files: files, live: true}.run(t, context.Background())
-	hnExpect(t, fs, "hostname-preserved", check.Pass, "web1 differs from meta-data local-hostname vm-a, as intended", "cloud-config.txt")
+	fs, _ := tcase{files: files, live: true}.run(t, context.Background())
+	expect(t, fs, "hostname-preserved", check.Pass, "web1 differs from meta-data local-hostname vm-a, as intended", "cloud-config.txt")
 	if fs[0].Detail["preserve_hostname"] != "true" || !strings.HasSuffix(fs[0].Detail["preserve_hostname_source"], "cloud-config.txt") {
 		t.Errorf("detail = %v", fs[0].Detail)
 	}
-	hnAbsent(t, fs, "hostname-metadata-mismatch")
-	hnFind(t, fs, "hostname-ok")
+	absent(t, fs, "hostname-metadata-mismatch")
+	find(t, fs, "hostname-ok")
 
 	// user-data overrides system config in both directions.
 	files["/etc/cloud/cloud.cfg.d/10-keep.cfg"] = "preserve_hostname: true\n"
 	files["/var/lib/cloud/instance/cloud-config.txt"] = "#cloud-config\npreserve_hostname: false\n"
-	fs, _ = hnCase{files: files, live: true}.run(t, context.Background())
-	hnExpect(t, fs, "hostname-metadata-mismatch", check.Fail, "vm-a")
-	hnAbsent(t, fs, "hostname-preserved")
+	fs, _ = tcase{files: files, live: true}.run(t, context.Background())
+	expect(t, fs, "hostname-metadata-mismatch", check.Fail, "vm-a")
+	absent(t, fs, "hostname-preserved")
 
 	delete(files, "/var/lib/cloud/instance/cloud-config.txt")
-	fs, _ = hnCase{files: files, live: true}.run(t, context.Background())
-	hnExpect(t, fs, "hostname-preserved", check.Pass)
+	fs, _ = tcase{files: files, live: true}.run(t, context.Background())
+	expect(t, fs, "hostname-preserved", check.Pass)
 	if !strings.HasSuffix(fs[0].Detail["preserve_hostname_source"], "10-keep.cfg") {
 		t.Errorf("preserve_hostname_source = %q", fs[0].Detail["preserve_hostname_source"])
 	}
 }
 
 func TestHostnameExpected(t *testing.T) {
-	files := hnHealthyFiles()
+	files := healthyFiles()
 	files["/proc/sys/kernel/hostname"] = "custom1\n"
 	files["/etc/hostname"] = "custom1\n"
 	files["/etc/hosts"] = "127.0.1.1 custom1\n"
-	fs, _ := hnCase{files: files, live: true, expected: "custom1.example.com"}.run(t, context.Background())
-	hnExpect(t, fs, "hostname-ok", check.Pass, "matches hostname.expected")
-	hnAbsent(t, fs, "hostname-metadata-mismatch", "hostname-expected-mismatch")
+	fs, _ := tcase{files: files, live: true, expected: "custom1.example.com"}.run(t, context.Background())
+	expect(t, fs, "hostname-ok", check.Pass, "matches hostname.expected")
+	absent(t, fs, "hostname-metadata-mismatch", "hostname-expected-mismatch")
 
-	fs, _ = hnCase{files: files, live: true, expected: "custom2"}.run(t, context.Background())
-	f := hnExpect(t, fs, "hostname-expected-mismatch", check.Fail, "kernel hostname custom1 differs from hostname.expected custom2")
+	fs, _ = tcase{files: files, live: true, expected: "custom2"}.run(t, context.Background())
+	f := expect(t, fs, "hostname-expected-mismatch", check.Fail, "kernel hostname custom1 differs from hostname.expected custom2")
 	if !strings.Contains(f.Remediation, "hostnamectl set-hostname custom2") || f.Detail["expected"] != "custom2" {
 		t.Errorf("remediation %q, detail %v", f.Remediation, f.Detail)
 	}
-	hnAbsent(t, fs, "hostname-metadata-mismatch", "hostname-ok")
+	absent(t, fs, "hostname-metadata-mismatch", "hostname-ok")
 
-	fs, _ = hnCase{files: files, live: true, expected: "bad_name"}.run(t, context.Background())
-	hnExpect(t, fs, "hostname-config-invalid", check.Error, `hostname.expected bad_name is not a valid host name`)
+	fs, _ = tcase{files: files, live: true, expected: "bad_name"}.run(t, context.Background())
+	expect(t, fs, "hostname-config-invalid", check.Error, `hostname.expected bad_name is not a valid host name`)
 }
 
 func TestHostnameNoMetadata(t *testing.T) {
@@ -463,11 +463,11 @@ func TestHostnameNoMetadata(t *testing.T) {
 		"/etc/hostname":             "plain\n",
 		"/etc/hosts":                "127.0.1.1 plain.example.net plain\n",
 	}
-	fs, _ := hnCase{files: files, live: true}.run(t, context.Background())
-	if got, want := hnCodes(fs), "hostname-ok:pass hostname-no-metadata:pass hostname-resolves:pass"; got != want {
+	fs, _ := tcase{files: files, live: true}.run(t, context.Background())
+	if got, want := codesOf(fs), "hostname-ok:pass hostname-no-metadata:pass hostname-resolves:pass"; got != want {
 		t.Fatalf("findings = %s, want %s", got, want)
 	}
-	f := hnFind(t, fs, "hostname-ok")
+	f := find(t, fs, "hostname-ok")
 	if f.Detail["cloud_init_source"] != "none" || f.Detail["set_hostname"] != "absent" || f.Detail["preserve_hostname_source"] != "cloud-init default" {
 		t.Errorf("detail = %v", f.Detail)
 	}
@@ -475,29 +475,29 @@ func TestHostnameNoMetadata(t *testing.T) {
 
 func TestHostnameResolution(t *testing.T) {
 	noHosts := func() map[string]string {
-		files := hnHealthyFiles()
+		files := healthyFiles()
 		files["/etc/hosts"] = "127.0.0.1 localhost\n"
 		return files
 	}
 	t.Run("hosts to an interface address", func(t *testing.T) {
-		files := hnHealthyFiles()
+		files := healthyFiles()
 		files["/etc/hosts"] = "127.0.0.1 localhost\n192.0.2.10 web1.example.com web1\n"
-		fs, _ := hnCase{files: files, live: true, ifaddrs: []string{"192.0.2.10/24"}}.run(t, context.Background())
-		hnExpect(t, fs, "hostname-resolves", check.Pass, "via /etc/hosts line 2 to 192.0.2.10 (interface address)")
+		fs, _ := tcase{files: files, live: true, ifaddrs: []string{"192.0.2.10/24"}}.run(t, context.Background())
+		expect(t, fs, "hostname-resolves", check.Pass, "via /etc/hosts line 2 to 192.0.2.10 (interface address)")
 	})
 	t.Run("hosts to someone else", func(t *testing.T) {
-		files := hnHealthyFiles()
+		files := healthyFiles()
 		files["/etc/hosts"] = "127.0.0.1 localhost\n# stale from the template\n198.51.100.7 web1\n"
-		fs, _ := hnCase{files: files, live: true, ifaddrs: []string{"192.0.2.10/24"}}.run(t, context.Background())
-		f := hnExpect(t, fs, "hostname-resolves-remote", check.Warn, "web1 resolves via /etc/hosts line 3 to 198.51.100.7, which is not an address of this VM")
+		fs, _ := tcase{files: files, live: true, ifaddrs: []string{"192.0.2.10/24"}}.run(t, context.Background())
+		f := expect(t, fs, "hostname-resolves-remote", check.Warn, "web1 resolves via /etc/hosts line 3 to 198.51.100.7, which is not an address of this VM")
 		if !strings.Contains(f.Remediation, "127.0.1.1") {
 			t.Errorf("remediation %q", f.Remediation)
 		}
 	})
 	t.Run("DNS to an interface address", func(t *testing.T) {
-		res := &hnResolver{answers: map[string][]string{"web1": {"2001:db8::10", "192.0.2.10"}}}
-		fs, _ := hnCase{files: noHosts(), live: true, resolver: res, ifaddrs: []string{"192.0.2.10/24", "2001:db8::10/64"}}.run(t, context.Background())
-		hnExpect(t, fs, "hostname-resolves", check.Pass, "web1 resolves via DNS to 2001:db8::10 (interface address), 192.0.2.10 (interface address)")
+		res := &fakeResolver{answers: map[string][]string{"web1": {"2001:db8::10", "192.0.2.10"}}}
+		fs, _ := tcase{files: noHosts(), live: true, resolver: res, ifaddrs: []string{"192.0.2.10/24", "2001:db8::10/64"}}.run(t, context.Background())
+		expect(t, fs, "hostname-resolves", check.Pass, "web1 resolves via DNS to 2001:db8::10 (interface address), 192.0.2.10 (interface address)")
 		if fs[0].Detail["resolution"] != "via DNS: 2001:db8::10 (interface address), 192.0.2.10 (interface address)" {
 			t.Errorf("resolution = %q", fs[0].Detail["resolution"])
 		}
@@ -506,24 +506,24 @@ func TestHostnameResolution(t *testing.T) {
 		}
 	})
 	t.Run("DNS to someone else", func(t *testing.T) {
-		res := &hnResolver{answers: map[string][]string{"web1": {"203.0.113.5"}}}
-		fs, _ := hnCase{files: noHosts(), live: true, resolver: res, ifaddrs: []string{"192.0.2.10/24"}}.run(t, context.Background())
-		hnExpect(t, fs, "hostname-resolves-remote", check.Warn, "via DNS to 203.0.113.5")
+		res := &fakeResolver{answers: map[string][]string{"web1": {"203.0.113.5"}}}
+		fs, _ := tcase{files: noHosts(), live: true, resolver: res, ifaddrs: []string{"192.0.2.10/24"}}.run(t, context.Background())
+		expect(t, fs, "hostname-resolves-remote", check.Warn, "via DNS to 203.0.113.5")
 	})
 	t.Run("unresolvable", func(t *testing.T) {
-		fs, res := hnCase{files: noHosts(), live: true}.run(t, context.Background())
-		f := hnExpect(t, fs, "hostname-unresolvable", check.Warn, "web1 resolves through neither /etc/hosts nor DNS (DNS: no such host)", "sudo")
+		fs, res := tcase{files: noHosts(), live: true}.run(t, context.Background())
+		f := expect(t, fs, "hostname-unresolvable", check.Warn, "web1 resolves through neither /etc/hosts nor DNS (DNS: no such host)", "sudo")
 		if !strings.Contains(f.Remediation, `"127.0.1.1 FQDN web1"`) || res.callCount() != 1 {
 			t.Errorf("remediation %q, DNS calls %d", f.Remediation, res.callCount())
 		}
-		hnAbsent(t, fs, "hostname-nss-only", "hostname-resolves")
-		hnFind(t, fs, "hostname-ok")
+		absent(t, fs, "hostname-nss-only", "hostname-resolves")
+		find(t, fs, "hostname-ok")
 	})
 	t.Run("malformed hosts line", func(t *testing.T) {
 		files := noHosts()
 		files["/etc/hosts"] = "127.0.0.1 localhost\n127.0.1.l web1\n"
-		fs, _ := hnCase{files: files, live: true}.run(t, context.Background())
-		f := hnExpect(t, fs, "hostname-unresolvable", check.Warn, `/etc/hosts line 2 names it but is skipped: invalid address "127.0.1.l"`)
+		fs, _ := tcase{files: files, live: true}.run(t, context.Background())
+		f := expect(t, fs, "hostname-unresolvable", check.Warn, `/etc/hosts line 2 names it but is skipped: invalid address "127.0.1.l"`)
 		if f.Detail["etc_hosts_problems"] == "" {
 			t.Error("etc_hosts_problems missing")
 		}
@@ -532,18 +532,18 @@ func TestHostnameResolution(t *testing.T) {
 		files := noHosts()
 		files["/etc/nsswitch.conf"] = "hosts: files myhostname dns\n"
 		files["/usr/lib/x86_64-linux-gnu/libnss_myhostname.so.2"] = "ELF"
-		fs, _ := hnCase{files: files, live: true}.run(t, context.Background())
-		f := hnExpect(t, fs, "hostname-nss-only", check.Pass, "resolves only through the NSS module myhostname, which this static binary cannot use", "glibc programs")
+		fs, _ := tcase{files: files, live: true}.run(t, context.Background())
+		f := expect(t, fs, "hostname-nss-only", check.Pass, "resolves only through the NSS module myhostname, which this static binary cannot use", "glibc programs")
 		if !strings.HasSuffix(f.Detail["nss_module"], "/usr/lib/x86_64-linux-gnu/libnss_myhostname.so.2") || fs[0].Detail["nsswitch_hosts"] != "files myhostname dns" {
 			t.Errorf("detail = %v", f.Detail)
 		}
-		hnAbsent(t, fs, "hostname-unresolvable")
+		absent(t, fs, "hostname-unresolvable")
 	})
 	t.Run("NSS module listed but not installed", func(t *testing.T) {
 		files := noHosts()
 		files["/etc/nsswitch.conf"] = "hosts: files myhostname dns\n"
-		fs, _ := hnCase{files: files, live: true}.run(t, context.Background())
-		f := hnExpect(t, fs, "hostname-unresolvable", check.Warn)
+		fs, _ := tcase{files: files, live: true}.run(t, context.Background())
+		f := expect(t, fs, "hostname-unresolvable", check.Warn)
 		if !strings.Contains(f.Detail["nss_module"], "libnss_myhostname.so.2 was not found") {
 			t.Errorf("nss_module = %q", f.Detail["nss_module"])
 		}
@@ -552,26 +552,26 @@ func TestHostnameResolution(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
 		start := time.Now()
-		fs, _ := hnCase{files: noHosts(), live: true, resolver: &hnResolver{block: true}}.run(t, ctx)
+		fs, _ := tcase{files: noHosts(), live: true, resolver: &fakeResolver{block: true}}.run(t, ctx)
 		if time.Since(start) > time.Second {
 			t.Errorf("check outlived its context: %s", time.Since(start))
 		}
-		hnExpect(t, fs, "hostname-interrupted", check.Error, "context deadline exceeded")
-		hnFind(t, fs, "hostname-ok") // what was judged before is kept
+		expect(t, fs, "hostname-interrupted", check.Error, "context deadline exceeded")
+		find(t, fs, "hostname-ok") // what was judged before is kept
 	})
 }
 
 func TestHostnameGarbageFiles(t *testing.T) {
-	files := hnHealthyFiles()
+	files := healthyFiles()
 	files["/run/cloud-init/instance-data.json"] = `{"v1": {"local_hostname": "we`
-	fs, _ := hnCase{files: files, live: true}.run(t, context.Background())
-	f := hnExpect(t, fs, "hostname-file-unreadable", check.Error, "/run/cloud-init/instance-data.json: unexpected end of JSON input")
+	fs, _ := tcase{files: files, live: true}.run(t, context.Background())
+	f := expect(t, fs, "hostname-file-unreadable", check.Error, "/run/cloud-init/instance-data.json: unexpected end of JSON input")
 	if !strings.HasSuffix(f.Detail["file"], "/run/cloud-init/instance-data.json") || f.Detail["reason"] != "unexpected end of JSON input" {
 		t.Errorf("detail = %v", f.Detail)
 	}
 	// The rest of the check still reports, judged against set-hostname.
-	hnExpect(t, fs, "hostname-ok", check.Pass, "matches what cloud-init set")
-	hnFind(t, fs, "hostname-resolves")
+	expect(t, fs, "hostname-ok", check.Pass, "matches what cloud-init set")
+	find(t, fs, "hostname-resolves")
 
 	for name, tc := range map[string]struct{ path, content, msg string }{
 		"set-hostname wrong type":  {"/var/lib/cloud/data/set-hostname", `{"hostname": 7}`, `set-hostname: "hostname" is a number, want a string`},
@@ -580,43 +580,43 @@ func TestHostnameGarbageFiles(t *testing.T) {
 		"user-data is a directory": {"/var/lib/cloud/instance/cloud-config.txt", "<dir>", "cloud-config.txt: is a directory"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			files := hnHealthyFiles()
+			files := healthyFiles()
 			files[tc.path] = tc.content
-			fs, _ := hnCase{files: files, live: true}.run(t, context.Background())
-			hnExpect(t, fs, "hostname-file-unreadable", check.Error, tc.msg)
-			hnFind(t, fs, "hostname-resolves")
+			fs, _ := tcase{files: files, live: true}.run(t, context.Background())
+			expect(t, fs, "hostname-file-unreadable", check.Error, tc.msg)
+			find(t, fs, "hostname-resolves")
 		})
 	}
 
 	t.Run("control characters stay quoted", func(t *testing.T) {
-		files := hnHealthyFiles()
+		files := healthyFiles()
 		files["/run/cloud-init/instance-data.json"] = `{"v1": {"local_hostname": "evil\nname"}}`
-		fs, _ := hnCase{files: files, live: true}.run(t, context.Background())
-		hnExpect(t, fs, "hostname-metadata-mismatch", check.Fail, `"evil\nname"`)
+		fs, _ := tcase{files: files, live: true}.run(t, context.Background())
+		expect(t, fs, "hostname-metadata-mismatch", check.Fail, `"evil\nname"`)
 	})
 
 	t.Run("kernel hostname missing", func(t *testing.T) {
-		files := hnHealthyFiles()
+		files := healthyFiles()
 		delete(files, "/proc/sys/kernel/hostname")
-		fs, _ := hnCase{files: files, live: true}.run(t, context.Background())
-		hnExpect(t, fs, "hostname-file-unreadable", check.Error, "/proc/sys/kernel/hostname: file does not exist")
+		fs, _ := tcase{files: files, live: true}.run(t, context.Background())
+		expect(t, fs, "hostname-file-unreadable", check.Error, "/proc/sys/kernel/hostname: file does not exist")
 		// /etc/hostname stands in, and says so.
-		hnExpect(t, fs, "hostname-ok", check.Pass, "/etc/hostname web1")
+		expect(t, fs, "hostname-ok", check.Pass, "/etc/hostname web1")
 	})
 }
 
 func TestHostnameNotLive(t *testing.T) {
-	files := hnHealthyFiles()
+	files := healthyFiles()
 	files["/proc/sys/kernel/hostname"] = "builder-vm\n" // the host's, never to be read
 	files["/etc/hosts"] = "127.0.0.1 localhost\n"
-	res := &hnResolver{answers: map[string][]string{"web1": {"192.0.2.10"}}}
-	fs, _ := hnCase{files: files, live: false, resolver: res}.run(t, context.Background())
-	ok := hnExpect(t, fs, "hostname-ok", check.Pass, "/etc/hostname web1 is a valid host name")
+	res := &fakeResolver{answers: map[string][]string{"web1": {"192.0.2.10"}}}
+	fs, _ := tcase{files: files, live: false, resolver: res}.run(t, context.Background())
+	ok := expect(t, fs, "hostname-ok", check.Pass, "/etc/hostname web1 is a valid host name")
 	if !strings.HasPrefix(ok.Detail["kernel_hostname"], "not consulted: needs the running system") {
 		t.Errorf("kernel_hostname = %q", ok.Detail["kernel_hostname"])
 	}
-	hnAbsent(t, fs, "hostname-etc-mismatch")
-	hnExpect(t, fs, "hostname-unresolvable", check.Warn, "web1 is not in /etc/hosts (DNS not consulted")
+	absent(t, fs, "hostname-etc-mismatch")
+	expect(t, fs, "hostname-unresolvable", check.Warn, "web1 is not in /etc/hosts (DNS not consulted")
 	if res.callCount() != 0 {
 		t.Error("DNS consulted for an image root")
 	}
@@ -627,43 +627,40 @@ func TestHostnameNotLive(t *testing.T) {
 	}
 
 	t.Run("hosts entry not checked against interfaces", func(t *testing.T) {
-		files := hnHealthyFiles()
+		files := healthyFiles()
 		files["/etc/hosts"] = "192.0.2.10 web1\n"
-		fs, _ := hnCase{files: files, live: false}.run(t, context.Background())
-		hnExpect(t, fs, "hostname-resolves", check.Pass, "not checked against interface addresses")
+		fs, _ := tcase{files: files, live: false}.run(t, context.Background())
+		expect(t, fs, "hostname-resolves", check.Pass, "not checked against interface addresses")
 	})
 	t.Run("missing /etc/hostname", func(t *testing.T) {
-		files := hnHealthyFiles()
+		files := healthyFiles()
 		delete(files, "/etc/hostname")
-		fs, _ := hnCase{files: files, live: false}.run(t, context.Background())
-		hnExpect(t, fs, "hostname-etc-missing", check.Warn, "kernel hostname was not consulted")
-		hnAbsent(t, fs, "hostname-ok", "hostname-localhost")
+		fs, _ := tcase{files: files, live: false}.run(t, context.Background())
+		expect(t, fs, "hostname-etc-missing", check.Warn, "kernel hostname was not consulted")
+		absent(t, fs, "hostname-ok", "hostname-localhost")
 	})
 	t.Run("template named localhost", func(t *testing.T) {
-		files := hnHealthyFiles()
+		files := healthyFiles()
 		files["/etc/hostname"] = "localhost\n"
-		fs, _ := hnCase{files: files, live: false}.run(t, context.Background())
-		hnExpect(t, fs, "hostname-localhost", check.Fail, "/etc/hostname is localhost")
+		fs, _ := tcase{files: files, live: false}.run(t, context.Background())
+		expect(t, fs, "hostname-localhost", check.Fail, "/etc/hostname is localhost")
 	})
 }
 
 func TestHostnameCodes(t *testing.T) {
 	seen := map[string]bool{}
-	for _, c := range Hostname.Codes {
+	for _, c := range Codes {
 		if !check.IsKebab(c) || seen[c] {
 			t.Errorf("code %q is not kebab-case or is listed twice", c)
 		}
 		seen[c] = true
-	}
-	if Hostname.ID != "hostname" || !check.IsKebab(Hostname.ID) || Hostname.Run == nil || Hostname.Title == "" || Hostname.Description == "" {
-		t.Errorf("check metadata incomplete: %+v", Hostname)
 	}
 	// The reference page documents every code.
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "checks", "hostname.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range Hostname.Codes {
+	for _, c := range Codes {
 		if !strings.Contains(string(doc), "`"+c+"`") {
 			t.Errorf("docs/checks/hostname.md does not document %s", c)
 		}
@@ -682,8 +679,8 @@ func TestHostnameDNSReason(t *testing.T) {
 		{context.DeadlineExceeded, nil, "no answer within 2s"},
 		{errors.New("server misbehaving"), nil, "server misbehaving"},
 	} {
-		if got := hnDNSReason(tc.err, tc.got); got != tc.want {
-			t.Errorf("hnDNSReason(%v) = %q, want %q", tc.err, got, tc.want)
+		if got := dnsReason(tc.err, tc.got); got != tc.want {
+			t.Errorf("dnsReason(%v) = %q, want %q", tc.err, got, tc.want)
 		}
 	}
 }
