@@ -7,14 +7,14 @@ import (
 	"os"
 
 	"github.com/guestcheck/guestcheck/internal/checks"
-	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/disk"
 )
 
 func main() {
 	// --freeze-test re-executes this binary as its thaw watchdog; that
 	// process must do nothing else.
-	if fs.IsFreezeWatchdog() {
-		os.Exit(fs.RunFreezeWatchdog())
+	if disk.IsFreezeWatchdog() {
+		os.Exit(disk.RunFreezeWatchdog())
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, checks.All))
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/checks"
 	"github.com/guestcheck/guestcheck/internal/cloudinit"
 	"github.com/guestcheck/guestcheck/internal/config"
+	"github.com/guestcheck/guestcheck/internal/disk"
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/report"
 	"github.com/guestcheck/guestcheck/internal/systemd"
@@ -209,7 +210,7 @@ func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
 		if !slices.ContainsFunc(selected, func(c check.Check) bool { return c.ID == checks.FSFreeze.ID }) {
 			return o.usageFailure(stdout, stderr, "--freeze-test needs the fs-freeze check, which --only, --skip or the config left out")
 		}
-		req := fs.FreezeRequest{Mountpoint: o.freezeTest}
+		req := disk.FreezeRequest{Mountpoint: o.freezeTest}
 		for _, out := range o.outputs {
 			req.Protect = append(req.Protect, out.path) // never freeze where a report goes
 		}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/config"
-	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/disk"
 )
 
 // Finding codes of the disk-size check; docs/checks/disk-size.md explains each.
@@ -42,7 +42,7 @@ var DiskSize = check.Check{
 
 // diskInput lets tests substitute statfs, whose numbers they cannot set.
 type diskInput struct {
-	statfs func(ctx context.Context, hostPath string) (fs.Usage, error)
+	statfs func(ctx context.Context, hostPath string) (disk.Usage, error)
 }
 
 // Growth thresholds. Alignment and metadata leave a few MiB unused on a
@@ -65,7 +65,7 @@ func runDiskSize(ctx context.Context, env *check.Env, in diskInput) []check.Find
 	}
 	statfs := in.statfs
 	if statfs == nil {
-		statfs = fs.Statfs
+		statfs = disk.Statfs
 	}
 	cfg := env.Config
 	if cfg == nil {
@@ -78,13 +78,13 @@ func runDiskSize(ctx context.Context, env *check.Env, in diskInput) []check.Find
 			map[string]string{"file": "/proc/self/mountinfo", "error": err.Error()}, "check that /proc is mounted")}
 	}
 	var out []check.Finding
-	inv, err := fs.ReadInventory(ctx, env.Root, fs.InventoryOptions{})
+	inv, err := disk.ReadInventory(ctx, env.Root, disk.InventoryOptions{})
 	if err != nil {
 		out = append(out, check.Skipf(codeDiskSizeUnverified, "cannot list block devices: filesystem growth not checked",
 			map[string]string{"error": err.Error()}))
 		inv = nil
 	}
-	for _, m := range fs.UsageFilesystems(ms) {
+	for _, m := range disk.UsageFilesystems(ms) {
 		if ctx.Err() != nil {
 			out = append(out, check.Errorf(codeDiskStateUnreadable, "the check's deadline passed before every filesystem was checked",
 				map[string]string{"error": ctx.Err().Error()}, "raise checks.disk-size.timeout in the config file"))
@@ -121,7 +121,7 @@ func runDiskSize(ctx context.Context, env *check.Env, in diskInput) []check.Find
 }
 
 // usageFindings judges blocks and inodes against the thresholds.
-func usageFindings(u fs.Usage, m fs.MountInfo, base map[string]string, warnPct, failPct int) []check.Finding {
+func usageFindings(u disk.Usage, m disk.MountInfo, base map[string]string, warnPct, failPct int) []check.Finding {
 	var out []check.Finding
 	d := usageDetail(u, base, warnPct, failPct)
 	if pct, ok := u.UsedPercent(); ok {
@@ -153,7 +153,7 @@ func usageStatus(pct float64, warnPct, failPct int, warnCode, failCode string) (
 	return check.Pass, ""
 }
 
-func usageDetail(u fs.Usage, base map[string]string, warnPct, failPct int) map[string]string {
+func usageDetail(u disk.Usage, base map[string]string, warnPct, failPct int) map[string]string {
 	d := withDetail(base, "size", iecBytes(u.Size()), "size_bytes", fmt.Sprint(u.Size()),
 		"used", iecBytes(u.UsedBytes()), "used_bytes", fmt.Sprint(u.UsedBytes()),
 		"available", iecBytes(u.AvailBytes()), "available_bytes", fmt.Sprint(u.AvailBytes()),
@@ -173,7 +173,7 @@ func usageDetail(u fs.Usage, base map[string]string, warnPct, failPct int) map[s
 
 // growthFindings compares the filesystem with its device and a partition
 // with its disk. It also returns detail pairs for the pass finding.
-func growthFindings(inv *fs.Inventory, dev *fs.BlockDevice, m fs.MountInfo, base map[string]string) ([]check.Finding, []string) {
+func growthFindings(inv *disk.Inventory, dev *disk.BlockDevice, m disk.MountInfo, base map[string]string) ([]check.Finding, []string) {
 	if inv == nil || dev == nil {
 		return nil, nil
 	}
@@ -239,12 +239,12 @@ func growCommand(typ, dev, mnt string) string {
 }
 
 // readMountinfo reads the live mount table through the root.
-func readMountinfo(env *check.Env) ([]fs.MountInfo, error) {
+func readMountinfo(env *check.Env) ([]disk.MountInfo, error) {
 	b, err := env.Root.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return nil, err
 	}
-	ms, errs := fs.ParseMountinfo(b)
+	ms, errs := disk.ParseMountinfo(b)
 	if len(ms) == 0 {
 		if len(errs) > 0 {
 			return nil, fmt.Errorf("no line of /proc/self/mountinfo parses: %v", errs[0])
@@ -256,7 +256,7 @@ func readMountinfo(env *check.Env) ([]fs.MountInfo, error) {
 
 // mountDevice is the block device behind a mount: by device number, or by
 // source path for btrfs, whose mounts carry an anonymous device number.
-func mountDevice(env *check.Env, inv *fs.Inventory, m fs.MountInfo) *fs.BlockDevice {
+func mountDevice(env *check.Env, inv *disk.Inventory, m disk.MountInfo) *disk.BlockDevice {
 	if inv == nil {
 		return nil
 	}

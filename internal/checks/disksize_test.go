@@ -11,13 +11,13 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/config"
-	"github.com/guestcheck/guestcheck/internal/fs"
-	"github.com/guestcheck/guestcheck/internal/fs/blocktest"
+	"github.com/guestcheck/guestcheck/internal/disk"
+	"github.com/guestcheck/guestcheck/internal/disk/blocktest"
 )
 
 // diskUsage returns a statfs result with pct% of blocks and ipct% of inodes used.
-func diskUsage(pct, ipct uint64) fs.Usage {
-	return fs.Usage{BlockSize: 4096, Blocks: 1000000, Free: 1000000 - pct*10000, Avail: 1000000 - pct*10000,
+func diskUsage(pct, ipct uint64) disk.Usage {
+	return disk.Usage{BlockSize: 4096, Blocks: 1000000, Free: 1000000 - pct*10000, Avail: 1000000 - pct*10000,
 		Files: 100000, FilesFree: 100000 - ipct*1000}
 }
 
@@ -52,12 +52,12 @@ func fakeGrowDiskVM(t *testing.T) *blocktest.System {
 	return s
 }
 
-func fakeDiskStatfs(dir string, us map[string]fs.Usage) func(context.Context, string) (fs.Usage, error) {
-	return func(_ context.Context, p string) (fs.Usage, error) {
+func fakeDiskStatfs(dir string, us map[string]disk.Usage) func(context.Context, string) (disk.Usage, error) {
+	return func(_ context.Context, p string) (disk.Usage, error) {
 		rel, _ := filepath.Rel(dir, p)
 		u, ok := us["/"+strings.TrimPrefix(rel, ".")]
 		if !ok {
-			return fs.Usage{}, errors.New("statfs " + p + ": input/output error")
+			return disk.Usage{}, errors.New("statfs " + p + ": input/output error")
 		}
 		return u, nil
 	}
@@ -75,7 +75,7 @@ func diskByMount(fs []check.Finding) map[string][]check.Finding {
 func TestDiskSizeFakeVM(t *testing.T) {
 	s := fakeGrowDiskVM(t)
 	e := diskEnv(t, s.Dir, true)
-	us := map[string]fs.Usage{"/": diskUsage(50, 96), "/data": diskUsage(95, 10), "/srv": diskUsage(10, 99), "/opt": diskUsage(1, 1)}
+	us := map[string]disk.Usage{"/": diskUsage(50, 96), "/data": diskUsage(95, 10), "/srv": diskUsage(10, 99), "/opt": diskUsage(1, 1)}
 	btrfs := diskUsage(98, 0)
 	btrfs.Files, btrfs.FilesFree = 0, 0 // btrfs reports no inode count
 	us["/pool"] = btrfs

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/check"
-	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/disk"
 	"github.com/guestcheck/guestcheck/internal/guestagent"
 )
 
@@ -42,7 +42,7 @@ var FSFreeze = NewFSFreeze(nil)
 
 // NewFSFreeze returns the fs-freeze check; a non-nil req adds the active
 // freeze-and-thaw test of --freeze-test.
-func NewFSFreeze(req *fs.FreezeRequest) check.Check {
+func NewFSFreeze(req *disk.FreezeRequest) check.Check {
 	return check.Check{
 		ID:          "fs-freeze",
 		Title:       "filesystem freeze capability",
@@ -54,7 +54,7 @@ func NewFSFreeze(req *fs.FreezeRequest) check.Check {
 
 // WithFreezeTest returns list with the fs-freeze check replaced by one
 // that also runs the active test of req; main calls it for --freeze-test.
-func WithFreezeTest(list []check.Check, req fs.FreezeRequest) []check.Check {
+func WithFreezeTest(list []check.Check, req disk.FreezeRequest) []check.Check {
 	out := append([]check.Check(nil), list...)
 	for i, c := range out {
 		if c.ID == FSFreeze.ID {
@@ -66,7 +66,7 @@ func WithFreezeTest(list []check.Check, req fs.FreezeRequest) []check.Check {
 
 const crashFS = "Snapshots and backups of this VM will be crash-consistent for "
 
-func runFSFreeze(ctx context.Context, env *check.Env, req *fs.FreezeRequest) []check.Finding {
+func runFSFreeze(ctx context.Context, env *check.Env, req *disk.FreezeRequest) []check.Finding {
 	if !env.Live {
 		return []check.Finding{check.Skipf(codeFreezeNotLive, "the mount table was not read: "+env.NotLiveReason(), nil)}
 	}
@@ -118,9 +118,9 @@ func agentBlockers(ga *guestagent.Presence) []check.Finding {
 
 // judgeFreezeList emulates qemu-ga's list and judges each entry; blockers
 // are the reasons no agent will freeze it, reported first.
-func judgeFreezeList(env *check.Env, ms []fs.MountInfo, blockers []check.Finding) []check.Finding {
+func judgeFreezeList(env *check.Env, ms []disk.MountInfo, blockers []check.Finding) []check.Finding {
 	out := blockers
-	devOK := func(m fs.MountInfo) bool {
+	devOK := func(m disk.MountInfo) bool {
 		// qemu-ga's sscanf expects exactly one optional field; with any
 		// other count it reads the wrong columns and drops btrfs entries.
 		if len(m.Optional) != 1 {
@@ -129,7 +129,7 @@ func judgeFreezeList(env *check.Env, ms []fs.MountInfo, blockers []check.Finding
 		st, err := env.Root.Stat(m.Source)
 		return err == nil && st.Mode()&iofs.ModeDevice != 0 && st.Mode()&iofs.ModeCharDevice == 0
 	}
-	list, skipped := fs.FreezeOrder(ms, devOK)
+	list, skipped := disk.FreezeOrder(ms, devOK)
 	var order []string
 	for _, c := range list {
 		if c.Freezable && !c.Duplicate {
@@ -137,7 +137,7 @@ func judgeFreezeList(env *check.Env, ms []fs.MountInfo, blockers []check.Finding
 		}
 	}
 	d := map[string]string{"freeze_order": strings.Join(order, ","), "source": "/proc/self/mountinfo"}
-	root, ok := fs.FindMount(ms, "/")
+	root, ok := disk.FindMount(ms, "/")
 	rootFrozen := false
 	for _, c := range list {
 		if c.Mount.MountPoint == "/" && c.Freezable {
@@ -175,7 +175,7 @@ func judgeFreezeList(env *check.Env, ms []fs.MountInfo, blockers []check.Finding
 		pos[mp] = i
 	}
 	for _, c := range list {
-		loop := fs.LoopBacking(c.Mount.Source)
+		loop := disk.LoopBacking(c.Mount.Source)
 		if loop == "" || !c.Freezable {
 			continue
 		}
@@ -184,8 +184,8 @@ func judgeFreezeList(env *check.Env, ms []fs.MountInfo, blockers []check.Finding
 			continue
 		}
 		backing := strings.TrimSpace(string(b))
-		host, ok := fs.MountOf(ms, backing)
-		if !ok || !fs.Freezable(host.FSType) {
+		host, ok := disk.MountOf(ms, backing)
+		if !ok || !disk.Freezable(host.FSType) {
 			continue
 		}
 		hp, hok := pos[host.MountPoint]
@@ -211,7 +211,7 @@ func judgeFreezeList(env *check.Env, ms []fs.MountInfo, blockers []check.Finding
 	return out
 }
 
-func freezeTest(ctx context.Context, env *check.Env, req fs.FreezeRequest) check.Finding {
+func freezeTest(ctx context.Context, env *check.Env, req disk.FreezeRequest) check.Finding {
 	d := map[string]string{"mountpoint": req.Mountpoint}
 	if !env.Root.IsHost() {
 		return check.Errorf(codeFreezeTestRefused, "--freeze-test works only on the running system, not under --root", d,
@@ -220,7 +220,7 @@ func freezeTest(ctx context.Context, env *check.Env, req fs.FreezeRequest) check
 	if !env.IsRoot {
 		return check.Errorf(codeFreezeTestRefused, "--freeze-test needs root", d, "run guestcheck as root (FIFREEZE needs CAP_SYS_ADMIN)")
 	}
-	res, err := fs.FreezeTest(ctx, req)
+	res, err := disk.FreezeTest(ctx, req)
 	if res.Device != "" {
 		d["device"] = res.Device
 	}
@@ -229,15 +229,15 @@ func freezeTest(ctx context.Context, env *check.Env, req fs.FreezeRequest) check
 	}
 	d["freeze_latency"] = res.FreezeLatency.String()
 	switch {
-	case errors.Is(err, fs.ErrFreezeRefused) || errors.Is(err, fs.ErrNeedRoot):
+	case errors.Is(err, disk.ErrFreezeRefused) || errors.Is(err, disk.ErrNeedRoot):
 		d["error"] = err.Error()
 		return check.Errorf(codeFreezeTestRefused, "the freeze test was refused: "+err.Error(), d,
 			"pass the mount point of a data filesystem that holds neither guestcheck nor its output")
-	case errors.Is(err, fs.ErrCannotFreeze):
+	case errors.Is(err, disk.ErrCannotFreeze):
 		d["error"] = err.Error()
 		return check.New(check.Warn, codeFreezeTestUnsupport, req.Mountpoint+" cannot freeze (EOPNOTSUPP)", d,
 			crashFS+req.Mountpoint+": qemu-ga skips it; put data that must be consistent on ext4, xfs or btrfs")
-	case errors.Is(err, fs.ErrAlreadyFrozen):
+	case errors.Is(err, disk.ErrAlreadyFrozen):
 		d["error"] = err.Error()
 		return check.New(check.Warn, codeFreezeTestBusy, req.Mountpoint+" is already frozen (EBUSY)", d,
 			"something else holds a freeze (a snapshot in progress, or a leftover from fsfreeze -f): thaw it with `fsfreeze -u "+req.Mountpoint+"` once no snapshot runs")

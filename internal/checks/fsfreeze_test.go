@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/disk"
 	"github.com/guestcheck/guestcheck/internal/fs"
 )
 
@@ -99,7 +100,7 @@ func TestFSFreezeNotLiveAndRefused(t *testing.T) {
 	}
 	env.Live = true
 	// Under an image root the active test is refused, never attempted.
-	c := WithFreezeTest([]check.Check{FSFreeze}, fs.FreezeRequest{Mountpoint: "/data"})[0]
+	c := WithFreezeTest([]check.Check{FSFreeze}, disk.FreezeRequest{Mountpoint: "/data"})[0]
 	if got := codes(c.Run(context.Background(), env)); got[codeFreezeTestRefused].Status != check.Error {
 		t.Errorf("refused: %v", got)
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/check"
-	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/disk"
 )
 
 // Finding codes of the fstab check; docs/checks/fstab.md explains each.
@@ -72,12 +72,12 @@ var systemMounts = map[string]bool{
 type fstabRun struct {
 	env      *check.Env
 	file     string
-	inv      *fs.Inventory   // nil when not live or unreadable
-	mounts   []fs.MountInfo  // valid when mountsOK
-	mountsOK bool            //
-	swaps    []fs.SwapArea   // valid when swapsOK
-	swapsOK  bool            //
-	rootBase map[string]bool // disks under "/", when known
+	inv      *disk.Inventory  // nil when not live or unreadable
+	mounts   []disk.MountInfo // valid when mountsOK
+	mountsOK bool             //
+	swaps    []disk.SwapArea  // valid when swapsOK
+	swapsOK  bool             //
+	rootBase map[string]bool  // disks under "/", when known
 	// referenced records identifiers named by fstab, so that a duplicate
 	// already reported as ambiguous is not reported twice.
 	referenced map[string]bool
@@ -99,7 +99,7 @@ func runFstab(ctx context.Context, env *check.Env, in fstabInput) []check.Findin
 		}
 		data = b
 	}
-	entries, lineErrs := fs.ParseFstab(data)
+	entries, lineErrs := disk.ParseFstab(data)
 	if len(entries) == 0 && len(lineErrs) == 0 {
 		return []check.Finding{check.Skipf(codeFstabAbsent, "/etc/fstab has no entries", map[string]string{"file": r.file})}
 	}
@@ -162,10 +162,10 @@ func (r *fstabRun) readState(ctx context.Context) []check.Finding {
 		r.mounts, r.mountsOK = ms, true
 	}
 	if b, err := r.env.Root.ReadFile("/proc/swaps"); err == nil {
-		r.swaps, _ = fs.ParseSwaps(b)
+		r.swaps, _ = disk.ParseSwaps(b)
 		r.swapsOK = true
 	}
-	inv, err := fs.ReadInventory(ctx, r.env.Root, fs.InventoryOptions{})
+	inv, err := disk.ReadInventory(ctx, r.env.Root, disk.InventoryOptions{})
 	if err != nil {
 		out = append(out, check.Errorf(codeFstabStateUnreadable, "cannot list block devices; device resolution not checked",
 			map[string]string{"error": err.Error()}, "check that /sys is mounted"))
@@ -173,7 +173,7 @@ func (r *fstabRun) readState(ctx context.Context) []check.Finding {
 	}
 	r.inv = inv
 	if r.mountsOK {
-		if m, ok := fs.FindMount(r.mounts, "/"); ok {
+		if m, ok := disk.FindMount(r.mounts, "/"); ok {
 			if d := mountDevice(r.env, inv, m); d != nil {
 				r.rootBase = map[string]bool{}
 				for _, b := range inv.BaseDisks(d) {
@@ -221,16 +221,16 @@ func udevPresence(b bool) string {
 
 // fstabEntryView is the per-entry context shared by the judgements.
 type fstabEntryView struct {
-	e        fs.FstabEntry
-	src      fs.Source
+	e        disk.FstabEntry
+	src      disk.Source
 	what     string // "/data" or "swap /dev/vdb"
 	optional bool   // nofail, noauto or automount: boot does not wait on it
 	detail   map[string]string
 	cloud    bool // written by cloud-init's mounts module
 }
 
-func (r *fstabRun) view(e fs.FstabEntry) fstabEntryView {
-	v := fstabEntryView{e: e, src: fs.ClassifySource(e), what: e.MountPoint}
+func (r *fstabRun) view(e disk.FstabEntry) fstabEntryView {
+	v := fstabEntryView{e: e, src: disk.ClassifySource(e), what: e.MountPoint}
 	if e.IsSwap() {
 		v.what = "swap " + e.Spec
 	}
@@ -260,7 +260,7 @@ func (v fstabEntryView) with(kv ...string) map[string]string {
 }
 
 // entry judges one fstab entry.
-func (r *fstabRun) entry(e fs.FstabEntry) []check.Finding {
+func (r *fstabRun) entry(e disk.FstabEntry) []check.Finding {
 	v := r.view(e)
 	var out []check.Finding
 	if f, ok := ignoredText(v); ok {
@@ -271,7 +271,7 @@ func (r *fstabRun) entry(e fs.FstabEntry) []check.Finding {
 	addNofail := data && !e.HasOption("nofail") && !e.HasOption("noauto")
 
 	// Naming.
-	namedByKernel := v.src.Kind == fs.SourceDevice && fs.IsKernelDeviceName(v.src.Value)
+	namedByKernel := v.src.Kind == disk.SourceDevice && disk.IsKernelDeviceName(v.src.Value)
 	if namedByKernel {
 		st := check.Fail
 		why := "without nofail the boot stops in emergency mode when that name points at no disk, and mounts the wrong disk when it points at another"
@@ -287,7 +287,7 @@ func (r *fstabRun) entry(e fs.FstabEntry) []check.Finding {
 			v.with(append(res.detailPairs(), "why", why, "data_judged_by", dataWhy)...),
 			r.persistentFix(v, res.dev, addNofail)))
 	}
-	if v.src.Kind == fs.SourceDiskLink && v.src.LinkDir == "by-path" {
+	if v.src.Kind == disk.SourceDiskLink && v.src.LinkDir == "by-path" {
 		out = append(out, check.New(check.Warn, codeFstabByPath,
 			fmt.Sprintf("%s is mounted by bus path %s, which changes when the disk moves to another slot", v.what, v.src.Value),
 			v.with(res.detailPairs()...), r.persistentFix(v, res.dev, addNofail)))
@@ -301,7 +301,7 @@ func (r *fstabRun) entry(e fs.FstabEntry) []check.Finding {
 			fmt.Sprintf("add nofail (and x-systemd.device-timeout=10s to bound the wait for a hot-plugged disk) to line %d: `%s`",
 				e.Line, fstabLineWith(e, "", "nofail", "x-systemd.device-timeout=10s"))))
 	}
-	if v.src.Kind == fs.SourceNetwork && !e.HasOption("_netdev") {
+	if v.src.Kind == disk.SourceNetwork && !e.HasOption("_netdev") {
 		out = append(out, check.New(check.Warn, codeFstabNoNetdev,
 			fmt.Sprintf("network filesystem %s has no _netdev: it may be mounted before the network is up", v.what),
 			v.with(), fmt.Sprintf("add _netdev to the options of line %d: `%s`", e.Line, fstabLineWith(e, "", "_netdev"))))
@@ -353,7 +353,7 @@ func ignoredText(v fstabEntryView) (check.Finding, bool) {
 }
 
 // mountPointFix is the remediation for a relative or empty mount point.
-func mountPointFix(e fs.FstabEntry) string {
+func mountPointFix(e disk.FstabEntry) string {
 	if e.MountPoint == "" {
 		return fmt.Sprintf("give line %d an absolute mount point, or comment the line out", e.Line)
 	}
@@ -371,12 +371,12 @@ func cloudNote(v fstabEntryView) string {
 
 // fstabResolution is what an fs_spec resolved to on the live system.
 type fstabResolution struct {
-	dev      *fs.BlockDevice
+	dev      *disk.BlockDevice
 	sources  []string
-	matches  []fs.Match // when more than one
-	missing  string     // why it is missing, when it is
-	skip     string     // why it could not be judged
-	foldHint []fs.Match // case-insensitive matches of a missing identifier
+	matches  []disk.Match // when more than one
+	missing  string       // why it is missing, when it is
+	skip     string       // why it could not be judged
+	foldHint []disk.Match // case-insensitive matches of a missing identifier
 }
 
 func (res fstabResolution) detailPairs() []string {
@@ -389,7 +389,7 @@ func (res fstabResolution) detailPairs() []string {
 	if d.FS != nil {
 		kv = append(kv, "fs_type", d.FS.Type, "fs_uuid", d.FS.UUID, "fs_label", d.FS.Label)
 	}
-	if id, ok := d.ID(fs.IDPartUUID); ok {
+	if id, ok := d.ID(disk.IDPartUUID); ok {
 		kv = append(kv, "partuuid", id.Value)
 	}
 	if d.ProbeNote != "" {
@@ -423,15 +423,15 @@ func (r *fstabRun) resolve(v fstabEntryView) fstabResolution {
 		default:
 			res.matches = ms
 		}
-	case v.src.Kind == fs.SourceDiskLink: // by-id, by-path: only udev knows them
+	case v.src.Kind == disk.SourceDiskLink: // by-id, by-path: only udev knows them
 		if !r.inv.UdevLinks {
 			res.skip = "/dev/disk does not exist (udev is not running), so " + v.src.Value + " cannot be resolved"
 			return res
 		}
 		r.resolvePath(v.src.Value, &res)
-	case v.src.Kind == fs.SourceDevice:
+	case v.src.Kind == disk.SourceDevice:
 		r.resolvePath(v.src.Value, &res)
-	case v.src.Kind == fs.SourceFile:
+	case v.src.Kind == disk.SourceFile:
 		if _, err := r.env.Root.Stat(v.src.Value); errors.Is(err, iofs.ErrNotExist) {
 			res.missing = v.src.Value + " does not exist"
 		}
@@ -484,7 +484,7 @@ func (r *fstabRun) resolutionFindings(v fstabEntryView, res fstabResolution) []c
 		fix := "attach the disk, or correct the identifier (`blkid` lists the present ones)"
 		if !v.optional {
 			spec := ""
-			if v.src.Kind == fs.SourceDevice && fs.IsKernelDeviceName(v.src.Value) {
+			if v.src.Kind == disk.SourceDevice && disk.IsKernelDeviceName(v.src.Value) {
 				spec = "UUID=<uuid>" // never suggest keeping a kernel name
 			}
 			fix += fmt.Sprintf(", or add nofail,x-systemd.device-timeout=10s so that boot continues without it: `%s`",
@@ -519,7 +519,7 @@ func (r *fstabRun) mountedFinding(v fstabEntryView, res fstabResolution) (check.
 	if !r.mountsOK {
 		return check.Finding{}, false
 	}
-	m, ok := fs.FindMount(r.mounts, e.MountPoint)
+	m, ok := disk.FindMount(r.mounts, e.MountPoint)
 	if !ok {
 		return check.New(check.Warn, codeFstabNotMounted, fmt.Sprintf("%s is not mounted", v.what), v.with(),
 			fmt.Sprintf("run `mount %s` and read its error (or `journalctl -b -u %s`)", e.MountPoint, mountUnit(e.MountPoint))), true
@@ -538,7 +538,7 @@ func (r *fstabRun) mountedFinding(v fstabEntryView, res fstabResolution) (check.
 			e.MountPoint, e.Line, e.MountPoint, e.MountPoint)), true
 }
 
-func (r *fstabRun) deviceOf(p string) *fs.BlockDevice {
+func (r *fstabRun) deviceOf(p string) *disk.BlockDevice {
 	if !strings.HasPrefix(p, "/dev/") {
 		return nil
 	}
@@ -549,7 +549,7 @@ func (r *fstabRun) deviceOf(p string) *fs.BlockDevice {
 // isData says whether an entry is a data filesystem (whose absence should
 // not stop the boot): on the live system, one on another disk than "/";
 // otherwise one outside the OS's usual mount points.
-func (r *fstabRun) isData(v fstabEntryView, dev *fs.BlockDevice) (bool, string) {
+func (r *fstabRun) isData(v fstabEntryView, dev *disk.BlockDevice) (bool, string) {
 	if !v.src.IsBlock() {
 		return false, "not a block device"
 	}
@@ -572,7 +572,7 @@ func (r *fstabRun) isData(v fstabEntryView, dev *fs.BlockDevice) (bool, string) 
 
 // persistentFix builds the remediation of a kernel-name or by-path entry:
 // the exact line to use, from the probed identity of the device.
-func (r *fstabRun) persistentFix(v fstabEntryView, dev *fs.BlockDevice, addNofail bool) string {
+func (r *fstabRun) persistentFix(v fstabEntryView, dev *disk.BlockDevice, addNofail bool) string {
 	e := v.e
 	var extra []string
 	if addNofail {
@@ -580,9 +580,9 @@ func (r *fstabRun) persistentFix(v fstabEntryView, dev *fs.BlockDevice, addNofai
 	}
 	var spec string
 	if dev != nil {
-		if id, ok := dev.ID(fs.IDUUID); ok {
+		if id, ok := dev.ID(disk.IDUUID); ok {
 			spec = "UUID=" + id.Value
-		} else if id, ok := dev.ID(fs.IDPartUUID); ok {
+		} else if id, ok := dev.ID(disk.IDPartUUID); ok {
 			spec = "PARTUUID=" + id.Value
 		}
 	}
@@ -604,7 +604,7 @@ func (r *fstabRun) persistentFix(v fstabEntryView, dev *fs.BlockDevice, addNofai
 // fstabLineWith formats e with another spec (when not empty) and extra
 // options appended if missing; cloud-init's ownership tag is dropped so
 // that it does not rewrite a line the operator fixed.
-func fstabLineWith(e fs.FstabEntry, spec string, extra ...string) string {
+func fstabLineWith(e disk.FstabEntry, spec string, extra ...string) string {
 	if spec != "" {
 		e.Spec = spec
 	}
@@ -636,10 +636,10 @@ func (r *fstabRun) duplicates() []check.Finding {
 			continue
 		}
 		var paths []string
-		var ms []fs.Match
+		var ms []disk.Match
 		for _, x := range d.Devices {
 			paths = append(paths, x.Path())
-			ms = append(ms, fs.Match{Device: x})
+			ms = append(ms, disk.Match{Device: x})
 		}
 		victim := r.likelyCopy(ms)
 		out = append(out, check.New(check.Warn, codeFstabDuplicate,
@@ -653,8 +653,8 @@ func (r *fstabRun) duplicates() []check.Finding {
 
 // likelyCopy picks the device to re-identify: one that is not mounted
 // (the attached copy), else the last one.
-func (r *fstabRun) likelyCopy(ms []fs.Match) *fs.BlockDevice {
-	mounted := map[*fs.BlockDevice]bool{}
+func (r *fstabRun) likelyCopy(ms []disk.Match) *disk.BlockDevice {
+	mounted := map[*disk.BlockDevice]bool{}
 	if r.mountsOK {
 		for _, m := range r.mounts {
 			if d := mountDevice(r.env, r.inv, m); d != nil {
@@ -662,7 +662,7 @@ func (r *fstabRun) likelyCopy(ms []fs.Match) *fs.BlockDevice {
 			}
 		}
 	}
-	sorted := append([]fs.Match(nil), ms...)
+	sorted := append([]disk.Match(nil), ms...)
 	sort.SliceStable(sorted, func(i, j int) bool { return !mounted[sorted[i].Device] && mounted[sorted[j].Device] })
 	if !mounted[sorted[0].Device] {
 		return sorted[0].Device
@@ -671,14 +671,14 @@ func (r *fstabRun) likelyCopy(ms []fs.Match) *fs.BlockDevice {
 }
 
 // newIdentityCommand says how to give device d a new identifier of kind k.
-func newIdentityCommand(k fs.IDKind, d *fs.BlockDevice, inv *fs.Inventory) string {
+func newIdentityCommand(k disk.IDKind, d *disk.BlockDevice, inv *disk.Inventory) string {
 	dev := d.Path()
 	typ := ""
 	if d.FS != nil {
 		typ = d.FS.Type
 	}
 	switch k {
-	case fs.IDUUID:
+	case disk.IDUUID:
 		switch typ {
 		case "ext2", "ext3", "ext4":
 			return "`tune2fs -U random " + dev + "` while unmounted"
@@ -692,7 +692,7 @@ func newIdentityCommand(k fs.IDKind, d *fs.BlockDevice, inv *fs.Inventory) strin
 			return "`swaplabel -U $(uuidgen) " + dev + "`"
 		}
 		return "the filesystem's tool for a new UUID on " + dev
-	case fs.IDLabel:
+	case disk.IDLabel:
 		switch typ {
 		case "ext2", "ext3", "ext4":
 			return "`e2label " + dev + " NEWLABEL`"
@@ -707,11 +707,11 @@ func newIdentityCommand(k fs.IDKind, d *fs.BlockDevice, inv *fs.Inventory) strin
 		}
 		return "a new label on " + dev
 	}
-	disk := inv.Disk(d)
-	if id, ok := d.ID(fs.IDPartUUID); ok && strings.Contains(strings.Join(id.Sources, ","), fs.SourceMBR) {
-		return fmt.Sprintf("`sfdisk --disk-id %s 0x$(openssl rand -hex 4)`", disk.Path())
+	whole := inv.Disk(d)
+	if id, ok := d.ID(disk.IDPartUUID); ok && strings.Contains(strings.Join(id.Sources, ","), disk.SourceMBR) {
+		return fmt.Sprintf("`sfdisk --disk-id %s 0x$(openssl rand -hex 4)`", whole.Path())
 	}
-	return fmt.Sprintf("`sfdisk --part-uuid %s %d $(uuidgen)`", disk.Path(), d.Partition)
+	return fmt.Sprintf("`sfdisk --part-uuid %s %d $(uuidgen)`", whole.Path(), d.Partition)
 }
 
 // mountUnit is systemd's unit name for a mount point (systemd-escape --path).

@@ -12,8 +12,9 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/config"
+	"github.com/guestcheck/guestcheck/internal/disk"
+	"github.com/guestcheck/guestcheck/internal/disk/blocktest"
 	"github.com/guestcheck/guestcheck/internal/fs"
-	"github.com/guestcheck/guestcheck/internal/fs/blocktest"
 )
 
 const (
@@ -444,7 +445,7 @@ func TestFstabLoopDevices(t *testing.T) {
 	// Some sandboxes refuse to open the host's own disk even to root; with no
 	// udev links either, a UUID found nowhere may be on it, so the check
 	// declines to call it missing.
-	inv, err := fs.ReadInventory(ctx, e.Root, fs.InventoryOptions{})
+	inv, err := disk.ReadInventory(ctx, e.Root, disk.InventoryOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

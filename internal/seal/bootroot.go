@@ -7,6 +7,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/guestcheck/guestcheck/internal/disk"
 	"github.com/guestcheck/guestcheck/internal/fs"
 )
 
@@ -124,7 +125,7 @@ func parseBLSEntry(src string, b []byte) []bootCmdline {
 // ro and rw among its options wins ("defaults" sets no flag in libmount),
 // and the last line for "/" wins.
 func fstabRootRO(b []byte) bool {
-	ents, _ := fs.ParseFstab(b)
+	ents, _ := disk.ParseFstab(b)
 	ro := false
 	for _, e := range ents {
 		if e.MountPoint == "" || path.Clean(e.MountPoint) != "/" {

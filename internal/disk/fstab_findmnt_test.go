@@ -1,4 +1,4 @@
-package fs
+package disk
 
 // Differential test of ParseFstab against libmount, through the real
 // findmnt. Both read the same files; for every file the lines libmount

@@ -1,7 +1,9 @@
-package fs
+package disk
 
 import (
 	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/fs"
 )
 
 // FreezeCandidate is one mount qemu-ga's guest-fsfreeze-freeze will
@@ -74,7 +76,7 @@ func LoopBacking(source string) string {
 // MountOf returns the mount holding path p: the mount whose mount point is
 // the longest prefix of p (the last such entry when mounts stack).
 func MountOf(ms []MountInfo, p string) (MountInfo, bool) {
-	p = Clean(p)
+	p = fs.Clean(p)
 	best := -1
 	for i, m := range ms {
 		mp := m.MountPoint

@@ -1,9 +1,11 @@
-package fs
+package disk
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/fs"
 )
 
 // MountInfo is one line of /proc/<pid>/mountinfo (proc(5)).
@@ -120,7 +122,7 @@ func (m MountInfo) HasOption(o string) bool {
 // FindMount returns the mount that is visible at mountpoint p: the last one
 // listed for it, since later mounts stack on top of earlier ones.
 func FindMount(ms []MountInfo, p string) (MountInfo, bool) {
-	p = Clean(p)
+	p = fs.Clean(p)
 	for i := len(ms) - 1; i >= 0; i-- {
 		if ms[i].MountPoint == p {
 			return ms[i], true

@@ -1,4 +1,4 @@
-package fs
+package disk
 
 import (
 	"bufio"
@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/guestcheck/guestcheck/internal/fs/blocktest"
+	"github.com/guestcheck/guestcheck/internal/disk/blocktest"
 )
 
 // helperEnv makes the re-executed test binary act as a guestcheck that

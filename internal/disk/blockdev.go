@@ -1,4 +1,4 @@
-package fs
+package disk
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/guestcheck/guestcheck/internal/fs"
 	"golang.org/x/sys/unix"
 )
 
@@ -141,7 +142,7 @@ type InventoryOptions struct {
 // PARTUUID/PARTLABEL from each disk's partition table, and merges the
 // /dev/disk/by-* links. It honours ctx: devices not reached in time are
 // listed in Notes.
-func ReadInventory(ctx context.Context, r *Root, opts InventoryOptions) (*Inventory, error) {
+func ReadInventory(ctx context.Context, r *fs.Root, opts InventoryOptions) (*Inventory, error) {
 	if opts.DeviceTimeout <= 0 {
 		opts.DeviceTimeout = time.Second
 	}
@@ -183,7 +184,7 @@ func ReadInventory(ctx context.Context, r *Root, opts InventoryOptions) (*Invent
 }
 
 // readSysBlock reads one /sys/class/block entry.
-func readSysBlock(r *Root, name string) (*BlockDevice, error) {
+func readSysBlock(r *fs.Root, name string) (*BlockDevice, error) {
 	dir := path.Join(sysBlockDir, name)
 	d := &BlockDevice{Name: name, logicalBlock: 512}
 	dev, err := readTrim(r, dir+"/dev")
@@ -218,12 +219,12 @@ func readSysBlock(r *Root, name string) (*BlockDevice, error) {
 	return d, nil
 }
 
-func readTrim(r *Root, p string) (string, error) {
+func readTrim(r *fs.Root, p string) (string, error) {
 	b, err := r.ReadFile(p)
 	return strings.TrimSpace(string(b)), err
 }
 
-func readInt(r *Root, p string) (int64, error) {
+func readInt(r *fs.Root, p string) (int64, error) {
 	s, err := readTrim(r, p)
 	if err != nil {
 		return 0, err
@@ -231,12 +232,12 @@ func readInt(r *Root, p string) (int64, error) {
 	return strconv.ParseInt(s, 10, 64)
 }
 
-func readBool(r *Root, p string) bool {
+func readBool(r *fs.Root, p string) bool {
 	v, err := readInt(r, p)
 	return err == nil && v != 0
 }
 
-func listNames(r *Root, p string) []string {
+func listNames(r *fs.Root, p string) []string {
 	ents, err := r.ReadDir(p)
 	if err != nil {
 		return nil
@@ -261,7 +262,7 @@ type probeResult struct {
 // probeAll probes every device with a size, one at a time, each bounded by
 // timeout and all by ctx. A read stuck in the kernel cannot be interrupted;
 // its goroutine is abandoned and ends with the process.
-func (inv *Inventory) probeAll(ctx context.Context, r *Root, timeout time.Duration) {
+func (inv *Inventory) probeAll(ctx context.Context, r *fs.Root, timeout time.Duration) {
 	hasParts := map[string]bool{}
 	for _, d := range inv.Devices {
 		if d.Partition > 0 {
@@ -331,7 +332,7 @@ func (inv *Inventory) apply(d *BlockDevice, res probeResult) {
 
 // probeDevice opens /dev/<name> and reads its superblock and, for disks
 // with partitions, its partition table.
-func probeDevice(r *Root, d *BlockDevice, hasParts bool) probeResult {
+func probeDevice(r *fs.Root, d *BlockDevice, hasParts bool) probeResult {
 	p := d.Path()
 	fi, err := r.Stat(p)
 	if err != nil {
@@ -399,7 +400,7 @@ var linkDirs = []string{"by-uuid", "by-label", "by-partuuid", "by-partlabel", "b
 // readUdevLinks merges /dev/disk/by-*. A link agreeing with the probe adds
 // itself as a source; a link to an unprobed device provides the
 // identifier; a link contradicting the probe is a conflict.
-func (inv *Inventory) readUdevLinks(r *Root) {
+func (inv *Inventory) readUdevLinks(r *fs.Root) {
 	if _, err := r.Stat(udevDiskDir); err != nil {
 		return
 	}
@@ -461,7 +462,7 @@ func (d *BlockDevice) authoritative(k IDKind) (string, bool) {
 }
 
 // linkTarget returns the device a /dev symlink points at, or nil.
-func (inv *Inventory) linkTarget(r *Root, link string) *BlockDevice {
+func (inv *Inventory) linkTarget(r *fs.Root, link string) *BlockDevice {
 	t, err := r.Readlink(link)
 	if err != nil {
 		return nil
@@ -505,7 +506,7 @@ var ErrNotBlockDevice = errors.New("not a block device")
 // DeviceForPath returns the device that guest path p (/dev/vdb,
 // /dev/mapper/vg-lv, a /dev/disk/by-* link) names. Missing paths return an
 // error wrapping fs.ErrNotExist.
-func (inv *Inventory) DeviceForPath(r *Root, p string) (*BlockDevice, error) {
+func (inv *Inventory) DeviceForPath(r *fs.Root, p string) (*BlockDevice, error) {
 	fi, err := r.Stat(p)
 	if err != nil {
 		return nil, err
@@ -532,7 +533,7 @@ func (inv *Inventory) DeviceForPath(r *Root, p string) (*BlockDevice, error) {
 			if !strings.HasPrefix(t, "/") {
 				t = path.Join(path.Dir(final), t)
 			}
-			final = Clean(t)
+			final = fs.Clean(t)
 		}
 		if d := inv.byName[path.Base(final)]; d != nil && path.Dir(final) == "/dev" {
 			return d, nil

@@ -1,4 +1,4 @@
-package fs
+package disk
 
 import (
 	"context"
@@ -10,9 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 
-	"github.com/guestcheck/guestcheck/internal/fs/blocktest"
+	"github.com/guestcheck/guestcheck/internal/disk/blocktest"
 )
 
 const (
@@ -71,8 +72,8 @@ func fakeCloudVM(t *testing.T) *blocktest.System {
 	return s
 }
 
-func openFake(t *testing.T, s *blocktest.System) *Root {
-	r, err := Open(s.Dir)
+func openFake(t *testing.T, s *blocktest.System) *fs.Root {
+	r, err := fs.Open(s.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package fs
+package disk
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/guestcheck/guestcheck/internal/fs/blocktest"
+	"github.com/guestcheck/guestcheck/internal/disk/blocktest"
 )
 
 // TestPartitionTableRealImages compares ReadPartitionTable with partx and

@@ -1,4 +1,4 @@
-package fs
+package disk
 
 import (
 	"context"
@@ -6,7 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/guestcheck/guestcheck/internal/fs/blocktest"
+	"github.com/guestcheck/guestcheck/internal/disk/blocktest"
+	"github.com/guestcheck/guestcheck/internal/fs"
 )
 
 // loopImage is one filesystem made on a loop device by a root-only test.
@@ -79,7 +80,7 @@ func TestLoopInventory(t *testing.T) {
 	b := makeLoop(t, t.TempDir(), "ext4", 32<<20, shared, blocktest.RandomLabel(t, "gc-b-"), "16M")
 	x := makeLoop(t, t.TempDir(), "xfs", 300<<20, blocktest.RandomUUID(t), blocktest.RandomLabel(t, "gc-x-"), "")
 
-	root, err := Open("/")
+	root, err := fs.Open("/")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestPartitionTableMatchesPartx(t *testing.T) {
 				t.Logf("kernel created no partitions for %s (no partition-table support); PARTUUID resolution is covered by the fake-root tests", dev)
 				return
 			}
-			root, err := Open("/")
+			root, err := fs.Open("/")
 			if err != nil {
 				t.Fatal(err)
 			}

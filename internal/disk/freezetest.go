@@ -1,4 +1,4 @@
-package fs
+package disk
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/guestcheck/guestcheck/internal/fs"
 	"golang.org/x/sys/unix"
 )
 
@@ -80,7 +81,7 @@ type FreezeResult struct {
 // filesystem when the deadline passes or when this process dies (the pipe
 // it reads reaches EOF), so the filesystem is never left frozen.
 func FreezeTest(ctx context.Context, req FreezeRequest) (FreezeResult, error) {
-	res := FreezeResult{Mountpoint: Clean(req.Mountpoint), ThawedBy: "guestcheck"}
+	res := FreezeResult{Mountpoint: fs.Clean(req.Mountpoint), ThawedBy: "guestcheck"}
 	if os.Geteuid() != 0 {
 		return res, ErrNeedRoot
 	}

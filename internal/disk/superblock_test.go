@@ -1,4 +1,4 @@
-package fs
+package disk
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/guestcheck/guestcheck/internal/fs/blocktest"
+	"github.com/guestcheck/guestcheck/internal/disk/blocktest"
 )
 
 // fixture returns the decompressed head of a real image from

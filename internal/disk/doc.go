@@ -1,0 +1,7 @@
+// Package disk owns what guestcheck knows about block devices and
+// filesystems: the fstab and mountinfo parsers, the pure-Go superblock and
+// partition-table probes (equal to blkid and partx on the formats it
+// knows), the device inventory read from /sys and /dev, filesystem usage,
+// and the freeze primitives behind fs-freeze's --freeze-test. Guest files
+// are read through fs.Root; nothing here writes to a guest file.
+package disk
