@@ -11,7 +11,8 @@ import (
 
 // TestRegistry holds every check to the conventions: unique kebab-case IDs,
 // a title and description, declared kebab-case codes, and a reference page
-// that documents each code, linked from the README.
+// that documents each code, linked from the README (whose code index
+// TestReadmeCodeIndex generates).
 func TestRegistry(t *testing.T) {
 	if len(All) == 0 {
 		t.Fatal("no checks registered")
@@ -44,9 +45,6 @@ func TestRegistry(t *testing.T) {
 			}
 			if !strings.Contains(string(doc), "`"+code+"`") {
 				t.Errorf("%s: code %s is not documented in %s", c.ID, code, page)
-			}
-			if !strings.Contains(string(readme), "`"+code+"`") {
-				t.Errorf("%s: code %s is not in README.md's code index", c.ID, code)
 			}
 		}
 		if !strings.Contains(string(readme), "docs/checks/"+c.ID+".md") {
