@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/guestfile/osrelease"
 	"github.com/guestcheck/guestcheck/internal/systemd"
 )
 
@@ -196,13 +197,24 @@ func (r *run) findVersion() {
 	}
 	if r.confdir == "" {
 		r.confdir = "/etc/qemu"
-		if b, err := r.env.Root.ReadFile("/etc/os-release"); err == nil {
-			s := strings.ToLower(string(b))
-			if strings.Contains(s, "rhel") || strings.Contains(s, "fedora") || strings.Contains(s, "centos") {
-				r.confdir = "/etc/qemu-kvm"
-			}
+		// RHEL and its rebuilds package the agent as qemu-kvm's and read
+		// /etc/qemu-kvm; a release that says it is like one does too.
+		if rel := r.osRelease(); rel.Like("rhel") || rel.Like("fedora") || rel.Like("centos") {
+			r.confdir = "/etc/qemu-kvm"
 		}
 	}
+}
+
+// osRelease reads os-release(5) from its first path that exists; a
+// missing or bad file gives what parsed, which may be nothing.
+func (r *run) osRelease() osrelease.Release {
+	for _, p := range osrelease.Paths {
+		if b, err := r.env.Root.ReadFile(p); err == nil {
+			rel, _ := osrelease.Parse(b)
+			return rel
+		}
+	}
+	return osrelease.Release{}
 }
 
 // DpkgVersion returns the upstream part of an installed package's version

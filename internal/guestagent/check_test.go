@@ -162,3 +162,45 @@ func TestNotLiveJudgesFilesOnly(t *testing.T) {
 		t.Errorf("file findings missing offline: %v", got)
 	}
 }
+
+// TestConfdirFromOSRelease: an agent binary that names no configuration
+// directory reads /etc/qemu-kvm on a release like RHEL (ID_LIKE, or
+// /usr/lib/os-release when /etc has none) and /etc/qemu elsewhere; the
+// word "rhel" in a comment or URL no longer counts.
+func TestConfdirFromOSRelease(t *testing.T) {
+	for _, tc := range []struct{ path, release, want string }{
+		{"/etc/os-release", "ID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\n", "/etc/qemu-kvm"},
+		{"/usr/lib/os-release", "ID=fedora\n", "/etc/qemu-kvm"},
+		{"/etc/os-release", "ID=debian\n# not rhel\nHOME_URL=\"https://example.org/rhel\"\n", "/etc/qemu"},
+		{"", "", "/etc/qemu"},
+	} {
+		dir := t.TempDir()
+		files := map[string]string{"/usr/bin/qemu-ga": "\x7fELF no directory named here"}
+		if tc.path != "" {
+			files[tc.path] = tc.release
+		}
+		for p, c := range files {
+			if err := os.MkdirAll(dir+p[:strings.LastIndex(p, "/")], 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(dir+p, []byte(c), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		root, err := fs.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := &check.Env{Root: root, Now: time.Now}
+		got := ""
+		for _, f := range Run(context.Background(), env) {
+			if f.Code == CodeInstalled {
+				got = f.Detail["confdir"]
+			}
+		}
+		root.Close()
+		if got != tc.want {
+			t.Errorf("%s %q: confdir %q, want %q", tc.path, tc.release, got, tc.want)
+		}
+	}
+}
