@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -178,10 +177,7 @@ func (e Entry) SameMount(o Entry) bool {
 // component with *at system calls that never follow it. Mutations re-check
 // the file's kind and mount at the moment they act.
 type Confined struct {
-	dir     string
-	fd      int  // O_PATH descriptor of dir
-	host    bool // dir is the running system's "/"
-	openat2 bool
+	anchor
 
 	mu    sync.Mutex
 	dirty map[uint64]int // st_dev -> readable directory descriptor, for Sync
@@ -189,31 +185,11 @@ type Confined struct {
 
 // OpenConfined opens dir as a confined guest root.
 func OpenConfined(dir string) (*Confined, error) {
-	abs, err := filepath.Abs(dir)
+	a, err := openAnchor(dir)
 	if err != nil {
-		return nil, fmt.Errorf("root %s: %w", dir, err)
-	}
-	fd, err := unix.Open(abs, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, &os.PathError{Op: "open root", Path: abs, Err: err}
-	}
-	var st, rs unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		unix.Close(fd)
-		return nil, &os.PathError{Op: "stat root", Path: abs, Err: err}
-	}
-	host := unix.Stat("/", &rs) == nil && rs.Dev == st.Dev && rs.Ino == st.Ino
-	c := &Confined{dir: abs, fd: fd, host: host, dirty: map[uint64]int{}}
-	probe, err := unix.Openat2(fd, ".", &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT})
-	if err == nil {
-		unix.Close(probe)
-	}
-	c.openat2 = err == nil
-	if err := confinable(abs, host, err); err != nil {
-		unix.Close(fd)
 		return nil, err
 	}
-	return c, nil
+	return &Confined{anchor: a, dirty: map[uint64]int{}}, nil
 }
 
 // confinable decides whether a root can be used given the openat2 probe's
@@ -239,58 +215,11 @@ func (c *Confined) Close() error {
 		delete(c.dirty, dev)
 	}
 	c.mu.Unlock()
-	if c.fd < 0 {
-		return nil
-	}
-	err := unix.Close(c.fd)
-	c.fd = -1
-	return err
-}
-
-// Dir returns the host path of the root.
-func (c *Confined) Dir() string { return c.dir }
-
-// IsHost reports whether the root is the running system's own "/".
-func (c *Confined) IsHost() bool { return c.host }
-
-// Display returns the name to show for guest path p: the guest path on the
-// running system, the host path under an image root.
-func (c *Confined) Display(p string) string {
-	if c.host {
-		return Clean(p)
-	}
-	return filepath.Join(c.dir, Clean(p))
+	return c.anchor.close()
 }
 
 func (c *Confined) pathErr(op, p string, err error) error {
 	return &os.PathError{Op: op, Path: c.Display(p), Err: err}
-}
-
-// open resolves guest path p inside the root (following symlinks in-root,
-// the last one too unless flags has O_NOFOLLOW) and opens it.
-func (c *Confined) open(p string, flags int) (int, error) {
-	r := rel(p)
-	if !c.openat2 {
-		// Only the host root gets here: resolving from "/" is already
-		// confined to "/".
-		for {
-			fd, err := unix.Openat(c.fd, r, flags|unix.O_CLOEXEC, 0)
-			if err == unix.EINTR {
-				continue
-			}
-			return fd, err
-		}
-	}
-	how := &unix.OpenHow{Flags: uint64(flags | unix.O_CLOEXEC), Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS}
-	for i := 0; ; i++ {
-		fd, err := unix.Openat2(c.fd, r, how)
-		// EAGAIN: a concurrent rename raced a ".." lookup; the kernel asks
-		// for a retry rather than risk an escape.
-		if (err == unix.EAGAIN || err == unix.EINTR) && i < 64 {
-			continue
-		}
-		return fd, err
-	}
 }
 
 // openParent opens the directory holding guest path p (resolved in-root)

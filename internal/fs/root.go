@@ -1,7 +1,10 @@
 // Package fs gives guestcheck and sealprep their only way to touch guest
-// files: a Root opened once from --root. Paths are the guest's own absolute
-// paths ("/etc/hostname"); absolute symlinks inside an image resolve inside
-// the image (chroot semantics), never on the host.
+// files. Root (read-only, guestcheck) and Confined (read-write, sealprep)
+// share one anchor: a descriptor of the root directory through which every
+// guest path is resolved with openat2 RESOLVE_IN_ROOT, so absolute
+// symlinks inside an image resolve inside the image (chroot semantics),
+// never on the host. A kernel without openat2 can open only the running
+// system's own "/"; there is no user-space resolver to race.
 package fs
 
 import (
@@ -11,7 +14,6 @@ import (
 	iofs "io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -24,78 +26,30 @@ const MaxFileSize = 64 << 20
 // ErrTooLarge is returned by ReadFile for files over MaxFileSize.
 var ErrTooLarge = errors.New("file too large")
 
-// Root is a directory that stands for a guest's "/". The zero value is not
+// Root is a directory that stands for a guest's "/", opened for reading.
+// It resolves paths with the same anchor, and so the same openat2 policy,
+// as Confined, the read-write view sealprep uses. The zero value is not
 // usable; call Open.
 type Root struct {
-	dir  string // absolute, cleaned host path of the root
-	host bool   // dir is "/": plain system calls already have chroot semantics
-	fd   int    // O_PATH descriptor of dir, -1 when host
-	// openat2 is false on kernels older than 5.6; resolution then happens
-	// in user space, component by component.
-	openat2 bool
-	limit   int64 // ReadFile's bound; MaxFileSize unless a test lowers it
+	anchor
+	limit int64 // ReadFile's bound; MaxFileSize unless a test lowers it
 }
 
-// Open opens dir as a guest root.
+// Open opens dir as a guest root. Without openat2 (before Linux 5.6) only
+// the running system's own "/" can be opened, as for OpenConfined.
 func Open(dir string) (*Root, error) {
-	abs, err := filepath.Abs(dir)
+	a, err := openAnchor(dir)
 	if err != nil {
-		return nil, fmt.Errorf("root %s: %w", dir, err)
+		return nil, err
 	}
-	st, err := os.Stat(abs)
-	if err != nil {
-		return nil, fmt.Errorf("root %s: %w", dir, err)
-	}
-	if !st.IsDir() {
-		return nil, fmt.Errorf("root %s: not a directory", dir)
-	}
-	r := &Root{dir: abs, host: abs == "/", fd: -1, limit: MaxFileSize}
-	if r.host {
-		return r, nil
-	}
-	fd, err := unix.Open(abs, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, fmt.Errorf("root %s: %w", dir, err)
-	}
-	r.fd = fd
-	// Probe openat2 once; ENOSYS means an old kernel.
-	probe, err := unix.Openat2(fd, ".", &unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC, Resolve: unix.RESOLVE_IN_ROOT})
-	if err == nil {
-		unix.Close(probe)
-		r.openat2 = true
-	}
-	return r, nil
+	return &Root{anchor: a, limit: MaxFileSize}, nil
 }
 
 // Close releases the root's descriptor.
-func (r *Root) Close() error {
-	if r.fd >= 0 {
-		err := unix.Close(r.fd)
-		r.fd = -1
-		return err
-	}
-	return nil
-}
-
-// Dir returns the host path of the root.
-func (r *Root) Dir() string { return r.dir }
-
-// IsHost reports whether the root is the running system's own "/", which is
-// when live kernel state (/proc, netlink, systemd) describes this guest.
-func (r *Root) IsHost() bool { return r.host }
+func (r *Root) Close() error { return r.anchor.close() }
 
 // Clean turns a guest path into its canonical absolute form ("/etc/x").
 func Clean(p string) string { return path.Clean("/" + p) }
-
-// Display returns the name to show for guest path p in messages: the guest
-// path itself on the live system, the host path under an image root.
-func (r *Root) Display(p string) string {
-	p = Clean(p)
-	if r.host {
-		return p
-	}
-	return filepath.Join(r.dir, p)
-}
 
 // rel is p relative to the root, for *at system calls.
 func rel(p string) string {
@@ -108,71 +62,11 @@ func rel(p string) string {
 
 // openIn opens guest path p with flags, resolving every symlink inside the root.
 func (r *Root) openIn(p string, flags int) (*os.File, error) {
-	if r.host {
-		return os.OpenFile(Clean(p), flags, 0)
-	}
-	if r.openat2 {
-		fd, err := unix.Openat2(r.fd, rel(p), &unix.OpenHow{
-			Flags:   uint64(flags) | unix.O_CLOEXEC,
-			Resolve: unix.RESOLVE_IN_ROOT | unix.RESOLVE_NO_MAGICLINKS,
-		})
-		if err != nil {
-			return nil, &os.PathError{Op: "open", Path: r.Display(p), Err: err}
-		}
-		return os.NewFile(uintptr(fd), r.Display(p)), nil
-	}
-	hp, err := r.resolve(p, true)
+	fd, err := r.anchor.open(p, flags)
 	if err != nil {
-		return nil, err
+		return nil, &os.PathError{Op: "open", Path: r.Display(p), Err: err}
 	}
-	return os.OpenFile(hp, flags|unix.O_NOFOLLOW, 0)
-}
-
-// resolve maps guest path p to a host path under the root without
-// openat2, following symlinks (the last one only if follow) inside the root.
-// It is racy against concurrent renames, which is acceptable for readers on
-// kernels older than 5.6.
-func (r *Root) resolve(p string, follow bool) (string, error) {
-	parts := strings.Split(rel(p), "/")
-	cur := "/"
-	links := 0
-	for len(parts) > 0 {
-		c := parts[0]
-		parts = parts[1:]
-		if c == "" || c == "." {
-			continue
-		}
-		if c == ".." {
-			cur = path.Dir(cur)
-			continue
-		}
-		next := path.Join(cur, c)
-		hp := filepath.Join(r.dir, next)
-		st, err := os.Lstat(hp)
-		if err != nil {
-			if errors.Is(err, iofs.ErrNotExist) {
-				return "", &os.PathError{Op: "open", Path: r.Display(p), Err: iofs.ErrNotExist}
-			}
-			return "", err
-		}
-		if st.Mode()&iofs.ModeSymlink == 0 || (len(parts) == 0 && !follow) {
-			cur = next
-			continue
-		}
-		links++
-		if links > 40 {
-			return "", &os.PathError{Op: "open", Path: r.Display(p), Err: unix.ELOOP}
-		}
-		target, err := os.Readlink(hp)
-		if err != nil {
-			return "", err
-		}
-		if strings.HasPrefix(target, "/") {
-			cur = "/"
-		}
-		parts = append(strings.Split(target, "/"), parts...)
-	}
-	return filepath.Join(r.dir, cur), nil
+	return os.NewFile(uintptr(fd), r.Display(p)), nil
 }
 
 // Open opens guest path p for reading.
@@ -197,9 +91,6 @@ func (r *Root) ReadFile(p string) ([]byte, error) {
 
 // Stat follows symlinks (inside the root) and describes the target.
 func (r *Root) Stat(p string) (iofs.FileInfo, error) {
-	if r.host {
-		return os.Stat(Clean(p))
-	}
 	f, err := r.openIn(p, unix.O_PATH)
 	if err != nil {
 		return nil, err
@@ -210,9 +101,6 @@ func (r *Root) Stat(p string) (iofs.FileInfo, error) {
 
 // Lstat describes p itself, not following a final symlink.
 func (r *Root) Lstat(p string) (iofs.FileInfo, error) {
-	if r.host {
-		return os.Lstat(Clean(p))
-	}
 	dir, base := path.Split(Clean(p))
 	if base == "" {
 		return r.Stat("/")
@@ -231,9 +119,6 @@ func (r *Root) Lstat(p string) (iofs.FileInfo, error) {
 
 // Readlink returns the target of symlink p as stored (not re-rooted).
 func (r *Root) Readlink(p string) (string, error) {
-	if r.host {
-		return os.Readlink(Clean(p))
-	}
 	dir, base := path.Split(Clean(p))
 	d, err := r.openIn(dir, unix.O_PATH|unix.O_DIRECTORY)
 	if err != nil {
@@ -250,9 +135,6 @@ func (r *Root) Readlink(p string) (string, error) {
 
 // ReadDir lists directory p, sorted by name.
 func (r *Root) ReadDir(p string) ([]iofs.DirEntry, error) {
-	if r.host {
-		return os.ReadDir(Clean(p))
-	}
 	d, err := r.openIn(p, os.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
 		return nil, err
