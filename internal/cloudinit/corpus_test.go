@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"testing"
 )
 
 // This file generates the corpus of TestDiffersFromCloudInitOnlyAsDocumented:
@@ -58,6 +60,8 @@ type genStatus struct {
 	// started stage's start; errorsString writes a stage's errors as a
 	// string, which Python's list.extend takes character by character.
 	nanStart, errorsString bool
+	// seed draws the stage times, so that marshal stays a pure function.
+	seed uint64
 }
 
 // corpusCase is one combination.
@@ -67,7 +71,11 @@ type corpusCase struct {
 	// resultDir put a directory there instead.
 	status, result       []byte
 	statusDir, resultDir bool
-	gen                  *genStatus // nil for hand-written status.json
+	// statusLink and resultLink write the file as cloud-init does: in
+	// /var/lib/cloud/data, with a relative symlink to it in
+	// /run/cloud-init. A link with no content (result nil) dangles.
+	statusLink, resultLink bool
+	gen                    *genStatus // nil for hand-written status.json
 	// resultValid: result.json exists and is a well-formed result.
 	resultValid bool
 	// boot state
@@ -105,9 +113,8 @@ func pickErrors(r *rand.Rand, n int) []string {
 
 // healthy is every stage done, as after a clean boot.
 func healthy(r *rand.Rand) *genStatus {
-	g := &genStatus{epoch: r.IntN(2) == 0, datasource: "DataSourceNoCloud [seed=/dev/vdb][dsmode=net]", stage: "",
-		stages: [4]stageState{stDone, stDone, stDone, stDone}, modulesInit: r.IntN(2) == 0}
-	return g
+	return &genStatus{epoch: r.IntN(2) == 0, datasource: "DataSourceNoCloud [seed=/dev/vdb][dsmode=net]", stage: "",
+		stages: [4]stageState{stDone, stDone, stDone, stDone}, modulesInit: r.IntN(2) == 0, seed: r.Uint64()}
 }
 
 func withError(stages ...int) func(r *rand.Rand) *genStatus {
@@ -239,6 +246,7 @@ func statusShapes() []statusShape {
 		raw("start-string", `{"v1": {"datasource": null, "init": {"errors": [], "start": "soon", "finished": null}}}`),
 		raw("datasource-number", `{"v1": {"datasource": 7, "init": {"errors": [], "start": 5.5, "finished": 9.5}}}`),
 		raw("utf8-bom", "\ufeff"+`{"v1": {"datasource": null}}`),
+		raw("invalid-utf8", "{\"v1\": {\"datasource\": null, \"init\": {\"errors\": [\"caf\xe9\"], \"start\": 5.5, \"finished\": 9.5}}}"),
 		statusShape{name: "directory", dir: true},
 	)
 	return s
@@ -246,7 +254,7 @@ func statusShapes() []statusShape {
 
 // marshal renders g as cloud-init would write it (indented, sorted keys).
 func (g *genStatus) marshal() []byte {
-	r := rand.New(rand.NewPCG(1, 1)) // times only: keep marshal pure
+	r := rand.New(rand.NewPCG(g.seed, 7))
 	v1 := map[string]any{}
 	switch g.datasource {
 	case "":
@@ -332,7 +340,8 @@ type resultKind struct {
 	name  string
 	valid bool
 	dir   bool
-	text  func(r *rand.Rand) string // nil: absent
+	link  bool                      // through a symlink into /var/lib/cloud/data
+	text  func(r *rand.Rand) string // nil: absent (or, with link, dangling)
 }
 
 var resultOK = `{
@@ -346,6 +355,8 @@ func resultKinds() []resultKind {
 	return []resultKind{
 		{name: "absent"},
 		{name: "valid", valid: true, text: func(*rand.Rand) string { return resultOK }},
+		{name: "valid-symlink", valid: true, link: true, text: func(*rand.Rand) string { return resultOK }},
+		{name: "dangling-symlink", link: true},
 		{name: "valid-with-errors", valid: true, text: func(*rand.Rand) string {
 			return `{"v1": {"datasource": "DataSourceNoCloud", "errors": ["('scripts-user', RuntimeError('Runparts: 1 failures (runcmd) in 1 attempted commands'))"]}}`
 		}},
@@ -401,7 +412,7 @@ func buildCorpus() []corpusCase {
 	boots := bootKinds()
 	var broken []resultKind
 	for _, k := range results {
-		if !k.valid && (k.text != nil || k.dir) {
+		if !k.valid && (k.text != nil || k.dir) && !k.link {
 			broken = append(broken, k)
 		}
 	}
@@ -420,6 +431,7 @@ func buildCorpus() []corpusCase {
 		case s.gen != nil:
 			c.gen = s.gen(r)
 			c.status = c.gen.marshal()
+			c.statusLink = r.IntN(2) == 0
 		case s.raw != nil:
 			c.status = s.raw(r)
 		case s.dir:
@@ -428,7 +440,7 @@ func buildCorpus() []corpusCase {
 		if rk.text != nil {
 			c.result = []byte(rk.text(r))
 		}
-		c.resultDir, c.resultValid = rk.dir, rk.valid
+		c.resultDir, c.resultValid, c.resultLink = rk.dir, rk.valid, rk.link
 		if r.IntN(2) == 0 {
 			c.bootFinished = fmt.Sprintf("%.2f - Sun, 29 Nov 2026 22:0%d:00 +0000 - v. 22.4.2\n", 20+200*r.Float64(), r.IntN(4))
 		}
@@ -472,4 +484,82 @@ func buildCorpus() []corpusCase {
 		add(statusShape{name: "no-status"}, results[0], b)
 	}
 	return out
+}
+
+// TestCorpus holds the generator to its promises, as any user: the same
+// corpus on every run, every status.json shape, result.json kind and boot
+// setup in it, every result.json kind under an erroring status.json, and a
+// size that keeps the differential test near a minute.
+func TestCorpus(t *testing.T) {
+	a, b := buildCorpus(), buildCorpus()
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("buildCorpus is not deterministic")
+	}
+	if n := len(a); n < 100 || n > 160 {
+		t.Errorf("corpus has %d cases; keep it between 100 and 160 (each costs a cloud-init start)", n)
+	}
+	names := map[string]bool{}
+	for _, c := range a {
+		if names[c.name] {
+			t.Errorf("duplicate case name %s", c.name)
+		}
+		names[c.name] = true
+	}
+	has := func(part string) bool {
+		for n := range names {
+			if strings.Contains(n, part) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, s := range statusShapes() {
+		if !has("-" + s.name + "/") {
+			t.Errorf("no case with status.json shape %s", s.name)
+		}
+	}
+	for _, k := range resultKinds() {
+		if !has("error-modules-final/result-" + k.name + "/") {
+			t.Errorf("no case with result.json %s under an error", k.name)
+		}
+	}
+	for _, bk := range bootKinds() {
+		if !has("/" + bk.name) {
+			t.Errorf("no case with boot setup %s", bk.name)
+		}
+	}
+	for _, c := range a {
+		if c.gen == nil {
+			continue
+		}
+		// Generated stage times stay within this boot, so that no case
+		// reads as a status.json from an earlier boot.
+		var doc struct {
+			V1 map[string]any `json:"v1"`
+		}
+		if c.gen.nanStart {
+			continue
+		}
+		if err := json.Unmarshal(c.status, &doc); err != nil {
+			t.Fatalf("%s: generated status.json does not parse: %v", c.name, err)
+		}
+		for k, v := range doc.V1 {
+			st, ok := v.(map[string]any)
+			if !ok {
+				continue
+			}
+			for _, f := range []string{"start", "finished"} {
+				x, ok := st[f].(float64)
+				if !ok {
+					continue
+				}
+				if c.gen.epoch {
+					x -= diffBootEpoch
+				}
+				if x <= 0 || x >= diffUptime {
+					t.Errorf("%s: v1.%s.%s = %v lies outside this boot", c.name, k, f, st[f])
+				}
+			}
+		}
+	}
 }

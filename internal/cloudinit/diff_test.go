@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"reflect"
 	"slices"
 	"sort"
@@ -187,18 +188,21 @@ func writeCase(t *testing.T, c *corpusCase) string {
 	if c.generator != "" {
 		r.Write("/run/cloud-init/"+c.generator, "")
 	}
-	switch {
-	case c.statusDir:
-		r.Mkdir(cloudinit.StatusPath)
-	case c.status != nil:
-		r.Write(cloudinit.StatusPath, string(c.status))
+	place := func(p string, b []byte, dir, link bool) {
+		if link {
+			data := "/var/lib/cloud/data/" + path.Base(p)
+			r.Symlink("../../var/lib/cloud/data/"+path.Base(p), p)
+			p = data
+		}
+		switch {
+		case dir:
+			r.Mkdir(p)
+		case b != nil:
+			r.Write(p, string(b))
+		}
 	}
-	switch {
-	case c.resultDir:
-		r.Mkdir(cloudinit.ResultPath)
-	case c.result != nil:
-		r.Write(cloudinit.ResultPath, string(c.result))
-	}
+	place(cloudinit.StatusPath, c.status, c.statusDir, c.statusLink)
+	place(cloudinit.ResultPath, c.result, c.resultDir, c.resultLink)
 	if c.bootFinished != "" {
 		r.Write(cloudinit.BootFinishedPath, c.bootFinished).Chtime(cloudinit.BootFinishedPath, diffNow.Add(-time.Minute))
 	}
@@ -245,8 +249,8 @@ func runCloudInit(unshare, tool, dir, cmdline string) (toolRun, error) {
 // compareCase compares one case and returns the documented differences it
 // showed.
 func compareCase(t *testing.T, c *corpusCase, dir string, run toolRun) []string {
-	t.Logf("status.json: %s", clipBytes(c.status, c.statusDir))
-	t.Logf("result.json: %s", clipBytes(c.result, c.resultDir))
+	t.Logf("status.json: %s", clipBytes(c.status, c.statusDir, c.statusLink))
+	t.Logf("result.json: %s", clipBytes(c.result, c.resultDir, c.resultLink))
 	root := openRoot(t, dir)
 	snap := cloudinit.Read(root, cloudinit.ReadOptions{Live: true, Now: func() time.Time { return diffNow }})
 	var diffs []string
@@ -493,8 +497,12 @@ func dump(fs []check.Finding) string {
 	return strings.Join(lines, "\n")
 }
 
-func clipBytes(b []byte, dir bool) string {
+func clipBytes(b []byte, dir, link bool) string {
 	switch {
+	case link && b == nil && !dir:
+		return "(a dangling symlink)"
+	case link:
+		return "(through a symlink) " + clipBytes(b, dir, false)
 	case dir:
 		return "(a directory)"
 	case b == nil:
