@@ -398,7 +398,7 @@ func bootKinds() []bootKind {
 //     that parse with result.json absent and one broken kind; each
 //     malformed one once, with result.json absent or broken;
 //   - every result.json kind under a healthy, an erroring and a running
-//     status.json;
+//     status.json, and every broken or dangling one without status.json;
 //   - every boot setup under a healthy (result valid), an erroring (result
 //     empty) and a running (result absent) status.json, and with no
 //     status.json at all.
@@ -475,6 +475,10 @@ func buildCorpus() []corpusCase {
 	for _, rk := range results {
 		for _, sn := range []string{"healthy", "error-modules-final", "running-modules-final"} {
 			add(shape(sn), rk, boots[0])
+		}
+		if !rk.valid && rk.name != "absent" {
+			// A result.json without status.json: cloud-init ignores it.
+			add(statusShape{name: "no-status"}, rk, boots[0])
 		}
 	}
 	for _, b := range boots {
