@@ -29,7 +29,7 @@ var CloudInit = check.Check{
 		codeCINotInstalled, codeCIDisabled, codeCINotStarted, codeCIRunning,
 		codeCIRunningInFinal, codeCIDone, codeCIModuleError, codeCIRecoverable,
 		codeCIUnitFailed, codeCIStaleResult, codeCIDatasourceNone, codeCIUnreadable,
-		codeCIInterrupted,
+		codeCIResultUnreadable, codeCIInterrupted,
 	},
 	Run: runCloudInit,
 }
@@ -48,7 +48,10 @@ const (
 	codeCIStaleResult    = "cloud-init-stale-result"
 	codeCIDatasourceNone = "cloud-init-datasource-none"
 	codeCIUnreadable     = "cloud-init-status-unreadable"
-	codeCIInterrupted    = "cloud-init-interrupted"
+	// codeCIResultUnreadable is a result.json that exists but cannot be
+	// used; the verdict still comes from status.json, as cloud-init's does.
+	codeCIResultUnreadable = "cloud-init-result-unreadable"
+	codeCIInterrupted      = "cloud-init-interrupted"
 )
 
 // ciNotStartedGrace is how long after boot a cloud-init that has not
@@ -265,19 +268,38 @@ func (r *ciRun) notInstalled() {
 }
 
 // fileErrors reports every cloud-init file that exists but cannot be used.
+// A broken status.json or instance-data.json is an error of the check (it
+// cannot judge, or loses the instance details). A broken result.json is
+// not: cloud-init only tests that it exists and takes the verdict and the
+// errors from status.json, so judge() still reports those, and the file is
+// a warning of its own.
 func (r *ciRun) fileErrors() {
-	for _, fe := range []*cloudinit.FileError{r.snap.StatusErr, r.snap.ResultErr, r.snap.InstanceDataErr} {
+	for _, fe := range []*cloudinit.FileError{r.snap.StatusErr, r.snap.InstanceDataErr} {
 		if fe == nil {
 			continue
 		}
 		shown := r.env.Root.Display(fe.Path)
-		fix := "Inspect " + shown + " and /var/log/cloud-init.log; cloud-init rewrites its status files at every stage, so a reboot (or `cloud-init clean --logs --reboot` on a template) replaces a corrupt one"
-		if errors.Is(fe.Err, syscall.EACCES) || errors.Is(fe.Err, syscall.EPERM) {
-			fix = "Run guestcheck as root, or make " + shown + " readable"
-		}
 		r.add(check.Error, codeCIUnreadable, shown+": "+fe.Err.Error(),
-			r.with("file", shown, "reason", fe.Err.Error()), fix)
+			r.with("file", shown, "reason", fe.Err.Error()), ciFileFix(fe, shown))
 	}
+	if fe := r.snap.ResultErr; fe != nil {
+		shown := r.env.Root.Display(fe.Path)
+		judged := "the verdict comes from status.json, as cloud-init's does"
+		if r.snap.StatusErr != nil {
+			judged = "status.json is unusable too, so there is no verdict"
+		}
+		r.add(check.Warn, codeCIResultUnreadable,
+			fmt.Sprintf("%s is unusable (%s), so tools that read it get no result; %s", shown, fe.Err.Error(), judged),
+			r.with("file", shown, "reason", fe.Err.Error()), ciFileFix(fe, shown))
+	}
+}
+
+// ciFileFix is the remediation for a cloud-init file that cannot be used.
+func ciFileFix(fe *cloudinit.FileError, shown string) string {
+	if errors.Is(fe.Err, syscall.EACCES) || errors.Is(fe.Err, syscall.EPERM) {
+		return "Run guestcheck as root, or make " + shown + " readable"
+	}
+	return "Inspect " + shown + " and /var/log/cloud-init.log; cloud-init rewrites its status files at every stage, so a reboot (or `cloud-init clean --logs --reboot` on a template) replaces a corrupt one"
 }
 
 // judge turns a usable state into findings.

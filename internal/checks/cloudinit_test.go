@@ -326,12 +326,52 @@ func TestCloudInitCheck(t *testing.T) {
 			}},
 		{name: "garbage result.json", root: func(t *testing.T) *cloudinittest.Root {
 			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciDone).Write(cloudinit.ResultPath, "not json at all")
-		}, want: []string{"error cloud-init-status-unreadable"}, check: func(t *testing.T, fs []check.Finding, dir string) {
-			want := dir + "/run/cloud-init/result.json: invalid character 'o' in literal null (expecting 'u') (at byte 2)"
-			if fs[0].Message != want {
-				t.Errorf("message = %q\nwant      %q", fs[0].Message, want)
+		}, want: []string{"pass cloud-init-done", "warn cloud-init-result-unreadable"}, check: func(t *testing.T, fs []check.Finding, dir string) {
+			f := ciFind(t, fs, "cloud-init-result-unreadable")
+			want := dir + "/run/cloud-init/result.json is unusable (invalid character 'o' in literal null (expecting 'u') (at byte 2)), " +
+				"so tools that read it get no result; the verdict comes from status.json, as cloud-init's does"
+			if f.Message != want || f.Detail["reason"] != "invalid character 'o' in literal null (expecting 'u') (at byte 2)" {
+				t.Errorf("message = %q\nwant      %q", f.Message, want)
 			}
 		}},
+		// cloud-init only tests that result.json exists: the errors
+		// status.json names are the verdict, whatever result.json holds.
+		{name: "module error with empty result.json", root: func(t *testing.T) *cloudinittest.Root {
+			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciModuleError).Write(cloudinit.ResultPath, "")
+		}, want: []string{"fail cloud-init-module-error", "warn cloud-init-recoverable-error", "warn cloud-init-result-unreadable"},
+			check: func(t *testing.T, fs []check.Finding, _ string) {
+				f := ciFind(t, fs, "cloud-init-module-error")
+				if f.Detail["module"] != "write_files" || f.Detail["extended_status"] != "error - done" || f.Detail["cloud_init_exit_code"] != "1" {
+					t.Errorf("module error detail = %q", f.Detail)
+				}
+				if r := ciFind(t, fs, "cloud-init-result-unreadable"); r.Detail["reason"] != "unexpected end of JSON input" {
+					t.Errorf("reason = %q", r.Detail["reason"])
+				}
+			}},
+		{name: "module error with truncated result.json", root: func(t *testing.T) *cloudinittest.Root {
+			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciModuleError).Write(cloudinit.ResultPath, `{"v1": {"datasource": "DataSourceNoCloud", "errors": ["('write_`)
+		}, want: []string{"fail cloud-init-module-error", "warn cloud-init-recoverable-error", "warn cloud-init-result-unreadable"}},
+		{name: "module error with result.json not an object", root: func(t *testing.T) *cloudinittest.Root {
+			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciModuleError).Write(cloudinit.ResultPath, `[]`)
+		}, want: []string{"fail cloud-init-module-error", "warn cloud-init-recoverable-error", "warn cloud-init-result-unreadable"},
+			check: func(t *testing.T, fs []check.Finding, _ string) {
+				if r := ciFind(t, fs, "cloud-init-result-unreadable"); r.Detail["reason"] != "top level: want an object, got array" {
+					t.Errorf("reason = %q", r.Detail["reason"])
+				}
+			}},
+		{name: "running with null result.json is done", root: func(t *testing.T) *cloudinittest.Root {
+			// status.json alone says running; a result.json, even "null",
+			// ends the run for cloud-init.
+			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciDone).Write(cloudinit.ResultPath, "null")
+		}, want: []string{"pass cloud-init-done", "warn cloud-init-result-unreadable"}},
+		{name: "both status.json and result.json broken", root: func(t *testing.T) *cloudinittest.Root {
+			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, "").Write(cloudinit.ResultPath, `"done"`)
+		}, want: []string{"error cloud-init-status-unreadable", "warn cloud-init-result-unreadable"},
+			check: func(t *testing.T, fs []check.Finding, _ string) {
+				if r := ciFind(t, fs, "cloud-init-result-unreadable"); !strings.HasSuffix(r.Message, "status.json is unusable too, so there is no verdict") {
+					t.Errorf("message = %q", r.Message)
+				}
+			}},
 		{name: "wrong type in status.json", root: func(t *testing.T) *cloudinittest.Root {
 			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, `{"v1": {"modules-final": {"errors": "none", "start": 1.0}}}`)
 		}, want: []string{"error cloud-init-status-unreadable"}, check: func(t *testing.T, fs []check.Finding, dir string) {

@@ -170,6 +170,19 @@ func TestWait(t *testing.T) {
 			t.Fatalf("Wait = %+v, %v, %v", st, timedOut, err)
 		}
 	})
+	t.Run("broken result.json still ends the wait", func(t *testing.T) {
+		// cloud-init's status only tests that result.json exists, so its
+		// --wait returns here too; an unparsable one must not make guestcheck
+		// wait until the deadline.
+		r := cloudinittest.New(t).Installed().Uptime(time.Minute).Write(GeneratorEnabledPath, "").
+			Write(StatusPath, finished).Write(ResultPath, `{"v1": {"errors": [`)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		st, timedOut, err := Wait(ctx, r.Open(), 10*time.Millisecond)
+		if err != nil || timedOut || st.ExtendedStatus() != "done" {
+			t.Fatalf("Wait = %+v, %v, %v", st, timedOut, err)
+		}
+	})
 	t.Run("broken file is reported at the deadline", func(t *testing.T) {
 		r := cloudinittest.New(t).Installed().Write(StatusPath, `{"v1": {"init": {"start": "x"}}}`)
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)

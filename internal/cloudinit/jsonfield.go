@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // The helpers below walk a document decoded into `any` and enforce the
@@ -11,7 +12,14 @@ import (
 // keys are ignored so that newer cloud-init releases still parse.
 
 // decodeObject decodes b and requires a JSON object at the top level.
+// Invalid UTF-8 is refused, as cloud-init's own reading of the file
+// (util.load_file decodes it as UTF-8) refuses it; encoding/json would
+// quietly replace it with U+FFFD. cloud-init writes these files as ASCII,
+// so such bytes mean the file is damaged.
 func decodeObject(b []byte) (map[string]any, error) {
+	if !utf8.Valid(b) {
+		return nil, fmt.Errorf("not valid UTF-8 (at byte %d)", invalidUTF8At(b))
+	}
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
 		return nil, jsonError(err)
@@ -21,6 +29,19 @@ func decodeObject(b []byte) (map[string]any, error) {
 		return nil, typeError("top level", "an object", v)
 	}
 	return m, nil
+}
+
+// invalidUTF8At returns the offset of the first byte of b that does not
+// start a valid UTF-8 sequence.
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
 }
 
 // jsonError keeps encoding/json's wording (so "unexpected end of JSON

@@ -84,6 +84,7 @@ func TestParseStatusErrors(t *testing.T) {
 		{"truncated", statusPost242[:len(statusPost242)/2], "unexpected end of JSON input"},
 		{"garbage", `{"v1": nope}`, "invalid character 'o' in literal null (expecting 'u') (at byte"},
 		{"binary", "\x00\x01", "invalid character"},
+		{"invalid utf-8", "{\"v1\": {\"init\": {\"errors\": [\"caf\xe9\"]}}}", "not valid UTF-8 (at byte 32)"},
 		{"trailing", `{"v1": {}} x`, "invalid character 'x' after top-level value"},
 		{"top array", `[]`, "top level: want an object, got array"},
 		{"v1 string", `{"v1": "x"}`, "v1: want an object, got string"},

@@ -43,16 +43,19 @@ type Snapshot struct {
 	// InstanceData is nil when absent or broken.
 	InstanceData *InstanceData
 	// StatusErr, ResultErr and InstanceDataErr are set when that file
-	// exists but cannot be read or parsed.
+	// exists but cannot be read or parsed. With ResultErr set,
+	// Inputs.ResultExists is still true, as cloud-init sees it.
 	StatusErr, ResultErr, InstanceDataErr *FileError
 	// Notes records inputs that could not be read but are not errors
 	// (e.g. "/proc/uptime": "unreadable: ..."), for the report's detail.
 	Notes map[string]string
 }
 
-// Usable reports whether status.json and result.json were readable, which
-// State needs to mean anything.
-func (s *Snapshot) Usable() bool { return s.StatusErr == nil && s.ResultErr == nil }
+// Usable reports whether status.json was readable (or is absent), which
+// State needs to mean anything. A broken result.json does not matter here:
+// cloud-init's status only tests that result.json exists, and judges the
+// run and its errors from status.json alone, so State does the same.
+func (s *Snapshot) Usable() bool { return s.StatusErr == nil }
 
 // State computes the state from the snapshot's inputs.
 func (s *Snapshot) State() *State { return Compute(s.Inputs) }

@@ -22,8 +22,9 @@ const DefaultPoll = time.Second
 // bounds the wait. It returns the last state and whether it gave up
 // because ctx ended. Unlike `cloud-init status --wait` it does not consult
 // systemd units, so a crashed stage is waited on until the deadline; the
-// check reports the failed unit afterwards. A status file that stays
-// unreadable is returned as the error at the deadline.
+// check reports the failed unit afterwards. A status.json that stays
+// unreadable is returned as the error at the deadline; a broken
+// result.json still counts as existing, as it does for cloud-init.
 func Wait(ctx context.Context, root *fs.Root, poll time.Duration) (*State, bool, error) {
 	if inside, why := Inside(root); inside {
 		return nil, false, fmt.Errorf("%w (started by %s)", ErrInsideCloudInit, why)
@@ -42,10 +43,8 @@ func Wait(ctx context.Context, root *fs.Root, poll time.Duration) (*State, bool,
 			if !st.Installed || st.Running == Done || st.Running == Disabled {
 				return st, false, nil
 			}
-		} else if snap.StatusErr != nil {
-			err = snap.StatusErr
 		} else {
-			err = snap.ResultErr
+			err = snap.StatusErr
 		}
 		// cloud-init replaces its files atomically, so a broken file is
 		// not a half-written one; still, the next stage rewrites
