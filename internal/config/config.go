@@ -208,7 +208,7 @@ type CloudInitConfig struct {
 // Default returns the configuration used when no file exists.
 func Default() *Config {
 	return &Config{Timeout: DefaultTimeout, CheckTimeout: DefaultCheckTimeout,
-		DNS:  DNSConfig{Timeout: 2 * time.Second},
+		DNS:      DNSConfig{Timeout: 2 * time.Second},
 		Disk:     DiskConfig{WarnPercent: 90, FailPercent: 97},
 		Systemd:  SystemdConfig{BootBudget: DefaultBootBudget},
 		TimeSync: TimeSyncConfig{MaxOffset: DefaultMaxOffset}}
