@@ -20,8 +20,9 @@ set -euo pipefail
 #   qemu-guest-agent  the real agent whose guest-info the RPC filter is checked against
 #   systemd    systemd-machine-id-setup and systemd-firstboot, the machine-id oracle
 #   cloud-init the real `cloud-init status` the status logic is compared with
+#   openssh-server  sshd -T, the truth for sshd_config, and a real sshd whose socket the ssh check attributes
 test_pkgs=(dbus make e2fsprogs xfsprogs btrfs-progs dosfstools util-linux mount fdisk iproute2
-	mmdebstrap qemu-guest-agent systemd cloud-init)
+	mmdebstrap qemu-guest-agent systemd cloud-init openssh-server)
 # Packages make vm-test adds: QEMU guests under TCG and their NoCloud seeds.
 vm_pkgs=(qemu-system-x86 qemu-utils genisoimage mmdebstrap)
 
