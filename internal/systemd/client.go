@@ -23,6 +23,10 @@ const defaultRunDir = "/run/systemd/system"
 type conn interface {
 	GetUnitPropertiesContext(ctx context.Context, unit string) (map[string]any, error)
 	GetUnitTypePropertiesContext(ctx context.Context, unit, unitType string) (map[string]any, error)
+	// GetManagerProperty has no context; Client bounds it (manager.go).
+	GetManagerProperty(prop string) (string, error)
+	ListUnitsContext(ctx context.Context) ([]sddbus.UnitStatus, error)
+	ListJobsContext(ctx context.Context) ([]sddbus.JobStatus, error)
 	Close()
 }
 
