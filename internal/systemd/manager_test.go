@@ -68,7 +68,7 @@ func TestJobsAndUnits(t *testing.T) {
 			"ssh.service": {"Id": "ssh.service", "LoadState": "loaded", "ActiveState": "active", "SubState": "running",
 				"After": []string{"network.target", "basic.target"}, "InactiveExitTimestampMonotonic": uint64(4000000),
 				"ActiveEnterTimestampMonotonic": uint64(4500000)},
-			"data.mount": {"Id": "data.mount", "LoadState": "loaded", "ActiveState": "failed", "SubState": "failed"},
+			"data.mount":     {"Id": "data.mount", "LoadState": "loaded", "ActiveState": "failed", "SubState": "failed"},
 			"default.target": {"Id": "graphical.target", "LoadState": "loaded", "ActiveState": "active"},
 		},
 		types: map[string]map[string]any{"data.mount/Mount": {"Result": "exit-code"}},
