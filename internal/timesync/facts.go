@@ -83,7 +83,7 @@ type Daemon struct {
 	Enablement string
 	// EnabledUnit is the unit Enablement was found for.
 	EnabledUnit string
-	Servers    []Server
+	Servers     []Server
 	// Fallback is true for systemd-timesyncd with no NTP= anywhere and
 	// FallbackNTP= never set: it uses the servers compiled into it.
 	Fallback bool
