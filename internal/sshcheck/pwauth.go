@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
+	"regexp"
+	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -45,8 +48,16 @@ func ParsePwAuth(b []byte) (value *bool, raw string, err error) {
 			return nil, "", fmt.Errorf("line %d: ssh_pwauth is not a scalar", v.Line)
 		}
 		raw = v.Value
+		val := strings.ToLower(strings.TrimSpace(v.Value))
+		if v.Style == 0 || v.Style == yaml.TaggedStyle {
+			// PyYAML reads plain 01, 0x1 or +1 as the integer 1, which
+			// str() turns into "1".
+			if n, ok := yaml11Int(v.Value); ok {
+				val = n
+			}
+		}
 		// Later duplicates win, as with PyYAML; keep scanning.
-		switch strings.ToLower(strings.TrimSpace(v.Value)) {
+		switch val {
 		case "true", "yes", "on", "1":
 			t := true
 			value = &t
@@ -59,3 +70,53 @@ func ParsePwAuth(b []byte) (value *bool, raw string, err error) {
 	}
 	return value, raw, nil
 }
+
+// yaml11Int reads a plain scalar the way PyYAML's int resolver does (YAML
+// 1.1: sign, 0b binary, 0 octal, 0x hex, underscores, base 60) and returns
+// its decimal form.
+func yaml11Int(s string) (string, bool) {
+	if !int11.MatchString(s) {
+		return "", false
+	}
+	neg := false
+	switch s[0] {
+	case '-':
+		neg, s = true, s[1:]
+	case '+':
+		s = s[1:]
+	}
+	s = strings.ReplaceAll(s, "_", "")
+	var n *big.Int
+	var ok bool
+	switch {
+	case s == "0":
+		n, ok = big.NewInt(0), true
+	case strings.HasPrefix(s, "0b"):
+		n, ok = new(big.Int).SetString(s[2:], 2)
+	case strings.HasPrefix(s, "0x"):
+		n, ok = new(big.Int).SetString(s[2:], 16)
+	case strings.HasPrefix(s, "0"):
+		n, ok = new(big.Int).SetString(s[1:], 8)
+	case strings.Contains(s, ":"):
+		n, ok = big.NewInt(0), true
+		for _, p := range strings.Split(s, ":") {
+			d, err := strconv.Atoi(p)
+			if err != nil {
+				return "", false
+			}
+			n.Mul(n, big.NewInt(60)).Add(n, big.NewInt(int64(d)))
+		}
+	default:
+		n, ok = new(big.Int).SetString(s, 10)
+	}
+	if !ok {
+		return "", false
+	}
+	if neg {
+		n.Neg(n)
+	}
+	return n.String(), true
+}
+
+// int11 is PyYAML's implicit resolver for tag:yaml.org,2002:int.
+var int11 = regexp.MustCompile(`^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$`)
