@@ -85,6 +85,7 @@ func TestImageRoot(t *testing.T) {
 	validate(t, out)
 	want(t, out, CodeInstalled, check.Pass, "/usr/sbin/sshd")
 	want(t, out, CodeNotLive, check.Skip, "needs the running system")
+	want(t, out, CodeUnitDisabled, check.Warn, "no ssh or sshd unit is enabled in the image")
 	want(t, out, CodeHostKeyInvalid, check.Fail, "ssh_host_bad_key")
 	want(t, out, CodeHostKeyPerms, check.Fail, "ssh_host_open_key has mode 0644")
 	want(t, out, CodeHostKeyMismatch, check.Fail, "ssh_host_mismatch_key.pub is not the public half")
@@ -160,6 +161,23 @@ func TestCleanConfigPasses(t *testing.T) {
 		t.Errorf("missing default keys reported: %s", dumpFindings(out))
 	}
 	want(t, out, CodeHostKeyUndated, check.Skip, "no cloud-init instance record")
+}
+
+func TestImageUnitFiles(t *testing.T) {
+	dir := imageRoot(t, "")
+	if err := os.MkdirAll(filepath.Join(dir, "etc/systemd/system/multi-user.target.wants"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/lib/systemd/system/ssh.service", filepath.Join(dir, "etc/systemd/system/multi-user.target.wants/ssh.service")); err != nil {
+		t.Fatal(err)
+	}
+	out := Judge(gatherAsRoot(t, dir, nil))
+	validate(t, out)
+	want(t, out, CodeUnitEnabled, check.Pass, "ssh.service is enabled in the image")
+	if err := os.Symlink("/dev/null", filepath.Join(dir, "etc/systemd/system/ssh.service")); err != nil {
+		t.Fatal(err)
+	}
+	want(t, Judge(gatherAsRoot(t, dir, nil)), CodeUnitMasked, check.Fail, "ssh.service is masked in the image")
 }
 
 func TestNotInstalled(t *testing.T) {

@@ -62,6 +62,9 @@ type Facts struct {
 	// Units holds ssh/sshd .service and .socket states (live only).
 	Units    []systemd.UnitState
 	UnitsErr error
+	// Enablement and EnabledUnit are read from /etc/systemd/system under
+	// --root (systemd.Enablement).
+	Enablement, EnabledUnit string
 
 	Config sshdconfig.Config
 
@@ -158,6 +161,7 @@ func Gather(ctx context.Context, env *check.Env) Facts {
 	f.Instance = netcheck.ReadCloneEvidence(r, env.Live)
 	f.PwAuth = readPwAuth(r)
 	if !env.Live {
+		f.Enablement, f.EnabledUnit = systemd.Enablement(r, append(append([]string(nil), serviceUnits...), socketUnits...)...)
 		return f
 	}
 	if env.Systemd != nil {

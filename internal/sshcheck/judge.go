@@ -25,6 +25,7 @@ const (
 	CodeNotLive         = "ssh-not-live"
 	CodeNoSystemd       = "ssh-no-systemd"
 	CodeUnitActive      = "ssh-unit-active"
+	CodeUnitEnabled     = "ssh-unit-enabled"
 	CodeUnitInactive    = "ssh-unit-inactive"
 	CodeUnitDisabled    = "ssh-unit-disabled"
 	CodeUnitMasked      = "ssh-unit-masked"
@@ -49,7 +50,7 @@ const (
 )
 
 // Codes lists every code Run can emit.
-var Codes = []string{CodeInstalled, CodeNotInstalled, CodeNotLive, CodeNoSystemd, CodeUnitActive, CodeUnitInactive,
+var Codes = []string{CodeInstalled, CodeNotInstalled, CodeNotLive, CodeNoSystemd, CodeUnitActive, CodeUnitEnabled, CodeUnitInactive,
 	CodeUnitDisabled, CodeUnitMasked, CodeListening, CodeNotListening, CodePortOther, CodeConfigInvalid,
 	CodeHostKeyOK, CodeHostKeyMissing, CodeHostKeyInvalid, CodeHostKeyMismatch, CodeHostKeyPerms, CodeHostKeyNoPub,
 	CodeHostKeyFresh, CodeHostKeyKept, CodeHostKeyUndated, CodeAuthOK, CodeAuthBaseline, CodeAuthConditional,
@@ -75,7 +76,8 @@ func Judge(f Facts) []check.Finding {
 		out = append(out, JudgeUnits(f)...)
 		out = append(out, JudgeListening(f)...)
 	} else {
-		out = append(out, check.Skipf(CodeNotLive, "unit state and listening sockets not checked: "+f.NotLiveReason, nil))
+		out = append(out, check.Skipf(CodeNotLive, "running state and listening sockets not checked: "+f.NotLiveReason, nil))
+		out = append(out, JudgeUnitFiles(f)...)
 	}
 	out = append(out, JudgeConfig(f)...)
 	out = append(out, JudgeHostKeys(f)...)
@@ -167,6 +169,22 @@ func JudgeUnits(f Facts) []check.Finding {
 			"Enable it: `systemctl enable "+name+"`"))
 	}
 	return out
+}
+
+// JudgeUnitFiles judges an image root: the sshd unit (or socket) is
+// enabled, so the VM starts sshd at boot.
+func JudgeUnitFiles(f Facts) []check.Finding {
+	d := map[string]string{"unit_files": "/etc/systemd/system"}
+	switch f.Enablement {
+	case "enabled":
+		d["unit"] = f.EnabledUnit
+		return []check.Finding{check.Passf(CodeUnitEnabled, f.EnabledUnit+" is enabled in the image", d)}
+	case "masked":
+		return []check.Finding{check.New(check.Fail, CodeUnitMasked, f.EnabledUnit+" is masked in the image", d,
+			"In the image: `systemctl --root=/mnt/image unmask "+f.EnabledUnit+"` and enable it")}
+	}
+	return []check.Finding{check.New(check.Warn, CodeUnitDisabled, "no ssh or sshd unit is enabled in the image: sshd will not start at boot", d,
+		"In the image: `systemctl --root=/mnt/image enable ssh` (Debian, Ubuntu) or `sshd` (RHEL, SUSE); presets applied at first boot are not evaluated here")}
 }
 
 // Endpoint is an address and port sshd is configured to listen on.

@@ -120,7 +120,7 @@ func Gather(ctx context.Context, env *check.Env) Facts {
 	if !env.Live {
 		f.NotLiveReason = env.NotLiveReason()
 		for i := range f.Daemons {
-			f.Daemons[i].Enablement, f.Daemons[i].EnabledUnit = enablement(r, f.Daemons[i].Units)
+			f.Daemons[i].Enablement, f.Daemons[i].EnabledUnit = systemd.Enablement(r, f.Daemons[i].Units...)
 		}
 		return f
 	}
@@ -157,36 +157,6 @@ func exists(r *fs.Root, ps ...string) bool {
 		}
 	}
 	return false
-}
-
-var unitDirs = []string{"/etc/systemd/system", "/run/systemd/system", "/usr/lib/systemd/system", "/lib/systemd/system"}
-
-// enablement is a minimal `systemctl is-enabled` for image roots: a link
-// to /dev/null in /etc or /run masks; a link in some .wants or .requires
-// directory of /etc/systemd/system enables.
-func enablement(r *fs.Root, units []string) (string, string) {
-	for _, u := range units {
-		for _, dir := range unitDirs[:2] {
-			if t, err := r.Readlink(dir + "/" + u); err == nil && t == "/dev/null" {
-				return "masked", u
-			}
-		}
-	}
-	ents, err := r.ReadDir("/etc/systemd/system")
-	if err != nil {
-		return "disabled", ""
-	}
-	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), ".wants") && !strings.HasSuffix(e.Name(), ".requires") {
-			continue
-		}
-		for _, u := range units {
-			if _, err := r.Lstat("/etc/systemd/system/" + e.Name() + "/" + u); err == nil {
-				return "enabled", u
-			}
-		}
-	}
-	return "disabled", ""
 }
 
 // glob lists directory entries matching a final-component pattern.
