@@ -48,7 +48,7 @@ func Judge(f Facts) []check.Finding {
 	if f.Live {
 		out = append(out, JudgeClock(f)...)
 	} else {
-		out = append(out, check.Skipf(CodeNotLive, "kernel clock and daemon state not checked: "+f.NotLiveReason, nil))
+		out = append(out, check.Skipf(CodeNotLive, "kernel clock and running daemons not checked: "+f.NotLiveReason, nil))
 	}
 	active, find := JudgeDaemons(f)
 	out = append(out, find...)
