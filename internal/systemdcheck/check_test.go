@@ -316,3 +316,29 @@ func TestRun(t *testing.T) {
 	env.Live = false
 	want(t, Run(context.Background(), env), CodeNotLive, check.Skip)
 }
+
+// TestCycleOfDefaultDependencies is the cycle packaging/…/guestcheck.service
+// avoids: on Debian cloud-final.service is ordered after
+// multi-user.target, so a unit wanted by multi-user.target with default
+// dependencies (multi-user.target After= it) and After=cloud-final.service
+// closes a loop, and systemd drops a job at boot.
+func TestCycleOfDefaultDependencies(t *testing.T) {
+	f := healthy()
+	mu := f.Units["multi-user.target"]
+	mu.After = append(mu.After, "guestcheck.service")
+	f.Units["multi-user.target"] = mu
+	cf := f.Units["cloud-final.service"]
+	cf.After = append(cf.After, "multi-user.target")
+	f.Units["cloud-final.service"] = cf
+	f.Units["guestcheck.service"] = unit("guestcheck.service", "inactive", 0, 0, "cloud-final.service", "basic.target")
+	out := JudgeCycles(f)
+	validate(t, out)
+	c := want(t, out, CodeCycle, check.Fail, "cloud-final.service, guestcheck.service, multi-user.target")
+	if !strings.Contains(c.Remediation, "systemd-analyze verify cloud-final.service") {
+		t.Errorf("remediation %q", c.Remediation)
+	}
+	// With DefaultDependencies=no, as the package ships it, there is none.
+	mu.After = mu.After[:len(mu.After)-1]
+	f.Units["multi-user.target"] = mu
+	want(t, JudgeCycles(f), CodeNoCycle, check.Pass)
+}
