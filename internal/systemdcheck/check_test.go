@@ -325,7 +325,7 @@ func TestRun(t *testing.T) {
 func TestCycleOfDefaultDependencies(t *testing.T) {
 	f := healthy()
 	mu := f.Units["multi-user.target"]
-	mu.After = append(mu.After, "guestcheck.service")
+	mu.After = []string{"ssh.service", "qemu-guest-agent.service", "basic.target", "guestcheck.service"}
 	f.Units["multi-user.target"] = mu
 	cf := f.Units["cloud-final.service"]
 	cf.After = append(cf.After, "multi-user.target")
