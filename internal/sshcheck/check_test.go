@@ -206,6 +206,20 @@ func TestConfigInvalid(t *testing.T) {
 	}
 }
 
+func TestConfigUnreadable(t *testing.T) {
+	// RHEL ships sshd_config 0600: as another user nothing that depends
+	// on it may be judged from sshd's defaults.
+	f := Facts{Binary: "/usr/sbin/sshd", Config: sshdconfig.Config{Problems: []sshdconfig.Problem{{File: sshdconfig.DefaultPath, Msg: "permission denied", Err: iofs.ErrPermission}}}}
+	out := Judge(f)
+	validate(t, out)
+	want(t, out, CodeConfigUnread, check.Skip, "readable by root only")
+	if len(find(out, CodeAuthBaseline))+len(find(out, CodeAuthOK))+len(find(out, CodeConfigInvalid)) != 0 {
+		t.Errorf("judged an unread configuration:\n%s", dumpFindings(out))
+	}
+	f.IsRoot = true
+	want(t, Judge(f), CodeConfigUnread, check.Error, "cannot read sshd's configuration")
+}
+
 func TestJudgeHostKeyOwner(t *testing.T) {
 	base := HostKey{Path: "/etc/ssh/ssh_host_ed25519_key", At: "default", Mode: 0o600, Type: "ssh-ed25519", Fingerprint: "SHA256:x", PubFingerprint: "SHA256:x", PubMode: 0o644}
 	for _, tc := range []struct {

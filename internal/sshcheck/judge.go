@@ -33,6 +33,7 @@ const (
 	CodeNotListening    = "ssh-not-listening"
 	CodePortOther       = "ssh-port-other-process"
 	CodeConfigInvalid   = "ssh-config-invalid"
+	CodeConfigUnread    = "ssh-config-unreadable"
 	CodeHostKeyOK       = "ssh-hostkey-ok"
 	CodeHostKeyMissing  = "ssh-hostkey-missing"
 	CodeHostKeyInvalid  = "ssh-hostkey-invalid"
@@ -51,7 +52,7 @@ const (
 
 // Codes lists every code Run can emit.
 var Codes = []string{CodeInstalled, CodeNotInstalled, CodeNotLive, CodeNoSystemd, CodeUnitActive, CodeUnitEnabled, CodeUnitInactive,
-	CodeUnitDisabled, CodeUnitMasked, CodeListening, CodeNotListening, CodePortOther, CodeConfigInvalid,
+	CodeUnitDisabled, CodeUnitMasked, CodeListening, CodeNotListening, CodePortOther, CodeConfigInvalid, CodeConfigUnread,
 	CodeHostKeyOK, CodeHostKeyMissing, CodeHostKeyInvalid, CodeHostKeyMismatch, CodeHostKeyPerms, CodeHostKeyNoPub,
 	CodeHostKeyFresh, CodeHostKeyKept, CodeHostKeyUndated, CodeAuthOK, CodeAuthBaseline, CodeAuthConditional,
 	CodePwAuthUnread, CodeUnreadable}
@@ -71,6 +72,19 @@ func Judge(f Facts) []check.Finding {
 	out := JudgeInstalled(f)
 	if f.Binary == "" && !f.Live {
 		return out
+	}
+	if p := f.Config.Unreadable(); p != nil {
+		// Without the whole configuration neither the addresses, the host
+		// keys nor the settings are known; judging defaults would mislead.
+		if f.Live {
+			out = append(out, JudgeUnits(f)...)
+		}
+		d := map[string]string{"file": f.show(p.File), "error": p.Msg}
+		if !f.IsRoot {
+			return append(out, check.Skipf(CodeConfigUnread, "sshd's configuration not judged: "+f.show(p.File)+" is readable by root only", d))
+		}
+		return append(out, check.Errorf(CodeConfigUnread, "cannot read sshd's configuration "+f.show(p.File), d,
+			"Check the file's mode and owner (`ls -l "+p.File+"`)"))
 	}
 	if f.Live {
 		out = append(out, JudgeUnits(f)...)
@@ -372,6 +386,9 @@ func JudgeConfig(f Facts) []check.Finding {
 	for _, p := range f.Config.Problems {
 		if p.Line == 0 && p.File == sshdconfig.DefaultPath && f.Binary == "" {
 			continue
+		}
+		if errors.Is(p.Err, iofs.ErrPermission) {
+			continue // Judge reports it as ssh-config-unreadable
 		}
 		probs = append(probs, f.show(p.File)+problemLine(p))
 	}

@@ -9,7 +9,9 @@
 package sshdconfig
 
 import (
+	"errors"
 	"fmt"
+	iofs "io/fs"
 	"path"
 	"slices"
 	"strings"
@@ -44,6 +46,9 @@ type Problem struct {
 	File string
 	Line int
 	Msg  string
+	// Err is the read error when the problem is a file that could not be
+	// read, so callers can tell "needs root" from a broken configuration.
+	Err error
 }
 
 func (p Problem) String() string {
@@ -61,7 +66,7 @@ func Parse(name string, b []byte) ([]Line, []Problem) {
 		n := i + 1
 		raw = strings.TrimRight(raw, " \t\r\f")
 		if !utf8.ValidString(raw) || strings.ContainsRune(raw, 0) {
-			probs = append(probs, Problem{name, n, "line is not text"})
+			probs = append(probs, Problem{File: name, Line: n, Msg: "line is not text"})
 			continue
 		}
 		kw, rest, ok := keyword(raw)
@@ -70,11 +75,11 @@ func Parse(name string, b []byte) ([]Line, []Problem) {
 		}
 		args, err := splitArgs(rest)
 		if err != nil {
-			probs = append(probs, Problem{name, n, err.Error()})
+			probs = append(probs, Problem{File: name, Line: n, Msg: err.Error()})
 			continue
 		}
 		if len(args) == 0 {
-			probs = append(probs, Problem{name, n, fmt.Sprintf("no argument after keyword %q", kw)})
+			probs = append(probs, Problem{File: name, Line: n, Msg: fmt.Sprintf("no argument after keyword %q", kw)})
 			continue
 		}
 		out = append(out, Line{Keyword: kw, Args: args, Line: n})
@@ -194,7 +199,7 @@ func Load(main string, src Source) Config {
 	var c Config
 	b, err := src.ReadFile(main)
 	if err != nil {
-		c.Problems = append(c.Problems, Problem{main, 0, err.Error()})
+		c.Problems = append(c.Problems, Problem{File: main, Msg: err.Error(), Err: err})
 		return c
 	}
 	c.load(main, b, nil, src, 0)
@@ -221,7 +226,7 @@ func (c *Config) load(name string, b []byte, match *Match, src Source, depth int
 			continue
 		case "include":
 			if depth+1 > maxDepth {
-				c.Problems = append(c.Problems, Problem{name, l.Line, "Include nested too deep"})
+				c.Problems = append(c.Problems, Problem{File: name, Line: l.Line, Msg: "Include nested too deep"})
 				continue
 			}
 			for _, pat := range l.Args {
@@ -230,13 +235,13 @@ func (c *Config) load(name string, b []byte, match *Match, src Source, depth int
 				}
 				names, err := src.Glob(pat)
 				if err != nil {
-					c.Problems = append(c.Problems, Problem{name, l.Line, fmt.Sprintf("Include %s: %v", pat, err)})
+					c.Problems = append(c.Problems, Problem{File: name, Line: l.Line, Msg: fmt.Sprintf("Include %s: %v", pat, err)})
 					continue
 				}
 				for _, f := range names {
 					ib, err := src.ReadFile(f)
 					if err != nil {
-						c.Problems = append(c.Problems, Problem{name, l.Line, fmt.Sprintf("Include %s: %v", f, err)})
+						c.Problems = append(c.Problems, Problem{File: name, Line: l.Line, Msg: fmt.Sprintf("Include %s: %v", f, err), Err: err})
 						continue
 					}
 					c.load(f, ib, cur, src, depth+1)
@@ -246,6 +251,17 @@ func (c *Config) load(name string, b []byte, match *Match, src Source, depth int
 		}
 		c.Directives = append(c.Directives, Directive{Line: l, File: name, Match: cur})
 	}
+}
+
+// Unreadable returns the first problem that is a file sshd can read but
+// this process could not (permission denied), or nil.
+func (c Config) Unreadable() *Problem {
+	for i, p := range c.Problems {
+		if errors.Is(p.Err, iofs.ErrPermission) {
+			return &c.Problems[i]
+		}
+	}
+	return nil
 }
 
 // First returns the global directive that wins for key (first value wins).

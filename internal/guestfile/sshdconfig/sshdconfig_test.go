@@ -168,6 +168,27 @@ func TestLoadProblems(t *testing.T) {
 	}
 }
 
+// deniedSource refuses one file as a non-root user is refused 0600 files.
+type deniedSource struct{ mapSource }
+
+func (d deniedSource) ReadFile(name string) ([]byte, error) {
+	if strings.HasSuffix(name, "secret.conf") {
+		return nil, &iofs.PathError{Op: "open", Path: name, Err: iofs.ErrPermission}
+	}
+	return d.mapSource.ReadFile(name)
+}
+
+func TestUnreadable(t *testing.T) {
+	src := deniedSource{mapSource{DefaultPath: "Include /etc/ssh/sshd_config.d/*.conf\n", "/etc/ssh/sshd_config.d/secret.conf": "Port 1\n"}}
+	c := Load(DefaultPath, src)
+	if p := c.Unreadable(); p == nil || p.Line != 1 || !strings.Contains(p.Msg, "secret.conf") {
+		t.Errorf("Unreadable() = %+v", p)
+	}
+	if p := Load(DefaultPath, debianLike).Unreadable(); p != nil {
+		t.Errorf("readable config: Unreadable() = %+v", p)
+	}
+}
+
 func FuzzParse(f *testing.F) {
 	for _, s := range debianLike {
 		f.Add(s)
