@@ -11,17 +11,20 @@ import (
 // Link is one unit of the critical chain.
 type Link struct {
 	Unit string
-	// At is when the unit became active, in µs after userspace started
-	// (systemd-analyze's "@").
+	// At is systemd-analyze's "@", in µs after userspace started: when
+	// the unit began activating if that took time, else when it became
+	// active.
 	At uint64
 	// Took is how long it was activating, in µs ("+"); 0 when instant.
 	Took uint64
 }
 
 // inRange is analyze-critical-chain's times_in_range: activated during
-// this boot, before it finished.
+// this boot, before it finished. systemd-analyze leaves units that never
+// began activating (InactiveExitTimestamp 0) out of its time data, so
+// they cannot be on the chain either.
 func inRange(u systemd.UnitInfo, finish uint64) bool {
-	return u.ActiveEnterMono > 0 && (finish == 0 || u.ActiveEnterMono <= finish)
+	return u.InactiveExitMono > 0 && u.ActiveEnterMono > 0 && (finish == 0 || u.ActiveEnterMono <= finish)
 }
 
 // took is systemd-analyze's per-unit time: activating to active (or to
@@ -51,7 +54,11 @@ func CriticalChain(units map[string]systemd.UnitInfo, start string, userspace, f
 		if !ok {
 			break
 		}
-		out = append(out, Link{Unit: cur, At: sub(u.ActiveEnterMono, userspace), Took: took(u)})
+		l := Link{Unit: cur, At: sub(u.ActiveEnterMono, userspace), Took: took(u)}
+		if l.Took > 0 {
+			l.At = sub(u.InactiveExitMono, userspace)
+		}
+		out = append(out, l)
 		next, best := "", uint64(0)
 		deps := append([]string(nil), u.After...)
 		sort.Strings(deps)
