@@ -200,18 +200,23 @@ func TestAgainstUserManager(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	c := systemd.NewPrivate(socket)
-	t.Cleanup(func() { _ = c.Close() })
+	// A Client keeps its first dial's outcome, and the socket file exists
+	// (bound) a moment before the manager listens: dial afresh until the
+	// manager answers and has finished starting.
+	var c *systemd.Client
 	for {
+		c = systemd.NewPrivate(socket)
 		st, err := c.State(ctx)
 		if err == nil && st.FinishMonotonic > 0 {
 			break
 		}
+		_ = c.Close()
 		if ctx.Err() != nil {
 			t.Fatalf("user manager did not finish starting: %+v %v", st, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	t.Cleanup(func() { _ = c.Close() })
 
 	root, err := fs.Open(t.TempDir())
 	if err != nil {
