@@ -53,12 +53,11 @@ func TestAgainstSshd(t *testing.T) {
 	testenv.RequireRoot(t, "sshd -T needs root to read its host key")
 	sshd := testenv.Tool(t, "sshd", "openssh-server")
 	keygen := testenv.Tool(t, "ssh-keygen", "openssh-client")
-	// sshd -T refuses to run without its privilege separation directory.
-	if _, err := os.Stat("/run/sshd"); os.IsNotExist(err) {
-		if err := os.Mkdir("/run/sshd", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { os.Remove("/run/sshd") })
+	// sshd refuses to run without its privilege separation directory,
+	// which openssh-server's tmpfiles.d creates at boot. It is left in
+	// place: tests of other packages may be using it at the same time.
+	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	hk := filepath.Join(dir, "hostkey")
