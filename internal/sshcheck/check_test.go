@@ -238,7 +238,7 @@ func TestJudgeHostKeyOwner(t *testing.T) {
 		{"pub writable", func() HostKey { k := base; k.PubMode = 0o666; return k }(), false, CodeHostKeyPerms, check.Warn, "writable by others"},
 		{"no pub", func() HostKey { k := base; k.PubErr = iofs.ErrNotExist; return k }(), false, CodeHostKeyNoPub, check.Warn, "has no ssh_host_ed25519_key.pub"},
 		{"unreadable pub", func() HostKey { k := base; k.PubErr = errors.New("ssh: no key found"); return k }(), false, CodeHostKeyMismatch, check.Fail, "does not parse"},
-		{"unreadable as root", func() HostKey { k := base; k.Err = errors.New("input/output error"); return k }(), false, CodeUnreadable, check.Error, "cannot read host key"},
+		{"unreadable as root", func() HostKey { k := base; k.Err = errors.New("input/output error"); return k }(), false, CodeHostKeyUnread, check.Error, "cannot read host key"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := JudgeHostKeys(Facts{IsRoot: true, RedHat: tc.redHat, HostKeys: []HostKey{tc.k}, DefaultHostKeys: true})
@@ -249,10 +249,10 @@ func TestJudgeHostKeyOwner(t *testing.T) {
 	// Not root: an unreadable key is not judged, and not called missing.
 	out := JudgeHostKeys(Facts{HostKeys: []HostKey{{Path: "/etc/ssh/k", At: "x", Err: iofs.ErrPermission}}})
 	validate(t, out)
-	want(t, out, CodeHostKeyMissing, check.Skip, "needs root")
+	want(t, out, CodeHostKeyUnread, check.Skip, "needs root")
 	// No key at all: sshd exits at start.
 	out = JudgeHostKeys(Facts{DefaultHostKeys: true, HostKeys: []HostKey{{Path: "/etc/ssh/ssh_host_rsa_key", At: "default", Err: iofs.ErrNotExist}}})
-	want(t, out, CodeHostKeyMissing, check.Fail, "no usable host key")
+	want(t, out, CodeHostKeyNone, check.Fail, "no usable host key")
 }
 
 func TestJudgeKeyAge(t *testing.T) {

@@ -36,6 +36,8 @@ const (
 	CodeConfigUnread    = "ssh-config-unreadable"
 	CodeHostKeyOK       = "ssh-hostkey-ok"
 	CodeHostKeyMissing  = "ssh-hostkey-missing"
+	CodeHostKeyNone     = "ssh-hostkey-none"
+	CodeHostKeyUnread   = "ssh-hostkey-unreadable"
 	CodeHostKeyInvalid  = "ssh-hostkey-invalid"
 	CodeHostKeyMismatch = "ssh-hostkey-mismatch"
 	CodeHostKeyPerms    = "ssh-hostkey-permissions"
@@ -53,7 +55,7 @@ const (
 // Codes lists every code Run can emit.
 var Codes = []string{CodeInstalled, CodeNotInstalled, CodeNotLive, CodeNoSystemd, CodeUnitActive, CodeUnitEnabled, CodeUnitInactive,
 	CodeUnitDisabled, CodeUnitMasked, CodeListening, CodeNotListening, CodePortOther, CodeConfigInvalid, CodeConfigUnread,
-	CodeHostKeyOK, CodeHostKeyMissing, CodeHostKeyInvalid, CodeHostKeyMismatch, CodeHostKeyPerms, CodeHostKeyNoPub,
+	CodeHostKeyOK, CodeHostKeyMissing, CodeHostKeyNone, CodeHostKeyUnread, CodeHostKeyInvalid, CodeHostKeyMismatch, CodeHostKeyPerms, CodeHostKeyNoPub,
 	CodeHostKeyFresh, CodeHostKeyKept, CodeHostKeyUndated, CodeAuthOK, CodeAuthBaseline, CodeAuthConditional,
 	CodePwAuthUnread, CodeUnreadable}
 
@@ -443,11 +445,11 @@ func JudgeHostKeys(f Facts) []check.Finding {
 			}
 			d["error"] = k.Err.Error()
 			if errors.Is(k.Err, iofs.ErrPermission) && !f.IsRoot {
-				out = append(out, check.Skipf(CodeHostKeyMissing, "host key "+k.Path+" not checked: reading it needs root", d))
+				out = append(out, check.Skipf(CodeHostKeyUnread, "host key "+k.Path+" not checked: reading it needs root", d))
 				usable++ // unknown, not judged missing
 				continue
 			}
-			out = append(out, check.Errorf(CodeUnreadable, "cannot read host key "+k.Path, d, "Check the file with `ls -l "+k.Path+"`"))
+			out = append(out, check.Errorf(CodeHostKeyUnread, "cannot read host key "+k.Path, d, "Check the file with `ls -l "+k.Path+"`"))
 			continue
 		}
 		d["mode"] = fmt.Sprintf("%04o", k.Mode.Perm())
@@ -503,7 +505,7 @@ func JudgeHostKeys(f Facts) []check.Finding {
 		}
 	}
 	if usable == 0 {
-		out = append(out, check.New(check.Fail, CodeHostKeyMissing, "sshd has no usable host key", map[string]string{"configured": keyPaths(f.HostKeys)},
+		out = append(out, check.New(check.Fail, CodeHostKeyNone, "sshd has no usable host key", map[string]string{"configured": keyPaths(f.HostKeys)},
 			"Generate keys with `ssh-keygen -A` and restart sshd; without a host key sshd exits at start"))
 	}
 	if len(good) > 0 {
