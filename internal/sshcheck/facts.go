@@ -176,6 +176,7 @@ func Gather(ctx context.Context, env *check.Env) Facts {
 // rootSource lets sshdconfig read through the guest root.
 type rootSource struct{ r *fs.Root }
 
+// ReadFile reads a guest file through the root.
 func (s rootSource) ReadFile(name string) ([]byte, error) { return s.r.ReadFile(name) }
 
 // Glob expands pattern one path component at a time through the root,

@@ -210,6 +210,7 @@ type Endpoint struct {
 	At   string
 }
 
+// String is "addr:port" ("[v6]:port"), or "name:port" for an unresolved host name.
 func (e Endpoint) String() string {
 	if e.Name != "" {
 		return e.Name + ":" + strconv.Itoa(int(e.Addr.Port()))

@@ -51,6 +51,7 @@ type Problem struct {
 	Err error
 }
 
+// String renders the problem as "file:line: message".
 func (p Problem) String() string {
 	if p.Line > 0 {
 		return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg)
