@@ -49,7 +49,7 @@ func ParsePwAuth(b []byte) (value *bool, raw string, err error) {
 		}
 		raw = v.Value
 		val := strings.ToLower(strings.TrimSpace(v.Value))
-		if v.Style == 0 || v.Style == yaml.TaggedStyle {
+		if v.Style == 0 || (v.Style == yaml.TaggedStyle && v.ShortTag() == "!!int") {
 			// PyYAML reads plain 01, 0x1 or +1 as the integer 1, which
 			// str() turns into "1".
 			if n, ok := yaml11Int(v.Value); ok {

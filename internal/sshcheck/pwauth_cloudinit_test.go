@@ -43,7 +43,7 @@ func TestPwAuthAgainstCloudInit(t *testing.T) {
 	}
 	values := []string{"true", "True", "TRUE", "yes", "Yes", "YES", "on", "On", "1", "01", "0x1", "+1", "0b1", "1_0", "0:1",
 		"false", "no", "NO", "off", "Off", "0", "00", "-0", "0x0", "0.0", "1.0", "y", "n", "unchanged", "Unchanged", "maybe",
-		"~", "null", "''", `"yes"`, `"1"`, `'01'`, `"0x1"`, `"off"`, "!!str 1", "!!str yes", "tRUE", "oN", "0o1", "2", "-1", "1e0"}
+		"~", "null", "''", `"yes"`, `"1"`, `'01'`, `"0x1"`, `"off"`, "!!str 1", "!!str yes", "!!str 01", "!!int 01", "!!bool yes", "tRUE", "oN", "0o1", "2", "-1", "1e0"}
 	var docs []string
 	for _, v := range values {
 		docs = append(docs, "#cloud-config\nssh_pwauth: "+v+"\n")
