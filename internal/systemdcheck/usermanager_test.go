@@ -49,25 +49,25 @@ func systemdBinary(t *testing.T) string {
 // startUserManager runs `systemd --user` in a private mount namespace whose
 // /run has systemd/system (sd_booted's test), with its runtime directory
 // and units under dir, and returns the private socket's path.
-func startUserManager(t *testing.T, dir string) (socket string, env []string, log *syncBuffer) {
+func startUserManager(t *testing.T, dir string, units map[string]string, wanted []string) (socket string, env []string, log *syncBuffer) {
 	t.Helper()
 	sd := systemdBinary(t)
 	unshare := testenv.Tool(t, "unshare", "util-linux")
 	runtime := filepath.Join(dir, "run")
-	units := filepath.Join(dir, "config", "systemd", "user")
-	wants := filepath.Join(units, "default.target.wants")
+	unitDir := filepath.Join(dir, "config", "systemd", "user")
+	wants := filepath.Join(unitDir, "default.target.wants")
 	for _, d := range []string{runtime, wants} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for name, body := range userUnits {
-		if err := os.WriteFile(filepath.Join(units, name), []byte(body), 0o644); err != nil {
+	for name, body := range units {
+		if err := os.WriteFile(filepath.Join(unitDir, name), []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, name := range []string{"chain.target", "x.service", "y.service", "broken.service"} {
-		if err := os.Symlink(filepath.Join(units, name), filepath.Join(wants, name)); err != nil {
+	for _, name := range wanted {
+		if err := os.Symlink(filepath.Join(unitDir, name), filepath.Join(wants, name)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -187,19 +187,11 @@ func parseAnalyze(t *testing.T, out string) []analyzeLink {
 func TestAgainstUserManager(t *testing.T) {
 	testenv.RequireRoot(t, "a private mount namespace for systemd --user needs root")
 	analyze := testenv.Tool(t, "systemd-analyze", "systemd")
-	socket, env, _ := startUserManager(t, t.TempDir())
+	socket, env, _ := startUserManager(t, t.TempDir(), userUnits, []string{"chain.target", "x.service", "y.service", "broken.service"})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	for {
-		if _, err := os.Stat(socket); err == nil {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatal("systemd --user did not create its private socket")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitSocket(ctx, t, socket)
 	// A Client keeps its first dial's outcome, and the socket file exists
 	// (bound) a moment before the manager listens: dial afresh until the
 	// manager answers and has finished starting.
@@ -300,4 +292,79 @@ func TestAgainstUserManager(t *testing.T) {
 		t.Errorf("systemd did not break the x/y cycle: x %s (%d), y %s (%d)", x.ActiveState, x.InactiveExitMono, y.ActiveState, y.InactiveExitMono)
 	}
 	want(t, out2, CodeBootFinished, check.Pass)
+}
+
+// waitSocket waits for the manager's private socket file.
+func waitSocket(ctx context.Context, t *testing.T, socket string) {
+	t.Helper()
+	for {
+		if _, err := os.Stat(socket); err == nil {
+			return
+		}
+		if ctx.Err() != nil {
+			t.Fatal("systemd --user did not create its private socket")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestStuckJobAgainstUserManager starts a user manager whose start-up
+// waits on a 30-second unit, and checks the jobs and their age as a real
+// systemd reports them: within the budget the boot is in progress; past
+// it, the running start job is stuck, aged on CLOCK_MONOTONIC against the
+// unit's InactiveExitTimestampMonotonic.
+func TestStuckJobAgainstUserManager(t *testing.T) {
+	testenv.RequireRoot(t, "a private mount namespace for systemd --user needs root")
+	units := map[string]string{"slow.service": "[Service]\nType=oneshot\nExecStart=/bin/sleep 30\n"}
+	socket, _, _ := startUserManager(t, t.TempDir(), units, []string{"slow.service"})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	waitSocket(ctx, t, socket)
+	var c *systemd.Client
+	for {
+		c = systemd.NewPrivate(socket)
+		js, err := c.Jobs(ctx)
+		running := false
+		for _, j := range js {
+			running = running || (j.Unit == "slow.service" && j.State == "running")
+		}
+		if err == nil && running {
+			break
+		}
+		_ = c.Close()
+		if ctx.Err() != nil {
+			t.Fatalf("slow.service's start job never ran: %v %v", js, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	root, err := fs.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	env := &check.Env{Root: root, Live: true, Systemd: c}
+
+	f := Gather(ctx, env)
+	if f.Err != nil || f.UnitsErr != nil {
+		t.Fatalf("Gather: %v %v", f.Err, f.UnitsErr)
+	}
+	if f.State.FinishMonotonic != 0 || f.State.SystemState != "starting" {
+		t.Fatalf("state %+v, want a start-up in progress", f.State)
+	}
+	f.Budget = time.Minute
+	out := Judge(f)
+	validate(t, out)
+	want(t, out, CodeBootInProgress, check.Warn, "has not finished yet", "1 job(s) running")
+
+	time.Sleep(1200 * time.Millisecond)
+	f = Gather(ctx, env)
+	f.Budget = time.Second
+	out = Judge(f)
+	validate(t, out)
+	st := want(t, out, CodeJobStuck, check.Fail, "start job for slow.service has been running for")
+	age, err := time.ParseDuration(st.Detail["age"])
+	if err != nil || age < time.Second || age > 25*time.Second {
+		t.Errorf("age %q (%v), want between 1s and 25s", st.Detail["age"], err)
+	}
 }
