@@ -26,9 +26,10 @@ set -euo pipefail
 #   libxml2-utils xmllint --schema, validating --format junit against the stored XSDs
 #   perl       TAP::Parser and prove, the readers of --format tap
 #   jq         reads --format jsonl as log pipelines do
+#   openssh-server  sshd -T, the truth for sshd_config, and a real sshd whose socket the ssh check attributes
 test_pkgs=(dbus make e2fsprogs xfsprogs btrfs-progs dosfstools util-linux mount fdisk iproute2
 	mmdebstrap qemu-guest-agent systemd cloud-init prometheus prometheus-node-exporter
-	libxml2-utils perl jq)
+	libxml2-utils perl jq openssh-server)
 # Packages make vm-test adds: QEMU guests under TCG and their NoCloud seeds.
 vm_pkgs=(qemu-system-x86 qemu-utils genisoimage mmdebstrap)
 

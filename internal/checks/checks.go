@@ -16,6 +16,9 @@ var All = []check.Check{
 	FSFreeze,
 	Fstab,
 	DiskSize,
+	SSH,
+	Systemd,
+	TimeSync,
 }
 
 // ByID returns the check with the given ID.

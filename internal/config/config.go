@@ -11,6 +11,7 @@ import (
 	iofs "io/fs"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,6 +25,13 @@ const DefaultPath = "/etc/guestcheck/guestcheck.yaml"
 const (
 	DefaultTimeout      = 60 * time.Second
 	DefaultCheckTimeout = 5 * time.Second
+	// DefaultBootBudget is the systemd check's userspace boot budget:
+	// Debian guests under TCG (no KVM) take about a minute.
+	DefaultBootBudget = 60 * time.Second
+	// DefaultMaxOffset is the time-sync check's bound on the clock error:
+	// a disciplined clock is within milliseconds, and one second is far
+	// inside Kerberos' five-minute tolerance.
+	DefaultMaxOffset = time.Second
 )
 
 // Config is the whole file. Later areas add their own sections.
@@ -44,6 +52,104 @@ type Config struct {
 	DNS DNSConfig `yaml:"dns"`
 	// Disk holds thresholds for the disk checks.
 	Disk DiskConfig `yaml:"disk"`
+	// SSH holds the ssh check's authentication baseline.
+	SSH SSHConfig `yaml:"ssh"`
+	// Systemd holds the systemd check's boot budget.
+	Systemd SystemdConfig `yaml:"systemd"`
+	// TimeSync holds the time-sync check's clock bound.
+	TimeSync TimeSyncConfig `yaml:"time_sync"`
+}
+
+// SSHConfig holds expectations for the ssh check.
+type SSHConfig struct {
+	// Baseline lists, per authentication setting, the values sshd may
+	// have; an unset setting keeps the default baseline.
+	Baseline SSHBaseline `yaml:"baseline"`
+}
+
+// SSHBaseline is the accepted values of sshd's authentication settings.
+// nil keeps the default: no password or keyboard-interactive login, root
+// only with keys (or not at all), no empty passwords, keys allowed.
+// cloud-init's ssh_pwauth, when the instance sets it, decides
+// PasswordAuthentication over this.
+type SSHBaseline struct {
+	PasswordAuthentication       YesNo     `yaml:"password_authentication"`
+	KbdInteractiveAuthentication YesNo     `yaml:"kbd_interactive_authentication"`
+	PermitRootLogin              RootLogin `yaml:"permit_root_login"`
+	PermitEmptyPasswords         YesNo     `yaml:"permit_empty_passwords"`
+	PubkeyAuthentication         YesNo     `yaml:"pubkey_authentication"`
+}
+
+// YesNo is a list of accepted values of a yes/no sshd setting.
+type YesNo []string
+
+// UnmarshalYAML accepts a value or a list of "yes"/"no" (YAML booleans
+// too), and names the line of anything else.
+func (v *YesNo) UnmarshalYAML(n *yaml.Node) error {
+	s, err := sshValues(n, "yes", "no")
+	*v = s
+	return err
+}
+
+// RootLogin is a list of accepted PermitRootLogin values.
+type RootLogin []string
+
+// UnmarshalYAML accepts PermitRootLogin's values and names the line of
+// anything else.
+func (v *RootLogin) UnmarshalYAML(n *yaml.Node) error {
+	s, err := sshValues(n, "yes", "no", "prohibit-password", "without-password", "forced-commands-only")
+	*v = s
+	return err
+}
+
+func sshValues(n *yaml.Node, valid ...string) ([]string, error) {
+	var items []*yaml.Node
+	switch n.Kind {
+	case yaml.ScalarNode:
+		items = []*yaml.Node{n}
+	case yaml.SequenceNode:
+		items = n.Content
+	default:
+		return nil, fmt.Errorf("line %d: want a value or a list of %s", n.Line, strings.Join(valid, ", "))
+	}
+	out := []string{}
+	for _, it := range items {
+		v := strings.ToLower(it.Value)
+		switch {
+		case it.Kind == yaml.ScalarNode && it.Tag == "!!bool":
+			// YAML 1.1 writers (and humans) put yes/no unquoted.
+			if v == "true" || v == "yes" || v == "on" {
+				v = "yes"
+			} else {
+				v = "no"
+			}
+		case it.Kind != yaml.ScalarNode:
+			return nil, fmt.Errorf("line %d: want one of %s", it.Line, strings.Join(valid, ", "))
+		}
+		if !slices.Contains(valid, v) {
+			return nil, fmt.Errorf("line %d: %q is not one of %s", it.Line, it.Value, strings.Join(valid, ", "))
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("line %d: empty list: name at least one accepted value", n.Line)
+	}
+	return out, nil
+}
+
+// SystemdConfig holds the systemd check's expectations.
+type SystemdConfig struct {
+	// BootBudget bounds userspace start-up: from systemd's start to the
+	// end of the boot transaction and to cloud-final, the guest agent and
+	// sshd becoming active (default 60s; TCG guests need about that).
+	BootBudget time.Duration `yaml:"boot_budget"`
+}
+
+// TimeSyncConfig holds the time-sync check's expectations.
+type TimeSyncConfig struct {
+	// MaxOffset is how far the kernel's own estimate of the clock error
+	// may go before the check fails (default 1s).
+	MaxOffset time.Duration `yaml:"max_offset"`
 }
 
 // RoutesConfig says which interface must carry the default route.
@@ -102,8 +208,10 @@ type CloudInitConfig struct {
 // Default returns the configuration used when no file exists.
 func Default() *Config {
 	return &Config{Timeout: DefaultTimeout, CheckTimeout: DefaultCheckTimeout,
-		DNS:  DNSConfig{Timeout: 2 * time.Second},
-		Disk: DiskConfig{WarnPercent: 90, FailPercent: 97}}
+		DNS:      DNSConfig{Timeout: 2 * time.Second},
+		Disk:     DiskConfig{WarnPercent: 90, FailPercent: 97},
+		Systemd:  SystemdConfig{BootBudget: DefaultBootBudget},
+		TimeSync: TimeSyncConfig{MaxOffset: DefaultMaxOffset}}
 }
 
 // Load reads path. A missing file at the default path yields Default(); a
@@ -147,12 +255,29 @@ func Parse(name string, b []byte) (*Config, error) {
 	if c.Disk.WarnPercent < 0 || c.Disk.WarnPercent > 100 || c.Disk.FailPercent < 0 || c.Disk.FailPercent > 100 {
 		return nil, fmt.Errorf("%s: disk.warn_percent and disk.fail_percent must be between 0 and 100", name)
 	}
+	if c.Systemd.BootBudget <= 0 {
+		return nil, fmt.Errorf("%s:%d: systemd.boot_budget must be positive, got %s", name, keyLine(b, "boot_budget"), c.Systemd.BootBudget)
+	}
+	if c.TimeSync.MaxOffset <= 0 {
+		return nil, fmt.Errorf("%s:%d: time_sync.max_offset must be positive, got %s", name, keyLine(b, "max_offset"), c.TimeSync.MaxOffset)
+	}
 	for id, cc := range c.Checks {
 		if cc.Timeout < 0 {
 			return nil, fmt.Errorf("%s: checks.%s.timeout must not be negative", name, id)
 		}
 	}
 	return c, nil
+}
+
+// keyLine is the line of the first "key:" in b, for validation errors
+// that yaml does not locate; 0 when not found.
+func keyLine(b []byte, key string) int {
+	for i, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), key+":") {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // yamlError flattens yaml.v3's multi-line errors into "name:LINE: reason".

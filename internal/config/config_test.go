@@ -106,3 +106,50 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestParseNewSections(t *testing.T) {
+	c, err := Parse("n.yaml", []byte(`
+ssh:
+  baseline:
+    password_authentication: yes
+    permit_root_login: [no, prohibit-password]
+    pubkey_authentication: true
+systemd:
+  boot_budget: 20s
+time_sync:
+  max_offset: 250ms
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := c.SSH.Baseline
+	if strings.Join(b.PasswordAuthentication, ",") != "yes" || strings.Join(b.PermitRootLogin, ",") != "no,prohibit-password" ||
+		strings.Join(b.PubkeyAuthentication, ",") != "yes" || b.KbdInteractiveAuthentication != nil || b.PermitEmptyPasswords != nil {
+		t.Errorf("ssh.baseline = %+v", b)
+	}
+	if c.Systemd.BootBudget != 20*time.Second || c.TimeSync.MaxOffset != 250*time.Millisecond {
+		t.Errorf("systemd %+v time_sync %+v", c.Systemd, c.TimeSync)
+	}
+	d := Default()
+	if d.Systemd.BootBudget != 60*time.Second || d.TimeSync.MaxOffset != time.Second || d.SSH.Baseline.PasswordAuthentication != nil {
+		t.Errorf("defaults: %+v %+v %+v", d.Systemd, d.TimeSync, d.SSH)
+	}
+}
+
+func TestParseNewSectionErrors(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"ssh:\n  baseline:\n    password_authentication: maybe\n", `bad.yaml:3: "maybe" is not one of yes, no`},
+		{"ssh:\n  baseline:\n    permit_root_login:\n      - no\n      - sometimes\n", `bad.yaml:5: "sometimes" is not one of`},
+		{"ssh:\n  baseline:\n    permit_root_login: []\n", "bad.yaml:3: empty list"},
+		{"ssh:\n  baseline:\n    password_authentication: {a: b}\n", "bad.yaml:3: want a value or a list"},
+		{"ssh:\n  baseline:\n    passwordauthentication: no\n", "bad.yaml:3: field passwordauthentication not found"},
+		{"systemd:\n  boot_budget: -5s\n", "bad.yaml:2: systemd.boot_budget must be positive"},
+		{"time_sync:\n  max_offset: 0s\n", "bad.yaml:2: time_sync.max_offset must be positive"},
+		{"time_sync:\n  max_ofset: 1s\n", "bad.yaml:2: field max_ofset not found"},
+	} {
+		_, err := Parse("bad.yaml", []byte(tc.in))
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("Parse(%q) error = %v, want one line containing %q", tc.in, err, tc.want)
+		}
+	}
+}

@@ -22,7 +22,11 @@ import (
 type fakeConn struct {
 	units    map[string]map[string]any // Unit interface, by unit name
 	services map[string]map[string]any // Service interface, by unit name
-	err      error                     // returned by every call when set
+	types    map[string]map[string]any // other type interfaces, by "unit/Type"
+	manager  map[string]any            // Manager properties
+	list     []sddbus.UnitStatus
+	jobs     []sddbus.JobStatus
+	err      error // returned by every call when set
 
 	mu           sync.Mutex
 	serviceCalls []string
@@ -44,7 +48,30 @@ func (f *fakeConn) GetUnitTypePropertiesContext(ctx context.Context, unit, unitT
 	f.mu.Lock()
 	f.serviceCalls = append(f.serviceCalls, unit+"/"+unitType)
 	f.mu.Unlock()
+	if p, ok := f.types[unit+"/"+unitType]; ok {
+		return p, nil
+	}
 	return f.services[unit], nil
+}
+
+// GetManagerProperty answers as go-systemd does: the GVariant text form.
+func (f *fakeConn) GetManagerProperty(prop string) (string, error) {
+	if f.err != nil {
+		return "", f.err
+	}
+	v, ok := f.manager[prop]
+	if !ok {
+		return "", godbus.Error{Name: "org.freedesktop.DBus.Error.UnknownProperty"}
+	}
+	return godbus.MakeVariant(v).String(), nil
+}
+
+func (f *fakeConn) ListUnitsContext(ctx context.Context) ([]sddbus.UnitStatus, error) {
+	return f.list, f.err
+}
+
+func (f *fakeConn) ListJobsContext(ctx context.Context) ([]sddbus.JobStatus, error) {
+	return f.jobs, f.err
 }
 
 func (f *fakeConn) Close() {

@@ -104,4 +104,14 @@ func TestBusWithoutSystemd(t *testing.T) {
 		t.Fatalf("err = %v, want a godbus Error inside", err)
 	}
 	t.Logf("bus without systemd: %v", err)
+	// The manager-wide calls give the same answer.
+	if _, err := c.State(ctx); !errors.Is(err, ErrNotRunning) {
+		t.Errorf("State err = %v, want ErrNotRunning", err)
+	}
+	if _, err := c.Jobs(ctx); !errors.Is(err, ErrNotRunning) {
+		t.Errorf("Jobs err = %v, want ErrNotRunning", err)
+	}
+	if _, err := c.LoadedUnits(ctx); !errors.Is(err, ErrNotRunning) {
+		t.Errorf("LoadedUnits err = %v, want ErrNotRunning", err)
+	}
 }

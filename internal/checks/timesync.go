@@ -1,0 +1,19 @@
+package checks
+
+import (
+	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/timesync"
+)
+
+// TimeSync checks the kernel clock's synchronisation and error through
+// adjtimex, that one time daemon runs and is enabled, and that it has
+// servers. The logic lives in internal/timesync; docs/checks/time-sync.md
+// explains each code.
+var TimeSync = check.Check{
+	ID:    "time-sync",
+	Title: "Clock synchronisation",
+	Description: "the kernel clock is synchronised and within time_sync.max_offset (adjtimex); chrony, systemd-timesyncd " +
+		"or ntpd runs, is enabled and has servers",
+	Codes: timesync.Codes,
+	Run:   timesync.Run,
+}

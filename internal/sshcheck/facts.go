@@ -1,0 +1,424 @@
+// Package sshcheck is the ssh check: sshd installed, enabled, active and
+// listening where its configuration says (sockets read from /proc/net/tcp*
+// and attributed to their process through /proc/PID/fd), host keys that
+// exist, parse, match their public halves, have modes sshd accepts and were
+// generated for this instance, and the effective authentication settings
+// judged against a baseline that cloud-init's ssh_pwauth can override.
+// Gather reads the facts through check.Env; every Judge function is pure.
+package sshcheck
+
+import (
+	"context"
+	"errors"
+	iofs "io/fs"
+	"net/netip"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/sys/unix"
+
+	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/config"
+	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/procnet"
+	"github.com/guestcheck/guestcheck/internal/guestfile/sshdconfig"
+	"github.com/guestcheck/guestcheck/internal/netcheck"
+	"github.com/guestcheck/guestcheck/internal/systemd"
+)
+
+// Guest paths the check reads.
+const (
+	CloudConfigPath = "/var/lib/cloud/instance/cloud-config.txt"
+	osReleasePath   = "/etc/os-release"
+	groupPath       = "/etc/group"
+)
+
+var (
+	binaries = []string{"/usr/sbin/sshd", "/usr/bin/sshd", "/usr/local/sbin/sshd"}
+	// units are the names distributions give sshd: ssh on Debian and
+	// Ubuntu, sshd on RHEL, SUSE and Arch; the sockets are Ubuntu's
+	// socket activation (22.10 and later).
+	serviceUnits = []string{"ssh.service", "sshd.service"}
+	socketUnits  = []string{"ssh.socket", "sshd.socket"}
+	// defaultHostKeys are what sshd loads when no HostKey is configured.
+	defaultHostKeys = []string{"/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key", "/etc/ssh/ssh_host_ed25519_key"}
+)
+
+// Facts is everything the ssh check judges.
+type Facts struct {
+	Live          bool
+	NotLiveReason string
+	IsRoot        bool
+	Display       func(string) string
+
+	// Binary is the sshd found, "" when none.
+	Binary string
+
+	// Units holds ssh/sshd .service and .socket states (live only).
+	Units    []systemd.UnitState
+	UnitsErr error
+	// Enablement and EnabledUnit are read from /etc/systemd/system under
+	// --root (systemd.Enablement).
+	Enablement, EnabledUnit string
+
+	Config sshdconfig.Config
+
+	// Listeners are the listening TCP sockets with their owners (live only).
+	Listeners   []Listener
+	ListenErr   error
+	OwnersKnown bool // every process's fds could be read
+
+	HostKeys        []HostKey
+	DefaultHostKeys bool // no HostKey configured: sshd's three defaults
+
+	// RedHat is true on RHEL and its relatives, whose sshd accepts host
+	// keys of mode 0640 with group ssh_keys.
+	RedHat bool
+	OSID   string
+
+	// Instance dates the keys: when this cloud-init instance began.
+	Instance netcheck.CloneEvidence
+
+	PwAuth   PwAuth
+	Baseline config.SSHBaseline
+}
+
+// Listener is one listening TCP socket.
+type Listener struct {
+	Addr  netip.AddrPort
+	Inode uint64
+	PID   int    // 0 when the owner is unknown
+	Comm  string // /proc/PID/comm
+	Exe   string // /proc/PID/exe target
+}
+
+// Owner names the owning process for messages.
+func (l Listener) Owner() string {
+	if l.PID == 0 {
+		return "unknown"
+	}
+	return l.Comm + "[" + strconv.Itoa(l.PID) + "]"
+}
+
+// HostKey is one configured host key and what was found on disk.
+type HostKey struct {
+	Path string
+	At   string // the HostKey directive, or "default"
+	// Err is set when the private key cannot be stat'ed or read; NotExist
+	// when it is missing.
+	Err      error
+	Mode     iofs.FileMode
+	UID, GID uint32
+	Group    string // name of GID from /etc/group
+	ModTime  time.Time
+
+	Type        string // ssh-ed25519, ...
+	Fingerprint string // SHA256:..., of the public key derived from the private one
+	ParseErr    error
+
+	PubErr         error
+	PubFingerprint string
+	PubMode        iofs.FileMode
+	PubUID         uint32
+}
+
+// PwAuth is cloud-init's ssh_pwauth as the instance's cloud-config set it.
+type PwAuth struct {
+	// Value is nil when ssh_pwauth is absent or "unchanged".
+	Value  *bool
+	Raw    string
+	Source string
+	// Err is set when the cloud-config exists but could not be read or
+	// parsed; Denied when reading it needs root.
+	Err    error
+	Denied bool
+}
+
+// Gather reads the facts. Live-only facts are left empty under --root.
+func Gather(ctx context.Context, env *check.Env) Facts {
+	r := env.Root
+	f := Facts{Live: env.Live, IsRoot: env.IsRoot, Display: r.Display}
+	if !env.Live {
+		f.NotLiveReason = env.NotLiveReason()
+	}
+	if env.Config != nil {
+		f.Baseline = env.Config.SSH.Baseline
+	}
+	for _, b := range binaries {
+		if st, err := r.Stat(b); err == nil && st.Mode().IsRegular() {
+			f.Binary = b
+			break
+		}
+	}
+	f.Config = sshdconfig.Load(sshdconfig.DefaultPath, rootSource{r})
+	f.OSID, f.RedHat = osFamily(r)
+	f.HostKeys, f.DefaultHostKeys = readHostKeys(r, f.Config)
+	f.Instance = netcheck.ReadCloneEvidence(r, env.Live)
+	f.PwAuth = readPwAuth(r)
+	if !env.Live {
+		f.Enablement, f.EnabledUnit = systemd.Enablement(r, append(append([]string(nil), serviceUnits...), socketUnits...)...)
+		return f
+	}
+	if env.Systemd != nil {
+		f.Units, f.UnitsErr = env.Systemd.Units(ctx, append(append([]string(nil), serviceUnits...), socketUnits...)...)
+	} else {
+		f.UnitsErr = systemd.ErrNotRunning
+	}
+	f.Listeners, f.OwnersKnown, f.ListenErr = ReadListeners(ctx, r)
+	return f
+}
+
+// rootSource lets sshdconfig read through the guest root.
+type rootSource struct{ r *fs.Root }
+
+// ReadFile reads a guest file through the root.
+func (s rootSource) ReadFile(name string) ([]byte, error) { return s.r.ReadFile(name) }
+
+// Glob expands pattern one path component at a time through the root,
+// sorted as glob(3) sorts.
+func (s rootSource) Glob(pattern string) ([]string, error) {
+	parts := strings.Split(strings.TrimPrefix(path.Clean(pattern), "/"), "/")
+	cur := []string{"/"}
+	for _, p := range parts {
+		var next []string
+		for _, dir := range cur {
+			if !strings.ContainsAny(p, "*?[") {
+				if s.r.Exists(path.Join(dir, p)) {
+					next = append(next, path.Join(dir, p))
+				}
+				continue
+			}
+			ents, err := s.r.ReadDir(dir)
+			if err != nil {
+				continue // glob(3) without GLOB_ERR ignores unreadable directories
+			}
+			for _, e := range ents {
+				if strings.HasPrefix(e.Name(), ".") && !strings.HasPrefix(p, ".") {
+					continue
+				}
+				if ok, err := path.Match(p, e.Name()); err != nil {
+					return nil, err
+				} else if ok {
+					next = append(next, path.Join(dir, e.Name()))
+				}
+			}
+		}
+		cur = next
+	}
+	sort.Strings(cur)
+	return cur, nil
+}
+
+func osFamily(r *fs.Root) (string, bool) {
+	b, err := r.ReadFile(osReleasePath)
+	if err != nil {
+		return "", false
+	}
+	var id, like string
+	for _, l := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(l), "=")
+		if !ok {
+			continue
+		}
+		v = strings.Trim(v, `"'`)
+		switch k {
+		case "ID":
+			id = v
+		case "ID_LIKE":
+			like = v
+		}
+	}
+	for _, w := range append(strings.Fields(like), id) {
+		switch w {
+		case "rhel", "fedora", "centos":
+			return id, true
+		}
+	}
+	return id, false
+}
+
+func readHostKeys(r *fs.Root, c sshdconfig.Config) ([]HostKey, bool) {
+	var keys []HostKey
+	ds := c.All("HostKey")
+	groups := readGroups(r)
+	if len(ds) == 0 {
+		for _, p := range defaultHostKeys {
+			keys = append(keys, readHostKey(r, p, "default", groups))
+		}
+		return keys, true
+	}
+	for _, d := range ds {
+		keys = append(keys, readHostKey(r, d.Value(), d.At(), groups))
+	}
+	return keys, false
+}
+
+func readGroups(r *fs.Root) map[uint32]string {
+	m := map[uint32]string{}
+	b, err := r.ReadFile(groupPath)
+	if err != nil {
+		return m
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Split(l, ":")
+		if len(f) < 3 {
+			continue
+		}
+		if gid, err := strconv.ParseUint(f[2], 10, 32); err == nil {
+			m[uint32(gid)] = f[0]
+		}
+	}
+	return m
+}
+
+func owner(fi iofs.FileInfo) (uid, gid uint32) {
+	switch st := fi.Sys().(type) {
+	case *syscall.Stat_t:
+		return st.Uid, st.Gid
+	case *unix.Stat_t:
+		return st.Uid, st.Gid
+	}
+	return ^uint32(0), ^uint32(0)
+}
+
+func readHostKey(r *fs.Root, p, at string, groups map[uint32]string) HostKey {
+	k := HostKey{Path: p, At: at}
+	fi, err := r.Stat(p)
+	if err != nil {
+		k.Err = err
+		return k
+	}
+	k.Mode, k.ModTime = fi.Mode(), fi.ModTime()
+	k.UID, k.GID = owner(fi)
+	k.Group = groups[k.GID]
+	b, err := r.ReadFile(p)
+	if err != nil {
+		k.Err = err
+		return k
+	}
+	if raw, err := ssh.ParseRawPrivateKey(b); err != nil {
+		k.ParseErr = err
+	} else if signer, err := ssh.NewSignerFromKey(raw); err != nil {
+		k.ParseErr = err
+	} else {
+		k.Type = signer.PublicKey().Type()
+		k.Fingerprint = ssh.FingerprintSHA256(signer.PublicKey())
+	}
+	pub := p + ".pub"
+	pfi, err := r.Stat(pub)
+	if err != nil {
+		k.PubErr = err
+		return k
+	}
+	k.PubMode = pfi.Mode()
+	k.PubUID, _ = owner(pfi)
+	pb, err := r.ReadFile(pub)
+	if err != nil {
+		k.PubErr = err
+		return k
+	}
+	pk, _, _, _, err := ssh.ParseAuthorizedKey(pb)
+	if err != nil {
+		k.PubErr = err
+		return k
+	}
+	k.PubFingerprint = ssh.FingerprintSHA256(pk)
+	return k
+}
+
+func readPwAuth(r *fs.Root) PwAuth {
+	pa := PwAuth{Source: CloudConfigPath}
+	b, err := r.ReadFile(CloudConfigPath)
+	switch {
+	case errors.Is(err, iofs.ErrNotExist):
+		return pa
+	case errors.Is(err, iofs.ErrPermission):
+		pa.Denied = true
+		return pa
+	case err != nil:
+		pa.Err = err
+		return pa
+	}
+	pa.Value, pa.Raw, pa.Err = ParsePwAuth(b)
+	return pa
+}
+
+// ReadListeners returns the listening TCP sockets of /proc/net/tcp and
+// tcp6 and the process holding each, found by matching socket inodes with
+// the links in /proc/PID/fd. ownersKnown is false when some process's
+// descriptors could not be read (not root): an unattributed socket may then
+// belong to any process.
+func ReadListeners(ctx context.Context, r *fs.Root) (ls []Listener, ownersKnown bool, err error) {
+	byInode := map[uint64]int{}
+	for _, t := range []struct {
+		file string
+		v6   bool
+	}{{"/proc/net/tcp", false}, {"/proc/net/tcp6", true}} {
+		b, err := r.ReadFile(t.file)
+		if errors.Is(err, iofs.ErrNotExist) && t.v6 {
+			continue // IPv6 disabled
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		socks, err := procnet.Parse(b, t.v6)
+		if err != nil {
+			return nil, false, errors.New(t.file + ": " + err.Error())
+		}
+		for _, s := range socks {
+			if s.Listening() {
+				byInode[s.Inode] = len(ls)
+				ls = append(ls, Listener{Addr: s.Local, Inode: s.Inode})
+			}
+		}
+	}
+	procs, err := r.ReadDir("/proc")
+	if err != nil {
+		return ls, false, err
+	}
+	ownersKnown = true
+	left := len(ls)
+	for _, p := range procs {
+		if left == 0 {
+			break
+		}
+		if ctx.Err() != nil {
+			return ls, false, ctx.Err()
+		}
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil {
+			continue
+		}
+		dir := "/proc/" + p.Name() + "/fd"
+		fds, err := r.ReadDir(dir)
+		if err != nil {
+			if errors.Is(err, iofs.ErrPermission) {
+				ownersKnown = false
+			}
+			continue // also: the process exited
+		}
+		for _, fd := range fds {
+			t, err := r.Readlink(dir + "/" + fd.Name())
+			if err != nil || !strings.HasPrefix(t, "socket:[") {
+				continue
+			}
+			ino, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(t, "socket:["), "]"), 10, 64)
+			if err != nil {
+				continue
+			}
+			if i, ok := byInode[ino]; ok && ls[i].PID == 0 {
+				ls[i].PID = pid
+				comm, _ := r.ReadFile("/proc/" + p.Name() + "/comm")
+				ls[i].Comm = strings.TrimSpace(string(comm))
+				ls[i].Exe, _ = r.Readlink("/proc/" + p.Name() + "/exe")
+				left--
+			}
+		}
+	}
+	return ls, ownersKnown, nil
+}

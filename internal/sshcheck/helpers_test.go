@@ -1,0 +1,162 @@
+package sshcheck
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/fs"
+)
+
+// tree writes files under a fresh directory; a value of "<dir>" makes a
+// directory.
+func tree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for p, s := range files {
+		full := filepath.Join(dir, p)
+		if s == "<dir>" {
+			if err := os.MkdirAll(full, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// keyPair returns an OpenSSH private key and its authorized_keys line.
+func keyPair(t *testing.T) (priv, pub string) {
+	t.Helper()
+	pk, sk, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blk, err := ssh.MarshalPrivateKey(sk, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := ssh.NewPublicKey(pk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(blk)), string(ssh.MarshalAuthorizedKey(sp))
+}
+
+// writeKey writes a key pair with the given private mode and mtime.
+func writeKey(t *testing.T, dir, p string, mode os.FileMode, mtime time.Time, pubOverride string) {
+	t.Helper()
+	priv, pub := keyPair(t)
+	if pubOverride != "" {
+		pub = pubOverride
+	}
+	full := filepath.Join(dir, p)
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(full, []byte(priv), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(full, mode); err != nil {
+		t.Fatal(err)
+	}
+	if pubOverride != "-" {
+		if err := os.WriteFile(full+".pub", []byte(pub), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chtimes(full, mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func openRoot(t *testing.T, dir string) *fs.Root {
+	t.Helper()
+	r, err := fs.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// validate holds findings to the conventions every check follows.
+func validate(t *testing.T, fs []check.Finding) {
+	t.Helper()
+	for _, f := range fs {
+		if !slices.Contains(Codes, f.Code) {
+			t.Errorf("undeclared code %q", f.Code)
+		}
+		if !f.Status.Valid() {
+			t.Errorf("%s: invalid status %q", f.Code, f.Status)
+		}
+		if f.Status != check.Pass && f.Status != check.Skip && f.Remediation == "" {
+			t.Errorf("%s: %s without remediation", f.Code, f.Status)
+		}
+		if strings.Contains(f.Message, "\n") || f.Message == "" {
+			t.Errorf("%s: message %q is not one line", f.Code, f.Message)
+		}
+		for k, v := range f.Detail {
+			if strings.ToLower(k) != k || strings.ContainsAny(k, "-. ") {
+				t.Errorf("%s: detail key %q is not snake_case", f.Code, k)
+			}
+			if strings.Contains(v, "PRIVATE KEY") {
+				t.Errorf("%s: detail %s carries key material", f.Code, k)
+			}
+		}
+	}
+}
+
+// find returns the findings with code.
+func find(fs []check.Finding, code string) []check.Finding {
+	var out []check.Finding
+	for _, f := range fs {
+		if f.Code == code {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// want asserts exactly one finding with code and status whose message
+// contains each of subs, and returns it.
+func want(t *testing.T, fs []check.Finding, code string, st check.Status, subs ...string) check.Finding {
+	t.Helper()
+	got := find(fs, code)
+	if len(got) != 1 {
+		t.Fatalf("%d findings with code %s, want 1; all:\n%s", len(got), code, dumpFindings(fs))
+	}
+	f := got[0]
+	if f.Status != st {
+		t.Errorf("%s: status %s, want %s (%s)", code, f.Status, st, f.Message)
+	}
+	for _, s := range subs {
+		if !strings.Contains(f.Message, s) {
+			t.Errorf("%s: message %q lacks %q", code, f.Message, s)
+		}
+	}
+	return f
+}
+
+func dumpFindings(fs []check.Finding) string {
+	var b strings.Builder
+	for _, f := range fs {
+		b.WriteString("  " + string(f.Status) + " " + f.Code + ": " + f.Message + "\n")
+	}
+	return b.String()
+}

@@ -1,0 +1,104 @@
+package sshcheck
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/testenv"
+)
+
+// TestRealSshdListener starts Debian's sshd on 127.0.0.1 and checks that
+// the socket read from /proc/net/tcp is attributed to that very process,
+// and that the listening judgement follows the configuration.
+func TestRealSshdListener(t *testing.T) {
+	testenv.RequireRoot(t, "sshd needs root to start, and reading its /proc/PID/fd needs root")
+	sshd := testenv.Tool(t, "sshd", "openssh-server")
+	keygen := testenv.Tool(t, "ssh-keygen", "openssh-client")
+	// sshd refuses to run without its privilege separation directory,
+	// which openssh-server's tmpfiles.d creates at boot. It is left in
+	// place: tests of other packages may be using it at the same time.
+	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	hk := filepath.Join(dir, "hostkey")
+	if out, err := exec.Command(keygen, "-q", "-t", "ed25519", "-N", "", "-f", hk).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v: %s", err, out)
+	}
+	// A free port on loopback.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	addr := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port))
+	cfg := filepath.Join(dir, "sshd_config")
+	if err := os.WriteFile(cfg, []byte("ListenAddress "+addr.String()+"\nHostKey "+hk+"\nPidFile none\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(sshd, "-D", "-e", "-f", cfg)
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("sshd stderr:\n%s", stderr.String())
+		}
+	})
+
+	root, err := fs.Open("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var ls []Listener
+	var known bool
+	var found *Listener
+	for found == nil && ctx.Err() == nil {
+		ls, known, err = ReadListeners(ctx, root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range ls {
+			if ls[i].Addr == addr {
+				found = &ls[i]
+			}
+		}
+		if found == nil {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if found == nil {
+		t.Fatalf("no listener on %s among %d", addr, len(ls))
+	}
+	if !known {
+		t.Error("as root every process's descriptors should be readable")
+	}
+	if found.PID != cmd.Process.Pid || found.Comm != "sshd" || filepath.Base(found.Exe) != "sshd" {
+		t.Errorf("listener %s owned by %s (exe %s), want sshd[%d]", addr, found.Owner(), found.Exe, cmd.Process.Pid)
+	}
+
+	f := Facts{Listeners: ls, OwnersKnown: known, Config: cfgOf(t, "ListenAddress "+addr.String()+"\n")}
+	want(t, JudgeListening(f), CodeListening, check.Pass, addr.String()+" by sshd["+strconv.Itoa(cmd.Process.Pid)+"]")
+	// The same socket does not satisfy a configuration for another port.
+	other := netip.AddrPortFrom(addr.Addr(), addr.Port()+1)
+	f.Config = cfgOf(t, "ListenAddress "+other.String()+"\n")
+	want(t, JudgeListening(f), CodeNotListening, check.Fail, other.String())
+}

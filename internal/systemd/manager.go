@@ -1,0 +1,257 @@
+package systemd
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	godbus "github.com/godbus/dbus/v5"
+)
+
+// Inspector answers the manager-wide questions of the systemd check: the
+// system state, boot timestamps, jobs and every loaded unit with its
+// activation timestamps and ordering. *Client implements it; Env.Systemd
+// stays a Manager so that checks needing only unit states keep small fakes.
+type Inspector interface {
+	Manager
+	// State returns the manager's properties.
+	State(ctx context.Context) (ManagerState, error)
+	// Jobs lists the queued jobs (systemctl list-jobs).
+	Jobs(ctx context.Context) ([]Job, error)
+	// Unit returns one unit, aliases resolved (Unit(ctx, "default.target")
+	// has the real target's ID).
+	Unit(ctx context.Context, name string) (UnitInfo, error)
+	// LoadedUnits returns every loaded unit (systemctl list-units --all).
+	LoadedUnits(ctx context.Context) ([]UnitInfo, error)
+}
+
+var _ Inspector = (*Client)(nil)
+
+// ManagerState is org.freedesktop.systemd1.Manager's state and boot
+// timestamps. Monotonic timestamps are microseconds since the kernel
+// started (CLOCK_MONOTONIC); 0 means "not reached".
+type ManagerState struct {
+	SystemState string // initializing, starting, running, degraded, maintenance, stopping, offline, unknown
+	Version     string
+	// KernelTimestamp is the realtime (µs since the epoch) of the kernel's start.
+	KernelTimestamp uint64
+	InitRDMonotonic uint64
+	// UserspaceMonotonic is when systemd (PID 1) started: the end of the
+	// kernel's (and initrd's) part of the boot.
+	UserspaceMonotonic uint64
+	// FinishMonotonic is when the boot transaction finished; 0 while the
+	// boot is still in progress.
+	FinishMonotonic uint64
+	NFailedUnits    uint32
+	NJobs           uint32
+}
+
+// Job is one queued job.
+type Job struct {
+	ID    uint32
+	Unit  string
+	Type  string // start, stop, restart, verify-active, ...
+	State string // waiting or running
+}
+
+// UnitInfo is a unit with what systemd-analyze reads: activation
+// timestamps (monotonic µs) and After= (which includes the inverse of
+// other units' Before=).
+type UnitInfo struct {
+	UnitState
+	ID                 string
+	After              []string
+	InactiveExitMono   uint64 // activation began
+	ActiveEnterMono    uint64 // became active
+	ActiveExitMono     uint64
+	InactiveEnterMono  uint64
+	StateChangeMono    uint64
+	Result             string // the unit type's Result (exit-code, timeout, ...), "" when it has none
+	ResultFromProperty string // which interface Result came from, for evidence
+}
+
+var managerProps = []string{"SystemState", "Version", "KernelTimestamp", "InitRDTimestampMonotonic",
+	"UserspaceTimestampMonotonic", "FinishTimestampMonotonic", "NFailedUnits", "NJobs"}
+
+// State implements Inspector.
+func (c *Client) State(ctx context.Context) (ManagerState, error) {
+	cn, err := c.connect(ctx)
+	if err != nil {
+		return ManagerState{}, err
+	}
+	var m ManagerState
+	for _, p := range managerProps {
+		v, err := managerProperty(ctx, cn, p)
+		if err != nil {
+			return ManagerState{}, err
+		}
+		switch p {
+		case "SystemState":
+			m.SystemState, _ = v.(string)
+		case "Version":
+			m.Version, _ = v.(string)
+		case "KernelTimestamp":
+			m.KernelTimestamp, _ = v.(uint64)
+		case "InitRDTimestampMonotonic":
+			m.InitRDMonotonic, _ = v.(uint64)
+		case "UserspaceTimestampMonotonic":
+			m.UserspaceMonotonic, _ = v.(uint64)
+		case "FinishTimestampMonotonic":
+			m.FinishMonotonic, _ = v.(uint64)
+		case "NFailedUnits":
+			m.NFailedUnits, _ = v.(uint32)
+		case "NJobs":
+			m.NJobs, _ = v.(uint32)
+		}
+	}
+	return m, nil
+}
+
+// managerProperty reads one Manager property. go-systemd's call takes no
+// context and returns the value in GVariant text form, so it runs in a
+// goroutine the caller can stop waiting for, and the text is parsed back.
+func managerProperty(ctx context.Context, cn conn, name string) (any, error) {
+	type res struct {
+		s   string
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		s, err := cn.GetManagerProperty(name)
+		ch <- res{s, err}
+	}()
+	var r res
+	select {
+	case r = <-ch:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("systemd: manager property %s: %w", name, ctx.Err())
+	}
+	if r.err != nil {
+		return nil, managerError(name, r.err)
+	}
+	v, err := godbus.ParseVariant(r.s, godbus.Signature{})
+	if err != nil {
+		return nil, fmt.Errorf("systemd: manager property %s: parse %q: %w", name, r.s, err)
+	}
+	return v.Value(), nil
+}
+
+func managerError(what string, err error) error {
+	if notAnswering(err) {
+		return fmt.Errorf("systemd: %s: %w: no systemd on the bus: %w", what, ErrNotRunning, err)
+	}
+	return fmt.Errorf("systemd: %s: %w", what, err)
+}
+
+// Jobs implements Inspector.
+func (c *Client) Jobs(ctx context.Context) ([]Job, error) {
+	cn, err := c.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	js, err := cn.ListJobsContext(ctx)
+	if err != nil {
+		return nil, managerError("list jobs", err)
+	}
+	out := make([]Job, 0, len(js))
+	for _, j := range js {
+		out = append(out, Job{ID: uint32(j.Id), Unit: j.Unit, Type: j.JobType, State: j.Status})
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].ID < out[b].ID })
+	return out, nil
+}
+
+// Unit implements Inspector.
+func (c *Client) Unit(ctx context.Context, name string) (UnitInfo, error) {
+	cn, err := c.connect(ctx)
+	if err != nil {
+		return UnitInfo{}, err
+	}
+	return unitInfo(ctx, cn, name)
+}
+
+// LoadedUnits implements Inspector. The units are read by a few workers
+// at once: a guest has hundreds and each is one D-Bus round trip.
+func (c *Client) LoadedUnits(ctx context.Context) ([]UnitInfo, error) {
+	cn, err := c.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	us, err := cn.ListUnitsContext(ctx)
+	if err != nil {
+		return nil, managerError("list units", err)
+	}
+	names := make([]string, 0, len(us))
+	for _, u := range us {
+		if u.LoadState == "loaded" || u.ActiveState == "failed" {
+			names = append(names, u.Name)
+		}
+	}
+	sort.Strings(names)
+	out := make([]UnitInfo, len(names))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range 4 {
+		wg.Go(func() {
+			for i := range next {
+				out[i], errs[i] = unitInfo(ctx, cn, names[i])
+			}
+		})
+	}
+	for i := range names {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// resultInterfaces are the unit types whose D-Bus interface has Result.
+var resultInterfaces = map[string]string{"service": "Service", "socket": "Socket", "mount": "Mount", "swap": "Swap",
+	"timer": "Timer", "path": "Path", "automount": "Automount", "scope": "Scope"}
+
+func unitInfo(ctx context.Context, cn conn, name string) (UnitInfo, error) {
+	p, err := cn.GetUnitPropertiesContext(ctx, name)
+	if err != nil {
+		return UnitInfo{}, callError(name, err)
+	}
+	u := UnitInfo{
+		UnitState: UnitState{Name: name, LoadState: str(p, "LoadState"), ActiveState: str(p, "ActiveState"),
+			SubState: str(p, "SubState"), UnitFileState: str(p, "UnitFileState")},
+		ID:                str(p, "Id"),
+		InactiveExitMono:  u64(p, "InactiveExitTimestampMonotonic"),
+		ActiveEnterMono:   u64(p, "ActiveEnterTimestampMonotonic"),
+		ActiveExitMono:    u64(p, "ActiveExitTimestampMonotonic"),
+		InactiveEnterMono: u64(p, "InactiveEnterTimestampMonotonic"),
+		StateChangeMono:   u64(p, "StateChangeTimestampMonotonic"),
+	}
+	if u.ID == "" {
+		u.ID = name
+	}
+	u.After, _ = p["After"].([]string)
+	if u.Failed() {
+		typ := name[strings.LastIndexByte(name, '.')+1:]
+		if iface, ok := resultInterfaces[typ]; ok {
+			tp, err := cn.GetUnitTypePropertiesContext(ctx, u.ID, iface)
+			if err != nil {
+				return UnitInfo{}, callError(name, err)
+			}
+			u.Result = str(tp, "Result")
+			u.ResultFromProperty = "org.freedesktop.systemd1." + iface + ".Result"
+		}
+	}
+	return u, nil
+}
+
+func u64(p map[string]any, k string) uint64 {
+	v, _ := p[k].(uint64)
+	return v
+}

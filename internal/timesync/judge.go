@@ -1,0 +1,236 @@
+package timesync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/systemd"
+)
+
+// Finding codes of the time-sync check; docs/checks/time-sync.md explains each.
+const (
+	CodeNotLive         = "time-sync-not-live"
+	CodeSynced          = "time-sync-clock-synced"
+	CodeUnsynced        = "time-sync-clock-unsynced"
+	CodeClockOff        = "time-sync-clock-off"
+	CodeClockUnreadable = "time-sync-clock-unreadable"
+	CodeDaemonActive    = "time-sync-daemon-active"
+	CodeDaemonDisabled  = "time-sync-daemon-disabled"
+	CodeNoDaemon        = "time-sync-no-daemon"
+	CodeMultiple        = "time-sync-multiple-daemons"
+	CodeNoSystemd       = "time-sync-no-systemd"
+	CodeServersOK       = "time-sync-servers-ok"
+	CodeNoServers       = "time-sync-no-servers"
+	CodeConfigInvalid   = "time-sync-config-invalid"
+	CodeUnitsUnreadable = "time-sync-units-unreadable"
+)
+
+// Codes lists every code Run can emit.
+var Codes = []string{CodeNotLive, CodeSynced, CodeUnsynced, CodeClockOff, CodeClockUnreadable, CodeDaemonActive,
+	CodeDaemonDisabled, CodeNoDaemon, CodeMultiple, CodeNoSystemd, CodeServersOK, CodeNoServers, CodeConfigInvalid,
+	CodeUnitsUnreadable}
+
+// why is the consequence every clock remediation starts from.
+const why = "TLS certificate checks, Kerberos (5 minutes of skew), log correlation and snapshot schedules depend on the clock"
+
+// Run is the time-sync check.
+func Run(ctx context.Context, env *check.Env) []check.Finding {
+	return Judge(Gather(ctx, env))
+}
+
+// Judge turns the facts into findings.
+func Judge(f Facts) []check.Finding {
+	var out []check.Finding
+	if f.Live {
+		out = append(out, JudgeClock(f)...)
+	} else {
+		out = append(out, check.Skipf(CodeNotLive, "kernel clock and running daemons not checked: "+f.NotLiveReason, nil))
+	}
+	active, find := JudgeDaemons(f)
+	out = append(out, find...)
+	out = append(out, JudgeServers(f, active)...)
+	return out
+}
+
+var timeStates = []string{"TIME_OK", "TIME_INS", "TIME_DEL", "TIME_OOP", "TIME_WAIT", "TIME_ERROR"}
+
+func clockDetail(t Timex) map[string]string {
+	st := fmt.Sprint(t.State)
+	if t.State >= 0 && t.State < len(timeStates) {
+		st = timeStates[t.State]
+	}
+	return map[string]string{
+		"kernel_state":    st,
+		"max_error":       (time.Duration(t.MaxError) * time.Microsecond).String(),
+		"estimated_error": (time.Duration(t.EstError) * time.Microsecond).String(),
+		"offset":          t.OffsetDuration().String(),
+		"sta_unsync":      fmt.Sprint(t.Status&StaUnsync != 0),
+		"source":          "adjtimex(2), modes 0",
+	}
+}
+
+func abs(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+// JudgeClock judges the kernel's own view: synchronised (maximum error
+// under 16 s, as timedatectl's NTPSynchronized), and the error the
+// disciplining daemon left it with (its remaining offset plus its
+// estimated error) within time_sync.max_offset.
+func JudgeClock(f Facts) []check.Finding {
+	if f.TimexErr != nil {
+		return []check.Finding{check.Errorf(CodeClockUnreadable, "cannot read the kernel clock state", map[string]string{"error": f.TimexErr.Error()},
+			"Run guestcheck on the guest itself; adjtimex(2) with modes 0 needs no privilege")}
+	}
+	t := f.Timex
+	d := clockDetail(t)
+	d["max_offset"] = f.MaxOffset.String()
+	if !t.Synchronized() {
+		return []check.Finding{check.New(check.Warn, CodeUnsynced,
+			fmt.Sprintf("the kernel clock is not synchronised (maximum error %s): timedatectl shows NTPSynchronized=no", time.Duration(t.MaxError)*time.Microsecond), d,
+			"Make a time daemon reach its servers (`chronyc sources`, `timedatectl timesync-status`, `ntpq -p`); "+why)}
+	}
+	off := abs(t.OffsetDuration()) + time.Duration(t.EstError)*time.Microsecond
+	if off > f.MaxOffset {
+		return []check.Finding{check.New(check.Fail, CodeClockOff,
+			fmt.Sprintf("the clock is off by about %s (offset %s, estimated error %s), more than time_sync.max_offset %s",
+				off, t.OffsetDuration(), time.Duration(t.EstError)*time.Microsecond, f.MaxOffset), d,
+			"Let the daemon step the clock (`chronyc makestep`, or restart systemd-timesyncd) and find why it drifted (a paused or restored VM, an unreachable server); "+why)}
+	}
+	return []check.Finding{check.Passf(CodeSynced,
+		fmt.Sprintf("the kernel clock is synchronised (estimated error %s, maximum error %s)", time.Duration(t.EstError)*time.Microsecond, time.Duration(t.MaxError)*time.Microsecond), d)}
+}
+
+func (d Daemon) unitName() string {
+	if d.Unit.Name != "" {
+		return d.Unit.Name
+	}
+	if d.EnabledUnit != "" {
+		return d.EnabledUnit
+	}
+	return d.Units[0]
+}
+
+func (d Daemon) masked() bool {
+	return d.Unit.LoadState == "masked" || d.Unit.UnitFileState == "masked" || d.Enablement == "masked"
+}
+
+// JudgeDaemons: exactly one time daemon runs and is enabled. Under
+// --root, "runs" means enabled in the image. It returns the daemons that
+// run (or would), whose servers JudgeServers then judges.
+func JudgeDaemons(f Facts) ([]Daemon, []check.Finding) {
+	if f.Live && f.UnitsErr != nil {
+		if errors.Is(f.UnitsErr, systemd.ErrNotRunning) {
+			return nil, []check.Finding{check.Skipf(CodeNoSystemd, "time daemons' unit state not checked: "+f.UnitsErr.Error(), nil)}
+		}
+		return nil, []check.Finding{check.Errorf(CodeUnitsUnreadable, "cannot read the time daemons' unit state", map[string]string{"error": f.UnitsErr.Error()},
+			"Check that systemd answers on D-Bus (`systemctl status chrony systemd-timesyncd ntp`)")}
+	}
+	var active []Daemon
+	var out []check.Finding
+	states := map[string]string{}
+	var masked []string
+	for _, d := range f.Daemons {
+		key := strings.ReplaceAll(d.Name, "-", "_")
+		switch {
+		case f.Live && d.Unit.Found():
+			states[key] = fmt.Sprintf("%s %s/%s (%s)", d.Unit.Name, d.Unit.ActiveState, d.Unit.SubState, d.Unit.UnitFileState)
+		case !f.Live && (d.Installed || d.Enablement != "disabled"):
+			states[key] = d.unitName() + " " + d.Enablement
+		case d.Installed:
+			states[key] = "installed, no unit"
+		}
+		if d.masked() && (d.Installed || d.Unit.Found()) {
+			masked = append(masked, d.Name+" ("+d.unitName()+") is masked")
+		}
+		if f.Live {
+			if d.Unit.ActiveState != "active" && d.Unit.ActiveState != "activating" {
+				continue
+			}
+			active = append(active, d)
+			switch d.Unit.UnitFileState {
+			case "enabled", "enabled-runtime", "static", "indirect", "alias", "generated", "linked":
+			default:
+				out = append(out, check.New(check.Warn, CodeDaemonDisabled,
+					fmt.Sprintf("%s runs but is %s: it will not start at the next boot", d.Unit.Name, d.Unit.UnitFileState), states,
+					"Enable it: `systemctl enable "+d.Unit.Name+"` (or `timedatectl set-ntp true`)"))
+			}
+		} else if d.Enablement == "enabled" && d.Installed {
+			active = append(active, d)
+		}
+	}
+	if len(active) == 0 {
+		msg := "no time daemon runs (chrony, systemd-timesyncd, ntpd)"
+		if !f.Live {
+			msg = "no time daemon is enabled in the image (chrony, systemd-timesyncd, ntpd)"
+		}
+		if len(masked) > 0 {
+			msg += ": " + strings.Join(masked, ", ")
+		}
+		return nil, append(out, check.New(check.Fail, CodeNoDaemon, msg, states,
+			"Install and enable one: `apt install systemd-timesyncd` or `chrony`, `systemctl unmask` a masked one, then `timedatectl set-ntp true`; without one the clock drifts from the moment the VM starts, and "+why))
+	}
+	var names []string
+	for _, d := range active {
+		names = append(names, d.unitName())
+	}
+	if len(active) > 1 {
+		out = append(out, check.New(check.Warn, CodeMultiple, "more than one time daemon runs: "+strings.Join(names, ", "), states,
+			"Keep one: the daemons fight over the clock (chrony and timesyncd conflict in their units, ntpd does not); `systemctl disable --now` the others"))
+	}
+	verb := "runs"
+	if !f.Live {
+		verb = "is enabled"
+	}
+	out = append(out, check.Passf(CodeDaemonActive, names[0]+" "+verb, states))
+	return active, out
+}
+
+// JudgeServers: the running daemon has time sources configured.
+func JudgeServers(f Facts, active []Daemon) []check.Finding {
+	var out []check.Finding
+	for _, d := range f.Daemons {
+		if len(d.Problems) > 0 {
+			out = append(out, check.New(check.Warn, CodeConfigInvalid, d.Problems[0],
+				map[string]string{"daemon": d.Name, "problems": strings.Join(d.Problems, "\n")},
+				"Fix the reported lines; "+d.Name+" ignores or rejects them"))
+		}
+	}
+	for _, d := range active {
+		det := map[string]string{"daemon": d.Name, "files": strings.Join(d.Files, ", ")}
+		if d.Fallback {
+			det["servers"] = "compiled-in FallbackNTP"
+			out = append(out, check.Passf(CodeServersOK, d.Name+" has no NTP= configured and uses its compiled-in fallback servers", det))
+			continue
+		}
+		if len(d.Servers) == 0 {
+			out = append(out, check.New(check.Warn, CodeNoServers, d.Name+" has no time servers configured", det,
+				serverFix(d.Name)))
+			continue
+		}
+		var s []string
+		for _, x := range d.Servers {
+			s = append(s, x.Kind+" "+x.Host+" ("+x.At+")")
+		}
+		det["servers"] = strings.Join(s, "\n")
+		out = append(out, check.Passf(CodeServersOK, fmt.Sprintf("%s has %d time source(s): %s", d.Name, len(d.Servers), d.Servers[0].Host), det))
+	}
+	return out
+}
+
+func serverFix(name string) string {
+	switch name {
+	case "chrony":
+		return "Add `pool 2.pool.ntp.org iburst` (or your site's servers) to /etc/chrony/chrony.conf (/etc/chrony.conf on RHEL), or `refclock PHC /dev/ptp0` with the ptp_kvm module on KVM, and restart chrony"
+	case "systemd-timesyncd":
+		return "Set `NTP=` under [Time] in /etc/systemd/timesyncd.conf.d/*.conf (an empty FallbackNTP= removed the built-in servers) and restart systemd-timesyncd"
+	}
+	return "Add `pool 2.pool.ntp.org iburst` (or your site's servers) to /etc/ntp.conf and restart ntpd"
+}
