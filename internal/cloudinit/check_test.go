@@ -1,4 +1,4 @@
-package checks
+package cloudinit
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"github.com/guestcheck/guestcheck/internal/testenv"
 
 	"github.com/guestcheck/guestcheck/internal/check"
-	"github.com/guestcheck/guestcheck/internal/cloudinit"
 	"github.com/guestcheck/guestcheck/internal/cloudinit/cloudinittest"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/systemd"
@@ -87,7 +86,7 @@ func ciRuncmdChain(r *cloudinittest.Root) {
 
 // ciBooted is a live root with cloud-init installed and enabled, up for up.
 func ciBooted(t *testing.T, up time.Duration) *cloudinittest.Root {
-	return cloudinittest.New(t).Installed().Uptime(up).Write(cloudinit.GeneratorEnabledPath, "")
+	return cloudinittest.New(t).Installed().Uptime(up).Write(GeneratorEnabledPath, "")
 }
 
 type ciCase struct {
@@ -107,8 +106,8 @@ func TestCloudInitCheck(t *testing.T) {
 		{name: "not installed but required", required: true, root: func(t *testing.T) *cloudinittest.Root { return cloudinittest.New(t) },
 			want: []string{"fail cloud-init-not-installed"}},
 		{name: "done", root: func(t *testing.T) *cloudinittest.Root {
-			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciDone).Write(cloudinit.ResultPath, ciResultOK).
-				Write(cloudinit.InstanceDataPath, `{"v1": {"instance_id": "iid-42", "cloud_name": "nocloud", "local_hostname": "vm1"}}`)
+			return ciBooted(t, 5*time.Minute).Write(StatusPath, ciDone).Write(ResultPath, ciResultOK).
+				Write(InstanceDataPath, `{"v1": {"instance_id": "iid-42", "cloud_name": "nocloud", "local_hostname": "vm1"}}`)
 		}, want: []string{"pass cloud-init-done"}, check: func(t *testing.T, fs []check.Finding, _ string) {
 			d := fs[0].Detail
 			for k, v := range map[string]string{
@@ -126,7 +125,7 @@ func TestCloudInitCheck(t *testing.T) {
 			}
 		}},
 		{name: "done, epoch timestamps before 24.2", root: func(t *testing.T) *cloudinittest.Root {
-			return ciBooted(t, time.Hour).Write(cloudinit.StatusPath, ciDoneEpoch).Write(cloudinit.ResultPath, ciResultOK)
+			return ciBooted(t, time.Hour).Write(StatusPath, ciDoneEpoch).Write(ResultPath, ciResultOK)
 		}, want: []string{"pass cloud-init-done"}, check: func(t *testing.T, fs []check.Finding, _ string) {
 			d := fs[0].Detail
 			if d["timestamp_encoding"] != "epoch seconds (before 24.2)" || d["last_update"] != "2025-11-29T21:51:50Z (1764453110.25)" {
@@ -134,8 +133,8 @@ func TestCloudInitCheck(t *testing.T) {
 			}
 		}},
 		{name: "module error", root: func(t *testing.T) *cloudinittest.Root {
-			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciModuleError).
-				Write(cloudinit.ResultPath, `{"v1": {"datasource": "DataSourceNoCloud", "errors": ["('write_files', PermissionError(13, 'Permission denied'))"]}}`)
+			return ciBooted(t, 5*time.Minute).Write(StatusPath, ciModuleError).
+				Write(ResultPath, `{"v1": {"datasource": "DataSourceNoCloud", "errors": ["('write_files', PermissionError(13, 'Permission denied'))"]}}`)
 		}, want: []string{"fail cloud-init-module-error", "warn cloud-init-recoverable-error"}, check: func(t *testing.T, fs []check.Finding, _ string) {
 			f := ciFind(t, fs, "cloud-init-module-error")
 			if f.Message != "cloud-init module write_files failed in stage modules-config: ('write_files', PermissionError(13, 'Permission denied'))" {
@@ -147,7 +146,7 @@ func TestCloudInitCheck(t *testing.T) {
 			}
 		}},
 		{name: "degraded", root: func(t *testing.T) *cloudinittest.Root {
-			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciDegraded).Write(cloudinit.ResultPath, ciResultOK)
+			return ciBooted(t, 5*time.Minute).Write(StatusPath, ciDegraded).Write(ResultPath, ciResultOK)
 		}, want: []string{"pass cloud-init-done", "warn cloud-init-recoverable-error", "warn cloud-init-recoverable-error"},
 			check: func(t *testing.T, fs []check.Finding, _ string) {
 				var levels []string
@@ -172,7 +171,7 @@ func TestCloudInitCheck(t *testing.T) {
 				}
 			}},
 		{name: "running, not from cloud-init", root: func(t *testing.T) *cloudinittest.Root {
-			return ciBooted(t, 2*time.Minute).Write(cloudinit.StatusPath, ciRunningFinal)
+			return ciBooted(t, 2*time.Minute).Write(StatusPath, ciRunningFinal)
 		}, sd: &cloudinittest.Systemd{States: ciUnitsWith(cloudinittest.Unit("cloud-final.service", "activating", "start", "enabled"))},
 			want: []string{"warn cloud-init-running"}, check: func(t *testing.T, fs []check.Finding, _ string) {
 				if !strings.Contains(fs[0].Remediation, "--wait") {
@@ -180,7 +179,7 @@ func TestCloudInitCheck(t *testing.T) {
 				}
 			}},
 		{name: "running in final, invoked from runcmd", root: func(t *testing.T) *cloudinittest.Root {
-			r := ciBooted(t, 2*time.Minute).Write(cloudinit.StatusPath, ciRunningFinal)
+			r := ciBooted(t, 2*time.Minute).Write(StatusPath, ciRunningFinal)
 			ciRuncmdChain(r)
 			return r
 		}, sd: &cloudinittest.Systemd{States: ciUnitsWith(cloudinittest.Unit("cloud-final.service", "activating", "start", "enabled"))},
@@ -192,7 +191,7 @@ func TestCloudInitCheck(t *testing.T) {
 				}
 			}},
 		{name: "running in final from runcmd, earlier stage failed", root: func(t *testing.T) *cloudinittest.Root {
-			r := ciBooted(t, 2*time.Minute).Write(cloudinit.StatusPath, ciRunningFinalDirtyInit)
+			r := ciBooted(t, 2*time.Minute).Write(StatusPath, ciRunningFinalDirtyInit)
 			ciRuncmdChain(r)
 			return r
 		}, want: []string{"fail cloud-init-module-error", "pass cloud-init-running-in-final"}, check: func(t *testing.T, fs []check.Finding, _ string) {
@@ -201,7 +200,7 @@ func TestCloudInitCheck(t *testing.T) {
 			}
 		}},
 		{name: "running init stage, invoked from bootcmd", root: func(t *testing.T) *cloudinittest.Root {
-			r := ciBooted(t, time.Minute).Write(cloudinit.StatusPath, ciRunningInit)
+			r := ciBooted(t, time.Minute).Write(StatusPath, ciRunningInit)
 			r.Proc(345, 1, "cloud-init", "/usr/bin/python3", "/usr/bin/cloud-init", "init").
 				Proc(400, 345, "sh", "/bin/sh", "/var/lib/cloud/instance/boothooks/x").
 				Proc(401, 400, "guestcheck", "guestcheck").Self(401)
@@ -228,9 +227,9 @@ func TestCloudInitCheck(t *testing.T) {
 		{name: "stale boot-finished and result.json", root: func(t *testing.T) *cloudinittest.Root {
 			boot := ciNow.Add(-time.Hour)
 			return ciBooted(t, time.Hour).
-				Write(cloudinit.BootFinishedPath, "40.10 - Thu, 27 Nov 2025 09:00:40 +0000 - v. 25.1.4\n").
-				Chtime(cloudinit.BootFinishedPath, boot.Add(-49*time.Hour)).
-				Write(cloudinit.DataResultPath, ciResultOK).Chtime(cloudinit.DataResultPath, boot.Add(-49*time.Hour))
+				Write(BootFinishedPath, "40.10 - Thu, 27 Nov 2025 09:00:40 +0000 - v. 25.1.4\n").
+				Chtime(BootFinishedPath, boot.Add(-49*time.Hour)).
+				Write(DataResultPath, ciResultOK).Chtime(DataResultPath, boot.Add(-49*time.Hour))
 		}, want: []string{"fail cloud-init-not-started", "warn cloud-init-stale-result", "warn cloud-init-stale-result"},
 			check: func(t *testing.T, fs []check.Finding, dir string) {
 				f := ciFind(t, fs, "cloud-init-stale-result")
@@ -241,7 +240,7 @@ func TestCloudInitCheck(t *testing.T) {
 			}},
 		{name: "stale status.json from a longer earlier boot", root: func(t *testing.T) *cloudinittest.Root {
 			// /run survived (not a tmpfs): events at uptime 20-25 s, up 10 s now.
-			return ciBooted(t, 10*time.Second).Write(cloudinit.StatusPath, ciDone).Write(cloudinit.ResultPath, ciResultOK)
+			return ciBooted(t, 10*time.Second).Write(StatusPath, ciDone).Write(ResultPath, ciResultOK)
 		}, want: []string{"warn cloud-init-not-started", "warn cloud-init-stale-result"}, check: func(t *testing.T, fs []check.Finding, _ string) {
 			if f := ciFind(t, fs, "cloud-init-stale-result"); !strings.Contains(f.Message, "its last event is at uptime 26s, but this boot has been up only 10s") {
 				t.Errorf("message = %q", f.Message)
@@ -249,9 +248,9 @@ func TestCloudInitCheck(t *testing.T) {
 		}},
 		{name: "disabled by marker file", root: func(t *testing.T) *cloudinittest.Root {
 			// Leftovers are expected once cloud-init is disabled after first boot.
-			return ciBooted(t, time.Hour).Write(cloudinit.DisabledMarkerPath, "").
-				Write(cloudinit.BootFinishedPath, "40.10 - Thu, 27 Nov 2025 09:00:40 +0000 - v. 25.1.4\n").
-				Chtime(cloudinit.BootFinishedPath, ciNow.Add(-72*time.Hour))
+			return ciBooted(t, time.Hour).Write(DisabledMarkerPath, "").
+				Write(BootFinishedPath, "40.10 - Thu, 27 Nov 2025 09:00:40 +0000 - v. 25.1.4\n").
+				Chtime(BootFinishedPath, ciNow.Add(-72*time.Hour))
 		}, want: []string{"skip cloud-init-disabled"}, check: func(t *testing.T, fs []check.Finding, _ string) {
 			if fs[0].Message != "cloud-init is disabled on this boot: Cloud-init disabled by /etc/cloud/cloud-init.disabled (disabled-by-marker-file)" {
 				t.Errorf("message = %q", fs[0].Message)
@@ -265,7 +264,7 @@ func TestCloudInitCheck(t *testing.T) {
 			}
 		}},
 		{name: "disabled by generator", root: func(t *testing.T) *cloudinittest.Root {
-			return cloudinittest.New(t).Installed().Uptime(time.Hour).Write(cloudinit.GeneratorDisabledPath, "")
+			return cloudinittest.New(t).Installed().Uptime(time.Hour).Write(GeneratorDisabledPath, "")
 		}, want: []string{"skip cloud-init-disabled"}, check: func(t *testing.T, fs []check.Finding, _ string) {
 			if fs[0].Detail["boot_status_code"] != "disabled-by-generator" {
 				t.Errorf("detail = %v", fs[0].Detail)
@@ -275,7 +274,7 @@ func TestCloudInitCheck(t *testing.T) {
 			return ciBooted(t, time.Hour).Write("/proc/1/environ", "KERNEL_CMDLINE=cloud-init=disabled\x00")
 		}, want: []string{"skip cloud-init-disabled"}},
 		{name: "failed unit", root: func(t *testing.T) *cloudinittest.Root {
-			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciDone).Write(cloudinit.ResultPath, ciResultOK)
+			return ciBooted(t, 5*time.Minute).Write(StatusPath, ciDone).Write(ResultPath, ciResultOK)
 		}, sd: &cloudinittest.Systemd{States: ciUnitsWith(cloudinittest.Unit("cloud-final.service", "failed", "failed", "enabled"))},
 			want: []string{"fail cloud-init-unit-failed", "pass cloud-init-done"}, check: func(t *testing.T, fs []check.Finding, _ string) {
 				f := ciFind(t, fs, "cloud-init-unit-failed")
@@ -284,7 +283,7 @@ func TestCloudInitCheck(t *testing.T) {
 				}
 			}},
 		{name: "crashed while running: cloud-init's own error - done", root: func(t *testing.T) *cloudinittest.Root {
-			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciRunningFinal)
+			return ciBooted(t, 5*time.Minute).Write(StatusPath, ciRunningFinal)
 		}, sd: &cloudinittest.Systemd{States: ciUnitsWith(cloudinittest.Unit("cloud-final.service", "failed", "failed", "enabled"))},
 			want: []string{"fail cloud-init-unit-failed"}, check: func(t *testing.T, fs []check.Finding, _ string) {
 				if d := fs[0].Detail; d["extended_status"] != "error - done" || d["cloud_init_exit_code"] != "1" {
@@ -292,11 +291,11 @@ func TestCloudInitCheck(t *testing.T) {
 				}
 			}},
 		{name: "masked unit", root: func(t *testing.T) *cloudinittest.Root {
-			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciDone).Write(cloudinit.ResultPath, ciResultOK)
+			return ciBooted(t, 5*time.Minute).Write(StatusPath, ciDone).Write(ResultPath, ciResultOK)
 		}, sd: &cloudinittest.Systemd{States: ciUnitsWith(cloudinittest.Unit("cloud-config.service", "inactive", "dead", "masked"))},
 			want: []string{"fail cloud-init-unit-failed", "pass cloud-init-done"}},
 		{name: "no systemd", root: func(t *testing.T) *cloudinittest.Root {
-			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciDone).Write(cloudinit.ResultPath, ciResultOK)
+			return ciBooted(t, 5*time.Minute).Write(StatusPath, ciDone).Write(ResultPath, ciResultOK)
 		}, sd: &cloudinittest.Systemd{Err: fmt.Errorf("connect: %w", systemd.ErrNotRunning)},
 			want: []string{"pass cloud-init-done"}, check: func(t *testing.T, fs []check.Finding, _ string) {
 				if fs[0].Detail["units"] != "systemd not running" {
@@ -304,7 +303,7 @@ func TestCloudInitCheck(t *testing.T) {
 				}
 			}},
 		{name: "systemd query fails", root: func(t *testing.T) *cloudinittest.Root {
-			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciDone).Write(cloudinit.ResultPath, ciResultOK)
+			return ciBooted(t, 5*time.Minute).Write(StatusPath, ciDone).Write(ResultPath, ciResultOK)
 		}, sd: &cloudinittest.Systemd{Err: errors.New("dbus: access denied\nretry later")},
 			want: []string{"pass cloud-init-done"}, check: func(t *testing.T, fs []check.Finding, _ string) {
 				if fs[0].Detail["units"] != "query failed: dbus: access denied retry later" {
@@ -312,10 +311,10 @@ func TestCloudInitCheck(t *testing.T) {
 				}
 			}},
 		{name: "datasource none", root: func(t *testing.T) *cloudinittest.Root {
-			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciDoneNone).Write(cloudinit.ResultPath, ciResultOK)
+			return ciBooted(t, 5*time.Minute).Write(StatusPath, ciDoneNone).Write(ResultPath, ciResultOK)
 		}, want: []string{"pass cloud-init-done", "warn cloud-init-datasource-none", "warn cloud-init-recoverable-error"}},
 		{name: "truncated status.json", root: func(t *testing.T) *cloudinittest.Root {
-			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciDone[:100])
+			return ciBooted(t, 5*time.Minute).Write(StatusPath, ciDone[:100])
 		}, sd: &cloudinittest.Systemd{States: ciUnitsWith(cloudinittest.Unit("cloud-final.service", "failed", "failed", "enabled"))},
 			// The unreadable file does not hide the unit failure.
 			want: []string{"error cloud-init-status-unreadable", "fail cloud-init-unit-failed"}, check: func(t *testing.T, fs []check.Finding, dir string) {
@@ -325,7 +324,7 @@ func TestCloudInitCheck(t *testing.T) {
 				}
 			}},
 		{name: "garbage result.json", root: func(t *testing.T) *cloudinittest.Root {
-			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciDone).Write(cloudinit.ResultPath, "not json at all")
+			return ciBooted(t, 5*time.Minute).Write(StatusPath, ciDone).Write(ResultPath, "not json at all")
 		}, want: []string{"pass cloud-init-done", "warn cloud-init-result-unreadable"}, check: func(t *testing.T, fs []check.Finding, dir string) {
 			f := ciFind(t, fs, "cloud-init-result-unreadable")
 			want := dir + "/run/cloud-init/result.json is unusable (invalid character 'o' in literal null (expecting 'u') (at byte 2)), " +
@@ -337,7 +336,7 @@ func TestCloudInitCheck(t *testing.T) {
 		// cloud-init only tests that result.json exists: the errors
 		// status.json names are the verdict, whatever result.json holds.
 		{name: "module error with empty result.json", root: func(t *testing.T) *cloudinittest.Root {
-			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciModuleError).Write(cloudinit.ResultPath, "")
+			return ciBooted(t, 5*time.Minute).Write(StatusPath, ciModuleError).Write(ResultPath, "")
 		}, want: []string{"fail cloud-init-module-error", "warn cloud-init-recoverable-error", "warn cloud-init-result-unreadable"},
 			check: func(t *testing.T, fs []check.Finding, _ string) {
 				f := ciFind(t, fs, "cloud-init-module-error")
@@ -349,10 +348,10 @@ func TestCloudInitCheck(t *testing.T) {
 				}
 			}},
 		{name: "module error with truncated result.json", root: func(t *testing.T) *cloudinittest.Root {
-			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciModuleError).Write(cloudinit.ResultPath, `{"v1": {"datasource": "DataSourceNoCloud", "errors": ["('write_`)
+			return ciBooted(t, 5*time.Minute).Write(StatusPath, ciModuleError).Write(ResultPath, `{"v1": {"datasource": "DataSourceNoCloud", "errors": ["('write_`)
 		}, want: []string{"fail cloud-init-module-error", "warn cloud-init-recoverable-error", "warn cloud-init-result-unreadable"}},
 		{name: "module error with result.json not an object", root: func(t *testing.T) *cloudinittest.Root {
-			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciModuleError).Write(cloudinit.ResultPath, `[]`)
+			return ciBooted(t, 5*time.Minute).Write(StatusPath, ciModuleError).Write(ResultPath, `[]`)
 		}, want: []string{"fail cloud-init-module-error", "warn cloud-init-recoverable-error", "warn cloud-init-result-unreadable"},
 			check: func(t *testing.T, fs []check.Finding, _ string) {
 				if r := ciFind(t, fs, "cloud-init-result-unreadable"); r.Detail["reason"] != "top level: want an object, got array" {
@@ -362,10 +361,10 @@ func TestCloudInitCheck(t *testing.T) {
 		{name: "running with null result.json is done", root: func(t *testing.T) *cloudinittest.Root {
 			// status.json alone says running; a result.json, even "null",
 			// ends the run for cloud-init.
-			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciDone).Write(cloudinit.ResultPath, "null")
+			return ciBooted(t, 5*time.Minute).Write(StatusPath, ciDone).Write(ResultPath, "null")
 		}, want: []string{"pass cloud-init-done", "warn cloud-init-result-unreadable"}},
 		{name: "both status.json and result.json broken", root: func(t *testing.T) *cloudinittest.Root {
-			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, "").Write(cloudinit.ResultPath, `"done"`)
+			return ciBooted(t, 5*time.Minute).Write(StatusPath, "").Write(ResultPath, `"done"`)
 		}, want: []string{"error cloud-init-status-unreadable", "warn cloud-init-result-unreadable"},
 			check: func(t *testing.T, fs []check.Finding, _ string) {
 				if r := ciFind(t, fs, "cloud-init-result-unreadable"); !strings.HasSuffix(r.Message, "status.json is unusable too, so there is no verdict") {
@@ -373,29 +372,29 @@ func TestCloudInitCheck(t *testing.T) {
 				}
 			}},
 		{name: "wrong type in status.json", root: func(t *testing.T) *cloudinittest.Root {
-			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, `{"v1": {"modules-final": {"errors": "none", "start": 1.0}}}`)
+			return ciBooted(t, 5*time.Minute).Write(StatusPath, `{"v1": {"modules-final": {"errors": "none", "start": 1.0}}}`)
 		}, want: []string{"error cloud-init-status-unreadable"}, check: func(t *testing.T, fs []check.Finding, dir string) {
 			if fs[0].Message != dir+"/run/cloud-init/status.json: v1.modules-final.errors: want an array of strings, got string" {
 				t.Errorf("message = %q", fs[0].Message)
 			}
 		}},
 		{name: "directory where status.json should be", root: func(t *testing.T) *cloudinittest.Root {
-			return ciBooted(t, 5*time.Minute).Mkdir(cloudinit.StatusPath)
+			return ciBooted(t, 5*time.Minute).Mkdir(StatusPath)
 		}, want: []string{"error cloud-init-status-unreadable"}, check: func(t *testing.T, fs []check.Finding, dir string) {
 			if fs[0].Message != dir+"/run/cloud-init/status.json: is a directory" {
 				t.Errorf("message = %q", fs[0].Message)
 			}
 		}},
 		{name: "broken instance-data does not hide the status", root: func(t *testing.T) *cloudinittest.Root {
-			return ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciDone).Write(cloudinit.ResultPath, ciResultOK).
-				Write(cloudinit.InstanceDataPath, `{"v1": {"local_hostname": ["x"]}}`)
+			return ciBooted(t, 5*time.Minute).Write(StatusPath, ciDone).Write(ResultPath, ciResultOK).
+				Write(InstanceDataPath, `{"v1": {"local_hostname": ["x"]}}`)
 		}, want: []string{"error cloud-init-status-unreadable", "pass cloud-init-done"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := tc.root(t)
 			env := ciEnv(r, !tc.offline, tc.required, tc.sd)
-			fs := CloudInit.Run(context.Background(), env)
+			fs := Run(context.Background(), env)
 			ciConventions(t, fs)
 			var got []string
 			for _, f := range fs {
@@ -414,11 +413,11 @@ func TestCloudInitCheck(t *testing.T) {
 
 func TestCloudInitUnreadableAsUser(t *testing.T) {
 	testenv.RequireUnprivileged(t, "root reads mode-000 files anyway; the directory-as-file case covers read errors")
-	r := ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciDone)
-	if err := os.Chmod(r.Dir+cloudinit.StatusPath, 0); err != nil {
+	r := ciBooted(t, 5*time.Minute).Write(StatusPath, ciDone)
+	if err := os.Chmod(r.Dir+StatusPath, 0); err != nil {
 		t.Fatal(err)
 	}
-	fs := CloudInit.Run(context.Background(), ciEnv(r, true, false, nil))
+	fs := Run(context.Background(), ciEnv(r, true, false, nil))
 	f := ciFind(t, fs, "cloud-init-status-unreadable")
 	if f.Message != r.Dir+"/run/cloud-init/status.json: permission denied" || !strings.Contains(f.Remediation, "root") {
 		t.Errorf("finding = %+v", f)
@@ -428,8 +427,8 @@ func TestCloudInitUnreadableAsUser(t *testing.T) {
 func TestCloudInitInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	r := ciBooted(t, 5*time.Minute).Write(cloudinit.StatusPath, ciDone)
-	fs := CloudInit.Run(ctx, ciEnv(r, true, false, nil))
+	r := ciBooted(t, 5*time.Minute).Write(StatusPath, ciDone)
+	fs := Run(ctx, ciEnv(r, true, false, nil))
 	if len(fs) != 1 || fs[0].Status != check.Error || fs[0].Code != "cloud-init-interrupted" {
 		t.Fatalf("findings = %s", ciDump(fs))
 	}
@@ -451,7 +450,7 @@ func ciConventions(t *testing.T, fs []check.Finding) {
 		t.Fatal("no findings")
 	}
 	codes := map[string]bool{}
-	for _, c := range CloudInit.Codes {
+	for _, c := range Codes {
 		codes[c] = true
 	}
 	for _, f := range fs {
@@ -549,7 +548,7 @@ func ciAgree(t *testing.T, c *cloudinittest.Capture, inside bool) {
 		sd.Err = fmt.Errorf("no bus: %w", systemd.ErrNotRunning)
 	}
 	env := &check.Env{Root: r.Open(), Live: true, Systemd: sd, Config: config.Default(), Now: func() time.Time { return c.Now }}
-	fs := CloudInit.Run(context.Background(), env)
+	fs := Run(context.Background(), env)
 	ciConventions(t, fs)
 
 	w := c.Want
@@ -576,7 +575,7 @@ func ciAgree(t *testing.T, c *cloudinittest.Capture, inside bool) {
 		want = check.Warn
 	case ext == "not started" || ext == "not run":
 		want = check.Warn
-		if up := ciUptime(t, c.UptimeRaw); up > ciNotStartedGrace {
+		if up := ciUptime(t, c.UptimeRaw); up > notStartedGrace {
 			want = check.Fail
 		}
 	default:
@@ -602,7 +601,7 @@ func ciAgree(t *testing.T, c *cloudinittest.Capture, inside bool) {
 	// Every error cloud-init lists (except its systemd summary, which the
 	// unit findings stand for) has a module-error finding.
 	for _, e := range w.Errors {
-		if e == cloudinit.SystemdFailureMessage {
+		if e == SystemdFailureMessage {
 			continue
 		}
 		found := false
@@ -650,7 +649,7 @@ func TestCloudInitDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, code := range CloudInit.Codes {
+	for _, code := range Codes {
 		if !check.IsKebab(code) || !strings.Contains(string(doc), "| `"+code+"` |") {
 			t.Errorf("code %s is not in the codes table of docs/checks/cloud-init.md", code)
 		}
