@@ -42,14 +42,18 @@ type Finding struct {
 	Remediation string `json:"remediation,omitempty"`
 }
 
-// Result is the outcome of one check in a run.
+// Result is the outcome of one check in a run, and the report's entry for
+// it: the runner fills Duration, and the report's JSON carries it as
+// duration_ms.
 type Result struct {
 	ID       string        `json:"id"`
 	Title    string        `json:"title"`
 	Status   Status        `json:"status"`
 	Summary  string        `json:"summary"`
 	Duration time.Duration `json:"-"`
-	Findings []Finding     `json:"findings"`
+	// DurationMS is Duration in whole milliseconds, as reports show it.
+	DurationMS int64     `json:"duration_ms"`
+	Findings   []Finding `json:"findings"`
 }
 
 var kebab = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)

@@ -144,16 +144,7 @@ func summarise(fs []Finding) (Status, string) {
 	for i, f := range fs {
 		sts[i] = f.Status
 	}
-	w := Worst(sts...)
-	// All skipped and passed together: a pass with notes is still a pass.
-	if w == Skip {
-		for _, s := range sts {
-			if s == Pass {
-				w = Pass
-				break
-			}
-		}
-	}
+	w := Overall(sts...)
 	for _, f := range fs {
 		if f.Status == w {
 			if n := countAt(fs, w); n > 1 && w != Pass && w != Skip {

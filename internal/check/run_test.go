@@ -204,3 +204,22 @@ func TestSharedFacts(t *testing.T) {
 		t.Errorf("without a store the probe ran %d times in total, want 4", probes)
 	}
 }
+
+// TestOverall: skips count only when nothing else was judged.
+func TestOverall(t *testing.T) {
+	for _, tc := range []struct {
+		in   []Status
+		want Status
+	}{
+		{nil, Skip},
+		{[]Status{Skip, Skip}, Skip},
+		{[]Status{Pass, Skip}, Pass},
+		{[]Status{Skip, Warn, Pass}, Warn},
+		{[]Status{Fail, Skip, Error}, Fail},
+		{[]Status{Skip, "bogus"}, Error},
+	} {
+		if got := Overall(tc.in...); got != tc.want {
+			t.Errorf("Overall(%v) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}

@@ -63,6 +63,23 @@ func Worst(ss ...Status) Status {
 	return w
 }
 
+// Overall is the verdict over several statuses: the worst of them, where a
+// skip counts only when everything was skipped. A check with passing and
+// skipped findings passes, and so does a run with passing and skipped
+// checks; Skip when ss is empty.
+func Overall(ss ...Status) Status {
+	judged := make([]Status, 0, len(ss))
+	for _, s := range ss {
+		if s != Skip {
+			judged = append(judged, s)
+		}
+	}
+	if len(judged) == 0 {
+		return Skip
+	}
+	return Worst(judged...)
+}
+
 // ParseStatus converts a status word; it is used by tests and golden files.
 func ParseStatus(s string) (Status, error) {
 	st := Status(s)

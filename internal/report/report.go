@@ -54,15 +54,8 @@ type Summary struct {
 	Error int `json:"error"`
 }
 
-// Check is one check's entry in the report.
-type Check struct {
-	ID         string          `json:"id"`
-	Title      string          `json:"title"`
-	Status     check.Status    `json:"status"`
-	Summary    string          `json:"summary"`
-	DurationMS int64           `json:"duration_ms"`
-	Findings   []check.Finding `json:"findings"`
-}
+// Check is one check's entry in the report: the runner's result itself.
+type Check = check.Result
 
 // Meta is what the report says about the run besides the results.
 type Meta struct {
@@ -89,8 +82,8 @@ func New(results []check.Result, m Meta) Report {
 		if fs == nil {
 			fs = []check.Finding{}
 		}
-		r.Checks = append(r.Checks, Check{ID: res.ID, Title: res.Title, Status: res.Status,
-			Summary: res.Summary, DurationMS: res.Duration.Milliseconds(), Findings: fs})
+		res.Findings, res.DurationMS = fs, res.Duration.Milliseconds()
+		r.Checks = append(r.Checks, res)
 		r.Summary.add(res.Status)
 	}
 	r.Status = r.overall()
@@ -112,23 +105,13 @@ func (s *Summary) add(st check.Status) {
 	}
 }
 
-// overall is the worst check status, where skips only count when nothing
-// was checked at all: a run with passes and skips is a pass.
+// overall is the run's verdict over its checks (check.Overall).
 func (r Report) overall() check.Status {
-	w := check.Skip
-	seen := false
-	for _, c := range r.Checks {
-		if c.Status == check.Skip {
-			continue
-		}
-		if !seen || c.Status.Worse(w) {
-			w, seen = c.Status, true
-		}
+	sts := make([]check.Status, len(r.Checks))
+	for i, c := range r.Checks {
+		sts[i] = c.Status
 	}
-	if !w.Valid() {
-		return check.Error
-	}
-	return w
+	return check.Overall(sts...)
 }
 
 // ExitCode is the process exit status for r: 1 for any fail or error, 2 for
