@@ -18,6 +18,7 @@ func opts(d time.Duration) RunOptions {
 }
 
 func TestRunStatusAndOrder(t *testing.T) {
+	t.Parallel()
 	checks := []Check{
 		{ID: "a", Run: fixed(Passf("ok", "fine", nil))},
 		{ID: "b", Run: fixed(Passf("ok", "fine", nil), New(Warn, "meh", "not great", nil, "fix it"))},
@@ -37,6 +38,7 @@ func TestRunStatusAndOrder(t *testing.T) {
 }
 
 func TestRunDependsOn(t *testing.T) {
+	t.Parallel()
 	checks := []Check{
 		{ID: "dep-ok", Run: fixed(Passf("ok", "fine", nil))},
 		{ID: "dep-bad", Run: fixed(New(Fail, "bad", "broken", nil, "fix"))},
@@ -57,6 +59,7 @@ func TestRunDependsOn(t *testing.T) {
 }
 
 func TestRunPanicBecomesError(t *testing.T) {
+	t.Parallel()
 	checks := []Check{
 		{ID: "boom", Run: func(context.Context, *Env) []Finding { panic("kaboom") }},
 		{ID: "fine", Run: fixed(Passf("ok", "fine", nil))},
@@ -71,6 +74,7 @@ func TestRunPanicBecomesError(t *testing.T) {
 }
 
 func TestRunCheckDeadline(t *testing.T) {
+	t.Parallel()
 	block := make(chan struct{})
 	defer close(block)
 	checks := []Check{
@@ -88,6 +92,7 @@ func TestRunCheckDeadline(t *testing.T) {
 }
 
 func TestRunWholeDeadline(t *testing.T) {
+	t.Parallel()
 	block := make(chan struct{})
 	defer close(block)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -105,6 +110,7 @@ func TestRunWholeDeadline(t *testing.T) {
 }
 
 func TestRunChecksAreConcurrent(t *testing.T) {
+	t.Parallel()
 	// Each check waits until both have started: this deadlocks (and the
 	// per-check deadline turns it into errors) unless they run at once.
 	var wg sync.WaitGroup
@@ -129,6 +135,7 @@ func TestRunChecksAreConcurrent(t *testing.T) {
 }
 
 func TestRunBadFindings(t *testing.T) {
+	t.Parallel()
 	checks := []Check{
 		{ID: "none", Run: fixed()},
 		{ID: "zero", Run: fixed(Finding{Code: "x", Message: "forgot the status"})},
@@ -143,6 +150,7 @@ func TestRunBadFindings(t *testing.T) {
 }
 
 func TestWorstAndRank(t *testing.T) {
+	t.Parallel()
 	if Worst(Pass, Skip, Warn) != Warn || Worst(Warn, Error) != Error || Worst(Error, Fail) != Fail {
 		t.Error("wrong ordering")
 	}
@@ -168,6 +176,7 @@ func TestWorstAndRank(t *testing.T) {
 // TestSharedFacts: checks of one run share one probe; a second run probes
 // again; without a store (a check called directly) every call probes.
 func TestSharedFacts(t *testing.T) {
+	t.Parallel()
 	type key struct{}
 	var mu sync.Mutex
 	probes := 0
@@ -207,6 +216,7 @@ func TestSharedFacts(t *testing.T) {
 
 // TestOverall: skips count only when nothing else was judged.
 func TestOverall(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   []Status
 		want Status

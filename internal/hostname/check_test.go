@@ -229,6 +229,7 @@ func dumpFindings(fs []check.Finding) string {
 }
 
 func TestHostnameHealthy(t *testing.T) {
+	t.Parallel()
 	fs, res := tcase{files: healthyFiles(), live: true}.run(t, context.Background())
 	if got, want := codesOf(fs), "hostname-ok:pass hostname-resolves:pass"; got != want {
 		t.Fatalf("findings = %s, want %s\n%s", got, want, dumpFindings(fs))
@@ -255,6 +256,7 @@ func TestHostnameHealthy(t *testing.T) {
 }
 
 func TestHostnameLocalhost(t *testing.T) {
+	t.Parallel()
 	for _, kernel := range []string{"localhost", "localhost.localdomain", "(none)", "LOCALHOST"} {
 		t.Run(kernel, func(t *testing.T) {
 			files := healthyFiles()
@@ -277,6 +279,7 @@ func TestHostnameLocalhost(t *testing.T) {
 }
 
 func TestHostnameInvalid(t *testing.T) {
+	t.Parallel()
 	files := healthyFiles()
 	files["/proc/sys/kernel/hostname"] = "web_1\n"
 	files["/etc/hostname"] = "web_1\n"
@@ -295,6 +298,7 @@ func TestHostnameInvalid(t *testing.T) {
 }
 
 func TestHostnameEtc(t *testing.T) {
+	t.Parallel()
 	t.Run("mismatch", func(t *testing.T) {
 		files := healthyFiles()
 		files["/etc/hostname"] = "web2\n"
@@ -345,6 +349,7 @@ func TestHostnameEtc(t *testing.T) {
 }
 
 func TestHostnameMetadataMismatch(t *testing.T) {
+	t.Parallel()
 	t.Run("set-hostname only", func(t *testing.T) {
 		files := healthyFiles()
 		delete(files, "/run/cloud-init/instance-data.json")
@@ -410,6 +415,7 @@ func TestHostnameMetadataMismatch(t *testing.T) {
 }
 
 func TestHostnamePreserved(t *testing.T) {
+	t.Parallel()
 	files := healthyFiles()
 	files["/var/lib/cloud/instance/cloud-config.txt"] = "#cloud-config\npreserve_hostname: true\n"
 	files["/run/cloud-init/instance-data.json"] = `{"v1": {"local_hostname": "vm-a"}}`
@@ -438,6 +444,7 @@ func TestHostnamePreserved(t *testing.T) {
 }
 
 func TestHostnameExpected(t *testing.T) {
+	t.Parallel()
 	files := healthyFiles()
 	files["/proc/sys/kernel/hostname"] = "custom1\n"
 	files["/etc/hostname"] = "custom1\n"
@@ -458,6 +465,7 @@ func TestHostnameExpected(t *testing.T) {
 }
 
 func TestHostnameNoMetadata(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{
 		"/proc/sys/kernel/hostname": "plain\n",
 		"/etc/hostname":             "plain\n",
@@ -474,6 +482,7 @@ func TestHostnameNoMetadata(t *testing.T) {
 }
 
 func TestHostnameResolution(t *testing.T) {
+	t.Parallel()
 	noHosts := func() map[string]string {
 		files := healthyFiles()
 		files["/etc/hosts"] = "127.0.0.1 localhost\n"
@@ -562,6 +571,7 @@ func TestHostnameResolution(t *testing.T) {
 }
 
 func TestHostnameGarbageFiles(t *testing.T) {
+	t.Parallel()
 	files := healthyFiles()
 	files["/run/cloud-init/instance-data.json"] = `{"v1": {"local_hostname": "we`
 	fs, _ := tcase{files: files, live: true}.run(t, context.Background())
@@ -606,6 +616,7 @@ func TestHostnameGarbageFiles(t *testing.T) {
 }
 
 func TestHostnameNotLive(t *testing.T) {
+	t.Parallel()
 	files := healthyFiles()
 	files["/proc/sys/kernel/hostname"] = "builder-vm\n" // the host's, never to be read
 	files["/etc/hosts"] = "127.0.0.1 localhost\n"
@@ -648,6 +659,7 @@ func TestHostnameNotLive(t *testing.T) {
 }
 
 func TestHostnameCodes(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for _, c := range Codes {
 		if !check.IsKebab(c) || seen[c] {
@@ -668,6 +680,7 @@ func TestHostnameCodes(t *testing.T) {
 }
 
 func TestHostnameDNSReason(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		err  error
 		got  []string

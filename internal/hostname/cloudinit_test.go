@@ -8,6 +8,7 @@ import (
 )
 
 func TestParseSetHostname(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in      string
 		want    SetHostname
@@ -47,6 +48,7 @@ func TestParseSetHostname(t *testing.T) {
 }
 
 func TestParseInstanceHostname(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in, want, wantErr string
 	}{
@@ -81,6 +83,7 @@ func TestParseInstanceHostname(t *testing.T) {
 func ptr[T any](v T) *T { return &v }
 
 func TestParseCloudConfig(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		in      string
@@ -158,6 +161,7 @@ func dump(c CloudConfig) string {
 }
 
 func TestMerge(t *testing.T) {
+	t.Parallel()
 	e := Merge()
 	if e.PreserveHostname.Value || e.PreserveHostname.Set || !e.CreateHostnameFile.Value || e.CreateHostnameFile.Set {
 		t.Errorf("defaults = %+v", e)
@@ -184,6 +188,7 @@ func TestMerge(t *testing.T) {
 }
 
 func TestRequested(t *testing.T) {
+	t.Parallel()
 	set := func(v, src string) Setting[string] { return Setting[string]{v, true, src} }
 	tests := []struct {
 		name  string

@@ -9,6 +9,7 @@ import (
 )
 
 func TestParseEtcHostname(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in, want, wantErr string
 	}{
@@ -39,6 +40,7 @@ func TestParseEtcHostname(t *testing.T) {
 }
 
 func TestParseHosts(t *testing.T) {
+	t.Parallel()
 	in := `# The following lines are desirable for IPv4 capable hosts
 127.0.0.1	localhost
 127.0.1.1 web1.example.com web1   # added by cloud-init
@@ -83,6 +85,7 @@ fe80::1%eth0 linklocal
 }
 
 func TestLookupHosts(t *testing.T) {
+	t.Parallel()
 	entries, _ := ParseHosts([]byte("127.0.0.1 localhost\n127.0.1.1 Web1.Example.com web1\n192.0.2.7 web1 other\n"))
 	got := LookupHosts(entries, "WEB1.")
 	if len(got) != 2 || got[0].Line != 2 || got[1].Line != 3 {
@@ -100,6 +103,7 @@ func TestLookupHosts(t *testing.T) {
 }
 
 func TestParseNsswitch(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in        string
 		want      []string

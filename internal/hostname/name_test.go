@@ -7,6 +7,7 @@ import (
 )
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	label63 := strings.Repeat("a", 63)
 	tests := []struct {
 		name      string
@@ -56,6 +57,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestIsLocalhost(t *testing.T) {
+	t.Parallel()
 	for name, want := range map[string]bool{
 		"localhost":              true,
 		"LOCALHOST":              true,
@@ -76,6 +78,7 @@ func TestIsLocalhost(t *testing.T) {
 }
 
 func TestShort(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{"web1": "web1", "web1.example.com": "web1", "web1.": "web1", "": "", ".x": ""} {
 		if got := Short(in); got != want {
 			t.Errorf("Short(%q) = %q, want %q", in, got, want)
@@ -84,6 +87,7 @@ func TestShort(t *testing.T) {
 }
 
 func TestCompare(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		a, b string
 		want Match
@@ -107,6 +111,7 @@ func TestCompare(t *testing.T) {
 }
 
 func TestMatchRequest(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, short, fqdn string
 		want              Match

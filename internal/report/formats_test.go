@@ -74,6 +74,7 @@ func render(t *testing.T, r Report, f Format, o Options) []byte {
 // TestFormatGoldens pins every format's output for every fixture; the
 // consumer tests below feed the same bytes to each format's own tool.
 func TestFormatGoldens(t *testing.T) {
+	t.Parallel()
 	for _, tc := range formatCases() {
 		for f, ext := range goldenExt {
 			golden(t, fmt.Sprintf("%s.%d.%s", tc.name, tc.exit, ext), render(t, tc.rep, f, Options{}))
@@ -82,6 +83,7 @@ func TestFormatGoldens(t *testing.T) {
 }
 
 func TestParseFormat(t *testing.T) {
+	t.Parallel()
 	for _, f := range Formats {
 		if got, err := ParseFormat(string(f)); err != nil || got != f {
 			t.Errorf("ParseFormat(%q) = %q, %v", f, got, err)
@@ -123,6 +125,7 @@ func writeTemp(t *testing.T, name string, b []byte) string {
 // Prometheus's own checker, and first proves promtool does reject a bad
 // file (a counter without _total).
 func TestPrometheusPromtool(t *testing.T) {
+	t.Parallel()
 	promtool := testenv.Tool(t, "promtool", "prometheus")
 	if out, errs, err := runTool(t, []byte("# HELP x_requests Requests.\n# TYPE x_requests counter\nx_requests 1\n"), promtool, "check", "metrics"); err == nil {
 		t.Fatalf("promtool accepted a counter without _total:\n%s%s", out, errs)
@@ -138,6 +141,7 @@ func TestPrometheusPromtool(t *testing.T) {
 // TestPrometheusValues reads the output back with a strict parser of the
 // exposition format and holds every value to the report.
 func TestPrometheusValues(t *testing.T) {
+	t.Parallel()
 	for _, tc := range formatCases() {
 		b := render(t, tc.rep, FormatPrometheus, Options{})
 		got, err := parseExposition(string(b))
@@ -286,6 +290,7 @@ func splitSample(line string) (name, series, rest string, err error) {
 }
 
 func TestPrometheusParserRejects(t *testing.T) {
+	t.Parallel()
 	for _, bad := range []string{
 		"# HELP a A.\n# TYPE a gauge\na 1 1700000000000\n", // sample timestamp
 		"a 1\n",                                // no HELP/TYPE
@@ -305,6 +310,7 @@ func TestPrometheusParserRejects(t *testing.T) {
 // the collector reads it without error and serves every series. It first
 // proves the collector does flag a file whose samples carry timestamps.
 func TestNodeExporterTextfile(t *testing.T) {
+	t.Parallel()
 	ne := testenv.Tool(t, "prometheus-node-exporter", "prometheus-node-exporter")
 	bad := []byte("# HELP guestcheck_x X.\n# TYPE guestcheck_x gauge\nguestcheck_x 1 1700000000000\n")
 	if m := scrapeTextfile(t, ne, bad); !strings.Contains(m, "node_textfile_scrape_error 1") {
@@ -519,6 +525,7 @@ func parsePerf(it string) (perfItem, error) {
 }
 
 func TestNagiosParserRejects(t *testing.T) {
+	t.Parallel()
 	for _, bad := range []string{
 		"GUESTCHECK OK: fine",                              // no newline
 		"GUESTCHECK FINE: x\n",                             // unknown state
@@ -548,6 +555,7 @@ func TestNagiosParserRejects(t *testing.T) {
 // report: the state word agrees with NagiosExitCode, the perfdata counts
 // with the summary, and each problem finding is in the long text.
 func TestNagiosOutput(t *testing.T) {
+	t.Parallel()
 	wantCode := map[string]int{"healthy": NagiosOK, "warn": NagiosWarning, "fail": NagiosCritical, "escaping": NagiosCritical}
 	for _, tc := range formatCases() {
 		for _, o := range []NagiosOptions{{}, {ServiceName: "VM delivery"}, {Verbose: true}} {
@@ -596,6 +604,7 @@ func TestNagiosOutput(t *testing.T) {
 }
 
 func TestNagiosExitCode(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		sts  []check.Status
 		want int
@@ -627,6 +636,7 @@ var junitSchemas = []string{"../../schema/junit/junit-10.xsd", "../../schema/jun
 // TestJUnitSchemas validates every golden with xmllint --schema against
 // both schemas, after proving each schema rejects a document it must.
 func TestJUnitSchemas(t *testing.T) {
+	t.Parallel()
 	xmllint := testenv.Tool(t, "xmllint", "libxml2-utils")
 	broken := writeTemp(t, "broken.xml", []byte(`<?xml version="1.0"?><testsuites><testsuite name="x"><testcase/></testsuite></testsuites>`))
 	for _, xsd := range junitSchemas {
@@ -647,6 +657,7 @@ func TestJUnitSchemas(t *testing.T) {
 // TestJUnitContent reads the XML back and holds counts and test cases to
 // the report.
 func TestJUnitContent(t *testing.T) {
+	t.Parallel()
 	for _, tc := range formatCases() {
 		var doc junitSuites
 		if err := xml.Unmarshal(render(t, tc.rep, FormatJUnit, Options{}), &doc); err != nil {
@@ -716,6 +727,7 @@ type tapParsed struct {
 // the YAML block's findings, which a YAML 1.2 parser must read alike. prove
 // must pass the healthy run and fail the others.
 func TestTAPParser(t *testing.T) {
+	t.Parallel()
 	perl := testenv.Tool(t, "perl", "perl")
 	prove := testenv.Tool(t, "prove", "perl")
 	for _, tc := range formatCases() {
@@ -842,6 +854,7 @@ func stringifyNumbers(v any) any {
 // schema/finding-line-v1.schema.json, and proves the
 // schema rejects a line with the wrong priority or no remediation.
 func TestJSONLSchema(t *testing.T) {
+	t.Parallel()
 	schema := compileSchemaFile(t, "../../schema/finding-line-v1.schema.json")
 	for _, tc := range formatCases() {
 		for i, l := range strings.Split(strings.TrimSuffix(string(render(t, tc.rep, FormatJSONL, Options{})), "\n"), "\n") {
@@ -874,6 +887,7 @@ func TestJSONLSchema(t *testing.T) {
 // TestJSONLWithJq reads every golden with jq, the tool log pipelines are
 // scripted with: one object a line, one line per finding, in report order.
 func TestJSONLWithJq(t *testing.T) {
+	t.Parallel()
 	jq := testenv.Tool(t, "jq", "jq")
 	for _, tc := range formatCases() {
 		b := render(t, tc.rep, FormatJSONL, Options{})
@@ -940,6 +954,7 @@ func httpGet(ctx context.Context, url string) (string, error) {
 // checks, the warning alert for the warn checks, and the staleness alert
 // only when the timestamp stops moving.
 func TestPrometheusAlertRules(t *testing.T) {
+	t.Parallel()
 	promtool := testenv.Tool(t, "promtool", "prometheus")
 	rules, err := filepath.Abs("../../packaging/examples/prometheus-guestcheck-rules.yml")
 	if err != nil {

@@ -62,6 +62,7 @@ var cases = []struct {
 }
 
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	schema := compileSchema(t)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -148,6 +149,7 @@ func compileSchemaFile(t *testing.T, p string) *jsonschema.Schema {
 
 // TestSchemaRejects proves the schema is not vacuous: broken reports fail it.
 func TestSchemaRejects(t *testing.T) {
+	t.Parallel()
 	schema := compileSchema(t)
 	var good bytes.Buffer
 	if err := WriteJSON(&good, New(cases[2].results, meta)); err != nil {
@@ -180,6 +182,7 @@ func finding(m map[string]any) map[string]any {
 }
 
 func TestExitCode(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		sts  []check.Status
 		want int
@@ -205,6 +208,7 @@ func TestExitCode(t *testing.T) {
 }
 
 func TestOverallStatus(t *testing.T) {
+	t.Parallel()
 	mk := func(sts ...check.Status) check.Status {
 		var rs []check.Result
 		for _, s := range sts {
@@ -230,6 +234,7 @@ func TestOverallStatus(t *testing.T) {
 }
 
 func TestTextColour(t *testing.T) {
+	t.Parallel()
 	r := New(cases[2].results, meta)
 	var plain, col bytes.Buffer
 	if err := WriteText(&plain, r, TextOptions{}); err != nil {

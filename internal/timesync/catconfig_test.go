@@ -19,6 +19,7 @@ import (
 // order, with `systemd-analyze cat-config --root`, which lists them the
 // way systemd-timesyncd loads them.
 func TestDropInOrderAgainstSystemd(t *testing.T) {
+	t.Parallel()
 	analyze := testenv.Tool(t, "systemd-analyze", "systemd")
 	dirs := []string{"/usr/lib/systemd/timesyncd.conf.d", "/run/systemd/timesyncd.conf.d", "/etc/systemd/timesyncd.conf.d"}
 	names := []string{"00-a.conf", "10-vendor.conf", "50-cloud.conf", "60-x.conf", "99-z.conf", "README", "10-vendor.conf.bak"}

@@ -89,6 +89,7 @@ func tree(t *testing.T, files map[string]string) *fs.Root {
 var synced = Timex{State: 0, Status: StaNano | 0x1, Offset: -120000, MaxError: 48000, EstError: 900}
 
 func TestJudgeClock(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		tx   Timex
@@ -119,6 +120,7 @@ func live(name, state, file string) systemd.UnitState {
 }
 
 func TestJudgeDaemons(t *testing.T) {
+	t.Parallel()
 	ts := func(u systemd.UnitState) Daemon {
 		return Daemon{Name: "systemd-timesyncd", Units: []string{"systemd-timesyncd.service"}, Installed: true, Unit: u, Fallback: true}
 	}
@@ -150,6 +152,7 @@ func TestJudgeDaemons(t *testing.T) {
 }
 
 func TestJudgeServers(t *testing.T) {
+	t.Parallel()
 	d := Daemon{Name: "chrony", Files: []string{"/etc/chrony.conf"}}
 	want(t, JudgeServers(Facts{}, []Daemon{d}), CodeNoServers, check.Warn, "chrony has no time servers")
 	d.Fallback = true
@@ -176,6 +179,7 @@ func debianImage(t *testing.T, extra map[string]string) *fs.Root {
 }
 
 func TestImageTimesyncd(t *testing.T) {
+	t.Parallel()
 	r := debianImage(t, nil)
 	out := Run(context.Background(), &check.Env{Root: r, Config: config.Default()})
 	validate(t, out)
@@ -190,6 +194,7 @@ func TestImageTimesyncd(t *testing.T) {
 }
 
 func TestImageTimesyncdFallbackAndMasked(t *testing.T) {
+	t.Parallel()
 	r := tree(t, map[string]string{
 		"/lib/systemd/systemd-timesyncd":                                     "ELF",
 		"/etc/systemd/system/sysinit.target.wants/systemd-timesyncd.service": "->/lib/systemd/system/systemd-timesyncd.service",
@@ -210,6 +215,7 @@ func TestImageTimesyncdFallbackAndMasked(t *testing.T) {
 }
 
 func TestImageChrony(t *testing.T) {
+	t.Parallel()
 	r := tree(t, map[string]string{
 		"/usr/sbin/chronyd": "ELF",
 		"/etc/systemd/system/multi-user.target.wants/chrony.service": "->/lib/systemd/system/chrony.service",
@@ -235,6 +241,7 @@ func TestImageChrony(t *testing.T) {
 }
 
 func TestImageNTPD(t *testing.T) {
+	t.Parallel()
 	r := tree(t, map[string]string{
 		"/usr/sbin/ntpd": "ELF",
 		"/etc/systemd/system/multi-user.target.wants/ntpsec.service": "->/lib/systemd/system/ntpsec.service",
@@ -266,6 +273,7 @@ func (f fakeUnits) Units(ctx context.Context, names ...string) ([]systemd.UnitSt
 // verdict is one of the clock codes is asserted, since the host's
 // synchronisation is not the test's to choose.
 func TestLiveRealClock(t *testing.T) {
+	t.Parallel()
 	testenv.RequireRoot(t, "reads the host kernel's clock state, which belongs to the privileged tier")
 	tx, err := ReadTimex()
 	if err != nil {

@@ -28,6 +28,7 @@ driftfile /var/lib/chrony/chrony.drift
 `
 
 func TestChrony(t *testing.T) {
+	t.Parallel()
 	ds, probs := Parse([]byte(debianChrony), Chrony)
 	if len(probs) != 0 {
 		t.Fatal(probs)
@@ -47,6 +48,7 @@ func TestChrony(t *testing.T) {
 }
 
 func TestNTP(t *testing.T) {
+	t.Parallel()
 	ds, _ := Parse([]byte("driftfile /var/lib/ntp/ntp.drift\npool 0.debian.pool.ntp.org iburst # vendor\nserver 192.0.2.5\n# server 198.51.100.1\nSERVER\n"), NTP)
 	src, probs := Sources(ds)
 	if diff := cmp.Diff([]Source{{"pool", "0.debian.pool.ntp.org", 2}, {"server", "192.0.2.5", 3}}, src); diff != "" {
@@ -58,6 +60,7 @@ func TestNTP(t *testing.T) {
 }
 
 func TestBinary(t *testing.T) {
+	t.Parallel()
 	if _, probs := Parse([]byte("server a\nserver \x00b\n"), Chrony); len(probs) != 1 || probs[0].Line != 2 {
 		t.Errorf("problems = %v", probs)
 	}

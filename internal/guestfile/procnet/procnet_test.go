@@ -23,6 +23,7 @@ const tcp6 = `  sl  local_address                         remote_address        
 func little() bool { return binary.NativeEndian.Uint16([]byte{1, 0}) == 1 }
 
 func TestParse(t *testing.T) {
+	t.Parallel()
 	if !little() {
 		t.Skip("the captured tables are from a little-endian machine")
 	}
@@ -55,6 +56,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestParseErrors(t *testing.T) {
+	t.Parallel()
 	for _, in := range []string{
 		"h\n 0: 0100007F:0016 00000000:0000 0A\n",
 		"h\n 0: 0100007F0016 00000000:0000 0A 0:0 0:0 0 0 0 1\n",

@@ -50,6 +50,7 @@ func sshdName(v string) string {
 // and compares the effective values Load computes with what the real sshd
 // prints with -T, globally and for a connection the Match block matches.
 func TestAgainstSshd(t *testing.T) {
+	t.Parallel()
 	testenv.RequireRoot(t, "sshd -T needs root to read its host key")
 	sshd := testenv.Tool(t, "sshd", "openssh-server")
 	keygen := testenv.Tool(t, "ssh-keygen", "openssh-client")

@@ -35,6 +35,7 @@ func (m mapSource) Glob(pattern string) ([]string, error) {
 }
 
 func TestParseLines(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, in string
 		want     []Line
@@ -83,6 +84,7 @@ var debianLike = mapSource{
 }
 
 func TestFirstValueWinsAcrossIncludes(t *testing.T) {
+	t.Parallel()
 	c := Load(DefaultPath, debianLike)
 	if len(c.Problems) > 0 {
 		t.Fatalf("problems: %v", c.Problems)
@@ -113,6 +115,7 @@ func TestFirstValueWinsAcrossIncludes(t *testing.T) {
 }
 
 func TestIncludeScopes(t *testing.T) {
+	t.Parallel()
 	src := mapSource{
 		"/etc/ssh/sshd_config": "Include extra.conf\nPermitRootLogin no\nMatch Group admins\n Include /etc/ssh/m.conf\n",
 		// A Match inside an included file ends with that file.
@@ -134,6 +137,7 @@ func TestIncludeScopes(t *testing.T) {
 }
 
 func TestAccumulatingKeywords(t *testing.T) {
+	t.Parallel()
 	c := Load(DefaultPath, mapSource{DefaultPath: "HostKey /etc/ssh/a\nhostkey /etc/ssh/b\nPort 22\nPort 2222\n"})
 	var keys []string
 	for _, d := range c.All("HostKey") {
@@ -148,6 +152,7 @@ func TestAccumulatingKeywords(t *testing.T) {
 }
 
 func TestLoadProblems(t *testing.T) {
+	t.Parallel()
 	c := Load(DefaultPath, mapSource{})
 	if len(c.Problems) != 1 || !strings.Contains(c.Problems[0].String(), "sshd_config") {
 		t.Errorf("missing main file: %v", c.Problems)
@@ -179,6 +184,7 @@ func (d deniedSource) ReadFile(name string) ([]byte, error) {
 }
 
 func TestUnreadable(t *testing.T) {
+	t.Parallel()
 	src := deniedSource{mapSource{DefaultPath: "Include /etc/ssh/sshd_config.d/*.conf\n", "/etc/ssh/sshd_config.d/secret.conf": "Port 1\n"}}
 	c := Load(DefaultPath, src)
 	if p := c.Unreadable(); p == nil || p.Line != 1 || !strings.Contains(p.Msg, "secret.conf") {
