@@ -2,7 +2,6 @@ package checks
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -72,7 +71,7 @@ func runDiskSize(ctx context.Context, env *check.Env, in diskInput) []check.Find
 		cfg = config.Default()
 	}
 	warnPct, failPct := cfg.Disk.WarnPercent, cfg.Disk.FailPercent
-	ms, err := readMountinfo(env)
+	ms, err := disk.ReadMountinfo(env.Root)
 	if err != nil {
 		return []check.Finding{check.Errorf(codeDiskStateUnreadable, "cannot read the mount table",
 			map[string]string{"file": "/proc/self/mountinfo", "error": err.Error()}, "check that /proc is mounted")}
@@ -236,22 +235,6 @@ func growCommand(typ, dev, mnt string) string {
 		return "`btrfs filesystem resize max " + mnt + "`"
 	}
 	return "use the " + typ + " tools to grow " + dev
-}
-
-// readMountinfo reads the live mount table through the root.
-func readMountinfo(env *check.Env) ([]disk.MountInfo, error) {
-	b, err := env.Root.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return nil, err
-	}
-	ms, errs := disk.ParseMountinfo(b)
-	if len(ms) == 0 {
-		if len(errs) > 0 {
-			return nil, fmt.Errorf("no line of /proc/self/mountinfo parses: %v", errs[0])
-		}
-		return nil, errors.New("/proc/self/mountinfo is empty")
-	}
-	return ms, nil
 }
 
 // mountDevice is the block device behind a mount: by device number, or by

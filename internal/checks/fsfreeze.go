@@ -82,7 +82,7 @@ func runFSFreeze(ctx context.Context, env *check.Env, req *disk.FreezeRequest) [
 		}
 		return out
 	}
-	ms, err := readMountinfo(env)
+	ms, err := disk.ReadMountinfo(env.Root)
 	if err != nil {
 		out = append(out, check.Errorf(codeFreezeUnreadable, "cannot read the mount table",
 			map[string]string{"file": "/proc/self/mountinfo", "error": err.Error()}, "check that /proc is mounted"))

@@ -2,6 +2,8 @@
 // filesystems: the fstab and mountinfo parsers, the pure-Go superblock and
 // partition-table probes (equal to blkid and partx on the formats it
 // knows), the device inventory read from /sys and /dev, filesystem usage,
-// and the freeze primitives behind fs-freeze's --freeze-test. Guest files
-// are read through fs.Root; nothing here writes to a guest file.
+// and the freeze primitives behind fs-freeze's --freeze-test. It also
+// judges them: RunFstab is the fstab check, reading its facts through
+// check.Env. Guest files are read through fs.Root; nothing here writes to
+// a guest file.
 package disk
