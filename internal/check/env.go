@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/fs"
@@ -41,6 +42,9 @@ type Env struct {
 	// InterfaceAddrs lists this machine's interface addresses; nil means
 	// net.InterfaceAddrs. Tests of live behaviour pass a fake.
 	InterfaceAddrs func() ([]net.Addr, error)
+	// Statfs is statfs(2) for the disk checks; nil means unix.Statfs.
+	// Tests pass a fake: no real filesystem can be made 95% full on demand.
+	Statfs func(path string, buf *unix.Statfs_t) error
 	// Dialer opens connections for probes (DNS); tests redirect it to
 	// servers they run on loopback. nil means a plain net.Dialer.
 	Dialer Dialer

@@ -3,7 +3,8 @@
 // partition-table probes (equal to blkid and partx on the formats it
 // knows), the device inventory read from /sys and /dev, filesystem usage,
 // and the freeze primitives behind fs-freeze's --freeze-test. It also
-// judges them: RunFstab is the fstab check, reading its facts through
-// check.Env. Guest files are read through fs.Root; nothing here writes to
-// a guest file.
+// judges them: RunFstab and RunDiskSize are the fstab and disk-size
+// checks, reading their facts through check.Env (statfs through
+// Env.Statfs). Guest files are read through fs.Root; nothing here writes
+// to a guest file.
 package disk

@@ -231,18 +231,7 @@ func (r *fstabRun) view(e FstabEntry) fstabEntryView {
 }
 
 // with returns a copy of the entry's detail plus extra pairs.
-func (v fstabEntryView) with(kv ...string) map[string]string {
-	d := make(map[string]string, len(v.detail)+len(kv)/2)
-	for k, x := range v.detail {
-		d[k] = x
-	}
-	for i := 0; i+1 < len(kv); i += 2 {
-		if kv[i+1] != "" {
-			d[kv[i]] = kv[i+1]
-		}
-	}
-	return d
-}
+func (v fstabEntryView) with(kv ...string) map[string]string { return withDetail(v.detail, kv...) }
 
 // entry judges one fstab entry.
 func (r *fstabRun) entry(e FstabEntry) []check.Finding {
