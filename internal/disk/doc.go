@@ -5,6 +5,8 @@
 // and the freeze primitives behind fs-freeze's --freeze-test. It also
 // judges them: RunFstab and RunDiskSize are the fstab and disk-size
 // checks, reading their facts through check.Env (statfs through
-// Env.Statfs). Guest files are read through fs.Root; nothing here writes
-// to a guest file.
+// Env.Statfs). fs-freeze is judged in internal/guestagent, beside the
+// agent probe it shares; guestagent imports this package, not the other
+// way round. Guest files are read through fs.Root; nothing here writes to
+// a guest file.
 package disk
