@@ -18,7 +18,6 @@ import (
 	"github.com/guestcheck/guestcheck/internal/checks"
 	"github.com/guestcheck/guestcheck/internal/cloudinit"
 	"github.com/guestcheck/guestcheck/internal/config"
-	"github.com/guestcheck/guestcheck/internal/disk"
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/report"
 	"github.com/guestcheck/guestcheck/internal/systemd"
@@ -206,15 +205,15 @@ func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
 	if err != nil {
 		return o.usageFailure(stdout, stderr, err.Error()+" (see --list)")
 	}
+	var freeze *check.FreezeTest
 	if o.freezeTest != "" {
 		if !slices.ContainsFunc(selected, func(c check.Check) bool { return c.ID == checks.FSFreeze.ID }) {
 			return o.usageFailure(stdout, stderr, "--freeze-test needs the fs-freeze check, which --only, --skip or the config left out")
 		}
-		req := disk.FreezeRequest{Mountpoint: o.freezeTest}
+		freeze = &check.FreezeTest{Mountpoint: o.freezeTest}
 		for _, out := range o.outputs {
-			req.Protect = append(req.Protect, out.path) // never freeze where a report goes
+			freeze.Protect = append(freeze.Protect, out.path) // never freeze where a report goes
 		}
-		selected = checks.WithFreezeTest(selected, req)
 	}
 	root, err := fs.Open(o.root)
 	if err != nil {
@@ -242,6 +241,7 @@ func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
 		IsRoot:   os.Geteuid() == 0,
 
 		InterfaceAddrs: net.InterfaceAddrs,
+		FreezeTest:     freeze,
 	}
 	if o.wait > 0 {
 		waitForCloudInit(ctx, env, o.wait, stderr)

@@ -205,6 +205,24 @@ func TestFreezeTestNeedsTheCheck(t *testing.T) {
 	}
 }
 
+// TestFreezeTestReachesTheCheck: --freeze-test is handed to the checks
+// through Env.FreezeTest, with every --output path protected.
+func TestFreezeTestReachesTheCheck(t *testing.T) {
+	var got *check.FreezeTest
+	ff := fake("fs-freeze", check.Pass)
+	ff.Run = func(_ context.Context, env *check.Env) []check.Finding {
+		got = env.FreezeTest
+		return []check.Finding{check.Passf("fs-freeze-list-ok", "seen", nil)}
+	}
+	out := filepath.Join(t.TempDir(), "r.json")
+	if code, _, errs := invoke(t, []check.Check{ff}, "--freeze-test", "/data", "--output", "json:"+out); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if got == nil || got.Mountpoint != "/data" || len(got.Protect) != 1 || got.Protect[0] != out {
+		t.Errorf("Env.FreezeTest = %+v, want /data protecting %s", got, out)
+	}
+}
+
 func TestSummaryAndSeveralOutputs(t *testing.T) {
 	all := []check.Check{fake("a", check.Warn), fake("b", check.Pass)}
 	dir := t.TempDir()

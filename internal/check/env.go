@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
 
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/fs"
@@ -41,12 +42,28 @@ type Env struct {
 	// InterfaceAddrs lists this machine's interface addresses; nil means
 	// net.InterfaceAddrs. Tests of live behaviour pass a fake.
 	InterfaceAddrs func() ([]net.Addr, error)
+	// Statfs is statfs(2) for the disk checks; nil means unix.Statfs.
+	// Tests pass a fake: no real filesystem can be made 95% full on demand.
+	Statfs func(path string, buf *unix.Statfs_t) error
+	// FreezeTest asks the fs-freeze check to also freeze and thaw one
+	// filesystem for real (--freeze-test); nil means no active test.
+	FreezeTest *FreezeTest
 	// Dialer opens connections for probes (DNS); tests redirect it to
 	// servers they run on loopback. nil means a plain net.Dialer.
 	Dialer Dialer
 	// Facts caches the probes checks share (see Shared). Run supplies a
 	// fresh store when it is nil.
 	Facts *Facts
+}
+
+// FreezeTest is the --freeze-test request. It is declared here rather
+// than as disk.FreezeRequest because internal/disk imports this package.
+type FreezeTest struct {
+	// Mountpoint is the mount point of the filesystem to freeze and thaw.
+	Mountpoint string
+	// Protect lists paths (the report's outputs) whose filesystem must
+	// never be frozen.
+	Protect []string
 }
 
 // Dialer is the subset of *net.Dialer that probes use.

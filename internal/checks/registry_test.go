@@ -59,3 +59,27 @@ func TestRegistry(t *testing.T) {
 		}
 	}
 }
+
+// TestDiskChecksDocumented holds both checks to their reference pages
+// until they are listed in All (whose registry test does the same).
+func TestDiskChecksDocumented(t *testing.T) {
+	for _, c := range []check.Check{Fstab, DiskSize} {
+		doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "checks", c.ID+".md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, code := range c.Codes {
+			if !check.IsKebab(code) || seen[code] || !strings.HasPrefix(code, strings.SplitN(c.ID, "-", 2)[0]+"-") {
+				t.Errorf("%s: code %q is not unique kebab-case with the check's prefix", c.ID, code)
+			}
+			seen[code] = true
+			if !strings.Contains(string(doc), "`"+code+"`") {
+				t.Errorf("%s: code %s is not documented", c.ID, code)
+			}
+		}
+		if !check.IsKebab(c.ID) || c.Title == "" || c.Description == "" || c.Run == nil {
+			t.Errorf("%s: incomplete check", c.ID)
+		}
+	}
+}

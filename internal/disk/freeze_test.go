@@ -22,13 +22,17 @@ import (
 const helperEnv = "GUESTCHECK_FREEZE_TEST_HELPER"
 
 // TestMain lets the test binary serve as its own watchdog (FreezeTest
-// re-executes /proc/self/exe) and as the process the kill test kills.
+// re-executes /proc/self/exe), as the process the kill test kills and as
+// the fstab check seeing a fixture /etc/fstab (runFstabFixture).
 func TestMain(m *testing.M) {
 	if IsFreezeWatchdog() {
 		os.Exit(RunFreezeWatchdog())
 	}
 	if mp := os.Getenv(helperEnv); mp != "" {
 		os.Exit(freezeHelper(mp))
+	}
+	if fixture := os.Getenv(fstabFixtureEnv); fixture != "" {
+		os.Exit(fstabFixtureChild(fixture))
 	}
 	os.Exit(m.Run())
 }

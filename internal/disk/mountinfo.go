@@ -1,6 +1,7 @@
 package disk
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -163,4 +164,21 @@ func ParseSwaps(b []byte) ([]SwapArea, []LineError) {
 		out = append(out, SwapArea{Filename: Unescape(f[0]), Type: f[1], Size: size})
 	}
 	return out, errs
+}
+
+// ReadMountinfo reads and parses the live mount table through r. A table
+// of which no line parses is an error, since every system mounts "/".
+func ReadMountinfo(r *fs.Root) ([]MountInfo, error) {
+	b, err := r.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	ms, errs := ParseMountinfo(b)
+	if len(ms) == 0 {
+		if len(errs) > 0 {
+			return nil, fmt.Errorf("no line of /proc/self/mountinfo parses: %v", errs[0])
+		}
+		return nil, errors.New("/proc/self/mountinfo is empty")
+	}
+	return ms, nil
 }

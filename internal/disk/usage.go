@@ -52,7 +52,11 @@ func (u Usage) InodePercent() (pct float64, ok bool) {
 
 // Statfs calls statfs(2) on host path p. It returns when ctx ends even if
 // the call is stuck (a dead network mount), abandoning the call.
-func Statfs(ctx context.Context, p string) (Usage, error) {
+func Statfs(ctx context.Context, p string) (Usage, error) { return statfsWith(ctx, unix.Statfs, p) }
+
+// statfsWith is Statfs through call, which is unix.Statfs or the stand-in
+// a test put in check.Env.Statfs.
+func statfsWith(ctx context.Context, call func(string, *unix.Statfs_t) error, p string) (Usage, error) {
 	type result struct {
 		u   Usage
 		err error
@@ -60,7 +64,7 @@ func Statfs(ctx context.Context, p string) (Usage, error) {
 	ch := make(chan result, 1)
 	go func() {
 		var st unix.Statfs_t
-		if err := unix.Statfs(p, &st); err != nil {
+		if err := call(p, &st); err != nil {
 			ch <- result{err: fmt.Errorf("statfs %s: %w", p, err)}
 			return
 		}

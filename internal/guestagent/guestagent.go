@@ -4,7 +4,9 @@
 // (computed from the same command line, configuration file and environment
 // files the agent reads), a leftover frozen marker, fsfreeze hooks and
 // SELinux. The parsers are pure functions over bytes; Run turns what they
-// find into findings.
+// find into findings. RunFSFreeze, the fs-freeze check, judges which
+// filesystems qemu-ga would freeze (using internal/disk's mountinfo and
+// freeze primitives) from the same agent Probe.
 package guestagent
 
 import (

@@ -1,24 +1,24 @@
-package checks
+package disk
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/config"
-	"github.com/guestcheck/guestcheck/internal/disk"
 	"github.com/guestcheck/guestcheck/internal/disk/blocktest"
 )
 
 // diskUsage returns a statfs result with pct% of blocks and ipct% of inodes used.
-func diskUsage(pct, ipct uint64) disk.Usage {
-	return disk.Usage{BlockSize: 4096, Blocks: 1000000, Free: 1000000 - pct*10000, Avail: 1000000 - pct*10000,
-		Files: 100000, FilesFree: 100000 - ipct*1000}
+func diskUsage(pct, ipct uint64) unix.Statfs_t {
+	return unix.Statfs_t{Frsize: 4096, Blocks: 1000000, Bfree: 1000000 - pct*10000, Bavail: 1000000 - pct*10000,
+		Files: 100000, Ffree: 100000 - ipct*1000}
 }
 
 // fakeGrowDiskVM is a guest whose growpart did not run on the root disk and
@@ -52,14 +52,17 @@ func fakeGrowDiskVM(t *testing.T) *blocktest.System {
 	return s
 }
 
-func fakeDiskStatfs(dir string, us map[string]disk.Usage) func(context.Context, string) (disk.Usage, error) {
-	return func(_ context.Context, p string) (disk.Usage, error) {
+// fakeDiskStatfs is an Env.Statfs answering for the mount points of us
+// under dir, and failing with EIO elsewhere.
+func fakeDiskStatfs(dir string, us map[string]unix.Statfs_t) func(string, *unix.Statfs_t) error {
+	return func(p string, st *unix.Statfs_t) error {
 		rel, _ := filepath.Rel(dir, p)
 		u, ok := us["/"+strings.TrimPrefix(rel, ".")]
 		if !ok {
-			return disk.Usage{}, errors.New("statfs " + p + ": input/output error")
+			return unix.EIO
 		}
-		return u, nil
+		*st = u
+		return nil
 	}
 }
 
@@ -75,12 +78,13 @@ func diskByMount(fs []check.Finding) map[string][]check.Finding {
 func TestDiskSizeFakeVM(t *testing.T) {
 	s := fakeGrowDiskVM(t)
 	e := diskEnv(t, s.Dir, true)
-	us := map[string]disk.Usage{"/": diskUsage(50, 96), "/data": diskUsage(95, 10), "/srv": diskUsage(10, 99), "/opt": diskUsage(1, 1)}
+	us := map[string]unix.Statfs_t{"/": diskUsage(50, 96), "/data": diskUsage(95, 10), "/srv": diskUsage(10, 99), "/opt": diskUsage(1, 1)}
 	btrfs := diskUsage(98, 0)
-	btrfs.Files, btrfs.FilesFree = 0, 0 // btrfs reports no inode count
+	btrfs.Files, btrfs.Ffree = 0, 0 // btrfs reports no inode count
 	us["/pool"] = btrfs
-	fs := runDiskSize(context.Background(), e, diskInput{statfs: fakeDiskStatfs(s.Dir, us)})
-	diskConventions(t, DiskSize, fs)
+	e.Statfs = fakeDiskStatfs(s.Dir, us)
+	fs := RunDiskSize(context.Background(), e)
+	diskConventions(t, DiskSizeCodes, fs)
 	got := diskByMount(fs)
 	want := map[string]string{
 		"/":       "warn:disk-inodes-high warn:disk-partition-not-grown",
@@ -124,7 +128,7 @@ func TestDiskSizeFakeVM(t *testing.T) {
 	// Thresholds come from the config; a filesystem 8 MiB short of its
 	// device is within the slack and passes.
 	e.Config = &config.Config{Disk: config.DiskConfig{WarnPercent: 40, FailPercent: 99}}
-	got = diskByMount(runDiskSize(context.Background(), e, diskInput{statfs: fakeDiskStatfs(s.Dir, us)}))
+	got = diskByMount(RunDiskSize(context.Background(), e))
 	if c := diskCodes(got["/srv"]); c != "warn:disk-inodes-high" {
 		t.Errorf("/srv with thresholds 40/99: %s (99%% is not over 99%%)", c)
 	}
@@ -132,7 +136,7 @@ func TestDiskSizeFakeVM(t *testing.T) {
 		t.Errorf("/pool with thresholds 40/99: %s", c)
 	}
 	us["/srv"] = diskUsage(10, 10)
-	got = diskByMount(runDiskSize(context.Background(), e, diskInput{statfs: fakeDiskStatfs(s.Dir, us)}))
+	got = diskByMount(RunDiskSize(context.Background(), e))
 	if c := diskCodes(got["/srv"]); c != "pass:disk-usage-ok" || got["/srv"][0].Message != "/srv is 10.0% full (390.6 MiB of 3.8 GiB), inodes 10.0%" ||
 		got["/srv"][0].Detail["fs_size"] != "1016.0 MiB" {
 		t.Errorf("/srv ok: %s %+v", c, got["/srv"])
@@ -141,12 +145,12 @@ func TestDiskSizeFakeVM(t *testing.T) {
 
 func TestDiskSizeNotLiveAndNoMountinfo(t *testing.T) {
 	s := blocktest.NewSystem(t)
-	fs := DiskSize.Run(context.Background(), diskEnv(t, s.Dir, false))
+	fs := RunDiskSize(context.Background(), diskEnv(t, s.Dir, false))
 	if len(fs) != 1 || fs[0].Code != codeDiskNotLive || fs[0].Status != check.Skip {
 		t.Errorf("not live: %+v", fs)
 	}
-	fs = DiskSize.Run(context.Background(), diskEnv(t, s.Dir, true))
-	diskConventions(t, DiskSize, fs)
+	fs = RunDiskSize(context.Background(), diskEnv(t, s.Dir, true))
+	diskConventions(t, DiskSizeCodes, fs)
 	if len(fs) != 1 || fs[0].Code != codeDiskStateUnreadable || fs[0].Status != check.Error {
 		t.Errorf("no mountinfo: %+v", fs)
 	}
@@ -197,8 +201,8 @@ func TestDiskSizeLoopNotGrown(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	fs := DiskSize.Run(ctx, hostEnv(t))
-	diskConventions(t, DiskSize, fs)
+	fs := RunDiskSize(ctx, hostEnv(t))
+	diskConventions(t, DiskSizeCodes, fs)
 	got := diskByMount(fs)[dir]
 	if c := diskCodes(got); c != want {
 		t.Fatalf("%s on %s: %s, want %s\n%+v", dir, dev, c, want, got)

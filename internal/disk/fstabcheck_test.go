@@ -1,18 +1,22 @@
-package checks
+package disk
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/config"
-	"github.com/guestcheck/guestcheck/internal/disk"
 	"github.com/guestcheck/guestcheck/internal/disk/blocktest"
 	"github.com/guestcheck/guestcheck/internal/fs"
 )
@@ -136,11 +140,12 @@ func diskCodes(fs []check.Finding) string {
 	return strings.Join(c, " ")
 }
 
-// diskConventions holds every finding to the framework's rules.
-func diskConventions(t *testing.T, c check.Check, fs []check.Finding) {
+// diskConventions holds every finding to the framework's rules and to
+// the check's declared codes.
+func diskConventions(t *testing.T, codes []string, fs []check.Finding) {
 	t.Helper()
 	declared := map[string]bool{}
-	for _, code := range c.Codes {
+	for _, code := range codes {
 		declared[code] = true
 	}
 	for _, f := range fs {
@@ -164,8 +169,8 @@ func diskConventions(t *testing.T, c check.Check, fs []check.Finding) {
 func TestFstabLiveFakeVM(t *testing.T) {
 	s := fakeDiskVM(t)
 	s.WriteFile("etc/fstab", strings.Join(fakeDiskFstab, "\n")+"\n")
-	fs := Fstab.Run(context.Background(), diskEnv(t, s.Dir, true))
-	diskConventions(t, Fstab, fs)
+	fs := RunFstab(context.Background(), diskEnv(t, s.Dir, true))
+	diskConventions(t, FstabCodes, fs)
 	got := fstabByLine(fs)
 	want := map[string]string{
 		"2":  "pass:fstab-entry-ok",
@@ -271,8 +276,8 @@ func TestFstabVdbWithoutNofail(t *testing.T) {
 			s.Add(blocktest.Device{Name: "vdb", Major: 254, Minor: 16, Size: 10 << 30, Image: diskExt4(tDataUUID, "", 10*1024)})
 			s.WriteFile("proc/self/mountinfo", "20 1 254:0 / / rw - ext4 /dev/vda rw\n23 20 254:16 / /data rw - ext4 /dev/vdb rw\n")
 			s.WriteFile("etc/fstab", c.line+"\n")
-			fs := Fstab.Run(context.Background(), diskEnv(t, s.Dir, true))
-			diskConventions(t, Fstab, fs)
+			fs := RunFstab(context.Background(), diskEnv(t, s.Dir, true))
+			diskConventions(t, FstabCodes, fs)
 			if len(fs) != 1 || string(fs[0].Status) != c.status || fs[0].Code != codeFstabKernelName || fs[0].Remediation != c.fix {
 				t.Fatalf("findings = %+v\nwant one %s %s with remediation %q", fs, c.status, codeFstabKernelName, c.fix)
 			}
@@ -283,8 +288,8 @@ func TestFstabVdbWithoutNofail(t *testing.T) {
 func TestFstabImageRoot(t *testing.T) {
 	s := blocktest.NewSystem(t)
 	s.WriteFile("etc/fstab", strings.Join(fakeDiskFstab, "\n")+"\n")
-	fs := Fstab.Run(context.Background(), diskEnv(t, s.Dir, false))
-	diskConventions(t, Fstab, fs)
+	fs := RunFstab(context.Background(), diskEnv(t, s.Dir, false))
+	diskConventions(t, FstabCodes, fs)
 	got := fstabByLine(fs)
 	want := map[string]string{
 		"2": "pass:fstab-entry-ok", "3": "pass:fstab-entry-ok", "4": "fail:fstab-kernel-device-name", "5": "pass:fstab-entry-ok",
@@ -313,11 +318,11 @@ func TestFstabImageRoot(t *testing.T) {
 
 func TestFstabAbsentEmptyUnreadable(t *testing.T) {
 	s := blocktest.NewSystem(t)
-	if fs := Fstab.Run(context.Background(), diskEnv(t, s.Dir, false)); len(fs) != 1 || fs[0].Code != codeFstabAbsent || fs[0].Status != check.Skip {
+	if fs := RunFstab(context.Background(), diskEnv(t, s.Dir, false)); len(fs) != 1 || fs[0].Code != codeFstabAbsent || fs[0].Status != check.Skip {
 		t.Errorf("absent: %+v", fs)
 	}
 	s.WriteFile("etc/fstab", "# nothing\n\n")
-	if fs := Fstab.Run(context.Background(), diskEnv(t, s.Dir, false)); len(fs) != 1 || fs[0].Code != codeFstabAbsent {
+	if fs := RunFstab(context.Background(), diskEnv(t, s.Dir, false)); len(fs) != 1 || fs[0].Code != codeFstabAbsent {
 		t.Errorf("empty: %+v", fs)
 	}
 	if err := os.Remove(filepath.Join(s.Dir, "etc/fstab")); err != nil {
@@ -326,7 +331,7 @@ func TestFstabAbsentEmptyUnreadable(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(s.Dir, "etc/fstab"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if fs := Fstab.Run(context.Background(), diskEnv(t, s.Dir, false)); len(fs) != 1 || fs[0].Code != codeFstabUnreadable || fs[0].Status != check.Error {
+	if fs := RunFstab(context.Background(), diskEnv(t, s.Dir, false)); len(fs) != 1 || fs[0].Code != codeFstabUnreadable || fs[0].Status != check.Error {
 		t.Errorf("unreadable: %+v", fs)
 	}
 }
@@ -336,7 +341,7 @@ func TestFstabWithoutUdevOrSysfs(t *testing.T) {
 	s.Add(blocktest.Device{Name: "vdb", Major: 254, Minor: 16, Size: 1 << 30, Image: diskExt4(tDataUUID, "", 1024)})
 	s.WriteFile("proc/self/mountinfo", "20 1 254:16 / /data rw - ext4 /dev/vdb rw\n")
 	s.WriteFile("etc/fstab", "/dev/disk/by-id/virtio-data /data ext4 defaults,nofail 0 2\n/dev/disk/by-uuid/"+tDataUUID+" /data ext4 defaults,nofail 0 2\n")
-	got := fstabByLine(Fstab.Run(context.Background(), diskEnv(t, s.Dir, true)))
+	got := fstabByLine(RunFstab(context.Background(), diskEnv(t, s.Dir, true)))
 	// No udev: by-id cannot be judged, by-uuid is resolved by the probe.
 	if c := diskCodes(got["1"]); c != "skip:fstab-device-unverifiable" {
 		t.Errorf("by-id without udev: %s", c)
@@ -349,15 +354,15 @@ func TestFstabWithoutUdevOrSysfs(t *testing.T) {
 	// device was probed, so nothing may be called missing.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if c := diskCodes(Fstab.Run(ctx, diskEnv(t, s.Dir, true))); c != "error:fstab-state-unreadable skip:fstab-probe-limited" {
+	if c := diskCodes(RunFstab(ctx, diskEnv(t, s.Dir, true))); c != "error:fstab-state-unreadable skip:fstab-probe-limited" {
 		t.Errorf("after the deadline: %s", c)
 	}
 
 	if err := os.RemoveAll(filepath.Join(s.Dir, "sys")); err != nil {
 		t.Fatal(err)
 	}
-	fs := Fstab.Run(context.Background(), diskEnv(t, s.Dir, true))
-	diskConventions(t, Fstab, fs)
+	fs := RunFstab(context.Background(), diskEnv(t, s.Dir, true))
+	diskConventions(t, FstabCodes, fs)
 	if c := diskCodes(fstabByLine(fs)[""]); c != "error:fstab-state-unreadable" {
 		t.Errorf("no sysfs: %s", c)
 	}
@@ -379,7 +384,63 @@ func hostEnv(t *testing.T) *check.Env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return liveEnv(r)
+}
+
+func liveEnv(r *fs.Root) *check.Env {
 	return &check.Env{Root: r, Live: true, Config: config.Default(), Now: time.Now, IsRoot: true}
+}
+
+// fstabFixtureEnv makes the re-executed test binary judge the fstab file
+// it names against the real system (see runFstabFixture).
+const fstabFixtureEnv = "GUESTCHECK_FSTAB_FIXTURE"
+
+// runFstabFixture judges a fixture fstab against the real /sys, /dev and
+// /proc of the machine without touching /etc/fstab: the test binary runs
+// again in a mount namespace of its own (private, so nothing propagates
+// back), where the fixture is bind-mounted over /etc/fstab.
+func runFstabFixture(t *testing.T, content string) []check.Finding {
+	t.Helper()
+	fixture := filepath.Join(t.TempDir(), "fstab")
+	if err := os.WriteFile(fixture, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/proc/self/exe", "-test.run=^$")
+	cmd.Env = append(os.Environ(), fstabFixtureEnv+"="+fixture)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Unshareflags: syscall.CLONE_NEWNS}
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("fstab fixture child: %v", err)
+	}
+	var fs []check.Finding
+	if err := json.Unmarshal(out, &fs); err != nil {
+		t.Fatalf("fstab fixture child printed %q: %v", out, err)
+	}
+	return fs
+}
+
+// fstabFixtureChild is the child of runFstabFixture: it runs RunFstab on
+// the live system with fixture as /etc/fstab and prints the findings as JSON.
+func fstabFixtureChild(fixture string) int {
+	if err := unix.Mount(fixture, "/etc/fstab", "", unix.MS_BIND, ""); err != nil {
+		fmt.Fprintln(os.Stderr, "bind-mount the fixture over /etc/fstab:", err)
+		return 1
+	}
+	r, err := fs.Open("/")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := json.NewEncoder(os.Stdout).Encode(RunFstab(ctx, liveEnv(r))); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
 }
 
 // TestFstabLoopDevices judges a fixture fstab against real loop devices:
@@ -445,7 +506,7 @@ func TestFstabLoopDevices(t *testing.T) {
 	// Some sandboxes refuse to open the host's own disk even to root; with no
 	// udev links either, a UUID found nowhere may be on it, so the check
 	// declines to call it missing.
-	inv, err := disk.ReadInventory(ctx, e.Root, disk.InventoryOptions{})
+	inv, err := ReadInventory(ctx, e.Root, InventoryOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -454,8 +515,8 @@ func TestFstabLoopDevices(t *testing.T) {
 		t.Logf("%v cannot be read here: expecting %s to be unverifiable", unread, missing)
 		missingWant = "skip:fstab-device-unverifiable warn:fstab-data-without-nofail"
 	}
-	fs := runFstab(ctx, e, fstabInput{data: []byte(strings.Join(lines, "\n") + "\n")})
-	diskConventions(t, Fstab, fs)
+	fs := runFstabFixture(t, strings.Join(lines, "\n")+"\n")
+	diskConventions(t, FstabCodes, fs)
 	got := fstabByLine(fs)
 	want := map[string]string{
 		"1": "pass:fstab-entry-ok", "2": "pass:fstab-entry-ok", "3": "pass:fstab-entry-ok", "4": "pass:fstab-entry-ok",
@@ -510,30 +571,6 @@ func sortedStrings(s ...string) []string {
 	return s
 }
 
-// TestDiskChecksDocumented holds both checks to their reference pages
-// until they are listed in All (whose registry test does the same).
-func TestDiskChecksDocumented(t *testing.T) {
-	for _, c := range []check.Check{Fstab, DiskSize} {
-		doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "checks", c.ID+".md"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		seen := map[string]bool{}
-		for _, code := range c.Codes {
-			if !check.IsKebab(code) || seen[code] || !strings.HasPrefix(code, strings.SplitN(c.ID, "-", 2)[0]+"-") {
-				t.Errorf("%s: code %q is not unique kebab-case with the check's prefix", c.ID, code)
-			}
-			seen[code] = true
-			if !strings.Contains(string(doc), "`"+code+"`") {
-				t.Errorf("%s: code %s is not documented", c.ID, code)
-			}
-		}
-		if !check.IsKebab(c.ID) || c.Title == "" || c.Description == "" || c.Run == nil {
-			t.Errorf("%s: incomplete check", c.ID)
-		}
-	}
-}
-
 // TestFstabLibmountSyntax judges lines the way libmount reads them: a
 // three-field line and a negative pass number are entries, text after the
 // sixth field and a last line cut at a NUL warn, a relative mount point
@@ -551,8 +588,8 @@ func TestFstabLibmountSyntax(t *testing.T) {
 		`x \000 ext4 defaults`,                     // 7
 		u + " /opt ext4 defaults 0 2\x00junk",      // 8, no final newline
 	}, "\n"))
-	fs := Fstab.Run(context.Background(), diskEnv(t, s.Dir, false))
-	diskConventions(t, Fstab, fs)
+	fs := RunFstab(context.Background(), diskEnv(t, s.Dir, false))
+	diskConventions(t, FstabCodes, fs)
 	got := fstabByLine(fs)
 	want := map[string]string{
 		"1": "pass:fstab-entry-ok",

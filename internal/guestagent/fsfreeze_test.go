@@ -1,4 +1,4 @@
-package checks
+package guestagent
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/check"
-	"github.com/guestcheck/guestcheck/internal/disk"
 	"github.com/guestcheck/guestcheck/internal/fs"
 )
 
@@ -51,13 +50,12 @@ func freezeRoot(t *testing.T, mountinfo string, files map[string]string) *check.
 	return &check.Env{Root: root, Live: true, Now: time.Now}
 }
 
-func codes(fs []check.Finding) map[string]check.Finding {
-	m := map[string]check.Finding{}
-	for _, f := range fs {
-		m[f.Code] = f
-	}
-	return m
-}
+// fsFreezeCheck and agentCheck are the registry's fs-freeze and
+// qemu-guest-agent checks, for check.Run.
+var (
+	fsFreezeCheck = check.Check{ID: "fs-freeze", Title: "fs-freeze", Codes: FSFreezeCodes, Run: RunFSFreeze}
+	agentCheck    = check.Check{ID: "qemu-guest-agent", Title: "qemu-guest-agent", Codes: Codes, Run: Run}
+)
 
 func TestFSFreezeList(t *testing.T) {
 	env := freezeRoot(t, `20 1 254:1 / / rw shared:1 - ext4 /dev/vda1 rw
@@ -65,7 +63,7 @@ func TestFSFreezeList(t *testing.T) {
 23 20 254:16 / /data rw shared:4 - xfs /dev/vdb rw
 27 23 7:0 / /data/img rw shared:7 - ext4 /dev/loop0 rw
 `, map[string]string{"/sys/block/loop0/loop/backing_file": "/data/images/disk.img\n"})
-	got := codes(FSFreeze.Run(context.Background(), env))
+	got := index(RunFSFreeze(context.Background(), env))
 	if f := got[codeFreezeListOK]; f.Status != check.Pass || f.Detail["freeze_order"] != "/data/img,/data,/" {
 		t.Errorf("list = %+v", f)
 	}
@@ -85,7 +83,7 @@ func TestFSFreezeRootUnfreezable(t *testing.T) {
 		"20 1 0:30 / / rw shared:1 - overlay overlay rw\n",
 		"20 1 254:1 / / ro shared:1 - squashfs /dev/vda1 ro\n",
 	} {
-		got := codes(FSFreeze.Run(context.Background(), freezeRoot(t, mi, map[string]string{})))
+		got := index(RunFSFreeze(context.Background(), freezeRoot(t, mi, map[string]string{})))
 		if f := got[codeFreezeRootUnfreez]; f.Status != check.Fail || f.Remediation == "" {
 			t.Errorf("%q: %+v", mi, got)
 		}
@@ -95,13 +93,13 @@ func TestFSFreezeRootUnfreezable(t *testing.T) {
 func TestFSFreezeNotLiveAndRefused(t *testing.T) {
 	env := freezeRoot(t, "20 1 254:1 / / rw shared:1 - ext4 /dev/vda1 rw\n", map[string]string{})
 	env.Live = false
-	if got := codes(FSFreeze.Run(context.Background(), env)); got[codeFreezeNotLive].Status != check.Skip {
+	if got := index(RunFSFreeze(context.Background(), env)); got[codeFreezeNotLive].Status != check.Skip {
 		t.Errorf("not live: %v", got)
 	}
 	env.Live = true
 	// Under an image root the active test is refused, never attempted.
-	c := WithFreezeTest([]check.Check{FSFreeze}, disk.FreezeRequest{Mountpoint: "/data"})[0]
-	if got := codes(c.Run(context.Background(), env)); got[codeFreezeTestRefused].Status != check.Error {
+	env.FreezeTest = &check.FreezeTest{Mountpoint: "/data"}
+	if got := index(RunFSFreeze(context.Background(), env)); got[codeFreezeTestRefused].Status != check.Error {
 		t.Errorf("refused: %v", got)
 	}
 }
@@ -124,7 +122,7 @@ func TestFSFreezeNeedsAnAgent(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := freezeRoot(t, mi, tc.files)
-			r := check.Run(context.Background(), []check.Check{FSFreeze}, env, check.RunOptions{})[0]
+			r := check.Run(context.Background(), []check.Check{fsFreezeCheck}, env, check.RunOptions{})[0]
 			var fails []string
 			for _, f := range r.Findings {
 				if f.Status == check.Fail {
@@ -137,16 +135,16 @@ func TestFSFreezeNeedsAnAgent(t *testing.T) {
 			if r.Status != check.Fail || strings.Join(fails, ",") != strings.Join(tc.fails, ",") {
 				t.Fatalf("%s %q with failures %v, want fail with %v: %+v", r.Status, r.Summary, fails, tc.fails, r.Findings)
 			}
-			if last := codes(r.Findings)[tc.fails[len(tc.fails)-1]]; !strings.Contains(last.Remediation, tc.fix) {
+			if last := index(r.Findings)[tc.fails[len(tc.fails)-1]]; !strings.Contains(last.Remediation, tc.fix) {
 				t.Errorf("%s's fix %q lacks %q", last.Code, last.Remediation, tc.fix)
 			}
-			if f := codes(r.Findings)[codeFreezeListOK]; !strings.Contains(f.Message, "would freeze 1 filesystem(s) once it can run") {
+			if f := index(r.Findings)[codeFreezeListOK]; !strings.Contains(f.Message, "would freeze 1 filesystem(s) once it can run") {
 				t.Errorf("list = %+v", f)
 			}
 		})
 	}
 	// With agent and channel the same root passes.
-	r := check.Run(context.Background(), []check.Check{FSFreeze}, freezeRoot(t, mi, map[string]string{}), check.RunOptions{})[0]
+	r := check.Run(context.Background(), []check.Check{fsFreezeCheck}, freezeRoot(t, mi, map[string]string{}), check.RunOptions{})[0]
 	if r.Status != check.Pass || r.Summary != "qemu-ga will freeze 1 filesystem(s): /" {
 		t.Errorf("ready guest: %s %q", r.Status, r.Summary)
 	}
@@ -158,23 +156,23 @@ func TestFSFreezeNotQEMU(t *testing.T) {
 	env := freezeRoot(t, "20 1 254:1 / / rw shared:1 - ext4 /dev/vda1 rw\n", map[string]string{
 		"/sys/class/dmi/id/sys_vendor": "", "/sys/class/virtio-ports/vport2p1/name": "", "/sys/class/virtio-ports/vport1p1/name": "",
 		"/proc/cpuinfo": "processor\t: 0\nflags\t\t: fpu hypervisor\n"})
-	r := check.Run(context.Background(), []check.Check{FSFreeze}, env, check.RunOptions{})[0]
+	r := check.Run(context.Background(), []check.Check{fsFreezeCheck}, env, check.RunOptions{})[0]
 	if r.Status != check.Skip || len(r.Findings) != 1 || r.Findings[0].Code != codeFreezeNotQEMU || !strings.Contains(r.Summary, "hypervisor flag") {
 		t.Errorf("%s %q %+v", r.Status, r.Summary, r.Findings)
 	}
 }
 
-// TestAgentChecksAgree runs the registry's qemu-guest-agent and fs-freeze
-// checks together on the VM of the issue (agent installed, no channel):
+// TestAgentChecksAgree runs the qemu-guest-agent and fs-freeze checks
+// together on the VM of the issue (agent installed, no channel):
 // both fail on the channel, from the one shared probe.
 func TestAgentChecksAgree(t *testing.T) {
 	env := freezeRoot(t, "20 1 254:1 / / rw shared:1 - ext4 /dev/vda1 rw\n", map[string]string{
 		"/sys/class/virtio-ports/vport2p1/name": ""})
-	rs := check.Run(context.Background(), []check.Check{QemuGuestAgent, FSFreeze}, env, check.RunOptions{})
-	if rs[0].Status != check.Fail || codes(rs[0].Findings)["qga-channel-missing"].Status != check.Fail {
+	rs := check.Run(context.Background(), []check.Check{agentCheck, fsFreezeCheck}, env, check.RunOptions{})
+	if rs[0].Status != check.Fail || index(rs[0].Findings)["qga-channel-missing"].Status != check.Fail {
 		t.Errorf("qemu-guest-agent: %s %+v", rs[0].Status, rs[0].Findings)
 	}
-	if rs[1].Status != check.Fail || codes(rs[1].Findings)[codeFreezeNoChannel].Status != check.Fail {
+	if rs[1].Status != check.Fail || index(rs[1].Findings)[codeFreezeNoChannel].Status != check.Fail {
 		t.Errorf("fs-freeze: %s %+v", rs[1].Status, rs[1].Findings)
 	}
 }

@@ -1,0 +1,54 @@
+package disk
+
+import (
+	"fmt"
+
+	"github.com/guestcheck/guestcheck/internal/check"
+)
+
+// mountDevice is the block device behind a mount: by device number, or by
+// source path for btrfs, whose mounts carry an anonymous device number.
+func mountDevice(env *check.Env, inv *Inventory, m MountInfo) *BlockDevice {
+	if inv == nil {
+		return nil
+	}
+	if m.Major != 0 {
+		if d := inv.ByNumber(m.Major, m.Minor); d != nil {
+			return d
+		}
+	}
+	if len(m.Source) > 5 && m.Source[:5] == "/dev/" {
+		if d, err := inv.DeviceForPath(env.Root, m.Source); err == nil {
+			return d
+		}
+	}
+	return nil
+}
+
+// withDetail copies base and adds key/value pairs, skipping empty values.
+func withDetail(base map[string]string, kv ...string) map[string]string {
+	d := make(map[string]string, len(base)+len(kv)/2)
+	for k, v := range base {
+		d[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			d[kv[i]] = kv[i+1]
+		}
+	}
+	return d
+}
+
+// iecBytes formats a size in IEC units with one decimal, as df -h does.
+func iecBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, i := float64(n), 0
+	for v >= unit && i < 6 {
+		v /= unit
+		i++
+	}
+	return fmt.Sprintf("%.1f %ciB", v, "KMGTPE"[i-1])
+}

@@ -1,0 +1,230 @@
+package disk
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/config"
+)
+
+// Finding codes of the disk-size check; docs/checks/disk-size.md explains each.
+const (
+	codeDiskUsageOK         = "disk-usage-ok"
+	codeDiskUsageHigh       = "disk-usage-high"
+	codeDiskUsageCritical   = "disk-usage-critical"
+	codeDiskInodesHigh      = "disk-inodes-high"
+	codeDiskInodesCrit      = "disk-inodes-critical"
+	codeDiskFSNotGrown      = "disk-fs-not-grown"
+	codeDiskPartNotGrown    = "disk-partition-not-grown"
+	codeDiskSizeUnverified  = "disk-size-unverified"
+	codeDiskNotLive         = "disk-not-live"
+	codeDiskStatfsFailed    = "disk-statfs-failed"
+	codeDiskStateUnreadable = "disk-state-unreadable"
+)
+
+// DiskSizeCodes lists every finding code RunDiskSize reports.
+var DiskSizeCodes = []string{codeDiskUsageOK, codeDiskUsageHigh, codeDiskUsageCritical, codeDiskInodesHigh, codeDiskInodesCrit,
+	codeDiskFSNotGrown, codeDiskPartNotGrown, codeDiskSizeUnverified, codeDiskNotLive, codeDiskStatfsFailed, codeDiskStateUnreadable}
+
+// Growth thresholds. Alignment and metadata leave a few MiB unused on a
+// fully grown disk; a missed growpart leaves most of the disk.
+const (
+	growMinGap  = 16 << 20 // below this, never report
+	growAbsGap  = 1 << 30  // this much unused is always reported
+	growPercent = 5        // or this share of the container
+)
+
+// notGrown reports whether gap bytes unused in a container of size bytes
+// means a grow step did not run.
+func notGrown(gap, size int64) bool {
+	return gap > growMinGap && (gap >= growAbsGap || gap*100 >= size*growPercent)
+}
+
+// RunDiskSize is the first-boot "df -h and lsblk" look of the Harvester
+// runbook: the root filesystem (and every other block-backed one) must fill
+// its partition and the partition its disk, as growpart and resize2fs or
+// xfs_growfs should have made it, and no filesystem may be nearly full of
+// blocks or inodes. Usage comes from env.Statfs, and only on the live
+// system.
+func RunDiskSize(ctx context.Context, env *check.Env) []check.Finding {
+	if !env.Live {
+		return []check.Finding{check.Skipf(codeDiskNotLive, "filesystem sizes and usage not checked: "+env.NotLiveReason(), nil)}
+	}
+	call := env.Statfs
+	if call == nil {
+		call = unix.Statfs
+	}
+	cfg := env.Config
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	warnPct, failPct := cfg.Disk.WarnPercent, cfg.Disk.FailPercent
+	ms, err := ReadMountinfo(env.Root)
+	if err != nil {
+		return []check.Finding{check.Errorf(codeDiskStateUnreadable, "cannot read the mount table",
+			map[string]string{"file": "/proc/self/mountinfo", "error": err.Error()}, "check that /proc is mounted")}
+	}
+	var out []check.Finding
+	inv, err := ReadInventory(ctx, env.Root, InventoryOptions{})
+	if err != nil {
+		out = append(out, check.Skipf(codeDiskSizeUnverified, "cannot list block devices: filesystem growth not checked",
+			map[string]string{"error": err.Error()}))
+		inv = nil
+	}
+	for _, m := range UsageFilesystems(ms) {
+		if ctx.Err() != nil {
+			out = append(out, check.Errorf(codeDiskStateUnreadable, "the check's deadline passed before every filesystem was checked",
+				map[string]string{"error": ctx.Err().Error()}, "raise checks.disk-size.timeout in the config file"))
+			break
+		}
+		dev := mountDevice(env, inv, m)
+		base := map[string]string{"mount_point": m.MountPoint, "fs_type": m.FSType, "source": m.Source}
+		if dev != nil {
+			base["device"] = dev.Path()
+		}
+		u, err := statfsWith(ctx, call, filepath.Join(env.Root.Dir(), m.MountPoint))
+		if err != nil {
+			out = append(out, check.Errorf(codeDiskStatfsFailed, "cannot read the usage of "+m.MountPoint,
+				withDetail(base, "error", err.Error()), "run `df -h "+m.MountPoint+"` to see whether the filesystem answers"))
+			continue
+		}
+		growth, growthDetail := growthFindings(inv, dev, m, base)
+		out = append(out, growth...)
+		usage := usageFindings(u, m, base, warnPct, failPct)
+		if len(usage) == 0 {
+			pct, _ := u.UsedPercent()
+			msg := fmt.Sprintf("%s is %.1f%% full (%s of %s)", m.MountPoint, pct, iecBytes(u.UsedBytes()), iecBytes(u.UsedBytes()+u.AvailBytes()))
+			if ip, ok := u.InodePercent(); ok {
+				msg += fmt.Sprintf(", inodes %.1f%%", ip)
+			}
+			usage = []check.Finding{check.Passf(codeDiskUsageOK, msg, withDetail(usageDetail(u, base, warnPct, failPct), growthDetail...))}
+		}
+		out = append(out, usage...)
+	}
+	if len(out) == 0 {
+		out = append(out, check.Skipf(codeDiskSizeUnverified, "nothing to check: /proc/self/mountinfo lists no root and no block-backed filesystem", nil))
+	}
+	return out
+}
+
+// usageFindings judges blocks and inodes against the thresholds.
+func usageFindings(u Usage, m MountInfo, base map[string]string, warnPct, failPct int) []check.Finding {
+	var out []check.Finding
+	d := usageDetail(u, base, warnPct, failPct)
+	if pct, ok := u.UsedPercent(); ok {
+		st, code := usageStatus(pct, warnPct, failPct, codeDiskUsageHigh, codeDiskUsageCritical)
+		if st != check.Pass {
+			out = append(out, check.New(st, code,
+				fmt.Sprintf("%s is %.1f%% full: %s left of %s", m.MountPoint, pct, iecBytes(u.AvailBytes()), iecBytes(u.UsedBytes()+u.AvailBytes())),
+				d, fmt.Sprintf("free space on %s (`du -xh --max-depth=2 %s | sort -h | tail` shows where it went) or grow its disk and filesystem", m.MountPoint, m.MountPoint)))
+		}
+	}
+	if pct, ok := u.InodePercent(); ok {
+		st, code := usageStatus(pct, warnPct, failPct, codeDiskInodesHigh, codeDiskInodesCrit)
+		if st != check.Pass {
+			out = append(out, check.New(st, code,
+				fmt.Sprintf("%s has used %.1f%% of its inodes: %d left of %d", m.MountPoint, pct, u.FilesFree, u.Files),
+				d, fmt.Sprintf("delete unneeded small files on %s (`du --inodes -x --max-depth=2 %s | sort -n | tail` shows where) or recreate the filesystem with more inodes", m.MountPoint, m.MountPoint)))
+		}
+	}
+	return out
+}
+
+func usageStatus(pct float64, warnPct, failPct int, warnCode, failCode string) (check.Status, string) {
+	switch {
+	case pct > float64(failPct):
+		return check.Fail, failCode
+	case pct > float64(warnPct):
+		return check.Warn, warnCode
+	}
+	return check.Pass, ""
+}
+
+func usageDetail(u Usage, base map[string]string, warnPct, failPct int) map[string]string {
+	d := withDetail(base, "size", iecBytes(u.Size()), "size_bytes", fmt.Sprint(u.Size()),
+		"used", iecBytes(u.UsedBytes()), "used_bytes", fmt.Sprint(u.UsedBytes()),
+		"available", iecBytes(u.AvailBytes()), "available_bytes", fmt.Sprint(u.AvailBytes()),
+		"warn_percent", fmt.Sprint(warnPct), "fail_percent", fmt.Sprint(failPct))
+	if pct, ok := u.UsedPercent(); ok {
+		d["used_percent"] = fmt.Sprintf("%.1f", pct)
+	}
+	if pct, ok := u.InodePercent(); ok {
+		d["inodes"] = fmt.Sprint(u.Files)
+		d["inodes_free"] = fmt.Sprint(u.FilesFree)
+		d["inodes_used_percent"] = fmt.Sprintf("%.1f", pct)
+	} else {
+		d["inodes"] = "not reported by this filesystem"
+	}
+	return d
+}
+
+// growthFindings compares the filesystem with its device and a partition
+// with its disk. It also returns detail pairs for the pass finding.
+func growthFindings(inv *Inventory, dev *BlockDevice, m MountInfo, base map[string]string) ([]check.Finding, []string) {
+	if inv == nil || dev == nil {
+		return nil, nil
+	}
+	var out []check.Finding
+	var kv []string
+	what := m.MountPoint + " filesystem"
+	if m.MountPoint == "/" {
+		what = "root filesystem"
+	}
+	switch {
+	case dev.FS != nil && dev.FS.Size > 0:
+		gap := dev.Size - dev.FS.Size
+		kv = append(kv, "fs_size", iecBytes(dev.FS.Size), "fs_size_bytes", fmt.Sprint(dev.FS.Size),
+			"device_size", iecBytes(dev.Size), "device_size_bytes", fmt.Sprint(dev.Size))
+		if notGrown(gap, dev.Size) {
+			rootNote := ""
+			if m.MountPoint == "/" {
+				rootNote = " (cloud-init's resizefs module does this at first boot: look for cc_resizefs in /var/log/cloud-init.log)"
+			}
+			out = append(out, check.New(check.Warn, codeDiskFSNotGrown,
+				fmt.Sprintf("%s is %s on %s of %s: %s is unused", what, iecBytes(dev.FS.Size), dev.Path(), iecBytes(dev.Size), iecBytes(gap)),
+				withDetail(base, append(kv, "unused", iecBytes(gap), "unused_bytes", fmt.Sprint(gap))...),
+				"grow the filesystem: "+growCommand(dev.FS.Type, dev.Path(), m.MountPoint)+rootNote))
+		}
+	case !dev.Probed && dev.Size > 0:
+		out = append(out, check.Skipf(codeDiskSizeUnverified,
+			fmt.Sprintf("%s: cannot read the superblock of %s, so its growth is not checked", m.MountPoint, dev.Path()),
+			withDetail(base, "probe_note", dev.ProbeNote)))
+	}
+	if free, ok := inv.FreeAfter(dev); ok {
+		whole := inv.Disk(dev)
+		kv = append(kv, "disk", whole.Path(), "disk_size", iecBytes(whole.Size), "disk_size_bytes", fmt.Sprint(whole.Size),
+			"unallocated_after_partition", iecBytes(free), "unallocated_after_partition_bytes", fmt.Sprint(free))
+		if notGrown(free, whole.Size) {
+			note := ""
+			if m.MountPoint == "/" {
+				note = " (cloud-init's growpart module does this at first boot: look for cc_growpart in /var/log/cloud-init.log)"
+			}
+			grow := "then grow the filesystem"
+			if dev.FS != nil {
+				grow = "then " + growCommand(dev.FS.Type, dev.Path(), m.MountPoint)
+			}
+			out = append(out, check.New(check.Warn, codeDiskPartNotGrown,
+				fmt.Sprintf("partition %s (%s) of %s leaves %s of the %s disk unallocated after it", dev.Path(), iecBytes(dev.Size), m.MountPoint, iecBytes(free), iecBytes(whole.Size)),
+				withDetail(base, kv...),
+				fmt.Sprintf("grow the partition with `growpart %s %d`, %s%s", whole.Path(), dev.Partition, grow, note)))
+		}
+	}
+	return out, kv
+}
+
+// growCommand is the command that grows a mounted filesystem to its device.
+func growCommand(typ, dev, mnt string) string {
+	switch typ {
+	case "ext2", "ext3", "ext4":
+		return "`resize2fs " + dev + "`"
+	case "xfs":
+		return "`xfs_growfs " + mnt + "`"
+	case "btrfs":
+		return "`btrfs filesystem resize max " + mnt + "`"
+	}
+	return "use the " + typ + " tools to grow " + dev
+}

@@ -1,0 +1,238 @@
+package guestagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"strconv"
+	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/disk"
+)
+
+// Finding codes of the fs-freeze check; docs/checks/fs-freeze.md explains each.
+const (
+	codeFreezeNotLive       = "fs-freeze-not-live"
+	codeFreezeNotQEMU       = "fs-freeze-not-qemu"
+	codeFreezeNoAgent       = "fs-freeze-no-agent"
+	codeFreezeNoChannel     = "fs-freeze-no-channel"
+	codeFreezeUnreadable    = "fs-freeze-mounts-unreadable"
+	codeFreezeListOK        = "fs-freeze-list-ok"
+	codeFreezeRootUnfreez   = "fs-freeze-root-unfreezable"
+	codeFreezeMountSkipped  = "fs-freeze-mount-skipped"
+	codeFreezeLoopBacked    = "fs-freeze-loop-backed"
+	codeFreezeTestOK        = "fs-freeze-test-ok"
+	codeFreezeTestUnsupport = "fs-freeze-test-unsupported"
+	codeFreezeTestBusy      = "fs-freeze-test-busy"
+	codeFreezeTestFailed    = "fs-freeze-test-failed"
+	codeFreezeTestRefused   = "fs-freeze-test-refused"
+)
+
+// FSFreezeCodes lists every finding code RunFSFreeze reports.
+var FSFreezeCodes = []string{codeFreezeNotLive, codeFreezeNotQEMU, codeFreezeNoAgent, codeFreezeNoChannel, codeFreezeUnreadable, codeFreezeListOK, codeFreezeRootUnfreez,
+	codeFreezeMountSkipped, codeFreezeLoopBacked, codeFreezeTestOK, codeFreezeTestUnsupport, codeFreezeTestBusy,
+	codeFreezeTestFailed, codeFreezeTestRefused}
+
+const crashFS = "Snapshots and backups of this VM will be crash-consistent for "
+
+// RunFSFreeze emulates the freeze list qemu-ga builds for
+// guest-fsfreeze-freeze and judges every mount in it, after whether an
+// agent can receive a freeze request at all (the Probe it shares with
+// Run). It never freezes anything unless env.FreezeTest asks for the
+// active freeze-and-thaw test of --freeze-test.
+func RunFSFreeze(ctx context.Context, env *check.Env) []check.Finding {
+	var req *disk.FreezeRequest
+	if ft := env.FreezeTest; ft != nil {
+		req = &disk.FreezeRequest{Mountpoint: ft.Mountpoint, Protect: ft.Protect}
+	}
+	if !env.Live {
+		return []check.Finding{check.Skipf(codeFreezeNotLive, "the mount table was not read: "+env.NotLiveReason(), nil)}
+	}
+	var out []check.Finding
+	// Whether an agent can ever receive a freeze request is the
+	// qemu-guest-agent check's probe, shared rather than made again.
+	ga := Probe(env)
+	if ga.Port == "" && !ga.QEMU {
+		out = append(out, check.Skipf(codeFreezeNotQEMU, "qemu-ga never freezes filesystems here: "+ga.Platform,
+			map[string]string{"platform": ga.Platform}))
+		if req != nil {
+			out = append(out, freezeTest(ctx, env, *req))
+		}
+		return out
+	}
+	ms, err := disk.ReadMountinfo(env.Root)
+	if err != nil {
+		out = append(out, check.Errorf(codeFreezeUnreadable, "cannot read the mount table",
+			map[string]string{"file": "/proc/self/mountinfo", "error": err.Error()}, "check that /proc is mounted"))
+	} else {
+		out = append(out, judgeFreezeList(env, ms, agentBlockers(ga))...)
+	}
+	if req != nil {
+		out = append(out, freezeTest(ctx, env, *req))
+	}
+	return out
+}
+
+// agentBlockers returns why no agent can freeze anything on this QEMU/KVM
+// guest: no agent installed, no guest-agent channel. Each is a failure:
+// KubeVirt and Harvester then snapshot without freezing (virt-freezer
+// exits 0 with "No guest agent"), so every snapshot is silently
+// crash-consistent however freezable the filesystems are.
+func agentBlockers(ga *Presence) []check.Finding {
+	const all = "Snapshots and backups of this VM are crash-consistent for every filesystem: "
+	var out []check.Finding
+	if !ga.Installed() {
+		out = append(out, check.New(check.Fail, codeFreezeNoAgent, "no filesystem is frozen for snapshots: qemu-guest-agent is not installed",
+			map[string]string{"agent": "not installed (see the qemu-guest-agent check)"},
+			all+"install the qemu-guest-agent package in the image (apt/dnf/zypper install qemu-guest-agent)"))
+	}
+	if ga.Port == "" {
+		out = append(out, check.New(check.Fail, codeFreezeNoChannel, "no filesystem is frozen for snapshots: the VM has no org.qemu.guest_agent.0 channel, so the host cannot reach an agent",
+			map[string]string{"platform": ga.Platform, "ports": strings.Join(ga.Ports, ",")},
+			all+ChannelFix))
+	}
+	return out
+}
+
+// judgeFreezeList emulates qemu-ga's list and judges each entry; blockers
+// are the reasons no agent will freeze it, reported first.
+func judgeFreezeList(env *check.Env, ms []disk.MountInfo, blockers []check.Finding) []check.Finding {
+	out := blockers
+	devOK := func(m disk.MountInfo) bool {
+		// qemu-ga's sscanf expects exactly one optional field; with any
+		// other count it reads the wrong columns and drops btrfs entries.
+		if len(m.Optional) != 1 {
+			return false
+		}
+		st, err := env.Root.Stat(m.Source)
+		return err == nil && st.Mode()&iofs.ModeDevice != 0 && st.Mode()&iofs.ModeCharDevice == 0
+	}
+	list, skipped := disk.FreezeOrder(ms, devOK)
+	var order []string
+	for _, c := range list {
+		if c.Freezable && !c.Duplicate {
+			order = append(order, c.Mount.MountPoint)
+		}
+	}
+	d := map[string]string{"freeze_order": strings.Join(order, ","), "source": "/proc/self/mountinfo"}
+	root, ok := disk.FindMount(ms, "/")
+	rootFrozen := false
+	for _, c := range list {
+		if c.Mount.MountPoint == "/" && c.Freezable {
+			rootFrozen = true
+		}
+	}
+	if ok && !rootFrozen {
+		why := "type " + root.FSType + " cannot be frozen"
+		for _, s := range skipped {
+			if s.ID == root.ID {
+				why = "type " + root.FSType + " has no block device, so qemu-ga never freezes it"
+			}
+		}
+		out = append(out, check.New(check.Fail, codeFreezeRootUnfreez, "the root filesystem is not frozen by qemu-ga: "+why,
+			map[string]string{"root_type": root.FSType, "root_source": root.Source, "freeze_order": d["freeze_order"]},
+			crashFS+"/: install the OS on a freezable filesystem (ext4, xfs or btrfs) on a virtual disk"))
+	}
+	for _, c := range list {
+		m := c.Mount
+		if !c.Freezable && m.MountPoint != "/" {
+			out = append(out, check.Passf(codeFreezeMountSkipped,
+				fmt.Sprintf("info: %s (%s) cannot be frozen and is skipped by qemu-ga", m.MountPoint, m.FSType),
+				map[string]string{"mountpoint": m.MountPoint, "type": m.FSType, "source": m.Source}))
+		}
+	}
+	for _, s := range skipped {
+		if s.FSType == "btrfs" {
+			out = append(out, check.Passf(codeFreezeMountSkipped,
+				fmt.Sprintf("info: btrfs %s is skipped by qemu-ga: its source device cannot be resolved from mountinfo", s.MountPoint),
+				map[string]string{"mountpoint": s.MountPoint, "type": s.FSType, "source": s.Source, "optional_fields": strconv.Itoa(len(s.Optional))}))
+		}
+	}
+	pos := map[string]int{}
+	for i, mp := range order {
+		pos[mp] = i
+	}
+	for _, c := range list {
+		loop := disk.LoopBacking(c.Mount.Source)
+		if loop == "" || !c.Freezable {
+			continue
+		}
+		b, err := env.Root.ReadFile("/sys/block/" + loop + "/loop/backing_file")
+		if err != nil {
+			continue
+		}
+		backing := strings.TrimSpace(string(b))
+		host, ok := disk.MountOf(ms, backing)
+		if !ok || !disk.Freezable(host.FSType) {
+			continue
+		}
+		hp, hok := pos[host.MountPoint]
+		lp := pos[c.Mount.MountPoint]
+		orderNote := "the loop filesystem is frozen first (safe order for now)"
+		if hok && hp < lp {
+			orderNote = "the backing filesystem is frozen first: freezing the loop filesystem then blocks on it and the guest hangs"
+		}
+		out = append(out, check.New(check.Warn, codeFreezeLoopBacked,
+			fmt.Sprintf("%s is a loop device backed by %s on %s, which is also frozen", c.Mount.MountPoint, backing, host.MountPoint),
+			map[string]string{"mountpoint": c.Mount.MountPoint, "loop_device": "/dev/" + loop, "backing_file": backing,
+				"backing_mount": host.MountPoint, "order": orderNote, "freeze_order": d["freeze_order"]},
+			"a snapshot freeze of nested filesystems can hang the guest when the order changes (remount, reboot): move the data to its own virtual disk instead of a loop-mounted image file"))
+	}
+	msg := fmt.Sprintf("qemu-ga will freeze %d filesystem(s): %s", len(order), strings.Join(order, ", "))
+	if len(blockers) > 0 {
+		msg = fmt.Sprintf("qemu-ga would freeze %d filesystem(s) once it can run: %s", len(order), strings.Join(order, ", "))
+		for _, b := range blockers {
+			b.Detail["freeze_order"] = d["freeze_order"]
+		}
+	}
+	out = append(out, check.Passf(codeFreezeListOK, msg, d))
+	return out
+}
+
+func freezeTest(ctx context.Context, env *check.Env, req disk.FreezeRequest) check.Finding {
+	d := map[string]string{"mountpoint": req.Mountpoint}
+	if !env.Root.IsHost() {
+		return check.Errorf(codeFreezeTestRefused, "--freeze-test works only on the running system, not under --root", d,
+			"run guestcheck without --root inside the VM")
+	}
+	if !env.IsRoot {
+		return check.Errorf(codeFreezeTestRefused, "--freeze-test needs root", d, "run guestcheck as root (FIFREEZE needs CAP_SYS_ADMIN)")
+	}
+	res, err := disk.FreezeTest(ctx, req)
+	if res.Device != "" {
+		d["device"] = res.Device
+	}
+	if res.WatchdogPID != 0 {
+		d["watchdog_pid"] = strconv.Itoa(res.WatchdogPID)
+	}
+	d["freeze_latency"] = res.FreezeLatency.String()
+	switch {
+	case errors.Is(err, disk.ErrFreezeRefused) || errors.Is(err, disk.ErrNeedRoot):
+		d["error"] = err.Error()
+		return check.Errorf(codeFreezeTestRefused, "the freeze test was refused: "+err.Error(), d,
+			"pass the mount point of a data filesystem that holds neither guestcheck nor its output")
+	case errors.Is(err, disk.ErrCannotFreeze):
+		d["error"] = err.Error()
+		return check.New(check.Warn, codeFreezeTestUnsupport, req.Mountpoint+" cannot freeze (EOPNOTSUPP)", d,
+			crashFS+req.Mountpoint+": qemu-ga skips it; put data that must be consistent on ext4, xfs or btrfs")
+	case errors.Is(err, disk.ErrAlreadyFrozen):
+		d["error"] = err.Error()
+		return check.New(check.Warn, codeFreezeTestBusy, req.Mountpoint+" is already frozen (EBUSY)", d,
+			"something else holds a freeze (a snapshot in progress, or a leftover from fsfreeze -f): thaw it with `fsfreeze -u "+req.Mountpoint+"` once no snapshot runs")
+	case err != nil:
+		d["error"] = err.Error()
+		return check.New(check.Fail, codeFreezeTestFailed, "freezing "+req.Mountpoint+" failed: "+err.Error(), d,
+			crashFS+req.Mountpoint+": qemu-ga hits the same error, aborts the freeze and the snapshot retries until it fails; fix the cause (SELinux, permissions, the filesystem's state) and rerun --freeze-test")
+	}
+	d["thaw_latency"] = res.ThawLatency.String()
+	d["thawed_by"] = res.ThawedBy
+	if res.ThawedBy == "watchdog" {
+		return check.New(check.Fail, codeFreezeTestFailed,
+			fmt.Sprintf("freezing %s took %v, past the watchdog deadline", req.Mountpoint, res.FreezeLatency.Round(1e6)), d,
+			"the freeze flushes dirty data first: a freeze this slow risks KubeVirt's freeze timeout; reduce write load or dirty page limits before snapshots")
+	}
+	return check.Passf(codeFreezeTestOK, fmt.Sprintf("%s froze in %v and thawed in %v", req.Mountpoint,
+		res.FreezeLatency.Round(1e3), res.ThawLatency.Round(1e3)), d)
+}
