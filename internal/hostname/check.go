@@ -16,6 +16,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/hosts"
 )
 
 // Finding codes of the hostname check.
@@ -600,8 +601,8 @@ func (r *hostnameRun) judgeResolution(ctx context.Context) {
 
 	var hostsProblem string
 	if b, ok, _ := r.readFile(pathEtcHosts); ok {
-		entries, err := ParseHosts(b)
-		var he *HostsError
+		entries, err := hosts.Parse(b)
+		var he *hosts.Error
 		if errors.As(err, &he) {
 			var ps []string
 			for _, p := range he.Problems {
@@ -614,7 +615,7 @@ func (r *hostnameRun) judgeResolution(ctx context.Context) {
 			}
 			r.detail["etc_hosts_problems"] = strings.Join(ps, "; ")
 		}
-		if hits := LookupHosts(entries, name); len(hits) > 0 {
+		if hits := hosts.Lookup(entries, name); len(hits) > 0 {
 			var addrs []netip.Addr
 			for _, h := range hits {
 				addrs = append(addrs, h.Addr)

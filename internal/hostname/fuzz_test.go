@@ -48,36 +48,6 @@ func FuzzParseEtcHostname(f *testing.F) {
 	})
 }
 
-func FuzzParseHosts(f *testing.F) {
-	for _, s := range []string{
-		"127.0.0.1 localhost\n127.0.1.1 web1.example.com web1 # c\n",
-		"::1 localhost ip6-localhost\nfe80::1%eth0 ll\n",
-		"127.0.1.l typo\n192.0.2.1\n",
-		"#only\n\n\t\n",
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		entries, err := ParseHosts(b)
-		lines := strings.Count(string(b), "\n") + 1
-		for _, e := range entries {
-			if e.Line < 1 || e.Line > lines || len(e.Names) == 0 || !e.Addr.IsValid() {
-				t.Fatalf("bad entry %+v", e)
-			}
-			// "." (the DNS root) names no host, so it finds nothing.
-			if normalize(e.Names[0]) != "" && len(LookupHosts(entries, e.Names[0])) == 0 {
-				t.Fatalf("LookupHosts cannot find %q from line %d", e.Names[0], e.Line)
-			}
-		}
-		if err != nil {
-			var he *HostsError
-			if !errors.As(err, &he) || len(he.Problems) == 0 {
-				t.Fatalf("error %v is not a non-empty *HostsError", err)
-			}
-		}
-	})
-}
-
 func FuzzParseNsswitch(f *testing.F) {
 	for _, s := range []string{"hosts: files [NOTFOUND=return] dns myhostname\n", "hosts:\n", "x"} {
 		f.Add([]byte(s))

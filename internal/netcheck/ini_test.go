@@ -134,13 +134,6 @@ SUBSYSTEM=="net", NAME="eth7"
 	}
 }
 
-func TestParseHosts(t *testing.T) {
-	es := ParseHosts([]byte("127.0.0.1 localhost\n127.0.1.1\tweb1.example.com web1 # me\nbroken\n# 192.0.2.1 x\n"))
-	if len(es) != 2 || es[1].Names[0] != "web1.example.com" || es[1].Names[1] != "web1" || es[1].Line != 2 {
-		t.Errorf("entries = %+v", es)
-	}
-}
-
 // fuzzLines checks the invariant every parser keeps: problems point at a
 // line of the input and name the file.
 func fuzzLines(t *testing.T, b []byte, probs []Problem) {

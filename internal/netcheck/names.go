@@ -6,31 +6,8 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/hosts"
 )
-
-// HostsEntry is one line of /etc/hosts.
-type HostsEntry struct {
-	Addr  string
-	Names []string
-	Line  int
-}
-
-// ParseHosts parses /etc/hosts bytes; malformed lines (a single field)
-// are skipped, as the C library does. Comments start with '#'.
-func ParseHosts(b []byte) []HostsEntry {
-	var out []HostsEntry
-	for i, l := range lines(b) {
-		if j := strings.IndexByte(l, '#'); j >= 0 {
-			l = l[:j]
-		}
-		f := strings.Fields(l)
-		if len(f) < 2 {
-			continue
-		}
-		out = append(out, HostsEntry{Addr: f[0], Names: f[1:], Line: i + 1})
-	}
-	return out
-}
 
 // MachineFQDN returns the machine's fully qualified domain name and where
 // it was found, or "" when the machine has no domain. It follows what
@@ -64,7 +41,10 @@ func MachineFQDN(root *fs.Root, live bool) (fqdn, source string) {
 	if err != nil {
 		return "", ""
 	}
-	for _, e := range ParseHosts(hb) {
+	// Lines resolvers skip are skipped here too; the hostname check
+	// reports them.
+	entries, _ := hosts.Parse(hb)
+	for _, e := range entries {
 		listed := false
 		for _, n := range e.Names {
 			listed = listed || strings.EqualFold(n, host)
