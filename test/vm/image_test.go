@@ -20,13 +20,14 @@ import (
 // The Debian 12 root filesystem: what mmdebstrap installs. locales is there
 // because cloud-init's locale module runs update-locale for en_US.UTF-8 and
 // reports an error without it; dbus because guestcheck reads unit state
-// over the system bus.
+// over the system bus; net-tools because cloud-init renders a route's
+// metric for ifupdown as `route add ... metric N` (see networkConfig).
 var (
 	suite    = "bookworm"
 	packages = []string{
 		"linux-image-cloud-amd64", "systemd-sysv", "udev", "dbus", "cloud-init", "qemu-guest-agent",
 		"openssh-server", "iproute2", "isc-dhcp-client", "ifupdown", "netbase", "e2fsprogs", "sudo",
-		"procps", "locales",
+		"procps", "locales", "net-tools",
 	}
 	mirrors = []string{
 		"deb http://deb.debian.org/debian bookworm main",
