@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -172,4 +173,34 @@ func FuzzClassifyMachineID(f *testing.F) {
 			t.Fatalf("%q classified valid", b)
 		}
 	})
+}
+
+// TestFirstbootMachineID: what systemd-firstboot --setup-machine-id writes
+// into an image with no /etc/machine-id is, to guestcheck, a valid ID, and
+// the image is then no longer judged by the missing-file rules. It leaves
+// an existing file, empty or "uninitialized", as it is: systemd's own tools
+// treat those as the sealed form too.
+func TestFirstbootMachineID(t *testing.T) {
+	tool := testenv.Tool(t, "systemd-firstboot", "systemd")
+	for _, c := range []string{"missing", "", "uninitialized\n"} {
+		root := t.TempDir()
+		if c != "missing" {
+			writeHost(t, root, MachineIDPath, c)
+		} else if err := os.MkdirAll(filepath.Join(root, "etc"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command(tool, "--root", root, "--setup-machine-id").CombinedOutput(); err != nil {
+			t.Fatalf("%q: %v\n%s", c, err, out)
+		}
+		ev := ReadCloneEvidence(openRoot(t, root), false)
+		got := codesOf(JudgeMachineID(ev, false))
+		switch {
+		case c == "missing" && (ev.MachineIDKind != MachineIDValid || !ev.MachineIDFound):
+			t.Errorf("firstboot wrote %q, guestcheck reads it as %s", ev.MachineIDRaw, ev.MachineIDKind)
+		case c != "missing" && string(ev.MachineIDRaw) != c:
+			t.Errorf("firstboot changed %q to %q", c, ev.MachineIDRaw)
+		case !slices.Equal(got, []string{"pass identity-machine-id-ok"}):
+			t.Errorf("%q: %v", c, got)
+		}
+	}
 }
