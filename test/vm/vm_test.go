@@ -295,6 +295,12 @@ func healthyGuest(ctx context.Context, t *testing.T, e *env) {
 		if st.Exit != 0 || !regexp.MustCompile(`(?m)^status: done$`).MatchString(st.Stdout) {
 			t.Errorf("cloud-init status --long: exit %d\n%s%s", st.Exit, st.Stdout, st.Stderr)
 		}
+		// cloud-init 23.4 and later print `extended_status: degraded done`
+		// (exit 2) for recoverable errors, such as a network-config that
+		// fails its schema, and still say `status: done`.
+		if strings.Contains(st.Stdout, "degraded") {
+			t.Errorf("cloud-init ended degraded:\n%s", st.Stdout)
+		}
 		res := readGuest(ctx, t, v, "/run/cloud-init/result.json")
 		if !regexp.MustCompile(`"errors":\s*\[\s*\]`).MatchString(res) {
 			t.Errorf("cloud-init result.json has errors:\n%s", res)
