@@ -11,7 +11,7 @@ import (
 var NetworkIdentity = check.Check{
 	ID:    "network-identity",
 	Title: "Network identity (clone and restore safety)",
-	Description: "The machine-id is set and newer than the cloud-init instance; DHCP clients identify by MAC; " +
+	Description: "The machine-id is set (sealed the way systemd expects in an image) and was made for the cloud-init instance; DHCP clients identify by MAC; " +
 		"no network config is bound to a MAC address no NIC has",
 	Codes: netcheck.IdentityCodes(),
 	Run:   netcheck.RunIdentity,

@@ -2,6 +2,8 @@ package checks
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"slices"
@@ -58,21 +60,25 @@ func TestNetworkIdentityImageRoots(t *testing.T) {
 }
 
 // TestNetworkIdentityRestoredClone is the Harvester restore case: the VM
-// came back under a new instance-id with the original's machine-id and a
-// netplan file without `dhcp-identifier: mac`.
+// came back under a new instance-id with the original's machine-id, the
+// original's journal (which ended a month before the restored instance
+// first ran cloud-init) and a netplan file without `dhcp-identifier: mac`.
 func TestNetworkIdentityRestoredClone(t *testing.T) {
-	root := ncRoot(t, map[string]string{
-		"/etc/machine-id":                          "0123456789abcdef0123456789abcdef\n",
-		"/var/lib/cloud/data/instance-id":          "restored-vm-2\n",
-		"/var/lib/cloud/data/previous-instance-id": "original-vm-1\n",
-		"/etc/netplan/50-cloud-init.yaml":          "network:\n  version: 2\n  ethernets:\n    enp1s0:\n      dhcp4: true\n",
-	})
+	const mid = "0123456789abcdef0123456789abcdef"
 	created := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	restored := created.Add(30 * 24 * time.Hour)
-	for p, tm := range map[string]time.Time{"etc/machine-id": created, "var/lib/cloud/data/instance-id": restored} {
-		if err := os.Chtimes(filepath.Join(root.Dir(), p), tm, tm); err != nil {
-			t.Fatal(err)
-		}
+	journal := "/var/log/journal/" + mid + "/system@0000-0000000000000001-0005f0a0b0c0d0e0.journal"
+	root := ncRoot(t, map[string]string{
+		"/etc/machine-id":                                         mid + "\n",
+		"/var/lib/cloud/data/instance-id":                         "restored-vm-2\n",
+		"/var/lib/cloud/data/previous-instance-id":                "restored-vm-2\n",
+		"/var/lib/cloud/instances/restored-vm-2/sem/consume_data": "",
+		"/etc/netplan/50-cloud-init.yaml":                         "network:\n  version: 2\n  ethernets:\n    enp1s0:\n      dhcp4: true\n",
+		journal:                                                   string(journalHeader(mid, created.Add(time.Minute), created.Add(24*time.Hour))),
+	})
+	sem := filepath.Join(root.Dir(), "var/lib/cloud/instances/restored-vm-2/sem/consume_data")
+	if err := os.Chtimes(sem, restored, restored); err != nil {
+		t.Fatal(err)
 	}
 	fs := NetworkIdentity.Run(context.Background(), niImageEnv(root))
 	ncConventions(t, NetworkIdentity, fs)
@@ -80,9 +86,27 @@ func TestNetworkIdentityRestoredClone(t *testing.T) {
 	if got := ncCodes(fs); !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v\n%+v", got, want, fs)
 	}
-	if m := fs[1].Message; m != "cloud-init instance changed from original-vm-1 to restored-vm-2 but /etc/machine-id predates it: a clone that kept its identity" {
+	if m := fs[1].Message; m != "/etc/machine-id predates cloud-init instance restored-vm-2: the journal "+journal+
+		" under it ended at 2026-03-02T00:00:00Z, before the instance first ran cloud-init (2026-03-31T00:00:00Z)" {
 		t.Errorf("message %q", m)
 	}
+}
+
+// journalHeader is the fixed header of a journal file of machine mid with
+// entries from head to tail (systemd's journal-def.h layout).
+func journalHeader(mid string, head, tail time.Time) []byte {
+	b := make([]byte, 272)
+	copy(b, "LPKSHHRH")
+	id, _ := hex.DecodeString(mid)
+	copy(b[40:], id)
+	copy(b[56:], []byte("0123456789abcdef")) // tail boot id
+	le := binary.LittleEndian
+	le.PutUint64(b[88:], 272)
+	le.PutUint64(b[152:], 10)
+	le.PutUint64(b[184:], uint64(head.UnixMicro()))
+	le.PutUint64(b[192:], uint64(tail.UnixMicro()))
+	le.PutUint64(b[200:], uint64(time.Hour/time.Microsecond))
+	return b
 }
 
 // TestNetworkIdentityMACBindingsLive compares MAC-bound config with the

@@ -2,15 +2,10 @@ package netcheck
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	iofs "io/fs"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/guestcheck/guestcheck/internal/check"
-	"github.com/guestcheck/guestcheck/internal/fs"
 )
 
 // Codes of the network-identity check.
@@ -35,7 +30,7 @@ const (
 // IdentityCodes lists every code the network-identity check emits.
 func IdentityCodes() []string {
 	return []string{CodeIDMachineIDOK, CodeIDMachineIDUnset, CodeIDMachineIDInvalid, CodeIDMachineIDUnreadable,
-		CodeIDInstanceOK, CodeIDCloneKeptMachineID, CodeIDDHCPOK, CodeIDDHCPClientID, CodeIDMACBindingsOK,
+		CodeIDMachineIDMode, CodeIDMachineIDDBusFallback, CodeIDMachineIDMissingRO, CodeIDInstanceOK, CodeIDCloneKeptMachineID, CodeIDDHCPOK, CodeIDDHCPClientID, CodeIDMACBindingsOK,
 		CodeIDMACBindingStale, CodeIDMACBindingOrphaned, CodeIDMACBindingSkipped, CodeIDKernelError,
 		CodeIDConfigInvalid, CodeIDConfigUnreadable}
 }
@@ -88,198 +83,6 @@ func RunIdentity(ctx context.Context, env *check.Env) []check.Finding {
 func identityKernelError(err error) check.Finding {
 	return check.Errorf(CodeIDKernelError, "cannot read the network interfaces to compare MAC bindings",
 		map[string]string{"error": err.Error()}, "Run guestcheck on the guest itself, where netlink is available")
-}
-
-// CloneEvidence is what tells a clone that kept its identity from a VM
-// that got a fresh one.
-type CloneEvidence struct {
-	MachineID      string
-	MachineIDFound bool
-	MachineIDErr   error
-	MachineIDTime  time.Time // mtime of /etc/machine-id
-
-	InstanceID     string
-	InstanceIDTime time.Time
-	PreviousID     string
-	// OtherInstances are cloud-init instance directories other than the
-	// current one: this disk has been booted as another instance before.
-	OtherInstances []string
-	// InstanceBirth is the oldest per-instance semaphore of the current
-	// instance: when cloud-init first ran it. Zero when unknown.
-	InstanceBirth time.Time
-	// BootTime is when the running system booted (/proc/stat btime); zero
-	// under an image root.
-	BootTime time.Time
-}
-
-// ReadCloneEvidence gathers CloneEvidence through root.
-func ReadCloneEvidence(root *fs.Root, live bool) CloneEvidence {
-	var ev CloneEvidence
-	b, err := root.ReadFile(MachineIDPath)
-	switch {
-	case err == nil:
-		ev.MachineIDFound = true
-		ev.MachineID = strings.TrimSpace(string(b))
-		if fi, err := root.Stat(MachineIDPath); err == nil {
-			ev.MachineIDTime = fi.ModTime()
-		}
-	case !errors.Is(err, iofs.ErrNotExist):
-		ev.MachineIDErr = err
-	}
-	if b, err := root.ReadFile(InstanceIDPath); err == nil {
-		ev.InstanceID = strings.TrimSpace(string(b))
-		if fi, err := root.Stat(InstanceIDPath); err == nil {
-			ev.InstanceIDTime = fi.ModTime()
-		}
-	}
-	if b, err := root.ReadFile(PreviousInstanceIDPath); err == nil {
-		ev.PreviousID = strings.TrimSpace(string(b))
-	}
-	if ev.InstanceID != "" {
-		cur := strings.ReplaceAll(ev.InstanceID, "/", "_")
-		if es, err := root.ReadDir(cloudInstancesDir); err == nil {
-			for _, e := range es {
-				if e.IsDir() && e.Name() != cur {
-					ev.OtherInstances = append(ev.OtherInstances, e.Name())
-				}
-			}
-		}
-		semDir := cloudInstancesDir + "/" + cur + "/sem"
-		if es, err := root.ReadDir(semDir); err == nil {
-			for _, e := range es {
-				// Through the root, not e.Info(): that would stat a host
-				// path, where a symlink in the image could lead outside it.
-				if fi, err := root.Lstat(semDir + "/" + e.Name()); err == nil && (ev.InstanceBirth.IsZero() || fi.ModTime().Before(ev.InstanceBirth)) {
-					ev.InstanceBirth = fi.ModTime()
-				}
-			}
-		}
-	}
-	if live {
-		ev.BootTime = bootTime(root)
-	}
-	return ev
-}
-
-// bootTime reads btime from /proc/stat; zero when unavailable.
-func bootTime(root *fs.Root) time.Time {
-	b, err := root.ReadFile("/proc/stat")
-	if err != nil {
-		return time.Time{}
-	}
-	for _, l := range lines(b) {
-		if v, ok := strings.CutPrefix(l, "btime "); ok {
-			if s, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
-				return time.Unix(s, 0)
-			}
-		}
-	}
-	return time.Time{}
-}
-
-// ValidMachineID reports whether s is a machine ID as machine-id(5)
-// defines it: 32 hexadecimal digits, not all zero.
-func ValidMachineID(s string) bool {
-	if len(s) != 32 || strings.Trim(s, "0") == "" {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-			return false
-		}
-	}
-	return true
-}
-
-func machineIDUnset(ev CloneEvidence) bool {
-	return !ev.MachineIDFound || ev.MachineID == "" || ev.MachineID == "uninitialized"
-}
-
-// JudgeMachineID judges /etc/machine-id. An empty or "uninitialized"
-// machine-id is right in a sealed image (systemd generates one at first
-// boot) and wrong on a booted system.
-func JudgeMachineID(ev CloneEvidence, live bool) []check.Finding {
-	d := map[string]string{"file": MachineIDPath}
-	if !ev.MachineIDTime.IsZero() {
-		d["mtime"] = ev.MachineIDTime.UTC().Format(time.RFC3339)
-	}
-	switch {
-	case ev.MachineIDErr != nil:
-		d["error"] = ev.MachineIDErr.Error()
-		return []check.Finding{check.Errorf(CodeIDMachineIDUnreadable, "cannot read "+MachineIDPath, d, "Run guestcheck as root, or make the file readable")}
-	case machineIDUnset(ev) && !live:
-		return []check.Finding{check.Passf(CodeIDMachineIDOK, "machine-id is unset, as in a sealed image: systemd generates one at first boot", d)}
-	case machineIDUnset(ev):
-		state := "missing"
-		if ev.MachineIDFound {
-			state = "empty"
-			if ev.MachineID != "" {
-				state = quoteShort(ev.MachineID)
-			}
-		}
-		d["content"] = state
-		return []check.Finding{check.New(check.Fail, CodeIDMachineIDUnset, MachineIDPath+" is "+state+" on a booted system", d,
-			"Generate the ID with `systemd-machine-id-setup` (or `dbus-uuidgen --ensure=/etc/machine-id`) and reboot, so DHCP client IDs, journald and other per-machine identities are stable")}
-	case !ValidMachineID(ev.MachineID):
-		d["content"] = quoteShort(ev.MachineID)
-		return []check.Finding{check.New(check.Fail, CodeIDMachineIDInvalid, MachineIDPath+" does not hold a valid machine ID", d,
-			"Replace it: `rm /etc/machine-id && systemd-machine-id-setup`, then reboot")}
-	}
-	return []check.Finding{check.Passf(CodeIDMachineIDOK, "machine-id is set", d)}
-}
-
-// Clone-detection tolerances: how much earlier than the instance's start
-// a machine-id may have been written and still belong to that instance.
-// Against the boot time the margin covers clock steps early in boot;
-// against cloud-init's first semaphore it covers a slow first boot.
-const (
-	cloneSlackBoot  = 2 * time.Minute
-	cloneSlackBirth = 10 * time.Minute
-)
-
-// JudgeClone flags a VM whose cloud-init instance changed while
-// /etc/machine-id stayed: a clone or restore that kept the original's
-// identity (and with it the DHCP client ID networkd derives from it).
-func JudgeClone(ev CloneEvidence) []check.Finding {
-	if ev.InstanceID == "" || machineIDUnset(ev) || !ValidMachineID(ev.MachineID) || ev.MachineIDTime.IsZero() {
-		return nil // no cloud-init state, or the machine-id finding already says what is wrong
-	}
-	d := map[string]string{"instance_id": ev.InstanceID, "machine_id_mtime": ev.MachineIDTime.UTC().Format(time.RFC3339)}
-	if ev.PreviousID != "" {
-		d["previous_instance_id"] = ev.PreviousID
-	}
-	if len(ev.OtherInstances) > 0 {
-		d["other_instances"] = strings.Join(ev.OtherInstances, ", ")
-	}
-	changedThisBoot := ev.PreviousID != "" && ev.PreviousID != noPreviousInstance && ev.PreviousID != ev.InstanceID
-	if !changedThisBoot && len(ev.OtherInstances) == 0 {
-		return []check.Finding{check.Passf(CodeIDInstanceOK,
-			fmt.Sprintf("cloud-init has seen only instance %s on this disk", ev.InstanceID), d)}
-	}
-	var ref time.Time
-	var slack time.Duration
-	switch {
-	case changedThisBoot && !ev.BootTime.IsZero():
-		ref, slack, d["instance_started"] = ev.BootTime, cloneSlackBoot, "this boot ("+ev.BootTime.UTC().Format(time.RFC3339)+")"
-	case !ev.InstanceBirth.IsZero():
-		ref, slack, d["instance_started"] = ev.InstanceBirth, cloneSlackBirth, ev.InstanceBirth.UTC().Format(time.RFC3339)+" (first cloud-init semaphore)"
-	case changedThisBoot && !ev.InstanceIDTime.IsZero():
-		ref, slack, d["instance_started"] = ev.InstanceIDTime, cloneSlackBirth, ev.InstanceIDTime.UTC().Format(time.RFC3339)+" (instance-id written)"
-	default:
-		return []check.Finding{check.Passf(CodeIDInstanceOK,
-			"cloud-init instance changed, but when it started is unknown, so machine-id cannot be dated against it", d)}
-	}
-	prev := ev.PreviousID
-	if !changedThisBoot {
-		prev = strings.Join(ev.OtherInstances, ", ")
-	}
-	if ev.MachineIDTime.Before(ref.Add(-slack)) {
-		return []check.Finding{check.New(check.Fail, CodeIDCloneKeptMachineID,
-			fmt.Sprintf("cloud-init instance changed from %s to %s but /etc/machine-id predates it: a clone that kept its identity", prev, ev.InstanceID), d,
-			"Give the clone its own identity: `rm /etc/machine-id && systemd-machine-id-setup`, reboot, and seal templates (sealprep, or `cloud-init clean --machine-id`) before cloning")}
-	}
-	return []check.Finding{check.Passf(CodeIDInstanceOK,
-		fmt.Sprintf("machine-id was created for instance %s (previous: %s)", ev.InstanceID, prev), d)}
 }
 
 // JudgeConfigFiles reports configuration files that could not be read or

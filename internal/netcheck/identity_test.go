@@ -146,35 +146,60 @@ func TestNetplanRendererAndOverrides(t *testing.T) {
 
 func TestJudgeMachineID(t *testing.T) {
 	mt := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	ev := func(content string, mode os.FileMode) CloneEvidence {
+		return CloneEvidence{MachineIDRaw: []byte(content), MachineID: strings.TrimSpace(content), MachineIDKind: ClassifyMachineID([]byte(content)),
+			MachineIDFound: true, MachineIDMode: mode, MachineIDTimes: FileTimes{Mod: mt, Change: mt}}
+	}
+	valid := "0123456789abcdef0123456789abcdef\n"
+	withDBus := ev("", 0o444)
+	withDBus.DBusMachineID = "fedcba9876543210fedcba9876543210"
+	roMissing := CloneEvidence{Root: RootMode{ReadOnly: true, Known: true, Source: "/boot/grub/grub.cfg:3: the kernel command line mounts the root read-only"}}
+	rwMissing := CloneEvidence{Root: RootMode{Known: true, Source: "/etc/kernel/cmdline:1: the kernel command line has rw"}}
 	tests := []struct {
 		name string
 		ev   CloneEvidence
 		live bool
-		want string
+		want []string
 	}{
-		{"valid", CloneEvidence{MachineID: "0123456789abcdef0123456789abcdef", MachineIDFound: true, MachineIDTime: mt}, true, "pass identity-machine-id-ok"},
-		{"empty on a booted system", CloneEvidence{MachineIDFound: true}, true, "fail identity-machine-id-unset"},
-		{"uninitialized on a booted system", CloneEvidence{MachineID: "uninitialized", MachineIDFound: true}, true, "fail identity-machine-id-unset"},
-		{"missing on a booted system", CloneEvidence{}, true, "fail identity-machine-id-unset"},
-		{"empty in a sealed image", CloneEvidence{MachineIDFound: true}, false, "pass identity-machine-id-ok"},
-		{"uninitialized in an image", CloneEvidence{MachineID: "uninitialized", MachineIDFound: true}, false, "pass identity-machine-id-ok"},
-		{"garbage", CloneEvidence{MachineID: "not-a-machine-id", MachineIDFound: true}, false, "fail identity-machine-id-invalid"},
-		{"all zero", CloneEvidence{MachineID: strings.Repeat("0", 32), MachineIDFound: true}, true, "fail identity-machine-id-invalid"},
-		{"unreadable", CloneEvidence{MachineIDErr: os.ErrPermission}, true, "error identity-machine-id-unreadable"},
+		{"valid", ev(valid, 0o444), true, []string{"pass identity-machine-id-ok"}},
+		{"valid, upper case, no newline", ev("0123456789ABCDEF0123456789ABCDEF", 0o444), true, []string{"pass identity-machine-id-ok"}},
+		{"empty on a booted system", ev("", 0o444), true, []string{"fail identity-machine-id-unset"}},
+		{"uninitialized on a booted system", ev("uninitialized\n", 0o444), true, []string{"fail identity-machine-id-unset"}},
+		{"missing on a booted system", CloneEvidence{}, true, []string{"fail identity-machine-id-unset"}},
+		{"empty in a sealed image", ev("", 0o444), false, []string{"pass identity-machine-id-ok"}},
+		// machine-id(5): the empty file is the sealed form whatever its mode.
+		{"empty, mode 0644, in a sealed image", ev("", 0o644), false, []string{"pass identity-machine-id-ok"}},
+		{"empty, mode 0400, in a sealed image", ev("", 0o400), false, []string{"pass identity-machine-id-ok"}},
+		{"uninitialized in an image", ev("uninitialized\n", 0o444), false, []string{"pass identity-machine-id-ok"}},
+		{"world-writable: a warning, never more", ev("", 0o666), false, []string{"warn identity-machine-id-mode", "pass identity-machine-id-ok"}},
+		{"empty, but systemd takes the D-Bus ID", withDBus, false, []string{"fail identity-machine-id-dbus-fallback"}},
+		{"missing on a read-only root", roMissing, false, []string{"fail identity-machine-id-missing-read-only"}},
+		{"missing on a read-write root", rwMissing, false, []string{"pass identity-machine-id-ok"}},
+		{"missing, root mode unknown", CloneEvidence{}, false, []string{"pass identity-machine-id-ok"}},
+		{"garbage in an image: systemd replaces it", ev("not-a-machine-id\n", 0o444), false, []string{"warn identity-machine-id-invalid"}},
+		{"garbage on a booted system", ev("not-a-machine-id\n", 0o444), true, []string{"fail identity-machine-id-invalid"}},
+		{"two newlines: systemd replaces it", ev(valid+"\n", 0o444), true, []string{"fail identity-machine-id-invalid"}},
+		{"all zero: systemd keeps it", ev(strings.Repeat("0", 32)+"\n", 0o444), false, []string{"fail identity-machine-id-invalid"}},
+		{"unreadable", CloneEvidence{MachineIDFound: true, MachineIDErr: os.ErrPermission}, true, []string{"error identity-machine-id-unreadable"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := JudgeMachineID(tc.ev, tc.live)
 			assertConventions(t, fs, IdentityCodes())
-			if got := codesOf(fs); len(got) != 1 || got[0] != tc.want {
-				t.Errorf("got %+v, want %s", fs, tc.want)
+			if got := codesOf(fs); !slices.Equal(got, tc.want) {
+				t.Errorf("got %+v, want %v", fs, tc.want)
 			}
 		})
+	}
+	fs := JudgeMachineID(roMissing, false)
+	if !strings.Contains(fs[0].Message, "grub.cfg:3") {
+		t.Errorf("the read-only finding does not say which file decided: %q", fs[0].Message)
 	}
 }
 
 // cloneRoot writes a guest with cloud-init state and sets the mtimes the
-// clone judgement depends on.
+// clone judgement depends on. Change times cannot be set, so the root is
+// read with the mtimes standing for both.
 func cloneRoot(t *testing.T, machineID time.Time, iid, prev string, iidTime time.Time, sem map[string]time.Time, procStat string) *fs.Root {
 	t.Helper()
 	files := map[string]string{
@@ -202,6 +227,13 @@ func cloneRoot(t *testing.T, machineID time.Time, iid, prev string, iidTime time
 	return root
 }
 
+// mtimeOnly reads file times with the mtime standing for the ctime, which
+// a test cannot set.
+func mtimeOnly(root *fs.Root, p string) (FileTimes, error) {
+	t, err := LstatTimes(root, p)
+	return FileTimes{Mod: t.Mod}, err
+}
+
 func TestJudgeClone(t *testing.T) {
 	boot := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	stat := "cpu  1 2 3\nbtime " + strconv.FormatInt(boot.Unix(), 10) + "\nprocesses 10\n"
@@ -211,37 +243,58 @@ func TestJudgeClone(t *testing.T) {
 		root func(t *testing.T) *fs.Root
 		live bool
 		want []string
+		ev   string // the evidence named, for a failure
 	}{
 		{"clone kept its machine-id (this boot)", func(t *testing.T) *fs.Root {
-			return cloneRoot(t, old, "i-new", "i-old", boot.Add(20*time.Second), map[string]time.Time{"i-new": boot.Add(30 * time.Second), "i-old": old}, stat)
-		}, true, []string{"fail identity-clone-kept-machine-id"}},
+			return cloneRoot(t, old, "i-new", "i-old", boot.Add(20*time.Second), map[string]time.Time{"i-new": boot.Add(30 * time.Second), "i-old": old.Add(time.Minute)}, stat)
+		}, true, []string{"fail identity-clone-kept-machine-id"}, EvFirstBoot},
+		// The case of the issue: the template booted two minutes before
+		// the clone. No margin lets it pass.
+		{"clone booted 2 minutes after the template", func(t *testing.T) *fs.Root {
+			return cloneRoot(t, boot.Add(-2*time.Minute), "i-new", "i-new", boot.Add(20*time.Second),
+				map[string]time.Time{"i-new": boot.Add(30 * time.Second), "i-old": boot.Add(-time.Minute)}, stat)
+		}, true, []string{"fail identity-clone-kept-machine-id"}, EvFirstBoot},
+		{"the same clone on its next boot: the template's instance ran after the machine-id", func(t *testing.T) *fs.Root {
+			return cloneRoot(t, boot.Add(-2*time.Hour-2*time.Minute), "i-new", "i-new", boot,
+				map[string]time.Time{"i-new": boot.Add(-2*time.Hour + 30*time.Second), "i-old": boot.Add(-2*time.Hour - time.Minute)}, stat)
+		}, true, []string{"fail identity-clone-kept-machine-id"}, EvOtherInstance},
+		// virt-sysprep'd image with a fixed machine-id: one instance only.
+		{"fixed machine-id baked into the image, first boot", func(t *testing.T) *fs.Root {
+			return cloneRoot(t, boot.Add(-3*time.Minute), "i-new", "NO_PREVIOUS_INSTANCE_ID", boot.Add(20*time.Second), map[string]time.Time{"i-new": boot.Add(30 * time.Second)}, stat)
+		}, true, []string{"fail identity-clone-kept-machine-id"}, EvFirstBoot},
 		{"clone with a regenerated machine-id (this boot)", func(t *testing.T) *fs.Root {
 			return cloneRoot(t, boot.Add(time.Second), "i-new", "i-old", boot.Add(20*time.Second), map[string]time.Time{"i-new": boot.Add(30 * time.Second), "i-old": old}, stat)
-		}, true, []string{"pass identity-instance-ok"}},
+		}, true, []string{"pass identity-instance-ok"}, ""},
 		{"clone detected on a later boot from the old instance directory", func(t *testing.T) *fs.Root {
-			return cloneRoot(t, old, "i-new", "i-new", boot, map[string]time.Time{"i-new": boot.Add(-48 * time.Hour), "i-old": old}, stat)
-		}, true, []string{"fail identity-clone-kept-machine-id"}},
+			return cloneRoot(t, old, "i-new", "i-new", boot, map[string]time.Time{"i-new": boot.Add(-48 * time.Hour), "i-old": old.Add(time.Minute)}, stat)
+		}, true, []string{"fail identity-clone-kept-machine-id"}, EvOtherInstance},
 		{"later boot of a properly regenerated clone", func(t *testing.T) *fs.Root {
 			return cloneRoot(t, boot.Add(-48*time.Hour-time.Minute), "i-new", "i-new", boot, map[string]time.Time{"i-new": boot.Add(-48 * time.Hour), "i-old": old}, stat)
-		}, true, []string{"pass identity-instance-ok"}},
+		}, true, []string{"pass identity-instance-ok"}, ""},
+		{"later boot of an instance whose machine-id is from its first boot", func(t *testing.T) *fs.Root {
+			return cloneRoot(t, boot.Add(-48*time.Hour-time.Minute), "i-1", "i-1", boot, map[string]time.Time{"i-1": boot.Add(-48 * time.Hour)}, stat)
+		}, true, []string{"pass identity-instance-ok"}, ""},
 		{"first boot of a fresh instance", func(t *testing.T) *fs.Root {
 			return cloneRoot(t, boot.Add(time.Second), "i-new", "NO_PREVIOUS_INSTANCE_ID", boot.Add(20*time.Second), map[string]time.Time{"i-new": boot.Add(30 * time.Second)}, stat)
-		}, true, []string{"pass identity-instance-ok"}},
+		}, true, []string{"pass identity-instance-ok"}, ""},
 		{"image root: dated against the instance-id file", func(t *testing.T) *fs.Root {
 			return cloneRoot(t, old, "i-new", "i-old", boot, nil, "")
-		}, false, []string{"fail identity-clone-kept-machine-id"}},
+		}, false, []string{"fail identity-clone-kept-machine-id"}, EvAge},
 		{"no cloud-init state", func(t *testing.T) *fs.Root {
 			return writeRoot(t, map[string]string{"/etc/machine-id": "0123456789abcdef0123456789abcdef\n"})
-		}, true, nil},
+		}, true, nil, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fs := JudgeClone(ReadCloneEvidence(tc.root(t), tc.live))
+			fs := JudgeClone(ReadCloneEvidenceTimes(tc.root(t), tc.live, mtimeOnly))
 			if got := codesOf(fs); !slices.Equal(got, tc.want) {
 				t.Fatalf("got %+v, want %v", fs, tc.want)
 			}
 			if len(fs) > 0 {
 				assertConventions(t, fs, IdentityCodes())
+			}
+			if tc.ev != "" && !strings.HasPrefix(fs[0].Detail["evidence"], tc.ev) {
+				t.Errorf("evidence %q, want %s first\n%+v", fs[0].Detail["evidence"], tc.ev, fs[0])
 			}
 		})
 	}
@@ -295,5 +348,22 @@ func TestRunIdentityImageRoot(t *testing.T) {
 	}
 	if fs[2].Detail["binding_1"] == "" {
 		t.Errorf("skip without the bindings: %+v", fs[2])
+	}
+}
+
+// TestLstatTimesChange reads the ctime, which a chtimes to the past cannot
+// move back: content written now with an old mtime is dated now.
+func TestLstatTimesChange(t *testing.T) {
+	root := writeRoot(t, map[string]string{"/etc/machine-id": "0123456789abcdef0123456789abcdef\n"})
+	old := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	if err := os.Chtimes(filepath.Join(root.Dir(), "etc/machine-id"), old, old); err != nil {
+		t.Fatal(err)
+	}
+	ft, err := LstatTimes(root, MachineIDPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ft.Mod.Equal(old) || time.Since(ft.Change) > time.Hour || !ft.Written().Equal(ft.Change) {
+		t.Errorf("times %+v: want mtime %s and a ctime of now", ft, old)
 	}
 }

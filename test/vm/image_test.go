@@ -20,20 +20,35 @@ import (
 // The Debian 12 root filesystem: what mmdebstrap installs. locales is there
 // because cloud-init's locale module runs update-locale for en_US.UTF-8 and
 // reports an error without it; dbus because guestcheck reads unit state
-// over the system bus.
+// over the system bus; net-tools because cloud-init renders a route's
+// metric for ifupdown as `route add ... metric N` (see networkConfig).
 var (
-	suite    = "bookworm"
+	suite    = suiteFromEnv()
 	packages = []string{
 		"linux-image-cloud-amd64", "systemd-sysv", "udev", "dbus", "cloud-init", "qemu-guest-agent",
 		"openssh-server", "iproute2", "isc-dhcp-client", "ifupdown", "netbase", "e2fsprogs", "sudo",
-		"procps", "locales",
+		"procps", "locales", "net-tools",
 	}
-	mirrors = []string{
-		"deb http://deb.debian.org/debian bookworm main",
-		"deb http://deb.debian.org/debian bookworm-updates main",
-		"deb http://deb.debian.org/debian-security bookworm-security main",
-	}
+	mirrors = suiteMirrors(suite)
 )
+
+// suiteFromEnv is $GUESTCHECK_VM_SUITE (a Debian suite such as trixie)
+// or bookworm, the suite the scenarios are written for.
+func suiteFromEnv() string {
+	if s := os.Getenv("GUESTCHECK_VM_SUITE"); s != "" {
+		return s
+	}
+	return "bookworm"
+}
+
+// suiteMirrors lists the suite's main, -updates and -security archives.
+func suiteMirrors(s string) []string {
+	return []string{
+		"deb http://deb.debian.org/debian " + s + " main",
+		"deb http://deb.debian.org/debian " + s + "-updates main",
+		"deb http://deb.debian.org/debian-security " + s + "-security main",
+	}
+}
 
 // customize turns the extracted tree into the test image: a neutral
 // hostname as in Debian's cloud images, a root by label, en_US.UTF-8

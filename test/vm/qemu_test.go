@@ -37,8 +37,17 @@ type nic struct {
 // restrict=on, slirp's DHCP server leaves out the router and DNS options
 // (observed: a lease with an address and no default route), so every NIC
 // is configured statically, the way cloud-init renders a cloud's metadata:
-// .15 on its network, gateway .2 (slirp's host) with the NIC's metric,
-// nameserver .3 (slirp's DNS).
+// .15 on its network, a default route via .2 (slirp's host) with the NIC's
+// metric, nameserver .3 (slirp's DNS).
+//
+// The metric sits on a subnet route, not on the subnet: cloud-init's v1
+// schema has `metric` only on routes, and cloud-init 25.1 (Debian 13)
+// rejects a subnet `metric` ("network-config-v1 failed schema
+// validation!") and ends degraded. Checked with cloud-init 25.1.4's
+// `cloud-init schema -t network-config`, which passes this and rejects the
+// old form; 22.4 and 25.1 both render it for ifupdown as
+// `post-up route add default gw GW metric N`, which needs net-tools (in the
+// image's package list).
 func networkConfig(nics []nic) string {
 	var b strings.Builder
 	b.WriteString("version: 1\nconfig:\n")
@@ -47,8 +56,12 @@ func networkConfig(nics []nic) string {
     name: ens%d
     mac_address: "%s"
     subnets:
-      - {type: static, address: %s.15/24, gateway: %s.2, metric: %d, dns_nameservers: [%s.3]}
-`, n.Slot, n.MAC, n.Net, n.Net, n.Metric, n.Net)
+      - type: static
+        address: %s.15/24
+        dns_nameservers: [%s.3]
+        routes:
+          - {network: 0.0.0.0/0, gateway: %s.2, metric: %d}
+`, n.Slot, n.MAC, n.Net, n.Net, n.Net, n.Metric)
 	}
 	return b.String()
 }
