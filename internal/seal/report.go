@@ -57,6 +57,8 @@ type Report struct {
 	Notes    []Note    `json:"notes"`
 	Refusals []Refusal `json:"refusals"`
 	Errors   []OpError `json:"errors"`
+	// Image says how an --image run attached and mounted the image.
+	Image *ImageInfo `json:"image,omitempty"`
 }
 
 // Summary counts actions by outcome.
@@ -76,13 +78,15 @@ type Meta struct {
 	Operations                   []Operation
 	StartedAt                    time.Time
 	Duration                     time.Duration
+	// Image is set on --image runs.
+	Image *ImageInfo
 }
 
 func newReport(m Meta) Report {
 	r := Report{
 		SchemaVersion: SchemaVersion, Tool: m.Tool, Version: m.Version, Command: m.Command,
 		Root: m.Root, Live: m.Live, MachineIDMode: string(m.MachineIDMode),
-		StartedAt: m.StartedAt.UTC(), DurationMS: m.Duration.Milliseconds(),
+		StartedAt: m.StartedAt.UTC(), DurationMS: m.Duration.Milliseconds(), Image: m.Image,
 		Operations: []string{}, Actions: []Result{}, Notes: []Note{}, Refusals: []Refusal{}, Errors: []OpError{},
 	}
 	for _, op := range m.Operations {
@@ -206,6 +210,9 @@ func WriteText(w io.Writer, r Report) error {
 		mode = "live system"
 	}
 	fmt.Fprintf(bw, "sealprep %s: %s (%s)\n", r.Command, r.Root, mode)
+	if r.Image != nil {
+		writeImageText(bw, r.Image)
+	}
 	switch r.Command {
 	case "apply":
 		writeGroups(bw, r.Actions, true)
