@@ -24,6 +24,8 @@ var All = []Operation{
 	opRandomSeed,
 	opSystemdCredentialSecret,
 	opHostCredentials,
+	opMachineIDCmdline,
+	opMachineIDCredential,
 	opLVMDevicesFile,
 	opCrashData,
 	opJournal,
