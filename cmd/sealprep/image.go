@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -114,4 +115,44 @@ func imageInfo(s *image.Session) *seal.ImageInfo {
 			How: m.How, ReadOnly: m.ReadOnly})
 	}
 	return in
+}
+
+// trim runs FITRIM on every filesystem of the root: an image's mounts, or
+// the block-device filesystems mounted at or below the root. Each is
+// synced first, so blocks of files just removed count as free.
+func trim(root *fs.Confined, img *seal.ImageInfo) []seal.TrimResult {
+	type target struct{ guest, dir string }
+	var ts []target
+	if img != nil {
+		for _, m := range img.Mounts {
+			ts = append(ts, target{m.Path, m.Dir})
+		}
+	} else {
+		dir := root.Dir()
+		ts = append(ts, target{"/", dir})
+		b, _ := os.ReadFile("/proc/self/mountinfo")
+		ms, _ := fs.ParseMountinfo(b)
+		seen := map[string]bool{dir: true}
+		for _, m := range ms {
+			rel, ok := strings.CutPrefix(m.MountPoint, strings.TrimSuffix(dir, "/")+"/")
+			if !ok || seen[m.MountPoint] || !strings.HasPrefix(m.Source, "/dev/") {
+				continue
+			}
+			seen[m.MountPoint] = true
+			ts = append(ts, target{"/" + rel, m.MountPoint})
+		}
+	}
+	var out []seal.TrimResult
+	for _, t := range ts {
+		n, err := fs.Trim(t.dir)
+		r := seal.TrimResult{Path: t.guest, Bytes: n}
+		if err != nil {
+			r.Error = err.Error()
+			if errors.Is(err, syscall.EOPNOTSUPP) {
+				r.Error = "the filesystem or its device does not support discard"
+			}
+		}
+		out = append(out, r)
+	}
+	return out
 }

@@ -234,3 +234,47 @@ func checkNoLeftovers(t *testing.T, state string, images ...string) {
 		t.Fatalf("left behind:\n%s", strings.Join(left, "\n"))
 	}
 }
+
+// apply --fstrim on an image: the blocks of the removed log are discarded
+// down to the file (a hole in the raw file, freed clusters in the qcow2),
+// and the report carries the bytes the kernel trimmed.
+func TestImageFstrim(t *testing.T) {
+	requireImage(t)
+	bin := sealprepBinary(t)
+	for _, qcow2 := range []bool{false, true} {
+		dir := t.TempDir()
+		state := filepath.Join(dir, "state")
+		tree := identityTree(t)
+		big := make([]byte, 12<<20)
+		rand.New(rand.NewSource(1)).Read(big) // incompressible, so allocated
+		if err := os.WriteFile(filepath.Join(tree, "var/log/app/big.log.1"), big, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		img := imagetest.Build(t, dir, "disk", []imagetest.Part{
+			{Type: imagetest.TypeLinux, FS: "ext4", SizeMiB: 48, Tree: tree},
+		}, qcow2)
+		allocated := func() int64 {
+			var st syscall.Stat_t
+			if err := syscall.Stat(img, &st); err != nil {
+				t.Fatal(err)
+			}
+			return st.Blocks * 512
+		}
+		before := allocated()
+		out, stderr, code := runBin(t, bin, state, "apply", "--yes", "--fstrim", "--ops", "-ssh-host-keys", "--image", img, "--format", "json")
+		if code != seal.ExitOK {
+			t.Fatalf("exit %d: %s %s", code, out, stderr)
+		}
+		var rep seal.Report
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if len(rep.Trim) != 1 || rep.Trim[0].Path != "/" || rep.Trim[0].Error != "" || rep.Trim[0].Bytes < 12<<20 {
+			t.Errorf("qcow2=%v: trim %+v", qcow2, rep.Trim)
+		}
+		if after := allocated(); before-after < 10<<20 {
+			t.Errorf("qcow2=%v: allocated %d -> %d bytes: the discard did not reach the image file", qcow2, before, after)
+		}
+		checkNoLeftovers(t, state, img)
+	}
+}

@@ -44,6 +44,8 @@ Flags:
   --yes                   apply without asking (required without a terminal)
   --poweroff              apply: power the live system off right after a
                           successful apply, before anything rewrites identity
+  --fstrim                apply: then discard the free blocks of the root's
+                          filesystems (FITRIM), so the template stays small
   --force                 override the refusals that allow it
   --version               print the version and exit
   -h, --help              show this help
@@ -83,6 +85,8 @@ type options struct {
 	yes, poweroff, force         bool
 	// image is --image FILE: attach, mount, seal, detach.
 	image string
+	// fstrim discards free blocks after apply.
+	fstrim bool
 }
 
 type usageError struct{ msg string }
@@ -117,6 +121,7 @@ func parseArgs(args []string) (*options, error) {
 	fl.BoolVar(&o.poweroff, "poweroff", false, "")
 	fl.BoolVar(&o.force, "force", false, "")
 	fl.StringVar(&o.image, "image", "", "")
+	fl.BoolVar(&o.fstrim, "fstrim", false, "")
 	version := fl.Bool("version", false, "")
 	if err := fl.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -139,6 +144,9 @@ func parseArgs(args []string) (*options, error) {
 	}
 	if o.poweroff && o.cmd != "apply" {
 		return nil, usageError{"--poweroff only goes with apply"}
+	}
+	if o.fstrim && o.cmd != "apply" {
+		return nil, usageError{"--fstrim only goes with apply"}
 	}
 	if o.image != "" {
 		rootSet := false
@@ -232,6 +240,9 @@ func sealRoot(o *options, ops []seal.Operation, root *fs.Confined, img *seal.Ima
 		rep = seal.PlanReport(meta, plan, refusals, pnotes)
 	case "apply":
 		rep = apply(ctx, o, e, root, meta, opts, plan, refusals, pnotes, stdin, stderr)
+		if o.fstrim && rep.Status != seal.StatusRefused {
+			rep.Trim = trim(root, img)
+		}
 	}
 	return rep, -1
 }

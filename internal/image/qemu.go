@@ -81,10 +81,16 @@ func firstLine(s string) string {
 // format layer as a regular file at mountpoint through FUSE. Backing files
 // are opened read-only by QEMU itself: writes land in the top layer only.
 func qsdArgs(file, format, mountpoint string, readOnly bool) ([]string, error) {
+	// discard=unmap passes --fstrim's discards down to the qcow2 (freed
+	// clusters) and the file (holes), so the template shrinks.
+	discard := "unmap"
+	if readOnly {
+		discard = "ignore"
+	}
 	fileNode, _ := json.Marshal(map[string]any{"driver": "file", "node-name": "sealprep-file", "filename": file,
-		"read-only": readOnly, "locking": "on"})
+		"read-only": readOnly, "locking": "on", "discard": discard})
 	fmtNode, _ := json.Marshal(map[string]any{"driver": format, "node-name": "sealprep-fmt", "file": "sealprep-file",
-		"read-only": readOnly})
+		"read-only": readOnly, "discard": discard})
 	export, _ := json.Marshal(map[string]any{"type": "fuse", "id": "sealprep-export", "node-name": "sealprep-fmt",
 		"mountpoint": mountpoint, "writable": !readOnly, "growable": false})
 	return []string{"--blockdev", string(fileNode), "--blockdev", string(fmtNode), "--export", string(export)}, nil

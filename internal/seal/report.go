@@ -59,6 +59,8 @@ type Report struct {
 	Errors   []OpError `json:"errors"`
 	// Image says how an --image run attached and mounted the image.
 	Image *ImageInfo `json:"image,omitempty"`
+	// Trim is what apply --fstrim discarded, per filesystem.
+	Trim []TrimResult `json:"trim,omitempty"`
 }
 
 // Summary counts actions by outcome.
@@ -243,6 +245,9 @@ func WriteText(w io.Writer, r Report) error {
 		for _, e := range r.Errors {
 			wrap(bw, "  "+e.Op+": ", "    ", e.Error)
 		}
+	}
+	if len(r.Trim) > 0 {
+		writeTrimText(bw, r.Trim)
 	}
 	if len(r.Notes) > 0 {
 		fmt.Fprintln(bw, "\nLeft alone:")
