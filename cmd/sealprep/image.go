@@ -156,3 +156,13 @@ func trim(root *fs.Confined, img *seal.ImageInfo) []seal.TrimResult {
 	}
 	return out
 }
+
+// inodesInUse is what a full relabel of dir's filesystem walks; 0 when
+// the filesystem does not say (btrfs reports no inode counts).
+func inodesInUse(dir string) uint64 {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil || st.Files < st.Ffree {
+		return 0
+	}
+	return st.Files - st.Ffree
+}

@@ -44,6 +44,8 @@ Flags:
   --yes                   apply without asking (required without a terminal)
   --poweroff              apply: power the live system off right after a
                           successful apply, before anything rewrites identity
+  --autorelabel           on an SELinux image, also create /.autorelabel
+                          (operation selinux-autorelabel)
   --fstrim                apply: then discard the free blocks of the root's
                           filesystems (FITRIM), so the template stays small
   --force                 override the refusals that allow it
@@ -87,6 +89,8 @@ type options struct {
 	image string
 	// fstrim discards free blocks after apply.
 	fstrim bool
+	// autorelabel adds selinux-autorelabel to the operations.
+	autorelabel bool
 }
 
 type usageError struct{ msg string }
@@ -122,6 +126,7 @@ func parseArgs(args []string) (*options, error) {
 	fl.BoolVar(&o.force, "force", false, "")
 	fl.StringVar(&o.image, "image", "", "")
 	fl.BoolVar(&o.fstrim, "fstrim", false, "")
+	fl.BoolVar(&o.autorelabel, "autorelabel", false, "")
 	version := fl.Bool("version", false, "")
 	if err := fl.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -144,6 +149,9 @@ func parseArgs(args []string) (*options, error) {
 	}
 	if o.poweroff && o.cmd != "apply" {
 		return nil, usageError{"--poweroff only goes with apply"}
+	}
+	if o.autorelabel {
+		o.ops += ",+selinux-autorelabel"
 	}
 	if o.fstrim && o.cmd != "apply" {
 		return nil, usageError{"--fstrim only goes with apply"}
@@ -233,6 +241,10 @@ func sealRoot(o *options, ops []seal.Operation, root *fs.Confined, img *seal.Ima
 
 	refusals, pnotes := seal.Preflight(root, opts, o.cmd == "apply", e.hostRead)
 	plan := seal.MakePlan(ctx, root, ops, opts)
+	se := seal.PlanSELinux(root, plan, live)
+	if se != nil && se.Relabel {
+		se.RelabelFiles = inodesInUse(root.Dir())
+	}
 	var rep seal.Report
 	switch o.cmd {
 	case "plan", "verify":
@@ -240,10 +252,14 @@ func sealRoot(o *options, ops []seal.Operation, root *fs.Confined, img *seal.Ima
 		rep = seal.PlanReport(meta, plan, refusals, pnotes)
 	case "apply":
 		rep = apply(ctx, o, e, root, meta, opts, plan, refusals, pnotes, stdin, stderr)
-		if o.fstrim && rep.Status != seal.StatusRefused {
-			rep.Trim = trim(root, img)
+		if rep.Status != seal.StatusRefused {
+			se.LabelCreated(root, rep.Actions)
+			if o.fstrim {
+				rep.Trim = trim(root, img)
+			}
 		}
 	}
+	rep.SELinux = se
 	return rep, -1
 }
 

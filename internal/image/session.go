@@ -396,7 +396,7 @@ func (s *Session) mountAll(ctx context.Context) error {
 		if e, err := root.Lstat(m.Path); err != nil || e.Kind != fs.KindDir {
 			why := "missing"
 			if err == nil {
-				why = "a " + string(e.Kind)
+				why = "a " + e.Kind.String()
 			}
 			s.Notes = append(s.Notes, fmt.Sprintf("%s (%s) not mounted: %s in the image is %s, not a directory", parts[m.Part], m.How, m.Path, why))
 			continue

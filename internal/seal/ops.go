@@ -45,6 +45,7 @@ var All = []Operation{
 	opNMConnections,
 	opMachineInfo,
 	opRootPasswordLock,
+	opSELinuxAutorelabel,
 	// Last on purpose, see above.
 	opMachineID,
 }

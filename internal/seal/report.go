@@ -61,6 +61,8 @@ type Report struct {
 	Image *ImageInfo `json:"image,omitempty"`
 	// Trim is what apply --fstrim discarded, per filesystem.
 	Trim []TrimResult `json:"trim,omitempty"`
+	// SELinux is set offline on an image with SELinux enabled.
+	SELinux *SELinuxInfo `json:"selinux,omitempty"`
 }
 
 // Summary counts actions by outcome.
@@ -248,6 +250,9 @@ func WriteText(w io.Writer, r Report) error {
 	}
 	if len(r.Trim) > 0 {
 		writeTrimText(bw, r.Trim)
+	}
+	if r.SELinux != nil {
+		writeSELinuxText(bw, r.SELinux)
 	}
 	if len(r.Notes) > 0 {
 		fmt.Fprintln(bw, "\nLeft alone:")
