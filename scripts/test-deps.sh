@@ -21,8 +21,10 @@ set -euo pipefail
 #   systemd    systemd-machine-id-setup and systemd-firstboot, the machine-id oracle;
 #              systemd-escape, the oracle for device unit names
 #   cloud-init the real `cloud-init status` the status logic is compared with
+#   qemu-utils qemu-system-common  qemu-img (image info, lock check, convert to
+#              qcow2) and qemu-storage-daemon (the FUSE export) for sealprep --image
 test_pkgs=(dbus make e2fsprogs xfsprogs btrfs-progs dosfstools util-linux mount fdisk iproute2
-	mmdebstrap qemu-guest-agent systemd cloud-init)
+	mmdebstrap qemu-guest-agent systemd cloud-init qemu-utils qemu-system-common)
 # Packages make vm-test adds: QEMU guests under TCG and their NoCloud seeds.
 vm_pkgs=(qemu-system-x86 qemu-utils genisoimage mmdebstrap)
 
