@@ -126,3 +126,16 @@ func detachLoop(dev string) error {
 	}
 	return nil
 }
+
+// loopsOn lists the loop devices whose backing file is file.
+func loopsOn(file string) []string {
+	var out []string
+	ents, _ := filepath.Glob("/sys/block/loop*/loop/backing_file")
+	for _, e := range ents {
+		b, err := os.ReadFile(e)
+		if err == nil && strings.TrimSpace(string(b)) == file {
+			out = append(out, "/dev/"+filepath.Base(filepath.Dir(filepath.Dir(e))))
+		}
+	}
+	return out
+}

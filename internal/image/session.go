@@ -137,10 +137,19 @@ func Open(ctx context.Context, file string, o Options) (s *Session, err error) {
 		return nil, refuse("--image needs root: it attaches loop devices and mounts filesystems")
 	}
 	recovered, err := Recover(o.stateDir(), abs)
-	if err != nil {
+	var ref *Refusal
+	if errors.As(err, &ref) {
 		return nil, err
 	}
 	s = &Session{File: abs, opts: o, lockFD: -1, Recovered: recovered}
+	if err != nil {
+		// Another image's leftovers are not this run's business; this
+		// image's own are caught below as a loop device or a lock.
+		s.Notes = append(s.Notes, fmt.Sprintf("leftovers of earlier runs not taken down: %v", err))
+	}
+	if devs := loopsOn(abs); len(devs) > 0 {
+		return nil, refuse("%s is in use: loop device %s is attached to it (losetup -d it, or wait for whoever uses it)", abs, strings.Join(devs, ", "))
+	}
 	qemuImg, err := o.tool("qemu-img", "qemu-utils")
 	if err != nil {
 		return nil, refuse("cannot inspect %s: %v", abs, err)

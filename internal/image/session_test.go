@@ -186,6 +186,16 @@ func TestRefusals(t *testing.T) {
 		checkClean(t, state, img)
 	})
 
+	t.Run("loop device on it", func(t *testing.T) {
+		raw := imagetest.Build(t, dir, "looped", []imagetest.Part{{Type: imagetest.TypeLinux, FS: "ext4", SizeMiB: 8,
+			Tree: guestTree(t, "")}}, false)
+		dev := blocktest.AttachLoop(t, raw, "--read-only")
+		_, err := Open(context.Background(), raw, Options{StateDir: state, ReadOnly: true})
+		if !errors.As(err, &ref) || !strings.Contains(err.Error(), dev) {
+			t.Errorf("%v, want an in-use refusal naming %s", err, dev)
+		}
+	})
+
 	t.Run("read-only file", func(t *testing.T) {
 		if err := os.Chmod(img, 0o444); err != nil {
 			t.Fatal(err)
