@@ -215,7 +215,7 @@ func (s *Session) makeDir() error {
 	s.tag = "sealprep:" + id
 	// The state file is in place before the directory has its name, so a
 	// session directory without one is never live.
-	tmp, err := os.MkdirTemp(base, ".new-")
+	tmp, err := os.MkdirTemp(base, fmt.Sprintf(".new-%d-", os.Getpid()))
 	if err != nil {
 		return err
 	}

@@ -252,7 +252,10 @@ func Recover(stateDir, image string) ([]string, error) {
 		}
 		if strings.HasPrefix(e.Name(), ".new-") {
 			// A session that died while being created: only its state file.
-			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > time.Minute {
+			// The name carries the creator's pid.
+			var pid int
+			fmt.Sscanf(strings.TrimPrefix(e.Name(), ".new-"), "%d-", &pid)
+			if info, err := e.Info(); err == nil && (pid > 0 && !procAlive(pid) || time.Since(info.ModTime()) > time.Minute) {
 				os.Remove(filepath.Join(dir, "state.json"))
 				os.Remove(dir)
 			}
