@@ -261,17 +261,17 @@ func Recover(stateDir, image string) ([]string, error) {
 			}
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(dir, "state.json"))
-		if err != nil {
-			errs = append(errs, fmt.Errorf("session %s: %w", dir, err))
-			continue
+		// The directory's name is "<pid>-<random>" and the tag
+		// "sealprep:<name>": a lost state file loses only the image's name.
+		st := state{Tag: "sealprep:" + e.Name()}
+		fmt.Sscanf(e.Name(), "%d-", &st.PID)
+		if b, err := os.ReadFile(filepath.Join(dir, "state.json")); err == nil {
+			if err := json.Unmarshal(b, &st); err != nil || st.Tag == "" {
+				errs = append(errs, fmt.Errorf("session %s: bad state file", dir))
+				continue
+			}
 		}
-		var st state
-		if err := json.Unmarshal(b, &st); err != nil || st.Tag == "" {
-			errs = append(errs, fmt.Errorf("session %s: bad state file", dir))
-			continue
-		}
-		if st.PID > 0 && procAlive(st.PID) && procStart(st.PID) == st.Start {
+		if st.PID > 0 && procAlive(st.PID) && (st.Start == "" || procStart(st.PID) == st.Start) {
 			if st.Image == image {
 				return nil, refuse("%s is being sealed by sealprep (pid %d, session %s)", image, st.PID, dir)
 			}

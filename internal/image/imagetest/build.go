@@ -16,6 +16,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/fs/blocktest"
 	"github.com/guestcheck/guestcheck/internal/testenv"
+	"golang.org/x/sys/unix"
 )
 
 // Common GPT types.
@@ -157,14 +158,21 @@ func Leftovers(stateDir string, images ...string) []string {
 			hit = hit || bf == im
 		}
 		if hit {
-			out = append(out, "loop "+filepath.Base(filepath.Dir(filepath.Dir(e)))+" on "+bf)
+			dev := filepath.Base(filepath.Dir(filepath.Dir(e)))
+			out = append(out, "loop "+dev+" on "+bf+" ("+loopTag("/dev/"+dev)+")")
 		}
 	}
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range procs {
 		b, _ := os.ReadFile(p)
-		if strings.Contains(string(b), "qemu-storage-daemon") && strings.Contains(string(b), stateDir+"/") {
-			out = append(out, "process "+p)
+		if !strings.Contains(string(b), "qemu-storage-daemon") {
+			continue
+		}
+		for _, a := range strings.Split(string(b), "\x00") {
+			if i := strings.Index(a, stateDir+"/"); i >= 0 {
+				out = append(out, "process "+filepath.Base(filepath.Dir(p))+": qemu-storage-daemon of "+a[i:])
+				break
+			}
 		}
 	}
 	if ents, err := os.ReadDir(stateDir); err == nil {
@@ -173,4 +181,18 @@ func Leftovers(stateDir string, images ...string) []string {
 		}
 	}
 	return out
+}
+
+// loopTag is a loop device's lo_file_name, where sessions put their tag.
+func loopTag(dev string) string {
+	fd, err := unix.Open(dev, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err.Error()
+	}
+	defer unix.Close(fd)
+	info, err := unix.IoctlLoopGetStatus64(fd)
+	if err != nil {
+		return err.Error()
+	}
+	return strings.TrimRight(string(info.File_name[:]), "\x00")
 }
