@@ -89,7 +89,10 @@ identity() {
 	local raw=$work/identity.raw id key
 	qemu-img convert -O raw "$1" "$raw"
 	id=$(debugfs -R 'cat /etc/machine-id' "$raw" 2>/dev/null | tr -d '[:space:]')
-	key=$(debugfs -R 'cat /etc/ssh/ssh_host_ed25519_key.pub' "$raw" 2>/dev/null | awk '{print substr($2, 1, 24)}')
+	# A digest of the whole key: every ed25519 key starts with the same
+	# base64 of its type.
+	key=$(debugfs -R 'cat /etc/ssh/ssh_host_ed25519_key.pub' "$raw" 2>/dev/null | awk 'NF >= 2 {print $2}')
+	[ -n "$key" ] && key=$(printf '%s' "$key" | sha256sum | cut -c1-16)
 	rm -f "$raw"
 	echo "${id:-(empty)} ${key:-(none)}"
 }
