@@ -35,7 +35,8 @@ func TestImageSeal(t *testing.T) {
 	if err := os.MkdirAll(cacheDir(), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	scratch, err := os.MkdirTemp(cacheDir(), "image-seal-")
+	// Not "image-*": buildImage removes other images of that name.
+	scratch, err := os.MkdirTemp(cacheDir(), "run-imageseal-")
 	if err != nil {
 		t.Fatal(err)
 	}
