@@ -73,7 +73,7 @@ package: ## build dist/*.deb and dist/*.rpm for PKG_ARCH (reproducible: SOURCE_D
 
 vm-test: package ## end-to-end tests in QEMU guests (root; see docs/vm-tests.md)
 	@bash scripts/test-deps.sh vm
-	$(GO) test -tags vmtest -v -count=1 -timeout 60m ./test/vm/
+	$(GO) test -tags vmtest -v -count=1 -timeout 90m ./test/vm/
 
 clean: ## remove build outputs
 	rm -rf bin dist
