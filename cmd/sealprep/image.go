@@ -133,12 +133,21 @@ func trim(root *fs.Confined, img *seal.ImageInfo) []seal.TrimResult {
 		b, _ := os.ReadFile("/proc/self/mountinfo")
 		ms, _ := fs.ParseMountinfo(b)
 		seen := map[string]bool{dir: true}
+		devs := map[[2]uint32]bool{}
+		for _, m := range ms {
+			if m.MountPoint == dir {
+				devs[[2]uint32{m.Major, m.Minor}] = true
+			}
+		}
 		for _, m := range ms {
 			rel, ok := strings.CutPrefix(m.MountPoint, strings.TrimSuffix(dir, "/")+"/")
-			if !ok || seen[m.MountPoint] || !strings.HasPrefix(m.Source, "/dev/") {
+			dev := [2]uint32{m.Major, m.Minor}
+			// Each filesystem once, at a mount of its whole tree: bind mounts
+			// of a file or a subdirectory are the same blocks again.
+			if !ok || seen[m.MountPoint] || devs[dev] || m.Root != "/" || !strings.HasPrefix(m.Source, "/dev/") {
 				continue
 			}
-			seen[m.MountPoint] = true
+			seen[m.MountPoint], devs[dev] = true, true
 			ts = append(ts, target{"/" + rel, m.MountPoint})
 		}
 	}
