@@ -6,7 +6,7 @@ LDFLAGS := -s -w -X $(PKG)/internal/buildinfo.Version=$(VERSION)
 BUILD   := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.7.0
 
-.PHONY: help build run test test-short bench lint fuzz clean package vm-test
+.PHONY: help build run test test-short bench bench-sysprep lint fuzz clean package vm-test
 
 help: ## list the targets
 	@awk -F':.*## ' '/^[a-z-]+:.*## /{printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -45,6 +45,12 @@ fuzz: ## explore with every fuzz target for FUZZTIME (default 10s) each; new cra
 bench: build ## Go benchmarks, then guestcheck vs cloud-init status (hyperfine), RSS and binary sizes
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 	bash scripts/bench.sh
+	@if ls $${GUESTCHECK_VM_CACHE:-/var/tmp/guestcheck-vm-cache}/image-*/root.img >/dev/null 2>&1; then \
+	  bash scripts/bench-sysprep.sh; \
+	else echo "bench: no virt-sysprep comparison: no VM test image yet (make vm-test builds it; then make bench-sysprep)"; fi
+
+bench-sysprep: build ## sealprep apply --image vs virt-sysprep -a on a booted-once Debian 12 image, clones booted (root)
+	bash scripts/bench-sysprep.sh
 
 lint: ## gofmt, go vet, staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -67,7 +73,7 @@ package: ## build dist/*.deb and dist/*.rpm for PKG_ARCH (reproducible: SOURCE_D
 
 vm-test: package ## end-to-end tests in QEMU guests (root; see docs/vm-tests.md)
 	@bash scripts/test-deps.sh vm
-	$(GO) test -tags vmtest -v -count=1 -timeout 60m ./test/vm/
+	$(GO) test -tags vmtest -v -count=1 -timeout 90m ./test/vm/
 
 clean: ## remove build outputs
 	rm -rf bin dist

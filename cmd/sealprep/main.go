@@ -24,6 +24,9 @@ func main() {
 		termWidth:  termWidth,
 		booted:     func() bool { st, err := os.Lstat("/run/systemd/system"); return err == nil && st.IsDir() },
 		ctx:        context.Background(),
+		// Tests point --image sessions elsewhere, so they never meet the
+		// host's own.
+		imageStateDir: os.Getenv("SEALPREP_STATE_DIR"),
 	}))
 }
 

@@ -34,6 +34,9 @@ Commands:
 Flags:
   --root DIR              guest root: / (default, the running system) or a
                           mounted image or extracted tree
+  --image FILE            a raw or qcow2 disk image: attach it, find and
+                          mount its root (and /boot, ESP, /var from its
+                          fstab), seal, unmount and detach; needs root
   --ops SPEC              defaults (default); -id drops, +id adds, or an
                           explicit list: --ops machine-id,ssh-host-keys
   --format FMT            text (default) or json
@@ -41,6 +44,10 @@ Flags:
   --yes                   apply without asking (required without a terminal)
   --poweroff              apply: power the live system off right after a
                           successful apply, before anything rewrites identity
+  --autorelabel           on an SELinux image, also create /.autorelabel
+                          (operation selinux-autorelabel)
+  --fstrim                apply: then discard the free blocks of the root's
+                          filesystems (FITRIM), so the template stays small
   --force                 override the refusals that allow it
   --version               print the version and exit
   -h, --help              show this help
@@ -54,6 +61,7 @@ Examples:
   sealprep apply --yes --poweroff                 # last step in the guest
   sealprep apply --yes --root /mnt/image          # offline, on a mounted image
   sealprep verify --root /mnt/image --format json
+  sealprep apply --yes --image template.qcow2     # offline, no mount needed
 `
 
 // env is what run needs from the outside world; tests build their own so
@@ -69,11 +77,20 @@ type env struct {
 	// termWidth is the width of the terminal w is, or 0 when w is not a
 	// terminal that can rewrite a line: progress then goes out as lines.
 	termWidth func(w io.Writer) int
+	// imageStateDir is where --image sessions live ("" for the default,
+	// /run/sealprep/image).
+	imageStateDir string
 }
 
 type options struct {
 	cmd, root, ops, format, mode string
 	yes, poweroff, force         bool
+	// image is --image FILE: attach, mount, seal, detach.
+	image string
+	// fstrim discards free blocks after apply.
+	fstrim bool
+	// autorelabel adds selinux-autorelabel to the operations.
+	autorelabel bool
 }
 
 type usageError struct{ msg string }
@@ -107,6 +124,9 @@ func parseArgs(args []string) (*options, error) {
 	fl.BoolVar(&o.yes, "yes", false, "")
 	fl.BoolVar(&o.poweroff, "poweroff", false, "")
 	fl.BoolVar(&o.force, "force", false, "")
+	fl.StringVar(&o.image, "image", "", "")
+	fl.BoolVar(&o.fstrim, "fstrim", false, "")
+	fl.BoolVar(&o.autorelabel, "autorelabel", false, "")
 	version := fl.Bool("version", false, "")
 	if err := fl.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -129,6 +149,22 @@ func parseArgs(args []string) (*options, error) {
 	}
 	if o.poweroff && o.cmd != "apply" {
 		return nil, usageError{"--poweroff only goes with apply"}
+	}
+	if o.autorelabel {
+		o.ops += ",+selinux-autorelabel"
+	}
+	if o.fstrim && o.cmd != "apply" {
+		return nil, usageError{"--fstrim only goes with apply"}
+	}
+	if o.image != "" {
+		rootSet := false
+		fl.Visit(func(f *flag.Flag) { rootSet = rootSet || f.Name == "root" })
+		switch {
+		case rootSet:
+			return nil, usageError{"--image and --root exclude each other: --image mounts the image's root itself"}
+		case o.poweroff:
+			return nil, usageError{"--poweroff is for the running system, not --image"}
+		}
 	}
 	return o, nil
 }
@@ -168,17 +204,30 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, e env) int {
 		return seal.ExitOK
 	}
 
+	if o.image != "" {
+		return runImage(o, ops, stdin, stdout, stderr, e)
+	}
 	root, err := fs.OpenConfined(o.root)
 	if err != nil {
 		fmt.Fprintf(stderr, "sealprep: --root: %v\n", err)
 		return seal.ExitUsage
 	}
 	defer root.Close()
+	rep, code := sealRoot(o, ops, root, nil, stdin, stderr, e)
+	if code >= 0 {
+		return code
+	}
+	return finish(o, e, rep, stdout, stderr)
+}
+
+// sealRoot plans, applies or verifies root and returns the report, or an
+// exit code (>= 0) when it stopped before making one.
+func sealRoot(o *options, ops []seal.Operation, root *fs.Confined, img *seal.ImageInfo, stdin io.Reader, stderr io.Writer, e env) (seal.Report, int) {
 	live := root.IsHost()
 	booted := live && e.booted != nil && e.booted()
 	if o.poweroff && !booted {
 		fmt.Fprintln(stderr, "sealprep: --poweroff needs the running system booted with systemd (--root /); refusing")
-		return seal.ExitUsage
+		return seal.Report{}, seal.ExitUsage
 	}
 	opts := seal.Options{Live: live, Booted: booted, MachineIDMode: seal.MachineIDMode(o.mode), Force: o.force,
 		PowerOff: o.poweroff}
@@ -188,10 +237,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, e env) int {
 	}
 	start := time.Now()
 	meta := seal.Meta{Tool: "sealprep", Version: buildinfo.Version, Command: o.cmd, Root: root.Dir(),
-		Live: live, MachineIDMode: opts.MachineIDMode, Operations: ops, StartedAt: start}
+		Live: live, MachineIDMode: opts.MachineIDMode, Operations: ops, StartedAt: start, Image: img}
 
 	refusals, pnotes := seal.Preflight(root, opts, o.cmd == "apply", e.hostRead)
 	plan := seal.MakePlan(ctx, root, ops, opts)
+	se := seal.PlanSELinux(root, plan, live)
+	if se != nil && se.Relabel {
+		se.RelabelFiles = inodesInUse(root.Dir())
+	}
 	var rep seal.Report
 	switch o.cmd {
 	case "plan", "verify":
@@ -199,12 +252,29 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, e env) int {
 		rep = seal.PlanReport(meta, plan, refusals, pnotes)
 	case "apply":
 		rep = apply(ctx, o, e, root, meta, opts, plan, refusals, pnotes, stdin, stderr)
+		if rep.Status != seal.StatusRefused {
+			se.LabelCreated(root, rep.Actions)
+			if o.fstrim {
+				rep.Trim = trim(root, img)
+			}
+		}
 	}
+	rep.SELinux = se
+	return rep, -1
+}
+
+// finish renders the report and, after a sealed apply with --poweroff,
+// powers off.
+func finish(o *options, e env, rep seal.Report, stdout, stderr io.Writer) int {
 	if err := render(stdout, o.format, rep); err != nil {
 		fmt.Fprintf(stderr, "sealprep: write report: %v\n", err)
 		return seal.ExitProblem
 	}
 	code := seal.ExitCode(rep)
+	ctx := e.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	if o.cmd == "apply" && o.poweroff && code == seal.ExitOK {
 		fmt.Fprintln(stderr, "sealprep: sealed; powering off now")
 		if err := e.powerOff(ctx); err != nil {

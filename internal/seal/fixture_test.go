@@ -199,6 +199,10 @@ func debianNoCloudNodes() []node {
 // rhelNodes is a RHEL/Fedora-like root with NetworkManager and ifcfg.
 func rhelNodes() []node {
 	return append(base("rhel"),
+		// The machine-id leak paths: a BLS entry and a credential.
+		f("/boot/loader/entries/"+strings.TrimSpace(oldMachineID)+"-5.14.0.conf", "title RHEL\nlinux /vmlinuz-5.14.0\noptions root=/dev/vda3 ro systemd.machine_id="+strings.TrimSpace(oldMachineID)+"\n"),
+		f("/etc/credstore/system.machine_id", oldMachineID),
+		f("/etc/selinux/config", "SELINUX=enforcing\nSELINUXTYPE=targeted\n"),
 		f("/usr/lib/systemd/system/sshd-keygen@.service", "[Service]\nExecStart=/usr/libexec/openssh/sshd-keygen %i\n"),
 		f("/etc/sysconfig/network-scripts/ifcfg-eth0", "DEVICE=eth0\nHWADDR=52:54:00:12:34:56\nUUID=5fb06bd0-0bb0-7ffb-45f1-d6edd65f3e03\nBOOTPROTO=dhcp\nDHCP_HOSTNAME=template-01\nONBOOT=yes\n"),
 		f("/etc/sysconfig/network-scripts/ifcfg-lo", "DEVICE=lo\nUUID=keep-me\n"),

@@ -24,6 +24,8 @@ var All = []Operation{
 	opRandomSeed,
 	opSystemdCredentialSecret,
 	opHostCredentials,
+	opMachineIDCmdline,
+	opMachineIDCredential,
 	opLVMDevicesFile,
 	opCrashData,
 	opJournal,
@@ -43,6 +45,7 @@ var All = []Operation{
 	opNMConnections,
 	opMachineInfo,
 	opRootPasswordLock,
+	opSELinuxAutorelabel,
 	// Last on purpose, see above.
 	opMachineID,
 }

@@ -13,7 +13,9 @@ import (
 // issueDefaults are the default operations the issue requires.
 var issueDefaults = []string{"machine-id", "ssh-host-keys", "cloud-init", "random-seed", "systemd-credential-secret",
 	"hostname", "dhcp-leases", "nm-identity", "net-mac-pins", "journal", "login-records", "logfiles",
-	"shell-history", "tmp", "crash-data", "passwd-backups", "host-credentials", "lvm-devices-file", "package-cache"}
+	"shell-history", "tmp", "crash-data", "passwd-backups", "host-credentials", "lvm-devices-file", "package-cache",
+	// The machine-id leak paths (the --image issue).
+	"machine-id-cmdline", "machine-id-credential"}
 
 func TestRegistry(t *testing.T) {
 	kebab := regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)

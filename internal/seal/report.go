@@ -57,6 +57,12 @@ type Report struct {
 	Notes    []Note    `json:"notes"`
 	Refusals []Refusal `json:"refusals"`
 	Errors   []OpError `json:"errors"`
+	// Image says how an --image run attached and mounted the image.
+	Image *ImageInfo `json:"image,omitempty"`
+	// Trim is what apply --fstrim discarded, per filesystem.
+	Trim []TrimResult `json:"trim,omitempty"`
+	// SELinux is set offline on an image with SELinux enabled.
+	SELinux *SELinuxInfo `json:"selinux,omitempty"`
 }
 
 // Summary counts actions by outcome.
@@ -79,13 +85,15 @@ type Meta struct {
 	Operations                   []Operation
 	StartedAt                    time.Time
 	Duration                     time.Duration
+	// Image is set on --image runs.
+	Image *ImageInfo
 }
 
 func newReport(m Meta) Report {
 	r := Report{
 		SchemaVersion: SchemaVersion, Tool: m.Tool, Version: m.Version, Command: m.Command,
 		Root: m.Root, Live: m.Live, MachineIDMode: string(m.MachineIDMode),
-		StartedAt: m.StartedAt.UTC(), DurationMS: m.Duration.Milliseconds(),
+		StartedAt: m.StartedAt.UTC(), DurationMS: m.Duration.Milliseconds(), Image: m.Image,
 		Operations: []string{}, Actions: []Result{}, Notes: []Note{}, Refusals: []Refusal{}, Errors: []OpError{},
 	}
 	for _, op := range m.Operations {
@@ -231,6 +239,9 @@ func WriteText(w io.Writer, r Report) error {
 		mode = "live system"
 	}
 	fmt.Fprintf(bw, "sealprep %s: %s (%s)\n", r.Command, r.Root, mode)
+	if r.Image != nil {
+		writeImageText(bw, r.Image)
+	}
 	switch r.Command {
 	case "apply":
 		writeGroups(bw, r.Actions, true)
@@ -261,6 +272,12 @@ func WriteText(w io.Writer, r Report) error {
 		for _, e := range r.Errors {
 			wrap(bw, "  "+e.Op+": ", "    ", e.Error)
 		}
+	}
+	if len(r.Trim) > 0 {
+		writeTrimText(bw, r.Trim)
+	}
+	if r.SELinux != nil {
+		writeSELinuxText(bw, r.SELinux)
 	}
 	if len(r.Notes) > 0 {
 		fmt.Fprintln(bw, "\nLeft alone:")

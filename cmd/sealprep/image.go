@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/buildinfo"
+	"github.com/guestcheck/guestcheck/internal/disk"
+	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/image"
+	"github.com/guestcheck/guestcheck/internal/seal"
+)
+
+// runImage is run for --image: attach and mount the image, seal its root
+// as --root would, then unmount and detach. From the first step to the
+// last, SIGINT, SIGTERM and SIGHUP only cancel: the teardown always runs,
+// and a SIGKILL's leftovers are taken down by the next --image run.
+func runImage(o *options, ops []seal.Operation, stdin io.Reader, stdout, stderr io.Writer, e env) int {
+	base := e.ctx
+	if base == nil {
+		base = context.Background()
+	}
+	ctx, cancel := context.WithCancel(base)
+	defer cancel()
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	var caught os.Signal
+	done := make(chan struct{})
+	defer close(done)
+	caughtCh := make(chan os.Signal, 1)
+	go func() {
+		select {
+		case s := <-sigs:
+			caughtCh <- s
+			cancel()
+		case <-done:
+		}
+	}()
+	signalled := func() os.Signal {
+		if caught == nil {
+			select {
+			case caught = <-caughtCh:
+			default:
+			}
+		}
+		return caught
+	}
+
+	start := time.Now()
+	sess, err := image.Open(ctx, o.image, image.Options{ReadOnly: o.cmd != "apply", StateDir: e.imageStateDir})
+	if err != nil {
+		if s := signalled(); s != nil {
+			fmt.Fprintf(stderr, "sealprep: --image: interrupted by %v while attaching; nothing is left attached\n", s)
+			return seal.ExitProblem
+		}
+		var ref *image.Refusal
+		if errors.As(err, &ref) {
+			meta := seal.Meta{Tool: "sealprep", Version: buildinfo.Version, Command: o.cmd, Root: o.image,
+				MachineIDMode: seal.MachineIDMode(o.mode), Operations: ops, StartedAt: start, Duration: time.Since(start)}
+			rep := seal.RefusedReport(meta, seal.Plan{}, []seal.Refusal{{Op: "image", Path: o.image, Message: ref.Reason}}, nil)
+			return finish(o, e, rep, stdout, stderr)
+		}
+		fmt.Fprintf(stderr, "sealprep: --image %s: %v\n", o.image, err)
+		if errors.Is(err, os.ErrNotExist) {
+			return seal.ExitUsage
+		}
+		return seal.ExitProblem
+	}
+	info := imageInfo(sess)
+	rep, code := func() (seal.Report, int) {
+		root, err := fs.OpenConfined(sess.Root)
+		if err != nil {
+			fmt.Fprintf(stderr, "sealprep: --image: the mounted root %s: %v\n", sess.Root, err)
+			return seal.Report{}, seal.ExitProblem
+		}
+		defer root.Close()
+		e.ctx = ctx
+		return sealRoot(o, ops, root, info, stdin, stderr, e)
+	}()
+	if cerr := sess.Close(); cerr != nil {
+		info.DetachError = cerr.Error()
+		fmt.Fprintf(stderr, "sealprep: --image: unmount and detach: %v\n", cerr)
+	} else {
+		info.Detached = true
+	}
+	if code >= 0 {
+		return code
+	}
+	rep.DurationMS = time.Since(start).Milliseconds()
+	code = finish(o, e, rep, stdout, stderr)
+	if s := signalled(); s != nil {
+		fmt.Fprintf(stderr, "sealprep: interrupted by %v; the image is unmounted and detached, run again to finish\n", s)
+		if code == seal.ExitOK {
+			code = seal.ExitProblem
+		}
+	}
+	if info.DetachError != "" && code == seal.ExitOK {
+		code = seal.ExitProblem
+	}
+	return code
+}
+
+func imageInfo(s *image.Session) *seal.ImageInfo {
+	in := &seal.ImageInfo{File: s.File, Format: s.Format, Method: s.Method, Backing: s.Backing,
+		Notes: s.Notes, Recovered: s.Recovered, Mounts: []seal.ImageMount{}}
+	for _, m := range s.Mounts {
+		in.Mounts = append(in.Mounts, seal.ImageMount{Path: m.Path, Dir: m.Dir, Device: m.Device, Source: m.Source,
+			How: m.How, ReadOnly: m.ReadOnly})
+	}
+	return in
+}
+
+// trim runs FITRIM on every filesystem of the root: an image's mounts, or
+// the block-device filesystems mounted at or below the root. Each is
+// synced first, so blocks of files just removed count as free.
+func trim(root *fs.Confined, img *seal.ImageInfo) []seal.TrimResult {
+	type target struct{ guest, dir string }
+	var ts []target
+	if img != nil {
+		for _, m := range img.Mounts {
+			ts = append(ts, target{m.Path, m.Dir})
+		}
+	} else {
+		dir := root.Dir()
+		ts = append(ts, target{"/", dir})
+		b, _ := os.ReadFile("/proc/self/mountinfo")
+		ms, _ := disk.ParseMountinfo(b)
+		seen := map[string]bool{dir: true}
+		devs := map[[2]uint32]bool{}
+		for _, m := range ms {
+			if m.MountPoint == dir {
+				devs[[2]uint32{m.Major, m.Minor}] = true
+			}
+		}
+		for _, m := range ms {
+			rel, ok := strings.CutPrefix(m.MountPoint, strings.TrimSuffix(dir, "/")+"/")
+			dev := [2]uint32{m.Major, m.Minor}
+			// Each filesystem once, at a mount of its whole tree: bind mounts
+			// of a file or a subdirectory are the same blocks again.
+			if !ok || seen[m.MountPoint] || devs[dev] || m.Root != "/" || !strings.HasPrefix(m.Source, "/dev/") {
+				continue
+			}
+			seen[m.MountPoint], devs[dev] = true, true
+			ts = append(ts, target{"/" + rel, m.MountPoint})
+		}
+	}
+	var out []seal.TrimResult
+	for _, t := range ts {
+		n, err := fs.Trim(t.dir)
+		r := seal.TrimResult{Path: t.guest, Bytes: n}
+		if err != nil {
+			r.Error = err.Error()
+			if errors.Is(err, syscall.EOPNOTSUPP) {
+				r.Error = "the filesystem or its device does not support discard"
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// inodesInUse is what a full relabel of dir's filesystem walks; 0 when
+// the filesystem does not say (btrfs reports no inode counts).
+func inodesInUse(dir string) uint64 {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil || st.Files < st.Ffree {
+		return 0
+	}
+	return st.Files - st.Ffree
+}

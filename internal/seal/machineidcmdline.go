@@ -1,0 +1,208 @@
+package seal
+
+import (
+	"bytes"
+	"context"
+	"path"
+	"strings"
+)
+
+// The machine-id leak paths: places that hand systemd a machine ID at
+// boot, so that an emptied /etc/machine-id is rewritten with the
+// template's (or, with "firmware", the SMBIOS product UUID that KubeVirt
+// derives from the VM name) on every boot of every clone.
+
+var opMachineIDCmdline = Operation{
+	ID:      "machine-id-cmdline",
+	Default: true,
+	Summary: "drop systemd.machine_id= (and a system.machine_id credential) from /etc/kernel/cmdline, boot loader entries, GRUB defaults, grub.cfg and grubenv",
+	Plan:    planMachineIDCmdline,
+}
+
+const cmdlineReason = "systemd.machine_id= on the kernel command line makes systemd use that ID on every boot: every clone would share it"
+
+// cmdlineFile is a file that carries a kernel command line, and which of
+// its lines do.
+type cmdlineFile struct {
+	path string
+	// line reports whether a line holds a command line to edit.
+	line func(string) bool
+	// fixedSize pads the result back to the file's size (grubenv is a
+	// 1024-byte block GRUB rewrites in place).
+	fixedSize bool
+}
+
+func everyLine(string) bool { return true }
+
+func firstWordIs(words ...string) func(string) bool {
+	return func(l string) bool {
+		f := strings.Fields(l)
+		if len(f) == 0 {
+			return false
+		}
+		for _, w := range words {
+			if f[0] == w {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func grubDefaultLine(l string) bool {
+	l = strings.TrimSpace(l)
+	l = strings.TrimPrefix(l, "export ")
+	return strings.HasPrefix(l, "GRUB_CMDLINE_LINUX=") || strings.HasPrefix(l, "GRUB_CMDLINE_LINUX_DEFAULT=")
+}
+
+func grubenvLine(l string) bool { return strings.HasPrefix(l, "kernelopts=") }
+
+func planMachineIDCmdline(ctx context.Context, p *Planner) ([]Action, error) {
+	files := []cmdlineFile{
+		{path: "/etc/kernel/cmdline", line: everyLine},
+		{path: "/etc/default/grub", line: grubDefaultLine},
+		{path: "/boot/grub/grub.cfg", line: firstWordIs("linux", "linuxefi", "linux16")},
+		{path: "/boot/grub2/grub.cfg", line: firstWordIs("linux", "linuxefi", "linux16")},
+		{path: "/boot/grub2/grubenv", line: grubenvLine, fixedSize: true},
+		{path: "/boot/grub/grubenv", line: grubenvLine, fixedSize: true},
+	}
+	ents, err := p.readDir("/etc/default/grub.d")
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name, ".cfg") {
+			files = append(files, cmdlineFile{path: "/etc/default/grub.d/" + e.Name, line: grubDefaultLine})
+		}
+	}
+	// Boot Loader Specification entries, on /boot (XBOOTLDR) and the ESP.
+	for _, dir := range []string{"/boot/loader/entries", "/efi/loader/entries", "/boot/efi/loader/entries"} {
+		ents, err := p.readDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range ents {
+			if strings.HasSuffix(e.Name, ".conf") {
+				files = append(files, cmdlineFile{path: path.Join(dir, e.Name), line: firstWordIs("options")})
+			}
+		}
+	}
+	var out []Action
+	found := false
+	for _, f := range files {
+		f := f
+		acts, err := p.rewritePath(f.path, cmdlineReason, func(b []byte) []byte {
+			nw, n := stripMachineIDLines(b, f.line)
+			if n == 0 {
+				return b
+			}
+			if f.fixedSize && len(nw) < len(b) {
+				nw = append(nw, bytes.Repeat([]byte("#"), len(b)-len(nw))...)
+			}
+			return nw
+		})
+		if err != nil {
+			return nil, err
+		}
+		found = found || len(acts) > 0
+		out = append(out, acts...)
+	}
+	if found {
+		for _, dir := range []string{"/boot/EFI/Linux", "/efi/EFI/Linux", "/boot/efi/EFI/Linux"} {
+			if ents, _ := p.readDir(dir); len(ents) > 0 {
+				p.Note(dir, "unified kernel images here embed the command line they were built with, which sealprep does not edit: rebuild them (kernel-install add) after this seal if they were built with systemd.machine_id=")
+			}
+		}
+	}
+	// On a live system, the running kernel's command line says whether the
+	// next boot would get the ID from somewhere sealprep did not edit (a
+	// UKI, the hypervisor's -append, firmware variables).
+	if p.Opts.Live && !found {
+		if b, ok, _ := p.readFile("/proc/cmdline"); ok {
+			if _, n := stripMachineIDParams(string(b)); n > 0 {
+				p.Note("/proc/cmdline", "this system was booted with systemd.machine_id= (or a system.machine_id credential) on its kernel command line, and no file sealprep edits carries it (now): if it came from a unified kernel image, the hypervisor's kernel arguments or firmware, every clone booted that way shares the ID; remove it there")
+			}
+		}
+	}
+	return out, nil
+}
+
+// stripMachineIDLines applies stripMachineIDParams to the lines of b that
+// want selects, keeping every other byte.
+func stripMachineIDLines(b []byte, want func(string) bool) ([]byte, int) {
+	lines := strings.SplitAfter(string(b), "\n")
+	total := 0
+	for i, l := range lines {
+		if l == "" || !want(l) {
+			continue
+		}
+		nw, n := stripMachineIDParams(l)
+		if n > 0 {
+			lines[i], total = nw, total+n
+		}
+	}
+	if total == 0 {
+		return b, 0
+	}
+	return []byte(strings.Join(lines, "")), total
+}
+
+// machineIDParams are the command-line words that hand systemd a machine
+// ID: the parameter itself, and a system.machine_id credential set from
+// the command line (systemd.system-credentials(7)).
+var machineIDParams = []string{
+	"systemd.machine_id=",
+	"systemd.set_credential=system.machine_id:",
+	"systemd.set_credential_binary=system.machine_id:",
+}
+
+// stripMachineIDParams removes each machine-ID word from s, with one
+// separating blank, and says how many it removed. A word starts at the
+// start, after a blank or after a quote (GRUB_CMDLINE_LINUX="..."), and
+// ends at a blank or a quote that is not its own (a value may be
+// double-quoted: systemd.machine_id="..."). Pure, for the fuzzer.
+func stripMachineIDParams(s string) (string, int) {
+	n := 0
+	for i := 0; i < len(s); {
+		if i > 0 && !isWordStart(s[i-1]) {
+			i++
+			continue
+		}
+		pfx := ""
+		for _, m := range machineIDParams {
+			if strings.HasPrefix(s[i:], m) {
+				pfx = m
+				break
+			}
+		}
+		if pfx == "" {
+			i++
+			continue
+		}
+		end := i + len(pfx)
+		if end < len(s) && s[end] == '"' {
+			if q := strings.IndexByte(s[end+1:], '"'); q >= 0 {
+				end += q + 2
+			} else {
+				end = len(s)
+			}
+		}
+		for end < len(s) && !isBlank(s[end]) && s[end] != '"' && s[end] != '\'' && s[end] != '\n' {
+			end++
+		}
+		start := i
+		switch {
+		case start > 0 && isBlank(s[start-1]):
+			start-- // " word" goes with its blank
+		case end < len(s) && isBlank(s[end]):
+			end++ // "word " at the start, or after a quote
+		}
+		s = s[:start] + s[end:]
+		n++
+		i = start
+	}
+	return s, n
+}
+
+func isBlank(c byte) bool     { return c == ' ' || c == '\t' }
+func isWordStart(c byte) bool { return isBlank(c) || c == '"' || c == '\'' || c == '\n' || c == '=' }

@@ -1,0 +1,47 @@
+package seal
+
+import (
+	"context"
+
+	"github.com/guestcheck/guestcheck/internal/fs"
+)
+
+var opMachineIDCredential = Operation{
+	ID:      "machine-id-credential",
+	Default: true,
+	Summary: "remove a system.machine_id credential from /etc/credstore, /etc/credstore.encrypted and /usr/lib/credstore*",
+	Plan:    planMachineIDCredential,
+}
+
+// credstoreDirs are where systemd looks up credentials by name
+// (systemd.exec(5), LoadCredential=), except /run, which a reboot empties.
+var credstoreDirs = []string{
+	"/etc/credstore", "/etc/credstore.encrypted",
+	"/usr/local/lib/credstore", "/usr/local/lib/credstore.encrypted",
+	"/usr/lib/credstore", "/usr/lib/credstore.encrypted",
+}
+
+const credentialReason = "a system.machine_id credential sets the machine ID at boot: every clone would share it"
+
+func planMachineIDCredential(ctx context.Context, p *Planner) ([]Action, error) {
+	var out []Action
+	for _, d := range credstoreDirs {
+		e, ok, err := p.lstat(d)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		if e.Kind != fs.KindDir {
+			p.Note(d, "left alone: is a %s, not a directory", e.Kind)
+			continue
+		}
+		acts, err := p.removePath(d+"/system.machine_id", regularLink, credentialReason)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, acts...)
+	}
+	return out, nil
+}
