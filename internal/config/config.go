@@ -11,6 +11,7 @@ import (
 	iofs "io/fs"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,6 +45,9 @@ type Config struct {
 	DNS DNSConfig `yaml:"dns"`
 	// Disk holds thresholds for the disk checks.
 	Disk DiskConfig `yaml:"disk"`
+	// Probe configures `guestcheck probe`; its presence declares that the
+	// platform runs exec probes (see ProbeConfig).
+	Probe ProbeConfig `yaml:"probe"`
 }
 
 // RoutesConfig says which interface must carry the default route.
@@ -102,8 +106,9 @@ type CloudInitConfig struct {
 // Default returns the configuration used when no file exists.
 func Default() *Config {
 	return &Config{Timeout: DefaultTimeout, CheckTimeout: DefaultCheckTimeout,
-		DNS:  DNSConfig{Timeout: 2 * time.Second},
-		Disk: DiskConfig{WarnPercent: 90, FailPercent: 97}}
+		DNS:   DNSConfig{Timeout: 2 * time.Second},
+		Disk:  DiskConfig{WarnPercent: 90, FailPercent: 97},
+		Probe: ProbeConfig{Checks: slices.Clone(DefaultProbeChecks), Timeout: DefaultProbeTimeout}}
 }
 
 // Load reads path. A missing file at the default path yields Default(); a
@@ -151,6 +156,9 @@ func Parse(name string, b []byte) (*Config, error) {
 		if cc.Timeout < 0 {
 			return nil, fmt.Errorf("%s: checks.%s.timeout must not be negative", name, id)
 		}
+	}
+	if err := c.finishProbe(name, b); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
