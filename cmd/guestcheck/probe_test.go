@@ -222,3 +222,22 @@ func BenchmarkProbe(b *testing.B) {
 		run([]string{"probe"}, io.Discard, io.Discard, checks.All)
 	}
 }
+
+// FuzzProbeLine holds probeLine to its contract for any message: one line
+// of valid UTF-8, no control characters, at most probeMaxLine bytes, and
+// unchanged when it already complies.
+func FuzzProbeLine(f *testing.F) {
+	for _, s := range []string{"", "guestcheck probe: READY", "a\nb\r\x1b[0m", strings.Repeat("€", 1000), "\xff\xfe"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		l := probeLine(s)
+		if len(l) > probeMaxLine || !utf8.ValidString(l) || strings.ContainsAny(l, "\n\r\x1b\x00") {
+			t.Fatalf("probeLine(%q) = %q", s, l)
+		}
+		clean := utf8.ValidString(s) && len(s) <= probeMaxLine && !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) })
+		if clean && l != s {
+			t.Fatalf("probeLine changed a clean line %q to %q", s, l)
+		}
+	})
+}
