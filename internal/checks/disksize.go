@@ -78,7 +78,7 @@ func runDiskSize(ctx context.Context, env *check.Env, in diskInput) []check.Find
 			map[string]string{"file": "/proc/self/mountinfo", "error": err.Error()}, "check that /proc is mounted")}
 	}
 	var out []check.Finding
-	inv, err := fs.ReadInventory(ctx, env.Root, fs.InventoryOptions{})
+	inv, err := blockInventory(ctx, env)
 	if err != nil {
 		out = append(out, check.Skipf(codeDiskSizeUnverified, "cannot list block devices: filesystem growth not checked",
 			map[string]string{"error": err.Error()}))

@@ -145,7 +145,7 @@ func (r *fstabRun) readState(ctx context.Context) []check.Finding {
 		r.swaps, _ = fs.ParseSwaps(b)
 		r.swapsOK = true
 	}
-	inv, err := fs.ReadInventory(ctx, r.env.Root, fs.InventoryOptions{})
+	inv, err := blockInventory(ctx, r.env)
 	if err != nil {
 		out = append(out, check.Errorf(codeFstabStateUnreadable, "cannot list block devices; device resolution not checked",
 			map[string]string{"error": err.Error()}, "check that /sys is mounted"))
