@@ -24,6 +24,9 @@ const (
 	// probeGoal is the issue's target for guestcheck probe through
 	// guest-exec under TCG, with room to spare inside the 1 s deadline.
 	probeGoal = 150 * time.Millisecond
+	// nominalTrue is /bin/true through guest-exec on an unloaded host
+	// (the middle of the issue's 0.03 to 0.06 s).
+	nominalTrue = 45 * time.Millisecond
 )
 
 var probeCommand = []string{"/usr/bin/guestcheck", "probe"}
@@ -130,7 +133,9 @@ func probeScenario(ctx context.Context, t *testing.T, v *VM, notReady ...string)
 	ready := len(notReady) == 0
 	sctx, cancel := step(ctx, stepTimeout)
 	defer cancel()
-	for i := range 5 {
+	const runs = 5
+	overran := 0 // runs in which a check hit the probe's own deadline
+	for i := range runs {
 		r, err := virtProbe(sctx, v, probeCommand)
 		if err != nil {
 			t.Fatalf("%s: virt-probe %v: %v", v.spec.Name, probeCommand, err)
@@ -138,21 +143,52 @@ func probeScenario(ctx context.Context, t *testing.T, v *VM, notReady ...string)
 		if !r.exited {
 			t.Fatalf("%s: %v did not exit within virt-probe's %s deadline (run %d)", v.spec.Name, probeCommand, virtProbeDeadline, i+1)
 		}
+		t.Logf("%s: virt-probe run %d: exit %d after %s (100 ms polling): %s", v.spec.Name, i+1, r.exit, r.took.Round(time.Millisecond), strings.TrimSpace(r.stdout))
 		if !probeLineRE.MatchString(r.stdout) {
 			t.Errorf("%s: probe stdout is not one verdict line: %q", v.spec.Name, r.stdout)
 		}
-		if gotReady := r.exit == 0; gotReady != ready || (r.exit != 0 && r.exit != 1) {
-			t.Errorf("%s: probe exit %d, want ready=%v: %s", v.spec.Name, r.exit, ready, r.stdout)
+		if r.exit != 0 && r.exit != 1 {
+			t.Errorf("%s: probe exit %d, want 0 or 1", v.spec.Name, r.exit)
 		}
-		if !ready {
-			m := regexp.MustCompile(`NOT READY failing: ([a-z0-9,-]+)`).FindStringSubmatch(r.stdout)
-			if m == nil {
-				t.Errorf("%s: no failing IDs in %q", v.spec.Name, r.stdout)
-			} else if got := strings.Split(m[1], ","); !slices.Equal(got, notReady) {
-				t.Errorf("%s: failing IDs %v, want %v: %s", v.spec.Name, got, notReady, r.stdout)
+		// A check that did not finish within the probe's deadline (a
+		// loaded host) is reported as an error and makes the probe not
+		// ready: never a false "ready", but not this guest's fault either.
+		m := regexp.MustCompile(`NOT READY failing: ([a-z0-9,-]+) \((.*)\)$`).FindStringSubmatch(strings.TrimSpace(r.stdout))
+		var timedOut []string
+		if m != nil {
+			for _, part := range strings.Split(m[2], "; ") {
+				id, rest, _ := strings.Cut(part, ": ")
+				if strings.HasPrefix(rest, "error: did not finish") {
+					timedOut = append(timedOut, id)
+				}
 			}
 		}
-		t.Logf("%s: virt-probe run %d: exit %d after %s (100 ms polling): %s", v.spec.Name, i+1, r.exit, r.took.Round(time.Millisecond), strings.TrimSpace(r.stdout))
+		if len(timedOut) > 0 {
+			overran++
+		}
+		switch {
+		case ready && r.exit != 0 && len(timedOut) == 0:
+			t.Errorf("%s: probe not ready on a healthy guest: %s", v.spec.Name, r.stdout)
+		case !ready && r.exit != 1:
+			t.Errorf("%s: probe ready on a broken guest: %s", v.spec.Name, r.stdout)
+		case !ready && m == nil:
+			t.Errorf("%s: no failing IDs in %q", v.spec.Name, r.stdout)
+		case !ready:
+			got := strings.Split(m[1], ",")
+			for _, id := range notReady {
+				if !slices.Contains(got, id) {
+					t.Errorf("%s: failing IDs %v do not name %s: %s", v.spec.Name, got, id, r.stdout)
+				}
+			}
+			for _, id := range got {
+				if !slices.Contains(notReady, id) && !slices.Contains(timedOut, id) {
+					t.Errorf("%s: %s named as failing: %s", v.spec.Name, id, r.stdout)
+				}
+			}
+		}
+	}
+	if overran > runs/2 {
+		t.Errorf("%s: in %d of %d probes a check overran the probe's deadline", v.spec.Name, overran, runs)
 	}
 
 	// The boot run's sentinel agrees with its verdict.
@@ -175,7 +211,14 @@ func probeScenario(ctx context.Context, t *testing.T, v *VM, notReady ...string)
 	t.Logf("%s: through guest-exec (5 ms polling): /bin/true %s", v.spec.Name, spread(tr))
 	t.Logf("%s: through guest-exec (5 ms polling): guestcheck probe %s", v.spec.Name, spread(pr))
 	t.Logf("%s: through guest-exec (5 ms polling): guestcheck --summary %s", v.spec.Name, spread(fr))
-	if med := pr[len(pr)/2]; med > probeGoal {
-		t.Errorf("%s: guestcheck probe median %s through guest-exec, goal %s (the 1 s deadline needs room)", v.spec.Name, med.Round(time.Millisecond), probeGoal)
+	// The goal holds for today's TCG guests, where /bin/true takes
+	// 0.03 to 0.06 s through guest-exec; a host that is slower now (other
+	// guests share its cores) scales it by /bin/true's median.
+	load := max(1, float64(tr[len(tr)/2])/float64(nominalTrue))
+	goal := time.Duration(float64(probeGoal) * load)
+	med := pr[len(pr)/2]
+	t.Logf("%s: probe median %s; goal %s (%s scaled by this host's load %.1fx)", v.spec.Name, med.Round(time.Millisecond), goal.Round(time.Millisecond), probeGoal, load)
+	if med > goal {
+		t.Errorf("%s: guestcheck probe median %s through guest-exec, goal %s (the 1 s deadline needs room)", v.spec.Name, med.Round(time.Millisecond), goal.Round(time.Millisecond))
 	}
 }
