@@ -10,6 +10,9 @@
 #     cloud-init status --long
 #   - peak RSS of each guestcheck command at most 15 MiB
 #   - each static binary at most 8 MiB
+# The ratios depend on the machine's load and its block devices (the probe
+# and a whole run read every device in /sys/class/block): run it on an
+# otherwise idle machine.
 # Both commands read the same cloud-init state: a real capture from a
 # Debian 12 guest (internal/cloudinit/testdata/real/debian12-healthy, made by
 # the same cloud-init 22.4 that Debian 12 installs here) is copied to a
