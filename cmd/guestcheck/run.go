@@ -25,6 +25,7 @@ import (
 )
 
 const usageText = `Usage: guestcheck [flags]
+       guestcheck probe [--config FILE]  (exec probe; see probe --help)
 
 Verify that this VM was delivered correctly. guestcheck only reads; each
 finding says what is wrong, why it matters and how to fix it.
@@ -180,6 +181,9 @@ func parseFlags(args []string) (*options, error) {
 // run is the whole command behind main, with its I/O and check registry
 // passed in so tests can drive it.
 func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
+	if len(args) > 0 && args[0] == "probe" {
+		return runProbe(args[1:], stdout, stderr, all)
+	}
 	o, err := parseFlags(args)
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprint(stdout, usageText)

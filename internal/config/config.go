@@ -58,6 +58,9 @@ type Config struct {
 	Systemd SystemdConfig `yaml:"systemd"`
 	// TimeSync holds the time-sync check's clock bound.
 	TimeSync TimeSyncConfig `yaml:"time_sync"`
+	// Probe configures `guestcheck probe`; its presence declares that the
+	// platform runs exec probes (see ProbeConfig).
+	Probe ProbeConfig `yaml:"probe"`
 }
 
 // SSHConfig holds expectations for the ssh check.
@@ -211,7 +214,8 @@ func Default() *Config {
 		DNS:      DNSConfig{Timeout: 2 * time.Second},
 		Disk:     DiskConfig{WarnPercent: 90, FailPercent: 97},
 		Systemd:  SystemdConfig{BootBudget: DefaultBootBudget},
-		TimeSync: TimeSyncConfig{MaxOffset: DefaultMaxOffset}}
+		TimeSync: TimeSyncConfig{MaxOffset: DefaultMaxOffset},
+		Probe:    ProbeConfig{Checks: slices.Clone(DefaultProbeChecks), Timeout: DefaultProbeTimeout}}
 }
 
 // Load reads path. A missing file at the default path yields Default(); a
@@ -265,6 +269,9 @@ func Parse(name string, b []byte) (*Config, error) {
 		if cc.Timeout < 0 {
 			return nil, fmt.Errorf("%s: checks.%s.timeout must not be negative", name, id)
 		}
+	}
+	if err := c.finishProbe(name, b); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

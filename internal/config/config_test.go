@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -90,7 +91,8 @@ func TestLoad(t *testing.T) {
 
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{"", "timeout: 1m\n", "checks:\n  dns: {enabled: false, timeout: 3s}\n",
-		"hostname: {expected: a}\ncloud_init: {required: yes}\n", "timeout: [\n", "a: &x 1\nb: *x\n"} {
+		"hostname: {expected: a}\ncloud_init: {required: yes}\n", "timeout: [\n", "a: &x 1\nb: *x\n",
+		"probe:\n", "probe: {checks: [fstab, hostname], timeout: 200ms}\n", "probe:\n  checks:\n    - dns\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -101,8 +103,11 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		if c.Timeout <= 0 || c.CheckTimeout <= 0 {
+		if c.Timeout <= 0 || c.CheckTimeout <= 0 || c.Probe.Timeout <= 0 {
 			t.Fatalf("accepted non-positive timeouts %+v", c)
+		}
+		if len(c.Probe.Checks) == 0 || slices.Contains(c.Probe.Checks, "dns") {
+			t.Fatalf("accepted probe checks %q", c.Probe.Checks)
 		}
 	})
 }

@@ -69,7 +69,7 @@ func RunDiskSize(ctx context.Context, env *check.Env) []check.Finding {
 			map[string]string{"file": "/proc/self/mountinfo", "error": err.Error()}, "check that /proc is mounted")}
 	}
 	var out []check.Finding
-	inv, err := ReadInventory(ctx, env.Root, InventoryOptions{})
+	inv, err := sharedInventory(ctx, env)
 	if err != nil {
 		out = append(out, check.Skipf(codeDiskSizeUnverified, "cannot list block devices: filesystem growth not checked",
 			map[string]string{"error": err.Error()}))

@@ -150,7 +150,7 @@ func (r *fstabRun) readState(ctx context.Context) []check.Finding {
 		r.swaps, _ = ParseSwaps(b)
 		r.swapsOK = true
 	}
-	inv, err := ReadInventory(ctx, r.env.Root, InventoryOptions{})
+	inv, err := sharedInventory(ctx, r.env)
 	if err != nil {
 		out = append(out, check.Errorf(codeFstabStateUnreadable, "cannot list block devices; device resolution not checked",
 			map[string]string{"error": err.Error()}, "check that /sys is mounted"))

@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"io"
 	"strings"
+	"sync"
 )
 
 // Superblock is what Probe learns from a filesystem's on-disk header: the
@@ -72,9 +73,11 @@ func readSpan(r io.ReaderAt, off int64, n int) ([]byte, error) {
 }
 
 var (
-	leBytes     = binary.LittleEndian
-	beBytes     = binary.BigEndian
-	crc32cTable = crc32.MakeTable(crc32.Castagnoli)
+	leBytes = binary.LittleEndian
+	beBytes = binary.BigEndian
+	// Built on first use: the Castagnoli table costs more than the rest
+	// of the binary's start-up, which a short-lived exec probe pays.
+	crc32cTable = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 )
 
 // FormatUUID formats 16 bytes the way blkid prints filesystem UUIDs (byte
@@ -119,7 +122,7 @@ func probeExt(r io.ReaderAt) (Superblock, bool, error) {
 	if ro&extROCompatMetadataCsm != 0 {
 		// The kernel's crc32c without the final inversion; blkid refuses
 		// a superblock whose checksum does not match, and so do we.
-		if ^crc32.Checksum(sb[:0x3FC], crc32cTable) != leBytes.Uint32(sb[0x3FC:]) {
+		if ^crc32.Checksum(sb[:0x3FC], crc32cTable()) != leBytes.Uint32(sb[0x3FC:]) {
 			return Superblock{}, false, nil
 		}
 	}
@@ -177,7 +180,7 @@ func probeBtrfs(r io.ReaderAt) (Superblock, bool, error) {
 	}
 	// csum_type 0 is crc32c over everything after the checksum field;
 	// other types (xxhash, sha256, blake2) are accepted unverified.
-	if leBytes.Uint16(sb[0xC4:]) == 0 && crc32.Checksum(sb[0x20:], crc32cTable) != leBytes.Uint32(sb[0:]) {
+	if leBytes.Uint16(sb[0xC4:]) == 0 && crc32.Checksum(sb[0x20:], crc32cTable()) != leBytes.Uint32(sb[0:]) {
 		return Superblock{}, false, nil
 	}
 	n := leBytes.Uint64(sb[0x88:])

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/systemd"
 )
@@ -145,6 +146,43 @@ func TestFixtureRoots(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// With a probe: section in the config, guest-exec blocked is a failure:
+// every exec probe would fail. Without one it stays informational.
+func TestExecBlockedFailsWhenProbesDeclared(t *testing.T) {
+	for _, tc := range []struct {
+		root, cfg string
+		want      check.Status
+	}{
+		{"rhel9.4", "probe: {}\n", check.Fail},
+		{"rhel9.4", "probe:\n", check.Fail},
+		{"rhel9.4", "timeout: 1m\n", check.Pass},
+		{"rhel8", "probe:\n  checks: [fstab]\n", check.Fail},
+		{"debian", "probe: {}\n", ""}, // guest-exec allowed: no finding
+	} {
+		cfg, err := config.Parse("g.yaml", []byte(tc.cfg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		root, err := fs.Open("testdata/roots/" + tc.root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := &check.Env{Root: root, Live: true, Systemd: active(), Config: cfg,
+			Now: func() time.Time { return time.Unix(1767225600, 0).Add(time.Hour) }}
+		got := index(Run(context.Background(), env))
+		root.Close()
+		f, ok := got[CodeExecBlocked]
+		switch {
+		case tc.want == "" && ok:
+			t.Errorf("%s %q: unexpected %+v", tc.root, tc.cfg, f)
+		case tc.want != "" && (!ok || f.Status != tc.want):
+			t.Errorf("%s %q: %s = %+v, want %s", tc.root, tc.cfg, CodeExecBlocked, f, tc.want)
+		case tc.want == check.Fail && (f.Remediation == "" || f.Detail["probe_declared_in"] != "g.yaml:1" || !strings.Contains(f.Message, "guest-exec")):
+			t.Errorf("%s %q: fail without remediation or evidence: %+v", tc.root, tc.cfg, f)
+		}
 	}
 }
 

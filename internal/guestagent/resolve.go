@@ -226,7 +226,17 @@ func (r *run) filter() {
 			"KubeVirt marks this agent AgentVersionNotSupported and Harvester shows no guest information; enable "+strings.Join(off, ",")+" in the agent's filter (or upgrade an agent that lacks them) and restart it"))
 	}
 	if off := f.Disabled(ExecRPCs); len(off) > 0 {
-		r.add(check.Passf(CodeExecBlocked, "info: guest-exec is disabled, so virtctl/automation cannot run commands through the agent (snapshots are unaffected)", d))
+		if r.env.Config != nil && r.env.Config.Probe.Declared {
+			// The config's probe: section says the platform runs exec
+			// probes, and each one goes through guest-exec.
+			dd := copyMap(d)
+			dd["probe_declared_in"] = r.env.Config.Probe.Where(-1)
+			r.add(check.New(check.Fail, CodeExecBlocked, "the agent's RPC filter disables "+strings.Join(off, ",")+", which every exec probe needs", dd,
+				"KubeVirt runs readinessProbe.exec and livenessProbe.exec through guest-exec, so every such probe fails and the VMI never becomes Ready (or is restarted): remove "+
+					strings.Join(off, ",")+" from the block-list (or add them to the allow-list) where settings_from says and restart the agent, or remove the probe: section from the guestcheck config if no exec probe is used"))
+		} else {
+			r.add(check.Passf(CodeExecBlocked, "info: guest-exec is disabled, so virtctl/automation cannot run commands through the agent (snapshots are unaffected)", d))
+		}
 	}
 	if !bad {
 		r.add(check.Passf(CodeFilterOK, "the agent's RPC filter allows every freeze and KubeVirt-required RPC", d))

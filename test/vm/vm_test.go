@@ -252,6 +252,8 @@ func healthyGuest(ctx context.Context, t *testing.T, e *env) {
 		}
 	})
 
+	t.Run("probe", func(t *testing.T) { probeScenario(ctx, t, v) }) // probe_test.go
+
 	t.Run("unit", func(t *testing.T) {
 		// Enabled by the package's postinst inside the image build.
 		if st := mustExec(ctx, t, v, "/usr/bin/systemctl", "is-enabled", "guestcheck.service"); strings.TrimSpace(st.Stdout) != "enabled" {
@@ -488,6 +490,7 @@ write_files:
 			t.Errorf("host.hostname = %q, want gc-broken", r.Host.Hostname)
 		}
 	})
+	t.Run("probe", func(t *testing.T) { probeScenario(ctx, t, v, "cloud-init", "fstab") }) // probe_test.go
 }
 
 // clones boots two guests from overlays of the sealed image at once, each

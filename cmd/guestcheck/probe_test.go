@@ -1,0 +1,243 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/checks"
+	"github.com/guestcheck/guestcheck/internal/config"
+)
+
+// invokeProbe runs `guestcheck probe` with a private config. The fakes it
+// is given never read the machine.
+func invokeProbe(t *testing.T, all []check.Check, cfg string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(append([]string{"probe", "--config", writeConfig(t, cfg)}, args...), &out, &errb, all)
+	return code, out.String(), errb.String()
+}
+
+// probeOK asserts the probe's output contract: exactly one line on
+// stdout, at most probeMaxLine bytes plus the newline, printable UTF-8.
+func probeOK(t *testing.T, out string) string {
+	t.Helper()
+	line, ok := strings.CutSuffix(out, "\n")
+	if !ok || strings.Contains(line, "\n") {
+		t.Fatalf("probe output is not exactly one line: %q", out)
+	}
+	if len(line) > probeMaxLine || !utf8.ValidString(line) {
+		t.Errorf("probe line is %d bytes (max %d) or not UTF-8", len(line), probeMaxLine)
+	}
+	for _, r := range line {
+		if r < 0x20 || r == 0x7f {
+			t.Errorf("probe line has control character %U: %q", r, line)
+			break
+		}
+	}
+	if !strings.HasPrefix(line, "guestcheck probe: READY ") && !strings.HasPrefix(line, "guestcheck probe: NOT READY ") {
+		t.Errorf("probe line does not start with the verdict: %q", line)
+	}
+	return line
+}
+
+func findingCheck(id string, fs ...check.Finding) check.Check {
+	return check.Check{ID: id, Title: id, Run: func(context.Context, *check.Env) []check.Finding { return fs }}
+}
+
+func TestProbeVerdicts(t *testing.T) {
+	warnPending := findingCheck("c", check.New(check.Warn, "cloud-init-running", "cloud-init is still running (stage init)", nil, "wait"))
+	skipPending := findingCheck("c", check.Skipf("cloud-init-not-started", "no record of a run", nil))
+	for _, tc := range []struct {
+		name     string
+		checks   []check.Check
+		cfg      string
+		ready    bool
+		contains []string
+		absent   []string
+	}{
+		{"all pass", []check.Check{fake("a", check.Pass), fake("b", check.Skip)}, "probe: {checks: [a, b]}\n", true,
+			[]string{"READY 2 checks (a,b) in "}, nil},
+		{"warn is ready", []check.Check{fake("a", check.Pass), fake("b", check.Warn)}, "probe: {checks: [a, b]}\n", true, nil, nil},
+		{"warn_not_ready", []check.Check{fake("a", check.Pass), fake("b", check.Warn)}, "probe: {checks: [a, b], warn_not_ready: true}\n", false,
+			[]string{"NOT READY failing: b (b: warn: b says warn)"}, nil},
+		{"fail and error", []check.Check{fake("a", check.Fail), fake("b", check.Pass), fake("c", check.Error)}, "probe: {checks: [c, b, a]}\n", false,
+			[]string{"NOT READY failing: a,c (a: fail: a says fail; c: error: c says error)"}, []string{"b:"}},
+		{"only probe.checks count", []check.Check{fake("a", check.Fail), fake("b", check.Pass)}, "probe: {checks: [b]}\n", true,
+			[]string{"READY 1 checks (b)"}, nil},
+		{"cloud-init running is not ready", []check.Check{warnPending}, "probe: {checks: [c]}\n", false,
+			[]string{"failing: c (c: warn: cloud-init is still running (stage init))"}, nil},
+		{"cloud-init not started is not ready", []check.Check{skipPending}, "probe: {checks: [c]}\n", false,
+			[]string{"failing: c (c: skip: no record of a run)"}, nil},
+		{"default checks without a probe section", []check.Check{fake("cloud-init", check.Pass), fake("hostname", check.Pass),
+			fake("fstab", check.Pass), fake("disk-size", check.Pass), fake("dns", check.Fail), fake("routes", check.Fail)}, "", true,
+			[]string{"READY 4 checks (cloud-init,hostname,fstab,disk-size)"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := invokeProbe(t, tc.checks, tc.cfg)
+			line := probeOK(t, out)
+			if want := map[bool]int{true: 0, false: 1}[tc.ready]; code != want {
+				t.Errorf("exit %d, want %d: %s", code, want, line)
+			}
+			if errs != "" {
+				t.Errorf("stderr not empty: %q", errs)
+			}
+			for _, s := range tc.contains {
+				if !strings.Contains(line, s) {
+					t.Errorf("line %q does not contain %q", line, s)
+				}
+			}
+			for _, s := range tc.absent {
+				if strings.Contains(line, s) {
+					t.Errorf("line %q contains %q", line, s)
+				}
+			}
+		})
+	}
+}
+
+// Configuration and usage errors exit 1, not 3: any non-zero exit fails
+// the probe, and stdout (all KubeVirt keeps) says why, with file and line.
+func TestProbeConfigAndUsageErrors(t *testing.T) {
+	all := []check.Check{fake("a", check.Pass)}
+	for _, tc := range []struct {
+		cfg     string
+		args    []string
+		want    string
+		wantErr bool
+	}{
+		{"timeout: 1m\nprobe:\n  checks:\n    - a\n    - nope\n", nil, `config error: ` + "%CFG%" + `:5: probe.checks: unknown check ID "nope"`, false},
+		{"probe:\n  checks: [a, dns]\n", nil, "config error: %CFG%:2: probe.checks: dns cannot count towards a probe", false},
+		{"probe: {timeout: soon}\n", nil, "config error: %CFG%:1:", false},
+		{"bogus: 1\n", nil, "config error: %CFG%:1: field bogus not found", false},
+		{"", []string{"--bogus"}, "usage error: flag provided but not defined: -bogus", true},
+		{"", []string{"extra"}, `usage error: unexpected argument "extra"`, true},
+	} {
+		cfgPath := writeConfig(t, tc.cfg)
+		var out, errb bytes.Buffer
+		code := run(append([]string{"probe", "--config", cfgPath}, tc.args...), &out, &errb, all)
+		line := probeOK(t, out.String())
+		want := strings.ReplaceAll(tc.want, "%CFG%", cfgPath)
+		if code != 1 || !strings.Contains(line, "NOT READY "+strings.SplitN(want, ":", 2)[0]) || !strings.Contains(line, want) {
+			t.Errorf("%q %v: exit %d, line %q, want exit 1 and %q", tc.cfg, tc.args, code, line, want)
+		}
+		if gotErr := errb.Len() > 0; gotErr != tc.wantErr {
+			t.Errorf("%q %v: stderr %q", tc.cfg, tc.args, errb.String())
+		}
+	}
+	var out bytes.Buffer
+	if code := run([]string{"probe", "--config", "/nonexistent/guestcheck.yaml"}, &out, io.Discard, all); code != 1 ||
+		!strings.Contains(out.String(), "config error: config /nonexistent/guestcheck.yaml") {
+		t.Errorf("missing explicit config: exit %d, %q", code, out.String())
+	}
+	out.Reset()
+	if code := run([]string{"probe", "--help"}, &out, io.Discard, all); code != 0 || !strings.Contains(out.String(), `"/usr/bin/guestcheck", "probe"`) {
+		t.Errorf("probe --help: exit %d\n%s", code, out.String())
+	}
+}
+
+// The probe answers within its deadline even when a check ignores its
+// context and hangs.
+func TestProbeDeadline(t *testing.T) {
+	hang := check.Check{ID: "hang", Title: "hang", Run: func(context.Context, *check.Env) []check.Finding {
+		time.Sleep(10 * time.Second)
+		return nil
+	}}
+	for _, tc := range []struct {
+		cfg  string
+		args []string
+		max  time.Duration
+	}{
+		{"probe: {checks: [a, hang], timeout: 150ms}\n", nil, 150 * time.Millisecond},
+		{"probe: {checks: [a, hang]}\n", []string{"--timeout", "100ms"}, 100 * time.Millisecond},
+	} {
+		start := time.Now()
+		code, out, _ := invokeProbe(t, []check.Check{fake("a", check.Pass), hang}, tc.cfg, tc.args...)
+		took := time.Since(start)
+		line := probeOK(t, out)
+		if code != 1 || !strings.Contains(line, "failing: hang (hang: error: ") || strings.Contains(line, "a:") {
+			t.Errorf("exit %d, line %q", code, line)
+		}
+		if took > tc.max+100*time.Millisecond {
+			t.Errorf("probe took %s, deadline %s", took, tc.max)
+		}
+	}
+}
+
+// Whatever the checks say, stdout stays one short line without control
+// characters (no colour, no line breaks the kubelet would mangle).
+func TestProbeLineIsBounded(t *testing.T) {
+	long := strings.Repeat("é long message\x1b[31m red\r\n", 2000)
+	code, out, _ := invokeProbe(t, []check.Check{findingCheck("x", check.New(check.Fail, "x-bad", long, nil, "fix"))}, "probe: {checks: [x]}\n")
+	line := probeOK(t, out)
+	if code != 1 || !strings.HasSuffix(line, " ...") || !strings.Contains(line, "failing: x (x: fail: é long") {
+		t.Errorf("exit %d, line %q", code, line[:min(len(line), 120)])
+	}
+	for _, s := range []string{"a", strings.Repeat("ü", probeMaxLine)} {
+		if l := probeLine(s); len(l) > probeMaxLine || !utf8.ValidString(l) {
+			t.Errorf("probeLine(%d bytes) = %d bytes, valid %v", len(s), len(l), utf8.ValidString(l))
+		}
+	}
+}
+
+// The probe's checks get no systemd client, no resolver and a dialer
+// that refuses: no D-Bus, no DNS, no network probe.
+func TestProbeEnvIsLocal(t *testing.T) {
+	var seen *check.Env
+	spy := check.Check{ID: "spy", Title: "spy", Run: func(ctx context.Context, env *check.Env) []check.Finding {
+		seen = env
+		return []check.Finding{check.Passf("spy-ok", "looked", nil)}
+	}}
+	if code, out, _ := invokeProbe(t, []check.Check{spy}, "probe: {checks: [spy]}\n"); code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	if seen == nil || !seen.Live || seen.Systemd != nil || seen.Resolver != nil || seen.Netlink != nil || seen.Dialer == nil || seen.Config == nil {
+		t.Fatalf("probe env %+v", seen)
+	}
+	if c, err := seen.Dialer.DialContext(context.Background(), "udp", "192.0.2.1:53"); err == nil {
+		c.Close()
+		t.Error("the probe's dialer connected")
+	}
+}
+
+// The registry's real checks named in DefaultProbeChecks exist, and none
+// of them is one that makes network probes.
+func TestDefaultProbeChecksExist(t *testing.T) {
+	p := config.Default().Probe
+	sel, err := probeChecks(checks.All, &p)
+	if err != nil || len(sel) != len(p.Checks) {
+		t.Fatalf("default probe checks %v: %v (%d selected)", p.Checks, err, len(sel))
+	}
+}
+
+// BenchmarkProbe runs the real probe on this machine: where its time goes
+// outside a guest. scripts/bench.sh compares it with cloud-init itself.
+func BenchmarkProbe(b *testing.B) {
+	for b.Loop() {
+		run([]string{"probe"}, io.Discard, io.Discard, checks.All)
+	}
+}
+
+// FuzzProbeLine holds probeLine to its contract for any message: one line
+// of valid UTF-8, no control characters, at most probeMaxLine bytes, and
+// unchanged when it already complies.
+func FuzzProbeLine(f *testing.F) {
+	for _, s := range []string{"", "guestcheck probe: READY", "a\nb\r\x1b[0m", strings.Repeat("€", 1000), "\xff\xfe"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		l := probeLine(s)
+		if len(l) > probeMaxLine || !utf8.ValidString(l) || strings.ContainsAny(l, "\n\r\x1b\x00") {
+			t.Fatalf("probeLine(%q) = %q", s, l)
+		}
+		clean := utf8.ValidString(s) && len(s) <= probeMaxLine && !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) })
+		if clean && l != s {
+			t.Fatalf("probeLine changed a clean line %q to %q", s, l)
+		}
+	})
+}

@@ -1,0 +1,126 @@
+package config
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"time"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// DefaultProbeChecks are the checks `guestcheck probe` counts when the
+// probe section does not list any: local, quick checks with no network
+// probe and no wait. dns sends queries, routes and network-identity read
+// netlink, and qemu-guest-agent and fs-freeze judge snapshot readiness,
+// which the boot run covers.
+var DefaultProbeChecks = []string{"cloud-init", "hostname", "fstab", "disk-size"}
+
+// DefaultProbeTimeout bounds a probe run: half of KubeVirt's default
+// timeoutSeconds (1), leaving the rest to process start-up and
+// virt-probe's 100 ms polling of guest-exec-status.
+const DefaultProbeTimeout = 500 * time.Millisecond
+
+// noProbeChecks cannot count towards a probe: they make network probes.
+var noProbeChecks = map[string]string{
+	"dns": "it sends queries to the nameservers, and a probe makes no network probes",
+}
+
+// ProbeConfig configures `guestcheck probe`, the command a platform's exec
+// readiness or liveness probe runs (KubeVirt's readinessProbe.exec).
+//
+// The section's presence is also a declaration: with a probe: key in the
+// file (even an empty one), the platform is taken to run exec probes
+// through the guest agent, and the qemu-guest-agent check fails when the
+// agent's RPC filter blocks guest-exec.
+type ProbeConfig struct {
+	// Checks are the IDs whose verdict counts; default DefaultProbeChecks.
+	Checks []string `yaml:"checks"`
+	// Timeout bounds the whole probe; default DefaultProbeTimeout. Each
+	// check's own deadline is capped by it.
+	Timeout time.Duration `yaml:"timeout"`
+	// WarnNotReady turns a warning into "not ready" as well; by default
+	// only fail and error (and cloud-init still on its way) are.
+	WarnNotReady bool `yaml:"warn_not_ready"`
+
+	// Declared is true when the file has a probe: section.
+	Declared bool `yaml:"-"`
+
+	file  string // the configuration file's name, for errors
+	line  int    // the line of the probe: key
+	lines []int  // the line of each entry of Checks
+}
+
+// Where returns "file:line" of the i-th entry of Checks (of the section
+// when the entry is not from the file), for error messages.
+func (p *ProbeConfig) Where(i int) string {
+	l := p.line
+	if i >= 0 && i < len(p.lines) && p.lines[i] > 0 {
+		l = p.lines[i]
+	}
+	if p.file == "" {
+		return "probe"
+	}
+	if l == 0 {
+		return p.file
+	}
+	return fmt.Sprintf("%s:%d", p.file, l)
+}
+
+// finishProbe records where the probe section and its entries are (the
+// strict decode already succeeded, so the document is well-formed),
+// applies the defaults and validates it.
+func (c *Config) finishProbe(name string, b []byte) error {
+	p := &c.Probe
+	p.file = name
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(b)).Decode(&doc); err == nil && len(doc.Content) == 1 {
+		top := doc.Content[0]
+		for i := 0; i+1 < len(top.Content); i += 2 {
+			if top.Content[i].Value != "probe" {
+				continue
+			}
+			p.Declared = true
+			p.line = top.Content[i].Line
+			sec := top.Content[i+1]
+			for j := 0; j+1 < len(sec.Content); j += 2 {
+				if sec.Content[j].Value != "checks" {
+					continue
+				}
+				if seq := sec.Content[j+1]; seq.Kind == yaml.SequenceNode {
+					if len(seq.Content) == 0 {
+						return fmt.Errorf("%s:%d: probe.checks is empty: list at least one check ID, or remove the key for the default %v", name, seq.Line, DefaultProbeChecks)
+					}
+					for _, e := range seq.Content {
+						p.lines = append(p.lines, e.Line)
+					}
+				}
+			}
+		}
+	}
+	if p.Timeout < 0 {
+		return fmt.Errorf("%s: probe.timeout must not be negative, got %s", p.Where(-1), p.Timeout)
+	}
+	if p.Timeout == 0 {
+		p.Timeout = DefaultProbeTimeout
+	}
+	if len(p.Checks) == 0 {
+		p.Checks = slices.Clone(DefaultProbeChecks)
+		p.lines = nil
+	}
+	for i, id := range p.Checks {
+		if why, bad := noProbeChecks[id]; bad {
+			return fmt.Errorf("%s: probe.checks: %s cannot count towards a probe: %s", p.Where(i), id, why)
+		}
+		if slices.Index(p.Checks, id) != i {
+			return fmt.Errorf("%s: probe.checks: %s is listed twice", p.Where(i), id)
+		}
+	}
+	return nil
+}
+
+// ProbeTimeoutFor is the deadline of check id inside a probe: its usual
+// deadline, capped by the probe's.
+func (c *Config) ProbeTimeoutFor(id string) time.Duration {
+	return min(c.CheckTimeoutFor(id), c.Probe.Timeout)
+}
