@@ -43,7 +43,13 @@ trap 'rm -rf "$out"' EXIT
 inner() {
 	set -euo pipefail
 	if [ -d "$fixture" ] && [ "$(id -u)" = 0 ]; then
-		mount -t tmpfs tmpfs /run/cloud-init 2>/dev/null || { mkdir -p /run/cloud-init && mount -t tmpfs tmpfs /run/cloud-init; }
+		# Never create /run/cloud-init on the host: when it is missing, a
+		# private tmpfs over /run (in this namespace only) holds it.
+		if [ -d /run/cloud-init ]; then
+			mount -t tmpfs tmpfs /run/cloud-init
+		else
+			mount -t tmpfs tmpfs /run && mkdir /run/cloud-init
+		fi
 		for f in status.json result.json instance-data.json; do
 			[ -f "$fixture/$f" ] && cp "$fixture/$f" /run/cloud-init/
 		done
