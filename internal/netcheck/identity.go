@@ -30,7 +30,7 @@ const (
 // IdentityCodes lists every code the network-identity check emits.
 func IdentityCodes() []string {
 	return []string{CodeIDMachineIDOK, CodeIDMachineIDUnset, CodeIDMachineIDInvalid, CodeIDMachineIDUnreadable,
-		CodeIDMachineIDMode, CodeIDMachineIDDBusFallback, CodeIDMachineIDMissingRO, CodeIDInstanceOK, CodeIDCloneKeptMachineID, CodeIDDHCPOK, CodeIDDHCPClientID, CodeIDMACBindingsOK,
+		CodeIDMachineIDMode, CodeIDMachineIDDBusFallback, CodeIDMachineIDMissingRO, CodeIDMachineIDFromFirmware, CodeIDInstanceOK, CodeIDCloneKeptMachineID, CodeIDDHCPOK, CodeIDDHCPClientID, CodeIDMACBindingsOK,
 		CodeIDMACBindingStale, CodeIDMACBindingOrphaned, CodeIDMACBindingSkipped, CodeIDKernelError,
 		CodeIDConfigInvalid, CodeIDConfigUnreadable}
 }
@@ -51,6 +51,7 @@ func RunIdentity(ctx context.Context, env *check.Env) []check.Finding {
 	ev := ReadCloneEvidence(env.Root, env.Live)
 	fs := JudgeMachineID(ev, env.Live)
 	fs = append(fs, JudgeClone(ev)...)
+	fs = append(fs, JudgeFirmwareMachineID(ev.MachineID, ReadProductUUID(env.Root, env.Live))...)
 	cfg := ReadNetworkConfig(env.Root)
 	fs = append(fs, JudgeConfigFiles(cfg)...)
 	fs = append(fs, JudgeDHCPIdentity(cfg)...)
