@@ -75,6 +75,8 @@ type DeclPrefix struct {
 type DeclAddr struct {
 	Addr netip.Addr
 	At   string
+	// Metric is a default route's declared metric, "" for the default.
+	Metric string
 }
 
 // DeclString is a declared string (a search domain) and its place.

@@ -92,7 +92,9 @@ func NMIntent(files []INI) ([]IntentIface, []Problem) {
 			if fam == "ipv4" && (method == "" || method == "auto") {
 				d.DHCP4 = true
 			}
-			if fam == "ipv6" && method == "dhcp" {
+			// "auto" runs DHCPv6 as router advertisements direct; netplan
+			// renders dhcp6: true that way.
+			if fam == "ipv6" && (method == "dhcp" || method == "auto") {
 				d.DHCP6 = true
 			}
 			never := false
@@ -117,6 +119,26 @@ func NMIntent(files []INI) ([]IntentIface, []Problem) {
 					d.Addresses = append(d.Addresses, DeclPrefix{Prefix: p, At: loc(f.File, e.Line)})
 					if ga, err := netip.ParseAddr(strings.TrimSpace(g)); err == nil && gw == nil {
 						gw = &DeclAddr{Addr: ga, At: loc(f.File, e.Line)}
+					}
+				}
+			}
+			// routeN=0.0.0.0/0,GATEWAY[,METRIC]: a default route (netplan
+			// renders default routes this way).
+			for _, e := range f.Entries {
+				if e.Section != fam || !strings.HasPrefix(e.Key, "route") || strings.Contains(e.Key, "_") {
+					continue
+				}
+				if _, err := strconv.Atoi(strings.TrimPrefix(e.Key, "route")); err != nil {
+					continue
+				}
+				parts := strings.Split(e.Value, ",")
+				if len(parts) < 2 || !isDefaultDst(strings.TrimSpace(parts[0])) {
+					continue
+				}
+				if ga, err := netip.ParseAddr(strings.TrimSpace(parts[1])); err == nil && gw == nil {
+					gw = &DeclAddr{Addr: ga, At: loc(f.File, e.Line)}
+					if len(parts) > 2 {
+						gw.Metric = strings.TrimSpace(parts[2])
 					}
 				}
 			}
@@ -148,6 +170,8 @@ func NMIntent(files []INI) ([]IntentIface, []Problem) {
 				}
 			}
 		}
+		// netplan and cloud-init repeat dns-search in [ipv4] and [ipv6].
+		d.Search = uniqueStrings(d.Search)
 		var l link
 		for _, k := range []string{"master", "controller"} {
 			if e, ok := get(f, "connection", k); ok {
@@ -548,4 +572,18 @@ func ifcfgMembers(ds []IntentIface, masters map[string]string) {
 			}
 		}
 	}
+}
+
+// uniqueStrings drops repeated values, keeping the first place each was
+// declared at.
+func uniqueStrings(ss []DeclString) []DeclString {
+	var out []DeclString
+	seen := map[string]bool{}
+	for _, s := range ss {
+		if !seen[s.Value] {
+			seen[s.Value] = true
+			out = append(out, s)
+		}
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/check"
@@ -212,22 +213,43 @@ func JudgeIntentConsistency(in Intent, facts *IntentFacts) []check.Finding {
 			det("address", ip.String(), "declared", strings.Join(at, "\n")),
 			"Declare each address once, on the interface that owns it; "+fixAtSource))
 	}
+	// Default routes of one family and one metric on two interfaces: the
+	// kernel picks either (netplan reports them as conflicting).
 	for _, f := range []Family{IPv4, IPv6} {
-		var gws []string
-		ifaces := map[string]bool{}
+		type group struct {
+			gws    []string
+			ifaces map[string]bool
+		}
+		groups := map[string]*group{}
+		var order []string
 		for _, d := range in.Ifaces {
 			for _, g := range d.Gateways {
-				if familyOf(g.Addr) == f {
-					gws = append(gws, g.Addr.String()+" on "+d.Label()+" at "+g.At)
-					ifaces[d.ID] = true
+				if familyOf(g.Addr) != f {
+					continue
 				}
+				gr, ok := groups[g.Metric]
+				if !ok {
+					gr = &group{ifaces: map[string]bool{}}
+					groups[g.Metric] = gr
+					order = append(order, g.Metric)
+				}
+				gr.gws = append(gr.gws, g.Addr.String()+" on "+d.Label()+" at "+g.At)
+				gr.ifaces[d.ID] = true
 			}
 		}
-		if len(ifaces) > 1 {
+		for _, m := range order {
+			gr := groups[m]
+			if len(gr.ifaces) < 2 {
+				continue
+			}
+			metric := "the same metric " + m
+			if m == "" {
+				metric = "no metric"
+			}
 			fs = append(fs, check.New(check.Fail, CodeNCGatewayConflict,
-				fmt.Sprintf("%d interfaces declare an %s default gateway: %s", len(ifaces), f, strings.Join(gws, "; ")),
-				det("family", f.String(), "gateways", strings.Join(gws, "\n")),
-				"Declare the default gateway on the management NIC only; give other networks routes to their own prefixes (netplan refuses conflicting default routes)"))
+				fmt.Sprintf("%d interfaces declare an %s default gateway with %s: %s", len(gr.ifaces), f, metric, strings.Join(gr.gws, "; ")),
+				det("family", f.String(), "gateways", strings.Join(gr.gws, "\n")),
+				"Declare the default gateway on the management NIC only, or give the others a higher metric; which one the kernel uses is otherwise arbitrary (netplan refuses such files)"))
 		}
 	}
 	// Two declarations of one interface: by name, by MAC, or (live) by
@@ -505,6 +527,11 @@ func judgeIface(in Intent, d IntentIface, f *IntentFacts, claimed map[int]bool) 
 		if ok && slices.ContainsFunc(w.Hops, wantHop) {
 			continue
 		}
+		// A gateway declared with a higher metric than another one is a
+		// fallback: it must be installed, not win.
+		if !primaryGateway(in, g) && f.routeVia(l.Index, g.Addr) {
+			continue
+		}
 		desc := "no " + fam.String() + " default route carries general traffic"
 		if ok {
 			desc = "the winning default route is " + t.describeRoute(w)
@@ -707,4 +734,21 @@ func linkByName(t *Topology, name string) (Link, bool) {
 		}
 	}
 	return Link{}, false
+}
+
+// primaryGateway reports whether g has the lowest declared metric among
+// the default gateways of its family (an undeclared metric counts as 0).
+func primaryGateway(in Intent, g DeclAddr) bool {
+	metric := func(x DeclAddr) int {
+		n, _ := strconv.Atoi(x.Metric)
+		return n
+	}
+	for _, d := range in.Ifaces {
+		for _, o := range d.Gateways {
+			if familyOf(o.Addr) == familyOf(g.Addr) && metric(o) < metric(g) {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -180,16 +180,16 @@ func NetworkdIntent(networks, netdevs []INI) ([]IntentIface, []Problem) {
 func networkdRouteGateways(f INI, bad func(INI, int, string)) []DeclAddr {
 	var out []DeclAddr
 	var gw *INIEntry
-	dst, table := "", ""
+	dst, table, metric := "", "", ""
 	flush := func() {
 		if gw != nil && (dst == "" || isDefaultDst(dst)) && (table == "" || table == "main" || table == "254") {
 			if a, err := netip.ParseAddr(gw.Value); err == nil {
-				out = append(out, DeclAddr{Addr: a, At: loc(f.File, gw.Line)})
+				out = append(out, DeclAddr{Addr: a, At: loc(f.File, gw.Line), Metric: metric})
 			} else if !strings.HasPrefix(gw.Value, "_") {
 				bad(f, gw.Line, "[Route] Gateway= "+quoteShort(gw.Value)+" is not an IP address")
 			}
 		}
-		gw, dst, table = nil, "", ""
+		gw, dst, table, metric = nil, "", "", ""
 	}
 	section := -1
 	for i, e := range f.Entries {
@@ -207,6 +207,8 @@ func networkdRouteGateways(f INI, bad func(INI, int, string)) []DeclAddr {
 			dst = e.Value
 		case "Table":
 			table = e.Value
+		case "Metric":
+			metric = e.Value
 		}
 	}
 	flush()

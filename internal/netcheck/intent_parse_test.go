@@ -98,8 +98,8 @@ func TestParseNetworkYAML(t *testing.T) {
 				"ethernet eth0 name=mgmt0 mac=52:54:00:12:34:56 addr=192.0.2.10/24,2001:db8::10/64 gw=192.0.2.1 dns=192.0.2.53 search=example.test mtu=1400",
 				"ethernet eth1 driver=virtio_net e1000 dhcp4",
 				"ethernet ens4 name=ens4",
-				"bond bond0 name=bond0 dhcp6 members=ens4",
 				"vlan vlan100 name=vlan100 addr=198.51.100.5/24 vlan=100@eth0",
+				"bond bond0 name=bond0 dhcp6 members=ens4",
 			},
 		},
 		{
@@ -320,7 +320,7 @@ gateway=198.51.100.1
 		t.Errorf("problems: %v", probs)
 	}
 	want := []string{
-		"ethernet cloud-init eth0 name=eth0 mac=52:54:00:12:34:56 addr=192.0.2.10/24 gw=192.0.2.1 dns=192.0.2.53,192.0.2.54 search=example.test mtu=1400",
+		"ethernet cloud-init eth0 name=eth0 mac=52:54:00:12:34:56 dhcp6 addr=192.0.2.10/24 gw=192.0.2.1 dns=192.0.2.53,192.0.2.54 search=example.test mtu=1400",
 		"vlan cloud-init eth0.30 name=eth0.30 dhcp4 vlan=30@cloud-init eth0",
 		"bridge br0 name=br0 members=port1",
 		"ethernet port1 name=ens5",

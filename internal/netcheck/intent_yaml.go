@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -180,27 +181,34 @@ var v2Kinds = map[string]string{"ethernets": KindEthernet, "vlans": KindVLAN, "b
 
 // v2 reads netplan (cloud-init version 2) devices.
 func (p *yamlIntent) v2(net *yaml.Node, in *Intent) {
-	for _, section := range []string{"ethernets", "bonds", "bridges", "vlans"} {
-		devs := mapGet(net, section)
-		if devs == nil || devs.Kind == yaml.ScalarNode && devs.Tag == "!!null" {
+	// A section key may repeat; netplan reads every occurrence.
+	for i := 0; i+1 < len(net.Content); i += 2 {
+		section := net.Content[i].Value
+		kind, ok := v2Kinds[section]
+		if !ok {
+			continue
+		}
+		devs := deref(net.Content[i+1])
+		if devs.Kind == yaml.ScalarNode && devs.Tag == "!!null" {
 			continue
 		}
 		if devs.Kind != yaml.MappingNode {
 			p.bad(devs.Line, "%q is not a mapping of devices", section)
 			continue
 		}
-		for i := 0; i+1 < len(devs.Content); i += 2 {
-			id, val := devs.Content[i], deref(devs.Content[i+1])
-			d := IntentIface{ID: id.Value, Kind: v2Kinds[section], At: p.at(id), Name: id.Value}
-			if val.Kind == yaml.ScalarNode && val.Tag == "!!null" {
-				in.Ifaces = append(in.Ifaces, d)
-				continue
-			}
+		for j := 0; j+1 < len(devs.Content); j += 2 {
+			id, val := devs.Content[j], deref(devs.Content[j+1])
+			d := IntentIface{ID: id.Value, Kind: kind, At: p.at(id), Name: id.Value}
 			if val.Kind != yaml.MappingNode {
-				p.bad(val.Line, "%s %q is not a mapping", section, id.Value)
+				// netplan refuses an empty definition too ("expected mapping").
+				p.bad(val.Line, "%s %q is not a mapping (write {} for no settings)", section, id.Value)
 				continue
 			}
 			p.v2Device(section, val, &d)
+			if k := slices.IndexFunc(in.Ifaces, func(x IntentIface) bool { return x.ID == d.ID && x.Kind == d.Kind }); k >= 0 {
+				mergeIface(&in.Ifaces[k], d)
+				continue
+			}
 			in.Ifaces = append(in.Ifaces, d)
 		}
 	}
@@ -264,7 +272,7 @@ func (p *yamlIntent) v2Device(section string, n *yaml.Node, d *IntentIface) {
 			continue
 		}
 		to, _ := p.str(r, "to", what+" route")
-		via, vn := p.str(r, "via", what+" route")
+		_, vn := p.str(r, "via", what+" route")
 		if vn == nil || !isDefaultDst(to) {
 			continue
 		}
@@ -272,7 +280,7 @@ func (p *yamlIntent) v2Device(section string, n *yaml.Node, d *IntentIface) {
 			continue // a policy table's default is not the general one
 		}
 		if g, ok := p.addr(vn, what+" route via"); ok {
-			_ = via
+			g.Metric, _ = p.str(r, "metric", what+" route")
 			d.Gateways = append(d.Gateways, g)
 		}
 	}
