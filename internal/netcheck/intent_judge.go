@@ -112,13 +112,20 @@ func RunNetworkConfig(ctx context.Context, env *check.Env) []check.Finding {
 		return append(fs, ncKernelError(err))
 	}
 	defer done()
-	facts, err := GatherIntentFacts(k, env.Root)
+	return append(fs[:len(fs)-len(cons)], CompareIntent(r, k, env.Root)...)
+}
+
+// CompareIntent judges a declared configuration on the running system
+// read through k (and root for /sys, resolver and lease files): its
+// consistency against the live links, then every declared interface.
+func CompareIntent(r IntentRead, k Kernel, root *fs.Root) []check.Finding {
+	facts, err := GatherIntentFacts(k, root)
 	if err != nil {
-		return append(fs, ncKernelError(err))
+		return []check.Finding{ncKernelError(err)}
 	}
 	// Consistency again, now that the interfaces are known: two
 	// declarations may match one NIC by different means.
-	fs = append(fs[:len(fs)-len(cons)], JudgeIntentConsistency(r.Intent, facts)...)
+	fs := JudgeIntentConsistency(r.Intent, facts)
 	return append(fs, JudgeIntent(r.Intent, facts)...)
 }
 
