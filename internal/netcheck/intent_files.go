@@ -313,6 +313,11 @@ func ENIIntent(files []ENI) ([]IntentIface, []Problem) {
 			if s.Method == "loopback" || s.Name == "lo" {
 				continue
 			}
+			// "eth0:1" is an alias: another address on eth0 (cloud-init
+			// renders a second subnet that way).
+			if base, label, ok := strings.Cut(s.Name, ":"); ok && base != "" && label != "" {
+				s.Name = base
+			}
 			i, ok := idx[s.Name]
 			if !ok {
 				i = len(out)
@@ -361,6 +366,12 @@ func ENIIntent(files []ENI) ([]IntentIface, []Problem) {
 					}
 				case "vlan-raw-device", "vlan_raw_device":
 					d.Kind, d.VLANLink, d.VLANAt = KindVLAN, o.Value, at
+				case "vlan-id", "vlan_id":
+					if n, err := strconv.Atoi(o.Value); err == nil && n >= 0 && n <= 4094 {
+						d.Kind, d.VLANID, d.VLANAt = KindVLAN, n, at
+					} else {
+						bad(o.Line, o.Key+" "+quoteShort(o.Value)+" is not a VLAN ID (0-4094)")
+					}
 				case "bond-slaves", "bond_slaves", "bridge_ports", "bridge-ports":
 					if strings.HasPrefix(o.Key, "bond") {
 						d.Kind = KindBond
@@ -392,7 +403,8 @@ func ENIIntent(files []ENI) ([]IntentIface, []Problem) {
 			}
 			// ifupdown names VLANs eth0.100 or vlan100 (with
 			// vlan-raw-device); the ID comes from the name.
-			if base, id, ok := strings.Cut(s.Name, "."); ok {
+			// An explicit vlan-id wins over the one in the name.
+			if base, id, ok := strings.Cut(s.Name, "."); ok && d.VLANID == 0 {
 				if n, err := strconv.Atoi(id); err == nil && n <= 4094 {
 					d.Kind, d.VLANID, d.VLANAt = KindVLAN, n, s.At
 					if d.VLANLink == "" {

@@ -356,6 +356,14 @@ iface vlan50 inet manual
 auto br0
 iface br0 inet dhcp
     bridge_ports eth2 eth3
+
+iface eth0:1 inet static
+    address 192.0.2.11/24
+
+iface eth1.60 inet static
+    address 203.0.113.6/24
+    vlan-raw-device eth1
+    vlan_id 61
 `))
 	if len(probs) > 0 {
 		t.Fatalf("problems: %v", probs)
@@ -368,10 +376,11 @@ iface br0 inet dhcp
 		t.Errorf("problems: %v", probs)
 	}
 	want := []string{
-		"ethernet eth0 name=eth0 dhcp6 addr=192.0.2.10/24 gw=192.0.2.1 dns=192.0.2.53,192.0.2.54 search=example.test mtu=1400",
+		"ethernet eth0 name=eth0 dhcp6 addr=192.0.2.10/24,192.0.2.11/24 gw=192.0.2.1 dns=192.0.2.53,192.0.2.54 search=example.test mtu=1400",
 		"vlan eth0.40 name=eth0.40 addr=198.51.100.4/24 vlan=40@eth0",
 		"vlan vlan50 name=vlan50 vlan=50@eth1",
 		"bridge br0 name=br0 dhcp4 members=eth2,eth3",
+		"vlan eth1.60 name=eth1.60 addr=203.0.113.6/24 vlan=61@eth1",
 	}
 	if got := summaries(ds); !slices.Equal(got, want) {
 		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
