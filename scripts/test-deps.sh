@@ -21,8 +21,9 @@ set -euo pipefail
 #   systemd    systemd-machine-id-setup and systemd-firstboot, the machine-id oracle;
 #              systemd-escape, the oracle for device unit names
 #   cloud-init the real `cloud-init status` the status logic is compared with
+#   netplan.io `netplan generate`, the oracle network-config's netplan parser is held to
 test_pkgs=(dbus make e2fsprogs xfsprogs btrfs-progs dosfstools util-linux mount fdisk iproute2
-	mmdebstrap qemu-guest-agent systemd cloud-init)
+	mmdebstrap qemu-guest-agent systemd cloud-init netplan.io)
 # Packages make vm-test adds: QEMU guests under TCG and their NoCloud seeds.
 vm_pkgs=(qemu-system-x86 qemu-utils genisoimage mmdebstrap)
 

@@ -21,7 +21,7 @@ func NMIntent(files []INI) ([]IntentIface, []Problem) {
 	}
 	byRef := map[string]string{} // uuid or interface-name -> profile ID
 	var out []IntentIface
-	type link struct{ master, parent INIEntry }
+	type link struct{ master INIEntry }
 	var refs []link
 	for _, f := range files {
 		d := IntentIface{Kind: KindEthernet, At: loc(f.File, 1)}
