@@ -325,6 +325,32 @@ func TestNetworkConfigUnderRoot(t *testing.T) {
 	noFinding(t, fs, CodeNCConsistent)
 }
 
+// TestGatewayMetrics: default gateways with different metrics are a
+// deliberate primary and fallback, not a conflict, and only the primary
+// has to win.
+func TestGatewayMetrics(t *testing.T) {
+	v1 := `version: 1
+config:
+  - type: physical
+    name: ens3
+    subnets: [{type: static, address: 192.0.2.15/24, gateway: 192.0.2.2, metric: 200}]
+  - type: physical
+    name: ens4
+    subnets: [{type: static, address: 198.51.100.15/24, gateway: 198.51.100.2, metric: 100}]
+`
+	in, probs := ParseNetworkYAML("n", []byte(v1))
+	if len(probs) > 0 {
+		t.Fatal(probs)
+	}
+	noFinding(t, JudgeIntentConsistency(in, nil), CodeNCGatewayConflict)
+	if primaryGateway(in, in.Ifaces[0].Gateways[0]) || !primaryGateway(in, in.Ifaces[1].Gateways[0]) {
+		t.Error("the metric-100 gateway is the primary")
+	}
+	same := strings.ReplaceAll(v1, "metric: 100", "metric: 200")
+	in, _ = ParseNetworkYAML("n", []byte(same))
+	want(t, JudgeIntentConsistency(in, nil), check.Fail, CodeNCGatewayConflict, "with the same metric 200")
+}
+
 func TestNetworkConfigFiles(t *testing.T) {
 	fs := runNC(t, nil, nil)
 	want(t, fs, check.Skip, CodeNCNone, "no declared network configuration found")

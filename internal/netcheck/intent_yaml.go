@@ -429,6 +429,7 @@ func (p *yamlIntent) v1Subnet(s *yaml.Node, what string, d *IntentIface) {
 	}
 	if v := mapGet(s, "gateway"); v != nil {
 		if g, ok := p.addr(v, what+" gateway"); ok {
+			g.Metric, _ = p.str(s, "metric", what+" subnet")
 			d.Gateways = append(d.Gateways, g)
 		}
 	}
@@ -468,7 +469,9 @@ func (p *yamlIntent) v1Route(r *yaml.Node, what string) (DeclAddr, bool) {
 	if !(isDefaultDst(dst) && (mask == "" || mask == "0" || mask == "0.0.0.0" || strings.Contains(dst, "/"))) {
 		return DeclAddr{}, false
 	}
-	return p.addr(gw, what+" gateway")
+	g, ok := p.addr(gw, what+" gateway")
+	g.Metric, _ = p.str(r, "metric", what)
+	return g, ok
 }
 
 // v1Prefix reads a cloud-init v1 static address: "192.0.2.10/24", or an
