@@ -35,7 +35,7 @@ var (
 	netMirrors  = []string{"deb http://deb.debian.org/debian trixie main", "deb http://deb.debian.org/debian trixie-updates main", "deb http://deb.debian.org/debian-security trixie-security main"}
 	netPackages = []string{
 		"linux-image-cloud-amd64", "systemd-sysv", "udev", "dbus", "cloud-init", "qemu-guest-agent",
-		"iproute2", "isc-dhcp-client", "ifupdown", "netbase", "e2fsprogs", "sudo", "procps", "locales",
+		"openssh-server", "iproute2", "isc-dhcp-client", "ifupdown", "netbase", "e2fsprogs", "sudo", "procps", "locales",
 		"netplan.io", "network-manager", "systemd-resolved",
 	}
 )
@@ -200,7 +200,7 @@ Description=guestcheck report on the serial console (VM tests)
 After=guestcheck.service
 [Service]
 Type=oneshot
-ExecStart=/bin/sh -c '{ gzip -9c /run/guestcheck/report.json | base64 -w 76 | sed "s/^/GCR /"; gzip -9c /run/guestcheck/report.txt | base64 -w 76 | sed "s/^/GCT /"; echo GCREPORT-END; } >/dev/ttyS0'
+ExecStart=/bin/sh -c '{ echo; gzip -9c /run/guestcheck/report.json | base64 -w 76 | sed "s/^/GCR /"; gzip -9c /run/guestcheck/report.txt | base64 -w 76 | sed "s/^/GCT /"; echo GCREPORT-END; } >/dev/ttyS0'
 `
 
 func netUserData(extraRuncmd ...string) string {
@@ -217,7 +217,9 @@ func netUserData(extraRuncmd ...string) string {
 	return b.String()
 }
 
-var dumpLine = regexp.MustCompile(`(?m)^(GCR|GCT) ([A-Za-z0-9+/=]+)\r?$`)
+// dumpLine is one line of the dump. Not anchored at the line's start:
+// agetty's terminal probes on the same console can precede it.
+var dumpLine = regexp.MustCompile(`(?m)(GCR|GCT) ([A-Za-z0-9+/=]+)\r?$`)
 
 // consoleReport waits for the dump on the console and decodes it.
 func consoleReport(ctx context.Context, t *testing.T, v *VM) (*Report, string) {
@@ -279,7 +281,13 @@ func netConfig(stack string, broken bool) string {
 		} else {
 			fmt.Fprintf(&b, "    addresses: [%s.15/24]\n    nameservers: {addresses: [%s.3]}\n", m.Net, m.Net)
 		}
-		fmt.Fprintf(&b, "    routes: [{to: default, via: %s.2}]\n", m.Net)
+		if broken {
+			// The management NIC's declared default route has metric 200,
+			// as a DHCP route on the second NIC would undercut.
+			fmt.Fprintf(&b, "    routes: [{to: default, via: %s.2, metric: %d}]\n", m.Net, m.Metric)
+		} else {
+			fmt.Fprintf(&b, "    routes: [{to: default, via: %s.2}]\n", m.Net)
+		}
 		if broken {
 			b.WriteString("  eth1: {dhcp4: true}\nvlans:\n  ens3.100: {id: 100, link: ens3, addresses: [203.0.113.15/24]}\n")
 		} else {
@@ -290,7 +298,7 @@ func netConfig(stack string, broken bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "version: 1\nconfig:\n  - type: physical\n    name: ens%d\n    mac_address: %q\n    subnets:\n", m.Slot, m.MAC)
 	if broken {
-		fmt.Fprintf(&b, "      - {type: static, address: %s.15/24, gateway: %s.2, dns_nameservers: [%s.3, %s.53], dns_search: [example.test]}\n      - {type: static, address: %s.25/24}\n", m.Net, m.Net, m.Net, m.Net, m.Net)
+		fmt.Fprintf(&b, "      - {type: static, address: %s.15/24, gateway: %s.2, metric: %d, dns_nameservers: [%s.3, %s.53], dns_search: [example.test]}\n      - {type: static, address: %s.25/24}\n", m.Net, m.Net, m.Metric, m.Net, m.Net, m.Net)
 		b.WriteString("  - type: physical\n    name: eth1\n    subnets: [{type: dhcp}]\n")
 		fmt.Fprintf(&b, "  - type: vlan\n    name: ens%d.100\n    vlan_link: ens%d\n    vlan_id: 100\n    subnets: [{type: static, address: 203.0.113.15/24}]\n", m.Slot, m.Slot)
 	} else {
@@ -306,7 +314,7 @@ func netConfig(stack string, broken bool) string {
 // nameserver, and the VLAN recreated with another ID.
 var brokenRuncmd = []string{
 	"ip addr add 192.0.2.26/24 dev ens3 && ip addr del 192.0.2.25/24 dev ens3",
-	"ip link set ens4 up; ip addr add 198.51.100.15/24 dev ens4 || true; ip route add default via 198.51.100.2 dev ens4 metric 50",
+	"ip link set ens4 up; ip addr add 198.51.100.15/24 dev ens4 || true; ip route add default via 198.51.100.2 dev ens4 metric 100",
 	"rm -f /etc/resolv.conf; printf 'nameserver 192.0.2.3\\n' >/etc/resolv.conf",
 	"if command -v nmcli >/dev/null && systemctl -q is-active NetworkManager; then c=$(nmcli -g NAME,DEVICE connection show --active | awk -F: '$2==\"ens3.100\"{print $1}'); [ -z \"$c\" ] || { nmcli connection modify \"$c\" connection.autoconnect no; nmcli connection down \"$c\"; }; fi; ip link del ens3.100 2>/dev/null; ip link add link ens3 name ens3.100 type vlan id 200 && ip link set ens3.100 up && ip addr add 203.0.113.15/24 dev ens3.100",
 }
