@@ -314,7 +314,9 @@ func netConfig(stack string, broken bool) string {
 // nameserver, and the VLAN recreated with another ID.
 var brokenRuncmd = []string{
 	"ip addr add 192.0.2.26/24 dev ens3 && ip addr del 192.0.2.25/24 dev ens3",
-	"ip link set ens4 up; ip addr add 198.51.100.15/24 dev ens4 || true; ip route add default via 198.51.100.2 dev ens4 metric 100",
+	// NetworkManager manages the undeclared NIC with an automatic DHCP
+	// profile and would remove a route it did not add: let go of it first.
+	"if command -v nmcli >/dev/null && systemctl -q is-active NetworkManager; then nmcli device set ens4 managed no; sleep 1; fi; ip link set ens4 up; ip addr add 198.51.100.15/24 dev ens4 || true; ip route add default via 198.51.100.2 dev ens4 metric 50",
 	"rm -f /etc/resolv.conf; printf 'nameserver 192.0.2.3\\n' >/etc/resolv.conf",
 	"if command -v nmcli >/dev/null && systemctl -q is-active NetworkManager; then c=$(nmcli -g NAME,DEVICE connection show --active | awk -F: '$2==\"ens3.100\"{print $1}'); [ -z \"$c\" ] || { nmcli connection modify \"$c\" connection.autoconnect no; nmcli connection down \"$c\"; }; fi; ip link del ens3.100 2>/dev/null; ip link add link ens3 name ens3.100 type vlan id 200 && ip link set ens3.100 up && ip addr add 203.0.113.15/24 dev ens3.100",
 }
