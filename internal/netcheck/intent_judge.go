@@ -491,6 +491,15 @@ func judgeIface(in Intent, d IntentIface, f *IntentFacts, claimed map[int]bool) 
 			}
 		}
 		le, hasLease := f.Leases[l.Name]
+		if len(dyn) == 0 && hasLease && familyOf(le.Address) == fam {
+			// A client that assigns its lease without a lifetime: the
+			// lease file's address on the link is the evidence instead.
+			for _, h := range have {
+				if h.Prefix.Addr() == le.Address {
+					dyn = append(dyn, h)
+				}
+			}
+		}
 		if len(dyn) == 0 {
 			fs = append(fs, check.New(sev, CodeNCNoLease,
 				fmt.Sprintf("%s is declared for DHCP (%s) but holds no %s lease: no dynamic address", l.Name, fam, fam),

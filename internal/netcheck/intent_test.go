@@ -264,6 +264,17 @@ func TestNetworkConfigLease(t *testing.T) {
 	}
 	fs := runNC(t, ns, cfg)
 	want(t, fs, check.Pass, CodeNCInterfaceOK, "DHCP lease held")
+	// A lease whose address the client assigned without a lifetime
+	// (permanent) still counts through the lease file.
+	l2 := ns.NIC(t, "eth1", macEth1, "198.51.100.7/24")
+	idx2 := strconv.Itoa(l2.Attrs().Index)
+	cfg2 := map[string]string{
+		"etc/netplan/50-cloud-init.yaml":   "network:\n  ethernets:\n    eth1: {dhcp4: true}\n",
+		"run/systemd/netif/leases/" + idx2: "ADDRESS=198.51.100.7\n",
+	}
+	want(t, runNC(t, ns, cfg2), check.Pass, CodeNCInterfaceOK, "eth1 is up as declared: DHCP lease held")
+	delete(cfg2, "run/systemd/netif/leases/"+idx2)
+	want(t, runNC(t, ns, cfg2), check.Fail, CodeNCNoLease, "eth1 is declared for DHCP")
 	cfg["run/systemd/netif/leases/"+idx] = "ADDRESS=192.0.2.15\nROUTER=192.0.2.9\nDNS=192.0.2.4\n"
 	fs = runNC(t, ns, cfg)
 	want(t, fs, check.Warn, CodeNCLeaseRouterUnused, "offers router 192.0.2.9")
