@@ -12,6 +12,7 @@ var All = []check.Check{
 	Routes,
 	DNS,
 	NetworkIdentity,
+	NetworkConfig,
 	QemuGuestAgent,
 	FSFreeze,
 	Fstab,

@@ -10,6 +10,9 @@ type INIEntry struct {
 	Key     string
 	Value   string
 	Line    int
+	// SectionLine is the line of the [section] header the entry follows,
+	// which tells repeated sections ([Route], [Address]) apart.
+	SectionLine int
 }
 
 // INI is a parsed INI-style file: systemd-networkd units and networkd.conf,
@@ -27,7 +30,7 @@ func ParseINI(name string, b []byte, continuation bool) (INI, []Problem) {
 	f := INI{File: name}
 	var probs []Problem
 	bad := func(n int, msg string) { probs = append(probs, Problem{File: name, Line: n, Msg: msg}) }
-	section := ""
+	section, sectionLine := "", 0
 	ls := lines(b)
 	for i := 0; i < len(ls); i++ {
 		n := i + 1
@@ -46,7 +49,7 @@ func ParseINI(name string, b []byte, continuation bool) (INI, []Problem) {
 				section = ""
 				continue
 			}
-			section = t[1 : len(t)-1]
+			section, sectionLine = t[1:len(t)-1], n
 			continue
 		}
 		for continuation && strings.HasSuffix(t, "\\") && i+1 < len(ls) {
@@ -63,7 +66,7 @@ func ParseINI(name string, b []byte, continuation bool) (INI, []Problem) {
 			bad(n, "key "+quoteShort(k)+" outside any [section]")
 			continue
 		}
-		f.Entries = append(f.Entries, INIEntry{Section: section, Key: k, Value: strings.TrimSpace(v), Line: n})
+		f.Entries = append(f.Entries, INIEntry{Section: section, Key: k, Value: strings.TrimSpace(v), Line: n, SectionLine: sectionLine})
 	}
 	return f, probs
 }

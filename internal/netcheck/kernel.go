@@ -55,6 +55,8 @@ type Link struct {
 	ParentIndex int              // lower device of a VLAN or macvlan
 	AdminUp     bool             // IFF_UP
 	LowerUp     bool             // carrier (IFF_LOWER_UP)
+	MTU         int
+	VLANID      int // the 802.1Q ID of a "vlan" link
 	// Device is true when /sys/class/net/<name>/device exists: the link is
 	// backed by a (possibly emulated) PCI, virtio or platform device.
 	Device bool
@@ -70,6 +72,9 @@ type Addr struct {
 	Scope     int          // unix.RT_SCOPE_*
 	Secondary bool
 	Tentative bool // IPv6 duplicate address detection still running or failed
+	// Dynamic is true when the address has a finite lifetime, as a DHCP
+	// lease or an IPv6 autoconfigured address has; static ones are forever.
+	Dynamic bool
 }
 
 // Global reports whether the address is usable beyond the link: universe
@@ -195,12 +200,17 @@ func (k *NetlinkKernel) Links() ([]Link, error) {
 	out := make([]Link, 0, len(ls))
 	for _, l := range ls {
 		a := l.Attrs()
-		out = append(out, Link{
+		link := Link{
 			Index: a.Index, Name: a.Name, Kind: l.Type(), Encap: a.EncapType,
 			MAC: a.HardwareAddr, PermMAC: a.PermHWAddr,
 			MasterIndex: a.MasterIndex, ParentIndex: a.ParentIndex,
 			AdminUp: a.Flags&net.FlagUp != 0, LowerUp: a.RawFlags&unix.IFF_LOWER_UP != 0,
-		})
+			MTU: a.MTU,
+		}
+		if v, ok := l.(*netlink.Vlan); ok {
+			link.VLANID = v.VlanId
+		}
+		out = append(out, link)
 	}
 	return out, nil
 }
@@ -219,7 +229,8 @@ func (k *NetlinkKernel) Addrs() ([]Addr, error) {
 		}
 		out = append(out, Addr{LinkIndex: a.LinkIndex, Prefix: p, Scope: a.Scope,
 			Secondary: a.Flags&unix.IFA_F_SECONDARY != 0,
-			Tentative: a.Flags&(unix.IFA_F_TENTATIVE|unix.IFA_F_DADFAILED) != 0})
+			Tentative: a.Flags&(unix.IFA_F_TENTATIVE|unix.IFA_F_DADFAILED) != 0,
+			Dynamic:   a.Flags&unix.IFA_F_PERMANENT == 0 && a.ValidLft > 0 && uint32(a.ValidLft) != 0xffffffff})
 	}
 	return out, nil
 }
