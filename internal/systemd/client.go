@@ -24,6 +24,8 @@ const defaultRunDir = "/run/systemd/system"
 type conn interface {
 	GetUnitPropertiesContext(ctx context.Context, unit string) (map[string]any, error)
 	GetUnitTypePropertiesContext(ctx context.Context, unit, unitType string) (map[string]any, error)
+	// GetUnitPropertyContext reads one property of the Unit interface.
+	GetUnitPropertyContext(ctx context.Context, unit, propertyName string) (*sddbus.Property, error)
 	// GetManagerProperty has no context; Client bounds it (manager.go).
 	GetManagerProperty(prop string) (string, error)
 	ListUnitsContext(ctx context.Context) ([]sddbus.UnitStatus, error)

@@ -30,10 +30,15 @@ type fakeConn struct {
 
 	mu           sync.Mutex
 	serviceCalls []string
+	propCalls    []string
+	getAllCalls  []string
 	closed       int
 }
 
 func (f *fakeConn) GetUnitPropertiesContext(ctx context.Context, unit string) (map[string]any, error) {
+	f.mu.Lock()
+	f.getAllCalls = append(f.getAllCalls, unit)
+	f.mu.Unlock()
 	if f.err != nil {
 		return nil, f.err
 	}
@@ -43,6 +48,34 @@ func (f *fakeConn) GetUnitPropertiesContext(ctx context.Context, unit string) (m
 	// What systemd answers for a unit it cannot find.
 	return map[string]any{"LoadState": "not-found", "ActiveState": "inactive", "SubState": "dead", "UnitFileState": ""}, nil
 }
+
+// GetUnitPropertyContext answers from the same map as GetUnitPropertiesContext
+// and counts the calls; a property the map lacks is an error, as systemd's
+// UnknownProperty is.
+func (f *fakeConn) GetUnitPropertyContext(ctx context.Context, unit, name string) (*sddbus.Property, error) {
+	f.mu.Lock()
+	f.propCalls = append(f.propCalls, unit+"/"+name)
+	f.mu.Unlock()
+	if f.err != nil {
+		return nil, f.err
+	}
+	p, ok := f.units[unit]
+	if !ok {
+		return nil, godbus.Error{Name: "org.freedesktop.DBus.Error.UnknownObject"}
+	}
+	v, ok := p[name]
+	if !ok {
+		// Every unit has every Unit property; unset timestamps are 0.
+		v = unitPropZero[name]
+		if v == nil {
+			return nil, godbus.Error{Name: "org.freedesktop.DBus.Error.UnknownProperty"}
+		}
+	}
+	return &sddbus.Property{Name: name, Value: godbus.MakeVariant(v)}, nil
+}
+
+var unitPropZero = map[string]any{"After": []string{}, "InactiveExitTimestampMonotonic": uint64(0),
+	"ActiveEnterTimestampMonotonic": uint64(0), "InactiveEnterTimestampMonotonic": uint64(0)}
 
 func (f *fakeConn) GetUnitTypePropertiesContext(ctx context.Context, unit, unitType string) (map[string]any, error) {
 	f.mu.Lock()

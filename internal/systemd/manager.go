@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	sddbus "github.com/coreos/go-systemd/v22/dbus"
 	godbus "github.com/godbus/dbus/v5"
 )
 
@@ -58,16 +59,15 @@ type Job struct {
 
 // UnitInfo is a unit with what systemd-analyze reads: activation
 // timestamps (monotonic µs) and After= (which includes the inverse of
-// other units' Before=).
+// other units' Before=). LoadedUnits leaves UnitFileState empty (see
+// loadedUnitProps).
 type UnitInfo struct {
 	UnitState
 	ID                 string
 	After              []string
 	InactiveExitMono   uint64 // activation began
 	ActiveEnterMono    uint64 // became active
-	ActiveExitMono     uint64
-	InactiveEnterMono  uint64
-	StateChangeMono    uint64
+	InactiveEnterMono  uint64 // deactivated (a oneshot without RemainAfterExit, a failure)
 	Result             string // the unit type's Result (exit-code, timeout, ...), "" when it has none
 	ResultFromProperty string // which interface Result came from, for evidence
 }
@@ -172,8 +172,18 @@ func (c *Client) Unit(ctx context.Context, name string) (UnitInfo, error) {
 	return unitInfo(ctx, cn, name)
 }
 
+// loadedUnitProps are the Unit properties LoadedUnits reads of each unit,
+// with one Get each; the states come from ListUnits. Not GetAll: its
+// UnitFileState getter makes PID 1 read the unit's file and scan every
+// .wants and .requires directory for links to it, once per unit until the
+// next daemon-reload. For the hundreds of units of a guest that is seconds
+// of PID 1's time under emulation, the first time guestcheck runs in a boot
+// (from cloud-init's runcmd, say), and PID 1 answers nobody else meanwhile:
+// the cloud-init check's few unit queries then overran their 5 s deadline.
+var loadedUnitProps = []string{"After", "InactiveExitTimestampMonotonic", "ActiveEnterTimestampMonotonic", "InactiveEnterTimestampMonotonic"}
+
 // LoadedUnits implements Inspector. The units are read by a few workers
-// at once: a guest has hundreds and each is one D-Bus round trip.
+// at once: a guest has hundreds and each property is one D-Bus round trip.
 func (c *Client) LoadedUnits(ctx context.Context) ([]UnitInfo, error) {
 	cn, err := c.connect(ctx)
 	if err != nil {
@@ -183,25 +193,26 @@ func (c *Client) LoadedUnits(ctx context.Context) ([]UnitInfo, error) {
 	if err != nil {
 		return nil, managerError("list units", err)
 	}
-	names := make([]string, 0, len(us))
+	// ListUnits lists each unit once, under its ID (aliases are left out).
+	var listed []sddbus.UnitStatus
 	for _, u := range us {
 		if u.LoadState == "loaded" || u.ActiveState == "failed" {
-			names = append(names, u.Name)
+			listed = append(listed, u)
 		}
 	}
-	sort.Strings(names)
-	out := make([]UnitInfo, len(names))
-	errs := make([]error, len(names))
+	sort.Slice(listed, func(i, j int) bool { return listed[i].Name < listed[j].Name })
+	out := make([]UnitInfo, len(listed))
+	errs := make([]error, len(listed))
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range 4 {
 		wg.Go(func() {
 			for i := range next {
-				out[i], errs[i] = unitInfo(ctx, cn, names[i])
+				out[i], errs[i] = loadedUnitInfo(ctx, cn, listed[i])
 			}
 		})
 	}
-	for i := range names {
+	for i := range listed {
 		next <- i
 	}
 	close(next)
@@ -218,25 +229,49 @@ func (c *Client) LoadedUnits(ctx context.Context) ([]UnitInfo, error) {
 var resultInterfaces = map[string]string{"service": "Service", "socket": "Socket", "mount": "Mount", "swap": "Swap",
 	"timer": "Timer", "path": "Path", "automount": "Automount", "scope": "Scope"}
 
+// loadedUnitInfo reads one listed unit's loadedUnitProps.
+func loadedUnitInfo(ctx context.Context, cn conn, l sddbus.UnitStatus) (UnitInfo, error) {
+	p := make(map[string]any, len(loadedUnitProps))
+	for _, name := range loadedUnitProps {
+		v, err := cn.GetUnitPropertyContext(ctx, l.Name, name)
+		if err != nil {
+			return UnitInfo{}, callError(l.Name, err)
+		}
+		if v != nil {
+			p[name] = v.Value.Value()
+		}
+	}
+	p["Id"], p["LoadState"], p["ActiveState"], p["SubState"] = l.Name, l.LoadState, l.ActiveState, l.SubState
+	return withResult(ctx, cn, unitInfoFrom(l.Name, p))
+}
+
 func unitInfo(ctx context.Context, cn conn, name string) (UnitInfo, error) {
 	p, err := cn.GetUnitPropertiesContext(ctx, name)
 	if err != nil {
 		return UnitInfo{}, callError(name, err)
 	}
+	return withResult(ctx, cn, unitInfoFrom(name, p))
+}
+
+func unitInfoFrom(name string, p map[string]any) UnitInfo {
 	u := UnitInfo{
 		UnitState: UnitState{Name: name, LoadState: str(p, "LoadState"), ActiveState: str(p, "ActiveState"),
 			SubState: str(p, "SubState"), UnitFileState: str(p, "UnitFileState")},
 		ID:                str(p, "Id"),
 		InactiveExitMono:  u64(p, "InactiveExitTimestampMonotonic"),
 		ActiveEnterMono:   u64(p, "ActiveEnterTimestampMonotonic"),
-		ActiveExitMono:    u64(p, "ActiveExitTimestampMonotonic"),
 		InactiveEnterMono: u64(p, "InactiveEnterTimestampMonotonic"),
-		StateChangeMono:   u64(p, "StateChangeTimestampMonotonic"),
 	}
 	if u.ID == "" {
 		u.ID = name
 	}
 	u.After, _ = p["After"].([]string)
+	return u
+}
+
+// withResult adds a failed unit's Result from its type's interface.
+func withResult(ctx context.Context, cn conn, u UnitInfo) (UnitInfo, error) {
+	name := u.Name
 	if u.Failed() {
 		typ := name[strings.LastIndexByte(name, '.')+1:]
 		if iface, ok := resultInterfaces[typ]; ok {

@@ -99,3 +99,44 @@ func TestJobsAndUnits(t *testing.T) {
 		t.Errorf("Unit(default.target) = %+v, %v", d, err)
 	}
 }
+
+// TestLoadedUnitsWithoutGetAll holds LoadedUnits to single-property Gets:
+// a GetAll of the Unit interface makes systemd compute UnitFileState, a
+// scan of every .wants directory per unit, and PID 1 answers nobody else
+// while it does (see loadedUnitProps).
+func TestLoadedUnitsWithoutGetAll(t *testing.T) {
+	f := &fakeConn{
+		list: []sddbus.UnitStatus{{Name: "ssh.service", LoadState: "loaded", ActiveState: "active", SubState: "running"},
+			{Name: "gc-false.service", LoadState: "loaded", ActiveState: "failed", SubState: "failed"}},
+		units: map[string]map[string]any{
+			"ssh.service": {"After": []string{"network.target"}, "InactiveExitTimestampMonotonic": uint64(4000000),
+				"ActiveEnterTimestampMonotonic": uint64(4500000)},
+			"gc-false.service": {"InactiveExitTimestampMonotonic": uint64(7000000), "InactiveEnterTimestampMonotonic": uint64(7100000)},
+		},
+		types: map[string]map[string]any{"gc-false.service/Service": {"Result": "exit-code"}},
+	}
+	c := newTestClient(t, fakeDial(f, nil))
+	us, err := c.LoadedUnits(testCtx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	getAll, props := f.getAllCalls, len(f.propCalls)
+	f.mu.Unlock()
+	if len(getAll) != 0 {
+		t.Errorf("LoadedUnits called GetAll on the Unit interface of %v", getAll)
+	}
+	if want := 2 * len(loadedUnitProps); props != want {
+		t.Errorf("LoadedUnits made %d property Gets, want %d", props, want)
+	}
+	want := []UnitInfo{
+		{UnitState: UnitState{Name: "gc-false.service", LoadState: "loaded", ActiveState: "failed", SubState: "failed"}, ID: "gc-false.service",
+			After: []string{}, InactiveExitMono: 7000000, InactiveEnterMono: 7100000, Result: "exit-code",
+			ResultFromProperty: "org.freedesktop.systemd1.Service.Result"},
+		{UnitState: UnitState{Name: "ssh.service", LoadState: "loaded", ActiveState: "active", SubState: "running"}, ID: "ssh.service",
+			After: []string{"network.target"}, InactiveExitMono: 4000000, ActiveEnterMono: 4500000},
+	}
+	if diff := cmp.Diff(want, us); diff != "" {
+		t.Errorf("LoadedUnits (-want +got):\n%s", diff)
+	}
+}

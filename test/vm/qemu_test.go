@@ -3,14 +3,17 @@
 package vm
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -81,6 +84,13 @@ type spec struct {
 	NetworkConfig string // NoCloud network-config; default networkConfig(NICs)
 	NICs          []nic
 	DataDisk      bool // a 64 MiB ext4 disk as /dev/vdb (the seed is then /dev/vdc)
+	// NoAgentChannel leaves out the org.qemu.guest_agent.0 port (the
+	// virtio-serial controller stays): no agent can answer, so the test
+	// reads the guest through its console and ExportDisk.
+	NoAgentChannel bool
+	// ExportDisk is an empty 16 MiB raw disk, /dev/disk/by-id/virtio-gcexport
+	// in the guest, that the guest writes a tar to (see exportUserData).
+	ExportDisk bool
 }
 
 // VM is a running QEMU guest: its process, QMP monitor (go-qemu), guest
@@ -126,6 +136,11 @@ func startVM(ctx context.Context, t *testing.T, s spec) *VM {
 			if _, err := run(ctx, c[0], c[1:]...); err != nil {
 				t.Fatal(err)
 			}
+		}
+	}
+	if s.ExportDisk {
+		if _, err := run(ctx, "truncate", "-s", "16M", v.exportDisk()); err != nil {
+			t.Fatal(err)
 		}
 	}
 	for attempt := 1; ; attempt++ {
@@ -188,12 +203,21 @@ func (v *VM) qemuArgs() []string {
 		a = append(a, "-drive", "file="+filepath.Join(v.dir, "data.img")+",if=none,id=data,format=raw",
 			"-device", "virtio-blk-pci,drive=data,addr=0x6")
 	}
+	if v.spec.ExportDisk {
+		a = append(a, "-drive", "file="+v.exportDisk()+",if=none,id=export,format=raw",
+			"-device", "virtio-blk-pci,drive=export,serial=gcexport,addr=0x8")
+	}
 	a = append(a,
 		"-drive", "file="+filepath.Join(v.dir, "seed.iso")+",if=none,id=seed,format=raw,readonly=on",
 		"-device", "virtio-blk-pci,drive=seed,addr=0x7",
 		"-device", "virtio-serial-pci,addr=0x9",
-		"-chardev", "socket,path="+filepath.Join(v.dir, "qga.sock")+",server=on,wait=off,id=qga0",
-		"-device", "virtserialport,chardev=qga0,name=org.qemu.guest_agent.0",
+	)
+	if !v.spec.NoAgentChannel {
+		a = append(a,
+			"-chardev", "socket,path="+filepath.Join(v.dir, "qga.sock")+",server=on,wait=off,id=qga0",
+			"-device", "virtserialport,chardev=qga0,name=org.qemu.guest_agent.0")
+	}
+	a = append(a,
 		// Entropy for the guest's SSH key generation under TCG.
 		"-object", "rng-random,filename=/dev/urandom,id=rng0", "-device", "virtio-rng-pci,rng=rng0,addr=0xa",
 		"-qmp", "unix:"+filepath.Join(v.dir, "qmp.sock")+",server=on,wait=off",
@@ -337,9 +361,77 @@ func (v *VM) ConsoleTail(n int) string {
 	return tail(strings.ReplaceAll(string(b), "\r", ""), n)
 }
 
+func (v *VM) exportDisk() string { return filepath.Join(v.dir, "export.img") }
+
+// Exported waits for the guest to power itself off after writing its
+// export tar (exportUserData) and returns the tar's regular files by
+// path, "./" removed.
+func (v *VM) Exported(ctx context.Context) (map[string][]byte, error) {
+	if err := v.WaitExit(ctx); err != nil {
+		return nil, fmt.Errorf("%s: waiting for the guest to power off after its export: %w", v.spec.Name, err)
+	}
+	b, err := os.ReadFile(v.exportDisk())
+	if err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{}
+	tr := tar.NewReader(bytes.NewReader(b))
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: export disk: %w (%d files read)", v.spec.Name, err, len(files))
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		c, err := io.ReadAll(tr)
+		if err != nil {
+			return nil, fmt.Errorf("%s: export disk: %s: %w", v.spec.Name, h.Name, err)
+		}
+		files[strings.TrimPrefix(path.Clean(h.Name), "./")] = c
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: the export disk holds no files: the guest did not export", v.spec.Name)
+	}
+	return files, nil
+}
+
+// exportUserData is user-data for a guest no agent can reach: after
+// guestcheck.service, a unit writes the identity capture (identityCapture)
+// and guestcheck's boot report, as a tar, to the export disk, and powers
+// the guest off. The scripts go through base64 so that YAML leaves them
+// alone.
+func exportUserData() string {
+	unit := `[Unit]
+Description=Write guestcheck's boot report to the export disk, then power off (guestcheck VM test)
+After=guestcheck.service
+[Service]
+Type=oneshot
+ExecStart=/bin/sh -c 'GC_EXPORT_REPORT=1 sh /usr/local/sbin/gc-capture >/dev/disk/by-id/virtio-gcexport && sync && systemctl --no-block poweroff'
+`
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	return fmt.Sprintf(`write_files:
+  - path: /usr/local/sbin/gc-capture
+    encoding: b64
+    content: %s
+  - path: /etc/systemd/system/gc-export.service
+    encoding: b64
+    content: %s
+runcmd:
+  - systemctl daemon-reload
+  - systemctl start --no-block gc-export.service
+`, b64(identityCapture), b64(unit))
+}
+
 // Agent connects to the guest agent, retrying until it answers (qemu-ga
 // starts late in boot and may be restarted).
 func (v *VM) Agent(ctx context.Context) (*qga.Client, error) {
+	if v.spec.NoAgentChannel {
+		return nil, fmt.Errorf("%s: the guest has no agent channel", v.spec.Name)
+	}
 	if v.agent != nil {
 		if err := v.agent.Ping(ctx); err == nil {
 			return v.agent, nil
@@ -519,17 +611,19 @@ type Report struct {
 		Hostname string `json:"hostname"`
 		BootID   string `json:"boot_id"`
 	} `json:"host"`
-	Status  string         `json:"status"`
-	Summary map[string]int `json:"summary"`
-	Checks  []CheckResult  `json:"checks"`
+	Status     string         `json:"status"`
+	Summary    map[string]int `json:"summary"`
+	Checks     []CheckResult  `json:"checks"`
+	DurationMS int64          `json:"duration_ms"`
 }
 
 // CheckResult is one check in a report.
 type CheckResult struct {
-	ID       string    `json:"id"`
-	Status   string    `json:"status"`
-	Summary  string    `json:"summary"`
-	Findings []Finding `json:"findings"`
+	ID         string    `json:"id"`
+	Status     string    `json:"status"`
+	Summary    string    `json:"summary"`
+	Findings   []Finding `json:"findings"`
+	DurationMS int64     `json:"duration_ms"`
 }
 
 // Finding is one finding of a check.

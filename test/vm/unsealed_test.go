@@ -6,10 +6,12 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -24,6 +26,11 @@ import (
 // fail on each with identity-clone-kept-machine-id, whatever the time
 // between the two boots. clone-1 is then sealed in place (sealprep apply
 // --poweroff), which gives the sealed image the next scenario clones.
+//
+// clone-2 also boots without the guest-agent channel (the cheapest honest
+// home for that scenario: it needs no agent, only its report, and the
+// missing channel and the kept machine-id are judged by different checks).
+// It is read through its console and an export disk instead (noChannel).
 func unsealedClones(ctx context.Context, t *testing.T, e *env) {
 	start := time.Now()
 	var mu sync.Mutex
@@ -35,14 +42,30 @@ func unsealedClones(ctx context.Context, t *testing.T, e *env) {
 				name := fmt.Sprintf("gc-unsealed-%d", i)
 				n := mgmtNIC
 				n.MAC = fmt.Sprintf("52:54:00:00:04:%02x", i)
-				v := startVM(ctx, t, spec{
+				sp := spec{
 					Name: name, Base: e.unsealed, Image: e.img,
 					MetaData: fmt.Sprintf("instance-id: %s-iid\nlocal-hostname: %s\n", name, name),
-					UserData: "#cloud-config\nmanage_etc_hosts: true\n",
+					UserData: baseUserData,
 					NICs:     []nic{n},
-				})
-				r, _ := bootReport(ctx, t, v)
-				mid := readGuest(ctx, t, v, "/etc/machine-id")
+				}
+				noAgent := i == 2
+				if noAgent {
+					sp.NoAgentChannel, sp.ExportDisk = true, true
+					sp.UserData += exportUserData()
+				}
+				v := startVM(ctx, t, sp)
+				var r *Report
+				var mid, iid string
+				var exported map[string][]byte
+				if noAgent {
+					r, exported = noChannel(ctx, t, v)
+					mid = strings.TrimSpace(string(exported["root/etc/machine-id"]))
+					iid = strings.TrimSpace(string(exported["root/var/lib/cloud/data/instance-id"]))
+				} else {
+					r, _ = bootReport(ctx, t, v)
+					mid = readGuest(ctx, t, v, "/etc/machine-id")
+					iid = readGuest(ctx, t, v, "/var/lib/cloud/data/instance-id")
+				}
 				mu.Lock()
 				ids[name] = mid
 				mu.Unlock()
@@ -57,11 +80,16 @@ func unsealedClones(ctx context.Context, t *testing.T, e *env) {
 				// instance and the other checks are unaffected.
 				expect(t, r, "cloud-init", "cloud-init-done", "pass")
 				expect(t, r, "hostname", "", "pass")
-				if got := readGuest(ctx, t, v, "/var/lib/cloud/data/instance-id"); got != name+"-iid" {
-					t.Errorf("cloud-init instance-id = %q, want %s-iid", got, name)
+				if iid != name+"-iid" {
+					t.Errorf("cloud-init instance-id = %q, want %s-iid", iid, name)
 				}
 				if dir := os.Getenv("GUESTCHECK_VM_CAPTURE"); dir != "" {
-					captureIdentity(ctx, t, v, filepath.Join(dir, "debian12-unsealed-clone-"+fmt.Sprint(i)))
+					dir = filepath.Join(dir, "debian12-unsealed-clone-"+fmt.Sprint(i))
+					if noAgent {
+						writeCapture(t, name, exported, dir)
+					} else {
+						captureIdentity(ctx, t, v, dir)
+					}
 				}
 				if i == 1 {
 					t.Run("seal", func(t *testing.T) { seal(ctx, t, e, v) })
@@ -70,6 +98,71 @@ func unsealedClones(ctx context.Context, t *testing.T, e *env) {
 		}
 	})
 	t.Logf("unsealed clones booted, judged and clone-1 sealed in %s", time.Since(start).Round(time.Second))
+}
+
+// noChannel waits for v's console summary and its export, and asserts what
+// guestcheck says of a guest without the guest-agent channel: one
+// failure, the channel's, carrying the unit's state and the device it
+// waits for; the unit's own finding a skip (the udev rule starts it when
+// the channel appears); no inactive-unit or missing-process failures; and
+// fs-freeze failing for the same reason. The never-started unit is
+// inactive (dead) on a real systemd.
+func noChannel(ctx context.Context, t *testing.T, v *VM) (*Report, map[string][]byte) {
+	t.Helper()
+	start := time.Now()
+	sctx, cancel := step(ctx, bootTimeout)
+	defer cancel()
+	line, err := v.WaitConsole(sctx, summaryLine)
+	if err != nil {
+		t.Fatalf("%s: guestcheck.service summary on the console: %v", v.spec.Name, err)
+	}
+	t.Logf("%s: console after %s: %s", v.spec.Name, time.Since(start).Round(time.Second), line)
+	wctx, cancel := step(ctx, sealTimeout)
+	defer cancel()
+	files, err := v.Exported(wctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.lastReport = string(files["report/report.txt"])
+	var r Report
+	if err := json.Unmarshal(files["report/report.json"], &r); err != nil {
+		t.Fatalf("%s: exported report.json: %v", v.spec.Name, err)
+	}
+	if m := summaryLine.FindStringSubmatch(line); m[1] != strings.ToUpper(r.Status) {
+		t.Errorf("%s: console says %s, the exported report.json says %s", v.spec.Name, m[1], r.Status)
+	}
+	t.Run("no-channel", func(t *testing.T) {
+		t.Logf("%s: /run/guestcheck/report.txt:\n%s", v.spec.Name, v.lastReport)
+		c := expectOnlyFailures(t, &r, "qemu-guest-agent", "qga-channel-missing")
+		if c != nil {
+			n := 0
+			for _, f := range c.Findings {
+				if f.Status == "fail" {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Errorf("qemu-guest-agent has %d fail findings, want exactly one:\n  %s", n, c)
+			}
+			if f := c.Finding("qga-channel-missing"); f != nil {
+				t.Logf("qga-channel-missing detail: %v", f.Detail)
+				if w := f.Detail["unit_waits_for"]; !strings.Contains(w, `dev-virtio\x2dports-org.qemu.guest_agent.0.device`) {
+					t.Errorf("qga-channel-missing unit_waits_for = %q, want the channel's device unit", w)
+				}
+				if st := f.Detail["unit_state"]; st != "qemu-guest-agent.service inactive (dead)" {
+					t.Errorf("qga-channel-missing unit_state = %q, want the never-started unit inactive (dead)", st)
+				}
+			}
+			expectFinding(t, c, "qga-unit-waits-for-channel", "skip")
+			for _, code := range []string{"qga-unit-inactive", "qga-process-missing"} {
+				if f := c.Finding(code); f != nil {
+					t.Errorf("qemu-guest-agent has %s although the unit waits for the channel: %s", code, f.Message)
+				}
+			}
+		}
+		expectOnlyFailures(t, &r, "fs-freeze", "fs-freeze-no-channel")
+	})
+	return &r, files
 }
 
 // identityCapture lists what captureIdentity copies: the files the
@@ -94,6 +187,10 @@ done
 done >times.txt
 cat /proc/uptime >uptime
 date -u +%Y-%m-%dT%H:%M:%S.%NZ >capture-date
+if [ -n "${GC_EXPORT_REPORT:-}" ]; then
+	mkdir report
+	cp /run/guestcheck/report.json /run/guestcheck/report.txt report/
+fi
 tar -cf - .
 `
 
@@ -105,11 +202,8 @@ func captureIdentity(ctx context.Context, t *testing.T, v *VM, dir string) {
 	if r.Exit != 0 {
 		t.Fatalf("capture: exit %d: %s", r.Exit, r.Stderr)
 	}
-	if err := os.RemoveAll(dir); err != nil {
-		t.Fatal(err)
-	}
+	files := map[string][]byte{}
 	tr := tar.NewReader(bytes.NewReader([]byte(r.Stdout)))
-	n := 0
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -118,23 +212,38 @@ func captureIdentity(ctx context.Context, t *testing.T, v *VM, dir string) {
 		if err != nil {
 			t.Fatalf("capture tar: %v", err)
 		}
-		p := filepath.Join(dir, filepath.Clean("/"+h.Name))
-		switch h.Typeflag {
-		case tar.TypeDir:
-			err = os.MkdirAll(p, 0o755)
-		case tar.TypeReg:
-			if err = os.MkdirAll(filepath.Dir(p), 0o755); err == nil {
-				var b []byte
-				if b, err = io.ReadAll(tr); err == nil {
-					err = os.WriteFile(p, b, 0o644)
-					n++
-				}
+		if h.Typeflag == tar.TypeReg {
+			b, err := io.ReadAll(tr)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		if err != nil {
-			t.Fatal(err)
+			files[strings.TrimPrefix(path.Clean(h.Name), "./")] = b
 		}
 	}
+	writeCapture(t, v.spec.Name, files, dir)
+}
+
+// writeCapture replaces dir with the captured files (an exported report
+// is not part of the evidence tree).
+func writeCapture(t *testing.T, name string, files map[string][]byte, dir string) {
+	t.Helper()
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for f, b := range files {
+		if strings.HasPrefix(f, "report/") {
+			continue
+		}
+		p := filepath.Join(dir, filepath.Clean("/"+f))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
 	times, _ := os.ReadFile(filepath.Join(dir, "times.txt"))
-	t.Logf("%s: captured %d files into %s:\n%s", v.spec.Name, n, dir, strings.TrimSpace(string(times)))
+	t.Logf("%s: captured %d files into %s:\n%s", name, n, dir, strings.TrimSpace(string(times)))
 }
