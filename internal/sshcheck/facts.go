@@ -10,6 +10,7 @@ package sshcheck
 import (
 	"context"
 	"errors"
+	"github.com/guestcheck/guestcheck/internal/sealrecord"
 	iofs "io/fs"
 	"net/netip"
 	"path"
@@ -86,6 +87,11 @@ type Facts struct {
 
 	PwAuth   PwAuth
 	Baseline config.SSHBaseline
+
+	// Template is sealprep's record of the template's host keys (nil when
+	// the image has none, or it does not parse: network-identity reports
+	// that).
+	Template *sealrecord.Record
 }
 
 // Listener is one listening TCP socket.
@@ -160,6 +166,11 @@ func Gather(ctx context.Context, env *check.Env) Facts {
 	f.HostKeys, f.DefaultHostKeys = readHostKeys(r, f.Config)
 	f.Instance = netcheck.ReadCloneEvidence(r, env.Live)
 	f.PwAuth = readPwAuth(r)
+	if b, err := r.ReadFile(sealrecord.Path); err == nil {
+		if rec, err := sealrecord.Parse(b); err == nil {
+			f.Template = &rec
+		}
+	}
 	if !env.Live {
 		f.Enablement, f.EnabledUnit = systemd.Enablement(r, append(append([]string(nil), serviceUnits...), socketUnits...)...)
 		return f
