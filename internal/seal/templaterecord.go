@@ -33,6 +33,12 @@ func planTemplateRecord(ctx context.Context, p *Planner) ([]Action, error) {
 	}
 	mid := p.templateMachineIDHash()
 
+	// The directory is sealprep's own: a symlink or other file in its
+	// place is left for a person to look at, never written through.
+	dirActs, ok, err := p.mkdirAll(path.Dir(sealrecord.Path), "holds sealprep's template record")
+	if err != nil || !ok {
+		return nil, err
+	}
 	e, exists, err := p.lstat(sealrecord.Path)
 	if err != nil {
 		return nil, err
@@ -82,15 +88,7 @@ func planTemplateRecord(ctx context.Context, p *Planner) ([]Action, error) {
 		want.SealedAt = time.Now()
 	}
 	want.SealprepVersion = p.Opts.Version
-	var out []Action
-	if !exists {
-		acts, ok, err := p.mkdirAll(path.Dir(sealrecord.Path), "holds sealprep's template record")
-		if err != nil || !ok {
-			return nil, err
-		}
-		out = append(out, acts...)
-	}
-	return append(out, Action{Kind: WriteFile, Path: sealrecord.Path, Mode: 0o644, Content: string(want.Marshal()),
+	return append(dirActs, Action{Kind: WriteFile, Path: sealrecord.Path, Mode: 0o644, Content: string(want.Marshal()),
 		Expect: fs.SHA256(old), Links: links(e), Reason: templateRecordReason}), nil
 }
 

@@ -223,3 +223,19 @@ func TestTemplateRecordNothingToRecord(t *testing.T) {
 		t.Fatalf("plan %+v notes %+v", p.Actions, p.Notes)
 	}
 }
+
+// TestTemplateRecordNotThroughSymlink: a /var/lib/sealprep that is a
+// symlink (here to /etc, in the root) is never written through.
+func TestTemplateRecordNotThroughSymlink(t *testing.T) {
+	for _, target := range []string{"/etc", "../../etc"} {
+		dir, root := newRoot(t, []node{f("/etc/machine-id", oldMachineID), d("/var/lib"), l("/var/lib/sealprep", target),
+			f("/etc/template.json", "{}")})
+		p := replan(t, root, "template-record", recordTime)
+		if len(p.Actions) != 0 || len(p.Notes) != 1 || !strings.Contains(p.Notes[0].Message, "symlink") {
+			t.Fatalf("plan %+v notes %+v", p.Actions, p.Notes)
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, "etc/template.json")); string(b) != "{}" {
+			t.Fatal("written through the symlink")
+		}
+	}
+}
