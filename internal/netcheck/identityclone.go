@@ -2,7 +2,6 @@ package netcheck
 
 import (
 	"fmt"
-	"github.com/guestcheck/guestcheck/internal/sealrecord"
 	"io"
 	iofs "io/fs"
 	"sort"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/sealrecord"
 )
 
 // Codes of the machine-id semantics of machine-id(5), added to the

@@ -10,7 +10,6 @@ package sshcheck
 import (
 	"context"
 	"errors"
-	"github.com/guestcheck/guestcheck/internal/sealrecord"
 	iofs "io/fs"
 	"net/netip"
 	"path"
@@ -29,6 +28,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/guestfile/procnet"
 	"github.com/guestcheck/guestcheck/internal/guestfile/sshdconfig"
 	"github.com/guestcheck/guestcheck/internal/netcheck"
+	"github.com/guestcheck/guestcheck/internal/sealrecord"
 	"github.com/guestcheck/guestcheck/internal/systemd"
 )
 
@@ -166,11 +166,7 @@ func Gather(ctx context.Context, env *check.Env) Facts {
 	f.HostKeys, f.DefaultHostKeys = readHostKeys(r, f.Config)
 	f.Instance = netcheck.ReadCloneEvidence(r, env.Live)
 	f.PwAuth = readPwAuth(r)
-	if b, err := r.ReadFile(sealrecord.Path); err == nil {
-		if rec, err := sealrecord.Parse(b); err == nil {
-			f.Template = &rec
-		}
-	}
+	f.Template = f.Instance.Template
 	if !env.Live {
 		f.Enablement, f.EnabledUnit = systemd.Enablement(r, append(append([]string(nil), serviceUnits...), socketUnits...)...)
 		return f

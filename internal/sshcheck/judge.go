@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/guestcheck/guestcheck/internal/sealrecord"
 	iofs "io/fs"
 	"net/netip"
 	"path"
@@ -16,6 +15,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/guestfile/sshdconfig"
+	"github.com/guestcheck/guestcheck/internal/sealrecord"
 	"github.com/guestcheck/guestcheck/internal/systemd"
 )
 
