@@ -230,7 +230,7 @@ func sealRoot(o *options, ops []seal.Operation, root *fs.Confined, img *seal.Ima
 		return seal.Report{}, seal.ExitUsage
 	}
 	opts := seal.Options{Live: live, Booted: booted, MachineIDMode: seal.MachineIDMode(o.mode), Force: o.force,
-		PowerOff: o.poweroff}
+		PowerOff: o.poweroff, Now: time.Now(), Version: buildinfo.Version}
 	ctx := e.ctx
 	if ctx == nil {
 		ctx = context.Background()

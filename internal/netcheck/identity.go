@@ -25,6 +25,8 @@ const (
 	CodeIDKernelError         = "identity-kernel-error"
 	CodeIDConfigInvalid       = "identity-config-invalid"
 	CodeIDConfigUnreadable    = "identity-config-unreadable"
+	CodeIDMachineIDTemplate   = "identity-machine-id-template"
+	CodeIDTemplateRecordBad   = "identity-template-record-invalid"
 )
 
 // IdentityCodes lists every code the network-identity check emits.
@@ -32,7 +34,7 @@ func IdentityCodes() []string {
 	return []string{CodeIDMachineIDOK, CodeIDMachineIDUnset, CodeIDMachineIDInvalid, CodeIDMachineIDUnreadable,
 		CodeIDMachineIDMode, CodeIDMachineIDDBusFallback, CodeIDMachineIDMissingRO, CodeIDMachineIDFromFirmware, CodeIDInstanceOK, CodeIDCloneKeptMachineID, CodeIDDHCPOK, CodeIDDHCPClientID, CodeIDMACBindingsOK,
 		CodeIDMACBindingStale, CodeIDMACBindingOrphaned, CodeIDMACBindingSkipped, CodeIDKernelError,
-		CodeIDConfigInvalid, CodeIDConfigUnreadable}
+		CodeIDConfigInvalid, CodeIDConfigUnreadable, CodeIDMachineIDTemplate, CodeIDTemplateRecordBad}
 }
 
 // Guest paths network-identity reads.
@@ -52,6 +54,7 @@ func RunIdentity(ctx context.Context, env *check.Env) []check.Finding {
 	fs := JudgeMachineID(ev, env.Live)
 	fs = append(fs, JudgeClone(ev)...)
 	fs = append(fs, JudgeFirmwareMachineID(ev.MachineID, ReadProductUUID(env.Root, env.Live))...)
+	fs = append(fs, JudgeTemplateMachineID(ev)...)
 	cfg := ReadNetworkConfig(env.Root)
 	fs = append(fs, JudgeConfigFiles(cfg)...)
 	fs = append(fs, JudgeDHCPIdentity(cfg)...)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/sealrecord"
 )
 
 // Codes of the machine-id semantics of machine-id(5), added to the
@@ -109,6 +110,11 @@ type CloneEvidence struct {
 	// JournalSkipped lists journal files whose header could not be read,
 	// with the reason.
 	JournalSkipped []string
+
+	// Template is sealprep's record of the template the image was sealed
+	// from (nil when none); TemplateErr is why it could not be read.
+	Template    *sealrecord.Record
+	TemplateErr error
 }
 
 // ReadCloneEvidence gathers CloneEvidence through root.
@@ -120,6 +126,7 @@ func ReadCloneEvidence(root *fs.Root, live bool) CloneEvidence {
 func ReadCloneEvidenceTimes(root *fs.Root, live bool, times TimesFunc) CloneEvidence {
 	var ev CloneEvidence
 	ev.MachineIDRaw, ev.MachineIDMode, ev.MachineIDFound, ev.MachineIDErr = readMachineIDFile(root)
+	ev.Template, ev.TemplateErr = readTemplateRecord(root)
 	if ev.MachineIDFound && ev.MachineIDErr == nil {
 		ev.MachineID = strings.TrimSpace(string(ev.MachineIDRaw))
 		ev.MachineIDKind = ClassifyMachineID(ev.MachineIDRaw)

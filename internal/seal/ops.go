@@ -8,6 +8,8 @@ import (
 // All lists every operation in execution order, which is also the order
 // `sealprep list` shows. The order is chosen so that a run killed at any
 // point leaves a root no worse for a clone than an unsealed one:
+//   - template-record writes what the template's host keys and machine
+//     ID were before ssh-host-keys and machine-id clear them;
 //   - ssh-host-keys installs its regenerator before it removes a key;
 //   - cloud-init, crash-data, journal and login-records come before
 //     logfiles, which then finds their files gone instead of truncating
@@ -16,6 +18,7 @@ import (
 //     everything before it was done.
 var All = []Operation{
 	opCloudInit,
+	opTemplateRecord,
 	opSSHHostKeys,
 	opHostname,
 	opNetMACPins,

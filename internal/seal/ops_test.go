@@ -15,9 +15,19 @@ var issueDefaults = []string{"machine-id", "ssh-host-keys", "cloud-init", "rando
 	"hostname", "dhcp-leases", "nm-identity", "net-mac-pins", "journal", "login-records", "logfiles",
 	"shell-history", "tmp", "crash-data", "passwd-backups", "host-credentials", "lvm-devices-file", "package-cache",
 	// The machine-id leak paths (the --image issue).
-	"machine-id-cmdline", "machine-id-credential"}
+	"machine-id-cmdline", "machine-id-credential",
+	// The access-baseline issue: the record clones are judged against.
+	"template-record"}
 
 func TestRegistry(t *testing.T) {
+	idx := func(id string) int {
+		for i, op := range All {
+			if op.ID == id {
+				return i
+			}
+		}
+		return -1
+	}
 	kebab := regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
 	seen := map[string]bool{}
 	defaults := map[string]bool{}
@@ -45,6 +55,9 @@ func TestRegistry(t *testing.T) {
 	}
 	if len(defaults) != len(issueDefaults) {
 		t.Errorf("%d default operations, want %d", len(defaults), len(issueDefaults))
+	}
+	if idx("template-record") > idx("ssh-host-keys") {
+		t.Error("template-record must run before ssh-host-keys: it records the keys that ssh-host-keys removes")
 	}
 	if All[len(All)-1].ID != "machine-id" {
 		t.Error("machine-id must run last")

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"path"
 	"strconv"
+	"time"
 
 	"github.com/guestcheck/guestcheck/internal/fs"
 )
@@ -153,6 +154,10 @@ type Options struct {
 	// sockets and private directories in /tmp) goes too, and the powered-off
 	// image then verifies as sealed offline.
 	PowerOff bool
+	// Now is the seal time the template record carries (zero: the clock),
+	// and Version the sealprep version it names.
+	Now     time.Time
+	Version string
 }
 
 // View is the read-only face of the confined root that operations get, so
@@ -189,6 +194,7 @@ type Planner struct {
 	refusals  []Refusal
 	rewritten map[string][]byte // content planned by earlier rewrites
 	leftovers []Action          // interrupted runs' temporaries that walks met
+	selected  map[string]bool   // IDs of the operations in this plan
 }
 
 // NewPlanner returns a planner over root.
@@ -223,6 +229,10 @@ func MakePlan(ctx context.Context, root View, ops []Operation, o Options) Plan {
 	p := NewPlanner(root, o)
 	var plan Plan
 	removed := map[string]bool{}
+	p.selected = map[string]bool{}
+	for _, op := range ops {
+		p.selected[op.ID] = true
+	}
 	for _, op := range ops {
 		if err := ctx.Err(); err != nil {
 			plan.Errors = append(plan.Errors, OpError{Op: op.ID, Error: err.Error()})

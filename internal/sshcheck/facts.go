@@ -28,6 +28,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/guestfile/procnet"
 	"github.com/guestcheck/guestcheck/internal/guestfile/sshdconfig"
 	"github.com/guestcheck/guestcheck/internal/netcheck"
+	"github.com/guestcheck/guestcheck/internal/sealrecord"
 	"github.com/guestcheck/guestcheck/internal/systemd"
 )
 
@@ -86,6 +87,11 @@ type Facts struct {
 
 	PwAuth   PwAuth
 	Baseline config.SSHBaseline
+
+	// Template is sealprep's record of the template's host keys (nil when
+	// the image has none, or it does not parse: network-identity reports
+	// that).
+	Template *sealrecord.Record
 }
 
 // Listener is one listening TCP socket.
@@ -160,6 +166,7 @@ func Gather(ctx context.Context, env *check.Env) Facts {
 	f.HostKeys, f.DefaultHostKeys = readHostKeys(r, f.Config)
 	f.Instance = netcheck.ReadCloneEvidence(r, env.Live)
 	f.PwAuth = readPwAuth(r)
+	f.Template = f.Instance.Template
 	if !env.Live {
 		f.Enablement, f.EnabledUnit = systemd.Enablement(r, append(append([]string(nil), serviceUnits...), socketUnits...)...)
 		return f

@@ -15,6 +15,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/guestfile/sshdconfig"
+	"github.com/guestcheck/guestcheck/internal/sealrecord"
 	"github.com/guestcheck/guestcheck/internal/systemd"
 )
 
@@ -45,6 +46,7 @@ const (
 	CodeHostKeyFresh    = "ssh-hostkey-fresh"
 	CodeHostKeyKept     = "ssh-hostkey-kept"
 	CodeHostKeyUndated  = "ssh-hostkey-undated"
+	CodeHostKeyTemplate = "ssh-hostkey-template"
 	CodeAuthOK          = "ssh-auth-ok"
 	CodeAuthBaseline    = "ssh-auth-baseline"
 	CodeAuthConditional = "ssh-auth-conditional"
@@ -56,7 +58,7 @@ const (
 var Codes = []string{CodeInstalled, CodeNotInstalled, CodeNotLive, CodeNoSystemd, CodeUnitActive, CodeUnitEnabled, CodeUnitInactive,
 	CodeUnitDisabled, CodeUnitMasked, CodeListening, CodeNotListening, CodePortOther, CodeConfigInvalid, CodeConfigUnread,
 	CodeHostKeyOK, CodeHostKeyMissing, CodeHostKeyNone, CodeHostKeyUnread, CodeHostKeyInvalid, CodeHostKeyMismatch, CodeHostKeyPerms, CodeHostKeyNoPub,
-	CodeHostKeyFresh, CodeHostKeyKept, CodeHostKeyUndated, CodeAuthOK, CodeAuthBaseline, CodeAuthConditional,
+	CodeHostKeyFresh, CodeHostKeyKept, CodeHostKeyUndated, CodeHostKeyTemplate, CodeAuthOK, CodeAuthBaseline, CodeAuthConditional,
 	CodePwAuthUnread, CodeUnreadable}
 
 // Run is the ssh check.
@@ -97,6 +99,7 @@ func Judge(f Facts) []check.Finding {
 	}
 	out = append(out, JudgeConfig(f)...)
 	out = append(out, JudgeHostKeys(f)...)
+	out = append(out, JudgeTemplateKeys(f)...)
 	out = append(out, JudgeKeyAge(f)...)
 	out = append(out, JudgeAuth(f)...)
 	return out
@@ -738,3 +741,39 @@ func showAll(f Facts, ps []string) []string {
 }
 
 func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
+
+// JudgeTemplateKeys: no host key is one that sealprep recorded as the
+// template's. The record outlives the keys, so this names a clone of a
+// half-sealed image (--ops -ssh-host-keys) and the template it came from
+// whatever the file times say.
+func JudgeTemplateKeys(f Facts) []check.Finding {
+	t := f.Template
+	if t == nil {
+		return nil
+	}
+	var hits []string
+	for _, k := range f.HostKeys {
+		fp := k.Fingerprint
+		if fp == "" {
+			fp = k.PubFingerprint
+		}
+		if fp == "" {
+			continue
+		}
+		if rk, ok := t.KeyByFingerprint(fp); ok {
+			hits = append(hits, k.Path+" "+rk.Type+" "+fp)
+		}
+	}
+	if len(hits) == 0 {
+		return nil
+	}
+	how := "ssh-host-keys not run"
+	if t.HostKeysRemoved {
+		how = "ssh-host-keys removed them, and they are back"
+	}
+	d := map[string]string{"keys": strings.Join(hits, "\n"), "record": f.show(sealrecord.Path),
+		"sealed_at": t.SealedAt.UTC().Format(time.RFC3339), "sealprep_version": t.SealprepVersion}
+	return []check.Finding{check.New(check.Fail, CodeHostKeyTemplate,
+		fmt.Sprintf("%d host key(s) are the template's keys (%s, %s): every clone of the image presents them, so clones can impersonate each other", len(hits), t.Describe(), how), d,
+		"Regenerate them: `rm /etc/ssh/ssh_host_* && ssh-keygen -A`, restart sshd, and tell clients the new fingerprints; seal the template with the ssh-host-keys operation so that later clones get their own")}
+}

@@ -1,0 +1,84 @@
+package netcheck
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/sealrecord"
+)
+
+const templateID = "4f6b1c0e9a2d4e7f8a1b2c3d4e5f6a7b"
+
+func templateEvidence(t *testing.T, machineID string, record []byte) CloneEvidence {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "etc/machine-id"), []byte(machineID), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if record != nil {
+		p := filepath.Join(dir, sealrecord.Path)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, record, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := fs.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return ReadCloneEvidence(r, false)
+}
+
+func TestJudgeTemplateMachineID(t *testing.T) {
+	rec := sealrecord.Record{SealedAt: time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC), SealprepVersion: "v9.9",
+		MachineIDSHA256: sealrecord.HashMachineID(templateID)}
+	kept := rec.Marshal()
+	rec.MachineIDCleared = true
+	cleared := rec.Marshal()
+	for _, tc := range []struct {
+		name, id string
+		record   []byte
+		code     string
+		status   check.Status
+		subs     []string
+	}{
+		{"kept", templateID + "\n", kept, CodeIDMachineIDTemplate, check.Fail, []string{"template's machine ID", "sealed at 2026-12-01T09:30:00Z by sealprep v9.9", "machine-id not run"}},
+		{"back", strings.ToUpper(templateID) + "\n", cleared, CodeIDMachineIDTemplate, check.Fail, []string{"cleared it, and it is back"}},
+		{"own", "0123456789abcdef0123456789abcdef\n", kept, "", "", nil},
+		{"unset", "", kept, "", "", nil},
+		{"no-record", templateID + "\n", nil, "", "", nil},
+		{"bad-record", templateID + "\n", []byte("{\n\"schema\": 1,\n\"x\": 1}"), CodeIDTemplateRecordBad, check.Warn, []string{sealrecord.Path, "unknown field"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := JudgeTemplateMachineID(templateEvidence(t, tc.id, tc.record))
+			if tc.code == "" {
+				if len(out) != 0 {
+					t.Fatalf("findings %+v", out)
+				}
+				return
+			}
+			if len(out) != 1 || out[0].Code != tc.code || out[0].Status != tc.status || out[0].Remediation == "" {
+				t.Fatalf("findings %+v", out)
+			}
+			for _, s := range tc.subs {
+				if !strings.Contains(out[0].Message, s) {
+					t.Errorf("message %q lacks %q", out[0].Message, s)
+				}
+			}
+			if strings.Contains(strings.ToLower(out[0].Message+out[0].Detail["machine_id_sha256"]), templateID) {
+				t.Error("the finding carries the raw ID")
+			}
+		})
+	}
+}

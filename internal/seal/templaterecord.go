@@ -1,0 +1,169 @@
+package seal
+
+import (
+	"context"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/sealrecord"
+	"golang.org/x/crypto/ssh"
+)
+
+var opTemplateRecord = Operation{
+	ID:      "template-record",
+	Default: true,
+	Summary: "write " + sealrecord.Path + ": fingerprints of the host keys and a hash of the machine ID, so guestcheck can name clones that kept them",
+	Plan:    planTemplateRecord,
+}
+
+const templateRecordReason = "guestcheck's ssh and network-identity checks name a clone that still has the template's host keys or machine ID from this record; it holds fingerprints and a hash, no secret"
+
+// planTemplateRecord plans the record of what the template's identity
+// was. It runs before ssh-host-keys and machine-id, and reads what they
+// are about to clear. Once they have, nothing is left to read: the
+// recorded values are carried over, so a re-plan (verify) after apply
+// plans nothing, while a key or ID present in the image that the record
+// does not hold is planned as a new record.
+func planTemplateRecord(ctx context.Context, p *Planner) ([]Action, error) {
+	keys, err := p.templateHostKeys()
+	if err != nil {
+		return nil, err
+	}
+	mid := p.templateMachineIDHash()
+
+	// The directory is sealprep's own: a symlink or other file in its
+	// place is left for a person to look at, never written through.
+	dirActs, ok, err := p.mkdirAll(path.Dir(sealrecord.Path), "holds sealprep's template record")
+	if err != nil || !ok {
+		return nil, err
+	}
+	e, exists, err := p.lstat(sealrecord.Path)
+	if err != nil {
+		return nil, err
+	}
+	var old []byte
+	var rec *sealrecord.Record
+	if exists {
+		if e.Kind != fs.KindRegular {
+			p.Note(sealrecord.Path, "left alone: is a %s, not a regular file", e.Kind)
+			return nil, nil
+		}
+		if old, _, err = p.readFile(sealrecord.Path); err != nil {
+			return nil, err
+		}
+		if r, err := sealrecord.Parse(old); err != nil {
+			p.Note(sealrecord.Path, "not a valid record, replaced: %v", err)
+		} else {
+			rec = &r
+		}
+	}
+	want := sealrecord.Record{HostKeys: keys, MachineIDSHA256: mid}
+	if rec != nil {
+		if len(keys) == 0 {
+			want.HostKeys = rec.HostKeys
+		}
+		if mid == "" {
+			want.MachineIDSHA256 = rec.MachineIDSHA256
+		}
+	}
+	want.HostKeysRemoved = len(keys) == 0 || p.selected[opSSHHostKeys.ID]
+	want.MachineIDCleared = mid == "" || p.selected[opMachineID.ID]
+	if len(want.HostKeys) == 0 && want.MachineIDSHA256 == "" {
+		if exists && rec == nil {
+			return []Action{{Kind: Remove, Path: sealrecord.Path, Kinds: regular,
+				Reason: "a malformed record misleads guestcheck, and nothing is left in the image to write a good one from"}}, nil
+		}
+		if !exists {
+			p.Note(sealrecord.Path, "not written: the image has no host keys and no machine ID left to record")
+		}
+		return nil, nil
+	}
+	if rec != nil && rec.SameIdentity(want) {
+		return nil, nil
+	}
+	want.SealedAt = p.Opts.Now
+	if want.SealedAt.IsZero() {
+		want.SealedAt = time.Now()
+	}
+	want.SealprepVersion = p.Opts.Version
+	return append(dirActs, Action{Kind: WriteFile, Path: sealrecord.Path, Mode: 0o644, Content: string(want.Marshal()),
+		Expect: fs.SHA256(old), Links: links(e), Reason: templateRecordReason}), nil
+}
+
+// templateHostKeys fingerprints /etc/ssh/ssh_host_*, one entry per key:
+// from the private key when it parses (that is what sshd presents), else
+// from its .pub. Key bodies never leave this function.
+func (p *Planner) templateHostKeys() ([]sealrecord.HostKey, error) {
+	ents, err := p.readDir("/etc/ssh")
+	if err != nil {
+		return nil, err
+	}
+	var out []sealrecord.HostKey
+	seen := map[string]bool{}
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name, "ssh_host_") || (e.Kind != fs.KindRegular && e.Kind != fs.KindSymlink) {
+			continue
+		}
+		base := path.Join("/etc/ssh", strings.TrimSuffix(e.Name, ".pub"))
+		if seen[base] {
+			continue
+		}
+		seen[base] = true
+		var pk ssh.PublicKey
+		if b, ok, err := p.readFile(base); err == nil && ok {
+			if raw, err := ssh.ParseRawPrivateKey(b); err == nil {
+				if s, err := ssh.NewSignerFromKey(raw); err == nil {
+					pk = s.PublicKey()
+				}
+			}
+		}
+		if pk == nil {
+			if b, ok, err := p.readFile(base + ".pub"); err == nil && ok {
+				pk, _, _, _, _ = ssh.ParseAuthorizedKey(b)
+			}
+		}
+		if pk == nil {
+			p.Note(base, "not in the template record: neither the key nor its .pub parses")
+			continue
+		}
+		out = append(out, sealrecord.HostKey{File: base, Type: pk.Type(), Fingerprint: ssh.FingerprintSHA256(pk)})
+	}
+	return out, nil
+}
+
+// templateMachineIDHash is the hashed ID in /etc/machine-id, or "" when
+// it holds none (empty, "uninitialized", missing).
+func (p *Planner) templateMachineIDHash() string {
+	b, ok, err := p.readFile("/etc/machine-id")
+	if err != nil || !ok || classifyMachineID(b) != midValid {
+		return ""
+	}
+	return sealrecord.HashMachineID(string(b))
+}
+
+// mkdirAll plans the missing directories of dir, outermost first; false
+// (noted) when a component is not a directory.
+func (p *Planner) mkdirAll(dir, reason string) ([]Action, bool, error) {
+	var missing []string
+	for d := dir; d != "/" && d != "."; d = path.Dir(d) {
+		e, ok, err := p.lstat(d)
+		if err != nil {
+			return nil, false, err
+		}
+		if ok {
+			if e.Kind != fs.KindDir {
+				p.Note(d, "left alone: is a %s, not a directory; %s not written", e.Kind, sealrecord.Path)
+				return nil, false, nil
+			}
+			break
+		}
+		missing = append(missing, d)
+	}
+	var out []Action
+	for i := len(missing) - 1; i >= 0; i-- {
+		out = append(out, Action{Kind: Mkdir, Path: missing[i], Mode: 0o755, Reason: reason})
+	}
+	return out, true, nil
+}

@@ -1,0 +1,147 @@
+// Package sealrecord is the template record that sealprep writes into a
+// sealed image and guestcheck reads on its clones: the SHA-256
+// fingerprints of the template's SSH host keys and a salted hash of the
+// machine ID it cleared, never a key or the ID itself. With it, a clone
+// that still carries the template's identity is named precisely.
+package sealrecord
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Path is where the record lives in the image.
+const Path = "/var/lib/sealprep/template.json"
+
+// Schema is the record's format version.
+const Schema = 1
+
+// maxSize bounds what a reader accepts: a record is a few hundred bytes.
+const maxSize = 64 << 10
+
+// machineIDDomain separates this hash from any other SHA-256 of a machine
+// ID (systemd's app-specific IDs are HMACs keyed by the ID, not this).
+const machineIDDomain = "sealprep-machine-id:"
+
+// HostKey is one host key of the template, by fingerprint.
+type HostKey struct {
+	File        string `json:"file"`        // /etc/ssh/ssh_host_ed25519_key
+	Type        string `json:"type"`        // ssh-ed25519
+	Fingerprint string `json:"fingerprint"` // SHA256:... as ssh-keygen -lf prints it
+}
+
+// Record is the content of Path.
+type Record struct {
+	Schema          int       `json:"schema"`
+	SealedAt        time.Time `json:"sealed_at"`
+	SealprepVersion string    `json:"sealprep_version"`
+	// HostKeys are the template's keys; HostKeysRemoved says whether
+	// ssh-host-keys removed them (false: --ops -ssh-host-keys left them
+	// in the image, and every clone has them).
+	HostKeys        []HostKey `json:"ssh_host_keys"`
+	HostKeysRemoved bool      `json:"ssh_host_keys_removed"`
+	// MachineIDSHA256 is HashMachineID of the template's ID, "" when it
+	// had none; MachineIDCleared says whether machine-id emptied it.
+	MachineIDSHA256  string `json:"machine_id_sha256,omitempty"`
+	MachineIDCleared bool   `json:"machine_id_cleared"`
+}
+
+// HashMachineID is the record's form of a machine ID: the hex SHA-256 of
+// a fixed prefix and the lowercase ID. The ID is 128 random bits, so the
+// hash cannot be reversed by guessing; it only tells whether a clone's ID
+// is the template's.
+func HashMachineID(id string) string {
+	s := sha256.Sum256([]byte(machineIDDomain + strings.ToLower(strings.TrimSpace(id))))
+	return hex.EncodeToString(s[:])
+}
+
+var (
+	fpRE   = regexp.MustCompile(`^SHA256:[A-Za-z0-9+/]{43}$`)
+	hashRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+)
+
+// Parse reads a record, rejecting anything that is not one: unknown
+// fields, a future schema, malformed fingerprints or hashes. Errors name
+// the path and, for JSON syntax, the line.
+func Parse(b []byte) (Record, error) {
+	var r Record
+	if len(b) > maxSize {
+		return r, fmt.Errorf("%s: %d bytes, more than a record can be", Path, len(b))
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&r); err != nil {
+		line := 1
+		if se, ok := err.(*json.SyntaxError); ok {
+			line += bytes.Count(b[:min(int(se.Offset), len(b))], []byte("\n"))
+		}
+		return Record{}, fmt.Errorf("%s:%d: %v", Path, line, err)
+	}
+	if d.More() {
+		return Record{}, fmt.Errorf("%s: data after the record", Path)
+	}
+	if r.Schema != Schema {
+		return Record{}, fmt.Errorf("%s: schema %d, this build reads %d", Path, r.Schema, Schema)
+	}
+	if r.SealedAt.IsZero() {
+		return Record{}, fmt.Errorf("%s: no sealed_at", Path)
+	}
+	for _, k := range r.HostKeys {
+		if !fpRE.MatchString(k.Fingerprint) {
+			return Record{}, fmt.Errorf("%s: host key %q: fingerprint %q is not SHA256:<base64>", Path, k.File, k.Fingerprint)
+		}
+	}
+	if r.MachineIDSHA256 != "" && !hashRE.MatchString(r.MachineIDSHA256) {
+		return Record{}, fmt.Errorf("%s: machine_id_sha256 is not 64 lowercase hex digits", Path)
+	}
+	return r, nil
+}
+
+// Marshal is the file's content: indented JSON with the keys sorted by
+// file, ending in a newline.
+func (r Record) Marshal() []byte {
+	r.Schema = Schema
+	r.SealedAt = r.SealedAt.UTC().Truncate(time.Second)
+	keys := append([]HostKey(nil), r.HostKeys...)
+	sort.Slice(keys, func(i, j int) bool { return keys[i].File < keys[j].File })
+	r.HostKeys = keys
+	if r.HostKeys == nil {
+		r.HostKeys = []HostKey{}
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		panic(err) // plain data: cannot fail
+	}
+	return append(b, '\n')
+}
+
+// SameIdentity reports whether r and o record the same keys, ID and
+// outcome, whatever their time and version.
+func (r Record) SameIdentity(o Record) bool {
+	r.SealedAt, o.SealedAt = time.Time{}, time.Time{}
+	r.SealprepVersion, o.SealprepVersion = "", ""
+	return bytes.Equal(r.Marshal(), o.Marshal())
+}
+
+// KeyByFingerprint returns the recorded key with fingerprint fp.
+func (r Record) KeyByFingerprint(fp string) (HostKey, bool) {
+	for _, k := range r.HostKeys {
+		if k.Fingerprint == fp {
+			return k, true
+		}
+	}
+	return HostKey{}, false
+}
+
+// Describe is the record in a few words for findings: "sealed at
+// 2026-12-01T10:00:00Z by sealprep v1.2".
+func (r Record) Describe() string {
+	return "sealed at " + r.SealedAt.UTC().Format(time.RFC3339) + " by sealprep " + r.SealprepVersion
+}

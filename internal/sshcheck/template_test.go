@@ -1,0 +1,96 @@
+package sshcheck
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/seal"
+	"github.com/guestcheck/guestcheck/internal/sealrecord"
+)
+
+// sealRecordOnly runs sealprep's template-record operation on dir, with
+// ssh-host-keys additionally selected when removed: what
+// `sealprep apply --ops -ssh-host-keys` leaves is the record alone.
+func sealRecordOnly(t *testing.T, dir string, spec string) {
+	t.Helper()
+	c, err := fs.OpenConfined(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ops, err := seal.Select(seal.All, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := seal.MakePlan(context.Background(), c, ops, seal.Options{Force: true,
+		Now: time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC), Version: "v9.9"})
+	for _, r := range (&seal.Executor{Root: c}).Apply(context.Background(), plan.Actions) {
+		if r.Status == seal.Failed {
+			t.Fatalf("%s %s: %s", r.Kind, r.Path, r.Error)
+		}
+	}
+}
+
+func templateRoot(t *testing.T) string {
+	dir := tree(t, map[string]string{
+		"/usr/sbin/sshd":       "ELF",
+		"/etc/os-release":      "ID=debian\n",
+		"/etc/ssh/sshd_config": "PasswordAuthentication no\nKbdInteractiveAuthentication no\n",
+		"/etc/machine-id":      "4f6b1c0e9a2d4e7f8a1b2c3d4e5f6a7b\n",
+	})
+	writeKey(t, dir, "/etc/ssh/ssh_host_ed25519_key", 0o600, t0, "")
+	return dir
+}
+
+func TestTemplateKeysPartialSeal(t *testing.T) {
+	dir := templateRoot(t)
+	sealRecordOnly(t, dir, "template-record")
+	out := Judge(gatherAsRoot(t, dir, nil))
+	validate(t, out)
+	f := want(t, out, CodeHostKeyTemplate, check.Fail, "1 host key(s) are the template's keys",
+		"sealed at 2026-12-01T09:30:00Z by sealprep v9.9", "ssh-host-keys not run")
+	if !strings.HasSuffix(f.Detail["record"], sealrecord.Path) || f.Detail["sealprep_version"] != "v9.9" {
+		t.Errorf("detail %v", f.Detail)
+	}
+
+	// A clone that generated its own key is not the template's.
+	writeKey(t, dir, "/etc/ssh/ssh_host_ed25519_key", 0o600, t0, "")
+	out = Judge(gatherAsRoot(t, dir, nil))
+	if n := len(find(out, CodeHostKeyTemplate)); n != 0 {
+		t.Fatalf("own key judged the template's:\n%s", dumpFindings(out))
+	}
+}
+
+func TestTemplateKeysRestored(t *testing.T) {
+	dir := templateRoot(t)
+	priv, _ := os.ReadFile(filepath.Join(dir, "etc/ssh/ssh_host_ed25519_key"))
+	pub, _ := os.ReadFile(filepath.Join(dir, "etc/ssh/ssh_host_ed25519_key.pub"))
+	// ssh-host-keys is selected, so the record says the keys were removed
+	// (sshd here has nothing to regenerate them: --force removes anyway).
+	sealRecordOnly(t, dir, "template-record,ssh-host-keys")
+	if _, err := os.Stat(filepath.Join(dir, "etc/ssh/ssh_host_ed25519_key")); !os.IsNotExist(err) {
+		t.Fatalf("key not removed: %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, "etc/ssh/ssh_host_ed25519_key"), priv, 0o600)
+	os.WriteFile(filepath.Join(dir, "etc/ssh/ssh_host_ed25519_key.pub"), pub, 0o644)
+	out := Judge(gatherAsRoot(t, dir, nil))
+	validate(t, out)
+	want(t, out, CodeHostKeyTemplate, check.Fail, "ssh-host-keys removed them, and they are back")
+}
+
+func TestTemplateRecordUnparsedIgnored(t *testing.T) {
+	dir := templateRoot(t)
+	if err := os.MkdirAll(filepath.Join(dir, "var/lib/sealprep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, sealrecord.Path), []byte("{not json"), 0o644)
+	if f := gatherAsRoot(t, dir, nil); f.Template != nil {
+		t.Fatalf("a malformed record was read: %+v", f.Template)
+	}
+}
