@@ -62,10 +62,14 @@ func CompileSchema(file string, b []byte) (*Schema, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s: not a JSON object", file)
 	}
+	// cloud-init builds its validator with jsonschema.validators.create()
+	// and no ignore_ref_siblings, so keywords beside a $ref apply too,
+	// unlike in plain draft 4; spell that as an allOf for the library.
+	raw = refSiblings(raw).(map[string]any)
 	s := &Schema{File: file, raw: raw, url: "file:///guest/schema-cloud-config-v1.json", sub: map[string]*jsonschema.Schema{}}
 	s.c = jsonschema.NewCompiler()
 	s.c.DefaultDraft(jsonschema.Draft4)
-	if err := s.c.AddResource(s.url, doc); err != nil {
+	if err := s.c.AddResource(s.url, raw); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	if s.root, err = s.c.Compile(s.url); err != nil {
@@ -73,6 +77,45 @@ func CompileSchema(file string, b []byte) (*Schema, error) {
 	}
 	s.known = s.topKeys()
 	return s, nil
+}
+
+// refSiblings rewrites {"$ref": R, k: v...} as {"allOf": [{"$ref": R},
+// {k: v...}]}, keeping annotations (description, deprecated) beside both.
+func refSiblings(v any) any {
+	switch x := v.(type) {
+	case []any:
+		for i, e := range x {
+			x[i] = refSiblings(e)
+		}
+		return x
+	case map[string]any:
+		for k, e := range x {
+			if k != "enum" && k != "const" && k != "default" && k != "examples" {
+				x[k] = refSiblings(e)
+			}
+		}
+		ref, ok := x["$ref"]
+		if !ok || len(x) == 1 {
+			return x
+		}
+		rest := map[string]any{}
+		out := map[string]any{}
+		for k, e := range x {
+			switch k {
+			case "$ref":
+			case "description", "deprecated", "deprecated_version", "deprecated_description", "label", "hidden", "title":
+				out[k] = e
+			default:
+				rest[k] = e
+			}
+		}
+		if len(rest) == 0 {
+			return x
+		}
+		out["allOf"] = []any{map[string]any{"$ref": ref}, rest}
+		return out
+	}
+	return v
 }
 
 // Known lists the top-level keys the schema (and cloud-init outside it)
@@ -246,6 +289,8 @@ func message(ve *jsonschema.ValidationError) string {
 	case *kind.Minimum, *kind.Maximum, *kind.ExclusiveMinimum, *kind.ExclusiveMaximum, *kind.MultipleOf:
 		kw := ve.ErrorKind.KeywordPath()
 		return "is out of range (" + strings.Join(kw, "/") + ")"
+	case *kind.InvalidJsonValue:
+		return "is a YAML date or time, not a string (quote it)"
 	case *kind.Not:
 		return "matches a schema it must not match"
 	case *kind.FalseSchema:

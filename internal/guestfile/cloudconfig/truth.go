@@ -29,6 +29,8 @@ func PyStr(v any) string {
 		return x
 	case int64:
 		return strconv.FormatInt(x, 10)
+	case Timestamp:
+		return x.Raw
 	case float64:
 		s := strconv.FormatFloat(x, 'g', -1, 64)
 		if !strings.ContainsAny(s, ".eEn") {

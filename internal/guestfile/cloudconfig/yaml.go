@@ -10,6 +10,7 @@ package cloudconfig
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -216,7 +217,16 @@ var (
 	intRE   = regexp.MustCompile(`^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$`)
 	floatRE = regexp.MustCompile(`^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$`)
 	nullRE  = regexp.MustCompile(`^(?:~|null|Null|NULL|)$`)
+	timeRE  = regexp.MustCompile(`^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$`)
 )
+
+// Timestamp is a plain scalar PyYAML loads as a date or datetime (YAML
+// 1.1 !!timestamp): cloud-init then sees an object that is not a string,
+// which its schema rejects where it wants one. Raw is the text.
+type Timestamp struct{ Raw string }
+
+// MarshalJSON renders the timestamp as its text.
+func (t Timestamp) MarshalJSON() ([]byte, error) { return []byte(strconv.Quote(t.Raw)), nil }
 
 func scalar(n *yaml.Node) (any, error) {
 	s := n.Value
@@ -251,7 +261,13 @@ func scalar(n *yaml.Node) (any, error) {
 		}
 		return s, nil
 	case "!!binary":
-		return s, nil
+		b, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(s), ""))
+		if err != nil {
+			return nil, fmt.Errorf("line %d: !!binary value is not base64", n.Line)
+		}
+		return string(b), nil
+	case "!!timestamp":
+		return Timestamp{Raw: s}, nil
 	}
 	return s, nil
 }
@@ -266,6 +282,8 @@ func resolve11(s string) string {
 		return "!!float"
 	case nullRE.MatchString(s):
 		return "!!null"
+	case timeRE.MatchString(s):
+		return "!!timestamp"
 	}
 	return "!!str"
 }
@@ -361,6 +379,8 @@ func TypeName(v any) string {
 		return "array"
 	case map[string]any:
 		return "object"
+	case Timestamp:
+		return "timestamp"
 	}
 	return fmt.Sprintf("%T", v)
 }
