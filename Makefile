@@ -45,6 +45,7 @@ fuzz: ## explore with every fuzz target for FUZZTIME (default 10s) each; new cra
 bench: build ## Go benchmarks, then guestcheck vs cloud-init status (hyperfine), RSS and binary sizes
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 	bash scripts/bench.sh
+	bash scripts/bench-intent.sh
 
 lint: ## gofmt, go vet, staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -29,13 +29,12 @@ var outsideSchema = []string{
 
 // Schema is the guest's own cloud-config schema, compiled.
 type Schema struct {
-	File  string
-	root  *jsonschema.Schema
-	c     *jsonschema.Compiler
-	raw   map[string]any
-	url   string
-	known []string
-	sub   map[string]*jsonschema.Schema
+	File     string
+	root     *jsonschema.Schema
+	raw      map[string]any
+	url      string
+	known    []string
+	rawCache map[string]map[string]any
 }
 
 // SchemaProblem is one finding of schema validation.
@@ -66,17 +65,77 @@ func CompileSchema(file string, b []byte) (*Schema, error) {
 	// and no ignore_ref_siblings, so keywords beside a $ref apply too,
 	// unlike in plain draft 4; spell that as an allOf for the library.
 	raw = refSiblings(raw).(map[string]any)
-	s := &Schema{File: file, raw: raw, url: "file:///guest/schema-cloud-config-v1.json", sub: map[string]*jsonschema.Schema{}}
-	s.c = jsonschema.NewCompiler()
-	s.c.DefaultDraft(jsonschema.Draft4)
-	if err := s.c.AddResource(s.url, raw); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	if s.root, err = s.c.Compile(s.url); err != nil {
-		return nil, fmt.Errorf("%s: %s", file, oneLine(err.Error()))
-	}
+	s := &Schema{File: file, raw: raw, url: "file:///guest/schema-cloud-config-v1.json", rawCache: map[string]map[string]any{}}
 	s.known = s.topKeys()
 	return s, nil
+}
+
+// compileFor compiles the schema for one document. Branches of the
+// top-level allOf that can only constrain keys the document does not have
+// (an object schema with properties and nothing else) accept it whatever
+// they say, so they are left out: that is most of the schema, and most of
+// the time compiling it would take.
+func (s *Schema) compileFor(doc map[string]any) error {
+	top := map[string]any{}
+	for k, v := range s.raw {
+		top[k] = v
+	}
+	if all, ok := s.raw["allOf"].([]any); ok {
+		var keep []any
+		for _, b := range all {
+			if s.relevant(b, doc, 0) {
+				keep = append(keep, b)
+			}
+		}
+		top["allOf"] = keep
+		if len(keep) == 0 {
+			delete(top, "allOf")
+		}
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft4)
+	if err := c.AddResource(s.url, top); err != nil {
+		return fmt.Errorf("%s: %w", s.File, err)
+	}
+	sch, err := c.Compile(s.url)
+	if err != nil {
+		return fmt.Errorf("%s: %s", s.File, oneLine(err.Error()))
+	}
+	s.root = sch
+	return nil
+}
+
+// inert are keywords that never reject an object lacking the properties.
+var inert = map[string]bool{"type": true, "properties": true, "description": true, "title": true, "$comment": true,
+	"label": true, "hidden": true, "deprecated": true}
+
+func (s *Schema) relevant(b any, doc map[string]any, depth int) bool {
+	n, ok := b.(map[string]any)
+	if !ok || depth > 8 {
+		return true
+	}
+	if ref, ok := n["$ref"].(string); ok && len(n) == 1 {
+		t := s.resolve(ref)
+		if t == nil {
+			return true
+		}
+		return s.relevant(t, doc, depth+1)
+	}
+	for k, v := range n {
+		if !inert[k] {
+			return true
+		}
+		if k == "type" && v != "object" {
+			return true
+		}
+	}
+	props, _ := n["properties"].(map[string]any)
+	for k := range props {
+		if _, ok := doc[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // refSiblings rewrites {"$ref": R, k: v...} as {"allOf": [{"$ref": R},
@@ -191,6 +250,9 @@ func (s *Schema) resolve(ref string) map[string]any {
 func (s *Schema) Validate(doc *cc.Doc) []SchemaProblem {
 	inst := jsonable(doc.Value)
 	var out []SchemaProblem
+	if err := s.compileFor(doc.Value); err != nil {
+		return []SchemaProblem{{Kind: "error", Msg: "the schema does not compile: " + err.Error()}}
+	}
 	if err := s.root.Validate(inst); err != nil {
 		if ve, ok := err.(*jsonschema.ValidationError); ok {
 			s.collect(ve, inst, doc, &out)
@@ -198,7 +260,7 @@ func (s *Schema) Validate(doc *cc.Doc) []SchemaProblem {
 			out = append(out, SchemaProblem{Kind: "error", Msg: oneLine(err.Error())})
 		}
 	}
-	s.deprecations(s.raw, "#", inst, nil, doc, &out, 0)
+	s.deprecations(s.root, inst, nil, doc, &out, 0)
 	for _, k := range sortedKeys(doc.Value) {
 		if !contains(s.known, k) {
 			p := SchemaProblem{Kind: "unknown-key", Path: k, CIPath: k, Line: doc.Line(k),
@@ -349,133 +411,104 @@ func paths(inst any, loc []string) (string, string) {
 	return p, strings.Join(loc, ".")
 }
 
-// deprecations walks schema and instance together and reports each value
-// that lands on a subschema marked deprecated, with cloud-init's anyOf
-// and oneOf rule: only the first branch the value is valid under counts.
-// Validity is the library's verdict on that branch; this walk only finds
-// the annotations.
-func (s *Schema) deprecations(n map[string]any, ptr string, v any, loc []string, doc *cc.Doc, out *[]SchemaProblem, depth int) {
-	if n == nil || depth > 64 {
+// deprecations walks the compiled schema and the instance together and
+// reports each value that lands on a subschema marked deprecated, with
+// cloud-init's anyOf and oneOf rule: only the first branch the value is
+// valid under counts (for oneOf, only when it is the only one). Validity
+// is the library's verdict on that branch; this walk only finds the
+// annotations, which draft 4 does not compile.
+func (s *Schema) deprecations(sch *jsonschema.Schema, v any, loc []string, doc *cc.Doc, out *[]SchemaProblem, depth int) {
+	if sch == nil || depth > 64 {
 		return
 	}
-	if d, ok := n["deprecated"].(bool); ok && d {
-		p, ci := paths(jsonable(doc.Value), loc)
-		msg := "deprecated"
-		if ver, ok := n["deprecated_version"].(string); ok {
-			msg += " in version " + ver
-		}
-		desc, _ := n["deprecated_description"].(string)
-		if desc == "" {
-			desc, _ = n["description"].(string)
-		}
-		if desc != "" {
-			msg += ": " + oneLine(desc)
-		}
-		*out = append(*out, SchemaProblem{Kind: "deprecation", Path: p, CIPath: ci, Line: doc.Line(p), Msg: msg})
-	}
-	if ref, ok := n["$ref"].(string); ok {
-		s.deprecations(s.resolve(ref), ref, v, loc, doc, out, depth+1)
-	}
-	if l, ok := n["allOf"].([]any); ok {
-		for i, e := range l {
-			m, _ := e.(map[string]any)
-			s.deprecations(m, fmt.Sprintf("%s/allOf/%d", ptr, i), v, loc, doc, out, depth+1)
-		}
-	}
-	for _, kw := range []string{"anyOf", "oneOf"} {
-		l, ok := n[kw].([]any)
-		if !ok {
-			continue
-		}
-		valid := -1
-		count := 0
-		for i := range l {
-			if s.validAt(fmt.Sprintf("%s/%s/%d", ptr, kw, i), v) {
-				count++
-				if valid < 0 {
-					valid = i
-				}
-				if kw == "anyOf" {
-					break
-				}
+	if n := s.rawAt(sch.Location); n != nil {
+		if d, ok := n["deprecated"].(bool); ok && d {
+			p, ci := paths(doc.Value, loc)
+			msg := "deprecated"
+			if ver, ok := n["deprecated_version"].(string); ok {
+				msg += " in version " + ver
 			}
+			desc, _ := n["deprecated_description"].(string)
+			if desc == "" {
+				desc, _ = n["description"].(string)
+			}
+			if desc != "" {
+				msg += ": " + oneLine(desc)
+			}
+			*out = append(*out, SchemaProblem{Kind: "deprecation", Path: p, CIPath: ci, Line: doc.Line(p), Msg: msg})
 		}
-		if valid >= 0 && (kw == "anyOf" || count == 1) {
-			m, _ := l[valid].(map[string]any)
-			s.deprecations(m, fmt.Sprintf("%s/%s/%d", ptr, kw, valid), v, loc, doc, out, depth+1)
+	}
+	s.deprecations(sch.Ref, v, loc, doc, out, depth+1)
+	for _, a := range sch.AllOf {
+		s.deprecations(a, v, loc, doc, out, depth+1)
+	}
+	for _, a := range sch.AnyOf {
+		if a.Validate(v) == nil {
+			s.deprecations(a, v, loc, doc, out, depth+1)
+			break
 		}
+	}
+	var only *jsonschema.Schema
+	count := 0
+	for _, a := range sch.OneOf {
+		if a.Validate(v) == nil {
+			count++
+			only = a
+		}
+	}
+	if count == 1 {
+		s.deprecations(only, v, loc, doc, out, depth+1)
 	}
 	switch x := v.(type) {
 	case map[string]any:
-		props, _ := n["properties"].(map[string]any)
-		pats, _ := n["patternProperties"].(map[string]any)
 		for _, k := range sortedKeys(x) {
 			kloc := append(append([]string{}, loc...), k)
 			matched := false
-			if ps, ok := props[k].(map[string]any); ok {
+			if ps, ok := sch.Properties[k]; ok {
 				matched = true
-				s.deprecations(ps, ptr+"/properties/"+escPtr(k), x[k], kloc, doc, out, depth+1)
+				s.deprecations(ps, x[k], kloc, doc, out, depth+1)
 			}
-			for pat, ps := range pats {
-				if s.matchPattern(pat, k) {
+			for re, ps := range sch.PatternProperties {
+				if re.MatchString(k) {
 					matched = true
-					m, _ := ps.(map[string]any)
-					s.deprecations(m, ptr+"/patternProperties/"+escPtr(pat), x[k], kloc, doc, out, depth+1)
+					s.deprecations(ps, x[k], kloc, doc, out, depth+1)
 				}
 			}
-			if !matched {
-				if ap, ok := n["additionalProperties"].(map[string]any); ok {
-					s.deprecations(ap, ptr+"/additionalProperties", x[k], kloc, doc, out, depth+1)
-				}
+			if ap, ok := sch.AdditionalProperties.(*jsonschema.Schema); ok && !matched {
+				s.deprecations(ap, x[k], kloc, doc, out, depth+1)
 			}
 		}
 	case []any:
-		switch it := n["items"].(type) {
-		case map[string]any:
+		switch it := sch.Items.(type) {
+		case *jsonschema.Schema:
 			for i, e := range x {
-				s.deprecations(it, ptr+"/items", e, append(append([]string{}, loc...), strconv.Itoa(i)), doc, out, depth+1)
+				s.deprecations(it, e, append(append([]string{}, loc...), strconv.Itoa(i)), doc, out, depth+1)
 			}
-		case []any:
+		case []*jsonschema.Schema:
 			for i, e := range x {
 				if i < len(it) {
-					m, _ := it[i].(map[string]any)
-					s.deprecations(m, fmt.Sprintf("%s/items/%d", ptr, i), e, append(append([]string{}, loc...), strconv.Itoa(i)), doc, out, depth+1)
+					s.deprecations(it[i], e, append(append([]string{}, loc...), strconv.Itoa(i)), doc, out, depth+1)
 				}
 			}
 		}
 	}
 }
 
-func escPtr(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1") }
-
-// validAt reports whether v is valid under the subschema at ptr.
-func (s *Schema) validAt(ptr string, v any) bool {
-	sch, ok := s.sub[ptr]
-	if !ok {
-		var err error
-		sch, err = s.c.Compile(s.url + ptr)
-		if err != nil {
-			sch = nil
-		}
-		s.sub[ptr] = sch
+// rawAt returns the schema document's node at a compiled schema's location.
+func (s *Schema) rawAt(loc string) map[string]any {
+	if n, ok := s.rawCache[loc]; ok {
+		return n
 	}
-	return sch != nil && sch.Validate(v) == nil
-}
-
-// matchPattern applies a patternProperties regexp through a compiled
-// one-keyword schema, so the library's regexp dialect decides.
-func (s *Schema) matchPattern(pat, key string) bool {
-	ptr := "pattern:" + pat
-	sch, ok := s.sub[ptr]
-	if !ok {
-		c := jsonschema.NewCompiler()
-		url := "file:///guest/pattern.json"
-		if err := c.AddResource(url, map[string]any{"pattern": pat}); err == nil {
-			sch, _ = c.Compile(url)
+	var n map[string]any
+	if _, frag, ok := strings.Cut(loc, "#"); ok {
+		if frag == "" {
+			n = s.raw
+		} else {
+			n = s.resolve("#" + frag)
 		}
-		s.sub[ptr] = sch
 	}
-	return sch != nil && sch.Validate(key) == nil
+	s.rawCache[loc] = n
+	return n
 }
 
 // jsonable is the document as the validator sees it; the parser's

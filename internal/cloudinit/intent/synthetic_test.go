@@ -226,3 +226,16 @@ func TestNotRoot(t *testing.T) {
 		t.Errorf("got\n%s", dump(fs))
 	}
 }
+
+// BenchmarkCheck times the whole check (gathering from an in-memory root,
+// schema compilation and validation, judging) on the article's user-data.
+func BenchmarkCheck(b *testing.B) {
+	s := loadTar(b, filepath.Join(healthyDir, "root.tar.gz"))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		f := Gather(context.Background(), s, Options{IsRoot: true})
+		if fs := Judge(f); len(fs) == 0 {
+			b.Fatal("no findings")
+		}
+	}
+}
