@@ -44,7 +44,7 @@ var captureWants = map[string]want{
 }
 
 func captureDirs(t *testing.T) []string {
-	dirs, err := filepath.Glob("testdata/real/*")
+	dirs, err := filepath.Glob("testdata/real/*-*")
 	if err != nil || len(dirs) == 0 {
 		t.Fatalf("no captures under testdata/real: %v", err)
 	}

@@ -9,7 +9,6 @@ import (
 	"syscall"
 
 	"github.com/guestcheck/guestcheck/internal/check"
-	cc "github.com/guestcheck/guestcheck/internal/guestfile/cloudconfig"
 )
 
 // judge accumulates findings.
@@ -206,6 +205,3 @@ func unknownKey(f *Facts, k string) bool {
 	}
 	return false
 }
-
-// str renders a requested scalar for a message.
-func str(v any) string { return cc.PyStr(v) }
