@@ -261,8 +261,10 @@ func (s *Schema) Validate(doc *cc.Doc) []SchemaProblem {
 		}
 	}
 	s.deprecations(s.root, inst, nil, doc, &out, 0)
+	unknown := map[string]bool{}
 	for _, k := range sortedKeys(doc.Value) {
 		if !contains(s.known, k) {
+			unknown[k] = true
 			p := SchemaProblem{Kind: "unknown-key", Path: k, CIPath: k, Line: doc.Line(k),
 				Msg: "not a cloud-config key known to this cloud-init; cloud-init ignores it"}
 			if sug := closest(k, s.known); sug != "" {
@@ -272,6 +274,15 @@ func (s *Schema) Validate(doc *cc.Doc) []SchemaProblem {
 			out = append(out, p)
 		}
 	}
+	// A top-level key the schema rejects as extra (25.x forbids them) is
+	// reported once, as an unknown key with its suggestion.
+	kept := out[:0]
+	for _, p := range out {
+		if !(p.Kind == "error" && unknown[p.Path]) {
+			kept = append(kept, p)
+		}
+	}
+	out = kept
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Kind != out[j].Kind {
 			return out[i].Kind < out[j].Kind
@@ -308,6 +319,15 @@ func (s *Schema) collect(ve *jsonschema.ValidationError, inst any, doc *cc.Doc, 
 		}
 	}
 	p, ci := paths(inst, ve.InstanceLocation)
+	if ap, ok := ve.ErrorKind.(*kind.AdditionalProperties); ok && p == "" {
+		// Top-level keys the schema forbids (25.x): one problem per key,
+		// at the key itself. Deeper down, cloud-init reports the parent.
+		for _, k := range ap.Properties {
+			kp, kci := cc.Join(p, k), strings.TrimPrefix(ci+"."+k, ".")
+			*out = append(*out, SchemaProblem{Kind: "error", Path: kp, CIPath: kci, Line: doc.Line(kp), Msg: "is not allowed here by the schema"})
+		}
+		return
+	}
 	*out = append(*out, SchemaProblem{Kind: "error", Path: p, CIPath: ci, Line: doc.Line(p), Msg: message(ve)})
 }
 
