@@ -145,6 +145,14 @@ func TestSynthetic(t *testing.T) {
 		{name: "mounts", ud: article + "mounts:\n  - [vdb, /data, ext4, defaults]\n", code: CodeMountMissing, kp: "mounts[0]", want: check.Fail},
 		{name: "mounts present", ud: article + "mounts:\n  - [/dev/vda, /, ext4]\n", code: CodeMountOK, kp: "mounts[0]", want: check.Pass},
 		{name: "ntp", ud: article + "ntp:\n  enabled: true\n  servers: [ntp.example.org]\n", code: CodeNTPMismatch, kp: "ntp", want: check.Fail},
+		{name: "ntp ok", ud: article + "ntp:\n  enabled: true\n  servers: [ntp.example.org]\n", edit: func(s *tarSource) {
+			s.put("/etc/systemd/timesyncd.conf.d/cloud-init.conf", 0o644, 0, "# cloud-init\n[Time]\nNTP=ntp.example.org\n")
+			s.put("/etc/systemd/system/sysinit.target.wants/systemd-timesyncd.service", 0o644, 0, "")
+		}, code: CodeNTPOK, kp: "ntp", want: check.Pass, msg: "systemd-timesyncd is enabled"},
+		{name: "rpm under --root", ud: article, edit: func(s *tarSource) {
+			delete(s.ents, "/var/lib/dpkg/status")
+			s.put("/var/lib/rpm/rpmdb.sqlite", 0o644, 0, "")
+		}, code: CodePackageUnjudged, kp: "packages", want: check.Skip, msg: "rpm -q"},
 		{name: "host keys", ud: article + "ssh_genkeytypes: [ed25519, ecdsa-sk]\n", code: CodeHostKeyMissing, kp: "ssh_genkeytypes[1]", want: check.Fail},
 		{name: "host keys ok", ud: article + "ssh_genkeytypes: [ed25519]\n", code: CodeHostKeyOK, kp: "ssh_genkeytypes[0]", want: check.Pass},
 		{name: "misspelt key", ud: article + "pacakges: [tmux]\n", code: CodeUnknownKey, kp: "pacakges", want: check.Fail, msg: "did you mean packages?"},
