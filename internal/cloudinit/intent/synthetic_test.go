@@ -1,6 +1,7 @@
 package intent
 
 import (
+	"archive/tar"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -164,6 +165,39 @@ func TestSynthetic(t *testing.T) {
 		{name: "users missing means default user", ud: "#cloud-config\nssh_pwauth: false\n", code: CodeUserMissing, kp: "system_info.default_user", want: check.Fail, msg: "default user debian"},
 		{name: "top-level key for default user", ud: "#cloud-config\nusers: [default]\nssh_authorized_keys: [\"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAS4e2qSwZNb8rkGRKACDvwz1g9lbSJ3oAPuMplJx6BK root@example\"]\n",
 			code: CodeRootKeyPrefix, kp: "ssh_authorized_keys[0]", want: check.Fail, msg: "lacks"},
+		{name: "vm harness default user", ud: "#cloud-config\nmanage_etc_hosts: true\nruncmd:\n  - mkdir -p /run/guestcheck\n", edit: func(s *tarSource) {
+			// What cloud-init does for Debian's default user: useradd with
+			// the groups, passwd -l, the sudo rule.
+			for _, f := range []struct{ p, line string }{
+				{"/etc/passwd", "debian:x:1001:1001:Debian:/home/debian:/bin/bash\n"},
+				{"/etc/group", "debian:x:1001:\n"},
+				{"/etc/shadow", "debian:!:20788:0:99999:7:::\n"},
+			} {
+				b, _ := s.ReadFile(f.p)
+				out := string(b) + f.line
+				if f.p == "/etc/group" {
+					var ls []string
+					for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+						for _, g := range []string{"adm", "audio", "cdrom", "dialout", "dip", "floppy", "netdev", "plugdev", "sudo", "video"} {
+							if strings.HasPrefix(l, g+":") {
+								if !strings.HasSuffix(l, ":") {
+									l += ","
+								}
+								l += "debian"
+							}
+						}
+						ls = append(ls, l)
+					}
+					out = strings.Join(ls, "\n") + "\n"
+					if !strings.Contains(out, "\nnetdev:") {
+						out += "netdev:x:110:debian\n"
+					}
+				}
+				s.put(f.p, 0o644, 0, out)
+			}
+			s.put("/etc/sudoers.d/90-cloud-init-users", 0o440, 0, "# Created by cloud-init\n\n# User rules for debian\ndebian ALL=(ALL) NOPASSWD:ALL\n")
+			s.ents["/home/debian"] = &tarEnt{hdr: &tar.Header{Typeflag: tar.TypeDir, Mode: 0o755, Uid: 1001, Gid: 1001}}
+		}, code: CodeUserOK, kp: "system_info.default_user", want: check.Pass, msg: "default user debian"},
 		{name: "no user-data", ud: "", edit: func(s *tarSource) { delete(s.ents, instDir+"/cloud-config.txt") }, code: CodeNoUserData, kp: "", want: check.Skip},
 		{name: "no schema", ud: article, edit: func(s *tarSource) {
 			delete(s.ents, "/usr/lib/python3/dist-packages/cloudinit/config/schemas/schema-cloud-config-v1.json")
