@@ -166,8 +166,17 @@ func (j *judge) user(u cc.User, kp string, keys []reqKey) {
 		if nk > 0 {
 			parts = append(parts, fmt.Sprintf("%d of %d requested keys", nk, len(keys)))
 		}
-		j.add(check.Pass, CodeUserOK, kp, who+" exists as requested: "+strings.Join(parts, ", "), "", "", "")
+		j.add(check.Pass, CodeUserOK, kp, who+" exists as requested: "+strings.Join(parts, ", "), "", "", "",
+			"effective_config", j.configSource())
 	}
+}
+
+// configSource says where the users configuration came from.
+func (j *judge) configSource() string {
+	if j.f.CombinedUsed {
+		return "cloud-init's own merge, " + j.f.Display(CombinedPath)
+	}
+	return "user-data merged over " + orStr(strings.Join(j.f.SystemFiles, ", "), "no system configuration")
 }
 
 func orStr(a, b string) string {
