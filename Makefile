@@ -48,6 +48,7 @@ bench: build ## Go benchmarks, then guestcheck vs cloud-init status (hyperfine),
 	@if ls $${GUESTCHECK_VM_CACHE:-/var/tmp/guestcheck-vm-cache}/image-*/root.img >/dev/null 2>&1; then \
 	  bash scripts/bench-sysprep.sh; \
 	else echo "bench: no virt-sysprep comparison: no VM test image yet (make vm-test builds it; then make bench-sysprep)"; fi
+	bash scripts/bench-intent.sh
 
 bench-sysprep: build ## sealprep apply --image vs virt-sysprep -a on a booted-once Debian 12 image, clones booted (root)
 	bash scripts/bench-sysprep.sh

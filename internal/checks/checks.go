@@ -8,6 +8,7 @@ import "github.com/guestcheck/guestcheck/internal/check"
 // file, its test, its line here and its page under docs/checks/.
 var All = []check.Check{
 	CloudInit,
+	CloudConfig,
 	Hostname,
 	Routes,
 	DNS,

@@ -1,0 +1,127 @@
+// Package dpkgstatus parses dpkg's database of package states,
+// /var/lib/dpkg/status (deb822 stanzas separated by blank lines). Only the
+// fields that say whether a package is installed, and which version, are
+// kept. Parsing is pure.
+package dpkgstatus
+
+import (
+	"fmt"
+	"path"
+	"strings"
+)
+
+// Path is the status database.
+const Path = "/var/lib/dpkg/status"
+
+// Package is one stanza.
+type Package struct {
+	Name, Version, Arch string
+	// Want, Flag and State are the three words of the Status field, e.g.
+	// "install ok installed".
+	Want, Flag, State string
+	Provides          []string
+	Line              int
+}
+
+// Installed reports whether dpkg considers the package installed and
+// configured: state "installed" with flag "ok".
+func (p Package) Installed() bool { return p.State == "installed" && p.Flag == "ok" }
+
+// Status is the Status field as written.
+func (p Package) Status() string { return strings.TrimSpace(p.Want + " " + p.Flag + " " + p.State) }
+
+// Problem is a malformed line.
+type Problem struct {
+	Line int
+	Msg  string
+}
+
+func (p Problem) Error() string { return fmt.Sprintf("%s:%d: %s", Path, p.Line, p.Msg) }
+
+// Parse reads the whole database.
+func Parse(b []byte) ([]Package, []Problem) {
+	var out []Package
+	var probs []Problem
+	var cur *Package
+	var key string
+	flush := func() {
+		if cur != nil {
+			if cur.Name == "" {
+				probs = append(probs, Problem{cur.Line, "stanza without a Package field"})
+			} else {
+				out = append(out, *cur)
+			}
+		}
+		cur, key = nil, ""
+	}
+	for i, raw := range strings.Split(string(b), "\n") {
+		ln := i + 1
+		raw = strings.TrimRight(raw, "\r")
+		if strings.TrimSpace(raw) == "" {
+			flush()
+			continue
+		}
+		if raw[0] == ' ' || raw[0] == '\t' {
+			if key == "" {
+				probs = append(probs, Problem{ln, "continuation line without a field"})
+			}
+			continue // continuation of a multi-line field (Description, Conffiles)
+		}
+		k, v, ok := strings.Cut(raw, ":")
+		if !ok {
+			probs = append(probs, Problem{ln, "line is not \"Field: value\""})
+			continue
+		}
+		if cur == nil {
+			cur = &Package{Line: ln}
+		}
+		key, v = strings.ToLower(k), strings.TrimSpace(v)
+		switch key {
+		case "package":
+			cur.Name = v
+		case "version":
+			cur.Version = v
+		case "architecture":
+			cur.Arch = v
+		case "status":
+			f := strings.Fields(v)
+			if len(f) != 3 {
+				probs = append(probs, Problem{ln, "Status has not three words"})
+				continue
+			}
+			cur.Want, cur.Flag, cur.State = f[0], f[1], f[2]
+		case "provides":
+			for _, p := range strings.Split(v, ",") {
+				name, _, _ := strings.Cut(strings.TrimSpace(p), " ")
+				if name != "" {
+					cur.Provides = append(cur.Provides, name)
+				}
+			}
+		}
+	}
+	flush()
+	return out, probs
+}
+
+// Find returns the stanzas for name: "name" or "name:arch". A package
+// may have several stanzas (one per architecture).
+func Find(pkgs []Package, name string) []Package {
+	base, arch, _ := strings.Cut(name, ":")
+	var out []Package
+	for _, p := range pkgs {
+		if p.Name == base && (arch == "" || arch == p.Arch || p.Arch == "all") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// VersionMatches reports whether an installed version satisfies an apt
+// pin "name=version": apt takes the version literally, with '*' as a glob.
+func VersionMatches(installed, pin string) bool {
+	if strings.ContainsAny(pin, "*?[") {
+		ok, err := path.Match(pin, installed)
+		return err == nil && ok
+	}
+	return installed == pin
+}
