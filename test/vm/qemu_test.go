@@ -54,17 +54,24 @@ type nic struct {
 func networkConfig(nics []nic) string {
 	var b strings.Builder
 	b.WriteString("version: 1\nconfig:\n")
-	for _, n := range nics {
+	for i, n := range nics {
+		// Only the first NIC names a nameserver: the image's static
+		// resolv.conf holds the management network's (ifupdown without
+		// resolvconf applies no dns-nameservers line), and network-config
+		// rightly fails a declared nameserver the resolver does not use.
+		dns := ""
+		if i == 0 {
+			dns = fmt.Sprintf("\n        dns_nameservers: [%s.3]", n.Net)
+		}
 		fmt.Fprintf(&b, `  - type: physical
     name: ens%d
     mac_address: "%s"
     subnets:
       - type: static
-        address: %s.15/24
-        dns_nameservers: [%s.3]
+        address: %s.15/24%s
         routes:
           - {network: 0.0.0.0/0, gateway: %s.2, metric: %d}
-`, n.Slot, n.MAC, n.Net, n.Net, n.Net, n.Metric)
+`, n.Slot, n.MAC, n.Net, dns, n.Net, n.Metric)
 	}
 	return b.String()
 }
