@@ -11,8 +11,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
 // TestEndpointsAgainstSshd generates Port, ListenAddress and
@@ -20,20 +18,7 @@ import (
 // addresses `sshd -T` prints for the same file. sshd only parses with -T;
 // it binds nothing.
 func TestEndpointsAgainstSshd(t *testing.T) {
-	testenv.RequireRoot(t, "sshd -T needs root to read its host key")
-	sshd := testenv.Tool(t, "sshd", "openssh-server")
-	keygen := testenv.Tool(t, "ssh-keygen", "openssh-client")
-	// sshd refuses to run without its privilege separation directory,
-	// which openssh-server's tmpfiles.d creates at boot. It is left in
-	// place: tests of other packages may be using it at the same time.
-	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	hk := filepath.Join(dir, "hostkey")
-	if out, err := exec.Command(keygen, "-q", "-t", "ed25519", "-N", "", "-f", hk).CombinedOutput(); err != nil {
-		t.Fatalf("ssh-keygen: %v: %s", err, out)
-	}
+	sshd, dir, hk := realSshd(t, "sshd -T needs root to read its host key")
 	addrs := []string{"192.0.2.10", "198.51.100.1:2022", "0.0.0.0", "2001:db8::7", "[2001:db8::5]:2200", "::", "[::1]:23", "127.0.0.1"}
 	fams := []string{"", "any", "inet", "inet6"}
 	rng := rand.New(rand.NewPCG(3, 4))

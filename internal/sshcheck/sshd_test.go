@@ -17,24 +17,32 @@ import (
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
+// realSshd is what the tests against Debian's sshd share: root (why says
+// what for), sshd itself, a temporary directory and an ed25519 host key in
+// it. sshd refuses to run without its privilege separation directory,
+// which openssh-server's tmpfiles.d creates at boot; it is left in place,
+// since tests of other packages may be using it at the same time.
+func realSshd(t *testing.T, why string) (sshd, dir, hostKey string) {
+	t.Helper()
+	testenv.RequireRoot(t, why)
+	sshd = testenv.Tool(t, "sshd", "openssh-server")
+	keygen := testenv.Tool(t, "ssh-keygen", "openssh-client")
+	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir = t.TempDir()
+	hostKey = filepath.Join(dir, "hostkey")
+	if out, err := exec.Command(keygen, "-q", "-t", "ed25519", "-N", "", "-f", hostKey).CombinedOutput(); err != nil {
+		t.Fatalf("ssh-keygen: %v: %s", err, out)
+	}
+	return sshd, dir, hostKey
+}
+
 // TestRealSshdListener starts Debian's sshd on 127.0.0.1 and checks that
 // the socket read from /proc/net/tcp is attributed to that very process,
 // and that the listening judgement follows the configuration.
 func TestRealSshdListener(t *testing.T) {
-	testenv.RequireRoot(t, "sshd needs root to start, and reading its /proc/PID/fd needs root")
-	sshd := testenv.Tool(t, "sshd", "openssh-server")
-	keygen := testenv.Tool(t, "ssh-keygen", "openssh-client")
-	// sshd refuses to run without its privilege separation directory,
-	// which openssh-server's tmpfiles.d creates at boot. It is left in
-	// place: tests of other packages may be using it at the same time.
-	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	hk := filepath.Join(dir, "hostkey")
-	if out, err := exec.Command(keygen, "-q", "-t", "ed25519", "-N", "", "-f", hk).CombinedOutput(); err != nil {
-		t.Fatalf("ssh-keygen: %v: %s", err, out)
-	}
+	sshd, dir, hk := realSshd(t, "sshd needs root to start, and reading its /proc/PID/fd needs root")
 	// A free port on loopback.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
