@@ -1,95 +1,49 @@
 package netcheck
 
 import (
-	"strings"
+	"github.com/guestcheck/guestcheck/internal/guestfile/envfile"
+	"github.com/guestcheck/guestcheck/internal/guestfile/ini"
 )
 
-// INIEntry is one key=value assignment of an INI-style file.
-type INIEntry struct {
-	Section string
-	Key     string
-	Value   string
-	Line    int
-	// SectionLine is the line of the [section] header the entry follows,
-	// which tells repeated sections ([Route], [Address]) apart.
-	SectionLine int
+// INI and INIEntry name guestfile/ini's parsed file and assignment for the
+// semantic layers here (networkd, NetworkManager, ifupdown) that take them.
+type (
+	INI      = ini.File
+	INIEntry = ini.Entry
+)
+
+// IfcfgVar is one variable of an ifcfg file, as guestfile/envfile reads it.
+type IfcfgVar = envfile.Var
+
+// parseUnit parses a systemd-networkd unit, drop-in or networkd.conf.
+func parseUnit(name string, b []byte) (INI, []Problem) {
+	f, ps := ini.Parse(name, b, ini.Systemd)
+	return f, fromParser(ps)
 }
 
-// INI is a parsed INI-style file: systemd-networkd units and networkd.conf,
-// NetworkManager keyfiles. Entries keep file order; repeated keys are kept.
-type INI struct {
-	File    string
-	Entries []INIEntry
+// parseKeyfile parses a NetworkManager keyfile, a GLib key file.
+func parseKeyfile(name string, b []byte) (INI, []Problem) {
+	f, ps := ini.Parse(name, b, ini.GLib)
+	return f, fromParser(ps)
 }
 
-// ParseINI parses INI-style bytes. With continuation, a line ending in a
-// backslash continues on the next (systemd syntax). Lines that are neither
-// a comment, a [section] nor a key=value, and keys outside any section,
-// are problems; the rest of the file is still read.
-func ParseINI(name string, b []byte, continuation bool) (INI, []Problem) {
-	f := INI{File: name}
-	var probs []Problem
-	bad := func(n int, msg string) { probs = append(probs, Problem{File: name, Line: n, Msg: msg}) }
-	section, sectionLine := "", 0
-	ls := lines(b)
-	for i := 0; i < len(ls); i++ {
-		n := i + 1
-		l := ls[i]
-		if why := binaryLine(l); why != "" {
-			bad(n, "line "+why)
-			continue
-		}
-		t := strings.TrimSpace(l)
-		if t == "" || t[0] == '#' || t[0] == ';' {
-			continue
-		}
-		if t[0] == '[' {
-			if !strings.HasSuffix(t, "]") || len(t) < 3 {
-				bad(n, "malformed section header "+quoteShort(t))
-				section = ""
-				continue
-			}
-			section, sectionLine = t[1:len(t)-1], n
-			continue
-		}
-		for continuation && strings.HasSuffix(t, "\\") && i+1 < len(ls) {
-			i++
-			t = strings.TrimSuffix(t, "\\") + " " + strings.TrimSpace(ls[i])
-		}
-		k, v, ok := strings.Cut(t, "=")
-		k = strings.TrimSpace(k)
-		if !ok || k == "" || strings.ContainsAny(k, " \t") {
-			bad(n, "expected key=value, got "+quoteShort(t))
-			continue
-		}
-		if section == "" {
-			bad(n, "key "+quoteShort(k)+" outside any [section]")
-			continue
-		}
-		f.Entries = append(f.Entries, INIEntry{Section: section, Key: k, Value: strings.TrimSpace(v), Line: n, SectionLine: sectionLine})
-	}
-	return f, probs
+// parseIfcfg parses a Red Hat or SUSE ifcfg file as the network scripts
+// source it.
+func parseIfcfg(name string, b []byte) (map[string]IfcfgVar, []Problem) {
+	vars, ps := envfile.Parse(name, b, envfile.Shell)
+	return vars, fromParser(ps)
 }
 
-// Get returns the last assignment of key in section (the one that wins).
-func (f INI) Get(section, key string) (INIEntry, bool) {
-	var e INIEntry
-	found := false
-	for _, x := range f.Entries {
-		if x.Section == section && x.Key == key {
-			e, found = x, true
-		}
-	}
-	return e, found
-}
-
-// All returns every assignment of key in section, in file order.
-func (f INI) All(section, key string) []INIEntry {
-	var out []INIEntry
-	for _, x := range f.Entries {
-		if x.Section == section && x.Key == key {
-			out = append(out, x)
-		}
+// fromParser converts a guestfile parser's problems, which carry the same
+// file, line and message.
+func fromParser[P ~struct {
+	File string
+	Line int
+	Msg  string
+}](ps []P) []Problem {
+	out := make([]Problem, len(ps))
+	for i, p := range ps {
+		out[i] = Problem(p)
 	}
 	return out
 }

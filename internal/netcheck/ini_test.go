@@ -5,42 +5,9 @@ import (
 	"testing"
 )
 
-func TestParseINI(t *testing.T) {
-	in := "# networkd unit\n[Match]\nMACAddress=52:54:00:12:34:56 \\\n  52:54:00:ab:cd:ef\nName=eth0\n\n[Network]\nDHCP=yes\n; comment\nnot a pair\n[Broken\n=novalue\n[DHCPv4]\nClientIdentifier = mac\n"
-	f, probs := ParseINI("/etc/systemd/network/20-wired.network", []byte(in), true)
-	want := []string{"10: expected key=value", "11: malformed section header", "12: expected key=value"}
-	if len(probs) != len(want) {
-		t.Fatalf("problems = %v", probs)
-	}
-	for i, w := range want {
-		line, sub, _ := strings.Cut(w, ": ")
-		if s := probs[i].String(); !strings.HasPrefix(s, "/etc/systemd/network/20-wired.network:"+line+": ") || !strings.Contains(s, sub) {
-			t.Errorf("problem %q, want line %s %q", s, line, sub)
-		}
-	}
-	if e, ok := f.Get("Match", "MACAddress"); !ok || e.Value != "52:54:00:12:34:56  52:54:00:ab:cd:ef" || e.Line != 3 {
-		t.Errorf("continued MACAddress = %+v", e)
-	}
-	if e, _ := f.Get("DHCPv4", "ClientIdentifier"); e.Value != "mac" {
-		t.Errorf("ClientIdentifier = %+v", e)
-	}
-	if _, ok := f.Get("Network", "Nope"); ok {
-		t.Error("found a key that is not there")
-	}
-	// Without continuation (NetworkManager keyfiles) the backslash stays.
-	f, _ = ParseINI("k", []byte("[a]\nx=1\\\ny=2\n"), false)
-	if e, _ := f.Get("a", "x"); e.Value != "1\\" {
-		t.Errorf("x = %q", e.Value)
-	}
-	_, probs = ParseINI("k", []byte("x=1\n"), false)
-	if len(probs) != 1 || !strings.Contains(probs[0].Msg, "outside any [section]") {
-		t.Errorf("problems = %v", probs)
-	}
-}
-
 func TestParseNetworkdUnit(t *testing.T) {
 	in := "[Match]\nMACAddress=52:54:00:12:34:56 zz:zz\nName=eth0 en*\n[Network]\nDHCP=IPv4\n[DHCPv4]\nClientIdentifier=duid\nDUIDType=link-layer\n[DHCPv6]\nDUIDType=uuid\n"
-	f, _ := ParseINI("u.network", []byte(in), true)
+	f, _ := parseUnit("u.network", []byte(in))
 	u, probs := ParseNetworkdUnit(f)
 	if len(probs) != 1 || probs[0].Line != 2 || !strings.Contains(probs[0].Msg, `"zz:zz" is not a MAC address`) {
 		t.Errorf("problems = %v", probs)
@@ -58,7 +25,7 @@ func TestParseNetworkdUnit(t *testing.T) {
 		}
 	}
 	// An empty assignment resets the list, as in systemd.
-	f, _ = ParseINI("u.network", []byte("[Match]\nMACAddress=52:54:00:12:34:56\nMACAddress=\n"), true)
+	f, _ = parseUnit("u.network", []byte("[Match]\nMACAddress=52:54:00:12:34:56\nMACAddress=\n"))
 	if u, _ := ParseNetworkdUnit(f); len(u.MatchMACs) != 0 {
 		t.Errorf("reset list kept %v", u.MatchMACs)
 	}
@@ -69,7 +36,7 @@ func TestParseNetworkdUnit(t *testing.T) {
 
 func TestParseNMKeyfile(t *testing.T) {
 	in := "[connection]\nid=cloud-init eth0\nuuid=1dd9a779-d327-56e1-8454-c65e2556c12c\ntype=ethernet\ninterface-name=eth0\n\n[ethernet]\nmac-address=52:54:00:12:34:56\n\n[ipv4]\nmethod=auto\ndhcp-client-id=duid\n"
-	f, _ := ParseINI("c.nmconnection", []byte(in), false)
+	f, _ := parseKeyfile("c.nmconnection", []byte(in))
 	c, probs := ParseNMKeyfile(f)
 	if len(probs) != 0 || c.ID != "cloud-init eth0" || c.InterfaceName != "eth0" || c.MAC == nil || c.MAC.At != "c.nmconnection:8" ||
 		!c.DHCPv4() || !c.machineClientID() {
@@ -93,26 +60,10 @@ func TestParseNMKeyfile(t *testing.T) {
 			t.Errorf("parseNMMAC(%q): %v", in, err)
 		}
 	}
-	f, _ = ParseINI("c", []byte("[ethernet]\nmac-address=xx\n[ipv4]\nmethod=manual\n"), false)
+	f, _ = parseKeyfile("c", []byte("[ethernet]\nmac-address=xx\n[ipv4]\nmethod=manual\n"))
 	c, probs = ParseNMKeyfile(f)
 	if len(probs) != 1 || probs[0].Line != 2 || c.DHCPv4() || c.machineClientID() {
 		t.Errorf("bad keyfile: %+v %v", c, probs)
-	}
-}
-
-func TestParseIfcfg(t *testing.T) {
-	in := "# Created by cloud-init\nBOOTPROTO=dhcp\nDEVICE=\"eth0\"\nHWADDR='52:54:00:12:34:56'\nNAME=\"System \\\"eth0\\\"\"\nONBOOT=yes # comment\nexport TYPE=Ethernet\nrm -rf /\nBROKEN=\"unterminated\n"
-	vars, probs := ParseIfcfg("/etc/sysconfig/network-scripts/ifcfg-eth0", []byte(in))
-	for k, want := range map[string]string{"BOOTPROTO": "dhcp", "DEVICE": "eth0", "HWADDR": "52:54:00:12:34:56", "NAME": `System "eth0"`, "ONBOOT": "yes", "TYPE": "Ethernet"} {
-		if vars[k].Value != want {
-			t.Errorf("%s = %q, want %q", k, vars[k].Value, want)
-		}
-	}
-	if vars["HWADDR"].Line != 4 {
-		t.Errorf("HWADDR line %d", vars["HWADDR"].Line)
-	}
-	if len(probs) != 2 || probs[0].Line != 8 || probs[1].Line != 9 || !strings.Contains(probs[1].Msg, "unterminated quote") {
-		t.Errorf("problems = %v", probs)
 	}
 }
 
@@ -145,31 +96,23 @@ func fuzzLines(t *testing.T, b []byte, probs []Problem) {
 	}
 }
 
-func FuzzParseINI(f *testing.F) {
+// FuzzNetworkdNMKeyfile fuzzes the networkd and NetworkManager layers
+// over guestfile/ini (which has its own FuzzParse).
+func FuzzNetworkdNMKeyfile(f *testing.F) {
 	f.Add([]byte("[Match]\nMACAddress=52:54:00:12:34:56 \\\n x\n[Network]\nDHCP=yes\n"), true)
 	f.Add([]byte("[ethernet]\nmac-address=82;84;0;18;52;86;\n[ipv4]\nmethod=auto\n"), false)
 	f.Add([]byte("[\n]\n=\\"), true)
 	f.Fuzz(func(t *testing.T, b []byte, cont bool) {
-		ini, probs := ParseINI("f", b, cont)
+		parse := parseKeyfile
+		if cont {
+			parse = parseUnit
+		}
+		ini, probs := parse("f", b)
 		fuzzLines(t, b, probs)
 		_, uprobs := ParseNetworkdUnit(ini)
 		fuzzLines(t, b, uprobs)
 		_, nprobs := ParseNMKeyfile(ini)
 		fuzzLines(t, b, nprobs)
-	})
-}
-
-func FuzzParseIfcfg(f *testing.F) {
-	f.Add([]byte("DEVICE=eth0\nHWADDR=\"52:54:00:12:34:56\"\nNAME='x'\n"))
-	f.Add([]byte("X=\"a\\\"\nY='\n"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		vars, probs := ParseIfcfg("f", b)
-		fuzzLines(t, b, probs)
-		for k, v := range vars {
-			if !ifcfgKey.MatchString(k) || v.Line < 1 {
-				t.Fatalf("bad variable %q %+v", k, v)
-			}
-		}
 	})
 }
 

@@ -442,7 +442,7 @@ func eniPrefix(addr, mask, family string) (netip.Prefix, bool) {
 	return netip.PrefixFrom(a, bits), true
 }
 
-// IfcfgIntent turns one parsed ifcfg file (ParseIfcfg) into a declared
+// IfcfgIntent turns one parsed ifcfg file (parseIfcfg) into a declared
 // interface; ok is false for files that declare none (loopback, aliases).
 func IfcfgIntent(file string, vars map[string]IfcfgVar) (IntentIface, []Problem, bool) {
 	var probs []Problem

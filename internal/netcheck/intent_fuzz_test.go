@@ -56,8 +56,8 @@ func FuzzNetworkdIntent(f *testing.F) {
 	f.Add([]byte("[Match]\nName=eth0\nMACAddress=52:54:00:12:34:56\n[Network]\nDHCP=yes\nAddress=192.0.2.1/24\nDNS=[2001:db8::1]:53%eth0#x\nVLAN=v\n[Route]\nGateway=192.0.2.254\n[Link]\nMTUBytes=9K\n"),
 		[]byte("[NetDev]\nName=v\nKind=vlan\n[VLAN]\nId=9\n"))
 	f.Fuzz(func(t *testing.T, network, netdev []byte) {
-		a, _ := ParseINI("a.network", network, true)
-		b, _ := ParseINI("b.netdev", netdev, true)
+		a, _ := parseUnit("a.network", network)
+		b, _ := parseUnit("b.netdev", netdev)
 		ds, probs := NetworkdIntent([]INI{a}, []INI{b})
 		var own []Problem
 		for _, p := range probs {
@@ -77,8 +77,8 @@ func FuzzNMIntent(f *testing.F) {
 	f.Add([]byte("[connection]\nid=a\nuuid=U\ntype=ethernet\ninterface-name=eth0\n[ethernet]\nmac-address=82;84;0;18;52;86\nmtu=1400\n[ipv4]\nmethod=manual\naddress1=192.0.2.1/24,192.0.2.254\ndns=192.0.2.53;\n"),
 		[]byte("[connection]\nid=v\ntype=vlan\nmaster=U\n[vlan]\nid=4\nparent=u\n"))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
-		fa, _ := ParseINI("a", a, false)
-		fb, _ := ParseINI("a", b, false)
+		fa, _ := parseKeyfile("a", a)
+		fb, _ := parseKeyfile("a", b)
 		ds, probs := NMIntent([]INI{fa, fb})
 		n := max(len(lines(a)), len(lines(b)))
 		for _, p := range probs {
@@ -103,7 +103,7 @@ func FuzzParseENI(f *testing.F) {
 func FuzzIfcfgIntent(f *testing.F) {
 	f.Add([]byte("DEVICE=eth0\nHWADDR=52:54:00:12:34:56\nIPADDR0=192.0.2.1\nPREFIX0=24\nGATEWAY=192.0.2.254\nDNS1=192.0.2.53\nVLAN=yes\nVLAN_ID=5\nMTU=1500\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		vars, _ := ParseIfcfg("/x/ifcfg-eth0", b)
+		vars, _ := parseIfcfg("/x/ifcfg-eth0", b)
 		d, probs, ok := IfcfgIntent("/x/ifcfg-eth0", vars)
 		if ok {
 			checkIntent(t, b, []IntentIface{d}, probs, "/x/ifcfg-eth0")

@@ -214,7 +214,11 @@ func readINIs(t *testing.T, dir, glob string, continuation bool) []INI {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, probs := ParseINI(filepath.Base(m), b, continuation)
+		parse := parseKeyfile
+		if continuation {
+			parse = parseUnit
+		}
+		f, probs := parse(filepath.Base(m), b)
 		if len(probs) > 0 {
 			t.Errorf("%s: %v", m, probs)
 		}

@@ -212,7 +212,7 @@ func TestParseNetworkYAML(t *testing.T) {
 
 func TestNetworkdIntent(t *testing.T) {
 	parse := func(name, s string) INI {
-		f, probs := ParseINI(name, []byte(s), true)
+		f, probs := parseUnit(name, []byte(s))
 		if len(probs) > 0 {
 			t.Fatalf("%s: %v", name, probs)
 		}
@@ -273,7 +273,7 @@ Table=100
 
 func TestNMIntent(t *testing.T) {
 	parse := func(name, s string) INI {
-		f, probs := ParseINI(name, []byte(s), false)
+		f, probs := parseKeyfile(name, []byte(s))
 		if len(probs) > 0 {
 			t.Fatalf("%s: %v", name, probs)
 		}
@@ -396,7 +396,7 @@ iface eth1.60 inet static
 
 func TestIfcfgIntent(t *testing.T) {
 	in := func(name, s string) (IntentIface, []Problem, bool) {
-		vars, probs := ParseIfcfg(name, []byte(s))
+		vars, probs := parseIfcfg(name, []byte(s))
 		if len(probs) > 0 {
 			t.Fatalf("%s: %v", name, probs)
 		}

@@ -119,7 +119,7 @@ func ReadIntent(root *fs.Root) IntentRead {
 				continue
 			}
 			if b, ok := read(p); ok {
-				f, probs := ParseINI(root.Display(p), b, false)
+				f, probs := parseKeyfile(root.Display(p), b)
 				r.Intent.Problems = append(r.Intent.Problems, probs...)
 				r.Intent.Files = append(r.Intent.Files, root.Display(p))
 				files = append(files, f)
@@ -139,10 +139,10 @@ func ReadIntent(root *fs.Root) IntentRead {
 			if !ok {
 				return INI{}, false
 			}
-			f, probs := ParseINI(root.Display(p), b, true)
+			f, probs := parseUnit(root.Display(p), b)
 			for _, dp := range overlay(root, []string{p + ".d"}, func(n string) bool { return strings.HasSuffix(n, ".conf") }) {
 				if db, ok := read(dp); ok {
-					di, dprobs := ParseINI(root.Display(dp), db, true)
+					di, dprobs := parseUnit(root.Display(dp), db)
 					f.Entries = append(f.Entries, di.Entries...)
 					probs = append(probs, dprobs...)
 				}
@@ -196,7 +196,7 @@ func ReadIntent(root *fs.Root) IntentRead {
 			if !ok || !keep(b) {
 				continue
 			}
-			vars, probs := ParseIfcfg(root.Display(p), b)
+			vars, probs := parseIfcfg(root.Display(p), b)
 			r.Intent.Problems = append(r.Intent.Problems, probs...)
 			r.Intent.Files = append(r.Intent.Files, root.Display(p))
 			d, dprobs, ok := IfcfgIntent(root.Display(p), vars)

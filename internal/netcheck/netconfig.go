@@ -87,10 +87,10 @@ func ReadNetworkConfig(root *fs.Root) NetworkConfig {
 		if !ok {
 			continue
 		}
-		ini, probs := ParseINI(root.Display(p), b, true)
+		ini, probs := parseUnit(root.Display(p), b)
 		for _, dp := range overlay(root, []string{p + ".d"}, func(n string) bool { return strings.HasSuffix(n, ".conf") }) {
 			if db, ok := read(dp); ok {
-				di, dprobs := ParseINI(root.Display(dp), db, true)
+				di, dprobs := parseUnit(root.Display(dp), db)
 				ini.Entries = append(ini.Entries, di.Entries...)
 				probs = append(probs, dprobs...)
 			}
@@ -113,7 +113,7 @@ func ReadNetworkConfig(root *fs.Root) NetworkConfig {
 		if !ok {
 			continue
 		}
-		ini, probs := ParseINI(root.Display(p), b, false)
+		ini, probs := parseKeyfile(root.Display(p), b)
 		nm, nprobs := ParseNMKeyfile(ini)
 		c.Problems = append(c.Problems, append(probs, nprobs...)...)
 		c.NM = append(c.NM, nm)
@@ -132,7 +132,7 @@ func ReadNetworkConfig(root *fs.Root) NetworkConfig {
 			if !ok {
 				continue
 			}
-			vars, probs := ParseIfcfg(root.Display(p), b)
+			vars, probs := parseIfcfg(root.Display(p), b)
 			c.Problems = append(c.Problems, probs...)
 			v, ok := vars["HWADDR"]
 			if !ok || v.Value == "" {
@@ -175,7 +175,7 @@ func (c *NetworkConfig) readNetworkdConf(root *fs.Root, p string, read func(stri
 	if !ok {
 		return
 	}
-	ini, probs := ParseINI(root.Display(p), b, true)
+	ini, probs := parseUnit(root.Display(p), b)
 	c.Problems = append(c.Problems, probs...)
 	c.NetworkdConf.Apply(ini)
 }

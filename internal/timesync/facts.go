@@ -21,8 +21,8 @@ import (
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/ini"
 	"github.com/guestcheck/guestcheck/internal/guestfile/ntpconf"
-	"github.com/guestcheck/guestcheck/internal/netcheck"
 	"github.com/guestcheck/guestcheck/internal/systemd"
 )
 
@@ -303,11 +303,11 @@ func readTimesyncd(r *fs.Root, live bool) Daemon {
 			continue
 		}
 		d.Files = append(d.Files, r.Display(p))
-		ini, probs := netcheck.ParseINI(r.Display(p), b, true)
+		f, probs := ini.Parse(r.Display(p), b, ini.Systemd)
 		for _, pr := range probs {
 			d.Problems = append(d.Problems, pr.String())
 		}
-		for _, e := range ini.Entries {
+		for _, e := range f.Entries {
 			if e.Section != "Time" {
 				continue
 			}
