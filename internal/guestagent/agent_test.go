@@ -58,7 +58,7 @@ func TestRealAgentFilter(t *testing.T) {
 					t.Fatal(err)
 				}
 				env = append(os.Environ(), "QGA_CONF="+p)
-				if kf, err = ParseKeyFile([]byte(c.conf)); err != nil {
+				if kf, err = LoadKeyFile(p, []byte(c.conf)); err != nil {
 					t.Fatal(err)
 				}
 			}

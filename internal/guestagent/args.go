@@ -3,6 +3,8 @@ package guestagent
 import (
 	"fmt"
 	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/envfile"
 )
 
 // Args is what qemu-ga's command line sets, in the order given.
@@ -221,7 +223,7 @@ func SplitExec(line string, env map[string]string) (words []string, used []strin
 		if i == 0 {
 			w.s = strings.TrimLeft(w.s, "-@:+!")
 		}
-		if !w.quoted && strings.HasPrefix(w.s, "$") && !strings.HasPrefix(w.s, "${") && validVarName(w.s[1:]) {
+		if !w.quoted && strings.HasPrefix(w.s, "$") && !strings.HasPrefix(w.s, "${") && envfile.ValidName(w.s[1:]) {
 			note(w.s[1:])
 			words = append(words, strings.Fields(env[w.s[1:]])...)
 			continue
@@ -284,7 +286,7 @@ func expandVars(s string, env map[string]string, note func(string)) string {
 		}
 		if s[i+1] == '{' {
 			end := strings.IndexByte(s[i:], '}')
-			if end > 2 && validVarName(s[i+2:i+end]) {
+			if end > 2 && envfile.ValidName(s[i+2:i+end]) {
 				n := s[i+2 : i+end]
 				note(n)
 				sb.WriteString(env[n])
@@ -293,7 +295,7 @@ func expandVars(s string, env map[string]string, note func(string)) string {
 			}
 		} else {
 			j := i + 1
-			for j < len(s) && validVarName(s[i+1:j+1]) {
+			for j < len(s) && envfile.ValidName(s[i+1:j+1]) {
 				j++
 			}
 			if j > i+1 {

@@ -59,8 +59,8 @@ func TestSplitExec(t *testing.T) {
 	}
 }
 
-func TestParseKeyFile(t *testing.T) {
-	kf, err := ParseKeyFile([]byte("# c\n[general]\nblock-rpcs = guest-exec , guest-ping \nstatedir=/a\n[general]\nstatedir=/b\nhook=\\sx\\\\y\n"))
+func TestLoadKeyFile(t *testing.T) {
+	kf, err := LoadKeyFile("f", []byte("# c\n[general]\nblock-rpcs = guest-exec , guest-ping \nstatedir=/a\n[general]\nstatedir=/b\nhook=\\sx\\\\y\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,21 +74,8 @@ func TestParseKeyFile(t *testing.T) {
 		t.Errorf("escapes: %q", s)
 	}
 	for _, bad := range []string{"garbage\n", "key=v\n[general]\n", "[general\n", "[general]\n=x\n"} {
-		if _, err := ParseKeyFile([]byte(bad)); err == nil {
-			t.Errorf("ParseKeyFile(%q) accepted", bad)
-		}
-	}
-}
-
-func TestParseEnvFile(t *testing.T) {
-	ef, errs := ParseEnvFile([]byte("# c\nA=plain # comment\nexport B='x y'\nC=\"q \\\"d\\\" ${X}\"\nD=a\\\nb\nnot an assignment\nE=\n"))
-	if len(errs) != 1 {
-		t.Errorf("errs = %v", errs)
-	}
-	want := map[string]string{"A": "plain", "B": "x y", "C": `q "d" ${X}`, "D": "ab", "E": ""}
-	for k, v := range want {
-		if ef.Vars[k] != v {
-			t.Errorf("%s = %q, want %q", k, ef.Vars[k], v)
+		if _, err := LoadKeyFile("f", []byte(bad)); err == nil {
+			t.Errorf("LoadKeyFile(%q) accepted", bad)
 		}
 	}
 }
@@ -104,7 +91,7 @@ func TestParseAVC(t *testing.T) {
 }
 
 func TestMergeVersions(t *testing.T) {
-	kf, _ := ParseKeyFile([]byte("[general]\nblock-rpcs=guest-exec\nblacklist=guest-info\nallow-rpcs=guest-ping\n"))
+	kf, _ := LoadKeyFile("f", []byte("[general]\nblock-rpcs=guest-exec\nblacklist=guest-info\nallow-rpcs=guest-ping\n"))
 	v72, _ := ParseVersion("7.2.22")
 	v90, _ := ParseVersion("9.0.0")
 	v91, _ := ParseVersion("9.1.0")
@@ -148,29 +135,17 @@ func TestComputeFilter(t *testing.T) {
 	}
 }
 
-func FuzzParseKeyFile(f *testing.F) {
+func FuzzLoadKeyFile(f *testing.F) {
 	f.Add([]byte("[general]\nblock-rpcs=a,b\n"))
 	f.Add([]byte("# x\n[g]\nk=\\s\\n\\q\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		kf, err := ParseKeyFile(b)
+		kf, err := LoadKeyFile("f", b)
 		if err == nil {
 			for _, k := range []string{"block-rpcs", "allow-rpcs", "statedir"} {
 				kf.String("general", k)
 			}
 			v, _ := ParseVersion("8.2.0")
 			Merge(v, "/etc/qemu", kf, "f", Args{}).Filter()
-		}
-	})
-}
-
-func FuzzParseEnvFile(f *testing.F) {
-	f.Add([]byte("A=\"x\" # c\nexport B='y'\nC=a\\\nb\n"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		ef, _ := ParseEnvFile(b)
-		for k := range ef.Vars {
-			if !validVarName(k) {
-				t.Fatalf("invalid name %q", k)
-			}
 		}
 	})
 }

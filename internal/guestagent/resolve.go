@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/guestfile/envfile"
+	"github.com/guestcheck/guestcheck/internal/guestfile/ini"
 )
 
 // unitInfo is the unit file with its drop-ins and environment expanded.
@@ -32,7 +34,8 @@ func (r *run) readUnit() *unitInfo {
 	for _, d := range unitDirs {
 		p := d + "/" + UnitName
 		if b, err := r.env.Root.ReadFile(p); err == nil {
-			ParseUnitInto(&ui.unit, b)
+			f, _ := ini.Parse(p, b, ini.Systemd) // systemd skips what it cannot read
+			ui.unit.Apply(f)
 			ui.files = append(ui.files, p)
 			break
 		}
@@ -57,7 +60,8 @@ func (r *run) readUnit() *unitInfo {
 	sort.Strings(names)
 	for _, n := range names {
 		if b, err := r.env.Root.ReadFile(dropins[n]); err == nil {
-			ParseUnitInto(&ui.unit, b)
+			f, _ := ini.Parse(dropins[n], b, ini.Systemd)
+			ui.unit.Apply(f)
 			ui.files = append(ui.files, dropins[n])
 		}
 	}
@@ -70,9 +74,9 @@ func (r *run) readUnit() *unitInfo {
 		if err != nil {
 			continue
 		}
-		parsed, _ := ParseEnvFile(b)
-		for k, v := range parsed.Vars {
-			ui.env[k], ui.envFrom[k] = v, ef.Path
+		vars, _ := envfile.Parse(ef.Path, b, envfile.Systemd)
+		for k, v := range vars {
+			ui.env[k], ui.envFrom[k] = v.Value, ef.Path
 		}
 	}
 	ui.argv, ui.used, ui.err = SplitExec(ui.unit.ExecStart, ui.env)
@@ -95,8 +99,9 @@ func (r *run) resolve() {
 		r.setFrom = "unit " + strings.Join(ui.files, " + ")
 	default:
 		if b, err := r.env.Root.ReadFile("/etc/default/qemu-guest-agent"); err == nil && ui == nil {
-			ef, _ := ParseEnvFile(b)
-			argv = append([]string{r.binary}, strings.Fields(ef.Vars["DAEMON_ARGS"])...)
+			// No unit: the init script sources the file.
+			vars, _ := envfile.Parse("/etc/default/qemu-guest-agent", b, envfile.Shell)
+			argv = append([]string{r.binary}, strings.Fields(vars["DAEMON_ARGS"].Value)...)
 			r.setFrom = "/etc/default/qemu-guest-agent (DAEMON_ARGS, no systemd unit)"
 		} else {
 			argv = []string{r.binary}
@@ -126,7 +131,7 @@ func (r *run) resolve() {
 	b, err := r.env.Root.ReadFile(confPath)
 	switch {
 	case err == nil:
-		kf, err = ParseKeyFile(b)
+		kf, err = LoadKeyFile(confPath, b)
 		if err != nil {
 			fatal = append(fatal, confPath+": "+err.Error())
 			kf = nil
@@ -157,12 +162,12 @@ func (r *run) ignored(ui *unitInfo) {
 			}
 		}
 		if b, err := r.env.Root.ReadFile("/etc/default/qemu-guest-agent"); err == nil {
-			ef, _ := ParseEnvFile(b)
+			vars, _ := envfile.Parse("/etc/default/qemu-guest-agent", b, envfile.Shell)
 			referenced := false
 			for _, f := range ui.unit.EnvironmentFiles {
 				referenced = referenced || f.Path == "/etc/default/qemu-guest-agent"
 			}
-			if ef.Vars["DAEMON_ARGS"] != "" && !referenced {
+			if vars["DAEMON_ARGS"].Value != "" && !referenced {
 				found = append(found, ign{"/etc/default/qemu-guest-agent", "DAEMON_ARGS"})
 			}
 		}
@@ -395,8 +400,8 @@ func (r *run) selinux() {
 			enforcing, from = strings.TrimSpace(string(b)) == "1", "/sys/fs/selinux/enforce"
 		}
 	} else if b, err := r.env.Root.ReadFile("/etc/selinux/config"); err == nil {
-		ef, _ := ParseEnvFile(b)
-		enforcing, from = ef.Vars["SELINUX"] == "enforcing", "/etc/selinux/config"
+		vars, _ := envfile.Parse("/etc/selinux/config", b, envfile.Shell)
+		enforcing, from = vars["SELINUX"].Value == "enforcing", "/etc/selinux/config"
 	}
 	d := map[string]string{"enforcing": fmt.Sprint(enforcing), "enforce_from": orDefault(from, "no SELinux")}
 	if !enforcing {

@@ -3,6 +3,9 @@ package guestagent
 import (
 	"slices"
 	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/envfile"
+	"github.com/guestcheck/guestcheck/internal/guestfile/ini"
 )
 
 // Unit is what guestcheck needs from a service unit and its drop-ins.
@@ -29,33 +32,17 @@ type EnvFileRef struct {
 	Optional bool
 }
 
-// ParseUnitInto applies one unit file or drop-in to u, in the order systemd
-// reads them: later assignments append, an empty one resets the list.
-func ParseUnitInto(u *Unit, b []byte) {
+// Apply layers one unit file or drop-in, parsed with ini.Systemd, over u
+// in the order systemd reads them: later assignments append, an empty one
+// resets the list.
+func (u *Unit) Apply(f ini.File) {
 	if u.Environment == nil {
 		u.Environment = map[string]string{}
 	}
-	section := ""
-	lines := strings.Split(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n")
-	for i := 0; i < len(lines); i++ {
-		line := strings.TrimSpace(lines[i])
-		for strings.HasSuffix(line, "\\") && i+1 < len(lines) {
-			i++
-			line = strings.TrimSuffix(line, "\\") + " " + strings.TrimSpace(lines[i])
-		}
-		if line == "" || line[0] == '#' || line[0] == ';' {
-			continue
-		}
-		if strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]") {
-			section = line[1 : len(line)-1]
-			continue
-		}
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			continue
-		}
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		if section == "Unit" {
+	for _, e := range f.Entries {
+		k, v := e.Key, e.Value
+		switch e.Section {
+		case "Unit":
 			switch k {
 			case "BindsTo", "BindTo":
 				u.BindsTo = depList(u.BindsTo, v)
@@ -66,38 +53,39 @@ func ParseUnitInto(u *Unit, b []byte) {
 			case "After":
 				u.After = depList(u.After, v)
 			}
-			continue
-		}
-		if section == "Install" && k == "WantedBy" {
-			u.WantedBy = depList(u.WantedBy, v)
-			continue
-		}
-		if section != "Service" {
-			continue
-		}
-		switch k {
-		case "ExecStart":
-			u.ExecStart = v
-		case "EnvironmentFile":
-			if v == "" {
-				u.EnvironmentFiles = nil
-				continue
+		case "Install":
+			if k == "WantedBy" {
+				u.WantedBy = depList(u.WantedBy, v)
 			}
-			opt := strings.HasPrefix(v, "-")
-			u.EnvironmentFiles = append(u.EnvironmentFiles, EnvFileRef{Path: strings.TrimPrefix(v, "-"), Optional: opt})
-		case "Environment":
-			if v == "" {
-				u.Environment = map[string]string{}
-				continue
-			}
-			words, err := splitQuoted(v)
-			if err != nil {
-				continue
-			}
-			for _, w := range words {
-				if name, val, ok := strings.Cut(w.s, "="); ok && validVarName(name) {
-					u.Environment[name] = val
-				}
+		case "Service":
+			u.service(k, v)
+		}
+	}
+}
+
+func (u *Unit) service(k, v string) {
+	switch k {
+	case "ExecStart":
+		u.ExecStart = v
+	case "EnvironmentFile":
+		if v == "" {
+			u.EnvironmentFiles = nil
+			return
+		}
+		opt := strings.HasPrefix(v, "-")
+		u.EnvironmentFiles = append(u.EnvironmentFiles, EnvFileRef{Path: strings.TrimPrefix(v, "-"), Optional: opt})
+	case "Environment":
+		if v == "" {
+			u.Environment = map[string]string{}
+			return
+		}
+		words, err := splitQuoted(v)
+		if err != nil {
+			return
+		}
+		for _, w := range words {
+			if name, val, ok := strings.Cut(w.s, "="); ok && envfile.ValidName(name) {
+				u.Environment[name] = val
 			}
 		}
 	}

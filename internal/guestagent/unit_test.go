@@ -9,12 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guestcheck/guestcheck/internal/guestfile/ini"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
 func TestParseUnitDependencies(t *testing.T) {
 	var u Unit
-	ParseUnitInto(&u, []byte(`[Unit]
+	applyUnit(&u, []byte(`[Unit]
 Description=QEMU Guest Agent
 BindsTo=dev-virtio\x2dports-org.qemu.guest_agent.0.device
 After=dev-virtio\x2dports-org.qemu.guest_agent.0.device  network.target
@@ -39,13 +40,13 @@ WantedBy=dev-virtio\x2dports-org.qemu.guest_agent.0.device
 		t.Errorf("WaitsFor = %v", got)
 	}
 	// A drop-in resets with empty assignments; BindTo= is the old spelling.
-	ParseUnitInto(&u, []byte("[Unit]\nBindsTo=\nRequisite=\nAfter=\nBindTo=x.device\n"))
+	applyUnit(&u, []byte("[Unit]\nBindsTo=\nRequisite=\nAfter=\nBindTo=x.device\n"))
 	if got := u.WaitsFor(); !slices.Equal(got, []string{"x.device"}) {
 		t.Errorf("after the drop-in WaitsFor = %v", got)
 	}
 	// Keys of other sections never leak into [Unit].
 	var v Unit
-	ParseUnitInto(&v, []byte("[Service]\nBindsTo=y.device\n[Install]\nAfter=z.device\n"))
+	applyUnit(&v, []byte("[Service]\nBindsTo=y.device\n[Install]\nAfter=z.device\n"))
 	if len(v.WaitsFor()) != 0 || len(v.After) != 0 {
 		t.Errorf("other sections parsed as [Unit]: %+v", v)
 	}
@@ -119,7 +120,7 @@ func TestPackageUnitWaitsForChannel(t *testing.T) {
 		t.Fatalf("the qemu-guest-agent package ships no %s: %v", UnitName, err)
 	}
 	var u Unit
-	ParseUnitInto(&u, b)
+	applyUnit(&u, b)
 	var paths []string
 	for _, n := range u.WaitsFor() {
 		if p, ok := DevicePath(n); ok {
@@ -138,11 +139,11 @@ func TestPackageUnitWaitsForChannel(t *testing.T) {
 	}
 }
 
-func FuzzParseUnitInto(f *testing.F) {
+func FuzzUnitApply(f *testing.F) {
 	f.Add([]byte("[Unit]\nBindsTo=dev-virtio\\x2dports-org.qemu.guest_agent.0.device\nAfter=\\\n x.device\n[Service]\nExecStart=/x\n[Install]\nWantedBy=a.device\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var u Unit
-		ParseUnitInto(&u, b)
+		applyUnit(&u, b)
 		for _, n := range u.WaitsFor() {
 			if n == "" || strings.ContainsAny(n, " \t\n") {
 				t.Fatalf("dependency %q is not one word", n)
@@ -164,4 +165,10 @@ func FuzzDevicePath(f *testing.F) {
 			t.Fatalf("DevicePath(%q) = %q, not a normalised absolute path", n, p)
 		}
 	})
+}
+
+// applyUnit parses b as systemd does and layers it over u.
+func applyUnit(u *Unit, b []byte) {
+	f, _ := ini.Parse("u.service", b, ini.Systemd)
+	u.Apply(f)
 }
