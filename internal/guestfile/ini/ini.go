@@ -301,14 +301,11 @@ func (f File) List(section, key string) []Entry {
 }
 
 // splitLines splits b into lines without their terminators ("\n" or
-// "\r\n"). A final line without a newline is kept.
+// "\r\n"); a final line without a newline is kept.
 func splitLines(b []byte) []string {
-	s := strings.Split(string(b), "\n")
-	if s[len(s)-1] == "" {
-		s = s[:len(s)-1]
-	}
-	for i, l := range s {
-		s[i] = strings.TrimSuffix(l, "\r")
+	s := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	for i := range s {
+		s[i] = strings.TrimSuffix(s[i], "\r")
 	}
 	return s
 }
@@ -316,10 +313,10 @@ func splitLines(b []byte) []string {
 // binary reports why a line cannot be text: a NUL byte or invalid UTF-8,
 // which in a configuration file means corruption, not content.
 func binary(l string) string {
-	if strings.IndexByte(l, 0) >= 0 {
+	switch {
+	case strings.IndexByte(l, 0) >= 0:
 		return "contains a NUL byte"
-	}
-	if !utf8.ValidString(l) {
+	case !utf8.ValidString(l):
 		return "is not valid UTF-8"
 	}
 	return ""
@@ -327,9 +324,8 @@ func binary(l string) string {
 
 // quote quotes s for a message, cut so that a problem stays one line.
 func quote(s string) string {
-	const max = 60
-	if len(s) > max {
-		s = s[:max] + "..."
+	if len(s) > 60 {
+		return fmt.Sprintf("%q...", s[:60])
 	}
 	return fmt.Sprintf("%q", s)
 }
