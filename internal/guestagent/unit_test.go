@@ -5,10 +5,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/guestfile/ini"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
@@ -171,4 +174,37 @@ func FuzzDevicePath(f *testing.F) {
 func applyUnit(u *Unit, b []byte) {
 	f, _ := ini.Parse("u.service", b, ini.Systemd)
 	u.Apply(f)
+}
+
+// TestEnvironmentFileAsSystemdReadsIt: EnvironmentFile= is not sourced by
+// a shell, so "export" sets nothing and '#' after a value is part of it.
+func TestEnvironmentFileAsSystemdReadsIt(t *testing.T) {
+	dir := t.TempDir()
+	for p, c := range map[string]string{
+		"/usr/lib/systemd/system/" + UnitName: "[Service]\nEnvironmentFile=/etc/sysconfig/qemu-ga\nExecStart=/usr/bin/qemu-ga $FILTER_RPC_ARGS\n",
+		"/etc/sysconfig/qemu-ga":              "export FILTER_RPC_ARGS=--block-rpcs=guest-exec\nFSFREEZE_HOOK_PATHNAME=/h # the hook\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(dir+p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dir+p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root, err := fs.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	r := &run{env: &check.Env{Root: root}}
+	ui := r.readUnit()
+	if ui == nil {
+		t.Fatal("unit not found")
+	}
+	if v, ok := ui.env["FILTER_RPC_ARGS"]; ok {
+		t.Errorf("export line set FILTER_RPC_ARGS=%q; systemd ignores it", v)
+	}
+	if v := ui.env["FSFREEZE_HOOK_PATHNAME"]; v != "/h # the hook" {
+		t.Errorf("FSFREEZE_HOOK_PATHNAME = %q, want the whole rest of the line", v)
+	}
 }
