@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net"
 	"net/netip"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -115,49 +114,6 @@ func dualNIC(eth0Metric, eth1Metric int) Snapshot {
 	s.Addrs = append(s.Addrs, tAddr(3, "198.51.100.10/24"))
 	s.Routes = append(s.Routes, tConnected(3, "198.51.100.10/24"), tDefault(3, "198.51.100.1", eth1Metric, TableMain))
 	return s
-}
-
-var snakeKey = regexp.MustCompile(`^[a-z0-9]+(_[a-z0-9]+)*$`)
-
-// assertConventions holds findings to the project's rules.
-func assertConventions(t *testing.T, fs []check.Finding, codes []string) {
-	t.Helper()
-	if len(fs) == 0 {
-		t.Fatal("no findings")
-	}
-	for _, f := range fs {
-		if !f.Status.Valid() || !slices.Contains(codes, f.Code) {
-			t.Errorf("finding %q: invalid status %q or undeclared code", f.Code, f.Status)
-		}
-		if f.Message == "" || strings.HasSuffix(f.Message, ".") || strings.Contains(f.Message, "\n") {
-			t.Errorf("%s: message %q must be one line without a trailing period", f.Code, f.Message)
-		}
-		if f.Status != check.Pass && f.Status != check.Skip && f.Remediation == "" {
-			t.Errorf("%s (%s): no remediation", f.Code, f.Status)
-		}
-		for k := range f.Detail {
-			if !snakeKey.MatchString(k) {
-				t.Errorf("%s: detail key %q is not snake_case", f.Code, k)
-			}
-		}
-	}
-}
-
-func codesOf(fs []check.Finding) []string {
-	var out []string
-	for _, f := range fs {
-		out = append(out, string(f.Status)+" "+f.Code)
-	}
-	return out
-}
-
-func find(fs []check.Finding, code string) *check.Finding {
-	for i := range fs {
-		if fs[i].Code == code {
-			return &fs[i]
-		}
-	}
-	return nil
 }
 
 func TestCheckRoutesSynthetic(t *testing.T) {
