@@ -644,6 +644,19 @@ func (r *fstabRun) likelyCopy(ms []Match) *BlockDevice {
 	return ms[len(ms)-1].Device
 }
 
+// fsReidentify holds, per filesystem type, the commands that give a
+// filesystem a new UUID and a new label; %s is the device.
+var fsReidentify = func() map[string][2]string {
+	ext := [2]string{"`tune2fs -U random %s` while unmounted", "`e2label %s NEWLABEL`"}
+	return map[string][2]string{
+		"ext2": ext, "ext3": ext, "ext4": ext,
+		"xfs":   {"`xfs_admin -U generate %s` while unmounted", "`xfs_admin -L NEWLABEL %s`"},
+		"btrfs": {"`btrfstune -u %s` while unmounted", "`btrfs filesystem label %s NEWLABEL`"},
+		"vfat":  {"`fatlabel -i -r %s`", "`fatlabel %s NEWLABEL`"},
+		"swap":  {"`swaplabel -U $(uuidgen) %s`", "`swaplabel -L NEWLABEL %s`"},
+	}
+}()
+
 // newIdentityCommand says how to give device d a new identifier of kind k.
 func newIdentityCommand(k IDKind, d *BlockDevice, inv *Inventory) string {
 	dev := d.Path()
@@ -651,33 +664,15 @@ func newIdentityCommand(k IDKind, d *BlockDevice, inv *Inventory) string {
 	if d.FS != nil {
 		typ = d.FS.Type
 	}
-	switch k {
-	case IDUUID:
-		switch typ {
-		case "ext2", "ext3", "ext4":
-			return "`tune2fs -U random " + dev + "` while unmounted"
-		case "xfs":
-			return "`xfs_admin -U generate " + dev + "` while unmounted"
-		case "btrfs":
-			return "`btrfstune -u " + dev + "` while unmounted"
-		case "vfat":
-			return "`fatlabel -i -r " + dev + "`"
-		case "swap":
-			return "`swaplabel -U $(uuidgen) " + dev + "`"
-		}
-		return "the filesystem's tool for a new UUID on " + dev
-	case IDLabel:
-		switch typ {
-		case "ext2", "ext3", "ext4":
-			return "`e2label " + dev + " NEWLABEL`"
-		case "xfs":
-			return "`xfs_admin -L NEWLABEL " + dev + "`"
-		case "btrfs":
-			return "`btrfs filesystem label " + dev + " NEWLABEL`"
-		case "vfat":
-			return "`fatlabel " + dev + " NEWLABEL`"
-		case "swap":
-			return "`swaplabel -L NEWLABEL " + dev + "`"
+	if k == IDUUID || k == IDLabel {
+		cmds, known := fsReidentify[typ]
+		switch {
+		case known && k == IDUUID:
+			return fmt.Sprintf(cmds[0], dev)
+		case known:
+			return fmt.Sprintf(cmds[1], dev)
+		case k == IDUUID:
+			return "the filesystem's tool for a new UUID on " + dev
 		}
 		return "a new label on " + dev
 	}
