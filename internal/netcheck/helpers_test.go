@@ -3,13 +3,12 @@ package netcheck
 import (
 	"os"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/check/checktest"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/netcheck/nstest"
@@ -64,30 +63,10 @@ func liveEnv(root *fs.Root, ns *nstest.NS, cfg *config.Config) *check.Env {
 	return env
 }
 
-var snakeKey = regexp.MustCompile(`^[a-z0-9]+(_[a-z0-9]+)*$`)
-
 // assertConventions holds findings to the project's rules.
 func assertConventions(t *testing.T, fs []check.Finding, codes []string) {
 	t.Helper()
-	if len(fs) == 0 {
-		t.Fatal("no findings")
-	}
-	for _, f := range fs {
-		if !f.Status.Valid() || !slices.Contains(codes, f.Code) {
-			t.Errorf("finding %q: invalid status %q or undeclared code", f.Code, f.Status)
-		}
-		if f.Message == "" || strings.HasSuffix(f.Message, ".") || strings.Contains(f.Message, "\n") {
-			t.Errorf("%s: message %q must be one line without a trailing period", f.Code, f.Message)
-		}
-		if f.Status != check.Pass && f.Status != check.Skip && f.Remediation == "" {
-			t.Errorf("%s (%s): no remediation", f.Code, f.Status)
-		}
-		for k := range f.Detail {
-			if !snakeKey.MatchString(k) {
-				t.Errorf("%s: detail key %q is not snake_case", f.Code, k)
-			}
-		}
-	}
+	checktest.Conventions(t, fs, codes)
 }
 
 func codesOf(fs []check.Finding) []string {

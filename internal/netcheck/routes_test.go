@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/check/checktest"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"golang.org/x/sys/unix"
 )
@@ -406,7 +407,7 @@ func TestMarkDevices(t *testing.T) {
 
 func TestSnake(t *testing.T) {
 	for in, want := range map[string]string{"eth0": "eth0", "eth0.100": "eth0_100", "-br--X-": "br_x", "Ä": "x", "enp1s0": "enp1s0"} {
-		if got := snake(in); got != want || !snakeKey.MatchString("nic_"+got) {
+		if got := snake(in); got != want || !checktest.IsSnake("nic_"+got) {
 			t.Errorf("snake(%q) = %q, want %q", in, got, want)
 		}
 	}
