@@ -9,7 +9,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -205,18 +204,18 @@ func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
 	if err != nil {
 		return o.usageFailure(stdout, stderr, err.Error())
 	}
-	selected, err := selectChecks(all, cfg, o.only, o.skip)
+	selected, err := check.Select(all, cfg, o.only, o.skip)
 	if err != nil {
 		return o.usageFailure(stdout, stderr, err.Error()+" (see --list)")
 	}
 	var freeze *check.FreezeTest
 	if o.freezeTest != "" {
-		if !slices.ContainsFunc(selected, func(c check.Check) bool { return c.ID == checks.FSFreeze.ID }) {
-			return o.usageFailure(stdout, stderr, "--freeze-test needs the fs-freeze check, which --only, --skip or the config left out")
-		}
-		freeze = &check.FreezeTest{Mountpoint: o.freezeTest}
+		var protect []string
 		for _, out := range o.outputs {
-			freeze.Protect = append(freeze.Protect, out.path) // never freeze where a report goes
+			protect = append(protect, out.path) // never freeze where a report goes
+		}
+		if freeze, err = checks.FreezeTestFor(selected, o.freezeTest, protect); err != nil {
+			return o.usageFailure(stdout, stderr, err.Error())
 		}
 	}
 	root, err := fs.Open(o.root)
@@ -248,12 +247,14 @@ func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
 		FreezeTest:     freeze,
 	}
 	if o.wait > 0 {
-		waitForCloudInit(ctx, env, o.wait, stderr)
+		if notice := cloudinit.WaitBeforeChecks(ctx, env, o.wait); notice != "" {
+			fmt.Fprintf(stderr, "guestcheck: %s\n", notice)
+		}
 	}
 	results := check.Run(ctx, selected, env, check.RunOptions{Timeout: cfg.CheckTimeoutFor})
 	rep := report.New(results, report.Meta{
 		Tool: "guestcheck", Version: buildinfo.Version, Root: root.Dir(),
-		Host: hostInfo(root), StartedAt: start, Duration: time.Since(start),
+		Host: check.ReadHost(root), StartedAt: start, Duration: time.Since(start),
 	})
 
 	// The exit code is computed once, from the report, in the scheme
@@ -364,55 +365,6 @@ func render(r report.Report, format report.Format, o report.Options) ([]byte, er
 	return buf.Bytes(), err
 }
 
-// selectChecks applies the config's enabled switches, then --only and
-// --skip. Unknown IDs are usage errors, so a typo never silently skips.
-func selectChecks(all []check.Check, cfg *config.Config, only, skip string) ([]check.Check, error) {
-	known := map[string]bool{}
-	for _, c := range all {
-		known[c.ID] = true
-	}
-	for id := range cfg.Checks {
-		if !known[id] {
-			return nil, usageError{fmt.Sprintf("config: checks.%s: unknown check ID", id)}
-		}
-	}
-	parse := func(flagName, s string) (map[string]bool, error) {
-		set := map[string]bool{}
-		for _, id := range strings.Split(s, ",") {
-			id = strings.TrimSpace(id)
-			if id == "" {
-				continue
-			}
-			if !known[id] {
-				return nil, usageError{fmt.Sprintf("--%s: unknown check ID %q", flagName, id)}
-			}
-			set[id] = true
-		}
-		return set, nil
-	}
-	onlySet, err := parse("only", only)
-	if err != nil {
-		return nil, err
-	}
-	skipSet, err := parse("skip", skip)
-	if err != nil {
-		return nil, err
-	}
-	var out []check.Check
-	for _, c := range all {
-		switch {
-		case skipSet[c.ID]:
-		case len(onlySet) > 0:
-			if onlySet[c.ID] {
-				out = append(out, c)
-			}
-		case cfg.CheckEnabled(c.ID):
-			out = append(out, c)
-		}
-	}
-	return out, nil
-}
-
 func listChecks(w io.Writer, all []check.Check) {
 	idw := 0
 	for _, c := range all {
@@ -423,51 +375,10 @@ func listChecks(w io.Writer, all []check.Check) {
 	}
 }
 
-// hostInfo names the machine for the report header: the kernel's view on
-// the live system, /etc/hostname under an image root.
-func hostInfo(root *fs.Root) report.Host {
-	read := func(p string) string {
-		b, err := root.ReadFile(p)
-		if err != nil {
-			return ""
-		}
-		return strings.TrimSpace(string(b))
-	}
-	if root.IsHost() {
-		return report.Host{Hostname: read("/proc/sys/kernel/hostname"), BootID: read("/proc/sys/kernel/random/boot_id")}
-	}
-	h := read("/etc/hostname")
-	if i := strings.IndexByte(h, '\n'); i >= 0 {
-		h = h[:i]
-	}
-	return report.Host{Hostname: h}
-}
-
 // useColor is true only for a terminal, and never with NO_COLOR set or TERM=dumb.
 func useColor(w io.Writer) bool {
 	if _, ok := os.LookupEnv("NO_COLOR"); ok || os.Getenv("TERM") == "dumb" {
 		return false
 	}
 	return tty.Is(w)
-}
-
-// waitForCloudInit waits up to d for cloud-init to finish before the checks
-// run. It never waits from inside cloud-init (it would wait for itself) and
-// only on the running system; either way the checks run afterwards.
-func waitForCloudInit(ctx context.Context, env *check.Env, d time.Duration, stderr io.Writer) {
-	if !env.Live {
-		fmt.Fprintf(stderr, "guestcheck: --wait ignored: %s\n", env.NotLiveReason())
-		return
-	}
-	wctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	st, timedOut, err := cloudinit.Wait(wctx, env.Root, 0)
-	switch {
-	case errors.Is(err, cloudinit.ErrInsideCloudInit):
-		fmt.Fprintf(stderr, "guestcheck: not waiting: %v\n", err)
-	case timedOut && st != nil:
-		fmt.Fprintf(stderr, "guestcheck: cloud-init is still %q after --wait %s; checking now\n", st.ExtendedStatus(), d)
-	case timedOut:
-		fmt.Fprintf(stderr, "guestcheck: cloud-init state unknown after --wait %s (%v); checking now\n", d, err)
-	}
 }

@@ -5,7 +5,9 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -88,4 +90,115 @@ func TestCodeConstantsRegistered(t *testing.T) {
 	for _, s := range stray {
 		t.Errorf("code constant %s is in no check's Codes", s)
 	}
+}
+
+// TestCodeGroupsDocumented holds the code groups in step with the docs: a
+// const block whose doc comment begins "Finding codes: TITLE." declares
+// one group of a check's codes, and the check's page (docs/checks/ID.md)
+// must have a section "### Title" whose table lists exactly those codes,
+// in the same order, and no two blocks may share a section.
+func TestCodeGroupsDocumented(t *testing.T) {
+	t.Parallel()
+	owner := map[string]string{}
+	for _, c := range All {
+		for _, code := range c.Codes {
+			owner[code] = c.ID
+		}
+	}
+	type group struct {
+		where, title string
+		codes        []string
+	}
+	var groups []group
+	fset := token.NewFileSet()
+	err := filepath.WalkDir("..", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(fset, p, nil, parser.ParseComments)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			g, ok := decl.(*ast.GenDecl)
+			if !ok || g.Tok != token.CONST || g.Doc == nil {
+				continue
+			}
+			title, ok := strings.CutPrefix(g.Doc.Text(), "Finding codes: ")
+			if !ok {
+				continue
+			}
+			title, _, _ = strings.Cut(title, "\n")
+			gr := group{where: fset.Position(g.Pos()).String(), title: strings.TrimSuffix(title, ".")}
+			for _, spec := range g.Specs {
+				for _, v := range spec.(*ast.ValueSpec).Values {
+					if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						code, _ := strconv.Unquote(lit.Value)
+						gr.codes = append(gr.codes, code)
+					}
+				}
+			}
+			groups = append(groups, gr)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(groups) == 0 {
+		t.Fatal("no code groups found")
+	}
+	seen := map[string]string{} // page + section -> where
+	for _, g := range groups {
+		id := owner[g.codes[0]]
+		for _, code := range g.codes {
+			if owner[code] != id {
+				t.Errorf("%s: group %q mixes codes of %q and %q", g.where, g.title, id, owner[code])
+			}
+		}
+		if id == "" {
+			continue // TestCodeConstantsRegistered reports the stray code
+		}
+		page := filepath.Join("../../docs/checks", id+".md")
+		key := page + "#" + strings.ToLower(g.title)
+		if w, dup := seen[key]; dup {
+			t.Errorf("%s and %s: two groups titled %q", w, g.where, g.title)
+		}
+		seen[key] = g.where
+		doc, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := sectionCodes(string(doc), g.title)
+		if !ok {
+			t.Errorf("%s: no section \"### %s\" in %s for the group at %s", id, strings.ToUpper(g.title[:1])+g.title[1:], page, g.where)
+			continue
+		}
+		if !slices.Equal(got, g.codes) {
+			t.Errorf("%s: section %q of %s lists %v; the group at %s declares %v", id, g.title, page, got, g.where, g.codes)
+		}
+	}
+}
+
+// sectionCodes returns the codes of the table rows (lines "| `code` |")
+// in the section of doc headed "### title", compared without case of the
+// first letter and without backticks; false when there is no such section.
+func sectionCodes(doc, title string) ([]string, bool) {
+	norm := func(s string) string { return strings.ToLower(strings.ReplaceAll(strings.TrimSpace(s), "`", "")) }
+	var codes []string
+	in, found := false, false
+	for _, l := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(l, "#") {
+			h, isSub := strings.CutPrefix(l, "### ")
+			in = isSub && norm(h) == norm(title)
+			found = found || in
+			continue
+		}
+		if rest, ok := strings.CutPrefix(l, "| `"); in && ok {
+			if code, _, ok := strings.Cut(rest, "`"); ok {
+				codes = append(codes, code)
+			}
+		}
+	}
+	return codes, found
 }

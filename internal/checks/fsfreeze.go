@@ -1,6 +1,8 @@
 package checks
 
 import (
+	"errors"
+
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/guestagent"
 )
@@ -16,4 +18,15 @@ var FSFreeze = check.Check{
 	Description: "an agent and its channel exist to freeze for snapshots, and every filesystem qemu-ga freezes can be frozen in a safe order (and, with --freeze-test, a real freeze and thaw)",
 	Codes:       guestagent.FSFreezeCodes,
 	Run:         guestagent.RunFSFreeze,
+}
+
+// FreezeTestFor is the --freeze-test request to freeze and thaw the
+// filesystem at mountpoint in a run of selected. Only the fs-freeze check
+// acts on it, so selected must hold that check; protect lists the paths
+// (the report's outputs) whose filesystem must never be frozen.
+func FreezeTestFor(selected []check.Check, mountpoint string, protect []string) (*check.FreezeTest, error) {
+	if !check.Has(selected, FSFreeze.ID) {
+		return nil, errors.New("--freeze-test needs the fs-freeze check, which --only, --skip or the config left out")
+	}
+	return &check.FreezeTest{Mountpoint: mountpoint, Protect: protect}, nil
 }

@@ -83,3 +83,28 @@ func TestDiskChecksDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestNetworkChecksDocumented holds the three network checks to the
+// registry's conventions on their own, whether or not All lists them yet:
+// unique kebab-case codes, each documented in the check's reference page.
+func TestNetworkChecksDocumented(t *testing.T) {
+	for _, c := range []check.Check{Routes, DNS, NetworkIdentity} {
+		if !check.IsKebab(c.ID) || c.Title == "" || c.Description == "" || c.Run == nil || len(c.DependsOn) != 0 {
+			t.Errorf("%s: incomplete check %+v", c.ID, c)
+		}
+		doc, err := os.ReadFile(filepath.Join("../../docs/checks", c.ID+".md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for _, code := range c.Codes {
+			if !check.IsKebab(code) || seen[code] {
+				t.Errorf("%s: code %q is not unique kebab-case", c.ID, code)
+			}
+			seen[code] = true
+			if !strings.Contains(string(doc), "`"+code+"`") {
+				t.Errorf("%s: code %s is not documented", c.ID, code)
+			}
+		}
+	}
+}

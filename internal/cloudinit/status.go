@@ -97,9 +97,6 @@ func ParseStatus(b []byte) (*StatusFile, error) {
 		return nil, err
 	}
 	sf := &StatusFile{}
-	if v1 == nil {
-		return sf, nil
-	}
 	if sf.Datasource, err = optString(v1, "datasource", "v1"); err != nil {
 		return nil, err
 	}
@@ -159,7 +156,9 @@ func parseStage(m map[string]any, name string) (StageStatus, error) {
 }
 
 // decodeV1 returns the "v1" object of a status or result file; nil when
-// absent, which cloud-init treats as empty.
+// absent, which cloud-init treats as empty: the field readers of
+// jsonfield.go find nothing in a nil object, so callers need no case of
+// their own.
 func decodeV1(b []byte) (map[string]any, error) {
 	top, err := decodeObject(b)
 	if err != nil {
@@ -194,9 +193,6 @@ func ParseResult(b []byte) (*ResultFile, error) {
 		return nil, err
 	}
 	rf := &ResultFile{}
-	if v1 == nil {
-		return rf, nil
-	}
 	if rf.Datasource, err = optString(v1, "datasource", "v1"); err != nil {
 		return nil, err
 	}

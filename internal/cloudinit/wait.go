@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/fs"
 )
 
@@ -55,4 +56,28 @@ func Wait(ctx context.Context, root *fs.Root, poll time.Duration) (*State, bool,
 		case <-t.C:
 		}
 	}
+}
+
+// WaitBeforeChecks is --wait: it waits up to d (and no longer than ctx)
+// for cloud-init to finish before the checks run. It never waits from
+// inside cloud-init, which would wait for itself, and only on the running
+// system. The checks run afterwards either way, so it returns no error,
+// only a notice for the user when the wait did not end in a finished
+// cloud-init ("" when there is nothing to say).
+func WaitBeforeChecks(ctx context.Context, env *check.Env, d time.Duration) string {
+	if !env.Live {
+		return "--wait ignored: " + env.NotLiveReason()
+	}
+	wctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	st, timedOut, err := Wait(wctx, env.Root, 0)
+	switch {
+	case errors.Is(err, ErrInsideCloudInit):
+		return fmt.Sprintf("not waiting: %v", err)
+	case timedOut && st != nil:
+		return fmt.Sprintf("cloud-init is still %q after --wait %s; checking now", st.ExtendedStatus(), d)
+	case timedOut:
+		return fmt.Sprintf("cloud-init state unknown after --wait %s (%v); checking now", d, err)
+	}
+	return ""
 }

@@ -94,14 +94,7 @@ func TestDiskSizeFakeVM(t *testing.T) {
 		"/broken": "error:disk-statfs-failed",
 		"/opt":    "pass:disk-usage-ok skip:disk-size-unverified",
 	}
-	for mp, w := range want {
-		if c := diskCodes(got[mp]); c != w {
-			t.Errorf("%s: %s, want %s", mp, c, w)
-		}
-	}
-	if len(got) != len(want) {
-		t.Errorf("unexpected mounts judged: %v", fs)
-	}
+	wantGroups(t, got, want)
 	for _, f := range got["/"] {
 		if f.Code == codeDiskPartNotGrown {
 			if f.Detail["unallocated_after_partition"] != "18.0 GiB" || f.Detail["disk"] != "/dev/vda" ||

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/check/checktest"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/disk/blocktest"
 	"github.com/guestcheck/guestcheck/internal/fs"
@@ -144,24 +145,21 @@ func diskCodes(fs []check.Finding) string {
 // the check's declared codes.
 func diskConventions(t *testing.T, codes []string, fs []check.Finding) {
 	t.Helper()
-	declared := map[string]bool{}
-	for _, code := range codes {
-		declared[code] = true
+	checktest.Conventions(t, fs, codes)
+}
+
+// wantGroups holds findings grouped by key (an fstab line, a mount point)
+// to want: each group's sorted "status:code" list, and no other group.
+func wantGroups(t *testing.T, got map[string][]check.Finding, want map[string]string) {
+	t.Helper()
+	for key, w := range want {
+		if c := diskCodes(got[key]); c != w {
+			t.Errorf("%q: %s, want %s", key, c, w)
+		}
 	}
-	for _, f := range fs {
-		if !declared[f.Code] || !f.Status.Valid() {
-			t.Errorf("undeclared code or bad status: %+v", f)
-		}
-		if f.Message == "" || strings.HasSuffix(f.Message, ".") || strings.Contains(f.Message, "\n") {
-			t.Errorf("message must be one line without a trailing period: %q", f.Message)
-		}
-		if f.Status != check.Pass && f.Status != check.Skip && f.Remediation == "" {
-			t.Errorf("%s %s has no remediation", f.Status, f.Code)
-		}
-		for k := range f.Detail {
-			if strings.ToLower(k) != k || strings.ContainsAny(k, " -") {
-				t.Errorf("detail key %q is not snake_case", k)
-			}
+	for key, fs := range got {
+		if _, ok := want[key]; !ok {
+			t.Errorf("unexpected findings for %q: %s", key, diskCodes(fs))
 		}
 	}
 }
@@ -192,14 +190,7 @@ func TestFstabLiveFakeVM(t *testing.T) {
 		"18": "pass:fstab-entry-ok",
 		"":   "warn:fstab-duplicate-id warn:fstab-udev-link-mismatch",
 	}
-	for line, w := range want {
-		if c := diskCodes(got[line]); c != w {
-			t.Errorf("line %q: %s, want %s", line, c, w)
-		}
-	}
-	if len(got) != len(want) {
-		t.Errorf("findings for unexpected lines: %v", fs)
-	}
+	wantGroups(t, got, want)
 
 	vdb := got["4"][0]
 	wantFix := "replace line 4 with `UUID=" + tDataUUID + " /data ext4 defaults,nofail 0 2`"
@@ -602,14 +593,7 @@ func TestFstabLibmountSyntax(t *testing.T) {
 		"8": "warn:fstab-ignored-text",
 		"":  "skip:fstab-not-live",
 	}
-	for line, w := range want {
-		if c := diskCodes(got[line]); c != w {
-			t.Errorf("line %q: %s, want %s", line, c, w)
-		}
-	}
-	if len(got) != len(want) {
-		t.Errorf("findings for unexpected lines: %v", fs)
-	}
+	wantGroups(t, got, want)
 	if f := got["2"][0]; f.Detail["ignored"] != "# data" || !strings.Contains(f.Remediation, "`"+u+" /var xfs defaults,nofail 0 2`") {
 		t.Errorf("ignored text: %+v", f)
 	}

@@ -12,17 +12,29 @@ import (
 	"github.com/guestcheck/guestcheck/internal/disk"
 )
 
-// Finding codes of the fs-freeze check; docs/checks/fs-freeze.md explains each.
+// Finding codes of the fs-freeze check, in groups. Each group is a section
+// of the Codes in docs/checks/fs-freeze.md; TestCodeGroupsDocumented in
+// internal/checks holds the two in step.
+
+// Finding codes: whether an agent can freeze.
 const (
-	codeFreezeNotLive       = "fs-freeze-not-live"
-	codeFreezeNotQEMU       = "fs-freeze-not-qemu"
-	codeFreezeNoAgent       = "fs-freeze-no-agent"
-	codeFreezeNoChannel     = "fs-freeze-no-channel"
-	codeFreezeUnreadable    = "fs-freeze-mounts-unreadable"
-	codeFreezeListOK        = "fs-freeze-list-ok"
-	codeFreezeRootUnfreez   = "fs-freeze-root-unfreezable"
-	codeFreezeMountSkipped  = "fs-freeze-mount-skipped"
-	codeFreezeLoopBacked    = "fs-freeze-loop-backed"
+	codeFreezeNotLive   = "fs-freeze-not-live"
+	codeFreezeNotQEMU   = "fs-freeze-not-qemu"
+	codeFreezeNoAgent   = "fs-freeze-no-agent"
+	codeFreezeNoChannel = "fs-freeze-no-channel"
+)
+
+// Finding codes: the freeze list.
+const (
+	codeFreezeUnreadable   = "fs-freeze-mounts-unreadable"
+	codeFreezeListOK       = "fs-freeze-list-ok"
+	codeFreezeRootUnfreez  = "fs-freeze-root-unfreezable"
+	codeFreezeMountSkipped = "fs-freeze-mount-skipped"
+	codeFreezeLoopBacked   = "fs-freeze-loop-backed"
+)
+
+// Finding codes: the freeze test (--freeze-test).
+const (
 	codeFreezeTestOK        = "fs-freeze-test-ok"
 	codeFreezeTestUnsupport = "fs-freeze-test-unsupported"
 	codeFreezeTestBusy      = "fs-freeze-test-busy"
@@ -30,10 +42,12 @@ const (
 	codeFreezeTestRefused   = "fs-freeze-test-refused"
 )
 
-// FSFreezeCodes lists every finding code RunFSFreeze reports.
-var FSFreezeCodes = []string{codeFreezeNotLive, codeFreezeNotQEMU, codeFreezeNoAgent, codeFreezeNoChannel, codeFreezeUnreadable, codeFreezeListOK, codeFreezeRootUnfreez,
-	codeFreezeMountSkipped, codeFreezeLoopBacked, codeFreezeTestOK, codeFreezeTestUnsupport, codeFreezeTestBusy,
-	codeFreezeTestFailed, codeFreezeTestRefused}
+// FSFreezeCodes lists every finding code RunFSFreeze reports, a line per group.
+var FSFreezeCodes = []string{
+	codeFreezeNotLive, codeFreezeNotQEMU, codeFreezeNoAgent, codeFreezeNoChannel,
+	codeFreezeUnreadable, codeFreezeListOK, codeFreezeRootUnfreez, codeFreezeMountSkipped, codeFreezeLoopBacked,
+	codeFreezeTestOK, codeFreezeTestUnsupport, codeFreezeTestBusy, codeFreezeTestFailed, codeFreezeTestRefused,
+}
 
 const crashFS = "Snapshots and backups of this VM will be crash-consistent for "
 

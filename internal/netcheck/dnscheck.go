@@ -11,28 +11,37 @@ import (
 	"github.com/guestcheck/guestcheck/internal/check"
 )
 
-// Codes of the dns check.
+// Finding codes of the dns check, in groups. Each group is a section
+// of the Codes in docs/checks/dns.md; TestCodeGroupsDocumented in
+// internal/checks holds the two in step.
+
+// Finding codes: the resolver configuration.
 const (
 	CodeDNSConfigOK         = "dns-config-ok"
-	CodeDNSConfigUnreadable = "dns-config-unreadable"
-	CodeDNSConfigInvalid    = "dns-config-invalid"
-	CodeDNSConfigRuntime    = "dns-config-runtime"
 	CodeDNSNoNameserver     = "dns-no-nameserver"
 	CodeDNSTooMany          = "dns-too-many-nameservers"
+	CodeDNSConfigInvalid    = "dns-config-invalid"
+	CodeDNSConfigUnreadable = "dns-config-unreadable"
+	CodeDNSConfigRuntime    = "dns-config-runtime"
 	CodeDNSStubNoUpstream   = "dns-stub-no-upstream"
-	CodeDNSServersOK        = "dns-servers-ok"
-	CodeDNSServersSomeDead  = "dns-servers-some-dead"
-	CodeDNSServersDead      = "dns-servers-dead"
-	CodeDNSNameNotFound     = "dns-name-not-found"
-	CodeDNSNameInvalid      = "dns-name-invalid"
-	CodeDNSProbeSkipped     = "dns-probe-skipped"
 )
 
-// DNSCodes lists every code the dns check emits.
+// Finding codes: the nameservers' answers.
+const (
+	CodeDNSServersOK       = "dns-servers-ok"
+	CodeDNSServersSomeDead = "dns-servers-some-dead"
+	CodeDNSServersDead     = "dns-servers-dead"
+	CodeDNSNameNotFound    = "dns-name-not-found"
+	CodeDNSNameInvalid     = "dns-name-invalid"
+	CodeDNSProbeSkipped    = "dns-probe-skipped"
+)
+
+// DNSCodes lists every code the dns check emits, a line per group.
 func DNSCodes() []string {
-	return []string{CodeDNSConfigOK, CodeDNSConfigUnreadable, CodeDNSConfigInvalid, CodeDNSConfigRuntime,
-		CodeDNSNoNameserver, CodeDNSTooMany, CodeDNSStubNoUpstream, CodeDNSServersOK,
-		CodeDNSServersSomeDead, CodeDNSServersDead, CodeDNSNameNotFound, CodeDNSNameInvalid, CodeDNSProbeSkipped}
+	return []string{
+		CodeDNSConfigOK, CodeDNSNoNameserver, CodeDNSTooMany, CodeDNSConfigInvalid, CodeDNSConfigUnreadable, CodeDNSConfigRuntime, CodeDNSStubNoUpstream,
+		CodeDNSServersOK, CodeDNSServersSomeDead, CodeDNSServersDead, CodeDNSNameNotFound, CodeDNSNameInvalid, CodeDNSProbeSkipped,
+	}
 }
 
 // Probe defaults, used when the configuration leaves them unset.

@@ -8,33 +8,60 @@ import (
 	"github.com/guestcheck/guestcheck/internal/check"
 )
 
-// Codes of the network-identity check.
+// Finding codes of the network-identity check, in groups. Each group is a section
+// of the Codes in docs/checks/network-identity.md; TestCodeGroupsDocumented in
+// internal/checks holds the two in step.
+
+// Finding codes: the machine-id.
 const (
-	CodeIDMachineIDOK         = "identity-machine-id-ok"
-	CodeIDMachineIDUnset      = "identity-machine-id-unset"
-	CodeIDMachineIDInvalid    = "identity-machine-id-invalid"
-	CodeIDMachineIDUnreadable = "identity-machine-id-unreadable"
-	CodeIDInstanceOK          = "identity-instance-ok"
-	CodeIDCloneKeptMachineID  = "identity-clone-kept-machine-id"
-	CodeIDDHCPOK              = "identity-dhcp-ok"
-	CodeIDDHCPClientID        = "identity-dhcp-client-id"
-	CodeIDMACBindingsOK       = "identity-mac-bindings-ok"
-	CodeIDMACBindingStale     = "identity-mac-binding-stale"
-	CodeIDMACBindingOrphaned  = "identity-mac-binding-orphaned"
-	CodeIDMACBindingSkipped   = "identity-mac-binding-skipped"
-	CodeIDKernelError         = "identity-kernel-error"
-	CodeIDConfigInvalid       = "identity-config-invalid"
-	CodeIDConfigUnreadable    = "identity-config-unreadable"
-	CodeIDMachineIDTemplate   = "identity-machine-id-template"
-	CodeIDTemplateRecordBad   = "identity-template-record-invalid"
+	CodeIDMachineIDOK           = "identity-machine-id-ok"
+	CodeIDMachineIDUnset        = "identity-machine-id-unset"
+	CodeIDMachineIDInvalid      = "identity-machine-id-invalid"
+	CodeIDMachineIDUnreadable   = "identity-machine-id-unreadable"
+	CodeIDMachineIDMode         = "identity-machine-id-mode"
+	CodeIDMachineIDDBusFallback = "identity-machine-id-dbus-fallback"
+	CodeIDMachineIDMissingRO    = "identity-machine-id-missing-read-only"
+	CodeIDMachineIDFromFirmware = "identity-machine-id-from-firmware"
 )
 
-// IdentityCodes lists every code the network-identity check emits.
+// Finding codes: clones and templates.
+const (
+	CodeIDInstanceOK         = "identity-instance-ok"
+	CodeIDCloneKeptMachineID = "identity-clone-kept-machine-id"
+	CodeIDMachineIDTemplate  = "identity-machine-id-template"
+	CodeIDTemplateRecordBad  = "identity-template-record-invalid"
+)
+
+// Finding codes: the DHCP client identifier.
+const (
+	CodeIDDHCPOK       = "identity-dhcp-ok"
+	CodeIDDHCPClientID = "identity-dhcp-client-id"
+)
+
+// Finding codes: configuration bound to MAC addresses.
+const (
+	CodeIDMACBindingsOK      = "identity-mac-bindings-ok"
+	CodeIDMACBindingStale    = "identity-mac-binding-stale"
+	CodeIDMACBindingOrphaned = "identity-mac-binding-orphaned"
+	CodeIDMACBindingSkipped  = "identity-mac-binding-skipped"
+)
+
+// Finding codes: when the state cannot be read.
+const (
+	CodeIDConfigInvalid    = "identity-config-invalid"
+	CodeIDConfigUnreadable = "identity-config-unreadable"
+	CodeIDKernelError      = "identity-kernel-error"
+)
+
+// IdentityCodes lists every code the network-identity check emits, a line per group.
 func IdentityCodes() []string {
-	return []string{CodeIDMachineIDOK, CodeIDMachineIDUnset, CodeIDMachineIDInvalid, CodeIDMachineIDUnreadable,
-		CodeIDMachineIDMode, CodeIDMachineIDDBusFallback, CodeIDMachineIDMissingRO, CodeIDMachineIDFromFirmware, CodeIDInstanceOK, CodeIDCloneKeptMachineID, CodeIDDHCPOK, CodeIDDHCPClientID, CodeIDMACBindingsOK,
-		CodeIDMACBindingStale, CodeIDMACBindingOrphaned, CodeIDMACBindingSkipped, CodeIDKernelError,
-		CodeIDConfigInvalid, CodeIDConfigUnreadable, CodeIDMachineIDTemplate, CodeIDTemplateRecordBad}
+	return []string{
+		CodeIDMachineIDOK, CodeIDMachineIDUnset, CodeIDMachineIDInvalid, CodeIDMachineIDUnreadable, CodeIDMachineIDMode, CodeIDMachineIDDBusFallback, CodeIDMachineIDMissingRO, CodeIDMachineIDFromFirmware,
+		CodeIDInstanceOK, CodeIDCloneKeptMachineID, CodeIDMachineIDTemplate, CodeIDTemplateRecordBad,
+		CodeIDDHCPOK, CodeIDDHCPClientID,
+		CodeIDMACBindingsOK, CodeIDMACBindingStale, CodeIDMACBindingOrphaned, CodeIDMACBindingSkipped,
+		CodeIDConfigInvalid, CodeIDConfigUnreadable, CodeIDKernelError,
+	}
 }
 
 // Guest paths network-identity reads.

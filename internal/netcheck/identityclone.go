@@ -17,14 +17,6 @@ import (
 	"github.com/guestcheck/guestcheck/internal/sealrecord"
 )
 
-// Codes of the machine-id semantics of machine-id(5), added to the
-// network-identity check's list in IdentityCodes.
-const (
-	CodeIDMachineIDMode         = "identity-machine-id-mode"
-	CodeIDMachineIDDBusFallback = "identity-machine-id-dbus-fallback"
-	CodeIDMachineIDMissingRO    = "identity-machine-id-missing-read-only"
-)
-
 // JournalDir holds the persistent journal, one directory per machine-id.
 const JournalDir = "/var/log/journal"
 

@@ -7,10 +7,6 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fs"
 )
 
-// CodeIDMachineIDFromFirmware is a machine-id equal to the SMBIOS product
-// UUID.
-const CodeIDMachineIDFromFirmware = "identity-machine-id-from-firmware"
-
 // ProductUUIDPath is the SMBIOS system UUID the hypervisor gives the VM.
 const ProductUUIDPath = "/sys/class/dmi/id/product_uuid"
 

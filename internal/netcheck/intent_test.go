@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,36 +12,13 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/config"
-	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/netcheck/nstest"
 )
-
-// guestRoot writes files (path -> content) under a fresh directory and
-// opens it as a guest root.
-func guestRoot(t *testing.T, files map[string]string) *fs.Root {
-	t.Helper()
-	dir := t.TempDir()
-	for p, c := range files {
-		full := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	r, err := fs.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	return r
-}
 
 // runNC runs the network-config check; ns nil means under --root.
 func runNC(t *testing.T, ns *nstest.NS, files map[string]string) []check.Finding {
 	t.Helper()
-	env := &check.Env{Root: guestRoot(t, files), Config: config.Default()}
+	env := &check.Env{Root: writeRoot(t, files), Config: config.Default()}
 	if ns != nil {
 		env.Live, env.Netlink = true, ns.Handle
 	}
@@ -376,8 +351,8 @@ func TestNetworkConfigFiles(t *testing.T) {
 }
 
 func TestNetworkConfigKernelError(t *testing.T) {
-	r := ReadIntent(guestRoot(t, map[string]string{"etc/netplan/50-cloud-init.yaml": healthyNetplan}))
-	fs := CompareIntent(r, &fakeKernel{err: errors.New("netlink: operation not permitted")}, guestRoot(t, nil))
+	r := ReadIntent(writeRoot(t, map[string]string{"etc/netplan/50-cloud-init.yaml": healthyNetplan}))
+	fs := CompareIntent(r, &fakeKernel{err: errors.New("netlink: operation not permitted")}, writeRoot(t, nil))
 	want(t, fs, check.Error, CodeNCKernelError, "cannot read the network interfaces")
 }
 
@@ -434,7 +409,7 @@ func TestReadIntentSources(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := ReadIntent(guestRoot(t, tc.files))
+			r := ReadIntent(writeRoot(t, tc.files))
 			var names []string
 			for _, d := range r.Intent.Ifaces {
 				names = append(names, d.Name)

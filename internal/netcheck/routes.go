@@ -14,38 +14,59 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fs"
 )
 
-// Codes of the routes check.
+// Finding codes of the routes check, in groups. Each group is a section
+// of the Codes in docs/checks/routes.md; TestCodeGroupsDocumented in
+// internal/checks holds the two in step.
+
+// Finding codes: links and addresses.
 const (
-	CodeRoutesNotLive           = "routes-not-live"
-	CodeRoutesKernelError       = "routes-kernel-error"
-	CodeRoutesLinksOK           = "routes-links-ok"
-	CodeRoutesNoNIC             = "routes-no-nic"
-	CodeRoutesNoAddress         = "routes-no-address"
-	CodeRoutesNICDown           = "routes-nic-down"
-	CodeRoutesNICNoAddress      = "routes-nic-no-address"
-	CodeRoutesExpectedMissing   = "routes-expected-missing"
-	CodeRoutesDefaultOK         = "routes-default-ok"
-	CodeRoutesNoDefault         = "routes-no-default"
-	CodeRoutesDefaultTie        = "routes-default-tie"
-	CodeRoutesDefaultTakeover   = "routes-default-takeover"
-	CodeRoutesDefaultMultiple   = "routes-default-multiple"
-	CodeRoutesGatewayOffLink    = "routes-gateway-offlink"
-	CodeRoutesGatewayNeighFail  = "routes-gateway-neigh-failed"
-	CodeRoutesAsymmetric        = "routes-asymmetric"
+	CodeRoutesLinksOK         = "routes-links-ok"
+	CodeRoutesNoNIC           = "routes-no-nic"
+	CodeRoutesNoAddress       = "routes-no-address"
+	CodeRoutesNICDown         = "routes-nic-down"
+	CodeRoutesNICNoAddress    = "routes-nic-no-address"
+	CodeRoutesExpectedMissing = "routes-expected-missing"
+)
+
+// Finding codes: default routes.
+const (
+	CodeRoutesDefaultOK       = "routes-default-ok"
+	CodeRoutesNoDefault       = "routes-no-default"
+	CodeRoutesDefaultTie      = "routes-default-tie"
+	CodeRoutesDefaultTakeover = "routes-default-takeover"
+	CodeRoutesDefaultMultiple = "routes-default-multiple"
+)
+
+// Finding codes: gateways and symmetry.
+const (
+	CodeRoutesGatewayOffLink   = "routes-gateway-offlink"
+	CodeRoutesGatewayNeighFail = "routes-gateway-neigh-failed"
+	CodeRoutesAsymmetric       = "routes-asymmetric"
+)
+
+// Finding codes: paths to nameservers and targets.
+const (
 	CodeRoutesPath              = "routes-path"
 	CodeRoutesPathUnreachable   = "routes-path-unreachable"
 	CodeRoutesNameserverOffPath = "routes-nameserver-secondary"
 	CodeRoutesTargetInvalid     = "routes-target-invalid"
 )
 
-// RoutesCodes lists every code the routes check emits.
+// Finding codes: when the kernel cannot be asked.
+const (
+	CodeRoutesKernelError = "routes-kernel-error"
+	CodeRoutesNotLive     = "routes-not-live"
+)
+
+// RoutesCodes lists every code the routes check emits, a line per group.
 func RoutesCodes() []string {
-	return []string{CodeRoutesNotLive, CodeRoutesKernelError, CodeRoutesLinksOK, CodeRoutesNoNIC,
-		CodeRoutesNoAddress, CodeRoutesNICDown, CodeRoutesNICNoAddress, CodeRoutesExpectedMissing,
-		CodeRoutesDefaultOK, CodeRoutesNoDefault, CodeRoutesDefaultTie, CodeRoutesDefaultTakeover,
-		CodeRoutesDefaultMultiple, CodeRoutesGatewayOffLink, CodeRoutesGatewayNeighFail,
-		CodeRoutesAsymmetric, CodeRoutesPath, CodeRoutesPathUnreachable, CodeRoutesNameserverOffPath,
-		CodeRoutesTargetInvalid}
+	return []string{
+		CodeRoutesLinksOK, CodeRoutesNoNIC, CodeRoutesNoAddress, CodeRoutesNICDown, CodeRoutesNICNoAddress, CodeRoutesExpectedMissing,
+		CodeRoutesDefaultOK, CodeRoutesNoDefault, CodeRoutesDefaultTie, CodeRoutesDefaultTakeover, CodeRoutesDefaultMultiple,
+		CodeRoutesGatewayOffLink, CodeRoutesGatewayNeighFail, CodeRoutesAsymmetric,
+		CodeRoutesPath, CodeRoutesPathUnreachable, CodeRoutesNameserverOffPath, CodeRoutesTargetInvalid,
+		CodeRoutesKernelError, CodeRoutesNotLive,
+	}
 }
 
 // Remediations shared by several findings.

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"net"
 	"net/netip"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/check/checktest"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"golang.org/x/sys/unix"
 )
@@ -115,49 +115,6 @@ func dualNIC(eth0Metric, eth1Metric int) Snapshot {
 	s.Addrs = append(s.Addrs, tAddr(3, "198.51.100.10/24"))
 	s.Routes = append(s.Routes, tConnected(3, "198.51.100.10/24"), tDefault(3, "198.51.100.1", eth1Metric, TableMain))
 	return s
-}
-
-var snakeKey = regexp.MustCompile(`^[a-z0-9]+(_[a-z0-9]+)*$`)
-
-// assertConventions holds findings to the project's rules.
-func assertConventions(t *testing.T, fs []check.Finding, codes []string) {
-	t.Helper()
-	if len(fs) == 0 {
-		t.Fatal("no findings")
-	}
-	for _, f := range fs {
-		if !f.Status.Valid() || !slices.Contains(codes, f.Code) {
-			t.Errorf("finding %q: invalid status %q or undeclared code", f.Code, f.Status)
-		}
-		if f.Message == "" || strings.HasSuffix(f.Message, ".") || strings.Contains(f.Message, "\n") {
-			t.Errorf("%s: message %q must be one line without a trailing period", f.Code, f.Message)
-		}
-		if f.Status != check.Pass && f.Status != check.Skip && f.Remediation == "" {
-			t.Errorf("%s (%s): no remediation", f.Code, f.Status)
-		}
-		for k := range f.Detail {
-			if !snakeKey.MatchString(k) {
-				t.Errorf("%s: detail key %q is not snake_case", f.Code, k)
-			}
-		}
-	}
-}
-
-func codesOf(fs []check.Finding) []string {
-	var out []string
-	for _, f := range fs {
-		out = append(out, string(f.Status)+" "+f.Code)
-	}
-	return out
-}
-
-func find(fs []check.Finding, code string) *check.Finding {
-	for i := range fs {
-		if fs[i].Code == code {
-			return &fs[i]
-		}
-	}
-	return nil
 }
 
 func TestCheckRoutesSynthetic(t *testing.T) {
@@ -450,7 +407,7 @@ func TestMarkDevices(t *testing.T) {
 
 func TestSnake(t *testing.T) {
 	for in, want := range map[string]string{"eth0": "eth0", "eth0.100": "eth0_100", "-br--X-": "br_x", "Ä": "x", "enp1s0": "enp1s0"} {
-		if got := snake(in); got != want || !snakeKey.MatchString("nic_"+got) {
+		if got := snake(in); got != want || !checktest.IsSnake("nic_"+got) {
 			t.Errorf("snake(%q) = %q, want %q", in, got, want)
 		}
 	}

@@ -39,11 +39,9 @@ type Report struct {
 	Checks        []Check      `json:"checks"`
 }
 
-// Host identifies the machine and boot the report describes.
-type Host struct {
-	Hostname string `json:"hostname"`
-	BootID   string `json:"boot_id"`
-}
+// Host identifies the machine and boot the report describes; check.ReadHost
+// fills it from the guest's root.
+type Host = check.Host
 
 // Summary counts checks per status.
 type Summary struct {

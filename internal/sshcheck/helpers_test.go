@@ -6,7 +6,6 @@ import (
 	"encoding/pem"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/check/checktest"
 	"github.com/guestcheck/guestcheck/internal/fs"
 )
 
@@ -95,26 +95,13 @@ func openRoot(t *testing.T, dir string) *fs.Root {
 	return r
 }
 
-// validate holds findings to the conventions every check follows.
+// validate holds findings to the conventions every check follows, and
+// to ssh's own: no detail carries key material.
 func validate(t *testing.T, fs []check.Finding) {
 	t.Helper()
+	checktest.Conventions(t, fs, Codes)
 	for _, f := range fs {
-		if !slices.Contains(Codes, f.Code) {
-			t.Errorf("undeclared code %q", f.Code)
-		}
-		if !f.Status.Valid() {
-			t.Errorf("%s: invalid status %q", f.Code, f.Status)
-		}
-		if f.Status != check.Pass && f.Status != check.Skip && f.Remediation == "" {
-			t.Errorf("%s: %s without remediation", f.Code, f.Status)
-		}
-		if strings.Contains(f.Message, "\n") || f.Message == "" {
-			t.Errorf("%s: message %q is not one line", f.Code, f.Message)
-		}
 		for k, v := range f.Detail {
-			if strings.ToLower(k) != k || strings.ContainsAny(k, "-. ") {
-				t.Errorf("%s: detail key %q is not snake_case", f.Code, k)
-			}
 			if strings.Contains(v, "PRIVATE KEY") {
 				t.Errorf("%s: detail %s carries key material", f.Code, k)
 			}
@@ -137,20 +124,7 @@ func find(fs []check.Finding, code string) []check.Finding {
 // contains each of subs, and returns it.
 func want(t *testing.T, fs []check.Finding, code string, st check.Status, subs ...string) check.Finding {
 	t.Helper()
-	got := find(fs, code)
-	if len(got) != 1 {
-		t.Fatalf("%d findings with code %s, want 1; all:\n%s", len(got), code, dumpFindings(fs))
-	}
-	f := got[0]
-	if f.Status != st {
-		t.Errorf("%s: status %s, want %s (%s)", code, f.Status, st, f.Message)
-	}
-	for _, s := range subs {
-		if !strings.Contains(f.Message, s) {
-			t.Errorf("%s: message %q lacks %q", code, f.Message, s)
-		}
-	}
-	return f
+	return checktest.Want(t, fs, code, st, subs...)
 }
 
 func dumpFindings(fs []check.Finding) string {

@@ -19,17 +19,14 @@ import (
 
 // realSshd is what the tests against Debian's sshd share: root (why says
 // what for), sshd itself, a temporary directory and an ed25519 host key in
-// it. sshd refuses to run without its privilege separation directory,
-// which openssh-server's tmpfiles.d creates at boot; it is left in place,
-// since tests of other packages may be using it at the same time.
+// it, and sshd's privilege separation directory (testenv.SshdPrivsepDir,
+// which removes it again when a test made it).
 func realSshd(t *testing.T, why string) (sshd, dir, hostKey string) {
 	t.Helper()
 	testenv.RequireRoot(t, why)
 	sshd = testenv.Tool(t, "sshd", "openssh-server")
 	keygen := testenv.Tool(t, "ssh-keygen", "openssh-client")
-	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testenv.SshdPrivsepDir(t)
 	dir = t.TempDir()
 	hostKey = filepath.Join(dir, "hostkey")
 	if out, err := exec.Command(keygen, "-q", "-t", "ed25519", "-N", "", "-f", hostKey).CombinedOutput(); err != nil {

@@ -3,7 +3,6 @@ package systemdcheck
 import (
 	"context"
 	"errors"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/check/checktest"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/systemd"
@@ -52,50 +52,6 @@ func healthy() Facts {
 	return Facts{Live: true, Budget: 60 * time.Second, DefaultTarget: "graphical.target", NowMono: 120 * s,
 		State: systemd.ManagerState{SystemState: "running", Version: "252", UserspaceMonotonic: 2 * s, FinishMonotonic: 16 * s},
 		Units: us}
-}
-
-func validate(t *testing.T, fs []check.Finding) {
-	t.Helper()
-	if len(fs) == 0 {
-		t.Fatal("no findings")
-	}
-	for _, f := range fs {
-		if !slices.Contains(Codes, f.Code) {
-			t.Errorf("undeclared code %q", f.Code)
-		}
-		if f.Status != check.Pass && f.Status != check.Skip && f.Remediation == "" {
-			t.Errorf("%s: %s without remediation", f.Code, f.Status)
-		}
-		if strings.Contains(f.Message, "\n") {
-			t.Errorf("%s: message %q is not one line", f.Code, f.Message)
-		}
-	}
-}
-
-func want(t *testing.T, fs []check.Finding, code string, st check.Status, subs ...string) check.Finding {
-	t.Helper()
-	var got []check.Finding
-	for _, f := range fs {
-		if f.Code == code {
-			got = append(got, f)
-		}
-	}
-	if len(got) != 1 {
-		var all []string
-		for _, f := range fs {
-			all = append(all, string(f.Status)+" "+f.Code+": "+f.Message)
-		}
-		t.Fatalf("%d findings %s, want 1:\n%s", len(got), code, strings.Join(all, "\n"))
-	}
-	if got[0].Status != st {
-		t.Errorf("%s: status %s, want %s", code, got[0].Status, st)
-	}
-	for _, sub := range subs {
-		if !strings.Contains(got[0].Message, sub) {
-			t.Errorf("%s: message %q lacks %q", code, got[0].Message, sub)
-		}
-	}
-	return got[0]
 }
 
 func TestHealthy(t *testing.T) {
@@ -348,4 +304,15 @@ func TestCycleOfDefaultDependencies(t *testing.T) {
 	mu.After = mu.After[:len(mu.After)-1]
 	f.Units["multi-user.target"] = mu
 	want(t, JudgeCycles(f), CodeNoCycle, check.Pass)
+}
+
+// validate and want are the assertions every area's tests share.
+func validate(t *testing.T, fs []check.Finding) {
+	t.Helper()
+	checktest.Conventions(t, fs, Codes)
+}
+
+func want(t *testing.T, fs []check.Finding, code string, st check.Status, subs ...string) check.Finding {
+	t.Helper()
+	return checktest.Want(t, fs, code, st, subs...)
 }

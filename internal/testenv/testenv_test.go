@@ -31,3 +31,38 @@ func TestLookFindsSbin(t *testing.T) {
 		t.Error("Look found a tool that does not exist")
 	}
 }
+
+// TestPrivsepDir holds the protocol of SshdPrivsepDir on a directory of
+// the test's own: a made directory lasts as long as any holder and goes
+// with the last one; one that was there before stays.
+func TestPrivsepDir(t *testing.T) {
+	exists := func(p string) bool { _, err := os.Stat(p); return err == nil }
+	t.Run("made, then removed by the last holder", func(t *testing.T) {
+		lockDir := t.TempDir()
+		dir := filepath.Join(lockDir, "sshd")
+		t.Run("first holder", func(t *testing.T) {
+			privsepDir(t, lockDir, dir)
+			if !exists(dir) {
+				t.Fatal("not made")
+			}
+			t.Run("second holder", func(t *testing.T) { privsepDir(t, lockDir, dir) })
+			if !exists(dir) {
+				t.Fatal("removed while the first holder still needs it")
+			}
+		})
+		if exists(dir) {
+			t.Error("left behind after the last holder")
+		}
+	})
+	t.Run("there before", func(t *testing.T) {
+		lockDir := t.TempDir()
+		dir := filepath.Join(lockDir, "sshd")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Run("holder", func(t *testing.T) { privsepDir(t, lockDir, dir) })
+		if !exists(dir) {
+			t.Error("removed a directory the test did not make")
+		}
+	})
+}

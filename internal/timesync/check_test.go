@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,52 +12,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/check/checktest"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/systemd"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
-
-func validate(t *testing.T, fs []check.Finding) {
-	t.Helper()
-	for _, f := range fs {
-		if !slices.Contains(Codes, f.Code) {
-			t.Errorf("undeclared code %q", f.Code)
-		}
-		if f.Status != check.Pass && f.Status != check.Skip && f.Remediation == "" {
-			t.Errorf("%s: %s without remediation", f.Code, f.Status)
-		}
-		if strings.Contains(f.Message, "\n") {
-			t.Errorf("%s: message %q is not one line", f.Code, f.Message)
-		}
-	}
-}
-
-func want(t *testing.T, fs []check.Finding, code string, st check.Status, subs ...string) check.Finding {
-	t.Helper()
-	var got []check.Finding
-	for _, f := range fs {
-		if f.Code == code {
-			got = append(got, f)
-		}
-	}
-	if len(got) != 1 {
-		var all []string
-		for _, f := range fs {
-			all = append(all, string(f.Status)+" "+f.Code+": "+f.Message)
-		}
-		t.Fatalf("%d findings %s, want 1:\n%s", len(got), code, strings.Join(all, "\n"))
-	}
-	if got[0].Status != st {
-		t.Errorf("%s: status %s, want %s (%s)", code, got[0].Status, st, got[0].Message)
-	}
-	for _, s := range subs {
-		if !strings.Contains(got[0].Message, s) {
-			t.Errorf("%s: message %q lacks %q", code, got[0].Message, s)
-		}
-	}
-	return got[0]
-}
 
 func tree(t *testing.T, files map[string]string) *fs.Root {
 	t.Helper()
@@ -306,4 +265,15 @@ func TestLiveRealClock(t *testing.T) {
 		t.Errorf("%d clock verdicts, want 1", n)
 	}
 	want(t, out, CodeDaemonActive, check.Pass, "systemd-timesyncd.service runs")
+}
+
+// validate and want are the assertions every area's tests share.
+func validate(t *testing.T, fs []check.Finding) {
+	t.Helper()
+	checktest.Conventions(t, fs, Codes)
+}
+
+func want(t *testing.T, fs []check.Finding, code string, st check.Status, subs ...string) check.Finding {
+	t.Helper()
+	return checktest.Want(t, fs, code, st, subs...)
 }

@@ -176,6 +176,31 @@ func glob(r *fs.Root, pattern string) []string {
 	return out
 }
 
+// readConf reads one configuration file of d's daemon, in the dialect fl,
+// into d: the file, its problems and its time sources, each named with its
+// file and line. It returns the file's directives, for the caller to
+// follow the includes its daemon knows; none when the file is absent or
+// unreadable (a problem unless absent).
+func (d *Daemon) readConf(r *fs.Root, p string, fl ntpconf.Flavor) []ntpconf.Directive {
+	b, err := r.ReadFile(p)
+	if err != nil {
+		if !errors.Is(err, iofs.ErrNotExist) {
+			d.Problems = append(d.Problems, r.Display(p)+": "+err.Error())
+		}
+		return nil
+	}
+	d.Files = append(d.Files, r.Display(p))
+	ds, probs := ntpconf.Parse(b, fl)
+	src, sprobs := ntpconf.Sources(ds)
+	for _, pr := range append(probs, sprobs...) {
+		d.Problems = append(d.Problems, problem(r.Display(p), pr))
+	}
+	for _, s := range src {
+		d.Servers = append(d.Servers, Server{Kind: s.Kind, Host: s.Host, At: r.Display(p) + ":" + strconv.Itoa(s.Line)})
+	}
+	return ds
+}
+
 func readChrony(r *fs.Root) Daemon {
 	d := Daemon{Name: "chrony", Units: []string{"chrony.service", "chronyd.service"},
 		Installed: exists(r, "/usr/sbin/chronyd", "/usr/bin/chronyd")}
@@ -191,22 +216,7 @@ func readChrony(r *fs.Root) Daemon {
 	}
 	var load func(p string, sourcesOnly bool, depth int)
 	load = func(p string, sourcesOnly bool, depth int) {
-		b, err := r.ReadFile(p)
-		if err != nil {
-			if !errors.Is(err, iofs.ErrNotExist) {
-				d.Problems = append(d.Problems, r.Display(p)+": "+err.Error())
-			}
-			return
-		}
-		d.Files = append(d.Files, r.Display(p))
-		ds, probs := ntpconf.Parse(b, ntpconf.Chrony)
-		src, sprobs := ntpconf.Sources(ds)
-		for _, pr := range append(probs, sprobs...) {
-			d.Problems = append(d.Problems, problem(r.Display(p), pr))
-		}
-		for _, s := range src {
-			d.Servers = append(d.Servers, Server{Kind: s.Kind, Host: s.Host, At: r.Display(p) + ":" + strconv.Itoa(s.Line)})
-		}
+		ds := d.readConf(r, p, ntpconf.Chrony)
 		if sourcesOnly || depth > 8 {
 			return
 		}
@@ -239,23 +249,7 @@ func readNTPD(r *fs.Root) Daemon {
 		Installed: exists(r, "/usr/sbin/ntpd", "/usr/bin/ntpd")}
 	var load func(p string, depth int)
 	load = func(p string, depth int) {
-		b, err := r.ReadFile(p)
-		if err != nil {
-			if !errors.Is(err, iofs.ErrNotExist) {
-				d.Problems = append(d.Problems, r.Display(p)+": "+err.Error())
-			}
-			return
-		}
-		d.Files = append(d.Files, r.Display(p))
-		ds, probs := ntpconf.Parse(b, ntpconf.NTP)
-		src, sprobs := ntpconf.Sources(ds)
-		for _, pr := range append(probs, sprobs...) {
-			d.Problems = append(d.Problems, problem(r.Display(p), pr))
-		}
-		for _, s := range src {
-			d.Servers = append(d.Servers, Server{Kind: s.Kind, Host: s.Host, At: r.Display(p) + ":" + strconv.Itoa(s.Line)})
-		}
-		for _, x := range ds {
+		for _, x := range d.readConf(r, p, ntpconf.NTP) {
 			if x.Keyword == "includefile" && len(x.Args) > 0 && depth < 8 {
 				load(x.Args[0], depth+1)
 			}

@@ -11,28 +11,47 @@ import (
 	"github.com/guestcheck/guestcheck/internal/systemd"
 )
 
-// Finding codes of the time-sync check; docs/checks/time-sync.md explains each.
+// Finding codes of the time-sync check, in groups. Each group is a section
+// of the Codes in docs/checks/time-sync.md; TestCodeGroupsDocumented in
+// internal/checks holds the two in step.
+
+// Finding codes: where the check applies.
 const (
-	CodeNotLive         = "time-sync-not-live"
+	CodeNotLive = "time-sync-not-live"
+)
+
+// Finding codes: the clock.
+const (
 	CodeSynced          = "time-sync-clock-synced"
 	CodeUnsynced        = "time-sync-clock-unsynced"
 	CodeClockOff        = "time-sync-clock-off"
 	CodeClockUnreadable = "time-sync-clock-unreadable"
+)
+
+// Finding codes: the time daemon.
+const (
 	CodeDaemonActive    = "time-sync-daemon-active"
 	CodeDaemonDisabled  = "time-sync-daemon-disabled"
 	CodeNoDaemon        = "time-sync-no-daemon"
 	CodeMultiple        = "time-sync-multiple-daemons"
 	CodeNoSystemd       = "time-sync-no-systemd"
-	CodeServersOK       = "time-sync-servers-ok"
-	CodeNoServers       = "time-sync-no-servers"
-	CodeConfigInvalid   = "time-sync-config-invalid"
 	CodeUnitsUnreadable = "time-sync-units-unreadable"
 )
 
-// Codes lists every code Run can emit.
-var Codes = []string{CodeNotLive, CodeSynced, CodeUnsynced, CodeClockOff, CodeClockUnreadable, CodeDaemonActive,
-	CodeDaemonDisabled, CodeNoDaemon, CodeMultiple, CodeNoSystemd, CodeServersOK, CodeNoServers, CodeConfigInvalid,
-	CodeUnitsUnreadable}
+// Finding codes: its time sources.
+const (
+	CodeServersOK     = "time-sync-servers-ok"
+	CodeNoServers     = "time-sync-no-servers"
+	CodeConfigInvalid = "time-sync-config-invalid"
+)
+
+// Codes lists every code Run can emit, a line per group.
+var Codes = []string{
+	CodeNotLive,
+	CodeSynced, CodeUnsynced, CodeClockOff, CodeClockUnreadable,
+	CodeDaemonActive, CodeDaemonDisabled, CodeNoDaemon, CodeMultiple, CodeNoSystemd, CodeUnitsUnreadable,
+	CodeServersOK, CodeNoServers, CodeConfigInvalid,
+}
 
 // why is the consequence every clock remediation starts from.
 const why = "TLS certificate checks, Kerberos (5 minutes of skew), log correlation and snapshot schedules depend on the clock"

@@ -54,12 +54,7 @@ func TestAgainstSshd(t *testing.T) {
 	testenv.RequireRoot(t, "sshd -T needs root to read its host key")
 	sshd := testenv.Tool(t, "sshd", "openssh-server")
 	keygen := testenv.Tool(t, "ssh-keygen", "openssh-client")
-	// sshd refuses to run without its privilege separation directory,
-	// which openssh-server's tmpfiles.d creates at boot. It is left in
-	// place: tests of other packages may be using it at the same time.
-	if err := os.MkdirAll("/run/sshd", 0o755); err != nil {
-		t.Fatal(err)
-	}
+	testenv.SshdPrivsepDir(t) // sshd refuses to run without it
 	dir := t.TempDir()
 	hk := filepath.Join(dir, "hostkey")
 	if out, err := exec.Command(keygen, "-q", "-t", "ed25519", "-N", "", "-f", hk).CombinedOutput(); err != nil {

@@ -1,4 +1,4 @@
-package checks
+package netcheck
 
 import (
 	"context"
@@ -14,6 +14,13 @@ import (
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/netcheck/dnstest"
 	"github.com/guestcheck/guestcheck/internal/netcheck/nstest"
+)
+
+// routesCheck and dnsCheck are the two checks as the registry lists them
+// (internal/checks), for tests that go through check.Run.
+var (
+	routesCheck = check.Check{ID: "routes", Codes: RoutesCodes(), Run: RunRoutes}
+	dnsCheck    = check.Check{ID: "dns", Codes: DNSCodes(), Run: RunDNS}
 )
 
 // dnHealthy answers A for *.example.org with 192.0.2.80, NXDOMAIN for
@@ -42,7 +49,7 @@ func dnEnv(t testing.TB, files map[string]string, d dnstest.Redirect, cfg *confi
 	if _, ok := files["/etc/hostname"]; !ok {
 		files["/proc/sys/kernel/hostname"] = "web1.example.org\n"
 	}
-	env := ncEnv(ncRoot(t, files), nil, cfg)
+	env := liveEnv(writeRoot(t, files), nil, cfg)
 	env.Dialer = d
 	return env
 }
@@ -57,13 +64,13 @@ func TestDNSHealthyAndBlackHole(t *testing.T) {
 	d := dnstest.Redirect{"192.0.2.53:53": dnHealthy(t), "198.51.100.53:53": dnstest.BlackHole(t)}
 	env := dnEnv(t, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\nnameserver 198.51.100.53\n"}, d, dnFastConfig())
 	start := time.Now()
-	fs := DNS.Run(context.Background(), env)
+	fs := RunDNS(context.Background(), env)
 	if el := time.Since(start); el > 10*time.Second {
 		t.Fatalf("the check hung for %v", el)
 	}
-	ncConventions(t, DNS, fs)
+	assertConventions(t, fs, DNSCodes())
 	want := []string{"pass dns-config-ok", "warn dns-servers-some-dead"}
-	if got := ncCodes(fs); !slices.Equal(got, want) {
+	if got := codesOf(fs); !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v\n%+v", got, want, fs)
 	}
 	f := fs[1]
@@ -87,9 +94,9 @@ func TestDNSHealthyAndBlackHole(t *testing.T) {
 
 func TestDNSAllDead(t *testing.T) {
 	d := dnstest.Redirect{"192.0.2.53:53": dnServFail(t), "198.51.100.53:53": dnstest.BlackHole(t)}
-	fs := DNS.Run(context.Background(), dnEnv(t, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\nnameserver 198.51.100.53\n"}, d, dnFastConfig()))
-	ncConventions(t, DNS, fs)
-	f := ncFind(t, fs, "dns-servers-dead")
+	fs := RunDNS(context.Background(), dnEnv(t, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\nnameserver 198.51.100.53\n"}, d, dnFastConfig()))
+	assertConventions(t, fs, DNSCodes())
+	f := mustFind(t, fs, "dns-servers-dead")
 	if f.Status != check.Fail || !strings.Contains(f.Detail["server_1_errors"], "server answered SERVFAIL after 2 attempt(s)") {
 		t.Errorf("finding = %+v", f)
 	}
@@ -103,10 +110,10 @@ func TestDNSResolvedStub(t *testing.T) {
 		"/etc/resolv.conf":                 "# stub\nnameserver 127.0.0.53\noptions edns0 trust-ad\nsearch example.org\n",
 		"/run/systemd/resolve/resolv.conf": "nameserver 192.0.2.53\nnameserver 198.51.100.53\n",
 	}
-	fs := DNS.Run(context.Background(), dnEnv(t, files, d, dnFastConfig()))
-	ncConventions(t, DNS, fs)
+	fs := RunDNS(context.Background(), dnEnv(t, files, d, dnFastConfig()))
+	assertConventions(t, fs, DNSCodes())
 	want := []string{"pass dns-config-ok", "pass dns-servers-ok", "warn dns-servers-some-dead"}
-	if got := ncCodes(fs); !slices.Equal(got, want) {
+	if got := codesOf(fs); !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v\n%+v", got, want, fs)
 	}
 	if s := fs[0].Detail["resolver_stack"]; !strings.Contains(s, "127.0.0.53 (systemd-resolved stub); upstream") || !strings.Contains(s, "192.0.2.53, 198.51.100.53") {
@@ -121,10 +128,10 @@ func TestDNSConfiguredNames(t *testing.T) {
 	d := dnstest.Redirect{"192.0.2.53:53": dnHealthy(t)}
 	cfg := dnFastConfig()
 	cfg.DNS.Names = []string{"www.example.org", "missing.example.org"}
-	fs := DNS.Run(context.Background(), dnEnv(t, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\n", "/etc/hostname": "web1\n"}, d, cfg))
-	ncConventions(t, DNS, fs)
+	fs := RunDNS(context.Background(), dnEnv(t, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\n", "/etc/hostname": "web1\n"}, d, cfg))
+	assertConventions(t, fs, DNSCodes())
 	want := []string{"pass dns-config-ok", "pass dns-servers-ok", "warn dns-name-not-found"}
-	if got := ncCodes(fs); !slices.Equal(got, want) || fs[2].Message != "missing.example.org does not resolve on any working nameserver" {
+	if got := codesOf(fs); !slices.Equal(got, want) || fs[2].Message != "missing.example.org does not resolve on any working nameserver" {
 		t.Fatalf("got %v, want %v\n%+v", got, want, fs)
 	}
 }
@@ -133,18 +140,18 @@ func TestDNSInvalidConfiguredName(t *testing.T) {
 	d := dnstest.Redirect{"192.0.2.53:53": dnHealthy(t)}
 	cfg := dnFastConfig()
 	cfg.DNS.Names = []string{strings.Repeat("a", 64) + ".example.org", "www.example.org"}
-	fs := DNS.Run(context.Background(), dnEnv(t, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\n"}, d, cfg))
-	ncConventions(t, DNS, fs)
+	fs := RunDNS(context.Background(), dnEnv(t, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\n"}, d, cfg))
+	assertConventions(t, fs, DNSCodes())
 	want := []string{"pass dns-config-ok", "error dns-name-invalid", "pass dns-servers-ok"}
-	if got := ncCodes(fs); !slices.Equal(got, want) {
+	if got := codesOf(fs); !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v\n%+v", got, want, fs)
 	}
 }
 
 func TestDNSNoNameToProbe(t *testing.T) {
-	fs := DNS.Run(context.Background(), dnEnv(t, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\n", "/etc/hostname": "web1\n"}, dnstest.Redirect{}, nil))
-	ncConventions(t, DNS, fs)
-	if got := ncCodes(fs); !slices.Equal(got, []string{"pass dns-config-ok", "skip dns-probe-skipped"}) || !strings.Contains(fs[1].Message, "no FQDN") {
+	fs := RunDNS(context.Background(), dnEnv(t, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\n", "/etc/hostname": "web1\n"}, dnstest.Redirect{}, nil))
+	assertConventions(t, fs, DNSCodes())
+	if got := codesOf(fs); !slices.Equal(got, []string{"pass dns-config-ok", "skip dns-probe-skipped"}) || !strings.Contains(fs[1].Message, "no FQDN") {
 		t.Errorf("got %+v", fs)
 	}
 }
@@ -154,10 +161,10 @@ func TestDNSNoNameToProbe(t *testing.T) {
 func TestDNSBadInputGoesOn(t *testing.T) {
 	d := dnstest.Redirect{"192.0.2.53:53": dnHealthy(t)}
 	env := dnEnv(t, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\nnameserver 192.0.2.999\n\x00\x01garbage\n"}, d, dnFastConfig())
-	fs := DNS.Run(context.Background(), env)
-	ncConventions(t, DNS, fs)
+	fs := RunDNS(context.Background(), env)
+	assertConventions(t, fs, DNSCodes())
 	want := []string{"warn dns-config-invalid", "pass dns-config-ok", "pass dns-servers-ok"}
-	if got := ncCodes(fs); !slices.Equal(got, want) {
+	if got := codesOf(fs); !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v\n%+v", got, want, fs)
 	}
 	if m := fs[0].Message; m != env.Root.Display("/etc/resolv.conf")+":2: nameserver \"192.0.2.999\" is not an IP address (+1 more)" {
@@ -166,9 +173,9 @@ func TestDNSBadInputGoesOn(t *testing.T) {
 }
 
 func TestDNSNoNameserver(t *testing.T) {
-	fs := DNS.Run(context.Background(), dnEnv(t, map[string]string{"/etc/resolv.conf": "# empty\n"}, dnstest.Redirect{}, nil))
-	ncConventions(t, DNS, fs)
-	if got := ncCodes(fs); !slices.Equal(got, []string{"fail dns-no-nameserver"}) {
+	fs := RunDNS(context.Background(), dnEnv(t, map[string]string{"/etc/resolv.conf": "# empty\n"}, dnstest.Redirect{}, nil))
+	assertConventions(t, fs, DNSCodes())
+	if got := codesOf(fs); !slices.Equal(got, []string{"fail dns-no-nameserver"}) {
 		t.Errorf("got %+v", fs)
 	}
 }
@@ -182,8 +189,8 @@ func TestDNSRespectsCheckDeadline(t *testing.T) {
 	cfg.DNS.Timeout = time.Minute
 	cfg.Checks = map[string]config.CheckConfig{"dns": {Timeout: 3 * time.Second}}
 	env := dnEnv(t, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\nnameserver 198.51.100.53\n"}, d, cfg)
-	res := check.Run(context.Background(), []check.Check{DNS}, env, check.RunOptions{Timeout: cfg.CheckTimeoutFor})
-	if res[0].Status != check.Warn || ncFind(t, res[0].Findings, "dns-servers-some-dead").Detail["server_1_status"] != "alive" {
+	res := check.Run(context.Background(), []check.Check{dnsCheck}, env, check.RunOptions{Timeout: cfg.CheckTimeoutFor})
+	if res[0].Status != check.Warn || mustFind(t, res[0].Findings, "dns-servers-some-dead").Detail["server_1_status"] != "alive" {
 		t.Errorf("result = %+v", res[0])
 	}
 }
@@ -201,7 +208,7 @@ func BenchmarkDNSCheckBlackHole(b *testing.B) {
 	d := dnstest.Redirect{"192.0.2.53:53": dnHealthy(b), "198.51.100.53:53": dnstest.BlackHole(b)}
 	env := dnEnv(b, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\nnameserver 198.51.100.53\n"}, d, nil)
 	env.Netlink = ns.Handle
-	checks := []check.Check{Routes, DNS}
+	checks := []check.Check{routesCheck, dnsCheck}
 	b.ResetTimer()
 	for b.Loop() {
 		res := check.Run(context.Background(), checks, env, check.RunOptions{Timeout: env.Config.CheckTimeoutFor})

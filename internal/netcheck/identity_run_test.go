@@ -1,9 +1,7 @@
-package checks
+package netcheck
 
 import (
 	"context"
-	"encoding/binary"
-	"encoding/hex"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,18 +15,8 @@ import (
 	"github.com/guestcheck/guestcheck/internal/netcheck/nstest"
 )
 
-// niFixture opens a fixture root shared with the netcheck package.
-func niFixture(t *testing.T, name string) *fs.Root {
-	t.Helper()
-	r, err := fs.Open(filepath.Join("../netcheck/testdata/roots", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	return r
-}
-
-func niImageEnv(root *fs.Root) *check.Env {
+// imageEnv judges root as a mounted image (--root).
+func imageEnv(root *fs.Root) *check.Env {
 	return &check.Env{Root: root, Live: false, Config: config.Default(), Now: time.Now}
 }
 
@@ -50,9 +38,9 @@ func TestNetworkIdentityImageRoots(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.root, func(t *testing.T) {
-			fs := NetworkIdentity.Run(context.Background(), niImageEnv(niFixture(t, tc.root)))
-			ncConventions(t, NetworkIdentity, fs)
-			if got := ncCodes(fs); !slices.Equal(got, tc.want) {
+			fs := RunIdentity(context.Background(), imageEnv(fixture(t, tc.root)))
+			assertConventions(t, fs, IdentityCodes())
+			if got := codesOf(fs); !slices.Equal(got, tc.want) {
 				t.Fatalf("got %v, want %v\n%+v", got, tc.want, fs)
 			}
 		})
@@ -68,45 +56,28 @@ func TestNetworkIdentityRestoredClone(t *testing.T) {
 	created := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	restored := created.Add(30 * 24 * time.Hour)
 	journal := "/var/log/journal/" + mid + "/system@0000-0000000000000001-0005f0a0b0c0d0e0.journal"
-	root := ncRoot(t, map[string]string{
+	root := writeRoot(t, map[string]string{
 		"/etc/machine-id":                                         mid + "\n",
 		"/var/lib/cloud/data/instance-id":                         "restored-vm-2\n",
 		"/var/lib/cloud/data/previous-instance-id":                "restored-vm-2\n",
 		"/var/lib/cloud/instances/restored-vm-2/sem/consume_data": "",
 		"/etc/netplan/50-cloud-init.yaml":                         "network:\n  version: 2\n  ethernets:\n    enp1s0:\n      dhcp4: true\n",
-		journal:                                                   string(journalHeader(mid, created.Add(time.Minute), created.Add(24*time.Hour))),
+		journal:                                                   string(journalHeaderBytes(272, 0, mid, "fedcba9876543210fedcba9876543210", 10, created.Add(time.Minute), created.Add(24*time.Hour), time.Hour)),
 	})
 	sem := filepath.Join(root.Dir(), "var/lib/cloud/instances/restored-vm-2/sem/consume_data")
 	if err := os.Chtimes(sem, restored, restored); err != nil {
 		t.Fatal(err)
 	}
-	fs := NetworkIdentity.Run(context.Background(), niImageEnv(root))
-	ncConventions(t, NetworkIdentity, fs)
+	fs := RunIdentity(context.Background(), imageEnv(root))
+	assertConventions(t, fs, IdentityCodes())
 	want := []string{"pass identity-machine-id-ok", "fail identity-clone-kept-machine-id", "warn identity-dhcp-client-id", "pass identity-mac-bindings-ok"}
-	if got := ncCodes(fs); !slices.Equal(got, want) {
+	if got := codesOf(fs); !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v\n%+v", got, want, fs)
 	}
 	if m := fs[1].Message; m != "/etc/machine-id predates cloud-init instance restored-vm-2: the journal "+journal+
 		" under it ended at 2026-03-02T00:00:00Z, before the instance first ran cloud-init (2026-03-31T00:00:00Z)" {
 		t.Errorf("message %q", m)
 	}
-}
-
-// journalHeader is the fixed header of a journal file of machine mid with
-// entries from head to tail (systemd's journal-def.h layout).
-func journalHeader(mid string, head, tail time.Time) []byte {
-	b := make([]byte, 272)
-	copy(b, "LPKSHHRH")
-	id, _ := hex.DecodeString(mid)
-	copy(b[40:], id)
-	copy(b[56:], []byte("0123456789abcdef")) // tail boot id
-	le := binary.LittleEndian
-	le.PutUint64(b[88:], 272)
-	le.PutUint64(b[152:], 10)
-	le.PutUint64(b[184:], uint64(head.UnixMicro()))
-	le.PutUint64(b[192:], uint64(tail.UnixMicro()))
-	le.PutUint64(b[200:], uint64(time.Hour/time.Microsecond))
-	return b
 }
 
 // TestNetworkIdentityMACBindingsLive compares MAC-bound config with the
@@ -119,19 +90,19 @@ func TestNetworkIdentityMACBindingsLive(t *testing.T) {
 	t.Run("the bound NIC is there", func(t *testing.T) {
 		ns := nstest.New(t)
 		ns.NIC(t, "enp1s0", "52:54:00:12:34:56", "192.0.2.10/24")
-		fs := NetworkIdentity.Run(context.Background(), ncEnv(ncRoot(t, base), ns, nil))
-		ncConventions(t, NetworkIdentity, fs)
+		fs := RunIdentity(context.Background(), liveEnv(writeRoot(t, base), ns, nil))
+		assertConventions(t, fs, IdentityCodes())
 		want := []string{"pass identity-machine-id-ok", "pass identity-dhcp-ok", "pass identity-mac-bindings-ok"}
-		if got := ncCodes(fs); !slices.Equal(got, want) {
+		if got := codesOf(fs); !slices.Equal(got, want) {
 			t.Fatalf("got %v, want %v\n%+v", got, want, fs)
 		}
 	})
 	t.Run("restored with a new MAC, NIC left bare", func(t *testing.T) {
 		ns := nstest.New(t)
 		ns.NIC(t, "enp1s0", "52:54:00:65:43:21")
-		fs := NetworkIdentity.Run(context.Background(), ncEnv(ncRoot(t, base), ns, nil))
-		ncConventions(t, NetworkIdentity, fs)
-		f := ncFind(t, fs, "identity-mac-binding-orphaned")
+		fs := RunIdentity(context.Background(), liveEnv(writeRoot(t, base), ns, nil))
+		assertConventions(t, fs, IdentityCodes())
+		f := mustFind(t, fs, "identity-mac-binding-orphaned")
 		if f.Status != check.Fail || !strings.HasSuffix(f.Message, "50-cloud-init.yaml:8: configuration for enp1s0 is bound to MAC 52:54:00:12:34:56, which no interface has, and enp1s0 has no address") ||
 			f.Detail["nics"] != "enp1s0 52:54:00:65:43:21" {
 			t.Errorf("finding = %+v", f)
@@ -140,9 +111,9 @@ func TestNetworkIdentityMACBindingsLive(t *testing.T) {
 	t.Run("stale binding beside a configured NIC", func(t *testing.T) {
 		ns := nstest.New(t)
 		ns.NIC(t, "enp1s0", "52:54:00:65:43:21", "192.0.2.10/24")
-		fs := NetworkIdentity.Run(context.Background(), ncEnv(ncRoot(t, base), ns, nil))
-		ncConventions(t, NetworkIdentity, fs)
-		if f := ncFind(t, fs, "identity-mac-binding-stale"); f.Status != check.Warn {
+		fs := RunIdentity(context.Background(), liveEnv(writeRoot(t, base), ns, nil))
+		assertConventions(t, fs, IdentityCodes())
+		if f := mustFind(t, fs, "identity-mac-binding-stale"); f.Status != check.Warn {
 			t.Errorf("finding = %+v", f)
 		}
 	})
@@ -150,9 +121,9 @@ func TestNetworkIdentityMACBindingsLive(t *testing.T) {
 		ns := nstest.New(t)
 		ns.NIC(t, "enp1s0", "52:54:00:12:34:56", "192.0.2.10/24")
 		files := map[string]string{"/etc/machine-id": "uninitialized\n"}
-		fs := NetworkIdentity.Run(context.Background(), ncEnv(ncRoot(t, files), ns, nil))
-		ncConventions(t, NetworkIdentity, fs)
-		if f := ncFind(t, fs, "identity-machine-id-unset"); f.Status != check.Fail || !strings.Contains(f.Remediation, "systemd-machine-id-setup") {
+		fs := RunIdentity(context.Background(), liveEnv(writeRoot(t, files), ns, nil))
+		assertConventions(t, fs, IdentityCodes())
+		if f := mustFind(t, fs, "identity-machine-id-unset"); f.Status != check.Fail || !strings.Contains(f.Remediation, "systemd-machine-id-setup") {
 			t.Errorf("finding = %+v", f)
 		}
 	})

@@ -1,94 +1,20 @@
-package checks
+package netcheck
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/vishvananda/netlink"
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/config"
-	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/netcheck/nstest"
 )
 
-// ncRoot writes a fake guest root (path -> content) under t.TempDir.
-func ncRoot(t testing.TB, files map[string]string) *fs.Root {
-	t.Helper()
-	dir := t.TempDir()
-	for p, c := range files {
-		hp := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(hp), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(hp, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	r, err := fs.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	return r
-}
-
-// ncEnv is a live environment whose kernel is the namespace ns (nil for
-// checks that never reach the kernel) and whose files are root.
-func ncEnv(root *fs.Root, ns *nstest.NS, cfg *config.Config) *check.Env {
-	if cfg == nil {
-		cfg = config.Default()
-	}
-	env := &check.Env{Root: root, Live: true, Config: cfg, Now: time.Now, IsRoot: os.Geteuid() == 0}
-	if ns != nil {
-		env.Netlink = ns.Handle
-	}
-	return env
-}
-
-// ncCodes renders findings as "status code" for comparison.
-func ncCodes(fs []check.Finding) []string {
-	var out []string
-	for _, f := range fs {
-		out = append(out, string(f.Status)+" "+f.Code)
-	}
-	return out
-}
-
-func ncFind(t *testing.T, fs []check.Finding, code string) check.Finding {
-	t.Helper()
-	for _, f := range fs {
-		if f.Code == code {
-			return f
-		}
-	}
-	t.Fatalf("no %s finding in %v", code, ncCodes(fs))
-	return check.Finding{}
-}
-
-// ncConventions holds a check's findings to the project's rules.
-func ncConventions(t *testing.T, c check.Check, fs []check.Finding) {
-	t.Helper()
-	if len(fs) == 0 {
-		t.Fatal("no findings")
-	}
-	for _, f := range fs {
-		if !f.Status.Valid() || !slices.Contains(c.Codes, f.Code) {
-			t.Errorf("%s: invalid status %q or undeclared code %q", c.ID, f.Status, f.Code)
-		}
-		if f.Message == "" || strings.HasSuffix(f.Message, ".") || strings.Contains(f.Message, "\n") {
-			t.Errorf("%s: message %q must be one line without a trailing period", f.Code, f.Message)
-		}
-		if f.Status != check.Pass && f.Status != check.Skip && f.Remediation == "" {
-			t.Errorf("%s: %s without remediation", f.Code, f.Status)
-		}
-	}
-}
+// The tests below run RunRoutes whole, against network namespaces they
+// build (root only); routes_test.go judges synthetic snapshots.
 
 const ncResolv = "nameserver 192.0.2.53\n"
 
@@ -114,8 +40,8 @@ func rtRun(t *testing.T, ns *nstest.NS, files map[string]string, cfg *config.Con
 	if files == nil {
 		files = map[string]string{"/etc/resolv.conf": ncResolv}
 	}
-	fs := Routes.Run(context.Background(), ncEnv(ncRoot(t, files), ns, cfg))
-	ncConventions(t, Routes, fs)
+	fs := RunRoutes(context.Background(), liveEnv(writeRoot(t, files), ns, cfg))
+	assertConventions(t, fs, RoutesCodes())
 	return fs
 }
 
@@ -124,7 +50,7 @@ func TestRoutesHealthySingleNIC(t *testing.T) {
 	rtMgmt(t, ns, 100)
 	fs := rtRun(t, ns, nil, nil)
 	want := []string{"pass routes-links-ok", "pass routes-default-ok", "pass routes-path"}
-	if got := ncCodes(fs); !slices.Equal(got, want) {
+	if got := codesOf(fs); !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v\n%+v", got, want, fs)
 	}
 	if m := fs[1].Message; m != "IPv4 default route leaves through eth0 via 192.0.2.1" {
@@ -148,7 +74,7 @@ func TestRoutesDualNICTakeover(t *testing.T) {
 
 	fs := rtRun(t, ns, files, nil)
 	want := []string{"pass routes-links-ok", "fail routes-default-takeover", "pass routes-path", "warn routes-nameserver-secondary"}
-	if got := ncCodes(fs); !slices.Equal(got, want) {
+	if got := codesOf(fs); !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v\n%+v", got, want, fs)
 	}
 	f := fs[1]
@@ -168,7 +94,7 @@ func TestRoutesDualNICTakeover(t *testing.T) {
 	cfg.Routes.DefaultInterface = "52:54:00:00:00:11"
 	fs = rtRun(t, ns, files, cfg)
 	want = []string{"pass routes-links-ok", "warn routes-default-multiple", "warn routes-nameserver-secondary", "pass routes-path"}
-	if got := ncCodes(fs); !slices.Equal(got, want) {
+	if got := codesOf(fs); !slices.Equal(got, want) {
 		t.Fatalf("with default_interface: got %v, want %v\n%+v", got, want, fs)
 	}
 	if d := fs[1].Detail; d["expected_from"] != "config routes.default_interface=52:54:00:00:00:11 (eth1)" {
@@ -182,7 +108,7 @@ func TestRoutesEqualMetricDefaults(t *testing.T) {
 	rtVLAN(t, ns)
 	ns.Default(t, "eth1", "198.51.100.1", 100, 0, true)
 	fs := rtRun(t, ns, nil, nil)
-	f := ncFind(t, fs, "routes-default-tie")
+	f := mustFind(t, fs, "routes-default-tie")
 	if f.Status != check.Fail || f.Message != "IPv4 default routes share the lowest metric 100 on eth0 and eth1: which one wins is arbitrary" {
 		t.Errorf("finding = %+v", f)
 	}
@@ -193,7 +119,7 @@ func TestRoutesNoDefault(t *testing.T) {
 	rtMgmt(t, ns, -1)
 	fs := rtRun(t, ns, map[string]string{"/etc/resolv.conf": "nameserver 203.0.113.53\n"}, nil)
 	want := []string{"pass routes-links-ok", "fail routes-no-default", "warn routes-path-unreachable"}
-	if got := ncCodes(fs); !slices.Equal(got, want) {
+	if got := codesOf(fs); !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v\n%+v", got, want, fs)
 	}
 	if m := fs[1].Message; m != "no IPv4 default route in any routing table" {
@@ -212,7 +138,7 @@ func TestRoutesPolicyTables(t *testing.T) {
 	ns.Rule(t, "198.51.100.10/32", 100, 1000)
 	fs := rtRun(t, ns, nil, nil)
 	want := []string{"pass routes-links-ok", "pass routes-default-ok", "pass routes-path"}
-	if got := ncCodes(fs); !slices.Equal(got, want) {
+	if got := codesOf(fs); !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v\n%+v", got, want, fs)
 	}
 	if d := fs[1].Detail; d["policy_defaults"] != "default via 198.51.100.1 dev eth1 table 100 metric 0 proto dhcp" ||
@@ -225,7 +151,7 @@ func TestRoutesPolicyTables(t *testing.T) {
 	only.Default(t, "eth0", "192.0.2.1", 0, 200, false)
 	only.Rule(t, "192.0.2.10/32", 200, 1000)
 	fs = rtRun(t, only, nil, nil)
-	f := ncFind(t, fs, "routes-no-default")
+	f := mustFind(t, fs, "routes-no-default")
 	if f.Status != check.Fail || f.Message != "no IPv4 default route for general traffic; only policy tables 200 have one" {
 		t.Errorf("finding = %+v", f)
 	}
@@ -240,7 +166,7 @@ func TestRoutesIPv6Takeover(t *testing.T) {
 	ns.Default(t, "eth1", "2001:db8:2::1", 100, 0, false)
 	fs := rtRun(t, ns, map[string]string{"/etc/resolv.conf": "nameserver 2001:db8:1::53\n"}, nil)
 	want := []string{"pass routes-links-ok", "pass routes-default-ok", "fail routes-default-takeover", "pass routes-path"}
-	if got := ncCodes(fs); !slices.Equal(got, want) {
+	if got := codesOf(fs); !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v\n%+v", got, want, fs)
 	}
 	if m := fs[2].Message; m != "IPv6 default route leaves through eth1 (metric 100), not the expected eth0" {
@@ -256,7 +182,7 @@ func TestRoutesGatewayAndAsymmetry(t *testing.T) {
 	ns.Neigh(t, "eth0", "192.0.2.1", netlink.NUD_FAILED)
 	fs := rtRun(t, ns, nil, nil)
 	want := []string{"pass routes-links-ok", "pass routes-default-ok", "warn routes-gateway-neigh-failed", "warn routes-asymmetric", "pass routes-path"}
-	if got := ncCodes(fs); !slices.Equal(got, want) {
+	if got := codesOf(fs); !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v\n%+v", got, want, fs)
 	}
 	if m := fs[2].Message; m != "IPv4 gateway 192.0.2.1 on eth0 does not answer ARP (neighbour entry FAILED)" {
@@ -264,7 +190,7 @@ func TestRoutesGatewayAndAsymmetry(t *testing.T) {
 	}
 	// A source rule for the second address is what the fix looks like.
 	ns.Rule(t, "192.0.2.11/32", 101, 1000)
-	if got := ncCodes(rtRun(t, ns, nil, nil)); slices.Contains(got, "warn routes-asymmetric") {
+	if got := codesOf(rtRun(t, ns, nil, nil)); slices.Contains(got, "warn routes-asymmetric") {
 		t.Errorf("still asymmetric with a source rule: %v", got)
 	}
 }
@@ -277,43 +203,18 @@ func TestRoutesDownNIC(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs := rtRun(t, ns, nil, nil)
-	f := ncFind(t, fs, "routes-nic-down")
+	f := mustFind(t, fs, "routes-nic-down")
 	if f.Status != check.Warn || f.Message != "eth1 is down" || f.Detail["admin_up"] != "false" {
 		t.Errorf("finding = %+v", f)
 	}
 }
 
 func TestRoutesNotLive(t *testing.T) {
-	env := ncEnv(ncRoot(t, map[string]string{"/etc/resolv.conf": ncResolv}), nil, nil)
+	env := liveEnv(writeRoot(t, map[string]string{"/etc/resolv.conf": ncResolv}), nil, nil)
 	env.Live = false
-	fs := Routes.Run(context.Background(), env)
-	ncConventions(t, Routes, fs)
-	if got := ncCodes(fs); !slices.Equal(got, []string{"skip routes-not-live"}) || !strings.Contains(fs[0].Message, "needs the running system") {
+	fs := RunRoutes(context.Background(), env)
+	assertConventions(t, fs, RoutesCodes())
+	if got := codesOf(fs); !slices.Equal(got, []string{"skip routes-not-live"}) || !strings.Contains(fs[0].Message, "needs the running system") {
 		t.Errorf("got %+v", fs)
-	}
-}
-
-// TestNetworkChecksDocumented holds the three network checks to the
-// registry's conventions on their own, whether or not All lists them yet:
-// unique kebab-case codes, each documented in the check's reference page.
-func TestNetworkChecksDocumented(t *testing.T) {
-	for _, c := range []check.Check{Routes, DNS, NetworkIdentity} {
-		if !check.IsKebab(c.ID) || c.Title == "" || c.Description == "" || c.Run == nil || len(c.DependsOn) != 0 {
-			t.Errorf("%s: incomplete check %+v", c.ID, c)
-		}
-		doc, err := os.ReadFile(filepath.Join("../../docs/checks", c.ID+".md"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		seen := map[string]bool{}
-		for _, code := range c.Codes {
-			if !check.IsKebab(code) || seen[code] {
-				t.Errorf("%s: code %q is not unique kebab-case", c.ID, code)
-			}
-			seen[code] = true
-			if !strings.Contains(string(doc), "`"+code+"`") {
-				t.Errorf("%s: code %s is not documented", c.ID, code)
-			}
-		}
 	}
 }

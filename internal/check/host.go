@@ -1,0 +1,36 @@
+package check
+
+import (
+	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/fs"
+)
+
+// Host identifies the machine and boot a run describes, as the report's
+// header names them.
+type Host struct {
+	Hostname string `json:"hostname"`
+	BootID   string `json:"boot_id"`
+}
+
+// ReadHost names the machine behind root: the kernel's view (hostname and
+// boot ID) on the running system, the first line of /etc/hostname under an
+// image root, which has no boot. What cannot be read stays empty: the
+// header is a label, and the hostname check judges the name.
+func ReadHost(root *fs.Root) Host {
+	read := func(p string) string {
+		b, err := root.ReadFile(p)
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(b))
+	}
+	if root.IsHost() {
+		return Host{Hostname: read("/proc/sys/kernel/hostname"), BootID: read("/proc/sys/kernel/random/boot_id")}
+	}
+	h := read("/etc/hostname")
+	if i := strings.IndexByte(h, '\n'); i >= 0 {
+		h = h[:i]
+	}
+	return Host{Hostname: h}
+}
