@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/guestfile/netplan"
 )
 
 // Codes of the network-identity check.
@@ -128,9 +129,9 @@ func JudgeDHCPIdentity(c NetworkConfig) []check.Finding {
 	var fs []check.Finding
 	conf := c.NetworkdConf
 	checked := 0
-	renderer, devs := MergeNetplan(c.Netplan)
-	for _, d := range devs {
-		r := renderer
+	merged := netplan.Merge(c.Netplan)
+	for _, d := range merged.Devices {
+		r := merged.Renderer
 		if d.Renderer != nil {
 			r = *d.Renderer
 		}

@@ -2,6 +2,8 @@ package netcheck
 
 import (
 	"net"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/netplan"
 	"net/netip"
 	"path"
 	"strconv"
@@ -99,7 +101,7 @@ func NMIntent(files []INI) ([]IntentIface, []Problem) {
 			}
 			never := false
 			if e, ok := get(f, fam, "never-default"); ok {
-				never, _ = netplanBool(e.Value)
+				never, _ = netplan.Bool(e.Value)
 			}
 			var gw *DeclAddr
 			for _, e := range f.Entries {
@@ -132,7 +134,7 @@ func NMIntent(files []INI) ([]IntentIface, []Problem) {
 					continue
 				}
 				parts := strings.Split(e.Value, ",")
-				if len(parts) < 2 || !isDefaultDst(strings.TrimSpace(parts[0])) {
+				if len(parts) < 2 || !netplan.IsDefaultDst(strings.TrimSpace(parts[0])) {
 					continue
 				}
 				if ga, err := netip.ParseAddr(strings.TrimSpace(parts[1])); err == nil && gw == nil {
@@ -435,7 +437,7 @@ func eniPrefix(addr, mask, family string) (netip.Prefix, bool) {
 		}
 		return netip.PrefixFrom(a, 32), true
 	}
-	bits, ok := maskBits(mask)
+	bits, ok := netplan.MaskBits(mask)
 	if !ok || bits > a.BitLen() {
 		return netip.Prefix{}, false
 	}
@@ -458,7 +460,7 @@ func IfcfgIntent(file string, vars map[string]IfcfgVar) (IntentIface, []Problem,
 	}
 	yes := func(k string) bool {
 		v, ok := val(k)
-		b, _ := netplanBool(v.Value)
+		b, _ := netplan.Bool(v.Value)
 		return ok && b
 	}
 	if v, ok := val("HWADDR"); ok {
@@ -522,7 +524,7 @@ func IfcfgIntent(file string, vars map[string]IfcfgVar) (IntentIface, []Problem,
 				bits = n
 			}
 		} else if v, ok := val("NETMASK" + suffix); ok {
-			if n, ok := maskBits(v.Value); ok && n <= 32 {
+			if n, ok := netplan.MaskBits(v.Value); ok && n <= 32 {
 				bits = n
 			}
 		}

@@ -2,6 +2,8 @@ package netcheck
 
 import (
 	"net"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/netplan"
 	"net/netip"
 	"path"
 	"strconv"
@@ -182,7 +184,7 @@ func networkdRouteGateways(f INI, bad func(INI, int, string)) []DeclAddr {
 	var gw *INIEntry
 	dst, table, metric := "", "", ""
 	flush := func() {
-		if gw != nil && (dst == "" || isDefaultDst(dst)) && (table == "" || table == "main" || table == "254") {
+		if gw != nil && (dst == "" || netplan.IsDefaultDst(dst)) && (table == "" || table == "main" || table == "254") {
 			if a, err := netip.ParseAddr(gw.Value); err == nil {
 				out = append(out, DeclAddr{Addr: a, At: loc(f.File, gw.Line), Metric: metric})
 			} else if !strings.HasPrefix(gw.Value, "_") {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/netplan"
 )
 
 // Where cloud-init leaves the network configuration it applied, newest
@@ -104,12 +105,20 @@ func ReadIntent(root *fs.Root) IntentRead {
 		"ifupdown ("+eniMain+")", "ifcfg ("+strings.Join(ifcfgDirs, ", ")+")")
 
 	readNetplan := func(source string) {
-		r.Intent.Source = source
+		var files []netplan.File
+		var probs []netplan.Problem
+		in := Intent{}
 		for _, p := range netplans {
 			if b, ok := read(p); ok {
-				in, probs := ParseNetworkYAML(root.Display(p), b)
-				add(in, probs)
+				f, fprobs := netplan.Parse(root.Display(p), b)
+				files, probs = append(files, f), append(probs, fprobs...)
+				in.Files = append(in.Files, f.Name)
 			}
+		}
+		r.Intent.Source = source
+		if len(files) > 0 {
+			in.Ifaces = netplanIntent(netplan.Merge(files).Devices)
+			add(in, problemsOf(probs, func(p netplan.Problem) Problem { return Problem(p) }))
 		}
 	}
 	readNM := func(source string, keep func(string) bool) {

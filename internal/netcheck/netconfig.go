@@ -9,12 +9,13 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/netplan"
 )
 
 // NetworkConfig is the guest's network configuration as far as
 // network-identity judges it: DHCP client identity and MAC bindings.
 type NetworkConfig struct {
-	Netplan         []Netplan // in netplan's merge order
+	Netplan         []netplan.File // in netplan's merge order
 	Networkd        []NetworkdUnit
 	NetworkdConf    NetworkdConf
 	NM              []NMConnection
@@ -63,9 +64,9 @@ func ReadNetworkConfig(root *fs.Root) NetworkConfig {
 
 	for _, p := range overlay(root, netplanDirs, func(n string) bool { return strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".yml") }) {
 		if b, ok := read(p); ok {
-			np, probs := ParseNetplan(root.Display(p), b)
+			np, probs := netplan.Parse(root.Display(p), b)
 			c.Netplan = append(c.Netplan, np)
-			c.Problems = append(c.Problems, probs...)
+			c.Problems = append(c.Problems, problemsOf(probs, func(p netplan.Problem) Problem { return Problem(p) })...)
 		}
 	}
 
@@ -159,13 +160,10 @@ func ReadNetworkConfig(root *fs.Root) NetworkConfig {
 		}
 	}
 
-	_, devs := MergeNetplan(c.Netplan)
-	for _, d := range devs {
-		if d.MatchMAC == nil {
-			continue
+	for _, d := range netplan.Merge(c.Netplan).Devices {
+		if d.Match != nil && d.Match.MAC != nil {
+			c.Bindings = append(c.Bindings, MACBinding{MAC: d.Match.MAC, At: d.Match.MACAt, Kind: "netplan match: macaddress", Name: firstNonEmpty(d.Name(), d.ID)})
 		}
-		mac, _ := net.ParseMAC(*d.MatchMAC) // validated by the parser
-		c.Bindings = append(c.Bindings, MACBinding{MAC: mac, At: d.MatchMACAt, Kind: "netplan match: macaddress", Name: d.Name()})
 	}
 	return c
 }
