@@ -3,6 +3,9 @@ package netcheck
 import (
 	"strings"
 	"testing"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/networkd"
+	"github.com/guestcheck/guestcheck/internal/guestfile/nmconn"
 )
 
 func TestParseINI(t *testing.T) {
@@ -35,68 +38,6 @@ func TestParseINI(t *testing.T) {
 	_, probs = ParseINI("k", []byte("x=1\n"), false)
 	if len(probs) != 1 || !strings.Contains(probs[0].Msg, "outside any [section]") {
 		t.Errorf("problems = %v", probs)
-	}
-}
-
-func TestParseNetworkdUnit(t *testing.T) {
-	in := "[Match]\nMACAddress=52:54:00:12:34:56 zz:zz\nName=eth0 en*\n[Network]\nDHCP=IPv4\n[DHCPv4]\nClientIdentifier=duid\nDUIDType=link-layer\n[DHCPv6]\nDUIDType=uuid\n"
-	f, _ := ParseINI("u.network", []byte(in), true)
-	u, probs := ParseNetworkdUnit(f)
-	if len(probs) != 1 || probs[0].Line != 2 || !strings.Contains(probs[0].Msg, `"zz:zz" is not a MAC address`) {
-		t.Errorf("problems = %v", probs)
-	}
-	if len(u.MatchMACs) != 1 || u.MatchMACs[0].MAC.String() != "52:54:00:12:34:56" || u.MatchMACs[0].At != "u.network:2" {
-		t.Errorf("MACs = %+v", u.MatchMACs)
-	}
-	if !u.DHCPv4() || u.DHCPv6() || u.ClientID != "duid" || u.DUIDType4 != "link-layer" || u.DUIDType6 != "uuid" || u.Name() != "eth0 en*" {
-		t.Errorf("unit = %+v", u)
-	}
-	for v, want := range map[string][2]bool{"yes": {true, true}, "ipv6": {false, true}, "no": {false, false}, "both": {true, true}, "": {false, false}} {
-		u := NetworkdUnit{DHCP: v}
-		if u.DHCPv4() != want[0] || u.DHCPv6() != want[1] {
-			t.Errorf("DHCP=%s: v4 %v v6 %v", v, u.DHCPv4(), u.DHCPv6())
-		}
-	}
-	// An empty assignment resets the list, as in systemd.
-	f, _ = ParseINI("u.network", []byte("[Match]\nMACAddress=52:54:00:12:34:56\nMACAddress=\n"), true)
-	if u, _ := ParseNetworkdUnit(f); len(u.MatchMACs) != 0 {
-		t.Errorf("reset list kept %v", u.MatchMACs)
-	}
-	if !macDUID("link-layer") || !macDUID("link-layer-time:2020-01-01 00:00:00") || macDUID("vendor") || macDUID("") || macDUID("uuid") {
-		t.Error("macDUID")
-	}
-}
-
-func TestParseNMKeyfile(t *testing.T) {
-	in := "[connection]\nid=cloud-init eth0\nuuid=1dd9a779-d327-56e1-8454-c65e2556c12c\ntype=ethernet\ninterface-name=eth0\n\n[ethernet]\nmac-address=52:54:00:12:34:56\n\n[ipv4]\nmethod=auto\ndhcp-client-id=duid\n"
-	f, _ := ParseINI("c.nmconnection", []byte(in), false)
-	c, probs := ParseNMKeyfile(f)
-	if len(probs) != 0 || c.ID != "cloud-init eth0" || c.InterfaceName != "eth0" || c.MAC == nil || c.MAC.At != "c.nmconnection:8" ||
-		!c.DHCPv4() || !c.machineClientID() {
-		t.Errorf("connection = %+v %v", c, probs)
-	}
-	for in, want := range map[string]string{
-		"52:54:00:12:34:56;":  "52:54:00:12:34:56",
-		"82;84;0;18;52;86;":   "52:54:00:12:34:56",
-		"82;84;0;18;52":       "",
-		"82;84;0;18;52;999;":  "",
-		"not-a-mac":           "",
-		"52:54:00:AB:CD:EF  ": "",
-	} {
-		mac, err := parseNMMAC(in)
-		if got := ""; err == nil {
-			got = mac.String()
-			if got != want {
-				t.Errorf("parseNMMAC(%q) = %s, want %q", in, got, want)
-			}
-		} else if want != "" {
-			t.Errorf("parseNMMAC(%q): %v", in, err)
-		}
-	}
-	f, _ = ParseINI("c", []byte("[ethernet]\nmac-address=xx\n[ipv4]\nmethod=manual\n"), false)
-	c, probs = ParseNMKeyfile(f)
-	if len(probs) != 1 || probs[0].Line != 2 || c.DHCPv4() || c.machineClientID() {
-		t.Errorf("bad keyfile: %+v %v", c, probs)
 	}
 }
 
@@ -152,10 +93,10 @@ func FuzzParseINI(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte, cont bool) {
 		ini, probs := ParseINI("f", b, cont)
 		fuzzLines(t, b, probs)
-		_, uprobs := ParseNetworkdUnit(ini)
-		fuzzLines(t, b, uprobs)
-		_, nprobs := ParseNMKeyfile(ini)
-		fuzzLines(t, b, nprobs)
+		_, uprobs := networkd.ParseNetwork(unitOf(ini))
+		fuzzLines(t, b, networkdProblems(uprobs))
+		_, nprobs := nmconn.Parse(keyfileOf(ini))
+		fuzzLines(t, b, nmProblems(nprobs))
 	})
 }
 

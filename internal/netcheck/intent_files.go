@@ -4,6 +4,7 @@ import (
 	"net"
 
 	"github.com/guestcheck/guestcheck/internal/guestfile/netplan"
+	"github.com/guestcheck/guestcheck/internal/guestfile/nmconn"
 	"net/netip"
 	"path"
 	"strconv"
@@ -16,171 +17,46 @@ import (
 // resolved to the referenced profile's ID.
 func NMIntent(files []INI) ([]IntentIface, []Problem) {
 	var probs []Problem
-	bad := func(f INI, line int, msg string) { probs = append(probs, Problem{File: f.File, Line: line, Msg: msg}) }
-	get := func(f INI, sec, key string) (INIEntry, bool) {
-		e, ok := f.Get(sec, key)
-		return e, ok && e.Value != ""
-	}
 	byRef := map[string]string{} // uuid or interface-name -> profile ID
 	var out []IntentIface
-	type link struct{ master INIEntry }
-	var refs []link
+	var masters []nmconn.Connection
 	for _, f := range files {
-		d := IntentIface{Kind: KindEthernet, At: loc(f.File, 1)}
-		d.ID = strings.TrimSuffix(path.Base(f.File), ".nmconnection")
-		if e, ok := get(f, "connection", "id"); ok {
-			d.ID, d.At = e.Value, loc(f.File, e.Line)
+		c, p := nmconn.Parse(keyfileOf(f))
+		probs = append(probs, nmProblems(p)...)
+		if c.InterfaceName != "" {
+			byRef[c.InterfaceName] = c.ID
 		}
-		if e, ok := get(f, "connection", "interface-name"); ok {
-			d.Name = e.Value
-			byRef[e.Value] = d.ID
+		if c.UUID != "" {
+			byRef[strings.ToLower(c.UUID)] = c.ID
 		}
-		if e, ok := get(f, "connection", "uuid"); ok {
-			byRef[strings.ToLower(e.Value)] = d.ID
+		d := IntentIface{ID: c.ID, At: c.IDAt, Name: c.InterfaceName, MTU: c.MTU, MTUAt: c.MTUAt,
+			DHCP4: c.DHCPv4() && !c.IPv4.Off, DHCP6: c.DHCPv6()}
+		switch c.Type {
+		case "vlan":
+			d.Kind, d.VLANID, d.VLANAt, d.VLANLink = KindVLAN, c.VLANID, c.VLANAt, c.VLANParent
+		case "bond":
+			d.Kind, d.Members = KindBond, []string{}
+		case "bridge":
+			d.Kind, d.Members = KindBridge, []string{}
+		case "ethernet", "802-3-ethernet", "":
+			d.Kind = KindEthernet
+		default:
+			continue // wifi, loopback, tunnels: not judged
 		}
-		if e, ok := get(f, "connection", "type"); ok {
-			switch e.Value {
-			case "vlan":
-				d.Kind = KindVLAN
-			case "bond":
-				d.Kind = KindBond
-			case "bridge":
-				d.Kind = KindBridge
-			case "ethernet", "802-3-ethernet":
-			default:
-				continue // wifi, loopback, tunnels: not judged
-			}
+		if c.MAC != nil {
+			d.MatchMAC = c.MAC.MAC
 		}
-		for _, sec := range []string{"ethernet", "802-3-ethernet"} {
-			if e, ok := get(f, sec, "mac-address"); ok {
-				if m, err := parseNMMAC(e.Value); err == nil {
-					d.MatchMAC = m
-				} else {
-					bad(f, e.Line, "mac-address "+quoteShort(e.Value)+" is not a MAC address")
-				}
+		for _, ip := range []nmconn.IP{c.IPv4, c.IPv6} {
+			d.Addresses = append(d.Addresses, mapAll(ip.Addresses, func(a nmconn.Prefix) DeclPrefix { return DeclPrefix(a) })...)
+			if ip.Gateway != nil && !ip.NeverDefault {
+				d.Gateways = append(d.Gateways, DeclAddr(*ip.Gateway))
 			}
-			if e, ok := get(f, sec, "mtu"); ok {
-				if n, err := strconv.Atoi(e.Value); err == nil && n >= 68 && n <= 65535 {
-					d.MTU, d.MTUAt = n, loc(f.File, e.Line)
-				} else if n != 0 {
-					bad(f, e.Line, "mtu "+quoteShort(e.Value)+" is not an MTU")
-				}
-			}
-		}
-		if d.Kind == KindVLAN {
-			if e, ok := get(f, "vlan", "id"); ok {
-				n, err := strconv.Atoi(e.Value)
-				if err != nil || n < 0 || n > 4094 {
-					bad(f, e.Line, "vlan id "+quoteShort(e.Value)+" is not a VLAN ID (0-4094)")
-				} else {
-					d.VLANID, d.VLANAt = n, loc(f.File, e.Line)
-				}
-			}
-			if e, ok := get(f, "vlan", "parent"); ok {
-				d.VLANLink = e.Value
-			}
-		}
-		if d.Kind == KindBond || d.Kind == KindBridge {
-			d.Members = []string{}
-		}
-		for _, fam := range []string{"ipv4", "ipv6"} {
-			method := ""
-			if e, ok := get(f, fam, "method"); ok {
-				method = e.Value
-			}
-			if method == "disabled" || method == "ignore" || method == "link-local" {
-				continue
-			}
-			if fam == "ipv4" && (method == "" || method == "auto") {
-				d.DHCP4 = true
-			}
-			// "auto" runs DHCPv6 as router advertisements direct; netplan
-			// renders dhcp6: true that way.
-			if fam == "ipv6" && (method == "dhcp" || method == "auto") {
-				d.DHCP6 = true
-			}
-			never := false
-			if e, ok := get(f, fam, "never-default"); ok {
-				never, _ = netplan.Bool(e.Value)
-			}
-			var gw *DeclAddr
-			for _, e := range f.Entries {
-				if e.Section != fam || !(e.Key == "addresses" || strings.HasPrefix(e.Key, "address")) {
-					continue
-				}
-				for _, a := range strings.Split(strings.TrimSuffix(e.Value, ";"), ";") {
-					pfx, g, _ := strings.Cut(a, ",")
-					if pfx = strings.TrimSpace(pfx); pfx == "" {
-						continue
-					}
-					p, err := netip.ParsePrefix(pfx)
-					if err != nil {
-						bad(f, e.Line, fam+" "+e.Key+" "+quoteShort(pfx)+" is not an address with a prefix length")
-						continue
-					}
-					d.Addresses = append(d.Addresses, DeclPrefix{Prefix: p, At: loc(f.File, e.Line)})
-					if ga, err := netip.ParseAddr(strings.TrimSpace(g)); err == nil && gw == nil {
-						gw = &DeclAddr{Addr: ga, At: loc(f.File, e.Line)}
-					}
-				}
-			}
-			// routeN=0.0.0.0/0,GATEWAY[,METRIC]: a default route (netplan
-			// renders default routes this way).
-			for _, e := range f.Entries {
-				if e.Section != fam || !strings.HasPrefix(e.Key, "route") || strings.Contains(e.Key, "_") {
-					continue
-				}
-				if _, err := strconv.Atoi(strings.TrimPrefix(e.Key, "route")); err != nil {
-					continue
-				}
-				parts := strings.Split(e.Value, ",")
-				if len(parts) < 2 || !netplan.IsDefaultDst(strings.TrimSpace(parts[0])) {
-					continue
-				}
-				if ga, err := netip.ParseAddr(strings.TrimSpace(parts[1])); err == nil && gw == nil {
-					gw = &DeclAddr{Addr: ga, At: loc(f.File, e.Line)}
-					if len(parts) > 2 {
-						gw.Metric = strings.TrimSpace(parts[2])
-					}
-				}
-			}
-			if e, ok := get(f, fam, "gateway"); ok {
-				if ga, err := netip.ParseAddr(e.Value); err == nil {
-					gw = &DeclAddr{Addr: ga, At: loc(f.File, e.Line)}
-				} else {
-					bad(f, e.Line, fam+" gateway "+quoteShort(e.Value)+" is not an IP address")
-				}
-			}
-			if gw != nil && !never {
-				d.Gateways = append(d.Gateways, *gw)
-			}
-			if e, ok := get(f, fam, "dns"); ok {
-				for _, w := range strings.FieldsFunc(e.Value, func(r rune) bool { return r == ';' || r == ',' || r == ' ' }) {
-					a, ok := networkdDNSAddr(w)
-					if !ok {
-						bad(f, e.Line, fam+" dns "+quoteShort(w)+" is not an IP address")
-						continue
-					}
-					d.Nameservers = append(d.Nameservers, DeclAddr{Addr: a, At: loc(f.File, e.Line)})
-				}
-			}
-			if e, ok := get(f, fam, "dns-search"); ok {
-				for _, w := range strings.FieldsFunc(e.Value, func(r rune) bool { return r == ';' || r == ',' || r == ' ' }) {
-					if !strings.HasPrefix(w, "~") {
-						d.Search = append(d.Search, DeclString{Value: w, At: loc(f.File, e.Line)})
-					}
-				}
-			}
+			d.Nameservers = append(d.Nameservers, mapAll(ip.DNS, func(a nmconn.Addr) DeclAddr { return DeclAddr(a) })...)
+			d.Search = append(d.Search, mapAll(ip.DNSSearch, func(s nmconn.String) DeclString { return DeclString(s) })...)
 		}
 		// netplan and cloud-init repeat dns-search in [ipv4] and [ipv6].
 		d.Search = uniqueStrings(d.Search)
-		var l link
-		for _, k := range []string{"master", "controller"} {
-			if e, ok := get(f, "connection", k); ok {
-				l.master = e
-			}
-		}
-		refs = append(refs, l)
+		masters = append(masters, c)
 		out = append(out, d)
 	}
 	resolve := func(r string) string {
@@ -196,13 +72,13 @@ func NMIntent(files []INI) ([]IntentIface, []Problem) {
 		if out[i].Kind == KindVLAN && out[i].VLANLink != "" {
 			out[i].VLANLink = resolve(out[i].VLANLink)
 		}
-		if m := refs[i].master; m.Value != "" {
-			mid := resolve(m.Value)
+		if m := masters[i]; m.Master != "" {
+			mid := resolve(m.Master)
 			for j := range out {
 				if out[j].ID == mid && (out[j].Kind == KindBond || out[j].Kind == KindBridge) {
 					out[j].Members = append(out[j].Members, out[i].ID)
 					if out[j].MembersAt == "" {
-						out[j].MembersAt = loc(files[i].File, m.Line)
+						out[j].MembersAt = m.MasterAt
 					}
 				}
 			}

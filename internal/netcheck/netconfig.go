@@ -10,15 +10,17 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/guestfile/netplan"
+	"github.com/guestcheck/guestcheck/internal/guestfile/networkd"
+	"github.com/guestcheck/guestcheck/internal/guestfile/nmconn"
 )
 
 // NetworkConfig is the guest's network configuration as far as
 // network-identity judges it: DHCP client identity and MAC bindings.
 type NetworkConfig struct {
 	Netplan         []netplan.File // in netplan's merge order
-	Networkd        []NetworkdUnit
-	NetworkdConf    NetworkdConf
-	NM              []NMConnection
+	Networkd        []networkd.Network
+	NetworkdConf    networkd.Conf
+	NM              []nmconn.Connection
 	Bindings        []MACBinding
 	Problems        []Problem
 	Unreadable      []string // files that exist but could not be read
@@ -96,16 +98,20 @@ func ReadNetworkConfig(root *fs.Root) NetworkConfig {
 				probs = append(probs, dprobs...)
 			}
 		}
-		u, uprobs := ParseNetworkdUnit(ini)
-		c.Problems = append(c.Problems, append(probs, uprobs...)...)
-		kind := "systemd-networkd [Match] MACAddress="
+		c.Problems = append(c.Problems, probs...)
+		kind, match, name := "systemd-networkd [Match] MACAddress=", networkd.Match{}, ""
 		if strings.HasSuffix(p, ".link") {
-			kind = "systemd .link [Match] MACAddress="
+			l, lprobs := networkd.ParseLink(unitOf(ini))
+			c.Problems = append(c.Problems, networkdProblems(lprobs)...)
+			kind, match, name = "systemd .link [Match] MACAddress=", l.Match, firstNonEmpty(l.Name, matchLabel(l.Match))
 		} else {
-			c.Networkd = append(c.Networkd, u)
+			n, nprobs := networkd.ParseNetwork(unitOf(ini))
+			c.Problems = append(c.Problems, networkdProblems(nprobs)...)
+			c.Networkd = append(c.Networkd, n)
+			match, name = n.Match, matchLabel(n.Match)
 		}
-		for _, m := range u.MatchMACs {
-			c.Bindings = append(c.Bindings, MACBinding{MAC: m.MAC, At: m.At, Kind: kind, Name: u.Name()})
+		for _, m := range match.MACs {
+			c.Bindings = append(c.Bindings, MACBinding{MAC: m.MAC, At: m.At, Kind: kind, Name: name})
 		}
 	}
 
@@ -115,15 +121,11 @@ func ReadNetworkConfig(root *fs.Root) NetworkConfig {
 			continue
 		}
 		ini, probs := ParseINI(root.Display(p), b, false)
-		nm, nprobs := ParseNMKeyfile(ini)
-		c.Problems = append(c.Problems, append(probs, nprobs...)...)
+		nm, nprobs := nmconn.Parse(keyfileOf(ini))
+		c.Problems = append(c.Problems, append(probs, nmProblems(nprobs)...)...)
 		c.NM = append(c.NM, nm)
 		if nm.MAC != nil {
-			name := nm.InterfaceName
-			if name == "" {
-				name = nm.ID
-			}
-			c.Bindings = append(c.Bindings, MACBinding{MAC: nm.MAC.MAC, At: nm.MAC.At, Kind: "NetworkManager mac-address", Name: name})
+			c.Bindings = append(c.Bindings, MACBinding{MAC: nm.MAC.MAC, At: nm.MAC.At, Kind: "NetworkManager mac-address", Name: firstNonEmpty(nm.InterfaceName, nm.ID)})
 		}
 	}
 
@@ -175,7 +177,7 @@ func (c *NetworkConfig) readNetworkdConf(root *fs.Root, p string, read func(stri
 	}
 	ini, probs := ParseINI(root.Display(p), b, true)
 	c.Problems = append(c.Problems, probs...)
-	c.NetworkdConf.Apply(ini)
+	c.NetworkdConf.Apply(unitOf(ini))
 }
 
 // overlay lists the regular files accepted by keep in dirs, where a file
