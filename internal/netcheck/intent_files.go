@@ -3,6 +3,7 @@ package netcheck
 import (
 	"net"
 
+	"github.com/guestcheck/guestcheck/internal/guestfile/eni"
 	"github.com/guestcheck/guestcheck/internal/guestfile/netplan"
 	"github.com/guestcheck/guestcheck/internal/guestfile/nmconn"
 	"net/netip"
@@ -87,95 +88,10 @@ func NMIntent(files []INI) ([]IntentIface, []Problem) {
 	return out, probs
 }
 
-// ENIStanza is one "iface" stanza of an ifupdown interfaces(5) file.
-type ENIStanza struct {
-	Name, Family, Method string
-	At                   string
-	Options              []INIEntry // Key and Value of each option line
-}
-
-// ENI is a parsed interfaces(5) file.
-type ENI struct {
-	File     string
-	Stanzas  []ENIStanza
-	Auto     []string // auto and allow-auto
-	Hotplug  []string // allow-hotplug
-	Sources  []string // "source" patterns, relative to /etc/network when not absolute
-	SrcDirs  []string // "source-directory" directories
-	Mappings []string // interfaces with a "mapping" stanza (not judged)
-}
-
-// ParseENI parses an ifupdown interfaces(5) file. Unknown stanzas and
-// option lines before any stanza are problems; "\" continues a line.
-func ParseENI(name string, b []byte) (ENI, []Problem) {
-	f := ENI{File: name}
-	var probs []Problem
-	bad := func(n int, msg string) { probs = append(probs, Problem{File: name, Line: n, Msg: msg}) }
-	ls := lines(b)
-	var cur *ENIStanza
-	inMapping := false
-	for i := 0; i < len(ls); i++ {
-		n := i + 1
-		if why := binaryLine(ls[i]); why != "" {
-			bad(n, "line "+why)
-			continue
-		}
-		t := strings.TrimSpace(ls[i])
-		for strings.HasSuffix(t, "\\") && i+1 < len(ls) {
-			i++
-			t = strings.TrimSuffix(t, "\\") + " " + strings.TrimSpace(ls[i])
-		}
-		if t == "" || t[0] == '#' {
-			continue
-		}
-		w := strings.Fields(t)
-		switch w[0] {
-		case "iface":
-			inMapping = false
-			if len(w) < 4 {
-				bad(n, "iface needs a name, an address family and a method: "+quoteShort(t))
-				cur = nil
-				continue
-			}
-			f.Stanzas = append(f.Stanzas, ENIStanza{Name: w[1], Family: w[2], Method: w[3], At: loc(name, n)})
-			cur = &f.Stanzas[len(f.Stanzas)-1]
-		case "auto", "allow-auto":
-			inMapping, cur = false, nil
-			f.Auto = append(f.Auto, w[1:]...)
-		case "allow-hotplug":
-			inMapping, cur = false, nil
-			f.Hotplug = append(f.Hotplug, w[1:]...)
-		case "source":
-			inMapping, cur = false, nil
-			f.Sources = append(f.Sources, w[1:]...)
-		case "source-directory":
-			inMapping, cur = false, nil
-			f.SrcDirs = append(f.SrcDirs, w[1:]...)
-		case "mapping":
-			inMapping, cur = true, nil
-			f.Mappings = append(f.Mappings, w[1:]...)
-		default:
-			if strings.HasPrefix(w[0], "allow-") {
-				inMapping, cur = false, nil
-				continue
-			}
-			if inMapping {
-				continue // script, map lines
-			}
-			if cur == nil {
-				bad(n, "option "+quoteShort(w[0])+" outside any iface stanza")
-				continue
-			}
-			cur.Options = append(cur.Options, INIEntry{Key: w[0], Value: strings.Join(w[1:], " "), Line: n})
-		}
-	}
-	return f, probs
-}
-
 // ENIIntent turns parsed interfaces(5) files into declared interfaces.
 // "inet" and "inet6" stanzas of one name are one interface; loopback is
 // left out.
-func ENIIntent(files []ENI) ([]IntentIface, []Problem) {
+func ENIIntent(files []eni.File) ([]IntentIface, []Problem) {
 	var probs []Problem
 	var out []IntentIface
 	idx := map[string]int{}
@@ -186,7 +102,7 @@ func ENIIntent(files []ENI) ([]IntentIface, []Problem) {
 		}
 	}
 	for _, f := range files {
-		bad := func(line int, msg string) { probs = append(probs, Problem{File: f.File, Line: line, Msg: msg}) }
+		bad := func(line int, msg string) { probs = append(probs, Problem{File: f.Name, Line: line, Msg: msg}) }
 		for _, s := range f.Stanzas {
 			if s.Method == "loopback" || s.Name == "lo" {
 				continue
@@ -210,9 +126,9 @@ func ENIIntent(files []ENI) ([]IntentIface, []Problem) {
 					d.DHCP4 = true
 				}
 			}
-			var addr, mask INIEntry
+			var addr, mask eni.Option
 			for _, o := range s.Options {
-				at := loc(f.File, o.Line)
+				at := loc(f.Name, o.Line)
 				switch o.Key {
 				case "address":
 					addr = o
@@ -272,9 +188,9 @@ func ENIIntent(files []ENI) ([]IntentIface, []Problem) {
 				}
 			}
 			if addr.Value != "" {
-				p, ok := eniPrefix(addr.Value, mask.Value, s.Family)
+				p, ok := eni.Prefix(addr.Value, mask.Value, s.Family)
 				if ok {
-					d.Addresses = append(d.Addresses, DeclPrefix{Prefix: p, At: loc(f.File, addr.Line)})
+					d.Addresses = append(d.Addresses, DeclPrefix{Prefix: p, At: loc(f.Name, addr.Line)})
 				} else {
 					bad(addr.Line, "address "+quoteShort(addr.Value)+" with netmask "+quoteShort(mask.Value)+" is not an address with a prefix length")
 				}
@@ -297,27 +213,6 @@ func ENIIntent(files []ENI) ([]IntentIface, []Problem) {
 		}
 	}
 	return out, probs
-}
-
-func eniPrefix(addr, mask, family string) (netip.Prefix, bool) {
-	if p, err := netip.ParsePrefix(addr); err == nil {
-		return p, true
-	}
-	a, err := netip.ParseAddr(addr)
-	if err != nil {
-		return netip.Prefix{}, false
-	}
-	if mask == "" {
-		if family == "inet6" {
-			return netip.PrefixFrom(a, 128), true
-		}
-		return netip.PrefixFrom(a, 32), true
-	}
-	bits, ok := netplan.MaskBits(mask)
-	if !ok || bits > a.BitLen() {
-		return netip.Prefix{}, false
-	}
-	return netip.PrefixFrom(a, bits), true
 }
 
 // IfcfgIntent turns one parsed ifcfg file (ParseIfcfg) into a declared

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/eni"
 	"github.com/guestcheck/guestcheck/internal/guestfile/netplan"
 )
 
@@ -184,13 +185,13 @@ func ReadIntent(root *fs.Root) IntentRead {
 		if len(files) == 0 {
 			return
 		}
-		var eni []ENI
+		var parsed []eni.File
 		for _, f := range files {
-			eni = append(eni, f.eni)
+			parsed = append(parsed, f.eni)
 			r.Intent.Problems = append(r.Intent.Problems, f.probs...)
-			r.Intent.Files = append(r.Intent.Files, f.eni.File)
+			r.Intent.Files = append(r.Intent.Files, f.eni.Name)
 		}
-		ds, probs := ENIIntent(eni)
+		ds, probs := ENIIntent(parsed)
 		if len(ds) == 0 && len(probs) == 0 {
 			return // only loopback: nothing declared
 		}
@@ -285,7 +286,7 @@ func cloudInitDisabled(b []byte) bool {
 }
 
 type eniFile struct {
-	eni   ENI
+	eni   eni.File
 	probs []Problem
 }
 
@@ -304,51 +305,47 @@ func readENIFiles(root *fs.Root, first string, read func(string) ([]byte, bool))
 		if !ok {
 			return
 		}
-		f, probs := ParseENI(root.Display(p), b)
-		out = append(out, eniFile{eni: f, probs: probs})
-		base := path.Dir(p)
+		f, probs := eni.Parse(root.Display(p), b)
+		out = append(out, eniFile{eni: f, probs: problemsOf(probs, func(p eni.Problem) Problem { return Problem(p) })})
 		for _, s := range f.Sources {
-			if !path.IsAbs(s) {
-				s = path.Join("/etc/network", s)
-			}
-			dir, pat := path.Split(s)
-			es, err := root.ReadDir(dir)
-			if err != nil {
-				continue
-			}
-			for _, e := range es {
-				if ok, _ := path.Match(pat, e.Name()); ok && !e.IsDir() {
-					visit(path.Join(dir, e.Name()), depth+1)
-				}
-			}
+			visitGlob(root, eni.Include(p, s), func(e iofs.DirEntry) bool { return !e.IsDir() }, func(q string) { visit(q, depth+1) })
 		}
 		for _, d := range f.SrcDirs {
-			if !path.IsAbs(d) {
-				d = path.Join(base, d)
-			}
-			es, err := root.ReadDir(d)
-			if err != nil {
-				continue
-			}
-			for _, e := range es {
-				// run-parts names only: letters, digits, - and _.
-				if !e.IsDir() && runPartsName(e.Name()) {
-					visit(path.Join(d, e.Name()), depth+1)
+			visitGlob(root, eni.Include(p, d), iofs.DirEntry.IsDir, func(dir string) {
+				es, err := root.ReadDir(dir)
+				if err != nil {
+					return
 				}
-			}
+				for _, e := range es {
+					if !e.IsDir() && eni.SourceDirName(e.Name()) {
+						visit(path.Join(dir, e.Name()), depth+1)
+					}
+				}
+			})
 		}
 	}
 	visit(first, 0)
 	return out
 }
 
-func runPartsName(n string) bool {
-	for _, c := range n {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return false
+// visitGlob calls fn on each path matching pattern whose final entry keep
+// accepts, in lexical order; only the last component may hold wildcards
+// (what ifupdown's includes use in practice).
+func visitGlob(root *fs.Root, pattern string, keep func(iofs.DirEntry) bool, fn func(string)) {
+	dir, pat := path.Split(pattern)
+	if !strings.ContainsAny(pat, "*?[") {
+		fn(pattern)
+		return
+	}
+	es, err := root.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range es {
+		if ok, _ := path.Match(pat, e.Name()); ok && keep(e) {
+			fn(path.Join(dir, e.Name()))
 		}
 	}
-	return n != ""
 }
 
 // Lease is what a DHCP client recorded for one interface.
