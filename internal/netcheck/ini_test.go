@@ -94,9 +94,9 @@ func FuzzParseINI(f *testing.F) {
 		ini, probs := ParseINI("f", b, cont)
 		fuzzLines(t, b, probs)
 		_, uprobs := networkd.ParseNetwork(unitOf(ini))
-		fuzzLines(t, b, networkdProblems(uprobs))
+		fuzzLines(t, b, fromParser(uprobs))
 		_, nprobs := nmconn.Parse(keyfileOf(ini))
-		fuzzLines(t, b, nmProblems(nprobs))
+		fuzzLines(t, b, fromParser(nprobs))
 	})
 }
 

@@ -2,14 +2,14 @@ package netcheck
 
 import (
 	"net"
-
-	"github.com/guestcheck/guestcheck/internal/guestfile/eni"
-	"github.com/guestcheck/guestcheck/internal/guestfile/netplan"
-	"github.com/guestcheck/guestcheck/internal/guestfile/nmconn"
 	"net/netip"
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/eni"
+	"github.com/guestcheck/guestcheck/internal/guestfile/ifcfg"
+	"github.com/guestcheck/guestcheck/internal/guestfile/nmconn"
 )
 
 // NMIntent turns parsed NetworkManager keyfiles into declared
@@ -23,7 +23,7 @@ func NMIntent(files []INI) ([]IntentIface, []Problem) {
 	var masters []nmconn.Connection
 	for _, f := range files {
 		c, p := nmconn.Parse(keyfileOf(f))
-		probs = append(probs, nmProblems(p)...)
+		probs = append(probs, fromParser(p)...)
 		if c.InterfaceName != "" {
 			byRef[c.InterfaceName] = c.ID
 		}
@@ -218,133 +218,40 @@ func ENIIntent(files []eni.File) ([]IntentIface, []Problem) {
 // IfcfgIntent turns one parsed ifcfg file (ParseIfcfg) into a declared
 // interface; ok is false for files that declare none (loopback, aliases).
 func IfcfgIntent(file string, vars map[string]IfcfgVar) (IntentIface, []Problem, bool) {
-	var probs []Problem
-	bad := func(v IfcfgVar, msg string) { probs = append(probs, Problem{File: file, Line: v.Line, Msg: msg}) }
-	val := func(k string) (IfcfgVar, bool) { v, ok := vars[k]; return v, ok && v.Value != "" }
-	name := strings.TrimPrefix(path.Base(file), "ifcfg-")
-	if strings.Contains(name, ":") || name == "lo" {
-		return IntentIface{}, nil, false
+	i, probs, ok := ifcfgOf(file, vars)
+	return ifcfgIntent(i), probs, ok
+}
+
+// ifcfgOf hands the variables of an ifcfg file to the ifcfg reader.
+func ifcfgOf(file string, vars map[string]IfcfgVar) (ifcfg.Iface, []Problem, bool) {
+	vs := make(map[string]ifcfg.Var, len(vars))
+	for k, v := range vars {
+		vs[k] = ifcfg.Var(v)
 	}
-	d := IntentIface{ID: name, Name: name, Kind: KindEthernet, At: loc(file, 1)}
-	if v, ok := val("DEVICE"); ok {
-		d.Name, d.At = v.Value, loc(file, v.Line)
+	i, probs, ok := ifcfg.Parse(file, vs)
+	return i, fromParser(probs), ok
+}
+
+func ifcfgIntent(i ifcfg.Iface) IntentIface {
+	id := strings.TrimPrefix(path.Base(i.File), "ifcfg-")
+	d := IntentIface{ID: id, Name: i.Name, Kind: KindEthernet, At: i.At, DHCP4: i.DHCP4, DHCP6: i.DHCP6,
+		Addresses:   mapAll(i.Addresses, func(p ifcfg.Prefix) DeclPrefix { return DeclPrefix(p) }),
+		Gateways:    mapAll(i.Gateways, func(a ifcfg.Addr) DeclAddr { return DeclAddr(a) }),
+		Nameservers: mapAll(i.DNS, func(a ifcfg.Addr) DeclAddr { return DeclAddr(a) }),
+		Search:      mapAll(i.Domains, func(s ifcfg.String) DeclString { return DeclString(s) }),
+		MTU:         i.MTU, MTUAt: i.MTUAt}
+	if i.MAC != nil {
+		d.MatchMAC = i.MAC.MAC
 	}
-	yes := func(k string) bool {
-		v, ok := val(k)
-		b, _ := netplan.Bool(v.Value)
-		return ok && b
+	switch i.Type {
+	case "vlan":
+		d.Kind, d.VLANID, d.VLANAt, d.VLANLink = KindVLAN, i.VLANID, i.VLANAt, i.PhysDev
+	case "bond":
+		d.Kind, d.Members = KindBond, []string{}
+	case "bridge":
+		d.Kind, d.Members = KindBridge, []string{}
 	}
-	if v, ok := val("HWADDR"); ok {
-		if m, err := net.ParseMAC(v.Value); err == nil {
-			d.MatchMAC = m
-		} else {
-			bad(v, "HWADDR "+quoteShort(v.Value)+" is not a MAC address")
-		}
-	}
-	if v, ok := val("TYPE"); ok {
-		switch strings.ToLower(v.Value) {
-		case "bond":
-			d.Kind = KindBond
-		case "bridge":
-			d.Kind = KindBridge
-		case "vlan":
-			d.Kind = KindVLAN
-		}
-	}
-	if yes("VLAN") {
-		d.Kind = KindVLAN
-	}
-	if d.Kind == KindVLAN {
-		if v, ok := val("PHYSDEV"); ok {
-			d.VLANLink = v.Value
-		}
-		if v, ok := val("VLAN_ID"); ok {
-			if n, err := strconv.Atoi(v.Value); err == nil && n <= 4094 {
-				d.VLANID, d.VLANAt = n, loc(file, v.Line)
-			} else {
-				bad(v, "VLAN_ID "+quoteShort(v.Value)+" is not a VLAN ID (0-4094)")
-			}
-		} else if base, id, ok := strings.Cut(d.Name, "."); ok {
-			if n, err := strconv.Atoi(id); err == nil && n <= 4094 {
-				d.VLANID, d.VLANAt = n, d.At
-				if d.VLANLink == "" {
-					d.VLANLink = base
-				}
-			}
-		}
-	}
-	if d.Kind == KindBond || d.Kind == KindBridge {
-		d.Members = []string{}
-	}
-	if v, ok := val("BOOTPROTO"); ok && strings.EqualFold(v.Value, "dhcp") {
-		d.DHCP4 = true
-	}
-	d.DHCP6 = yes("DHCPV6C")
-	for i := -1; i < 10; i++ {
-		suffix := ""
-		if i >= 0 {
-			suffix = strconv.Itoa(i)
-		}
-		a, ok := val("IPADDR" + suffix)
-		if !ok {
-			continue
-		}
-		bits := -1
-		if v, ok := val("PREFIX" + suffix); ok {
-			if n, err := strconv.Atoi(v.Value); err == nil && n <= 32 {
-				bits = n
-			}
-		} else if v, ok := val("NETMASK" + suffix); ok {
-			if n, ok := netplan.MaskBits(v.Value); ok && n <= 32 {
-				bits = n
-			}
-		}
-		ip, err := netip.ParseAddr(a.Value)
-		if err != nil || !ip.Is4() || bits < 0 {
-			bad(a, "IPADDR"+suffix+" "+quoteShort(a.Value)+" has no valid address and PREFIX or NETMASK")
-			continue
-		}
-		d.Addresses = append(d.Addresses, DeclPrefix{Prefix: netip.PrefixFrom(ip, bits), At: loc(file, a.Line)})
-	}
-	if v, ok := val("IPV6ADDR"); ok {
-		if p, err := netip.ParsePrefix(v.Value); err == nil {
-			d.Addresses = append(d.Addresses, DeclPrefix{Prefix: p, At: loc(file, v.Line)})
-		} else {
-			bad(v, "IPV6ADDR "+quoteShort(v.Value)+" is not an address with a prefix length")
-		}
-	}
-	for _, k := range []string{"GATEWAY", "IPV6_DEFAULTGW"} {
-		if v, ok := val(k); ok {
-			g, _, _ := strings.Cut(v.Value, "%")
-			if a, err := netip.ParseAddr(g); err == nil {
-				d.Gateways = append(d.Gateways, DeclAddr{Addr: a, At: loc(file, v.Line)})
-			} else {
-				bad(v, k+" "+quoteShort(v.Value)+" is not an IP address")
-			}
-		}
-	}
-	for i := 1; i <= 3; i++ {
-		if v, ok := val("DNS" + strconv.Itoa(i)); ok {
-			if a, err := netip.ParseAddr(v.Value); err == nil {
-				d.Nameservers = append(d.Nameservers, DeclAddr{Addr: a, At: loc(file, v.Line)})
-			} else {
-				bad(v, "DNS"+strconv.Itoa(i)+" "+quoteShort(v.Value)+" is not an IP address")
-			}
-		}
-	}
-	if v, ok := val("DOMAIN"); ok {
-		for _, w := range strings.Fields(v.Value) {
-			d.Search = append(d.Search, DeclString{Value: w, At: loc(file, v.Line)})
-		}
-	}
-	if v, ok := val("MTU"); ok {
-		if n, err := strconv.Atoi(v.Value); err == nil && n >= 68 && n <= 65535 {
-			d.MTU, d.MTUAt = n, loc(file, v.Line)
-		} else {
-			bad(v, "MTU "+quoteShort(v.Value)+" is not an MTU")
-		}
-	}
-	return d, probs, true
+	return d
 }
 
 // ifcfgMembers fills bond and bridge members from MASTER= and BRIDGE= of

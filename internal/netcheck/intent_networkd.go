@@ -17,7 +17,7 @@ func NetworkdIntent(networks, netdevs []INI) ([]IntentIface, []Problem) {
 	devs := map[string]networkd.NetDev{}
 	for _, f := range netdevs {
 		nd, p := networkd.ParseNetDev(unitOf(f))
-		probs = append(probs, networkdProblems(p)...)
+		probs = append(probs, fromParser(p)...)
 		if nd.Name != "" {
 			devs[nd.Name] = nd
 		}
@@ -28,7 +28,7 @@ func NetworkdIntent(networks, netdevs []INI) ([]IntentIface, []Problem) {
 	membersAt := map[string]string{}
 	for _, f := range networks {
 		n, p := networkd.ParseNetwork(unitOf(f))
-		probs = append(probs, networkdProblems(p)...)
+		probs = append(probs, fromParser(p)...)
 		stem := strings.TrimSuffix(path.Base(f.File), ".network")
 		d := IntentIface{ID: stem, Kind: KindEthernet, At: firstNonEmpty(n.Match.NameAt, loc(f.File, 1)),
 			MatchDriver: n.Match.Driver, DHCP4: n.DHCPv4(), DHCP6: n.DHCPv6(), MTU: n.MTU, MTUAt: n.MTUAt, Optional: n.Optional,

@@ -119,7 +119,7 @@ func ReadIntent(root *fs.Root) IntentRead {
 		r.Intent.Source = source
 		if len(files) > 0 {
 			in.Ifaces = netplanIntent(netplan.Merge(files).Devices)
-			add(in, problemsOf(probs, func(p netplan.Problem) Problem { return Problem(p) }))
+			add(in, fromParser(probs))
 		}
 	}
 	readNM := func(source string, keep func(string) bool) {
@@ -209,15 +209,14 @@ func ReadIntent(root *fs.Root) IntentRead {
 			vars, probs := ParseIfcfg(root.Display(p), b)
 			r.Intent.Problems = append(r.Intent.Problems, probs...)
 			r.Intent.Files = append(r.Intent.Files, root.Display(p))
-			d, dprobs, ok := IfcfgIntent(root.Display(p), vars)
-			r.Intent.Problems = append(r.Intent.Problems, dprobs...)
+			i, iprobs, ok := ifcfgOf(root.Display(p), vars)
+			r.Intent.Problems = append(r.Intent.Problems, iprobs...)
 			if !ok {
 				continue
 			}
-			for _, k := range []string{"MASTER", "BRIDGE"} {
-				if v := vars[k]; v.Value != "" {
-					masters[d.ID] = v.Value
-				}
+			d := ifcfgIntent(i)
+			if i.Master != "" {
+				masters[d.ID] = i.Master
 			}
 			ds = append(ds, d)
 		}
@@ -306,7 +305,7 @@ func readENIFiles(root *fs.Root, first string, read func(string) ([]byte, bool))
 			return
 		}
 		f, probs := eni.Parse(root.Display(p), b)
-		out = append(out, eniFile{eni: f, probs: problemsOf(probs, func(p eni.Problem) Problem { return Problem(p) })})
+		out = append(out, eniFile{eni: f, probs: fromParser(probs)})
 		for _, s := range f.Sources {
 			visitGlob(root, eni.Include(p, s), func(e iofs.DirEntry) bool { return !e.IsDir() }, func(q string) { visit(q, depth+1) })
 		}

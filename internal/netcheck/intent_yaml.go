@@ -22,7 +22,7 @@ func ParseNetworkYAML(name string, b []byte) (Intent, []Problem) {
 		in.Source = "netplan"
 		in.Ifaces = netplanIntent(netplan.Merge([]netplan.File{c.V2}).Devices)
 	}
-	return in, problemsOf(probs, func(p netplan.Problem) Problem { return Problem(p) })
+	return in, fromParser(probs)
 }
 
 var netplanKinds = map[string]string{netplan.Ethernets: KindEthernet, netplan.VLANs: KindVLAN, netplan.Bonds: KindBond, netplan.Bridges: KindBridge}
@@ -96,8 +96,6 @@ func mapAll[T, U any](xs []T, f func(T) U) []U {
 	}
 	return out
 }
-
-func problemsOf[T any](ps []T, f func(T) Problem) []Problem { return mapAll(ps, f) }
 
 func declPrefixes(ps []netplan.Prefix) []DeclPrefix {
 	return mapAll(ps, func(p netplan.Prefix) DeclPrefix { return DeclPrefix(p) })

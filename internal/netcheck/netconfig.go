@@ -68,7 +68,7 @@ func ReadNetworkConfig(root *fs.Root) NetworkConfig {
 		if b, ok := read(p); ok {
 			np, probs := netplan.Parse(root.Display(p), b)
 			c.Netplan = append(c.Netplan, np)
-			c.Problems = append(c.Problems, problemsOf(probs, func(p netplan.Problem) Problem { return Problem(p) })...)
+			c.Problems = append(c.Problems, fromParser(probs)...)
 		}
 	}
 
@@ -102,11 +102,11 @@ func ReadNetworkConfig(root *fs.Root) NetworkConfig {
 		kind, match, name := "systemd-networkd [Match] MACAddress=", networkd.Match{}, ""
 		if strings.HasSuffix(p, ".link") {
 			l, lprobs := networkd.ParseLink(unitOf(ini))
-			c.Problems = append(c.Problems, networkdProblems(lprobs)...)
+			c.Problems = append(c.Problems, fromParser(lprobs)...)
 			kind, match, name = "systemd .link [Match] MACAddress=", l.Match, firstNonEmpty(l.Name, matchLabel(l.Match))
 		} else {
 			n, nprobs := networkd.ParseNetwork(unitOf(ini))
-			c.Problems = append(c.Problems, networkdProblems(nprobs)...)
+			c.Problems = append(c.Problems, fromParser(nprobs)...)
 			c.Networkd = append(c.Networkd, n)
 			match, name = n.Match, matchLabel(n.Match)
 		}
@@ -122,7 +122,7 @@ func ReadNetworkConfig(root *fs.Root) NetworkConfig {
 		}
 		ini, probs := ParseINI(root.Display(p), b, false)
 		nm, nprobs := nmconn.Parse(keyfileOf(ini))
-		c.Problems = append(c.Problems, append(probs, nmProblems(nprobs)...)...)
+		c.Problems = append(c.Problems, append(probs, fromParser(nprobs)...)...)
 		c.NM = append(c.NM, nm)
 		if nm.MAC != nil {
 			c.Bindings = append(c.Bindings, MACBinding{MAC: nm.MAC.MAC, At: nm.MAC.At, Kind: "NetworkManager mac-address", Name: firstNonEmpty(nm.InterfaceName, nm.ID)})
@@ -136,21 +136,11 @@ func ReadNetworkConfig(root *fs.Root) NetworkConfig {
 				continue
 			}
 			vars, probs := ParseIfcfg(root.Display(p), b)
-			c.Problems = append(c.Problems, probs...)
-			v, ok := vars["HWADDR"]
-			if !ok || v.Value == "" {
-				continue
+			i, iprobs, ok := ifcfgOf(root.Display(p), vars)
+			c.Problems = append(c.Problems, append(probs, iprobs...)...)
+			if ok && i.MAC != nil {
+				c.Bindings = append(c.Bindings, MACBinding{MAC: i.MAC.MAC, At: i.MAC.At, Kind: "ifcfg HWADDR", Name: i.Name})
 			}
-			mac, err := net.ParseMAC(v.Value)
-			if err != nil {
-				c.Problems = append(c.Problems, Problem{File: root.Display(p), Line: v.Line, Msg: "HWADDR " + quoteShort(v.Value) + " is not a MAC address"})
-				continue
-			}
-			name := strings.TrimPrefix(path.Base(p), "ifcfg-")
-			if d, ok := vars["DEVICE"]; ok && d.Value != "" {
-				name = d.Value
-			}
-			c.Bindings = append(c.Bindings, MACBinding{MAC: mac, At: loc(root.Display(p), v.Line), Kind: "ifcfg HWADDR", Name: name})
 		}
 	}
 

@@ -68,3 +68,17 @@ func quoteShort(s string) string {
 
 // loc renders a place as "file:line".
 func loc(file string, line int) string { return fmt.Sprintf("%s:%d", file, line) }
+
+// fromParser converts a guestfile parser's problems, which carry the same
+// file, line and message.
+func fromParser[P ~struct {
+	File string
+	Line int
+	Msg  string
+}](ps []P) []Problem {
+	out := make([]Problem, len(ps))
+	for i, p := range ps {
+		out[i] = Problem(p)
+	}
+	return out
+}

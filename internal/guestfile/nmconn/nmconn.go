@@ -19,10 +19,13 @@ import (
 	"github.com/guestcheck/guestcheck/internal/guestfile/networkd"
 )
 
-// Entry is one key=value line of a keyfile.
+// Entry is one key=value line of a keyfile, under its [group] (Section).
+// It has the shape of the caller's INI reader's entries, so that they
+// convert.
 type Entry struct {
-	Group, Key, Value string
-	Line              int
+	Section, Key, Value string
+	Line                int
+	SectionLine         int // the line of the [group] header (not used here)
 }
 
 // Keyfile is a keyfile's entries in file order.
@@ -36,7 +39,7 @@ type Keyfile struct {
 func (k Keyfile) get(group, key string) (Entry, bool) {
 	var e Entry
 	for _, x := range k.Entries {
-		if x.Group == group && x.Key == key {
+		if x.Section == group && x.Key == key {
 			e = x
 		}
 	}
@@ -205,7 +208,7 @@ func parseIP(k Keyfile, fam string, bad func(int, string)) IP {
 		ip.NeverDefault = e.Value == "true" || e.Value == "1" // GKeyFile's booleans
 	}
 	for _, e := range k.Entries {
-		if e.Group != fam || !(e.Key == "addresses" || strings.HasPrefix(e.Key, "address")) {
+		if e.Section != fam || !(e.Key == "addresses" || strings.HasPrefix(e.Key, "address")) {
 			continue
 		}
 		for _, a := range strings.Split(strings.TrimSuffix(e.Value, ";"), ";") {
@@ -227,7 +230,7 @@ func parseIP(k Keyfile, fam string, bad func(int, string)) IP {
 	// routeN=0.0.0.0/0,GATEWAY[,METRIC]: a default route (netplan renders
 	// default routes this way).
 	for _, e := range k.Entries {
-		if e.Group != fam || !strings.HasPrefix(e.Key, "route") || strings.Contains(e.Key, "_") {
+		if e.Section != fam || !strings.HasPrefix(e.Key, "route") || strings.Contains(e.Key, "_") {
 			continue
 		}
 		if _, err := strconv.Atoi(strings.TrimPrefix(e.Key, "route")); err != nil {

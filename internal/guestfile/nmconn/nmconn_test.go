@@ -17,7 +17,7 @@ func keyfile(name, s string) Keyfile {
 			group = l[1 : len(l)-1]
 		case strings.Contains(l, "="):
 			key, v, _ := strings.Cut(l, "=")
-			k.Entries = append(k.Entries, Entry{Group: group, Key: strings.TrimSpace(key), Value: strings.TrimSpace(v), Line: i + 1})
+			k.Entries = append(k.Entries, Entry{Section: group, Key: strings.TrimSpace(key), Value: strings.TrimSpace(v), Line: i + 1})
 		}
 	}
 	return k

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/guestfile/networkd"
+	"github.com/guestcheck/guestcheck/internal/guestfile/nmconn"
 )
 
 // unitOf hands a unit parsed by ParseINI to the networkd reader.
@@ -15,8 +16,14 @@ func unitOf(f INI) networkd.Unit {
 	return u
 }
 
-func networkdProblems(ps []networkd.Problem) []Problem {
-	return problemsOf(ps, func(p networkd.Problem) Problem { return Problem(p) })
+// keyfileOf hands a keyfile parsed by ParseINI to the NetworkManager
+// reader.
+func keyfileOf(f INI) nmconn.Keyfile {
+	k := nmconn.Keyfile{File: f.File, Entries: make([]nmconn.Entry, len(f.Entries))}
+	for i, e := range f.Entries {
+		k.Entries[i] = nmconn.Entry(e)
+	}
+	return k
 }
 
 // matchLabel names the interfaces a [Match] is about, for messages.
