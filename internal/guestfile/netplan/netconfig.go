@@ -100,7 +100,7 @@ func (p *parser) v1(net *yaml.Node, c *V1) {
 		what := typ + " " + strconv.Quote(name)
 		switch typ {
 		case "physical", "vlan", "bond", "bridge":
-			if nn == nil {
+			if name == "" {
 				p.bad(e.Line, "%s entry without a name", typ)
 				continue
 			}
