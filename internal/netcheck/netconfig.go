@@ -12,6 +12,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/guestfile/netplan"
 	"github.com/guestcheck/guestcheck/internal/guestfile/networkd"
 	"github.com/guestcheck/guestcheck/internal/guestfile/nmconn"
+	"github.com/guestcheck/guestcheck/internal/guestfile/udevrules"
 )
 
 // NetworkConfig is the guest's network configuration as far as
@@ -145,8 +146,8 @@ func ReadNetworkConfig(root *fs.Root) NetworkConfig {
 	}
 
 	if b, ok := read(persistentNetRules); ok {
-		rules, probs := ParsePersistentNetRules(root.Display(persistentNetRules), b)
-		c.Problems = append(c.Problems, probs...)
+		rules, probs := udevrules.Parse(root.Display(persistentNetRules), b)
+		c.Problems = append(c.Problems, fromParser(probs)...)
 		for _, r := range rules {
 			c.Bindings = append(c.Bindings, MACBinding{MAC: r.MAC, At: r.At, Kind: "udev 70-persistent-net.rules", Name: r.Name})
 		}

@@ -49,8 +49,8 @@ func TestParseNetworkConfig(t *testing.T) {
 		"network: [a]":                             `n:1: "network" is not a mapping`,
 		"version: 1\nconfig: [{name: x}]\n":        "n:2: config entry without a type",
 		"version: 1\nconfig: [{type: physical}]\n": `n:2: physical entry without a name`,
-		"version: 1\nconfig:\n  - type: physical\n    name: e\n    subnets: [{type: static}]\n": `n:5: physical "e": static subnet without an address`,
-		"version: 1\nconfig:\n  - type: physical\n    name: e\n    subnets: [{type: bogus}]\n":  `n:5: physical "e": unknown subnet type "bogus"`,
+		"version: 1\nconfig:\n  - type: physical\n    name: e\n    subnets: [{type: static}]\n":                                     `n:5: physical "e": static subnet without an address`,
+		"version: 1\nconfig:\n  - type: physical\n    name: e\n    subnets: [{type: bogus}]\n":                                      `n:5: physical "e": unknown subnet type "bogus"`,
 		"version: 1\nconfig:\n  - {type: physical, name: e, subnets: [{type: static, address: 192.0.2.1, netmask: 255.0.255.0}]}\n": `n:3: physical "e": netmask "255.0.255.0" is not a netmask`,
 	} {
 		_, probs := ParseNetworkConfig("n", []byte(in))
