@@ -48,12 +48,12 @@ func NMIntent(files []INI) ([]IntentIface, []Problem) {
 			d.MatchMAC = c.MAC.MAC
 		}
 		for _, ip := range []nmconn.IP{c.IPv4, c.IPv6} {
-			d.Addresses = append(d.Addresses, mapAll(ip.Addresses, func(a nmconn.Prefix) DeclPrefix { return DeclPrefix(a) })...)
+			d.Addresses = append(d.Addresses, ip.Addresses...)
 			if ip.Gateway != nil && !ip.NeverDefault {
-				d.Gateways = append(d.Gateways, DeclAddr(*ip.Gateway))
+				d.Gateways = append(d.Gateways, *ip.Gateway)
 			}
-			d.Nameservers = append(d.Nameservers, mapAll(ip.DNS, func(a nmconn.Addr) DeclAddr { return DeclAddr(a) })...)
-			d.Search = append(d.Search, mapAll(ip.DNSSearch, func(s nmconn.String) DeclString { return DeclString(s) })...)
+			d.Nameservers = append(d.Nameservers, ip.DNS...)
+			d.Search = append(d.Search, ip.DNSSearch...)
 		}
 		// netplan and cloud-init repeat dns-search in [ipv4] and [ipv6].
 		d.Search = uniqueStrings(d.Search)
@@ -235,10 +235,10 @@ func ifcfgOf(file string, vars map[string]IfcfgVar) (ifcfg.Iface, []Problem, boo
 func ifcfgIntent(i ifcfg.Iface) IntentIface {
 	id := strings.TrimPrefix(path.Base(i.File), "ifcfg-")
 	d := IntentIface{ID: id, Name: i.Name, Kind: KindEthernet, At: i.At, DHCP4: i.DHCP4, DHCP6: i.DHCP6,
-		Addresses:   mapAll(i.Addresses, func(p ifcfg.Prefix) DeclPrefix { return DeclPrefix(p) }),
-		Gateways:    mapAll(i.Gateways, func(a ifcfg.Addr) DeclAddr { return DeclAddr(a) }),
-		Nameservers: mapAll(i.DNS, func(a ifcfg.Addr) DeclAddr { return DeclAddr(a) }),
-		Search:      mapAll(i.Domains, func(s ifcfg.String) DeclString { return DeclString(s) }),
+		Addresses:   i.Addresses,
+		Gateways:    i.Gateways,
+		Nameservers: i.DNS,
+		Search:      i.Domains,
 		MTU:         i.MTU, MTUAt: i.MTUAt}
 	if i.MAC != nil {
 		d.MatchMAC = i.MAC.MAC

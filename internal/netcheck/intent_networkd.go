@@ -32,10 +32,10 @@ func NetworkdIntent(networks, netdevs []INI) ([]IntentIface, []Problem) {
 		stem := strings.TrimSuffix(path.Base(f.File), ".network")
 		d := IntentIface{ID: stem, Kind: KindEthernet, At: firstNonEmpty(n.Match.NameAt, loc(f.File, 1)),
 			MatchDriver: n.Match.Driver, DHCP4: n.DHCPv4(), DHCP6: n.DHCPv6(), MTU: n.MTU, MTUAt: n.MTUAt, Optional: n.Optional,
-			Addresses:   mapAll(n.Addresses, func(a networkd.Prefix) DeclPrefix { return DeclPrefix(a) }),
-			Gateways:    mapAll(n.Gateways, func(a networkd.Addr) DeclAddr { return DeclAddr(a) }),
-			Nameservers: mapAll(n.DNS, func(a networkd.Addr) DeclAddr { return DeclAddr(a) }),
-			Search:      mapAll(n.Domains, func(s networkd.String) DeclString { return DeclString(s) })}
+			Addresses:   n.Addresses,
+			Gateways:    n.Gateways,
+			Nameservers: n.DNS,
+			Search:      n.Domains}
 		switch names := n.Match.Names; {
 		case len(names) == 1 && !strings.ContainsAny(names[0], "*?[!"):
 			d.Name = names[0]

@@ -11,6 +11,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/guestfile/eni"
 	"github.com/guestcheck/guestcheck/internal/guestfile/netplan"
+	"github.com/guestcheck/guestcheck/internal/guestfile/netval"
 )
 
 // Where cloud-init leaves the network configuration it applied, newest
@@ -107,7 +108,7 @@ func ReadIntent(root *fs.Root) IntentRead {
 
 	readNetplan := func(source string) {
 		var files []netplan.File
-		var probs []netplan.Problem
+		var probs []netval.Problem
 		in := Intent{}
 		for _, p := range netplans {
 			if b, ok := read(p); ok {

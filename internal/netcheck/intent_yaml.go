@@ -16,8 +16,8 @@ func ParseNetworkYAML(name string, b []byte) (Intent, []Problem) {
 	case 1:
 		in.Source = "cloud-init network-config v1"
 		in.Ifaces = v1Intent(c.V1.Ifaces)
-		in.Nameservers = declAddrs(c.V1.Nameservers)
-		in.Search = declStrings(c.V1.Search)
+		in.Nameservers = c.V1.Nameservers
+		in.Search = c.V1.Search
 	case 2:
 		in.Source = "netplan"
 		in.Ifaces = netplanIntent(netplan.Merge([]netplan.File{c.V2}).Devices)
@@ -38,7 +38,7 @@ func netplanIntent(devs []netplan.Device) []IntentIface {
 		}
 		x := IntentIface{ID: d.ID, Kind: kind, At: d.At, Name: d.Name(), MTU: d.MTU, MTUAt: d.MTUAt,
 			DHCP4: isTrue(d.DHCP4), DHCP6: isTrue(d.DHCP6), Optional: isTrue(d.Optional),
-			Addresses: declPrefixes(d.Addresses), Nameservers: declAddrs(d.Nameservers), Search: declStrings(d.Search),
+			Addresses: d.Addresses, Nameservers: d.Nameservers, Search: d.Search,
 			Members: d.Interfaces, MembersAt: d.InterfacesAt, VLANAt: d.VLANAt}
 		if m := d.Match; m != nil {
 			x.MatchMAC, x.MatchDriver = m.MAC, strings.Join(m.Drivers, " ")
@@ -46,14 +46,14 @@ func netplanIntent(devs []netplan.Device) []IntentIface {
 				x.MatchName = *m.Name
 			}
 		}
-		for _, g := range []*netplan.Addr{d.Gateway4, d.Gateway6} {
+		for _, g := range []*DeclAddr{d.Gateway4, d.Gateway6} {
 			if g != nil {
-				x.Gateways = append(x.Gateways, DeclAddr(*g))
+				x.Gateways = append(x.Gateways, *g)
 			}
 		}
 		for _, r := range d.Routes {
 			if r.Via != nil && r.Default() {
-				x.Gateways = append(x.Gateways, DeclAddr(*r.Via))
+				x.Gateways = append(x.Gateways, *r.Via)
 			}
 		}
 		if d.VLANID != nil {
@@ -75,36 +75,11 @@ func v1Intent(ds []netplan.V1Iface) []IntentIface {
 	var out []IntentIface
 	for _, d := range ds {
 		out = append(out, IntentIface{ID: d.Name, Name: d.Name, Kind: v1Kinds[d.Type], At: d.At, MatchMAC: d.MAC,
-			DHCP4: d.DHCP4, DHCP6: d.DHCP6, Addresses: declPrefixes(d.Addresses), Gateways: declAddrs(d.Gateways),
-			Nameservers: declAddrs(d.Nameservers), Search: declStrings(d.Search), MTU: d.MTU, MTUAt: d.MTUAt,
+			DHCP4: d.DHCP4, DHCP6: d.DHCP6, Addresses: d.Addresses, Gateways: d.Gateways,
+			Nameservers: d.Nameservers, Search: d.Search, MTU: d.MTU, MTUAt: d.MTUAt,
 			VLANID: d.VLANID, VLANAt: d.VLANAt, VLANLink: d.VLANLink, Members: d.Members, MembersAt: d.MembersAt})
 	}
 	return out
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }
-
-// mapAll converts each element; nil stays nil, which mergeIface reads as
-// "not declared".
-func mapAll[T, U any](xs []T, f func(T) U) []U {
-	if xs == nil {
-		return nil
-	}
-	out := make([]U, len(xs))
-	for i, x := range xs {
-		out[i] = f(x)
-	}
-	return out
-}
-
-func declPrefixes(ps []netplan.Prefix) []DeclPrefix {
-	return mapAll(ps, func(p netplan.Prefix) DeclPrefix { return DeclPrefix(p) })
-}
-
-func declAddrs(as []netplan.Addr) []DeclAddr {
-	return mapAll(as, func(a netplan.Addr) DeclAddr { return DeclAddr(a) })
-}
-
-func declStrings(ss []netplan.String) []DeclString {
-	return mapAll(ss, func(s netplan.String) DeclString { return DeclString(s) })
-}

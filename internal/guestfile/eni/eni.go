@@ -15,18 +15,9 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/netval"
 )
-
-// Problem is a line ifupdown cannot use, located by file and line.
-type Problem struct {
-	File string
-	Line int
-	Msg  string
-}
-
-// String renders the problem as "file:line: message".
-func (p Problem) String() string { return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg) }
 
 // Option is one option line of a stanza.
 type Option struct {
@@ -54,10 +45,10 @@ type File struct {
 
 // Parse parses one interfaces(5) file. Unknown stanzas and option lines
 // before any stanza are problems.
-func Parse(name string, b []byte) (File, []Problem) {
+func Parse(name string, b []byte) (File, []netval.Problem) {
 	f := File{Name: name}
-	var probs []Problem
-	bad := func(n int, msg string) { probs = append(probs, Problem{File: name, Line: n, Msg: msg}) }
+	var probs []netval.Problem
+	bad := func(n int, msg string) { probs = append(probs, netval.Problem{File: name, Line: n, Msg: msg}) }
 	ls := strings.Split(string(b), "\n")
 	if len(ls) > 0 && ls[len(ls)-1] == "" {
 		ls = ls[:len(ls)-1]
@@ -69,7 +60,7 @@ func Parse(name string, b []byte) (File, []Problem) {
 	inMapping := false
 	for i := 0; i < len(ls); i++ {
 		n := i + 1
-		if why := binaryLine(ls[i]); why != "" {
+		if why := netval.BinaryLine(ls[i]); why != "" {
 			bad(n, "line "+why)
 			continue
 		}
@@ -88,7 +79,7 @@ func Parse(name string, b []byte) (File, []Problem) {
 		case "iface":
 			stanza()
 			if len(w) < 4 {
-				bad(n, "iface needs a name, an address family and a method: "+quoteShort(t))
+				bad(n, "iface needs a name, an address family and a method: "+netval.Quote(t))
 				continue
 			}
 			f.Stanzas = append(f.Stanzas, Stanza{Name: w[1], Family: w[2], Method: w[3], At: fmt.Sprintf("%s:%d", name, n)})
@@ -120,7 +111,7 @@ func Parse(name string, b []byte) (File, []Problem) {
 				continue // script, map lines
 			}
 			if cur == nil {
-				bad(n, "option "+quoteShort(w[0])+" outside any iface stanza")
+				bad(n, "option "+netval.Quote(w[0])+" outside any iface stanza")
 				continue
 			}
 			cur.Options = append(cur.Options, Option{Key: w[0], Value: strings.Join(w[1:], " "), Line: n})
@@ -183,21 +174,4 @@ func Prefix(addr, netmask, family string) (netip.Prefix, bool) {
 		return netip.Prefix{}, false
 	}
 	return netip.PrefixFrom(a, bits), true
-}
-
-func binaryLine(l string) string {
-	if strings.IndexByte(l, 0) >= 0 {
-		return "contains a NUL byte"
-	}
-	if !utf8.ValidString(l) {
-		return "is not valid UTF-8"
-	}
-	return ""
-}
-
-func quoteShort(s string) string {
-	if len(s) > 60 {
-		s = s[:60] + "..."
-	}
-	return strconv.Quote(s)
 }

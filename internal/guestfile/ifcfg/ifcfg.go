@@ -15,6 +15,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/netval"
 )
 
 // Var is one variable of the file and the line that set it.
@@ -23,48 +25,12 @@ type Var struct {
 	Line  int
 }
 
-// Problem is one bad value, located by file and line.
-type Problem struct {
-	File string
-	Line int
-	Msg  string
-}
-
-// String renders the problem as "file:line: message".
-func (p Problem) String() string { return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg) }
-
-// MAC is a MAC address and its place.
-type MAC struct {
-	MAC net.HardwareAddr
-	At  string
-}
-
-// Prefix is an address with its prefix length and place.
-type Prefix struct {
-	Prefix netip.Prefix
-	At     string
-}
-
-// Addr is an IP address and its place (Metric is never set here; it
-// keeps the shape of the other readers' addresses).
-type Addr struct {
-	Addr   netip.Addr
-	At     string
-	Metric string
-}
-
-// String is a string value (a search domain) and its place.
-type String struct {
-	Value string
-	At    string
-}
-
 // Iface is the interface one ifcfg file configures.
 type Iface struct {
 	File string
-	Name string // DEVICE=, else the file name after "ifcfg-"
-	At   string // where the name is given
-	MAC  *MAC   // HWADDR=
+	Name string      // DEVICE=, else the file name after "ifcfg-"
+	At   string      // where the name is given
+	MAC  *netval.MAC // HWADDR=
 	// Type is TYPE= in lower case ("ethernet", "bond", "bridge", "vlan"),
 	// "vlan" also for VLAN=yes.
 	Type      string
@@ -74,10 +40,10 @@ type Iface struct {
 	Master    string // MASTER= (a bond) or BRIDGE= (a bridge) this one is a port of
 	DHCP4     bool   // BOOTPROTO=dhcp
 	DHCP6     bool   // DHCPV6C=yes
-	Addresses []Prefix
-	Gateways  []Addr // GATEWAY=, IPV6_DEFAULTGW=
-	DNS       []Addr // DNS1= to DNS3=
-	Domains   []String
+	Addresses []netval.Prefix
+	Gateways  []netval.Addr // GATEWAY=, IPV6_DEFAULTGW=
+	DNS       []netval.Addr // DNS1= to DNS3=
+	Domains   []netval.String
 	MTU       int
 	MTUAt     string
 }
@@ -85,9 +51,9 @@ type Iface struct {
 // Parse reads the variables of the file at file. ok is false for files
 // that configure no interface of their own: loopback and aliases
 // (ifcfg-eth0:1).
-func Parse(file string, vars map[string]Var) (Iface, []Problem, bool) {
-	var probs []Problem
-	bad := func(v Var, msg string) { probs = append(probs, Problem{File: file, Line: v.Line, Msg: msg}) }
+func Parse(file string, vars map[string]Var) (Iface, []netval.Problem, bool) {
+	var probs []netval.Problem
+	bad := func(v Var, msg string) { probs = append(probs, netval.Problem{File: file, Line: v.Line, Msg: msg}) }
 	val := func(k string) (Var, bool) { v, ok := vars[k]; return v, ok && v.Value != "" }
 	at := func(v Var) string { return fmt.Sprintf("%s:%d", file, v.Line) }
 	name := strings.TrimPrefix(path.Base(file), "ifcfg-")
@@ -100,9 +66,9 @@ func Parse(file string, vars map[string]Var) (Iface, []Problem, bool) {
 	}
 	if v, ok := val("HWADDR"); ok {
 		if m, err := net.ParseMAC(v.Value); err == nil {
-			d.MAC = &MAC{MAC: m, At: at(v)}
+			d.MAC = &netval.MAC{MAC: m, At: at(v)}
 		} else {
-			bad(v, "HWADDR "+quoteShort(v.Value)+" is not a MAC address")
+			bad(v, "HWADDR "+netval.Quote(v.Value)+" is not a MAC address")
 		}
 	}
 	if v, ok := val("TYPE"); ok {
@@ -119,7 +85,7 @@ func Parse(file string, vars map[string]Var) (Iface, []Problem, bool) {
 			if n, err := strconv.Atoi(v.Value); err == nil && n >= 0 && n <= 4094 {
 				d.VLANID, d.VLANAt = n, at(v)
 			} else {
-				bad(v, "VLAN_ID "+quoteShort(v.Value)+" is not a VLAN ID (0-4094)")
+				bad(v, "VLAN_ID "+netval.Quote(v.Value)+" is not a VLAN ID (0-4094)")
 			}
 		} else if base, id, ok := strings.Cut(d.Name, "."); ok {
 			if n, err := strconv.Atoi(id); err == nil && n >= 0 && n <= 4094 {
@@ -158,25 +124,25 @@ func Parse(file string, vars map[string]Var) (Iface, []Problem, bool) {
 		}
 		ip, err := netip.ParseAddr(a.Value)
 		if err != nil || !ip.Is4() || bits < 0 {
-			bad(a, "IPADDR"+suffix+" "+quoteShort(a.Value)+" has no valid address and PREFIX or NETMASK")
+			bad(a, "IPADDR"+suffix+" "+netval.Quote(a.Value)+" has no valid address and PREFIX or NETMASK")
 			continue
 		}
-		d.Addresses = append(d.Addresses, Prefix{Prefix: netip.PrefixFrom(ip, bits), At: at(a)})
+		d.Addresses = append(d.Addresses, netval.Prefix{Prefix: netip.PrefixFrom(ip, bits), At: at(a)})
 	}
 	if v, ok := val("IPV6ADDR"); ok {
 		if p, err := netip.ParsePrefix(v.Value); err == nil {
-			d.Addresses = append(d.Addresses, Prefix{Prefix: p, At: at(v)})
+			d.Addresses = append(d.Addresses, netval.Prefix{Prefix: p, At: at(v)})
 		} else {
-			bad(v, "IPV6ADDR "+quoteShort(v.Value)+" is not an address with a prefix length")
+			bad(v, "IPV6ADDR "+netval.Quote(v.Value)+" is not an address with a prefix length")
 		}
 	}
 	for _, k := range []string{"GATEWAY", "IPV6_DEFAULTGW"} {
 		if v, ok := val(k); ok {
 			g, _, _ := strings.Cut(v.Value, "%")
 			if a, err := netip.ParseAddr(g); err == nil {
-				d.Gateways = append(d.Gateways, Addr{Addr: a, At: at(v)})
+				d.Gateways = append(d.Gateways, netval.Addr{Addr: a, At: at(v)})
 			} else {
-				bad(v, k+" "+quoteShort(v.Value)+" is not an IP address")
+				bad(v, k+" "+netval.Quote(v.Value)+" is not an IP address")
 			}
 		}
 	}
@@ -184,22 +150,22 @@ func Parse(file string, vars map[string]Var) (Iface, []Problem, bool) {
 		k := "DNS" + strconv.Itoa(i)
 		if v, ok := val(k); ok {
 			if a, err := netip.ParseAddr(v.Value); err == nil {
-				d.DNS = append(d.DNS, Addr{Addr: a, At: at(v)})
+				d.DNS = append(d.DNS, netval.Addr{Addr: a, At: at(v)})
 			} else {
-				bad(v, k+" "+quoteShort(v.Value)+" is not an IP address")
+				bad(v, k+" "+netval.Quote(v.Value)+" is not an IP address")
 			}
 		}
 	}
 	if v, ok := val("DOMAIN"); ok {
 		for _, w := range strings.Fields(v.Value) {
-			d.Domains = append(d.Domains, String{Value: w, At: at(v)})
+			d.Domains = append(d.Domains, netval.String{Value: w, At: at(v)})
 		}
 	}
 	if v, ok := val("MTU"); ok {
 		if n, err := strconv.Atoi(v.Value); err == nil && n >= 68 && n <= 65535 {
 			d.MTU, d.MTUAt = n, at(v)
 		} else {
-			bad(v, "MTU "+quoteShort(v.Value)+" is not an MTU")
+			bad(v, "MTU "+netval.Quote(v.Value)+" is not an MTU")
 		}
 	}
 	return d, probs, true
@@ -231,11 +197,4 @@ func netmaskBits(s string) int {
 		return -1
 	}
 	return ones
-}
-
-func quoteShort(s string) string {
-	if len(s) > 60 {
-		s = s[:60] + "..."
-	}
-	return strconv.Quote(s)
 }

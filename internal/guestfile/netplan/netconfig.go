@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/netval"
 )
 
 // Config is a cloud-init network-config: version 2 is netplan's format,
@@ -22,8 +24,8 @@ type V1 struct {
 	Ifaces []V1Iface
 	// Nameservers and Search come from "nameserver" entries without an
 	// interface: they are for the whole guest.
-	Nameservers []Addr
-	Search      []String
+	Nameservers []netval.Addr
+	Search      []netval.String
 }
 
 // V1Iface is a physical, vlan, bond or bridge entry, its subnets folded
@@ -34,10 +36,10 @@ type V1Iface struct {
 	MAC         net.HardwareAddr // mac_address of a physical entry
 	DHCP4       bool
 	DHCP6       bool
-	Addresses   []Prefix
-	Gateways    []Addr // default-route gateways
-	Nameservers []Addr
-	Search      []String
+	Addresses   []netval.Prefix
+	Gateways    []netval.Addr // default-route gateways
+	Nameservers []netval.Addr
+	Search      []netval.String
 	MTU         int
 	MTUAt       string
 	VLANID      int
@@ -49,7 +51,7 @@ type V1Iface struct {
 
 // ParseNetworkConfig parses a cloud-init network-config (YAML or JSON,
 // version 1 or 2, with or without the top-level "network" key).
-func ParseNetworkConfig(name string, b []byte) (Config, []Problem) {
+func ParseNetworkConfig(name string, b []byte) (Config, []netval.Problem) {
 	c := Config{V2: File{Name: name}}
 	p := &parser{file: name}
 	top := p.document(b)
@@ -72,7 +74,7 @@ func ParseNetworkConfig(name string, b []byte) (Config, []Problem) {
 			c.Version = 1
 		case "2":
 		default:
-			p.bad(v.Line, "version must be 1 or 2, not %s", quoteShort(s))
+			p.bad(v.Line, "version must be 1 or 2, not %s", netval.Quote(s))
 			c.Version = 0
 			return c, p.probs
 		}
@@ -85,11 +87,9 @@ func ParseNetworkConfig(name string, b []byte) (Config, []Problem) {
 	return c, p.probs
 }
 
-var v1Types = []string{"physical", "vlan", "bond", "bridge"}
-
 // v1 reads cloud-init's version 1 "config" list.
 func (p *parser) v1(net *yaml.Node, c *V1) {
-	var globalGW []Addr
+	var globalGW []netval.Addr
 	for _, e := range p.list(mapGet(net, "config"), `"config"`) {
 		if e.Kind != yaml.MappingNode {
 			p.bad(e.Line, "config entry is not a mapping")
@@ -141,7 +141,7 @@ func (p *parser) v1(net *yaml.Node, c *V1) {
 				}
 			}
 			for _, s := range p.list(mapGet(e, "search"), "nameserver search") {
-				*search = append(*search, String{Value: s.Value, At: p.at(s)})
+				*search = append(*search, netval.String{Value: s.Value, At: p.at(s)})
 			}
 		case "route":
 			if g, ok := p.v1Route(e, "route"); ok {
@@ -182,11 +182,11 @@ func (p *parser) v1Subnet(s *yaml.Node, what string, d *V1Iface) {
 			break
 		}
 		if pr, ok := p.v1Prefix(addr, s, what); ok {
-			d.Addresses = append(d.Addresses, Prefix{Prefix: pr, At: p.at(an)})
+			d.Addresses = append(d.Addresses, netval.Prefix{Prefix: pr, At: p.at(an)})
 		}
 	case "manual", "ipv6_slaac", "":
 	default:
-		p.bad(tn.Line, "%s: unknown subnet type %s", what, quoteShort(typ))
+		p.bad(tn.Line, "%s: unknown subnet type %s", what, netval.Quote(typ))
 	}
 	if v := mapGet(s, "gateway"); v != nil {
 		if g, ok := p.addr(v, what+" gateway"); ok {
@@ -200,7 +200,7 @@ func (p *parser) v1Subnet(s *yaml.Node, what string, d *V1Iface) {
 		}
 	}
 	for _, x := range p.list(mapGet(s, "dns_search"), what+" dns_search") {
-		d.Search = append(d.Search, String{Value: x.Value, At: p.at(x)})
+		d.Search = append(d.Search, netval.String{Value: x.Value, At: p.at(x)})
 	}
 	for _, r := range p.list(mapGet(s, "routes"), what+" routes") {
 		if g, ok := p.v1Route(r, what+" route"); ok {
@@ -210,10 +210,10 @@ func (p *parser) v1Subnet(s *yaml.Node, what string, d *V1Iface) {
 }
 
 // v1Route returns the gateway of a default route entry.
-func (p *parser) v1Route(r *yaml.Node, what string) (Addr, bool) {
+func (p *parser) v1Route(r *yaml.Node, what string) (netval.Addr, bool) {
 	if r.Kind != yaml.MappingNode {
 		p.bad(r.Line, "%s is not a mapping", what)
-		return Addr{}, false
+		return netval.Addr{}, false
 	}
 	dst, _ := p.str(r, "destination", what)
 	if dst == "" {
@@ -225,10 +225,10 @@ func (p *parser) v1Route(r *yaml.Node, what string) (Addr, bool) {
 	}
 	gw := mapGet(r, "gateway")
 	if gw == nil {
-		return Addr{}, false
+		return netval.Addr{}, false
 	}
 	if !(IsDefaultDst(dst) && (mask == "" || mask == "0" || mask == "0.0.0.0" || strings.Contains(dst, "/"))) {
-		return Addr{}, false
+		return netval.Addr{}, false
 	}
 	g, ok := p.addr(gw, what+" gateway")
 	g.Metric, _ = p.str(r, "metric", what)
@@ -243,7 +243,7 @@ func (p *parser) v1Prefix(addr string, s *yaml.Node, what string) (netip.Prefix,
 	}
 	a, err := netip.ParseAddr(addr)
 	if err != nil {
-		p.bad(s.Line, "%s: address %s is not an IP address", what, quoteShort(addr))
+		p.bad(s.Line, "%s: address %s is not an IP address", what, netval.Quote(addr))
 		return netip.Prefix{}, false
 	}
 	mask, mn := p.str(s, "netmask", what)
@@ -258,7 +258,7 @@ func (p *parser) v1Prefix(addr string, s *yaml.Node, what string) (netip.Prefix,
 	}
 	bits, ok := MaskBits(mask)
 	if !ok || bits > a.BitLen() {
-		p.bad(mn.Line, "%s: netmask %s is not a netmask", what, quoteShort(mask))
+		p.bad(mn.Line, "%s: netmask %s is not a netmask", what, netval.Quote(mask))
 		return netip.Prefix{}, false
 	}
 	return netip.PrefixFrom(a, bits), true
@@ -268,7 +268,7 @@ func (p *parser) mac(n *yaml.Node, what string) net.HardwareAddr {
 	s, _ := scalar(n)
 	m, err := net.ParseMAC(s)
 	if err != nil {
-		p.bad(n.Line, "%s %s is not a MAC address", what, quoteShort(s))
+		p.bad(n.Line, "%s %s is not a MAC address", what, netval.Quote(s))
 		return nil
 	}
 	return m

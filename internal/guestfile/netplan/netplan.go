@@ -18,6 +18,8 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/netval"
 )
 
 // Device kinds: the sections of "network" that define devices.
@@ -56,11 +58,11 @@ type Device struct {
 	Match          *Match
 	SetName        *string
 
-	Addresses          []Prefix
-	Gateway4, Gateway6 *Addr
+	Addresses          []netval.Prefix
+	Gateway4, Gateway6 *netval.Addr
 	Routes             []Route
-	Nameservers        []Addr
-	Search             []String
+	Nameservers        []netval.Addr
+	Search             []netval.String
 	MTU                int // 0: unset
 	MTUAt              string
 	VLANID             *int
@@ -78,31 +80,11 @@ type Match struct {
 	Drivers []string
 }
 
-// Prefix is an address with its prefix length and place.
-type Prefix struct {
-	Prefix netip.Prefix
-	At     string
-}
-
-// Addr is an IP address and its place; Metric is a default route's
-// metric as written, "" for the default.
-type Addr struct {
-	Addr   netip.Addr
-	At     string
-	Metric string
-}
-
-// String is a string value (a search domain) and its place.
-type String struct {
-	Value string
-	At    string
-}
-
 // Route is one entry of routes:. Via is nil when the route has none or
 // it is not an address.
 type Route struct {
 	To, Table, Metric string
-	Via               *Addr
+	Via               *netval.Addr
 	At                string
 }
 
@@ -143,7 +125,7 @@ func IsGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
 
 // Parse parses one netplan file. It must hold a "network" mapping, as
 // netplan requires.
-func Parse(name string, b []byte) (File, []Problem) {
+func Parse(name string, b []byte) (File, []netval.Problem) {
 	f := File{Name: name}
 	p := &parser{file: name}
 	top := p.document(b)
@@ -208,7 +190,7 @@ func (p *parser) device(n *yaml.Node, d *Device) {
 	if s, v := p.str(n, "dhcp-identifier", what); v != nil {
 		d.DHCPIdentifier, d.DHCPIDAt = &s, p.at(v)
 		if s != "mac" && s != "duid" {
-			p.bad(v.Line, "%s: dhcp-identifier must be mac or duid, not %s", what, quoteShort(s))
+			p.bad(v.Line, "%s: dhcp-identifier must be mac or duid, not %s", what, netval.Quote(s))
 		}
 	}
 	if m := mapGet(n, "match"); m != nil {
@@ -238,10 +220,10 @@ func (p *parser) device(n *yaml.Node, d *Device) {
 		s, _ := scalar(key)
 		pr, err := netip.ParsePrefix(s)
 		if err != nil {
-			p.bad(a.Line, "%s: address %s is not an address with a prefix length", what, quoteShort(s))
+			p.bad(a.Line, "%s: address %s is not an address with a prefix length", what, netval.Quote(s))
 			continue
 		}
-		d.Addresses = append(d.Addresses, Prefix{Prefix: pr, At: p.at(a)})
+		d.Addresses = append(d.Addresses, netval.Prefix{Prefix: pr, At: p.at(a)})
 	}
 	for _, key := range []string{"gateway4", "gateway6"} {
 		if v := mapGet(n, key); v != nil {
@@ -281,7 +263,7 @@ func (p *parser) device(n *yaml.Node, d *Device) {
 				}
 			}
 			for _, s := range p.list(mapGet(ns, "search"), what+" nameservers search") {
-				d.Search = append(d.Search, String{Value: s.Value, At: p.at(s)})
+				d.Search = append(d.Search, netval.String{Value: s.Value, At: p.at(s)})
 			}
 		}
 	}
@@ -324,14 +306,14 @@ func (p *parser) match(m *yaml.Node, what string) *Match {
 	return &out
 }
 
-func (p *parser) addr(n *yaml.Node, what string) (Addr, bool) {
+func (p *parser) addr(n *yaml.Node, what string) (netval.Addr, bool) {
 	s, _ := scalar(n)
 	a, err := netip.ParseAddr(s)
 	if err != nil {
-		p.bad(n.Line, "%s %s is not an IP address", what, quoteShort(s))
-		return Addr{}, false
+		p.bad(n.Line, "%s %s is not an IP address", what, netval.Quote(s))
+		return netval.Addr{}, false
 	}
-	return Addr{Addr: a.Unmap(), At: p.at(n)}, true
+	return netval.Addr{Addr: a.Unmap(), At: p.at(n)}, true
 }
 
 // Merged is the configuration netplan applies from all its files.

@@ -10,36 +10,21 @@ import (
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/netval"
 )
-
-// Problem is one defect of a file, located by file and line.
-type Problem struct {
-	File string
-	Line int // 1-based; 0 when it concerns the whole file
-	Msg  string
-}
-
-// String renders the problem as "file:line: message".
-func (p Problem) String() string {
-	if p.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg)
-	}
-	return p.File + ": " + p.Msg
-}
 
 // parser collects the problems of one file.
 type parser struct {
 	file  string
-	probs []Problem
+	probs []netval.Problem
 }
 
 func (p *parser) bad(line int, format string, a ...any) {
-	p.probs = append(p.probs, Problem{File: p.file, Line: line, Msg: fmt.Sprintf(format, a...)})
+	p.probs = append(p.probs, netval.Problem{File: p.file, Line: line, Msg: fmt.Sprintf(format, a...)})
 }
 
-func (p *parser) at(n *yaml.Node) string { return loc(p.file, n.Line) }
-
-func loc(file string, line int) string { return fmt.Sprintf("%s:%d", file, line) }
+func (p *parser) at(n *yaml.Node) string { return netval.Loc(p.file, n.Line) }
 
 // document decodes b and returns its top mapping; nil with no problem for
 // an empty file or one holding only comments.
@@ -193,7 +178,7 @@ func (p *parser) boolean(m *yaml.Node, key, what string) (*bool, *yaml.Node) {
 	s, _ := scalar(v)
 	b, ok := Bool(s)
 	if !ok || v.Kind != yaml.ScalarNode {
-		p.bad(v.Line, "%s: %q must be true or false, not %s", what, key, quoteShort(s))
+		p.bad(v.Line, "%s: %q must be true or false, not %s", what, key, netval.Quote(s))
 		return nil, v
 	}
 	return &b, v
@@ -206,7 +191,7 @@ func (p *parser) integer(m *yaml.Node, key, what string, lo, hi int) (int, strin
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < lo || n > hi {
-		p.bad(v.Line, "%s: %q must be a number from %d to %d, not %s", what, key, lo, hi, quoteShort(s))
+		p.bad(v.Line, "%s: %q must be a number from %d to %d, not %s", what, key, lo, hi, netval.Quote(s))
 		return 0, ""
 	}
 	return n, p.at(v)
@@ -222,14 +207,4 @@ func Bool(s string) (bool, bool) {
 		return false, true
 	}
 	return false, false
-}
-
-// quoteShort quotes s for a message, cutting very long values so that a
-// problem stays one readable line.
-func quoteShort(s string) string {
-	const max = 60
-	if len(s) > max {
-		s = s[:max] + "..."
-	}
-	return fmt.Sprintf("%q", s)
 }

@@ -9,11 +9,12 @@
 package networkd
 
 import (
-	"fmt"
 	"net"
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/netval"
 )
 
 // Entry is one assignment of a unit file.
@@ -73,57 +74,21 @@ type Word struct {
 	Line  int
 }
 
-// Problem is one bad value, located by file and line.
-type Problem struct {
-	File string
-	Line int
-	Msg  string
-}
-
-// String renders the problem as "file:line: message".
-func (p Problem) String() string { return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg) }
-
 type problems struct {
 	file string
-	list []Problem
+	list []netval.Problem
 }
 
 func (p *problems) bad(line int, msg string) {
-	p.list = append(p.list, Problem{File: p.file, Line: line, Msg: msg})
-}
-
-// MAC is a MAC address a unit matches, with its place.
-type MAC struct {
-	MAC net.HardwareAddr
-	At  string // "file:line"
-}
-
-// Prefix is an address with its prefix length and place.
-type Prefix struct {
-	Prefix netip.Prefix
-	At     string
-}
-
-// Addr is an IP address and its place; Metric is a route's Metric= as
-// written.
-type Addr struct {
-	Addr   netip.Addr
-	At     string
-	Metric string
-}
-
-// String is a string value (a search domain) and its place.
-type String struct {
-	Value string
-	At    string
+	p.list = append(p.list, netval.Problem{File: p.file, Line: line, Msg: msg})
 }
 
 // Match is a [Match] section.
 type Match struct {
-	MACs   []MAC    // MACAddress= and PermanentMACAddress=
-	Names  []string // Name=
-	NameAt string   // the last non-empty Name=
-	Driver string   // Driver=
+	MACs   []netval.MAC // MACAddress= and PermanentMACAddress=
+	Names  []string     // Name=
+	NameAt string       // the last non-empty Name=
+	Driver string       // Driver=
 }
 
 // Network is what guestcheck reads of a .network file.
@@ -136,11 +101,11 @@ type Network struct {
 	// DUIDType= of [DHCPv4] and [DHCPv6], lower case; "" when unset.
 	ClientID             string
 	DUIDType4, DUIDType6 string
-	Addresses            []Prefix // [Network] Address= and [Address] Address=
-	Gateways             []Addr   // Gateway= and default routes of the main table
-	DNS                  []Addr
-	Domains              []String // search domains; "~domain" routes only and is left out
-	MTU                  int      // [Link] MTUBytes=
+	Addresses            []netval.Prefix // [Network] Address= and [Address] Address=
+	Gateways             []netval.Addr   // Gateway= and default routes of the main table
+	DNS                  []netval.Addr
+	Domains              []netval.String // search domains; "~domain" routes only and is left out
+	MTU                  int             // [Link] MTUBytes=
 	MTUAt                string
 	Optional             bool     // [Link] RequiredForOnline=no
 	VLANs                []string // [Network] VLAN=
@@ -167,11 +132,11 @@ func (n Network) DHCPv6() bool {
 }
 
 // ParseNetwork reads a .network unit.
-func ParseNetwork(u Unit) (Network, []Problem) {
+func ParseNetwork(u Unit) (Network, []netval.Problem) {
 	p := &problems{file: u.File}
 	n := Network{File: u.File, Match: parseMatch(u, p)}
 	if e, ok := u.last("Network", "DHCP"); ok {
-		n.DHCP, n.DHCPAt = strings.ToLower(e.Value), loc(u.File, e.Line)
+		n.DHCP, n.DHCPAt = strings.ToLower(e.Value), netval.Loc(u.File, e.Line)
 	}
 	if e, ok := u.last("DHCPv4", "ClientIdentifier"); ok {
 		n.ClientID = strings.ToLower(e.Value)
@@ -185,38 +150,38 @@ func ParseNetwork(u Unit) (Network, []Problem) {
 	for _, e := range append(u.all("Network", "Address"), u.all("Address", "Address")...) {
 		pr, err := netip.ParsePrefix(e.Value)
 		if err != nil {
-			p.bad(e.Line, "Address= "+quoteShort(e.Value)+" is not an address with a prefix length")
+			p.bad(e.Line, "Address= "+netval.Quote(e.Value)+" is not an address with a prefix length")
 			continue
 		}
-		n.Addresses = append(n.Addresses, Prefix{Prefix: pr, At: loc(u.File, e.Line)})
+		n.Addresses = append(n.Addresses, netval.Prefix{Prefix: pr, At: netval.Loc(u.File, e.Line)})
 	}
 	for _, e := range u.all("Network", "Gateway") {
 		if a, err := netip.ParseAddr(e.Value); err == nil {
-			n.Gateways = append(n.Gateways, Addr{Addr: a, At: loc(u.File, e.Line)})
+			n.Gateways = append(n.Gateways, netval.Addr{Addr: a, At: netval.Loc(u.File, e.Line)})
 		} else if e.Value != "_dhcp4" && e.Value != "_ipv6ra" {
-			p.bad(e.Line, "Gateway= "+quoteShort(e.Value)+" is not an IP address")
+			p.bad(e.Line, "Gateway= "+netval.Quote(e.Value)+" is not an IP address")
 		}
 	}
 	n.Gateways = append(n.Gateways, routeGateways(u, p)...)
 	for _, w := range u.words("Network", "DNS") {
 		a, ok := DNSAddr(w.Value)
 		if !ok {
-			p.bad(w.Line, "DNS= "+quoteShort(w.Value)+" is not an IP address")
+			p.bad(w.Line, "DNS= "+netval.Quote(w.Value)+" is not an IP address")
 			continue
 		}
-		n.DNS = append(n.DNS, Addr{Addr: a, At: loc(u.File, w.Line)})
+		n.DNS = append(n.DNS, netval.Addr{Addr: a, At: netval.Loc(u.File, w.Line)})
 	}
 	for _, w := range u.words("Network", "Domains") {
 		if !strings.HasPrefix(w.Value, "~") { // "~x" routes queries, it is no search domain
-			n.Domains = append(n.Domains, String{Value: w.Value, At: loc(u.File, w.Line)})
+			n.Domains = append(n.Domains, netval.String{Value: w.Value, At: netval.Loc(u.File, w.Line)})
 		}
 	}
 	if e, ok := u.last("Link", "MTUBytes"); ok {
 		v, err := parseBytes(e.Value)
 		if err != nil || v < 68 || v > 65535 {
-			p.bad(e.Line, "MTUBytes= "+quoteShort(e.Value)+" is not an MTU")
+			p.bad(e.Line, "MTUBytes= "+netval.Quote(e.Value)+" is not an MTU")
 		} else {
-			n.MTU, n.MTUAt = v, loc(u.File, e.Line)
+			n.MTU, n.MTUAt = v, netval.Loc(u.File, e.Line)
 		}
 	}
 	if e, ok := u.last("Link", "RequiredForOnline"); ok && strings.EqualFold(e.Value, "no") {
@@ -226,10 +191,10 @@ func ParseNetwork(u Unit) (Network, []Problem) {
 		n.VLANs = append(n.VLANs, w.Value)
 	}
 	if e, ok := u.last("Network", "Bond"); ok && e.Value != "" {
-		n.Bond, n.BondAt = e.Value, loc(u.File, e.Line)
+		n.Bond, n.BondAt = e.Value, netval.Loc(u.File, e.Line)
 	}
 	if e, ok := u.last("Network", "Bridge"); ok && e.Value != "" {
-		n.Bridge, n.BridgeAt = e.Value, loc(u.File, e.Line)
+		n.Bridge, n.BridgeAt = e.Value, netval.Loc(u.File, e.Line)
 	}
 	return n, p.list
 }
@@ -240,15 +205,15 @@ func parseMatch(u Unit, p *problems) Match {
 		for _, w := range u.words("Match", key) {
 			mac, err := net.ParseMAC(w.Value)
 			if err != nil {
-				p.bad(w.Line, "[Match] "+key+"= "+quoteShort(w.Value)+" is not a MAC address")
+				p.bad(w.Line, "[Match] "+key+"= "+netval.Quote(w.Value)+" is not a MAC address")
 				continue
 			}
-			m.MACs = append(m.MACs, MAC{MAC: mac, At: loc(u.File, w.Line)})
+			m.MACs = append(m.MACs, netval.MAC{MAC: mac, At: netval.Loc(u.File, w.Line)})
 		}
 	}
 	for _, w := range u.words("Match", "Name") {
 		m.Names = append(m.Names, w.Value)
-		m.NameAt = loc(u.File, w.Line)
+		m.NameAt = netval.Loc(u.File, w.Line)
 	}
 	if e, ok := u.last("Match", "Driver"); ok {
 		m.Driver = e.Value
@@ -259,16 +224,16 @@ func parseMatch(u Unit, p *problems) Match {
 // routeGateways returns the gateways of [Route] sections that are
 // default routes of the main table. Each [Route] section is its own
 // route: entries are grouped by the section header they follow.
-func routeGateways(u Unit, p *problems) []Addr {
-	var out []Addr
+func routeGateways(u Unit, p *problems) []netval.Addr {
+	var out []netval.Addr
 	var gw *Entry
 	dst, table, metric := "", "", ""
 	flush := func() {
 		if gw != nil && (dst == "" || isDefaultDst(dst)) && (table == "" || table == "main" || table == "254") {
 			if a, err := netip.ParseAddr(gw.Value); err == nil {
-				out = append(out, Addr{Addr: a, At: loc(u.File, gw.Line), Metric: metric})
+				out = append(out, netval.Addr{Addr: a, At: netval.Loc(u.File, gw.Line), Metric: metric})
 			} else if !strings.HasPrefix(gw.Value, "_") {
-				p.bad(gw.Line, "[Route] Gateway= "+quoteShort(gw.Value)+" is not an IP address")
+				p.bad(gw.Line, "[Route] Gateway= "+netval.Quote(gw.Value)+" is not an IP address")
 			}
 		}
 		gw, dst, table, metric = nil, "", "", ""
@@ -313,7 +278,7 @@ type Link struct {
 }
 
 // ParseLink reads a .link unit.
-func ParseLink(u Unit) (Link, []Problem) {
+func ParseLink(u Unit) (Link, []netval.Problem) {
 	p := &problems{file: u.File}
 	l := Link{File: u.File, Match: parseMatch(u, p)}
 	if e, ok := u.last("Link", "Name"); ok {
@@ -334,11 +299,11 @@ type NetDev struct {
 }
 
 // ParseNetDev reads a .netdev unit.
-func ParseNetDev(u Unit) (NetDev, []Problem) {
+func ParseNetDev(u Unit) (NetDev, []netval.Problem) {
 	p := &problems{file: u.File}
 	d := NetDev{File: u.File}
 	if e, ok := u.last("NetDev", "Name"); ok {
-		d.Name, d.NameAt = e.Value, loc(u.File, e.Line)
+		d.Name, d.NameAt = e.Value, netval.Loc(u.File, e.Line)
 	}
 	if e, ok := u.last("NetDev", "Kind"); ok {
 		d.Kind = e.Value
@@ -346,14 +311,14 @@ func ParseNetDev(u Unit) (NetDev, []Problem) {
 	if e, ok := u.last("VLAN", "Id"); ok {
 		v, err := strconv.Atoi(e.Value)
 		if err != nil || v < 0 || v > 4094 {
-			p.bad(e.Line, "[VLAN] Id= "+quoteShort(e.Value)+" is not a VLAN ID (0-4094)")
+			p.bad(e.Line, "[VLAN] Id= "+netval.Quote(e.Value)+" is not a VLAN ID (0-4094)")
 		} else {
 			d.VLANID = v
 		}
 	}
 	if e, ok := u.last("NetDev", "MTUBytes"); ok {
 		if v, err := parseBytes(e.Value); err == nil {
-			d.MTU, d.MTUAt = v, loc(u.File, e.Line)
+			d.MTU, d.MTUAt = v, netval.Loc(u.File, e.Line)
 		}
 	}
 	return d, p.list
@@ -370,10 +335,10 @@ type Conf struct {
 // them in order.
 func (c *Conf) Apply(u Unit) {
 	if e, ok := u.last("DHCPv4", "DUIDType"); ok {
-		c.DUIDType4, c.At = strings.ToLower(e.Value), loc(u.File, e.Line)
+		c.DUIDType4, c.At = strings.ToLower(e.Value), netval.Loc(u.File, e.Line)
 	}
 	if e, ok := u.last("DHCPv6", "DUIDType"); ok {
-		c.DUIDType6, c.At = strings.ToLower(e.Value), loc(u.File, e.Line)
+		c.DUIDType6, c.At = strings.ToLower(e.Value), netval.Loc(u.File, e.Line)
 	}
 }
 
@@ -417,14 +382,4 @@ func parseBytes(s string) (int, error) {
 		return 0, err
 	}
 	return n * mult, nil
-}
-
-func loc(file string, line int) string { return fmt.Sprintf("%s:%d", file, line) }
-
-// quoteShort quotes s for a message, cut to stay one readable line.
-func quoteShort(s string) string {
-	if len(s) > 60 {
-		s = s[:60] + "..."
-	}
-	return strconv.Quote(s)
 }

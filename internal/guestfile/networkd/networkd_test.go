@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/netval"
 )
 
 // unit splits test input into entries: "[Section]" lines and key=value
@@ -144,7 +146,7 @@ func FuzzParseNetwork(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		u := unit("f", s)
 		n := strings.Count(s, "\n") + 1
-		check := func(probs []Problem) {
+		check := func(probs []netval.Problem) {
 			for _, p := range probs {
 				if p.Line < 1 || p.Line > n || p.File != "f" || p.Msg == "" {
 					t.Fatalf("problem %q outside the %d-line input", p, n)

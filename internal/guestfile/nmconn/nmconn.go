@@ -17,6 +17,8 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/guestfile/networkd"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/netval"
 )
 
 // Entry is one key=value line of a keyfile, under its [group] (Section).
@@ -46,42 +48,6 @@ func (k Keyfile) get(group, key string) (Entry, bool) {
 	return e, e.Value != ""
 }
 
-// Problem is one bad value, located by file and line.
-type Problem struct {
-	File string
-	Line int
-	Msg  string
-}
-
-// String renders the problem as "file:line: message".
-func (p Problem) String() string { return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg) }
-
-// MAC is a MAC address and its place.
-type MAC struct {
-	MAC net.HardwareAddr
-	At  string
-}
-
-// Prefix is an address with its prefix length and place.
-type Prefix struct {
-	Prefix netip.Prefix
-	At     string
-}
-
-// Addr is an IP address and its place; Metric is a route's metric as
-// written.
-type Addr struct {
-	Addr   netip.Addr
-	At     string
-	Metric string
-}
-
-// String is a string value (a search domain) and its place.
-type String struct {
-	Value string
-	At    string
-}
-
 // Connection is one profile.
 type Connection struct {
 	File          string
@@ -92,7 +58,7 @@ type Connection struct {
 	InterfaceName string
 	Master        string // connection.master or .controller: a UUID or an interface name
 	MasterAt      string
-	MAC           *MAC // [ethernet] mac-address: the profile applies only to that NIC
+	MAC           *netval.MAC // [ethernet] mac-address: the profile applies only to that NIC
 	MTU           int
 	MTUAt         string
 	VLANID        int
@@ -110,10 +76,10 @@ type IP struct {
 	// ignore, link-local): the rest of the group is not read.
 	Off          bool
 	NeverDefault bool
-	Addresses    []Prefix
-	Gateway      *Addr // gateway=, else the first addressN's gateway or default routeN
-	DNS          []Addr
-	DNSSearch    []String // without "~" routing-only domains
+	Addresses    []netval.Prefix
+	Gateway      *netval.Addr // gateway=, else the first addressN's gateway or default routeN
+	DNS          []netval.Addr
+	DNSSearch    []netval.String // without "~" routing-only domains
 }
 
 // DHCPv4 reports whether the profile runs a DHCPv4 client.
@@ -136,12 +102,12 @@ func (c Connection) MachineClientID() bool {
 }
 
 // Parse reads one profile.
-func Parse(k Keyfile) (Connection, []Problem) {
-	var probs []Problem
-	bad := func(line int, msg string) { probs = append(probs, Problem{File: k.File, Line: line, Msg: msg}) }
-	c := Connection{File: k.File, ID: strings.TrimSuffix(path.Base(k.File), ".nmconnection"), IDAt: loc(k.File, 1)}
+func Parse(k Keyfile) (Connection, []netval.Problem) {
+	var probs []netval.Problem
+	bad := func(line int, msg string) { probs = append(probs, netval.Problem{File: k.File, Line: line, Msg: msg}) }
+	c := Connection{File: k.File, ID: strings.TrimSuffix(path.Base(k.File), ".nmconnection"), IDAt: netval.Loc(k.File, 1)}
 	if e, ok := k.get("connection", "id"); ok {
-		c.ID, c.IDAt = e.Value, loc(k.File, e.Line)
+		c.ID, c.IDAt = e.Value, netval.Loc(k.File, e.Line)
 	}
 	if e, ok := k.get("connection", "uuid"); ok {
 		c.UUID = e.Value
@@ -154,22 +120,22 @@ func Parse(k Keyfile) (Connection, []Problem) {
 	}
 	for _, key := range []string{"master", "controller"} {
 		if e, ok := k.get("connection", key); ok {
-			c.Master, c.MasterAt = e.Value, loc(k.File, e.Line)
+			c.Master, c.MasterAt = e.Value, netval.Loc(k.File, e.Line)
 		}
 	}
 	for _, g := range []string{"ethernet", "802-3-ethernet"} {
 		if e, ok := k.get(g, "mac-address"); ok {
 			if m, err := ParseMAC(e.Value); err == nil {
-				c.MAC = &MAC{MAC: m, At: loc(k.File, e.Line)}
+				c.MAC = &netval.MAC{MAC: m, At: netval.Loc(k.File, e.Line)}
 			} else {
-				bad(e.Line, "mac-address "+quoteShort(e.Value)+" is not a MAC address")
+				bad(e.Line, "mac-address "+netval.Quote(e.Value)+" is not a MAC address")
 			}
 		}
 		if e, ok := k.get(g, "mtu"); ok {
 			if n, err := strconv.Atoi(e.Value); err == nil && n >= 68 && n <= 65535 {
-				c.MTU, c.MTUAt = n, loc(k.File, e.Line)
+				c.MTU, c.MTUAt = n, netval.Loc(k.File, e.Line)
 			} else if n != 0 {
-				bad(e.Line, "mtu "+quoteShort(e.Value)+" is not an MTU")
+				bad(e.Line, "mtu "+netval.Quote(e.Value)+" is not an MTU")
 			}
 		}
 	}
@@ -177,9 +143,9 @@ func Parse(k Keyfile) (Connection, []Problem) {
 		if e, ok := k.get("vlan", "id"); ok {
 			n, err := strconv.Atoi(e.Value)
 			if err != nil || n < 0 || n > 4094 {
-				bad(e.Line, "vlan id "+quoteShort(e.Value)+" is not a VLAN ID (0-4094)")
+				bad(e.Line, "vlan id "+netval.Quote(e.Value)+" is not a VLAN ID (0-4094)")
 			} else {
-				c.VLANID, c.VLANAt = n, loc(k.File, e.Line)
+				c.VLANID, c.VLANAt = n, netval.Loc(k.File, e.Line)
 			}
 		}
 		if e, ok := k.get("vlan", "parent"); ok {
@@ -193,7 +159,7 @@ func Parse(k Keyfile) (Connection, []Problem) {
 
 func parseIP(k Keyfile, fam string, bad func(int, string)) IP {
 	var ip IP
-	at := func(e Entry) string { return loc(k.File, e.Line) }
+	at := func(e Entry) string { return netval.Loc(k.File, e.Line) }
 	if e, ok := k.get(fam, "method"); ok {
 		ip.Method = e.Value
 	}
@@ -218,12 +184,12 @@ func parseIP(k Keyfile, fam string, bad func(int, string)) IP {
 			}
 			p, err := netip.ParsePrefix(pfx)
 			if err != nil {
-				bad(e.Line, fam+" "+e.Key+" "+quoteShort(pfx)+" is not an address with a prefix length")
+				bad(e.Line, fam+" "+e.Key+" "+netval.Quote(pfx)+" is not an address with a prefix length")
 				continue
 			}
-			ip.Addresses = append(ip.Addresses, Prefix{Prefix: p, At: at(e)})
+			ip.Addresses = append(ip.Addresses, netval.Prefix{Prefix: p, At: at(e)})
 			if ga, err := netip.ParseAddr(strings.TrimSpace(g)); err == nil && ip.Gateway == nil {
-				ip.Gateway = &Addr{Addr: ga, At: at(e)}
+				ip.Gateway = &netval.Addr{Addr: ga, At: at(e)}
 			}
 		}
 	}
@@ -241,7 +207,7 @@ func parseIP(k Keyfile, fam string, bad func(int, string)) IP {
 			continue
 		}
 		if ga, err := netip.ParseAddr(strings.TrimSpace(parts[1])); err == nil && ip.Gateway == nil {
-			ip.Gateway = &Addr{Addr: ga, At: at(e)}
+			ip.Gateway = &netval.Addr{Addr: ga, At: at(e)}
 			if len(parts) > 2 {
 				ip.Gateway.Metric = strings.TrimSpace(parts[2])
 			}
@@ -249,9 +215,9 @@ func parseIP(k Keyfile, fam string, bad func(int, string)) IP {
 	}
 	if e, ok := k.get(fam, "gateway"); ok {
 		if ga, err := netip.ParseAddr(e.Value); err == nil {
-			ip.Gateway = &Addr{Addr: ga, At: at(e)}
+			ip.Gateway = &netval.Addr{Addr: ga, At: at(e)}
 		} else {
-			bad(e.Line, fam+" gateway "+quoteShort(e.Value)+" is not an IP address")
+			bad(e.Line, fam+" gateway "+netval.Quote(e.Value)+" is not an IP address")
 		}
 	}
 	sep := func(r rune) bool { return r == ';' || r == ',' || r == ' ' }
@@ -259,16 +225,16 @@ func parseIP(k Keyfile, fam string, bad func(int, string)) IP {
 		for _, w := range strings.FieldsFunc(e.Value, sep) {
 			a, ok := networkd.DNSAddr(w) // NetworkManager takes resolved's server syntax
 			if !ok {
-				bad(e.Line, fam+" dns "+quoteShort(w)+" is not an IP address")
+				bad(e.Line, fam+" dns "+netval.Quote(w)+" is not an IP address")
 				continue
 			}
-			ip.DNS = append(ip.DNS, Addr{Addr: a, At: at(e)})
+			ip.DNS = append(ip.DNS, netval.Addr{Addr: a, At: at(e)})
 		}
 	}
 	if e, ok := k.get(fam, "dns-search"); ok {
 		for _, w := range strings.FieldsFunc(e.Value, sep) {
 			if !strings.HasPrefix(w, "~") {
-				ip.DNSSearch = append(ip.DNSSearch, String{Value: w, At: at(e)})
+				ip.DNSSearch = append(ip.DNSSearch, netval.String{Value: w, At: at(e)})
 			}
 		}
 	}
@@ -303,14 +269,4 @@ func ParseMAC(s string) (net.HardwareAddr, error) {
 		mac[i] = byte(v)
 	}
 	return mac, nil
-}
-
-func loc(file string, line int) string { return fmt.Sprintf("%s:%d", file, line) }
-
-// quoteShort quotes s for a message, cut to stay one readable line.
-func quoteShort(s string) string {
-	if len(s) > 60 {
-		s = s[:60] + "..."
-	}
-	return strconv.Quote(s)
 }

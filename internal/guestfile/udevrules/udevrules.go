@@ -9,9 +9,9 @@ import (
 	"fmt"
 	"net"
 	"regexp"
-	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/netval"
 )
 
 // Rule is one rule: a MAC address pinned to an interface name.
@@ -21,29 +21,19 @@ type Rule struct {
 	At   string // "file:line"
 }
 
-// Problem is a line udev cannot read, located by file and line.
-type Problem struct {
-	File string
-	Line int
-	Msg  string
-}
-
-// String renders the problem as "file:line: message".
-func (p Problem) String() string { return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg) }
-
 var udevPair = regexp.MustCompile(`^\s*([A-Za-z_]+(?:\{[^}]*\})?)\s*(==|!=|\+=|-=|:=|=)\s*"([^"]*)"\s*(?:,|$)`)
 
 // Parse parses 70-persistent-net.rules. Lines that are not a
 // comma-separated list of KEY op "value" pairs are problems; rules
 // without a MAC match (ATTR{address}==) are left out.
-func Parse(name string, b []byte) ([]Rule, []Problem) {
+func Parse(name string, b []byte) ([]Rule, []netval.Problem) {
 	var out []Rule
-	var probs []Problem
-	bad := func(n int, msg string) { probs = append(probs, Problem{File: name, Line: n, Msg: msg}) }
+	var probs []netval.Problem
+	bad := func(n int, msg string) { probs = append(probs, netval.Problem{File: name, Line: n, Msg: msg}) }
 	for i, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
 		n := i + 1
 		l = strings.TrimSuffix(l, "\r")
-		if why := binaryLine(l); why != "" {
+		if why := netval.BinaryLine(l); why != "" {
 			bad(n, "line "+why)
 			continue
 		}
@@ -57,7 +47,7 @@ func Parse(name string, b []byte) ([]Rule, []Problem) {
 		for rest := t; strings.TrimSpace(rest) != ""; {
 			m := udevPair.FindStringSubmatchIndex(rest)
 			if m == nil {
-				bad(n, "expected KEY==\"value\" pairs, got "+quoteShort(strings.TrimSpace(rest)))
+				bad(n, "expected KEY==\"value\" pairs, got "+netval.Quote(strings.TrimSpace(rest)))
 				ok = false
 				break
 			}
@@ -77,7 +67,7 @@ func Parse(name string, b []byte) ([]Rule, []Problem) {
 		if err != nil {
 			// udev allows globs here; a glob binds no single NIC.
 			if !strings.ContainsAny(mac, "*?[") {
-				bad(n, "ATTR{address} "+quoteShort(mac)+" is not a MAC address")
+				bad(n, "ATTR{address} "+netval.Quote(mac)+" is not a MAC address")
 			}
 			continue
 		}
@@ -85,21 +75,4 @@ func Parse(name string, b []byte) ([]Rule, []Problem) {
 		out = append(out, r)
 	}
 	return out, probs
-}
-
-func binaryLine(l string) string {
-	if strings.IndexByte(l, 0) >= 0 {
-		return "contains a NUL byte"
-	}
-	if !utf8.ValidString(l) {
-		return "is not valid UTF-8"
-	}
-	return ""
-}
-
-func quoteShort(s string) string {
-	if len(s) > 60 {
-		s = s[:60] + "..."
-	}
-	return strconv.Quote(s)
 }
