@@ -3,6 +3,7 @@ package netcheck
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/guestfile/netplan"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
@@ -400,5 +402,44 @@ func TestNetplanMergeDifferential(t *testing.T) {
 				t.Errorf("netplan rendered:\n%s\nReadIntent read:\n%s\ninput:\n%s---\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"), in.base, in.local)
 			}
 		})
+	}
+}
+
+// TestNetplanRendererDifferential holds the renderer network-identity
+// judges by (netplan.Merge) to the one netplan generate renders with: the
+// last file's network-level renderer applies to the devices of every file,
+// a device's own renderer wins.
+func TestNetplanRendererDifferential(t *testing.T) {
+	bin := testenv.Tool(t, "netplan", "netplan.io")
+	for i, files := range []map[string]string{
+		{"10-a.yaml": "network:\n  renderer: NetworkManager\n  ethernets:\n    eth0: {dhcp4: true}\n", "20-b.yaml": "network:\n  renderer: networkd\n  ethernets:\n    eth1: {dhcp4: true}\n"},
+		{"10-a.yaml": "network:\n  renderer: networkd\n  ethernets:\n    eth0: {dhcp4: true}\n", "20-b.yaml": "network:\n  renderer: NetworkManager\n"},
+		{"10-a.yaml": "network:\n  ethernets:\n    eth0: {dhcp4: true, renderer: NetworkManager}\n    eth1: {dhcp4: true}\n"},
+		{"10-a.yaml": "network:\n  ethernets:\n    eth0: {dhcp4: true}\n", "20-b.yaml": "network:\n  ethernets:\n    eth0: {renderer: NetworkManager}\n"},
+	} {
+		dir, err := netplanGenerateFiles(t, bin, files)
+		if err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		var parsed []netplan.File
+		for _, name := range slices.Sorted(maps.Keys(files)) {
+			f, probs := netplan.Parse(name, []byte(files[name]))
+			if len(probs) > 0 {
+				t.Fatalf("case %d: %v", i, probs)
+			}
+			parsed = append(parsed, f)
+		}
+		m := netplan.Merge(parsed)
+		for _, d := range m.Devices {
+			r := m.Renderer
+			if d.Renderer != nil {
+				r = *d.Renderer
+			}
+			_, nd := os.Stat(filepath.Join(dir, "run/systemd/network/10-netplan-"+d.ID+".network"))
+			_, nm := os.Stat(filepath.Join(dir, "run/NetworkManager/system-connections/netplan-"+d.ID+".nmconnection"))
+			if got := map[bool]string{true: "networkd", false: "NetworkManager"}[nd == nil]; got != r || (nd == nil) == (nm == nil) {
+				t.Errorf("case %d: %s: we say renderer %s, netplan rendered it for %s", i, d.ID, r, got)
+			}
+		}
 	}
 }
