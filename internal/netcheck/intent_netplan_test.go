@@ -443,3 +443,28 @@ func TestNetplanRendererDifferential(t *testing.T) {
 		}
 	}
 }
+
+// TestNetplanRefusalsAgree holds netplan.Parse's problems to netplan: each
+// of these files is refused by `netplan generate`, and both checks read
+// them through netplan.Parse, which must report a problem. On main,
+// network-identity took a device without a mapping as a device, and
+// network-config accepted a file without "network:", any dhcp-identifier
+// and any via of a route that was not a default one.
+func TestNetplanRefusalsAgree(t *testing.T) {
+	bin := testenv.Tool(t, "netplan", "netplan.io")
+	for _, y := range []string{
+		"network:\n  ethernets:\n    eth0:\n",
+		"ethernets:\n  eth0: {dhcp4: true}\n",
+		"network:\n  ethernets:\n    eth0: {dhcp4: true, dhcp-identifier: uuid}\n",
+		"network:\n  ethernets:\n    eth0: {routes: [{to: 198.51.100.0/24, via: nope}]}\n",
+		"network:\n  wifis: 3\n",
+		"network:\n  ethernets:\n    eth0: {dhcp4: maybe}\n",
+	} {
+		if _, probs := netplan.Parse("a.yaml", []byte(y)); len(probs) == 0 {
+			t.Errorf("no problem found in\n%s", y)
+		}
+		if _, err := netplanGenerate(t, bin, y); err == nil {
+			t.Errorf("netplan accepts\n%s", y)
+		}
+	}
+}
