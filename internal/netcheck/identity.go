@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/guestfile/netplan"
+	"github.com/guestcheck/guestcheck/internal/guestfile/networkd"
 )
 
 // Finding codes of the network-identity check, in groups. Each group is a section
@@ -155,9 +157,9 @@ func JudgeDHCPIdentity(c NetworkConfig) []check.Finding {
 	var fs []check.Finding
 	conf := c.NetworkdConf
 	checked := 0
-	renderer, devs := MergeNetplan(c.Netplan)
-	for _, d := range devs {
-		r := renderer
+	merged := netplan.Merge(c.Netplan)
+	for _, d := range merged.Devices {
+		r := merged.Renderer
 		if d.Renderer != nil {
 			r = *d.Renderer
 		}
@@ -174,12 +176,12 @@ func JudgeDHCPIdentity(c NetworkConfig) []check.Finding {
 		if conf.At != "" {
 			det["networkd_conf"] = fmt.Sprintf("DUIDType v4=%q v6=%q (%s)", conf.DUIDType4, conf.DUIDType6, conf.At)
 		}
-		if v4 && (d.DHCPIdentifier == nil || *d.DHCPIdentifier != "mac") && !macDUID(conf.DUIDType4) {
+		if v4 && (d.DHCPIdentifier == nil || *d.DHCPIdentifier != "mac") && !networkd.MACDUID(conf.DUIDType4) {
 			fs = append(fs, check.New(check.Warn, CodeIDDHCPClientID,
 				fmt.Sprintf("netplan %s %s (%s) uses DHCP without `dhcp-identifier: mac`", d.Kind, d.ID, d.DHCPAt), det,
 				fmt.Sprintf("Add `dhcp-identifier: mac` to %s in the cloud-init network-config or netplan file, so a restored or cloned VM does not get the original's DHCP lease", d.ID)))
 		}
-		if v6 && !macDUID(conf.DUIDType6) {
+		if v6 && !networkd.MACDUID(conf.DUIDType6) {
 			fs = append(fs, check.New(check.Warn, CodeIDDHCPClientID,
 				fmt.Sprintf("netplan %s %s (%s) uses DHCPv6 with a DUID derived from /etc/machine-id", d.Kind, d.ID, d.DHCPAt), det,
 				"Set `DUIDType=link-layer` under [DHCPv6] in /etc/systemd/networkd.conf, or make sure every clone gets a new machine-id"))
@@ -193,12 +195,12 @@ func JudgeDHCPIdentity(c NetworkConfig) []check.Finding {
 		duid4, duid6 := firstNonEmpty(u.DUIDType4, conf.DUIDType4), firstNonEmpty(u.DUIDType6, conf.DUIDType6)
 		det := map[string]string{"file": u.File, "dhcp_at": u.DHCPAt, "client_identifier": firstNonEmpty(u.ClientID, "duid (default)"),
 			"duid_type_v4": firstNonEmpty(duid4, "vendor (default)"), "duid_type_v6": firstNonEmpty(duid6, "vendor (default)")}
-		if u.DHCPv4() && u.ClientID != "mac" && !macDUID(duid4) {
+		if u.DHCPv4() && u.ClientID != "mac" && !networkd.MACDUID(duid4) {
 			fs = append(fs, check.New(check.Warn, CodeIDDHCPClientID,
 				fmt.Sprintf("%s runs DHCPv4 with a client identifier derived from /etc/machine-id", u.DHCPAt), det,
 				"Set `ClientIdentifier=mac` under [DHCPv4] in "+u.File+" (or `DUIDType=link-layer` in networkd.conf)"))
 		}
-		if u.DHCPv6() && !macDUID(duid6) {
+		if u.DHCPv6() && !networkd.MACDUID(duid6) {
 			fs = append(fs, check.New(check.Warn, CodeIDDHCPClientID,
 				fmt.Sprintf("%s runs DHCPv6 with a DUID derived from /etc/machine-id", u.DHCPAt), det,
 				"Set `DUIDType=link-layer` under [DHCPv6] in "+u.File+" or in networkd.conf"))
@@ -209,10 +211,10 @@ func JudgeDHCPIdentity(c NetworkConfig) []check.Finding {
 			continue
 		}
 		checked++
-		if nm.machineClientID() {
+		if nm.MachineClientID() {
 			fs = append(fs, check.New(check.Warn, CodeIDDHCPClientID,
-				fmt.Sprintf("NetworkManager profile %q uses dhcp-client-id=%s, which a clone shares (%s)", nm.ID, nm.DHCPClientID, nm.DHCPClientAt),
-				map[string]string{"file": nm.File, "dhcp_client_id": nm.DHCPClientID},
+				fmt.Sprintf("NetworkManager profile %q uses dhcp-client-id=%s, which a clone shares (%s)", nm.ID, nm.IPv4.DHCPClientID, nm.IPv4.DHCPClientAt),
+				map[string]string{"file": nm.File, "dhcp_client_id": nm.IPv4.DHCPClientID},
 				fmt.Sprintf("Use the MAC address instead: `nmcli connection modify %q ipv4.dhcp-client-id mac`", nm.ID)))
 		}
 	}

@@ -2,10 +2,11 @@ package netcheck
 
 import (
 	"net"
-	"net/netip"
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/netval"
 )
 
 // Intent is the network configuration a guest was given, in one shape for
@@ -65,25 +66,17 @@ type IntentIface struct {
 	Optional    bool // netplan optional / ifupdown allow-hotplug: not required at boot
 }
 
-// DeclPrefix is a declared address with its prefix length and place.
-type DeclPrefix struct {
-	Prefix netip.Prefix
-	At     string
-}
-
-// DeclAddr is a declared IP address (gateway, nameserver) and its place.
-type DeclAddr struct {
-	Addr netip.Addr
-	At   string
-	// Metric is a default route's declared metric, "" for the default.
-	Metric string
-}
-
-// DeclString is a declared string (a search domain) and its place.
-type DeclString struct {
-	Value string
-	At    string
-}
+// Declared values carry the place they were declared at; the format
+// readers under internal/guestfile return them.
+type (
+	// DeclPrefix is a declared address with its prefix length.
+	DeclPrefix = netval.Prefix
+	// DeclAddr is a declared IP address (gateway, nameserver); Metric is a
+	// default route's declared metric, "" for the default.
+	DeclAddr = netval.Addr
+	// DeclString is a declared string (a search domain).
+	DeclString = netval.String
+)
 
 // Label names the interface for messages: "eth0", or "eth0 (netplan ID
 // lan)" when the name to expect differs from the configuration's ID.

@@ -6,6 +6,10 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/eni"
+	"github.com/guestcheck/guestcheck/internal/guestfile/ifcfg"
+	"github.com/guestcheck/guestcheck/internal/guestfile/nmconn"
 )
 
 // NMIntent turns parsed NetworkManager keyfiles into declared
@@ -14,171 +18,46 @@ import (
 // resolved to the referenced profile's ID.
 func NMIntent(files []INI) ([]IntentIface, []Problem) {
 	var probs []Problem
-	bad := func(f INI, line int, msg string) { probs = append(probs, Problem{File: f.File, Line: line, Msg: msg}) }
-	get := func(f INI, sec, key string) (INIEntry, bool) {
-		e, ok := f.Get(sec, key)
-		return e, ok && e.Value != ""
-	}
 	byRef := map[string]string{} // uuid or interface-name -> profile ID
 	var out []IntentIface
-	type link struct{ master INIEntry }
-	var refs []link
+	var masters []nmconn.Connection
 	for _, f := range files {
-		d := IntentIface{Kind: KindEthernet, At: loc(f.File, 1)}
-		d.ID = strings.TrimSuffix(path.Base(f.File), ".nmconnection")
-		if e, ok := get(f, "connection", "id"); ok {
-			d.ID, d.At = e.Value, loc(f.File, e.Line)
+		c, p := nmconn.Parse(keyfileOf(f))
+		probs = append(probs, fromParser(p)...)
+		if c.InterfaceName != "" {
+			byRef[c.InterfaceName] = c.ID
 		}
-		if e, ok := get(f, "connection", "interface-name"); ok {
-			d.Name = e.Value
-			byRef[e.Value] = d.ID
+		if c.UUID != "" {
+			byRef[strings.ToLower(c.UUID)] = c.ID
 		}
-		if e, ok := get(f, "connection", "uuid"); ok {
-			byRef[strings.ToLower(e.Value)] = d.ID
+		d := IntentIface{ID: c.ID, At: c.IDAt, Name: c.InterfaceName, MTU: c.MTU, MTUAt: c.MTUAt,
+			DHCP4: c.DHCPv4() && !c.IPv4.Off, DHCP6: c.DHCPv6()}
+		switch c.Type {
+		case "vlan":
+			d.Kind, d.VLANID, d.VLANAt, d.VLANLink = KindVLAN, c.VLANID, c.VLANAt, c.VLANParent
+		case "bond":
+			d.Kind, d.Members = KindBond, []string{}
+		case "bridge":
+			d.Kind, d.Members = KindBridge, []string{}
+		case "ethernet", "802-3-ethernet", "":
+			d.Kind = KindEthernet
+		default:
+			continue // wifi, loopback, tunnels: not judged
 		}
-		if e, ok := get(f, "connection", "type"); ok {
-			switch e.Value {
-			case "vlan":
-				d.Kind = KindVLAN
-			case "bond":
-				d.Kind = KindBond
-			case "bridge":
-				d.Kind = KindBridge
-			case "ethernet", "802-3-ethernet":
-			default:
-				continue // wifi, loopback, tunnels: not judged
-			}
+		if c.MAC != nil {
+			d.MatchMAC = c.MAC.MAC
 		}
-		for _, sec := range []string{"ethernet", "802-3-ethernet"} {
-			if e, ok := get(f, sec, "mac-address"); ok {
-				if m, err := parseNMMAC(e.Value); err == nil {
-					d.MatchMAC = m
-				} else {
-					bad(f, e.Line, "mac-address "+quoteShort(e.Value)+" is not a MAC address")
-				}
+		for _, ip := range []nmconn.IP{c.IPv4, c.IPv6} {
+			d.Addresses = append(d.Addresses, ip.Addresses...)
+			if ip.Gateway != nil && !ip.NeverDefault {
+				d.Gateways = append(d.Gateways, *ip.Gateway)
 			}
-			if e, ok := get(f, sec, "mtu"); ok {
-				if n, err := strconv.Atoi(e.Value); err == nil && n >= 68 && n <= 65535 {
-					d.MTU, d.MTUAt = n, loc(f.File, e.Line)
-				} else if n != 0 {
-					bad(f, e.Line, "mtu "+quoteShort(e.Value)+" is not an MTU")
-				}
-			}
-		}
-		if d.Kind == KindVLAN {
-			if e, ok := get(f, "vlan", "id"); ok {
-				n, err := strconv.Atoi(e.Value)
-				if err != nil || n < 0 || n > 4094 {
-					bad(f, e.Line, "vlan id "+quoteShort(e.Value)+" is not a VLAN ID (0-4094)")
-				} else {
-					d.VLANID, d.VLANAt = n, loc(f.File, e.Line)
-				}
-			}
-			if e, ok := get(f, "vlan", "parent"); ok {
-				d.VLANLink = e.Value
-			}
-		}
-		if d.Kind == KindBond || d.Kind == KindBridge {
-			d.Members = []string{}
-		}
-		for _, fam := range []string{"ipv4", "ipv6"} {
-			method := ""
-			if e, ok := get(f, fam, "method"); ok {
-				method = e.Value
-			}
-			if method == "disabled" || method == "ignore" || method == "link-local" {
-				continue
-			}
-			if fam == "ipv4" && (method == "" || method == "auto") {
-				d.DHCP4 = true
-			}
-			// "auto" runs DHCPv6 as router advertisements direct; netplan
-			// renders dhcp6: true that way.
-			if fam == "ipv6" && (method == "dhcp" || method == "auto") {
-				d.DHCP6 = true
-			}
-			never := false
-			if e, ok := get(f, fam, "never-default"); ok {
-				never, _ = netplanBool(e.Value)
-			}
-			var gw *DeclAddr
-			for _, e := range f.Entries {
-				if e.Section != fam || !(e.Key == "addresses" || strings.HasPrefix(e.Key, "address")) {
-					continue
-				}
-				for _, a := range strings.Split(strings.TrimSuffix(e.Value, ";"), ";") {
-					pfx, g, _ := strings.Cut(a, ",")
-					if pfx = strings.TrimSpace(pfx); pfx == "" {
-						continue
-					}
-					p, err := netip.ParsePrefix(pfx)
-					if err != nil {
-						bad(f, e.Line, fam+" "+e.Key+" "+quoteShort(pfx)+" is not an address with a prefix length")
-						continue
-					}
-					d.Addresses = append(d.Addresses, DeclPrefix{Prefix: p, At: loc(f.File, e.Line)})
-					if ga, err := netip.ParseAddr(strings.TrimSpace(g)); err == nil && gw == nil {
-						gw = &DeclAddr{Addr: ga, At: loc(f.File, e.Line)}
-					}
-				}
-			}
-			// routeN=0.0.0.0/0,GATEWAY[,METRIC]: a default route (netplan
-			// renders default routes this way).
-			for _, e := range f.Entries {
-				if e.Section != fam || !strings.HasPrefix(e.Key, "route") || strings.Contains(e.Key, "_") {
-					continue
-				}
-				if _, err := strconv.Atoi(strings.TrimPrefix(e.Key, "route")); err != nil {
-					continue
-				}
-				parts := strings.Split(e.Value, ",")
-				if len(parts) < 2 || !isDefaultDst(strings.TrimSpace(parts[0])) {
-					continue
-				}
-				if ga, err := netip.ParseAddr(strings.TrimSpace(parts[1])); err == nil && gw == nil {
-					gw = &DeclAddr{Addr: ga, At: loc(f.File, e.Line)}
-					if len(parts) > 2 {
-						gw.Metric = strings.TrimSpace(parts[2])
-					}
-				}
-			}
-			if e, ok := get(f, fam, "gateway"); ok {
-				if ga, err := netip.ParseAddr(e.Value); err == nil {
-					gw = &DeclAddr{Addr: ga, At: loc(f.File, e.Line)}
-				} else {
-					bad(f, e.Line, fam+" gateway "+quoteShort(e.Value)+" is not an IP address")
-				}
-			}
-			if gw != nil && !never {
-				d.Gateways = append(d.Gateways, *gw)
-			}
-			if e, ok := get(f, fam, "dns"); ok {
-				for _, w := range strings.FieldsFunc(e.Value, func(r rune) bool { return r == ';' || r == ',' || r == ' ' }) {
-					a, ok := networkdDNSAddr(w)
-					if !ok {
-						bad(f, e.Line, fam+" dns "+quoteShort(w)+" is not an IP address")
-						continue
-					}
-					d.Nameservers = append(d.Nameservers, DeclAddr{Addr: a, At: loc(f.File, e.Line)})
-				}
-			}
-			if e, ok := get(f, fam, "dns-search"); ok {
-				for _, w := range strings.FieldsFunc(e.Value, func(r rune) bool { return r == ';' || r == ',' || r == ' ' }) {
-					if !strings.HasPrefix(w, "~") {
-						d.Search = append(d.Search, DeclString{Value: w, At: loc(f.File, e.Line)})
-					}
-				}
-			}
+			d.Nameservers = append(d.Nameservers, ip.DNS...)
+			d.Search = append(d.Search, ip.DNSSearch...)
 		}
 		// netplan and cloud-init repeat dns-search in [ipv4] and [ipv6].
 		d.Search = uniqueStrings(d.Search)
-		var l link
-		for _, k := range []string{"master", "controller"} {
-			if e, ok := get(f, "connection", k); ok {
-				l.master = e
-			}
-		}
-		refs = append(refs, l)
+		masters = append(masters, c)
 		out = append(out, d)
 	}
 	resolve := func(r string) string {
@@ -194,13 +73,13 @@ func NMIntent(files []INI) ([]IntentIface, []Problem) {
 		if out[i].Kind == KindVLAN && out[i].VLANLink != "" {
 			out[i].VLANLink = resolve(out[i].VLANLink)
 		}
-		if m := refs[i].master; m.Value != "" {
-			mid := resolve(m.Value)
+		if m := masters[i]; m.Master != "" {
+			mid := resolve(m.Master)
 			for j := range out {
 				if out[j].ID == mid && (out[j].Kind == KindBond || out[j].Kind == KindBridge) {
 					out[j].Members = append(out[j].Members, out[i].ID)
 					if out[j].MembersAt == "" {
-						out[j].MembersAt = loc(files[i].File, m.Line)
+						out[j].MembersAt = m.MasterAt
 					}
 				}
 			}
@@ -209,95 +88,10 @@ func NMIntent(files []INI) ([]IntentIface, []Problem) {
 	return out, probs
 }
 
-// ENIStanza is one "iface" stanza of an ifupdown interfaces(5) file.
-type ENIStanza struct {
-	Name, Family, Method string
-	At                   string
-	Options              []INIEntry // Key and Value of each option line
-}
-
-// ENI is a parsed interfaces(5) file.
-type ENI struct {
-	File     string
-	Stanzas  []ENIStanza
-	Auto     []string // auto and allow-auto
-	Hotplug  []string // allow-hotplug
-	Sources  []string // "source" patterns, relative to /etc/network when not absolute
-	SrcDirs  []string // "source-directory" directories
-	Mappings []string // interfaces with a "mapping" stanza (not judged)
-}
-
-// ParseENI parses an ifupdown interfaces(5) file. Unknown stanzas and
-// option lines before any stanza are problems; "\" continues a line.
-func ParseENI(name string, b []byte) (ENI, []Problem) {
-	f := ENI{File: name}
-	var probs []Problem
-	bad := func(n int, msg string) { probs = append(probs, Problem{File: name, Line: n, Msg: msg}) }
-	ls := lines(b)
-	var cur *ENIStanza
-	inMapping := false
-	for i := 0; i < len(ls); i++ {
-		n := i + 1
-		if why := binaryLine(ls[i]); why != "" {
-			bad(n, "line "+why)
-			continue
-		}
-		t := strings.TrimSpace(ls[i])
-		for strings.HasSuffix(t, "\\") && i+1 < len(ls) {
-			i++
-			t = strings.TrimSuffix(t, "\\") + " " + strings.TrimSpace(ls[i])
-		}
-		if t == "" || t[0] == '#' {
-			continue
-		}
-		w := strings.Fields(t)
-		switch w[0] {
-		case "iface":
-			inMapping = false
-			if len(w) < 4 {
-				bad(n, "iface needs a name, an address family and a method: "+quoteShort(t))
-				cur = nil
-				continue
-			}
-			f.Stanzas = append(f.Stanzas, ENIStanza{Name: w[1], Family: w[2], Method: w[3], At: loc(name, n)})
-			cur = &f.Stanzas[len(f.Stanzas)-1]
-		case "auto", "allow-auto":
-			inMapping, cur = false, nil
-			f.Auto = append(f.Auto, w[1:]...)
-		case "allow-hotplug":
-			inMapping, cur = false, nil
-			f.Hotplug = append(f.Hotplug, w[1:]...)
-		case "source":
-			inMapping, cur = false, nil
-			f.Sources = append(f.Sources, w[1:]...)
-		case "source-directory":
-			inMapping, cur = false, nil
-			f.SrcDirs = append(f.SrcDirs, w[1:]...)
-		case "mapping":
-			inMapping, cur = true, nil
-			f.Mappings = append(f.Mappings, w[1:]...)
-		default:
-			if strings.HasPrefix(w[0], "allow-") {
-				inMapping, cur = false, nil
-				continue
-			}
-			if inMapping {
-				continue // script, map lines
-			}
-			if cur == nil {
-				bad(n, "option "+quoteShort(w[0])+" outside any iface stanza")
-				continue
-			}
-			cur.Options = append(cur.Options, INIEntry{Key: w[0], Value: strings.Join(w[1:], " "), Line: n})
-		}
-	}
-	return f, probs
-}
-
 // ENIIntent turns parsed interfaces(5) files into declared interfaces.
 // "inet" and "inet6" stanzas of one name are one interface; loopback is
 // left out.
-func ENIIntent(files []ENI) ([]IntentIface, []Problem) {
+func ENIIntent(files []eni.File) ([]IntentIface, []Problem) {
 	var probs []Problem
 	var out []IntentIface
 	idx := map[string]int{}
@@ -308,7 +102,7 @@ func ENIIntent(files []ENI) ([]IntentIface, []Problem) {
 		}
 	}
 	for _, f := range files {
-		bad := func(line int, msg string) { probs = append(probs, Problem{File: f.File, Line: line, Msg: msg}) }
+		bad := func(line int, msg string) { probs = append(probs, Problem{File: f.Name, Line: line, Msg: msg}) }
 		for _, s := range f.Stanzas {
 			if s.Method == "loopback" || s.Name == "lo" {
 				continue
@@ -332,9 +126,9 @@ func ENIIntent(files []ENI) ([]IntentIface, []Problem) {
 					d.DHCP4 = true
 				}
 			}
-			var addr, mask INIEntry
+			var addr, mask eni.Option
 			for _, o := range s.Options {
-				at := loc(f.File, o.Line)
+				at := loc(f.Name, o.Line)
 				switch o.Key {
 				case "address":
 					addr = o
@@ -394,9 +188,9 @@ func ENIIntent(files []ENI) ([]IntentIface, []Problem) {
 				}
 			}
 			if addr.Value != "" {
-				p, ok := eniPrefix(addr.Value, mask.Value, s.Family)
+				p, ok := eni.Prefix(addr.Value, mask.Value, s.Family)
 				if ok {
-					d.Addresses = append(d.Addresses, DeclPrefix{Prefix: p, At: loc(f.File, addr.Line)})
+					d.Addresses = append(d.Addresses, DeclPrefix{Prefix: p, At: loc(f.Name, addr.Line)})
 				} else {
 					bad(addr.Line, "address "+quoteShort(addr.Value)+" with netmask "+quoteShort(mask.Value)+" is not an address with a prefix length")
 				}
@@ -421,157 +215,43 @@ func ENIIntent(files []ENI) ([]IntentIface, []Problem) {
 	return out, probs
 }
 
-func eniPrefix(addr, mask, family string) (netip.Prefix, bool) {
-	if p, err := netip.ParsePrefix(addr); err == nil {
-		return p, true
-	}
-	a, err := netip.ParseAddr(addr)
-	if err != nil {
-		return netip.Prefix{}, false
-	}
-	if mask == "" {
-		if family == "inet6" {
-			return netip.PrefixFrom(a, 128), true
-		}
-		return netip.PrefixFrom(a, 32), true
-	}
-	bits, ok := maskBits(mask)
-	if !ok || bits > a.BitLen() {
-		return netip.Prefix{}, false
-	}
-	return netip.PrefixFrom(a, bits), true
-}
-
 // IfcfgIntent turns one parsed ifcfg file (parseIfcfg) into a declared
 // interface; ok is false for files that declare none (loopback, aliases).
 func IfcfgIntent(file string, vars map[string]IfcfgVar) (IntentIface, []Problem, bool) {
-	var probs []Problem
-	bad := func(v IfcfgVar, msg string) { probs = append(probs, Problem{File: file, Line: v.Line, Msg: msg}) }
-	val := func(k string) (IfcfgVar, bool) { v, ok := vars[k]; return v, ok && v.Value != "" }
-	name := strings.TrimPrefix(path.Base(file), "ifcfg-")
-	if strings.Contains(name, ":") || name == "lo" {
-		return IntentIface{}, nil, false
+	i, probs, ok := ifcfgOf(file, vars)
+	return ifcfgIntent(i), probs, ok
+}
+
+// ifcfgOf hands the variables of an ifcfg file to the ifcfg reader.
+func ifcfgOf(file string, vars map[string]IfcfgVar) (ifcfg.Iface, []Problem, bool) {
+	vs := make(map[string]ifcfg.Var, len(vars))
+	for k, v := range vars {
+		vs[k] = ifcfg.Var(v)
 	}
-	d := IntentIface{ID: name, Name: name, Kind: KindEthernet, At: loc(file, 1)}
-	if v, ok := val("DEVICE"); ok {
-		d.Name, d.At = v.Value, loc(file, v.Line)
+	i, probs, ok := ifcfg.Parse(file, vs)
+	return i, fromParser(probs), ok
+}
+
+func ifcfgIntent(i ifcfg.Iface) IntentIface {
+	id := strings.TrimPrefix(path.Base(i.File), "ifcfg-")
+	d := IntentIface{ID: id, Name: i.Name, Kind: KindEthernet, At: i.At, DHCP4: i.DHCP4, DHCP6: i.DHCP6,
+		Addresses:   i.Addresses,
+		Gateways:    i.Gateways,
+		Nameservers: i.DNS,
+		Search:      i.Domains,
+		MTU:         i.MTU, MTUAt: i.MTUAt}
+	if i.MAC != nil {
+		d.MatchMAC = i.MAC.MAC
 	}
-	yes := func(k string) bool {
-		v, ok := val(k)
-		b, _ := netplanBool(v.Value)
-		return ok && b
+	switch i.Type {
+	case "vlan":
+		d.Kind, d.VLANID, d.VLANAt, d.VLANLink = KindVLAN, i.VLANID, i.VLANAt, i.PhysDev
+	case "bond":
+		d.Kind, d.Members = KindBond, []string{}
+	case "bridge":
+		d.Kind, d.Members = KindBridge, []string{}
 	}
-	if v, ok := val("HWADDR"); ok {
-		if m, err := net.ParseMAC(v.Value); err == nil {
-			d.MatchMAC = m
-		} else {
-			bad(v, "HWADDR "+quoteShort(v.Value)+" is not a MAC address")
-		}
-	}
-	if v, ok := val("TYPE"); ok {
-		switch strings.ToLower(v.Value) {
-		case "bond":
-			d.Kind = KindBond
-		case "bridge":
-			d.Kind = KindBridge
-		case "vlan":
-			d.Kind = KindVLAN
-		}
-	}
-	if yes("VLAN") {
-		d.Kind = KindVLAN
-	}
-	if d.Kind == KindVLAN {
-		if v, ok := val("PHYSDEV"); ok {
-			d.VLANLink = v.Value
-		}
-		if v, ok := val("VLAN_ID"); ok {
-			if n, err := strconv.Atoi(v.Value); err == nil && n <= 4094 {
-				d.VLANID, d.VLANAt = n, loc(file, v.Line)
-			} else {
-				bad(v, "VLAN_ID "+quoteShort(v.Value)+" is not a VLAN ID (0-4094)")
-			}
-		} else if base, id, ok := strings.Cut(d.Name, "."); ok {
-			if n, err := strconv.Atoi(id); err == nil && n <= 4094 {
-				d.VLANID, d.VLANAt = n, d.At
-				if d.VLANLink == "" {
-					d.VLANLink = base
-				}
-			}
-		}
-	}
-	if d.Kind == KindBond || d.Kind == KindBridge {
-		d.Members = []string{}
-	}
-	if v, ok := val("BOOTPROTO"); ok && strings.EqualFold(v.Value, "dhcp") {
-		d.DHCP4 = true
-	}
-	d.DHCP6 = yes("DHCPV6C")
-	for i := -1; i < 10; i++ {
-		suffix := ""
-		if i >= 0 {
-			suffix = strconv.Itoa(i)
-		}
-		a, ok := val("IPADDR" + suffix)
-		if !ok {
-			continue
-		}
-		bits := -1
-		if v, ok := val("PREFIX" + suffix); ok {
-			if n, err := strconv.Atoi(v.Value); err == nil && n <= 32 {
-				bits = n
-			}
-		} else if v, ok := val("NETMASK" + suffix); ok {
-			if n, ok := maskBits(v.Value); ok && n <= 32 {
-				bits = n
-			}
-		}
-		ip, err := netip.ParseAddr(a.Value)
-		if err != nil || !ip.Is4() || bits < 0 {
-			bad(a, "IPADDR"+suffix+" "+quoteShort(a.Value)+" has no valid address and PREFIX or NETMASK")
-			continue
-		}
-		d.Addresses = append(d.Addresses, DeclPrefix{Prefix: netip.PrefixFrom(ip, bits), At: loc(file, a.Line)})
-	}
-	if v, ok := val("IPV6ADDR"); ok {
-		if p, err := netip.ParsePrefix(v.Value); err == nil {
-			d.Addresses = append(d.Addresses, DeclPrefix{Prefix: p, At: loc(file, v.Line)})
-		} else {
-			bad(v, "IPV6ADDR "+quoteShort(v.Value)+" is not an address with a prefix length")
-		}
-	}
-	for _, k := range []string{"GATEWAY", "IPV6_DEFAULTGW"} {
-		if v, ok := val(k); ok {
-			g, _, _ := strings.Cut(v.Value, "%")
-			if a, err := netip.ParseAddr(g); err == nil {
-				d.Gateways = append(d.Gateways, DeclAddr{Addr: a, At: loc(file, v.Line)})
-			} else {
-				bad(v, k+" "+quoteShort(v.Value)+" is not an IP address")
-			}
-		}
-	}
-	for i := 1; i <= 3; i++ {
-		if v, ok := val("DNS" + strconv.Itoa(i)); ok {
-			if a, err := netip.ParseAddr(v.Value); err == nil {
-				d.Nameservers = append(d.Nameservers, DeclAddr{Addr: a, At: loc(file, v.Line)})
-			} else {
-				bad(v, "DNS"+strconv.Itoa(i)+" "+quoteShort(v.Value)+" is not an IP address")
-			}
-		}
-	}
-	if v, ok := val("DOMAIN"); ok {
-		for _, w := range strings.Fields(v.Value) {
-			d.Search = append(d.Search, DeclString{Value: w, At: loc(file, v.Line)})
-		}
-	}
-	if v, ok := val("MTU"); ok {
-		if n, err := strconv.Atoi(v.Value); err == nil && n >= 68 && n <= 65535 {
-			d.MTU, d.MTUAt = n, loc(file, v.Line)
-		} else {
-			bad(v, "MTU "+quoteShort(v.Value)+" is not an MTU")
-		}
-	}
-	return d, probs, true
+	return d
 }
 
 // ifcfgMembers fills bond and bridge members from MASTER= and BRIDGE= of

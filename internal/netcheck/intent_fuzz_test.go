@@ -3,6 +3,8 @@ package netcheck
 import (
 	"strings"
 	"testing"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/eni"
 )
 
 // checkIntent holds every parser of declared configuration to the same
@@ -90,12 +92,11 @@ func FuzzNMIntent(f *testing.F) {
 	})
 }
 
-func FuzzParseENI(f *testing.F) {
+func FuzzENIIntent(f *testing.F) {
 	f.Add([]byte("source /etc/network/interfaces.d/*\nauto eth0\niface eth0 inet static\n address 192.0.2.1\n netmask 255.255.255.0\n gateway 192.0.2.254\n dns-nameservers 192.0.2.53\niface eth0.5 inet dhcp\n vlan-raw-device eth0\niface br0 inet manual\n bridge_ports none\nmapping eth1\n script x\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		e, probs := ParseENI("i", b)
-		checkIntent(t, b, nil, probs, "i")
-		ds, probs := ENIIntent([]ENI{e})
+		e, _ := eni.Parse("i", b)
+		ds, probs := ENIIntent([]eni.File{e})
 		checkIntent(t, b, ds, probs, "i")
 	})
 }

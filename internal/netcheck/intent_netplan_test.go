@@ -3,6 +3,7 @@ package netcheck
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/guestfile/netplan"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
@@ -165,12 +167,20 @@ func normalize(ds []IntentIface, prefix string) []string {
 // and returns the root; an error carries netplan's message.
 func netplanGenerate(t *testing.T, bin, yaml string) (string, error) {
 	t.Helper()
+	return netplanGenerateFiles(t, bin, map[string]string{"50-cloud-init.yaml": yaml})
+}
+
+// netplanGenerateFiles is netplanGenerate for several /etc/netplan files.
+func netplanGenerateFiles(t *testing.T, bin string, files map[string]string) (string, error) {
+	t.Helper()
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "etc/netplan"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "etc/netplan/50-cloud-init.yaml"), []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
+	for name, y := range files {
+		if err := os.WriteFile(filepath.Join(dir, "etc/netplan", name), []byte(y), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -323,5 +333,142 @@ func TestNetplanNetworkManagerDifferential(t *testing.T) {
 				t.Errorf("netplan rendered:\n%s\nParseNetworkYAML read:\n%s\ninput:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"), y)
 			}
 		})
+	}
+}
+
+// netplanOverride writes a later netplan file that changes some of the
+// ethernets genNetplan declared: DHCP turned off or on, another address,
+// another nameserver, a new MTU, or a match and set-name added.
+func netplanOverride(r *rand.Rand, base string) string {
+	var b strings.Builder
+	b.WriteString("network:\n  ethernets:\n")
+	for i := 0; strings.Contains(base, fmt.Sprintf("    eth%d:\n", i)); i++ {
+		if r.IntN(2) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "    eth%d:\n", i)
+		switch r.IntN(4) {
+		case 0:
+			fmt.Fprintf(&b, "      dhcp4: %v\n", r.IntN(2) == 0)
+		case 1:
+			fmt.Fprintf(&b, "      addresses: [198.51.100.%d/24]\n", 100+i)
+		case 2:
+			fmt.Fprintf(&b, "      mtu: %d\n", 1280+r.IntN(8000))
+		case 3:
+			fmt.Fprintf(&b, "      dhcp6: true\n      nameservers: {addresses: [\"2001:db8:53::%x\"]}\n", i+1)
+		}
+	}
+	b.WriteString("    extra0: {dhcp4: true}\n")
+	return b.String()
+}
+
+// TestNetplanMergeDifferential holds the merge of several netplan files
+// to netplan: what ReadIntent reads from a cloud-init file and a later
+// administrator's file equals what `netplan generate` renders from both.
+func TestNetplanMergeDifferential(t *testing.T) {
+	bin := testenv.Tool(t, "netplan", "netplan.io")
+	type pair struct{ base, local string }
+	inputs := []pair{
+		// A later file turns DHCP off, adds an address and a nameserver
+		// (sequences append) and adds a driver to the match (mappings merge).
+		{"network:\n  ethernets:\n    eth0:\n      match: {macaddress: \"52:54:00:12:34:56\"}\n      set-name: lan0\n      dhcp4: true\n      addresses: [192.0.2.10/24]\n      nameservers: {addresses: [192.0.2.53]}\n",
+			"network:\n  ethernets:\n    eth0:\n      match: {driver: virtio_net}\n      dhcp4: false\n      addresses: [192.0.2.11/24]\n      nameservers: {addresses: [192.0.2.54], search: [example.test]}\n"},
+		{"network:\n  bonds:\n    bond0: {interfaces: [ens4], dhcp4: true}\n  ethernets:\n    ens4: {}\n    ens5: {}\n",
+			"network:\n  bonds:\n    bond0: {interfaces: [ens5], mtu: 9000}\n"},
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 15 {
+		base := genNetplan(r)
+		inputs = append(inputs, pair{base, netplanOverride(r, base)})
+	}
+	for i, in := range inputs {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			files := map[string]string{"50-cloud-init.yaml": in.base, "90-local.yaml": in.local}
+			root := writeRoot(t, map[string]string{"etc/netplan/50-cloud-init.yaml": in.base, "etc/netplan/90-local.yaml": in.local})
+			ri := ReadIntent(root)
+			conflict := slices.ContainsFunc(JudgeIntentConsistency(ri.Intent, nil), func(f check.Finding) bool { return f.Code == CodeNCGatewayConflict })
+			dir, err := netplanGenerateFiles(t, bin, files)
+			switch {
+			case err != nil && len(ri.Intent.Problems) == 0 && !conflict:
+				t.Fatalf("netplan refuses what we found nothing wrong with: %v\n%s---\n%s", err, in.base, in.local)
+			case err == nil && (len(ri.Intent.Problems) > 0 || conflict):
+				t.Fatalf("netplan accepts what we found problems in: %v (conflict %v)", ri.Intent.Problems, conflict)
+			case err != nil:
+				return
+			}
+			nd := filepath.Join(dir, "run/systemd/network")
+			ds, probs := NetworkdIntent(readINIs(t, nd, "*.network", true), readINIs(t, nd, "*.netdev", true))
+			if len(probs) > 0 {
+				t.Errorf("problems in netplan's output: %v", probs)
+			}
+			got, want := normalize(ds, "10-netplan-"), normalize(ri.Intent.Ifaces, "")
+			if !slices.Equal(got, want) {
+				t.Errorf("netplan rendered:\n%s\nReadIntent read:\n%s\ninput:\n%s---\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"), in.base, in.local)
+			}
+		})
+	}
+}
+
+// TestNetplanRendererDifferential holds the renderer network-identity
+// judges by (netplan.Merge) to the one netplan generate renders with: the
+// last file's network-level renderer applies to the devices of every file,
+// a device's own renderer wins.
+func TestNetplanRendererDifferential(t *testing.T) {
+	bin := testenv.Tool(t, "netplan", "netplan.io")
+	for i, files := range []map[string]string{
+		{"10-a.yaml": "network:\n  renderer: NetworkManager\n  ethernets:\n    eth0: {dhcp4: true}\n", "20-b.yaml": "network:\n  renderer: networkd\n  ethernets:\n    eth1: {dhcp4: true}\n"},
+		{"10-a.yaml": "network:\n  renderer: networkd\n  ethernets:\n    eth0: {dhcp4: true}\n", "20-b.yaml": "network:\n  renderer: NetworkManager\n"},
+		{"10-a.yaml": "network:\n  ethernets:\n    eth0: {dhcp4: true, renderer: NetworkManager}\n    eth1: {dhcp4: true}\n"},
+		{"10-a.yaml": "network:\n  ethernets:\n    eth0: {dhcp4: true}\n", "20-b.yaml": "network:\n  ethernets:\n    eth0: {renderer: NetworkManager}\n"},
+	} {
+		dir, err := netplanGenerateFiles(t, bin, files)
+		if err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		var parsed []netplan.File
+		for _, name := range slices.Sorted(maps.Keys(files)) {
+			f, probs := netplan.Parse(name, []byte(files[name]))
+			if len(probs) > 0 {
+				t.Fatalf("case %d: %v", i, probs)
+			}
+			parsed = append(parsed, f)
+		}
+		m := netplan.Merge(parsed)
+		for _, d := range m.Devices {
+			r := m.Renderer
+			if d.Renderer != nil {
+				r = *d.Renderer
+			}
+			_, nd := os.Stat(filepath.Join(dir, "run/systemd/network/10-netplan-"+d.ID+".network"))
+			_, nm := os.Stat(filepath.Join(dir, "run/NetworkManager/system-connections/netplan-"+d.ID+".nmconnection"))
+			if got := map[bool]string{true: "networkd", false: "NetworkManager"}[nd == nil]; got != r || (nd == nil) == (nm == nil) {
+				t.Errorf("case %d: %s: we say renderer %s, netplan rendered it for %s", i, d.ID, r, got)
+			}
+		}
+	}
+}
+
+// TestNetplanRefusalsAgree holds netplan.Parse's problems to netplan: each
+// of these files is refused by `netplan generate`, and both checks read
+// them through netplan.Parse, which must report a problem. On main,
+// network-identity took a device without a mapping as a device, and
+// network-config accepted a file without "network:", any dhcp-identifier
+// and any via of a route that was not a default one.
+func TestNetplanRefusalsAgree(t *testing.T) {
+	bin := testenv.Tool(t, "netplan", "netplan.io")
+	for _, y := range []string{
+		"network:\n  ethernets:\n    eth0:\n",
+		"ethernets:\n  eth0: {dhcp4: true}\n",
+		"network:\n  ethernets:\n    eth0: {dhcp4: true, dhcp-identifier: uuid}\n",
+		"network:\n  ethernets:\n    eth0: {routes: [{to: 198.51.100.0/24, via: nope}]}\n",
+		"network:\n  wifis: 3\n",
+		"network:\n  ethernets:\n    eth0: {dhcp4: maybe}\n",
+	} {
+		if _, probs := netplan.Parse("a.yaml", []byte(y)); len(probs) == 0 {
+			t.Errorf("no problem found in\n%s", y)
+		}
+		if _, err := netplanGenerate(t, bin, y); err == nil {
+			t.Errorf("netplan accepts\n%s", y)
+		}
 	}
 }

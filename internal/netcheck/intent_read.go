@@ -9,6 +9,9 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/eni"
+	"github.com/guestcheck/guestcheck/internal/guestfile/netplan"
+	"github.com/guestcheck/guestcheck/internal/guestfile/netval"
 )
 
 // Where cloud-init leaves the network configuration it applied, newest
@@ -104,12 +107,20 @@ func ReadIntent(root *fs.Root) IntentRead {
 		"ifupdown ("+eniMain+")", "ifcfg ("+strings.Join(ifcfgDirs, ", ")+")")
 
 	readNetplan := func(source string) {
-		r.Intent.Source = source
+		var files []netplan.File
+		var probs []netval.Problem
+		in := Intent{}
 		for _, p := range netplans {
 			if b, ok := read(p); ok {
-				in, probs := ParseNetworkYAML(root.Display(p), b)
-				add(in, probs)
+				f, fprobs := netplan.Parse(root.Display(p), b)
+				files, probs = append(files, f), append(probs, fprobs...)
+				in.Files = append(in.Files, f.Name)
 			}
+		}
+		r.Intent.Source = source
+		if len(files) > 0 {
+			in.Ifaces = netplanIntent(netplan.Merge(files).Devices)
+			add(in, fromParser(probs))
 		}
 	}
 	readNM := func(source string, keep func(string) bool) {
@@ -175,13 +186,13 @@ func ReadIntent(root *fs.Root) IntentRead {
 		if len(files) == 0 {
 			return
 		}
-		var eni []ENI
+		var parsed []eni.File
 		for _, f := range files {
-			eni = append(eni, f.eni)
+			parsed = append(parsed, f.eni)
 			r.Intent.Problems = append(r.Intent.Problems, f.probs...)
-			r.Intent.Files = append(r.Intent.Files, f.eni.File)
+			r.Intent.Files = append(r.Intent.Files, f.eni.Name)
 		}
-		ds, probs := ENIIntent(eni)
+		ds, probs := ENIIntent(parsed)
 		if len(ds) == 0 && len(probs) == 0 {
 			return // only loopback: nothing declared
 		}
@@ -199,15 +210,14 @@ func ReadIntent(root *fs.Root) IntentRead {
 			vars, probs := parseIfcfg(root.Display(p), b)
 			r.Intent.Problems = append(r.Intent.Problems, probs...)
 			r.Intent.Files = append(r.Intent.Files, root.Display(p))
-			d, dprobs, ok := IfcfgIntent(root.Display(p), vars)
-			r.Intent.Problems = append(r.Intent.Problems, dprobs...)
+			i, iprobs, ok := ifcfgOf(root.Display(p), vars)
+			r.Intent.Problems = append(r.Intent.Problems, iprobs...)
 			if !ok {
 				continue
 			}
-			for _, k := range []string{"MASTER", "BRIDGE"} {
-				if v := vars[k]; v.Value != "" {
-					masters[d.ID] = v.Value
-				}
+			d := ifcfgIntent(i)
+			if i.Master != "" {
+				masters[d.ID] = i.Master
 			}
 			ds = append(ds, d)
 		}
@@ -276,7 +286,7 @@ func cloudInitDisabled(b []byte) bool {
 }
 
 type eniFile struct {
-	eni   ENI
+	eni   eni.File
 	probs []Problem
 }
 
@@ -295,51 +305,47 @@ func readENIFiles(root *fs.Root, first string, read func(string) ([]byte, bool))
 		if !ok {
 			return
 		}
-		f, probs := ParseENI(root.Display(p), b)
-		out = append(out, eniFile{eni: f, probs: probs})
-		base := path.Dir(p)
+		f, probs := eni.Parse(root.Display(p), b)
+		out = append(out, eniFile{eni: f, probs: fromParser(probs)})
 		for _, s := range f.Sources {
-			if !path.IsAbs(s) {
-				s = path.Join("/etc/network", s)
-			}
-			dir, pat := path.Split(s)
-			es, err := root.ReadDir(dir)
-			if err != nil {
-				continue
-			}
-			for _, e := range es {
-				if ok, _ := path.Match(pat, e.Name()); ok && !e.IsDir() {
-					visit(path.Join(dir, e.Name()), depth+1)
-				}
-			}
+			visitGlob(root, eni.Include(p, s), func(e iofs.DirEntry) bool { return !e.IsDir() }, func(q string) { visit(q, depth+1) })
 		}
 		for _, d := range f.SrcDirs {
-			if !path.IsAbs(d) {
-				d = path.Join(base, d)
-			}
-			es, err := root.ReadDir(d)
-			if err != nil {
-				continue
-			}
-			for _, e := range es {
-				// run-parts names only: letters, digits, - and _.
-				if !e.IsDir() && runPartsName(e.Name()) {
-					visit(path.Join(d, e.Name()), depth+1)
+			visitGlob(root, eni.Include(p, d), iofs.DirEntry.IsDir, func(dir string) {
+				es, err := root.ReadDir(dir)
+				if err != nil {
+					return
 				}
-			}
+				for _, e := range es {
+					if !e.IsDir() && eni.SourceDirName(e.Name()) {
+						visit(path.Join(dir, e.Name()), depth+1)
+					}
+				}
+			})
 		}
 	}
 	visit(first, 0)
 	return out
 }
 
-func runPartsName(n string) bool {
-	for _, c := range n {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return false
+// visitGlob calls fn on each path matching pattern whose final entry keep
+// accepts, in lexical order; only the last component may hold wildcards
+// (what ifupdown's includes use in practice).
+func visitGlob(root *fs.Root, pattern string, keep func(iofs.DirEntry) bool, fn func(string)) {
+	dir, pat := path.Split(pattern)
+	if !strings.ContainsAny(pat, "*?[") {
+		fn(pattern)
+		return
+	}
+	es, err := root.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range es {
+		if ok, _ := path.Match(pat, e.Name()); ok && keep(e) {
+			fn(path.Join(dir, e.Name()))
 		}
 	}
-	return n != ""
 }
 
 // Lease is what a DHCP client recorded for one interface.

@@ -403,6 +403,15 @@ func TestReadIntentSources(t *testing.T) {
 			"etc/systemd/network/lan.network":          "[Match]\nName=eth0\n[Network]\nDHCP=ipv4\n",
 			"run/systemd/network/10-netplan-x.network": "[Match]\nName=x\n",
 		}, "systemd-networkd (administrator)", "eth0"},
+		// interfaces(5): a relative include is relative to the directory
+		// of the file that names it.
+		{"ifupdown relative includes", map[string]string{
+			"etc/network/interfaces":         "auto lo\niface lo inet loopback\nsource-directory interfaces.d\n",
+			"etc/network/interfaces.d/lan":   "iface eth0 inet dhcp\nsource ../extra/*.cfg\n",
+			"etc/network/extra/eth1.cfg":     "iface eth1 inet dhcp\n",
+			"etc/extra/eth2.cfg":             "iface eth2 inet dhcp\n",
+			"etc/network/interfaces.d/x.cfg": "iface eth3 inet dhcp\n",
+		}, "ifupdown (administrator)", "eth0 eth1"},
 		{"administrator's ifupdown", map[string]string{
 			"etc/network/interfaces": "auto lo\niface lo inet loopback\nallow-hotplug eth0\niface eth0 inet dhcp\n",
 		}, "ifupdown (administrator)", "eth0"},

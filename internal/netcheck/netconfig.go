@@ -9,15 +9,19 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/netplan"
+	"github.com/guestcheck/guestcheck/internal/guestfile/networkd"
+	"github.com/guestcheck/guestcheck/internal/guestfile/nmconn"
+	"github.com/guestcheck/guestcheck/internal/guestfile/udevrules"
 )
 
 // NetworkConfig is the guest's network configuration as far as
 // network-identity judges it: DHCP client identity and MAC bindings.
 type NetworkConfig struct {
-	Netplan         []Netplan // in netplan's merge order
-	Networkd        []NetworkdUnit
-	NetworkdConf    NetworkdConf
-	NM              []NMConnection
+	Netplan         []netplan.File // in netplan's merge order
+	Networkd        []networkd.Network
+	NetworkdConf    networkd.Conf
+	NM              []nmconn.Connection
 	Bindings        []MACBinding
 	Problems        []Problem
 	Unreadable      []string // files that exist but could not be read
@@ -63,9 +67,9 @@ func ReadNetworkConfig(root *fs.Root) NetworkConfig {
 
 	for _, p := range overlay(root, netplanDirs, func(n string) bool { return strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".yml") }) {
 		if b, ok := read(p); ok {
-			np, probs := ParseNetplan(root.Display(p), b)
+			np, probs := netplan.Parse(root.Display(p), b)
 			c.Netplan = append(c.Netplan, np)
-			c.Problems = append(c.Problems, probs...)
+			c.Problems = append(c.Problems, fromParser(probs)...)
 		}
 	}
 
@@ -95,16 +99,20 @@ func ReadNetworkConfig(root *fs.Root) NetworkConfig {
 				probs = append(probs, dprobs...)
 			}
 		}
-		u, uprobs := ParseNetworkdUnit(ini)
-		c.Problems = append(c.Problems, append(probs, uprobs...)...)
-		kind := "systemd-networkd [Match] MACAddress="
+		c.Problems = append(c.Problems, probs...)
+		kind, match, name := "systemd-networkd [Match] MACAddress=", networkd.Match{}, ""
 		if strings.HasSuffix(p, ".link") {
-			kind = "systemd .link [Match] MACAddress="
+			l, lprobs := networkd.ParseLink(unitOf(ini))
+			c.Problems = append(c.Problems, fromParser(lprobs)...)
+			kind, match, name = "systemd .link [Match] MACAddress=", l.Match, firstNonEmpty(l.Name, matchLabel(l.Match))
 		} else {
-			c.Networkd = append(c.Networkd, u)
+			n, nprobs := networkd.ParseNetwork(unitOf(ini))
+			c.Problems = append(c.Problems, fromParser(nprobs)...)
+			c.Networkd = append(c.Networkd, n)
+			match, name = n.Match, matchLabel(n.Match)
 		}
-		for _, m := range u.MatchMACs {
-			c.Bindings = append(c.Bindings, MACBinding{MAC: m.MAC, At: m.At, Kind: kind, Name: u.Name()})
+		for _, m := range match.MACs {
+			c.Bindings = append(c.Bindings, MACBinding{MAC: m.MAC, At: m.At, Kind: kind, Name: name})
 		}
 	}
 
@@ -114,15 +122,11 @@ func ReadNetworkConfig(root *fs.Root) NetworkConfig {
 			continue
 		}
 		ini, probs := parseKeyfile(root.Display(p), b)
-		nm, nprobs := ParseNMKeyfile(ini)
-		c.Problems = append(c.Problems, append(probs, nprobs...)...)
+		nm, nprobs := nmconn.Parse(keyfileOf(ini))
+		c.Problems = append(c.Problems, append(probs, fromParser(nprobs)...)...)
 		c.NM = append(c.NM, nm)
 		if nm.MAC != nil {
-			name := nm.InterfaceName
-			if name == "" {
-				name = nm.ID
-			}
-			c.Bindings = append(c.Bindings, MACBinding{MAC: nm.MAC.MAC, At: nm.MAC.At, Kind: "NetworkManager mac-address", Name: name})
+			c.Bindings = append(c.Bindings, MACBinding{MAC: nm.MAC.MAC, At: nm.MAC.At, Kind: "NetworkManager mac-address", Name: firstNonEmpty(nm.InterfaceName, nm.ID)})
 		}
 	}
 
@@ -133,39 +137,26 @@ func ReadNetworkConfig(root *fs.Root) NetworkConfig {
 				continue
 			}
 			vars, probs := parseIfcfg(root.Display(p), b)
-			c.Problems = append(c.Problems, probs...)
-			v, ok := vars["HWADDR"]
-			if !ok || v.Value == "" {
-				continue
+			i, iprobs, ok := ifcfgOf(root.Display(p), vars)
+			c.Problems = append(c.Problems, append(probs, iprobs...)...)
+			if ok && i.MAC != nil {
+				c.Bindings = append(c.Bindings, MACBinding{MAC: i.MAC.MAC, At: i.MAC.At, Kind: "ifcfg HWADDR", Name: i.Name})
 			}
-			mac, err := net.ParseMAC(v.Value)
-			if err != nil {
-				c.Problems = append(c.Problems, Problem{File: root.Display(p), Line: v.Line, Msg: "HWADDR " + quoteShort(v.Value) + " is not a MAC address"})
-				continue
-			}
-			name := strings.TrimPrefix(path.Base(p), "ifcfg-")
-			if d, ok := vars["DEVICE"]; ok && d.Value != "" {
-				name = d.Value
-			}
-			c.Bindings = append(c.Bindings, MACBinding{MAC: mac, At: loc(root.Display(p), v.Line), Kind: "ifcfg HWADDR", Name: name})
 		}
 	}
 
 	if b, ok := read(persistentNetRules); ok {
-		rules, probs := ParsePersistentNetRules(root.Display(persistentNetRules), b)
-		c.Problems = append(c.Problems, probs...)
+		rules, probs := udevrules.Parse(root.Display(persistentNetRules), b)
+		c.Problems = append(c.Problems, fromParser(probs)...)
 		for _, r := range rules {
 			c.Bindings = append(c.Bindings, MACBinding{MAC: r.MAC, At: r.At, Kind: "udev 70-persistent-net.rules", Name: r.Name})
 		}
 	}
 
-	_, devs := MergeNetplan(c.Netplan)
-	for _, d := range devs {
-		if d.MatchMAC == nil {
-			continue
+	for _, d := range netplan.Merge(c.Netplan).Devices {
+		if d.Match != nil && d.Match.MAC != nil {
+			c.Bindings = append(c.Bindings, MACBinding{MAC: d.Match.MAC, At: d.Match.MACAt, Kind: "netplan match: macaddress", Name: firstNonEmpty(d.Name(), d.ID)})
 		}
-		mac, _ := net.ParseMAC(*d.MatchMAC) // validated by the parser
-		c.Bindings = append(c.Bindings, MACBinding{MAC: mac, At: d.MatchMACAt, Kind: "netplan match: macaddress", Name: d.Name()})
 	}
 	return c
 }
@@ -177,7 +168,7 @@ func (c *NetworkConfig) readNetworkdConf(root *fs.Root, p string, read func(stri
 	}
 	ini, probs := parseUnit(root.Display(p), b)
 	c.Problems = append(c.Problems, probs...)
-	c.NetworkdConf.Apply(ini)
+	c.NetworkdConf.Apply(unitOf(ini))
 }
 
 // overlay lists the regular files accepted by keep in dirs, where a file

@@ -65,3 +65,6 @@ func quoteShort(s string) string {
 	}
 	return fmt.Sprintf("%q", s)
 }
+
+// loc renders a place as "file:line".
+func loc(file string, line int) string { return fmt.Sprintf("%s:%d", file, line) }

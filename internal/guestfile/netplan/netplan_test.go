@@ -1,4 +1,4 @@
-package netcheck
+package netplan
 
 import (
 	"strings"
@@ -21,8 +21,8 @@ network:
     version: 2
 `
 
-func TestParseNetplan(t *testing.T) {
-	np, probs := ParseNetplan("/etc/netplan/50-cloud-init.yaml", []byte(cloudInitNetplan))
+func TestParse(t *testing.T) {
+	np, probs := Parse("/etc/netplan/50-cloud-init.yaml", []byte(cloudInitNetplan))
 	if len(probs) != 0 {
 		t.Fatalf("problems: %v", probs)
 	}
@@ -36,8 +36,8 @@ func TestParseNetplan(t *testing.T) {
 	if e0.DHCP4 == nil || !*e0.DHCP4 || e0.DHCP6 != nil || e0.DHCPIdentifier != nil || e0.DHCPAt != "/etc/netplan/50-cloud-init.yaml:5" {
 		t.Errorf("eth0 dhcp = %v %v %v %s", e0.DHCP4, e0.DHCP6, e0.DHCPIdentifier, e0.DHCPAt)
 	}
-	if e0.MatchMAC == nil || *e0.MatchMAC != "52:54:00:12:34:56" || e0.MatchMACAt != "/etc/netplan/50-cloud-init.yaml:7" || e0.Name() != "eth0" {
-		t.Errorf("eth0 match = %v at %s, name %s", e0.MatchMAC, e0.MatchMACAt, e0.Name())
+	if e0.Match == nil || e0.Match.MAC.String() != "52:54:00:12:34:56" || e0.Match.MACAt != "/etc/netplan/50-cloud-init.yaml:7" || e0.Name() != "eth0" {
+		t.Errorf("eth0 match = %+v, name %s", e0.Match, e0.Name())
 	}
 	if !*e1.DHCP4 || !*e1.DHCP6 || *e1.DHCPIdentifier != "mac" || *e1.Renderer != "NetworkManager" {
 		t.Errorf("eth1 = %+v", e1)
@@ -64,7 +64,8 @@ func TestParseNetplanProblems(t *testing.T) {
 		{name: "network scalar", in: "network: 2\n", want: []string{"1: \"network\" is not a mapping"}},
 		{name: "ethernets list", in: "network:\n  ethernets: [eth0]\n", want: []string{"2: \"ethernets\" is not a mapping"}},
 		{name: "device scalar", in: "network:\n  ethernets:\n    eth0: yes\n", want: []string{"3: ethernets \"eth0\" is not a mapping"}},
-		{name: "device null is a device", in: "network:\n  ethernets:\n    eth0:\n", devices: 1},
+		// netplan refuses it: "expected mapping (check indentation)".
+		{name: "device null", in: "network:\n  ethernets:\n    eth0:\n", want: []string{"3: ethernets \"eth0\" is not a mapping"}},
 		{name: "dhcp4 not a bool", in: "network:\n  ethernets:\n    eth0:\n      dhcp4: maybe\n", devices: 1,
 			want: []string{"4: \"dhcp4\" must be true or false"}},
 		{name: "dhcp4 a list", in: "network:\n  ethernets:\n    eth0:\n      dhcp4: [true]\n", devices: 1,
@@ -77,7 +78,7 @@ func TestParseNetplanProblems(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			np, probs := ParseNetplan("/etc/netplan/x.yaml", []byte(tc.in))
+			np, probs := Parse("/etc/netplan/x.yaml", []byte(tc.in))
 			if len(np.Devices) != tc.devices {
 				t.Errorf("devices = %d, want %d", len(np.Devices), tc.devices)
 			}
@@ -94,42 +95,42 @@ func TestParseNetplanProblems(t *testing.T) {
 	}
 }
 
-func TestMergeNetplan(t *testing.T) {
-	a, _ := ParseNetplan("/etc/netplan/50-cloud-init.yaml", []byte(cloudInitNetplan))
-	b, _ := ParseNetplan("/etc/netplan/90-local.yaml", []byte("network:\n  renderer: networkd\n  ethernets:\n    eth0:\n      dhcp-identifier: mac\n    eth2:\n      dhcp4: false\n"))
-	renderer, devs := MergeNetplan([]Netplan{a, b})
-	if renderer != "networkd" || len(devs) != 3 {
-		t.Fatalf("renderer %q, devices %+v", renderer, devs)
+func TestMerge(t *testing.T) {
+	a, _ := Parse("/etc/netplan/50-cloud-init.yaml", []byte(cloudInitNetplan))
+	b, _ := Parse("/etc/netplan/90-local.yaml", []byte("network:\n  renderer: networkd\n  ethernets:\n    eth0:\n      dhcp-identifier: mac\n    eth2:\n      dhcp4: false\n"))
+	m := Merge([]File{a, b})
+	if m.Renderer != "networkd" || len(m.Devices) != 3 {
+		t.Fatalf("renderer %q, devices %+v", m.Renderer, m.Devices)
 	}
-	e0 := devs[0]
+	e0 := m.Devices[0]
 	if *e0.DHCPIdentifier != "mac" || e0.DHCPIDAt != "/etc/netplan/90-local.yaml:5" || !*e0.DHCP4 || e0.At != "/etc/netplan/50-cloud-init.yaml:4" {
 		t.Errorf("merged eth0 = %+v", e0)
 	}
-	if r, _ := MergeNetplan(nil); r != "networkd" {
+	if r := Merge(nil).Renderer; r != "networkd" {
 		t.Errorf("default renderer = %q", r)
 	}
 }
 
-func FuzzParseNetplan(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	f.Add([]byte(cloudInitNetplan))
 	f.Add([]byte("network:\n  ethernets:\n    eth0:\n      match: {macaddress: 'x'}\n      dhcp4: *a\n"))
 	f.Add([]byte("a: &a [*a]\nnetwork: *a\n"))
 	f.Add([]byte("network:\n\tversion: 2\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		np, probs := ParseNetplan("f.yaml", b)
+		np, probs := Parse("f.yaml", b)
 		// YAML errors may point just past the last line, and YAML counts a
 		// bare carriage return as a line break too.
-		n := len(lines(b)) + strings.Count(string(b), "\r") + 1
+		n := strings.Count(string(b), "\n") + strings.Count(string(b), "\r") + 1
 		for _, p := range probs {
 			if p.Line < 0 || p.Line > n || !strings.HasPrefix(p.String(), "f.yaml") {
 				t.Fatalf("problem %q outside the %d-line input", p, n)
 			}
 		}
 		for _, d := range np.Devices {
-			if d.MatchMAC != nil && d.MatchMACAt == "" {
+			if d.Match != nil && d.Match.MAC != nil && d.Match.MACAt == "" {
 				t.Fatalf("match without location: %+v", d)
 			}
 		}
-		MergeNetplan([]Netplan{np, np})
+		Merge([]File{np, np})
 	})
 }
