@@ -79,9 +79,27 @@ func (r *Root) ReadFile(p string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, r.limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", r.Display(p), err)
+	// Size the buffer from fstat, as os.ReadFile does: growing it from 512
+	// bytes copies a megabyte file (dpkg status, a binary) about 20 times.
+	// Files of /proc and /sys say 0 and start small.
+	n := 512
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > 0 {
+		n = int(min(st.Size(), r.limit)) + 1 // +1: EOF is seen without growing
+	}
+	b := make([]byte, 0, n)
+	lr := io.LimitReader(f, r.limit+1)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		m, err := lr.Read(b[len(b):cap(b)])
+		b = b[:len(b)+m]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", r.Display(p), err)
+		}
 	}
 	if int64(len(b)) > r.limit {
 		return nil, fmt.Errorf("read %s: %w (over %d bytes)", r.Display(p), ErrTooLarge, r.limit)
