@@ -3,6 +3,7 @@ package netcheck
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // IfcfgVar is one assignment of an ifcfg file.
@@ -11,7 +12,7 @@ type IfcfgVar struct {
 	Line  int
 }
 
-var ifcfgKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var ifcfgKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // ParseIfcfg parses a Red Hat or SUSE ifcfg file: shell-style KEY=value
 // assignments, values optionally in single or double quotes, '#'
@@ -33,7 +34,7 @@ func ParseIfcfg(name string, b []byte) (map[string]IfcfgVar, []Problem) {
 		}
 		t = strings.TrimPrefix(t, "export ")
 		k, v, ok := strings.Cut(t, "=")
-		if !ok || !ifcfgKey.MatchString(k) {
+		if !ok || !ifcfgKey().MatchString(k) {
 			bad(n, "expected KEY=value, got "+quoteShort(t))
 			continue
 		}

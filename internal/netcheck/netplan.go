@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -55,7 +56,7 @@ type Netplan struct {
 
 var netplanDeviceKinds = []string{"ethernets", "bonds", "bridges", "vlans", "wifis", "modems", "tunnels", "vrfs"}
 
-var yamlErrLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+var yamlErrLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`) })
 
 // ParseNetplan parses a netplan YAML file. Keys guestcheck does not judge
 // are ignored; values of the wrong type, invalid YAML and a non-mapping
@@ -234,7 +235,7 @@ const (
 
 func splitYAMLError(err error) (int, string) {
 	msg := strings.ReplaceAll(strings.TrimPrefix(err.Error(), "yaml: "), "\n", " ")
-	if m := yamlErrLine.FindStringSubmatch(msg); m != nil {
+	if m := yamlErrLine().FindStringSubmatch(msg); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return n, m[2]
 	}

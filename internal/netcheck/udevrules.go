@@ -4,6 +4,7 @@ import (
 	"net"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // PersistentNetRule is one line of 70-persistent-net.rules: a MAC address
@@ -14,7 +15,9 @@ type PersistentNetRule struct {
 	At   string
 }
 
-var udevPair = regexp.MustCompile(`^\s*([A-Za-z_]+(?:\{[^}]*\})?)\s*(==|!=|\+=|-=|:=|=)\s*"([^"]*)"\s*(?:,|$)`)
+var udevPair = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*([A-Za-z_]+(?:\{[^}]*\})?)\s*(==|!=|\+=|-=|:=|=)\s*"([^"]*)"\s*(?:,|$)`)
+})
 
 // ParsePersistentNetRules parses udev's 70-persistent-net.rules. Lines
 // that are not a comma-separated list of KEY op "value" pairs are
@@ -37,7 +40,7 @@ func ParsePersistentNetRules(name string, b []byte) ([]PersistentNetRule, []Prob
 		var mac string
 		ok := true
 		for rest := t; strings.TrimSpace(rest) != ""; {
-			m := udevPair.FindStringSubmatchIndex(rest)
+			m := udevPair().FindStringSubmatchIndex(rest)
 			if m == nil {
 				bad(n, "expected KEY==\"value\" pairs, got "+quoteShort(strings.TrimSpace(rest)))
 				ok = false
