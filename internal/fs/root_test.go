@@ -205,3 +205,16 @@ func BenchmarkReadFileLarge(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkReadFileProc(b *testing.B) {
+	r, err := Open("/")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	for b.Loop() {
+		if _, err := r.ReadFile("/proc/self/comm"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
