@@ -282,6 +282,12 @@ func scalar(n *yaml.Node) (any, error) {
 }
 
 func resolve11(s string) string {
+	// Ints, floats and timestamps start with a sign, a digit or a dot; bools
+	// and nulls with one of a few letters or "~" (or are empty). Other
+	// scalars, most of them (names, paths, commands), skip the regexps.
+	if s != "" && !strings.ContainsRune("-+.0123456789yYnNtTfFoO~", rune(s[0])) {
+		return "!!str"
+	}
 	switch {
 	case boolRE().MatchString(s):
 		return "!!bool"
