@@ -81,12 +81,13 @@ func (r *Root) ReadFile(p string) ([]byte, error) {
 		return nil, &os.PathError{Op: "open", Path: r.Display(p), Err: err}
 	}
 	defer unix.Close(fd)
-	// Size the buffer from fstat, as os.ReadFile does: growing it from 512
+	// Size the buffer from fstat for files over a page: growing it from 512
 	// bytes copies a megabyte file (dpkg status, a binary) about 20 times.
-	// Files of /proc and /sys say 0 and start small.
+	// Smaller ones start at 512 bytes: /proc files say 0 and every sysfs
+	// attribute says 4096 whatever it holds.
 	n := 512
 	var st unix.Stat_t
-	if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size > 0 {
+	if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size > 4096 {
 		n = int(min(st.Size, r.limit)) + 1 // +1: EOF is seen without growing
 	}
 	b := make([]byte, 0, n)
