@@ -3,7 +3,6 @@ package netcheck
 import (
 	"regexp"
 	"strings"
-	"sync"
 )
 
 // IfcfgVar is one assignment of an ifcfg file.
@@ -12,7 +11,7 @@ type IfcfgVar struct {
 	Line  int
 }
 
-var ifcfgKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+var ifcfgKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // ParseIfcfg parses a Red Hat or SUSE ifcfg file: shell-style KEY=value
 // assignments, values optionally in single or double quotes, '#'
@@ -34,7 +33,7 @@ func ParseIfcfg(name string, b []byte) (map[string]IfcfgVar, []Problem) {
 		}
 		t = strings.TrimPrefix(t, "export ")
 		k, v, ok := strings.Cut(t, "=")
-		if !ok || !ifcfgKey().MatchString(k) {
+		if !ok || !ifcfgKey.MatchString(k) {
 			bad(n, "expected KEY=value, got "+quoteShort(t))
 			continue
 		}

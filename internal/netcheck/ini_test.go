@@ -166,7 +166,7 @@ func FuzzParseIfcfg(f *testing.F) {
 		vars, probs := ParseIfcfg("f", b)
 		fuzzLines(t, b, probs)
 		for k, v := range vars {
-			if !ifcfgKey().MatchString(k) || v.Line < 1 {
+			if !ifcfgKey.MatchString(k) || v.Line < 1 {
 				t.Fatalf("bad variable %q %+v", k, v)
 			}
 		}
