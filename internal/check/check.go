@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"regexp"
+	"sync"
 	"time"
 )
 
@@ -56,10 +57,10 @@ type Result struct {
 	Findings   []Finding `json:"findings"`
 }
 
-var kebab = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+var kebab = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`) })
 
 // IsKebab reports whether s is a valid check ID or finding code.
-func IsKebab(s string) bool { return kebab.MatchString(s) }
+func IsKebab(s string) bool { return kebab().MatchString(s) }
 
 // New returns a finding; d may be nil. It saves the struct literal noise in
 // checks that build many findings.

@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -231,7 +232,7 @@ func Load(path string, explicit bool) (*Config, error) {
 	return Parse(path, b)
 }
 
-var yamlLine = regexp.MustCompile(`(?s)^line (\d+): (.*)$`)
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)^line (\d+): (.*)$`) })
 
 // Parse decodes a configuration file's bytes strictly and validates it.
 // name is used in error messages, which are one line: "name:LINE: reason".
@@ -293,7 +294,7 @@ func yamlError(name string, err error) error {
 	if errors.As(err, &te) {
 		parts := make([]string, 0, len(te.Errors))
 		for _, e := range te.Errors {
-			if m := yamlLine.FindStringSubmatch(e); m != nil {
+			if m := yamlLine().FindStringSubmatch(e); m != nil {
 				parts = append(parts, name+":"+m[1]+": "+m[2])
 			} else {
 				parts = append(parts, name+": "+e)
@@ -302,7 +303,7 @@ func yamlError(name string, err error) error {
 		return errors.New(oneLine(strings.Join(parts, "; ")))
 	}
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+	if m := yamlLine().FindStringSubmatch(msg); m != nil {
 		return fmt.Errorf("%s:%s: %s", name, m[1], oneLine(m[2]))
 	}
 	return fmt.Errorf("%s: %s", name, oneLine(msg))

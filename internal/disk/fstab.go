@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // FstabEntry is one mount line of /etc/fstab (fstab(5)), as libmount reads it.
@@ -443,12 +444,14 @@ func ClassifySource(e FstabEntry) Source {
 
 // kernelName matches the kernel's names for virtio, SCSI/SATA, Xen, IDE and
 // NVMe disks and their partitions: names that follow probe order.
-var kernelName = regexp.MustCompile(`^/dev/((xv|v|s|h)d[a-z]+[0-9]*|nvme[0-9]+n[0-9]+(p[0-9]+)?)$`)
+var kernelName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^/dev/((xv|v|s|h)d[a-z]+[0-9]*|nvme[0-9]+n[0-9]+(p[0-9]+)?)$`)
+})
 
 // IsKernelDeviceName reports whether p is a kernel-assigned disk name
 // (/dev/vdb, /dev/sda1, /dev/xvdf, /dev/nvme0n1p2), which can name another
 // disk after a disk is added, removed or hot-plugged.
-func IsKernelDeviceName(p string) bool { return kernelName.MatchString(path.Clean(p)) }
+func IsKernelDeviceName(p string) bool { return kernelName().MatchString(path.Clean(p)) }
 
 // UdevUnescape decodes the \xNN escapes udev uses in /dev/disk/by-* link
 // names (a label "my data" becomes by-label/my\x20data).

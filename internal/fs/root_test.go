@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"bytes"
 	"errors"
 	iofs "io/fs"
 	"os"
@@ -150,5 +151,70 @@ func TestWriteFileAtomic(t *testing.T) {
 	must(t, os.Mkdir(filepath.Join(dir, "d"), 0o755))
 	if err := WriteFileAtomic(filepath.Join(dir, "d"), nil, 0o644); err == nil {
 		t.Error("replaced a directory")
+	}
+}
+
+// TestReadFileSizes: ReadFile returns whole files of every size around its
+// initial buffers (the fstat size, 512 bytes for files that say 0), and
+// files whose size changes between fstat and read.
+func TestReadFileSizes(t *testing.T) {
+	dir := t.TempDir()
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, n := range []int{0, 1, 511, 512, 513, 4096, 100000} {
+		want := bytes.Repeat([]byte{'x'}, n)
+		if err := os.WriteFile(filepath.Join(dir, "f"), want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.ReadFile("/f")
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%d bytes: got %d bytes, %v", n, len(got), err)
+		}
+	}
+	// /proc files report size 0 yet have content.
+	h, err := Open("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	want, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := h.ReadFile("/proc/self/mountinfo"); err != nil || len(b) == 0 || !bytes.Equal(b, want) {
+		t.Errorf("/proc/self/mountinfo: %d bytes (want %d), %v", len(b), len(want), err)
+	}
+}
+
+func BenchmarkReadFileLarge(b *testing.B) {
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "f"), bytes.Repeat([]byte("Package: x\n"), 100000), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	r, err := Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	for b.Loop() {
+		if _, err := r.ReadFile("/f"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkReadFileProc(b *testing.B) {
+	r, err := Open("/")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	for b.Loop() {
+		if _, err := r.ReadFile("/proc/self/comm"); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -29,7 +29,7 @@ func TestRealAgentFilter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := versionRE.FindSubmatch(data)
+	m := versionRE().FindSubmatch(data)
 	if m == nil {
 		t.Fatalf("no version string in %s", bin)
 	}

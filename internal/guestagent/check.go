@@ -1,6 +1,7 @@
 package guestagent
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/check"
@@ -123,9 +125,9 @@ const FrozenGrace = 10 * time.Minute
 var (
 	binaries      = []string{"/usr/bin/qemu-ga", "/usr/sbin/qemu-ga", "/usr/local/bin/qemu-ga", "/usr/libexec/qemu-ga"}
 	unitDirs      = []string{"/etc/systemd/system", "/run/systemd/system", "/usr/lib/systemd/system", "/lib/systemd/system"}
-	versionRE     = regexp.MustCompile(`QEMU Guest Agent ([0-9]+\.[0-9]+(?:\.[0-9]+)?)`)
-	confdirRE     = regexp.MustCompile(`(/[A-Za-z0-9_./-]+)/qemu-ga\.conf\x00`)
-	hypervisorRE  = regexp.MustCompile(`(?m)^flags\s*:.*\bhypervisor\b`)
+	versionRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`QEMU Guest Agent ([0-9]+\.[0-9]+(?:\.[0-9]+)?)`) })
+	confdirRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(/[A-Za-z0-9_./-]+)/qemu-ga\.conf\x00`) })
+	hypervisorRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^flags\s*:.*\bhypervisor\b`) })
 	filterVars    = []string{"BLACKLIST_RPC", "BLOCK_RPCS", "FILTER_RPC_ARGS", "FSFREEZE_HOOK_PATHNAME", "DAEMON_ARGS"}
 	hookIgnoreExt = []string{"~", ".bak", ".orig", ".rpmnew", ".rpmorig", ".rpmsave", ".sample", ".dpkg-old", ".dpkg-new",
 		".dpkg-tmp", ".dpkg-dist", ".dpkg-bak", ".dpkg-backup", ".dpkg-remove"}
@@ -220,12 +222,12 @@ func (r *run) add(f ...check.Finding) { r.out = append(r.out, f...) }
 func (r *run) findVersion() {
 	if r.binary != "" {
 		if data, err := r.env.Root.ReadFile(r.binary); err == nil {
-			if m := versionRE.FindSubmatch(data); m != nil {
+			if m := versionRE().FindSubmatch(data); m != nil {
 				r.version, _ = ParseVersion(string(m[1]))
 				r.verFrom = r.env.Root.Display(r.binary)
 			}
-			if m := confdirRE.FindSubmatch(data); m != nil {
-				r.confdir = string(m[1])
+			if d, ok := findConfdir(data); ok {
+				r.confdir = d
 			}
 		}
 	}
@@ -248,6 +250,40 @@ func (r *run) findVersion() {
 			r.confdir = "/etc/qemu-kvm"
 		}
 	}
+}
+
+// confLit ends every confdirRE match; the class before it excludes NUL.
+const confLit = "/qemu-ga.conf\x00"
+
+// findConfdir is confdirRE's first submatch in a binary. The regexp has
+// no literal prefix, so on a whole binary (a megabyte) it costs a scan
+// by the regexp engine; here it runs only on the run of path bytes that
+// ends at each "/qemu-ga.conf\0", in order. That gives the same leftmost
+// match: a match contains its literal, the bytes before it up to its
+// start are all in the class, and the class has no NUL, so no match
+// reaches back past the previous literal.
+func findConfdir(data []byte) (string, bool) {
+	off := 0
+	for {
+		i := bytes.Index(data[off:], []byte(confLit))
+		if i < 0 {
+			return "", false
+		}
+		i += off
+		start := i
+		for start > off && confdirByte(data[start-1]) {
+			start--
+		}
+		if m := confdirRE().FindSubmatch(data[start : i+len(confLit)]); m != nil {
+			return string(m[1]), true
+		}
+		off = i + len(confLit)
+	}
+}
+
+// confdirByte is confdirRE's class [A-Za-z0-9_./-].
+func confdirByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '/' || c == '-'
 }
 
 // osRelease reads os-release(5) from its first path that exists; a

@@ -106,7 +106,7 @@ func platform(env *check.Env) (qemu, vm bool, why string) {
 			}
 		}
 	}
-	if b, err := env.Root.ReadFile("/proc/cpuinfo"); err == nil && hypervisorRE.Match(b) {
+	if b, err := env.Root.ReadFile("/proc/cpuinfo"); err == nil && hypervisorRE().Match(b) {
 		return false, true, "the CPU has the hypervisor flag, but DMI names no QEMU, KVM, KubeVirt or OpenStack"
 	}
 	return false, false, "no hypervisor flag and no QEMU/KVM DMI vendor"

@@ -8,6 +8,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -155,7 +156,7 @@ type CloudConfig struct {
 // cloud-init renders it at boot; callers note that rather than fail.
 var ErrTemplate = errors.New("jinja template rendered by cloud-init at boot")
 
-var jinjaHeader = regexp.MustCompile(`(?i)^##\s*template:\s*jinja\s*$`)
+var jinjaHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^##\s*template:\s*jinja\s*$`) })
 
 // ParseCloudConfig reads the hostname keys from a cloud-config document
 // (user-data's processed cloud-config.txt, /etc/cloud/cloud.cfg,
@@ -166,7 +167,7 @@ var jinjaHeader = regexp.MustCompile(`(?i)^##\s*template:\s*jinja\s*$`)
 // is an empty config.
 func ParseCloudConfig(b []byte) (CloudConfig, error) {
 	first, _, _ := bytes.Cut(b, []byte("\n"))
-	templated := jinjaHeader.Match(bytes.TrimSpace(first))
+	templated := jinjaHeader().Match(bytes.TrimSpace(first))
 
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(b))
@@ -291,7 +292,7 @@ func yamlBool(key string, v *yaml.Node) (*bool, error) {
 	return &t, nil
 }
 
-var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+): (.*)$`) })
 
 // yamlError flattens yaml.v3 errors to one line ("line 3: reason").
 func yamlError(err error) error {
@@ -300,7 +301,7 @@ func yamlError(err error) error {
 		return errors.New(strings.Join(te.Errors, "; "))
 	}
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+	if m := yamlLine().FindStringSubmatch(msg); m != nil {
 		return fmt.Errorf("line %s: %s", m[1], m[2])
 	}
 	return errors.New(msg)

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/guestcheck/guestcheck/internal/check"
@@ -83,7 +84,7 @@ func (y yamlWriter) kv(level int, key, value string) {
 	fmt.Fprintf(y.w, "%s%s: %s\n", strings.Repeat("  ", level), yamlKey(key), yamlQuote(value))
 }
 
-var plainKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`)
+var plainKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`) })
 
 // maxKeyRunes bounds a YAML key: YAML limits an implicit key to 1024
 // characters, and a quoted one of 200 runes stays under that even when
@@ -98,7 +99,7 @@ func yamlKey(k string) string {
 	if utf8.RuneCountInString(k) > maxKeyRunes {
 		k = string([]rune(k)[:maxKeyRunes-1]) + "…"
 	}
-	if plainKey.MatchString(k) {
+	if plainKey().MatchString(k) {
 		switch strings.ToLower(k) {
 		case "true", "false", "null", "yes", "no", "on", "off", "y", "n":
 		default:

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -63,8 +64,8 @@ func HashMachineID(id string) string {
 }
 
 var (
-	fpRE   = regexp.MustCompile(`^SHA256:[A-Za-z0-9+/]{43}$`)
-	hashRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	fpRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^SHA256:[A-Za-z0-9+/]{43}$`) })
+	hashRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
 )
 
 // Parse reads a record, rejecting anything that is not one: unknown
@@ -94,11 +95,11 @@ func Parse(b []byte) (Record, error) {
 		return Record{}, fmt.Errorf("%s: no sealed_at", Path)
 	}
 	for _, k := range r.HostKeys {
-		if !fpRE.MatchString(k.Fingerprint) {
+		if !fpRE().MatchString(k.Fingerprint) {
 			return Record{}, fmt.Errorf("%s: host key %q: fingerprint %q is not SHA256:<base64>", Path, k.File, k.Fingerprint)
 		}
 	}
-	if r.MachineIDSHA256 != "" && !hashRE.MatchString(r.MachineIDSHA256) {
+	if r.MachineIDSHA256 != "" && !hashRE().MatchString(r.MachineIDSHA256) {
 		return Record{}, fmt.Errorf("%s: machine_id_sha256 is not 64 lowercase hex digits", Path)
 	}
 	return r, nil

@@ -1,8 +1,8 @@
 // Package sshcheck is the ssh check: sshd installed, enabled, active and
-// listening where its configuration says (sockets read from /proc/net/tcp*
-// and attributed to their process through /proc/PID/fd), host keys that
-// exist, parse, match their public halves, have modes sshd accepts and were
-// generated for this instance, and the effective authentication settings
+// listening where its configuration says (sockets read from sock_diag or
+// /proc/net/tcp* and attributed to their process through /proc/PID/fd),
+// host keys that exist, parse, match their public halves, have modes sshd
+// accepts and were generated for this instance, and the effective authentication settings
 // judged against a baseline that cloud-init's ssh_pwauth can override.
 // Gather reads the facts through check.Env; every Judge function is pure.
 package sshcheck
@@ -355,27 +355,30 @@ func readPwAuth(r *fs.Root) PwAuth {
 	return pa
 }
 
-// ReadListeners returns the listening TCP sockets of /proc/net/tcp and
-// tcp6 and the process holding each, found by matching socket inodes with
-// the links in /proc/PID/fd. ownersKnown is false when some process's
-// descriptors could not be read (not root): an unattributed socket may then
-// belong to any process.
+// ReadListeners returns the listening TCP sockets (from sock_diag, or
+// /proc/net/tcp and tcp6 when that fails) and the process holding each,
+// found by matching socket inodes with the links in /proc/PID/fd.
+// ownersKnown is false when some process's descriptors could not be read
+// (not root): an unattributed socket may then belong to any process.
 func ReadListeners(ctx context.Context, r *fs.Root) (ls []Listener, ownersKnown bool, err error) {
 	byInode := map[uint64]int{}
 	for _, t := range []struct {
-		file string
-		v6   bool
-	}{{"/proc/net/tcp", false}, {"/proc/net/tcp6", true}} {
-		b, err := r.ReadFile(t.file)
-		if errors.Is(err, iofs.ErrNotExist) && t.v6 {
-			continue // IPv6 disabled
-		}
+		file   string
+		family uint8
+		v6     bool
+	}{{"/proc/net/tcp", unix.AF_INET, false}, {"/proc/net/tcp6", unix.AF_INET6, true}} {
+		socks, err := diagListening(ctx, t.family)
 		if err != nil {
-			return nil, false, err
-		}
-		socks, err := procnet.Parse(b, t.v6)
-		if err != nil {
-			return nil, false, errors.New(t.file + ": " + err.Error())
+			b, err := r.ReadFile(t.file)
+			if errors.Is(err, iofs.ErrNotExist) && t.v6 {
+				continue // IPv6 disabled
+			}
+			if err != nil {
+				return nil, false, err
+			}
+			if socks, err = procnet.Parse(b, t.v6); err != nil {
+				return nil, false, errors.New(t.file + ": " + err.Error())
+			}
 		}
 		for _, s := range socks {
 			if s.Listening() {
@@ -390,6 +393,7 @@ func ReadListeners(ctx context.Context, r *fs.Root) (ls []Listener, ownersKnown 
 	}
 	ownersKnown = true
 	left := len(ls)
+	buf := make([]byte, 128)
 	for _, p := range procs {
 		if left == 0 {
 			break
@@ -401,21 +405,28 @@ func ReadListeners(ctx context.Context, r *fs.Root) (ls []Listener, ownersKnown 
 		if err != nil {
 			continue
 		}
+		// One descriptor of the fd directory, read with readlinkat: a
+		// Root.Readlink per link would open the directory again each time.
 		dir := "/proc/" + p.Name() + "/fd"
-		fds, err := r.ReadDir(dir)
+		d, err := r.Open(dir)
 		if err != nil {
 			if errors.Is(err, iofs.ErrPermission) {
 				ownersKnown = false
 			}
 			continue // also: the process exited
 		}
+		fds, err := d.Readdirnames(-1)
+		if err != nil {
+			d.Close()
+			continue
+		}
 		for _, fd := range fds {
-			t, err := r.Readlink(dir + "/" + fd.Name())
-			if err != nil || !strings.HasPrefix(t, "socket:[") {
+			n, err := unix.Readlinkat(int(d.Fd()), fd, buf)
+			if err != nil {
 				continue
 			}
-			ino, err := strconv.ParseUint(strings.TrimSuffix(strings.TrimPrefix(t, "socket:["), "]"), 10, 64)
-			if err != nil {
+			ino, ok := socketInode(buf[:n])
+			if !ok {
 				continue
 			}
 			if i, ok := byInode[ino]; ok && ls[i].PID == 0 {
@@ -426,6 +437,17 @@ func ReadListeners(ctx context.Context, r *fs.Root) (ls []Listener, ownersKnown 
 				left--
 			}
 		}
+		d.Close()
 	}
 	return ls, ownersKnown, nil
+}
+
+// socketInode parses a descriptor link "socket:[INODE]".
+func socketInode(t []byte) (uint64, bool) {
+	const pre = "socket:["
+	if len(t) < len(pre)+2 || string(t[:len(pre)]) != pre || t[len(t)-1] != ']' {
+		return 0, false
+	}
+	ino, err := strconv.ParseUint(string(t[len(pre):len(t)-1]), 10, 64)
+	return ino, err == nil
 }

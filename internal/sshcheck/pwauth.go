@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
 )
@@ -75,7 +76,7 @@ func ParsePwAuth(b []byte) (value *bool, raw string, err error) {
 // 1.1: sign, 0b binary, 0 octal, 0x hex, underscores, base 60) and returns
 // its decimal form.
 func yaml11Int(s string) (string, bool) {
-	if !int11.MatchString(s) {
+	if !int11().MatchString(s) {
 		return "", false
 	}
 	neg := false
@@ -119,4 +120,6 @@ func yaml11Int(s string) (string, bool) {
 }
 
 // int11 is PyYAML's implicit resolver for tag:yaml.org,2002:int.
-var int11 = regexp.MustCompile(`^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$`)
+var int11 = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$`)
+})

@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -57,7 +58,7 @@ func (e *Error) Error() string {
 // maxNodes bounds alias expansion ("billion laughs").
 const maxNodes = 200000
 
-var lineRE = regexp.MustCompile(`line (\d+)`)
+var lineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
 
 // Parse reads a cloud-config document. An empty document is an empty
 // map. A document whose top level is not a mapping is an error, as
@@ -72,7 +73,7 @@ func Parse(name string, b []byte) (*Doc, error) {
 		}
 		msg := strings.TrimPrefix(err.Error(), "yaml: ")
 		ln := 0
-		if m := lineRE.FindStringSubmatch(msg); m != nil {
+		if m := lineRE().FindStringSubmatch(msg); m != nil {
 			ln, _ = strconv.Atoi(m[1])
 		}
 		return nil, &Error{File: name, Line: ln, Msg: "not valid YAML: " + msg}
@@ -213,11 +214,19 @@ func keyString(v any) string {
 
 // YAML 1.1 implicit types, as PyYAML's resolver defines them.
 var (
-	boolRE  = regexp.MustCompile(`^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$`)
-	intRE   = regexp.MustCompile(`^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$`)
-	floatRE = regexp.MustCompile(`^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$`)
-	nullRE  = regexp.MustCompile(`^(?:~|null|Null|NULL|)$`)
-	timeRE  = regexp.MustCompile(`^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$`)
+	boolRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$`)
+	})
+	intRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$`)
+	})
+	floatRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$`)
+	})
+	nullRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:~|null|Null|NULL|)$`) })
+	timeRE = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(?:[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]|[0-9][0-9][0-9][0-9]-[0-9][0-9]?-[0-9][0-9]?(?:[Tt]|[ \t]+)[0-9][0-9]?:[0-9][0-9]:[0-9][0-9](?:\.[0-9]*)?(?:[ \t]*(?:Z|[-+][0-9][0-9]?(?::[0-9][0-9])?))?)$`)
+	})
 )
 
 // Timestamp is a plain scalar PyYAML loads as a date or datetime (YAML
@@ -273,16 +282,22 @@ func scalar(n *yaml.Node) (any, error) {
 }
 
 func resolve11(s string) string {
+	// Ints, floats and timestamps start with a sign, a digit or a dot; bools
+	// and nulls with one of a few letters or "~" (or are empty). Other
+	// scalars, most of them (names, paths, commands), skip the regexps.
+	if s != "" && !strings.ContainsRune("-+.0123456789yYnNtTfFoO~", rune(s[0])) {
+		return "!!str"
+	}
 	switch {
-	case boolRE.MatchString(s):
+	case boolRE().MatchString(s):
 		return "!!bool"
-	case intRE.MatchString(s):
+	case intRE().MatchString(s):
 		return "!!int"
-	case floatRE.MatchString(s):
+	case floatRE().MatchString(s):
 		return "!!float"
-	case nullRE.MatchString(s):
+	case nullRE().MatchString(s):
 		return "!!null"
-	case timeRE.MatchString(s):
+	case timeRE().MatchString(s):
 		return "!!timestamp"
 	}
 	return "!!str"

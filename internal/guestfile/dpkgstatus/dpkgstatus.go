@@ -54,8 +54,15 @@ func Parse(b []byte) ([]Package, []Problem) {
 		}
 		cur, key = nil, ""
 	}
-	for i, raw := range strings.Split(string(b), "\n") {
-		ln := i + 1
+	// Line by line without strings.Split's slice of every line (a status
+	// file has tens of thousands), and field names lowered without an
+	// allocation when they are ASCII.
+	rest := string(b)
+	for ln, last := 1, false; !last; ln++ {
+		var raw string
+		var found bool
+		raw, rest, found = strings.Cut(rest, "\n")
+		last = !found
 		raw = strings.TrimRight(raw, "\r")
 		if strings.TrimSpace(raw) == "" {
 			flush()
@@ -75,7 +82,7 @@ func Parse(b []byte) ([]Package, []Problem) {
 		if cur == nil {
 			cur = &Package{Line: ln}
 		}
-		key, v = strings.ToLower(k), strings.TrimSpace(v)
+		key, v = lowerField(k), strings.TrimSpace(v)
 		switch key {
 		case "package":
 			cur.Name = v
@@ -101,6 +108,38 @@ func Parse(b []byte) ([]Package, []Problem) {
 	}
 	flush()
 	return out, probs
+}
+
+// lowerField is strings.ToLower(k), without allocating for the ASCII
+// field names dpkg writes: it returns the lowercase constant of the fields
+// Parse reads, and k itself for the others (only whether it is empty
+// matters for them).
+func lowerField(k string) string {
+	for i := 0; i < len(k); i++ {
+		if k[i] >= 0x80 {
+			return strings.ToLower(k)
+		}
+	}
+	for _, f := range [...]string{"package", "version", "architecture", "status", "provides"} {
+		if len(k) == len(f) && asciiEqualFold(k, f) {
+			return f
+		}
+	}
+	return k
+}
+
+// asciiEqualFold compares ASCII k with lowercase f, ignoring k's case.
+func asciiEqualFold(k, f string) bool {
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != f[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // Find returns the stanzas for name: "name" or "name:arch". A package

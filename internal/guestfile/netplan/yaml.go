@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
 
@@ -53,7 +54,7 @@ func (p *parser) document(b []byte) *yaml.Node {
 	return top
 }
 
-var yamlErrLine = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+var yamlErrLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`) })
 
 // yamlErrorLine locates a YAML syntax error. The YAML library reports the
 // line where the enclosing block starts, which can be far above the
@@ -93,7 +94,7 @@ const (
 
 func splitYAMLError(err error) (int, string) {
 	msg := strings.ReplaceAll(strings.TrimPrefix(err.Error(), "yaml: "), "\n", " ")
-	if m := yamlErrLine.FindStringSubmatch(msg); m != nil {
+	if m := yamlErrLine().FindStringSubmatch(msg); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return n, m[2]
 	}

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // DefaultPath is the main sudoers file.
@@ -37,7 +38,7 @@ type Include struct {
 	Line   int
 }
 
-var includeRE = regexp.MustCompile(`^[#@](include|includedir)[ \t]+(.+)$`)
+var includeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[#@](include|includedir)[ \t]+(.+)$`) })
 
 // Parse splits one file into logical lines and include directives.
 func Parse(name string, b []byte) ([]Line, []Include) {
@@ -52,7 +53,7 @@ func Parse(name string, b []byte) ([]Line, []Include) {
 			s = strings.TrimSuffix(s, "\\") + strings.TrimRight(phys[i], "\r")
 		}
 		t := strings.TrimSpace(s)
-		if m := includeRE.FindStringSubmatch(t); m != nil {
+		if m := includeRE().FindStringSubmatch(t); m != nil {
 			target := strings.Trim(strings.TrimSpace(m[2]), `"`)
 			if !strings.HasPrefix(target, "/") {
 				// sudo 1.9+: relative to the including file's directory.

@@ -10,6 +10,7 @@ import (
 	"net"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/guestcheck/guestcheck/internal/guestfile/netval"
 )
@@ -21,7 +22,9 @@ type Rule struct {
 	At   string // "file:line"
 }
 
-var udevPair = regexp.MustCompile(`^\s*([A-Za-z_]+(?:\{[^}]*\})?)\s*(==|!=|\+=|-=|:=|=)\s*"([^"]*)"\s*(?:,|$)`)
+var udevPair = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*([A-Za-z_]+(?:\{[^}]*\})?)\s*(==|!=|\+=|-=|:=|=)\s*"([^"]*)"\s*(?:,|$)`)
+})
 
 // Parse parses 70-persistent-net.rules. Lines that are not a
 // comma-separated list of KEY op "value" pairs are problems; rules
@@ -45,7 +48,7 @@ func Parse(name string, b []byte) ([]Rule, []netval.Problem) {
 		var mac string
 		ok := true
 		for rest := t; strings.TrimSpace(rest) != ""; {
-			m := udevPair.FindStringSubmatchIndex(rest)
+			m := udevPair().FindStringSubmatchIndex(rest)
 			if m == nil {
 				bad(n, "expected KEY==\"value\" pairs, got "+netval.Quote(strings.TrimSpace(rest)))
 				ok = false
