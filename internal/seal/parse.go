@@ -3,12 +3,13 @@ package seal
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"path"
 	"regexp"
 	"strconv"
 	"strings"
 
-	yaml "go.yaml.in/yaml/v3"
+	"github.com/guestcheck/guestcheck/internal/guestfile/cloudconfig"
 )
 
 // passwdHomes returns "/root" and then every home directory named in an
@@ -118,21 +119,58 @@ type cloudConfig struct {
 	NetworkDisabled bool
 }
 
-// parseCloudConfig merges cloud.cfg and the cloud.cfg.d files (in the
-// order given, later top-level keys winning, as cloud-init does for these
-// keys) and reads what sealprep needs.
-func parseCloudConfig(files [][]byte) (cloudConfig, error) {
-	merged := map[string]any{}
-	for _, b := range files {
-		var m map[string]any
-		if err := yaml.Unmarshal(b, &m); err != nil {
-			return cloudConfig{}, err
+// cloudFile is one cloud-init system configuration file as read.
+type cloudFile struct {
+	name string
+	data []byte
+}
+
+// defaultKeyTypes stands for cc_ssh's GENERATE_KEY_NAMES: only whether
+// the list is empty matters here.
+var defaultKeyTypes = []string{"rsa", "ecdsa", "ed25519"}
+
+// parseCloudConfig merges cloud.cfg and its cloud.cfg.d drop-ins (given
+// in cloudconfig.ConfD order) as cloud-init's read_conf_with_confd does,
+// and reads what sealprep needs. A file cloud-init cannot load counts as
+// empty, as cloud-init warns and goes on without it; its error is
+// returned so that the caller can say so.
+func parseCloudConfig(base cloudFile, dropins []cloudFile) (cloudConfig, []*cloudconfig.Error) {
+	var errs []*cloudconfig.Error
+	load := func(f cloudFile) map[string]any {
+		d, err := cloudconfig.Parse(f.name, f.data)
+		if err != nil {
+			ce := &cloudconfig.Error{File: f.name, Msg: err.Error()}
+			errors.As(err, &ce)
+			errs = append(errs, ce)
+			return nil
 		}
-		for k, v := range m {
-			merged[k] = v
-		}
+		return d.Value
 	}
-	cc := cloudConfig{KeyTypes: true}
+	var drops []map[string]any
+	for _, f := range dropins {
+		drops = append(drops, load(f))
+	}
+	return readCloudConfig(cloudconfig.System(load(base), drops)), errs
+}
+
+// moduleName is how cloud-init's module loader names a module list item
+// (_read_modules strips it, then form_module_name): "-" becomes "_", a
+// ".py" suffix and surrounding space go, and "cc_" is added when missing.
+func moduleName(s string) string {
+	s = strings.ReplaceAll(strings.TrimSpace(s), "-", "_")
+	if strings.HasSuffix(strings.ToLower(s), ".py") {
+		s = s[:len(s)-3]
+	}
+	if s = strings.TrimSpace(s); s != "" && !strings.HasPrefix(s, "cc_") {
+		s = "cc_" + s
+	}
+	return s
+}
+
+// readCloudConfig reads sealprep's facts from a merged configuration, by
+// the rules of cloud-init's module loader and cc_ssh.
+func readCloudConfig(merged map[string]any) cloudConfig {
+	var cc cloudConfig
 	for _, stage := range []string{"cloud_init_modules", "cloud_config_modules", "cloud_final_modules"} {
 		list, _ := merged[stage].([]any)
 		for _, item := range list {
@@ -147,22 +185,19 @@ func parseCloudConfig(files [][]byte) (cloudConfig, error) {
 			case map[string]any:
 				name, _ = v["name"].(string)
 			}
-			if strings.ReplaceAll(strings.TrimPrefix(name, "cc_"), "-", "_") == "ssh" {
+			if moduleName(name) == "cc_ssh" {
 				cc.SSHModule = true
 			}
 		}
 	}
-	if v, ok := merged["ssh_genkeytypes"]; ok {
-		if l, ok := v.([]any); ok && len(l) == 0 {
-			cc.KeyTypes = false
-		}
-	}
+	// get_cfg_option_list: null is an empty list, a string a list of one.
+	cc.KeyTypes = len(cloudconfig.GetList(merged, "ssh_genkeytypes", defaultKeyTypes)) > 0
 	if n, ok := merged["network"].(map[string]any); ok {
 		if s, _ := n["config"].(string); s == "disabled" {
 			cc.NetworkDisabled = true
 		}
 	}
-	return cc, nil
+	return cc
 }
 
 var sharedLib = regexp.MustCompile(`^libsystemd-shared-([0-9]+)(?:[.~-].*)?\.so$`)
