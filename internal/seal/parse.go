@@ -1,7 +1,6 @@
 package seal
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"path"
@@ -10,28 +9,23 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/guestfile/cloudconfig"
+	"github.com/guestcheck/guestcheck/internal/guestfile/hosts"
+	accounts "github.com/guestcheck/guestcheck/internal/guestfile/passwd"
 )
 
 // passwdHomes returns "/root" and then every home directory named in an
 // /etc/passwd, cleaned, without duplicates. Homes that are "/" or not
-// absolute are skipped: they hold no user's history.
+// absolute are skipped: they hold no user's history. Lines getpwent(3)
+// skips are skipped.
 func passwdHomes(b []byte) []string {
 	seen := map[string]bool{"/root": true}
 	out := []string{"/root"}
-	for _, line := range strings.Split(string(b), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
+	users, _ := accounts.ParsePasswd("/etc/passwd", b)
+	for _, u := range users {
+		if !strings.HasPrefix(u.Home, "/") {
 			continue
 		}
-		f := strings.Split(line, ":")
-		if len(f) < 7 {
-			continue
-		}
-		h := f[5]
-		if !strings.HasPrefix(h, "/") {
-			continue
-		}
-		h = path.Clean(h)
+		h := path.Clean(u.Home)
 		if h == "/" || seen[h] {
 			continue
 		}
@@ -221,20 +215,30 @@ func systemdVersion(names []string) int {
 // rotatedLog matches the names logrotate and friends give old logs.
 var rotatedLog = regexp.MustCompile(`(\.[0-9]+(\.(gz|xz|bz2|zst|lz4))?|\.(gz|xz|bz2|zst|lz4|old)|-[0-9]{8}(\.(gz|xz|bz2|zst|lz4))?)$`)
 
-// hostsMentions returns the lines of an /etc/hosts that name host.
+// hostsMentions returns the lines of an /etc/hosts that name host (or a
+// name under it), trimmed, lines resolvers skip included: a broken line
+// meant for the template is worth pointing at too.
 func hostsMentions(b []byte, host string) []string {
 	if host == "" || host == "localhost" {
 		return nil
 	}
+	entries, err := hosts.Parse(b)
+	lines := map[int][]string{}
+	for _, e := range entries {
+		lines[e.Line] = e.Names
+	}
+	var he *hosts.Error
+	if errors.As(err, &he) {
+		for _, p := range he.Problems {
+			lines[p.Line] = p.Fields[1:]
+		}
+	}
+	raw := strings.Split(string(b), "\n")
 	var out []string
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		line := sc.Text()
-		body, _, _ := strings.Cut(line, "#")
-		f := strings.Fields(body)
-		for _, name := range f[min(1, len(f)):] {
+	for i := range raw {
+		for _, name := range lines[i+1] {
 			if name == host || strings.HasPrefix(name, host+".") {
-				out = append(out, strings.TrimSpace(line))
+				out = append(out, strings.TrimSpace(raw[i]))
 				break
 			}
 		}
