@@ -34,13 +34,15 @@ test-short: ## unit tests only
 	$(GO) test -count=1 ./...
 
 fuzz: ## explore with every fuzz target for FUZZTIME (default 10s) each; new crashers land in testdata/fuzz
-	@FUZZTIME=$${FUZZTIME:-10s}; \
+	@FUZZTIME=$${FUZZTIME:-10s}; n=0; start=$$(date +%s); \
 	for pkg in $$($(GO) list ./...); do \
-	  for t in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
-	    echo "fuzz $$pkg $$t"; \
-	    $(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=$$FUZZTIME $$pkg >/dev/null || exit 1; \
+	  list=$$($(GO) test -list '^Fuzz' $$pkg 2>&1) || { echo "$$list"; echo "fuzz: cannot list the targets of $$pkg"; exit 1; }; \
+	  for t in $$(echo "$$list" | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$t"; n=$$((n+1)); \
+	    out=$$($(GO) test -run='^$$' -fuzz="^$$t$$" -fuzztime=$$FUZZTIME $$pkg 2>&1) || { echo "$$out"; exit 1; }; \
 	  done; \
-	done
+	done; \
+	echo "fuzz: $$n targets, $$(( $$(date +%s) - start ))s"
 
 bench: build ## Go benchmarks, then guestcheck vs cloud-init status (hyperfine), RSS and binary sizes
 	$(GO) test -run='^$$' -bench=. -benchmem ./...

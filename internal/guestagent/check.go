@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/guestfile/dpkgstatus"
 	"github.com/guestcheck/guestcheck/internal/guestfile/osrelease"
 	"github.com/guestcheck/guestcheck/internal/systemd"
 )
@@ -232,10 +233,15 @@ func (r *run) findVersion() {
 		}
 	}
 	if !r.version.Known {
-		if b, err := r.env.Root.ReadFile("/var/lib/dpkg/status"); err == nil {
-			if v, ok := DpkgVersion(b, "qemu-guest-agent"); ok {
-				r.version, _ = ParseVersion(v)
-				r.verFrom = "/var/lib/dpkg/status"
+		if b, err := r.env.Root.ReadFile(dpkgstatus.Path); err == nil {
+			// Problems in other stanzas do not hide this one.
+			pkgs, _ := dpkgstatus.Parse(b)
+			for _, p := range dpkgstatus.Find(pkgs, "qemu-guest-agent") {
+				if p.Installed() {
+					r.version, _ = ParseVersion(p.Upstream())
+					r.verFrom = dpkgstatus.Path
+					break
+				}
 			}
 		}
 	}
@@ -296,36 +302,6 @@ func (r *run) osRelease() osrelease.Release {
 		}
 	}
 	return osrelease.Release{}
-}
-
-// DpkgVersion returns the upstream part of an installed package's version
-// in a dpkg status file ("1:7.2+dfsg-7" gives "7.2").
-func DpkgVersion(status []byte, pkg string) (string, bool) {
-	for _, para := range strings.Split(string(status), "\n\n") {
-		var name, ver, st string
-		for _, l := range strings.Split(para, "\n") {
-			k, v, ok := strings.Cut(l, ": ")
-			if !ok {
-				continue
-			}
-			switch k {
-			case "Package":
-				name = v
-			case "Version":
-				ver = v
-			case "Status":
-				st = v
-			}
-		}
-		if name != pkg || !strings.HasSuffix(st, " installed") {
-			continue
-		}
-		if _, after, ok := strings.Cut(ver, ":"); ok {
-			ver = after
-		}
-		return ver, ver != ""
-	}
-	return "", false
 }
 
 // channel judges the org.qemu.guest_agent.0 virtio port and its /dev link.

@@ -226,3 +226,24 @@ func mergeMaps(ms ...map[string]string) map[string]string {
 	}
 	return out
 }
+
+// TestVersionFromDpkgStatus: a binary without its version string leaves
+// dpkg's status file, read by guestfile/dpkgstatus: the installed stanza
+// counts, not a removed one before it, and a bad stanza elsewhere does not
+// hide it.
+func TestVersionFromDpkgStatus(t *testing.T) {
+	status := "Package: qemu-guest-agent\nStatus: deinstall ok config-files\nArchitecture: i386\nVersion: 1:5.2+dfsg-11\n\n" +
+		"junk line\n\n" +
+		"Package: qemu-guest-agent\nStatus: install ok installed\nArchitecture: amd64\nVersion: 1:8.1.3+ds-1-2\n"
+	root := noChannelRoot(t, map[string]string{"/usr/sbin/qemu-ga": "\x7fELF no strings here", "/var/lib/dpkg/status": status})
+	out := runOn(t, root, waitingUnit("enabled"))
+	for _, f := range out {
+		if f.Code == CodeInstalled {
+			if f.Detail["version"] != "8.1.3" || f.Detail["version_source"] != "/var/lib/dpkg/status" {
+				t.Errorf("detail = %v", f.Detail)
+			}
+			return
+		}
+	}
+	t.Fatalf("no %s finding", CodeInstalled)
+}

@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"strings"
 	"sync"
 
-	yaml "go.yaml.in/yaml/v3"
+	"github.com/guestcheck/guestcheck/internal/guestfile/cloudconfig"
 )
 
 // SetHostname is /var/lib/cloud/data/set-hostname: the names cc_set_hostname
@@ -160,71 +159,58 @@ var jinjaHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompi
 
 // ParseCloudConfig reads the hostname keys from a cloud-config document
 // (user-data's processed cloud-config.txt, /etc/cloud/cloud.cfg,
-// cloud.cfg.d/*.cfg). Booleans follow cloud-init's translate_bool: YAML
-// booleans, and the strings or numbers "true", "yes", "on", "1" (any case)
-// are true, every other scalar is false. A mapping or sequence where a
-// scalar belongs is an error naming the key and line. An empty document
-// is an empty config.
+// cloud.cfg.d/*.cfg) with the shared cloud-config parser, so YAML 1.1
+// scalars, aliases and merge keys read as cloud-init reads them. Booleans
+// follow cloud-init's translate_bool: YAML booleans, and the strings or
+// numbers "true", "yes", "on", "1" (any case) are true, every other
+// scalar, null included, is false. Strings are Python's str() of the
+// value; a null string is unset (cloud-init cannot use it). A mapping or
+// sequence where a scalar belongs is an error naming the key and line. An
+// empty document is an empty config.
 func ParseCloudConfig(b []byte) (CloudConfig, error) {
 	first, _, _ := bytes.Cut(b, []byte("\n"))
 	templated := jinjaHeader().Match(bytes.TrimSpace(first))
 
-	var doc yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return CloudConfig{}, nil
-		}
+	d, err := cloudconfig.Parse("", b)
+	if err != nil {
+		err = lineError(err)
 		if templated {
-			return CloudConfig{}, fmt.Errorf("%w: %s", ErrTemplate, yamlError(err))
+			return CloudConfig{}, fmt.Errorf("%w: %s", ErrTemplate, err)
 		}
-		return CloudConfig{}, yamlError(err)
+		return CloudConfig{}, err
 	}
-	// cloud-init's safe_load refuses a second document; so do we, rather
-	// than silently judge half of the file.
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		return CloudConfig{}, fmt.Errorf("line %d: more than one YAML document", extra.Line)
-	} else if !errors.Is(err, io.EOF) {
-		return CloudConfig{}, yamlError(err)
-	}
-
-	root := deref(&doc)
-	if root.Kind == yaml.DocumentNode {
-		if len(root.Content) == 0 {
-			return CloudConfig{}, nil
-		}
-		root = deref(root.Content[0])
-	}
-	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
-		return CloudConfig{}, nil
-	}
-	if root.Kind != yaml.MappingNode {
-		return CloudConfig{}, fmt.Errorf("line %d: top level is %s, want a mapping", root.Line, yamlKind(root))
-	}
-
 	var c CloudConfig
-	// Later duplicates win, as with PyYAML.
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		k, v := deref(root.Content[i]), deref(root.Content[i+1])
-		if k.Kind != yaml.ScalarNode {
+	for _, k := range []struct {
+		key string
+		s   **string
+		b   **bool
+	}{
+		{key: "hostname", s: &c.Hostname},
+		{key: "fqdn", s: &c.FQDN},
+		{key: "preserve_hostname", b: &c.PreserveHostname},
+		{key: "prefer_fqdn_over_hostname", b: &c.PreferFQDNOverHostname},
+		{key: "create_hostname_file", b: &c.CreateHostnameFile},
+	} {
+		v, ok := d.Value[k.key]
+		if !ok {
 			continue
 		}
-		var err error
-		switch k.Value {
-		case "hostname":
-			c.Hostname, err = yamlString(k.Value, v)
-		case "fqdn":
-			c.FQDN, err = yamlString(k.Value, v)
-		case "preserve_hostname":
-			c.PreserveHostname, err = yamlBool(k.Value, v)
-		case "prefer_fqdn_over_hostname":
-			c.PreferFQDNOverHostname, err = yamlBool(k.Value, v)
-		case "create_hostname_file":
-			c.CreateHostnameFile, err = yamlBool(k.Value, v)
+		want := "a string"
+		if k.b != nil {
+			want = "a boolean"
 		}
-		if err != nil {
-			return CloudConfig{}, err
+		switch v.(type) {
+		case []any:
+			return CloudConfig{}, fmt.Errorf("line %d: %s is a sequence, want %s", d.Line(k.key), k.key, want)
+		case map[string]any:
+			return CloudConfig{}, fmt.Errorf("line %d: %s is a mapping, want %s", d.Line(k.key), k.key, want)
+		}
+		if k.b != nil {
+			t := cloudconfig.TranslateBool(v)
+			*k.b = &t
+		} else if v != nil {
+			s := cloudconfig.PyStr(v)
+			*k.s = &s
 		}
 	}
 	if templated && c.hasTemplateSyntax() {
@@ -242,70 +228,24 @@ func (c CloudConfig) hasTemplateSyntax() bool {
 	return false
 }
 
-// deref follows YAML aliases (with a bound, since alias chains in hostile
-// input could otherwise loop).
-func deref(n *yaml.Node) *yaml.Node {
-	for i := 0; i < 32 && n.Kind == yaml.AliasNode && n.Alias != nil; i++ {
-		n = n.Alias
+// lineError turns the parser's error into "line N: reason": callers put
+// the file's name in front.
+func lineError(err error) error {
+	var ce *cloudconfig.Error
+	if !errors.As(err, &ce) {
+		return err
 	}
-	return n
-}
-
-func yamlKind(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "a mapping"
-	case yaml.SequenceNode:
-		return "a sequence"
-	case yaml.ScalarNode:
-		return "a scalar"
-	case yaml.AliasNode:
-		return "an alias"
-	}
-	return "a document"
-}
-
-// yamlString mirrors cloud-init's str(value) for scalars; null is unset.
-func yamlString(key string, v *yaml.Node) (*string, error) {
-	if v.Kind != yaml.ScalarNode {
-		return nil, fmt.Errorf("line %d: %s is %s, want a string", v.Line, key, yamlKind(v))
-	}
-	if v.Tag == "!!null" {
-		return nil, nil
-	}
-	s := v.Value
-	return &s, nil
-}
-
-// yamlBool mirrors cloud-init's translate_bool for scalars; null is unset.
-func yamlBool(key string, v *yaml.Node) (*bool, error) {
-	if v.Kind != yaml.ScalarNode {
-		return nil, fmt.Errorf("line %d: %s is %s, want a boolean", v.Line, key, yamlKind(v))
-	}
-	if v.Tag == "!!null" {
-		return nil, nil
-	}
-	// yaml.v3 tags only true/false as booleans (YAML 1.2) where PyYAML also
-	// takes yes/on; the string test below covers both readings.
-	s := strings.ToLower(strings.TrimSpace(v.Value))
-	t := s == "true" || s == "yes" || s == "on" || s == "1"
-	return &t, nil
-}
-
-var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+): (.*)$`) })
-
-// yamlError flattens yaml.v3 errors to one line ("line 3: reason").
-func yamlError(err error) error {
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		return errors.New(strings.Join(te.Errors, "; "))
-	}
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	msg := strings.TrimPrefix(ce.Msg, "not valid YAML: ")
 	if m := yamlLine().FindStringSubmatch(msg); m != nil {
 		return fmt.Errorf("line %s: %s", m[1], m[2])
 	}
+	if ce.Line > 0 {
+		return fmt.Errorf("line %d: %s", ce.Line, msg)
+	}
 	return errors.New(msg)
 }
+
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+): (.*)$`) })
 
 // Layer is one cloud-config source, named by Source (usually a path).
 type Layer struct {

@@ -1,11 +1,42 @@
 package hostname
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/cloudconfig"
 )
+
+var lineRE = regexp.MustCompile(`line (\d+)`)
+
+// yamlLines bounds the lines of b as YAML counts them: CR, LF, CRLF and
+// the Unicode breaks NEL, LS and PS each end a line.
+func yamlLines(b []byte) int {
+	n := 1
+	for _, r := range string(b) {
+		switch r {
+		case '\n', '\r', '\u0085', '\u2028', '\u2029':
+			n++
+		}
+	}
+	return n
+}
+
+// lineOf returns the last line number an error names, or 0.
+func lineOf(msg string) int {
+	m := lineRE.FindAllStringSubmatch(msg, -1)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[len(m)-1][1])
+	return n
+}
 
 // The fuzz targets assert more than "no panic": each checks an invariant
 // the check relies on.
@@ -42,8 +73,20 @@ func FuzzParseEtcHostname(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		name, err := ParseEtcHostname(b)
-		if err == nil && strings.ContainsAny(name, " \t\n") {
+		if err != nil {
+			if ln := lineOf(err.Error()); ln < 1 || ln > bytes.Count(b, []byte("\n"))+1 {
+				t.Fatalf("error %q names no line of the input", err)
+			}
+			return
+		}
+		if strings.ContainsAny(name, " \t\n") {
 			t.Fatalf("name %q contains whitespace", name)
+		}
+		// What hostnamectl writes back reads as the same name.
+		if name != "" && !strings.HasPrefix(name, "#") {
+			if back, err := ParseEtcHostname([]byte(name + "\n")); err != nil || back != name {
+				t.Fatalf("%q written back reads %q, %v", name, back, err)
+			}
 		}
 	})
 }
@@ -56,6 +99,10 @@ func FuzzParseNsswitch(f *testing.F) {
 		srcs, found := ParseNsswitch(b, "hosts")
 		if !found && srcs != nil {
 			t.Fatalf("sources %q without a hosts line", srcs)
+		}
+		// The last hosts line wins.
+		if last, ok := ParseNsswitch(append(append([]byte(nil), b...), "\nhosts: files DNS\n"...), "hosts"); !ok || strings.Join(last, ",") != "files,dns" {
+			t.Fatalf("a last hosts line gave %q, %v", last, ok)
 		}
 		for _, s := range srcs {
 			if s == "" || strings.ContainsAny(s, " \t\n\r") || s != strings.ToLower(s) {
@@ -78,6 +125,12 @@ func FuzzParseSetHostname(f *testing.F) {
 			if strings.Contains(err.Error(), "Go value") {
 				t.Fatalf("error leaks Go types: %v", err)
 			}
+			return
+		}
+		// What cloud-init writes from these names reads back as them.
+		out, _ := json.Marshal(s)
+		if back, err := ParseSetHostname(out); err != nil || back != s {
+			t.Fatalf("%+v written as %s reads %+v, %v", s, out, back, err)
 		}
 	})
 }
@@ -120,7 +173,19 @@ func FuzzParseCloudConfig(f *testing.F) {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("multi-line error %q", err)
 			}
+			if ln := lineOf(err.Error()); ln > yamlLines(b) {
+				t.Fatalf("error %q names a line past the input", err)
+			}
 			return
+		}
+		// One reading: the shared parser's value under cloud-init's
+		// translate_bool is what the check sees.
+		d, err := cloudconfig.Parse("f", b)
+		if err != nil {
+			t.Fatalf("hostname accepted what cloudconfig refuses: %v", err)
+		}
+		if v, ok := d.Value["preserve_hostname"]; ok != (c.PreserveHostname != nil) || (ok && *c.PreserveHostname != cloudconfig.TranslateBool(v)) {
+			t.Fatalf("preserve_hostname %#v read as %v", v, c.PreserveHostname)
 		}
 		// Whatever was parsed must merge and derive without surprises.
 		e := Merge(Layer{"fuzz", c})

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/cloudconfig"
 )
 
 var opCloudInit = Operation{
@@ -135,28 +136,34 @@ func (p *Planner) cloudInitEnabled() bool {
 	return !p.exists("/etc/cloud/cloud-init.disabled")
 }
 
-// cloudConfig reads and merges cloud.cfg and cloud.cfg.d/*.cfg.
+// cloudConfig reads and merges cloud.cfg and cloud.cfg.d/*.cfg. A file
+// cloud-init would skip is noted and skipped.
 func (p *Planner) cloudConfig() (cloudConfig, error) {
-	var files [][]byte
-	if b, ok, err := p.readFile("/etc/cloud/cloud.cfg"); err != nil {
-		return cloudConfig{}, err
-	} else if ok {
-		files = append(files, b)
+	read := func(name string) (cloudFile, error) {
+		b, _, err := p.readFile(name)
+		return cloudFile{name, b}, err
 	}
-	ents, err := p.Root.ReadDir("/etc/cloud/cloud.cfg.d")
-	if err == nil {
+	base, err := read(cloudconfig.SystemPath)
+	if err != nil {
+		return cloudConfig{}, err
+	}
+	var names []string
+	if ents, err := p.Root.ReadDir(cloudconfig.SystemPath + ".d"); err == nil {
 		for _, e := range ents {
-			if !strings.HasSuffix(e.Name, ".cfg") {
-				continue
-			}
-			b, ok, err := p.readFile("/etc/cloud/cloud.cfg.d/" + e.Name)
-			if err != nil {
-				return cloudConfig{}, err
-			}
-			if ok {
-				files = append(files, b)
-			}
+			names = append(names, e.Name)
 		}
 	}
-	return parseCloudConfig(files)
+	var dropins []cloudFile
+	for _, name := range cloudconfig.ConfDNames(cloudconfig.SystemPath+".d", names) {
+		f, err := read(name)
+		if err != nil {
+			return cloudConfig{}, err
+		}
+		dropins = append(dropins, f)
+	}
+	cc, errs := parseCloudConfig(base, dropins)
+	for _, e := range errs {
+		p.Note(e.File, "skipped, as cloud-init skips it: %v", e)
+	}
+	return cc, nil
 }

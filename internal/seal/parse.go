@@ -1,36 +1,31 @@
 package seal
 
 import (
-	"bufio"
 	"bytes"
+	"errors"
 	"path"
 	"regexp"
 	"strconv"
 	"strings"
 
-	yaml "go.yaml.in/yaml/v3"
+	"github.com/guestcheck/guestcheck/internal/guestfile/cloudconfig"
+	"github.com/guestcheck/guestcheck/internal/guestfile/hosts"
+	accounts "github.com/guestcheck/guestcheck/internal/guestfile/passwd"
 )
 
 // passwdHomes returns "/root" and then every home directory named in an
 // /etc/passwd, cleaned, without duplicates. Homes that are "/" or not
-// absolute are skipped: they hold no user's history.
+// absolute are skipped: they hold no user's history. Lines getpwent(3)
+// skips are skipped.
 func passwdHomes(b []byte) []string {
 	seen := map[string]bool{"/root": true}
 	out := []string{"/root"}
-	for _, line := range strings.Split(string(b), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "#") {
+	users, _ := accounts.ParsePasswd("/etc/passwd", b)
+	for _, u := range users {
+		if !strings.HasPrefix(u.Home, "/") {
 			continue
 		}
-		f := strings.Split(line, ":")
-		if len(f) < 7 {
-			continue
-		}
-		h := f[5]
-		if !strings.HasPrefix(h, "/") {
-			continue
-		}
-		h = path.Clean(h)
+		h := path.Clean(u.Home)
 		if h == "/" || seen[h] {
 			continue
 		}
@@ -118,21 +113,58 @@ type cloudConfig struct {
 	NetworkDisabled bool
 }
 
-// parseCloudConfig merges cloud.cfg and the cloud.cfg.d files (in the
-// order given, later top-level keys winning, as cloud-init does for these
-// keys) and reads what sealprep needs.
-func parseCloudConfig(files [][]byte) (cloudConfig, error) {
-	merged := map[string]any{}
-	for _, b := range files {
-		var m map[string]any
-		if err := yaml.Unmarshal(b, &m); err != nil {
-			return cloudConfig{}, err
+// cloudFile is one cloud-init system configuration file as read.
+type cloudFile struct {
+	name string
+	data []byte
+}
+
+// defaultKeyTypes stands for cc_ssh's GENERATE_KEY_NAMES: only whether
+// the list is empty matters here.
+var defaultKeyTypes = []string{"rsa", "ecdsa", "ed25519"}
+
+// parseCloudConfig merges cloud.cfg and its cloud.cfg.d drop-ins (given
+// in cloudconfig.ConfD order) as cloud-init's read_conf_with_confd does,
+// and reads what sealprep needs. A file cloud-init cannot load counts as
+// empty, as cloud-init warns and goes on without it; its error is
+// returned so that the caller can say so.
+func parseCloudConfig(base cloudFile, dropins []cloudFile) (cloudConfig, []*cloudconfig.Error) {
+	var errs []*cloudconfig.Error
+	load := func(f cloudFile) map[string]any {
+		d, err := cloudconfig.Parse(f.name, f.data)
+		if err != nil {
+			ce := &cloudconfig.Error{File: f.name, Msg: err.Error()}
+			errors.As(err, &ce)
+			errs = append(errs, ce)
+			return nil
 		}
-		for k, v := range m {
-			merged[k] = v
-		}
+		return d.Value
 	}
-	cc := cloudConfig{KeyTypes: true}
+	var drops []map[string]any
+	for _, f := range dropins {
+		drops = append(drops, load(f))
+	}
+	return readCloudConfig(cloudconfig.System(load(base), drops)), errs
+}
+
+// moduleName is how cloud-init's module loader names a module list item
+// (_read_modules strips it, then form_module_name): "-" becomes "_", a
+// ".py" suffix and surrounding space go, and "cc_" is added when missing.
+func moduleName(s string) string {
+	s = strings.ReplaceAll(strings.TrimSpace(s), "-", "_")
+	if strings.HasSuffix(strings.ToLower(s), ".py") {
+		s = s[:len(s)-3]
+	}
+	if s = strings.TrimSpace(s); s != "" && !strings.HasPrefix(s, "cc_") {
+		s = "cc_" + s
+	}
+	return s
+}
+
+// readCloudConfig reads sealprep's facts from a merged configuration, by
+// the rules of cloud-init's module loader and cc_ssh.
+func readCloudConfig(merged map[string]any) cloudConfig {
+	var cc cloudConfig
 	for _, stage := range []string{"cloud_init_modules", "cloud_config_modules", "cloud_final_modules"} {
 		list, _ := merged[stage].([]any)
 		for _, item := range list {
@@ -147,22 +179,19 @@ func parseCloudConfig(files [][]byte) (cloudConfig, error) {
 			case map[string]any:
 				name, _ = v["name"].(string)
 			}
-			if strings.ReplaceAll(strings.TrimPrefix(name, "cc_"), "-", "_") == "ssh" {
+			if moduleName(name) == "cc_ssh" {
 				cc.SSHModule = true
 			}
 		}
 	}
-	if v, ok := merged["ssh_genkeytypes"]; ok {
-		if l, ok := v.([]any); ok && len(l) == 0 {
-			cc.KeyTypes = false
-		}
-	}
+	// get_cfg_option_list: null is an empty list, a string a list of one.
+	cc.KeyTypes = len(cloudconfig.GetList(merged, "ssh_genkeytypes", defaultKeyTypes)) > 0
 	if n, ok := merged["network"].(map[string]any); ok {
 		if s, _ := n["config"].(string); s == "disabled" {
 			cc.NetworkDisabled = true
 		}
 	}
-	return cc, nil
+	return cc
 }
 
 var sharedLib = regexp.MustCompile(`^libsystemd-shared-([0-9]+)(?:[.~-].*)?\.so$`)
@@ -186,20 +215,30 @@ func systemdVersion(names []string) int {
 // rotatedLog matches the names logrotate and friends give old logs.
 var rotatedLog = regexp.MustCompile(`(\.[0-9]+(\.(gz|xz|bz2|zst|lz4))?|\.(gz|xz|bz2|zst|lz4|old)|-[0-9]{8}(\.(gz|xz|bz2|zst|lz4))?)$`)
 
-// hostsMentions returns the lines of an /etc/hosts that name host.
+// hostsMentions returns the lines of an /etc/hosts that name host (or a
+// name under it), trimmed, lines resolvers skip included: a broken line
+// meant for the template is worth pointing at too.
 func hostsMentions(b []byte, host string) []string {
 	if host == "" || host == "localhost" {
 		return nil
 	}
+	entries, err := hosts.Parse(b)
+	lines := map[int][]string{}
+	for _, e := range entries {
+		lines[e.Line] = e.Names
+	}
+	var he *hosts.Error
+	if errors.As(err, &he) {
+		for _, p := range he.Problems {
+			lines[p.Line] = p.Fields[1:]
+		}
+	}
+	raw := strings.Split(string(b), "\n")
 	var out []string
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		line := sc.Text()
-		body, _, _ := strings.Cut(line, "#")
-		f := strings.Fields(body)
-		for _, name := range f[min(1, len(f)):] {
+	for i := range raw {
+		for _, name := range lines[i+1] {
 			if name == host || strings.HasPrefix(name, host+".") {
-				out = append(out, strings.TrimSpace(line))
+				out = append(out, strings.TrimSpace(raw[i]))
 				break
 			}
 		}

@@ -30,37 +30,6 @@ func TestStripNMKeyfile(t *testing.T) {
 	}
 }
 
-func TestParseCloudConfig(t *testing.T) {
-	tests := []struct {
-		name  string
-		files []string
-		want  cloudConfig
-	}{
-		{"debian default", []string{cloudCfg}, cloudConfig{SSHModule: true, KeyTypes: true}},
-		{"no ssh module", []string{"cloud_init_modules: [migrator, users-groups]\n"}, cloudConfig{KeyTypes: true}},
-		{"no key types", []string{cloudCfg, "ssh_genkeytypes: []\n"}, cloudConfig{SSHModule: true}},
-		{"override drops ssh", []string{cloudCfg, "cloud_init_modules: [migrator]\n"}, cloudConfig{KeyTypes: true}},
-		{"network disabled", []string{cloudCfg, "network: {config: disabled}\n"}, cloudConfig{SSHModule: true, KeyTypes: true, NetworkDisabled: true}},
-		{"map form", []string{"cloud_init_modules:\n - {name: cc_ssh}\n"}, cloudConfig{SSHModule: true, KeyTypes: true}},
-	}
-	for _, tc := range tests {
-		var files [][]byte
-		for _, f := range tc.files {
-			files = append(files, []byte(f))
-		}
-		got, err := parseCloudConfig(files)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		if got != tc.want {
-			t.Errorf("%s: got %+v, want %+v", tc.name, got, tc.want)
-		}
-	}
-	if _, err := parseCloudConfig([][]byte{[]byte("a: [")}); err == nil {
-		t.Error("broken YAML accepted")
-	}
-}
-
 func TestSystemdVersionAndRotated(t *testing.T) {
 	if v := systemdVersion([]string{"libsystemd-core-252.so", "libsystemd-shared-252.so", "libsystemd-shared-255.4-1.fc40.so", "x"}); v != 255 {
 		t.Errorf("systemdVersion = %d, want 255", v)

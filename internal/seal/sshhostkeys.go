@@ -98,7 +98,7 @@ func (p *Planner) sshRegenerator() (string, error) {
 	if p.cloudInitEnabled() {
 		cc, err := p.cloudConfig()
 		if err != nil {
-			p.Note("/etc/cloud/cloud.cfg", "cannot parse cloud-init configuration: %v", err)
+			p.Note("/etc/cloud/cloud.cfg", "cannot read cloud-init configuration: %v", err)
 		} else if cc.SSHModule && cc.KeyTypes {
 			return "cloud-init's ssh module (cc_ssh)", nil
 		}

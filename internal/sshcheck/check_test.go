@@ -439,3 +439,24 @@ func FuzzParsePwAuth(f *testing.F) {
 		}
 	})
 }
+
+// TestOSFamily reads os-release through guestfile/osrelease: the
+// /usr/lib/os-release fallback of os-release(5) counts, and a release
+// like RHEL is recognised from ID_LIKE.
+func TestOSFamily(t *testing.T) {
+	for _, tc := range []struct {
+		files  map[string]string
+		id     string
+		redHat bool
+	}{
+		{map[string]string{"/usr/lib/os-release": "ID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\n"}, "rocky", true},
+		{map[string]string{"/etc/os-release": "ID=debian\n", "/usr/lib/os-release": "ID=rhel\n"}, "debian", false},
+		{map[string]string{"/etc/os-release": "bad line\nID=almalinux\nID_LIKE='rhel'\n"}, "almalinux", true},
+		{map[string]string{}, "", false},
+	} {
+		f := gatherAsRoot(t, tree(t, tc.files), nil)
+		if f.OSID != tc.id || f.RedHat != tc.redHat {
+			t.Errorf("%v: OSID=%q RedHat=%v, want %q %v", tc.files, f.OSID, f.RedHat, tc.id, tc.redHat)
+		}
+	}
+}

@@ -25,6 +25,8 @@ import (
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/osrelease"
+	"github.com/guestcheck/guestcheck/internal/guestfile/passwd"
 	"github.com/guestcheck/guestcheck/internal/guestfile/procnet"
 	"github.com/guestcheck/guestcheck/internal/guestfile/sshdconfig"
 	"github.com/guestcheck/guestcheck/internal/netcheck"
@@ -35,7 +37,6 @@ import (
 // Guest paths the check reads.
 const (
 	CloudConfigPath = "/var/lib/cloud/instance/cloud-config.txt"
-	osReleasePath   = "/etc/os-release"
 	groupPath       = "/etc/group"
 )
 
@@ -221,32 +222,20 @@ func (s rootSource) Glob(pattern string) ([]string, error) {
 	return cur, nil
 }
 
+// osFamily returns os-release's ID and whether the release is Red Hat's
+// family (ID or ID_LIKE rhel, fedora or centos), from the first
+// os-release(5) path that exists.
 func osFamily(r *fs.Root) (string, bool) {
-	b, err := r.ReadFile(osReleasePath)
-	if err != nil {
-		return "", false
-	}
-	var id, like string
-	for _, l := range strings.Split(string(b), "\n") {
-		k, v, ok := strings.Cut(strings.TrimSpace(l), "=")
-		if !ok {
+	for _, p := range osrelease.Paths {
+		b, err := r.ReadFile(p)
+		if err != nil {
 			continue
 		}
-		v = strings.Trim(v, `"'`)
-		switch k {
-		case "ID":
-			id = v
-		case "ID_LIKE":
-			like = v
-		}
+		// A bad line does not hide the assignments that parsed.
+		rel, _ := osrelease.Parse(b)
+		return rel.ID(), rel.Like("rhel") || rel.Like("fedora") || rel.Like("centos")
 	}
-	for _, w := range append(strings.Fields(like), id) {
-		switch w {
-		case "rhel", "fedora", "centos":
-			return id, true
-		}
-	}
-	return id, false
+	return "", false
 }
 
 func readHostKeys(r *fs.Root, c sshdconfig.Config) ([]HostKey, bool) {
@@ -265,19 +254,18 @@ func readHostKeys(r *fs.Root, c sshdconfig.Config) ([]HostKey, bool) {
 	return keys, false
 }
 
+// readGroups maps GIDs to group names; the first entry for a GID wins, as
+// getgrgid(3) returns it.
 func readGroups(r *fs.Root) map[uint32]string {
 	m := map[uint32]string{}
 	b, err := r.ReadFile(groupPath)
 	if err != nil {
 		return m
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		f := strings.Split(l, ":")
-		if len(f) < 3 {
-			continue
-		}
-		if gid, err := strconv.ParseUint(f[2], 10, 32); err == nil {
-			m[uint32(gid)] = f[0]
+	gs, _ := passwd.ParseGroup(groupPath, b)
+	for _, g := range gs {
+		if _, ok := m[uint32(g.GID)]; !ok {
+			m[uint32(g.GID)] = g.Name
 		}
 	}
 	return m

@@ -39,8 +39,12 @@ func TestScalars(t *testing.T) {
 func TestParseErrors(t *testing.T) {
 	for in, want := range map[string]string{
 		"a: [1\n":      "t:",
-		"- a\n- b\n":   "t:1: top level is a array",
+		"- a\n- b\n":   "t:1: top level is an array",
 		"a: b\n c: d:": "not valid YAML",
+		// PyYAML's safe_load: "expected a single document in the stream".
+		"a: 1\n---\nb: 2\n": "t:2: more than one YAML document",
+		"---\n---\n":        "t:2: more than one YAML document",
+		"a: 1\n---\n[x\n":   "t:2: not valid YAML",
 	} {
 		_, err := Parse("t", []byte(in))
 		if err == nil || !strings.Contains(err.Error(), want) {

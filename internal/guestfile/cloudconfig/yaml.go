@@ -61,8 +61,9 @@ const maxNodes = 200000
 var lineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`line (\d+)`) })
 
 // Parse reads a cloud-config document. An empty document is an empty
-// map. A document whose top level is not a mapping is an error, as
-// cloud-init ignores it with a warning.
+// map. A document whose top level is not a mapping, or a file of more
+// than one document, is an error: cloud-init ignores such a file with a
+// warning.
 func Parse(name string, b []byte) (*Doc, error) {
 	d := &Doc{Name: name, Value: map[string]any{}, lines: map[string]int{}}
 	var root yaml.Node
@@ -71,12 +72,16 @@ func Parse(name string, b []byte) (*Doc, error) {
 		if errors.Is(err, io.EOF) {
 			return d, nil
 		}
-		msg := strings.TrimPrefix(err.Error(), "yaml: ")
-		ln := 0
-		if m := lineRE().FindStringSubmatch(msg); m != nil {
-			ln, _ = strconv.Atoi(m[1])
-		}
-		return nil, &Error{File: name, Line: ln, Msg: "not valid YAML: " + msg}
+		return nil, yamlError(name, err)
+	}
+	// cloud-init's safe_load refuses a second document and reads none of
+	// the file, so judging the first one would judge what cloud-init
+	// ignores.
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, &Error{File: name, Line: extra.Line, Msg: "more than one YAML document (cloud-init reads a single one)"}
+	} else if !errors.Is(err, io.EOF) {
+		return nil, yamlError(name, err)
 	}
 	n := &root
 	if n.Kind == yaml.DocumentNode {
@@ -97,7 +102,17 @@ func Parse(name string, b []byte) (*Doc, error) {
 		d.Value = m
 		return d, nil
 	}
-	return nil, &Error{File: name, Line: n.Line, Msg: fmt.Sprintf("top level is a %s, not a mapping of cloud-config keys", TypeName(v))}
+	return nil, &Error{File: name, Line: n.Line, Msg: fmt.Sprintf("top level is %s, not a mapping of cloud-config keys", article(TypeName(v)))}
+}
+
+// yamlError is a decoder error as an *Error with the line it names.
+func yamlError(name string, err error) *Error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	ln := 0
+	if m := lineRE().FindStringSubmatch(msg); m != nil {
+		ln, _ = strconv.Atoi(m[1])
+	}
+	return &Error{File: name, Line: ln, Msg: "not valid YAML: " + msg}
 }
 
 type conv struct {
@@ -374,6 +389,14 @@ func parseFloat11(s string) (float64, bool) {
 	}
 	f, err := strconv.ParseFloat(v, 64)
 	return sign * f, err == nil
+}
+
+// article puts "a" or "an" before a type name.
+func article(t string) string {
+	if strings.IndexByte("aeiou", t[0]) >= 0 {
+		return "an " + t
+	}
+	return "a " + t
 }
 
 // TypeName names a value's type the way JSON Schema and cloud-init's

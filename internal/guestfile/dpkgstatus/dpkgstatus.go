@@ -27,6 +27,20 @@ type Package struct {
 // configured: state "installed" with flag "ok".
 func (p Package) Installed() bool { return p.State == "installed" && p.Flag == "ok" }
 
+// Upstream is the upstream part of Version, without the epoch before the
+// first ':' and the Debian revision after the last '-' (deb-version(7)):
+// "1:7.2+dfsg-7" gives "7.2+dfsg".
+func (p Package) Upstream() string {
+	v := p.Version
+	if i := strings.IndexByte(v, ':'); i >= 0 {
+		v = v[i+1:]
+	}
+	if i := strings.LastIndexByte(v, '-'); i >= 0 {
+		v = v[:i]
+	}
+	return v
+}
+
 // Status is the Status field as written.
 func (p Package) Status() string { return strings.TrimSpace(p.Want + " " + p.Flag + " " + p.State) }
 

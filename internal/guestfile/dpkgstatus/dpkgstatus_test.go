@@ -80,3 +80,13 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestUpstream(t *testing.T) {
+	for v, want := range map[string]string{
+		"1:7.2+dfsg-7+deb12u7": "7.2+dfsg", "7.2": "7.2", "2:1.0-rc1-3": "1.0-rc1", "1:2:3-4": "2:3", "": "",
+	} {
+		if got := (Package{Version: v}).Upstream(); got != want {
+			t.Errorf("Upstream(%q) = %q, want %q", v, got, want)
+		}
+	}
+}

@@ -1,0 +1,101 @@
+package guestagent
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func FuzzParseVersion(f *testing.F) {
+	for _, s := range []string{"7.2.22", "8.2.0 (Debian 1:8.2)", "9.1", "10", ".1.2", "1..2", "99999999999999999999.1", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, ok := ParseVersion(s)
+		if ok != v.Known || (!ok && v != (Version{})) {
+			t.Fatalf("ParseVersion(%q) = %+v, %v", s, v, ok)
+		}
+		if !ok {
+			return
+		}
+		if v.Major < 0 || v.Minor < 0 || v.Micro < 0 {
+			t.Fatalf("negative part in %+v", v)
+		}
+		// String is the canonical form and reads back as itself.
+		if back, ok := ParseVersion(v.String()); !ok || back != v {
+			t.Fatalf("%q -> %s -> %+v, %v", s, v, back, ok)
+		}
+		if v.Major < 1<<30 && v.Minor < 1<<30 && (!v.AtLeast(v.Major, v.Minor) || v.AtLeast(v.Major, v.Minor+1) || v.AtLeast(v.Major+1, 0)) {
+			t.Fatalf("AtLeast is not an order around %s", v)
+		}
+	})
+}
+
+func FuzzParseAVC(f *testing.F) {
+	f.Add(`type=AVC msg=audit(1700000000.123:42): avc:  denied  { open read } for  pid=1 comm="qemu-ga" path="/a b" dev="vda1" scontext=system_u:system_r:virt_qemu_ga_t:s0 tcontext=u:o:t:s0 tclass=file permissive=1`)
+	f.Add(`type=AVC msg=audit(1.5:2): avc: denied { write } for comm="x" name="y" permissive=0`)
+	f.Add(`type=SYSCALL msg=audit(1.5:2): denied `)
+	f.Fuzz(func(t *testing.T, line string) {
+		a, ok := ParseAVC(line)
+		if b, ok2 := ParseAVC(line); ok != ok2 || !reflect.DeepEqual(a, b) {
+			t.Fatal("not deterministic")
+		}
+		if !ok {
+			return
+		}
+		if !strings.HasPrefix(line, "type=AVC ") {
+			t.Fatalf("accepted a %q record", line)
+		}
+		// Every field is text of the line, not invented.
+		for _, v := range append([]string{a.Comm, a.Path, a.SContext, a.TContext, a.TClass}, a.Perms...) {
+			if !strings.Contains(line, v) {
+				t.Fatalf("field %q is not in %q", v, line)
+			}
+		}
+		for _, p := range a.Perms {
+			if p == "" || strings.ContainsAny(p, " \t\n") {
+				t.Fatalf("bad permission %q", p)
+			}
+		}
+		if !a.Time.IsZero() && (a.Time.Unix() < 0 || a.Time.Unix() >= 1e12) {
+			t.Fatalf("time %v out of range", a.Time)
+		}
+		// The log reader finds the same denial on a line of its own.
+		log := ParseAuditLog([]byte("type=USER_AUTH msg=x\n" + line + "\n"))
+		if strings.Contains(line, "\n") {
+			return
+		}
+		if len(log) != 1 || !reflect.DeepEqual(log[0], a) {
+			t.Fatalf("ParseAuditLog = %+v, ParseAVC = %+v", log, a)
+		}
+	})
+}
+
+// FuzzParseArgsEnd holds ParseArgs to getopt's "--": once a command line
+// parses, words after a final "--" change nothing.
+func FuzzParseArgsEnd(f *testing.F) {
+	f.Add("--allow-rpcs=a,b -F/h -vd -b x", "-m isa-serial")
+	f.Add("-t /run/x --bl c --path=/dev/p", "--unknown")
+	f.Fuzz(func(t *testing.T, line, tail string) {
+		argv := strings.Fields(line)
+		for _, ver := range []string{"7.2.0", "8.1.0", "9.1.0", ""} {
+			v, _ := ParseVersion(ver)
+			a, err := ParseArgs(v, argv)
+			if err != nil {
+				if strings.Contains(err.Error(), "\n") {
+					t.Fatalf("multi-line error %q", err)
+				}
+				continue
+			}
+			b, err := ParseArgs(v, append(append(append([]string(nil), argv...), "--"), strings.Fields(tail)...))
+			if err != nil || !reflect.DeepEqual(a, b) {
+				t.Fatalf("%q then -- %q: %+v, %v; without: %+v", argv, tail, b, err, a)
+			}
+			for _, s := range append([]string{a.Method, a.Path, a.StateDir, a.Config, a.Hook}, append(a.Block, a.Allow...)...) {
+				if s != "" && !strings.Contains(line, s) {
+					t.Fatalf("value %q is not on the command line %q", s, line)
+				}
+			}
+		}
+	})
+}
