@@ -30,12 +30,20 @@ const (
 	CodeBootSlow       = "systemd-boot-slow"
 	CodeNoCycle        = "systemd-no-ordering-cycle"
 	CodeCycle          = "systemd-ordering-cycle"
+	// The journal side: what systemd logged about ordering cycles this
+	// boot (journal.go).
+	CodeJournalNoCycle       = "systemd-journal-no-ordering-cycle"
+	CodeJournalCycleBroken   = "systemd-ordering-cycle-broken"
+	CodeJournalCycleUnbroken = "systemd-ordering-cycle-unbreakable"
+	CodeJournalUnavailable   = "systemd-journal-unavailable"
+	CodeJournalUnreadable    = "systemd-journal-unreadable"
 )
 
 // Codes lists every code Run can emit.
 var Codes = []string{CodeNotLive, CodeNotRunning, CodeUnreadable, CodeRunning, CodeDegraded, CodeUnitFailed,
 	CodeMaintenance, CodeStopping, CodeBootFinished, CodeBootInProgress, CodeJobStuck, CodeBootTime, CodeBootSlow,
-	CodeNoCycle, CodeCycle}
+	CodeNoCycle, CodeCycle, CodeJournalNoCycle, CodeJournalCycleBroken, CodeJournalCycleUnbroken, CodeJournalUnavailable,
+	CodeJournalUnreadable}
 
 // Milestones are the units whose activation the boot-time figures report:
 // cloud-init's last stage, the guest agent and sshd (either name).
@@ -64,6 +72,7 @@ func Judge(f Facts) []check.Finding {
 	}
 	out := JudgeState(f)
 	out = append(out, JudgeBoot(f)...)
+	out = append(out, JudgeJournalCycles(f.Journal)...)
 	if f.UnitsErr != nil {
 		return append(out, check.Errorf(CodeUnreadable, "cannot list the units: failed units, boot times and ordering cycles not judged",
 			map[string]string{"error": f.UnitsErr.Error()}, "Raise checks.systemd.timeout in the config file, or check `systemctl list-units`"))
