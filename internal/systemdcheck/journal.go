@@ -173,6 +173,9 @@ type JournalFacts struct {
 	// deadline, a failure); wraps systemd.ErrNoJournalctl when it is not
 	// installed.
 	Err error
+	// Took is how long the journalctl runs took, for the evidence: they
+	// run beside the unit reads and share the guest's CPU with them.
+	Took time.Duration
 }
 
 // gatherJournal reads the journal side of the facts.
@@ -181,20 +184,21 @@ func gatherJournal(ctx context.Context, env *check.Env) JournalFacts {
 	if !ok {
 		return JournalFacts{Err: errors.New("the systemd client cannot read the journal")}
 	}
+	start := time.Now()
 	es, err := jr.BootJournal(ctx, CycleQuery...)
 	if err != nil {
-		return JournalFacts{Err: err}
+		return JournalFacts{Err: err, Took: time.Since(start)}
 	}
 	jf := JournalFacts{Entries: len(es), Cycles: CyclesFromJournal(es)}
 	if len(jf.Cycles) > 0 {
-		jf.Visible = true
+		jf.Visible, jf.Took = true, time.Since(start)
 		return jf
 	}
 	vs, err := jr.BootJournal(ctx, VisibleQuery...)
 	if err != nil {
-		return JournalFacts{Err: err}
+		return JournalFacts{Err: err, Took: time.Since(start)}
 	}
-	jf.Visible = len(vs) > 0
+	jf.Visible, jf.Took = len(vs) > 0, time.Since(start)
 	return jf
 }
 
@@ -213,21 +217,23 @@ func JudgeJournalCycles(j JournalFacts) []check.Finding {
 			"this boot's journal not read for ordering cycles: journalctl is not installed", map[string]string{"error": j.Err.Error()})}
 	case j.Err != nil:
 		return []check.Finding{check.Errorf(CodeJournalUnreadable,
-			"cannot read this boot's journal for ordering cycles: "+oneLine(j.Err.Error()), map[string]string{"error": j.Err.Error(), "query": journalCmd},
+			"cannot read this boot's journal for ordering cycles: "+oneLine(j.Err.Error()),
+			map[string]string{"error": j.Err.Error(), "query": journalCmd, "read_in": j.Took.Round(time.Millisecond).String()},
 			"Check that `journalctl -b _PID=1` answers (journald running, the journal not corrupt: `journalctl --verify`); raise checks.systemd.timeout if it is only slow")}
 	case !j.Visible:
 		return []check.Finding{check.Skipf(CodeJournalUnavailable,
 			"this boot's journal not read for ordering cycles: it shows no message of systemd (PID 1): run as root or in the systemd-journal group, or let journald keep PID 1's messages",
 			map[string]string{"query": "journalctl -b -n 1 _PID=1"})}
 	}
+	took := j.Took.Round(time.Millisecond).String()
 	if len(j.Cycles) == 0 {
 		return []check.Finding{check.Passf(CodeJournalNoCycle, "systemd met no ordering cycle this boot (its journal)",
-			map[string]string{"entries_read": strconv.Itoa(j.Entries), "query": journalCmd})}
+			map[string]string{"entries_read": strconv.Itoa(j.Entries), "query": journalCmd, "read_in": took})}
 	}
 	var out []check.Finding
 	for _, c := range j.Cycles {
 		cycle := strings.Join(c.Jobs, " -> ")
-		d := map[string]string{"cycle": cycle, "start": c.Start, "times_logged": strconv.Itoa(c.Times), "query": journalCmd}
+		d := map[string]string{"cycle": cycle, "start": c.Start, "times_logged": strconv.Itoa(c.Times), "query": journalCmd, "read_in": took}
 		if !c.First.IsZero() {
 			d["first_logged"] = c.First.Format(time.RFC3339)
 		}

@@ -270,3 +270,56 @@ func expectCycle(ctx context.Context, t *testing.T, v *VM, c *CheckResult) {
 		t.Logf("captured %s", p)
 	}
 }
+
+// expectKernelLogCycle holds CycleQuery's second term to the real
+// journalctl: the boot transaction's cycles are logged by PID 1 to the
+// kernel log before journald runs, and journald stores them with
+// SYSLOG_IDENTIFIER=systemd and SYSLOG_PID=1 from the "systemd[1]:"
+// prefix, without _PID. A cycle cannot be put into this guest's boot
+// transaction after the fact, so its three messages are written to
+// /dev/kmsg the way PID 1 writes them; the query must return them
+// (priorities warning and error) but none of PID 1's info messages from
+// the kernel log, and they must read as a second cycle.
+func expectKernelLogCycle(ctx context.Context, t *testing.T, v *VM) {
+	t.Helper()
+	info := mustExec(ctx, t, v, "/usr/bin/journalctl", "-b", "--no-pager", "-q", "-o", "json", "--output-fields=MESSAGE,PRIORITY",
+		"_TRANSPORT=kernel", "SYSLOG_IDENTIFIER=systemd", "SYSLOG_PID=1", "PRIORITY=6")
+	early, err := systemd.ParseJournalJSON(strings.NewReader(info.Stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(early) == 0 {
+		t.Fatalf("no info message of PID 1 from the kernel log: the boot's early messages are not where CycleQuery looks for them")
+	}
+	t.Logf("%d info messages of PID 1 from the kernel log, the first: %q", len(early), early[0].Get("MESSAGE"))
+	inject := `for m in '<4>systemd[1]: gc-kmsg-a.service: Found ordering cycle on gc-kmsg-b.service/start' \
+	'<4>systemd[1]: gc-kmsg-a.service: Found dependency on gc-kmsg-a.service/start' \
+	'<3>systemd[1]: gc-kmsg-a.service: Job gc-kmsg-b.service/start deleted to break ordering cycle starting with gc-kmsg-a.service/start'; do
+	printf '%s\n' "$m" >/dev/kmsg
+done
+sleep 2`
+	if r := mustExec(ctx, t, v, "/bin/sh", "-c", inject); r.Exit != 0 {
+		t.Fatalf("write to /dev/kmsg: exit %d: %s", r.Exit, r.Stderr)
+	}
+	q := mustExec(ctx, t, v, "/usr/bin/journalctl", append([]string{"-b", "--no-pager", "-q", "-o", "json"}, systemdcheck.CycleQuery...)...)
+	es, err := systemd.ParseJournalJSON(strings.NewReader(q.Stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kernel := 0
+	for _, e := range es {
+		if p := e.Get("PRIORITY"); p > "4" || len(p) != 1 {
+			t.Errorf("CycleQuery returned an entry of priority %q: %q", p, e.Get("MESSAGE"))
+		}
+		if e.Get("_TRANSPORT") == "kernel" {
+			kernel++
+		}
+	}
+	if kernel != 3 {
+		t.Errorf("CycleQuery returned %d entries from the kernel log, want the 3 written", kernel)
+	}
+	cs := systemdcheck.CyclesFromJournal(es)
+	if len(cs) != 2 || cs[1].Deleted != "gc-kmsg-b.service/start" || cs[1].Start != "gc-kmsg-a.service/start" {
+		t.Errorf("cycles %+v, want the runcmd one and the kernel log's", cs)
+	}
+}
