@@ -38,6 +38,7 @@ type env struct {
 	template struct {
 		machineID, hostKey string
 	}
+	sealedKey string // ed25519 .pub of the guest the seal step sealed (unsealed clone-1)
 }
 
 // TestVM runs every scenario: a healthy guest (report, runcmd self-check,
