@@ -47,6 +47,8 @@ type Client struct {
 	// dial opens the connection. Its ctx is the connection's lifetime (godbus
 	// closes the connection when it ends), not a dial timeout.
 	dial func(ctx context.Context) (conn, error)
+	// journalctl is the journalctl BootJournal runs; "" looks it up.
+	journalctl string
 
 	// life bounds the connection; Close cancels it.
 	life   context.Context

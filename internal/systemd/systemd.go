@@ -1,6 +1,8 @@
 // Package systemd answers unit-state questions through systemd's D-Bus API
-// (go-systemd's dbus package), and says clearly when there is no systemd to
-// ask, so that checks can report skip instead of error.
+// (go-systemd's dbus package), reads this boot's journal through systemd's
+// journalctl (journald has no D-Bus query interface), and says clearly when
+// there is no systemd to ask, so that checks can report skip instead of
+// error.
 package systemd
 
 import (

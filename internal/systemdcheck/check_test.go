@@ -51,7 +51,7 @@ func healthy() Facts {
 	}
 	return Facts{Live: true, Budget: 60 * time.Second, DefaultTarget: "graphical.target", NowMono: 120 * s,
 		State: systemd.ManagerState{SystemState: "running", Version: "252", UserspaceMonotonic: 2 * s, FinishMonotonic: 16 * s},
-		Units: us}
+		Units: us, Journal: JournalFacts{Visible: true, Entries: 3}}
 }
 
 func TestHealthy(t *testing.T) {
@@ -228,6 +228,15 @@ func FuzzParseSelfUnit(f *testing.F) {
 type fakeInspector struct {
 	f   Facts
 	err error
+	// journal answers BootJournal: by the query's first argument.
+	journal map[string][]systemd.JournalEntry
+}
+
+func (i fakeInspector) BootJournal(ctx context.Context, args ...string) ([]systemd.JournalEntry, error) {
+	if i.err != nil {
+		return nil, i.err
+	}
+	return i.journal[args[0]], nil
 }
 
 func (i fakeInspector) Units(ctx context.Context, names ...string) ([]systemd.UnitState, error) {
@@ -269,6 +278,10 @@ func TestRun(t *testing.T) {
 	validate(t, out)
 	want(t, out, CodeRunning, check.Pass)
 	want(t, out, CodeBootTime, check.Pass, "cloud-final.service +14s")
+	// No journal answer at all: nothing of PID 1 visible, a skip.
+	want(t, out, CodeJournalUnavailable, check.Skip, "no message of systemd (PID 1)")
+	env.Systemd = fakeInspector{f: healthy(), journal: map[string][]systemd.JournalEntry{"-n": {entry("systemd 252 running in system mode")}}}
+	want(t, Run(context.Background(), env), CodeJournalNoCycle, check.Pass)
 
 	env.Systemd = fakeInspector{err: systemd.ErrNotRunning}
 	want(t, Run(context.Background(), env), CodeNotRunning, check.Skip, "systemd is not running")

@@ -5,7 +5,8 @@
 // userspace, userspace to cloud-final, the guest agent and sshd, judged
 // against systemd.boot_budget, with the critical chain as
 // systemd-analyze critical-chain computes it) and ordering cycles in the
-// loaded unit graph. Facts come from systemd over D-Bus; judging is pure.
+// loaded unit graph and in this boot's journal. Facts come from systemd
+// over D-Bus and from journalctl; judging is pure.
 package systemdcheck
 
 import (
@@ -49,11 +50,14 @@ type Facts struct {
 	Self string
 
 	Budget time.Duration
+
+	// Journal is what this boot's journal says about ordering cycles.
+	Journal JournalFacts
 }
 
 // Gather reads the facts from systemd.
-func Gather(ctx context.Context, env *check.Env) Facts {
-	f := Facts{Live: env.Live, Budget: config.DefaultBootBudget}
+func Gather(ctx context.Context, env *check.Env) (f Facts) {
+	f = Facts{Live: env.Live, Budget: config.DefaultBootBudget}
 	if env.Config != nil && env.Config.Systemd.BootBudget > 0 {
 		f.Budget = env.Config.Systemd.BootBudget
 	}
@@ -77,6 +81,11 @@ func Gather(ctx context.Context, env *check.Env) Facts {
 	if f.Jobs, f.Err = in.Jobs(ctx); f.Err != nil {
 		return f
 	}
+	// journalctl runs beside the unit reads, which take seconds in a
+	// slow guest.
+	jc := make(chan JournalFacts, 1)
+	go func() { jc <- gatherJournal(ctx, env) }()
+	defer func() { f.Journal = <-jc }()
 	us, err := in.LoadedUnits(ctx)
 	if err != nil {
 		f.UnitsErr = err

@@ -42,10 +42,20 @@ const (
 	CodeBootSlow       = "systemd-boot-slow"
 )
 
-// Finding codes: ordering cycles.
+// Finding codes: ordering cycles among the loaded units.
 const (
 	CodeNoCycle = "systemd-no-ordering-cycle"
 	CodeCycle   = "systemd-ordering-cycle"
+)
+
+// Finding codes: ordering cycles in this boot's journal.
+// They come from what systemd logged (journal.go).
+const (
+	CodeJournalNoCycle       = "systemd-journal-no-ordering-cycle"
+	CodeJournalCycleBroken   = "systemd-ordering-cycle-broken"
+	CodeJournalCycleUnbroken = "systemd-ordering-cycle-unbreakable"
+	CodeJournalUnavailable   = "systemd-journal-unavailable"
+	CodeJournalUnreadable    = "systemd-journal-unreadable"
 )
 
 // Codes lists every code Run can emit, a line per group.
@@ -54,6 +64,7 @@ var Codes = []string{
 	CodeRunning, CodeDegraded, CodeUnitFailed, CodeMaintenance, CodeStopping,
 	CodeBootFinished, CodeBootInProgress, CodeJobStuck, CodeBootTime, CodeBootSlow,
 	CodeNoCycle, CodeCycle,
+	CodeJournalNoCycle, CodeJournalCycleBroken, CodeJournalCycleUnbroken, CodeJournalUnavailable, CodeJournalUnreadable,
 }
 
 // Milestones are the units whose activation the boot-time figures report:
@@ -83,6 +94,7 @@ func Judge(f Facts) []check.Finding {
 	}
 	out := JudgeState(f)
 	out = append(out, JudgeBoot(f)...)
+	out = append(out, JudgeJournalCycles(f.Journal)...)
 	if f.UnitsErr != nil {
 		return append(out, check.Errorf(CodeUnreadable, "cannot list the units: failed units, boot times and ordering cycles not judged",
 			map[string]string{"error": f.UnitsErr.Error()}, "Raise checks.systemd.timeout in the config file, or check `systemctl list-units`"))

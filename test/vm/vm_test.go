@@ -38,13 +38,15 @@ type env struct {
 	template struct {
 		machineID, hostKey string
 	}
+	sealedKey string // ed25519 .pub of the guest the seal step sealed (unsealed clone-1)
 }
 
 // TestVM runs every scenario: a healthy guest (report, runcmd self-check,
 // freeze for real, then a plain poweroff) alongside a broken guest with
 // four faults; then two clones of the healthy guest's unsealed disk, booted
 // at once, of which the first is then sealed; then two clones of the
-// sealed image.
+// sealed image; last, one clone of a half-sealed copy of the unsealed
+// disk (--ops -ssh-host-keys).
 func TestVM(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("the VM tests need root (mmdebstrap, chroot, mkfs -d, loop mounts): run `make vm-test` as root")
@@ -86,6 +88,12 @@ func TestVM(t *testing.T) {
 			t.Fatal("no sealed image: the seal step did not finish")
 		}
 		clones(ctx, t, e)
+	})
+	t.Run("half-sealed", func(t *testing.T) {
+		if e.unsealed == "" {
+			t.Fatal("no unsealed template: the healthy guest's poweroff step did not finish")
+		}
+		halfSealedClone(ctx, t, e) // template_test.go
 	})
 }
 
@@ -401,6 +409,9 @@ func healthyGuest(ctx context.Context, t *testing.T, e *env) {
 				expectFinding(t, sd, "systemd-boot-finished", "pass")
 			}
 			expectFinding(t, sd, "systemd-no-ordering-cycle", "pass")
+			if f := expectFinding(t, sd, "systemd-journal-no-ordering-cycle", "pass"); f != nil {
+				t.Logf("healthy: %s: %s journal entries of PID 1 at warning or worse, read in %s", f.Code, f.Detail["entries_read"], f.Detail["read_in"])
+			}
 			expectBootTime(t, "healthy", sd)
 		}
 
@@ -621,6 +632,12 @@ write_files:
   # A service that fails as soon as it starts.
   - path: /etc/systemd/system/gc-false.service
     content: "[Unit]\nDescription=A service that fails on purpose (guestcheck VM test)\n[Service]\nExecStart=/bin/false\n"
+  # Two services ordered after each other: starting the first pulls in
+  # the second (Wants=), and systemd deletes a job to break the loop.
+  - path: /etc/systemd/system/gc-cycle-a.service
+    content: "[Unit]\nDescription=Ordering cycle, first half (guestcheck VM test)\nWants=gc-cycle-b.service\nAfter=gc-cycle-b.service\n[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/true\n"
+  - path: /etc/systemd/system/gc-cycle-b.service
+    content: "[Unit]\nDescription=Ordering cycle, second half (guestcheck VM test)\nAfter=gc-cycle-a.service\n[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/bin/true\n"
   # A module that fails: nothing can be written under /proc. Last, since
   # write_files stops at the first file it cannot write.
   - path: /proc/guestcheck-cannot-write-here
@@ -629,6 +646,8 @@ runcmd:
   - systemctl daemon-reload
   # Type=simple: start returns once /bin/false runs; it then fails.
   - systemctl start gc-false.service || true
+  # The ordering cycle, met by this start request (journal and unit graph).
+  - systemctl start gc-cycle-a.service || true
   # No time daemon.
   - systemctl mask --now systemd-timesyncd.service
 `,
@@ -692,7 +711,8 @@ runcmd:
 		// 22.4 exits 1 after a module error, and the cloud-init check
 		// reports it as cloud-init-unit-failed): that failed unit is the
 		// cloud-init fault's, seen by systemd. No other unit may fail.
-		c := expectOnlyFailures(t, r, "systemd", "systemd-unit-failed")
+		c := expectOnlyFailures(t, r, "systemd", "systemd-unit-failed", "systemd-ordering-cycle", "systemd-ordering-cycle-broken")
+		expectCycle(ctx, t, v, c) // template_test.go
 		failed := map[string]bool{}
 		for _, f := range c.Findings {
 			if f.Code != "systemd-unit-failed" {
@@ -729,11 +749,12 @@ runcmd:
 		if err := json.Unmarshal([]byte(later.Stdout), &lr); err != nil {
 			t.Fatalf("guestcheck --only systemd after boot: %v\n%s%s", err, later.Stdout, later.Stderr)
 		}
-		lc := expectOnlyFailures(t, &lr, "systemd", "systemd-degraded", "systemd-unit-failed")
+		lc := expectOnlyFailures(t, &lr, "systemd", "systemd-degraded", "systemd-unit-failed", "systemd-ordering-cycle", "systemd-ordering-cycle-broken")
 		if f := lc.Finding("systemd-degraded"); f != nil && !strings.Contains(f.Message, "gc-false.service (exit-code)") {
 			t.Errorf("systemd-degraded does not name gc-false.service (exit-code): %s", f.Message)
 		}
 		expectFinding(t, lc, "systemd-boot-finished", "pass")
+		expectKernelLogCycle(ctx, t, v) // template_test.go; last: it adds a cycle to the journal
 	})
 	t.Run("time-sync", func(t *testing.T) {
 		c := expectOnlyFailures(t, r, "time-sync", "time-sync-no-daemon")
@@ -804,6 +825,7 @@ func clones(ctx context.Context, t *testing.T, e *env) {
 				}
 				expect(t, r, "cloud-init", "cloud-init-done", "pass")
 				expect(t, r, "network-identity", "", "pass")
+				expectSealedSSH(ctx, t, e, v, r) // template_test.go
 				if got := readGuest(ctx, t, v, "/var/lib/cloud/data/instance-id"); got != name+"-iid" {
 					t.Errorf("cloud-init instance-id = %q, want %s-iid", got, name)
 				}
