@@ -26,17 +26,20 @@ var intentSecrets = []string{
 }
 
 // releases are the Debian releases the scenarios run on: the harness's own
-// image (Debian 12) and a Debian 13 image built the same way in its own
-// cache directory.
+// image (Debian 12) and the Debian image of the network-stack guests
+// (Debian 13, netintent_test.go), so that a cold cache runs mmdebstrap for
+// trixie once. That image renders cloud-init's network-config for
+// ifupdown without net-tools, so its guests get the network-config of the
+// healthy Debian stack guest, which declares no route metric.
 var releases = []struct {
-	name, suite string
-	mirrors     []string
+	name  string
+	image func(ctx context.Context, t *testing.T, deb string) (image, string)
 }{
-	{"debian12", "bookworm", nil},
-	{"debian13", "trixie", []string{
-		"deb http://deb.debian.org/debian trixie main",
-		"deb http://deb.debian.org/debian trixie-updates main",
-		"deb http://deb.debian.org/debian-security trixie-security main",
+	{"debian12", func(ctx context.Context, t *testing.T, deb string) (image, string) {
+		return buildImage(ctx, t, cacheDir(), deb), ""
+	}},
+	{"debian13", func(ctx context.Context, t *testing.T, deb string) (image, string) {
+		return netImages(ctx, t, cacheDir(), deb, "debian")["debian"], netConfig("debian", false)
 	}},
 }
 
@@ -58,29 +61,20 @@ func TestVMIntent(t *testing.T) {
 	deb := debPath(t)
 	for _, rel := range releases {
 		t.Run(rel.name, func(t *testing.T) {
-			cache := cacheDir()
-			if rel.mirrors != nil {
-				// buildImage reads the package-level suite and mirrors;
-				// build this release's image in its own cache directory,
-				// so that the one-image cache of the other is kept.
-				oldSuite, oldMirrors := suite, mirrors
-				suite, mirrors = rel.suite, rel.mirrors
-				defer func() { suite, mirrors = oldSuite, oldMirrors }()
-				cache = filepath.Join(cacheDir(), rel.suite)
-			}
-			img := buildImage(ctx, t, cache, deb)
-			t.Run("healthy", func(t *testing.T) { t.Parallel(); intentHealthy(ctx, t, img, rel.name) })
-			t.Run("broken", func(t *testing.T) { t.Parallel(); intentBroken(ctx, t, img, rel.name) })
+			img, netcfg := rel.image(ctx, t, deb)
+			t.Run("healthy", func(t *testing.T) { t.Parallel(); intentHealthy(ctx, t, img, netcfg, rel.name) })
+			t.Run("broken", func(t *testing.T) { t.Parallel(); intentBroken(ctx, t, img, netcfg, rel.name) })
 		})
 	}
 }
 
-func intentGuest(ctx context.Context, t *testing.T, img image, name, ud string) (*VM, *CheckResult, string) {
+func intentGuest(ctx context.Context, t *testing.T, img image, netcfg, name, ud string) (*VM, *CheckResult, string) {
 	v := startVM(ctx, t, spec{
 		Name: name, Base: img.Root, Image: img,
-		MetaData: "instance-id: gc-" + name + "-1\nlocal-hostname: demo-linux-01\n",
-		UserData: ud,
-		NICs:     []nic{mgmtNIC},
+		MetaData:      "instance-id: gc-" + name + "-1\nlocal-hostname: demo-linux-01\n",
+		UserData:      ud,
+		NetworkConfig: netcfg,
+		NICs:          []nic{mgmtNIC},
 	})
 	r, _ := bootReport(ctx, t, v)
 	raw := readGuest(ctx, t, v, "/run/guestcheck/report.json")
@@ -103,8 +97,8 @@ func intentGuest(ctx context.Context, t *testing.T, img image, name, ud string) 
 	return v, c, raw
 }
 
-func intentHealthy(ctx context.Context, t *testing.T, img image, rel string) {
-	_, c, _ := intentGuest(ctx, t, img, rel+"-intent-healthy", intentUserData(t, "healthy"))
+func intentHealthy(ctx context.Context, t *testing.T, img image, netcfg, rel string) {
+	_, c, _ := intentGuest(ctx, t, img, netcfg, rel+"-intent-healthy", intentUserData(t, "healthy"))
 	if c.Status != "pass" {
 		t.Errorf("cloud-config is %s on the article's user-data:\n  %s", c.Status, c)
 	}
@@ -121,8 +115,8 @@ func intentHealthy(ctx context.Context, t *testing.T, img image, rel string) {
 	}
 }
 
-func intentBroken(ctx context.Context, t *testing.T, img image, rel string) {
-	_, c, _ := intentGuest(ctx, t, img, rel+"-intent-broken", intentUserData(t, "broken"))
+func intentBroken(ctx context.Context, t *testing.T, img image, netcfg, rel string) {
+	_, c, _ := intentGuest(ctx, t, img, netcfg, rel+"-intent-broken", intentUserData(t, "broken"))
 	if c.Status != "fail" {
 		t.Errorf("cloud-config is %s on the broken user-data:\n  %s", c.Status, c)
 	}

@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -109,9 +110,9 @@ func netRootfs(ctx context.Context, t *testing.T, cache string) (string, string)
 	return tarball, key
 }
 
-// netImages returns one image per stack, built from one root filesystem
-// and cached by its inputs.
-func netImages(ctx context.Context, t *testing.T, cache, deb string) map[string]image {
+// netImages returns one image per stack (or per stack named in only),
+// built from one root filesystem and cached by its inputs.
+func netImages(ctx context.Context, t *testing.T, cache, deb string, only ...string) map[string]image {
 	t.Helper()
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		t.Fatal(err)
@@ -123,6 +124,9 @@ func netImages(ctx context.Context, t *testing.T, cache, deb string) map[string]
 	}
 	out := map[string]image{}
 	for _, s := range netStacks {
+		if len(only) > 0 && !slices.Contains(only, s.Name) {
+			continue
+		}
 		key := cacheKey(rootKey, debSum, customize, s.Script, "size=3G label=rootfs")
 		dir := filepath.Join(cache, "netimage-"+s.Name+"-"+key)
 		img := image{Root: filepath.Join(dir, "root.img"), Kernel: filepath.Join(dir, "vmlinuz"), Initrd: filepath.Join(dir, "initrd.img")}
