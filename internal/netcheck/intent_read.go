@@ -10,6 +10,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/guestfile/eni"
+	"github.com/guestcheck/guestcheck/internal/guestfile/envfile"
 	"github.com/guestcheck/guestcheck/internal/guestfile/netplan"
 	"github.com/guestcheck/guestcheck/internal/guestfile/netval"
 )
@@ -358,34 +359,13 @@ type Lease struct {
 
 // ParseEnvLease parses systemd-networkd's lease file format
 // (/run/systemd/netif/leases/<ifindex>), which NetworkManager's internal
-// client also writes: KEY=value lines, lists space-separated.
+// client also writes: networkd writes and reads it with systemd's env-file
+// code (guestfile/envfile's Systemd dialect), lists space-separated.
 func ParseEnvLease(name string, b []byte) (Lease, []Problem) {
-	l := Lease{File: name}
-	var probs []Problem
-	for i, line := range lines(b) {
-		if why := binaryLine(line); why != "" {
-			probs = append(probs, Problem{File: name, Line: i + 1, Msg: "line " + why})
-			continue
-		}
-		t := strings.TrimSpace(line)
-		if t == "" || t[0] == '#' {
-			continue
-		}
-		k, v, ok := strings.Cut(t, "=")
-		if !ok {
-			probs = append(probs, Problem{File: name, Line: i + 1, Msg: "expected KEY=value, got " + quoteShort(t)})
-			continue
-		}
-		switch k {
-		case "ADDRESS":
-			l.Address, _ = netip.ParseAddr(v)
-		case "ROUTER":
-			l.Routers = addrWords(v)
-		case "DNS":
-			l.DNS = addrWords(v)
-		}
-	}
-	return l, probs
+	vars, probs := envfile.Parse(name, b, envfile.Systemd)
+	l := Lease{File: name, Routers: addrWords(vars["ROUTER"].Value), DNS: addrWords(vars["DNS"].Value)}
+	l.Address, _ = netip.ParseAddr(vars["ADDRESS"].Value)
+	return l, fromParser(probs)
 }
 
 func addrWords(s string) []netip.Addr {

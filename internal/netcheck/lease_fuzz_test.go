@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/envfile"
 )
 
 // FuzzParseDhclientLeases: the last lease for the interface is the one in
@@ -39,8 +41,8 @@ func FuzzParseDhclientLeases(f *testing.F) {
 	})
 }
 
-// FuzzParseEnvLease: problems point into the input and a later ADDRESS=
-// line wins.
+// FuzzParseEnvLease: problems point into the input, addresses are valid,
+// and a later ADDRESS= line that systemd reads as one wins.
 func FuzzParseEnvLease(f *testing.F) {
 	f.Add([]byte("# This is private data. Do not parse.\nADDRESS=192.0.2.10\nROUTER=192.0.2.1\nDNS=192.0.2.53 192.0.2.54\n"))
 	f.Add([]byte("ADDRESS\nDNS=x,,192.0.2.1;\x00\n"))
@@ -57,7 +59,18 @@ func FuzzParseEnvLease(f *testing.F) {
 				t.Fatalf("invalid address in %+v", l)
 			}
 		}
-		more, _ := ParseEnvLease("f", append(append([]byte(nil), b...), "\nADDRESS=203.0.113.5\n"...))
+		// Appending an ADDRESS= line: where systemd's reading sees it as
+		// the last assignment (not inside an open quote, not in a file it
+		// refuses), it is the lease's address and nothing else moves.
+		withAddr := append(append([]byte(nil), b...), "\nADDRESS=203.0.113.5\n"...)
+		more, _ := ParseEnvLease("f", withAddr)
+		vars, _ := envfile.Parse("f", withAddr, envfile.Systemd)
+		if vars["ADDRESS"].Value != "203.0.113.5" {
+			if more.Address == netip.MustParseAddr("203.0.113.5") {
+				t.Fatalf("lease took ADDRESS= that systemd does not read: %+v", more)
+			}
+			return
+		}
 		if more.Address != netip.MustParseAddr("203.0.113.5") || !reflect.DeepEqual(more.Routers, l.Routers) || !reflect.DeepEqual(more.DNS, l.DNS) {
 			t.Fatalf("a last ADDRESS= line gave %+v from %+v", more, l)
 		}
