@@ -10,6 +10,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/guestfile/cloudconfig"
 	"github.com/guestcheck/guestcheck/internal/guestfile/hosts"
+	"github.com/guestcheck/guestcheck/internal/guestfile/ini"
 	accounts "github.com/guestcheck/guestcheck/internal/guestfile/passwd"
 )
 
@@ -83,21 +84,22 @@ var nmMACSections = map[string]bool{
 // stable one from the file name; without mac-address the profile applies
 // to the clone's NIC. cloned-mac-address and everything else stays.
 func stripNMKeyfile(b []byte) []byte {
+	// The keyfile is read as NetworkManager reads it (GLib's key-file
+	// rules: group names are case-sensitive, one assignment per line), and
+	// only the lines of the identity assignments are dropped, so the rest
+	// of the file stays byte for byte.
+	f, _ := ini.Parse("", b, ini.GLib)
+	drop := map[int]bool{}
+	for _, e := range f.Entries {
+		if (e.Section == "connection" && e.Key == "uuid") || (nmMACSections[e.Section] && e.Key == "mac-address") {
+			drop[e.Line] = true
+		}
+	}
 	var out bytes.Buffer
-	section := ""
-	for _, line := range splitKeepNL(b) {
-		t := strings.TrimSpace(string(line))
-		if strings.HasPrefix(t, "[") && strings.HasSuffix(t, "]") {
-			section = strings.ToLower(strings.TrimSpace(t[1 : len(t)-1]))
+	for i, line := range splitKeepNL(b) {
+		if !drop[i+1] {
 			out.Write(line)
-			continue
 		}
-		key, _, ok := strings.Cut(t, "=")
-		key = strings.TrimSpace(key)
-		if ok && ((section == "connection" && key == "uuid") || (nmMACSections[section] && key == "mac-address")) {
-			continue
-		}
-		out.Write(line)
 	}
 	return out.Bytes()
 }

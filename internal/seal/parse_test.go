@@ -28,6 +28,14 @@ func TestStripNMKeyfile(t *testing.T) {
 	if got := string(stripNMKeyfile([]byte(in))); got != want {
 		t.Errorf("stripNMKeyfile = %q, want %q", got, want)
 	}
+	// Group names are case-sensitive for NetworkManager (GLib key files):
+	// [Connection] is not the connection setting, so its uuid stays; a
+	// line that only looks like an assignment inside a comment stays too.
+	in = "[Connection]\nuuid=1\n[connection]\n#uuid=2\nuuid=3\n"
+	want = "[Connection]\nuuid=1\n[connection]\n#uuid=2\n"
+	if got := string(stripNMKeyfile([]byte(in))); got != want {
+		t.Errorf("stripNMKeyfile = %q, want %q", got, want)
+	}
 }
 
 func TestSystemdVersionAndRotated(t *testing.T) {
