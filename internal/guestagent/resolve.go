@@ -13,6 +13,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/guestfile/envfile"
 	"github.com/guestcheck/guestcheck/internal/guestfile/ini"
+	"github.com/guestcheck/guestcheck/internal/guestfile/selinuxconfig"
 )
 
 // unitInfo is the unit file with its drop-ins and environment expanded.
@@ -400,8 +401,7 @@ func (r *run) selinux() {
 			enforcing, from = strings.TrimSpace(string(b)) == "1", "/sys/fs/selinux/enforce"
 		}
 	} else if b, err := r.env.Root.ReadFile("/etc/selinux/config"); err == nil {
-		vars, _ := envfile.Parse("/etc/selinux/config", b, envfile.Shell)
-		enforcing, from = vars["SELINUX"].Value == "enforcing", "/etc/selinux/config"
+		enforcing, from = selinuxconfig.Parse(b).Mode == "enforcing", "/etc/selinux/config"
 	}
 	d := map[string]string{"enforcing": fmt.Sprint(enforcing), "enforce_from": orDefault(from, "no SELinux")}
 	if !enforcing {

@@ -72,30 +72,6 @@ func FuzzParseCloudConfig(f *testing.F) {
 		}
 	})
 }
-
-func FuzzParseSELinuxConfig(f *testing.F) {
-	f.Add("# SELINUX=disabled\nSELINUX=Enforcing\nSELINUXTYPE=\"targeted\"\n")
-	f.Add(" SELINUX = 'permissive' \r\nSELINUXTYPE=mls")
-	f.Fuzz(func(t *testing.T, s string) {
-		mode, policy := ParseSELinuxConfig([]byte(s))
-		if mode != strings.ToLower(mode) {
-			t.Fatalf("mode %q is not lower case", mode)
-		}
-		for _, v := range []string{mode, policy} {
-			if strings.ContainsAny(v, "\n") {
-				t.Fatalf("value %q spans lines", v)
-			}
-		}
-		// Comments change nothing; the last assignment wins.
-		if m, p := ParseSELinuxConfig([]byte(s + "\n# SELINUX=disabled\n#SELINUXTYPE=x\n")); m != mode || p != policy {
-			t.Fatalf("a comment changed %q %q to %q %q", mode, policy, m, p)
-		}
-		if m, p := ParseSELinuxConfig([]byte(s + "\nSELINUX=Permissive\n")); m != "permissive" || p != policy {
-			t.Fatalf("last SELINUX= lost: %q %q", m, p)
-		}
-	})
-}
-
 func FuzzBootCmdlines(f *testing.F) {
 	f.Add("menuentry 'x' {\n\tlinux\t/vmlinuz-6.1 root=UUID=1 ro quiet\n\tinitrd /initrd\n}\nlinuxefi /k rw\n")
 	f.Add("title Fedora\noptions root=/dev/vda1 ro\n  options  quiet \nlinux /vmlinuz\n")

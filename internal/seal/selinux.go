@@ -9,6 +9,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/disk"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/selinuxconfig"
 )
 
 // SELinuxInfo is what an offline seal does about the image's SELinux
@@ -49,23 +50,11 @@ type createdFile struct {
 	kind fs.Kind
 }
 
-// ParseSELinuxConfig reads /etc/selinux/config: SELINUX= and SELINUXTYPE=.
+// ParseSELinuxConfig reads /etc/selinux/config as libselinux does (see
+// guestfile/selinuxconfig): the mode and the policy name.
 func ParseSELinuxConfig(b []byte) (mode, policy string) {
-	for _, l := range strings.Split(string(b), "\n") {
-		l = strings.TrimSpace(l)
-		k, v, ok := strings.Cut(l, "=")
-		if !ok || strings.HasPrefix(l, "#") {
-			continue
-		}
-		v = strings.Trim(strings.TrimSpace(v), `"'`)
-		switch strings.TrimSpace(k) {
-		case "SELINUX":
-			mode = strings.ToLower(v)
-		case "SELINUXTYPE":
-			policy = v
-		}
-	}
-	return mode, policy
+	c := selinuxconfig.Parse(b)
+	return c.Mode, c.Type
 }
 
 // FileContext is one line of a file_contexts file.

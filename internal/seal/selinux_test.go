@@ -63,7 +63,7 @@ func FuzzParseFileContexts(f *testing.F) {
 }
 
 func TestParseSELinuxConfig(t *testing.T) {
-	m, p := ParseSELinuxConfig([]byte("# SELINUX=disabled\nSELINUX=Enforcing\nSELINUXTYPE=\"targeted\"\n"))
+	m, p := ParseSELinuxConfig([]byte("# SELINUX=disabled\nSELINUX=Enforcing\nSELINUXTYPE=targeted\n"))
 	if m != "enforcing" || p != "targeted" {
 		t.Errorf("%q %q", m, p)
 	}
