@@ -2,12 +2,11 @@ package report
 
 import (
 	"bufio"
+	"encoding/xml"
 	"fmt"
 	"io"
 	"sort"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/guestcheck/guestcheck/internal/check"
 )
@@ -19,14 +18,9 @@ import (
 // <system-out> and <system-err> in every suite, and at most one child per
 // test case; Jenkins' junit-10.xsd allows all of that. Both are in
 // schema/junit/, where the tests validate against them with xmllint.
-//
-// writeJUnitDoc writes it by hand, byte for byte as encoding/xml's
-// Encoder with a two-space indent writes these types (a test holds the two
-// equal): encoding/xml and its reflection cost the binary 100 KB for this
-// one format. The tags say what each field becomes, and let the tests
-// read the document back.
 type junitSuites struct {
-	Suites []junitSuite `xml:"testsuite"`
+	XMLName xml.Name     `xml:"testsuites"`
+	Suites  []junitSuite `xml:"testsuite"`
 }
 
 type junitSuite struct {
@@ -82,11 +76,6 @@ type junitSkipped struct {
 // was found; findings have no duration of their own, so test cases have
 // time 0 and each suite the check's duration.
 func WriteJUnit(w io.Writer, r Report) error {
-	return writeJUnitDoc(w, junitDoc(r))
-}
-
-// junitDoc builds the document for r.
-func junitDoc(r Report) junitSuites {
 	doc := junitSuites{Suites: make([]junitSuite, 0, len(r.Checks))}
 	host := r.Host.Hostname
 	if host == "" {
@@ -129,158 +118,15 @@ func junitDoc(r Report) junitSuites {
 		}
 		doc.Suites = append(doc.Suites, s)
 	}
-	return doc
-}
-
-// xmlHeader is encoding/xml's Header.
-const xmlHeader = `<?xml version="1.0" encoding="UTF-8"?>` + "\n"
-
-// writeJUnitDoc writes doc as encoding/xml's Encoder with Indent("", "  ")
-// does, after the XML header, with a final newline.
-func writeJUnitDoc(w io.Writer, doc junitSuites) error {
-	x := &xmlWriter{w: bufio.NewWriter(w)}
-	x.w.WriteString(xmlHeader)
-	x.start("testsuites")
-	for _, s := range doc.Suites {
-		x.start("testsuite", "name", s.Name, "package", s.Package, "id", strconv.Itoa(s.ID), "timestamp", s.Timestamp,
-			"hostname", s.Hostname, "tests", strconv.Itoa(s.Tests), "failures", strconv.Itoa(s.Failures),
-			"errors", strconv.Itoa(s.Errors), "skipped", strconv.Itoa(s.Skipped), "time", s.Time)
-		x.start("properties")
-		for _, p := range s.Props {
-			x.start("property", "name", p.Name, "value", p.Value)
-			x.end("property")
-		}
-		x.end("properties")
-		for _, c := range s.Cases {
-			x.start("testcase", "name", c.Name, "classname", c.Classname, "time", c.Time)
-			if p := c.Failure; p != nil {
-				x.start("failure", "type", p.Type, "message", p.Message)
-				x.w.WriteString(p.Body) // innerxml: escaped by junitBody
-				x.end("failure")
-			}
-			if p := c.Error; p != nil {
-				x.start("error", "type", p.Type, "message", p.Message)
-				x.w.WriteString(p.Body)
-				x.end("error")
-			}
-			if sk := c.Skipped; sk != nil {
-				x.start("skipped", "message", sk.Message)
-				x.end("skipped")
-			}
-			x.end("testcase")
-		}
-		x.start("system-out")
-		x.escape(s.SystemOut)
-		x.end("system-out")
-		x.start("system-err")
-		x.escape(s.SystemErr)
-		x.end("system-err")
-		x.end("testsuite")
+	bw := bufio.NewWriter(w)
+	bw.WriteString(xml.Header)
+	enc := xml.NewEncoder(bw)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
 	}
-	x.end("testsuites")
-	x.w.WriteByte('\n')
-	return x.w.Flush()
-}
-
-// xmlWriter writes elements with encoding/xml's indentation rules: each
-// start tag on a new line indented two spaces a level, an end tag on the
-// same line as its start tag when nothing but text came between them.
-type xmlWriter struct {
-	w          *bufio.Writer
-	depth      int
-	indentedIn bool // a start tag was written and no element since
-	putNewline bool // not the first tag
-}
-
-func (x *xmlWriter) indent(delta int) {
-	if delta < 0 {
-		x.depth--
-		if x.indentedIn {
-			x.indentedIn = false
-			return
-		}
-		x.indentedIn = false
-	}
-	if x.putNewline {
-		x.w.WriteByte('\n')
-	} else {
-		x.putNewline = true
-	}
-	for range x.depth {
-		x.w.WriteString("  ")
-	}
-	if delta > 0 {
-		x.depth++
-		x.indentedIn = true
-	}
-}
-
-// start writes <name k="v"...>; attrs are name, value pairs.
-func (x *xmlWriter) start(name string, attrs ...string) {
-	x.indent(1)
-	x.w.WriteByte('<')
-	x.w.WriteString(name)
-	for i := 0; i+1 < len(attrs); i += 2 {
-		x.w.WriteByte(' ')
-		x.w.WriteString(attrs[i])
-		x.w.WriteString(`="`)
-		x.escape(attrs[i+1])
-		x.w.WriteByte('"')
-	}
-	x.w.WriteByte('>')
-}
-
-func (x *xmlWriter) end(name string) {
-	x.indent(-1)
-	x.w.WriteString("</")
-	x.w.WriteString(name)
-	x.w.WriteByte('>')
-}
-
-// escape writes s as encoding/xml's EscapeString does: the five markup
-// characters and tab, newline and carriage return as references, and
-// what XML cannot carry (invalid UTF-8, characters outside its range) as
-// U+FFFD.
-func (x *xmlWriter) escape(s string) {
-	last := 0
-	for i := 0; i < len(s); {
-		r, width := utf8.DecodeRuneInString(s[i:])
-		i += width
-		var esc string
-		switch r {
-		case '"':
-			esc = "&#34;"
-		case '\'':
-			esc = "&#39;"
-		case '&':
-			esc = "&amp;"
-		case '<':
-			esc = "&lt;"
-		case '>':
-			esc = "&gt;"
-		case '\t':
-			esc = "&#x9;"
-		case '\n':
-			esc = "&#xA;"
-		case '\r':
-			esc = "&#xD;"
-		default:
-			if !xmlChar(r) || r == utf8.RuneError && width == 1 {
-				esc = "\uFFFD"
-				break
-			}
-			continue
-		}
-		x.w.WriteString(s[last : i-width])
-		x.w.WriteString(esc)
-		last = i
-	}
-	x.w.WriteString(s[last:])
-}
-
-// xmlChar is XML 1.0's Char production.
-func xmlChar(r rune) bool {
-	return r == 0x09 || r == 0x0A || r == 0x0D || r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= 0x10FFFF
+	bw.WriteByte('\n')
+	return bw.Flush()
 }
 
 // junitBody is a failure's text: the status and message, the evidence one
