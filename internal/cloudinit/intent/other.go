@@ -27,7 +27,7 @@ var ntpFiles = []ntpClient{
 func (j *judge) other() {
 	f := j.f
 	v := f.UserData.Value
-	if tz, ok := v["timezone"]; ok && truthyAny(tz) {
+	if tz, ok := v["timezone"]; ok && cc.Truthy(tz) {
 		want := cc.PyStr(tz)
 		link := f.Files["/etc/localtime"]
 		etc := strings.TrimSpace(string(f.Files["/etc/timezone"].Content))

@@ -273,14 +273,14 @@ func sudoRules(v any) []string {
 func (j *judge) sudo(u cc.User, kp, who string) int {
 	f := j.f
 	v, ok := u.Config["sudo"]
-	if !ok || !truthyAny(v) {
+	if !ok || !cc.Truthy(v) {
 		return 0
 	}
 	kp = cc.Join(kp, "sudo")
 	bad := 0
 	drop := f.Display(SudoersDropIn)
 	for _, r := range sudoRules(v) {
-		l, found := f.Sudoers.FindRule(SudoersDropIn, u.Name, r)
+		_, found := f.Sudoers.FindRule(SudoersDropIn, u.Name, r)
 		switch {
 		case !found && f.Files[SudoersDropIn].Exists && !f.Sudoers.Reads(SudoersDropIn):
 			// The file exists but sudo does not read it: look in it directly.
@@ -293,25 +293,9 @@ func (j *judge) sudo(u cc.User, kp, who string) int {
 			j.add(check.Fail, CodeSudoMissing, kp, fmt.Sprintf("%s's sudo rule %q is not in %s", who, sudoers.Normalize(u.Name+" "+r), drop),
 				u.Name+" "+r, orStr(strings.Join(f.Sudoers.Problems, "; "), "no such line"),
 				"Add the rule with `visudo -f "+SudoersDropIn+"`"+reprovision)
-		default:
-			_ = l
 		}
 	}
 	return bad
-}
-
-func truthyAny(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return x
-	case string:
-		return x != ""
-	case []any:
-		return len(x) > 0
-	}
-	return true
 }
 
 // keys judges the requested keys of one user: present by key in one of

@@ -45,7 +45,7 @@ func writeFiles(cfg map[string]any) []wfReq {
 			continue
 		}
 		r := wfReq{KeyPath: cc.Index("write_files", i), Perms: defaultPerms}
-		if p, ok := m["path"]; ok && truthyAny(p) {
+		if p, ok := m["path"]; ok && cc.Truthy(p) {
 			r.File = path.Clean("/" + cc.PyStr(p))
 		}
 		content := ""

@@ -69,8 +69,9 @@ func IsFalse(v any) bool {
 	return false
 }
 
-// truthy is Python's bool(v).
-func truthy(v any) bool {
+// Truthy is Python's bool(v), the test cloud-init's modules apply with a
+// plain `if value:`.
+func Truthy(v any) bool {
 	switch x := v.(type) {
 	case nil:
 		return false
@@ -93,7 +94,7 @@ func truthy(v any) bool {
 // TranslateBool is util.translate_bool: falsy values are false, booleans
 // are themselves, anything else is true only if is_true says so.
 func TranslateBool(v any) bool {
-	if !truthy(v) {
+	if !Truthy(v) {
 		return false
 	}
 	if b, ok := v.(bool); ok {

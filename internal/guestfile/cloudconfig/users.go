@@ -73,7 +73,7 @@ func uniqMergeSorted(vals ...any) []string {
 func NormalizeUsers(cfg map[string]any) ([]User, []string) {
 	var probs []string
 	var oldUser map[string]any
-	if v, ok := cfg["user"]; ok && truthy(v) {
+	if v, ok := cfg["user"]; ok && Truthy(v) {
 		switch x := v.(type) {
 		case string:
 			oldUser = map[string]any{"name": x}
