@@ -128,20 +128,9 @@ func JudgeConfigFiles(c NetworkConfig) []check.Finding {
 			map[string]string{"files": strings.Join(c.Unreadable, "\n")},
 			"Run guestcheck as root (NetworkManager keyfiles are readable by root only)"))
 	}
-	byFile := map[string][]Problem{}
-	var order []string
-	for _, p := range c.Problems {
-		if _, ok := byFile[p.File]; !ok {
-			order = append(order, p.File)
-		}
-		byFile[p.File] = append(byFile[p.File], p)
-	}
-	for _, f := range order {
-		ps := byFile[f]
-		msg := ps[0].String()
-		if len(ps) > 1 {
-			msg += fmt.Sprintf(" (+%d more)", len(ps)-1)
-		}
+	groups, summary := problemsByFile(c.Problems)
+	for i, ps := range groups {
+		f, msg := ps[0].File, summary[i]
 		fs = append(fs, check.New(check.Warn, CodeIDConfigInvalid, msg,
 			map[string]string{"file": f, "problems": joinProblems(ps)},
 			"Fix the reported lines; the network service may reject the whole file (netplan refuses to apply any of its files)"))

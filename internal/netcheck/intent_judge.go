@@ -155,20 +155,9 @@ func JudgeIntentFiles(r IntentRead) []check.Finding {
 		return append(fs, check.Skipf(CodeNCNone, "no declared network configuration found (cloud-init, netplan, NetworkManager, systemd-networkd, ifupdown or ifcfg)",
 			map[string]string{"consulted": strings.Join(r.Consulted, "\n")}))
 	}
-	byFile := map[string][]Problem{}
-	var order []string
-	for _, p := range r.Intent.Problems {
-		if _, ok := byFile[p.File]; !ok {
-			order = append(order, p.File)
-		}
-		byFile[p.File] = append(byFile[p.File], p)
-	}
-	for _, f := range order {
-		ps := byFile[f]
-		msg := ps[0].String()
-		if len(ps) > 1 {
-			msg += fmt.Sprintf(" (+%d more)", len(ps)-1)
-		}
+	groups, summary := problemsByFile(r.Intent.Problems)
+	for i, ps := range groups {
+		f, msg := ps[0].File, summary[i]
 		fs = append(fs, check.New(check.Warn, CodeNCInvalid, msg,
 			map[string]string{"file": f, "problems": joinProblems(ps), "source": r.Intent.Source},
 			"Fix the reported lines: the network service ignores or rejects them, so the interface is not configured as declared"))

@@ -1,7 +1,6 @@
 package netcheck
 
 import (
-	"errors"
 	iofs "io/fs"
 	"net/netip"
 	"path"
@@ -44,16 +43,7 @@ type IntentRead struct {
 // netplan, NetworkManager, systemd-networkd or ifupdown configuration.
 func ReadIntent(root *fs.Root) IntentRead {
 	var r IntentRead
-	read := func(p string) ([]byte, bool) {
-		b, err := root.ReadFile(p)
-		switch {
-		case err == nil:
-			return b, true
-		case !errors.Is(err, iofs.ErrNotExist):
-			r.Unreadable = append(r.Unreadable, root.Display(p)+": "+errText(err))
-		}
-		return nil, false
-	}
+	read := func(p string) ([]byte, bool) { return readOptional(root, p, &r.Unreadable) }
 	add := func(in Intent, probs []Problem) {
 		r.Found = true
 		r.Intent.Problems = append(r.Intent.Problems, probs...)

@@ -54,16 +54,7 @@ const persistentNetRules = "/etc/udev/rules.d/70-persistent-net.rules"
 // this VM's configuration.
 func ReadNetworkConfig(root *fs.Root) NetworkConfig {
 	var c NetworkConfig
-	read := func(p string) ([]byte, bool) {
-		b, err := root.ReadFile(p)
-		switch {
-		case err == nil:
-			return b, true
-		case !errors.Is(err, iofs.ErrNotExist):
-			c.Unreadable = append(c.Unreadable, root.Display(p)+": "+errText(err))
-		}
-		return nil, false
-	}
+	read := func(p string) ([]byte, bool) { return readOptional(root, p, &c.Unreadable) }
 
 	for _, p := range overlay(root, netplanDirs, func(n string) bool { return strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".yml") }) {
 		if b, ok := read(p); ok {
@@ -206,4 +197,18 @@ func errText(err error) string {
 		return pe.Err.Error()
 	}
 	return err.Error()
+}
+
+// readOptional reads p below root; a missing file is not there, any other
+// error is recorded in unreadable (shown to the operator) and the file
+// counts as not there.
+func readOptional(root *fs.Root, p string, unreadable *[]string) ([]byte, bool) {
+	b, err := root.ReadFile(p)
+	switch {
+	case err == nil:
+		return b, true
+	case !errors.Is(err, iofs.ErrNotExist):
+		*unreadable = append(*unreadable, root.Display(p)+": "+errText(err))
+	}
+	return nil, false
 }

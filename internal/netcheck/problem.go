@@ -68,3 +68,27 @@ func quoteShort(s string) string {
 
 // loc renders a place as "file:line".
 func loc(file string, line int) string { return fmt.Sprintf("%s:%d", file, line) }
+
+// problemsByFile groups problems by their file, files in the order they
+// first appear, and sums each group up in one line: the first problem and
+// how many more there are.
+func problemsByFile(ps []Problem) (groups [][]Problem, summary []string) {
+	at := map[string]int{}
+	for _, p := range ps {
+		i, ok := at[p.File]
+		if !ok {
+			i = len(groups)
+			at[p.File] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], p)
+	}
+	for _, g := range groups {
+		msg := g[0].String()
+		if len(g) > 1 {
+			msg += fmt.Sprintf(" (+%d more)", len(g)-1)
+		}
+		summary = append(summary, msg)
+	}
+	return groups, summary
+}
