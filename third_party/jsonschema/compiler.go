@@ -15,6 +15,7 @@ type Compiler struct {
 	mediaTypes    map[string]*MediaType
 	assertFormat  bool
 	assertContent bool
+	bootstrap     bool // compiles the meta-schemas; see loadMetaSchemas (guestcheck patch)
 }
 
 // NewCompiler create Compiler Object.
@@ -176,6 +177,9 @@ func (c *Compiler) MustCompile(loc string) *Schema {
 
 // Compile compiles json-schema at given loc.
 func (c *Compiler) Compile(loc string) (*Schema, error) {
+	if !c.bootstrap {
+		loadMetaSchemas()
+	}
 	uf, err := absolute(loc)
 	if err != nil {
 		return nil, err
