@@ -15,7 +15,6 @@ type Compiler struct {
 	mediaTypes    map[string]*MediaType
 	assertFormat  bool
 	assertContent bool
-	bootstrap     bool // compiles the meta-schemas; see loadMetaSchemas (guestcheck patch)
 }
 
 // NewCompiler create Compiler Object.
@@ -177,9 +176,6 @@ func (c *Compiler) MustCompile(loc string) *Schema {
 
 // Compile compiles json-schema at given loc.
 func (c *Compiler) Compile(loc string) (*Schema, error) {
-	if !c.bootstrap {
-		loadMetaSchemas()
-	}
 	uf, err := absolute(loc)
 	if err != nil {
 		return nil, err
