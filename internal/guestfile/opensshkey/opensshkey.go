@@ -87,12 +87,16 @@ func Parse(b []byte) (Key, error) {
 func unarmour(b []byte) ([]byte, error) {
 	enc := make([]byte, 0, len(b))
 	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if c != '\n' && c != '\r' {
+		switch c := b[i]; c {
+		case ' ', '\t', '\v', '\f', '\r':
+			// OpenSSH's base64 decoder (b64_pton) skips white space.
+			continue
+		case '\n':
+		default:
 			enc = append(enc, c)
 			continue
 		}
-		if c == '\n' && bytes.HasPrefix(b[i+1:], []byte(markEnd)) {
+		if bytes.HasPrefix(b[i+1:], []byte(markEnd)) {
 			raw, err := base64.StdEncoding.DecodeString(string(enc))
 			if err != nil {
 				return nil, fmt.Errorf("openssh key: body is not base64: %v", err)
@@ -124,7 +128,8 @@ func parseContainer(raw []byte) (Key, error) {
 	}
 	pub, err := ssh.ParsePublicKey(pubBlob)
 	if err != nil {
-		return Key{}, fmt.Errorf("openssh key: embedded public key: %v", err)
+		// %q: x/crypto's message may quote the blob's bytes.
+		return Key{}, fmt.Errorf("openssh key: embedded public key: %q", err.Error())
 	}
 	k.Public = pub
 	if k.Cipher != "none" || k.KDF != "none" {
