@@ -47,6 +47,9 @@ const (
 	maxMPInt = 16384/8 + 1
 )
 
+// Error messages name the armour lines without quoting them: a report
+// must never look as if it carried key material.
+
 // ErrNotOpenSSH says the bytes are not an OpenSSH-format private key (PEM
 // "RSA PRIVATE KEY", "EC PRIVATE KEY", PKCS#8, or no key at all): callers
 // read those with ssh.ParseRawPrivateKey.
@@ -72,7 +75,7 @@ func Parse(b []byte) (Key, error) {
 		if blk, _ := pem.Decode(b); blk != nil && blk.Type == pemType {
 			// pem.Decode is lenient where OpenSSH is not (text before
 			// the BEGIN line, CRLF line ends): sshd refuses such a key.
-			return Key{}, errors.New("openssh key: the file does not start with the line \"-----BEGIN OPENSSH PRIVATE KEY-----\" (text before it, or CRLF line ends): sshd does not load it")
+			return Key{}, errors.New("openssh key: the file does not start with its BEGIN line, LF-terminated (text before it, or CRLF line ends): sshd does not load it")
 		}
 		return Key{}, ErrNotOpenSSH
 	}
@@ -104,7 +107,7 @@ func unarmour(b []byte) ([]byte, error) {
 			return raw, nil
 		}
 	}
-	return nil, errors.New("openssh key: no \"-----END OPENSSH PRIVATE KEY-----\" line ending in a newline (truncated?)")
+	return nil, errors.New("openssh key: no END line after a newline and ending in one (truncated?)")
 }
 
 func parseContainer(raw []byte) (Key, error) {

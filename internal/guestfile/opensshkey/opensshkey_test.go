@@ -292,8 +292,11 @@ func TestParseArmour(t *testing.T) {
 		"no final newline": good[:len(good)-1],
 		"no end line":      good[:len(markBegin)+20],
 	} {
-		if _, err := Parse(b); err == nil || errors.Is(err, ErrNotOpenSSH) {
+		_, err := Parse(b)
+		if err == nil || errors.Is(err, ErrNotOpenSSH) {
 			t.Errorf("%s: %v, want a malformed-key error", name, err)
+		} else if strings.Contains(err.Error(), "PRIVATE KEY") {
+			t.Errorf("%s: error %q quotes the armour: reports would look as if they carried key material", name, err)
 		}
 	}
 	if _, err := Parse(append(append([]byte(nil), good...), "trailing text\n"...)); err != nil {
