@@ -2,6 +2,7 @@ package opensshkey
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"fmt"
 	"os"
 	"os/exec"
@@ -99,8 +100,9 @@ func corruptions(t *testing.T, file []byte) []corruption {
 
 // stricter reports whether private-section offset at lies where Parse
 // is deliberately stricter than OpenSSH's loader: RSA's d, iqmp, p and q
-// (consistency only arithmetic shows, see checkRSA) and the second half
-// of an ed25519 private key (the public key that signing hashes, see
+// (consistency only arithmetic shows, see checkRSA), the ECDSA scalar
+// (checked against its point, see checkECDSA) and the second half of an
+// ed25519 private key (the public key that signing hashes, see
 // checkEd25519).
 func stricter(t *testing.T, file []byte, at int) bool {
 	t.Helper()
@@ -129,8 +131,14 @@ func stricter(t *testing.T, file []byte, at int) bool {
 		return at >= start && at < pr.off
 	case ssh.KeyAlgoED25519:
 		pr.str("")
-		start := pr.off + 4 + 32
-		return at >= start && at < start+32
+		start := pr.off + 4
+		return at >= start && at < start+ed25519.PrivateKeySize
+	case ssh.KeyAlgoECDSA256, ssh.KeyAlgoECDSA384, ssh.KeyAlgoECDSA521:
+		pr.str("")
+		pr.str("")
+		start := pr.off
+		pr.str("")
+		return at >= start && at < pr.off
 	}
 	return false
 }

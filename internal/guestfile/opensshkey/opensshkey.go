@@ -12,13 +12,15 @@
 // are in the container. RSA numbers are checked for consistency with
 // multiplications and remainders only (n = p*q, e*d = 1 mod p-1 and q-1),
 // never an exponentiation; see checkRSA for what that does and does not
-// catch.
+// catch. An ECDSA scalar and an ed25519 seed are checked against their
+// public key (one scalar multiplication each).
 //
 // Parsing is pure: bytes in, a Key or an error out.
 package opensshkey
 
 import (
 	"bytes"
+	"crypto/ecdh"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/rsa"
@@ -203,7 +205,10 @@ func samePublic(r *reader, pubBlob []byte) error {
 }
 
 // checkEd25519: the public key again, then the 64-byte private key whose
-// second half is the public key once more (RFC 8032 seed || public).
+// second half is the public key once more (RFC 8032 seed || public) and
+// whose seed must give that public key. OpenSSH checks only the lengths;
+// sshd signs with both halves, so damage to either makes its signatures
+// fail.
 func checkEd25519(r *reader, pubBlob []byte) error {
 	if err := samePublic(r, pubBlob); err != nil {
 		return err
@@ -218,16 +223,24 @@ func checkEd25519(r *reader, pubBlob []byte) error {
 	if !bytes.HasSuffix(pubBlob, sk[ed25519.SeedSize:]) {
 		return errors.New("openssh key: the ed25519 private key does not end with its public key")
 	}
+	// A damaged seed still loads in OpenSSH, but sshd's signatures would
+	// not verify. Deriving the public key is one scalar multiplication.
+	derived := ed25519.NewKeyFromSeed(sk[:ed25519.SeedSize])
+	if !bytes.HasSuffix(pubBlob, derived[ed25519.SeedSize:]) {
+		return errors.New("openssh key: the ed25519 seed does not give the public key (corrupt key)")
+	}
 	return nil
 }
 
 // checkECDSA: curve name and public point again, then the private
-// scalar. ssh.ParsePublicKey checked the point is on the curve; the
-// scalar gets OpenSSH's range check (sshkey_ec_validate_private: more
-// than half the order's bits, less than order-1). Whether scalar*G is the
-// point is not checked: that is a scalar multiplication, and neither
-// OpenSSH's loader nor ssh-keygen -y checks it either.
+// scalar, which gets OpenSSH's range check (sshkey_ec_validate_private:
+// more than half the order's bits, less than order-1) and must give the
+// public point. OpenSSH's loader does not check the latter, but sshd's
+// signatures with a damaged scalar fail to verify; the code this replaced
+// (x/crypto) checked it too. One constant-time scalar multiplication
+// (crypto/ecdh) costs tens of microseconds, not RSA's milliseconds.
 func checkECDSA(r *reader, pubBlob []byte, pub ssh.PublicKey) error {
+	point := pubBlob[len(pubBlob)-ecPointLen(pub):]
 	if err := samePublic(r, pubBlob); err != nil {
 		return err
 	}
@@ -235,23 +248,46 @@ func checkECDSA(r *reader, pubBlob []byte, pub ssh.PublicKey) error {
 	if r.err != nil {
 		return r.err
 	}
-	order := pub.(ssh.CryptoPublicKey).CryptoPublicKey().(*ecdsa.PublicKey).Curve.Params().N
+	curve := pub.(ssh.CryptoPublicKey).CryptoPublicKey().(*ecdsa.PublicKey).Curve
+	order := curve.Params().N
 	if d.BitLen() <= order.BitLen()/2 || d.Cmp(new(big.Int).Sub(order, big.NewInt(1))) >= 0 {
 		return errors.New("openssh key: ecdsa private scalar out of range")
 	}
+	var ec ecdh.Curve
+	switch curve.Params().BitSize {
+	case 256:
+		ec = ecdh.P256()
+	case 384:
+		ec = ecdh.P384()
+	case 521:
+		ec = ecdh.P521()
+	}
+	sk, err := ec.NewPrivateKey(d.FillBytes(make([]byte, (curve.Params().BitSize+7)/8)))
+	if err != nil || !bytes.Equal(sk.PublicKey().Bytes(), point) {
+		return errors.New("openssh key: the ecdsa private scalar does not give the public key (corrupt key)")
+	}
 	return nil
+}
+
+// ecPointLen is the length of the uncompressed point ending an ECDSA
+// public key blob (ssh.ParsePublicKey accepts no other encoding).
+func ecPointLen(pub ssh.PublicKey) int {
+	size := (pub.(ssh.CryptoPublicKey).CryptoPublicKey().(*ecdsa.PublicKey).Curve.Params().BitSize + 7) / 8
+	return 1 + 2*size
 }
 
 // checkRSA: n, e, d, iqmp, p, q. n and e must equal the header's; then
 // n = p*q and e*d = 1 mod (p-1) and mod (q-1), the consistency Go's
 // rsa.PrivateKey.Validate checked for the code this replaced, by
-// multiplication and remainder alone. A corrupt d, p or q is refused.
-// Not checked: that p and q are prime (Go did not either) and that iqmp
-// is q^-1 mod p (Go recomputed it and ignored the file's; OpenSSL's
-// signing verifies its CRT result and falls back to d, so sshd still
-// signs correctly). ssh-keygen -y checks none of these numbers, so this
-// refuses keys it accepts, never the reverse. The arithmetic is not
-// constant-time; it runs once per read and never signs.
+// multiplication and remainder alone. A damaged d breaks sshd's
+// signatures (OpenSSH derives the CRT exponents from it); a damaged p or
+// q may not (OpenSSL falls back to d when its CRT result does not
+// verify), but the key is damaged and was refused before, so it still is.
+// Not checked: that p and q are prime, and that iqmp is q^-1 mod p (Go
+// recomputed it and ignored the file's; OpenSSL's fallback covers a bad
+// one). ssh-keygen -y checks none of these numbers, so this refuses keys
+// it loads, never the reverse. The arithmetic is not constant-time; it
+// runs once per read and never signs.
 func checkRSA(r *reader, pub ssh.PublicKey) error {
 	n, e, d, iqmp, p, q := r.mpint("rsa n"), r.mpint("rsa e"), r.mpint("rsa d"), r.mpint("rsa iqmp"), r.mpint("rsa p"), r.mpint("rsa q")
 	if r.err != nil {

@@ -236,10 +236,16 @@ func TestParseMalformed(t *testing.T) {
 			sk[63] ^= 1
 			p.fields[1] = sk
 		}, "does not end with its public key"},
+		{"ed25519 seed corrupt", "ed25519", func(p *parts) {
+			sk := append([]byte(nil), p.fields[1]...)
+			sk[0] ^= 1
+			p.fields[1] = sk
+		}, "seed does not give the public key"},
 		{"ed25519 sk short", "ed25519", func(p *parts) { p.fields[1] = p.fields[1][:63] }, "63 bytes"},
 		{"ecdsa zero scalar", "p256", func(p *parts) { p.fields[2] = nil }, "out of range"},
 		{"ecdsa negative", "p256", func(p *parts) { p.fields[2] = []byte{0x80, 1} }, "negative"},
 		{"ecdsa scalar = order", "p256", func(p *parts) { p.fields[2] = mp(elliptic.P256().Params().N) }, "out of range"},
+		{"ecdsa scalar corrupt", "p384", func(p *parts) { p.fields[2] = mp(new(big.Int).Add(new(big.Int).SetBytes(p.fields[2]), big.NewInt(1))) }, "does not give the public key"},
 		{"rsa n differs", "rsa", func(p *parts) { p.fields[0] = mp(new(big.Int).Add(new(big.Int).SetBytes(p.fields[0]), big.NewInt(2))) }, "differs from the header's"},
 		{"rsa e differs", "rsa", func(p *parts) { p.fields[1] = []byte{3} }, "differs from the header's"},
 		{"rsa d corrupt", "rsa", func(p *parts) { p.fields[2] = mp(new(big.Int).Add(new(big.Int).SetBytes(p.fields[2]), big.NewInt(2))) }, "private exponent"},
@@ -314,10 +320,8 @@ func TestParseArmour(t *testing.T) {
 }
 
 // FuzzParse: no panic; an accepted key's public half parses back to
-// itself; for ed25519 and RSA, whatever Parse accepts x/crypto's full
-// parser (which builds the key) accepts too, with the same public key.
-// ECDSA is left out of that: x/crypto also checks scalar*G, which Parse
-// deliberately does not.
+// itself; whatever Parse accepts x/crypto's full parser (which builds
+// the key) accepts too, with the same public key.
 func FuzzParse(f *testing.F) {
 	for _, name := range []string{"ed25519", "p256", "rsa"} {
 		p := partsOf(f, testKeys(f)[name])
@@ -343,15 +347,13 @@ func FuzzParse(f *testing.F) {
 		if err != nil || !bytes.Equal(again.Marshal(), k.Public.Marshal()) {
 			t.Fatalf("public key does not round-trip: %v", err)
 		}
-		if typ := k.Public.Type(); typ == ssh.KeyAlgoED25519 || typ == ssh.KeyAlgoRSA {
-			raw, err := ssh.ParseRawPrivateKey(b)
-			if err != nil {
-				t.Fatalf("Parse accepts a %s key x/crypto refuses: %v", typ, err)
-			}
-			s, err := ssh.NewSignerFromKey(raw)
-			if err != nil || !bytes.Equal(s.PublicKey().Marshal(), k.Public.Marshal()) {
-				t.Fatalf("x/crypto's public key differs (%v)", err)
-			}
+		raw, err := ssh.ParseRawPrivateKey(b)
+		if err != nil {
+			t.Fatalf("Parse accepts a %s key x/crypto refuses: %v", k.Public.Type(), err)
+		}
+		s, err := ssh.NewSignerFromKey(raw)
+		if err != nil || !bytes.Equal(s.PublicKey().Marshal(), k.Public.Marshal()) {
+			t.Fatalf("x/crypto's public key differs (%v)", err)
 		}
 	})
 }
