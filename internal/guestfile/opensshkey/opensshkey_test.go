@@ -141,7 +141,11 @@ func partsOf(t testing.TB, k crypto.Signer) parts {
 			t.Fatal(err)
 		}
 		name := map[int]string{256: "nistp256", 384: "nistp384", 521: "nistp521"}[k.Curve.Params().BitSize]
-		p.fields = [][]byte{[]byte(name), pt, mp(k.D)}
+		d, err := k.Bytes() // the scalar, fixed-length big-endian
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.fields = [][]byte{[]byte(name), pt, mp(new(big.Int).SetBytes(d))}
 	case *rsa.PrivateKey:
 		p.fields = [][]byte{mp(k.N), mp(big.NewInt(int64(k.E))), mp(k.D), mp(k.Precomputed.Qinv), mp(k.Primes[0]), mp(k.Primes[1])}
 	}
