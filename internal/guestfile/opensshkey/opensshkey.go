@@ -280,9 +280,12 @@ func ecPointLen(pub ssh.PublicKey) int {
 // n = p*q and e*d = 1 mod (p-1) and mod (q-1), the consistency Go's
 // rsa.PrivateKey.Validate checked for the code this replaced, by
 // multiplication and remainder alone. A damaged d breaks sshd's
-// signatures (OpenSSH derives the CRT exponents from it); a damaged p or
-// q may not (OpenSSL falls back to d when its CRT result does not
-// verify), but the key is damaged and was refused before, so it still is.
+// signatures (OpenSSH derives the CRT exponents from it). A damaged p or
+// q does not: OpenSSL falls back to d when its CRT result does not
+// verify, and TestSshdSigns sees Debian's sshd sign correctly with one.
+// Parse still refuses it, deliberately: the file is damaged, the code
+// this replaced refused it too, and telling a damaged prime from a
+// damaged d without the true factorization is guesswork.
 // Not checked: that p and q are prime, and that iqmp is q^-1 mod p (Go
 // recomputed it and ignored the file's; OpenSSL's fallback covers a bad
 // one). ssh-keygen -y checks none of these numbers, so this refuses keys
