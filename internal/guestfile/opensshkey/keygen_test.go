@@ -3,6 +3,7 @@ package opensshkey
 import (
 	"bytes"
 	"crypto/ed25519"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -238,6 +239,43 @@ func TestKeygenArmour(t *testing.T) {
 		_, err := Parse(b)
 		if kok != (err == nil) {
 			t.Errorf("%s: ssh-keygen -y loads it: %v; Parse: %v", name, kok, err)
+		}
+	}
+}
+
+// TestKeygenEncrypted: passphrase-protected keys in each cipher
+// ssh-keygen offers for them (the AEAD ones append a tag after the
+// private section) give a PassphraseMissingError carrying the public key
+// `ssh-keygen -y -P` prints, as ssh.ParseRawPrivateKey does.
+func TestKeygenEncrypted(t *testing.T) {
+	keygen := testenv.Tool(t, "ssh-keygen", "openssh-client")
+	dir := t.TempDir()
+	for _, cipher := range []string{"aes256-ctr", "aes128-cbc", "chacha20-poly1305@openssh.com", "aes256-gcm@openssh.com"} {
+		p := filepath.Join(dir, "enc")
+		os.Remove(p)
+		os.Remove(p + ".pub")
+		if out, err := exec.Command(keygen, "-q", "-t", "ed25519", "-N", "pw", "-Z", cipher, "-f", p).CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v: %s", cipher, err, out)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := exec.Command(keygen, "-y", "-P", "pw", "-f", p).Output()
+		if err != nil {
+			t.Fatalf("%s: ssh-keygen -y: %v", cipher, err)
+		}
+		k, err := Parse(b)
+		var pm *ssh.PassphraseMissingError
+		if !errors.As(err, &pm) || k.Cipher != cipher {
+			t.Errorf("%s: Parse = %+v, %v; want a PassphraseMissingError", cipher, k, err)
+			continue
+		}
+		if got := authorized(pm.PublicKey); !strings.HasPrefix(string(y), got+" ") {
+			t.Errorf("%s: public key %q, ssh-keygen -y -P says %q", cipher, got, y)
+		}
+		if _, old := ssh.ParseRawPrivateKey(b); old == nil || old.Error() != err.Error() {
+			t.Errorf("%s: error %q, ssh.ParseRawPrivateKey's %v", cipher, err, old)
 		}
 	}
 }

@@ -123,7 +123,6 @@ func parseContainer(raw []byte) (Key, error) {
 	n := r.u32("number of keys")
 	pubBlob := r.str("public key")
 	priv := r.str("private section")
-	r.end()
 	if r.err != nil {
 		return Key{}, r.err
 	}
@@ -138,8 +137,13 @@ func parseContainer(raw []byte) (Key, error) {
 	}
 	k.Public = pub
 	if k.Cipher != "none" || k.KDF != "none" {
-		// What ssh.ParseRawPrivateKey returns without a passphrase.
+		// What ssh.ParseRawPrivateKey returns without a passphrase. An
+		// AEAD cipher's tag follows the private section, so trailing
+		// bytes are judged only for "none".
 		return k, &ssh.PassphraseMissingError{PublicKey: pub}
+	}
+	if r.end(); r.err != nil {
+		return Key{}, r.err
 	}
 	if err := checkPrivate(priv, pubBlob, pub); err != nil {
 		return Key{}, err
@@ -284,8 +288,8 @@ func ecPointLen(pub ssh.PublicKey) int {
 // q does not: OpenSSL falls back to d when its CRT result does not
 // verify, and TestSshdSigns sees Debian's sshd sign correctly with one.
 // Parse still refuses it, deliberately: the file is damaged, the code
-// this replaced refused it too, and telling a damaged prime from a
-// damaged d without the true factorization is guesswork.
+// this replaced refused it too, and accepting it would mean recovering
+// the factorization from the intact prime, for damage no tool writes.
 // Not checked: that p and q are prime, and that iqmp is q^-1 mod p (Go
 // recomputed it and ignored the file's; OpenSSL's fallback covers a bad
 // one). ssh-keygen -y checks none of these numbers, so this refuses keys
