@@ -25,6 +25,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/opensshkey"
 	"github.com/guestcheck/guestcheck/internal/guestfile/osrelease"
 	"github.com/guestcheck/guestcheck/internal/guestfile/passwd"
 	"github.com/guestcheck/guestcheck/internal/guestfile/procnet"
@@ -296,13 +297,11 @@ func readHostKey(r *fs.Root, p, at string, groups map[uint32]string) HostKey {
 		k.Err = err
 		return k
 	}
-	if raw, err := ssh.ParseRawPrivateKey(b); err != nil {
-		k.ParseErr = err
-	} else if signer, err := ssh.NewSignerFromKey(raw); err != nil {
+	if pk, err := hostKeyPublic(b); err != nil {
 		k.ParseErr = err
 	} else {
-		k.Type = signer.PublicKey().Type()
-		k.Fingerprint = ssh.FingerprintSHA256(signer.PublicKey())
+		k.Type = pk.Type()
+		k.Fingerprint = ssh.FingerprintSHA256(pk)
 	}
 	pub := p + ".pub"
 	pfi, err := r.Stat(pub)
@@ -324,6 +323,28 @@ func readHostKey(r *fs.Root, p, at string, groups map[uint32]string) HostKey {
 	}
 	k.PubFingerprint = ssh.FingerprintSHA256(pk)
 	return k
+}
+
+// hostKeyPublic is the public key sshd presents for private key b, or
+// why sshd would not load b. OpenSSH-format keys (every key ssh-keygen
+// has written since OpenSSH 7.8) are read structurally by opensshkey,
+// without building a signer: Go's RSA key validation made up most of a
+// guestcheck run. Older PEM and PKCS#8 keys carry no public key to read,
+// so they still go through ssh.ParseRawPrivateKey.
+func hostKeyPublic(b []byte) (ssh.PublicKey, error) {
+	k, err := opensshkey.Parse(b)
+	if !errors.Is(err, opensshkey.ErrNotOpenSSH) {
+		return k.Public, err
+	}
+	raw, err := ssh.ParseRawPrivateKey(b)
+	if err != nil {
+		return nil, err
+	}
+	signer, err := ssh.NewSignerFromKey(raw)
+	if err != nil {
+		return nil, err
+	}
+	return signer.PublicKey(), nil
 }
 
 func readPwAuth(r *fs.Root) PwAuth {
