@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/opensshkey"
 	"github.com/guestcheck/guestcheck/internal/sealrecord"
 	"golang.org/x/crypto/ssh"
 )
@@ -113,10 +114,8 @@ func (p *Planner) templateHostKeys() ([]sealrecord.HostKey, error) {
 		seen[base] = true
 		var pk ssh.PublicKey
 		if b, ok, err := p.readFile(base); err == nil && ok {
-			if raw, err := ssh.ParseRawPrivateKey(b); err == nil {
-				if s, err := ssh.NewSignerFromKey(raw); err == nil {
-					pk = s.PublicKey()
-				}
+			if k, err := opensshkey.PublicKey(b); err == nil {
+				pk = k
 			}
 		}
 		if pk == nil {

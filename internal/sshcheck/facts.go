@@ -297,7 +297,7 @@ func readHostKey(r *fs.Root, p, at string, groups map[uint32]string) HostKey {
 		k.Err = err
 		return k
 	}
-	if pk, err := hostKeyPublic(b); err != nil {
+	if pk, err := opensshkey.PublicKey(b); err != nil {
 		k.ParseErr = err
 	} else {
 		k.Type = pk.Type()
@@ -323,28 +323,6 @@ func readHostKey(r *fs.Root, p, at string, groups map[uint32]string) HostKey {
 	}
 	k.PubFingerprint = ssh.FingerprintSHA256(pk)
 	return k
-}
-
-// hostKeyPublic is the public key sshd presents for private key b, or
-// why sshd would not load b. OpenSSH-format keys (every key ssh-keygen
-// has written since OpenSSH 7.8) are read structurally by opensshkey,
-// without building a signer: Go's RSA key validation made up most of a
-// guestcheck run. Older PEM and PKCS#8 keys carry no public key to read,
-// so they still go through ssh.ParseRawPrivateKey.
-func hostKeyPublic(b []byte) (ssh.PublicKey, error) {
-	k, err := opensshkey.Parse(b)
-	if !errors.Is(err, opensshkey.ErrNotOpenSSH) {
-		return k.Public, err
-	}
-	raw, err := ssh.ParseRawPrivateKey(b)
-	if err != nil {
-		return nil, err
-	}
-	signer, err := ssh.NewSignerFromKey(raw)
-	if err != nil {
-		return nil, err
-	}
-	return signer.PublicKey(), nil
 }
 
 func readPwAuth(r *fs.Root) PwAuth {

@@ -19,11 +19,12 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/opensshkey"
 )
 
 // signerPublic is how readHostKey read a private key before opensshkey:
 // build the key (Go validates RSA keys with exponentiations) and take
-// the signer's public half. The tests hold hostKeyPublic to it.
+// the signer's public half. The tests hold opensshkey.PublicKey to it.
 func signerPublic(b []byte) (ssh.PublicKey, error) {
 	raw, err := ssh.ParseRawPrivateKey(b)
 	if err != nil {
@@ -77,7 +78,7 @@ func TestHostKeyPublicFormats(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		got, err := hostKeyPublic(b)
+		got, err := opensshkey.PublicKey(b)
 		if err != nil || got.Type() != want.Type() || ssh.FingerprintSHA256(got) != ssh.FingerprintSHA256(want) {
 			t.Errorf("%s: %v %v, want %s %s", name, got, err, want.Type(), ssh.FingerprintSHA256(want))
 		}
@@ -161,7 +162,7 @@ func BenchmarkHostKey(b *testing.B) {
 		b.Run(k.name+"/opensshkey", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := hostKeyPublic(key); err != nil {
+				if _, err := opensshkey.PublicKey(key); err != nil {
 					b.Fatal(err)
 				}
 			}

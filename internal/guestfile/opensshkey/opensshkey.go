@@ -88,6 +88,28 @@ func Parse(b []byte) (Key, error) {
 	return parseContainer(raw)
 }
 
+// PublicKey is the public key sshd presents for private key file b, in any
+// format sshd reads, or why sshd would not load b. OpenSSH-format keys
+// (every key ssh-keygen has written since OpenSSH 7.8) are read by Parse,
+// without building a signer: Go's RSA key validation made up most of a
+// guestcheck run. Older PEM and PKCS#8 keys carry no public key to read,
+// so they still go through ssh.ParseRawPrivateKey.
+func PublicKey(b []byte) (ssh.PublicKey, error) {
+	k, err := Parse(b)
+	if !errors.Is(err, ErrNotOpenSSH) {
+		return k.Public, err
+	}
+	raw, err := ssh.ParseRawPrivateKey(b)
+	if err != nil {
+		return nil, err
+	}
+	signer, err := ssh.NewSignerFromKey(raw)
+	if err != nil {
+		return nil, err
+	}
+	return signer.PublicKey(), nil
+}
+
 // unarmour returns the base64-decoded body up to the END line.
 func unarmour(b []byte) ([]byte, error) {
 	enc := make([]byte, 0, len(b))
