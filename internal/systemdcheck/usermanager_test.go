@@ -287,7 +287,12 @@ func TestAgainstUserManager(t *testing.T) {
 	// systemd itself found it and broke it by deleting one of the two
 	// start jobs (what the journal's "Found ordering cycle" reports): one
 	// unit ran, the other never began activating.
-	x, y := f.Units["x.service"], f.Units["y.service"]
+	// Gather read only the timestamps its verdicts need: read x's and y's.
+	ts, err := c.ReadTimes(ctx, map[string]systemd.TimeFields{"x.service": systemd.AllTimes, "y.service": systemd.AllTimes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y := f.Units["x.service"].WithTimes(ts["x.service"]), f.Units["y.service"].WithTimes(ts["y.service"])
 	if (x.ActiveState == "active") == (y.ActiveState == "active") || min(x.InactiveExitMono, y.InactiveExitMono) != 0 {
 		t.Errorf("systemd did not break the x/y cycle: x %s (%d), y %s (%d)", x.ActiveState, x.InactiveExitMono, y.ActiveState, y.InactiveExitMono)
 	}
