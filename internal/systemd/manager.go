@@ -225,7 +225,9 @@ func (c *Client) Unit(ctx context.Context, name string) (UnitInfo, error) {
 // with one Get each; the states come from ListUnits. The timestamps are
 // left to ReadTimes: the critical chain needs them of a few dozen units,
 // the ordering-cycle graph needs After= of every unit, and no Manager
-// method returns either in bulk (ListUnits* return states and jobs only).
+// method returns either in bulk: ListUnits* return states and jobs only,
+// and Dump's text, says org.freedesktop.systemd1(5), is for developers,
+// not programs (no stability), and rate limited for unprivileged callers.
 // Each Get is a round trip through PID 1 (and the dbus-daemon), which a
 // TCG guest pays milliseconds for. Not GetAll: its
 // UnitFileState getter makes PID 1 read the unit's file and scan every
