@@ -89,6 +89,8 @@ export XDG_RUNTIME_DIR=/run/user0 XDG_CONFIG_HOME=$dir/config HOME=$dir
 export DBUS_SESSION_BUS_ADDRESS=unix:path=/run/bus DBUS_SYSTEM_BUS_ADDRESS=unix:path=/run/bus
 "$sd" --user --log-target=null </dev/null >/dev/null 2>&1 &
 mgr=$!
+# The manager does not die with the namespace: stop it however this ends.
+trap 'kill "$mgr" 2>/dev/null; wait "$mgr" 2>/dev/null' EXIT
 for _ in $(seq 150); do
 	case "$(systemctl --user show -p FinishTimestampMonotonic --value 2>/dev/null || true)" in
 	0 | "") sleep 0.2 ;;
@@ -120,7 +122,5 @@ hyperfine -N -i --warmup 5 --runs 40 "${cmds[@]}"
 echo "== with /run/systemd/private (used first by guestcheck as root)"
 ln -s /run/user0/systemd/private /run/systemd/private
 hyperfine -N -i --warmup 5 --runs 40 "${cmds[@]}"
-kill "$mgr"
-wait "$mgr" 2>/dev/null || true
 EOF
 unshare --mount --propagation private bash "$dir/inside.sh" "$dir" "$sd" "${bins[@]}"
