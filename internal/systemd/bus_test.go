@@ -2,6 +2,7 @@ package systemd
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -101,6 +102,7 @@ func TestInspectorOverBus(t *testing.T) {
 	t.Setenv("DBUS_SYSTEM_BUS_ADDRESS", addr)
 	c := New(true)
 	c.runDir = t.TempDir()
+	c.dial = dialSystem(filepath.Join(t.TempDir(), "private")) // not this machine's systemd
 	t.Cleanup(func() { _ = c.Close() })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -131,8 +133,18 @@ func TestInspectorOverBus(t *testing.T) {
 	if us[0].Result != "exit-code" || !us[0].Failed() {
 		t.Errorf("data.mount = %+v", us[0])
 	}
-	if us[1].ActiveEnterMono != 4500000 || us[1].InactiveExitMono != 4000000 || strings.Join(us[1].After, ",") != "network.target,basic.target" || us[1].Result != "" {
+	if us[1].Read != 0 || strings.Join(us[1].After, ",") != "network.target,basic.target" || us[1].Result != "" {
 		t.Errorf("ssh.service = %+v", us[1])
+	}
+	ts, err := c.ReadTimes(ctx, map[string]TimeFields{"ssh.service": AllTimes, "data.mount": ActiveEnter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Times{InactiveExitMono: 4000000, ActiveEnterMono: 4500000, Read: AllTimes}); ts["ssh.service"] != want {
+		t.Errorf("ReadTimes ssh.service = %+v, want %+v", ts["ssh.service"], want)
+	}
+	if ts["data.mount"].Read != ActiveEnter || len(ts) != 2 {
+		t.Errorf("ReadTimes = %+v", ts)
 	}
 	d, err := c.Unit(ctx, "default.target")
 	if err != nil || d.ID != "graphical.target" {

@@ -431,3 +431,55 @@ func TestCloseBeforeUse(t *testing.T) {
 		t.Errorf("dialled %d times after Close, want 0", dials.Load())
 	}
 }
+
+// TestDialOrder: as root the private socket first (one hop to PID 1, as
+// systemctl does), the bus when it fails; other users the bus only.
+func TestDialOrder(t *testing.T) {
+	priv, bus := &fakeConn{}, &fakeConn{}
+	var tried []string
+	dials := func(perr, berr error) (func() (conn, error), func() (conn, error)) {
+		tried = nil
+		return func() (conn, error) {
+				tried = append(tried, "private")
+				if perr != nil {
+					return nil, perr
+				}
+				return priv, nil
+			}, func() (conn, error) {
+				tried = append(tried, "bus")
+				if berr != nil {
+					return nil, berr
+				}
+				return bus, nil
+			}
+	}
+	enoent := fs.ErrNotExist
+	for _, tc := range []struct {
+		root       bool
+		perr, berr error
+		want       conn
+		tried      string
+		errHas     string
+	}{
+		{root: true, want: priv, tried: "private"},
+		{root: true, perr: enoent, want: bus, tried: "private bus"},
+		{root: true, perr: enoent, berr: syscall.ECONNREFUSED, tried: "private bus", errHas: "private socket: file does not exist; system bus: connection refused"},
+		{root: false, want: bus, tried: "bus"},
+		{root: false, berr: syscall.ECONNREFUSED, tried: "bus", errHas: "system bus: connection refused"},
+	} {
+		p, b := dials(tc.perr, tc.berr)
+		got, err := dialOrder(tc.root, p, b)
+		if strings.Join(tried, " ") != tc.tried {
+			t.Errorf("root %v, errors %v %v: tried %v, want %s", tc.root, tc.perr, tc.berr, tried, tc.tried)
+		}
+		if tc.errHas != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.errHas) {
+				t.Errorf("root %v: err = %v, want %q", tc.root, err, tc.errHas)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("root %v, errors %v %v: got %p %v, want %p", tc.root, tc.perr, tc.berr, got, err, tc.want)
+		}
+	}
+}

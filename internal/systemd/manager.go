@@ -24,8 +24,13 @@ type Inspector interface {
 	// Unit returns one unit, aliases resolved (Unit(ctx, "default.target")
 	// has the real target's ID).
 	Unit(ctx context.Context, name string) (UnitInfo, error)
-	// LoadedUnits returns every loaded unit (systemctl list-units --all).
+	// LoadedUnits returns every loaded unit (systemctl list-units --all)
+	// with its states, After= and, if it failed, its Result; none of its
+	// timestamps (Read is 0): ReadTimes reads those a caller needs.
 	LoadedUnits(ctx context.Context) ([]UnitInfo, error)
+	// ReadTimes reads the asked activation timestamps of the named
+	// units, one D-Bus Get per unit and timestamp.
+	ReadTimes(ctx context.Context, want map[string]TimeFields) (map[string]Times, error)
 }
 
 var _ Inspector = (*Client)(nil)
@@ -59,17 +64,61 @@ type Job struct {
 
 // UnitInfo is a unit with what systemd-analyze reads: activation
 // timestamps (monotonic µs) and After= (which includes the inverse of
-// other units' Before=). LoadedUnits leaves UnitFileState empty (see
-// loadedUnitProps).
+// other units' Before=). LoadedUnits leaves UnitFileState empty and the
+// timestamps unread (see loadedUnitProps); Read says which were read.
 type UnitInfo struct {
 	UnitState
 	ID                 string
 	After              []string
-	InactiveExitMono   uint64 // activation began
-	ActiveEnterMono    uint64 // became active
-	InactiveEnterMono  uint64 // deactivated (a oneshot without RemainAfterExit, a failure)
-	Result             string // the unit type's Result (exit-code, timeout, ...), "" when it has none
-	ResultFromProperty string // which interface Result came from, for evidence
+	InactiveExitMono   uint64     // activation began
+	ActiveEnterMono    uint64     // became active
+	InactiveEnterMono  uint64     // deactivated (a oneshot without RemainAfterExit, a failure)
+	Read               TimeFields // which of the three timestamps were read; an unread one is 0
+	Result             string     // the unit type's Result (exit-code, timeout, ...), "" when it has none
+	ResultFromProperty string     // which interface Result came from, for evidence
+}
+
+// TimeFields is a set of a unit's activation timestamps.
+type TimeFields uint8
+
+// The activation timestamps, as ReadTimes asks for them.
+const (
+	InactiveExit  TimeFields = 1 << iota // InactiveExitTimestampMonotonic
+	ActiveEnter                          // ActiveEnterTimestampMonotonic
+	InactiveEnter                        // InactiveEnterTimestampMonotonic
+
+	AllTimes = InactiveExit | ActiveEnter | InactiveEnter
+)
+
+// timeProps maps each TimeFields bit to its Unit property.
+var timeProps = []struct {
+	f    TimeFields
+	prop string
+}{
+	{InactiveExit, "InactiveExitTimestampMonotonic"},
+	{ActiveEnter, "ActiveEnterTimestampMonotonic"},
+	{InactiveEnter, "InactiveEnterTimestampMonotonic"},
+}
+
+// Times are the activation timestamps ReadTimes read of one unit.
+type Times struct {
+	InactiveExitMono, ActiveEnterMono, InactiveEnterMono uint64
+	Read                                                 TimeFields
+}
+
+// WithTimes returns u with the timestamps t read added.
+func (u UnitInfo) WithTimes(t Times) UnitInfo {
+	if t.Read&InactiveExit != 0 {
+		u.InactiveExitMono = t.InactiveExitMono
+	}
+	if t.Read&ActiveEnter != 0 {
+		u.ActiveEnterMono = t.ActiveEnterMono
+	}
+	if t.Read&InactiveEnter != 0 {
+		u.InactiveEnterMono = t.InactiveEnterMono
+	}
+	u.Read |= t.Read
+	return u
 }
 
 var managerProps = []string{"SystemState", "Version", "KernelTimestamp", "InitRDTimestampMonotonic",
@@ -173,14 +222,51 @@ func (c *Client) Unit(ctx context.Context, name string) (UnitInfo, error) {
 }
 
 // loadedUnitProps are the Unit properties LoadedUnits reads of each unit,
-// with one Get each; the states come from ListUnits. Not GetAll: its
+// with one Get each; the states come from ListUnits. The timestamps are
+// left to ReadTimes: the critical chain needs them of a few dozen units,
+// the ordering-cycle graph needs After= of every unit, and no Manager
+// method returns either in bulk: ListUnits* return states and jobs only,
+// and Dump's text, says org.freedesktop.systemd1(5), is for developers,
+// not programs (no stability), and rate limited for unprivileged callers.
+// Each Get is a round trip through PID 1 (and the dbus-daemon), which a
+// TCG guest pays milliseconds for. Not GetAll: its
 // UnitFileState getter makes PID 1 read the unit's file and scan every
 // .wants and .requires directory for links to it, once per unit until the
 // next daemon-reload. For the hundreds of units of a guest that is seconds
 // of PID 1's time under emulation, the first time guestcheck runs in a boot
 // (from cloud-init's runcmd, say), and PID 1 answers nobody else meanwhile:
 // the cloud-init check's few unit queries then overran their 5 s deadline.
-var loadedUnitProps = []string{"After", "InactiveExitTimestampMonotonic", "ActiveEnterTimestampMonotonic", "InactiveEnterTimestampMonotonic"}
+var loadedUnitProps = []string{"After"}
+
+// workers is how many D-Bus calls LoadedUnits and ReadTimes keep in
+// flight: each is one round trip and a guest has hundreds of units.
+const workers = 4
+
+// parallel runs do(i) for i in [0, n) on the workers and returns the
+// first error by index.
+func parallel(n int, do func(i int) error) error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(workers, n) {
+		wg.Go(func() {
+			for i := range next {
+				errs[i] = do(i)
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // LoadedUnits implements Inspector. The units are read by a few workers
 // at once: a guest has hundreds and each property is one D-Bus round trip.
@@ -202,25 +288,68 @@ func (c *Client) LoadedUnits(ctx context.Context) ([]UnitInfo, error) {
 	}
 	sort.Slice(listed, func(i, j int) bool { return listed[i].Name < listed[j].Name })
 	out := make([]UnitInfo, len(listed))
-	errs := make([]error, len(listed))
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range 4 {
-		wg.Go(func() {
-			for i := range next {
-				out[i], errs[i] = loadedUnitInfo(ctx, cn, listed[i])
+	err = parallel(len(listed), func(i int) error {
+		var err error
+		out[i], err = loadedUnitInfo(ctx, cn, listed[i])
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ReadTimes implements Inspector.
+func (c *Client) ReadTimes(ctx context.Context, want map[string]TimeFields) (map[string]Times, error) {
+	cn, err := c.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	type get struct {
+		unit string
+		f    TimeFields
+		prop string
+	}
+	var gets []get
+	for unit, fs := range want {
+		for _, tp := range timeProps {
+			if fs&tp.f != 0 {
+				gets = append(gets, get{unit, tp.f, tp.prop})
 			}
-		})
-	}
-	for i := range listed {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, err
 		}
+	}
+	vals := make([]uint64, len(gets))
+	err = parallel(len(gets), func(i int) error {
+		g := gets[i]
+		v, err := cn.GetUnitPropertyContext(ctx, g.unit, g.prop)
+		if err != nil {
+			return callError(g.unit, err)
+		}
+		if v != nil {
+			t, ok := v.Value.Value().(uint64)
+			if !ok {
+				return fmt.Errorf("systemd: unit %s: %s is %s, not a uint64", g.unit, g.prop, v.Value.Signature())
+			}
+			vals[i] = t
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Times, len(want))
+	for i, g := range gets {
+		t := out[g.unit]
+		switch g.f {
+		case InactiveExit:
+			t.InactiveExitMono = vals[i]
+		case ActiveEnter:
+			t.ActiveEnterMono = vals[i]
+		case InactiveEnter:
+			t.InactiveEnterMono = vals[i]
+		}
+		t.Read |= g.f
+		out[g.unit] = t
 	}
 	return out, nil
 }
@@ -250,7 +379,9 @@ func unitInfo(ctx context.Context, cn conn, name string) (UnitInfo, error) {
 	if err != nil {
 		return UnitInfo{}, callError(name, err)
 	}
-	return withResult(ctx, cn, unitInfoFrom(name, p))
+	u := unitInfoFrom(name, p)
+	u.Read = AllTimes // GetAll has them all
+	return withResult(ctx, cn, u)
 }
 
 func unitInfoFrom(name string, p map[string]any) UnitInfo {

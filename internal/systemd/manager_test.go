@@ -3,6 +3,9 @@ package systemd
 import (
 	"context"
 	"errors"
+	"slices"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -91,7 +94,7 @@ func TestJobsAndUnits(t *testing.T) {
 	if us[0].Result != "exit-code" || us[0].ResultFromProperty != "org.freedesktop.systemd1.Mount.Result" {
 		t.Errorf("failed mount result = %q from %q", us[0].Result, us[0].ResultFromProperty)
 	}
-	if us[1].ActiveEnterMono != 4500000 || us[1].InactiveExitMono != 4000000 || len(us[1].After) != 2 || us[1].Result != "" {
+	if len(us[1].After) != 2 || us[1].Result != "" || us[1].Read != 0 {
 		t.Errorf("ssh.service = %+v", us[1])
 	}
 	d, err := c.Unit(testCtx(t), "default.target")
@@ -100,18 +103,23 @@ func TestJobsAndUnits(t *testing.T) {
 	}
 }
 
-// TestLoadedUnitsWithoutGetAll holds LoadedUnits to single-property Gets:
-// a GetAll of the Unit interface makes systemd compute UnitFileState, a
-// scan of every .wants directory per unit, and PID 1 answers nobody else
-// while it does (see loadedUnitProps).
-func TestLoadedUnitsWithoutGetAll(t *testing.T) {
+// TestLoadedUnitsRoundTrips holds LoadedUnits to one Get per unit (its
+// After=) and ReadTimes to one Get per asked timestamp. Reading every
+// timestamp of every unit was three quarters of the systemd check's
+// D-Bus round trips, seconds in a TCG guest. And never a GetAll of the
+// Unit interface: it makes systemd compute UnitFileState, a scan of every
+// .wants directory per unit, and PID 1 answers nobody else while it does
+// (see loadedUnitProps).
+func TestLoadedUnitsRoundTrips(t *testing.T) {
 	f := &fakeConn{
 		list: []sddbus.UnitStatus{{Name: "ssh.service", LoadState: "loaded", ActiveState: "active", SubState: "running"},
-			{Name: "gc-false.service", LoadState: "loaded", ActiveState: "failed", SubState: "failed"}},
+			{Name: "gc-false.service", LoadState: "loaded", ActiveState: "failed", SubState: "failed"},
+			{Name: "basic.target", LoadState: "loaded", ActiveState: "active", SubState: "active"}},
 		units: map[string]map[string]any{
 			"ssh.service": {"After": []string{"network.target"}, "InactiveExitTimestampMonotonic": uint64(4000000),
 				"ActiveEnterTimestampMonotonic": uint64(4500000)},
 			"gc-false.service": {"InactiveExitTimestampMonotonic": uint64(7000000), "InactiveEnterTimestampMonotonic": uint64(7100000)},
+			"basic.target":     {"After": []string{"sysinit.target"}},
 		},
 		types: map[string]map[string]any{"gc-false.service/Service": {"Result": "exit-code"}},
 	}
@@ -121,22 +129,69 @@ func TestLoadedUnitsWithoutGetAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.mu.Lock()
-	getAll, props := f.getAllCalls, len(f.propCalls)
+	getAll, props, types := f.getAllCalls, slices.Clone(f.propCalls), f.serviceCalls
+	f.propCalls = nil
 	f.mu.Unlock()
 	if len(getAll) != 0 {
 		t.Errorf("LoadedUnits called GetAll on the Unit interface of %v", getAll)
 	}
-	if want := 2 * len(loadedUnitProps); props != want {
-		t.Errorf("LoadedUnits made %d property Gets, want %d", props, want)
+	sort.Strings(props)
+	if want := []string{"basic.target/After", "gc-false.service/After", "ssh.service/After"}; !slices.Equal(props, want) {
+		t.Errorf("LoadedUnits made the Gets %v, want one per unit: %v", props, want)
+	}
+	if want := []string{"gc-false.service/Service"}; !slices.Equal(types, want) {
+		t.Errorf("LoadedUnits read the type interfaces %v, want %v (the failed unit's only)", types, want)
 	}
 	want := []UnitInfo{
+		{UnitState: UnitState{Name: "basic.target", LoadState: "loaded", ActiveState: "active", SubState: "active"}, ID: "basic.target",
+			After: []string{"sysinit.target"}},
 		{UnitState: UnitState{Name: "gc-false.service", LoadState: "loaded", ActiveState: "failed", SubState: "failed"}, ID: "gc-false.service",
-			After: []string{}, InactiveExitMono: 7000000, InactiveEnterMono: 7100000, Result: "exit-code",
-			ResultFromProperty: "org.freedesktop.systemd1.Service.Result"},
+			After: []string{}, Result: "exit-code", ResultFromProperty: "org.freedesktop.systemd1.Service.Result"},
 		{UnitState: UnitState{Name: "ssh.service", LoadState: "loaded", ActiveState: "active", SubState: "running"}, ID: "ssh.service",
-			After: []string{"network.target"}, InactiveExitMono: 4000000, ActiveEnterMono: 4500000},
+			After: []string{"network.target"}},
 	}
 	if diff := cmp.Diff(want, us); diff != "" {
 		t.Errorf("LoadedUnits (-want +got):\n%s", diff)
+	}
+
+	ts, err := c.ReadTimes(testCtx(t), map[string]TimeFields{"ssh.service": ActiveEnter | InactiveExit, "gc-false.service": InactiveEnter})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	props = slices.Clone(f.propCalls)
+	f.mu.Unlock()
+	sort.Strings(props)
+	if want := []string{"gc-false.service/InactiveEnterTimestampMonotonic", "ssh.service/ActiveEnterTimestampMonotonic",
+		"ssh.service/InactiveExitTimestampMonotonic"}; !slices.Equal(props, want) {
+		t.Errorf("ReadTimes made the Gets %v, want %v", props, want)
+	}
+	wantTimes := map[string]Times{"ssh.service": {InactiveExitMono: 4000000, ActiveEnterMono: 4500000, Read: ActiveEnter | InactiveExit},
+		"gc-false.service": {InactiveEnterMono: 7100000, Read: InactiveEnter}}
+	if diff := cmp.Diff(wantTimes, ts); diff != "" {
+		t.Errorf("ReadTimes (-want +got):\n%s", diff)
+	}
+	got := us[2].WithTimes(ts["ssh.service"])
+	if got.ActiveEnterMono != 4500000 || got.InactiveExitMono != 4000000 || got.InactiveEnterMono != 0 || got.Read != ActiveEnter|InactiveExit {
+		t.Errorf("WithTimes = %+v", got)
+	}
+}
+
+func TestReadTimesErrors(t *testing.T) {
+	f := &fakeConn{units: map[string]map[string]any{"odd.service": {"ActiveEnterTimestampMonotonic": "yesterday"}}}
+	c := newTestClient(t, fakeDial(f, nil))
+	if _, err := c.ReadTimes(testCtx(t), map[string]TimeFields{"odd.service": ActiveEnter}); err == nil || !strings.Contains(err.Error(), "not a uint64") {
+		t.Errorf("err = %v, want a type error", err)
+	}
+	if _, err := c.ReadTimes(testCtx(t), map[string]TimeFields{"gone.service": ActiveEnter}); err == nil || !strings.Contains(err.Error(), "gone.service") {
+		t.Errorf("err = %v, want an error naming the unit", err)
+	}
+	f = &fakeConn{err: godbus.Error{Name: "org.freedesktop.DBus.Error.ServiceUnknown"}}
+	c = newTestClient(t, fakeDial(f, nil))
+	if _, err := c.ReadTimes(testCtx(t), map[string]TimeFields{"ssh.service": AllTimes}); !errors.Is(err, ErrNotRunning) {
+		t.Errorf("err = %v, want ErrNotRunning", err)
+	}
+	if ts, err := c.ReadTimes(testCtx(t), nil); err != nil || len(ts) != 0 {
+		t.Errorf("ReadTimes(nil) = %v, %v", ts, err)
 	}
 }

@@ -43,8 +43,39 @@ func took(u systemd.UnitInfo) uint64 {
 // does with its default fuzz of 0: at each unit, follow the After=
 // dependency that became active last (during this boot); stop when no
 // dependency was activated. Ties are broken by name, where systemd-analyze
-// would print each of them.
+// would print each of them. Every unit's timestamps count as read.
 func CriticalChain(units map[string]systemd.UnitInfo, start string, userspace, finish uint64) []Link {
+	chain, _ := walk(units, start, userspace, finish, false)
+	return chain
+}
+
+// ChainNeeds returns the timestamps, not read yet (UnitInfo.Read), that
+// CriticalChain needs to take its next step from start; none when what
+// was read already decides the whole chain, which is then CriticalChain's
+// answer over every unit's timestamps. Reading them all costs three D-Bus
+// round trips per loaded unit; the walk needs when each of its units'
+// dependencies became active, and when the one it follows and the units
+// on the chain began activating.
+func ChainNeeds(units map[string]systemd.UnitInfo, start string, userspace, finish uint64) map[string]systemd.TimeFields {
+	_, need := walk(units, start, userspace, finish, true)
+	return need
+}
+
+// walk is CriticalChain. With partial it honours UnitInfo.Read and stops
+// at the first choice an unread timestamp could change, returning the
+// timestamps that choice needs. When that is whether the next unit began
+// activating, it adds what the step after it needs: when that unit's own
+// dependencies became active, so one read serves each step.
+func walk(units map[string]systemd.UnitInfo, start string, userspace, finish uint64, partial bool) ([]Link, map[string]systemd.TimeFields) {
+	need := map[string]systemd.TimeFields{}
+	// unread adds to need the timestamps of f that u lacks.
+	unread := func(u systemd.UnitInfo, f systemd.TimeFields) bool {
+		if !partial || u.Read&f == f {
+			return false
+		}
+		need[u.Name] |= f &^ u.Read
+		return true
+	}
 	var out []Link
 	seen := map[string]bool{}
 	cur := start
@@ -54,23 +85,62 @@ func CriticalChain(units map[string]systemd.UnitInfo, start string, userspace, f
 		if !ok {
 			break
 		}
+		if unread(u, systemd.InactiveExit|systemd.ActiveEnter) {
+			return out, need
+		}
+		// took reads InactiveEnter only for a unit that began activating
+		// after it last became active.
+		if u.InactiveExitMono > 0 && u.ActiveEnterMono < u.InactiveExitMono && unread(u, systemd.InactiveEnter) {
+			return out, need
+		}
 		l := Link{Unit: cur, At: sub(u.ActiveEnterMono, userspace), Took: took(u)}
 		if l.Took > 0 {
 			l.At = sub(u.InactiveExitMono, userspace)
 		}
 		out = append(out, l)
-		next, best := "", uint64(0)
-		deps := append([]string(nil), u.After...)
-		sort.Strings(deps)
-		for _, d := range deps {
-			du, ok := units[d]
-			if ok && inRange(du, finish) && du.ActiveEnterMono > best {
-				next, best = d, du.ActiveEnterMono
+		// The dependency that became active last, during the boot, and
+		// had begun activating (inRange); the first by name on a tie.
+		var deps []systemd.UnitInfo
+		missing := false
+		for _, d := range u.After {
+			if du, ok := units[d]; ok {
+				missing = unread(du, systemd.ActiveEnter) || missing
+				deps = append(deps, du)
+			}
+		}
+		if missing {
+			return out, need
+		}
+		sort.Slice(deps, func(i, j int) bool {
+			if deps[i].ActiveEnterMono != deps[j].ActiveEnterMono {
+				return deps[i].ActiveEnterMono > deps[j].ActiveEnterMono
+			}
+			return deps[i].Name < deps[j].Name
+		})
+		next := ""
+		for _, du := range deps {
+			if du.ActiveEnterMono == 0 {
+				break // sorted: none of the rest became active
+			}
+			if finish != 0 && du.ActiveEnterMono > finish {
+				continue // active after the boot: not part of it
+			}
+			if unread(du, systemd.InactiveExit) {
+				for _, e := range du.After {
+					if eu, ok := units[e]; ok {
+						unread(eu, systemd.ActiveEnter)
+					}
+				}
+				return out, need
+			}
+			if inRange(du, finish) {
+				next = du.Name
+				break
 			}
 		}
 		cur = next
 	}
-	return out
+	return out, nil
 }
 
 func sub(a, b uint64) uint64 {

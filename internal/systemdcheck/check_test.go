@@ -3,6 +3,7 @@ package systemdcheck
 import (
 	"context"
 	"errors"
+	"math/bits"
 	"strconv"
 	"strings"
 	"testing"
@@ -230,6 +231,10 @@ type fakeInspector struct {
 	err error
 	// journal answers BootJournal: by the query's first argument.
 	journal map[string][]systemd.JournalEntry
+	// reads, when set, records the timestamps ReadTimes read per unit,
+	// and gets, when set, counts them (one Get each).
+	reads map[string]systemd.TimeFields
+	gets  *int
 }
 
 func (i fakeInspector) BootJournal(ctx context.Context, args ...string) ([]systemd.JournalEntry, error) {
@@ -252,12 +257,39 @@ func (i fakeInspector) Unit(ctx context.Context, name string) (systemd.UnitInfo,
 	}
 	return i.f.Units[name], i.err
 }
+
+// LoadedUnits answers as the real one does: no timestamps.
 func (i fakeInspector) LoadedUnits(ctx context.Context) ([]systemd.UnitInfo, error) {
 	var out []systemd.UnitInfo
 	for _, u := range i.f.Units {
+		u.InactiveExitMono, u.ActiveEnterMono, u.InactiveEnterMono, u.Read = 0, 0, 0, 0
 		out = append(out, u)
 	}
 	return out, i.err
+}
+
+// ReadTimes serves the timestamps from f.Units and counts them in reads,
+// when set, as the real one makes a Get of each.
+func (i fakeInspector) ReadTimes(ctx context.Context, want map[string]systemd.TimeFields) (map[string]systemd.Times, error) {
+	if i.err != nil {
+		return nil, i.err
+	}
+	out := map[string]systemd.Times{}
+	for name, fs := range want {
+		u, ok := i.f.Units[name]
+		if !ok {
+			return nil, errors.New("no unit " + name)
+		}
+		out[name] = systemd.Times{InactiveExitMono: u.InactiveExitMono, ActiveEnterMono: u.ActiveEnterMono,
+			InactiveEnterMono: u.InactiveEnterMono, Read: fs & systemd.AllTimes}
+		if i.reads != nil {
+			i.reads[name] |= fs
+		}
+		if i.gets != nil {
+			*i.gets += bits.OnesCount8(uint8(fs & systemd.AllTimes))
+		}
+	}
+	return out, nil
 }
 
 type unitsOnly struct{}

@@ -12,6 +12,7 @@ package systemdcheck
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -34,7 +35,9 @@ type Facts struct {
 
 	State systemd.ManagerState
 	Jobs  []systemd.Job
-	// Units are all loaded units, by name.
+	// Units are all loaded units, by name. Their timestamps are read
+	// where a verdict needs them (UnitInfo.Read): the critical chain's
+	// walk (ChainNeeds), the milestones and the units of running jobs.
 	Units map[string]systemd.UnitInfo
 	// UnitsErr is set when the unit list could not be read; the state
 	// and jobs may still be judged.
@@ -98,7 +101,66 @@ func Gather(ctx context.Context, env *check.Env) (f Facts) {
 	if d, err := in.Unit(ctx, "default.target"); err == nil {
 		f.DefaultTarget = d.ID
 	}
+	if err := readTimes(ctx, in, &f); err != nil {
+		f.UnitsErr = err
+	}
 	return f
+}
+
+// readTimes reads the timestamps the verdicts need, a batch per step of
+// the critical chain. Each batch reads at least one timestamp not read
+// before, so the loop ends.
+func readTimes(ctx context.Context, in systemd.Inspector, f *Facts) error {
+	need := TimeNeeds(*f)
+	for len(need) > 0 {
+		ts, err := in.ReadTimes(ctx, need)
+		if err != nil {
+			return err
+		}
+		progress := false
+		for name, t := range ts {
+			u, ok := f.Units[name]
+			if !ok || t.Read&^u.Read == 0 {
+				continue
+			}
+			f.Units[name] = u.WithTimes(t)
+			progress = true
+		}
+		if !progress {
+			return fmt.Errorf("systemd: the timestamps asked of %d unit(s) were not read", len(need))
+		}
+		need = ChainNeeds(f.Units, f.DefaultTarget, f.State.UserspaceMonotonic, f.State.FinishMonotonic)
+	}
+	return nil
+}
+
+// TimeNeeds is every timestamp the verdicts need that is not read yet:
+// ChainNeeds, and the milestones' activations (JudgeBootTime) and when
+// each running job's unit began activating (JudgeBoot).
+func TimeNeeds(f Facts) map[string]systemd.TimeFields {
+	need := ChainNeeds(f.Units, f.DefaultTarget, f.State.UserspaceMonotonic, f.State.FinishMonotonic)
+	if need == nil {
+		need = map[string]systemd.TimeFields{}
+	}
+	add := func(name string, t systemd.TimeFields) {
+		if u, ok := f.Units[name]; ok && u.Read&t != t {
+			need[name] |= t &^ u.Read
+		}
+	}
+	for _, names := range Milestones {
+		for _, n := range names {
+			add(n, systemd.ActiveEnter)
+		}
+	}
+	for _, j := range f.Jobs {
+		if j.State == "running" {
+			add(j.Unit, systemd.InactiveExit)
+		}
+	}
+	if len(need) == 0 {
+		return nil
+	}
+	return need
 }
 
 // selfUnit is the unit named by the last component of this process's

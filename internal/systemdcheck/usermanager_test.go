@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 	"testing"
 	"time"
 	"unicode"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/fs"
@@ -191,6 +194,101 @@ func TestAgainstUserManager(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	c, f := gatherFinished(ctx, t, socket)
+
+	ours := sameChainAsAnalyze(ctx, t, analyze, env, f)
+	onChain := map[string]bool{}
+	for _, l := range ours {
+		onChain[l.Unit] = true
+	}
+	for _, u := range []string{"chain.target", "c.service", "b.service", "a.service"} {
+		if !onChain[u] {
+			t.Errorf("%s is not on our chain %v", u, ours)
+		}
+	}
+
+	out2 := Judge(f)
+	validate(t, out2)
+	want(t, out2, CodeDegraded, check.Fail, "broken.service (exit-code)")
+	failed := want(t, out2, CodeUnitFailed, check.Fail, "broken.service failed (result: exit-code)")
+	if failed.Detail["journal"] != "journalctl -b -u broken.service" {
+		t.Errorf("journal detail = %q", failed.Detail["journal"])
+	}
+	want(t, out2, CodeCycle, check.Fail, "ordering cycle: x.service, y.service")
+	// systemd itself found it and broke it by deleting one of the two
+	// start jobs (what the journal's "Found ordering cycle" reports): one
+	// unit ran, the other never began activating.
+	// Gather read only the timestamps its verdicts need: read x's and y's.
+	ts, err := c.ReadTimes(ctx, map[string]systemd.TimeFields{"x.service": systemd.AllTimes, "y.service": systemd.AllTimes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y := f.Units["x.service"].WithTimes(ts["x.service"]), f.Units["y.service"].WithTimes(ts["y.service"])
+	if (x.ActiveState == "active") == (y.ActiveState == "active") || min(x.InactiveExitMono, y.InactiveExitMono) != 0 {
+		t.Errorf("systemd did not break the x/y cycle: x %s (%d), y %s (%d)", x.ActiveState, x.InactiveExitMono, y.ActiveState, y.InactiveExitMono)
+	}
+	want(t, out2, CodeBootFinished, check.Pass)
+}
+
+// TestGeneratedAgainstUserManager runs a start-up of 120 generated units
+// (seeded: services ordered after a few earlier ones, some slow) and
+// checks that the timestamps Gather reads on demand give systemd-analyze's
+// critical chain, and the same findings as reading every unit's.
+func TestGeneratedAgainstUserManager(t *testing.T) {
+	testenv.RequireRoot(t, "a private mount namespace for systemd --user needs root")
+	analyze := testenv.Tool(t, "systemd-analyze", "systemd")
+	r := rand.New(rand.NewPCG(7, 7))
+	units := map[string]string{}
+	var wanted []string
+	const n = 120
+	for i := range n {
+		var after []string
+		for range r.IntN(4) {
+			if i > 0 {
+				after = append(after, fmt.Sprintf("g%03d.service", r.IntN(i)))
+			}
+		}
+		run := "/bin/true"
+		if r.IntN(5) == 0 {
+			run = fmt.Sprintf("/bin/sleep 0.0%d", 1+r.IntN(5))
+		}
+		name := fmt.Sprintf("g%03d.service", i)
+		units[name] = "[Unit]\nAfter=" + strings.Join(after, " ") + "\n[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=" + run + "\n"
+		wanted = append(wanted, name)
+	}
+	socket, env, _ := startUserManager(t, t.TempDir(), units, wanted)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, lazy := gatherFinished(ctx, t, socket)
+	sameChainAsAnalyze(ctx, t, analyze, env, lazy)
+
+	full := lazy
+	full.Units = map[string]systemd.UnitInfo{}
+	all := map[string]systemd.TimeFields{}
+	for name := range lazy.Units {
+		all[name] = systemd.AllTimes
+	}
+	ts, err := c.ReadTimes(ctx, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := 0
+	for name, u := range lazy.Units {
+		full.Units[name] = u.WithTimes(ts[name])
+		if u.Read != 0 {
+			read++
+		}
+	}
+	if diff := cmp.Diff(Judge(full), Judge(lazy)); diff != "" {
+		t.Errorf("findings (-every timestamp +read on demand):\n%s", diff)
+	}
+	t.Logf("timestamps read of %d of %d loaded units", read, len(lazy.Units))
+}
+
+// gatherFinished connects to the user manager at socket once it has
+// finished starting and gathers the facts.
+func gatherFinished(ctx context.Context, t *testing.T, socket string) (*systemd.Client, Facts) {
+	t.Helper()
 	waitSocket(ctx, t, socket)
 	// A Client keeps its first dial's outcome, and the socket file exists
 	// (bound) a moment before the manager listens: dial afresh until the
@@ -219,7 +317,13 @@ func TestAgainstUserManager(t *testing.T) {
 	if f.Err != nil || f.UnitsErr != nil {
 		t.Fatalf("Gather: %v %v", f.Err, f.UnitsErr)
 	}
+	return c, f
+}
 
+// sameChainAsAnalyze checks our critical chain of f against
+// `systemd-analyze --user critical-chain` and returns ours.
+func sameChainAsAnalyze(ctx context.Context, t *testing.T, analyze string, env []string, f Facts) []Link {
+	t.Helper()
 	cmd := exec.CommandContext(ctx, analyze, "--user", "critical-chain", "--no-pager")
 	cmd.Env = env
 	out, err := cmd.CombinedOutput()
@@ -266,32 +370,7 @@ func TestAgainstUserManager(t *testing.T) {
 	if maxLevel != len(ours)-1 {
 		t.Errorf("systemd-analyze's chain is %d deep, ours %d", maxLevel+1, len(ours))
 	}
-	onChain := map[string]bool{}
-	for _, l := range ours {
-		onChain[l.Unit] = true
-	}
-	for _, u := range []string{"chain.target", "c.service", "b.service", "a.service"} {
-		if !onChain[u] {
-			t.Errorf("%s is not on our chain %v", u, ours)
-		}
-	}
-
-	out2 := Judge(f)
-	validate(t, out2)
-	want(t, out2, CodeDegraded, check.Fail, "broken.service (exit-code)")
-	failed := want(t, out2, CodeUnitFailed, check.Fail, "broken.service failed (result: exit-code)")
-	if failed.Detail["journal"] != "journalctl -b -u broken.service" {
-		t.Errorf("journal detail = %q", failed.Detail["journal"])
-	}
-	want(t, out2, CodeCycle, check.Fail, "ordering cycle: x.service, y.service")
-	// systemd itself found it and broke it by deleting one of the two
-	// start jobs (what the journal's "Found ordering cycle" reports): one
-	// unit ran, the other never began activating.
-	x, y := f.Units["x.service"], f.Units["y.service"]
-	if (x.ActiveState == "active") == (y.ActiveState == "active") || min(x.InactiveExitMono, y.InactiveExitMono) != 0 {
-		t.Errorf("systemd did not break the x/y cycle: x %s (%d), y %s (%d)", x.ActiveState, x.InactiveExitMono, y.ActiveState, y.InactiveExitMono)
-	}
-	want(t, out2, CodeBootFinished, check.Pass)
+	return ours
 }
 
 // waitSocket waits for the manager's private socket file.
