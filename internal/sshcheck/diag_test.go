@@ -107,7 +107,7 @@ func TestReadListenersOwnListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	ls, _, err := ReadListeners(context.Background(), r)
+	ls, _, err := ReadListeners(context.Background(), r, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,6 +118,40 @@ func TestReadListenersOwnListener(t *testing.T) {
 	}
 	if ls[i].PID != unix.Getpid() {
 		t.Errorf("listener %s owned by %d (%s), want this process %d", ap, ls[i].PID, ls[i].Comm, unix.Getpid())
+	}
+}
+
+// TestReadListenersOnlyJudgedOwners: with a filter, only the listener it
+// accepts is attributed; the other is listed without an owner.
+func TestReadListenersOnlyJudgedOwners(t *testing.T) {
+	var aps []netip.AddrPort
+	for range 2 {
+		l, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		aps = append(aps, netip.MustParseAddrPort(l.Addr().String()))
+	}
+	r, err := fs.Open("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ls, _, err := ReadListeners(context.Background(), r, func(a netip.AddrPort) bool { return a == aps[0] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, ap := range aps {
+		i := slices.IndexFunc(ls, func(x Listener) bool { return x.Addr == ap })
+		switch {
+		case i < 0:
+			t.Errorf("listener %s not found in %v", ap, ls)
+		case n == 0 && ls[i].PID != unix.Getpid():
+			t.Errorf("judged listener %s owned by %d (%s), want this process %d", ap, ls[i].PID, ls[i].Comm, unix.Getpid())
+		case n == 1 && ls[i].PID != 0:
+			t.Errorf("listener %s was attributed (%d, %s) though no verdict looks at it", ap, ls[i].PID, ls[i].Comm)
+		}
 	}
 }
 
@@ -174,7 +208,7 @@ func BenchmarkReadListeners(b *testing.B) {
 	}
 	defer r.Close()
 	for b.Loop() {
-		if _, _, err := ReadListeners(context.Background(), r); err != nil {
+		if _, _, err := ReadListeners(context.Background(), r, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

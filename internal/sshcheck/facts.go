@@ -178,7 +178,12 @@ func Gather(ctx context.Context, env *check.Env) Facts {
 	} else {
 		f.UnitsErr = systemd.ErrNotRunning
 	}
-	f.Listeners, f.OwnersKnown, f.ListenErr = ReadListeners(ctx, r)
+	// Only the sockets on sshd's configured endpoints are judged by owner.
+	judged := map[netip.AddrPort]bool{}
+	for _, e := range Endpoints(f.Config) {
+		judged[e.Addr] = true
+	}
+	f.Listeners, f.OwnersKnown, f.ListenErr = ReadListeners(ctx, r, func(a netip.AddrPort) bool { return judged[a] })
 	return f
 }
 
@@ -343,11 +348,14 @@ func readPwAuth(r *fs.Root) PwAuth {
 }
 
 // ReadListeners returns the listening TCP sockets (from sock_diag, or
-// /proc/net/tcp and tcp6 when that fails) and the process holding each,
-// found by matching socket inodes with the links in /proc/PID/fd.
-// ownersKnown is false when some process's descriptors could not be read
-// (not root): an unattributed socket may then belong to any process.
-func ReadListeners(ctx context.Context, r *fs.Root) (ls []Listener, ownersKnown bool, err error) {
+// /proc/net/tcp and tcp6 when that fails) and the process holding each
+// socket whose address owned accepts (every socket when owned is nil),
+// found by matching socket inodes with the links in /proc/PID/fd. The walk
+// of every process's descriptors stops once those owners are found, so
+// sockets no verdict looks at cost nothing. ownersKnown is false when some
+// process's descriptors could not be read (not root): an unattributed
+// socket may then belong to any process.
+func ReadListeners(ctx context.Context, r *fs.Root, owned func(netip.AddrPort) bool) (ls []Listener, ownersKnown bool, err error) {
 	byInode := map[uint64]int{}
 	for _, t := range []struct {
 		file   string
@@ -368,10 +376,13 @@ func ReadListeners(ctx context.Context, r *fs.Root) (ls []Listener, ownersKnown 
 			}
 		}
 		for _, s := range socks {
-			if s.Listening() {
-				byInode[s.Inode] = len(ls)
-				ls = append(ls, Listener{Addr: s.Local, Inode: s.Inode})
+			if !s.Listening() {
+				continue
 			}
+			if owned == nil || owned(s.Local) {
+				byInode[s.Inode] = len(ls)
+			}
+			ls = append(ls, Listener{Addr: s.Local, Inode: s.Inode})
 		}
 	}
 	procs, err := r.ReadDir("/proc")
@@ -379,7 +390,7 @@ func ReadListeners(ctx context.Context, r *fs.Root) (ls []Listener, ownersKnown 
 		return ls, false, err
 	}
 	ownersKnown = true
-	left := len(ls)
+	left := len(byInode)
 	buf := make([]byte, 128)
 	for _, p := range procs {
 		if left == 0 {

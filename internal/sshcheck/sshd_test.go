@@ -77,7 +77,7 @@ func TestRealSshdListener(t *testing.T) {
 	var known bool
 	var found *Listener
 	for found == nil && ctx.Err() == nil {
-		ls, known, err = ReadListeners(ctx, root)
+		ls, known, err = ReadListeners(ctx, root, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
