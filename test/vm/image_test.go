@@ -99,8 +99,8 @@ rm "$t/tmp/guestcheck.deb"
 # cloud-final ends two to three minutes after it when two guests share two
 # cores: the systemd check's 60 s default boot budget would warn on every
 # guest. And a D-Bus round trip there takes tens of milliseconds on a
-# loaded host, so reading every loaded unit (about a thousand Gets) takes
-# longer than the 5 s default check deadline, even after the boot. With
+# loaded host, so reading every loaded unit's After= (a Get per unit, a few
+# hundred) can take longer than the 5 s default check deadline. With
 # other jobs on the host the other checks miss 5 s too (cloud-config,
 # cloud-init, ssh, time-sync and qemu-guest-agent ended in check-timeout
 # in every Debian 12 intent guest at load average 8 to 14): every check
