@@ -81,6 +81,12 @@ func (r *Root) ReadFile(p string) ([]byte, error) {
 		return nil, &os.PathError{Op: "open", Path: r.Display(p), Err: err}
 	}
 	defer unix.Close(fd)
+	return r.readFD(fd, p)
+}
+
+// readFD reads the open descriptor fd of guest path p to its end, up to
+// the root's limit.
+func (r *Root) readFD(fd int, p string) ([]byte, error) {
 	// Size the buffer from fstat for files over a page: growing it from 512
 	// bytes copies a megabyte file (dpkg status, a binary) about 20 times.
 	// Smaller ones start at 512 bytes: /proc files say 0 and every sysfs
