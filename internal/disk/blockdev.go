@@ -249,16 +249,11 @@ func readBool(d *fs.Dir, p string) bool {
 }
 
 func listNames(d *fs.Dir, p string) []string {
-	ents, err := d.ReadDir(p)
-	if err != nil {
+	names, err := d.ReadDirNames(p)
+	if err != nil || len(names) == 0 {
 		return nil
 	}
-	var out []string
-	for _, e := range ents {
-		out = append(out, e.Name())
-	}
-	sort.Strings(out)
-	return out
+	return names
 }
 
 // probeResult is what one device's probe goroutine hands back.
@@ -418,20 +413,26 @@ func (inv *Inventory) readUdevLinks(r *fs.Root) {
 	inv.UdevLinks = true
 	for _, dir := range linkDirs {
 		full := path.Join(udevDiskDir, dir)
-		ents, err := r.ReadDir(full)
+		// One descriptor per directory: each link is then one readlinkat,
+		// not a resolution of its directory again.
+		ld, err := r.OpenDir(full)
 		if err != nil {
 			continue
 		}
-		sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+		names, err := ld.ReadDirNames(".")
+		if err != nil {
+			ld.Close()
+			continue
+		}
 		var kind IDKind
 		for _, k := range IDKinds {
 			if k.linkDir() == dir {
 				kind = k
 			}
 		}
-		for _, e := range ents {
-			link := path.Join(full, e.Name())
-			d := inv.linkTarget(r, link)
+		for _, name := range names {
+			link := path.Join(full, name)
+			d := inv.linkTarget(ld, name)
 			if d == nil {
 				continue
 			}
@@ -439,13 +440,14 @@ func (inv *Inventory) readUdevLinks(r *fs.Root) {
 			if kind == "" {
 				continue
 			}
-			value := UdevUnescape(e.Name())
+			value := UdevUnescape(name)
 			if have, ok := d.authoritative(kind); ok && have != value {
 				inv.Conflicts = append(inv.Conflicts, fmt.Sprintf("%s points to %s, whose %s is %q on disk", link, d.Path(), kind, have))
 				continue
 			}
 			d.addID(kind, value, full)
 		}
+		ld.Close()
 	}
 }
 
@@ -473,13 +475,13 @@ func (d *BlockDevice) authoritative(k IDKind) (string, bool) {
 }
 
 // linkTarget returns the device a /dev symlink points at, or nil.
-func (inv *Inventory) linkTarget(r *fs.Root, link string) *BlockDevice {
-	t, err := r.Readlink(link)
+func (inv *Inventory) linkTarget(ld *fs.Dir, name string) *BlockDevice {
+	t, err := ld.Readlink(name)
 	if err != nil {
 		return nil
 	}
 	if !strings.HasPrefix(t, "/") {
-		t = path.Join(path.Dir(link), t)
+		t = path.Join(ld.Path(), t)
 	}
 	return inv.byName[path.Base(path.Clean(t))]
 }

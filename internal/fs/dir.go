@@ -2,7 +2,6 @@ package fs
 
 import (
 	"errors"
-	iofs "io/fs"
 	"os"
 	"path"
 	"slices"
@@ -83,26 +82,66 @@ func (d *Dir) openBeneath(name string, flags int) (int, string, error) {
 
 // ReadFile reads name, a relative path below the directory that passes
 // through no symlink, as Root.ReadFile reads a guest path (same limit,
-// same errors, named by the guest path).
+// same errors, named by the guest path). It is meant for small files
+// (sysfs attributes, which all claim 4096 bytes): it does not fstat to
+// size its buffer, a system call per attribute saved.
 func (d *Dir) ReadFile(name string) ([]byte, error) {
 	fd, gp, err := d.openBeneath(name, os.O_RDONLY)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: d.r.Display(gp), Err: err}
 	}
 	defer unix.Close(fd)
-	return d.r.readFD(fd, gp)
+	return d.r.readFD(fd, gp, false)
 }
 
-// ReadDir lists name, a directory below d reached through no symlink,
-// sorted by name.
-func (d *Dir) ReadDir(name string) ([]iofs.DirEntry, error) {
+// ReadDirNames lists the names in name ("." for the directory itself), a
+// directory below d reached through no symlink, sorted. It reads the raw
+// descriptor (no *os.File, no lstat of the entries): sysfs and /dev/disk
+// listings want names only.
+func (d *Dir) ReadDirNames(name string) ([]string, error) {
 	fd, gp, err := d.openBeneath(name, os.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: d.r.Display(gp), Err: err}
 	}
-	f := os.NewFile(uintptr(fd), d.r.Display(gp))
-	defer f.Close()
-	ents, err := f.ReadDir(-1)
-	slices.SortFunc(ents, func(a, b iofs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	return ents, err
+	defer unix.Close(fd)
+	var names []string
+	buf := make([]byte, 8192)
+	for {
+		n, err := unix.Getdents(fd, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "readdirent", Path: d.r.Display(gp), Err: err}
+		}
+		if n <= 0 {
+			break
+		}
+		_, _, names = unix.ParseDirent(buf[:n], -1, names) // drops "." and ".."
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+// Readlink returns the target of the symlink name, one entry of the
+// directory (no "/"), as stored: nothing is resolved.
+func (d *Dir) Readlink(name string) (string, error) {
+	gp := path.Join(d.p, name)
+	if d.fd < 0 {
+		return "", &os.PathError{Op: "readlink", Path: d.r.Display(gp), Err: os.ErrClosed}
+	}
+	if name == "" || name == "." || name == ".." || strings.Contains(name, "/") {
+		return "", &os.PathError{Op: "readlink", Path: d.r.Display(gp), Err: errBeneath}
+	}
+	buf := make([]byte, 4096)
+	for {
+		n, err := unix.Readlinkat(d.fd, name, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return "", &os.PathError{Op: "readlink", Path: d.r.Display(gp), Err: err}
+		}
+		return string(buf[:n]), nil
+	}
 }

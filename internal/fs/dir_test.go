@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -44,9 +45,24 @@ func TestDirReadsBelow(t *testing.T) {
 	if b, err := d.ReadFile("queue/logical_block_size"); err != nil || string(b) != "512\n" {
 		t.Errorf("ReadFile(queue/logical_block_size) = %q, %v", b, err)
 	}
-	ents, err := d.ReadDir("holders")
-	if err != nil || len(ents) != 1 || ents[0].Name() != "dm-0" {
-		t.Errorf("ReadDir(holders) = %v, %v", ents, err)
+	names, err := d.ReadDirNames("holders")
+	if err != nil || !reflect.DeepEqual(names, []string{"dm-0"}) {
+		t.Errorf("ReadDirNames(holders) = %q, %v", names, err)
+	}
+	names, err = d.ReadDirNames(".")
+	if want := []string{"escape", "holders", "queue", "queue-link", "size", "size-link"}; err != nil || !reflect.DeepEqual(names, want) {
+		t.Errorf("ReadDirNames(.) = %q, %v, want %q", names, err, want)
+	}
+	if tg, err := d.Readlink("escape"); err != nil || tg != secret {
+		t.Errorf("Readlink(escape) = %q, %v, want the target as stored", tg, err)
+	}
+	for _, name := range []string{"holders/dm-0", "queue-link/x", "..", ".", "", "/etc/abs-escape"} {
+		if tg, err := d.Readlink(name); err == nil {
+			t.Errorf("Readlink(%q) = %q, want refused (one entry of the directory only)", name, tg)
+		}
+	}
+	if _, err := d.Readlink("size"); err == nil {
+		t.Error("Readlink of a regular file succeeded")
 	}
 	_, err = d.ReadFile("missing")
 	if !errors.Is(err, os.ErrNotExist) {
@@ -65,8 +81,8 @@ func TestDirReadsBelow(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"queue-link", "..", "/"} {
-		if ents, err := d.ReadDir(name); err == nil {
-			t.Errorf("ReadDir(%q) = %v, want refused", name, ents)
+		if names, err := d.ReadDirNames(name); err == nil {
+			t.Errorf("ReadDirNames(%q) = %q, want refused", name, names)
 		}
 	}
 
@@ -89,6 +105,9 @@ func TestDirReadsBelow(t *testing.T) {
 	must(t, d.Close())
 	if _, err := d.ReadFile("size"); !errors.Is(err, os.ErrClosed) {
 		t.Errorf("ReadFile after Close: %v, want ErrClosed", err)
+	}
+	if _, err := d.Readlink("escape"); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("Readlink after Close: %v, want ErrClosed", err)
 	}
 }
 
