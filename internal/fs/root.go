@@ -4,7 +4,10 @@
 // guest path is resolved with openat2 RESOLVE_IN_ROOT, so absolute
 // symlinks inside an image resolve inside the image (chroot semantics),
 // never on the host. A kernel without openat2 can open only the running
-// system's own "/"; there is no user-space resolver to race.
+// system's own "/"; there is no user-space resolver to race. A Dir (a
+// directory of a Root held open, for sysfs) resolves names below itself
+// with RESOLVE_BENEATH and RESOLVE_NO_SYMLINKS, so it cannot leave the
+// directory it was opened as.
 package fs
 
 import (
