@@ -183,23 +183,32 @@ func ReadInventory(ctx context.Context, r *fs.Root, opts InventoryOptions) (*Inv
 	return inv, nil
 }
 
-// readSysBlock reads one /sys/class/block entry.
+// readSysBlock reads one /sys/class/block entry. The entry is a symlink
+// into /sys/devices a dozen components deep; it is resolved once, and the
+// attributes are read below the open directory (fs.Dir) instead of
+// resolving the whole path again for each of them: under emulation that
+// was most of the inventory's cost.
 func readSysBlock(r *fs.Root, name string) (*BlockDevice, error) {
 	dir := path.Join(sysBlockDir, name)
+	sd, err := r.OpenDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	defer sd.Close()
 	d := &BlockDevice{Name: name, logicalBlock: 512}
-	dev, err := readTrim(r, dir+"/dev")
+	dev, err := readTrim(sd, "dev")
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if d.Major, d.Minor, err = parseMajorMinor(dev); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if v, err := readInt(r, dir+"/size"); err == nil && v > 0 && v < 1<<54 {
+	if v, err := readInt(sd, "size"); err == nil && v > 0 && v < 1<<54 {
 		d.Size = v * 512
 	}
-	if v, err := readInt(r, dir+"/partition"); err == nil {
+	if v, err := readInt(sd, "partition"); err == nil {
 		d.Partition = int(v)
-		if s, err := readInt(r, dir+"/start"); err == nil && s >= 0 && s < 1<<54 {
+		if s, err := readInt(sd, "start"); err == nil && s >= 0 && s < 1<<54 {
 			d.Start = s * 512
 		}
 		// The sysfs entry links into .../block/<disk>/<partition>.
@@ -207,47 +216,44 @@ func readSysBlock(r *fs.Root, name string) (*BlockDevice, error) {
 			d.Parent = path.Base(path.Dir(target))
 		}
 	}
-	if v, err := readInt(r, dir+"/queue/logical_block_size"); err == nil && (v == 512 || v == 4096) {
+	if v, err := readInt(sd, "queue/logical_block_size"); err == nil && (v == 512 || v == 4096) {
 		d.logicalBlock = int(v)
 	}
-	d.ReadOnly = readBool(r, dir+"/ro")
-	d.Removable = readBool(r, dir+"/removable")
-	d.Holders = listNames(r, dir+"/holders")
-	d.Slaves = listNames(r, dir+"/slaves")
-	d.DMName, _ = readTrim(r, dir+"/dm/name")
-	d.BackingFile, _ = readTrim(r, dir+"/loop/backing_file")
+	d.ReadOnly = readBool(sd, "ro")
+	d.Removable = readBool(sd, "removable")
+	d.Holders = listNames(sd, "holders")
+	d.Slaves = listNames(sd, "slaves")
+	d.DMName, _ = readTrim(sd, "dm/name")
+	d.BackingFile, _ = readTrim(sd, "loop/backing_file")
 	return d, nil
 }
 
-func readTrim(r *fs.Root, p string) (string, error) {
-	b, err := r.ReadFile(p)
+// readTrim reads attribute p below a sysfs directory, without its
+// surrounding white space.
+func readTrim(d *fs.Dir, p string) (string, error) {
+	b, err := d.ReadFile(p)
 	return strings.TrimSpace(string(b)), err
 }
 
-func readInt(r *fs.Root, p string) (int64, error) {
-	s, err := readTrim(r, p)
+func readInt(d *fs.Dir, p string) (int64, error) {
+	s, err := readTrim(d, p)
 	if err != nil {
 		return 0, err
 	}
 	return strconv.ParseInt(s, 10, 64)
 }
 
-func readBool(r *fs.Root, p string) bool {
-	v, err := readInt(r, p)
+func readBool(d *fs.Dir, p string) bool {
+	v, err := readInt(d, p)
 	return err == nil && v != 0
 }
 
-func listNames(r *fs.Root, p string) []string {
-	ents, err := r.ReadDir(p)
-	if err != nil {
+func listNames(d *fs.Dir, p string) []string {
+	names, err := d.ReadDirNames(p)
+	if err != nil || len(names) == 0 {
 		return nil
 	}
-	var out []string
-	for _, e := range ents {
-		out = append(out, e.Name())
-	}
-	sort.Strings(out)
-	return out
+	return names
 }
 
 // probeResult is what one device's probe goroutine hands back.
@@ -407,20 +413,26 @@ func (inv *Inventory) readUdevLinks(r *fs.Root) {
 	inv.UdevLinks = true
 	for _, dir := range linkDirs {
 		full := path.Join(udevDiskDir, dir)
-		ents, err := r.ReadDir(full)
+		// One descriptor per directory: each link is then one readlinkat,
+		// not a resolution of its directory again.
+		ld, err := r.OpenDir(full)
 		if err != nil {
 			continue
 		}
-		sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+		names, err := ld.ReadDirNames(".")
+		if err != nil {
+			ld.Close()
+			continue
+		}
 		var kind IDKind
 		for _, k := range IDKinds {
 			if k.linkDir() == dir {
 				kind = k
 			}
 		}
-		for _, e := range ents {
-			link := path.Join(full, e.Name())
-			d := inv.linkTarget(r, link)
+		for _, name := range names {
+			link := path.Join(full, name)
+			d := inv.linkTarget(ld, name)
 			if d == nil {
 				continue
 			}
@@ -428,13 +440,14 @@ func (inv *Inventory) readUdevLinks(r *fs.Root) {
 			if kind == "" {
 				continue
 			}
-			value := UdevUnescape(e.Name())
+			value := UdevUnescape(name)
 			if have, ok := d.authoritative(kind); ok && have != value {
 				inv.Conflicts = append(inv.Conflicts, fmt.Sprintf("%s points to %s, whose %s is %q on disk", link, d.Path(), kind, have))
 				continue
 			}
 			d.addID(kind, value, full)
 		}
+		ld.Close()
 	}
 }
 
@@ -462,13 +475,13 @@ func (d *BlockDevice) authoritative(k IDKind) (string, bool) {
 }
 
 // linkTarget returns the device a /dev symlink points at, or nil.
-func (inv *Inventory) linkTarget(r *fs.Root, link string) *BlockDevice {
-	t, err := r.Readlink(link)
+func (inv *Inventory) linkTarget(ld *fs.Dir, name string) *BlockDevice {
+	t, err := ld.Readlink(name)
 	if err != nil {
 		return nil
 	}
 	if !strings.HasPrefix(t, "/") {
-		t = path.Join(path.Dir(link), t)
+		t = path.Join(ld.Path(), t)
 	}
 	return inv.byName[path.Base(path.Clean(t))]
 }

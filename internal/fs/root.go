@@ -4,7 +4,10 @@
 // guest path is resolved with openat2 RESOLVE_IN_ROOT, so absolute
 // symlinks inside an image resolve inside the image (chroot semantics),
 // never on the host. A kernel without openat2 can open only the running
-// system's own "/"; there is no user-space resolver to race.
+// system's own "/"; there is no user-space resolver to race. A Dir (a
+// directory of a Root held open, for sysfs) resolves names below itself
+// with RESOLVE_BENEATH and RESOLVE_NO_SYMLINKS, so it cannot leave the
+// directory it was opened as.
 package fs
 
 import (
@@ -13,6 +16,7 @@ import (
 	iofs "io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -81,13 +85,19 @@ func (r *Root) ReadFile(p string) ([]byte, error) {
 		return nil, &os.PathError{Op: "open", Path: r.Display(p), Err: err}
 	}
 	defer unix.Close(fd)
+	return r.readFD(fd, p, true)
+}
+
+// readFD reads the open descriptor fd of guest path p to its end, up to
+// the root's limit. sized asks for the buffer to be sized from fstat.
+func (r *Root) readFD(fd int, p string, sized bool) ([]byte, error) {
 	// Size the buffer from fstat for files over a page: growing it from 512
 	// bytes copies a megabyte file (dpkg status, a binary) about 20 times.
 	// Smaller ones start at 512 bytes: /proc files say 0 and every sysfs
 	// attribute says 4096 whatever it holds.
 	n := 512
 	var st unix.Stat_t
-	if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size > 4096 {
+	if sized && unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size > 4096 {
 		n = int(min(st.Size, r.limit)) + 1 // +1: EOF is seen without growing
 	}
 	b := make([]byte, 0, n)
@@ -117,29 +127,45 @@ func (r *Root) ReadFile(p string) ([]byte, error) {
 	return b, nil
 }
 
-// Stat follows symlinks (inside the root) and describes the target.
+// Stat follows symlinks (inside the root) and describes the target. Like
+// ReadFile it keeps to the raw descriptor (no *os.File: an fcntl and a
+// finalizer saved on every call).
 func (r *Root) Stat(p string) (iofs.FileInfo, error) {
-	f, err := r.openIn(p, unix.O_PATH)
+	fd, err := r.anchor.open(p, unix.O_PATH)
 	if err != nil {
-		return nil, err
+		return nil, &os.PathError{Op: "open", Path: r.Display(p), Err: err}
 	}
-	defer f.Close()
-	return f.Stat()
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, &os.PathError{Op: "stat", Path: r.Display(p), Err: err}
+	}
+	return statInfo(filepath.Base(r.Display(p)), &st), nil
+}
+
+// parent opens the directory holding guest path p, resolved in the root,
+// and returns its descriptor and p's last component.
+func (r *Root) parent(p string) (int, string, error) {
+	dir, base := path.Split(Clean(p))
+	fd, err := r.anchor.open(dir, unix.O_PATH|unix.O_DIRECTORY)
+	if err != nil {
+		return -1, base, &os.PathError{Op: "open", Path: r.Display(dir), Err: err}
+	}
+	return fd, base, nil
 }
 
 // Lstat describes p itself, not following a final symlink.
 func (r *Root) Lstat(p string) (iofs.FileInfo, error) {
-	dir, base := path.Split(Clean(p))
-	if base == "" {
+	if Clean(p) == "/" {
 		return r.Stat("/")
 	}
-	d, err := r.openIn(dir, unix.O_PATH|unix.O_DIRECTORY)
+	fd, base, err := r.parent(p)
 	if err != nil {
 		return nil, err
 	}
-	defer d.Close()
+	defer unix.Close(fd)
 	var st unix.Stat_t
-	if err := unix.Fstatat(int(d.Fd()), base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	if err := unix.Fstatat(fd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return nil, &os.PathError{Op: "lstat", Path: r.Display(p), Err: err}
 	}
 	return statInfo(base, &st), nil
@@ -147,14 +173,13 @@ func (r *Root) Lstat(p string) (iofs.FileInfo, error) {
 
 // Readlink returns the target of symlink p as stored (not re-rooted).
 func (r *Root) Readlink(p string) (string, error) {
-	dir, base := path.Split(Clean(p))
-	d, err := r.openIn(dir, unix.O_PATH|unix.O_DIRECTORY)
+	fd, base, err := r.parent(p)
 	if err != nil {
 		return "", err
 	}
-	defer d.Close()
+	defer unix.Close(fd)
 	buf := make([]byte, 4096)
-	n, err := unix.Readlinkat(int(d.Fd()), base, buf)
+	n, err := unix.Readlinkat(fd, base, buf)
 	if err != nil {
 		return "", &os.PathError{Op: "readlink", Path: r.Display(p), Err: err}
 	}

@@ -169,7 +169,10 @@ var jinjaHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompi
 // empty document is an empty config.
 func ParseCloudConfig(b []byte) (CloudConfig, error) {
 	first, _, _ := bytes.Cut(b, []byte("\n"))
-	templated := jinjaHeader().Match(bytes.TrimSpace(first))
+	first = bytes.TrimSpace(first)
+	// Only a "##" line can be the header: the others (every file, most
+	// runs) skip compiling the regexp, which costs under emulation.
+	templated := bytes.HasPrefix(first, []byte("##")) && jinjaHeader().Match(first)
 
 	d, err := cloudconfig.Parse("", b)
 	if err != nil {

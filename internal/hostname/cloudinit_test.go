@@ -122,6 +122,8 @@ func TestParseCloudConfig(t *testing.T) {
 		{"jinja, plain values", "## template: jinja\npreserve_hostname: true\n", CloudConfig{PreserveHostname: ptr(true)}, "", false},
 		{"jinja expression", "## template: jinja\nhostname: \"{{ v1.local_hostname }}\"\n", CloudConfig{}, "template expression", true},
 		{"jinja block breaks yaml", "## template: jinja\n{% if true %}\nhostname: a\n{% endif %}\n", CloudConfig{}, "jinja", true},
+		{"jinja header, spaced and upper case", "  ##  TEMPLATE:\tJinja \r\nhostname: \"{{ x }}\"\n", CloudConfig{}, "template expression", true},
+		{"one # is a comment, not a header", "# template: jinja\nhostname: \"{{ x }}\"\n", CloudConfig{Hostname: ptr("{{ x }}")}, "", false},
 	}
 	for _, tt := range tests {
 		got, err := ParseCloudConfig([]byte(tt.in))

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/check"
@@ -43,14 +44,19 @@ const (
 	msgIDCantBreak     = "b3112ddad19045538c76685ba5918a80"
 )
 
-// The messages of src/core/transaction.c, each after the "UNIT: " prefix
-// of LOG_UNIT_MESSAGE.
-var (
-	reFoundCycle = regexp.MustCompile(`^(?:\S+: )?Found ordering cycle on (\S+)/(\S+)$`)
-	reFoundDep   = regexp.MustCompile(`^(?:\S+: )?Found dependency on (\S+)/(\S+)$`)
-	reDeleted    = regexp.MustCompile(`^(?:\S+: )?Job (\S+)/(\S+) deleted to break ordering cycle starting with (\S+)/(\S+)$`)
-	reCantBreak  = regexp.MustCompile(`^(?:\S+: )?Unable to break cycle starting with (\S+)/(\S+)$`)
-)
+// cycleRes are the messages of src/core/transaction.c, each after the
+// "UNIT: " prefix of LOG_UNIT_MESSAGE. Compiled on first use: every
+// guestcheck process (an exec probe too) would pay for them at start-up.
+var cycleRes = sync.OnceValue(func() cycleREs {
+	return cycleREs{
+		foundCycle: regexp.MustCompile(`^(?:\S+: )?Found ordering cycle on (\S+)/(\S+)$`),
+		foundDep:   regexp.MustCompile(`^(?:\S+: )?Found dependency on (\S+)/(\S+)$`),
+		deleted:    regexp.MustCompile(`^(?:\S+: )?Job (\S+)/(\S+) deleted to break ordering cycle starting with (\S+)/(\S+)$`),
+		cantBreak:  regexp.MustCompile(`^(?:\S+: )?Unable to break cycle starting with (\S+)/(\S+)$`),
+	}
+})
+
+type cycleREs struct{ foundCycle, foundDep, deleted, cantBreak *regexp.Regexp }
 
 // BrokenCycle is one ordering cycle systemd met this boot, from its
 // journal messages.
@@ -115,29 +121,30 @@ func CyclesFromJournal(es []systemd.JournalEntry) []BrokenCycle {
 		}
 		cur = nil
 	}
+	re := cycleRes()
 	for _, e := range es {
 		msg := strings.TrimSpace(e.Get("MESSAGE"))
 		id := strings.ToLower(strings.ReplaceAll(e.Get("MESSAGE_ID"), "-", ""))
 		switch m := (matcher{msg, id}); {
-		case m.is(reFoundCycle, msgIDOrderingCycle):
+		case m.is(re.foundCycle, msgIDOrderingCycle):
 			flush()
 			cur = &BrokenCycle{First: e.Realtime()}
-			if g := reFoundCycle.FindStringSubmatch(msg); g != nil {
+			if g := re.foundCycle.FindStringSubmatch(msg); g != nil {
 				cur.Jobs = append(cur.Jobs, g[1]+"/"+g[2])
 			}
-		case reFoundDep.MatchString(msg):
+		case re.foundDep.MatchString(msg):
 			if cur == nil {
 				cur = &BrokenCycle{First: e.Realtime()}
 			}
-			g := reFoundDep.FindStringSubmatch(msg)
+			g := re.foundDep.FindStringSubmatch(msg)
 			cur.Jobs = append(cur.Jobs, g[1]+"/"+g[2])
-		case m.is(reDeleted, msgIDDeletingJob), m.is(reCantBreak, msgIDCantBreak):
+		case m.is(re.deleted, msgIDDeletingJob), m.is(re.cantBreak, msgIDCantBreak):
 			if cur == nil {
 				cur = &BrokenCycle{First: e.Realtime()}
 			}
-			if g := reDeleted.FindStringSubmatch(msg); g != nil {
+			if g := re.deleted.FindStringSubmatch(msg); g != nil {
 				cur.Deleted, cur.Start = g[1]+"/"+g[2], g[3]+"/"+g[4]
-			} else if g := reCantBreak.FindStringSubmatch(msg); g != nil {
+			} else if g := re.cantBreak.FindStringSubmatch(msg); g != nil {
 				cur.Start = g[1] + "/" + g[2]
 			}
 			if len(cur.Jobs) == 0 {

@@ -2,7 +2,9 @@ package cloudconfig
 
 import "testing"
 
-// resolve11Regexps is resolve11 without its first-byte shortcut.
+// resolve11Regexps is resolve11 as PyYAML's resolver states it: the
+// regexps alone, in its order, without resolve11's word lists and
+// first-byte shortcut.
 func resolve11Regexps(s string) string {
 	switch {
 	case boolRE().MatchString(s):
@@ -22,7 +24,9 @@ func resolve11Regexps(s string) string {
 func TestResolve11Shortcut(t *testing.T) {
 	for _, s := range []string{"", "~", "yes", "No", "off", "ON", "true", "FALSE", "null", "NULL", "0", "-1", "+0x1F", "0b101",
 		"0o17", "1:30", ".5", "-.inf", ".NaN", "1e3", "1.5e+3", "2001-12-14", "2001-12-14t21:59:43.10-05:00", "ubuntu", "/etc/x",
-		"échec", "\xff", "y", "n", "Yes!", " 1", "_1", "x1"} {
+		"échec", "\xff", "y", "n", "Yes!", " 1", "_1", "x1",
+		"yes\n", "NULL\n", "~~", "Null!", "nULL", "oN", "tRUE", "-", "+", ".", "..", "-.", "1_", "+.inf", ".inf", "-0", "0x", "1:60", "12:30:45.5",
+		"2001-1-1 1:00:00 +05", "2001-12-14\n", "1.", "1e3", "+1e+3", "1.0e-3"} {
 		if got, want := resolve11(s), resolve11Regexps(s); got != want {
 			t.Errorf("resolve11(%q) = %s, the regexps say %s", s, got, want)
 		}

@@ -297,21 +297,27 @@ func scalar(n *yaml.Node) (any, error) {
 }
 
 func resolve11(s string) string {
-	// Ints, floats and timestamps start with a sign, a digit or a dot; bools
-	// and nulls with one of a few letters or "~" (or are empty). Other
-	// scalars, most of them (names, paths, commands), skip the regexps.
-	if s != "" && !strings.ContainsRune("-+.0123456789yYnNtTfFoO~", rune(s[0])) {
+	// Bools and nulls are a fixed set of words (boolRE, nullRE), matched
+	// here without compiling or running those regexps. Ints, floats and
+	// timestamps start with a sign, a digit or a dot; other scalars, most
+	// of them (names, paths, commands), never reach a regexp: under
+	// emulation compiling them cost more than parsing a cloud.cfg.
+	switch s {
+	case "yes", "Yes", "YES", "no", "No", "NO", "true", "True", "TRUE", "false", "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF":
+		return "!!bool"
+	}
+	if s == "" || !strings.ContainsRune("-+.0123456789", rune(s[0])) {
+		switch s {
+		case "", "~", "null", "Null", "NULL":
+			return "!!null"
+		}
 		return "!!str"
 	}
 	switch {
-	case boolRE().MatchString(s):
-		return "!!bool"
 	case intRE().MatchString(s):
 		return "!!int"
 	case floatRE().MatchString(s):
 		return "!!float"
-	case nullRE().MatchString(s):
-		return "!!null"
 	case timeRE().MatchString(s):
 		return "!!timestamp"
 	}
