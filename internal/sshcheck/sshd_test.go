@@ -1,11 +1,8 @@
 package sshcheck
 
 import (
-	"bytes"
 	"context"
-	"net"
 	"net/netip"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -40,31 +37,14 @@ func realSshd(t *testing.T, why string) (sshd, dir, hostKey string) {
 // and that the listening judgement follows the configuration.
 func TestRealSshdListener(t *testing.T) {
 	sshd, dir, hk := realSshd(t, "sshd needs root to start, and reading its /proc/PID/fd needs root")
-	// A free port on loopback.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	addr := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port))
-	cfg := filepath.Join(dir, "sshd_config")
-	if err := os.WriteFile(cfg, []byte("ListenAddress "+addr.String()+"\nHostKey "+hk+"\nPidFile none\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd := exec.Command(sshd, "-D", "-e", "-f", cfg)
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	sd := testenv.StartSshd(t, sshd, dir, hk)
 	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		sd.Stop()
 		if t.Failed() {
-			t.Logf("sshd stderr:\n%s", stderr.String())
+			t.Logf("sshd stderr:\n%s", sd.Stderr.String())
 		}
 	})
+	addr, cmd := sd.Addr, sd.Cmd
 
 	root, err := fs.Open("/")
 	if err != nil {

@@ -1,9 +1,13 @@
 package testenv
 
 import (
+	"bytes"
 	"errors"
 	iofs "io/fs"
+	"net"
+	"net/netip"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -61,4 +65,49 @@ func privsepDir(t testing.TB, lockDir, dir string) {
 			}
 		}
 	})
+}
+
+// Sshd is an sshd that StartSshd started in the foreground.
+type Sshd struct {
+	// Addr is the loopback address it was told to listen on.
+	Addr netip.AddrPort
+	// Cmd is the running process.
+	Cmd *exec.Cmd
+	// Stderr collects its log (-e); read it once Exited is closed.
+	Stderr *bytes.Buffer
+	// Exited is closed when the process has exited and been waited for.
+	Exited <-chan struct{}
+}
+
+// StartSshd starts sshd (a path from Tool) with one host key, listening on
+// a free port of 127.0.0.1, without a pid file, its config written in dir.
+// The caller stops it with Stop: tests that start one per case must not
+// keep them all until the test ends. Call SshdPrivsepDir first.
+func StartSshd(t testing.TB, sshd, dir, hostKey string) *Sshd {
+	t.Helper()
+	l, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := netip.MustParseAddrPort(l.Addr().String())
+	l.Close()
+	cfg := filepath.Join(dir, "sshd_config")
+	if err := os.WriteFile(cfg, []byte("ListenAddress "+addr.String()+"\nHostKey "+hostKey+"\nPidFile none\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := &Sshd{Addr: addr, Cmd: exec.Command(sshd, "-D", "-e", "-f", cfg), Stderr: new(bytes.Buffer)}
+	s.Cmd.Stderr = s.Stderr
+	if err := s.Cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = s.Cmd.Wait(); close(exited) }()
+	s.Exited = exited
+	return s
+}
+
+// Stop kills the sshd and waits for it.
+func (s *Sshd) Stop() {
+	_ = s.Cmd.Process.Kill()
+	<-s.Exited
 }

@@ -7,7 +7,6 @@ import (
 	"math/big"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -29,38 +28,19 @@ func sshdSigns(t *testing.T, sshd, dir string, b []byte) (started, verified bool
 	if err := os.WriteFile(hk, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	cfg := filepath.Join(dir, "sshd_config")
-	if err := os.WriteFile(cfg, []byte("ListenAddress "+addr+"\nHostKey "+hk+"\nPidFile none\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd := exec.Command(sshd, "-D", "-e", "-f", cfg)
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	defer func() {
-		_ = cmd.Process.Kill()
-		<-exited
-	}()
+	sd := testenv.StartSshd(t, sshd, dir, hk)
+	defer sd.Stop()
+	addr := sd.Addr.String()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var conn net.Conn
 	for conn == nil {
 		select {
-		case <-exited:
-			t.Logf("sshd exited: %s", bytes.TrimSpace(stderr.Bytes()))
+		case <-sd.Exited:
+			t.Logf("sshd exited: %s", bytes.TrimSpace(sd.Stderr.Bytes()))
 			return false, false
 		case <-ctx.Done():
-			t.Fatalf("sshd on %s did not accept within 10s: %s", addr, stderr.Bytes())
+			t.Fatalf("sshd on %s did not accept within 10s", addr)
 		case <-time.After(20 * time.Millisecond):
 		}
 		conn, _ = net.DialTimeout("tcp", addr, time.Second)
@@ -69,7 +49,7 @@ func sshdSigns(t *testing.T, sshd, dir string, b []byte) (started, verified bool
 	if err := conn.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	_, _, _, err = ssh.NewClientConn(conn, addr, &ssh.ClientConfig{
+	_, _, _, err := ssh.NewClientConn(conn, addr, &ssh.ClientConfig{
 		User: "nobody",
 		HostKeyCallback: func(string, net.Addr, ssh.PublicKey) error {
 			verified = true
