@@ -82,3 +82,20 @@ func Skipf(code, reason string, d map[string]string) Finding {
 func Errorf(code, msg string, d map[string]string, fix string) Finding {
 	return Finding{Status: Error, Code: code, Message: msg, Detail: d, Remediation: fix}
 }
+
+// Detail returns a copy of base with the key/value pairs kv added; a pair
+// whose value is empty is left out, so that callers can pass optional
+// evidence without an if. base is never changed: findings built from one
+// shared base do not see each other's keys.
+func Detail(base map[string]string, kv ...string) map[string]string {
+	d := make(map[string]string, len(base)+len(kv)/2)
+	for k, v := range base {
+		d[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			d[kv[i]] = kv[i+1]
+		}
+	}
+	return d
+}
