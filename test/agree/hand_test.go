@@ -78,8 +78,8 @@ func rhelBootedOnce() []node {
 	)
 }
 
-// sealed builds nodes and seals them with the real sealprep apply.
-func sealed(nodes func() []node, args ...string) func(t testing.TB, dir string) {
+// sealedRoot builds nodes and seals them with the real sealprep apply.
+func sealedRoot(nodes func() []node, args ...string) func(t testing.TB, dir string) {
 	return func(t testing.TB, dir string) {
 		buildRoot(t, dir, nodes())
 		apply(t, dir, args...)
@@ -99,7 +99,7 @@ func apply(t testing.TB, dir string, args ...string) {
 // case where the two readings of the boot root mode meet.
 func thenRemove(boot ...node) func(t testing.TB, dir string) {
 	return func(t testing.TB, dir string) {
-		sealed(bootedOnce)(t, dir)
+		sealedRoot(bootedOnce)(t, dir)
 		if err := os.Remove(filepath.Join(dir, "etc/machine-id")); err != nil {
 			t.Fatal(err)
 		}
@@ -119,25 +119,25 @@ func handRoots() []guestRoot {
 	return []guestRoot{
 		{"debian-booted-once", "Debian 12 with cloud-init after its first boot, not sealed",
 			func(t testing.TB, dir string) { buildRoot(t, dir, bootedOnce()) }},
-		{"debian-sealed", "debian-booted-once after sealprep apply", sealed(bootedOnce)},
+		{"debian-sealed", "debian-booted-once after sealprep apply", sealedRoot(bootedOnce)},
 		{"debian-sealed-uninitialized", "debian-booted-once after sealprep apply --machine-id-mode uninitialized",
-			sealed(bootedOnce, "--machine-id-mode", "uninitialized")},
+			sealedRoot(bootedOnce, "--machine-id-mode", "uninitialized")},
 		{"debian-sealed-twice", "debian-sealed sealed again", func(t testing.TB, dir string) {
-			sealed(bootedOnce)(t, dir)
+			sealedRoot(bootedOnce)(t, dir)
 			apply(t, dir)
 		}},
-		{"debian-nocloud-sealed", "Debian 12 without cloud-init after sealprep apply (sealprep installs its keygen unit)",
-			sealed(func() []node {
+		{"debian-nocloud-sealed", "Debian 12 without cloud-init, networkd DHCP, after sealprep apply (sealprep installs its keygen unit)",
+			sealedRoot(func() []node {
 				var out []node
 				for _, n := range bootedOnce() {
 					if !strings.Contains(n.path, "cloud") {
 						out = append(out, n)
 					}
 				}
-				return out
+				return append(out, file("/etc/systemd/network/20-eth0.network", "[Match]\nName=eth0\n\n[Network]\nDHCP=yes\n"))
 			})},
 		{"rhel-booted-once", "RHEL 9 style guest, not sealed", func(t testing.TB, dir string) { buildRoot(t, dir, rhelBootedOnce()) }},
-		{"rhel-sealed", "rhel-booted-once after sealprep apply", sealed(rhelBootedOnce)},
+		{"rhel-sealed", "rhel-booted-once after sealprep apply", sealedRoot(rhelBootedOnce)},
 		{"sealed-missing-fstab-ro-rw", "debian-sealed, /etc/machine-id removed, fstab \"ro,rw\", kernel command line rw",
 			thenRemove(file("/etc/fstab", "UUID=0b2c-4d6e / ext4 ro,rw 0 1\n"), file("/etc/kernel/cmdline", "root=UUID=0b2c-4d6e rw\n"))},
 		{"sealed-missing-fstab-two-lines", "debian-sealed, /etc/machine-id removed, fstab mounts / ro then rw, kernel command line rw",

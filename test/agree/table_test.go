@@ -60,7 +60,12 @@ var items = []item{
 		// guestcheck judges no instance state off the running system: these
 		// are the findings that read it, all pass or skip.
 		check: "network-identity", codes: []string{"identity-instance-ok"}},
-	{name: "dhcp-identity", ops: []string{"dhcp-leases", "nm-identity"},
+	// A DHCP client identifier derived from the machine ID (networkd's
+	// DUID, NetworkManager's duid and stable) is shared only when the ID,
+	// or NetworkManager's secret key, is: the item is sealed when they and
+	// the leases are cleared.
+	{name: "dhcp-identity", ops: []string{"dhcp-leases", "nm-identity", "machine-id", "machine-id-cmdline", "machine-id-credential"},
+		match: func(a action) bool { return !missingMachineID(a) },
 		check: "network-identity", codes: []string{"identity-dhcp-client-id"}},
 	{name: "mac-bindings", ops: []string{"net-mac-pins"},
 		check: "network-identity", codes: []string{"identity-mac-binding-stale", "identity-mac-binding-orphaned"}},
