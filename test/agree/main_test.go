@@ -38,7 +38,7 @@ func buildBinaries(dir string) error {
 		return err
 	}
 	// go test puts its own go first on PATH.
-	cmd := exec.Command("go", "build", "-trimpath", "-o", dir+string(filepath.Separator),
+	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
 		"github.com/guestcheck/guestcheck/cmd/sealprep", "github.com/guestcheck/guestcheck/cmd/guestcheck")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
