@@ -200,13 +200,24 @@ func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
 		listChecks(stdout, all)
 		return o.infoExit()
 	}
+	rep, code := o.runChecks(stdout, stderr, all)
+	if code >= 0 {
+		return code
+	}
+	return o.emit(rep, stdout, stderr)
+}
+
+// runChecks loads the config, selects the checks, wires their Env and
+// runs them. It returns the report, or an exit code (>= 0) after a
+// configuration mistake, when nothing ran.
+func (o *options) runChecks(stdout, stderr io.Writer, all []check.Check) (report.Report, int) {
 	cfg, err := config.Load(o.configPath, o.configSet)
 	if err != nil {
-		return o.usageFailure(stdout, stderr, err.Error())
+		return report.Report{}, o.usageFailure(stdout, stderr, err.Error())
 	}
 	selected, err := check.Select(all, cfg, o.only, o.skip)
 	if err != nil {
-		return o.usageFailure(stdout, stderr, err.Error()+" (see --list)")
+		return report.Report{}, o.usageFailure(stdout, stderr, err.Error()+" (see --list)")
 	}
 	var freeze *check.FreezeTest
 	if o.freezeTest != "" {
@@ -215,12 +226,12 @@ func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
 			protect = append(protect, out.path) // never freeze where a report goes
 		}
 		if freeze, err = checks.FreezeTestFor(selected, o.freezeTest, protect); err != nil {
-			return o.usageFailure(stdout, stderr, err.Error())
+			return report.Report{}, o.usageFailure(stdout, stderr, err.Error())
 		}
 	}
 	root, err := fs.Open(o.root)
 	if err != nil {
-		return o.usageFailure(stdout, stderr, "--root: "+err.Error())
+		return report.Report{}, o.usageFailure(stdout, stderr, "--root: "+err.Error())
 	}
 	defer root.Close()
 
@@ -252,18 +263,22 @@ func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
 		}
 	}
 	results := check.Run(ctx, selected, env, check.RunOptions{Timeout: cfg.CheckTimeoutFor})
-	rep := report.New(results, report.Meta{
+	return report.New(results, report.Meta{
 		Tool: "guestcheck", Version: buildinfo.Version, Root: root.Dir(),
 		Host: check.ReadHost(root), StartedAt: start, Duration: time.Since(start),
-	})
+	}), -1
+}
 
-	// The exit code is computed once, from the report, in the scheme
-	// --exit-codes chose; no renderer has a say.
+// emit writes the report to stdout and to every --output file and returns
+// the exit code. The code is computed once, from the report, in the
+// scheme --exit-codes chose; no renderer has a say.
+func (o *options) emit(rep report.Report, stdout, stderr io.Writer) int {
 	code := report.ExitCode(rep)
 	if o.exitCodes == exitCodesNagios {
 		code = report.NagiosExitCode(rep)
 	}
 	var out []byte
+	var err error
 	if o.summary {
 		out = []byte(report.SummaryLine(rep) + "\n")
 	} else if out, err = render(rep, o.format, o.renderOptions(useColor(stdout))); err != nil {
