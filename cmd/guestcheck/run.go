@@ -67,8 +67,9 @@ Flags:
   -h, --help         show this help
 
 Exit codes: 0 nothing worse than pass or skip; 2 warnings and no failure;
-1 any fail or error; 3 usage or configuration error. --exit-zero turns 1 and
-2 into 0. With --exit-codes nagios instead: 2 any fail; 3 any error, or
+1 any fail or error, or a report that --output could not write; 3 usage or
+configuration error. --exit-zero turns 1 and 2 from findings into 0, never a
+lost report. With --exit-codes nagios instead: 2 any fail; 3 any error, or
 nothing but skips, or a usage error or unwritable --output; 1 warnings; 0 OK
 (--help, --version and --list exit 3 too, as the plugin guidelines ask).
 Colour is used only on a terminal and never when NO_COLOR is set.
@@ -288,16 +289,22 @@ func (o *options) emit(rep report.Report, stdout, stderr io.Writer) int {
 	if _, err := stdout.Write(out); err != nil {
 		fmt.Fprintf(stderr, "guestcheck: write report: %v\n", err)
 	}
+	lost := false
 	for _, spec := range o.outputs {
 		// Files never get colour codes, whatever stdout is.
 		b, err := render(rep, spec.format, o.renderOptions(false))
 		if err == nil {
-			err = fs.WriteFileAtomic(spec.path, b, 0o644)
+			err = fs.WriteReport(spec.path, b)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "guestcheck: --output: %v\n", err)
-			code = o.ownFailure(code)
+			fmt.Fprintf(stderr, "guestcheck: --output %s: report not written: %v\n", spec.path, err)
+			lost = true
 		}
+	}
+	if lost {
+		// --exit-zero keeps findings from failing cloud-init's runcmd; it
+		// never hides a report that was lost.
+		return o.ownFailure(code)
 	}
 	if o.exitZero && (code == report.ExitProblem || code == report.ExitWarn) {
 		return report.ExitOK
