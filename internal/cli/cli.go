@@ -18,10 +18,10 @@ type Complete int
 
 // The completion kinds.
 const (
-	CompleteNone Complete = iota // free text: no candidates
-	CompleteFile                 // a file name
-	CompleteDir                  // a directory name
-	CompleteWords                // Option.Words
+	CompleteNone  Complete = iota // free text: no candidates
+	CompleteFile                  // a file name
+	CompleteDir                   // a directory name
+	CompleteWords                 // Option.Words
 )
 
 // Option is one command-line option.

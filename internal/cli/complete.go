@@ -214,7 +214,9 @@ func fishOptions(b *strings.Builder, c *Command, prog, cond string) {
 	}
 }
 
-func fishQuote(s string) string { return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'" }
+func fishQuote(s string) string {
+	return "'" + strings.ReplaceAll(strings.ReplaceAll(s, `\`, `\\`), "'", `\'`) + "'"
+}
 
 // firstSentence is the help's first sentence, for the one-line
 // descriptions shells show.
