@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/buildinfo"
-	"github.com/guestcheck/guestcheck/internal/disk"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/mountinfo"
 	"github.com/guestcheck/guestcheck/internal/image"
 	"github.com/guestcheck/guestcheck/internal/seal"
 )
@@ -132,7 +132,7 @@ func trim(root *fs.Confined, img *seal.ImageInfo) []seal.TrimResult {
 		dir := root.Dir()
 		ts = append(ts, target{"/", dir})
 		b, _ := os.ReadFile("/proc/self/mountinfo")
-		ms, _ := disk.ParseMountinfo(b)
+		ms, _ := mountinfo.Parse(b)
 		seen := map[string]bool{dir: true}
 		devs := map[[2]uint32]bool{}
 		for _, m := range ms {

@@ -4,11 +4,13 @@ import (
 	"fmt"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/mountinfo"
 )
 
 // mountDevice is the block device behind a mount: by device number, or by
 // source path for btrfs, whose mounts carry an anonymous device number.
-func mountDevice(env *check.Env, inv *Inventory, m MountInfo) *BlockDevice {
+func mountDevice(env *check.Env, inv *Inventory, m mountinfo.Mount) *BlockDevice {
 	if inv == nil {
 		return nil
 	}
@@ -51,4 +53,13 @@ func iecBytes(n int64) string {
 		i++
 	}
 	return fmt.Sprintf("%.1f %ciB", v, "KMGTPE"[i-1])
+}
+
+// ReadMountinfo reads and parses the live mount table through r.
+func ReadMountinfo(r *fs.Root) ([]mountinfo.Mount, error) {
+	b, err := r.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	return mountinfo.ParseTable(b)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/config"
+	"github.com/guestcheck/guestcheck/internal/guestfile/mountinfo"
 )
 
 // Finding codes of the disk-size check, in groups. Each group is a section
@@ -127,7 +128,7 @@ func RunDiskSize(ctx context.Context, env *check.Env) []check.Finding {
 }
 
 // usageFindings judges blocks and inodes against the thresholds.
-func usageFindings(u Usage, m MountInfo, base map[string]string, warnPct, failPct int) []check.Finding {
+func usageFindings(u Usage, m mountinfo.Mount, base map[string]string, warnPct, failPct int) []check.Finding {
 	var out []check.Finding
 	d := usageDetail(u, base, warnPct, failPct)
 	if pct, ok := u.UsedPercent(); ok {
@@ -179,7 +180,7 @@ func usageDetail(u Usage, base map[string]string, warnPct, failPct int) map[stri
 
 // growthFindings compares the filesystem with its device and a partition
 // with its disk. It also returns detail pairs for the pass finding.
-func growthFindings(inv *Inventory, dev *BlockDevice, m MountInfo, base map[string]string) ([]check.Finding, []string) {
+func growthFindings(inv *Inventory, dev *BlockDevice, m mountinfo.Mount, base map[string]string) ([]check.Finding, []string) {
 	if inv == nil || dev == nil {
 		return nil, nil
 	}

@@ -3,13 +3,13 @@ package disk
 import (
 	"strings"
 
-	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/mountinfo"
 )
 
 // FreezeCandidate is one mount qemu-ga's guest-fsfreeze-freeze will
 // attempt, in the order it attempts them.
 type FreezeCandidate struct {
-	Mount MountInfo
+	Mount mountinfo.Mount
 	// Freezable is false for filesystem types the kernel cannot freeze
 	// (no freeze_fs: vfat, iso9660, squashfs ...); qemu-ga ignores their
 	// EOPNOTSUPP and the mount is not quiesced.
@@ -35,8 +35,8 @@ func Freezable(fstype string) bool { return freezableTypes[fstype] }
 // (major != 0, or btrfs whose source device can be resolved — devOK says
 // whether it can) is a candidate, attempted in reverse mount order.
 // Entries with major 0 (tmpfs, overlay, nfs, virtiofs) are never frozen.
-func FreezeOrder(ms []MountInfo, devOK func(MountInfo) bool) (frozen []FreezeCandidate, skipped []MountInfo) {
-	var list []MountInfo
+func FreezeOrder(ms []mountinfo.Mount, devOK func(mountinfo.Mount) bool) (frozen []FreezeCandidate, skipped []mountinfo.Mount) {
+	var list []mountinfo.Mount
 	for _, m := range ms {
 		if m.Major == 0 && !(m.FSType == "btrfs" && devOK != nil && devOK(m)) {
 			skipped = append(skipped, m)
@@ -71,23 +71,4 @@ func LoopBacking(source string) string {
 		}
 	}
 	return n
-}
-
-// MountOf returns the mount holding path p: the mount whose mount point is
-// the longest prefix of p (the last such entry when mounts stack).
-func MountOf(ms []MountInfo, p string) (MountInfo, bool) {
-	p = fs.Clean(p)
-	best := -1
-	for i, m := range ms {
-		mp := m.MountPoint
-		if p == mp || mp == "/" || strings.HasPrefix(p, mp+"/") {
-			if best < 0 || len(mp) >= len(ms[best].MountPoint) {
-				best = i
-			}
-		}
-	}
-	if best < 0 {
-		return MountInfo{}, false
-	}
-	return ms[best], true
 }

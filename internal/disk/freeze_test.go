@@ -14,7 +14,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/guestcheck/guestcheck/internal/disk/blocktest"
+	"github.com/guestcheck/guestcheck/internal/blockid/blocktest"
+	"github.com/guestcheck/guestcheck/internal/guestfile/mountinfo"
 )
 
 // helperEnv makes the re-executed test binary act as a guestcheck that
@@ -59,11 +60,11 @@ func TestFreezeOrder(t *testing.T) {
 26 20 0:41 / /mnt rw - btrfs /dev/vdd rw
 27 20 7:0 / /img rw shared:7 - ext4 /dev/loop0 rw
 `
-	ms, errs := ParseMountinfo([]byte(mi))
+	ms, errs := mountinfo.Parse([]byte(mi))
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	devOK := func(m MountInfo) bool { return len(m.Optional) == 1 }
+	devOK := func(m mountinfo.Mount) bool { return len(m.Optional) == 1 }
 	list, skipped := FreezeOrder(ms, devOK)
 	var got []string
 	for _, c := range list {
@@ -83,10 +84,10 @@ func TestFreezeOrder(t *testing.T) {
 	if LoopBacking("/dev/loop12") != "loop12" || LoopBacking("/dev/loop") != "" || LoopBacking("/dev/loopx") != "" || LoopBacking("/dev/vda") != "" {
 		t.Error("LoopBacking")
 	}
-	if m, _ := MountOf(ms, "/data/x/y.img"); m.MountPoint != "/data" {
+	if m, _ := mountinfo.Holding(ms, "/data/x/y.img"); m.MountPoint != "/data" {
 		t.Errorf("MountOf = %s", m.MountPoint)
 	}
-	if m, _ := MountOf(ms, "/database"); m.MountPoint != "/" {
+	if m, _ := mountinfo.Holding(ms, "/database"); m.MountPoint != "/" {
 		t.Errorf("MountOf(/database) = %s", m.MountPoint)
 	}
 }

@@ -13,8 +13,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/fs"
 	"golang.org/x/sys/unix"
+
+	"github.com/guestcheck/guestcheck/internal/fs"
 )
 
 // FIFREEZE and FITHAW are _IOWR('X', 119|120, int) from <linux/fs.h>;

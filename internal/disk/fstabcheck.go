@@ -10,6 +10,9 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/guestfile/fstab"
+	"github.com/guestcheck/guestcheck/internal/guestfile/mountinfo"
+	"github.com/guestcheck/guestcheck/internal/guestfile/swaps"
 )
 
 // Finding codes of the fstab check, in groups. Each group is a section
@@ -78,12 +81,12 @@ var systemMounts = map[string]bool{
 type fstabRun struct {
 	env      *check.Env
 	file     string
-	inv      *Inventory      // nil when not live or unreadable
-	mounts   []MountInfo     // valid when mountsOK
-	mountsOK bool            //
-	swaps    []SwapArea      // valid when swapsOK
-	swapsOK  bool            //
-	rootBase map[string]bool // disks under "/", when known
+	inv      *Inventory        // nil when not live or unreadable
+	mounts   []mountinfo.Mount // valid when mountsOK
+	mountsOK bool              //
+	swaps    []swaps.Area      // valid when swapsOK
+	swapsOK  bool              //
+	rootBase map[string]bool   // disks under "/", when known
 	// referenced records identifiers named by fstab, so that a duplicate
 	// already reported as ambiguous is not reported twice.
 	referenced map[string]bool
@@ -106,15 +109,15 @@ func RunFstab(ctx context.Context, env *check.Env) []check.Finding {
 			map[string]string{"file": r.file, "error": err.Error()},
 			"run guestcheck as root, or check the file's permissions")}
 	}
-	entries, lineErrs := ParseFstab(data)
+	entries, lineErrs := fstab.Parse(data)
 	if len(entries) == 0 && len(lineErrs) == 0 {
 		return []check.Finding{check.Skipf(codeFstabAbsent, "/etc/fstab has no entries", map[string]string{"file": r.file})}
 	}
 	var out []check.Finding
 	for _, le := range lineErrs {
 		out = append(out, check.New(check.Fail, codeFstabSyntax,
-			fmt.Sprintf("line %d of /etc/fstab cannot be parsed: %s", le.Line, le.Reason),
-			map[string]string{"entry": fmt.Sprintf("%s:%d", r.file, le.Line), "text": le.Text, "reason": le.Reason},
+			fmt.Sprintf("line %d of /etc/fstab cannot be parsed: %s", le.Line, le.Msg),
+			map[string]string{"entry": fmt.Sprintf("%s:%d", r.file, le.Line), "text": fstab.LineText(data, le.Line), "reason": le.Msg},
 			fmt.Sprintf("fix or comment out line %d: mount and systemd-fstab-generator reject or ignore it, so what it should mount is not mounted", le.Line)))
 	}
 	// libmount reads a relative mount point as an entry, but
@@ -169,7 +172,7 @@ func (r *fstabRun) readState(ctx context.Context) []check.Finding {
 		r.mounts, r.mountsOK = ms, true
 	}
 	if b, err := r.env.Root.ReadFile("/proc/swaps"); err == nil {
-		r.swaps, _ = ParseSwaps(b)
+		r.swaps, _ = swaps.Parse(b)
 		r.swapsOK = true
 	}
 	inv, err := sharedInventory(ctx, r.env)
@@ -180,7 +183,7 @@ func (r *fstabRun) readState(ctx context.Context) []check.Finding {
 	}
 	r.inv = inv
 	if r.mountsOK {
-		if m, ok := FindMount(r.mounts, "/"); ok {
+		if m, ok := mountinfo.Find(r.mounts, "/"); ok {
 			if d := mountDevice(r.env, inv, m); d != nil {
 				r.rootBase = map[string]bool{}
 				for _, b := range inv.BaseDisks(d) {
@@ -228,16 +231,16 @@ func udevPresence(b bool) string {
 
 // fstabEntryView is the per-entry context shared by the judgements.
 type fstabEntryView struct {
-	e        FstabEntry
-	src      Source
+	e        fstab.Entry
+	src      fstab.Source
 	what     string // "/data" or "swap /dev/vdb"
 	optional bool   // nofail, noauto or automount: boot does not wait on it
 	detail   map[string]string
 	cloud    bool // written by cloud-init's mounts module
 }
 
-func (r *fstabRun) view(e FstabEntry) fstabEntryView {
-	v := fstabEntryView{e: e, src: ClassifySource(e), what: e.MountPoint}
+func (r *fstabRun) view(e fstab.Entry) fstabEntryView {
+	v := fstabEntryView{e: e, src: fstab.ClassifySource(e), what: e.MountPoint}
 	if e.IsSwap() {
 		v.what = "swap " + e.Spec
 	}
@@ -256,7 +259,7 @@ func (r *fstabRun) view(e FstabEntry) fstabEntryView {
 func (v fstabEntryView) with(kv ...string) map[string]string { return withDetail(v.detail, kv...) }
 
 // entry judges one fstab entry.
-func (r *fstabRun) entry(e FstabEntry) []check.Finding {
+func (r *fstabRun) entry(e fstab.Entry) []check.Finding {
 	v := r.view(e)
 	var out []check.Finding
 	if f, ok := ignoredText(v); ok {
@@ -267,7 +270,7 @@ func (r *fstabRun) entry(e FstabEntry) []check.Finding {
 	addNofail := data && !e.HasOption("nofail") && !e.HasOption("noauto")
 
 	// Naming.
-	namedByKernel := v.src.Kind == SourceDevice && IsKernelDeviceName(v.src.Value)
+	namedByKernel := v.src.Kind == fstab.SourceDevice && fstab.IsKernelDeviceName(v.src.Value)
 	if namedByKernel {
 		st := check.Fail
 		why := "without nofail the boot stops in emergency mode when that name points at no disk, and mounts the wrong disk when it points at another"
@@ -283,7 +286,7 @@ func (r *fstabRun) entry(e FstabEntry) []check.Finding {
 			v.with(append(res.detailPairs(), "why", why, "data_judged_by", dataWhy)...),
 			r.persistentFix(v, res.dev, addNofail)))
 	}
-	if v.src.Kind == SourceDiskLink && v.src.LinkDir == "by-path" {
+	if v.src.Kind == fstab.SourceDiskLink && v.src.LinkDir == "by-path" {
 		out = append(out, check.New(check.Warn, codeFstabByPath,
 			fmt.Sprintf("%s is mounted by bus path %s, which changes when the disk moves to another slot", v.what, v.src.Value),
 			v.with(res.detailPairs()...), r.persistentFix(v, res.dev, addNofail)))
@@ -297,7 +300,7 @@ func (r *fstabRun) entry(e FstabEntry) []check.Finding {
 			fmt.Sprintf("add nofail (and x-systemd.device-timeout=10s to bound the wait for a hot-plugged disk) to line %d: `%s`",
 				e.Line, fstabLineWith(e, "", "nofail", "x-systemd.device-timeout=10s"))))
 	}
-	if v.src.Kind == SourceNetwork && !e.HasOption("_netdev") {
+	if v.src.Kind == fstab.SourceNetwork && !e.HasOption("_netdev") {
 		out = append(out, check.New(check.Warn, codeFstabNoNetdev,
 			fmt.Sprintf("network filesystem %s has no _netdev: it may be mounted before the network is up", v.what),
 			v.with(), fmt.Sprintf("add _netdev to the options of line %d: `%s`", e.Line, fstabLineWith(e, "", "_netdev"))))
@@ -349,7 +352,7 @@ func ignoredText(v fstabEntryView) (check.Finding, bool) {
 }
 
 // mountPointFix is the remediation for a relative or empty mount point.
-func mountPointFix(e FstabEntry) string {
+func mountPointFix(e fstab.Entry) string {
 	if e.MountPoint == "" {
 		return fmt.Sprintf("give line %d an absolute mount point, or comment the line out", e.Line)
 	}
@@ -385,7 +388,7 @@ func (res fstabResolution) detailPairs() []string {
 	if d.FS != nil {
 		kv = append(kv, "fs_type", d.FS.Type, "fs_uuid", d.FS.UUID, "fs_label", d.FS.Label)
 	}
-	if id, ok := d.ID(IDPartUUID); ok {
+	if id, ok := d.ID(fstab.IDPartUUID); ok {
 		kv = append(kv, "partuuid", id.Value)
 	}
 	if d.ProbeNote != "" {
@@ -419,15 +422,15 @@ func (r *fstabRun) resolve(v fstabEntryView) fstabResolution {
 		default:
 			res.matches = ms
 		}
-	case v.src.Kind == SourceDiskLink: // by-id, by-path: only udev knows them
+	case v.src.Kind == fstab.SourceDiskLink: // by-id, by-path: only udev knows them
 		if !r.inv.UdevLinks {
 			res.skip = "/dev/disk does not exist (udev is not running), so " + v.src.Value + " cannot be resolved"
 			return res
 		}
 		r.resolvePath(v.src.Value, &res)
-	case v.src.Kind == SourceDevice:
+	case v.src.Kind == fstab.SourceDevice:
 		r.resolvePath(v.src.Value, &res)
-	case v.src.Kind == SourceFile:
+	case v.src.Kind == fstab.SourceFile:
 		if _, err := r.env.Root.Stat(v.src.Value); errors.Is(err, iofs.ErrNotExist) {
 			res.missing = v.src.Value + " does not exist"
 		}
@@ -480,7 +483,7 @@ func (r *fstabRun) resolutionFindings(v fstabEntryView, res fstabResolution) []c
 		fix := "attach the disk, or correct the identifier (`blkid` lists the present ones)"
 		if !v.optional {
 			spec := ""
-			if v.src.Kind == SourceDevice && IsKernelDeviceName(v.src.Value) {
+			if v.src.Kind == fstab.SourceDevice && fstab.IsKernelDeviceName(v.src.Value) {
 				spec = "UUID=<uuid>" // never suggest keeping a kernel name
 			}
 			fix += fmt.Sprintf(", or add nofail,x-systemd.device-timeout=10s so that boot continues without it: `%s`",
@@ -515,7 +518,7 @@ func (r *fstabRun) mountedFinding(v fstabEntryView, res fstabResolution) (check.
 	if !r.mountsOK {
 		return check.Finding{}, false
 	}
-	m, ok := FindMount(r.mounts, e.MountPoint)
+	m, ok := mountinfo.Find(r.mounts, e.MountPoint)
 	if !ok {
 		return check.New(check.Warn, codeFstabNotMounted, fmt.Sprintf("%s is not mounted", v.what), v.with(),
 			fmt.Sprintf("run `mount %s` and read its error (or `journalctl -b -u %s`)", e.MountPoint, mountUnit(e.MountPoint))), true
@@ -576,9 +579,9 @@ func (r *fstabRun) persistentFix(v fstabEntryView, dev *BlockDevice, addNofail b
 	}
 	var spec string
 	if dev != nil {
-		if id, ok := dev.ID(IDUUID); ok {
+		if id, ok := dev.ID(fstab.IDUUID); ok {
 			spec = "UUID=" + id.Value
-		} else if id, ok := dev.ID(IDPartUUID); ok {
+		} else if id, ok := dev.ID(fstab.IDPartUUID); ok {
 			spec = "PARTUUID=" + id.Value
 		}
 	}
@@ -600,7 +603,7 @@ func (r *fstabRun) persistentFix(v fstabEntryView, dev *BlockDevice, addNofail b
 // fstabLineWith formats e with another spec (when not empty) and extra
 // options appended if missing; cloud-init's ownership tag is dropped so
 // that it does not rewrite a line the operator fixed.
-func fstabLineWith(e FstabEntry, spec string, extra ...string) string {
+func fstabLineWith(e fstab.Entry, spec string, extra ...string) string {
 	if spec != "" {
 		e.Spec = spec
 	}
@@ -680,26 +683,26 @@ var fsReidentify = func() map[string][2]string {
 }()
 
 // newIdentityCommand says how to give device d a new identifier of kind k.
-func newIdentityCommand(k IDKind, d *BlockDevice, inv *Inventory) string {
+func newIdentityCommand(k fstab.IDKind, d *BlockDevice, inv *Inventory) string {
 	dev := d.Path()
 	typ := ""
 	if d.FS != nil {
 		typ = d.FS.Type
 	}
-	if k == IDUUID || k == IDLabel {
+	if k == fstab.IDUUID || k == fstab.IDLabel {
 		cmds, known := fsReidentify[typ]
 		switch {
-		case known && k == IDUUID:
+		case known && k == fstab.IDUUID:
 			return fmt.Sprintf(cmds[0], dev)
 		case known:
 			return fmt.Sprintf(cmds[1], dev)
-		case k == IDUUID:
+		case k == fstab.IDUUID:
 			return "the filesystem's tool for a new UUID on " + dev
 		}
 		return "a new label on " + dev
 	}
 	whole := inv.Disk(d)
-	if id, ok := d.ID(IDPartUUID); ok && strings.Contains(strings.Join(id.Sources, ","), SourceMBR) {
+	if id, ok := d.ID(fstab.IDPartUUID); ok && strings.Contains(strings.Join(id.Sources, ","), SourceMBR) {
 		return fmt.Sprintf("`sfdisk --disk-id %s 0x$(openssl rand -hex 4)`", whole.Path())
 	}
 	return fmt.Sprintf("`sfdisk --part-uuid %s %d $(uuidgen)`", whole.Path(), d.Partition)

@@ -15,10 +15,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/guestcheck/guestcheck/internal/blockid/blocktest"
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/check/checktest"
 	"github.com/guestcheck/guestcheck/internal/config"
-	"github.com/guestcheck/guestcheck/internal/disk/blocktest"
 	"github.com/guestcheck/guestcheck/internal/fs"
 )
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/disk"
+	"github.com/guestcheck/guestcheck/internal/guestfile/mountinfo"
 )
 
 // Finding codes of the fs-freeze check, in groups. Each group is a section
@@ -112,9 +113,9 @@ func agentBlockers(ga *Presence) []check.Finding {
 
 // judgeFreezeList emulates qemu-ga's list and judges each entry; blockers
 // are the reasons no agent will freeze it, reported first.
-func judgeFreezeList(env *check.Env, ms []disk.MountInfo, blockers []check.Finding) []check.Finding {
+func judgeFreezeList(env *check.Env, ms []mountinfo.Mount, blockers []check.Finding) []check.Finding {
 	out := blockers
-	devOK := func(m disk.MountInfo) bool {
+	devOK := func(m mountinfo.Mount) bool {
 		// qemu-ga's sscanf expects exactly one optional field; with any
 		// other count it reads the wrong columns and drops btrfs entries.
 		if len(m.Optional) != 1 {
@@ -131,7 +132,7 @@ func judgeFreezeList(env *check.Env, ms []disk.MountInfo, blockers []check.Findi
 		}
 	}
 	d := map[string]string{"freeze_order": strings.Join(order, ","), "source": "/proc/self/mountinfo"}
-	root, ok := disk.FindMount(ms, "/")
+	root, ok := mountinfo.Find(ms, "/")
 	rootFrozen := false
 	for _, c := range list {
 		if c.Mount.MountPoint == "/" && c.Freezable {
@@ -178,7 +179,7 @@ func judgeFreezeList(env *check.Env, ms []disk.MountInfo, blockers []check.Findi
 			continue
 		}
 		backing := strings.TrimSpace(string(b))
-		host, ok := disk.MountOf(ms, backing)
+		host, ok := mountinfo.Holding(ms, backing)
 		if !ok || !disk.Freezable(host.FSType) {
 			continue
 		}

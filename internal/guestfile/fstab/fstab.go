@@ -1,4 +1,9 @@
-package disk
+// Package fstab parses /etc/fstab (fstab(5)) the way libmount reads it,
+// and says what an entry's fs_spec names: a tag, a udev link, a kernel
+// device name, a file, a network share or a virtual filesystem. It also
+// holds the octal escapes fstab, mtab, mountinfo and /proc/swaps share.
+// Everything here is pure: bytes in, values out.
+package fstab
 
 import (
 	"fmt"
@@ -8,10 +13,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
-// FstabEntry is one mount line of /etc/fstab (fstab(5)), as libmount reads it.
-type FstabEntry struct {
+// Entry is one mount line of /etc/fstab (fstab(5)), as libmount reads it.
+type Entry struct {
 	// Line is the 1-based line number in the file, for findings.
 	Line int
 	// Spec is fs_spec with octal escapes decoded: "UUID=…", "/dev/vdb", "host:/export".
@@ -33,26 +40,11 @@ type FstabEntry struct {
 	// and systemd ignore (often a comment); empty when there is none.
 	Trailing string
 	// CutAtNUL is set when the last line, without a final newline, holds a
-	// NUL byte: libmount reads the line only up to it and so does ParseFstab.
+	// NUL byte: libmount reads the line only up to it and so does Parse.
 	CutAtNUL bool
 }
 
-// LineError is a line of a table file that could not be parsed. Parsers
-// keep going past it so that one typo hides nothing else.
-type LineError struct {
-	// Line is 1-based.
-	Line int
-	// Text is the offending line, as written (ParseFstab shows a NUL byte
-	// as \000).
-	Text string
-	// Reason says what is wrong with it.
-	Reason string
-}
-
-// Error formats the error as "line N: reason".
-func (e LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Reason) }
-
-// ParseFstab parses fstab bytes the way libmount (mount, findmnt,
+// Parse parses fstab bytes the way libmount (mount, findmnt,
 // systemd-fstab-generator) does, so that an entry here is an entry there
 // and a bad line here is a line they skip; the differential test against
 // findmnt holds it to that. Lines end at '\n' and one '\r' before it is
@@ -63,10 +55,11 @@ func (e LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.
 // Trailing), dump and pass are read as C's strtol reads them. A line
 // holding a NUL byte is an error, except on a last line without a final
 // newline, which libmount reads up to the NUL. Lines that cannot be parsed
-// are returned as LineErrors and parsing continues.
-func ParseFstab(b []byte) ([]FstabEntry, []LineError) {
-	var entries []FstabEntry
-	var errs []LineError
+// are returned as Problems (LineText gives their text) and parsing
+// continues.
+func Parse(b []byte) ([]Entry, []problem.Problem) {
+	var entries []Entry
+	var errs []problem.Problem
 	lines := strings.Split(string(b), "\n")
 	for i, line := range lines {
 		n := i + 1
@@ -76,16 +69,15 @@ func ParseFstab(b []byte) ([]FstabEntry, []LineError) {
 			if terminated {
 				// getline's line then holds a NUL before its '\n': libmount
 				// finds no end of line and rejects it, comment or not.
-				errs = append(errs, LineError{Line: n, Text: strings.ReplaceAll(line, "\x00", `\000`),
-					Reason: "contains a NUL byte, so mount skips the whole line"})
+				errs = append(errs, problem.Problem{Line: n, Msg: "contains a NUL byte, so mount skips the whole line"})
 				continue
 			}
 			line, cut = line[:j], true
 		}
 		line = strings.TrimSuffix(line, "\r")
-		e, reason, ok := parseFstabLine(line)
+		e, reason, ok := parseLine(line)
 		if reason != "" {
-			errs = append(errs, LineError{Line: n, Text: line, Reason: reason})
+			errs = append(errs, problem.Problem{Line: n, Msg: reason})
 			continue
 		}
 		if !ok {
@@ -97,9 +89,9 @@ func ParseFstab(b []byte) ([]FstabEntry, []LineError) {
 	return entries, errs
 }
 
-// parseFstabLine parses one line without its end of line. It returns ok
+// parseLine parses one line without its end of line. It returns ok
 // false and no reason for a blank or comment line.
-func parseFstabLine(line string) (e FstabEntry, reason string, ok bool) {
+func parseLine(line string) (e Entry, reason string, ok bool) {
 	s := skipBlanks(line)
 	if s == "" || s[0] == '#' {
 		return e, "", false
@@ -276,7 +268,7 @@ func SplitOptions(s string) []string {
 
 // Option reports whether the entry has option name (as "name" or
 // "name=value") and its value.
-func (e FstabEntry) Option(name string) (string, bool) {
+func (e Entry) Option(name string) (string, bool) {
 	for _, o := range e.Options {
 		if o == name {
 			return "", true
@@ -289,17 +281,17 @@ func (e FstabEntry) Option(name string) (string, bool) {
 }
 
 // HasOption reports whether the entry has option name, with or without a value.
-func (e FstabEntry) HasOption(name string) bool {
+func (e Entry) HasOption(name string) bool {
 	_, ok := e.Option(name)
 	return ok
 }
 
 // IsSwap reports whether the entry is a swap area.
-func (e FstabEntry) IsSwap() bool { return e.Type == "swap" }
+func (e Entry) IsSwap() bool { return e.Type == "swap" }
 
 // String formats the entry as an fstab line, escaping what needs it. All six
 // fields are written so that the line can be pasted as is.
-func (e FstabEntry) String() string {
+func (e Entry) String() string {
 	opts := strings.Join(e.Options, ",")
 	if opts == "" {
 		opts = "defaults"
@@ -332,8 +324,8 @@ const (
 // IDKinds lists the identifier kinds in the order they are reported.
 var IDKinds = []IDKind{IDUUID, IDLabel, IDPartUUID, IDPartLabel}
 
-// linkDir is the /dev/disk directory udev keeps for an identifier kind.
-func (k IDKind) linkDir() string {
+// LinkDir is the /dev/disk directory udev keeps for an identifier kind.
+func (k IDKind) LinkDir() string {
 	switch k {
 	case IDUUID:
 		return "by-uuid"
@@ -402,7 +394,7 @@ func IsNetworkType(vfstype string) bool { return networkTypes[vfstype] }
 func IsVirtualType(vfstype string) bool { return virtualTypes[vfstype] }
 
 // ClassifySource says what the entry's fs_spec refers to.
-func ClassifySource(e FstabEntry) Source {
+func ClassifySource(e Entry) Source {
 	spec := e.Spec
 	if e.HasOption("bind") || e.HasOption("rbind") || e.Type == "bind" {
 		return Source{Kind: SourceVirtual, Value: spec}
@@ -426,7 +418,7 @@ func ClassifySource(e FstabEntry) Source {
 		dir, name, _ := strings.Cut(rest, "/")
 		s := Source{Kind: SourceDiskLink, Value: path.Clean(spec), LinkDir: dir}
 		for _, k := range IDKinds {
-			if k.linkDir() == dir {
+			if k.LinkDir() == dir {
 				s.ID = k
 				s.Value = UdevUnescape(name)
 			}
@@ -471,4 +463,23 @@ func UdevUnescape(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// LineText returns line n (1-based) of fstab bytes b as Parse read it,
+// for showing the line a Problem is about: without its end of line, a NUL
+// byte shown as \000 (or, on a last line without a final newline, the
+// line cut there as libmount cuts it). It is "" when b has no line n.
+func LineText(b []byte, n int) string {
+	lines := strings.Split(string(b), "\n")
+	if n < 1 || n > len(lines) {
+		return ""
+	}
+	line := lines[n-1]
+	if j := strings.IndexByte(line, 0); j >= 0 {
+		if n < len(lines) {
+			return strings.ReplaceAll(line, "\x00", `\000`)
+		}
+		line = line[:j]
+	}
+	return strings.TrimSuffix(line, "\r")
 }
