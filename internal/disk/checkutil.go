@@ -27,20 +27,6 @@ func mountDevice(env *check.Env, inv *Inventory, m mountinfo.Mount) *BlockDevice
 	return nil
 }
 
-// withDetail copies base and adds key/value pairs, skipping empty values.
-func withDetail(base map[string]string, kv ...string) map[string]string {
-	d := make(map[string]string, len(base)+len(kv)/2)
-	for k, v := range base {
-		d[k] = v
-	}
-	for i := 0; i+1 < len(kv); i += 2 {
-		if kv[i+1] != "" {
-			d[kv[i]] = kv[i+1]
-		}
-	}
-	return d
-}
-
 // iecBytes formats a size in IEC units with one decimal, as df -h does.
 func iecBytes(n int64) string {
 	const unit = 1024

@@ -105,7 +105,7 @@ func RunDiskSize(ctx context.Context, env *check.Env) []check.Finding {
 		u, err := statfsWith(ctx, call, filepath.Join(env.Root.Dir(), m.MountPoint))
 		if err != nil {
 			out = append(out, check.Errorf(codeDiskStatfsFailed, "cannot read the usage of "+m.MountPoint,
-				withDetail(base, "error", err.Error()), "run `df -h "+m.MountPoint+"` to see whether the filesystem answers"))
+				check.Detail(base, "error", err.Error()), "run `df -h "+m.MountPoint+"` to see whether the filesystem answers"))
 			continue
 		}
 		growth, growthDetail := growthFindings(inv, dev, m, base)
@@ -117,7 +117,7 @@ func RunDiskSize(ctx context.Context, env *check.Env) []check.Finding {
 			if ip, ok := u.InodePercent(); ok {
 				msg += fmt.Sprintf(", inodes %.1f%%", ip)
 			}
-			usage = []check.Finding{check.Passf(codeDiskUsageOK, msg, withDetail(usageDetail(u, base, warnPct, failPct), growthDetail...))}
+			usage = []check.Finding{check.Passf(codeDiskUsageOK, msg, check.Detail(usageDetail(u, base, warnPct, failPct), growthDetail...))}
 		}
 		out = append(out, usage...)
 	}
@@ -161,7 +161,7 @@ func usageStatus(pct float64, warnPct, failPct int, warnCode, failCode string) (
 }
 
 func usageDetail(u Usage, base map[string]string, warnPct, failPct int) map[string]string {
-	d := withDetail(base, "size", iecBytes(u.Size()), "size_bytes", fmt.Sprint(u.Size()),
+	d := check.Detail(base, "size", iecBytes(u.Size()), "size_bytes", fmt.Sprint(u.Size()),
 		"used", iecBytes(u.UsedBytes()), "used_bytes", fmt.Sprint(u.UsedBytes()),
 		"available", iecBytes(u.AvailBytes()), "available_bytes", fmt.Sprint(u.AvailBytes()),
 		"warn_percent", fmt.Sprint(warnPct), "fail_percent", fmt.Sprint(failPct))
@@ -202,13 +202,13 @@ func growthFindings(inv *Inventory, dev *BlockDevice, m mountinfo.Mount, base ma
 			}
 			out = append(out, check.New(check.Warn, codeDiskFSNotGrown,
 				fmt.Sprintf("%s is %s on %s of %s: %s is unused", what, iecBytes(dev.FS.Size), dev.Path(), iecBytes(dev.Size), iecBytes(gap)),
-				withDetail(base, append(kv, "unused", iecBytes(gap), "unused_bytes", fmt.Sprint(gap))...),
+				check.Detail(base, append(kv, "unused", iecBytes(gap), "unused_bytes", fmt.Sprint(gap))...),
 				"grow the filesystem: "+growCommand(dev.FS.Type, dev.Path(), m.MountPoint)+rootNote))
 		}
 	case !dev.Probed && dev.Size > 0:
 		out = append(out, check.Skipf(codeDiskSizeUnverified,
 			fmt.Sprintf("%s: cannot read the superblock of %s, so its growth is not checked", m.MountPoint, dev.Path()),
-			withDetail(base, "probe_note", dev.ProbeNote)))
+			check.Detail(base, "probe_note", dev.ProbeNote)))
 	}
 	if free, ok := inv.FreeAfter(dev); ok {
 		whole := inv.Disk(dev)
@@ -225,7 +225,7 @@ func growthFindings(inv *Inventory, dev *BlockDevice, m mountinfo.Mount, base ma
 			}
 			out = append(out, check.New(check.Warn, codeDiskPartNotGrown,
 				fmt.Sprintf("partition %s (%s) of %s leaves %s of the %s disk unallocated after it", dev.Path(), iecBytes(dev.Size), m.MountPoint, iecBytes(free), iecBytes(whole.Size)),
-				withDetail(base, kv...),
+				check.Detail(base, kv...),
 				fmt.Sprintf("grow the partition with `growpart %s %d`, %s%s", whole.Path(), dev.Partition, grow, note)))
 		}
 	}

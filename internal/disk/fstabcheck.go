@@ -256,7 +256,7 @@ func (r *fstabRun) view(e fstab.Entry) fstabEntryView {
 }
 
 // with returns a copy of the entry's detail plus extra pairs.
-func (v fstabEntryView) with(kv ...string) map[string]string { return withDetail(v.detail, kv...) }
+func (v fstabEntryView) with(kv ...string) map[string]string { return check.Detail(v.detail, kv...) }
 
 // entry judges one fstab entry.
 func (r *fstabRun) entry(e fstab.Entry) []check.Finding {
