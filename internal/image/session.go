@@ -390,7 +390,7 @@ func (s *Session) mountAll(ctx context.Context) error {
 	}
 	defer root.Close()
 	var entries []fstab.Entry
-	if b, err := root.ReadFile("/etc/fstab", 1<<20); err == nil {
+	if b, err := root.ReadFileLimit("/etc/fstab", 1<<20); err == nil {
 		var bad []problem.Problem
 		entries, bad = fstab.Parse(b)
 		for _, e := range bad {
