@@ -3,14 +3,14 @@ package disk
 import (
 	"fmt"
 
-	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/guestfile/mountinfo"
 )
 
 // mountDevice is the block device behind a mount: by device number, or by
 // source path for btrfs, whose mounts carry an anonymous device number.
-func mountDevice(env *check.Env, inv *Inventory, m mountinfo.Mount) *BlockDevice {
+// byPath resolves a /dev path; it is asked only when the number fails.
+func mountDevice(inv *Inventory, m mountinfo.Mount, byPath func(string) (*BlockDevice, error)) *BlockDevice {
 	if inv == nil {
 		return nil
 	}
@@ -20,11 +20,16 @@ func mountDevice(env *check.Env, inv *Inventory, m mountinfo.Mount) *BlockDevice
 		}
 	}
 	if len(m.Source) > 5 && m.Source[:5] == "/dev/" {
-		if d, err := inv.DeviceForPath(env.Root, m.Source); err == nil {
+		if d, err := byPath(m.Source); err == nil {
 			return d
 		}
 	}
 	return nil
+}
+
+// pathsIn resolves /dev paths to inventory devices through root r.
+func pathsIn(r *fs.Root, inv *Inventory) func(string) (*BlockDevice, error) {
+	return func(p string) (*BlockDevice, error) { return inv.DeviceForPath(r, p) }
 }
 
 // iecBytes formats a size in IEC units with one decimal, as df -h does.

@@ -97,7 +97,7 @@ func RunDiskSize(ctx context.Context, env *check.Env) []check.Finding {
 				map[string]string{"error": ctx.Err().Error()}, "raise checks.disk-size.timeout in the config file"))
 			break
 		}
-		dev := mountDevice(env, inv, m)
+		dev := mountDevice(inv, m, pathsIn(env.Root, inv))
 		base := map[string]string{"mount_point": m.MountPoint, "fs_type": m.FSType, "source": m.Source}
 		if dev != nil {
 			base["device"] = dev.Path()

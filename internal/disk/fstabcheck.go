@@ -12,7 +12,6 @@ import (
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/guestfile/fstab"
 	"github.com/guestcheck/guestcheck/internal/guestfile/mountinfo"
-	"github.com/guestcheck/guestcheck/internal/guestfile/swaps"
 )
 
 // Finding codes of the fstab check, in groups. Each group is a section
@@ -77,82 +76,61 @@ var systemMounts = map[string]bool{
 	"/var/log/audit": true, "/var/tmp": true, "/tmp": true, "/home": true, "/opt": true,
 }
 
-// fstabRun holds what one run learnt about the system.
-type fstabRun struct {
-	env      *check.Env
-	file     string
-	inv      *Inventory        // nil when not live or unreadable
-	mounts   []mountinfo.Mount // valid when mountsOK
-	mountsOK bool              //
-	swaps    []swaps.Area      // valid when swapsOK
-	swapsOK  bool              //
-	rootBase map[string]bool   // disks under "/", when known
-	// referenced records identifiers named by fstab, so that a duplicate
-	// already reported as ambiguous is not reported twice.
-	referenced map[string]bool
-}
-
 // RunFstab checks /etc/fstab the way a disk reorder or a cloned disk would
 // test it: kernel device names that change when disks are hot-plugged,
 // identifiers that match no device or two, data disks whose absence would
 // stop the boot, and entries that are not what is mounted. Device
 // resolution and mount state are judged on the live system only.
 func RunFstab(ctx context.Context, env *check.Env) []check.Finding {
-	r := &fstabRun{env: env, file: env.Root.Display(fstabPath), referenced: map[string]bool{}}
-	data, err := env.Root.ReadFile(fstabPath)
-	if errors.Is(err, iofs.ErrNotExist) {
+	return JudgeFstab(GatherFstab(ctx, env))
+}
+
+// fstabJudge is the judgement of one FstabFacts: the facts and what is
+// derived from them once. It does no I/O.
+type fstabJudge struct {
+	f        *FstabFacts
+	inv      *Inventory      // nil when not live or unreadable
+	mountsOK bool            // f.Mounts is the live mount table
+	rootBase map[string]bool // disks under "/", when known
+}
+
+// JudgeFstab judges gathered fstab facts.
+func JudgeFstab(f FstabFacts) []check.Finding {
+	if errors.Is(f.ReadErr, iofs.ErrNotExist) {
 		return []check.Finding{check.Skipf(codeFstabAbsent, "no /etc/fstab: nothing is mounted from it",
-			map[string]string{"file": r.file})}
+			map[string]string{"file": f.File})}
 	}
-	if err != nil {
+	if f.ReadErr != nil {
 		return []check.Finding{check.Errorf(codeFstabUnreadable, "cannot read /etc/fstab",
-			map[string]string{"file": r.file, "error": err.Error()},
+			map[string]string{"file": f.File, "error": f.ReadErr.Error()},
 			"run guestcheck as root, or check the file's permissions")}
 	}
-	entries, lineErrs := fstab.Parse(data)
-	if len(entries) == 0 && len(lineErrs) == 0 {
-		return []check.Finding{check.Skipf(codeFstabAbsent, "/etc/fstab has no entries", map[string]string{"file": r.file})}
+	if len(f.Entries) == 0 && len(f.Problems) == 0 {
+		return []check.Finding{check.Skipf(codeFstabAbsent, "/etc/fstab has no entries", map[string]string{"file": f.File})}
 	}
-	var out []check.Finding
-	for _, le := range lineErrs {
-		out = append(out, check.New(check.Fail, codeFstabSyntax,
-			fmt.Sprintf("line %d of /etc/fstab cannot be parsed: %s", le.Line, le.Msg),
-			map[string]string{"entry": fmt.Sprintf("%s:%d", r.file, le.Line), "text": fstab.LineText(data, le.Line), "reason": le.Msg},
-			fmt.Sprintf("fix or comment out line %d: mount and systemd-fstab-generator reject or ignore it, so what it should mount is not mounted", le.Line)))
-	}
-	// libmount reads a relative mount point as an entry, but
-	// systemd-fstab-generator skips it ("is not a valid path, ignoring")
-	// and mount would resolve it against its working directory: judge it
-	// here and leave such an entry out of the rest.
-	valid := entries[:0:0]
-	for _, e := range entries {
-		if e.IsSwap() || strings.HasPrefix(e.MountPoint, "/") || e.MountPoint == "none" {
-			valid = append(valid, e)
-			continue
-		}
-		out = append(out, check.New(check.Fail, codeFstabMountPoint,
-			fmt.Sprintf("line %d of /etc/fstab mounts %s on %q, which is not an absolute path", e.Line, e.Spec, e.MountPoint),
-			map[string]string{"entry": fmt.Sprintf("%s:%d", r.file, e.Line), "spec": e.Spec, "mount_point": e.MountPoint,
-				"why": "systemd-fstab-generator ignores the line, so nothing is mounted at boot"},
-			mountPointFix(e)))
-	}
-	entries = valid
-	if env.Live {
-		out = append(out, r.readState(ctx)...)
+	r := newFstabJudge(&f)
+	out := r.syntax()
+	if f.Live {
+		out = append(out, r.state()...)
 	} else {
 		out = append(out, check.Skipf(codeFstabNotLive,
-			"device resolution and mount state not checked: "+env.NotLiveReason(), map[string]string{"file": r.file}))
+			"device resolution and mount state not checked: "+f.NotLiveReason, map[string]string{"file": f.File}))
 	}
-	for _, e := range entries {
-		if ctx.Err() != nil {
+	var judged []fstab.Entry
+	for i, e := range f.Entries {
+		if !validMountPoint(e) {
+			continue
+		}
+		if f.Deadline != nil && i >= f.Cut {
 			out = append(out, check.Errorf(codeFstabStateUnreadable, "the check's deadline passed before every entry was judged",
-				map[string]string{"error": ctx.Err().Error()}, "raise checks.fstab.timeout in the config file"))
+				map[string]string{"error": f.Deadline.Error()}, "raise checks.fstab.timeout in the config file"))
 			break
 		}
 		out = append(out, r.entry(e)...)
+		judged = append(judged, e)
 	}
 	if r.inv != nil {
-		out = append(out, r.duplicates()...)
+		out = append(out, r.duplicates(r.referenced(judged))...)
 		for _, c := range r.inv.Conflicts {
 			out = append(out, check.New(check.Warn, codeFstabLinkMismatch, "udev link disagrees with the disk: "+c,
 				map[string]string{"conflict": c},
@@ -162,64 +140,102 @@ func RunFstab(ctx context.Context, env *check.Env) []check.Finding {
 	return out
 }
 
-// readState reads mountinfo, swaps and the block-device inventory.
-func (r *fstabRun) readState(ctx context.Context) []check.Finding {
-	var out []check.Finding
-	if ms, err := ReadMountinfo(r.env.Root); err != nil {
-		out = append(out, check.Errorf(codeFstabStateUnreadable, "cannot read the mount table; mounted state not checked",
-			map[string]string{"file": "/proc/self/mountinfo", "error": err.Error()}, "check that /proc is mounted"))
-	} else {
-		r.mounts, r.mountsOK = ms, true
+func newFstabJudge(f *FstabFacts) *fstabJudge {
+	r := &fstabJudge{f: f}
+	if !f.Live {
+		return r
 	}
-	if b, err := r.env.Root.ReadFile("/proc/swaps"); err == nil {
-		r.swaps, _ = swaps.Parse(b)
-		r.swapsOK = true
-	}
-	inv, err := sharedInventory(ctx, r.env)
-	if err != nil {
-		out = append(out, check.Errorf(codeFstabStateUnreadable, "cannot list block devices; device resolution not checked",
-			map[string]string{"error": err.Error()}, "check that /sys is mounted"))
-		return out
-	}
-	r.inv = inv
-	if r.mountsOK {
-		if m, ok := mountinfo.Find(r.mounts, "/"); ok {
-			if d := mountDevice(r.env, inv, m); d != nil {
+	r.mountsOK = f.MountsErr == nil
+	r.inv = f.Inventory
+	if r.inv != nil && r.mountsOK {
+		if m, ok := mountinfo.Find(f.Mounts, "/"); ok {
+			if d := mountDevice(r.inv, m, f.device); d != nil {
 				r.rootBase = map[string]bool{}
-				for _, b := range inv.BaseDisks(d) {
+				for _, b := range r.inv.BaseDisks(d) {
 					r.rootBase[b.Name] = true
 				}
 			}
 		}
 	}
-	if len(inv.Denied) > 0 || len(inv.Notes) > 0 {
-		d := map[string]string{"udev_links": udevPresence(inv.UdevLinks)}
-		msg := "some block devices were not probed"
-		if len(inv.Denied) > 0 {
-			var notes []string
-			for _, n := range inv.Denied {
-				notes = append(notes, inv.ByName(n).ProbeNote)
-			}
-			d["unreadable_devices"] = strings.Join(inv.Denied, ", ")
-			d["errors"] = strings.Join(notes, "; ")
-			why := "could not be opened (a device cgroup or security policy denies it)"
-			if !r.env.IsRoot {
-				why = "could not be read without root"
-			}
-			msg = fmt.Sprintf("%d block device(s) %s; their identifiers come from /dev/disk/by-* links only", len(inv.Denied), why)
-			if !inv.UdevLinks {
-				msg = fmt.Sprintf("%d block device(s) %s and there are no /dev/disk links: their identifiers are unknown", len(inv.Denied), why)
-			}
+	return r
+}
+
+// validMountPoint is false for a relative mount point: libmount reads it
+// as an entry, but systemd-fstab-generator skips it ("is not a valid
+// path, ignoring") and mount would resolve it against its working
+// directory. syntax judges it; the rest leaves such an entry out.
+func validMountPoint(e fstab.Entry) bool {
+	return e.IsSwap() || strings.HasPrefix(e.MountPoint, "/") || e.MountPoint == "none"
+}
+
+// syntax reports the lines mount cannot read and the entries systemd
+// ignores for their mount point.
+func (r *fstabJudge) syntax() []check.Finding {
+	var out []check.Finding
+	for _, le := range r.f.Problems {
+		out = append(out, check.New(check.Fail, codeFstabSyntax,
+			fmt.Sprintf("line %d of /etc/fstab cannot be parsed: %s", le.Line, le.Msg),
+			map[string]string{"entry": fmt.Sprintf("%s:%d", r.f.File, le.Line), "text": fstab.LineText(r.f.Data, le.Line), "reason": le.Msg},
+			fmt.Sprintf("fix or comment out line %d: mount and systemd-fstab-generator reject or ignore it, so what it should mount is not mounted", le.Line)))
+	}
+	for _, e := range r.f.Entries {
+		if validMountPoint(e) {
+			continue
 		}
-		if len(inv.Notes) > 0 {
-			d["notes"] = strings.Join(inv.Notes, "; ")
-			if len(inv.Denied) == 0 {
-				msg = "some block devices were not probed: " + inv.Notes[0]
-			}
-		}
-		out = append(out, check.Skipf(codeFstabProbeLimited, msg, d))
+		out = append(out, check.New(check.Fail, codeFstabMountPoint,
+			fmt.Sprintf("line %d of /etc/fstab mounts %s on %q, which is not an absolute path", e.Line, e.Spec, e.MountPoint),
+			map[string]string{"entry": fmt.Sprintf("%s:%d", r.f.File, e.Line), "spec": e.Spec, "mount_point": e.MountPoint,
+				"why": "systemd-fstab-generator ignores the line, so nothing is mounted at boot"},
+			mountPointFix(e)))
 	}
 	return out
+}
+
+// state reports what of the live state could not be read.
+func (r *fstabJudge) state() []check.Finding {
+	var out []check.Finding
+	if err := r.f.MountsErr; err != nil {
+		out = append(out, check.Errorf(codeFstabStateUnreadable, "cannot read the mount table; mounted state not checked",
+			map[string]string{"file": "/proc/self/mountinfo", "error": err.Error()}, "check that /proc is mounted"))
+	}
+	if err := r.f.InventoryErr; err != nil {
+		return append(out, check.Errorf(codeFstabStateUnreadable, "cannot list block devices; device resolution not checked",
+			map[string]string{"error": err.Error()}, "check that /sys is mounted"))
+	}
+	if inv := r.inv; inv != nil && (len(inv.Denied) > 0 || len(inv.Notes) > 0) {
+		out = append(out, probeLimited(inv, r.f.IsRoot))
+	}
+	return out
+}
+
+// probeLimited says which devices were not probed, and so which
+// identifiers are known from udev links only.
+func probeLimited(inv *Inventory, isRoot bool) check.Finding {
+	d := map[string]string{"udev_links": udevPresence(inv.UdevLinks)}
+	msg := "some block devices were not probed"
+	if len(inv.Denied) > 0 {
+		var notes []string
+		for _, n := range inv.Denied {
+			notes = append(notes, inv.ByName(n).ProbeNote)
+		}
+		d["unreadable_devices"] = strings.Join(inv.Denied, ", ")
+		d["errors"] = strings.Join(notes, "; ")
+		why := "could not be opened (a device cgroup or security policy denies it)"
+		if !isRoot {
+			why = "could not be read without root"
+		}
+		msg = fmt.Sprintf("%d block device(s) %s; their identifiers come from /dev/disk/by-* links only", len(inv.Denied), why)
+		if !inv.UdevLinks {
+			msg = fmt.Sprintf("%d block device(s) %s and there are no /dev/disk links: their identifiers are unknown", len(inv.Denied), why)
+		}
+	}
+	if len(inv.Notes) > 0 {
+		d["notes"] = strings.Join(inv.Notes, "; ")
+		if len(inv.Denied) == 0 {
+			msg = "some block devices were not probed: " + inv.Notes[0]
+		}
+	}
+	return check.Skipf(codeFstabProbeLimited, msg, d)
 }
 
 func udevPresence(b bool) string {
@@ -239,7 +255,7 @@ type fstabEntryView struct {
 	cloud    bool // written by cloud-init's mounts module
 }
 
-func (r *fstabRun) view(e fstab.Entry) fstabEntryView {
+func (r *fstabJudge) view(e fstab.Entry) fstabEntryView {
 	v := fstabEntryView{e: e, src: fstab.ClassifySource(e), what: e.MountPoint}
 	if e.IsSwap() {
 		v.what = "swap " + e.Spec
@@ -247,7 +263,7 @@ func (r *fstabRun) view(e fstab.Entry) fstabEntryView {
 	v.optional = e.HasOption("nofail") || e.HasOption("noauto") || e.HasOption("x-systemd.automount")
 	c, _ := e.Option("comment")
 	v.cloud = c == "cloudconfig"
-	v.detail = map[string]string{"entry": fmt.Sprintf("%s:%d", r.file, e.Line), "spec": e.Spec,
+	v.detail = map[string]string{"entry": fmt.Sprintf("%s:%d", r.f.File, e.Line), "spec": e.Spec,
 		"mount_point": e.MountPoint, "type": e.Type, "options": strings.Join(e.Options, ",")}
 	if v.cloud {
 		v.detail["written_by"] = "cloud-init mounts module (comment=cloudconfig)"
@@ -259,7 +275,7 @@ func (r *fstabRun) view(e fstab.Entry) fstabEntryView {
 func (v fstabEntryView) with(kv ...string) map[string]string { return check.Detail(v.detail, kv...) }
 
 // entry judges one fstab entry.
-func (r *fstabRun) entry(e fstab.Entry) []check.Finding {
+func (r *fstabJudge) entry(e fstab.Entry) []check.Finding {
 	v := r.view(e)
 	var out []check.Finding
 	if f, ok := ignoredText(v); ok {
@@ -398,14 +414,13 @@ func (res fstabResolution) detailPairs() []string {
 }
 
 // resolve finds the device an entry names, on the live system.
-func (r *fstabRun) resolve(v fstabEntryView) fstabResolution {
+func (r *fstabJudge) resolve(v fstabEntryView) fstabResolution {
 	var res fstabResolution
 	if r.inv == nil {
 		return res
 	}
 	switch {
 	case v.src.ID != "": // UUID=, LABEL=, ... and /dev/disk/by-{uuid,label,partuuid,partlabel}
-		r.referenced[string(v.src.ID)+"="+v.src.Value] = true
 		ms := r.inv.Lookup(v.src.ID, v.src.Value)
 		switch len(ms) {
 		case 0:
@@ -431,15 +446,15 @@ func (r *fstabRun) resolve(v fstabEntryView) fstabResolution {
 	case v.src.Kind == fstab.SourceDevice:
 		r.resolvePath(v.src.Value, &res)
 	case v.src.Kind == fstab.SourceFile:
-		if _, err := r.env.Root.Stat(v.src.Value); errors.Is(err, iofs.ErrNotExist) {
+		if r.f.Missing[v.src.Value] {
 			res.missing = v.src.Value + " does not exist"
 		}
 	}
 	return res
 }
 
-func (r *fstabRun) resolvePath(p string, res *fstabResolution) {
-	d, err := r.inv.DeviceForPath(r.env.Root, p)
+func (r *fstabJudge) resolvePath(p string, res *fstabResolution) {
+	d, err := r.f.device(p)
 	switch {
 	case errors.Is(err, iofs.ErrNotExist):
 		res.missing = p + " does not exist"
@@ -452,7 +467,7 @@ func (r *fstabRun) resolvePath(p string, res *fstabResolution) {
 	}
 }
 
-func (r *fstabRun) resolutionFindings(v fstabEntryView, res fstabResolution) []check.Finding {
+func (r *fstabJudge) resolutionFindings(v fstabEntryView, res fstabResolution) []check.Finding {
 	e := v.e
 	switch {
 	case res.skip != "":
@@ -496,7 +511,7 @@ func (r *fstabRun) resolutionFindings(v fstabEntryView, res fstabResolution) []c
 }
 
 // mountedFinding compares an entry with what is mounted (or swapped on).
-func (r *fstabRun) mountedFinding(v fstabEntryView, res fstabResolution) (check.Finding, bool) {
+func (r *fstabJudge) mountedFinding(v fstabEntryView, res fstabResolution) (check.Finding, bool) {
 	e, dev := v.e, res.dev
 	if e.HasOption("noauto") || res.missing != "" || (v.src.IsBlock() && dev == nil && r.inv != nil) {
 		// noauto is not mounted at boot; a missing or ambiguous device is
@@ -504,10 +519,10 @@ func (r *fstabRun) mountedFinding(v fstabEntryView, res fstabResolution) (check.
 		return check.Finding{}, false
 	}
 	if e.IsSwap() {
-		if !r.swapsOK {
+		if !r.f.SwapsOK {
 			return check.Finding{}, false
 		}
-		for _, s := range r.swaps {
+		for _, s := range r.f.Swaps {
 			if s.Filename == e.Spec || (dev != nil && r.inv != nil && r.deviceOf(s.Filename) == dev) {
 				return check.Finding{}, false
 			}
@@ -518,7 +533,7 @@ func (r *fstabRun) mountedFinding(v fstabEntryView, res fstabResolution) (check.
 	if !r.mountsOK {
 		return check.Finding{}, false
 	}
-	m, ok := mountinfo.Find(r.mounts, e.MountPoint)
+	m, ok := mountinfo.Find(r.f.Mounts, e.MountPoint)
 	if !ok {
 		return check.New(check.Warn, codeFstabNotMounted, fmt.Sprintf("%s is not mounted", v.what), v.with(),
 			fmt.Sprintf("run `mount %s` and read its error (or `journalctl -b -u %s`)", e.MountPoint, mountUnit(e.MountPoint))), true
@@ -526,7 +541,7 @@ func (r *fstabRun) mountedFinding(v fstabEntryView, res fstabResolution) (check.
 	if dev == nil || r.inv == nil {
 		return check.Finding{}, false
 	}
-	md := mountDevice(r.env, r.inv, m)
+	md := mountDevice(r.inv, m, r.f.device)
 	if md == nil || md == dev {
 		return check.Finding{}, false
 	}
@@ -537,18 +552,18 @@ func (r *fstabRun) mountedFinding(v fstabEntryView, res fstabResolution) (check.
 			e.MountPoint, e.Line, e.MountPoint, e.MountPoint)), true
 }
 
-func (r *fstabRun) deviceOf(p string) *BlockDevice {
+func (r *fstabJudge) deviceOf(p string) *BlockDevice {
 	if !strings.HasPrefix(p, "/dev/") {
 		return nil
 	}
-	d, _ := r.inv.DeviceForPath(r.env.Root, p)
+	d, _ := r.f.device(p)
 	return d
 }
 
 // isData says whether an entry is a data filesystem (whose absence should
 // not stop the boot): on the live system, one on another disk than "/";
 // otherwise one outside the OS's usual mount points.
-func (r *fstabRun) isData(v fstabEntryView, dev *BlockDevice) (bool, string) {
+func (r *fstabJudge) isData(v fstabEntryView, dev *BlockDevice) (bool, string) {
 	if !v.src.IsBlock() {
 		return false, "not a block device"
 	}
@@ -571,7 +586,7 @@ func (r *fstabRun) isData(v fstabEntryView, dev *BlockDevice) (bool, string) {
 
 // persistentFix builds the remediation of a kernel-name or by-path entry:
 // the exact line to use, from the probed identity of the device.
-func (r *fstabRun) persistentFix(v fstabEntryView, dev *BlockDevice, addNofail bool) string {
+func (r *fstabJudge) persistentFix(v fstabEntryView, dev *BlockDevice, addNofail bool) string {
 	e := v.e
 	var extra []string
 	if addNofail {
@@ -626,12 +641,23 @@ func fstabLineWith(e fstab.Entry, spec string, extra ...string) string {
 	return e.String()
 }
 
+// referenced is the identifiers the judged entries name, as "KIND=value".
+func (r *fstabJudge) referenced(entries []fstab.Entry) map[string]bool {
+	ids := map[string]bool{}
+	for _, e := range entries {
+		if src := fstab.ClassifySource(e); src.ID != "" {
+			ids[string(src.ID)+"="+src.Value] = true
+		}
+	}
+	return ids
+}
+
 // duplicates reports identifiers shared by unrelated devices that fstab
 // does not reference (referenced ones fail as ambiguous).
-func (r *fstabRun) duplicates() []check.Finding {
+func (r *fstabJudge) duplicates(referenced map[string]bool) []check.Finding {
 	var out []check.Finding
 	for _, d := range r.inv.Duplicates() {
-		if r.referenced[string(d.Kind)+"="+d.Value] {
+		if referenced[string(d.Kind)+"="+d.Value] {
 			continue
 		}
 		var paths []string
@@ -652,11 +678,11 @@ func (r *fstabRun) duplicates() []check.Finding {
 
 // likelyCopy picks the device to re-identify: one that is not mounted
 // (the attached copy), else the last one.
-func (r *fstabRun) likelyCopy(ms []Match) *BlockDevice {
+func (r *fstabJudge) likelyCopy(ms []Match) *BlockDevice {
 	mounted := map[*BlockDevice]bool{}
 	if r.mountsOK {
-		for _, m := range r.mounts {
-			if d := mountDevice(r.env, r.inv, m); d != nil {
+		for _, m := range r.f.Mounts {
+			if d := mountDevice(r.inv, m, r.f.device); d != nil {
 				mounted[d] = true
 			}
 		}
