@@ -382,6 +382,15 @@ func liveEnv(r *fs.Root) *check.Env {
 	return &check.Env{Root: r, Live: true, Config: config.Default(), Now: time.Now, IsRoot: true}
 }
 
+// TestMain lets the test binary serve as the fstab check seeing a fixture
+// /etc/fstab (runFstabFixture).
+func TestMain(m *testing.M) {
+	if fixture := os.Getenv(fstabFixtureEnv); fixture != "" {
+		os.Exit(fstabFixtureChild(fixture))
+	}
+	os.Exit(m.Run())
+}
+
 // fstabFixtureEnv makes the re-executed test binary judge the fstab file
 // it names against the real system (see runFstabFixture).
 const fstabFixtureEnv = "GUESTCHECK_FSTAB_FIXTURE"

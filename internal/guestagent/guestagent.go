@@ -6,7 +6,7 @@
 // SELinux. The parsers are pure functions over bytes; Run turns what they
 // find into findings. RunFSFreeze, the fs-freeze check, judges which
 // filesystems qemu-ga would freeze (using internal/guestfile/mountinfo
-// and internal/disk's freeze primitives) from the same agent Probe.
+// and internal/freeze) from the same agent Probe.
 package guestagent
 
 import (
