@@ -67,64 +67,127 @@ func notGrown(gap, size int64) bool {
 // blocks or inodes. Usage comes from env.Statfs, and only on the live
 // system.
 func RunDiskSize(ctx context.Context, env *check.Env) []check.Finding {
+	return JudgeDiskSize(GatherDiskSize(ctx, env))
+}
+
+// DiskSizeFacts is everything the disk-size check reads, gathered through
+// Env before anything is judged, so that JudgeDiskSize does no I/O.
+type DiskSizeFacts struct {
+	// Live is true on the running system; NotLiveReason says why not.
+	// Nothing below is read when it is false.
+	Live          bool
+	NotLiveReason string
+	// WarnPercent and FailPercent are the configured usage thresholds.
+	WarnPercent, FailPercent int
+	// MountsErr is why the mount table could not be read.
+	MountsErr error
+	// Inventory is the block devices; InventoryErr is why they could not
+	// be listed (Inventory is then nil).
+	Inventory    *Inventory
+	InventoryErr error
+	// Filesystems are the mounts whose usage matters (UsageFilesystems),
+	// in order, each with its device and statfs answer.
+	Filesystems []FilesystemFacts
+	// Deadline is set when the check's deadline passed before every
+	// filesystem was measured; Filesystems holds those that were.
+	Deadline error
+}
+
+// FilesystemFacts is one mounted filesystem: where, on which device, and
+// its usage or why statfs failed.
+type FilesystemFacts struct {
+	Mount   mountinfo.Mount
+	Device  *BlockDevice // nil when unknown
+	Usage   Usage
+	StatErr error
+}
+
+// GatherDiskSize reads the thresholds and, on the live system, the mount
+// table, the inventory and the usage of every filesystem that matters.
+func GatherDiskSize(ctx context.Context, env *check.Env) DiskSizeFacts {
+	cfg := env.Config
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	f := DiskSizeFacts{Live: env.Live, WarnPercent: cfg.Disk.WarnPercent, FailPercent: cfg.Disk.FailPercent}
 	if !env.Live {
-		return []check.Finding{check.Skipf(codeDiskNotLive, "filesystem sizes and usage not checked: "+env.NotLiveReason(), nil)}
+		f.NotLiveReason = env.NotLiveReason()
+		return f
 	}
 	call := env.Statfs
 	if call == nil {
 		call = unix.Statfs
 	}
-	cfg := env.Config
-	if cfg == nil {
-		cfg = config.Default()
-	}
-	warnPct, failPct := cfg.Disk.WarnPercent, cfg.Disk.FailPercent
 	ms, err := ReadMountinfo(env.Root)
 	if err != nil {
-		return []check.Finding{check.Errorf(codeDiskStateUnreadable, "cannot read the mount table",
-			map[string]string{"file": "/proc/self/mountinfo", "error": err.Error()}, "check that /proc is mounted")}
+		f.MountsErr = err
+		return f
 	}
-	var out []check.Finding
-	inv, err := sharedInventory(ctx, env)
-	if err != nil {
-		out = append(out, check.Skipf(codeDiskSizeUnverified, "cannot list block devices: filesystem growth not checked",
-			map[string]string{"error": err.Error()}))
-		inv = nil
+	if f.Inventory, f.InventoryErr = sharedInventory(ctx, env); f.InventoryErr != nil {
+		f.Inventory = nil
 	}
 	for _, m := range UsageFilesystems(ms) {
-		if ctx.Err() != nil {
-			out = append(out, check.Errorf(codeDiskStateUnreadable, "the check's deadline passed before every filesystem was checked",
-				map[string]string{"error": ctx.Err().Error()}, "raise checks.disk-size.timeout in the config file"))
+		if err := ctx.Err(); err != nil {
+			f.Deadline = err
 			break
 		}
-		dev := mountDevice(inv, m, pathsIn(env.Root, inv))
-		base := map[string]string{"mount_point": m.MountPoint, "fs_type": m.FSType, "source": m.Source}
-		if dev != nil {
-			base["device"] = dev.Path()
-		}
-		u, err := statfsWith(ctx, call, filepath.Join(env.Root.Dir(), m.MountPoint))
-		if err != nil {
-			out = append(out, check.Errorf(codeDiskStatfsFailed, "cannot read the usage of "+m.MountPoint,
-				check.Detail(base, "error", err.Error()), "run `df -h "+m.MountPoint+"` to see whether the filesystem answers"))
-			continue
-		}
-		growth, growthDetail := growthFindings(inv, dev, m, base)
-		out = append(out, growth...)
-		usage := usageFindings(u, m, base, warnPct, failPct)
-		if len(usage) == 0 {
-			pct, _ := u.UsedPercent()
-			msg := fmt.Sprintf("%s is %.1f%% full (%s of %s)", m.MountPoint, pct, iecBytes(u.UsedBytes()), iecBytes(u.UsedBytes()+u.AvailBytes()))
-			if ip, ok := u.InodePercent(); ok {
-				msg += fmt.Sprintf(", inodes %.1f%%", ip)
-			}
-			usage = []check.Finding{check.Passf(codeDiskUsageOK, msg, check.Detail(usageDetail(u, base, warnPct, failPct), growthDetail...))}
-		}
-		out = append(out, usage...)
+		fsf := FilesystemFacts{Mount: m, Device: mountDevice(f.Inventory, m, pathsIn(env.Root, f.Inventory))}
+		fsf.Usage, fsf.StatErr = statfsWith(ctx, call, filepath.Join(env.Root.Dir(), m.MountPoint))
+		f.Filesystems = append(f.Filesystems, fsf)
+	}
+	return f
+}
+
+// JudgeDiskSize judges gathered disk-size facts.
+func JudgeDiskSize(f DiskSizeFacts) []check.Finding {
+	if !f.Live {
+		return []check.Finding{check.Skipf(codeDiskNotLive, "filesystem sizes and usage not checked: "+f.NotLiveReason, nil)}
+	}
+	if f.MountsErr != nil {
+		return []check.Finding{check.Errorf(codeDiskStateUnreadable, "cannot read the mount table",
+			map[string]string{"file": "/proc/self/mountinfo", "error": f.MountsErr.Error()}, "check that /proc is mounted")}
+	}
+	var out []check.Finding
+	if f.InventoryErr != nil {
+		out = append(out, check.Skipf(codeDiskSizeUnverified, "cannot list block devices: filesystem growth not checked",
+			map[string]string{"error": f.InventoryErr.Error()}))
+	}
+	for _, fsf := range f.Filesystems {
+		out = append(out, judgeFilesystem(f, fsf)...)
+	}
+	if f.Deadline != nil {
+		out = append(out, check.Errorf(codeDiskStateUnreadable, "the check's deadline passed before every filesystem was checked",
+			map[string]string{"error": f.Deadline.Error()}, "raise checks.disk-size.timeout in the config file"))
 	}
 	if len(out) == 0 {
 		out = append(out, check.Skipf(codeDiskSizeUnverified, "nothing to check: /proc/self/mountinfo lists no root and no block-backed filesystem", nil))
 	}
 	return out
+}
+
+// judgeFilesystem judges one filesystem's growth and usage.
+func judgeFilesystem(f DiskSizeFacts, fsf FilesystemFacts) []check.Finding {
+	m, dev, u := fsf.Mount, fsf.Device, fsf.Usage
+	warnPct, failPct := f.WarnPercent, f.FailPercent
+	base := map[string]string{"mount_point": m.MountPoint, "fs_type": m.FSType, "source": m.Source}
+	if dev != nil {
+		base["device"] = dev.Path()
+	}
+	if fsf.StatErr != nil {
+		return []check.Finding{check.Errorf(codeDiskStatfsFailed, "cannot read the usage of "+m.MountPoint,
+			check.Detail(base, "error", fsf.StatErr.Error()), "run `df -h "+m.MountPoint+"` to see whether the filesystem answers")}
+	}
+	growth, growthDetail := growthFindings(f.Inventory, dev, m, base)
+	usage := usageFindings(u, m, base, warnPct, failPct)
+	if len(usage) == 0 {
+		pct, _ := u.UsedPercent()
+		msg := fmt.Sprintf("%s is %.1f%% full (%s of %s)", m.MountPoint, pct, iecBytes(u.UsedBytes()), iecBytes(u.UsedBytes()+u.AvailBytes()))
+		if ip, ok := u.InodePercent(); ok {
+			msg += fmt.Sprintf(", inodes %.1f%%", ip)
+		}
+		usage = []check.Finding{check.Passf(codeDiskUsageOK, msg, check.Detail(usageDetail(u, base, warnPct, failPct), growthDetail...))}
+	}
+	return append(growth, usage...)
 }
 
 // usageFindings judges blocks and inodes against the thresholds.
