@@ -20,9 +20,12 @@ type TrimTarget struct {
 // TrimOutcome is what FITRIM did to one target: the bytes the kernel
 // reports discarded, or why it could not, in the operator's words.
 type TrimOutcome struct {
+	// Guest is the target's guest mount point.
 	Guest string
+	// Bytes is what the kernel reports discarded.
 	Bytes uint64
-	Err   string
+	// Err is why the target was not trimmed; empty when it was.
+	Err string
 }
 
 // RootTrimTargets lists the filesystems of a root mounted at dir on this
