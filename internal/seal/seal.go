@@ -6,7 +6,8 @@
 // Operations only read, through the read-only View of a confined root, and
 // return Actions as data. One executor (Apply) performs them, re-checking
 // each file's kind and mount at the moment it acts. Verify is Plan again:
-// a sealed root plans nothing.
+// a sealed root plans nothing. Run is the whole sequence of one sealprep
+// command, from preflight to the report.
 package seal
 
 import (
@@ -163,11 +164,7 @@ type Options struct {
 // View is the read-only face of the confined root that operations get, so
 // that planning cannot change anything.
 type View interface {
-	Lstat(p string) (fs.Entry, error)
-	Stat(p string) (fs.Entry, error)
-	ReadFile(p string, limit int64) ([]byte, error)
-	ReadDir(p string) ([]fs.Entry, error)
-	Readlink(p string) (string, error)
+	fs.Reader
 	ScanTree(p string, kinds fs.Kinds) (fs.TreeStats, error)
 }
 
