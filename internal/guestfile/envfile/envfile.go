@@ -23,9 +23,10 @@
 package envfile
 
 import (
-	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 // Dialect selects whose rules apply.
@@ -44,18 +45,9 @@ type Var struct {
 	Line  int // where the assignment starts
 }
 
-// Problem is a line the owner rejects, ignores or would execute.
-type Problem struct {
-	File string
-	Line int // 1-based
-	Msg  string
-}
-
-// String renders the problem as "file:line: message".
-func (p Problem) String() string { return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg) }
-
-// Parse parses b, shown to the operator as name, in dialect d.
-func Parse(name string, b []byte, d Dialect) (map[string]Var, []Problem) {
+// Parse parses b, shown to the operator as name, in dialect d. Its
+// problems are the lines the owner rejects, ignores or would execute.
+func Parse(name string, b []byte, d Dialect) (map[string]Var, []problem.Problem) {
 	p := &parser{name: name, s: string(b), line: 1, vars: map[string]Var{}}
 	if d == Shell {
 		p.shell()
@@ -71,11 +63,11 @@ type parser struct {
 	i     int // next byte
 	line  int // line of s[i]
 	vars  map[string]Var
-	probs []Problem
+	probs []problem.Problem
 }
 
 func (p *parser) bad(n int, format string, a ...any) {
-	p.probs = append(p.probs, Problem{File: p.name, Line: n, Msg: fmt.Sprintf(format, a...)})
+	p.probs = append(p.probs, problem.At(p.name, n, format, a...))
 }
 
 // next returns the next byte, counting lines; ok is false at the end.
