@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/guestfile/netval"
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 // Var is one variable of the file and the line that set it.
@@ -51,9 +52,9 @@ type Iface struct {
 // Parse reads the variables of the file at file. ok is false for files
 // that configure no interface of their own: loopback and aliases
 // (ifcfg-eth0:1).
-func Parse(file string, vars map[string]Var) (Iface, []netval.Problem, bool) {
-	var probs []netval.Problem
-	bad := func(v Var, msg string) { probs = append(probs, netval.Problem{File: file, Line: v.Line, Msg: msg}) }
+func Parse(file string, vars map[string]Var) (Iface, []problem.Problem, bool) {
+	var probs []problem.Problem
+	bad := func(v Var, msg string) { probs = append(probs, problem.Problem{File: file, Line: v.Line, Msg: msg}) }
 	val := func(k string) (Var, bool) { v, ok := vars[k]; return v, ok && v.Value != "" }
 	at := func(v Var) string { return fmt.Sprintf("%s:%d", file, v.Line) }
 	name := strings.TrimPrefix(path.Base(file), "ifcfg-")

@@ -20,6 +20,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/guestcheck/guestcheck/internal/guestfile/netval"
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 // Device kinds: the sections of "network" that define devices.
@@ -125,7 +126,7 @@ func IsGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
 
 // Parse parses one netplan file. It must hold a "network" mapping, as
 // netplan requires.
-func Parse(name string, b []byte) (File, []netval.Problem) {
+func Parse(name string, b []byte) (File, []problem.Problem) {
 	f := File{Name: name}
 	p := &parser{file: name}
 	top := p.document(b)
