@@ -324,18 +324,20 @@ func yamlError(name string, err error) error {
 				parts = append(parts, name+": "+e)
 			}
 		}
-		return errors.New(oneLine(strings.Join(parts, "; ")))
+		return errors.New(escapeNewlines(strings.Join(parts, "; ")))
 	}
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	if m := yamlLine().FindStringSubmatch(msg); m != nil {
-		return fmt.Errorf("%s:%s: %s", name, m[1], oneLine(m[2]))
+		return fmt.Errorf("%s:%s: %s", name, m[1], escapeNewlines(m[2]))
 	}
-	return fmt.Errorf("%s: %s", name, oneLine(msg))
+	return fmt.Errorf("%s: %s", name, escapeNewlines(msg))
 }
 
-// oneLine escapes newlines that YAML values carry into error messages, so
-// that every configuration error stays on one line.
-func oneLine(s string) string { return strings.ReplaceAll(s, "\n", `\n`) }
+// escapeNewlines writes the newlines of a quoted YAML value (yaml.v3 puts
+// the offending value between backquotes) as \n, so that the error stays on
+// one line and still shows the value the user wrote: folding them into
+// blanks, as problem.OneLine does for prose, would misquote it.
+func escapeNewlines(s string) string { return strings.ReplaceAll(s, "\n", `\n`) }
 
 // CheckEnabled reports whether check id runs by default.
 func (c *Config) CheckEnabled(id string) bool {

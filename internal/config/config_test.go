@@ -59,6 +59,9 @@ func TestParseErrorsNameFileAndLine(t *testing.T) {
 		{"timeout: -1s\n", "timeout must be positive"},
 		{"checks:\n  dns:\n    timeout: -2s\n", "checks.dns.timeout must not be negative"},
 		{"timeout: 1m\n---\ntimeout: 2m\n", "more than one YAML document"},
+		// A quoted value keeps its newline, escaped, so the user sees what
+		// they wrote.
+		{"check_timeout: \"1\\n2\"\n", "bad.yaml:1: cannot unmarshal !!str `1\\n2`"},
 	} {
 		_, err := Parse("bad.yaml", []byte(tc.in))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
