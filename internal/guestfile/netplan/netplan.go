@@ -183,6 +183,7 @@ func (p *parser) network(n *yaml.Node, f *File) {
 	}
 }
 
+// device reads one device definition.
 func (p *parser) device(n *yaml.Node, d *Device) {
 	what := d.Kind + " " + strconv.Quote(d.ID)
 	if s, v := p.str(n, "renderer", what); v != nil {
@@ -213,6 +214,15 @@ func (p *parser) device(n *yaml.Node, d *Device) {
 		d.DHCPAt = p.at(v6)
 	}
 	d.Optional, _ = p.boolean(n, "optional", what)
+	p.addresses(n, d, what)
+	p.routes(n, d, what)
+	p.nameservers(n, d, what)
+	d.MTU, d.MTUAt = p.integer(n, "mtu", what, 68, 65535)
+	p.links(n, d, what)
+}
+
+// addresses reads a device's static addresses, plain or with options.
+func (p *parser) addresses(n *yaml.Node, d *Device, what string) {
 	for _, a := range p.list(mapGet(n, "addresses"), what+" addresses") {
 		key := a
 		if a.Kind == yaml.MappingNode && len(a.Content) == 2 {
@@ -226,6 +236,10 @@ func (p *parser) device(n *yaml.Node, d *Device) {
 		}
 		d.Addresses = append(d.Addresses, netval.Prefix{Prefix: pr, At: p.at(a)})
 	}
+}
+
+// routes reads the deprecated gateway4 and gateway6 and the routes list.
+func (p *parser) routes(n *yaml.Node, d *Device, what string) {
 	for _, key := range []string{"gateway4", "gateway6"} {
 		if v := mapGet(n, key); v != nil {
 			if g, ok := p.addr(v, what+" "+key); ok {
@@ -254,6 +268,10 @@ func (p *parser) device(n *yaml.Node, d *Device) {
 		}
 		d.Routes = append(d.Routes, rt)
 	}
+}
+
+// nameservers reads the nameservers mapping: addresses and search domains.
+func (p *parser) nameservers(n *yaml.Node, d *Device, what string) {
 	if ns := mapGet(n, "nameservers"); ns != nil {
 		if ns.Kind != yaml.MappingNode {
 			p.bad(ns.Line, "%s: \"nameservers\" is not a mapping", what)
@@ -268,7 +286,11 @@ func (p *parser) device(n *yaml.Node, d *Device) {
 			}
 		}
 	}
-	d.MTU, d.MTUAt = p.integer(n, "mtu", what, 68, 65535)
+}
+
+// links reads what ties a device to others: a VLAN's id and link, a bond's
+// or bridge's interfaces.
+func (p *parser) links(n *yaml.Node, d *Device, what string) {
 	if d.Kind == VLANs {
 		if id, at := p.integer(n, "id", what, 0, 4094); at != "" {
 			d.VLANID, d.VLANAt = &id, at
