@@ -57,12 +57,37 @@ func Parse(name string, b []byte, d Dialect) (map[string]Var, []problem.Problem)
 	return p.vars, p.probs
 }
 
+// Assignment is one assignment that sourcing the file performs, where it
+// is written: what an editor needs to remove a setting and keep every
+// other byte.
+type Assignment struct {
+	Name, Value string
+	Line        int // where the assignment starts
+	// Start and End are the byte offsets of the word "NAME=value" as
+	// written (quotes and backslash-newlines included).
+	Start, End int
+	// CmdStart and CmdEnd span the simple command the assignment belongs
+	// to ("export A=1 B=2"), with the blanks that follow it and the ';'
+	// that ends it, if any, but not a comment or a newline after it.
+	CmdStart, CmdEnd int
+}
+
+// Assignments returns every assignment that sourcing b with sh performs,
+// in file order (the Shell dialect; Parse keeps the last of each name),
+// and the same problems as Parse.
+func Assignments(name string, b []byte) ([]Assignment, []problem.Problem) {
+	p := &parser{name: name, s: string(b), line: 1, vars: map[string]Var{}}
+	p.shell()
+	return p.all, p.probs
+}
+
 type parser struct {
 	name  string
 	s     string
 	i     int // next byte
 	line  int // line of s[i]
 	vars  map[string]Var
+	all   []Assignment // Shell: every assignment performed, in order
 	probs []problem.Problem
 }
 
