@@ -161,7 +161,7 @@ func Read(root *fs.Root, opt ReadOptions) *Snapshot {
 	in.Boot = DetectBootStatus(bi)
 
 	if st, err := root.Stat(BootFinishedPath); err == nil && st.Mode().IsRegular() {
-		ff := &FileFacts{Path: BootFinishedPath, ModTime: st.ModTime()}
+		ff := &FileFacts{Path: BootFinishedPath, ModTime: st.Mtime}
 		if b, err := root.ReadFile(BootFinishedPath); err != nil {
 			ff.ParseErr = stripPath(err)
 		} else {
@@ -170,7 +170,7 @@ func Read(root *fs.Root, opt ReadOptions) *Snapshot {
 		in.BootFinished = ff
 	}
 	if st, err := root.Stat(DataResultPath); err == nil && st.Mode().IsRegular() {
-		in.DataResult = &FileFacts{Path: DataResultPath, ModTime: st.ModTime()}
+		in.DataResult = &FileFacts{Path: DataResultPath, ModTime: st.Mtime}
 	}
 	return s
 }

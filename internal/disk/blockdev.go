@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/fs"
@@ -146,16 +145,15 @@ func ReadInventory(ctx context.Context, r *fs.Root, opts InventoryOptions) (*Inv
 	if opts.DeviceTimeout <= 0 {
 		opts.DeviceTimeout = time.Second
 	}
-	ents, err := r.ReadDir(sysBlockDir)
+	ents, err := r.ReadDirNames(sysBlockDir)
 	if err != nil {
 		return nil, fmt.Errorf("list block devices: %w", err)
 	}
-	// Sorted, so that findings list devices in a stable order (directory
-	// order of an image root is arbitrary).
-	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+	// ReadDirNames sorts, so that findings list devices in a stable order
+	// (directory order of an image root is arbitrary).
 	inv := &Inventory{byName: map[string]*BlockDevice{}}
-	for _, e := range ents {
-		d, err := readSysBlock(r, e.Name())
+	for _, name := range ents {
+		d, err := readSysBlock(r, name)
 		if err != nil {
 			inv.Notes = append(inv.Notes, err.Error())
 			continue
@@ -384,20 +382,11 @@ func probeDevice(r *fs.Root, d *BlockDevice, hasParts bool) probeResult {
 }
 
 // DeviceNumber returns the device number of a block-device node.
-func DeviceNumber(fi iofs.FileInfo) (major, minor uint32, ok bool) {
-	if fi.Mode()&iofs.ModeDevice == 0 || fi.Mode()&iofs.ModeCharDevice != 0 {
+func DeviceNumber(e fs.Entry) (major, minor uint32, ok bool) {
+	if e.Kind != fs.KindBlockDevice {
 		return 0, 0, false
 	}
-	var rdev uint64
-	switch st := fi.Sys().(type) {
-	case *syscall.Stat_t:
-		rdev = st.Rdev
-	case *unix.Stat_t:
-		rdev = st.Rdev
-	default:
-		return 0, 0, false
-	}
-	return unix.Major(rdev), unix.Minor(rdev), true
+	return unix.Major(e.Rdev), unix.Minor(e.Rdev), true
 }
 
 // linkDirs are the udev symlink directories, identifier kinds first.

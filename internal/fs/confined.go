@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"os"
 	"path"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -162,6 +164,48 @@ type Entry struct {
 	// outside the root) share the content, and sealprep never changes the
 	// inode in place.
 	Nlink uint32
+	// Mtime is the last modification time, Ctime the last status change
+	// (which a copy or a restore from backup cannot set back).
+	Mtime, Ctime time.Time
+	// Rdev is the device number a block or character device node stands
+	// for (0 for other kinds).
+	Rdev uint64
+}
+
+// IsDir reports whether e is a directory.
+func (e Entry) IsDir() bool { return e.Kind == KindDir }
+
+// IsRegular reports whether e is a regular file.
+func (e Entry) IsRegular() bool { return e.Kind == KindRegular }
+
+// Mode returns e's kind and permission bits as an io/fs FileMode, for code
+// that formats or compares modes the standard library's way.
+func (e Entry) Mode() iofs.FileMode {
+	m := iofs.FileMode(e.Perm & 0o777)
+	switch e.Kind {
+	case KindDir:
+		m |= iofs.ModeDir
+	case KindSymlink:
+		m |= iofs.ModeSymlink
+	case KindFIFO:
+		m |= iofs.ModeNamedPipe
+	case KindSocket:
+		m |= iofs.ModeSocket
+	case KindCharDevice:
+		m |= iofs.ModeDevice | iofs.ModeCharDevice
+	case KindBlockDevice:
+		m |= iofs.ModeDevice
+	}
+	if e.Perm&unix.S_ISUID != 0 {
+		m |= iofs.ModeSetuid
+	}
+	if e.Perm&unix.S_ISGID != 0 {
+		m |= iofs.ModeSetgid
+	}
+	if e.Perm&unix.S_ISVTX != 0 {
+		m |= iofs.ModeSticky
+	}
+	return m
 }
 
 // SameMount reports whether e and o are on one filesystem and, when the
@@ -237,7 +281,7 @@ func (c *Confined) openParent(p string) (int, string, error) {
 
 func statxAt(dfd int, name string, flags int) (Entry, error) {
 	var sx unix.Statx_t
-	mask := unix.STATX_TYPE | unix.STATX_MODE | unix.STATX_UID | unix.STATX_GID | unix.STATX_INO | unix.STATX_SIZE | unix.STATX_NLINK | unix.STATX_MNT_ID
+	mask := unix.STATX_TYPE | unix.STATX_MODE | unix.STATX_UID | unix.STATX_GID | unix.STATX_INO | unix.STATX_SIZE | unix.STATX_NLINK | unix.STATX_MTIME | unix.STATX_CTIME | unix.STATX_MNT_ID
 	for {
 		err := unix.Statx(dfd, name, flags|unix.AT_STATX_SYNC_AS_STAT, mask, &sx)
 		if err == unix.EINTR {
@@ -261,6 +305,9 @@ func statxAt(dfd int, name string, flags int) (Entry, error) {
 		Dev:   unix.Mkdev(sx.Dev_major, sx.Dev_minor),
 		Ino:   sx.Ino,
 		Nlink: sx.Nlink,
+		Mtime: time.Unix(sx.Mtime.Sec, int64(sx.Mtime.Nsec)),
+		Ctime: time.Unix(sx.Ctime.Sec, int64(sx.Ctime.Nsec)),
+		Rdev:  unix.Mkdev(sx.Rdev_major, sx.Rdev_minor),
 	}
 	if sx.Mask&unix.STATX_MNT_ID != 0 {
 		e.MntID = sx.Mnt_id
@@ -274,8 +321,14 @@ func fstatatEntry(dfd int, name string, flags int) (Entry, error) {
 	if err := unix.Fstatat(dfd, name, &st, flags); err != nil {
 		return Entry{}, err
 	}
+	return entryOf(name, &st), nil
+}
+
+// entryOf describes a stat result as an Entry (no mount ID: stat has none).
+func entryOf(name string, st *unix.Stat_t) Entry {
 	return Entry{Name: name, Kind: kindOfMode(st.Mode), Perm: st.Mode & 0o7777, Size: st.Size,
-		UID: st.Uid, GID: st.Gid, Dev: st.Dev, Ino: st.Ino, Nlink: uint32(st.Nlink)}, nil
+		UID: st.Uid, GID: st.Gid, Dev: st.Dev, Ino: st.Ino, Nlink: uint32(st.Nlink),
+		Mtime: time.Unix(st.Mtim.Unix()), Ctime: time.Unix(st.Ctim.Unix()), Rdev: st.Rdev}
 }
 
 // Lstat describes guest path p itself, not following a final symlink.
@@ -343,8 +396,12 @@ func reopen(pfd int, flags int, want Entry, fallback func() (int, error)) (int, 
 }
 
 // ReadFile reads regular file p, following symlinks inside the root, up to
-// limit bytes (MaxFileSize when limit <= 0). Other kinds are never opened.
-func (c *Confined) ReadFile(p string, limit int64) ([]byte, error) {
+// MaxFileSize. Other kinds are never opened.
+func (c *Confined) ReadFile(p string) ([]byte, error) { return c.ReadFileLimit(p, 0) }
+
+// ReadFileLimit is ReadFile bounded at limit bytes (MaxFileSize when
+// limit <= 0).
+func (c *Confined) ReadFileLimit(p string, limit int64) ([]byte, error) {
 	if limit <= 0 {
 		limit = MaxFileSize
 	}

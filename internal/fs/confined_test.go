@@ -74,7 +74,7 @@ func TestConfinedNeverLeavesRoot(t *testing.T) {
 		if _, err := c.Replace(p, []byte("x"), 0o644, ""); err == nil {
 			t.Errorf("Replace(%s) created a file through a link out", p)
 		}
-		if _, err := c.ReadFile(p, 0); !errors.Is(err, iofs.ErrNotExist) {
+		if _, err := c.ReadFile(p); !errors.Is(err, iofs.ErrNotExist) {
 			t.Errorf("ReadFile(%s) = %v, want not-exist", p, err)
 		}
 	}
@@ -112,7 +112,7 @@ func TestConfinedNeverLeavesRoot(t *testing.T) {
 		t.Errorf("Remove(/abs-dir, dir) = %v", err)
 	}
 	// In-root absolute links in parents resolve inside the root.
-	if b, err := c.ReadFile("/etc-abs/hostname", 0); err != nil || string(b) != "vm1\n" {
+	if b, err := c.ReadFile("/etc-abs/hostname"); err != nil || string(b) != "vm1\n" {
 		t.Errorf("ReadFile through in-root absolute link = %q, %v", b, err)
 	}
 	if _, err := c.Truncate("/etc-abs/hostname", -1); err != nil {
@@ -147,7 +147,7 @@ func TestConfinedTruncateInPlace(t *testing.T) {
 	if _, err := c.Truncate("/fifo", -1); !errors.Is(err, ErrKind) {
 		t.Errorf("Truncate(fifo) = %v, want ErrKind", err)
 	}
-	if _, err := c.ReadFile("/fifo", 0); !errors.Is(err, ErrKind) {
+	if _, err := c.ReadFile("/fifo"); !errors.Is(err, ErrKind) {
 		t.Errorf("ReadFile(fifo) = %v, want ErrKind", err)
 	}
 }

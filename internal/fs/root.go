@@ -16,7 +16,6 @@ import (
 	iofs "io/fs"
 	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -88,6 +87,17 @@ func (r *Root) ReadFile(p string) ([]byte, error) {
 	return r.readFD(fd, p, true)
 }
 
+// ReadFileLimit is ReadFile bounded at limit bytes (the root's bound when
+// limit <= 0 or above it).
+func (r *Root) ReadFileLimit(p string, limit int64) ([]byte, error) {
+	if limit <= 0 || limit >= r.limit {
+		return r.ReadFile(p)
+	}
+	lr := *r
+	lr.limit = limit
+	return lr.ReadFile(p)
+}
+
 // readFD reads the open descriptor fd of guest path p to its end, up to
 // the root's limit. sized asks for the buffer to be sized from fstat.
 func (r *Root) readFD(fd int, p string, sized bool) ([]byte, error) {
@@ -130,17 +140,17 @@ func (r *Root) readFD(fd int, p string, sized bool) ([]byte, error) {
 // Stat follows symlinks (inside the root) and describes the target. Like
 // ReadFile it keeps to the raw descriptor (no *os.File: an fcntl and a
 // finalizer saved on every call).
-func (r *Root) Stat(p string) (iofs.FileInfo, error) {
+func (r *Root) Stat(p string) (Entry, error) {
 	fd, err := r.anchor.open(p, unix.O_PATH)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: r.Display(p), Err: err}
+		return Entry{}, &os.PathError{Op: "open", Path: r.Display(p), Err: err}
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, &os.PathError{Op: "stat", Path: r.Display(p), Err: err}
+		return Entry{}, &os.PathError{Op: "stat", Path: r.Display(p), Err: err}
 	}
-	return statInfo(filepath.Base(r.Display(p)), &st), nil
+	return entryOf(path.Base(Clean(p)), &st), nil
 }
 
 // parent opens the directory holding guest path p, resolved in the root,
@@ -155,20 +165,20 @@ func (r *Root) parent(p string) (int, string, error) {
 }
 
 // Lstat describes p itself, not following a final symlink.
-func (r *Root) Lstat(p string) (iofs.FileInfo, error) {
+func (r *Root) Lstat(p string) (Entry, error) {
 	if Clean(p) == "/" {
 		return r.Stat("/")
 	}
 	fd, base, err := r.parent(p)
 	if err != nil {
-		return nil, err
+		return Entry{}, err
 	}
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	if err := unix.Fstatat(fd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return nil, &os.PathError{Op: "lstat", Path: r.Display(p), Err: err}
+		return Entry{}, &os.PathError{Op: "lstat", Path: r.Display(p), Err: err}
 	}
-	return statInfo(base, &st), nil
+	return entryOf(base, &st), nil
 }
 
 // Readlink returns the target of symlink p as stored (not re-rooted).
@@ -186,17 +196,43 @@ func (r *Root) Readlink(p string) (string, error) {
 	return string(buf[:n]), nil
 }
 
-// ReadDir lists directory p, sorted by name.
-func (r *Root) ReadDir(p string) ([]iofs.DirEntry, error) {
+// ReadDir lists directory p (following p itself if it is a symlink inside
+// the root), sorted by name, and describes each entry without following
+// it. An entry that vanishes while listed is left out.
+func (r *Root) ReadDir(p string) ([]Entry, error) {
 	d, err := r.openIn(p, os.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
 		return nil, err
 	}
 	defer d.Close()
-	ents, err := d.ReadDir(-1)
-	// os.ReadDir sorts; *os.File.ReadDir returns directory order.
-	slices.SortFunc(ents, func(a, b iofs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	return ents, err
+	names, err := d.Readdirnames(-1)
+	slices.Sort(names)
+	out := make([]Entry, 0, len(names))
+	for _, n := range names {
+		var st unix.Stat_t
+		serr := unix.Fstatat(int(d.Fd()), n, &st, unix.AT_SYMLINK_NOFOLLOW)
+		if serr == unix.ENOENT {
+			continue
+		}
+		if serr != nil {
+			return out, &os.PathError{Op: "lstat", Path: r.Display(path.Join(Clean(p), n)), Err: serr}
+		}
+		out = append(out, entryOf(n, &st))
+	}
+	return out, err
+}
+
+// ReadDirNames lists the names in directory p, sorted, describing none of
+// them: for walks of /proc and /sys, where a stat per entry is the cost.
+func (r *Root) ReadDirNames(p string) ([]string, error) {
+	d, err := r.openIn(p, os.O_RDONLY|unix.O_DIRECTORY)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	slices.Sort(names)
+	return names, err
 }
 
 // Exists reports whether p exists (following symlinks). Errors other than

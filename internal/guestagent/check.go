@@ -461,9 +461,9 @@ func (r *run) udevRule() string {
 	for _, d := range []string{"/etc/udev/rules.d", "/usr/lib/udev/rules.d", "/lib/udev/rules.d"} {
 		ents, _ := r.env.Root.ReadDir(d)
 		for _, e := range ents {
-			b, err := r.env.Root.ReadFile(d + "/" + e.Name())
+			b, err := r.env.Root.ReadFile(d + "/" + e.Name)
 			if err == nil && strings.Contains(string(b), "SYSTEMD_WANTS") && strings.Contains(string(b), UnitName) {
-				return d + "/" + e.Name()
+				return d + "/" + e.Name
 			}
 		}
 	}

@@ -67,16 +67,16 @@ func probe(env *check.Env) *Presence {
 	if !env.Live {
 		return p
 	}
-	ents, _ := env.Root.ReadDir("/sys/class/virtio-ports")
-	for _, e := range ents {
-		b, err := env.Root.ReadFile("/sys/class/virtio-ports/" + e.Name() + "/name")
+	names, _ := env.Root.ReadDirNames("/sys/class/virtio-ports")
+	for _, name := range names {
+		b, err := env.Root.ReadFile("/sys/class/virtio-ports/" + name + "/name")
 		if err != nil {
 			continue
 		}
 		n := strings.TrimSpace(string(b))
-		p.Ports = append(p.Ports, e.Name()+"="+n)
+		p.Ports = append(p.Ports, name+"="+n)
 		if n == PortName && p.Port == "" {
-			p.Port = e.Name()
+			p.Port = name
 		}
 	}
 	p.VirtioConsole = env.Root.Exists("/sys/module/virtio_console")
@@ -114,17 +114,17 @@ func platform(env *check.Env) (qemu, vm bool, why string) {
 
 // findProcs lists qemu-ga processes from /proc (works without systemd).
 func findProcs(env *check.Env) []proc {
-	ents, err := env.Root.ReadDir("/proc")
+	names, err := env.Root.ReadDirNames("/proc")
 	if err != nil {
 		return nil
 	}
 	var out []proc
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
 		if err != nil {
 			continue
 		}
-		base := "/proc/" + e.Name()
+		base := "/proc/" + name
 		comm, err := env.Root.ReadFile(base + "/comm")
 		if err != nil || strings.TrimSpace(string(comm)) != "qemu-ga" {
 			continue
@@ -140,9 +140,9 @@ func findProcs(env *check.Env) []proc {
 				}
 			}
 		}
-		fds, _ := env.Root.ReadDir(base + "/fd")
+		fds, _ := env.Root.ReadDirNames(base + "/fd")
 		for _, fd := range fds {
-			if t, err := env.Root.Readlink(base + "/fd/" + fd.Name()); err == nil {
+			if t, err := env.Root.Readlink(base + "/fd/" + fd); err == nil {
 				p.fds = append(p.fds, t)
 			}
 		}

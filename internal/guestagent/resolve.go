@@ -49,8 +49,8 @@ func (r *run) readUnit() *unitInfo {
 		dir := unitDirs[i] + "/" + UnitName + ".d"
 		ents, _ := r.env.Root.ReadDir(dir)
 		for _, e := range ents {
-			if strings.HasSuffix(e.Name(), ".conf") {
-				dropins[e.Name()] = dir + "/" + e.Name()
+			if strings.HasSuffix(e.Name, ".conf") {
+				dropins[e.Name] = dir + "/" + e.Name
 			}
 		}
 	}
@@ -274,9 +274,9 @@ func (r *run) marker() {
 		r.add(check.Passf(CodeNotFrozen, "no leftover frozen marker in "+dir, d))
 		return
 	}
-	age := r.env.Now().Sub(st.ModTime()).Round(time.Second)
+	age := r.env.Now().Sub(st.Mtime).Round(time.Second)
 	d["marker_age"] = age.String()
-	d["marker_mtime"] = st.ModTime().UTC().Format(time.RFC3339)
+	d["marker_mtime"] = st.Mtime.UTC().Format(time.RFC3339)
 	if age < FrozenGrace && len(r.procs) > 0 {
 		r.add(check.New(check.Warn, CodeFrozenRecent, "the agent froze the filesystems "+age.String()+" ago (a snapshot may be in progress)", d,
 			"if no snapshot or backup is running, thaw with `virsh domfsthaw` / `virtctl unfreeze` from the host; a VM left frozen stalls every write and the next snapshot's freeze fails"))
@@ -365,10 +365,10 @@ func (r *run) listScripts(dir string) []script {
 	}
 	var out []script
 	for _, e := range ents {
-		sc := script{name: e.Name()}
-		st, err := r.env.Root.Stat(dir + "/" + e.Name())
+		sc := script{name: e.Name}
+		st, err := r.env.Root.Stat(dir + "/" + e.Name)
 		switch {
-		case hasIgnoredSuffix(e.Name()):
+		case hasIgnoredSuffix(e.Name):
 			sc.why = "ignored suffix"
 		case err != nil || st.IsDir():
 			continue

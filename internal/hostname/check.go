@@ -373,10 +373,10 @@ func (r *hostnameRun) cloudCfgD() []string {
 	}
 	var out []string
 	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), ".cfg") {
+		if !strings.HasSuffix(e.Name, ".cfg") {
 			continue
 		}
-		p := path.Join(pathCloudCfgD, e.Name())
+		p := path.Join(pathCloudCfgD, e.Name)
 		// cloud-init takes regular files only, following symlinks.
 		if st, err := r.env.Root.Stat(p); err == nil && !st.Mode().IsRegular() {
 			continue
@@ -832,8 +832,8 @@ func (r *hostnameRun) findNSSLib(module string) string {
 			continue
 		}
 		for _, e := range ents {
-			if strings.Contains(e.Name(), "-linux-") {
-				dirs = append(dirs, path.Join(base, e.Name()))
+			if strings.Contains(e.Name, "-linux-") {
+				dirs = append(dirs, path.Join(base, e.Name))
 			}
 		}
 	}

@@ -388,7 +388,7 @@ func (s *Session) mountAll(ctx context.Context) error {
 	}
 	defer root.Close()
 	var entries []disk.FstabEntry
-	if b, err := root.ReadFile("/etc/fstab", 1<<20); err == nil {
+	if b, err := root.ReadFileLimit("/etc/fstab", 1<<20); err == nil {
 		var bad []disk.LineError
 		entries, bad = disk.ParseFstab(b)
 		for _, e := range bad {

@@ -7,10 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/fs"
@@ -43,14 +40,7 @@ func LstatTimes(root *fs.Root, p string) (FileTimes, error) {
 	if err != nil {
 		return FileTimes{}, err
 	}
-	t := FileTimes{Mod: fi.ModTime()}
-	switch st := fi.Sys().(type) {
-	case *unix.Stat_t: // fs.Root's own Lstat
-		t.Change = time.Unix(st.Ctim.Sec, st.Ctim.Nsec)
-	case *syscall.Stat_t: // the host root's os.Lstat
-		t.Change = time.Unix(st.Ctim.Sec, st.Ctim.Nsec)
-	}
-	return t, nil
+	return FileTimes{Mod: fi.Mtime, Change: fi.Ctime}, nil
 }
 
 // OtherInstance is a cloud-init instance directory other than the current
@@ -148,11 +138,11 @@ func ReadCloneEvidenceTimes(root *fs.Root, live bool, times TimesFunc) CloneEvid
 				if !e.IsDir() {
 					continue
 				}
-				oldest, newest := semTimes(root, cloudInstancesDir+"/"+e.Name()+"/sem", times)
-				if e.Name() == cur {
+				oldest, newest := semTimes(root, cloudInstancesDir+"/"+e.Name+"/sem", times)
+				if e.Name == cur {
 					ev.InstanceBirth = oldest
 				} else {
-					ev.OtherInstances = append(ev.OtherInstances, OtherInstance{Name: e.Name(), Newest: newest})
+					ev.OtherInstances = append(ev.OtherInstances, OtherInstance{Name: e.Name, Newest: newest})
 				}
 			}
 		}
@@ -178,7 +168,7 @@ func semTimes(root *fs.Root, dir string, times TimesFunc) (oldest, newest time.T
 		return
 	}
 	for _, e := range es {
-		t, err := times(root, dir+"/"+e.Name())
+		t, err := times(root, dir+"/"+e.Name)
 		if err != nil || t.Mod.IsZero() {
 			continue
 		}
@@ -208,8 +198,8 @@ func readJournalHeaders(root *fs.Root, dir string) (out []JournalFile, skipped [
 			skipped = append(skipped, fmt.Sprintf("%s: more than %d files, the rest not read", dir, maxJournalFiles))
 			break
 		}
-		n := e.Name()
-		if !e.Type().IsRegular() || !strings.HasSuffix(n, ".journal") && !strings.HasSuffix(n, ".journal~") {
+		n := e.Name
+		if !e.IsRegular() || !strings.HasSuffix(n, ".journal") && !strings.HasSuffix(n, ".journal~") {
 			continue
 		}
 		p := dir + "/" + n

@@ -1,7 +1,6 @@
 package netcheck
 
 import (
-	iofs "io/fs"
 	"net/netip"
 	"path"
 	"strconv"
@@ -299,17 +298,17 @@ func readENIFiles(root *fs.Root, first string, read func(string) ([]byte, bool))
 		f, probs := eni.Parse(root.Display(p), b)
 		out = append(out, eniFile{eni: f, probs: fromParser(probs)})
 		for _, s := range f.Sources {
-			visitGlob(root, eni.Include(p, s), func(e iofs.DirEntry) bool { return !e.IsDir() }, func(q string) { visit(q, depth+1) })
+			visitGlob(root, eni.Include(p, s), func(e fs.Entry) bool { return !e.IsDir() }, func(q string) { visit(q, depth+1) })
 		}
 		for _, d := range f.SrcDirs {
-			visitGlob(root, eni.Include(p, d), iofs.DirEntry.IsDir, func(dir string) {
+			visitGlob(root, eni.Include(p, d), fs.Entry.IsDir, func(dir string) {
 				es, err := root.ReadDir(dir)
 				if err != nil {
 					return
 				}
 				for _, e := range es {
-					if !e.IsDir() && eni.SourceDirName(e.Name()) {
-						visit(path.Join(dir, e.Name()), depth+1)
+					if !e.IsDir() && eni.SourceDirName(e.Name) {
+						visit(path.Join(dir, e.Name), depth+1)
 					}
 				}
 			})
@@ -322,7 +321,7 @@ func readENIFiles(root *fs.Root, first string, read func(string) ([]byte, bool))
 // visitGlob calls fn on each path matching pattern whose final entry keep
 // accepts, in lexical order; only the last component may hold wildcards
 // (what ifupdown's includes use in practice).
-func visitGlob(root *fs.Root, pattern string, keep func(iofs.DirEntry) bool, fn func(string)) {
+func visitGlob(root *fs.Root, pattern string, keep func(fs.Entry) bool, fn func(string)) {
 	dir, pat := path.Split(pattern)
 	if !strings.ContainsAny(pat, "*?[") {
 		fn(pattern)
@@ -333,8 +332,8 @@ func visitGlob(root *fs.Root, pattern string, keep func(iofs.DirEntry) bool, fn 
 		return
 	}
 	for _, e := range es {
-		if ok, _ := path.Match(pat, e.Name()); ok && keep(e) {
-			fn(path.Join(dir, e.Name()))
+		if ok, _ := path.Match(pat, e.Name); ok && keep(e) {
+			fn(path.Join(dir, e.Name))
 		}
 	}
 }
@@ -419,7 +418,7 @@ func readLeases(root *fs.Root, links []Link) map[string]Lease {
 			}
 		}
 		for _, e := range nm {
-			n := e.Name()
+			n := e.Name
 			switch {
 			case strings.HasPrefix(n, "internal-") && strings.HasSuffix(n, "-"+l.Name+".lease"):
 				if b, err := root.ReadFile("/var/lib/NetworkManager/" + n); err == nil {

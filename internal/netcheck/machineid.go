@@ -127,8 +127,8 @@ func ReadRootMode(root *fs.Root) RootMode {
 	files := append([]string{}, cmdlineFiles...)
 	if es, err := root.ReadDir("/boot/loader/entries"); err == nil {
 		for _, e := range es {
-			if strings.HasSuffix(e.Name(), ".conf") {
-				files = append(files, path.Join("/boot/loader/entries", e.Name()))
+			if strings.HasSuffix(e.Name, ".conf") {
+				files = append(files, path.Join("/boot/loader/entries", e.Name))
 			}
 		}
 	}

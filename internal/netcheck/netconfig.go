@@ -173,8 +173,8 @@ func overlay(root *fs.Root, dirs []string, keep func(string) bool) []string {
 			continue
 		}
 		for _, e := range es {
-			if keep(e.Name()) && !e.IsDir() {
-				byName[e.Name()] = path.Join(d, e.Name())
+			if keep(e.Name) && !e.IsDir() {
+				byName[e.Name] = path.Join(d, e.Name)
 			}
 		}
 	}

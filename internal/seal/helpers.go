@@ -61,7 +61,7 @@ func (p *Planner) exists(name string) bool {
 
 // readFile reads name (following symlinks in-root); absent is (nil, false, nil).
 func (p *Planner) readFile(name string) ([]byte, bool, error) {
-	b, err := p.Root.ReadFile(name, 0)
+	b, err := p.Root.ReadFile(name)
 	if err == nil {
 		return b, true, nil
 	}

@@ -163,11 +163,7 @@ type Options struct {
 // View is the read-only face of the confined root that operations get, so
 // that planning cannot change anything.
 type View interface {
-	Lstat(p string) (fs.Entry, error)
-	Stat(p string) (fs.Entry, error)
-	ReadFile(p string, limit int64) ([]byte, error)
-	ReadDir(p string) ([]fs.Entry, error)
-	Readlink(p string) (string, error)
+	fs.Reader
 	ScanTree(p string, kinds fs.Kinds) (fs.TreeStats, error)
 }
 

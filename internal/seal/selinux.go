@@ -150,7 +150,7 @@ func PlanSELinux(root View, plan Plan, live bool) *SELinuxInfo {
 	if live {
 		return nil
 	}
-	b, err := root.ReadFile("/etc/selinux/config", 1<<16)
+	b, err := root.ReadFileLimit("/etc/selinux/config", 1<<16)
 	if err != nil {
 		return nil
 	}
@@ -185,7 +185,7 @@ func PlanSELinux(root View, plan Plan, live bool) *SELinuxInfo {
 	} else {
 		for _, name := range []string{"file_contexts", "file_contexts.local"} {
 			p := "/etc/selinux/" + policy + "/contexts/files/" + name
-			b, err := root.ReadFile(p, 64<<20)
+			b, err := root.ReadFileLimit(p, 64<<20)
 			if err != nil {
 				if name == "file_contexts" {
 					why = fmt.Sprintf("no readable %s (%v)", p, errors.Unwrap(err))

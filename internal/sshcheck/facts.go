@@ -16,7 +16,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"golang.org/x/crypto/ssh"
@@ -212,13 +211,13 @@ func (s rootSource) Glob(pattern string) ([]string, error) {
 				continue // glob(3) without GLOB_ERR ignores unreadable directories
 			}
 			for _, e := range ents {
-				if strings.HasPrefix(e.Name(), ".") && !strings.HasPrefix(p, ".") {
+				if strings.HasPrefix(e.Name, ".") && !strings.HasPrefix(p, ".") {
 					continue
 				}
-				if ok, err := path.Match(p, e.Name()); err != nil {
+				if ok, err := path.Match(p, e.Name); err != nil {
 					return nil, err
 				} else if ok {
-					next = append(next, path.Join(dir, e.Name()))
+					next = append(next, path.Join(dir, e.Name))
 				}
 			}
 		}
@@ -277,16 +276,6 @@ func readGroups(r *fs.Root) map[uint32]string {
 	return m
 }
 
-func owner(fi iofs.FileInfo) (uid, gid uint32) {
-	switch st := fi.Sys().(type) {
-	case *syscall.Stat_t:
-		return st.Uid, st.Gid
-	case *unix.Stat_t:
-		return st.Uid, st.Gid
-	}
-	return ^uint32(0), ^uint32(0)
-}
-
 func readHostKey(r *fs.Root, p, at string, groups map[uint32]string) HostKey {
 	k := HostKey{Path: p, At: at}
 	fi, err := r.Stat(p)
@@ -294,8 +283,8 @@ func readHostKey(r *fs.Root, p, at string, groups map[uint32]string) HostKey {
 		k.Err = err
 		return k
 	}
-	k.Mode, k.ModTime = fi.Mode(), fi.ModTime()
-	k.UID, k.GID = owner(fi)
+	k.Mode, k.ModTime = fi.Mode(), fi.Mtime
+	k.UID, k.GID = fi.UID, fi.GID
 	k.Group = groups[k.GID]
 	b, err := r.ReadFile(p)
 	if err != nil {
@@ -315,7 +304,7 @@ func readHostKey(r *fs.Root, p, at string, groups map[uint32]string) HostKey {
 		return k
 	}
 	k.PubMode = pfi.Mode()
-	k.PubUID, _ = owner(pfi)
+	k.PubUID = pfi.UID
 	pb, err := r.ReadFile(pub)
 	if err != nil {
 		k.PubErr = err
@@ -385,7 +374,7 @@ func ReadListeners(ctx context.Context, r *fs.Root, owned func(netip.AddrPort) b
 			ls = append(ls, Listener{Addr: s.Local, Inode: s.Inode})
 		}
 	}
-	procs, err := r.ReadDir("/proc")
+	procs, err := r.ReadDirNames("/proc")
 	if err != nil {
 		return ls, false, err
 	}
@@ -399,13 +388,13 @@ func ReadListeners(ctx context.Context, r *fs.Root, owned func(netip.AddrPort) b
 		if ctx.Err() != nil {
 			return ls, false, ctx.Err()
 		}
-		pid, err := strconv.Atoi(p.Name())
+		pid, err := strconv.Atoi(p)
 		if err != nil {
 			continue
 		}
 		// One descriptor of the fd directory, read with readlinkat: a
 		// Root.Readlink per link would open the directory again each time.
-		dir := "/proc/" + p.Name() + "/fd"
+		dir := "/proc/" + p + "/fd"
 		d, err := r.Open(dir)
 		if err != nil {
 			if errors.Is(err, iofs.ErrPermission) {
@@ -429,9 +418,9 @@ func ReadListeners(ctx context.Context, r *fs.Root, owned func(netip.AddrPort) b
 			}
 			if i, ok := byInode[ino]; ok && ls[i].PID == 0 {
 				ls[i].PID = pid
-				comm, _ := r.ReadFile("/proc/" + p.Name() + "/comm")
+				comm, _ := r.ReadFile("/proc/" + p + "/comm")
 				ls[i].Comm = strings.TrimSpace(string(comm))
-				ls[i].Exe, _ = r.Readlink("/proc/" + p.Name() + "/exe")
+				ls[i].Exe, _ = r.Readlink("/proc/" + p + "/exe")
 				left--
 			}
 		}

@@ -25,11 +25,11 @@ func Enablement(r *fs.Root, units ...string) (state, unit string) {
 		return "disabled", ""
 	}
 	for _, e := range ents {
-		if !strings.HasSuffix(e.Name(), ".wants") && !strings.HasSuffix(e.Name(), ".requires") {
+		if !strings.HasSuffix(e.Name, ".wants") && !strings.HasSuffix(e.Name, ".requires") {
 			continue
 		}
 		for _, u := range units {
-			if _, err := r.Lstat("/etc/systemd/system/" + e.Name() + "/" + u); err == nil {
+			if _, err := r.Lstat("/etc/systemd/system/" + e.Name + "/" + u); err == nil {
 				return "enabled", u
 			}
 		}

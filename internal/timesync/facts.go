@@ -168,8 +168,8 @@ func glob(r *fs.Root, pattern string) []string {
 	}
 	var out []string
 	for _, e := range ents {
-		if ok, _ := path.Match(pat, e.Name()); ok && !e.IsDir() {
-			out = append(out, path.Join(dir, e.Name()))
+		if ok, _ := path.Match(pat, e.Name); ok && !e.IsDir() {
+			out = append(out, path.Join(dir, e.Name))
 		}
 	}
 	sort.Strings(out)

@@ -4,10 +4,7 @@ import (
 	iofs "io/fs"
 	"path"
 	"sort"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/guestcheck/guestcheck/internal/fs"
 )
@@ -51,15 +48,7 @@ func (s RootSource) Display(p string) string { return s.R.Display(p) }
 
 // ReadDirNames implements Source.
 func (s RootSource) ReadDirNames(p string) ([]string, error) {
-	ents, err := s.R.ReadDir(p)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, 0, len(ents))
-	for _, e := range ents {
-		out = append(out, e.Name())
-	}
-	return out, nil
+	return s.R.ReadDirNames(p)
 }
 
 // Glob implements Source over ReadDirNames, for patterns whose wildcards
@@ -85,16 +74,9 @@ func glob(s Source, pattern string) ([]string, error) {
 	return out, nil
 }
 
-func infoOf(fi iofs.FileInfo, err error) (Info, error) {
+func infoOf(e fs.Entry, err error) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	in := Info{Mode: fi.Mode(), ModTime: fi.ModTime(), Size: fi.Size(), UID: -1, GID: -1}
-	switch st := fi.Sys().(type) {
-	case *unix.Stat_t:
-		in.UID, in.GID = int(st.Uid), int(st.Gid)
-	case *syscall.Stat_t:
-		in.UID, in.GID = int(st.Uid), int(st.Gid)
-	}
-	return in, nil
+	return Info{Mode: e.Mode(), ModTime: e.Mtime, Size: e.Size, UID: int(e.UID), GID: int(e.GID)}, nil
 }
