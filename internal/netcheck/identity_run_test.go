@@ -2,6 +2,8 @@ package netcheck
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +14,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/journalhdr"
 	"github.com/guestcheck/guestcheck/internal/netcheck/nstest"
 )
 
@@ -127,4 +130,23 @@ func TestNetworkIdentityMACBindingsLive(t *testing.T) {
 			t.Errorf("finding = %+v", f)
 		}
 	})
+}
+
+// journalHeaderBytes builds the fixed header of a journal file the way
+// journald lays it out (journal-def.h; guestfile/journalhdr parses it).
+func journalHeaderBytes(size int, state byte, machineID, bootID string, entries uint64, head, tail time.Time, mono time.Duration) []byte {
+	b := make([]byte, size)
+	copy(b, journalhdr.Signature)
+	b[16] = state
+	mid, _ := hex.DecodeString(machineID)
+	copy(b[40:56], mid)
+	bid, _ := hex.DecodeString(bootID)
+	copy(b[56:72], bid)
+	le := binary.LittleEndian
+	le.PutUint64(b[88:], uint64(size))
+	le.PutUint64(b[152:], entries)
+	le.PutUint64(b[184:], uint64(head.UnixMicro()))
+	le.PutUint64(b[192:], uint64(tail.UnixMicro()))
+	le.PutUint64(b[200:], uint64(mono/time.Microsecond))
+	return b
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/journalhdr"
 	"github.com/guestcheck/guestcheck/internal/sealrecord"
 )
 
@@ -54,7 +55,7 @@ type OtherInstance struct {
 // current machine-id, with its parsed header.
 type JournalFile struct {
 	Path   string
-	Header JournalHeader
+	Header journalhdr.Header
 }
 
 // CloneEvidence is what tells a VM whose machine-id was made for its
@@ -214,18 +215,18 @@ func readJournalHeaders(root *fs.Root, dir string) (out []JournalFile, skipped [
 	return out, skipped
 }
 
-func readJournalHeader(root *fs.Root, p string) (JournalHeader, error) {
+func readJournalHeader(root *fs.Root, p string) (journalhdr.Header, error) {
 	f, err := root.Open(p)
 	if err != nil {
-		return JournalHeader{}, err
+		return journalhdr.Header{}, err
 	}
 	defer f.Close()
-	b := make([]byte, JournalHeaderMinSize)
+	b := make([]byte, journalhdr.MinSize)
 	n, err := io.ReadFull(f, b)
-	if err != nil && n < len(journalSignature) {
-		return JournalHeader{}, fmt.Errorf("read header: %w", err)
+	if err != nil && n < len(journalhdr.Signature) {
+		return journalhdr.Header{}, fmt.Errorf("read header: %w", err)
 	}
-	return ParseJournalHeader(b[:n])
+	return journalhdr.Parse(b[:n])
 }
 
 // bootTime reads btime from /proc/stat; zero when unavailable.
