@@ -1,7 +1,6 @@
 package seal
 
 import (
-	"fmt"
 	"path"
 	"reflect"
 	"strings"
