@@ -12,10 +12,12 @@ import (
 // kept.
 type HostKey struct {
 	Path string
-	// Entry describes the private key (following symlinks); Err is why
-	// it could not be described or read (fs.ErrNotExist when missing).
-	Entry fs.Entry
-	Err   error
+	// Entry describes the private key (following symlinks) when
+	// Described; Err is why it could not be described or read
+	// (fs.ErrNotExist when missing).
+	Entry     fs.Entry
+	Described bool
+	Err       error
 	// Type and Fingerprint are of the public key derived from the
 	// private one (SHA256:..., as ssh-keygen -lf prints it); ParseErr is
 	// why it did not parse.
@@ -23,6 +25,7 @@ type HostKey struct {
 	ParseErr          error
 	// Pub* are the same for Path.pub; PubErr covers reading and parsing.
 	PubEntry                fs.Entry
+	PubDescribed            bool
 	PubErr                  error
 	PubType, PubFingerprint string
 }
@@ -31,6 +34,7 @@ type HostKey struct {
 func ReadHostKey(r fs.Reader, p string) HostKey {
 	k := HostKey{Path: p}
 	if k.Entry, k.Err = r.Stat(p); k.Err == nil {
+		k.Described = true
 		var b []byte
 		if b, k.Err = r.ReadFile(p); k.Err == nil {
 			if pk, err := opensshkey.PublicKey(b); err != nil {
@@ -44,6 +48,7 @@ func ReadHostKey(r fs.Reader, p string) HostKey {
 	if k.PubEntry, k.PubErr = r.Stat(pub); k.PubErr != nil {
 		return k
 	}
+	k.PubDescribed = true
 	pb, err := r.ReadFile(pub)
 	if err != nil {
 		k.PubErr = err
