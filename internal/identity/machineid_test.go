@@ -186,3 +186,41 @@ func TestDBusMachineIDAgainstSystemd(t *testing.T) {
 		})
 	}
 }
+
+// TestReadMachineID: the state both binaries see, through both readers.
+func TestReadMachineID(t *testing.T) {
+	const other = "fedcba9876543210fedcba9876543210"
+	for _, tc := range []struct {
+		name          string
+		files         map[string]string
+		found, exists bool
+		kind          Kind
+		unset         bool
+		dbus          string
+	}{
+		{"missing", map[string]string{"/etc/hostname": "x\n"}, false, false, Valid, true, ""},
+		{"empty", map[string]string{MachineIDPath: ""}, true, true, Empty, true, ""},
+		{"uninitialized", map[string]string{MachineIDPath: "uninitialized\n"}, true, true, Uninitialized, true, ""},
+		{"valid", map[string]string{MachineIDPath: validID + "\n", DBusMachineIDPath: other + "\n"}, true, true, Valid, false, ""},
+		{"empty, D-Bus copy", map[string]string{MachineIDPath: "", DBusMachineIDPath: strings.ToUpper(other) + "\n"}, true, true, Empty, true, other},
+		{"missing, D-Bus copy", map[string]string{"/etc/hostname": "x\n", DBusMachineIDPath: other}, false, false, Valid, true, other},
+		{"empty, D-Bus all zero", map[string]string{MachineIDPath: "", DBusMachineIDPath: strings.Repeat("0", 32) + "\n"}, true, true, Empty, true, strings.Repeat("0", 32)},
+		{"empty, D-Bus link", map[string]string{MachineIDPath: "", DBusMachineIDPath: "->/etc/machine-id"}, true, true, Empty, true, ""},
+		{"empty, D-Bus link to an ID", map[string]string{MachineIDPath: "", "/var/lib/other": other, DBusMachineIDPath: "->/var/lib/other"}, true, true, Empty, true, ""},
+		{"symlink to an ID", map[string]string{"/etc/real-id": validID + "\n", MachineIDPath: "->/etc/real-id"}, true, true, Valid, false, ""},
+		{"dangling symlink", map[string]string{MachineIDPath: "->/etc/nowhere"}, false, true, Valid, true, ""},
+	} {
+		for name, r := range readers(t, writeTree(t, tc.files)) {
+			m := ReadMachineID(r)
+			if m.Etc.Found != tc.found || m.Etc.Exists != tc.exists || (tc.found && m.Etc.Kind != tc.kind) || m.Unset() != tc.unset || m.DBusFallback() != tc.dbus || m.Etc.Err != nil {
+				t.Errorf("%s/%s: %+v: unset %v, D-Bus fallback %q", tc.name, name, m, m.Unset(), m.DBusFallback())
+			}
+		}
+	}
+	// A directory in its place cannot be read: that is no unset ID.
+	for name, r := range readers(t, writeTree(t, map[string]string{MachineIDPath + "/x": ""})) {
+		if m := ReadMachineID(r); m.Etc.Err == nil || m.Unset() {
+			t.Errorf("%s: a directory: %+v", name, m)
+		}
+	}
+}
