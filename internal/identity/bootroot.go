@@ -29,11 +29,10 @@ type RootMode struct {
 }
 
 // MissingMachineIDFatal reports whether a missing /etc/machine-id stops
-// the boot: only when the image's own boot configuration shows the root
-// read-only when systemd starts. With no command line in sight, neither
-// binary claims it (an empty file works either way, and sealprep writes
-// one as a tidy-up).
-func (m RootMode) MissingMachineIDFatal() bool { return m.Known && !m.Writable }
+// the boot: whenever the root is not known to be writable when systemd
+// starts. An image without a kernel command line in sight gets the
+// kernel's default, read-only; distributions boot with ro anyway.
+func (m RootMode) MissingMachineIDFatal() bool { return !m.Writable }
 
 // Cmdline is one kernel command line found in a boot configuration file.
 type Cmdline struct {

@@ -73,7 +73,7 @@ func TestReadRootMode(t *testing.T) {
 				if got.Source != "" && !strings.Contains(got.Why, got.Source) {
 					t.Errorf("the evidence does not name its source: %+v", got)
 				}
-				if got.MissingMachineIDFatal() != (tc.known && !tc.writable) {
+				if got.MissingMachineIDFatal() != !tc.writable {
 					t.Errorf("MissingMachineIDFatal = %v", got.MissingMachineIDFatal())
 				}
 			})

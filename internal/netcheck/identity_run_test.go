@@ -23,21 +23,25 @@ func imageEnv(root *fs.Root) *check.Env {
 	return &check.Env{Root: root, Live: false, Config: config.Default(), Now: time.Now}
 }
 
+// TestNetworkIdentityImageRoots judges the network-config fixtures as
+// images. None has /etc/machine-id or a kernel command line, so each
+// fails the missing-file rule: the kernel mounts the root read-only
+// unless told rw (the rule sealprep applied before the two were one).
 func TestNetworkIdentityImageRoots(t *testing.T) {
 	tests := []struct {
 		root string
 		want []string
 	}{
-		{"netplan-cloudinit", []string{"pass identity-machine-id-ok", "warn identity-dhcp-client-id", "skip identity-mac-binding-skipped"}},
-		{"netplan-mac-identifier", []string{"pass identity-machine-id-ok", "pass identity-dhcp-ok", "pass identity-mac-bindings-ok"}},
+		{"netplan-cloudinit", []string{"fail identity-machine-id-missing-read-only", "warn identity-dhcp-client-id", "skip identity-mac-binding-skipped"}},
+		{"netplan-mac-identifier", []string{"fail identity-machine-id-missing-read-only", "pass identity-dhcp-ok", "pass identity-mac-bindings-ok"}},
 		// The broken file is named with its line and the valid one is
 		// still judged.
-		{"netplan-invalid", []string{"pass identity-machine-id-ok", "warn identity-config-invalid", "warn identity-dhcp-client-id", "pass identity-mac-bindings-ok"}},
-		{"networkd", []string{"pass identity-machine-id-ok", "warn identity-dhcp-client-id", "warn identity-dhcp-client-id", "skip identity-mac-binding-skipped"}},
-		{"networkd-linklayer", []string{"pass identity-machine-id-ok", "pass identity-dhcp-ok", "pass identity-mac-bindings-ok"}},
-		{"ifcfg-rhel", []string{"pass identity-machine-id-ok", "pass identity-dhcp-ok", "skip identity-mac-binding-skipped"}},
-		{"nm-keyfile", []string{"pass identity-machine-id-ok", "warn identity-dhcp-client-id", "skip identity-mac-binding-skipped"}},
-		{"udev-persistent", []string{"pass identity-machine-id-ok", "pass identity-dhcp-ok", "skip identity-mac-binding-skipped"}},
+		{"netplan-invalid", []string{"fail identity-machine-id-missing-read-only", "warn identity-config-invalid", "warn identity-dhcp-client-id", "pass identity-mac-bindings-ok"}},
+		{"networkd", []string{"fail identity-machine-id-missing-read-only", "warn identity-dhcp-client-id", "warn identity-dhcp-client-id", "skip identity-mac-binding-skipped"}},
+		{"networkd-linklayer", []string{"fail identity-machine-id-missing-read-only", "pass identity-dhcp-ok", "pass identity-mac-bindings-ok"}},
+		{"ifcfg-rhel", []string{"fail identity-machine-id-missing-read-only", "pass identity-dhcp-ok", "skip identity-mac-binding-skipped"}},
+		{"nm-keyfile", []string{"fail identity-machine-id-missing-read-only", "warn identity-dhcp-client-id", "skip identity-mac-binding-skipped"}},
+		{"udev-persistent", []string{"fail identity-machine-id-missing-read-only", "pass identity-dhcp-ok", "skip identity-mac-binding-skipped"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.root, func(t *testing.T) {

@@ -176,8 +176,9 @@ func TestJudgeMachineID(t *testing.T) {
 		{"empty, but systemd takes the D-Bus ID", withDBus, false, []string{"fail identity-machine-id-dbus-fallback"}},
 		{"missing on a read-only root", roMissing, false, []string{"fail identity-machine-id-missing-read-only"}},
 		{"missing on a read-write root", rwMissing, false, []string{"pass identity-machine-id-ok"}},
-		{"missing, root mode unknown", CloneEvidence{}, false, []string{"pass identity-machine-id-ok"}},
-		{"missing, no boot configuration", CloneEvidence{Root: identity.RootModeOf(nil)}, false, []string{"pass identity-machine-id-ok"}},
+		// No kernel command line in the image: the kernel's default,
+		// read-only (guestcheck passed this before the rule was one).
+		{"missing, no boot configuration", CloneEvidence{Root: identity.RootModeOf(nil)}, false, []string{"fail identity-machine-id-missing-read-only"}},
 		{"garbage in an image: systemd replaces it", ev("not-a-machine-id\n", 0o444), false, []string{"warn identity-machine-id-invalid"}},
 		{"garbage on a booted system", ev("not-a-machine-id\n", 0o444), true, []string{"fail identity-machine-id-invalid"}},
 		{"two newlines: systemd replaces it", ev(valid+"\n", 0o444), true, []string{"fail identity-machine-id-invalid"}},
@@ -344,7 +345,7 @@ func TestRunIdentityImageRoot(t *testing.T) {
 	env := &check.Env{Root: fixture(t, "netplan-cloudinit"), Live: false, Config: config.Default()}
 	fs := RunIdentity(context.Background(), env)
 	assertConventions(t, fs, IdentityCodes())
-	want := []string{"pass identity-machine-id-ok", "warn identity-dhcp-client-id", "skip identity-mac-binding-skipped"}
+	want := []string{"fail identity-machine-id-missing-read-only", "warn identity-dhcp-client-id", "skip identity-mac-binding-skipped"}
 	if got := codesOf(fs); !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v\n%+v", got, want, fs)
 	}

@@ -303,13 +303,10 @@ func JudgeMachineID(ev CloneEvidence, live bool) []check.Finding {
 		return append(out, check.New(check.Fail, CodeIDMachineIDMissingRO,
 			MachineIDPath+" is missing and the root is read-only when systemd starts ("+ev.Root.Why+"): systemd cannot create it, and boots without a machine ID", d,
 			"Seal with an empty file instead: `: > /etc/machine-id` (machine-id(5): an empty file lets systemd mount a generated ID over it on a read-only root)"))
-	case !ev.MachineIDFound && ev.Root.Known:
+	case !ev.MachineIDFound:
 		d["root"] = ev.Root.Why
 		return append(out, check.Passf(CodeIDMachineIDOK,
 			MachineIDPath+" is missing; systemd creates it at first boot because the root is writable then ("+ev.Root.Why+")", d))
-	case !ev.MachineIDFound:
-		return append(out, check.Passf(CodeIDMachineIDOK,
-			MachineIDPath+" is missing; systemd creates it at first boot if the root is writable then (the image has no kernel command line or fstab entry that says; an empty file works either way)", d))
 	case machineIDUnset(ev):
 		return append(out, check.Passf(CodeIDMachineIDOK, "machine-id is "+state+", as in a sealed image: systemd generates one at first boot", d))
 	case ev.MachineIDKind == identity.Invalid && !live:

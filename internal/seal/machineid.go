@@ -89,21 +89,15 @@ func planMachineID(ctx context.Context, p *Planner) ([]Action, error) {
 
 // missingMachineID plans writing a missing /etc/machine-id. systemd
 // creates a missing file at boot only when the root is writable then;
-// with a read-only root it stops the boot, so the write is identity only
-// when the image's boot configuration shows the root read-only.
+// with a read-only root it stops the boot.
 func missingMachineID(boot identity.RootMode, want string) Action {
 	a := Action{Kind: WriteFile, Path: identity.MachineIDPath, Mode: 0o444, Content: want, Expect: fs.SHA256(nil)}
-	switch {
-	case boot.MissingMachineIDFatal():
+	if boot.MissingMachineIDFatal() {
 		a.Reason = "/etc/machine-id is missing and the root is read-only when systemd starts (" + boot.Why +
 			"): systemd cannot create the file and refuses to boot"
-	case boot.Known:
+	} else {
 		a.Reason = "a missing /etc/machine-id is fatal if the image ever boots with a read-only root; the file is written so that it is not"
 		a.Tidy = "missing, and " + boot.Why + ": systemd creates a new ID at boot, and it is a first boot"
-	default:
-		a.Reason = "a missing /etc/machine-id is fatal if the image ever boots with a read-only root; the file is written so that it is not"
-		a.Tidy = "missing, and the image holds no kernel command line that says how the root is mounted at boot (" +
-			identity.KernelCmdlinePath + ", " + identity.BLSEntriesDir + ", grub.cfg): an empty file works either way"
 	}
 	return a
 }
