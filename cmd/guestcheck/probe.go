@@ -3,54 +3,18 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
 	"os"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/cli"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/probe"
 )
-
-var probeUsageText = `Usage: guestcheck probe [--config FILE] [--timeout DUR]
-
-Answer a platform's exec readiness or liveness probe (KubeVirt's
-readinessProbe.exec, which runs through qemu-guest-agent's guest-exec):
-run the checks listed under probe.checks in the config (default
-` + strings.Join(config.DefaultProbeChecks, ",") + `) on the running system, with no network
-probe, no D-Bus call and no wait, and print one line on stdout:
-
-  guestcheck probe: READY 4 checks (cloud-init,hostname,fstab,disk-size) in 9 ms
-  guestcheck probe: NOT READY failing: fstab (fstab: fail: ...)
-
-Exit 0 when ready and 1 when not, also on a usage or configuration error
-(any non-zero exit fails a probe; the line on stdout says why). A fail or
-an error is not ready, and so is cloud-init still running or not started
-yet; a warning is ready unless probe.warn_not_ready is set. The probe
-ends within probe.timeout (default ` + config.DefaultProbeTimeout.String() + `), counted from its start.
-
-Flags:
-  --config FILE   configuration file; default ` + config.DefaultPath + `
-  --timeout DUR   bound the probe (overrides probe.timeout)
-  -h, --help      show this help
-
-In a KubeVirt VirtualMachine (docs/probe.md):
-  readinessProbe:
-    exec: {command: ["/usr/bin/guestcheck", "probe"]}
-`
-
-// probeMaxLine caps the probe's line: the kubelet keeps at most 10 KiB of
-// a probe's output in its Unhealthy event; a quarter of it stays readable.
-const probeMaxLine = 2048
-
-// probePending are finding codes that mean "not ready yet" whatever their
-// status: the machine is still being provisioned.
-var probePending = []string{"cloud-init-running", "cloud-init-not-started"}
 
 // refuseDialer is the probe's Dialer: a probe makes no network probes, so
 // any attempt is refused instead of leaving the machine.
@@ -62,45 +26,41 @@ func (refuseDialer) DialContext(context.Context, string, string) (net.Conn, erro
 
 // runProbe is `guestcheck probe`. Everything it says goes to stdout, on one
 // line, because KubeVirt keeps only stdout; stderr carries only usage errors.
-func runProbe(args []string, stdout, stderr io.Writer, all []check.Check) int {
+func runProbe(cmd *cli.Command, args []string, stdout, stderr io.Writer, all []check.Check) int {
 	start := time.Now()
 	say := func(ready bool, msg string) int {
 		verdict, code := "READY", 0
 		if !ready {
 			verdict, code = "NOT READY", 1
 		}
-		fmt.Fprintln(stdout, probeLine("guestcheck probe: "+verdict+" "+msg))
+		fmt.Fprintln(stdout, probe.Line("guestcheck probe: "+verdict+" "+msg))
 		return code
 	}
-	fl := flag.NewFlagSet("guestcheck probe", flag.ContinueOnError)
-	fl.SetOutput(io.Discard)
-	configPath := fl.String("config", config.DefaultPath, "")
-	timeout := fl.Duration("timeout", 0, "")
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, probeUsageText)
-			return 0
-		}
-		fmt.Fprintf(stderr, "guestcheck probe: %v (see guestcheck probe --help)\n", err)
+	v, err := cmd.Parse(args)
+	if err == nil && v.Bool("help") {
+		cmd.WriteHelp(stdout)
+		return 0
+	}
+	var timeout time.Duration
+	if err == nil && len(v.Args) > 0 {
+		err = cli.Usagef("%q: unexpected argument (see guestcheck probe --help)", v.Args[0])
+	}
+	if err == nil {
+		timeout, err = v.Duration("timeout")
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "guestcheck probe: %v\n", err)
 		return say(false, "usage error: "+err.Error())
 	}
-	if fl.NArg() > 0 {
-		fmt.Fprintf(stderr, "guestcheck probe: unexpected argument %q (see guestcheck probe --help)\n", fl.Arg(0))
-		return say(false, fmt.Sprintf("usage error: unexpected argument %q", fl.Arg(0)))
-	}
-	if *timeout < 0 {
-		return say(false, "usage error: --timeout must not be negative")
-	}
-	explicit := false
-	fl.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "config" })
-	cfg, err := config.Load(*configPath, explicit)
+	configPath, explicit := v.String("config", config.DefaultPath), v.Has("config")
+	cfg, err := config.Load(configPath, explicit)
 	if err != nil {
 		return say(false, "config error: "+err.Error())
 	}
-	if *timeout > 0 {
-		cfg.Probe.Timeout = *timeout
+	if timeout > 0 {
+		cfg.Probe.Timeout = timeout
 	}
-	selected, err := probeChecks(all, &cfg.Probe)
+	selected, err := probe.Select(all, &cfg.Probe)
 	if err != nil {
 		return say(false, "config error: "+err.Error())
 	}
@@ -126,77 +86,5 @@ func runProbe(args []string, stdout, stderr io.Writer, all []check.Check) int {
 		Dialer: refuseDialer{},
 	}
 	results := check.Run(ctx, selected, env, check.RunOptions{Timeout: cfg.ProbeTimeoutFor})
-	ready, msg := judgeProbe(results, cfg.Probe.WarnNotReady)
-	if ready {
-		ids := make([]string, len(results))
-		for i, r := range results {
-			ids[i] = r.ID
-		}
-		msg = fmt.Sprintf("%d checks (%s) in %d ms", len(results), strings.Join(ids, ","), time.Since(start).Milliseconds())
-	}
-	return say(ready, msg)
-}
-
-// probeChecks resolves probe.checks against the registry, in the
-// registry's order; an unknown ID is an error naming the file and line.
-func probeChecks(all []check.Check, p *config.ProbeConfig) ([]check.Check, error) {
-	for i, id := range p.Checks {
-		if !slices.ContainsFunc(all, func(c check.Check) bool { return c.ID == id }) {
-			return nil, fmt.Errorf("%s: probe.checks: unknown check ID %q (see guestcheck --list)", p.Where(i), id)
-		}
-	}
-	var out []check.Check
-	for _, c := range all {
-		if slices.Contains(p.Checks, c.ID) {
-			// A dependency outside the probe is not enforced by the
-			// runner, which is what a subset wants.
-			out = append(out, c)
-		}
-	}
-	return out, nil
-}
-
-// judgeProbe turns a probe's results into the verdict and, when not
-// ready, the failing IDs followed by each one's status and summary.
-func judgeProbe(results []check.Result, warnNotReady bool) (bool, string) {
-	var ids, why []string
-	for _, r := range results {
-		bad := r.Status == check.Fail || r.Status == check.Error || !r.Status.Valid() ||
-			(warnNotReady && r.Status == check.Warn)
-		summary := r.Summary
-		for _, f := range r.Findings {
-			if !bad && f.Status != check.Pass && slices.Contains(probePending, f.Code) {
-				bad, summary = true, f.Message
-			}
-		}
-		if bad {
-			ids = append(ids, r.ID)
-			why = append(why, fmt.Sprintf("%s: %s: %s", r.ID, r.Status, summary))
-		}
-	}
-	if len(ids) == 0 {
-		return true, ""
-	}
-	return false, "failing: " + strings.Join(ids, ",") + " (" + strings.Join(why, "; ") + ")"
-}
-
-// probeLine makes s one line of printable text no longer than
-// probeMaxLine bytes: control characters (newlines, escape sequences)
-// become spaces and a long line is cut at a character boundary.
-func probeLine(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return ' '
-		}
-		return r
-	}, strings.ToValidUTF8(s, "?"))
-	if len(s) <= probeMaxLine {
-		return s
-	}
-	const more = " ..."
-	cut := probeMaxLine - len(more)
-	for cut > 0 && (s[cut]&0xc0) == 0x80 {
-		cut--
-	}
-	return s[:cut] + more
+	return say(probe.Verdict(results, cfg.Probe.WarnNotReady, time.Since(start)))
 }

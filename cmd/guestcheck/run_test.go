@@ -70,12 +70,12 @@ func TestUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--bogus"}, "flag provided but not defined"},
+		{[]string{"--bogus"}, "guestcheck: --bogus: unknown option (see guestcheck --help)"},
 		{[]string{"--format", "yaml"}, `--format "yaml"`},
 		{[]string{"--only", "nope"}, `--only: unknown check ID "nope"`},
 		{[]string{"--skip", "a,nope"}, `--skip: unknown check ID "nope"`},
 		{[]string{"--timeout", "-1s"}, "must not be negative"},
-		{[]string{"extra"}, `unexpected argument "extra"`},
+		{[]string{"extra"}, `"extra": unexpected argument`},
 		{[]string{"--root", "/nonexistent/guestcheck-test"}, "--root"},
 	} {
 		code, out, errs := invoke(t, all, tc.args...)
@@ -99,7 +99,7 @@ func TestConfigErrors(t *testing.T) {
 	errb.Reset()
 	unknown := writeConfig(t, "checks:\n  nope: {enabled: false}\n")
 	code = run([]string{"--root", t.TempDir(), "--config", unknown}, &out, &errb, all)
-	if code != report.ExitUsage || !strings.Contains(errb.String(), "checks.nope: unknown check ID") {
+	if code != report.ExitUsage || !strings.Contains(errb.String(), `guestcheck.yaml:2: unknown check ID "nope"`) {
 		t.Errorf("unknown check in config: exit %d, stderr %q", code, errb.String())
 	}
 	errb.Reset()
@@ -136,7 +136,7 @@ func TestHelpVersionList(t *testing.T) {
 	if code := run([]string{"--help"}, &out, &errb, all); code != 0 || !strings.Contains(out.String(), "Exit codes:") {
 		t.Errorf("--help: exit %d, %q", code, out.String())
 	}
-	for i, l := range strings.Split(usageText, "\n") {
+	for i, l := range strings.Split(out.String(), "\n") {
 		if len(l) > 80 {
 			t.Errorf("--help line %d is over 80 columns: %q", i+1, l)
 		}
@@ -165,9 +165,31 @@ func TestOutputFile(t *testing.T) {
 			t.Errorf("%s: file differs from stdout (%v)\nfile:\n%s\nstdout:\n%s", format, err, b, out)
 		}
 	}
-	code, _, errs := invoke(t, all, "--output", filepath.Join(dir, "no/such/dir/r.json"))
-	if code != 1 || !strings.Contains(errs, "--output") {
-		t.Errorf("unwritable output: exit %d, %q", code, errs)
+	// Missing parents are made (mode 0755), as /run/guestcheck is missing
+	// on a fresh guest when runcmd runs.
+	made := filepath.Join(dir, "run/guestcheck/first-boot.json")
+	if code, _, errs := invoke(t, all, "--exit-zero", "--format", "json", "--output", made); code != 0 || errs != "" {
+		t.Errorf("missing parents: exit %d, %q", code, errs)
+	}
+	if st, err := os.Stat(filepath.Dir(made)); err != nil || st.Mode().Perm() != 0o755 {
+		t.Errorf("parent: %v %v", st, err)
+	}
+	if _, err := os.Stat(made); err != nil {
+		t.Errorf("report not written: %v", err)
+	}
+	// A report that cannot be written is one line on stderr and exit 1,
+	// --exit-zero or not: it keeps findings quiet, not a lost report.
+	blocker := filepath.Join(dir, "blocker")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(blocker, "r.json")
+	for _, extra := range [][]string{nil, {"--exit-zero"}} {
+		code, _, errs := invoke(t, all, append(extra, "--output", bad)...)
+		want := "guestcheck: --output " + bad + ": report not written: " + blocker + ": not a directory\n"
+		if code != 1 || errs != want {
+			t.Errorf("%v unwritable output: exit %d, %q; want 1, %q", extra, code, errs, want)
+		}
 	}
 }
 
@@ -336,7 +358,11 @@ func TestNagiosExitCodes(t *testing.T) {
 		t.Errorf("--format json --exit-codes nagios with a warning: exit %d, want 1", code)
 	}
 	// An unwritable --output is UNKNOWN, unless the run is CRITICAL anyway.
-	bad := filepath.Join(t.TempDir(), "no/such/dir/r.txt")
+	blocker := filepath.Join(t.TempDir(), "blocker")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(blocker, "r.txt")
 	if code, _, _ := invoke(t, []check.Check{fake("a", check.Pass)}, "--exit-codes", "nagios", "--output", bad); code != report.NagiosUnknown {
 		t.Errorf("unwritable output on a pass: exit %d, want 3", code)
 	}
@@ -358,12 +384,12 @@ func TestFormatOptionErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--exit-codes", "nrpe"}, `--exit-codes "nrpe": want guestcheck or nagios`},
+		{[]string{"--exit-codes", "nrpe"}, `--exit-codes "nrpe": unknown scheme (one of guestcheck, nagios)`},
 		{[]string{"--exit-codes", "nagios", "--exit-zero"}, "contradict"},
 		{[]string{"--service-name", "A|B"}, "--service-name: service name must not contain '|'"},
 		{[]string{"--service-name", ""}, "--service-name: service name is empty"},
-		{[]string{"--output", "tap:"}, `empty file name after "tap:"`},
-		{[]string{"--format", "xml"}, "want one of text, json, prometheus, nagios, junit, tap, jsonl"},
+		{[]string{"--output", "tap:"}, `--output tap:: no file name after "tap:"`},
+		{[]string{"--format", "xml"}, `--format "xml": unknown format (one of text, json, prometheus, nagios, junit, tap, jsonl)`},
 	} {
 		code, out, errs := invoke(t, all, tc.args...)
 		if code != report.ExitUsage || !strings.Contains(errs, tc.want) || out != "" {

@@ -12,11 +12,14 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 // DefaultPath is read when --config is not given; its absence is fine.
@@ -37,6 +40,11 @@ const (
 
 // Config is the whole file. Later areas add their own sections.
 type Config struct {
+	// source is the file the configuration came from and its bytes, for
+	// Where; empty for the built-in default.
+	source     string
+	sourceText []byte
+
 	// Timeout bounds the whole run.
 	Timeout time.Duration `yaml:"timeout"`
 	// CheckTimeout is the default deadline of each check.
@@ -238,6 +246,7 @@ var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(
 // name is used in error messages, which are one line: "name:LINE: reason".
 func Parse(name string, b []byte) (*Config, error) {
 	c := Default()
+	c.source, c.sourceText = name, b
 	if !commentOnly(b) {
 		dec := yaml.NewDecoder(bytes.NewReader(b))
 		dec.KnownFields(true)
@@ -263,10 +272,10 @@ func Parse(name string, b []byte) (*Config, error) {
 		return nil, fmt.Errorf("%s: disk.warn_percent and disk.fail_percent must be between 0 and 100", name)
 	}
 	if c.Systemd.BootBudget <= 0 {
-		return nil, fmt.Errorf("%s:%d: systemd.boot_budget must be positive, got %s", name, keyLine(b, "boot_budget"), c.Systemd.BootBudget)
+		return nil, problem.At(name, keyLine(b, "boot_budget"), "systemd.boot_budget must be positive, got %s", c.Systemd.BootBudget)
 	}
 	if c.TimeSync.MaxOffset <= 0 {
-		return nil, fmt.Errorf("%s:%d: time_sync.max_offset must be positive, got %s", name, keyLine(b, "max_offset"), c.TimeSync.MaxOffset)
+		return nil, problem.At(name, keyLine(b, "max_offset"), "time_sync.max_offset must be positive, got %s", c.TimeSync.MaxOffset)
 	}
 	for id, cc := range c.Checks {
 		if cc.Timeout < 0 {
@@ -312,30 +321,67 @@ func keyLine(b []byte, key string) int {
 	return 0
 }
 
-// yamlError flattens yaml.v3's multi-line errors into "name:LINE: reason".
+// yamlError flattens yaml.v3's multi-line errors into "name:LINE: reason",
+// each reason folded to one line (YAML values carry newlines into them).
 func yamlError(name string, err error) error {
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
 		parts := make([]string, 0, len(te.Errors))
 		for _, e := range te.Errors {
-			if m := yamlLine().FindStringSubmatch(e); m != nil {
-				parts = append(parts, name+":"+m[1]+": "+m[2])
-			} else {
-				parts = append(parts, name+": "+e)
-			}
+			parts = append(parts, yamlProblem(name, e).String())
 		}
-		return errors.New(oneLine(strings.Join(parts, "; ")))
+		return errors.New(strings.Join(parts, "; "))
 	}
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	if m := yamlLine().FindStringSubmatch(msg); m != nil {
-		return fmt.Errorf("%s:%s: %s", name, m[1], oneLine(m[2]))
-	}
-	return fmt.Errorf("%s: %s", name, oneLine(msg))
+	return yamlProblem(name, strings.TrimPrefix(err.Error(), "yaml: "))
 }
 
-// oneLine escapes newlines that YAML values carry into error messages, so
-// that every configuration error stays on one line.
-func oneLine(s string) string { return strings.ReplaceAll(s, "\n", `\n`) }
+// yamlProblem is one yaml.v3 message, "line N: reason" or a bare reason,
+// as a problem in file name.
+func yamlProblem(name, msg string) problem.Problem {
+	if m := yamlLine().FindStringSubmatch(msg); m != nil {
+		if n, err := strconv.Atoi(m[1]); err == nil {
+			return problem.Problem{File: name, Line: n, Msg: m[2]}
+		}
+	}
+	return problem.Problem{File: name, Msg: msg}
+}
+
+// Where locates a dotted key path ("checks.dsn") in the file the
+// configuration came from, as "file:line" ("file" when the line is not
+// known, "configuration" for the built-in default), for messages about a
+// value that only a later stage can judge.
+func (c *Config) Where(keyPath string) string {
+	if c.source == "" {
+		return "configuration"
+	}
+	if n := pathLine(c.sourceText, strings.Split(keyPath, ".")); n > 0 {
+		return fmt.Sprintf("%s:%d", c.source, n)
+	}
+	return c.source
+}
+
+// pathLine finds the line of a nested block-style key path: each segment
+// a "key:" indented deeper than its parent's; 0 when not found.
+func pathLine(b []byte, segs []string) int {
+	indent, seg := -1, 0
+	for i, l := range strings.Split(string(b), "\n") {
+		t := strings.TrimLeft(l, " ")
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		in := len(l) - len(t)
+		if in <= indent {
+			return 0 // left the parent's block without finding the key
+		}
+		if strings.HasPrefix(t, segs[seg]+":") {
+			if seg == len(segs)-1 {
+				return i + 1
+			}
+			indent, seg = in, seg+1
+		}
+	}
+	return 0
+}
 
 // CheckEnabled reports whether check id runs by default.
 func (c *Config) CheckEnabled(id string) bool {
