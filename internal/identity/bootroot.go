@@ -7,8 +7,8 @@ import (
 	"path"
 	"strings"
 
-	"github.com/guestcheck/guestcheck/internal/disk"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/fstab"
 )
 
 // RootMode is whether a guest's root file system is read-only when
@@ -177,7 +177,7 @@ func ParseBLSEntry(src string, b []byte) []Cmdline {
 // of the entry that decides: the last of ro and rw among its options wins
 // ("defaults" sets no flag in libmount), and the last entry for "/" wins.
 func FstabRootRO(b []byte) (line int, ro bool) {
-	ents, _ := disk.ParseFstab(b)
+	ents, _ := fstab.Parse(b)
 	for _, e := range ents {
 		if e.MountPoint == "" || path.Clean(e.MountPoint) != "/" {
 			continue
