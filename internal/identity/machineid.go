@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"errors"
 	iofs "io/fs"
+	"path"
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fs"
@@ -108,6 +109,47 @@ type File struct {
 	Kind    Kind
 	// Perm is the permission bits of the file the path resolves to.
 	Perm iofs.FileMode
+	// Target is the guest path a symlink at Path resolves to (links
+	// followed inside the root), "" when Path is no symlink.
+	Target string
+}
+
+// Link reports whether the path itself is a symlink.
+func (f File) Link() bool { return f.Exists && f.Entry.Kind == fs.KindSymlink }
+
+// Transient reports whether the path is a symlink to a file that is not
+// in the image and lies under /run: systemd fills it at every boot (the
+// tmpfs is empty at boot), so the machine gets a new ID each time.
+func (f File) Transient() bool {
+	return f.Link() && !f.Found && f.Err == nil && (f.Target == "/run" || strings.HasPrefix(f.Target, "/run/"))
+}
+
+// maxLinks bounds ResolveLink, as the kernel's ELOOP does.
+const maxLinks = 8
+
+// ResolveLink returns the guest path symlink p ends at, following each
+// link inside the root (an absolute target is the guest's own path), ""
+// when p is no symlink or a link cannot be read.
+func ResolveLink(r fs.Reader, p string) string {
+	cur := path.Clean(p)
+	for i := 0; i < maxLinks; i++ {
+		e, err := r.Lstat(cur)
+		if err != nil || e.Kind != fs.KindSymlink {
+			if i == 0 {
+				return ""
+			}
+			return cur
+		}
+		t, err := r.Readlink(cur)
+		if err != nil {
+			return ""
+		}
+		if !path.IsAbs(t) {
+			t = path.Join(path.Dir(cur), t)
+		}
+		cur = path.Clean(t)
+	}
+	return ""
 }
 
 // ID is the content as an ID, lower case and without its newline.
@@ -122,6 +164,9 @@ func ReadFile(r fs.Reader, p string) File {
 	f := File{Path: p}
 	if e, err := r.Lstat(p); err == nil {
 		f.Entry, f.Exists = e, true
+		if e.Kind == fs.KindSymlink {
+			f.Target = ResolveLink(r, p)
+		}
 	}
 	b, err := r.ReadFile(p)
 	switch {

@@ -33,6 +33,8 @@ const (
 	CodeIDCloneKeptMachineID = "identity-clone-kept-machine-id"
 	CodeIDMachineIDTemplate  = "identity-machine-id-template"
 	CodeIDTemplateRecordBad  = "identity-template-record-invalid"
+	CodeIDTemplateNoInstance = "identity-template-no-instance"
+	CodeIDTemplateInstance   = "identity-template-instance"
 )
 
 // Finding codes: the DHCP client identifier.
@@ -60,7 +62,7 @@ const (
 func IdentityCodes() []string {
 	return []string{
 		CodeIDMachineIDOK, CodeIDMachineIDUnset, CodeIDMachineIDInvalid, CodeIDMachineIDUnreadable, CodeIDMachineIDMode, CodeIDMachineIDDBusFallback, CodeIDMachineIDMissingRO, CodeIDMachineIDFromFirmware,
-		CodeIDInstanceOK, CodeIDCloneKeptMachineID, CodeIDMachineIDTemplate, CodeIDTemplateRecordBad,
+		CodeIDInstanceOK, CodeIDCloneKeptMachineID, CodeIDMachineIDTemplate, CodeIDTemplateRecordBad, CodeIDTemplateNoInstance, CodeIDTemplateInstance,
 		CodeIDDHCPOK, CodeIDDHCPClientID,
 		CodeIDMACBindingsOK, CodeIDMACBindingStale, CodeIDMACBindingOrphaned, CodeIDMACBindingSkipped,
 		CodeIDConfigInvalid, CodeIDConfigUnreadable, CodeIDKernelError,
@@ -85,9 +87,10 @@ func RunIdentity(ctx context.Context, env *check.Env) []check.Finding {
 	fs = append(fs, JudgeClone(ev)...)
 	fs = append(fs, JudgeFirmwareMachineID(ev.MachineID, ReadProductUUID(env.Root, env.Live))...)
 	fs = append(fs, JudgeTemplateMachineID(ev)...)
+	fs = append(fs, JudgeTemplateInstance(ev)...)
 	cfg := ReadNetworkConfig(env.Root)
 	fs = append(fs, JudgeConfigFiles(cfg)...)
-	fs = append(fs, JudgeDHCPIdentity(cfg)...)
+	fs = append(fs, JudgeDHCPIdentityIn(cfg, ev)...)
 	if ctx.Err() != nil {
 		return fs
 	}

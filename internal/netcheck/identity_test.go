@@ -345,12 +345,54 @@ func TestRunIdentityImageRoot(t *testing.T) {
 	env := &check.Env{Root: fixture(t, "netplan-cloudinit"), Live: false, Config: config.Default()}
 	fs := RunIdentity(context.Background(), env)
 	assertConventions(t, fs, IdentityCodes())
-	want := []string{"fail identity-machine-id-missing-read-only", "warn identity-dhcp-client-id", "skip identity-mac-binding-skipped"}
+	want := []string{"pass identity-machine-id-ok", "pass identity-template-no-instance", "pass identity-dhcp-ok", "skip identity-mac-binding-skipped"}
 	if got := codesOf(fs); !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v\n%+v", got, want, fs)
 	}
-	if fs[2].Detail["binding_1"] == "" {
-		t.Errorf("skip without the bindings: %+v", fs[2])
+	if fs[3].Detail["binding_1"] == "" {
+		t.Errorf("skip without the bindings: %+v", fs[3])
+	}
+}
+
+// TestNetworkIdentityTemplate judges sealed templates (and a guest) as
+// roots: the missing-file rule with systemd, a link to /run, an instance
+// left behind, and DHCP identifiers derived from the machine ID.
+func TestNetworkIdentityTemplate(t *testing.T) {
+	const (
+		systemd = "/usr/lib/systemd/systemd"
+		netplan = "/etc/netplan/50-cloud-init.yaml"
+		dhcp4   = "network:\n  version: 2\n  ethernets:\n    enp1s0:\n      dhcp4: true\n"
+	)
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  []string
+		tpl   bool
+	}{
+		{"missing, systemd, no command line", map[string]string{systemd: "", netplan: dhcp4},
+			[]string{"fail identity-machine-id-missing-read-only", "pass identity-template-no-instance", "pass identity-dhcp-ok", "pass identity-mac-bindings-ok"}, true},
+		{"missing, systemd, rw", map[string]string{systemd: "", "/etc/kernel/cmdline": "root=/dev/vda1 rw\n"},
+			[]string{"pass identity-machine-id-ok", "pass identity-template-no-instance", "pass identity-dhcp-ok", "pass identity-mac-bindings-ok"}, true},
+		{"link to /run", map[string]string{systemd: "", "/etc/machine-id": "->/run/machine-id"},
+			[]string{"pass identity-machine-id-ok", "pass identity-template-no-instance", "pass identity-dhcp-ok", "pass identity-mac-bindings-ok"}, true},
+		{"instance left", map[string]string{systemd: "", "/etc/machine-id": "", "/var/lib/cloud/data/instance-id": "i-1\n", "/var/lib/cloud/instances/i-1/sem/x": ""},
+			[]string{"pass identity-machine-id-ok", "fail identity-template-instance", "pass identity-dhcp-ok", "pass identity-mac-bindings-ok"}, true},
+		{"NetworkManager secret left", map[string]string{systemd: "", "/etc/machine-id": "", netplan: dhcp4, NMSecretKeyPath: "k"},
+			[]string{"pass identity-machine-id-ok", "pass identity-template-no-instance", "warn identity-dhcp-client-id", "pass identity-mac-bindings-ok"}, true},
+		{"guest", map[string]string{systemd: "", "/etc/machine-id": "0123456789abcdef0123456789abcdef\n", netplan: dhcp4},
+			[]string{"pass identity-machine-id-ok", "warn identity-dhcp-client-id", "pass identity-mac-bindings-ok"}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := RunIdentity(context.Background(), imageEnv(writeRoot(t, tc.files)))
+			assertConventions(t, fs, IdentityCodes())
+			if got := codesOf(fs); !slices.Equal(got, tc.want) {
+				t.Fatalf("got %v, want %v\n%+v", got, tc.want, fs)
+			}
+			if got := fs[0].Detail["template"] != ""; got != tc.tpl {
+				t.Errorf("template detail %v, want %v: %+v", got, tc.tpl, fs[0])
+			}
+		})
 	}
 }
 

@@ -19,6 +19,10 @@ import (
 // JournalDir holds the persistent journal, one directory per machine-id.
 const JournalDir = "/var/log/journal"
 
+// NMSecretKeyPath is NetworkManager's per-machine secret, from which it
+// derives stable identifiers together with the machine ID.
+const NMSecretKeyPath = "/var/lib/NetworkManager/secret_key"
+
 // FileTimes is a file's modification and status-change times.
 type FileTimes struct{ Mod, Change time.Time }
 
@@ -99,6 +103,28 @@ type CloneEvidence struct {
 	// from (nil when none); TemplateErr is why it could not be read.
 	Template    *sealrecord.Record
 	TemplateErr error
+
+	// MachineIDLink is the guest path a symlinked /etc/machine-id ends at,
+	// "" when it is no symlink; MachineIDTransient is true when that is
+	// under /run and not in the image (a new ID at every boot).
+	MachineIDLink      string
+	MachineIDTransient bool
+	// NoSystemd is true when an image (off the running system) has no
+	// systemd, so nothing sets up /etc/machine-id at boot.
+	NoSystemd bool
+	// Instances names the directories in /var/lib/cloud/instances, and
+	// InstanceLink is whether /var/lib/cloud/instance exists: the
+	// cloud-init instances a template would hand its clones.
+	Instances    []string
+	InstanceLink bool
+	// NMSecretKey is whether NetworkManager's secret_key is in the root:
+	// with it, identifiers NetworkManager derives are shared.
+	NMSecretKey bool
+
+	// State is whether the root is a sealed template, decided once
+	// (identity.TemplateStateOf); the judges take the template's expected
+	// state as such.
+	State identity.TemplateState
 }
 
 // ReadCloneEvidence gathers CloneEvidence through root.
@@ -114,6 +140,24 @@ func ReadCloneEvidenceTimes(root *fs.Root, live bool, times TimesFunc) CloneEvid
 	ev.MachineIDFound, ev.MachineIDErr = etc.Found || etc.Err != nil, etc.Err
 	tpl := identity.ReadTemplate(root)
 	ev.Template, ev.TemplateErr = tpl.Record, tpl.Err()
+	ev.MachineIDLink, ev.MachineIDTransient = etc.Target, etc.Transient()
+	var boot *identity.LiveBoot
+	if live {
+		b := identity.ReadLiveBoot(root)
+		boot = &b
+	} else {
+		ev.NoSystemd = !identity.SystemdPresent(root)
+	}
+	ev.State = identity.TemplateStateOf(mid, tpl, boot)
+	if es, err := root.ReadDir(cloudInstancesDir); err == nil {
+		for _, e := range es {
+			ev.Instances = append(ev.Instances, e.Name)
+		}
+	}
+	_, err := root.Lstat(identity.CloudInstancePath)
+	ev.InstanceLink = err == nil
+	_, err = root.Lstat(NMSecretKeyPath)
+	ev.NMSecretKey = err == nil
 	if etc.Found {
 		ev.MachineIDRaw, ev.MachineIDMode = etc.Content, etc.Perm
 		ev.MachineID = strings.TrimSpace(string(ev.MachineIDRaw))
@@ -261,7 +305,10 @@ func machineIDUnset(ev CloneEvidence) bool {
 // missing file is sealed only when the root is writable when systemd
 // starts, since it cannot create the file on a read-only root.
 func JudgeMachineID(ev CloneEvidence, live bool) []check.Finding {
-	d := map[string]string{"file": MachineIDPath}
+	d := ev.State.Detail(map[string]string{"file": MachineIDPath})
+	if ev.MachineIDLink != "" {
+		d["link_to"] = ev.MachineIDLink
+	}
 	if !ev.MachineIDTimes.Mod.IsZero() {
 		d["mtime"] = ev.MachineIDTimes.Mod.UTC().Format(time.RFC3339)
 	}
@@ -298,6 +345,8 @@ func JudgeMachineID(ev CloneEvidence, live bool) []check.Finding {
 		return append(out, check.New(check.Fail, CodeIDMachineIDDBusFallback,
 			fmt.Sprintf("%s is %s, but systemd will take the ID in %s at first boot: every VM made from this image gets %s", MachineIDPath, state, identity.DBusMachineIDPath, ev.DBusMachineID), d,
 			"Remove /var/lib/dbus/machine-id (or make it a symlink to /etc/machine-id) when sealing, as `sealprep` and virt-sysprep's machine-id operation do"))
+	case !ev.MachineIDFound && (ev.MachineIDTransient || ev.NoSystemd):
+		return append(out, missingNotNeeded(ev, d))
 	case !ev.MachineIDFound && ev.Root.MissingMachineIDFatal():
 		d["root"] = ev.Root.Why
 		return append(out, check.New(check.Fail, CodeIDMachineIDMissingRO,
@@ -324,6 +373,17 @@ func JudgeMachineID(ev CloneEvidence, live bool) []check.Finding {
 			"Replace it: `rm /etc/machine-id && systemd-machine-id-setup`, then reboot (in an image: `: > /etc/machine-id`)"))
 	}
 	return append(out, check.Passf(CodeIDMachineIDOK, "machine-id is set", d))
+}
+
+// missingNotNeeded is the pass for a missing /etc/machine-id that no
+// boot needs in place: a link to /run, which systemd fills at every boot,
+// or an image without systemd.
+func missingNotNeeded(ev CloneEvidence, d map[string]string) check.Finding {
+	if ev.MachineIDTransient {
+		return check.Passf(CodeIDMachineIDOK, MachineIDPath+" links to "+ev.MachineIDLink+
+			", outside the image: systemd writes a new ID there at every boot, so no two clones share one", d)
+	}
+	return check.Passf(CodeIDMachineIDOK, MachineIDPath+" is missing, and the image has no systemd to set up a machine ID at boot", d)
 }
 
 // Margins of the clone rules. timestampGrain covers the coarse clock file

@@ -1,6 +1,8 @@
 package netcheck
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/check"
@@ -32,4 +34,58 @@ func JudgeTemplateMachineID(ev CloneEvidence) []check.Finding {
 		map[string]string{"record": sealrecord.Path, "sealed_at": t.SealedAt.UTC().Format(time.RFC3339),
 			"sealprep_version": t.SealprepVersion, "machine_id_sha256": t.MachineIDSHA256},
 		"Give this machine its own ID: `rm /etc/machine-id && systemd-machine-id-setup`, then reboot; seal the template with the machine-id operation so that later clones get their own")}
+}
+
+// JudgeTemplateInstance judges cloud-init's instance state in a sealed
+// template, where none is expected: a clone of a template that kept one
+// starts with the template's user-data, semaphores and rendered network
+// config. Off a template it says nothing (JudgeClone reads the instance).
+func JudgeTemplateInstance(ev CloneEvidence) []check.Finding {
+	if !ev.State.Is {
+		return nil
+	}
+	var left []string
+	if ev.InstanceID != "" {
+		left = append(left, InstanceIDPath+" ("+ev.InstanceID+")")
+	}
+	if ev.InstanceLink {
+		left = append(left, identity.CloudInstancePath)
+	}
+	for _, n := range ev.Instances {
+		left = append(left, cloudInstancesDir+"/"+n)
+	}
+	d := ev.State.Detail(map[string]string{"dir": "/var/lib/cloud"})
+	if len(left) == 0 {
+		return []check.Finding{check.Passf(CodeIDTemplateNoInstance,
+			"no cloud-init instance, as in a sealed template: each clone is a new instance at first boot", d)}
+	}
+	d["left"] = strings.Join(left, "\n")
+	return []check.Finding{check.New(check.Fail, CodeIDTemplateInstance,
+		fmt.Sprintf("cloud-init instance state is left in the template (%s): every clone starts with its user-data, semaphores and rendered network config", left[0]), d,
+		"Re-seal the image with sealprep (its cloud-init operation), or remove everything under /var/lib/cloud except seed/ in the image")}
+}
+
+// JudgeDHCPIdentityIn is JudgeDHCPIdentity in the mode the root was
+// judged in. In a sealed template whose machine ID is unset (no D-Bus
+// copy to fall back to, no NetworkManager secret_key left), client
+// identifiers derived from the machine ID are new in every clone, so the
+// warnings a guest gets become one pass; on a guest they stay: a
+// restored or cloned guest keeps its ID.
+func JudgeDHCPIdentityIn(c NetworkConfig, ev CloneEvidence) []check.Finding {
+	fs := JudgeDHCPIdentity(c)
+	if !ev.State.Is || ev.DBusMachineID != "" || ev.NMSecretKey {
+		return fs
+	}
+	var derived []string
+	for _, f := range fs {
+		if f.Code == CodeIDDHCPClientID {
+			derived = append(derived, f.Message)
+		}
+	}
+	if len(derived) == 0 {
+		return fs
+	}
+	d := ev.State.Detail(map[string]string{"derived": strings.Join(derived, "\n")})
+	return []check.Finding{check.Passf(CodeIDDHCPOK,
+		fmt.Sprintf("%d DHCP client identifier(s) derive from the machine ID, unset as in a sealed template: each clone derives its own", len(derived)), d)}
 }

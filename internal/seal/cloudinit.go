@@ -8,6 +8,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/guestfile/cloudconfig"
+	"github.com/guestcheck/guestcheck/internal/identity"
 )
 
 var opCloudInit = Operation{
@@ -129,12 +130,7 @@ func (p *Planner) cleanHooks() ([]Action, error) {
 // cloudInitEnabled reports whether cloud-init is installed and not
 // disabled by /etc/cloud/cloud-init.disabled. (A kernel command line
 // cloud-init=disabled cannot be seen from an image.)
-func (p *Planner) cloudInitEnabled() bool {
-	if !p.exists("/usr/bin/cloud-init") {
-		return false
-	}
-	return !p.exists("/etc/cloud/cloud-init.disabled")
-}
+func (p *Planner) cloudInitEnabled() bool { return identity.CloudInitEnabled(p.Root) }
 
 // cloudConfig reads and merges cloud.cfg and cloud.cfg.d/*.cfg. A file
 // cloud-init would skip is noted and skipped.

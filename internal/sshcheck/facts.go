@@ -92,6 +92,14 @@ type Facts struct {
 	// the image has none, or it does not parse: network-identity reports
 	// that).
 	Template *sealrecord.Record
+
+	// State is whether the root is a sealed template (decided once, by
+	// identity, read with the instance); then KeyFiles (every
+	// /etc/ssh/ssh_host_* file) and Regenerator (what generates keys at
+	// first boot, "" when nothing does) are what is judged.
+	State       identity.TemplateState
+	KeyFiles    []string
+	Regenerator string
 }
 
 // Listener is one listening TCP socket.
@@ -167,6 +175,11 @@ func Gather(ctx context.Context, env *check.Env) Facts {
 	f.Instance = netcheck.ReadCloneEvidence(r, env.Live)
 	f.PwAuth = readPwAuth(r)
 	f.Template = f.Instance.Template
+	f.State = f.Instance.State
+	if f.State.Is {
+		f.KeyFiles = hostKeyFiles(r)
+		f.Regenerator = identity.SSHRegenerator(r, cloudGeneratesKeys(r))
+	}
 	if !env.Live {
 		f.Enablement, f.EnabledUnit = systemd.Enablement(r, append(append([]string(nil), serviceUnits...), socketUnits...)...)
 		return f
@@ -183,6 +196,19 @@ func Gather(ctx context.Context, env *check.Env) Facts {
 	}
 	f.Listeners, f.OwnersKnown, f.ListenErr = ReadListeners(ctx, r, func(a netip.AddrPort) bool { return judged[a] })
 	return f
+}
+
+// hostKeyFiles lists every /etc/ssh/ssh_host_* entry: what a template
+// must not keep, whatever sshd_config names.
+func hostKeyFiles(r *fs.Root) []string {
+	var out []string
+	ents, _ := r.ReadDir("/etc/ssh")
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name, "ssh_host_") {
+			out = append(out, "/etc/ssh/"+e.Name)
+		}
+	}
+	return out
 }
 
 // rootSource lets sshdconfig read through the guest root.
@@ -415,4 +441,10 @@ func socketInode(t []byte) (uint64, bool) {
 	}
 	ino, err := strconv.ParseUint(string(t[len(pre):len(t)-1]), 10, 64)
 	return ino, err == nil
+}
+
+// cloudGeneratesKeys reports whether cloud-init is enabled and its ssh
+// module generates host keys, from its system configuration.
+func cloudGeneratesKeys(r *fs.Root) bool {
+	return identity.CloudInitEnabled(r) // TODO(g2): the ssh module and ssh_genkeytypes, through cloudcfg
 }

@@ -72,6 +72,9 @@ const (
 	CodeHostKeyKept     = "ssh-hostkey-kept"
 	CodeHostKeyTemplate = "ssh-hostkey-template"
 	CodeHostKeyUndated  = "ssh-hostkey-undated"
+	// In a sealed template (identity.TemplateState).
+	CodeHostKeyTemplateNone = "ssh-hostkey-template-none"
+	CodeHostKeyInTemplate   = "ssh-hostkey-in-template"
 )
 
 // Finding codes: authentication.
@@ -94,7 +97,7 @@ var Codes = []string{
 	CodeListening, CodeNotListening, CodePortOther,
 	CodeConfigInvalid, CodeConfigUnread,
 	CodeHostKeyOK, CodeHostKeyMissing, CodeHostKeyNone, CodeHostKeyUnread, CodeHostKeyInvalid, CodeHostKeyMismatch, CodeHostKeyPerms, CodeHostKeyNoPub,
-	CodeHostKeyFresh, CodeHostKeyKept, CodeHostKeyTemplate, CodeHostKeyUndated,
+	CodeHostKeyFresh, CodeHostKeyKept, CodeHostKeyTemplate, CodeHostKeyUndated, CodeHostKeyTemplateNone, CodeHostKeyInTemplate,
 	CodeAuthOK, CodeAuthBaseline, CodeAuthConditional, CodePwAuthUnread,
 	CodeUnreadable,
 }
@@ -462,8 +465,12 @@ func privateModeOK(k HostKey, redHat bool) bool {
 }
 
 // JudgeHostKeys: each configured key exists, parses, matches its .pub and
-// has a mode and owner sshd accepts.
+// has a mode and owner sshd accepts. In a sealed template no key is the
+// expected state (JudgeTemplateHostKeys).
 func JudgeHostKeys(f Facts) []check.Finding {
+	if f.State.Is {
+		return JudgeTemplateHostKeys(f)
+	}
 	var out []check.Finding
 	var good []string
 	usable := 0
@@ -548,6 +555,34 @@ func JudgeHostKeys(f Facts) []check.Finding {
 			map[string]string{"keys": strings.Join(good, "\n")}))
 	}
 	return out
+}
+
+// JudgeTemplateHostKeys judges the host keys of a sealed template: none
+// is expected, with something that generates them at first boot. A key
+// left in the template is one every clone answers with; no key and no
+// regenerator is a clone whose sshd cannot start.
+func JudgeTemplateHostKeys(f Facts) []check.Finding {
+	present := append([]string(nil), f.KeyFiles...)
+	for _, k := range f.HostKeys {
+		if !errors.Is(k.Err, iofs.ErrNotExist) && !slices.Contains(present, k.Path) {
+			present = append(present, k.Path)
+		}
+	}
+	d := f.State.Detail(map[string]string{"configured": keyPaths(f.HostKeys)})
+	switch {
+	case len(present) > 0:
+		d["keys"] = strings.Join(present, "\n")
+		return []check.Finding{check.New(check.Fail, CodeHostKeyInTemplate,
+			fmt.Sprintf("%d host key file(s) left in a sealed template (%s): every clone answers with the same identity", len(present), present[0]), d,
+			"Remove /etc/ssh/ssh_host_* in the image, or re-seal it with sealprep (its ssh-host-keys operation)")}
+	case f.Regenerator != "":
+		d["regenerator"] = f.Regenerator
+		return []check.Finding{check.Passf(CodeHostKeyTemplateNone,
+			"no host keys, as in a sealed template: "+f.Regenerator+" generates them at first boot", d)}
+	}
+	return []check.Finding{check.New(check.Fail, CodeHostKeyNone,
+		"no host keys in the template and nothing generates them at first boot: clones boot an sshd without keys, which cannot start", d,
+		"Install cloud-init's ssh module or sshd-keygen in the image, or re-seal it with sealprep, which installs its own key-generating unit")}
 }
 
 func keyPaths(ks []HostKey) string {

@@ -50,16 +50,16 @@ var items = []item{
 		check: "ssh", codes: []string{
 			"ssh-hostkey-missing", "ssh-hostkey-none", "ssh-hostkey-unreadable", "ssh-hostkey-invalid",
 			"ssh-hostkey-mismatch", "ssh-hostkey-permissions", "ssh-hostkey-pub-missing", "ssh-hostkey-kept",
-			"ssh-hostkey-template"}},
+			"ssh-hostkey-template", "ssh-hostkey-in-template"}},
 	{name: "hostname", ops: []string{"hostname"},
 		check: "hostname", codes: []string{
 			"hostname-invalid", "hostname-localhost", "hostname-etc-mismatch", "hostname-etc-missing",
 			"hostname-metadata-mismatch", "hostname-expected-mismatch"}},
 	{name: "cloud-init-instance", ops: []string{"cloud-init"},
 		match: func(a action) bool { return strings.HasPrefix(a.Path, "/var/lib/cloud/") },
-		// guestcheck judges no instance state off the running system: these
-		// are the findings that read it, all pass or skip.
-		check: "network-identity", codes: []string{"identity-instance-ok"}},
+		// Off the running system guestcheck judges the instance only in a
+		// template (a guest's instance is its own).
+		check: "network-identity", codes: []string{"identity-instance-ok", "identity-template-instance"}},
 	// A DHCP client identifier derived from the machine ID (networkd's
 	// DUID, NetworkManager's duid and stable) is shared only when the ID,
 	// or NetworkManager's secret key, is: the item is sealed when they and
@@ -76,12 +76,12 @@ var items = []item{
 // unreadable configuration. Listed so that a new code of these checks
 // has to be placed in the table or here.
 var notIdentity = map[string][]string{
-	"network-identity": {"identity-machine-id-ok", "identity-dhcp-ok", "identity-mac-bindings-ok",
+	"network-identity": {"identity-machine-id-ok", "identity-dhcp-ok", "identity-mac-bindings-ok", "identity-template-no-instance",
 		"identity-mac-binding-skipped", "identity-config-invalid", "identity-config-unreadable", "identity-kernel-error"},
 	"ssh": {"ssh-installed", "ssh-not-installed", "ssh-not-live", "ssh-no-systemd", "ssh-unit-active", "ssh-unit-enabled",
 		"ssh-unit-inactive", "ssh-unit-disabled", "ssh-unit-masked", "ssh-listening", "ssh-not-listening",
 		"ssh-port-other-process", "ssh-config-invalid", "ssh-config-unreadable", "ssh-hostkey-ok", "ssh-hostkey-fresh",
-		"ssh-hostkey-undated", "ssh-auth-ok", "ssh-auth-baseline", "ssh-auth-conditional", "ssh-pwauth-unread",
+		"ssh-hostkey-undated", "ssh-hostkey-template-none", "ssh-auth-ok", "ssh-auth-baseline", "ssh-auth-conditional", "ssh-pwauth-unread",
 		"ssh-state-unreadable"},
 	"hostname": {"hostname-ok", "hostname-preserved", "hostname-no-metadata", "hostname-resolves",
 		"hostname-resolves-remote", "hostname-unresolvable", "hostname-nss-only", "hostname-file-unreadable",
