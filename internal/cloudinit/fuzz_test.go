@@ -91,14 +91,6 @@ func FuzzParseUptime(f *testing.F) {
 	})
 }
 
-func FuzzParseBootTime(f *testing.F) {
-	f.Add([]byte("cpu  1 2 3\nbtime 1764452000\nprocesses 10\n"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if bt, err := ParseBootTime(b); err == nil && bt.Unix() <= 0 {
-			t.Fatalf("non-positive btime %v", bt)
-		}
-	})
-}
 
 func FuzzParseProcStat(f *testing.F) {
 	f.Add([]byte("612 (cloud-init) S 1 612 612 0 -1 4194560"))

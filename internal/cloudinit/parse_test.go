@@ -211,15 +211,6 @@ func TestParseProcFiles(t *testing.T) {
 			t.Errorf("uptime %q: no error", in)
 		}
 	}
-	bt, err := ParseBootTime([]byte("cpu  1 2 3\nintr 5\nctxt 9\nbtime 1764452000\nprocesses 10\n"))
-	if err != nil || bt.Unix() != 1764452000 {
-		t.Errorf("btime = %v, %v", bt, err)
-	}
-	for _, in := range []string{"", "cpu 1\n", "btime x\n", "btime -4\n"} {
-		if _, err := ParseBootTime([]byte(in)); err == nil {
-			t.Errorf("btime %q: no error", in)
-		}
-	}
 	for in, want := range map[string]ProcStat{
 		"612 (cloud-init) S 1 612 612 0 -1":       {612, "cloud-init", 1},
 		"77 (a) b) (c) R 42 77 77 0":              {77, "a) b) (c", 42},

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/guestcheck/guestcheck/internal/boottime"
 	"github.com/guestcheck/guestcheck/internal/fs"
 )
 
@@ -142,7 +143,7 @@ func Read(root *fs.Root, opt ReadOptions) *Snapshot {
 		}
 		if b, err := root.ReadFile("/proc/stat"); err != nil {
 			s.Notes["/proc/stat"] = "unreadable: " + fileReason(err)
-		} else if t, err := ParseBootTime(b); err != nil {
+		} else if t, err := boottime.Parse(b); err != nil {
 			s.Notes["/proc/stat"] = err.Error()
 		} else {
 			btime = t
