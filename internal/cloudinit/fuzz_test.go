@@ -81,7 +81,6 @@ func FuzzParseUptime(f *testing.F) {
 	})
 }
 
-
 func FuzzParseProcStat(f *testing.F) {
 	f.Add([]byte("612 (cloud-init) S 1 612 612 0 -1 4194560"))
 	f.Add([]byte("77 (a) b) (c) R 42 77 77 0"))

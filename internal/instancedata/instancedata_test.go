@@ -31,15 +31,15 @@ func TestParse(t *testing.T) {
 		t.Errorf("got %+v\nwant %+v", *d, want)
 	}
 	for in, want := range map[string]string{
-		`{"v1": {"local_hostname": 5}}`:                    `"v1.local_hostname" is a number, want a string`,
-		`{"v1": {"instance_id": ["a"]}}`:                   `"v1.instance_id" is an array, want a string`,
-		`{"v1": []}`:                                       `"v1" is an array, want an object`,
-		`{"v1": null}`:                                     `"v1" is null, want an object`,
-		`{"ds": "x"}`:                                      `"ds" is a string, want an object`,
-		`{"ds": {"meta_data": 1}}`:                         `"ds.meta_data" is a number, want an object`,
+		`{"v1": {"local_hostname": 5}}`:  `"v1.local_hostname" is a number, want a string`,
+		`{"v1": {"instance_id": ["a"]}}`: `"v1.instance_id" is an array, want a string`,
+		`{"v1": []}`:                     `"v1" is an array, want an object`,
+		`{"v1": null}`:                   `"v1" is null, want an object`,
+		`{"ds": "x"}`:                    `"ds" is a string, want an object`,
+		`{"ds": {"meta_data": 1}}`:       `"ds.meta_data" is a number, want an object`,
 		`{"ds": {"meta_data": {"local-hostname": false}}}`: `"ds.meta_data.local-hostname" is a boolean, want a string`,
-		`{"v1": {`:                                         "unexpected end of JSON input",
-		"{\"v1\": {\"machine\": \"\xff\"}}":                "not valid UTF-8 (at byte 20)",
+		`{"v1": {`:                          "unexpected end of JSON input",
+		"{\"v1\": {\"machine\": \"\xff\"}}": "not valid UTF-8 (at byte 20)",
 	} {
 		if _, err := Parse([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want %q", in, err, want)
