@@ -2,10 +2,12 @@ package seal
 
 import (
 	"context"
+	"errors"
 	"path"
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/hostnamefile"
 )
 
 var opHostname = Operation{
@@ -16,12 +18,12 @@ var opHostname = Operation{
 }
 
 func planHostname(ctx context.Context, p *Planner) ([]Action, error) {
-	old := ""
-	if b, ok, err := p.readFile("/etc/hostname"); err != nil {
+	// The template's name, for the /etc/hosts lines that still carry it.
+	static := hostnamefile.ReadStatic(p.Root)
+	if err := static.ReadErr; err != nil && !absent(err) && !unresolvable(err) && !errors.Is(err, fs.ErrKind) {
 		return nil, err
-	} else if ok {
-		old, _, _ = strings.Cut(strings.TrimSpace(string(b)), "\n")
 	}
+	old := static.Name
 	// Empty, not "localhost.localdomain": systemd then takes the name from
 	// DHCP or cloud-init, and clones do not all resolve to one fixed name.
 	const why = "a fixed hostname makes every clone claim the template's name"
