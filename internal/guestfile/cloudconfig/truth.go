@@ -144,10 +144,13 @@ func GetList(cfg map[string]any, key string, def []string) []string {
 	return []string{PyStr(v)}
 }
 
-// MergeMany is util.mergemanydict with cloud-init's default mergers:
-// earlier sources win, dictionaries merge key by key recursively, and any
-// other value (lists included) is taken whole from the first source that
-// has it. Inputs are not modified.
+// MergeMany is util.mergemanydict with cloud-init's default mergers
+// ("list()+dict()+str()"): earlier sources win, dictionaries merge key by
+// key recursively, and any other value (lists included) is taken whole
+// from the first source that has it, with one exception of those mergers:
+// a later dictionary replaces an earlier string or list (m_str and m_list
+// hand back the value merged in when it is not of their own type).
+// Inputs are not modified.
 func MergeMany(srcs ...map[string]any) map[string]any {
 	out := map[string]any{}
 	for _, s := range srcs {
@@ -163,10 +166,15 @@ func mergeInto(dst, src map[string]any) {
 			dst[k] = deepCopy(v)
 			continue
 		}
-		om, ok1 := old.(map[string]any)
-		nm, ok2 := v.(map[string]any)
-		if ok1 && ok2 {
-			mergeInto(om, nm)
+		nm, ok := v.(map[string]any)
+		if !ok {
+			continue
+		}
+		switch o := old.(type) {
+		case map[string]any:
+			mergeInto(o, nm)
+		case string, []any:
+			dst[k] = deepCopy(nm)
 		}
 	}
 }
