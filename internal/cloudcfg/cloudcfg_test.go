@@ -88,9 +88,9 @@ func TestRead(t *testing.T) {
 		}
 		wantMerged := map[string]any{
 			"a": "ninety", "b": "base", "c": "ten", "e": "linked",
-			"l": []any{"ten"},                             // a list is taken whole from the highest file
+			"l": []any{"ten"},                               // a list is taken whole from the highest file
 			"d": map[string]any{"x": "ninety", "y": "base"}, // mappings merge key by key
-			"s": map[string]any{"k": "ten"},               // a mapping replaces a lower string
+			"s": map[string]any{"k": "ten"},                 // a mapping replaces a lower string
 		}
 		if d := cmp.Diff(wantMerged, s.Merged); d != "" {
 			t.Errorf("%T merged (-want +got):\n%s", rd, d)
