@@ -2,7 +2,6 @@ package seal
 
 import (
 	"context"
-	"errors"
 	"path"
 	"strings"
 
@@ -20,7 +19,7 @@ var opHostname = Operation{
 func planHostname(ctx context.Context, p *Planner) ([]Action, error) {
 	// The template's name, for the /etc/hosts lines that still carry it.
 	static := hostnamefile.ReadStatic(p.Root)
-	if err := static.ReadErr; err != nil && !absent(err) && !unresolvable(err) && !errors.Is(err, fs.ErrKind) {
+	if err := static.ReadErr; err != nil && !skippedRead(err) {
 		return nil, err
 	}
 	old := static.Name
