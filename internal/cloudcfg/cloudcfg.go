@@ -167,6 +167,15 @@ func Load(s System) System {
 	return s
 }
 
+// ReadFile reads and loads one cloud-config file through t by the rules
+// of the system configuration's files: the other layers cloud-init puts
+// over it (/run/cloud-init/cloud.cfg, vendor-data, user-data) are read so.
+// A missing file has a ReadErr that is iofs.ErrNotExist.
+func ReadFile(t Tree, p string) File {
+	b, err := t.ReadFile(p)
+	return load([]File{{Path: p, Data: b, ReadErr: err}})[0]
+}
+
 // load parses each read file that has no Doc yet, into a new slice.
 func load(files []File) []File {
 	out := append([]File(nil), files...)
