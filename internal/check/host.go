@@ -27,7 +27,8 @@ func ReadHost(root *fs.Root) Host {
 		return strings.TrimSpace(string(b))
 	}
 	if root.IsHost() {
-		return Host{Hostname: read("/proc/sys/kernel/hostname"), BootID: read("/proc/sys/kernel/random/boot_id")}
+		name, _ := hostnamefile.ReadKernel(root)
+		return Host{Hostname: name, BootID: read("/proc/sys/kernel/random/boot_id")}
 	}
 	return Host{Hostname: hostnamefile.ReadStatic(root).First}
 }
