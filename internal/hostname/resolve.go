@@ -77,7 +77,7 @@ func (v *verdict) judgeHosts(name string) (hostsProblem string, hit bool) {
 			ps = append(ps, p.Error())
 			for _, f := range p.Fields {
 				if Compare(f, name) == MatchExact && hostsProblem == "" {
-					hostsProblem = fmt.Sprintf("%s line %d names it but is skipped: %s", pathEtcHosts, p.Line, p.Reason)
+					hostsProblem = fmt.Sprintf("%s line %d names it but is skipped: %s", pathEtcHosts, p.Line, p.Msg)
 				}
 			}
 		}

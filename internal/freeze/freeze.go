@@ -1,4 +1,4 @@
-package disk
+package freeze
 
 import (
 	"context"
@@ -13,8 +13,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/fs"
 	"golang.org/x/sys/unix"
+
+	"github.com/guestcheck/guestcheck/internal/fs"
 )
 
 // FIFREEZE and FITHAW are _IOWR('X', 119|120, int) from <linux/fs.h>;
@@ -28,14 +29,14 @@ const (
 // guestcheck into a freeze watchdog: "<deadline unix nanos>".
 const WatchdogEnv = "GUESTCHECK_FREEZE_WATCHDOG"
 
-// DefaultFreezeDeadline bounds how long a test freeze may last before the
+// DefaultDeadline bounds how long a test freeze may last before the
 // watchdog thaws the filesystem on its own.
-const DefaultFreezeDeadline = 3 * time.Second
+const DefaultDeadline = 3 * time.Second
 
-// Errors of FreezeTest that callers branch on.
+// Errors of Run that callers branch on.
 var (
-	// ErrFreezeRefused: the mount point is one guestcheck must never freeze.
-	ErrFreezeRefused = errors.New("refusing to freeze")
+	// ErrRefused: the mount point is one guestcheck must never freeze.
+	ErrRefused = errors.New("refusing to freeze")
 	// ErrNeedRoot: FIFREEZE needs CAP_SYS_ADMIN.
 	ErrNeedRoot = errors.New("freezing needs root (CAP_SYS_ADMIN)")
 	// ErrCannotFreeze: the filesystem type has no freeze support (EOPNOTSUPP).
@@ -44,15 +45,15 @@ var (
 	ErrAlreadyFrozen = errors.New("filesystem is already frozen")
 )
 
-// FreezeRequest describes one opt-in freeze test (--freeze-test).
-type FreezeRequest struct {
+// Request describes one opt-in freeze test (--freeze-test).
+type Request struct {
 	// Mountpoint is the mount to freeze; it must be a mount point.
 	Mountpoint string
 	// Protect lists paths (guestcheck's output file, logs) whose
 	// filesystem must not be frozen; a path that does not exist yet is
 	// judged by its directory.
 	Protect []string
-	// Deadline is when the watchdog thaws on its own (DefaultFreezeDeadline when 0).
+	// Deadline is when the watchdog thaws on its own (DefaultDeadline when 0).
 	Deadline time.Duration
 	// Hold keeps the filesystem frozen this long before thawing; tests use
 	// it to open a window. Zero thaws at once.
@@ -61,12 +62,12 @@ type FreezeRequest struct {
 	// tests open their kill window there.
 	OnFrozen func()
 	// Exe is the binary to re-execute as the watchdog; /proc/self/exe
-	// when empty. Its main must call IsFreezeWatchdog/RunFreezeWatchdog.
+	// when empty. Its main must call IsWatchdog/RunWatchdog.
 	Exe string
 }
 
-// FreezeResult reports a completed freeze test.
-type FreezeResult struct {
+// Result reports a completed freeze test.
+type Result struct {
 	Mountpoint    string
 	Device        string // major:minor
 	FreezeLatency time.Duration
@@ -76,17 +77,17 @@ type FreezeResult struct {
 	WatchdogPID int
 }
 
-// FreezeTest freezes and thaws req.Mountpoint once and measures both. A
+// Run freezes and thaws req.Mountpoint once and measures both. A
 // watchdog process, started and armed before the freeze, thaws the
 // filesystem when the deadline passes or when this process dies (the pipe
 // it reads reaches EOF), so the filesystem is never left frozen.
-func FreezeTest(ctx context.Context, req FreezeRequest) (FreezeResult, error) {
-	res := FreezeResult{Mountpoint: fs.Clean(req.Mountpoint), ThawedBy: "guestcheck"}
+func Run(ctx context.Context, req Request) (Result, error) {
+	res := Result{Mountpoint: fs.Clean(req.Mountpoint), ThawedBy: "guestcheck"}
 	if os.Geteuid() != 0 {
 		return res, ErrNeedRoot
 	}
 	if req.Deadline <= 0 {
-		req.Deadline = DefaultFreezeDeadline
+		req.Deadline = DefaultDeadline
 	}
 	exe := req.Exe
 	if exe == "" {
@@ -152,23 +153,23 @@ func FreezeTest(ctx context.Context, req FreezeRequest) (FreezeResult, error) {
 // filesystems holding the protected paths. It returns the device.
 func checkFreezable(mp string, protect []string) (uint64, error) {
 	if mp == "/" {
-		return 0, fmt.Errorf("%w /: the root filesystem holds guestcheck itself", ErrFreezeRefused)
+		return 0, fmt.Errorf("%w /: the root filesystem holds guestcheck itself", ErrRefused)
 	}
 	var st, parent, root unix.Stat_t
 	if err := unix.Stat(mp, &st); err != nil {
 		return 0, fmt.Errorf("stat %s: %w", mp, err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		return 0, fmt.Errorf("%w %s: not a directory", ErrFreezeRefused, mp)
+		return 0, fmt.Errorf("%w %s: not a directory", ErrRefused, mp)
 	}
 	if err := unix.Stat(filepath.Dir(mp), &parent); err != nil {
 		return 0, fmt.Errorf("stat %s: %w", filepath.Dir(mp), err)
 	}
 	if parent.Dev == st.Dev && parent.Ino != st.Ino {
-		return 0, fmt.Errorf("%w %s: not a mount point", ErrFreezeRefused, mp)
+		return 0, fmt.Errorf("%w %s: not a mount point", ErrRefused, mp)
 	}
 	if err := unix.Stat("/", &root); err == nil && root.Dev == st.Dev {
-		return 0, fmt.Errorf("%w %s: it is on the root filesystem", ErrFreezeRefused, mp)
+		return 0, fmt.Errorf("%w %s: it is on the root filesystem", ErrRefused, mp)
 	}
 	for _, p := range protect {
 		if p == "" {
@@ -183,7 +184,7 @@ func checkFreezable(mp string, protect []string) (uint64, error) {
 			q = filepath.Dir(q)
 		}
 		if ps.Dev == st.Dev {
-			return 0, fmt.Errorf("%w %s: it holds %s", ErrFreezeRefused, mp, p)
+			return 0, fmt.Errorf("%w %s: it holds %s", ErrRefused, mp, p)
 		}
 	}
 	return st.Dev, nil
@@ -260,14 +261,14 @@ func (w *watchdog) finish() {
 	w.status.Close()
 }
 
-// IsFreezeWatchdog reports whether this process was started as a freeze
-// watchdog; main must then call RunFreezeWatchdog before anything else.
-func IsFreezeWatchdog() bool { return os.Getenv(WatchdogEnv) != "" }
+// IsWatchdog reports whether this process was started as a freeze
+// watchdog; main must then call RunWatchdog before anything else.
+func IsWatchdog() bool { return os.Getenv(WatchdogEnv) != "" }
 
-// RunFreezeWatchdog is the watchdog's whole life: arm, wait for "thawed",
+// RunWatchdog is the watchdog's whole life: arm, wait for "thawed",
 // EOF (the parent died) or the deadline, thaw if needed, and return the
 // exit code.
-func RunFreezeWatchdog() int {
+func RunWatchdog() int {
 	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGPIPE)
 	ns, err := strconv.ParseInt(os.Getenv(WatchdogEnv), 10, 64)
 	if err != nil {
@@ -311,7 +312,7 @@ func RunFreezeWatchdog() int {
 	return 0
 }
 
-// Describe summarises a FreezeRequest for reports.
-func (r FreezeRequest) Describe() string {
+// Describe summarises a Request for reports.
+func (r Request) Describe() string {
 	return fmt.Sprintf("%s (watchdog deadline %v, protected: %s)", r.Mountpoint, r.Deadline, strings.Join(r.Protect, ","))
 }

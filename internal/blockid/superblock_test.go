@@ -1,4 +1,4 @@
-package disk
+package blockid
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/guestcheck/guestcheck/internal/disk/blocktest"
+	"github.com/guestcheck/guestcheck/internal/blockid/blocktest"
 )
 
 // fixture returns the decompressed head of a real image from

@@ -1,17 +1,20 @@
-package disk
+// Package fstab parses /etc/fstab (fstab(5)) the way libmount reads it,
+// and says what an entry's fs_spec names: a tag, a udev link, a kernel
+// device name, a file, a network share or a virtual filesystem. It also
+// holds the octal escapes fstab, mtab, mountinfo and /proc/swaps share.
+// Everything here is pure: bytes in, values out.
+package fstab
 
 import (
 	"fmt"
 	"math"
-	"path"
-	"regexp"
-	"strconv"
 	"strings"
-	"sync"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
-// FstabEntry is one mount line of /etc/fstab (fstab(5)), as libmount reads it.
-type FstabEntry struct {
+// Entry is one mount line of /etc/fstab (fstab(5)), as libmount reads it.
+type Entry struct {
 	// Line is the 1-based line number in the file, for findings.
 	Line int
 	// Spec is fs_spec with octal escapes decoded: "UUID=…", "/dev/vdb", "host:/export".
@@ -33,26 +36,11 @@ type FstabEntry struct {
 	// and systemd ignore (often a comment); empty when there is none.
 	Trailing string
 	// CutAtNUL is set when the last line, without a final newline, holds a
-	// NUL byte: libmount reads the line only up to it and so does ParseFstab.
+	// NUL byte: libmount reads the line only up to it and so does Parse.
 	CutAtNUL bool
 }
 
-// LineError is a line of a table file that could not be parsed. Parsers
-// keep going past it so that one typo hides nothing else.
-type LineError struct {
-	// Line is 1-based.
-	Line int
-	// Text is the offending line, as written (ParseFstab shows a NUL byte
-	// as \000).
-	Text string
-	// Reason says what is wrong with it.
-	Reason string
-}
-
-// Error formats the error as "line N: reason".
-func (e LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Reason) }
-
-// ParseFstab parses fstab bytes the way libmount (mount, findmnt,
+// Parse parses fstab bytes the way libmount (mount, findmnt,
 // systemd-fstab-generator) does, so that an entry here is an entry there
 // and a bad line here is a line they skip; the differential test against
 // findmnt holds it to that. Lines end at '\n' and one '\r' before it is
@@ -63,10 +51,11 @@ func (e LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.
 // Trailing), dump and pass are read as C's strtol reads them. A line
 // holding a NUL byte is an error, except on a last line without a final
 // newline, which libmount reads up to the NUL. Lines that cannot be parsed
-// are returned as LineErrors and parsing continues.
-func ParseFstab(b []byte) ([]FstabEntry, []LineError) {
-	var entries []FstabEntry
-	var errs []LineError
+// are returned as Problems (LineText gives their text) and parsing
+// continues.
+func Parse(b []byte) ([]Entry, []problem.Problem) {
+	var entries []Entry
+	var errs []problem.Problem
 	lines := strings.Split(string(b), "\n")
 	for i, line := range lines {
 		n := i + 1
@@ -76,16 +65,15 @@ func ParseFstab(b []byte) ([]FstabEntry, []LineError) {
 			if terminated {
 				// getline's line then holds a NUL before its '\n': libmount
 				// finds no end of line and rejects it, comment or not.
-				errs = append(errs, LineError{Line: n, Text: strings.ReplaceAll(line, "\x00", `\000`),
-					Reason: "contains a NUL byte, so mount skips the whole line"})
+				errs = append(errs, problem.Problem{Line: n, Msg: "contains a NUL byte, so mount skips the whole line"})
 				continue
 			}
 			line, cut = line[:j], true
 		}
 		line = strings.TrimSuffix(line, "\r")
-		e, reason, ok := parseFstabLine(line)
+		e, reason, ok := parseLine(line)
 		if reason != "" {
-			errs = append(errs, LineError{Line: n, Text: line, Reason: reason})
+			errs = append(errs, problem.Problem{Line: n, Msg: reason})
 			continue
 		}
 		if !ok {
@@ -97,9 +85,9 @@ func ParseFstab(b []byte) ([]FstabEntry, []LineError) {
 	return entries, errs
 }
 
-// parseFstabLine parses one line without its end of line. It returns ok
+// parseLine parses one line without its end of line. It returns ok
 // false and no reason for a blank or comment line.
-func parseFstabLine(line string) (e FstabEntry, reason string, ok bool) {
+func parseLine(line string) (e Entry, reason string, ok bool) {
 	s := skipBlanks(line)
 	if s == "" || s[0] == '#' {
 		return e, "", false
@@ -276,7 +264,7 @@ func SplitOptions(s string) []string {
 
 // Option reports whether the entry has option name (as "name" or
 // "name=value") and its value.
-func (e FstabEntry) Option(name string) (string, bool) {
+func (e Entry) Option(name string) (string, bool) {
 	for _, o := range e.Options {
 		if o == name {
 			return "", true
@@ -289,17 +277,17 @@ func (e FstabEntry) Option(name string) (string, bool) {
 }
 
 // HasOption reports whether the entry has option name, with or without a value.
-func (e FstabEntry) HasOption(name string) bool {
+func (e Entry) HasOption(name string) bool {
 	_, ok := e.Option(name)
 	return ok
 }
 
 // IsSwap reports whether the entry is a swap area.
-func (e FstabEntry) IsSwap() bool { return e.Type == "swap" }
+func (e Entry) IsSwap() bool { return e.Type == "swap" }
 
 // String formats the entry as an fstab line, escaping what needs it. All six
 // fields are written so that the line can be pasted as is.
-func (e FstabEntry) String() string {
+func (e Entry) String() string {
 	opts := strings.Join(e.Options, ",")
 	if opts == "" {
 		opts = "defaults"
@@ -317,158 +305,21 @@ func escapeField(s string) string {
 	return Escape(s)
 }
 
-// IDKind names a kind of persistent block-device identifier, spelt as in
-// fstab tags and blkid output.
-type IDKind string
-
-// The identifier kinds fstab can name a device by.
-const (
-	IDUUID      IDKind = "UUID"      // filesystem UUID (superblock)
-	IDLabel     IDKind = "LABEL"     // filesystem label (superblock)
-	IDPartUUID  IDKind = "PARTUUID"  // partition-table entry UUID (GPT) or disk signature-number (MBR)
-	IDPartLabel IDKind = "PARTLABEL" // GPT partition name
-)
-
-// IDKinds lists the identifier kinds in the order they are reported.
-var IDKinds = []IDKind{IDUUID, IDLabel, IDPartUUID, IDPartLabel}
-
-// linkDir is the /dev/disk directory udev keeps for an identifier kind.
-func (k IDKind) linkDir() string {
-	switch k {
-	case IDUUID:
-		return "by-uuid"
-	case IDLabel:
-		return "by-label"
-	case IDPartUUID:
-		return "by-partuuid"
-	case IDPartLabel:
-		return "by-partlabel"
+// LineText returns line n (1-based) of fstab bytes b as Parse read it,
+// for showing the line a Problem is about: without its end of line, a NUL
+// byte shown as \000 (or, on a last line without a final newline, the
+// line cut there as libmount cuts it). It is "" when b has no line n.
+func LineText(b []byte, n int) string {
+	lines := strings.Split(string(b), "\n")
+	if n < 1 || n > len(lines) {
+		return ""
 	}
-	return ""
-}
-
-// SourceKind says what an fstab fs_spec refers to.
-type SourceKind string
-
-// Source kinds; only Tag, DiskLink and Device name block devices.
-const (
-	SourceTag      SourceKind = "tag"       // UUID=, LABEL=, PARTUUID=, PARTLABEL=
-	SourceDiskLink SourceKind = "disk-link" // /dev/disk/by-*/…
-	SourceDevice   SourceKind = "device"    // any other /dev path: /dev/vdb, /dev/mapper/x
-	SourceFile     SourceKind = "file"      // a regular file: swap file, loop image
-	SourceNetwork  SourceKind = "network"   // NFS, CIFS, Ceph, ...
-	SourceVirtual  SourceKind = "virtual"   // tmpfs, proc, bind mounts, virtiofs tags
-)
-
-// Source is the classified fs_spec of an fstab entry.
-type Source struct {
-	Kind SourceKind
-	// ID is the identifier kind for tags and for /dev/disk/by-{uuid,label,
-	// partuuid,partlabel} links; empty otherwise.
-	ID IDKind
-	// Value is the tag value (unquoted), or the path for other kinds.
-	Value string
-	// LinkDir is "by-id", "by-path", "by-uuid", ... for disk links.
-	LinkDir string
-}
-
-// IsBlock reports whether the source names a block device.
-func (s Source) IsBlock() bool {
-	return s.Kind == SourceTag || s.Kind == SourceDiskLink || s.Kind == SourceDevice
-}
-
-// networkTypes are filesystems that need the network (and so _netdev).
-var networkTypes = map[string]bool{
-	"nfs": true, "nfs4": true, "cifs": true, "smb3": true, "smbfs": true, "ceph": true,
-	"glusterfs": true, "fuse.glusterfs": true, "sshfs": true, "fuse.sshfs": true,
-	"davfs": true, "fuse.s3fs": true, "s3fs": true, "lustre": true, "afs": true, "ncpfs": true,
-	"fuse.rclone": true, "fuse.cephfs": true, "ocfs2": true, "gfs2": true,
-}
-
-// virtualTypes are filesystems without a backing block device.
-var virtualTypes = map[string]bool{
-	"proc": true, "sysfs": true, "tmpfs": true, "devpts": true, "devtmpfs": true, "cgroup": true,
-	"cgroup2": true, "securityfs": true, "debugfs": true, "tracefs": true, "configfs": true,
-	"fusectl": true, "hugetlbfs": true, "mqueue": true, "pstore": true, "bpf": true,
-	"efivarfs": true, "binfmt_misc": true, "ramfs": true, "overlay": true, "9p": true,
-	"virtiofs": true, "autofs": true, "nfsd": true, "rpc_pipefs": true, "rootfs": true,
-	"fuse": true, "none": true, "nsfs": true,
-}
-
-// IsNetworkType reports whether vfstype is a network filesystem.
-func IsNetworkType(vfstype string) bool { return networkTypes[vfstype] }
-
-// IsVirtualType reports whether vfstype never has a block device behind it.
-func IsVirtualType(vfstype string) bool { return virtualTypes[vfstype] }
-
-// ClassifySource says what the entry's fs_spec refers to.
-func ClassifySource(e FstabEntry) Source {
-	spec := e.Spec
-	if e.HasOption("bind") || e.HasOption("rbind") || e.Type == "bind" {
-		return Source{Kind: SourceVirtual, Value: spec}
-	}
-	if IsNetworkType(e.Type) || (!strings.HasPrefix(spec, "/") && strings.Contains(spec, ":/")) || strings.HasPrefix(spec, "//") {
-		return Source{Kind: SourceNetwork, Value: spec}
-	}
-	for _, k := range IDKinds {
-		if v, ok := strings.CutPrefix(spec, string(k)+"="); ok {
-			// libblkid accepts UUID="..." as well.
-			if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
-				v = v[1 : len(v)-1]
-			}
-			return Source{Kind: SourceTag, ID: k, Value: v}
+	line := lines[n-1]
+	if j := strings.IndexByte(line, 0); j >= 0 {
+		if n < len(lines) {
+			return strings.ReplaceAll(line, "\x00", `\000`)
 		}
+		line = line[:j]
 	}
-	if IsVirtualType(e.Type) {
-		return Source{Kind: SourceVirtual, Value: spec}
-	}
-	if rest, ok := strings.CutPrefix(path.Clean(spec), "/dev/disk/"); ok && strings.HasPrefix(spec, "/dev/") {
-		dir, name, _ := strings.Cut(rest, "/")
-		s := Source{Kind: SourceDiskLink, Value: path.Clean(spec), LinkDir: dir}
-		for _, k := range IDKinds {
-			if k.linkDir() == dir {
-				s.ID = k
-				s.Value = UdevUnescape(name)
-			}
-		}
-		return s
-	}
-	if strings.HasPrefix(spec, "/dev/") {
-		return Source{Kind: SourceDevice, Value: path.Clean(spec)}
-	}
-	if strings.HasPrefix(spec, "/") {
-		return Source{Kind: SourceFile, Value: path.Clean(spec)}
-	}
-	return Source{Kind: SourceVirtual, Value: spec}
-}
-
-// kernelName matches the kernel's names for virtio, SCSI/SATA, Xen, IDE and
-// NVMe disks and their partitions: names that follow probe order.
-var kernelName = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^/dev/((xv|v|s|h)d[a-z]+[0-9]*|nvme[0-9]+n[0-9]+(p[0-9]+)?)$`)
-})
-
-// IsKernelDeviceName reports whether p is a kernel-assigned disk name
-// (/dev/vdb, /dev/sda1, /dev/xvdf, /dev/nvme0n1p2), which can name another
-// disk after a disk is added, removed or hot-plugged.
-func IsKernelDeviceName(p string) bool { return kernelName().MatchString(path.Clean(p)) }
-
-// UdevUnescape decodes the \xNN escapes udev uses in /dev/disk/by-* link
-// names (a label "my data" becomes by-label/my\x20data).
-func UdevUnescape(s string) string {
-	if !strings.Contains(s, `\x`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) && s[i+1] == 'x' {
-			if v, err := strconv.ParseUint(s[i+2:i+4], 16, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+	return strings.TrimSuffix(line, "\r")
 }

@@ -1,23 +1,23 @@
-package disk
+package fstab
 
-// Differential test of ParseFstab against libmount, through the real
+// Differential test of Parse against libmount, through the real
 // findmnt. Both read the same files; for every file the lines libmount
-// rejects must be the lines ParseFstab rejects, and the entries must be
+// rejects must be the lines Parse rejects, and the entries must be
 // the same, in the same order, field by field (source, target, fstype,
 // options, freq, passno). findmnt prints no line numbers for entries, so
 // entries are matched by order; with the bad lines equal, that pins them.
 // findmnt prints absent and empty options alike, and so does the
-// comparison (ParseFstab tells them apart by Fields).
+// comparison (Parse tells them apart by Fields).
 //
 // Deliberate differences: none in what is an entry and what each field
-// holds. ParseFstab only tells more: Trailing keeps the text after the
+// holds. Parse only tells more: Trailing keeps the text after the
 // sixth field and CutAtNUL marks a last line read up to a NUL byte, both
 // of which libmount drops silently; the fstab check warns about them. A
 // relative mount point is an entry for both (findmnt --verify then
 // reports an error on it, as the check does). The issue this test answers
 // said a line of two fields is valid; libmount (2.38 and util-linux's main
 // branch alike) rejects it, since the type is mandatory, and so does
-// ParseFstab. See docs/checks/fstab.md.
+// Parse. See docs/checks/fstab.md.
 
 import (
 	"bytes"
@@ -126,15 +126,15 @@ func utilLinuxCases(t *testing.T) []fstabCase {
 	return out
 }
 
-// fuzzCases are FuzzParseFstab's seeds and the corpus files under
-// testdata/fuzz/FuzzParseFstab.
+// fuzzCases are FuzzParse's seeds and the corpus files under
+// testdata/fuzz/FuzzParse.
 func fuzzCases(t *testing.T) []fstabCase {
 	t.Helper()
 	var out []fstabCase
 	for i, s := range fstabFuzzSeeds {
 		out = append(out, fstabCase{fmt.Sprintf("fuzz-seed/%d", i), []byte(s)})
 	}
-	dir := filepath.Join("testdata", "fuzz", "FuzzParseFstab")
+	dir := filepath.Join("testdata", "fuzz", "FuzzParse")
 	des, err := os.ReadDir(dir)
 	if err != nil && !os.IsNotExist(err) {
 		t.Fatal(err)
@@ -268,10 +268,10 @@ type libmountResult struct {
 	errLines []int
 }
 
-// ours is what ParseFstab makes of a file, in findmnt's terms: findmnt
+// ours is what Parse makes of a file, in findmnt's terms: findmnt
 // prints an absent options field and an empty one alike.
 func ours(b []byte) libmountResult {
-	entries, errs := ParseFstab(b)
+	entries, errs := Parse(b)
 	var res libmountResult
 	for _, e := range entries {
 		res.entries = append(res.entries, libmountEntry{e.Spec, e.MountPoint, e.Type, strings.Join(e.Options, ","), e.Freq, e.PassNo})
@@ -397,7 +397,7 @@ func TestParseFstabMatchesFindmnt(t *testing.T) {
 		if len(show) > 400 {
 			show = show[:400] + "…"
 		}
-		t.Errorf("%s: %q\nerror lines: libmount %v, ParseFstab %v\nentries:\n libmount   %#v\n ParseFstab %#v",
+		t.Errorf("%s: %q\nerror lines: libmount %v, Parse %v\nentries:\n libmount   %#v\n Parse %#v",
 			c.name, show, want.errLines, got.errLines, want.entries, got.entries)
 	}
 	if bad > 0 {
@@ -441,7 +441,7 @@ func TestFindmntVerifyReportsTheSameParseErrors(t *testing.T) {
 			}
 		}
 		if got := ours(c.data).errLines; !slices.Equal(got, lines) {
-			t.Errorf("%s: findmnt --verify reports parse errors on lines %v, ParseFstab on %v", c.name, lines, got)
+			t.Errorf("%s: findmnt --verify reports parse errors on lines %v, Parse on %v", c.name, lines, got)
 		}
 	}
 }

@@ -1,7 +1,8 @@
-// Package blocktest builds what the disk tests need: synthetic superblock
-// and partition-table bytes, fake /sys/class/block and /dev trees under an
-// image root, and (for root-only tests) real loop devices formatted with
-// the mkfs tools. Only tests import it.
+// Package blocktest builds what the block-device tests (blockid, disk,
+// image) need: synthetic superblock and partition-table bytes, fake
+// /sys/class/block and /dev trees under an image root, and (for root-only
+// tests) real loop devices formatted with the mkfs tools. Only tests
+// import it.
 package blocktest
 
 import (

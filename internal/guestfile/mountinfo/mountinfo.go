@@ -1,16 +1,22 @@
-package disk
+// Package mountinfo parses /proc/<pid>/mountinfo (proc(5)): the mount
+// table guestcheck judges fstab, usage and freezing against, and the one
+// sealprep's --image teardown walks. Parsing is pure; reading the live
+// file is the caller's business.
+package mountinfo
 
 import (
 	"errors"
 	"fmt"
+	"path"
 	"strconv"
 	"strings"
 
-	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/fstab"
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
-// MountInfo is one line of /proc/<pid>/mountinfo (proc(5)).
-type MountInfo struct {
+// Mount is one line of /proc/<pid>/mountinfo (proc(5)).
+type Mount struct {
 	// ID and Parent are the mount IDs.
 	ID, Parent int
 	// Major and Minor identify the filesystem's device (st_dev); for
@@ -33,20 +39,20 @@ type MountInfo struct {
 	SuperOptions []string
 }
 
-// ParseMountinfo parses the bytes of /proc/self/mountinfo. Fields are
-// separated by single spaces, paths carry octal escapes, and any number of
-// optional fields ends at a lone "-". Bad lines are returned as LineErrors
-// and parsing continues.
-func ParseMountinfo(b []byte) ([]MountInfo, []LineError) {
-	var out []MountInfo
-	var errs []LineError
+// Parse parses the bytes of /proc/self/mountinfo. Fields are separated
+// by single spaces, paths carry octal escapes, and any number of optional
+// fields ends at a lone "-". Bad lines are returned as Problems and
+// parsing continues.
+func Parse(b []byte) ([]Mount, []problem.Problem) {
+	var out []Mount
+	var errs []problem.Problem
 	for i, line := range strings.Split(string(b), "\n") {
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
-		m, err := parseMountinfoLine(line)
+		m, err := parseLine(line)
 		if err != nil {
-			errs = append(errs, LineError{Line: i + 1, Text: line, Reason: err.Error()})
+			errs = append(errs, problem.Problem{Line: i + 1, Msg: err.Error()})
 			continue
 		}
 		out = append(out, m)
@@ -54,9 +60,10 @@ func ParseMountinfo(b []byte) ([]MountInfo, []LineError) {
 	return out, errs
 }
 
-func parseMountinfoLine(line string) (MountInfo, error) {
+// parseLine parses one non-blank line.
+func parseLine(line string) (Mount, error) {
 	f := strings.Split(line, " ")
-	var m MountInfo
+	var m Mount
 	if len(f) < 10 {
 		return m, fmt.Errorf("has %d fields, want at least 10", len(f))
 	}
@@ -67,11 +74,11 @@ func parseMountinfoLine(line string) (MountInfo, error) {
 	if m.Parent, err = strconv.Atoi(f[1]); err != nil {
 		return m, fmt.Errorf("parent ID %q is not a number", f[1])
 	}
-	if m.Major, m.Minor, err = parseMajorMinor(f[2]); err != nil {
+	if m.Major, m.Minor, err = ParseMajorMinor(f[2]); err != nil {
 		return m, err
 	}
-	m.Root = Unescape(f[3])
-	m.MountPoint = Unescape(f[4])
+	m.Root = fstab.Unescape(f[3])
+	m.MountPoint = fstab.Unescape(f[4])
 	if !strings.HasPrefix(m.MountPoint, "/") {
 		return m, fmt.Errorf("mount point %q is not absolute", f[4])
 	}
@@ -91,16 +98,16 @@ func parseMountinfoLine(line string) (MountInfo, error) {
 	if len(rest) < 2 || rest[0] == "" {
 		return m, fmt.Errorf(`want filesystem type, source and options after "-"`)
 	}
-	m.FSType = Unescape(rest[0])
-	m.Source = Unescape(rest[1])
+	m.FSType = fstab.Unescape(rest[0])
+	m.Source = fstab.Unescape(rest[1])
 	if len(rest) > 2 {
 		m.SuperOptions = strings.Split(strings.Join(rest[2:], " "), ",")
 	}
 	return m, nil
 }
 
-// parseMajorMinor parses "254:1".
-func parseMajorMinor(s string) (uint32, uint32, error) {
+// ParseMajorMinor parses "254:1".
+func ParseMajorMinor(s string) (uint32, uint32, error) {
 	a, b, ok := strings.Cut(s, ":")
 	ma, err1 := strconv.ParseUint(a, 10, 32)
 	mi, err2 := strconv.ParseUint(b, 10, 32)
@@ -111,7 +118,7 @@ func parseMajorMinor(s string) (uint32, uint32, error) {
 }
 
 // HasOption reports whether the per-mount or superblock options contain o.
-func (m MountInfo) HasOption(o string) bool {
+func (m Mount) HasOption(o string) bool {
 	for _, x := range append(append([]string(nil), m.Options...), m.SuperOptions...) {
 		if x == o {
 			return true
@@ -120,60 +127,23 @@ func (m MountInfo) HasOption(o string) bool {
 	return false
 }
 
-// FindMount returns the mount that is visible at mountpoint p: the last one
+// Find returns the mount that is visible at mountpoint p: the last one
 // listed for it, since later mounts stack on top of earlier ones.
-func FindMount(ms []MountInfo, p string) (MountInfo, bool) {
-	p = fs.Clean(p)
+func Find(ms []Mount, p string) (Mount, bool) {
+	p = path.Clean("/" + p)
 	for i := len(ms) - 1; i >= 0; i-- {
 		if ms[i].MountPoint == p {
 			return ms[i], true
 		}
 	}
-	return MountInfo{}, false
+	return Mount{}, false
 }
 
-// SwapArea is one active swap area from /proc/swaps.
-type SwapArea struct {
-	// Filename is the device or file path, escapes decoded.
-	Filename string
-	// Type is "partition" or "file".
-	Type string
-	// Size is in KiB.
-	Size int64
-}
-
-// ParseSwaps parses /proc/swaps; the header line is skipped and bad lines
-// are returned as LineErrors.
-func ParseSwaps(b []byte) ([]SwapArea, []LineError) {
-	var out []SwapArea
-	var errs []LineError
-	for i, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) == 0 || (i == 0 && f[0] == "Filename") {
-			continue
-		}
-		if len(f) < 3 {
-			errs = append(errs, LineError{Line: i + 1, Text: line, Reason: fmt.Sprintf("has %d fields, want at least 3", len(f))})
-			continue
-		}
-		size, err := strconv.ParseInt(f[2], 10, 64)
-		if err != nil {
-			errs = append(errs, LineError{Line: i + 1, Text: line, Reason: fmt.Sprintf("size %q is not a number", f[2])})
-			continue
-		}
-		out = append(out, SwapArea{Filename: Unescape(f[0]), Type: f[1], Size: size})
-	}
-	return out, errs
-}
-
-// ReadMountinfo reads and parses the live mount table through r. A table
-// of which no line parses is an error, since every system mounts "/".
-func ReadMountinfo(r *fs.Root) ([]MountInfo, error) {
-	b, err := r.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return nil, err
-	}
-	ms, errs := ParseMountinfo(b)
+// ParseTable parses a whole live mount table. A table of which no line
+// parses is an error, since every system mounts "/"; bad lines in a table
+// that has good ones are dropped, as the kernel writes none.
+func ParseTable(b []byte) ([]Mount, error) {
+	ms, errs := Parse(b)
 	if len(ms) == 0 {
 		if len(errs) > 0 {
 			return nil, fmt.Errorf("no line of /proc/self/mountinfo parses: %v", errs[0])
@@ -181,4 +151,23 @@ func ReadMountinfo(r *fs.Root) ([]MountInfo, error) {
 		return nil, errors.New("/proc/self/mountinfo is empty")
 	}
 	return ms, nil
+}
+
+// Holding returns the mount holding path p: the mount whose mount point
+// is the longest prefix of p (the last such entry when mounts stack).
+func Holding(ms []Mount, p string) (Mount, bool) {
+	p = path.Clean("/" + p)
+	best := -1
+	for i, m := range ms {
+		mp := m.MountPoint
+		if p == mp || mp == "/" || strings.HasPrefix(p, mp+"/") {
+			if best < 0 || len(mp) >= len(ms[best].MountPoint) {
+				best = i
+			}
+		}
+	}
+	if best < 0 {
+		return Mount{}, false
+	}
+	return ms[best], true
 }

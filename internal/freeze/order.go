@@ -1,15 +1,15 @@
-package disk
+package freeze
 
 import (
 	"strings"
 
-	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/mountinfo"
 )
 
-// FreezeCandidate is one mount qemu-ga's guest-fsfreeze-freeze will
+// Candidate is one mount qemu-ga's guest-fsfreeze-freeze will
 // attempt, in the order it attempts them.
-type FreezeCandidate struct {
-	Mount MountInfo
+type Candidate struct {
+	Mount mountinfo.Mount
 	// Freezable is false for filesystem types the kernel cannot freeze
 	// (no freeze_fs: vfat, iso9660, squashfs ...); qemu-ga ignores their
 	// EOPNOTSUPP and the mount is not quiesced.
@@ -30,13 +30,13 @@ var freezableTypes = map[string]bool{
 // Freezable reports whether FIFREEZE works on a filesystem of type fstype.
 func Freezable(fstype string) bool { return freezableTypes[fstype] }
 
-// FreezeOrder emulates qemu-ga's build_fs_mount_list and freeze loop
+// Order emulates qemu-ga's build_fs_mount_list and freeze loop
 // (qga/commands-linux.c): every mountinfo entry with a real device
 // (major != 0, or btrfs whose source device can be resolved — devOK says
 // whether it can) is a candidate, attempted in reverse mount order.
 // Entries with major 0 (tmpfs, overlay, nfs, virtiofs) are never frozen.
-func FreezeOrder(ms []MountInfo, devOK func(MountInfo) bool) (frozen []FreezeCandidate, skipped []MountInfo) {
-	var list []MountInfo
+func Order(ms []mountinfo.Mount, devOK func(mountinfo.Mount) bool) (frozen []Candidate, skipped []mountinfo.Mount) {
+	var list []mountinfo.Mount
 	for _, m := range ms {
 		if m.Major == 0 && !(m.FSType == "btrfs" && devOK != nil && devOK(m)) {
 			skipped = append(skipped, m)
@@ -48,7 +48,7 @@ func FreezeOrder(ms []MountInfo, devOK func(MountInfo) bool) (frozen []FreezeCan
 	for i := len(list) - 1; i >= 0; i-- {
 		m := list[i]
 		key := [2]uint32{m.Major, m.Minor}
-		c := FreezeCandidate{Mount: m, Freezable: Freezable(m.FSType)}
+		c := Candidate{Mount: m, Freezable: Freezable(m.FSType)}
 		if c.Freezable {
 			c.Duplicate = seen[key]
 			seen[key] = true
@@ -71,23 +71,4 @@ func LoopBacking(source string) string {
 		}
 	}
 	return n
-}
-
-// MountOf returns the mount holding path p: the mount whose mount point is
-// the longest prefix of p (the last such entry when mounts stack).
-func MountOf(ms []MountInfo, p string) (MountInfo, bool) {
-	p = fs.Clean(p)
-	best := -1
-	for i, m := range ms {
-		mp := m.MountPoint
-		if p == mp || mp == "/" || strings.HasPrefix(p, mp+"/") {
-			if best < 0 || len(mp) >= len(ms[best].MountPoint) {
-				best = i
-			}
-		}
-	}
-	if best < 0 {
-		return MountInfo{}, false
-	}
-	return ms[best], true
 }

@@ -1,4 +1,4 @@
-package disk
+package fstab
 
 import (
 	"reflect"
@@ -28,8 +28,8 @@ func TestParseFstab(t *testing.T) {
 		"garbage",
 		"/dev/vdk /k ext4 defaults 0 2\x00 # rest",
 	}, "\n")
-	entries, errs := ParseFstab([]byte(in))
-	want := []FstabEntry{
+	entries, errs := Parse([]byte(in))
+	want := []Entry{
 		{Line: 3, Spec: "UUID=0a1b2c3d-0000-4000-8000-000000000001", MountPoint: "/", Type: "ext4", Options: []string{"errors=remount-ro"}, PassNo: 1, Fields: 6},
 		{Line: 5, Spec: "LABEL=my data", MountPoint: "/srv/my data", Type: "xfs", Options: []string{"defaults", "nofail"}, Fields: 4},
 		{Line: 6, Spec: "/dev/vdb", MountPoint: "none", Type: "swap", Options: []string{"sw", "comment=cloudconfig"}, Fields: 6},
@@ -50,10 +50,10 @@ func TestParseFstab(t *testing.T) {
 		t.Errorf("got %d line errors, want %d: %v", len(errs), len(wantErr), errs)
 	}
 	for _, e := range errs {
-		if w, ok := wantErr[e.Line]; !ok || !strings.Contains(e.Reason, w) {
-			t.Errorf("line %d: reason %q, want it to contain %q", e.Line, e.Reason, w)
+		if w, ok := wantErr[e.Line]; !ok || !strings.Contains(e.Msg, w) {
+			t.Errorf("line %d: reason %q, want it to contain %q", e.Line, e.Msg, w)
 		}
-		if e.Text == "" || !strings.HasPrefix(e.Error(), "line ") || strings.Contains(e.Text, "\x00") {
+		if text := LineText([]byte(in), e.Line); text == "" || !strings.HasPrefix(e.Error(), "line ") || strings.Contains(text, "\x00") {
 			t.Errorf("line error %+v lacks text or a line prefix, or shows a raw NUL", e)
 		}
 	}
@@ -67,20 +67,20 @@ func TestParseFstabNumbers(t *testing.T) {
 		"2147483648 -2147483649": {-2147483648, 2147483647}, "0 99999999999999999999": {0, -1},
 		"-99999999999999999999": {0, 0}, "3": {3, 0},
 	} {
-		es, errs := ParseFstab([]byte("a /b c d " + in))
+		es, errs := Parse([]byte("a /b c d " + in))
 		if len(errs) != 0 || len(es) != 1 || es[0].Freq != want[0] || es[0].PassNo != want[1] {
 			t.Errorf("%q: %+v %v, want freq %d pass %d", in, es, errs, want[0], want[1])
 		}
 	}
 	for _, in := range []string{"x 0", "0 y", "1a", "0 0x1", "+ 0", "- 0", "# c", "0 # c", "99999999999999999999 0", "0 1\r\r"} {
-		if es, errs := ParseFstab([]byte("a /b c d " + in)); len(errs) != 1 || len(es) != 0 {
+		if es, errs := Parse([]byte("a /b c d " + in)); len(errs) != 1 || len(es) != 0 {
 			t.Errorf("%q: got %+v %v, want a line error", in, es, errs)
 		}
 	}
 }
 
 func TestFstabOptionsAndString(t *testing.T) {
-	e := FstabEntry{Spec: "LABEL=a b", MountPoint: "/mnt/a#b", Type: "ext4",
+	e := Entry{Spec: "LABEL=a b", MountPoint: "/mnt/a#b", Type: "ext4",
 		Options: []string{"defaults", "x-systemd.device-timeout=10s", "nofail"}, PassNo: 2}
 	if v, ok := e.Option("x-systemd.device-timeout"); !ok || v != "10s" {
 		t.Errorf("Option(device-timeout) = %q, %v", v, ok)
@@ -92,7 +92,7 @@ func TestFstabOptionsAndString(t *testing.T) {
 	if want := `LABEL=a\040b /mnt/a\043b ext4 defaults,x-systemd.device-timeout=10s,nofail 0 2`; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
-	back, errs := ParseFstab([]byte(got))
+	back, errs := Parse([]byte(got))
 	if len(errs) != 0 || len(back) != 1 || back[0].Spec != e.Spec || back[0].MountPoint != e.MountPoint {
 		t.Errorf("String() does not parse back: %+v %v", back, errs)
 	}
@@ -152,7 +152,7 @@ func TestClassifySource(t *testing.T) {
 		{"share0 /mnt/share virtiofs defaults", Source{Kind: SourceVirtual, Value: "share0"}},
 	}
 	for _, c := range cases {
-		es, errs := ParseFstab([]byte(c.line))
+		es, errs := Parse([]byte(c.line))
 		if len(errs) != 0 || len(es) != 1 {
 			t.Fatalf("%q: %v", c.line, errs)
 		}
@@ -180,7 +180,7 @@ func TestIsKernelDeviceName(t *testing.T) {
 	}
 }
 
-// fstabFuzzSeeds seed FuzzParseFstab; the differential test against
+// fstabFuzzSeeds seed FuzzParse; the differential test against
 // findmnt reads them too.
 var fstabFuzzSeeds = []string{
 	"UUID=x / ext4 defaults 0 1\n",
@@ -195,12 +195,12 @@ var fstabFuzzSeeds = []string{
 	"a /b c d \v5 99999999999999999999\n",
 }
 
-func FuzzParseFstab(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	for _, s := range fstabFuzzSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		entries, errs := ParseFstab(b)
+		entries, errs := Parse(b)
 		lines := strings.Count(string(b), "\n") + 1
 		if len(entries)+len(errs) > lines {
 			t.Fatalf("%d entries and %d errors from %d lines", len(entries), len(errs), lines)
@@ -229,7 +229,7 @@ func FuzzParseFstab(f *testing.F) {
 			if quoted {
 				continue // unbalanced quotes may legitimately re-split differently
 			}
-			back, errs := ParseFstab([]byte(e.String()))
+			back, errs := Parse([]byte(e.String()))
 			if len(errs) != 0 || len(back) != 1 {
 				t.Fatalf("String() %q of %+v does not parse back: %v", e.String(), e, errs)
 			}
@@ -244,7 +244,7 @@ func FuzzParseFstab(f *testing.F) {
 			}
 		}
 		for _, le := range errs {
-			if le.Line < 1 || le.Line > lines || le.Reason == "" || strings.IndexByte(le.Text, 0) >= 0 {
+			if le.Line < 1 || le.Line > lines || le.Msg == "" || strings.IndexByte(LineText(b, le.Line), 0) >= 0 {
 				t.Fatalf("bad line error %+v", le)
 			}
 		}

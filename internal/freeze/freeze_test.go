@@ -1,4 +1,4 @@
-package disk
+package freeze
 
 import (
 	"bufio"
@@ -14,25 +14,22 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/guestcheck/guestcheck/internal/disk/blocktest"
+	"github.com/guestcheck/guestcheck/internal/blockid/blocktest"
+	"github.com/guestcheck/guestcheck/internal/guestfile/mountinfo"
 )
 
 // helperEnv makes the re-executed test binary act as a guestcheck that
 // freezes a mount and is then killed: "<mountpoint>".
 const helperEnv = "GUESTCHECK_FREEZE_TEST_HELPER"
 
-// TestMain lets the test binary serve as its own watchdog (FreezeTest
-// re-executes /proc/self/exe), as the process the kill test kills and as
-// the fstab check seeing a fixture /etc/fstab (runFstabFixture).
+// TestMain lets the test binary serve as its own watchdog (Run
+// re-executes /proc/self/exe) and as the process the kill test kills.
 func TestMain(m *testing.M) {
-	if IsFreezeWatchdog() {
-		os.Exit(RunFreezeWatchdog())
+	if IsWatchdog() {
+		os.Exit(RunWatchdog())
 	}
 	if mp := os.Getenv(helperEnv); mp != "" {
 		os.Exit(freezeHelper(mp))
-	}
-	if fixture := os.Getenv(fstabFixtureEnv); fixture != "" {
-		os.Exit(fstabFixtureChild(fixture))
 	}
 	os.Exit(m.Run())
 }
@@ -40,7 +37,7 @@ func TestMain(m *testing.M) {
 // freezeHelper freezes mp with a 2 s watchdog deadline, says "frozen" and
 // holds the freeze for a minute, long enough to be killed inside it.
 func freezeHelper(mp string) int {
-	_, err := FreezeTest(context.Background(), FreezeRequest{Mountpoint: mp, Deadline: 2 * time.Second, Hold: time.Minute,
+	_, err := Run(context.Background(), Request{Mountpoint: mp, Deadline: 2 * time.Second, Hold: time.Minute,
 		OnFrozen: func() { fmt.Println("frozen") }})
 	if err != nil {
 		fmt.Println("error:", err)
@@ -59,12 +56,12 @@ func TestFreezeOrder(t *testing.T) {
 26 20 0:41 / /mnt rw - btrfs /dev/vdd rw
 27 20 7:0 / /img rw shared:7 - ext4 /dev/loop0 rw
 `
-	ms, errs := ParseMountinfo([]byte(mi))
+	ms, errs := mountinfo.Parse([]byte(mi))
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	devOK := func(m MountInfo) bool { return len(m.Optional) == 1 }
-	list, skipped := FreezeOrder(ms, devOK)
+	devOK := func(m mountinfo.Mount) bool { return len(m.Optional) == 1 }
+	list, skipped := Order(ms, devOK)
 	var got []string
 	for _, c := range list {
 		got = append(got, fmt.Sprintf("%s:%v:%v", c.Mount.MountPoint, c.Freezable, c.Duplicate))
@@ -83,25 +80,25 @@ func TestFreezeOrder(t *testing.T) {
 	if LoopBacking("/dev/loop12") != "loop12" || LoopBacking("/dev/loop") != "" || LoopBacking("/dev/loopx") != "" || LoopBacking("/dev/vda") != "" {
 		t.Error("LoopBacking")
 	}
-	if m, _ := MountOf(ms, "/data/x/y.img"); m.MountPoint != "/data" {
+	if m, _ := mountinfo.Holding(ms, "/data/x/y.img"); m.MountPoint != "/data" {
 		t.Errorf("MountOf = %s", m.MountPoint)
 	}
-	if m, _ := MountOf(ms, "/database"); m.MountPoint != "/" {
+	if m, _ := mountinfo.Holding(ms, "/database"); m.MountPoint != "/" {
 		t.Errorf("MountOf(/database) = %s", m.MountPoint)
 	}
 }
 
 func TestFreezeTestRefusals(t *testing.T) {
 	if os.Geteuid() != 0 {
-		_, err := FreezeTest(context.Background(), FreezeRequest{Mountpoint: t.TempDir()})
+		_, err := Run(context.Background(), Request{Mountpoint: t.TempDir()})
 		if !errors.Is(err, ErrNeedRoot) {
 			t.Fatalf("as non-root: %v, want ErrNeedRoot", err)
 		}
 		return
 	}
 	for _, mp := range []string{"/", t.TempDir(), "/proc/self/exe"} {
-		if _, err := FreezeTest(context.Background(), FreezeRequest{Mountpoint: mp}); !errors.Is(err, ErrFreezeRefused) {
-			t.Errorf("FreezeTest(%s) = %v, want ErrFreezeRefused", mp, err)
+		if _, err := Run(context.Background(), Request{Mountpoint: mp}); !errors.Is(err, ErrRefused) {
+			t.Errorf("Run(%s) = %v, want ErrRefused", mp, err)
 		}
 	}
 }
@@ -148,9 +145,9 @@ func TestFreezeRoundTrip(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(mp, "dirty"), make([]byte, 1<<20), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			res, err := FreezeTest(context.Background(), FreezeRequest{Mountpoint: mp, Deadline: 10 * time.Second})
+			res, err := Run(context.Background(), Request{Mountpoint: mp, Deadline: 10 * time.Second})
 			if err != nil {
-				t.Fatalf("FreezeTest: %v", err)
+				t.Fatalf("Run: %v", err)
 			}
 			if res.ThawedBy != "guestcheck" || res.FreezeLatency <= 0 || res.ThawLatency <= 0 || res.WatchdogPID == 0 {
 				t.Errorf("result = %+v", res)
@@ -182,7 +179,7 @@ func TestFreezeBusyAndTmpfs(t *testing.T) {
 	if err := unix.IoctlSetInt(fd, FIFREEZE, 0); err != nil {
 		t.Fatal(err)
 	}
-	_, err = FreezeTest(context.Background(), FreezeRequest{Mountpoint: mp})
+	_, err = Run(context.Background(), Request{Mountpoint: mp})
 	unix.IoctlSetInt(fd, FITHAW, 0)
 	if !errors.Is(err, ErrAlreadyFrozen) {
 		t.Errorf("freeze of a frozen fs = %v, want ErrAlreadyFrozen", err)
@@ -191,7 +188,7 @@ func TestFreezeBusyAndTmpfs(t *testing.T) {
 	dir := t.TempDir()
 	blocktest.Run(t, "mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir)
 	t.Cleanup(func() { exec.Command("umount", "-l", dir).Run() })
-	_, err = FreezeTest(context.Background(), FreezeRequest{Mountpoint: dir})
+	_, err = Run(context.Background(), Request{Mountpoint: dir})
 	if !errors.Is(err, ErrCannotFreeze) {
 		t.Errorf("tmpfs: %v, want ErrCannotFreeze", err)
 	}
@@ -203,7 +200,7 @@ func TestFreezeWatchdogDeadline(t *testing.T) {
 	mp := freezable(t, "ext4", 32<<20)
 	start := time.Now()
 	var writeErr error
-	res, err := FreezeTest(context.Background(), FreezeRequest{Mountpoint: mp, Deadline: time.Second, Hold: 2500 * time.Millisecond,
+	res, err := Run(context.Background(), Request{Mountpoint: mp, Deadline: time.Second, Hold: 2500 * time.Millisecond,
 		OnFrozen: func() {
 			// Inside the hold the watchdog must thaw within its deadline.
 			writeErr = writeWithin(mp, 3*time.Second)

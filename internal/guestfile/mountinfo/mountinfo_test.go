@@ -1,4 +1,4 @@
-package disk
+package mountinfo
 
 import (
 	"reflect"
@@ -19,12 +19,12 @@ const sampleMountinfo = `22 27 0:21 / /proc rw,relatime - proc proc rw
 38 27 0:52 / /dev/shm rw - tmpfs  rw
 `
 
-func TestParseMountinfo(t *testing.T) {
-	ms, errs := ParseMountinfo([]byte(sampleMountinfo + "garbage line\n40 1 x:y / / rw - ext4 /dev/x rw\n41 1 1:2 / rel rw - ext4 /dev/x rw\n42 1 1:2 / / rw shared:1 ext4 /dev/x rw\n"))
+func TestParse(t *testing.T) {
+	ms, errs := Parse([]byte(sampleMountinfo + "garbage line\n40 1 x:y / / rw - ext4 /dev/x rw\n41 1 1:2 / rel rw - ext4 /dev/x rw\n42 1 1:2 / / rw shared:1 ext4 /dev/x rw\n"))
 	if len(ms) != 11 {
 		t.Fatalf("parsed %d mounts, want 11: %v", len(ms), errs)
 	}
-	want := MountInfo{ID: 30, Parent: 27, Major: 254, Minor: 16, Root: "/", MountPoint: "/srv/my data",
+	want := Mount{ID: 30, Parent: 27, Major: 254, Minor: 16, Root: "/", MountPoint: "/srv/my data",
 		Options: []string{"rw", "noatime"}, Optional: []string{"shared:5", "master:2"}, FSType: "xfs", Source: "/dev/vdb",
 		SuperOptions: []string{"rw", "attr2", "inode64"}}
 	if !reflect.DeepEqual(ms[2], want) {
@@ -41,56 +41,25 @@ func TestParseMountinfo(t *testing.T) {
 		t.Fatalf("errors = %v", errs)
 	}
 	for _, e := range errs {
-		if !strings.Contains(e.Reason, wantErr[e.Line]) {
-			t.Errorf("line %d: %q, want %q", e.Line, e.Reason, wantErr[e.Line])
+		if !strings.Contains(e.Msg, wantErr[e.Line]) {
+			t.Errorf("line %d: %q, want %q", e.Line, e.Msg, wantErr[e.Line])
 		}
 	}
 	// The later mount at the same point is the visible one.
-	if m, ok := FindMount(ms, "/srv/my data/"); !ok || m.ID != 37 {
-		t.Errorf("FindMount = %+v, %v", m, ok)
+	if m, ok := Find(ms, "/srv/my data/"); !ok || m.ID != 37 {
+		t.Errorf("Find = %+v, %v", m, ok)
 	}
-	if _, ok := FindMount(ms, "/nope"); ok {
-		t.Error("FindMount found /nope")
-	}
-}
-
-func TestUsageFilesystems(t *testing.T) {
-	ms, _ := ParseMountinfo([]byte(sampleMountinfo))
-	var got []string
-	for _, m := range UsageFilesystems(ms) {
-		got = append(got, m.MountPoint)
-	}
-	// proc, nfs, squashfs and tmpfs are left out; the xfs bind mount and the
-	// second btrfs subvolume repeat filesystems already listed, and the
-	// btrfs top-level mount (subvol=/) is preferred over /@home.
-	want := []string{"/", "/srv/my data", "/var/lib/docker"}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("UsageFilesystems = %q, want %q", got, want)
-	}
-	container, _ := ParseMountinfo([]byte("1 0 0:30 / / rw - overlay overlay rw,lowerdir=/l\n2 1 0:31 / /tmp rw - tmpfs tmpfs rw\n"))
-	if fs := UsageFilesystems(container); len(fs) != 1 || fs[0].FSType != "overlay" {
-		t.Errorf("an overlay root must be kept: %+v", fs)
+	if _, ok := Find(ms, "/nope"); ok {
+		t.Error("Find found /nope")
 	}
 }
 
-func TestParseSwaps(t *testing.T) {
-	in := "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n/dev/vdb                                partition\t2097148\t\t0\t\t-2\n/swap\\040file file 1024 0 -3\nbad\n/dev/x partition many 0 0\n"
-	got, errs := ParseSwaps([]byte(in))
-	want := []SwapArea{{Filename: "/dev/vdb", Type: "partition", Size: 2097148}, {Filename: "/swap file", Type: "file", Size: 1024}}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("ParseSwaps = %+v", got)
-	}
-	if len(errs) != 2 || errs[0].Line != 4 || errs[1].Line != 5 {
-		t.Errorf("errors = %+v", errs)
-	}
-}
-
-func FuzzParseMountinfo(f *testing.F) {
+func FuzzParse(f *testing.F) {
 	f.Add([]byte(sampleMountinfo))
 	f.Add([]byte("1 2 3:4 / / rw - ext4 /dev/x rw\n1 2 3:4 /a\\040 /b rw a:1 b:2 - t s o\n"))
 	f.Add([]byte("- - - - - - - - - -\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		ms, errs := ParseMountinfo(b)
+		ms, errs := Parse(b)
 		lines := strings.Count(string(b), "\n") + 1
 		if len(ms)+len(errs) > lines {
 			t.Fatalf("%d mounts and %d errors from %d lines", len(ms), len(errs), lines)
@@ -105,6 +74,24 @@ func FuzzParseMountinfo(f *testing.F) {
 				}
 			}
 		}
-		_ = UsageFilesystems(ms)
 	})
+}
+
+func TestParseTableAndHolding(t *testing.T) {
+	ms, err := ParseTable([]byte("garbage\n" + sampleMountinfo))
+	if err != nil || len(ms) != 11 {
+		t.Fatalf("ParseTable = %d mounts, %v", len(ms), err)
+	}
+	if _, err := ParseTable(nil); err == nil {
+		t.Error("an empty table must be an error")
+	}
+	if _, err := ParseTable([]byte("garbage\n")); err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Errorf("a table of bad lines: %v", err)
+	}
+	if m, _ := Holding(ms, "/srv/my data/x/y.img"); m.ID != 37 {
+		t.Errorf("Holding = %+v", m)
+	}
+	if m, _ := Holding(ms, "/tmpx"); m.MountPoint != "/" {
+		t.Errorf("Holding(/tmpx) = %s", m.MountPoint)
+	}
 }

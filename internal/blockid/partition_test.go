@@ -1,4 +1,4 @@
-package disk
+package blockid
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/guestcheck/guestcheck/internal/disk/blocktest"
+	"github.com/guestcheck/guestcheck/internal/blockid/blocktest"
 )
 
 // TestPartitionTableRealImages compares ReadPartitionTable with partx and
@@ -53,6 +53,33 @@ func checkAgainstPartx(t *testing.T, pt *PartitionTable, blkid map[string]string
 				t.Errorf("partition %d: %s = %q, partx says %q", i+1, k, got[k], v)
 			}
 		}
+	}
+}
+
+// TestPartitionTableMatchesPartx writes GPT and MBR tables with sfdisk and
+// compares what ReadPartitionTable reads with partx and blkid.
+func TestPartitionTableMatchesPartx(t *testing.T) {
+	blocktest.RequireTools(t, "sfdisk", "partx", "blkid")
+	scripts := map[string]string{
+		"gpt": "label: gpt\nstart=2048, size=8192, name=\"gc data\"\nstart=10240, size=4096\n",
+		"dos": "label: dos\nstart=2048, size=8192, type=83\nstart=10240, size=20000, type=5\nstart=12288, size=2048, type=83\nstart=16384, size=2048, type=82\n",
+	}
+	for name, script := range scripts {
+		t.Run(name, func(t *testing.T) {
+			img := blocktest.Sparse(t, t.TempDir(), name+".img", 32<<20)
+			blocktest.RunInput(t, script, "sfdisk", "-q", img)
+			f, err := os.Open(img)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			pt, err := ReadPartitionTable(f, 512)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows := blocktest.ParsePartx(blocktest.Run(t, "partx", "-g", "-o", "NR,START,SECTORS,UUID,NAME,TYPE", "-P", img))
+			checkAgainstPartx(t, pt, blocktest.Blkid(t, img), rows)
+		})
 	}
 }
 
