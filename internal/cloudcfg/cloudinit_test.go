@@ -39,6 +39,16 @@ var fragments = []string{
 	"- not a mapping\n",
 	"a: 1\n---\nb: 2\n",
 	"x: 1.5\ny: -0\nz: 1_000\n",
+	// merge_how and merge_type: a file's own merge rules (mergers).
+	"l: [base]\nd: {l: [b], s: s1, x: 0}\ns: head\nhostname: web1\n",
+	"merge_how: 'dict(replace)+list(append)+str()'\nnetwork: {config: enabled}\nl: [x]\n",
+	"merge_how: [{name: list, settings: [prepend]}, {name: dict, settings: [no_replace, recurse_list]}]\nl: [p]\nd: {l: [q]}\n",
+	"merge_type: 'list(append)+dict(recurse_str)+str(append)'\ns: tail\nd: {s: more}\n",
+	"merge_how: 'dict(allow_delete,no_replace)'\nhostname: ~\nd: {x: ~}\n",
+	"merge_how: 'list(append)'\nl: [only-list]\n",
+	"merge_how: [[dict, replace], [list, recurse_dict]]\nd: {x: 1}\nl: [{a: 1}]\n",
+	"merge_how: ~\nmerge_type: 'Dict(Replace) + List()'\na: typed\nl: [t]\n",
+	"merge_how: [{name: dict, settings: no_replace}]\nhostname: kept\n",
 }
 
 const readConfScript = `
@@ -63,7 +73,7 @@ func TestAgainstCloudInit(t *testing.T) {
 	names := []string{"cloud.cfg", "cloud.cfg.d/05-a.cfg", "cloud.cfg.d/50-b.cfg", "cloud.cfg.d/90-c.cfg", "cloud.cfg.d/91-d.conf"}
 	var dirs []string
 	var got []map[string]any
-	for i := 0; i < 80; i++ {
+	for i := 0; i < 200; i++ {
 		files := map[string]string{}
 		for _, n := range names {
 			if r.Intn(3) > 0 {

@@ -30,9 +30,9 @@ func TestFields(t *testing.T) {
 		t.Errorf("OptObject s: %v", err)
 	}
 	for in, want := range map[string]string{
-		`[]`:        "top level is an array, want an object",
-		`{"a": `:    "unexpected end of JSON input",
-		`{"a" 1}`:   "invalid character '1' after object key (at byte 6)",
+		`[]`:       "top level is an array, want an object",
+		`{"a": `:   "unexpected end of JSON input",
+		`{"a" 1}`:  "invalid character '1' after object key (at byte 6)",
 		"\"\xff\"": "not valid UTF-8 (at byte 1)",
 	} {
 		if _, err := Object([]byte(in), "top level"); err == nil || err.Error() != want {
