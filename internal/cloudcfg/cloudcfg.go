@@ -1,9 +1,9 @@
-// Package cloudcfg is cloud-init's system configuration: /etc/cloud/cloud.cfg
-// merged with its cloud.cfg.d/*.cfg drop-ins as util.read_conf_with_confd
-// merges them (conf_d, and each file's own merge_how, included). The
-// hostname check, the cloud-init intent check and
-// sealprep's cloud-init and SSH host key operations all read it here, so
-// that they see the same files, skip the same broken ones and agree on
+// Package cloudcfg is cloud-init's system configuration:
+// /etc/cloud/cloud.cfg merged with its cloud.cfg.d/*.cfg drop-ins as
+// util.read_conf_with_confd merges them (conf_d, and each file's own
+// merge_how, included). The hostname check, the cloud-init intent check
+// and sealprep's cloud-init and SSH host key operations all read it here,
+// so that they see the same files, skip the same broken ones and agree on
 // the merged value. Read does the I/O; Load is pure.
 package cloudcfg
 
