@@ -50,43 +50,9 @@ func extractMergers(src map[string]any) (mergers, map[string]any) {
 			body[k] = v
 		}
 	}
-	type spec struct {
-		name string
-		opts any
-	}
-	var specs []spec
-	switch x := raw.(type) {
-	case string:
-		for _, part := range strings.Split(x, "+") {
-			part = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(part)), "-", "_")
-			if part == "" {
-				continue
-			}
-			m := mergerRE().FindStringSubmatch(part)
-			if m == nil {
-				return defaultMergers, body
-			}
-			var opts []any
-			for _, o := range strings.Split(m[2], ",") {
-				if o = strings.ToLower(strings.TrimSpace(o)); o != "" {
-					opts = append(opts, o)
-				}
-			}
-			specs = append(specs, spec{m[1], opts})
-		}
-	case []any:
-		for _, e := range x {
-			switch m := e.(type) {
-			case map[string]any:
-				name, _ := m["name"].(string)
-				specs = append(specs, spec{strings.TrimSpace(strings.ReplaceAll(name, "-", "_")), m["settings"]})
-			case []any:
-				if len(m) > 0 {
-					name, _ := m[0].(string)
-					specs = append(specs, spec{name, m[1:]})
-				}
-			}
-		}
+	specs, ok := mergerSpecs(raw)
+	if !ok {
+		return defaultMergers, body
 	}
 	var ms mergers
 	for _, s := range specs {
@@ -98,6 +64,52 @@ func extractMergers(src map[string]any) (mergers, map[string]any) {
 		return defaultMergers, body
 	}
 	return ms, body
+}
+
+// mergerSpec is one merger a specification names, with its options.
+type mergerSpec struct {
+	name string
+	opts any
+}
+
+// mergerSpecs reads a merge_how value: "dict(replace)+list(append)", or a
+// list of {name, settings} mappings or [name, option...] lists. ok is
+// false for a string cloud-init refuses.
+func mergerSpecs(raw any) (specs []mergerSpec, ok bool) {
+	switch x := raw.(type) {
+	case string:
+		for _, part := range strings.Split(x, "+") {
+			part = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(part)), "-", "_")
+			if part == "" {
+				continue
+			}
+			m := mergerRE().FindStringSubmatch(part)
+			if m == nil {
+				return nil, false
+			}
+			var opts []any
+			for _, o := range strings.Split(m[2], ",") {
+				if o = strings.ToLower(strings.TrimSpace(o)); o != "" {
+					opts = append(opts, o)
+				}
+			}
+			specs = append(specs, mergerSpec{m[1], opts})
+		}
+	case []any:
+		for _, e := range x {
+			switch m := e.(type) {
+			case map[string]any:
+				name, _ := m["name"].(string)
+				specs = append(specs, mergerSpec{strings.TrimSpace(strings.ReplaceAll(name, "-", "_")), m["settings"]})
+			case []any:
+				if len(m) > 0 {
+					name, _ := m[0].(string)
+					specs = append(specs, mergerSpec{name, m[1:]})
+				}
+			}
+		}
+	}
+	return specs, true
 }
 
 // add adds the type merger name with options opts; the first merger of a
