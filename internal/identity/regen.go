@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/cloudconfig"
 )
 
 // The unit sealprep installs when a template has sshd and systemd but
@@ -107,4 +108,52 @@ func KeygenUnitInstalled(r fs.Reader) bool {
 	}
 	t, err := r.Readlink(KeygenWantsDir + "/" + KeygenUnitName)
 	return err == nil && t == KeygenUnitPath
+}
+
+// defaultKeyTypes stands for cc_ssh's GENERATE_KEY_NAMES: only whether
+// the list is empty matters here.
+var defaultKeyTypes = []string{"rsa", "ecdsa", "ed25519"}
+
+// CloudSSH reads from cloud-init's merged system configuration whether
+// its ssh module (cc_ssh) is in one of the module lists and whether it
+// generates any key type (ssh_genkeytypes is not an explicit empty list),
+// by the rules of cloud-init's module loader and cc_ssh. Both true:
+// cloud-init generates host keys at a new instance's first boot.
+func CloudSSH(merged map[string]any) (module, keyTypes bool) {
+	for _, stage := range []string{"cloud_init_modules", "cloud_config_modules", "cloud_final_modules"} {
+		list, _ := merged[stage].([]any)
+		for _, item := range list {
+			name := ""
+			switch v := item.(type) {
+			case string:
+				name = v
+			case []any:
+				if len(v) > 0 {
+					name, _ = v[0].(string)
+				}
+			case map[string]any:
+				name, _ = v["name"].(string)
+			}
+			if moduleName(name) == "cc_ssh" {
+				module = true
+			}
+		}
+	}
+	// get_cfg_option_list: null is an empty list, a string a list of one.
+	keyTypes = len(cloudconfig.GetList(merged, "ssh_genkeytypes", defaultKeyTypes)) > 0
+	return module, keyTypes
+}
+
+// moduleName is how cloud-init's module loader names a module list item
+// (_read_modules strips it, then form_module_name): "-" becomes "_", a
+// ".py" suffix and surrounding space go, and "cc_" is added when missing.
+func moduleName(s string) string {
+	s = strings.ReplaceAll(strings.TrimSpace(s), "-", "_")
+	if strings.HasSuffix(strings.ToLower(s), ".py") {
+		s = s[:len(s)-3]
+	}
+	if s = strings.TrimSpace(s); s != "" && !strings.HasPrefix(s, "cc_") {
+		s = "cc_" + s
+	}
+	return s
 }

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/cloudcfg"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/guestfile/osrelease"
@@ -444,7 +445,12 @@ func socketInode(t []byte) (uint64, bool) {
 }
 
 // cloudGeneratesKeys reports whether cloud-init is enabled and its ssh
-// module generates host keys, from its system configuration.
+// module generates host keys, from its system configuration as sealprep
+// reads it (cloudcfg, then identity.CloudSSH).
 func cloudGeneratesKeys(r *fs.Root) bool {
-	return identity.CloudInitEnabled(r) // TODO(g2): the ssh module and ssh_genkeytypes, through cloudcfg
+	if !identity.CloudInitEnabled(r) {
+		return false
+	}
+	module, keyTypes := identity.CloudSSH(cloudcfg.Read(r).Merged)
+	return module && keyTypes
 }
