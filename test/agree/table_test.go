@@ -54,7 +54,7 @@ var items = []item{
 	{name: "hostname", ops: []string{"hostname"},
 		check: "hostname", codes: []string{
 			"hostname-invalid", "hostname-localhost", "hostname-etc-mismatch", "hostname-etc-missing",
-			"hostname-metadata-mismatch", "hostname-expected-mismatch"}},
+			"hostname-metadata-mismatch", "hostname-expected-mismatch", "hostname-template-named"}},
 	{name: "cloud-init-instance", ops: []string{"cloud-init"},
 		match: func(a action) bool { return strings.HasPrefix(a.Path, "/var/lib/cloud/") },
 		// Off the running system guestcheck judges the instance only in a
@@ -85,7 +85,7 @@ var notIdentity = map[string][]string{
 		"ssh-state-unreadable"},
 	"hostname": {"hostname-ok", "hostname-preserved", "hostname-no-metadata", "hostname-resolves",
 		"hostname-resolves-remote", "hostname-unresolvable", "hostname-nss-only", "hostname-file-unreadable",
-		"hostname-config-invalid", "hostname-interrupted"},
+		"hostname-config-invalid", "hostname-interrupted", "hostname-template"},
 }
 
 // judgedChecks are the guestcheck checks the test runs.
