@@ -1,6 +1,8 @@
 package netcheck
 
 import (
+	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +13,9 @@ import (
 	"github.com/guestcheck/guestcheck/internal/check/checktest"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/fs"
-	"github.com/guestcheck/guestcheck/internal/netcheck/nstest"
+	"github.com/guestcheck/guestcheck/internal/netstate"
+	"github.com/guestcheck/guestcheck/internal/netstate/nstest"
+	"golang.org/x/sys/unix"
 )
 
 // The helpers every test of the package shares: fake guest roots, a live
@@ -94,4 +98,57 @@ func mustFind(t *testing.T, fs []check.Finding, code string) check.Finding {
 		t.Fatalf("no %s finding in %v", code, codesOf(fs))
 	}
 	return *f
+}
+
+// Synthetic kernel state, as netroute's tests build it.
+
+func tNIC(idx int, name string) netstate.Link {
+	return netstate.Link{Index: idx, Name: name, Kind: "device", Encap: "ether", AdminUp: true, LowerUp: true,
+		MAC: net.HardwareAddr{0x52, 0x54, 0, 0, 0, byte(idx)}}
+}
+
+func tAddr(idx int, p string) netstate.Addr {
+	return netstate.Addr{LinkIndex: idx, Prefix: netip.MustParsePrefix(p)}
+}
+
+func tDefault(idx int, gw string, metric, table int) netstate.Route {
+	g := netip.MustParseAddr(gw)
+	f := netstate.FamilyOf(g)
+	return netstate.Route{Family: f, Table: table, Dst: netip.PrefixFrom(netstate.ZeroAddr(f), 0), Metric: metric, Type: netstate.RouteUnicast,
+		Protocol: unix.RTPROT_DHCP, Hops: []netstate.Hop{{LinkIndex: idx, Gateway: g}}}
+}
+
+// tConnected is the kernel's prefix route for an address.
+func tConnected(idx int, p string) netstate.Route {
+	pp := netip.MustParsePrefix(p).Masked()
+	return netstate.Route{Family: netstate.FamilyOf(pp.Addr()), Table: netstate.TableMain, Dst: pp, Type: netstate.RouteUnicast, Protocol: unix.RTPROT_KERNEL,
+		Scope: unix.RT_SCOPE_LINK, Hops: []netstate.Hop{{LinkIndex: idx}}}
+}
+
+func tRule(prio, table int, src string) netstate.Rule {
+	r := netstate.Rule{Family: netstate.IPv4, Priority: prio, Table: table, SuppressPrefixlen: -1}
+	if src != "" {
+		r.Src = netip.MustParsePrefix(src)
+		r.Family = netstate.FamilyOf(r.Src.Addr())
+	}
+	return r
+}
+
+// kernelRules are the three rules every IPv4 kernel starts with.
+func kernelRules() []netstate.Rule {
+	return []netstate.Rule{tRule(0, netstate.TableLocal, ""), tRule(32766, netstate.TableMain, ""), tRule(32767, netstate.TableDefault, "")}
+}
+
+func lo() netstate.Link {
+	return netstate.Link{Index: 1, Name: "lo", Kind: "device", Encap: "loopback", AdminUp: true, LowerUp: true}
+}
+
+// singleNIC is a healthy guest: eth0 192.0.2.10/24, default via 192.0.2.1.
+func singleNIC() netstate.Snapshot {
+	return netstate.Snapshot{
+		Links:  []netstate.Link{lo(), tNIC(2, "eth0")},
+		Addrs:  []netstate.Addr{{LinkIndex: 1, Prefix: netip.MustParsePrefix("127.0.0.1/8"), Scope: unix.RT_SCOPE_HOST}, tAddr(2, "192.0.2.10/24")},
+		Routes: []netstate.Route{tConnected(2, "192.0.2.10/24"), tDefault(2, "192.0.2.1", 100, netstate.TableMain)},
+		Rules:  kernelRules(),
+	}
 }
