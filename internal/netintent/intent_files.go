@@ -121,101 +121,113 @@ func ENIIntent(files []eni.File) ([]IntentIface, []problem.Problem) {
 				idx[s.Name] = i
 				out = append(out, IntentIface{ID: s.Name, Name: s.Name, Kind: KindEthernet, At: s.At, Optional: hot[s.Name]})
 			}
-			d := &out[i]
-			if s.Method == "dhcp" {
-				if s.Family == "inet6" {
-					d.DHCP6 = true
-				} else {
-					d.DHCP4 = true
-				}
-			}
-			var addr, mask eni.Option
-			for _, o := range s.Options {
-				at := netval.Loc(f.Name, o.Line)
-				switch o.Key {
-				case "address":
-					addr = o
-				case "netmask":
-					mask = o
-				case "gateway":
-					if a, err := netip.ParseAddr(o.Value); err == nil {
-						d.Gateways = append(d.Gateways, DeclAddr{Addr: a, At: at})
-					} else {
-						bad(o.Line, "gateway "+netval.Quote(o.Value)+" is not an IP address")
-					}
-				case "dns-nameservers":
-					for _, w := range strings.Fields(o.Value) {
-						if a, err := netip.ParseAddr(w); err == nil {
-							d.Nameservers = append(d.Nameservers, DeclAddr{Addr: a, At: at})
-						} else {
-							bad(o.Line, "dns-nameservers "+netval.Quote(w)+" is not an IP address")
-						}
-					}
-				case "dns-search":
-					for _, w := range strings.Fields(o.Value) {
-						d.Search = append(d.Search, DeclString{Value: w, At: at})
-					}
-				case "mtu":
-					if n, err := strconv.Atoi(o.Value); err == nil && n >= 68 && n <= 65535 {
-						d.MTU, d.MTUAt = n, at
-					} else {
-						bad(o.Line, "mtu "+netval.Quote(o.Value)+" is not an MTU")
-					}
-				case "vlan-raw-device", "vlan_raw_device":
-					d.Kind, d.VLANLink, d.VLANAt = KindVLAN, o.Value, at
-				case "vlan-id", "vlan_id":
-					if n, err := strconv.Atoi(o.Value); err == nil && n >= 0 && n <= 4094 {
-						d.Kind, d.VLANID, d.VLANAt = KindVLAN, n, at
-					} else {
-						bad(o.Line, o.Key+" "+netval.Quote(o.Value)+" is not a VLAN ID (0-4094)")
-					}
-				case "bond-slaves", "bond_slaves", "bridge_ports", "bridge-ports":
-					if strings.HasPrefix(o.Key, "bond") {
-						d.Kind = KindBond
-					} else {
-						d.Kind = KindBridge
-					}
-					d.Members, d.MembersAt = []string{}, at
-					if o.Value != "none" {
-						d.Members = strings.Fields(o.Value)
-					}
-				case "hwaddress":
-					// "hwaddress [ether] MAC" sets the MAC rather than
-					// matching it: the interface must have it afterwards.
-					w := strings.Fields(o.Value)
-					if len(w) > 0 {
-						if m, err := net.ParseMAC(w[len(w)-1]); err == nil {
-							d.MatchMAC = m
-						}
-					}
-				}
-			}
-			if addr.Value != "" {
-				p, ok := eni.Prefix(addr.Value, mask.Value, s.Family)
-				if ok {
-					d.Addresses = append(d.Addresses, DeclPrefix{Prefix: p, At: netval.Loc(f.Name, addr.Line)})
-				} else {
-					bad(addr.Line, "address "+netval.Quote(addr.Value)+" with netmask "+netval.Quote(mask.Value)+" is not an address with a prefix length")
-				}
-			}
-			// ifupdown names VLANs eth0.100 or vlan100 (with
-			// vlan-raw-device); the ID comes from the name.
-			// An explicit vlan-id wins over the one in the name.
-			if base, id, ok := strings.Cut(s.Name, "."); ok && d.VLANID == 0 {
-				if n, err := strconv.Atoi(id); err == nil && n <= 4094 {
-					d.Kind, d.VLANID, d.VLANAt = KindVLAN, n, s.At
-					if d.VLANLink == "" {
-						d.VLANLink = base
-					}
-				}
-			} else if rest, ok := strings.CutPrefix(s.Name, "vlan"); ok && d.VLANLink != "" {
-				if n, err := strconv.Atoi(rest); err == nil && n <= 4094 {
-					d.VLANID = n
-				}
-			}
+			eniStanza(&out[i], f.Name, s, bad)
 		}
 	}
 	return out, probs
+}
+
+// eniStanza folds one "iface" stanza into the interface it declares.
+func eniStanza(d *IntentIface, file string, s eni.Stanza, bad func(line int, msg string)) {
+	if s.Method == "dhcp" {
+		if s.Family == "inet6" {
+			d.DHCP6 = true
+		} else {
+			d.DHCP4 = true
+		}
+	}
+	var addr, mask eni.Option
+	for _, o := range s.Options {
+		switch o.Key {
+		case "address":
+			addr = o
+		case "netmask":
+			mask = o
+		default:
+			eniOption(d, o, netval.Loc(file, o.Line), bad)
+		}
+	}
+	if addr.Value != "" {
+		p, ok := eni.Prefix(addr.Value, mask.Value, s.Family)
+		if ok {
+			d.Addresses = append(d.Addresses, DeclPrefix{Prefix: p, At: netval.Loc(file, addr.Line)})
+		} else {
+			bad(addr.Line, "address "+netval.Quote(addr.Value)+" with netmask "+netval.Quote(mask.Value)+" is not an address with a prefix length")
+		}
+	}
+	// ifupdown names VLANs eth0.100 or vlan100 (with
+	// vlan-raw-device); the ID comes from the name.
+	// An explicit vlan-id wins over the one in the name.
+	if base, id, ok := strings.Cut(s.Name, "."); ok && d.VLANID == 0 {
+		if n, err := strconv.Atoi(id); err == nil && n <= 4094 {
+			d.Kind, d.VLANID, d.VLANAt = KindVLAN, n, s.At
+			if d.VLANLink == "" {
+				d.VLANLink = base
+			}
+		}
+	} else if rest, ok := strings.CutPrefix(s.Name, "vlan"); ok && d.VLANLink != "" {
+		if n, err := strconv.Atoi(rest); err == nil && n <= 4094 {
+			d.VLANID = n
+		}
+	}
+}
+
+// eniOption folds one stanza option (other than address and netmask)
+// into d; at is where it was declared.
+func eniOption(d *IntentIface, o eni.Option, at string, bad func(line int, msg string)) {
+	switch o.Key {
+	case "gateway":
+		if a, err := netip.ParseAddr(o.Value); err == nil {
+			d.Gateways = append(d.Gateways, DeclAddr{Addr: a, At: at})
+		} else {
+			bad(o.Line, "gateway "+netval.Quote(o.Value)+" is not an IP address")
+		}
+	case "dns-nameservers":
+		for _, w := range strings.Fields(o.Value) {
+			if a, err := netip.ParseAddr(w); err == nil {
+				d.Nameservers = append(d.Nameservers, DeclAddr{Addr: a, At: at})
+			} else {
+				bad(o.Line, "dns-nameservers "+netval.Quote(w)+" is not an IP address")
+			}
+		}
+	case "dns-search":
+		for _, w := range strings.Fields(o.Value) {
+			d.Search = append(d.Search, DeclString{Value: w, At: at})
+		}
+	case "mtu":
+		if n, err := strconv.Atoi(o.Value); err == nil && n >= 68 && n <= 65535 {
+			d.MTU, d.MTUAt = n, at
+		} else {
+			bad(o.Line, "mtu "+netval.Quote(o.Value)+" is not an MTU")
+		}
+	case "vlan-raw-device", "vlan_raw_device":
+		d.Kind, d.VLANLink, d.VLANAt = KindVLAN, o.Value, at
+	case "vlan-id", "vlan_id":
+		if n, err := strconv.Atoi(o.Value); err == nil && n >= 0 && n <= 4094 {
+			d.Kind, d.VLANID, d.VLANAt = KindVLAN, n, at
+		} else {
+			bad(o.Line, o.Key+" "+netval.Quote(o.Value)+" is not a VLAN ID (0-4094)")
+		}
+	case "bond-slaves", "bond_slaves", "bridge_ports", "bridge-ports":
+		if strings.HasPrefix(o.Key, "bond") {
+			d.Kind = KindBond
+		} else {
+			d.Kind = KindBridge
+		}
+		d.Members, d.MembersAt = []string{}, at
+		if o.Value != "none" {
+			d.Members = strings.Fields(o.Value)
+		}
+	case "hwaddress":
+		// "hwaddress [ether] MAC" sets the MAC rather than
+		// matching it: the interface must have it afterwards.
+		w := strings.Fields(o.Value)
+		if len(w) > 0 {
+			if m, err := net.ParseMAC(w[len(w)-1]); err == nil {
+				d.MatchMAC = m
+			}
+		}
+	}
 }
 
 // IfcfgIntent turns one parsed ifcfg file (ParseIfcfg) into a declared

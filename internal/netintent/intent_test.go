@@ -13,6 +13,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/netstate"
+	"github.com/guestcheck/guestcheck/internal/netstate/netstatetest"
 	"github.com/guestcheck/guestcheck/internal/netstate/nstest"
 )
 
@@ -353,7 +354,7 @@ func TestNetworkConfigFiles(t *testing.T) {
 
 func TestNetworkConfigKernelError(t *testing.T) {
 	r := ReadIntent(writeRoot(t, map[string]string{"etc/netplan/50-cloud-init.yaml": healthyNetplan}))
-	fs := CompareIntent(r, &fakeKernel{err: errors.New("netlink: operation not permitted")}, writeRoot(t, nil))
+	fs := CompareIntent(r, &netstatetest.Kernel{Err: errors.New("netlink: operation not permitted")}, writeRoot(t, nil))
 	want(t, fs, check.Error, CodeNCKernelError, "cannot read the network interfaces")
 }
 

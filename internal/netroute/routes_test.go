@@ -3,7 +3,6 @@ package netroute
 import (
 	"context"
 	"errors"
-	"net"
 	"net/netip"
 	"slices"
 	"strings"
@@ -13,112 +12,9 @@ import (
 	"github.com/guestcheck/guestcheck/internal/check/checktest"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/netstate"
+	"github.com/guestcheck/guestcheck/internal/netstate/netstatetest"
 	"golang.org/x/sys/unix"
 )
-
-// fakeKernel serves a synthetic snapshot; RouteGet answers from paths.
-type fakeKernel struct {
-	snap  netstate.Snapshot
-	paths map[netip.Addr]netstate.PathResult
-	err   error // returned by Links
-}
-
-func (k *fakeKernel) Links() ([]netstate.Link, error) { return k.snap.Links, k.err }
-func (k *fakeKernel) Addrs() ([]netstate.Addr, error) { return k.snap.Addrs, nil }
-func (k *fakeKernel) Routes(f netstate.Family) ([]netstate.Route, error) {
-	var out []netstate.Route
-	for _, r := range k.snap.Routes {
-		if r.Family == f {
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
-func (k *fakeKernel) Rules(f netstate.Family) ([]netstate.Rule, error) {
-	var out []netstate.Rule
-	for _, r := range k.snap.Rules {
-		if r.Family == f {
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
-func (k *fakeKernel) Neighs(f netstate.Family) ([]netstate.Neigh, error) {
-	var out []netstate.Neigh
-	for _, n := range k.snap.Neighs {
-		if netstate.FamilyOf(n.IP) == f {
-			out = append(out, n)
-		}
-	}
-	return out, nil
-}
-func (k *fakeKernel) RouteGet(dst netip.Addr) (netstate.PathResult, error) {
-	if p, ok := k.paths[dst]; ok {
-		return p, nil
-	}
-	return netstate.PathResult{}, unix.ENETUNREACH
-}
-
-func tNIC(idx int, name string) netstate.Link {
-	return netstate.Link{Index: idx, Name: name, Kind: "device", Encap: "ether", AdminUp: true, LowerUp: true,
-		MAC: net.HardwareAddr{0x52, 0x54, 0, 0, 0, byte(idx)}}
-}
-
-func tAddr(idx int, p string) netstate.Addr {
-	return netstate.Addr{LinkIndex: idx, Prefix: netip.MustParsePrefix(p)}
-}
-
-func tDefault(idx int, gw string, metric, table int) netstate.Route {
-	g := netip.MustParseAddr(gw)
-	f := netstate.FamilyOf(g)
-	return netstate.Route{Family: f, Table: table, Dst: netip.PrefixFrom(netstate.ZeroAddr(f), 0), Metric: metric, Type: netstate.RouteUnicast,
-		Protocol: unix.RTPROT_DHCP, Hops: []netstate.Hop{{LinkIndex: idx, Gateway: g}}}
-}
-
-// tConnected is the kernel's prefix route for an address.
-func tConnected(idx int, p string) netstate.Route {
-	pp := netip.MustParsePrefix(p).Masked()
-	return netstate.Route{Family: netstate.FamilyOf(pp.Addr()), Table: netstate.TableMain, Dst: pp, Type: netstate.RouteUnicast, Protocol: unix.RTPROT_KERNEL,
-		Scope: unix.RT_SCOPE_LINK, Hops: []netstate.Hop{{LinkIndex: idx}}}
-}
-
-func tRule(prio, table int, src string) netstate.Rule {
-	r := netstate.Rule{Family: netstate.IPv4, Priority: prio, Table: table, SuppressPrefixlen: -1}
-	if src != "" {
-		r.Src = netip.MustParsePrefix(src)
-		r.Family = netstate.FamilyOf(r.Src.Addr())
-	}
-	return r
-}
-
-// kernelRules are the three rules every IPv4 kernel starts with.
-func kernelRules() []netstate.Rule {
-	return []netstate.Rule{tRule(0, netstate.TableLocal, ""), tRule(32766, netstate.TableMain, ""), tRule(32767, netstate.TableDefault, "")}
-}
-
-func lo() netstate.Link {
-	return netstate.Link{Index: 1, Name: "lo", Kind: "device", Encap: "loopback", AdminUp: true, LowerUp: true}
-}
-
-// singleNIC is a healthy guest: eth0 192.0.2.10/24, default via 192.0.2.1.
-func singleNIC() netstate.Snapshot {
-	return netstate.Snapshot{
-		Links:  []netstate.Link{lo(), tNIC(2, "eth0")},
-		Addrs:  []netstate.Addr{{LinkIndex: 1, Prefix: netip.MustParsePrefix("127.0.0.1/8"), Scope: unix.RT_SCOPE_HOST}, tAddr(2, "192.0.2.10/24")},
-		Routes: []netstate.Route{tConnected(2, "192.0.2.10/24"), tDefault(2, "192.0.2.1", 100, netstate.TableMain)},
-		Rules:  kernelRules(),
-	}
-}
-
-// dualNIC adds eth1 198.51.100.10/24 with its own default route.
-func dualNIC(eth0Metric, eth1Metric int) netstate.Snapshot {
-	s := singleNIC()
-	s.Routes[1].Metric = eth0Metric
-	s.Links = append(s.Links, tNIC(3, "eth1"))
-	s.Addrs = append(s.Addrs, tAddr(3, "198.51.100.10/24"))
-	s.Routes = append(s.Routes, tConnected(3, "198.51.100.10/24"), tDefault(3, "198.51.100.1", eth1Metric, netstate.TableMain))
-	return s
-}
 
 func TestCheckRoutesSynthetic(t *testing.T) {
 	root := writeRoot(t, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\nnameserver 127.0.0.53\n"})
@@ -346,9 +242,9 @@ func TestCheckRoutesSynthetic(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			k := &fakeKernel{snap: tc.snap(), paths: map[netip.Addr]netstate.PathResult{}}
+			k := &netstatetest.Kernel{Snap: tc.snap(), Paths: map[netip.Addr]netstate.PathResult{}}
 			for a, p := range tc.paths {
-				k.paths[netip.MustParseAddr(a)] = p
+				k.Paths[netip.MustParseAddr(a)] = p
 			}
 			fs := CheckRoutes(context.Background(), k, root, tc.cfg)
 			assertConventions(t, fs, RoutesCodes())
@@ -363,7 +259,7 @@ func TestCheckRoutesSynthetic(t *testing.T) {
 }
 
 func TestCheckRoutesKernelError(t *testing.T) {
-	fs := CheckRoutes(context.Background(), &fakeKernel{err: errors.New("netlink: operation not permitted")}, writeRoot(t, nil), config.RoutesConfig{})
+	fs := CheckRoutes(context.Background(), &netstatetest.Kernel{Err: errors.New("netlink: operation not permitted")}, writeRoot(t, nil), config.RoutesConfig{})
 	assertConventions(t, fs, RoutesCodes())
 	if len(fs) != 1 || fs[0].Status != check.Error || fs[0].Code != CodeRoutesKernelError || fs[0].Detail["error"] != "list links: netlink: operation not permitted" && fs[0].Detail["error"] != "netlink: operation not permitted" {
 		t.Errorf("got %+v", fs)
@@ -415,3 +311,16 @@ func TestSnake(t *testing.T) {
 		}
 	}
 }
+
+// Shared with the other network checks' tests.
+var (
+	tNIC        = netstatetest.NIC
+	tAddr       = netstatetest.Addr
+	tDefault    = netstatetest.Default
+	tConnected  = netstatetest.Connected
+	tRule       = netstatetest.Rule
+	kernelRules = netstatetest.KernelRules
+	lo          = netstatetest.Lo
+	singleNIC   = netstatetest.SingleNIC
+	dualNIC     = netstatetest.DualNIC
+)

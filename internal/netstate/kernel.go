@@ -358,6 +358,7 @@ func prefixOf(n *net.IPNet) (netip.Prefix, bool) {
 	return netip.PrefixFrom(a, ones), true
 }
 
+// ZeroAddr is the unspecified address of family f (0.0.0.0 or ::).
 func ZeroAddr(f Family) netip.Addr {
 	if f == IPv6 {
 		return netip.IPv6Unspecified()

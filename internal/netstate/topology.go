@@ -197,6 +197,7 @@ func (t *Topology) RulesTo(f Family, table int) []string {
 	return out
 }
 
+// AllPrefix reports whether p matches every address (absent or /0).
 func AllPrefix(p netip.Prefix) bool { return !p.IsValid() || p.Bits() == 0 }
 
 // OnLink reports whether gw is directly reachable through link: inside a
@@ -295,6 +296,7 @@ func describeRule(r Rule) string {
 	return s + " lookup " + TableName(r.Table)
 }
 
+// DescribeRoutes renders routes like ip-route, one per line.
 func (t *Topology) DescribeRoutes(rs []Route) string {
 	s := make([]string, len(rs))
 	for i, r := range rs {
@@ -303,6 +305,7 @@ func (t *Topology) DescribeRoutes(rs []Route) string {
 	return strings.Join(s, "\n")
 }
 
+// MACEqual reports whether a is set and the same hardware address as b.
 func MACEqual(a, b net.HardwareAddr) bool {
 	return len(a) > 0 && strings.EqualFold(a.String(), b.String())
 }

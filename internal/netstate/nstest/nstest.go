@@ -3,6 +3,7 @@
 // ends, and a "network" namespace holding the other ends (and, when a
 // test wants one, the gateway's address). Only documentation address
 // ranges are accepted, so a test can never route to a real network.
+// Beside them: fake guest roots and the live Env the checks run in.
 //
 // It is imported by tests only; nothing here runs in guestcheck itself.
 package nstest
