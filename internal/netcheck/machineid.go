@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/guestcheck/guestcheck/internal/disk"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/fstab"
 )
 
 // MachineIDKind is what systemd makes of the bytes of /etc/machine-id.
@@ -112,7 +112,7 @@ var cmdlineFiles = []string{"/etc/kernel/cmdline", "/boot/grub/grub.cfg", "/boot
 // GRUB's grub.cfg or the Boot Loader Specification entries.
 func ReadRootMode(root *fs.Root) RootMode {
 	if b, err := root.ReadFile("/etc/fstab"); err == nil {
-		ents, _ := disk.ParseFstab(b)
+		ents, _ := fstab.Parse(b)
 		for _, e := range ents {
 			if e.MountPoint != "/" {
 				continue

@@ -7,8 +7,8 @@ import (
 	"path"
 	"strings"
 
-	"github.com/guestcheck/guestcheck/internal/disk"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/fstab"
 )
 
 // Machine-ID contents, classified the way systemd reads /etc/machine-id
@@ -125,7 +125,7 @@ func parseBLSEntry(src string, b []byte) []bootCmdline {
 // ro and rw among its options wins ("defaults" sets no flag in libmount),
 // and the last line for "/" wins.
 func fstabRootRO(b []byte) bool {
-	ents, _ := disk.ParseFstab(b)
+	ents, _ := fstab.Parse(b)
 	ro := false
 	for _, e := range ents {
 		if e.MountPoint == "" || path.Clean(e.MountPoint) != "/" {
