@@ -20,14 +20,14 @@ import (
 // shipped under /usr/lib are left out: they are distribution defaults for
 // containers and examples, not this VM's configuration.
 var (
-	NetplanDirs  = []string{"/lib/netplan", "/etc/netplan", "/run/netplan"}
-	NetworkdDirs = []string{"/run/systemd/network", "/etc/systemd/network"}
-	NMDirs       = []string{"/run/NetworkManager/system-connections", "/etc/NetworkManager/system-connections"}
-	IfcfgDirs    = []string{"/etc/sysconfig/network-scripts", "/etc/sysconfig/network"}
+	netplanDirs  = []string{"/lib/netplan", "/etc/netplan", "/run/netplan"}
+	networkdDirs = []string{"/run/systemd/network", "/etc/systemd/network"}
+	nmDirs       = []string{"/run/NetworkManager/system-connections", "/etc/NetworkManager/system-connections"}
+	ifcfgDirs    = []string{"/etc/sysconfig/network-scripts", "/etc/sysconfig/network"}
 
-	// CloudInitNetworkJSON is where cloud-init leaves the network
-	// configuration it applied, newest format first.
-	CloudInitNetworkJSON = []string{"/var/lib/cloud/instance/network-config.json", "/run/cloud-init/network-config.json"}
+	// Where cloud-init leaves the network configuration it applied,
+	// newest format first.
+	cloudInitNetworkJSON = []string{"/var/lib/cloud/instance/network-config.json", "/run/cloud-init/network-config.json"}
 
 	networkdConfDirs  = []string{"/usr/lib/systemd", "/run/systemd", "/etc/systemd"}
 	networkdConfDDirs = []string{"/usr/lib/systemd/networkd.conf.d", "/run/systemd/networkd.conf.d", "/etc/systemd/networkd.conf.d"}
@@ -46,6 +46,14 @@ const (
 	// renders: they are judged through the netplan files.
 	netplanOutput = "10-netplan-"
 )
+
+// Places names where ReadFacts looks for each network stack's files, for
+// a finding that found none.
+func Places() []string {
+	return []string{"netplan (" + strings.Join(netplanDirs, ", ") + ")",
+		"NetworkManager (" + strings.Join(nmDirs, ", ") + ")", "systemd-networkd (" + strings.Join(networkdDirs, ", ") + ")",
+		"ifupdown (" + ENIMain + ")", "ifcfg (" + strings.Join(ifcfgDirs, ", ") + ")"}
+}
 
 // Facts is every network configuration file of a guest, read once and
 // parsed by the format parsers under internal/guestfile. network-config
@@ -141,28 +149,28 @@ type UdevFile struct {
 func ReadFacts(root fs.Reader) Facts {
 	rd := reader{root}
 	var f Facts
-	for _, p := range CloudInitNetworkJSON {
+	for _, p := range cloudInitNetworkJSON {
 		r, b := rd.read(p)
 		f.CloudInitJSON = append(f.CloudInitJSON, Raw{Read: r, Data: b})
 	}
-	for _, p := range rd.overlay(NetplanDirs, yamlName) {
+	for _, p := range rd.overlay(netplanDirs, yamlName) {
 		f.Netplan = append(f.Netplan, rd.netplan(p))
 	}
 	conf := rd.overlay(networkdConfDirs, func(n string) bool { return n == "networkd.conf" })
 	for _, p := range append(conf, rd.overlay(networkdConfDDirs, confName)...) {
 		f.NetworkdConf = append(f.NetworkdConf, rd.unit(p, ParseUnit, false))
 	}
-	for _, p := range rd.overlay(NetworkdDirs, networkdName) {
+	for _, p := range rd.overlay(networkdDirs, networkdName) {
 		if strings.HasPrefix(path.Base(p), netplanOutput) {
 			f.NetplanRendered = f.NetplanRendered || !strings.HasSuffix(p, ".netdev")
 			continue
 		}
 		f.Networkd = append(f.Networkd, rd.unit(p, ParseUnit, true))
 	}
-	for _, p := range rd.overlay(NMDirs, func(n string) bool { return strings.HasSuffix(n, ".nmconnection") }) {
+	for _, p := range rd.overlay(nmDirs, func(n string) bool { return strings.HasSuffix(n, ".nmconnection") }) {
 		f.NM = append(f.NM, rd.unit(p, ParseKeyfile, false))
 	}
-	for _, d := range IfcfgDirs {
+	for _, d := range ifcfgDirs {
 		for _, p := range rd.overlay([]string{d}, func(n string) bool { return strings.HasPrefix(n, "ifcfg-") && n != "ifcfg-lo" }) {
 			f.Ifcfg = append(f.Ifcfg, rd.ifcfg(p))
 		}

@@ -43,9 +43,7 @@ func IntentOf(f netconf.Facts) IntentRead {
 	if b.cloudInitJSON() {
 		return b.r
 	}
-	b.r.Consulted = append(b.r.Consulted, "netplan ("+strings.Join(netconf.NetplanDirs, ", ")+")",
-		"NetworkManager ("+strings.Join(netconf.NMDirs, ", ")+")", "systemd-networkd ("+strings.Join(netconf.NetworkdDirs, ", ")+")",
-		"ifupdown ("+netconf.ENIMain+")", "ifcfg ("+strings.Join(netconf.IfcfgDirs, ", ")+")")
+	b.r.Consulted = append(b.r.Consulted, netconf.Places()...)
 	if !b.renderedByCloudInit() {
 		b.administrators()
 	}
