@@ -105,13 +105,36 @@ func kernelError(err error) check.Finding {
 // /sys/class/net (NIC detection) and the resolver files (nameserver
 // paths).
 func CheckRoutes(ctx context.Context, k netstate.Kernel, root *fs.Root, cfg config.RoutesConfig) []check.Finding {
-	snap, err := netstate.TakeSnapshot(k)
+	t, err := GatherTopology(k, root)
 	if err != nil {
 		return []check.Finding{kernelError(err)}
 	}
-	netstate.MarkDevices(root, snap.Links)
-	t := netstate.NewTopology(snap)
+	fs, primary := JudgeTopology(t, cfg)
+	if ctx.Err() != nil {
+		return fs
+	}
+	probes, bad := pathProbes(ctx, k, root, cfg.Targets)
+	fs = append(fs, bad...)
+	return append(fs, JudgePaths(t, probes, primary)...)
+}
 
+// GatherTopology reads the kernel's network state through k, with root's
+// /sys/class/net telling NICs from virtual links.
+func GatherTopology(k netstate.Kernel, root *fs.Root) (*netstate.Topology, error) {
+	snap, err := netstate.TakeSnapshot(k)
+	if err != nil {
+		return nil, err
+	}
+	netstate.MarkDevices(root, snap.Links)
+	return netstate.NewTopology(snap), nil
+}
+
+// JudgeTopology judges links, default routes, gateways and asymmetric
+// routing, and returns the interface per family that nameserver paths
+// are compared with: the expected one when it is known (after a takeover
+// the winner is the wrong reference), else the one that won the default
+// route.
+func JudgeTopology(t *netstate.Topology, cfg config.RoutesConfig) ([]check.Finding, map[netstate.Family]*netstate.Link) {
 	fs := JudgeLinks(t)
 	if exp := ExpectedInterface(t, cfg.DefaultInterface, netstate.IPv4); exp.Missing != "" {
 		fs = append(fs, check.New(check.Fail, CodeRoutesExpectedMissing,
@@ -119,9 +142,6 @@ func CheckRoutes(ctx context.Context, k netstate.Kernel, root *fs.Root, cfg conf
 			map[string]string{"interfaces": t.LinkList()},
 			"Set routes.default_interface to the management NIC's name or MAC address, or attach that NIC to the VM"))
 	}
-	// Nameserver paths are compared with the expected interface when one
-	// is known (after a takeover the winner is the wrong reference), else
-	// with the interface that won the default route.
 	primary := map[netstate.Family]*netstate.Link{}
 	for _, f := range []netstate.Family{netstate.IPv4, netstate.IPv6} {
 		// IPv4 is always judged unless the guest is IPv6-only; IPv6 only
@@ -137,13 +157,7 @@ func CheckRoutes(ctx context.Context, k netstate.Kernel, root *fs.Root, cfg conf
 		}
 	}
 	fs = append(fs, JudgeGateways(t)...)
-	fs = append(fs, JudgeAsymmetric(t)...)
-	if ctx.Err() != nil {
-		return fs
-	}
-	probes, bad := pathProbes(ctx, k, root, cfg.Targets)
-	fs = append(fs, bad...)
-	return append(fs, JudgePaths(t, probes, primary)...)
+	return append(fs, JudgeAsymmetric(t)...), primary
 }
 
 // JudgeLinks checks that every NIC is up with an address.
