@@ -35,10 +35,10 @@ func checkIDs(all []check.Check) []string {
 func command(all []check.Check) *cli.Command {
 	ids := func() []string { return checkIDs(all) }
 	return (&cli.Command{
-		Name:       "guestcheck",
-		Summary:    "verify that a Linux VM was delivered as declared",
-		ManSection: 8,
-		Synopsis:   []string{"[OPTIONS]"},
+		Name:        "guestcheck",
+		Summary:     "verify that a Linux VM was delivered as declared",
+		ManSection:  8,
+		Synopsis:    []string{"[OPTIONS]"},
 		Description: `Verify that this VM was delivered correctly: cloud-init, hostname, routes, DNS, the guest agent, fstab, disk growth, clone identity, SSH, systemd and time sync (--list names every check). guestcheck only reads; each finding says what is wrong, why it matters and how to fix it.`,
 		Options: []cli.Option{
 			{Long: "only", Arg: "IDS", Help: "Run only these checks: comma-separated check IDs (see --list).", Complete: cli.CompleteWords, Words: ids, ListWords: true},

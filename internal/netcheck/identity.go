@@ -9,6 +9,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/guestfile/netplan"
 	"github.com/guestcheck/guestcheck/internal/guestfile/networkd"
 	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
+	"github.com/guestcheck/guestcheck/internal/identity"
 	"github.com/guestcheck/guestcheck/internal/netconf"
 	"github.com/guestcheck/guestcheck/internal/netstate"
 )
@@ -71,7 +72,7 @@ func IdentityCodes() []string {
 
 // Guest paths network-identity reads.
 const (
-	MachineIDPath          = "/etc/machine-id"
+	MachineIDPath          = identity.MachineIDPath
 	InstanceIDPath         = "/var/lib/cloud/data/instance-id"
 	PreviousInstanceIDPath = "/var/lib/cloud/data/previous-instance-id"
 	cloudInstancesDir      = "/var/lib/cloud/instances"

@@ -1,4 +1,8 @@
-package netcheck
+// Package journalhdr parses the fixed header of a systemd journal file:
+// the machine-id it was written under and the span of time it covers,
+// which is the journal's evidence of whether a machine-id predates an
+// instance. Pure: bytes in, values out.
+package journalhdr
 
 import (
 	"encoding/binary"
@@ -8,41 +12,42 @@ import (
 	"time"
 )
 
-// JournalHeaderMinSize is how much of a journal file ParseJournalHeader
-// needs: the fixed header up to tail_entry_monotonic, which every journal
-// format since systemd 187 has.
-const JournalHeaderMinSize = 208
+// MinSize is how much of a journal file Parse needs: the fixed header
+// up to tail_entry_monotonic, which every journal format since systemd 187
+// has.
+const MinSize = 208
 
-// journalSignature opens every systemd journal file (journal-def.h).
-const journalSignature = "LPKSHHRH"
+// Signature opens every systemd journal file (journal-def.h).
+const Signature = "LPKSHHRH"
 
-// JournalState is the header's state byte.
-type JournalState uint8
+// State is the header's state byte.
+type State uint8
 
 // Header states, as journald writes them.
 const (
-	JournalOffline  JournalState = 0 // closed cleanly
-	JournalOnline   JournalState = 1 // open for writing, or left open by a crash
-	JournalArchived JournalState = 2 // rotated
+	Offline  State = 0 // closed cleanly
+	Online   State = 1 // open for writing, or left open by a crash
+	Archived State = 2 // rotated
 )
 
-func (s JournalState) String() string {
+// String names the state as journalctl --header does.
+func (s State) String() string {
 	switch s {
-	case JournalOffline:
+	case Offline:
 		return "offline"
-	case JournalOnline:
+	case Online:
 		return "online"
-	case JournalArchived:
+	case Archived:
 		return "archived"
 	}
 	return fmt.Sprintf("state-%d", uint8(s))
 }
 
-// JournalHeader holds the fixed header fields of a systemd journal file
+// Header holds the fixed header fields of a systemd journal file
 // that tell which machine wrote it and which span of time it covers.
 // Everything else in the file is left unread.
-type JournalHeader struct {
-	State JournalState
+type Header struct {
+	State State
 	// MachineID is the machine-id the file was created under (32 lower-case
 	// hex digits); TailBootID the boot of its last entry (of its last writer
 	// before systemd 254).
@@ -60,24 +65,24 @@ type JournalHeader struct {
 // signature.
 var ErrNotJournal = errors.New("not a systemd journal file (no LPKSHHRH signature)")
 
-// ParseJournalHeader parses the fixed header at the start of a systemd
-// journal file (systemd's journal-def.h, struct Header; all integers
-// little-endian). b may be just the first JournalHeaderMinSize bytes.
-func ParseJournalHeader(b []byte) (JournalHeader, error) {
-	var h JournalHeader
-	if len(b) < len(journalSignature) || string(b[:8]) != journalSignature {
+// Parse parses the fixed header at the start of a systemd journal
+// file (systemd's journal-def.h, struct Header; all integers
+// little-endian). b may be just the first MinSize bytes.
+func Parse(b []byte) (Header, error) {
+	var h Header
+	if len(b) < len(Signature) || string(b[:8]) != Signature {
 		return h, ErrNotJournal
 	}
-	if len(b) < JournalHeaderMinSize {
-		return h, fmt.Errorf("journal header truncated: %d of %d bytes", len(b), JournalHeaderMinSize)
+	if len(b) < MinSize {
+		return h, fmt.Errorf("journal header truncated: %d of %d bytes", len(b), MinSize)
 	}
 	le := binary.LittleEndian
-	h.State = JournalState(b[16])
+	h.State = State(b[16])
 	h.MachineID = hex.EncodeToString(b[40:56])
 	h.TailBootID = hex.EncodeToString(b[56:72])
 	h.HeaderSize = le.Uint64(b[88:])
-	if h.HeaderSize < JournalHeaderMinSize {
-		return h, fmt.Errorf("journal header_size %d is smaller than the %d-byte header of systemd 187", h.HeaderSize, JournalHeaderMinSize)
+	if h.HeaderSize < MinSize {
+		return h, fmt.Errorf("journal header_size %d is smaller than the %d-byte header of systemd 187", h.HeaderSize, MinSize)
 	}
 	h.Entries = le.Uint64(b[152:])
 	if h.Entries == 0 {
@@ -99,7 +104,7 @@ func ParseJournalHeader(b []byte) (JournalHeader, error) {
 
 // TailBootStart is when the boot that wrote the last entry began, in the
 // clock of that entry; zero when the file has no entries.
-func (h JournalHeader) TailBootStart() time.Time {
+func (h Header) TailBootStart() time.Time {
 	if h.Entries == 0 {
 		return time.Time{}
 	}
