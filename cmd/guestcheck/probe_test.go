@@ -115,7 +115,7 @@ func TestProbeConfigAndUsageErrors(t *testing.T) {
 		{"timeout: 1m\nprobe:\n  checks:\n    - a\n    - nope\n", nil, `config error: ` + "%CFG%" + `:5: probe.checks: unknown check ID "nope"`, false},
 		{"probe:\n  checks: [a, dns]\n", nil, "config error: %CFG%:2: probe.checks: dns cannot count towards a probe", false},
 		{"probe: {timeout: soon}\n", nil, "config error: %CFG%:1:", false},
-		{"bogus: 1\n", nil, "config error: %CFG%:1: field bogus not found", false},
+		{"bogus: 1\n", nil, "config error: %CFG%:1: bogus: unknown key (known here: timeout,", false},
 		{"", []string{"--bogus"}, "usage error: --bogus: unknown option (see guestcheck probe --help)", true},
 		{"", []string{"extra"}, `usage error: "extra": unexpected argument (see guestcheck probe --help)`, true},
 	} {

@@ -93,7 +93,7 @@ func TestConfigErrors(t *testing.T) {
 	var out, errb bytes.Buffer
 	bad := writeConfig(t, "timeout: 5s\nchecks:\n  a:\n    enabeld: true\n")
 	code := run([]string{"--root", t.TempDir(), "--config", bad}, &out, &errb, all)
-	if code != report.ExitUsage || !strings.Contains(errb.String(), bad+":4: field enabeld not found") {
+	if code != report.ExitUsage || !strings.Contains(errb.String(), bad+":4: checks.a.enabeld: unknown key; did you mean enabled? (known here: enabled, timeout)") {
 		t.Errorf("typo in config: exit %d, stderr %q", code, errb.String())
 	}
 	errb.Reset()

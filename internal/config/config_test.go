@@ -1,15 +1,12 @@
 package config
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	yaml "go.yaml.in/yaml/v3"
 )
 
 func TestParseGood(t *testing.T) {
@@ -54,14 +51,14 @@ func TestParseEmptyIsDefault(t *testing.T) {
 
 func TestParseErrorsNameFileAndLine(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
-		{"timeout: 1m\ntimout: 2m\n", "bad.yaml:2: field timout not found"},
-		{"hostname:\n  expect: x\n", "bad.yaml:2: field expect not found"},
+		{"timeout: 1m\ntimout: 2m\n", "bad.yaml:2: timout: unknown key; did you mean timeout?"},
+		{"hostname:\n  expect: x\n", "bad.yaml:2: hostname.expect: unknown key; did you mean expected? (known here: expected)"},
 		{"check_timeout: soon\n", "bad.yaml:1:"},
 		{"checks: [1, 2]\n", "bad.yaml:1:"},
 		{"timeout: [\n", "bad.yaml:"},
-		{"timeout: -1s\n", "timeout must be positive"},
-		{"checks:\n  dns:\n    timeout: -2s\n", "checks.dns.timeout must not be negative"},
-		{"timeout: 1m\n---\ntimeout: 2m\n", "more than one YAML document"},
+		{"timeout: -1s\n", "bad.yaml:1: timeout: must be more than 0, got -1s"},
+		{"checks:\n  dns:\n    timeout: -2s\n", "bad.yaml:3: checks.dns.timeout: must not be negative, got -2s"},
+		{"timeout: 1m\n---\ntimeout: 2m\n", "bad.yaml:3: a second YAML document (after ---)"},
 	} {
 		_, err := Parse("bad.yaml", []byte(tc.in))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -146,14 +143,14 @@ time_sync:
 
 func TestParseNewSectionErrors(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
-		{"ssh:\n  baseline:\n    password_authentication: maybe\n", `bad.yaml:3: "maybe" is not one of yes, no`},
-		{"ssh:\n  baseline:\n    permit_root_login:\n      - no\n      - sometimes\n", `bad.yaml:5: "sometimes" is not one of`},
-		{"ssh:\n  baseline:\n    permit_root_login: []\n", "bad.yaml:3: empty list"},
-		{"ssh:\n  baseline:\n    password_authentication: {a: b}\n", "bad.yaml:3: want a value or a list"},
-		{"ssh:\n  baseline:\n    passwordauthentication: no\n", "bad.yaml:3: field passwordauthentication not found"},
-		{"systemd:\n  boot_budget: -5s\n", "bad.yaml:2: systemd.boot_budget must be positive"},
-		{"time_sync:\n  max_offset: 0s\n", "bad.yaml:2: time_sync.max_offset must be positive"},
-		{"time_sync:\n  max_ofset: 1s\n", "bad.yaml:2: field max_ofset not found"},
+		{"ssh:\n  baseline:\n    password_authentication: maybe\n", `bad.yaml:3: ssh.baseline.password_authentication: "maybe" is not one of yes, no`},
+		{"ssh:\n  baseline:\n    permit_root_login:\n      - no\n      - sometimes\n", `bad.yaml:5: ssh.baseline.permit_root_login: "sometimes" is not one of`},
+		{"ssh:\n  baseline:\n    permit_root_login: []\n", "bad.yaml:3: ssh.baseline.permit_root_login: empty list"},
+		{"ssh:\n  baseline:\n    password_authentication: {a: b}\n", "bad.yaml:3: ssh.baseline.password_authentication: want a value or a list"},
+		{"ssh:\n  baseline:\n    passwordauthentication: no\n", "bad.yaml:3: ssh.baseline.passwordauthentication: unknown key; did you mean password_authentication?"},
+		{"systemd:\n  boot_budget: -5s\n", "bad.yaml:2: systemd.boot_budget: must be more than 0"},
+		{"time_sync:\n  max_offset: 0s\n", "bad.yaml:2: time_sync.max_offset: must be more than 0"},
+		{"time_sync:\n  max_ofset: 1s\n", "bad.yaml:2: time_sync.max_ofset: unknown key; did you mean max_offset?"},
 	} {
 		_, err := Parse("bad.yaml", []byte(tc.in))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
@@ -162,20 +159,18 @@ func TestParseNewSectionErrors(t *testing.T) {
 	}
 }
 
-// TestYAMLErrorOneLine: yaml.v3's messages become "file:line: reason" on
-// one line, whatever newlines a value carried into them.
-func TestYAMLErrorOneLine(t *testing.T) {
+// TestYAMLProblem: yaml.v3's syntax messages become "file:line: reason"
+// on one line, and a tab in the indentation is named as such.
+func TestYAMLProblem(t *testing.T) {
 	for _, tc := range []struct {
-		err  error
-		want string
+		src, msg, want string
 	}{
-		{errors.New("yaml: line 3: did not find\n  expected key"), "f.yaml:3: did not find expected key"},
-		{errors.New("yaml: no line\there"), "f.yaml: no line here"},
-		{&yaml.TypeError{Errors: []string{"line 2: cannot unmarshal `a\nb`", "field x not found"}},
-			"f.yaml:2: cannot unmarshal `a b`; f.yaml: field x not found"},
+		{"a: 1\nb: 2\nc: [\n", "line 3: did not find\n  expected key", "f.yaml:3: did not find expected key"},
+		{"", "no line\there", "f.yaml: no line here"},
+		{"a:\n\tb: 1\n", "line 2: found character that cannot start any token", "f.yaml:2: indented with a tab; YAML indents with spaces only"},
 	} {
-		if got := yamlError("f.yaml", tc.err).Error(); got != tc.want {
-			t.Errorf("yamlError(%q) = %q, want %q", tc.err, got, tc.want)
+		if got := yamlProblem("f.yaml", []byte(tc.src), tc.msg).Error(); got != tc.want {
+			t.Errorf("yamlProblem(%q) = %q, want %q", tc.msg, got, tc.want)
 		}
 	}
 }
