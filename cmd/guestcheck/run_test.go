@@ -99,7 +99,7 @@ func TestConfigErrors(t *testing.T) {
 	errb.Reset()
 	unknown := writeConfig(t, "checks:\n  nope: {enabled: false}\n")
 	code = run([]string{"--root", t.TempDir(), "--config", unknown}, &out, &errb, all)
-	if code != report.ExitUsage || !strings.Contains(errb.String(), `guestcheck.yaml:2: unknown check ID "nope"`) {
+	if code != report.ExitUsage || !strings.Contains(errb.String(), `guestcheck.yaml:2: checks.nope: unknown check ID (see guestcheck --list)`) {
 		t.Errorf("unknown check in config: exit %d, stderr %q", code, errb.String())
 	}
 	errb.Reset()

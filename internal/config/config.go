@@ -186,7 +186,11 @@ func Load(path string, explicit bool) (*Config, error) {
 		if !explicit && errors.Is(err, iofs.ErrNotExist) {
 			return Default(), nil
 		}
-		return nil, fmt.Errorf("config %s: %w", path, err)
+		var pe *iofs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path is said once, first
+		}
+		return nil, Errors{problem.Problem{File: path, Msg: "cannot read the configuration: " + err.Error()}}
 	}
 	return Parse(path, b)
 }

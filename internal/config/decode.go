@@ -276,6 +276,7 @@ func namesLeaf(set func(c *Config, v []string, lines []int)) leafFunc {
 				return names{}, false
 			}
 			out.vals, out.lines = append(out.vals, e.Value), append(out.lines, e.Line)
+			d.c.lines[fmt.Sprintf("%s[%d]", shown, i)] = e.Line
 		}
 		return out, true
 	}, func(c *Config, _ []string, v names) { set(c, v.vals, v.lines) })
