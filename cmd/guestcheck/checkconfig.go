@@ -16,14 +16,14 @@ import (
 // checkConfigCommand is `guestcheck check-config`'s description.
 func checkConfigCommand() *cli.Command {
 	return &cli.Command{Name: "check-config", Summary: "validate a configuration file without running any check",
-		Synopsis: []string{"[FILE]"}, Args: "FILE",
+		Synopsis: []string{"[FILE]"}, Args: "FILE", Options: []cli.Option{helpOption},
 		Description: "Read FILE (default " + config.DefaultPath + ") as guestcheck and guestcheck probe would and judge it against the checks this guestcheck has. Prints \"FILE: OK\" and exits 0 when it is valid; otherwise prints each problem on its own line (FILE:LINE: key.path: what is wrong) on stderr and exits 3. The default file being absent is fine: the built-in defaults apply. The packages run it after an upgrade, to warn about an edited file the new version refuses.",
 		Examples:    []cli.Example{{Command: "guestcheck check-config", Comment: "After editing " + config.DefaultPath + "."}}}
 }
 
 // runCheckConfig is `guestcheck check-config [FILE]`.
 func runCheckConfig(cmd *cli.Command, args []string, stdout, stderr io.Writer, all []check.Check) int {
-	path, code := onlyArg(withHelp(cmd), args, stdout, stderr, true)
+	path, code := onlyArg(cmd, args, stdout, stderr, true)
 	if code >= 0 {
 		return code
 	}

@@ -59,19 +59,12 @@ func onlyArg(cmd *cli.Command, args []string, stdout, stderr io.Writer, optional
 	return v.Args[0], -1
 }
 
-// helpOption is --help for the subcommands that have no other option.
+// helpOption is --help, which every command has.
 var helpOption = cli.Option{Long: "help", Short: 'h', Help: "Show this help."}
-
-func withHelp(c *cli.Command) *cli.Command {
-	if len(c.Options) == 0 {
-		c.Options = []cli.Option{helpOption}
-	}
-	return c
-}
 
 // runHelp is `guestcheck help [COMMAND]`.
 func runHelp(cmd *cli.Command, args []string, stdout, stderr io.Writer) int {
-	name, code := onlyArg(withHelp(cmd.Sub("help")), args, stdout, stderr, true)
+	name, code := onlyArg(cmd.Sub("help"), args, stdout, stderr, true)
 	if code >= 0 {
 		return code
 	}
@@ -87,13 +80,13 @@ func runHelp(cmd *cli.Command, args []string, stdout, stderr io.Writer) int {
 		}
 		return usage(stderr, cmd.Sub("help"), cli.Usagef("%s (commands: %s)", msg, strings.Join(cmd.SubNames(), ", ")))
 	}
-	withHelp(sub).WriteHelp(stdout)
+	sub.WriteHelp(stdout)
 	return report.ExitOK
 }
 
 // runCompletion is `guestcheck completion SHELL`.
 func runCompletion(cmd *cli.Command, args []string, stdout, stderr io.Writer) int {
-	shell, code := onlyArg(withHelp(cmd.Sub("completion")), args, stdout, stderr, false)
+	shell, code := onlyArg(cmd.Sub("completion"), args, stdout, stderr, false)
 	if code >= 0 {
 		return code
 	}
@@ -106,7 +99,7 @@ func runCompletion(cmd *cli.Command, args []string, stdout, stderr io.Writer) in
 // runExplain is `guestcheck explain CODE`: the code's reference entry, or
 // for a check ID the list of its codes.
 func runExplain(cmd *cli.Command, args []string, stdout, stderr io.Writer, all []check.Check) int {
-	code, exit := onlyArg(withHelp(cmd), args, stdout, stderr, false)
+	code, exit := onlyArg(cmd, args, stdout, stderr, false)
 	if exit >= 0 {
 		return exit
 	}

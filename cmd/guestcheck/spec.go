@@ -35,16 +35,10 @@ func checkIDs(all []check.Check) []string {
 func command(all []check.Check) *cli.Command {
 	ids := func() []string { return checkIDs(all) }
 	return (&cli.Command{
-		Name:       "guestcheck",
-		Summary:    "verify that a Linux VM was delivered as declared",
-		ManSection: 8,
-		Synopsis: []string{
-			"[OPTIONS]",
-			"probe [--config FILE] [--timeout DUR]",
-			"explain CODE",
-			"check-config [FILE]",
-			"help [COMMAND]",
-		},
+		Name:        "guestcheck",
+		Summary:     "verify that a Linux VM was delivered as declared",
+		ManSection:  8,
+		Synopsis:    []string{"[OPTIONS]"},
 		Description: `Verify that this VM was delivered correctly: cloud-init, hostname, routes, DNS, the guest agent, fstab, disk growth, clone identity, SSH, systemd and time sync (--list names every check). guestcheck only reads; each finding says what is wrong, why it matters and how to fix it.`,
 		Options: []cli.Option{
 			{Long: "only", Arg: "IDS", Help: "Run only these checks: comma-separated check IDs (see --list).", Complete: cli.CompleteWords, Words: ids, ListWords: true},
@@ -81,13 +75,13 @@ func command(all []check.Check) *cli.Command {
 				Examples: []cli.Example{{Command: `readinessProbe: {exec: {command: ["/usr/bin/guestcheck", "probe"]}}`, Comment: "In a KubeVirt VirtualMachine (docs/probe.md)."}},
 			},
 			{Name: "explain", Summary: "say what a finding code means, why it matters and how to fix it",
-				Synopsis: []string{"CODE"}, Args: "CODE",
+				Synopsis: []string{"CODE"}, Args: "CODE", Options: []cli.Option{helpOption},
 				Description: "Print the reference entry of one finding code (from the page of its check, installed under /usr/share/doc/guestcheck/checks/): its check, status, meaning and fix. A check ID prints the list of its codes."},
 			checkConfigCommand(),
 			{Name: "help", Summary: "show the help of guestcheck or of one of its commands",
-				Synopsis: []string{"[COMMAND]"}, Args: "COMMAND"},
+				Synopsis: []string{"[COMMAND]"}, Args: "COMMAND", Options: []cli.Option{helpOption}},
 			{Name: "completion", Summary: "print the shell completion script for bash, zsh or fish",
-				Synopsis: []string{"SHELL"}, Args: "SHELL",
+				Synopsis: []string{"SHELL"}, Args: "SHELL", Options: []cli.Option{helpOption},
 				Description: "The packages install these already; this is for a guestcheck installed by hand, e.g. guestcheck completion bash > /etc/bash_completion.d/guestcheck."},
 		},
 		Sections: []cli.Section{

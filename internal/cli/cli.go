@@ -291,8 +291,20 @@ func (c *Command) set(v *Values, o *Option, typed, val string) error {
 	return nil
 }
 
-// unknown is the error for an option the command does not have.
+// unknown is the error for an option the command does not have; one
+// that a sibling command has is named with it.
 func (c *Command) unknown(typed, name string) error {
+	if c.parent != nil && name != "" {
+		var with []string
+		for _, s := range c.parent.Commands {
+			if s != c && s.option(name) != nil {
+				with = append(with, s.Path())
+			}
+		}
+		if len(with) > 0 {
+			return &UsageError{Msg: fmt.Sprintf("%s is not an option of %s; it goes with %s", typed, c.Path(), strings.Join(with, ", "))}
+		}
+	}
 	msg := typed + ": unknown option"
 	if name != "" {
 		var longs []string

@@ -16,7 +16,7 @@ import (
 func sample() *Command {
 	return (&Command{
 		Name: "tool", Summary: "check things", ManSection: 8,
-		Synopsis:    []string{"[OPTIONS]", "probe [--config FILE]"},
+		Synopsis:    []string{"[OPTIONS]"},
 		Description: "Checks things. It only reads.\n\nA second paragraph.\n\n  tool --only a,b\n",
 		Options: []Option{
 			{Long: "only", Arg: "IDS", Help: "Run only these checks.", Complete: CompleteWords, ListWords: true, Words: func() []string { return []string{"alpha", "beta"} }},

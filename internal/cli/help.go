@@ -29,12 +29,16 @@ func (o Option) Label() string {
 // options, the sections and the examples.
 func (c *Command) WriteHelp(w io.Writer) error {
 	var b strings.Builder
-	for i, s := range c.Synopsis {
-		lead := "Usage: "
-		if i > 0 {
+	lead := "Usage: "
+	for _, s := range c.Synopsis {
+		fmt.Fprintf(&b, "%s%s %s\n", lead, c.Path(), s)
+		lead = "       "
+	}
+	for _, sub := range c.Commands {
+		for _, s := range sub.Synopsis {
+			fmt.Fprintf(&b, "%s%s %s\n", lead, sub.Path(), s)
 			lead = "       "
 		}
-		fmt.Fprintf(&b, "%s%s %s\n", lead, c.Path(), s)
 	}
 	if c.Description != "" {
 		b.WriteString("\n")

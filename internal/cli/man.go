@@ -8,8 +8,9 @@ import (
 )
 
 // ManInfo is what a man page's header and footer need besides the
-// command: the version it documents, the date (from SOURCE_DATE_EPOCH, so
-// that package builds are reproducible) and the related pages.
+// command: the version and date it documents (both may be left out, as
+// for pages committed to the repository, which would otherwise change at
+// every release) and the related pages.
 type ManInfo struct {
 	Version string
 	Date    time.Time
@@ -22,8 +23,17 @@ type ManInfo struct {
 // their options under their own heading.
 func (c *Command) WriteMan(w io.Writer, info ManInfo) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, ".TH %s %d %q %q %q\n", strings.ToUpper(roff(c.Name)), c.ManSection,
-		info.Date.UTC().Format("2006-01-02"), c.Name+" "+info.Version, info.Manual)
+	date, source := "", c.Name
+	if !info.Date.IsZero() {
+		date = info.Date.UTC().Format("2006-01-02")
+	}
+	if info.Version != "" {
+		source += " " + info.Version
+	}
+	fmt.Fprintf(&b, ".TH %s %d %q %q %q\n", strings.ToUpper(roff(c.Name)), c.ManSection, date, source, info.Manual)
+	// No hyphenation and a ragged right edge: options and paths must
+	// read, and copy, exactly as typed.
+	b.WriteString(".nh\n.ad l\n")
 	fmt.Fprintf(&b, ".SH NAME\n%s \\- %s\n", roff(c.Name), roff(c.Summary))
 	b.WriteString(".SH SYNOPSIS\n")
 	writeSynopsis(&b, c)
@@ -38,10 +48,11 @@ func (c *Command) WriteMan(w io.Writer, info ManInfo) error {
 		b.WriteString(".SH COMMANDS\n")
 		for _, s := range c.Commands {
 			fmt.Fprintf(&b, ".TP\n.B %s\n", roff(s.Path()))
-			manProse(&b, s.Summary)
+			text := sentence(s.Summary)
 			if s.Description != "" {
-				manProse(&b, s.Description)
+				text += "\n\n" + s.Description
 			}
+			manProse(&b, text)
 		}
 	}
 	if len(c.Options) > 0 {
@@ -96,6 +107,19 @@ func manOptions(b *strings.Builder, opts []Option) {
 		fmt.Fprintf(b, ".TP\n%s\n", label)
 		manProse(b, o.Help)
 	}
+}
+
+// sentence capitalises a summary line and ends it with a period, to
+// stand before further prose.
+func sentence(s string) string {
+	if s == "" {
+		return s
+	}
+	s = strings.ToUpper(s[:1]) + s[1:]
+	if !strings.HasSuffix(s, ".") {
+		s += "."
+	}
+	return s
 }
 
 // manProse writes paragraphs for man to fill, and literal blocks as

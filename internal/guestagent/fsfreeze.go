@@ -10,6 +10,8 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/disk"
+	"github.com/guestcheck/guestcheck/internal/freeze"
+	"github.com/guestcheck/guestcheck/internal/guestfile/mountinfo"
 )
 
 // Finding codes of the fs-freeze check, in groups. Each group is a section
@@ -57,9 +59,9 @@ const crashFS = "Snapshots and backups of this VM will be crash-consistent for "
 // Run). It never freezes anything unless env.FreezeTest asks for the
 // active freeze-and-thaw test of --freeze-test.
 func RunFSFreeze(ctx context.Context, env *check.Env) []check.Finding {
-	var req *disk.FreezeRequest
+	var req *freeze.Request
 	if ft := env.FreezeTest; ft != nil {
-		req = &disk.FreezeRequest{Mountpoint: ft.Mountpoint, Protect: ft.Protect}
+		req = &freeze.Request{Mountpoint: ft.Mountpoint, Protect: ft.Protect}
 	}
 	if !env.Live {
 		return []check.Finding{check.Skipf(codeFreezeNotLive, "the mount table was not read: "+env.NotLiveReason(), nil)}
@@ -112,9 +114,9 @@ func agentBlockers(ga *Presence) []check.Finding {
 
 // judgeFreezeList emulates qemu-ga's list and judges each entry; blockers
 // are the reasons no agent will freeze it, reported first.
-func judgeFreezeList(env *check.Env, ms []disk.MountInfo, blockers []check.Finding) []check.Finding {
+func judgeFreezeList(env *check.Env, ms []mountinfo.Mount, blockers []check.Finding) []check.Finding {
 	out := blockers
-	devOK := func(m disk.MountInfo) bool {
+	devOK := func(m mountinfo.Mount) bool {
 		// qemu-ga's sscanf expects exactly one optional field; with any
 		// other count it reads the wrong columns and drops btrfs entries.
 		if len(m.Optional) != 1 {
@@ -123,7 +125,7 @@ func judgeFreezeList(env *check.Env, ms []disk.MountInfo, blockers []check.Findi
 		st, err := env.Root.Stat(m.Source)
 		return err == nil && st.Mode()&iofs.ModeDevice != 0 && st.Mode()&iofs.ModeCharDevice == 0
 	}
-	list, skipped := disk.FreezeOrder(ms, devOK)
+	list, skipped := freeze.Order(ms, devOK)
 	var order []string
 	for _, c := range list {
 		if c.Freezable && !c.Duplicate {
@@ -131,7 +133,7 @@ func judgeFreezeList(env *check.Env, ms []disk.MountInfo, blockers []check.Findi
 		}
 	}
 	d := map[string]string{"freeze_order": strings.Join(order, ","), "source": "/proc/self/mountinfo"}
-	root, ok := disk.FindMount(ms, "/")
+	root, ok := mountinfo.Find(ms, "/")
 	rootFrozen := false
 	for _, c := range list {
 		if c.Mount.MountPoint == "/" && c.Freezable {
@@ -169,7 +171,7 @@ func judgeFreezeList(env *check.Env, ms []disk.MountInfo, blockers []check.Findi
 		pos[mp] = i
 	}
 	for _, c := range list {
-		loop := disk.LoopBacking(c.Mount.Source)
+		loop := freeze.LoopBacking(c.Mount.Source)
 		if loop == "" || !c.Freezable {
 			continue
 		}
@@ -178,8 +180,8 @@ func judgeFreezeList(env *check.Env, ms []disk.MountInfo, blockers []check.Findi
 			continue
 		}
 		backing := strings.TrimSpace(string(b))
-		host, ok := disk.MountOf(ms, backing)
-		if !ok || !disk.Freezable(host.FSType) {
+		host, ok := mountinfo.Holding(ms, backing)
+		if !ok || !freeze.Freezable(host.FSType) {
 			continue
 		}
 		hp, hok := pos[host.MountPoint]
@@ -205,7 +207,7 @@ func judgeFreezeList(env *check.Env, ms []disk.MountInfo, blockers []check.Findi
 	return out
 }
 
-func freezeTest(ctx context.Context, env *check.Env, req disk.FreezeRequest) check.Finding {
+func freezeTest(ctx context.Context, env *check.Env, req freeze.Request) check.Finding {
 	d := map[string]string{"mountpoint": req.Mountpoint}
 	if !env.Root.IsHost() {
 		return check.Errorf(codeFreezeTestRefused, "--freeze-test works only on the running system, not under --root", d,
@@ -214,7 +216,7 @@ func freezeTest(ctx context.Context, env *check.Env, req disk.FreezeRequest) che
 	if !env.IsRoot {
 		return check.Errorf(codeFreezeTestRefused, "--freeze-test needs root", d, "run guestcheck as root (FIFREEZE needs CAP_SYS_ADMIN)")
 	}
-	res, err := disk.FreezeTest(ctx, req)
+	res, err := freeze.Run(ctx, req)
 	if res.Device != "" {
 		d["device"] = res.Device
 	}
@@ -223,15 +225,15 @@ func freezeTest(ctx context.Context, env *check.Env, req disk.FreezeRequest) che
 	}
 	d["freeze_latency"] = res.FreezeLatency.String()
 	switch {
-	case errors.Is(err, disk.ErrFreezeRefused) || errors.Is(err, disk.ErrNeedRoot):
+	case errors.Is(err, freeze.ErrRefused) || errors.Is(err, freeze.ErrNeedRoot):
 		d["error"] = err.Error()
 		return check.Errorf(codeFreezeTestRefused, "the freeze test was refused: "+err.Error(), d,
 			"pass the mount point of a data filesystem that holds neither guestcheck nor its output")
-	case errors.Is(err, disk.ErrCannotFreeze):
+	case errors.Is(err, freeze.ErrCannotFreeze):
 		d["error"] = err.Error()
 		return check.New(check.Warn, codeFreezeTestUnsupport, req.Mountpoint+" cannot freeze (EOPNOTSUPP)", d,
 			crashFS+req.Mountpoint+": qemu-ga skips it; put data that must be consistent on ext4, xfs or btrfs")
-	case errors.Is(err, disk.ErrAlreadyFrozen):
+	case errors.Is(err, freeze.ErrAlreadyFrozen):
 		d["error"] = err.Error()
 		return check.New(check.Warn, codeFreezeTestBusy, req.Mountpoint+" is already frozen (EBUSY)", d,
 			"something else holds a freeze (a snapshot in progress, or a leftover from fsfreeze -f): thaw it with `fsfreeze -u "+req.Mountpoint+"` once no snapshot runs")

@@ -5,8 +5,8 @@
 // files the agent reads), a leftover frozen marker, fsfreeze hooks and
 // SELinux. The parsers are pure functions over bytes; Run turns what they
 // find into findings. RunFSFreeze, the fs-freeze check, judges which
-// filesystems qemu-ga would freeze (using internal/disk's mountinfo and
-// freeze primitives) from the same agent Probe.
+// filesystems qemu-ga would freeze (using internal/guestfile/mountinfo
+// and internal/freeze) from the same agent Probe.
 package guestagent
 
 import (
