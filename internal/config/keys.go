@@ -44,7 +44,7 @@ const (
 // Keys lists every configuration key, sections before the keys they hold,
 // in the order guestcheck.yaml(5) describes them.
 var Keys = []Key{
-	{Path: "timeout", Type: typeDuration, Default: DefaultTimeout.String(),
+	{Path: "timeout", Type: typeDuration, Default: "60s",
 		Help:   "Bounds the whole run; checks still running then are reported as errors. --timeout overrides it.",
 		decode: durationLeaf(true, func(c *Config, _ []string, d time.Duration) { c.Timeout = d })},
 	{Path: "check_timeout", Type: typeDuration, Default: DefaultCheckTimeout.String(),
@@ -129,11 +129,11 @@ var Keys = []Key{
 		Help:   "Accepted values of PubkeyAuthentication.",
 		decode: sshLeaf(yesNo, func(b *SSHBaseline, v []string) { b.PubkeyAuthentication = v })},
 	{Path: "systemd", Help: "The systemd check's boot budget."},
-	{Path: "systemd.boot_budget", Type: typeDuration, Default: DefaultBootBudget.String(),
+	{Path: "systemd.boot_budget", Type: typeDuration, Default: "60s",
 		Help:   "Bounds userspace start-up: from systemd's start to the end of the boot transaction, and to cloud-final, the guest agent and sshd becoming active. Guests without KVM (TCG) need about the default.",
 		decode: durationLeaf(true, func(c *Config, _ []string, d time.Duration) { c.Systemd.BootBudget = d })},
 	{Path: "time_sync", Help: "The time-sync check's bound on the clock error."},
-	{Path: "time_sync.max_offset", Type: typeDuration, Default: DefaultMaxOffset.String(),
+	{Path: "time_sync.max_offset", Type: typeDuration, Default: "1s",
 		Help:   "How far the kernel's own estimate of the clock error (offset plus estimated error) may go before the check fails.",
 		decode: durationLeaf(true, func(c *Config, _ []string, d time.Duration) { c.TimeSync.MaxOffset = d })},
 	{Path: "probe", enter: enterProbe,
