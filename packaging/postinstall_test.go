@@ -38,7 +38,7 @@ func TestPostinstallChecksConfig(t *testing.T) {
 	conf := filepath.Join(dir, "guestcheck.yaml")
 	for _, tc := range []struct {
 		name, conf, wrapper string
-		want               []string // lines on stderr, whole
+		want                []string // lines on stderr, whole
 	}{
 		{"broken", "checks:\n  dns:\n    timout: 5s\n", "", []string{
 			"guestcheck: warning: /etc/guestcheck/guestcheck.yaml is not valid for this version; guestcheck exits 3 without checking until it is fixed (see guestcheck.yaml(5)):",
