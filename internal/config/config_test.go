@@ -92,7 +92,9 @@ func TestLoad(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{"", "timeout: 1m\n", "checks:\n  dns: {enabled: false, timeout: 3s}\n",
 		"hostname: {expected: a}\ncloud_init: {required: yes}\n", "timeout: [\n", "a: &x 1\nb: *x\n",
-		"probe:\n", "probe: {checks: [fstab, hostname], timeout: 200ms}\n", "probe:\n  checks:\n    - dns\n"} {
+		"probe:\n", "probe: {checks: [fstab, hostname], timeout: 200ms}\n", "probe:\n  checks:\n    - dns\n",
+		"waivers:\n  - {check: a, code: b, reason: c, expires: 2027-03-01}\n", "w: &w {check: a}\nwaivers: [*w, *w]\n",
+		"ssh:\n  baseline: {permit_root_login: [no, yes]}\n", "checks:\n\tdns: {}\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -343,11 +343,13 @@ func enterCheck(d *decoder, _ *yaml.Node, _ string, at []string) {
 	if d.c.Checks == nil {
 		d.c.Checks = map[string]CheckConfig{}
 	}
-	d.c.Checks[at[0]] = d.c.Checks[at[0]]
+	if _, ok := d.c.Checks[at[0]]; !ok {
+		d.c.Checks[at[0]] = CheckConfig{}
+	}
 }
 
 // enterProbe notes that the file declares exec probes.
-func enterProbe(d *decoder, n *yaml.Node, _ string, _ []string) {
+func enterProbe(d *decoder, _ *yaml.Node, _ string, _ []string) {
 	d.c.Probe.Declared = true
 	d.c.Probe.line = d.c.lines["probe"]
 }
