@@ -176,3 +176,24 @@ func TestYAMLProblem(t *testing.T) {
 		}
 	}
 }
+
+// TestWhere: every key path the file holds, as the user wrote it, has
+// its line; the built-in default and a path not in the file say so.
+func TestWhere(t *testing.T) {
+	c, err := Parse("g.yaml", []byte("timeout: 1m\nchecks:\n  dns:\n    enabled: false\nprobe:\n  checks:\n    - fstab\nwaivers:\n  - check: time-sync\n    code: x\n    reason: y\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{"timeout": "g.yaml:1", "checks.dns": "g.yaml:3", "checks.dns.enabled": "g.yaml:4",
+		"probe.checks[0]": "g.yaml:7", "waivers[0]": "g.yaml:9", "waivers[0].code": "g.yaml:10", "dns": "g.yaml"} {
+		if got := c.Where(path); got != want {
+			t.Errorf("Where(%q) = %q, want %q", path, got, want)
+		}
+	}
+	if got := Default().Where("checks.dns"); got != "configuration" {
+		t.Errorf("Default().Where = %q", got)
+	}
+	if w := c.Waivers[0]; w.Where() != "g.yaml:9" || w.Path != "waivers[0]" || w.Expired(time.Now()) {
+		t.Errorf("waiver %+v at %s", w, w.Where())
+	}
+}
