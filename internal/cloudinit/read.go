@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/guestcheck/guestcheck/internal/boottime"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/instancedata"
 )
 
 // ReadOptions says how to read a root.
@@ -41,7 +43,7 @@ type Snapshot struct {
 	// InstalledEvidence names what showed cloud-init is installed.
 	InstalledEvidence string
 	// InstanceData is nil when absent or broken.
-	InstanceData *InstanceData
+	InstanceData *instancedata.Data
 	// StatusErr, ResultErr and InstanceDataErr are set when that file
 	// exists but cannot be read or parsed. With ResultErr set,
 	// Inputs.ResultExists is still true, as cloud-init sees it.
@@ -102,7 +104,7 @@ func Read(root *fs.Root, opt ReadOptions) *Snapshot {
 	if b, ok, err := readOptional(root, InstanceDataPath); err != nil {
 		s.InstanceDataErr = &FileError{InstanceDataPath, err}
 	} else if ok {
-		if d, err := ParseInstanceData(b); err != nil {
+		if d, err := instancedata.Parse(b); err != nil {
 			s.InstanceDataErr = &FileError{InstanceDataPath, err}
 		} else {
 			s.InstanceData = d
@@ -142,7 +144,7 @@ func Read(root *fs.Root, opt ReadOptions) *Snapshot {
 		}
 		if b, err := root.ReadFile("/proc/stat"); err != nil {
 			s.Notes["/proc/stat"] = "unreadable: " + fileReason(err)
-		} else if t, err := ParseBootTime(b); err != nil {
+		} else if t, err := boottime.Parse(b); err != nil {
 			s.Notes["/proc/stat"] = err.Error()
 		} else {
 			btime = t
