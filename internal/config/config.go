@@ -1,6 +1,10 @@
 // Package config reads guestcheck's YAML configuration file. Decoding is
-// strict: an unknown key is an error that names the file and line, so a
-// typo never silently disables an expectation.
+// strict and walks the YAML node tree against Keys, the one table of every
+// key: a mistake is an error that names the file, the line and the key
+// path in the user's words (with the keys known there), so a typo never
+// silently disables an expectation. The same table generates
+// guestcheck.yaml(5). What only the registry can judge (check IDs, codes
+// of waivers) is check.Validate's.
 package config
 
 import (
