@@ -5,7 +5,5 @@
 //
 // The network configuration files come from internal/netconf, the one
 // reader network-config (internal/netintent) uses too; the kernel's links
-// come from internal/netstate. ProbeNames (the names the dns check in
-// internal/netroute asks every nameserver for) is here too, beside
-// MachineFQDN.
+// come from internal/netstate.
 package netcheck

@@ -10,7 +10,6 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
-	"github.com/guestcheck/guestcheck/internal/netcheck"
 	"github.com/guestcheck/guestcheck/internal/netstate"
 )
 
@@ -66,7 +65,7 @@ func RunDNS(ctx context.Context, env *check.Env) []check.Finding {
 	if !env.Live {
 		return append(fs, check.Skipf(CodeDNSProbeSkipped, "nameserver probes skipped: "+env.NotLiveReason(), nil))
 	}
-	names, from := netcheck.ProbeNames(env.Root, env.Live, env.Config)
+	names, from := ProbeNames(env.Root, env.Live, env.Config)
 	// A name that cannot be put in a query would make every server look
 	// dead; report it as the configuration mistake it is instead.
 	var valid []string

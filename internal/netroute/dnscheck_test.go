@@ -11,7 +11,6 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/config"
-	"github.com/guestcheck/guestcheck/internal/netcheck"
 	"github.com/guestcheck/guestcheck/internal/netstate"
 )
 
@@ -179,7 +178,7 @@ func TestProbeNames(t *testing.T) {
 			if tc.cfg != nil {
 				tc.cfg(&c)
 			}
-			names, from := netcheck.ProbeNames(writeRoot(t, tc.files), tc.live, &c)
+			names, from := ProbeNames(writeRoot(t, tc.files), tc.live, &c)
 			if strings.Join(names, ",") != tc.want || !strings.Contains(from, tc.from) {
 				t.Errorf("got %v from %q, want %q from %q", names, from, tc.want, tc.from)
 			}

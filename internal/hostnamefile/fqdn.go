@@ -1,13 +1,11 @@
-package netcheck
+package hostnamefile
 
 import (
 	"fmt"
 	"strings"
 
-	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/guestfile/hosts"
-	"github.com/guestcheck/guestcheck/internal/hostnamefile"
 )
 
 // MachineFQDN returns the machine's fully qualified domain name and where
@@ -15,13 +13,13 @@ import (
 // `hostname --fqdn` does with a files-only lookup: the hostname itself
 // when it is dotted, else the first dotted name of the /etc/hosts line
 // that lists the short name.
-func MachineFQDN(root *fs.Root, live bool) (fqdn, source string) {
-	src, host := hostnamefile.Path, ""
+func MachineFQDN(root fs.Reader, live bool) (fqdn, source string) {
+	src, host := Path, ""
 	if live {
-		src = hostnamefile.KernelPath
-		host, _ = hostnamefile.ReadKernel(root)
+		src = KernelPath
+		host, _ = ReadKernel(root)
 	} else {
-		host = hostnamefile.ReadStatic(root).Name
+		host = ReadStatic(root).Name
 	}
 	host = strings.TrimSuffix(host, ".")
 	if host == "" || isLocalhostName(host) {
@@ -57,22 +55,4 @@ func MachineFQDN(root *fs.Root, live bool) (fqdn, source string) {
 func isLocalhostName(n string) bool {
 	n = strings.ToLower(n)
 	return n == "localhost" || strings.HasPrefix(n, "localhost.") || strings.HasSuffix(n, ".localhost")
-}
-
-// ProbeNames decides which names the dns check resolves: dns.names when
-// set, else the machine's FQDN, else a dotted hostname.expected from the
-// configuration. from says which; names is empty when there is nothing
-// sensible to ask (resolving a bare short name tests the search list,
-// not the servers).
-func ProbeNames(root *fs.Root, live bool, cfg *config.Config) (names []string, from string) {
-	if cfg != nil && len(cfg.DNS.Names) > 0 {
-		return cfg.DNS.Names, "config dns.names"
-	}
-	if fqdn, src := MachineFQDN(root, live); fqdn != "" {
-		return []string{fqdn}, "the machine's FQDN (" + src + ")"
-	}
-	if cfg != nil && strings.Contains(strings.TrimSuffix(cfg.Hostname.Expected, "."), ".") {
-		return []string{strings.TrimSuffix(cfg.Hostname.Expected, ".")}, "config hostname.expected"
-	}
-	return nil, ""
 }
