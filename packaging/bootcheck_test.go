@@ -11,15 +11,19 @@ import (
 	"testing"
 )
 
-// fakeGuestcheck prints summary and exits rc, like guestcheck --summary.
-func fakeGuestcheck(t *testing.T, summary string, rc int) string {
+// fakeGuestcheck prints summary and exits rc, like guestcheck --summary,
+// with stderr (default: a warning) on stderr.
+func fakeGuestcheck(t *testing.T, summary string, rc int, stderr string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "guestcheck")
 	body := "#!/bin/sh\n"
 	if summary != "" {
 		body += "echo '" + summary + "'\n"
 	}
-	body += "echo 'a warning on stderr' >&2\nexit " + string(rune('0'+rc)) + "\n"
+	if stderr == "" {
+		stderr = "a warning on stderr"
+	}
+	body += "echo '" + stderr + "' >&2\nexit " + string(rune('0'+rc)) + "\n"
 	if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -37,11 +41,15 @@ func TestBootCheckSentinel(t *testing.T) {
 		rc      int
 		ready   bool
 		console string
+		stderr  string
 	}{
-		{"pass", "guestcheck: PASS 0 fail, 0 error, 0 warn, 9 pass, 0 skip (9 checks, 80 ms)", 0, true, "guestcheck: PASS"},
-		{"warn", "guestcheck: WARN 0 fail, 0 error, 1 warn, 8 pass, 0 skip (9 checks, 80 ms)", 2, true, "guestcheck: WARN"},
-		{"fail", "guestcheck: FAIL 1 fail, 0 error, 0 warn, 8 pass, 0 skip (9 checks, 80 ms)", 1, false, "guestcheck: FAIL"},
-		{"config error", "", 3, false, "guestcheck: ERROR exit 3: a warning on stderr"},
+		{"pass", "guestcheck: PASS 0 fail, 0 error, 0 warn, 9 pass, 0 skip (9 checks, 80 ms)", 0, true, "guestcheck: PASS", ""},
+		{"warn", "guestcheck: WARN 0 fail, 0 error, 1 warn, 8 pass, 0 skip (9 checks, 80 ms)", 2, true, "guestcheck: WARN", ""},
+		{"fail", "guestcheck: FAIL 1 fail, 0 error, 0 warn, 8 pass, 0 skip (9 checks, 80 ms)", 1, false, "guestcheck: FAIL", ""},
+		{"config error", "", 3, false, "guestcheck: ERROR exit 3: a warning on stderr", ""},
+		{"report lost", "guestcheck: PASS 0 fail, 0 error, 0 warn, 9 pass, 0 skip (9 checks, 80 ms)", 1, false,
+			"guestcheck: --output json:/run/guestcheck/report.json: report not written: /run/guestcheck: read-only file system\nguestcheck: PASS",
+			"guestcheck: --output json:/run/guestcheck/report.json: report not written: /run/guestcheck: read-only file system"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -53,7 +61,7 @@ func TestBootCheckSentinel(t *testing.T) {
 				}
 			}
 			cmd := exec.Command(sh, "usr/libexec/guestcheck/boot-check")
-			cmd.Env = append(os.Environ(), "GUESTCHECK_DIR="+dir, "GUESTCHECK_BIN="+fakeGuestcheck(t, tc.summary, tc.rc))
+			cmd.Env = append(os.Environ(), "GUESTCHECK_DIR="+dir, "GUESTCHECK_BIN="+fakeGuestcheck(t, tc.summary, tc.rc, tc.stderr))
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("boot-check exited %v (it must always exit 0):\n%s", err, out)

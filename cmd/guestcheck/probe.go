@@ -8,13 +8,13 @@ import (
 	"io"
 	"net"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/probe"
 )
 
 var probeUsageText = `Usage: guestcheck probe [--config FILE] [--timeout DUR]
@@ -44,14 +44,6 @@ In a KubeVirt VirtualMachine (docs/probe.md):
     exec: {command: ["/usr/bin/guestcheck", "probe"]}
 `
 
-// probeMaxLine caps the probe's line: the kubelet keeps at most 10 KiB of
-// a probe's output in its Unhealthy event; a quarter of it stays readable.
-const probeMaxLine = 2048
-
-// probePending are finding codes that mean "not ready yet" whatever their
-// status: the machine is still being provisioned.
-var probePending = []string{"cloud-init-running", "cloud-init-not-started"}
-
 // refuseDialer is the probe's Dialer: a probe makes no network probes, so
 // any attempt is refused instead of leaving the machine.
 type refuseDialer struct{}
@@ -69,7 +61,7 @@ func runProbe(args []string, stdout, stderr io.Writer, all []check.Check) int {
 		if !ready {
 			verdict, code = "NOT READY", 1
 		}
-		fmt.Fprintln(stdout, probeLine("guestcheck probe: "+verdict+" "+msg))
+		fmt.Fprintln(stdout, probe.Line("guestcheck probe: "+verdict+" "+msg))
 		return code
 	}
 	fl := flag.NewFlagSet("guestcheck probe", flag.ContinueOnError)
@@ -100,7 +92,7 @@ func runProbe(args []string, stdout, stderr io.Writer, all []check.Check) int {
 	if *timeout > 0 {
 		cfg.Probe.Timeout = *timeout
 	}
-	selected, err := probeChecks(all, &cfg.Probe)
+	selected, err := probe.Select(all, &cfg.Probe)
 	if err != nil {
 		return say(false, "config error: "+err.Error())
 	}
@@ -126,77 +118,5 @@ func runProbe(args []string, stdout, stderr io.Writer, all []check.Check) int {
 		Dialer: refuseDialer{},
 	}
 	results := check.Run(ctx, selected, env, check.RunOptions{Timeout: cfg.ProbeTimeoutFor})
-	ready, msg := judgeProbe(results, cfg.Probe.WarnNotReady)
-	if ready {
-		ids := make([]string, len(results))
-		for i, r := range results {
-			ids[i] = r.ID
-		}
-		msg = fmt.Sprintf("%d checks (%s) in %d ms", len(results), strings.Join(ids, ","), time.Since(start).Milliseconds())
-	}
-	return say(ready, msg)
-}
-
-// probeChecks resolves probe.checks against the registry, in the
-// registry's order; an unknown ID is an error naming the file and line.
-func probeChecks(all []check.Check, p *config.ProbeConfig) ([]check.Check, error) {
-	for i, id := range p.Checks {
-		if !slices.ContainsFunc(all, func(c check.Check) bool { return c.ID == id }) {
-			return nil, fmt.Errorf("%s: probe.checks: unknown check ID %q (see guestcheck --list)", p.Where(i), id)
-		}
-	}
-	var out []check.Check
-	for _, c := range all {
-		if slices.Contains(p.Checks, c.ID) {
-			// A dependency outside the probe is not enforced by the
-			// runner, which is what a subset wants.
-			out = append(out, c)
-		}
-	}
-	return out, nil
-}
-
-// judgeProbe turns a probe's results into the verdict and, when not
-// ready, the failing IDs followed by each one's status and summary.
-func judgeProbe(results []check.Result, warnNotReady bool) (bool, string) {
-	var ids, why []string
-	for _, r := range results {
-		bad := r.Status == check.Fail || r.Status == check.Error || !r.Status.Valid() ||
-			(warnNotReady && r.Status == check.Warn)
-		summary := r.Summary
-		for _, f := range r.Findings {
-			if !bad && f.Status != check.Pass && slices.Contains(probePending, f.Code) {
-				bad, summary = true, f.Message
-			}
-		}
-		if bad {
-			ids = append(ids, r.ID)
-			why = append(why, fmt.Sprintf("%s: %s: %s", r.ID, r.Status, summary))
-		}
-	}
-	if len(ids) == 0 {
-		return true, ""
-	}
-	return false, "failing: " + strings.Join(ids, ",") + " (" + strings.Join(why, "; ") + ")"
-}
-
-// probeLine makes s one line of printable text no longer than
-// probeMaxLine bytes: control characters (newlines, escape sequences)
-// become spaces and a long line is cut at a character boundary.
-func probeLine(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return ' '
-		}
-		return r
-	}, strings.ToValidUTF8(s, "?"))
-	if len(s) <= probeMaxLine {
-		return s
-	}
-	const more = " ..."
-	cut := probeMaxLine - len(more)
-	for cut > 0 && (s[cut]&0xc0) == 0x80 {
-		cut--
-	}
-	return s[:cut] + more
+	return say(probe.Verdict(results, cfg.Probe.WarnNotReady, time.Since(start)))
 }

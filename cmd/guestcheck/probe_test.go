@@ -12,6 +12,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/checks"
 	"github.com/guestcheck/guestcheck/internal/config"
+	"github.com/guestcheck/guestcheck/internal/probe"
 )
 
 // invokeProbe runs `guestcheck probe` with a private config. The fakes it
@@ -24,15 +25,15 @@ func invokeProbe(t *testing.T, all []check.Check, cfg string, args ...string) (i
 }
 
 // probeOK asserts the probe's output contract: exactly one line on
-// stdout, at most probeMaxLine bytes plus the newline, printable UTF-8.
+// stdout, at most probe.MaxLine bytes plus the newline, printable UTF-8.
 func probeOK(t *testing.T, out string) string {
 	t.Helper()
 	line, ok := strings.CutSuffix(out, "\n")
 	if !ok || strings.Contains(line, "\n") {
 		t.Fatalf("probe output is not exactly one line: %q", out)
 	}
-	if len(line) > probeMaxLine || !utf8.ValidString(line) {
-		t.Errorf("probe line is %d bytes (max %d) or not UTF-8", len(line), probeMaxLine)
+	if len(line) > probe.MaxLine || !utf8.ValidString(line) {
+		t.Errorf("probe line is %d bytes (max %d) or not UTF-8", len(line), probe.MaxLine)
 	}
 	for _, r := range line {
 		if r < 0x20 || r == 0x7f {
@@ -178,11 +179,6 @@ func TestProbeLineIsBounded(t *testing.T) {
 	if code != 1 || !strings.HasSuffix(line, " ...") || !strings.Contains(line, "failing: x (x: fail: é long") {
 		t.Errorf("exit %d, line %q", code, line[:min(len(line), 120)])
 	}
-	for _, s := range []string{"a", strings.Repeat("ü", probeMaxLine)} {
-		if l := probeLine(s); len(l) > probeMaxLine || !utf8.ValidString(l) {
-			t.Errorf("probeLine(%d bytes) = %d bytes, valid %v", len(s), len(l), utf8.ValidString(l))
-		}
-	}
 }
 
 // The probe's checks get no systemd client, no resolver and a dialer
@@ -209,7 +205,7 @@ func TestProbeEnvIsLocal(t *testing.T) {
 // of them is one that makes network probes.
 func TestDefaultProbeChecksExist(t *testing.T) {
 	p := config.Default().Probe
-	sel, err := probeChecks(checks.All, &p)
+	sel, err := probe.Select(checks.All, &p)
 	if err != nil || len(sel) != len(p.Checks) {
 		t.Fatalf("default probe checks %v: %v (%d selected)", p.Checks, err, len(sel))
 	}
@@ -221,23 +217,4 @@ func BenchmarkProbe(b *testing.B) {
 	for b.Loop() {
 		run([]string{"probe"}, io.Discard, io.Discard, checks.All)
 	}
-}
-
-// FuzzProbeLine holds probeLine to its contract for any message: one line
-// of valid UTF-8, no control characters, at most probeMaxLine bytes, and
-// unchanged when it already complies.
-func FuzzProbeLine(f *testing.F) {
-	for _, s := range []string{"", "guestcheck probe: READY", "a\nb\r\x1b[0m", strings.Repeat("€", 1000), "\xff\xfe"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		l := probeLine(s)
-		if len(l) > probeMaxLine || !utf8.ValidString(l) || strings.ContainsAny(l, "\n\r\x1b\x00") {
-			t.Fatalf("probeLine(%q) = %q", s, l)
-		}
-		clean := utf8.ValidString(s) && len(s) <= probeMaxLine && !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) })
-		if clean && l != s {
-			t.Fatalf("probeLine changed a clean line %q to %q", s, l)
-		}
-	})
 }

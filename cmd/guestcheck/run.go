@@ -67,8 +67,9 @@ Flags:
   -h, --help         show this help
 
 Exit codes: 0 nothing worse than pass or skip; 2 warnings and no failure;
-1 any fail or error; 3 usage or configuration error. --exit-zero turns 1 and
-2 into 0. With --exit-codes nagios instead: 2 any fail; 3 any error, or
+1 any fail or error, or a report that --output could not write; 3 usage or
+configuration error. --exit-zero turns 1 and 2 from findings into 0, never a
+lost report. With --exit-codes nagios instead: 2 any fail; 3 any error, or
 nothing but skips, or a usage error or unwritable --output; 1 warnings; 0 OK
 (--help, --version and --list exit 3 too, as the plugin guidelines ask).
 Colour is used only on a terminal and never when NO_COLOR is set.
@@ -200,13 +201,24 @@ func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
 		listChecks(stdout, all)
 		return o.infoExit()
 	}
+	rep, code := o.runChecks(stdout, stderr, all)
+	if code >= 0 {
+		return code
+	}
+	return o.emit(rep, stdout, stderr)
+}
+
+// runChecks loads the config, selects the checks, wires their Env and
+// runs them. It returns the report, or an exit code (>= 0) after a
+// configuration mistake, when nothing ran.
+func (o *options) runChecks(stdout, stderr io.Writer, all []check.Check) (report.Report, int) {
 	cfg, err := config.Load(o.configPath, o.configSet)
 	if err != nil {
-		return o.usageFailure(stdout, stderr, err.Error())
+		return report.Report{}, o.usageFailure(stdout, stderr, err.Error())
 	}
 	selected, err := check.Select(all, cfg, o.only, o.skip)
 	if err != nil {
-		return o.usageFailure(stdout, stderr, err.Error()+" (see --list)")
+		return report.Report{}, o.usageFailure(stdout, stderr, err.Error()+" (see --list)")
 	}
 	var freeze *check.FreezeTest
 	if o.freezeTest != "" {
@@ -215,12 +227,12 @@ func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
 			protect = append(protect, out.path) // never freeze where a report goes
 		}
 		if freeze, err = checks.FreezeTestFor(selected, o.freezeTest, protect); err != nil {
-			return o.usageFailure(stdout, stderr, err.Error())
+			return report.Report{}, o.usageFailure(stdout, stderr, err.Error())
 		}
 	}
 	root, err := fs.Open(o.root)
 	if err != nil {
-		return o.usageFailure(stdout, stderr, "--root: "+err.Error())
+		return report.Report{}, o.usageFailure(stdout, stderr, "--root: "+err.Error())
 	}
 	defer root.Close()
 
@@ -252,18 +264,22 @@ func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
 		}
 	}
 	results := check.Run(ctx, selected, env, check.RunOptions{Timeout: cfg.CheckTimeoutFor})
-	rep := report.New(results, report.Meta{
+	return report.New(results, report.Meta{
 		Tool: "guestcheck", Version: buildinfo.Version, Root: root.Dir(),
 		Host: check.ReadHost(root), StartedAt: start, Duration: time.Since(start),
-	})
+	}), -1
+}
 
-	// The exit code is computed once, from the report, in the scheme
-	// --exit-codes chose; no renderer has a say.
+// emit writes the report to stdout and to every --output file and returns
+// the exit code. The code is computed once, from the report, in the
+// scheme --exit-codes chose; no renderer has a say.
+func (o *options) emit(rep report.Report, stdout, stderr io.Writer) int {
 	code := report.ExitCode(rep)
 	if o.exitCodes == exitCodesNagios {
 		code = report.NagiosExitCode(rep)
 	}
 	var out []byte
+	var err error
 	if o.summary {
 		out = []byte(report.SummaryLine(rep) + "\n")
 	} else if out, err = render(rep, o.format, o.renderOptions(useColor(stdout))); err != nil {
@@ -273,16 +289,22 @@ func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
 	if _, err := stdout.Write(out); err != nil {
 		fmt.Fprintf(stderr, "guestcheck: write report: %v\n", err)
 	}
+	lost := false
 	for _, spec := range o.outputs {
 		// Files never get colour codes, whatever stdout is.
 		b, err := render(rep, spec.format, o.renderOptions(false))
 		if err == nil {
-			err = fs.WriteFileAtomic(spec.path, b, 0o644)
+			err = fs.WriteReport(spec.path, b)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "guestcheck: --output: %v\n", err)
-			code = o.ownFailure(code)
+			fmt.Fprintf(stderr, "guestcheck: --output %s: report not written: %v\n", spec.path, err)
+			lost = true
 		}
+	}
+	if lost {
+		// --exit-zero keeps findings from failing cloud-init's runcmd; it
+		// never hides a report that was lost.
+		return o.ownFailure(code)
 	}
 	if o.exitZero && (code == report.ExitProblem || code == report.ExitWarn) {
 		return report.ExitOK

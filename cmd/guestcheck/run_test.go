@@ -165,9 +165,31 @@ func TestOutputFile(t *testing.T) {
 			t.Errorf("%s: file differs from stdout (%v)\nfile:\n%s\nstdout:\n%s", format, err, b, out)
 		}
 	}
-	code, _, errs := invoke(t, all, "--output", filepath.Join(dir, "no/such/dir/r.json"))
-	if code != 1 || !strings.Contains(errs, "--output") {
-		t.Errorf("unwritable output: exit %d, %q", code, errs)
+	// Missing parents are made (mode 0755), as /run/guestcheck is missing
+	// on a fresh guest when runcmd runs.
+	made := filepath.Join(dir, "run/guestcheck/first-boot.json")
+	if code, _, errs := invoke(t, all, "--exit-zero", "--format", "json", "--output", made); code != 0 || errs != "" {
+		t.Errorf("missing parents: exit %d, %q", code, errs)
+	}
+	if st, err := os.Stat(filepath.Dir(made)); err != nil || st.Mode().Perm() != 0o755 {
+		t.Errorf("parent: %v %v", st, err)
+	}
+	if _, err := os.Stat(made); err != nil {
+		t.Errorf("report not written: %v", err)
+	}
+	// A report that cannot be written is one line on stderr and exit 1,
+	// --exit-zero or not: it keeps findings quiet, not a lost report.
+	blocker := filepath.Join(dir, "blocker")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(blocker, "r.json")
+	for _, extra := range [][]string{nil, {"--exit-zero"}} {
+		code, _, errs := invoke(t, all, append(extra, "--output", bad)...)
+		want := "guestcheck: --output " + bad + ": report not written: " + blocker + ": not a directory\n"
+		if code != 1 || errs != want {
+			t.Errorf("%v unwritable output: exit %d, %q; want 1, %q", extra, code, errs, want)
+		}
 	}
 }
 
@@ -336,7 +358,11 @@ func TestNagiosExitCodes(t *testing.T) {
 		t.Errorf("--format json --exit-codes nagios with a warning: exit %d, want 1", code)
 	}
 	// An unwritable --output is UNKNOWN, unless the run is CRITICAL anyway.
-	bad := filepath.Join(t.TempDir(), "no/such/dir/r.txt")
+	blocker := filepath.Join(t.TempDir(), "blocker")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(blocker, "r.txt")
 	if code, _, _ := invoke(t, []check.Check{fake("a", check.Pass)}, "--exit-codes", "nagios", "--output", bad); code != report.NagiosUnknown {
 		t.Errorf("unwritable output on a pass: exit %d, want 3", code)
 	}

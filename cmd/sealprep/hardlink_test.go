@@ -16,56 +16,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/fs"
-	"github.com/guestcheck/guestcheck/internal/seal"
 )
-
-// TestApplyLeavesHardLinkedOutsideFiles is the report that started the
-// hard-link rule: `ln /outside/mid ROOT/etc/machine-id; sealprep apply
-// --yes --root ROOT --ops machine-id` emptied /outside/mid and made it
-// 0444; --ops logfiles did the same to a hard-linked log.
-func TestApplyLeavesHardLinkedOutsideFiles(t *testing.T) {
-	dir := scratch(t)
-	makeTree(t, dir, 4, 0)
-	outside := scratch(t) // the same tmpfs as dir: hard links need one filesystem
-	pairs := map[string]string{
-		"mid":     "etc/machine-id",
-		"app.log": "var/log/app00/service00000.log",
-	}
-	for out, in := range pairs {
-		o := filepath.Join(outside, out)
-		if err := os.WriteFile(o, []byte("4f6b1c0e9a2d4e7f8a1b2c3d4e5f6a7b\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Remove(filepath.Join(dir, in)); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Link(o, filepath.Join(dir, in)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	code, out, _ := runCmd(t, "", false, "plan", "--root", dir, "--ops", "machine-id,logfiles")
-	if code != seal.ExitOK || strings.Count(out, "hard link (2 names): replaced by a new file") != 2 {
-		t.Errorf("plan (exit %d) does not say that both files are hard links replaced by new files:\n%s", code, out)
-	}
-	for _, ops := range []string{"machine-id", "logfiles"} {
-		if code, out, errs := runCmd(t, "", false, "apply", "--yes", "--root", dir, "--ops", ops); code != seal.ExitOK {
-			t.Fatalf("apply --ops %s: exit %d\n%s\n%s", ops, code, out, errs)
-		}
-	}
-	for out, in := range pairs {
-		st, err := os.Stat(filepath.Join(outside, out))
-		b, _ := os.ReadFile(filepath.Join(outside, out))
-		if err != nil || st.Mode().Perm() != 0o644 || string(b) != "4f6b1c0e9a2d4e7f8a1b2c3d4e5f6a7b\n" {
-			t.Errorf("outside %s (linked as %s) changed: mode %v, content %q, %v", out, in, st.Mode(), b, err)
-		}
-		if st, err := os.Stat(filepath.Join(dir, in)); err != nil || st.Size() != 0 {
-			t.Errorf("%s not emptied: %v", in, err)
-		}
-	}
-	if code, out, _ := runCmd(t, "", false, "verify", "--root", dir, "--ops", "machine-id,logfiles"); code != seal.ExitOK {
-		t.Errorf("verify: exit %d\n%s", code, out)
-	}
-}
 
 // linkOut moves every third log of the tree in dir, and its machine-id,
 // outside (to out, same filesystem) and hard-links them back, and returns

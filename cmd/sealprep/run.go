@@ -12,7 +12,6 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/guestcheck/guestcheck/internal/buildinfo"
 	"github.com/guestcheck/guestcheck/internal/fs"
@@ -223,43 +222,33 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, e env) int {
 // sealRoot plans, applies or verifies root and returns the report, or an
 // exit code (>= 0) when it stopped before making one.
 func sealRoot(o *options, ops []seal.Operation, root *fs.Confined, img *seal.ImageInfo, stdin io.Reader, stderr io.Writer, e env) (seal.Report, int) {
-	live := root.IsHost()
-	booted := live && e.booted != nil && e.booted()
-	if o.poweroff && !booted {
-		fmt.Fprintln(stderr, "sealprep: --poweroff needs the running system booted with systemd (--root /); refusing")
-		return seal.Report{}, seal.ExitUsage
-	}
-	opts := seal.Options{Live: live, Booted: booted, MachineIDMode: seal.MachineIDMode(o.mode), Force: o.force,
-		PowerOff: o.poweroff, Now: time.Now(), Version: buildinfo.Version}
 	ctx := e.ctx
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	start := time.Now()
-	meta := seal.Meta{Tool: "sealprep", Version: buildinfo.Version, Command: o.cmd, Root: root.Dir(),
-		Live: live, MachineIDMode: opts.MachineIDMode, Operations: ops, StartedAt: start, Image: img}
-
-	refusals, pnotes := seal.Preflight(root, opts, o.cmd == "apply", e.hostRead)
-	plan := seal.MakePlan(ctx, root, ops, opts)
-	se := seal.PlanSELinux(root, plan, live)
-	if se != nil && se.Relabel {
-		se.RelabelFiles = inodesInUse(root.Dir())
+	req := seal.Request{
+		Command:    o.cmd,
+		Ops:        ops,
+		Opts:       seal.Options{MachineIDMode: seal.MachineIDMode(o.mode), Force: o.force, PowerOff: o.poweroff, Version: buildinfo.Version},
+		HostBooted: e.booted,
+		HostRead:   e.hostRead,
+		Image:      img,
+		Confirm:    confirm(o, e, stdin, stderr),
+		Interrupt: func(ctx context.Context) (context.Context, context.CancelFunc) {
+			return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		},
+		Live:         e.live,
+		Progress:     progress(stderr, e),
+		RelabelFiles: inodesInUse,
 	}
-	var rep seal.Report
-	switch o.cmd {
-	case "plan", "verify":
-		meta.Duration = time.Since(start)
-		rep = seal.PlanReport(meta, plan, refusals, pnotes)
-	case "apply":
-		rep = apply(ctx, o, e, root, meta, opts, plan, refusals, pnotes, stdin, stderr)
-		if rep.Status != seal.StatusRefused {
-			se.LabelCreated(root, rep.Actions)
-			if o.fstrim {
-				rep.Trim = trim(root, img)
-			}
-		}
+	if o.fstrim {
+		req.Trim = func() []seal.TrimResult { return trim(root, img) }
 	}
-	rep.SELinux = se
+	rep, err := seal.Run(ctx, root, req)
+	if err != nil {
+		fmt.Fprintf(stderr, "sealprep: %v\n", err)
+		return seal.Report{}, seal.ExitUsage
+	}
 	return rep, -1
 }
 
@@ -285,43 +274,27 @@ func finish(o *options, e env, rep seal.Report, stdout, stderr io.Writer) int {
 	return code
 }
 
-func apply(ctx context.Context, o *options, e env, root *fs.Confined, meta seal.Meta, opts seal.Options, plan seal.Plan,
-	refusals []seal.Refusal, notes []seal.Note, stdin io.Reader, stderr io.Writer) seal.Report {
-	refused := func(msg string) seal.Report {
-		meta.Duration = time.Since(meta.StartedAt)
-		if msg != "" {
-			refusals = append(refusals, seal.Refusal{Message: msg})
-		}
-		return seal.RefusedReport(meta, plan, refusals, notes)
+// confirm is apply's question on the terminal: the plan, then "y" or
+// "yes" to go on. Without a terminal apply needs --yes; with --yes there
+// is no question.
+func confirm(o *options, e env, stdin io.Reader, stderr io.Writer) func(seal.Report) error {
+	if o.yes {
+		return nil
 	}
-	if len(refusals) > 0 || len(plan.Refusals) > 0 {
-		return refused("")
-	}
-	if !o.yes && len(plan.Actions) > 0 {
+	return func(plan seal.Report) error {
 		if e.isTerminal == nil || !e.isTerminal(stdin) {
-			return refused("standard input is not a terminal: pass --yes to apply without asking")
+			return errors.New("standard input is not a terminal: pass --yes to apply without asking")
 		}
 		var buf bytes.Buffer
-		seal.WriteText(&buf, seal.PlanReport(meta, plan, nil, notes))
+		seal.WriteText(&buf, plan)
 		stderr.Write(buf.Bytes())
-		fmt.Fprintf(stderr, "\nApply these %d actions to %s? [y/N] ", len(plan.Actions), root.Dir())
+		fmt.Fprintf(stderr, "\nApply these %d actions to %s? [y/N] ", len(plan.Actions), plan.Root)
 		line, _ := bufio.NewReader(stdin).ReadString('\n')
 		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
-			return refused("not confirmed")
+			return errors.New("not confirmed")
 		}
+		return nil
 	}
-	// From here, an interrupt stops after the current action: every action
-	// is idempotent, so running apply again finishes the job.
-	sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	x := &seal.Executor{Root: root, Live: e.live, Progress: progress(stderr, e)}
-	if !meta.Live {
-		x.Live = nil
-	}
-	results := x.Apply(sctx, plan.Actions)
-	after := seal.MakePlan(ctx, root, meta.Operations, opts)
-	meta.Duration = time.Since(meta.StartedAt)
-	return seal.ApplyReport(meta, plan, results, after, notes)
 }
 
 // progress is a self-rewriting line on a terminal and, anywhere else (a

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guestcheck/guestcheck/internal/buildinfo"
 	"github.com/guestcheck/guestcheck/internal/seal"
 )
 
@@ -109,7 +110,7 @@ func TestPlanApplyVerify(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil || code != 0 {
 		t.Fatalf("plan: %d %v", code, err)
 	}
-	if r.SchemaVersion != 1 || r.Status != seal.StatusPlanned || len(r.Actions) == 0 || r.Live {
+	if r.SchemaVersion != 1 || r.Status != seal.StatusPlanned || len(r.Actions) == 0 || r.Live || r.Version != buildinfo.Version {
 		t.Errorf("plan report: %+v", r.Summary)
 	}
 	if after, _ := os.ReadFile(filepath.Join(dir, "etc/machine-id")); !bytes.Equal(before, after) {
@@ -151,21 +152,6 @@ func TestPlanApplyVerify(t *testing.T) {
 	}
 	if code, out, _ := runCmd(t, "", false, "plan", "--root", dir); code != 0 || !strings.Contains(out, "Nothing to do.") {
 		t.Errorf("plan after apply: %d\n%s", code, out)
-	}
-}
-
-func TestRefusals(t *testing.T) {
-	dir := scratch(t)
-	makeTree(t, dir, 1, 1)
-	if err := os.Remove(filepath.Join(dir, "etc/os-release")); err != nil {
-		t.Fatal(err)
-	}
-	code, out, _ := runCmd(t, "", false, "apply", "--yes", "--root", dir)
-	if code != seal.ExitUsage || !strings.Contains(out, "os-release") || !strings.Contains(out, "--force overrides") {
-		t.Errorf("no os-release: %d\n%s", code, out)
-	}
-	if code, _, _ := runCmd(t, "", false, "apply", "--yes", "--force", "--root", dir); code != 0 {
-		t.Errorf("forced apply: %d", code)
 	}
 }
 

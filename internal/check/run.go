@@ -4,9 +4,27 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
+
+// Finding codes the runner itself reports on any check, beside the
+// check's own Codes; README.md documents each one where it lists the
+// checks' codes.
+const (
+	codeCheckTimeout        = "check-timeout"
+	codeRunTimeout          = "run-timeout"
+	codeCheckPanic          = "check-panic"
+	codeNoFindings          = "no-findings"
+	codeDependencyNotPassed = "dependency-not-passed"
+)
+
+// RunnerCodes lists the codes the runner reports, so that the registry's
+// tests can hold them to the docs and keep them apart from every check's.
+var RunnerCodes = []string{codeCheckTimeout, codeRunTimeout, codeCheckPanic, codeNoFindings, codeDependencyNotPassed}
 
 // RunOptions tunes a run.
 type RunOptions struct {
@@ -36,7 +54,7 @@ func Run(ctx context.Context, checks []Check, env *Env, opts RunOptions) []Resul
 	finished := make(chan int, len(checks))
 	for i := range checks {
 		go func() {
-			results[i] = runOne(ctx, checks[i], env, opts, results, done, index)
+			results[i] = oneLine(runOne(ctx, checks[i], env, opts, results, done, index))
 			close(done[i])
 			finished <- i
 		}()
@@ -55,9 +73,9 @@ func Run(ctx context.Context, checks []Check, env *Env, opts RunOptions) []Resul
 					out[i] = results[i]
 					continue
 				}
-				out[i] = errorResult(c, "run-timeout",
+				out[i] = oneLine(errorResult(c, codeRunTimeout,
 					fmt.Sprintf("did not finish before the run's deadline (%v)", ctx.Err()),
-					"raise --timeout, or find what the check waits on in its other findings")
+					"raise --timeout, or find what the check waits on in its other findings"))
 			}
 			return out
 		}
@@ -76,11 +94,11 @@ func runOne(ctx context.Context, c Check, env *Env, opts RunOptions, results []R
 		select {
 		case <-done[j]:
 		case <-ctx.Done():
-			return errorResult(c, "run-timeout", "run deadline passed while waiting for "+dep, "raise --timeout")
+			return errorResult(c, codeRunTimeout, "run deadline passed while waiting for "+dep, "raise --timeout")
 		}
 		if st := results[j].Status; st != Pass {
 			r := Result{ID: c.ID, Title: c.Title, Status: Skip,
-				Findings: []Finding{Skipf("dependency-not-passed",
+				Findings: []Finding{Skipf(codeDependencyNotPassed,
 					fmt.Sprintf("skipped because %s reported %s", dep, st),
 					map[string]string{"dependency": dep, "dependency_status": string(st)})}}
 			r.Summary = r.Findings[0].Message
@@ -99,7 +117,7 @@ func runOne(ctx context.Context, c Check, env *Env, opts RunOptions, results []R
 		defer func() {
 			if p := recover(); p != nil {
 				stack := string(debug.Stack())
-				ch <- []Finding{Errorf("check-panic", fmt.Sprintf("the check crashed: %v", p),
+				ch <- []Finding{Errorf(codeCheckPanic, fmt.Sprintf("the check crashed: %v", p),
 					map[string]string{"stack": trimStack(stack)},
 					"this is a guestcheck bug: report it with the stack in detail")}
 			}
@@ -116,7 +134,7 @@ func runOne(ctx context.Context, c Check, env *Env, opts RunOptions, results []R
 		if ctx.Err() != nil {
 			msg = fmt.Sprintf("did not finish before the run's deadline (%v)", ctx.Err())
 		}
-		r := errorResult(c, "check-timeout", msg,
+		r := errorResult(c, codeCheckTimeout, msg,
 			fmt.Sprintf("raise checks.%s.timeout in the config file, or find what it waits on", c.ID))
 		r.Duration = time.Since(start)
 		return r
@@ -130,7 +148,7 @@ func runOne(ctx context.Context, c Check, env *Env, opts RunOptions, results []R
 		}
 	}
 	if len(fs) == 0 {
-		r.Findings = []Finding{Errorf("no-findings", "the check returned no findings", nil,
+		r.Findings = []Finding{Errorf(codeNoFindings, "the check returned no findings", nil,
 			"this is a guestcheck bug: a check must always say what it found")}
 	}
 	r.Status, r.Summary = summarise(r.Findings)
@@ -164,6 +182,23 @@ func countAt(fs []Finding, s Status) int {
 		}
 	}
 	return n
+}
+
+// oneLine folds the result's summary and every finding's message and
+// remediation to one line, whatever the check wrote (text from a file, a
+// library's error): every renderer, and the journal and console lines,
+// can then rely on it. Detail values stay as they are: they are evidence,
+// and a list of files or a stack is clearer on several lines. The check's
+// own slice is left alone.
+func oneLine(r Result) Result {
+	r.Summary = problem.OneLine(r.Summary)
+	r.Findings = slices.Clone(r.Findings)
+	for i := range r.Findings {
+		f := &r.Findings[i]
+		f.Message = problem.OneLine(f.Message)
+		f.Remediation = problem.OneLine(f.Remediation)
+	}
+	return r
 }
 
 func errorResult(c Check, code, msg, fix string) Result {

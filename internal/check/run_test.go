@@ -149,6 +149,45 @@ func TestRunBadFindings(t *testing.T) {
 	}
 }
 
+// TestRunMessagesOneLine: whatever a check writes, the runner hands on
+// one-line messages, remediations and summaries, leaves detail values (the
+// evidence) as they are, and does not change the check's own findings.
+func TestRunMessagesOneLine(t *testing.T) {
+	t.Parallel()
+	own := []Finding{
+		New(Fail, "bad", "read /etc/x:\n  line 3: bad\r\n", map[string]string{"lines": "a\nb"}, "edit /etc/x\n\tthen reboot"),
+		New(Fail, "worse", "second\tone", nil, "fix"),
+	}
+	checks := []Check{
+		{ID: "multi", Run: fixed(own...)},
+		{ID: "boom", Run: func(context.Context, *Env) []Finding { panic("two\nlines") }},
+	}
+	rs := Run(context.Background(), checks, &Env{}, opts(time.Second))
+	f := rs[0].Findings[0]
+	if f.Message != "read /etc/x: line 3: bad" || f.Remediation != "edit /etc/x then reboot" {
+		t.Errorf("finding not folded: %q / %q", f.Message, f.Remediation)
+	}
+	if rs[0].Findings[1].Message != "second one" {
+		t.Errorf("second finding: %q", rs[0].Findings[1].Message)
+	}
+	if rs[0].Summary != "read /etc/x: line 3: bad (+1 more)" {
+		t.Errorf("summary %q", rs[0].Summary)
+	}
+	if f.Detail["lines"] != "a\nb" {
+		t.Errorf("detail changed: %q", f.Detail["lines"])
+	}
+	if own[0].Message != "read /etc/x:\n  line 3: bad\r\n" {
+		t.Errorf("the check's own finding changed: %q", own[0].Message)
+	}
+	for _, r := range rs {
+		for _, s := range append([]string{r.Summary}, r.Findings[0].Message, r.Findings[0].Remediation) {
+			if strings.ContainsAny(s, "\r\n") {
+				t.Errorf("%s: %q is not one line", r.ID, s)
+			}
+		}
+	}
+}
+
 func TestWorstAndRank(t *testing.T) {
 	t.Parallel()
 	if Worst(Pass, Skip, Warn) != Warn || Worst(Warn, Error) != Error || Worst(Error, Fail) != Fail {

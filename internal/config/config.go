@@ -12,11 +12,14 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 // DefaultPath is read when --config is not given; its absence is fine.
@@ -263,10 +266,10 @@ func Parse(name string, b []byte) (*Config, error) {
 		return nil, fmt.Errorf("%s: disk.warn_percent and disk.fail_percent must be between 0 and 100", name)
 	}
 	if c.Systemd.BootBudget <= 0 {
-		return nil, fmt.Errorf("%s:%d: systemd.boot_budget must be positive, got %s", name, keyLine(b, "boot_budget"), c.Systemd.BootBudget)
+		return nil, problem.At(name, keyLine(b, "boot_budget"), "systemd.boot_budget must be positive, got %s", c.Systemd.BootBudget)
 	}
 	if c.TimeSync.MaxOffset <= 0 {
-		return nil, fmt.Errorf("%s:%d: time_sync.max_offset must be positive, got %s", name, keyLine(b, "max_offset"), c.TimeSync.MaxOffset)
+		return nil, problem.At(name, keyLine(b, "max_offset"), "time_sync.max_offset must be positive, got %s", c.TimeSync.MaxOffset)
 	}
 	for id, cc := range c.Checks {
 		if cc.Timeout < 0 {
@@ -312,30 +315,30 @@ func keyLine(b []byte, key string) int {
 	return 0
 }
 
-// yamlError flattens yaml.v3's multi-line errors into "name:LINE: reason".
+// yamlError flattens yaml.v3's multi-line errors into "name:LINE: reason",
+// each reason folded to one line (YAML values carry newlines into them).
 func yamlError(name string, err error) error {
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
 		parts := make([]string, 0, len(te.Errors))
 		for _, e := range te.Errors {
-			if m := yamlLine().FindStringSubmatch(e); m != nil {
-				parts = append(parts, name+":"+m[1]+": "+m[2])
-			} else {
-				parts = append(parts, name+": "+e)
-			}
+			parts = append(parts, yamlProblem(name, e).String())
 		}
-		return errors.New(oneLine(strings.Join(parts, "; ")))
+		return errors.New(strings.Join(parts, "; "))
 	}
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	if m := yamlLine().FindStringSubmatch(msg); m != nil {
-		return fmt.Errorf("%s:%s: %s", name, m[1], oneLine(m[2]))
-	}
-	return fmt.Errorf("%s: %s", name, oneLine(msg))
+	return yamlProblem(name, strings.TrimPrefix(err.Error(), "yaml: "))
 }
 
-// oneLine escapes newlines that YAML values carry into error messages, so
-// that every configuration error stays on one line.
-func oneLine(s string) string { return strings.ReplaceAll(s, "\n", `\n`) }
+// yamlProblem is one yaml.v3 message, "line N: reason" or a bare reason,
+// as a problem in file name.
+func yamlProblem(name, msg string) problem.Problem {
+	if m := yamlLine().FindStringSubmatch(msg); m != nil {
+		if n, err := strconv.Atoi(m[1]); err == nil {
+			return problem.Problem{File: name, Line: n, Msg: m[2]}
+		}
+	}
+	return problem.Problem{File: name, Msg: msg}
+}
 
 // CheckEnabled reports whether check id runs by default.
 func (c *Config) CheckEnabled(id string) bool {

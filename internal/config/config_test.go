@@ -1,12 +1,15 @@
 package config
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	yaml "go.yaml.in/yaml/v3"
 )
 
 func TestParseGood(t *testing.T) {
@@ -155,6 +158,24 @@ func TestParseNewSectionErrors(t *testing.T) {
 		_, err := Parse("bad.yaml", []byte(tc.in))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("Parse(%q) error = %v, want one line containing %q", tc.in, err, tc.want)
+		}
+	}
+}
+
+// TestYAMLErrorOneLine: yaml.v3's messages become "file:line: reason" on
+// one line, whatever newlines a value carried into them.
+func TestYAMLErrorOneLine(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{errors.New("yaml: line 3: did not find\n  expected key"), "f.yaml:3: did not find expected key"},
+		{errors.New("yaml: no line\there"), "f.yaml: no line here"},
+		{&yaml.TypeError{Errors: []string{"line 2: cannot unmarshal `a\nb`", "field x not found"}},
+			"f.yaml:2: cannot unmarshal `a b`; f.yaml: field x not found"},
+	} {
+		if got := yamlError("f.yaml", tc.err).Error(); got != tc.want {
+			t.Errorf("yamlError(%q) = %q, want %q", tc.err, got, tc.want)
 		}
 	}
 }

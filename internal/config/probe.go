@@ -7,6 +7,8 @@ import (
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 // DefaultProbeChecks are the checks `guestcheck probe` counts when the
@@ -89,7 +91,7 @@ func (c *Config) finishProbe(name string, b []byte) error {
 				}
 				if seq := sec.Content[j+1]; seq.Kind == yaml.SequenceNode {
 					if len(seq.Content) == 0 {
-						return fmt.Errorf("%s:%d: probe.checks is empty: list at least one check ID, or remove the key for the default %v", name, seq.Line, DefaultProbeChecks)
+						return problem.At(name, seq.Line, "probe.checks is empty: list at least one check ID, or remove the key for the default %v", DefaultProbeChecks)
 					}
 					for _, e := range seq.Content {
 						p.lines = append(p.lines, e.Line)

@@ -6,7 +6,8 @@
 // Operations only read, through the read-only View of a confined root, and
 // return Actions as data. One executor (Apply) performs them, re-checking
 // each file's kind and mount at the moment it acts. Verify is Plan again:
-// a sealed root plans nothing.
+// a sealed root plans nothing. Run is the whole sequence of one sealprep
+// command, from preflight to the report.
 package seal
 
 import (

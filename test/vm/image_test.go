@@ -31,7 +31,6 @@ var (
 		"openssh-server", "iproute2", "isc-dhcp-client", "ifupdown", "netbase", "e2fsprogs", "sudo",
 		"procps", "locales", "net-tools", "systemd-timesyncd",
 	}
-	mirrors = suiteMirrors(suite)
 )
 
 // suiteFromEnv is $GUESTCHECK_VM_SUITE (a Debian suite such as trixie)
@@ -41,15 +40,6 @@ func suiteFromEnv() string {
 		return s
 	}
 	return "bookworm"
-}
-
-// suiteMirrors lists the suite's main, -updates and -security archives.
-func suiteMirrors(s string) []string {
-	return []string{
-		"deb http://deb.debian.org/debian " + s + " main",
-		"deb http://deb.debian.org/debian " + s + "-updates main",
-		"deb http://deb.debian.org/debian-security " + s + "-security main",
-	}
 }
 
 // customize turns the extracted tree into the test image: a neutral
@@ -70,7 +60,7 @@ printf 'LABEL=rootfs\t/\text4\trw,errors=remount-ro\t0\t1\n' >"$t/etc/fstab"
 # local repository, so that cloud-init's package_update succeeds at once and
 # a package that is not installed fails to install at once. With the
 # mirrors mmdebstrap left, apt-get update spent four minutes per guest
-# failing to resolve deb.debian.org (three sources, four tries, 20 s each).
+# failing to resolve the archive's host (three sources, four tries, 20 s each).
 r=/var/lib/guestcheck-vm-repo
 mkdir -p "$t$r"
 : >"$t$r/Packages"
@@ -150,6 +140,7 @@ func run(ctx context.Context, name string, args ...string) ([]byte, error) {
 // buildRootfs runs mmdebstrap unless a tarball for the same arguments is
 // cached. It returns the tarball and its key.
 func buildRootfs(ctx context.Context, t *testing.T, cache string) (string, string) {
+	mirrors := debianSources(t, suite)
 	args := append([]string{"--variant=minbase", "--include=" + strings.Join(packages, ","), suite}, mirrors...)
 	key := cacheKey(args...)
 	tarball := filepath.Join(cache, "rootfs-"+key+".tar")

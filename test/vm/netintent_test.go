@@ -33,7 +33,6 @@ import (
 // renderer and the services enabled or masked.
 var (
 	netSuite    = "trixie"
-	netMirrors  = []string{"deb http://deb.debian.org/debian trixie main", "deb http://deb.debian.org/debian trixie-updates main", "deb http://deb.debian.org/debian-security trixie-security main"}
 	netPackages = []string{
 		"linux-image-cloud-amd64", "systemd-sysv", "udev", "dbus", "cloud-init", "qemu-guest-agent",
 		"openssh-server", "iproute2", "isc-dhcp-client", "ifupdown", "netbase", "e2fsprogs", "sudo", "procps", "locales",
@@ -87,6 +86,7 @@ rm -f "$t/etc/resolv.conf"; printf 'nameserver 192.0.2.3\n' >"$t/etc/resolv.conf
 // netRootfs runs mmdebstrap for the network-stack guests unless its
 // tarball is cached.
 func netRootfs(ctx context.Context, t *testing.T, cache string) (string, string) {
+	netMirrors := debianSources(t, netSuite)
 	args := append([]string{"--variant=minbase", "--include=" + strings.Join(netPackages, ","), netSuite}, netMirrors...)
 	key := cacheKey(args...)
 	tarball := filepath.Join(cache, "netrootfs-"+key+".tar")

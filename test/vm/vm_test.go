@@ -222,15 +222,36 @@ manage_etc_hosts: true
 ssh_pwauth: false
 `
 
-// healthyUserData runs guestcheck from runcmd twice: the cloud-init check
-// alone, then every check, so that the cloud-init check's duration with
-// and without the others running is on record (runcmd-self-check logs
-// both).
-const healthyUserData = baseUserData + `runcmd:
-  - mkdir -p /run/guestcheck
-  - guestcheck --exit-zero --only cloud-init --format json --output /run/guestcheck/runcmd-cloud-init.json >/dev/null
-  - guestcheck --exit-zero --format json --output /run/guestcheck/runcmd.json >/dev/null
-`
+// healthyUserData runs the README's runcmd example exactly as written
+// first (no directory made beforehand: guestcheck makes /run/guestcheck),
+// then guestcheck twice more: the cloud-init check alone, then every
+// check, so that the cloud-init check's duration with and without the
+// others running is on record (runcmd-self-check logs both).
+func healthyUserData(t *testing.T) string {
+	return baseUserData + "runcmd:\n" + readmeRuncmd(t) +
+		"  - guestcheck --exit-zero --only cloud-init --format json --output /run/guestcheck/runcmd-cloud-init.json >/dev/null\n" +
+		"  - guestcheck --exit-zero --format json --output /run/guestcheck/runcmd.json >/dev/null\n"
+}
+
+// readmeFirstBootReport is where the README's runcmd example writes.
+const readmeFirstBootReport = "/run/guestcheck/first-boot.json"
+
+// readmeRuncmd returns the runcmd entries of the README's first
+// "#cloud-config" example, as the README has them.
+func readmeRuncmd(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const head = "```yaml\n#cloud-config\nruncmd:\n"
+	_, rest, ok := strings.Cut(string(b), head)
+	body, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 || !strings.Contains(body, readmeFirstBootReport) {
+		t.Fatalf("README.md: no runcmd example writing %s", readmeFirstBootReport)
+	}
+	return body
+}
 
 // allowedWarnings are the warnings a healthy guest under these tests
 // has. Under restrict=on no NTP server is reachable, so the kernel clock
@@ -356,7 +377,7 @@ func healthyGuest(ctx context.Context, t *testing.T, e *env) {
 	v := startVM(ctx, t, spec{
 		Name: "healthy", Base: e.img.Root, Image: e.img,
 		MetaData: "instance-id: gc-healthy-1\nlocal-hostname: gc-healthy\n",
-		UserData: healthyUserData,
+		UserData: healthyUserData(t),
 		NICs:     []nic{mgmtNIC},
 	})
 	r, m := bootReport(ctx, t, v)
@@ -451,6 +472,18 @@ func healthyGuest(ctx context.Context, t *testing.T, e *env) {
 			if !strings.Contains(order.Stdout, u) {
 				t.Errorf("guestcheck.service is not ordered after %s: %s", u, order.Stdout)
 			}
+		}
+	})
+
+	t.Run("readme-runcmd", func(t *testing.T) {
+		sctx, cancel := step(ctx, stepTimeout)
+		defer cancel()
+		r, err := v.Report(sctx, readmeFirstBootReport)
+		if err != nil {
+			t.Fatalf("the README's runcmd example left no report: %v", err)
+		}
+		if len(r.Checks) == 0 {
+			t.Errorf("%s has no checks", readmeFirstBootReport)
 		}
 	})
 

@@ -1,0 +1,96 @@
+package probe
+
+import (
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/config"
+)
+
+func result(id string, st check.Status, fs ...check.Finding) check.Result {
+	return check.Result{ID: id, Status: st, Summary: id + " says " + string(st), Findings: fs}
+}
+
+// TestVerdict holds the probe's rules on results alone: fail, error and an
+// invalid status are not ready; a warning only with warnNotReady; a
+// pending cloud-init code is not ready whatever its status.
+func TestVerdict(t *testing.T) {
+	running := check.New(check.Warn, "cloud-init-running", "cloud-init is still running", nil, "wait")
+	notStarted := check.Skipf("cloud-init-not-started", "no record of a run", nil)
+	for _, tc := range []struct {
+		name    string
+		results []check.Result
+		warnNR  bool
+		ready   bool
+		msg     string
+	}{
+		{"pass and skip", []check.Result{result("a", check.Pass), result("b", check.Skip)}, false, true, "2 checks (a,b) in 7 ms"},
+		{"warn", []check.Result{result("a", check.Warn)}, false, true, "1 checks (a) in 7 ms"},
+		{"warn not ready", []check.Result{result("a", check.Warn)}, true, false, "failing: a (a: warn: a says warn)"},
+		{"fail and error", []check.Result{result("a", check.Fail), result("b", check.Pass), result("c", check.Error)}, false, false,
+			"failing: a,c (a: fail: a says fail; c: error: c says error)"},
+		{"invalid status", []check.Result{result("a", "bogus")}, false, false, "failing: a (a: bogus: a says bogus)"},
+		{"running", []check.Result{result("c", check.Warn, running)}, false, false, "failing: c (c: warn: cloud-init is still running)"},
+		{"not started", []check.Result{result("c", check.Skip, notStarted)}, false, false, "failing: c (c: skip: no record of a run)"},
+		{"pending passed", []check.Result{result("c", check.Pass, check.Passf("cloud-init-running", "x", nil))}, false, true, "1 checks (c) in 7 ms"},
+	} {
+		ready, msg := Verdict(tc.results, tc.warnNR, 7*time.Millisecond)
+		if ready != tc.ready || msg != tc.msg {
+			t.Errorf("%s: %v %q, want %v %q", tc.name, ready, msg, tc.ready, tc.msg)
+		}
+	}
+}
+
+// TestPendingCodesAreCloudInit: the sentinel codes are the cloud-init
+// check's own, so a renamed code cannot leave the probe blind.
+func TestPendingCodesAreCloudInit(t *testing.T) {
+	if len(pending) == 0 {
+		t.Fatal("no pending codes")
+	}
+	for _, c := range pending {
+		if !strings.HasPrefix(c, "cloud-init-") || !check.IsKebab(c) {
+			t.Errorf("pending code %q", c)
+		}
+	}
+}
+
+func TestSelect(t *testing.T) {
+	all := []check.Check{{ID: "a"}, {ID: "b"}, {ID: "c"}}
+	got, err := Select(all, &config.ProbeConfig{Checks: []string{"c", "a"}})
+	if err != nil || len(got) != 2 || got[0].ID != "a" || got[1].ID != "c" {
+		t.Errorf("Select = %v, %v; want a, c in the registry's order", got, err)
+	}
+	if _, err := Select(all, &config.ProbeConfig{Checks: []string{"nope"}}); err == nil || !strings.Contains(err.Error(), `unknown check ID "nope"`) {
+		t.Errorf("unknown ID: %v", err)
+	}
+}
+
+func TestLineIsBounded(t *testing.T) {
+	for _, s := range []string{"a", strings.Repeat("ü", MaxLine)} {
+		if l := Line(s); len(l) > MaxLine || !utf8.ValidString(l) {
+			t.Errorf("Line(%d bytes) = %d bytes, valid %v", len(s), len(l), utf8.ValidString(l))
+		}
+	}
+}
+
+// FuzzLine holds Line to its contract for any message: one line of valid
+// UTF-8, no control characters, at most MaxLine bytes, and unchanged when
+// it already complies.
+func FuzzLine(f *testing.F) {
+	for _, s := range []string{"", "guestcheck probe: READY", "a\nb\r\x1b[0m", strings.Repeat("€", 1000), "\xff\xfe"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		l := Line(s)
+		if len(l) > MaxLine || !utf8.ValidString(l) || strings.ContainsAny(l, "\n\r\x1b\x00") {
+			t.Fatalf("Line(%q) = %q", s, l)
+		}
+		clean := utf8.ValidString(s) && len(s) <= MaxLine && !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) })
+		if clean && l != s {
+			t.Fatalf("Line changed a clean line %q to %q", s, l)
+		}
+	})
+}
