@@ -20,7 +20,10 @@ type ReadOptions struct {
 	Now func() time.Time
 }
 
-// FileError is a file that exists but could not be read or parsed.
+// FileError is a file that exists but could not be read or parsed. It is
+// not a problem.Problem: it has no line, and it keeps the cause as an
+// error, because the remediation branches on it (errors.Is EACCES: run as
+// root) and Wait returns it for callers to match with errors.As.
 type FileError struct {
 	// Path is the guest path.
 	Path string
