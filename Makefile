@@ -2,7 +2,8 @@
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GO      ?= go
 PKG     := github.com/guestcheck/guestcheck
-LDFLAGS := -s -w -X $(PKG)/internal/buildinfo.Version=$(VERSION)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+LDFLAGS := -s -w -X $(PKG)/internal/buildinfo.Version=$(VERSION) -X $(PKG)/internal/buildinfo.Date=$(SOURCE_DATE_EPOCH)
 BUILD   := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.7.0
 
@@ -63,7 +64,6 @@ lint: ## gofmt, go vet, staticcheck
 
 PKG_ARCH    ?= $(shell $(GO) env GOARCH)
 PKG_VERSION ?= $(shell git describe --tags --match 'v[0-9]*' 2>/dev/null || echo 0.0.0-git.$$(git rev-parse --short HEAD))
-SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct)
 
 package: ## build dist/*.deb and dist/*.rpm for PKG_ARCH (reproducible: SOURCE_DATE_EPOCH = last commit)
 	GOARCH=$(PKG_ARCH) $(MAKE) --no-print-directory build VERSION=$(PKG_VERSION)

@@ -7,14 +7,14 @@ import (
 	"os"
 
 	"github.com/guestcheck/guestcheck/internal/checks"
-	"github.com/guestcheck/guestcheck/internal/disk"
+	"github.com/guestcheck/guestcheck/internal/freeze"
 )
 
 func main() {
 	// --freeze-test re-executes this binary as its thaw watchdog; that
 	// process must do nothing else.
-	if disk.IsFreezeWatchdog() {
-		os.Exit(disk.RunFreezeWatchdog())
+	if freeze.IsWatchdog() {
+		os.Exit(freeze.RunWatchdog())
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, checks.All))
 }

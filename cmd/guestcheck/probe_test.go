@@ -116,8 +116,8 @@ func TestProbeConfigAndUsageErrors(t *testing.T) {
 		{"probe:\n  checks: [a, dns]\n", nil, "config error: %CFG%:2: probe.checks: dns cannot count towards a probe", false},
 		{"probe: {timeout: soon}\n", nil, "config error: %CFG%:1:", false},
 		{"bogus: 1\n", nil, "config error: %CFG%:1: field bogus not found", false},
-		{"", []string{"--bogus"}, "usage error: flag provided but not defined: -bogus", true},
-		{"", []string{"extra"}, `usage error: unexpected argument "extra"`, true},
+		{"", []string{"--bogus"}, "usage error: --bogus: unknown option (see guestcheck probe --help)", true},
+		{"", []string{"extra"}, `usage error: "extra": unexpected argument (see guestcheck probe --help)`, true},
 	} {
 		cfgPath := writeConfig(t, tc.cfg)
 		var out, errb bytes.Buffer

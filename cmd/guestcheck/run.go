@@ -4,17 +4,18 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/buildinfo"
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/checks"
+	"github.com/guestcheck/guestcheck/internal/cli"
 	"github.com/guestcheck/guestcheck/internal/cloudinit"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/fs"
@@ -22,69 +23,6 @@ import (
 	"github.com/guestcheck/guestcheck/internal/systemd"
 	"github.com/guestcheck/guestcheck/internal/tty"
 )
-
-const usageText = `Usage: guestcheck [flags]
-       guestcheck probe [--config FILE]  (exec probe; see probe --help)
-
-Verify that this VM was delivered correctly. guestcheck only reads; each
-finding says what is wrong, why it matters and how to fix it.
-
-Flags:
-  --only IDS         run only these checks (comma-separated IDs, see --list)
-  --skip IDS         do not run these checks
-  --list             list the checks (ID, title, what each verifies) and exit
-  --root DIR         read guest files under DIR (a mounted image); checks that
-                     need the running kernel, netlink or systemd report skip
-  --format FMT       text (default), json, prometheus (node_exporter textfile),
-                     nagios (plugin output), junit (XML for CI), tap (TAP 13)
-                     or jsonl (one JSON object per finding)
-  --output [FMT:]FILE
-                     also write the report to FILE, atomically (temp file in
-                     the same directory, then rename), in FMT (default
-                     --format); repeatable, so one run can leave a JSON, a
-                     text and a .prom report
-  --exit-codes SCHEME
-                     guestcheck (default): the exit codes below; nagios: 0 OK,
-                     1 WARNING, 2 CRITICAL, 3 UNKNOWN, as monitoring plugins
-                     return them (independent of --format)
-  --service-name NAME
-                     nagios format: the status line's first word (default
-                     ` + report.DefaultServiceName + `)
-  --summary          print only the one-line summary on stdout (for units and
-                     consoles; the full reports go to --output files)
-  --config FILE      configuration file; default
-                     ` + config.DefaultPath + `, which may be absent
-  --timeout DUR      bound the whole run (default from config, else 60s)
-  --wait DUR         first wait up to DUR for cloud-init to finish; never waits
-                     when guestcheck itself runs inside cloud-init
-  --exit-zero        exit 0 even on warnings or failures (for cloud-init runcmd)
-  --freeze-test MNT  also freeze and thaw the filesystem mounted at MNT for
-                     real (root only; never /, guestcheck's own filesystem
-                     or --output's); a watchdog process always thaws it
-  -v, --verbose      text and nagios formats: also show passing findings (text:
-                     with their evidence)
-  --version          print the version and exit
-  -h, --help         show this help
-
-Exit codes: 0 nothing worse than pass or skip; 2 warnings and no failure;
-1 any fail or error, or a report that --output could not write; 3 usage or
-configuration error. --exit-zero turns 1 and 2 from findings into 0, never a
-lost report. With --exit-codes nagios instead: 2 any fail; 3 any error, or
-nothing but skips, or a usage error or unwritable --output; 1 warnings; 0 OK
-(--help, --version and --list exit 3 too, as the plugin guidelines ask).
-Colour is used only on a terminal and never when NO_COLOR is set.
-
-Examples:
-  guestcheck                                  # console check, text report
-  guestcheck --only cloud-init,hostname --format json
-  guestcheck --exit-zero --format json --output /run/guestcheck/report.json
-  guestcheck --summary --output json:/run/r.json --output text:/run/r.txt
-  guestcheck --root /mnt/image --skip cloud-init
-  guestcheck --exit-zero --summary \
-    --output prometheus:/var/lib/prometheus/node-exporter/guestcheck.prom
-  guestcheck --format nagios --exit-codes nagios     # from NRPE or Icinga
-  guestcheck --format junit > guestcheck.xml         # CI, Packer
-`
 
 // options are the parsed command line.
 type options struct {
@@ -95,6 +33,7 @@ type options struct {
 	timeout, wait                             time.Duration
 	list, exitZero, verbose, version, summary bool
 	configSet                                 bool
+	color                                     string
 }
 
 // The --exit-codes schemes.
@@ -108,97 +47,109 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
-// parseFlags parses the command line. On -h it returns flag.ErrHelp with
-// the options parsed so far, so --exit-codes nagios --help can exit 3.
-func parseFlags(args []string) (*options, error) {
-	o := &options{}
-	var format string
-	fl := flag.NewFlagSet("guestcheck", flag.ContinueOnError)
-	fl.SetOutput(io.Discard)
-	fl.StringVar(&o.only, "only", "", "")
-	fl.StringVar(&o.skip, "skip", "", "")
-	fl.BoolVar(&o.list, "list", false, "")
-	fl.StringVar(&o.root, "root", "/", "")
-	fl.StringVar(&format, "format", string(report.FormatText), "")
-	fl.StringVar(&o.exitCodes, "exit-codes", exitCodesGuestcheck, "")
-	fl.StringVar(&o.serviceName, "service-name", report.DefaultServiceName, "")
-	fl.Func("output", "", func(v string) error {
-		spec, err := parseOutput(v)
-		o.outputs = append(o.outputs, spec)
-		return err
-	})
-	fl.BoolVar(&o.summary, "summary", false, "")
-	fl.StringVar(&o.configPath, "config", config.DefaultPath, "")
-	fl.DurationVar(&o.timeout, "timeout", 0, "")
-	fl.DurationVar(&o.wait, "wait", 0, "")
-	fl.BoolVar(&o.exitZero, "exit-zero", false, "")
-	fl.StringVar(&o.freezeTest, "freeze-test", "", "")
-	fl.BoolVar(&o.verbose, "verbose", false, "")
-	fl.BoolVar(&o.verbose, "v", false, "")
-	fl.BoolVar(&o.version, "version", false, "")
-	if err := fl.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return o, err
-		}
-		return nil, usageError{err.Error()}
-	}
-	if fl.NArg() > 0 {
-		return nil, usageError{fmt.Sprintf("unexpected argument %q", fl.Arg(0))}
-	}
-	fl.Visit(func(f *flag.Flag) {
-		if f.Name == "config" {
-			o.configSet = true
-		}
-	})
-	f, err := report.ParseFormat(format)
+// errHelp asks for the help text, with the options parsed so far, so
+// that --exit-codes nagios --help can exit 3.
+var errHelp = errors.New("help requested")
+
+// parseFlags parses the command line against its one description
+// (spec.go). On --help it returns errHelp with the options parsed so far.
+func parseFlags(cmd *cli.Command, args []string) (*options, error) {
+	v, err := cmd.Parse(args)
 	if err != nil {
-		return nil, usageError{fmt.Sprintf("--format %q: want one of %s", format, report.FormatNames())}
+		return nil, err
 	}
-	o.format = f
-	switch o.exitCodes {
-	case exitCodesGuestcheck:
-	case exitCodesNagios:
-		if o.exitZero {
-			return nil, usageError{"--exit-zero and --exit-codes nagios contradict each other: choose one"}
+	if len(v.Args) > 0 {
+		msg := fmt.Sprintf("%q: unexpected argument", v.Args[0])
+		if s := cli.Suggest(v.Args[0], cmd.SubNames()); s != "" {
+			msg += "; did you mean guestcheck " + s + "?"
 		}
-	default:
-		return nil, usageError{fmt.Sprintf("--exit-codes %q: want guestcheck or nagios", o.exitCodes)}
+		return nil, usageError{msg}
 	}
-	if err := report.CheckServiceName(o.serviceName); err != nil {
-		return nil, usageError{"--service-name: " + err.Error()}
+	o := &options{
+		only: v.String("only", ""), skip: v.String("skip", ""), list: v.Bool("list"),
+		root: v.String("root", "/"), exitCodes: v.String("exit-codes", exitCodesGuestcheck),
+		serviceName: v.String("service-name", report.DefaultServiceName), summary: v.Bool("summary"),
+		configPath: v.String("config", config.DefaultPath), configSet: v.Has("config"),
+		exitZero: v.Bool("exit-zero"), freezeTest: v.String("freeze-test", ""),
+		verbose: v.Bool("verbose"), version: v.Bool("version"), color: v.String("color", "auto"),
 	}
-	for i := range o.outputs {
-		if o.outputs[i].format == "" {
-			o.outputs[i].format = o.format
-		}
+	if v.Bool("help") {
+		return o, errHelp
 	}
-	if o.timeout < 0 || o.wait < 0 {
-		return nil, usageError{"--timeout and --wait must not be negative"}
+	if err := o.finish(v); err != nil {
+		return nil, err
 	}
 	return o, nil
+}
+
+// finish validates what parseFlags read, each value up front with a
+// suggestion where one is close.
+func (o *options) finish(v *cli.Values) error {
+	var err error
+	if o.timeout, err = v.Duration("timeout"); err != nil {
+		return err
+	}
+	if o.wait, err = v.Duration("wait"); err != nil {
+		return err
+	}
+	format := v.String("format", string(report.FormatText))
+	if err := cli.OneOf("--format", "format", format, formatNames()); err != nil {
+		return err
+	}
+	o.format = report.Format(format)
+	if err := cli.OneOf("--color", "choice", o.color, colorChoices); err != nil {
+		return err
+	}
+	if err := cli.OneOf("--exit-codes", "scheme", o.exitCodes, []string{exitCodesGuestcheck, exitCodesNagios}); err != nil {
+		return err
+	}
+	if o.exitCodes == exitCodesNagios && o.exitZero {
+		return usageError{"--exit-zero and --exit-codes nagios contradict each other: choose one"}
+	}
+	if err := report.CheckServiceName(o.serviceName); err != nil {
+		return usageError{"--service-name: " + err.Error()}
+	}
+	for _, raw := range v.All("output") {
+		spec, err := parseOutput(raw)
+		if err != nil {
+			return usageError{"--output " + raw + ": " + err.Error()}
+		}
+		if spec.format == "" {
+			spec.format = o.format
+		}
+		o.outputs = append(o.outputs, spec)
+	}
+	return nil
 }
 
 // run is the whole command behind main, with its I/O and check registry
 // passed in so tests can drive it.
 func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
-	if len(args) > 0 && args[0] == "probe" {
-		return runProbe(args[1:], stdout, stderr, all)
+	cmd := command(all)
+	if len(args) > 0 {
+		if code, ok := runSubcommand(cmd, args[0], args[1:], stdout, stderr, all); ok {
+			return code
+		}
 	}
-	o, err := parseFlags(args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, usageText)
+	o, err := parseFlags(cmd, args)
+	if errors.Is(err, errHelp) {
+		cmd.WriteHelp(stdout)
 		return o.infoExit()
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "guestcheck: %v (see --help)\n", err)
+		fmt.Fprintf(stderr, "guestcheck: %v\n", err)
 		return report.ExitUsage
 	}
 	if o.version {
-		fmt.Fprintf(stdout, "guestcheck %s\n", buildinfo.Version)
+		if err := writeVersion(stdout, "guestcheck", o.format); err != nil {
+			return o.usageFailure(stdout, stderr, err.Error())
+		}
 		return o.infoExit()
 	}
 	if o.list {
-		listChecks(stdout, all)
+		if err := listChecks(stdout, all, o.format); err != nil {
+			return o.usageFailure(stdout, stderr, err.Error())
+		}
 		return o.infoExit()
 	}
 	rep, code := o.runChecks(stdout, stderr, all)
@@ -218,7 +169,7 @@ func (o *options) runChecks(stdout, stderr io.Writer, all []check.Check) (report
 	}
 	selected, err := check.Select(all, cfg, o.only, o.skip)
 	if err != nil {
-		return report.Report{}, o.usageFailure(stdout, stderr, err.Error()+" (see --list)")
+		return report.Report{}, o.usageFailure(stdout, stderr, err.Error())
 	}
 	var freeze *check.FreezeTest
 	if o.freezeTest != "" {
@@ -282,7 +233,7 @@ func (o *options) emit(rep report.Report, stdout, stderr io.Writer) int {
 	var err error
 	if o.summary {
 		out = []byte(report.SummaryLine(rep) + "\n")
-	} else if out, err = render(rep, o.format, o.renderOptions(useColor(stdout))); err != nil {
+	} else if out, err = render(rep, o.format, o.renderOptions(colorFor(o.color, stdout))); err != nil {
 		fmt.Fprintf(stderr, "guestcheck: render report: %v\n", err)
 		return o.ownFailure(code)
 	}
@@ -364,20 +315,40 @@ type outputSpec struct {
 
 // parseOutput reads "[FMT:]FILE", FMT one of report.Formats; without a
 // prefix the format is --format's, filled in after all flags are parsed.
+// A word before a colon that is no format is refused rather than taken
+// for a file name: "jsn:/run/r.json" is a typo, and a file whose name
+// has a colon is written "./name:x".
 func parseOutput(v string) (outputSpec, error) {
-	for _, f := range report.Formats {
-		if p, ok := strings.CutPrefix(v, string(f)+":"); ok {
-			v = p
-			if v == "" {
-				return outputSpec{}, fmt.Errorf("empty file name after %q", string(f)+":")
+	if pre, p, ok := strings.Cut(v, ":"); ok && isWord(pre) {
+		if !slices.Contains(formatNames(), pre) {
+			msg := fmt.Sprintf("unknown format %q", pre)
+			if s := cli.Suggest(pre, formatNames()); s != "" {
+				msg += "; did you mean " + s + "?"
 			}
-			return outputSpec{format: f, path: v}, nil
+			return outputSpec{}, fmt.Errorf("%s (one of %s; a file name with a colon is written ./%s)", msg, strings.Join(formatNames(), ", "), v)
 		}
+		if p == "" {
+			return outputSpec{}, fmt.Errorf("no file name after %q", pre+":")
+		}
+		return outputSpec{format: report.Format(pre), path: p}, nil
 	}
 	if v == "" {
-		return outputSpec{}, errors.New("empty file name")
+		return outputSpec{}, errors.New("no file name")
 	}
 	return outputSpec{path: v}, nil
+}
+
+// isWord reports whether s could be a format name: letters and digits.
+func isWord(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // render writes the report in one format.
@@ -385,16 +356,6 @@ func render(r report.Report, format report.Format, o report.Options) ([]byte, er
 	var buf bytes.Buffer
 	err := report.Render(&buf, r, format, o)
 	return buf.Bytes(), err
-}
-
-func listChecks(w io.Writer, all []check.Check) {
-	idw := 0
-	for _, c := range all {
-		idw = max(idw, len(c.ID))
-	}
-	for _, c := range all {
-		fmt.Fprintf(w, "%-*s  %s\n%-*s  %s\n", idw, c.ID, c.Title, idw, "", c.Description)
-	}
 }
 
 // useColor is true only for a terminal, and never with NO_COLOR set or TERM=dumb.

@@ -70,12 +70,12 @@ func TestUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--bogus"}, "flag provided but not defined"},
+		{[]string{"--bogus"}, "guestcheck: --bogus: unknown option (see guestcheck --help)"},
 		{[]string{"--format", "yaml"}, `--format "yaml"`},
 		{[]string{"--only", "nope"}, `--only: unknown check ID "nope"`},
 		{[]string{"--skip", "a,nope"}, `--skip: unknown check ID "nope"`},
 		{[]string{"--timeout", "-1s"}, "must not be negative"},
-		{[]string{"extra"}, `unexpected argument "extra"`},
+		{[]string{"extra"}, `"extra": unexpected argument`},
 		{[]string{"--root", "/nonexistent/guestcheck-test"}, "--root"},
 	} {
 		code, out, errs := invoke(t, all, tc.args...)
@@ -99,7 +99,7 @@ func TestConfigErrors(t *testing.T) {
 	errb.Reset()
 	unknown := writeConfig(t, "checks:\n  nope: {enabled: false}\n")
 	code = run([]string{"--root", t.TempDir(), "--config", unknown}, &out, &errb, all)
-	if code != report.ExitUsage || !strings.Contains(errb.String(), "checks.nope: unknown check ID") {
+	if code != report.ExitUsage || !strings.Contains(errb.String(), `guestcheck.yaml:2: unknown check ID "nope"`) {
 		t.Errorf("unknown check in config: exit %d, stderr %q", code, errb.String())
 	}
 	errb.Reset()
@@ -136,7 +136,7 @@ func TestHelpVersionList(t *testing.T) {
 	if code := run([]string{"--help"}, &out, &errb, all); code != 0 || !strings.Contains(out.String(), "Exit codes:") {
 		t.Errorf("--help: exit %d, %q", code, out.String())
 	}
-	for i, l := range strings.Split(usageText, "\n") {
+	for i, l := range strings.Split(out.String(), "\n") {
 		if len(l) > 80 {
 			t.Errorf("--help line %d is over 80 columns: %q", i+1, l)
 		}
@@ -384,12 +384,12 @@ func TestFormatOptionErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--exit-codes", "nrpe"}, `--exit-codes "nrpe": want guestcheck or nagios`},
+		{[]string{"--exit-codes", "nrpe"}, `--exit-codes "nrpe": unknown scheme (one of guestcheck, nagios)`},
 		{[]string{"--exit-codes", "nagios", "--exit-zero"}, "contradict"},
 		{[]string{"--service-name", "A|B"}, "--service-name: service name must not contain '|'"},
 		{[]string{"--service-name", ""}, "--service-name: service name is empty"},
-		{[]string{"--output", "tap:"}, `empty file name after "tap:"`},
-		{[]string{"--format", "xml"}, "want one of text, json, prometheus, nagios, junit, tap, jsonl"},
+		{[]string{"--output", "tap:"}, `--output tap:: no file name after "tap:"`},
+		{[]string{"--format", "xml"}, `--format "xml": unknown format (one of text, json, prometheus, nagios, junit, tap, jsonl)`},
 	} {
 		code, out, errs := invoke(t, all, tc.args...)
 		if code != report.ExitUsage || !strings.Contains(errs, tc.want) || out != "" {

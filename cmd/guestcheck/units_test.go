@@ -52,7 +52,7 @@ func TestTextfileUnitCommandLine(t *testing.T) {
 	if args[0] != "/usr/bin/guestcheck" {
 		t.Fatalf("ExecStart runs %q", args[0])
 	}
-	o, err := parseFlags(args[1:])
+	o, err := parseFlags(command(nil), args[1:])
 	if err != nil {
 		t.Fatalf("ExecStart's flags %q: %v", args[1:], err)
 	}
@@ -112,6 +112,9 @@ func TestFormatsDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var help strings.Builder
+	command(nil).WriteHelp(&help)
+	usageText := help.String()
 	for _, f := range report.Formats {
 		if !strings.Contains(usageText, string(f)) {
 			t.Errorf("--help does not name format %s", f)

@@ -7,12 +7,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/buildinfo"
-	"github.com/guestcheck/guestcheck/internal/disk"
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/image"
 	"github.com/guestcheck/guestcheck/internal/seal"
@@ -119,50 +117,19 @@ func imageInfo(s *image.Session) *seal.ImageInfo {
 }
 
 // trim runs FITRIM on every filesystem of the root: an image's mounts, or
-// the block-device filesystems mounted at or below the root. Each is
-// synced first, so blocks of files just removed count as free.
+// the block-device filesystems mounted at or below the root.
 func trim(root *fs.Confined, img *seal.ImageInfo) []seal.TrimResult {
-	type target struct{ guest, dir string }
-	var ts []target
+	var ts []image.TrimTarget
 	if img != nil {
 		for _, m := range img.Mounts {
-			ts = append(ts, target{m.Path, m.Dir})
+			ts = append(ts, image.TrimTarget{Guest: m.Path, Dir: m.Dir})
 		}
 	} else {
-		dir := root.Dir()
-		ts = append(ts, target{"/", dir})
-		b, _ := os.ReadFile("/proc/self/mountinfo")
-		ms, _ := disk.ParseMountinfo(b)
-		seen := map[string]bool{dir: true}
-		devs := map[[2]uint32]bool{}
-		for _, m := range ms {
-			if m.MountPoint == dir {
-				devs[[2]uint32{m.Major, m.Minor}] = true
-			}
-		}
-		for _, m := range ms {
-			rel, ok := strings.CutPrefix(m.MountPoint, strings.TrimSuffix(dir, "/")+"/")
-			dev := [2]uint32{m.Major, m.Minor}
-			// Each filesystem once, at a mount of its whole tree: bind mounts
-			// of a file or a subdirectory are the same blocks again.
-			if !ok || seen[m.MountPoint] || devs[dev] || m.Root != "/" || !strings.HasPrefix(m.Source, "/dev/") {
-				continue
-			}
-			seen[m.MountPoint], devs[dev] = true, true
-			ts = append(ts, target{"/" + rel, m.MountPoint})
-		}
+		ts = image.RootTrimTargets(root.Dir())
 	}
 	var out []seal.TrimResult
-	for _, t := range ts {
-		n, err := fs.Trim(t.dir)
-		r := seal.TrimResult{Path: t.guest, Bytes: n}
-		if err != nil {
-			r.Error = err.Error()
-			if errors.Is(err, syscall.EOPNOTSUPP) {
-				r.Error = "the filesystem or its device does not support discard"
-			}
-		}
-		out = append(out, r)
+	for _, r := range image.Trim(ts) {
+		out = append(out, seal.TrimResult{Path: r.Guest, Bytes: r.Bytes, Error: r.Err})
 	}
 	return out
 }

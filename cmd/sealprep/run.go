@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,54 +13,10 @@ import (
 	"syscall"
 
 	"github.com/guestcheck/guestcheck/internal/buildinfo"
+	"github.com/guestcheck/guestcheck/internal/cli"
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/seal"
 )
-
-const usageText = `Usage: sealprep COMMAND [flags]
-
-Prepare this VM, or a mounted image root, to become a template: clear the
-per-instance identity (machine-id, SSH host keys, cloud-init state, leases,
-logs, ...) so that every clone boots as a new machine.
-
-Commands:
-  list      every operation: ID, default or opt-in, what it does
-  plan      every action (path, what will happen, why); changes nothing
-  apply     perform the plan; asks on a terminal unless --yes
-  verify    re-plan and report the identity still present
-
-Flags:
-  --root DIR              guest root: / (default, the running system) or a
-                          mounted image or extracted tree
-  --image FILE            a raw or qcow2 disk image: attach it, find and
-                          mount its root (and /boot, ESP, /var from its
-                          fstab), seal, unmount and detach; needs root
-  --ops SPEC              defaults (default); -id drops, +id adds, or an
-                          explicit list: --ops machine-id,ssh-host-keys
-  --format FMT            text (default) or json
-  --machine-id-mode MODE  empty (default) or uninitialized
-  --yes                   apply without asking (required without a terminal)
-  --poweroff              apply: power the live system off right after a
-                          successful apply, before anything rewrites identity
-  --autorelabel           on an SELinux image, also create /.autorelabel
-                          (operation selinux-autorelabel)
-  --fstrim                apply: then discard the free blocks of the root's
-                          filesystems (FITRIM), so the template stays small
-  --force                 override the refusals that allow it
-  --version               print the version and exit
-  -h, --help              show this help
-
-Exit codes: 0 planned, applied and sealed, or verified sealed; 1 an action
-failed or identity is left (each listed); 3 usage error or refusal.
-Deleted data stays on the disk until overwritten: this is not a secure erase.
-
-Examples:
-  sealprep plan
-  sealprep apply --yes --poweroff                 # last step in the guest
-  sealprep apply --yes --root /mnt/image          # offline, on a mounted image
-  sealprep verify --root /mnt/image --format json
-  sealprep apply --yes --image template.qcow2     # offline, no mount needed
-`
 
 // env is what run needs from the outside world; tests build their own so
 // that nothing stops units, powers off or reads the host.
@@ -82,6 +37,8 @@ type env struct {
 }
 
 type options struct {
+	// arg is help's COMMAND or completion's SHELL.
+	arg                          string
 	cmd, root, ops, format, mode string
 	yes, poweroff, force         bool
 	// image is --image FILE: attach, mount, seal, detach.
@@ -92,96 +49,122 @@ type options struct {
 	autorelabel bool
 }
 
-type usageError struct{ msg string }
+// errHelp asks for the help text of the command parseArgs names in
+// options.cmd ("" for sealprep's own).
+var errHelp = errors.New("help requested")
 
-func (e usageError) Error() string { return e.msg }
-
-var commands = map[string]bool{"list": true, "plan": true, "apply": true, "verify": true}
-
-func parseArgs(args []string) (*options, error) {
-	o := &options{}
+// parseArgs parses the command line against its one description
+// (spec.go).
+func parseArgs(cmd *cli.Command, args []string) (*options, error) {
 	if len(args) == 0 {
-		return nil, usageError{"missing command (list, plan, apply or verify)"}
+		return nil, cli.Usagef("a command is needed: list, plan, apply or verify (see sealprep --help)")
 	}
-	switch args[0] {
-	case "-h", "--help", "-help", "help":
-		return nil, flag.ErrHelp
-	case "--version", "-version", "version":
-		o.cmd = "version"
-		return o, nil
-	}
-	if !commands[args[0]] {
-		return nil, usageError{fmt.Sprintf("unknown command %q (want list, plan, apply or verify)", args[0])}
-	}
-	o.cmd = args[0]
-	fl := flag.NewFlagSet("sealprep", flag.ContinueOnError)
-	fl.SetOutput(io.Discard)
-	fl.StringVar(&o.root, "root", "/", "")
-	fl.StringVar(&o.ops, "ops", "defaults", "")
-	fl.StringVar(&o.format, "format", "text", "")
-	fl.StringVar(&o.mode, "machine-id-mode", string(seal.MachineIDEmpty), "")
-	fl.BoolVar(&o.yes, "yes", false, "")
-	fl.BoolVar(&o.poweroff, "poweroff", false, "")
-	fl.BoolVar(&o.force, "force", false, "")
-	fl.StringVar(&o.image, "image", "", "")
-	fl.BoolVar(&o.fstrim, "fstrim", false, "")
-	fl.BoolVar(&o.autorelabel, "autorelabel", false, "")
-	version := fl.Bool("version", false, "")
-	if err := fl.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+	name := args[0]
+	if strings.HasPrefix(name, "-") {
+		v, err := cmd.Parse(args)
+		if err != nil {
 			return nil, err
 		}
-		return nil, usageError{err.Error()}
+		o := &options{format: v.String("format", "text")}
+		switch {
+		case v.Bool("help"):
+			return o, errHelp
+		case v.Bool("version"):
+			o.cmd = "version"
+			return o, cli.OneOf("--format", "format", o.format, []string{"text", "json"})
+		}
+		return nil, cli.Usagef("a command is needed: list, plan, apply or verify (see sealprep --help)")
 	}
-	if *version {
-		o.cmd = "version"
+	sub := cmd.Sub(name)
+	if sub == nil {
+		msg := fmt.Sprintf("%q: unknown command", name)
+		if s := cli.Suggest(name, cmd.SubNames()); s != "" {
+			msg += "; did you mean " + s + "?"
+		}
+		return nil, cli.Usagef("%s (one of %s)", msg, strings.Join(cmd.SubNames(), ", "))
+	}
+	v, err := sub.Parse(args[1:])
+	if err != nil {
+		return nil, err
+	}
+	o := &options{cmd: name}
+	if v.Bool("help") {
+		return o, errHelp
+	}
+	if name == "help" || name == "completion" {
+		if len(v.Args) > 1 || (name == "completion" && len(v.Args) != 1) {
+			return nil, cli.Usagef("takes one %s (see sealprep %s --help)", sub.Args, name)
+		}
+		if len(v.Args) == 1 {
+			o.arg = v.Args[0]
+		}
 		return o, nil
 	}
-	if fl.NArg() > 0 {
-		return nil, usageError{fmt.Sprintf("unexpected argument %q", fl.Arg(0))}
+	if len(v.Args) > 0 {
+		return nil, cli.Usagef("%q: unexpected argument (see sealprep %s --help)", v.Args[0], name)
 	}
-	if o.format != "text" && o.format != "json" {
-		return nil, usageError{fmt.Sprintf("--format %q: want text or json", o.format)}
+	return o, o.fill(v)
+}
+
+// fill reads and validates the options of list, plan, apply and verify.
+func (o *options) fill(v *cli.Values) error {
+	o.root, o.ops, o.format = v.String("root", "/"), v.String("ops", "defaults"), v.String("format", "text")
+	o.mode = v.String("machine-id-mode", string(seal.MachineIDEmpty))
+	o.yes, o.poweroff, o.force = v.Bool("yes"), v.Bool("poweroff"), v.Bool("force")
+	o.image, o.fstrim, o.autorelabel = v.String("image", ""), v.Bool("fstrim"), v.Bool("autorelabel")
+	if err := cli.OneOf("--format", "format", o.format, []string{"text", "json"}); err != nil {
+		return err
 	}
-	if o.mode != string(seal.MachineIDEmpty) && o.mode != string(seal.MachineIDUninitialized) {
-		return nil, usageError{fmt.Sprintf("--machine-id-mode %q: want empty or uninitialized", o.mode)}
-	}
-	if o.poweroff && o.cmd != "apply" {
-		return nil, usageError{"--poweroff only goes with apply"}
+	if err := cli.OneOf("--machine-id-mode", "mode", o.mode, []string{string(seal.MachineIDEmpty), string(seal.MachineIDUninitialized)}); err != nil {
+		return err
 	}
 	if o.autorelabel {
 		o.ops += ",+selinux-autorelabel"
 	}
-	if o.fstrim && o.cmd != "apply" {
-		return nil, usageError{"--fstrim only goes with apply"}
-	}
 	if o.image != "" {
-		rootSet := false
-		fl.Visit(func(f *flag.Flag) { rootSet = rootSet || f.Name == "root" })
 		switch {
-		case rootSet:
-			return nil, usageError{"--image and --root exclude each other: --image mounts the image's root itself"}
+		case v.Has("root"):
+			return cli.Usagef("--image and --root exclude each other: --image mounts the image's root itself")
 		case o.poweroff:
-			return nil, usageError{"--poweroff is for the running system, not --image"}
+			return cli.Usagef("--poweroff is for the running system, not --image")
 		}
 	}
-	return o, nil
+	return nil
 }
 
 // run is the whole command behind main, with its I/O and the outside world
 // passed in so tests can drive it.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer, e env) int {
-	o, err := parseArgs(args)
-	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprint(stdout, usageText)
+	cmd := command(e.all)
+	o, err := parseArgs(cmd, args)
+	if errors.Is(err, errHelp) {
+		if sub := cmd.Sub(o.cmd); sub != nil {
+			sub.WriteHelp(stdout)
+		} else {
+			cmd.WriteHelp(stdout)
+		}
 		return seal.ExitOK
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "sealprep: %v (see --help)\n", err)
+		fmt.Fprintf(stderr, "sealprep: %v\n", err)
 		return seal.ExitUsage
 	}
-	if o.cmd == "version" {
-		fmt.Fprintf(stdout, "sealprep %s\n", buildinfo.Version)
+	switch o.cmd {
+	case "version":
+		in := buildinfo.Read("sealprep")
+		if o.format == "json" {
+			in.WriteJSON(stdout)
+		} else {
+			in.WriteText(stdout)
+		}
+		return seal.ExitOK
+	case "help":
+		return runHelp(cmd, o.arg, stdout, stderr)
+	case "completion":
+		if err := cmd.WriteCompletion(stdout, o.arg); err != nil {
+			fmt.Fprintf(stderr, "sealprep completion: %v\n", err)
+			return seal.ExitUsage
+		}
 		return seal.ExitOK
 	}
 	ops, err := seal.Select(e.all, o.ops)
@@ -313,4 +296,23 @@ func render(w io.Writer, format string, r seal.Report) error {
 		return seal.WriteJSON(w, r)
 	}
 	return seal.WriteText(w, r)
+}
+
+// runHelp is `sealprep help [COMMAND]`.
+func runHelp(cmd *cli.Command, name string, stdout, stderr io.Writer) int {
+	if name == "" {
+		cmd.WriteHelp(stdout)
+		return seal.ExitOK
+	}
+	sub := cmd.Sub(name)
+	if sub == nil {
+		msg := fmt.Sprintf("%q: no such command", name)
+		if s := cli.Suggest(name, cmd.SubNames()); s != "" {
+			msg += "; did you mean " + s + "?"
+		}
+		fmt.Fprintf(stderr, "sealprep help: %s (commands: %s)\n", msg, strings.Join(cmd.SubNames(), ", "))
+		return seal.ExitUsage
+	}
+	sub.WriteHelp(stdout)
+	return seal.ExitOK
 }

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/guestcheck/guestcheck/internal/config"
+	"github.com/guestcheck/guestcheck/internal/freeze"
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/systemd"
 )
@@ -56,15 +57,11 @@ type Env struct {
 	Facts *Facts
 }
 
-// FreezeTest is the --freeze-test request. It is declared here rather
-// than as disk.FreezeRequest because internal/disk imports this package.
-type FreezeTest struct {
-	// Mountpoint is the mount point of the filesystem to freeze and thaw.
-	Mountpoint string
-	// Protect lists paths (the report's outputs) whose filesystem must
-	// never be frozen.
-	Protect []string
-}
+// FreezeTest is the --freeze-test request: the mount point to freeze and
+// thaw once, and the paths whose filesystem must never be frozen. It is
+// freeze.Request, declared beside the freeze code; the name stays here
+// for the callers that build an Env.
+type FreezeTest = freeze.Request
 
 // Dialer is the subset of *net.Dialer that probes use.
 type Dialer interface {

@@ -10,7 +10,7 @@ import (
 
 func selectFixture() []Check {
 	run := func(context.Context, *Env) []Finding { return nil }
-	return []Check{{ID: "a", Run: run}, {ID: "b", Run: run}, {ID: "c", Run: run}}
+	return []Check{{ID: "a", Run: run, Codes: []string{"a-ok"}}, {ID: "b", Run: run}, {ID: "cloud-init", Run: run}}
 }
 
 func ids(cs []Check) []string {
@@ -36,14 +36,13 @@ func TestSelect(t *testing.T) {
 		only, skip string
 		want       []string
 	}{
-		{"all by default", config.Default(), "", "", []string{"a", "b", "c"}},
-		{"config disables", cfgOff, "", "", []string{"a", "c"}},
-		{"only keeps registry order", config.Default(), "c, a", "", []string{"a", "c"}},
+		{"all by default", config.Default(), "", "", []string{"a", "b", "cloud-init"}},
+		{"config disables", cfgOff, "", "", []string{"a", "cloud-init"}},
+		{"only keeps registry order", config.Default(), "cloud-init, a", "", []string{"a", "cloud-init"}},
 		{"only overrides config", cfgOff, "b", "", []string{"b"}},
-		{"skip", config.Default(), "", "b", []string{"a", "c"}},
+		{"skip", config.Default(), "", "b", []string{"a", "cloud-init"}},
 		{"skip wins over only", config.Default(), "a,b", "a", []string{"b"}},
-		{"blanks ignored", config.Default(), " , ,", ",", []string{"a", "b", "c"}},
-		{"nothing left", config.Default(), "", "a,b,c", []string{}},
+		{"blanks ignored", config.Default(), " , ,", ",", []string{"a", "b", "cloud-init"}},
 	} {
 		got, err := Select(selectFixture(), tc.cfg, tc.only, tc.skip)
 		if err != nil {
@@ -64,14 +63,23 @@ func TestSelectUnknownID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfgBOff, err := config.Parse("guestcheck.yaml", []byte("checks:\n  b:\n    enabled: false\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		cfg        *config.Config
 		only, skip string
 		want       string
 	}{
-		{cfgTypo, "", "", "config: checks.bb: unknown check ID"},
-		{config.Default(), "a,d", "", `--only: unknown check ID "d"`},
-		{config.Default(), "", " e ", `--skip: unknown check ID "e"`},
+		{cfgTypo, "", "", `guestcheck.yaml:2: unknown check ID "bb"; did you mean b? (see --list)`},
+		{config.Default(), "a,d", "", `--only: unknown check ID "d" (see --list)`},
+		{config.Default(), "", " e ", `--skip: unknown check ID "e" (see --list)`},
+		{config.Default(), "clod-init", "", `--only: unknown check ID "clod-init"; did you mean cloud-init? (see --list)`},
+		{config.Default(), "a-ok", "", `--only: "a-ok" is a finding code of check a; this takes check IDs (--only a)`},
+		{config.Default(), "", "a,b,cloud-init", `no check left to run (--skip and the configuration's enabled: false leave none)`},
+		{config.Default(), "a", "a", `no check left to run (--skip removes every check --only names)`},
+		{cfgBOff, "", "a,cloud-init", `no check left to run (--skip and the configuration's enabled: false leave none)`},
 	} {
 		got, err := Select(selectFixture(), tc.cfg, tc.only, tc.skip)
 		if err == nil || err.Error() != tc.want {

@@ -40,6 +40,11 @@ const (
 
 // Config is the whole file. Later areas add their own sections.
 type Config struct {
+	// source is the file the configuration came from and its bytes, for
+	// Where; empty for the built-in default.
+	source     string
+	sourceText []byte
+
 	// Timeout bounds the whole run.
 	Timeout time.Duration `yaml:"timeout"`
 	// CheckTimeout is the default deadline of each check.
@@ -241,6 +246,7 @@ var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(
 // name is used in error messages, which are one line: "name:LINE: reason".
 func Parse(name string, b []byte) (*Config, error) {
 	c := Default()
+	c.source, c.sourceText = name, b
 	if !commentOnly(b) {
 		dec := yaml.NewDecoder(bytes.NewReader(b))
 		dec.KnownFields(true)
@@ -338,6 +344,43 @@ func yamlProblem(name, msg string) problem.Problem {
 		}
 	}
 	return problem.Problem{File: name, Msg: msg}
+}
+
+// Where locates a dotted key path ("checks.dsn") in the file the
+// configuration came from, as "file:line" ("file" when the line is not
+// known, "configuration" for the built-in default), for messages about a
+// value that only a later stage can judge.
+func (c *Config) Where(keyPath string) string {
+	if c.source == "" {
+		return "configuration"
+	}
+	if n := pathLine(c.sourceText, strings.Split(keyPath, ".")); n > 0 {
+		return fmt.Sprintf("%s:%d", c.source, n)
+	}
+	return c.source
+}
+
+// pathLine finds the line of a nested block-style key path: each segment
+// a "key:" indented deeper than its parent's; 0 when not found.
+func pathLine(b []byte, segs []string) int {
+	indent, seg := -1, 0
+	for i, l := range strings.Split(string(b), "\n") {
+		t := strings.TrimLeft(l, " ")
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		in := len(l) - len(t)
+		if in <= indent {
+			return 0 // left the parent's block without finding the key
+		}
+		if strings.HasPrefix(t, segs[seg]+":") {
+			if seg == len(segs)-1 {
+				return i + 1
+			}
+			indent, seg = in, seg+1
+		}
+	}
+	return 0
 }
 
 // CheckEnabled reports whether check id runs by default.

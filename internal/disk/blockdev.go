@@ -12,8 +12,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/fs"
 	"golang.org/x/sys/unix"
+
+	"github.com/guestcheck/guestcheck/internal/blockid"
+	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/fstab"
+	"github.com/guestcheck/guestcheck/internal/guestfile/mountinfo"
 )
 
 // Sources an identifier can come from, reported in findings so that an
@@ -32,7 +36,7 @@ const (
 
 // Identifier is one persistent name of a block device.
 type Identifier struct {
-	Kind  IDKind
+	Kind  fstab.IDKind
 	Value string
 	// Sources lists where the value was seen: SourceSuperblock, SourceGPT,
 	// SourceMBR or a /dev/disk/by-* directory.
@@ -63,7 +67,7 @@ type BlockDevice struct {
 	Removable, ReadOnly bool
 	// FS is the probed superblock; nil when the device was not probed or
 	// holds no supported filesystem.
-	FS *Superblock
+	FS *blockid.Superblock
 	// IDs are the device's persistent identifiers with their sources.
 	IDs []Identifier
 	// Links are the /dev/disk/by-* symlinks that point at the device.
@@ -81,7 +85,7 @@ type BlockDevice struct {
 func (d *BlockDevice) Path() string { return "/dev/" + d.Name }
 
 // ID returns the identifier of kind k, if the device has one.
-func (d *BlockDevice) ID(k IDKind) (Identifier, bool) {
+func (d *BlockDevice) ID(k fstab.IDKind) (Identifier, bool) {
 	for _, id := range d.IDs {
 		if id.Kind == k {
 			return id, true
@@ -90,7 +94,7 @@ func (d *BlockDevice) ID(k IDKind) (Identifier, bool) {
 	return Identifier{}, false
 }
 
-func (d *BlockDevice) addID(k IDKind, v, source string) {
+func (d *BlockDevice) addID(k fstab.IDKind, v, source string) {
 	if v == "" {
 		return
 	}
@@ -171,8 +175,8 @@ func ReadInventory(ctx context.Context, r *fs.Root, opts InventoryOptions) (*Inv
 		inv.probeAll(ctx, r, opts.DeviceTimeout)
 	}
 	inv.readUdevLinks(r)
-	rank := map[IDKind]int{}
-	for i, k := range IDKinds {
+	rank := map[fstab.IDKind]int{}
+	for i, k := range fstab.IDKinds {
 		rank[k] = i
 	}
 	for _, d := range inv.Devices {
@@ -198,7 +202,7 @@ func readSysBlock(r *fs.Root, name string) (*BlockDevice, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if d.Major, d.Minor, err = parseMajorMinor(dev); err != nil {
+	if d.Major, d.Minor, err = mountinfo.ParseMajorMinor(dev); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if v, err := readInt(sd, "size"); err == nil && v > 0 && v < 1<<54 {
@@ -257,8 +261,8 @@ func listNames(d *fs.Dir, p string) []string {
 // probeResult is what one device's probe goroutine hands back.
 type probeResult struct {
 	read   bool
-	sb     *Superblock
-	pt     *PartitionTable
+	sb     *blockid.Superblock
+	pt     *blockid.PartitionTable
 	note   string
 	denied bool
 }
@@ -311,8 +315,8 @@ func (inv *Inventory) apply(d *BlockDevice, res probeResult) {
 	}
 	if res.sb != nil {
 		d.FS = res.sb
-		d.addID(IDUUID, res.sb.UUID, SourceSuperblock)
-		d.addID(IDLabel, res.sb.Label, SourceSuperblock)
+		d.addID(fstab.IDUUID, res.sb.UUID, SourceSuperblock)
+		d.addID(fstab.IDLabel, res.sb.Label, SourceSuperblock)
 	}
 	if res.pt == nil {
 		return
@@ -327,8 +331,8 @@ func (inv *Inventory) apply(d *BlockDevice, res probeResult) {
 		}
 		for _, p := range res.pt.Partitions {
 			if p.Number == c.Partition {
-				c.addID(IDPartUUID, p.UUID, src)
-				c.addID(IDPartLabel, p.Name, src)
+				c.addID(fstab.IDPartUUID, p.UUID, src)
+				c.addID(fstab.IDPartLabel, p.Name, src)
 			}
 		}
 	}
@@ -361,20 +365,20 @@ func probeDevice(r *fs.Root, d *BlockDevice, hasParts bool) probeResult {
 	// Never read beyond the device, whatever a header claims.
 	ra := io.NewSectionReader(f, 0, d.Size)
 	var res probeResult
-	sb, err := Probe(ra)
+	sb, err := blockid.Probe(ra)
 	switch {
 	case err == nil:
 		res.sb, res.read = &sb, true
-	case errors.Is(err, ErrNoFilesystem):
+	case errors.Is(err, blockid.ErrNoFilesystem):
 		res.read = true
 	default:
 		res.note = fmt.Sprintf("superblock of %s: %v", p, err)
 	}
 	if hasParts {
-		pt, err := ReadPartitionTable(ra, d.logicalBlock)
+		pt, err := blockid.ReadPartitionTable(ra, d.logicalBlock)
 		if err == nil {
 			res.pt = pt
-		} else if !errors.Is(err, ErrNoPartitionTable) {
+		} else if !errors.Is(err, blockid.ErrNoPartitionTable) {
 			res.note = strings.TrimPrefix(res.note+"; ", "; ") + fmt.Sprintf("partition table of %s: %v", p, err)
 		}
 	}
@@ -413,9 +417,9 @@ func (inv *Inventory) readUdevLinks(r *fs.Root) {
 			ld.Close()
 			continue
 		}
-		var kind IDKind
-		for _, k := range IDKinds {
-			if k.linkDir() == dir {
+		var kind fstab.IDKind
+		for _, k := range fstab.IDKinds {
+			if k.LinkDir() == dir {
 				kind = k
 			}
 		}
@@ -429,7 +433,7 @@ func (inv *Inventory) readUdevLinks(r *fs.Root) {
 			if kind == "" {
 				continue
 			}
-			value := UdevUnescape(name)
+			value := fstab.UdevUnescape(name)
 			if have, ok := d.authoritative(kind); ok && have != value {
 				inv.Conflicts = append(inv.Conflicts, fmt.Sprintf("%s points to %s, whose %s is %q on disk", link, d.Path(), kind, have))
 				continue
@@ -442,13 +446,13 @@ func (inv *Inventory) readUdevLinks(r *fs.Root) {
 
 // authoritative returns the value of kind that was read from the device
 // itself (superblock or partition table), if the device was read.
-func (d *BlockDevice) authoritative(k IDKind) (string, bool) {
+func (d *BlockDevice) authoritative(k fstab.IDKind) (string, bool) {
 	switch k {
-	case IDUUID, IDLabel:
+	case fstab.IDUUID, fstab.IDLabel:
 		if d.FS == nil {
 			return "", false
 		}
-		if k == IDUUID {
+		if k == fstab.IDUUID {
 			return d.FS.UUID, true
 		}
 		return d.FS.Label, true
@@ -555,7 +559,7 @@ type Match struct {
 // removing what is not a real ambiguity: members of md/LVM/dm stacks when
 // the assembled device also matches, a whole disk when its partition also
 // matches, and the members of one multi-device btrfs (counted once).
-func (inv *Inventory) Lookup(kind IDKind, value string) []Match {
+func (inv *Inventory) Lookup(kind fstab.IDKind, value string) []Match {
 	var ms []Match
 	for _, d := range inv.Devices {
 		if id, ok := d.ID(kind); ok && id.Value == value {
@@ -567,7 +571,7 @@ func (inv *Inventory) Lookup(kind IDKind, value string) []Match {
 
 // LookupFold is Lookup ignoring case, for hints when an exact lookup fails
 // (mount compares identifiers exactly; vfat serials are upper case).
-func (inv *Inventory) LookupFold(kind IDKind, value string) []Match {
+func (inv *Inventory) LookupFold(kind fstab.IDKind, value string) []Match {
 	var ms []Match
 	for _, d := range inv.Devices {
 		if id, ok := d.ID(kind); ok && strings.EqualFold(id.Value, value) {
@@ -577,7 +581,7 @@ func (inv *Inventory) LookupFold(kind IDKind, value string) []Match {
 	return inv.collapse(kind, ms)
 }
 
-func (inv *Inventory) collapse(kind IDKind, ms []Match) []Match {
+func (inv *Inventory) collapse(kind fstab.IDKind, ms []Match) []Match {
 	if len(ms) < 2 {
 		return ms
 	}
@@ -595,7 +599,7 @@ func (inv *Inventory) collapse(kind IDKind, ms []Match) []Match {
 		if d.Partition == 0 && inv.hasPartitionIn(d, in) {
 			continue // a disk whose partition carries the same identifier
 		}
-		if kind == IDUUID && d.FS != nil && d.FS.Type == "btrfs" && d.FS.Devices > 1 {
+		if kind == fstab.IDUUID && d.FS != nil && d.FS.Type == "btrfs" && d.FS.Devices > 1 {
 			if btrfsSeen {
 				continue
 			}
@@ -642,7 +646,7 @@ func (inv *Inventory) hasPartitionIn(d *BlockDevice, set map[string]bool) bool {
 
 // Duplicate is an identifier carried by more than one unrelated device.
 type Duplicate struct {
-	Kind    IDKind
+	Kind    fstab.IDKind
 	Value   string
 	Devices []*BlockDevice
 }
@@ -654,7 +658,7 @@ type Duplicate struct {
 // "primary" repeat on healthy systems.
 func (inv *Inventory) Duplicates() []Duplicate {
 	var out []Duplicate
-	for _, k := range []IDKind{IDUUID, IDLabel, IDPartUUID} {
+	for _, k := range []fstab.IDKind{fstab.IDUUID, fstab.IDLabel, fstab.IDPartUUID} {
 		values := map[string]bool{}
 		for _, d := range inv.Devices {
 			if id, ok := d.ID(k); ok {

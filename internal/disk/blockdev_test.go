@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guestcheck/guestcheck/internal/blockid/blocktest"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/fstab"
 	"github.com/guestcheck/guestcheck/internal/testenv"
-
-	"github.com/guestcheck/guestcheck/internal/disk/blocktest"
 )
 
 const (
@@ -99,30 +99,30 @@ func TestReadInventory(t *testing.T) {
 		t.Errorf("vda1 superblock = %+v", vda1.FS)
 	}
 	wantIDs := []Identifier{
-		{Kind: IDUUID, Value: rootUUID, Sources: []string{SourceSuperblock, "/dev/disk/by-uuid"}},
-		{Kind: IDLabel, Value: "cloudimg-rootfs", Sources: []string{SourceSuperblock, "/dev/disk/by-label"}},
-		{Kind: IDPartUUID, Value: rootPart, Sources: []string{SourceGPT, "/dev/disk/by-partuuid"}},
-		{Kind: IDPartLabel, Value: "cloudimg-rootfs", Sources: []string{SourceGPT}},
+		{Kind: fstab.IDUUID, Value: rootUUID, Sources: []string{SourceSuperblock, "/dev/disk/by-uuid"}},
+		{Kind: fstab.IDLabel, Value: "cloudimg-rootfs", Sources: []string{SourceSuperblock, "/dev/disk/by-label"}},
+		{Kind: fstab.IDPartUUID, Value: rootPart, Sources: []string{SourceGPT, "/dev/disk/by-partuuid"}},
+		{Kind: fstab.IDPartLabel, Value: "cloudimg-rootfs", Sources: []string{SourceGPT}},
 	}
 	if !reflect.DeepEqual(vda1.IDs, wantIDs) {
 		t.Errorf("vda1 IDs:\n got %+v\nwant %+v", vda1.IDs, wantIDs)
 	}
-	if id, ok := inv.ByName("vda2").ID(IDPartLabel); !ok || id.Value != "EFI System" || len(id.Sources) != 2 {
+	if id, ok := inv.ByName("vda2").ID(fstab.IDPartLabel); !ok || id.Value != "EFI System" || len(id.Sources) != 2 {
 		t.Errorf("vda2 PARTLABEL = %+v (the udev link name is \\x20-escaped)", id)
 	}
-	if id, ok := inv.ByName("vdm1").ID(IDPartUUID); !ok || id.Value != "5eed1e55-01" || !reflect.DeepEqual(id.Sources, []string{SourceMBR}) {
+	if id, ok := inv.ByName("vdm1").ID(fstab.IDPartUUID); !ok || id.Value != "5eed1e55-01" || !reflect.DeepEqual(id.Sources, []string{SourceMBR}) {
 		t.Errorf("vdm1 PARTUUID from the MBR = %+v", id)
 	}
-	if _, ok := inv.ByName("vdm1").ID(IDPartLabel); ok {
+	if _, ok := inv.ByName("vdm1").ID(fstab.IDPartLabel); ok {
 		t.Error("MBR partitions have no PARTLABEL")
 	}
-	if id, ok := inv.ByName("vde").ID(IDUUID); !ok || id.Value != luksUUID || !reflect.DeepEqual(id.Sources, []string{"/dev/disk/by-uuid"}) {
+	if id, ok := inv.ByName("vde").ID(fstab.IDUUID); !ok || id.Value != luksUUID || !reflect.DeepEqual(id.Sources, []string{"/dev/disk/by-uuid"}) {
 		t.Errorf("vde UUID from its udev link = %+v", id)
 	}
 	if len(inv.Conflicts) != 1 || !strings.Contains(inv.Conflicts[0], staleUUID) || !strings.Contains(inv.Conflicts[0], dataUUID) {
 		t.Errorf("conflicts = %q", inv.Conflicts)
 	}
-	if _, ok := inv.ByName("vdb").ID(IDUUID); !ok {
+	if _, ok := inv.ByName("vdb").ID(fstab.IDUUID); !ok {
 		t.Error("vdb lost its probed UUID")
 	}
 	if d := inv.ByName("vdb"); !reflect.DeepEqual(d.Links, []string{"/dev/disk/by-uuid/" + staleUUID, "/dev/disk/by-id/virtio-data01"}) {
@@ -142,19 +142,19 @@ func TestReadInventory(t *testing.T) {
 	}
 
 	// Lookups: the clone is ambiguous, the md mirror and dm-crypt are not.
-	if ms := inv.Lookup(IDUUID, dataUUID); len(ms) != 2 {
+	if ms := inv.Lookup(fstab.IDUUID, dataUUID); len(ms) != 2 {
 		t.Errorf("data UUID matches %d devices, want 2 (vdb and its clone)", len(ms))
 	}
-	if ms := inv.Lookup(IDUUID, mdUUID); len(ms) != 1 || ms[0].Device.Name != "md0" {
+	if ms := inv.Lookup(fstab.IDUUID, mdUUID); len(ms) != 1 || ms[0].Device.Name != "md0" {
 		t.Errorf("md UUID = %+v, want md0 only", ms)
 	}
-	if ms := inv.Lookup(IDPartUUID, rootPart); len(ms) != 1 || ms[0].Device.Name != "vda1" {
+	if ms := inv.Lookup(fstab.IDPartUUID, rootPart); len(ms) != 1 || ms[0].Device.Name != "vda1" {
 		t.Errorf("PARTUUID lookup = %+v", ms)
 	}
-	if ms := inv.LookupFold(IDUUID, strings.ToUpper(rootUUID)); len(ms) != 1 {
+	if ms := inv.LookupFold(fstab.IDUUID, strings.ToUpper(rootUUID)); len(ms) != 1 {
 		t.Errorf("LookupFold = %+v", ms)
 	}
-	if ms := inv.Lookup(IDUUID, strings.ToUpper(rootUUID)); len(ms) != 0 {
+	if ms := inv.Lookup(fstab.IDUUID, strings.ToUpper(rootUUID)); len(ms) != 0 {
 		t.Errorf("Lookup must be exact: %+v", ms)
 	}
 
@@ -231,7 +231,7 @@ func TestReadInventoryDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ms := inv.Lookup(IDUUID, staleUUID); len(ms) != 1 {
+	if ms := inv.Lookup(fstab.IDUUID, staleUUID); len(ms) != 1 {
 		t.Errorf("unprobed: the udev link is all there is: %+v", ms)
 	}
 }
@@ -260,7 +260,7 @@ func TestReadInventoryDenied(t *testing.T) {
 		t.Errorf("denied = %q, note %q", inv.Denied, inv.ByName("vdb").ProbeNote)
 	}
 	// The stale link is now the only view of vdb, and is taken at its word.
-	if ms := inv.Lookup(IDUUID, staleUUID); len(ms) != 1 || ms[0].Device.Name != "vdb" {
+	if ms := inv.Lookup(fstab.IDUUID, staleUUID); len(ms) != 1 || ms[0].Device.Name != "vdb" {
 		t.Errorf("by-uuid fallback = %+v", ms)
 	}
 }

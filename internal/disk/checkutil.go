@@ -3,12 +3,14 @@ package disk
 import (
 	"fmt"
 
-	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/mountinfo"
 )
 
 // mountDevice is the block device behind a mount: by device number, or by
 // source path for btrfs, whose mounts carry an anonymous device number.
-func mountDevice(env *check.Env, inv *Inventory, m MountInfo) *BlockDevice {
+// byPath resolves a /dev path; it is asked only when the number fails.
+func mountDevice(inv *Inventory, m mountinfo.Mount, byPath func(string) (*BlockDevice, error)) *BlockDevice {
 	if inv == nil {
 		return nil
 	}
@@ -18,25 +20,16 @@ func mountDevice(env *check.Env, inv *Inventory, m MountInfo) *BlockDevice {
 		}
 	}
 	if len(m.Source) > 5 && m.Source[:5] == "/dev/" {
-		if d, err := inv.DeviceForPath(env.Root, m.Source); err == nil {
+		if d, err := byPath(m.Source); err == nil {
 			return d
 		}
 	}
 	return nil
 }
 
-// withDetail copies base and adds key/value pairs, skipping empty values.
-func withDetail(base map[string]string, kv ...string) map[string]string {
-	d := make(map[string]string, len(base)+len(kv)/2)
-	for k, v := range base {
-		d[k] = v
-	}
-	for i := 0; i+1 < len(kv); i += 2 {
-		if kv[i+1] != "" {
-			d[kv[i]] = kv[i+1]
-		}
-	}
-	return d
+// pathsIn resolves /dev paths to inventory devices through root r.
+func pathsIn(r *fs.Root, inv *Inventory) func(string) (*BlockDevice, error) {
+	return func(p string) (*BlockDevice, error) { return inv.DeviceForPath(r, p) }
 }
 
 // iecBytes formats a size in IEC units with one decimal, as df -h does.
@@ -51,4 +44,13 @@ func iecBytes(n int64) string {
 		i++
 	}
 	return fmt.Sprintf("%.1f %ciB", v, "KMGTPE"[i-1])
+}
+
+// ReadMountinfo reads and parses the live mount table through r.
+func ReadMountinfo(r *fs.Root) ([]mountinfo.Mount, error) {
+	b, err := r.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	return mountinfo.ParseTable(b)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/config"
+	"github.com/guestcheck/guestcheck/internal/guestfile/mountinfo"
 )
 
 // Finding codes of the disk-size check, in groups. Each group is a section
@@ -66,59 +67,97 @@ func notGrown(gap, size int64) bool {
 // blocks or inodes. Usage comes from env.Statfs, and only on the live
 // system.
 func RunDiskSize(ctx context.Context, env *check.Env) []check.Finding {
+	return JudgeDiskSize(GatherDiskSize(ctx, env))
+}
+
+// DiskSizeFacts is everything the disk-size check reads, gathered through
+// Env before anything is judged, so that JudgeDiskSize does no I/O.
+type DiskSizeFacts struct {
+	// Live is true on the running system; NotLiveReason says why not.
+	// Nothing below is read when it is false.
+	Live          bool
+	NotLiveReason string
+	// WarnPercent and FailPercent are the configured usage thresholds.
+	WarnPercent, FailPercent int
+	// MountsErr is why the mount table could not be read.
+	MountsErr error
+	// Inventory is the block devices; InventoryErr is why they could not
+	// be listed (Inventory is then nil).
+	Inventory    *Inventory
+	InventoryErr error
+	// Filesystems are the mounts whose usage matters (UsageFilesystems),
+	// in order, each with its device and statfs answer.
+	Filesystems []FilesystemFacts
+	// Deadline is set when the check's deadline passed before every
+	// filesystem was measured; Filesystems holds those that were.
+	Deadline error
+}
+
+// FilesystemFacts is one mounted filesystem: where, on which device, and
+// its usage or why statfs failed.
+type FilesystemFacts struct {
+	Mount   mountinfo.Mount
+	Device  *BlockDevice // nil when unknown
+	Usage   Usage
+	StatErr error
+}
+
+// GatherDiskSize reads the thresholds and, on the live system, the mount
+// table, the inventory and the usage of every filesystem that matters.
+func GatherDiskSize(ctx context.Context, env *check.Env) DiskSizeFacts {
+	cfg := env.Config
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	f := DiskSizeFacts{Live: env.Live, WarnPercent: cfg.Disk.WarnPercent, FailPercent: cfg.Disk.FailPercent}
 	if !env.Live {
-		return []check.Finding{check.Skipf(codeDiskNotLive, "filesystem sizes and usage not checked: "+env.NotLiveReason(), nil)}
+		f.NotLiveReason = env.NotLiveReason()
+		return f
 	}
 	call := env.Statfs
 	if call == nil {
 		call = unix.Statfs
 	}
-	cfg := env.Config
-	if cfg == nil {
-		cfg = config.Default()
-	}
-	warnPct, failPct := cfg.Disk.WarnPercent, cfg.Disk.FailPercent
 	ms, err := ReadMountinfo(env.Root)
 	if err != nil {
-		return []check.Finding{check.Errorf(codeDiskStateUnreadable, "cannot read the mount table",
-			map[string]string{"file": "/proc/self/mountinfo", "error": err.Error()}, "check that /proc is mounted")}
+		f.MountsErr = err
+		return f
 	}
-	var out []check.Finding
-	inv, err := sharedInventory(ctx, env)
-	if err != nil {
-		out = append(out, check.Skipf(codeDiskSizeUnverified, "cannot list block devices: filesystem growth not checked",
-			map[string]string{"error": err.Error()}))
-		inv = nil
+	if f.Inventory, f.InventoryErr = sharedInventory(ctx, env); f.InventoryErr != nil {
+		f.Inventory = nil
 	}
 	for _, m := range UsageFilesystems(ms) {
-		if ctx.Err() != nil {
-			out = append(out, check.Errorf(codeDiskStateUnreadable, "the check's deadline passed before every filesystem was checked",
-				map[string]string{"error": ctx.Err().Error()}, "raise checks.disk-size.timeout in the config file"))
+		if err := ctx.Err(); err != nil {
+			f.Deadline = err
 			break
 		}
-		dev := mountDevice(env, inv, m)
-		base := map[string]string{"mount_point": m.MountPoint, "fs_type": m.FSType, "source": m.Source}
-		if dev != nil {
-			base["device"] = dev.Path()
-		}
-		u, err := statfsWith(ctx, call, filepath.Join(env.Root.Dir(), m.MountPoint))
-		if err != nil {
-			out = append(out, check.Errorf(codeDiskStatfsFailed, "cannot read the usage of "+m.MountPoint,
-				withDetail(base, "error", err.Error()), "run `df -h "+m.MountPoint+"` to see whether the filesystem answers"))
-			continue
-		}
-		growth, growthDetail := growthFindings(inv, dev, m, base)
-		out = append(out, growth...)
-		usage := usageFindings(u, m, base, warnPct, failPct)
-		if len(usage) == 0 {
-			pct, _ := u.UsedPercent()
-			msg := fmt.Sprintf("%s is %.1f%% full (%s of %s)", m.MountPoint, pct, iecBytes(u.UsedBytes()), iecBytes(u.UsedBytes()+u.AvailBytes()))
-			if ip, ok := u.InodePercent(); ok {
-				msg += fmt.Sprintf(", inodes %.1f%%", ip)
-			}
-			usage = []check.Finding{check.Passf(codeDiskUsageOK, msg, withDetail(usageDetail(u, base, warnPct, failPct), growthDetail...))}
-		}
-		out = append(out, usage...)
+		fsf := FilesystemFacts{Mount: m, Device: mountDevice(f.Inventory, m, pathsIn(env.Root, f.Inventory))}
+		fsf.Usage, fsf.StatErr = statfsWith(ctx, call, filepath.Join(env.Root.Dir(), m.MountPoint))
+		f.Filesystems = append(f.Filesystems, fsf)
+	}
+	return f
+}
+
+// JudgeDiskSize judges gathered disk-size facts.
+func JudgeDiskSize(f DiskSizeFacts) []check.Finding {
+	if !f.Live {
+		return []check.Finding{check.Skipf(codeDiskNotLive, "filesystem sizes and usage not checked: "+f.NotLiveReason, nil)}
+	}
+	if f.MountsErr != nil {
+		return []check.Finding{check.Errorf(codeDiskStateUnreadable, "cannot read the mount table",
+			map[string]string{"file": "/proc/self/mountinfo", "error": f.MountsErr.Error()}, "check that /proc is mounted")}
+	}
+	var out []check.Finding
+	if f.InventoryErr != nil {
+		out = append(out, check.Skipf(codeDiskSizeUnverified, "cannot list block devices: filesystem growth not checked",
+			map[string]string{"error": f.InventoryErr.Error()}))
+	}
+	for _, fsf := range f.Filesystems {
+		out = append(out, judgeFilesystem(f, fsf)...)
+	}
+	if f.Deadline != nil {
+		out = append(out, check.Errorf(codeDiskStateUnreadable, "the check's deadline passed before every filesystem was checked",
+			map[string]string{"error": f.Deadline.Error()}, "raise checks.disk-size.timeout in the config file"))
 	}
 	if len(out) == 0 {
 		out = append(out, check.Skipf(codeDiskSizeUnverified, "nothing to check: /proc/self/mountinfo lists no root and no block-backed filesystem", nil))
@@ -126,8 +165,33 @@ func RunDiskSize(ctx context.Context, env *check.Env) []check.Finding {
 	return out
 }
 
+// judgeFilesystem judges one filesystem's growth and usage.
+func judgeFilesystem(f DiskSizeFacts, fsf FilesystemFacts) []check.Finding {
+	m, dev, u := fsf.Mount, fsf.Device, fsf.Usage
+	warnPct, failPct := f.WarnPercent, f.FailPercent
+	base := map[string]string{"mount_point": m.MountPoint, "fs_type": m.FSType, "source": m.Source}
+	if dev != nil {
+		base["device"] = dev.Path()
+	}
+	if fsf.StatErr != nil {
+		return []check.Finding{check.Errorf(codeDiskStatfsFailed, "cannot read the usage of "+m.MountPoint,
+			check.Detail(base, "error", fsf.StatErr.Error()), "run `df -h "+m.MountPoint+"` to see whether the filesystem answers")}
+	}
+	growth, growthDetail := growthFindings(f.Inventory, dev, m, base)
+	usage := usageFindings(u, m, base, warnPct, failPct)
+	if len(usage) == 0 {
+		pct, _ := u.UsedPercent()
+		msg := fmt.Sprintf("%s is %.1f%% full (%s of %s)", m.MountPoint, pct, iecBytes(u.UsedBytes()), iecBytes(u.UsedBytes()+u.AvailBytes()))
+		if ip, ok := u.InodePercent(); ok {
+			msg += fmt.Sprintf(", inodes %.1f%%", ip)
+		}
+		usage = []check.Finding{check.Passf(codeDiskUsageOK, msg, check.Detail(usageDetail(u, base, warnPct, failPct), growthDetail...))}
+	}
+	return append(growth, usage...)
+}
+
 // usageFindings judges blocks and inodes against the thresholds.
-func usageFindings(u Usage, m MountInfo, base map[string]string, warnPct, failPct int) []check.Finding {
+func usageFindings(u Usage, m mountinfo.Mount, base map[string]string, warnPct, failPct int) []check.Finding {
 	var out []check.Finding
 	d := usageDetail(u, base, warnPct, failPct)
 	if pct, ok := u.UsedPercent(); ok {
@@ -160,7 +224,7 @@ func usageStatus(pct float64, warnPct, failPct int, warnCode, failCode string) (
 }
 
 func usageDetail(u Usage, base map[string]string, warnPct, failPct int) map[string]string {
-	d := withDetail(base, "size", iecBytes(u.Size()), "size_bytes", fmt.Sprint(u.Size()),
+	d := check.Detail(base, "size", iecBytes(u.Size()), "size_bytes", fmt.Sprint(u.Size()),
 		"used", iecBytes(u.UsedBytes()), "used_bytes", fmt.Sprint(u.UsedBytes()),
 		"available", iecBytes(u.AvailBytes()), "available_bytes", fmt.Sprint(u.AvailBytes()),
 		"warn_percent", fmt.Sprint(warnPct), "fail_percent", fmt.Sprint(failPct))
@@ -179,7 +243,7 @@ func usageDetail(u Usage, base map[string]string, warnPct, failPct int) map[stri
 
 // growthFindings compares the filesystem with its device and a partition
 // with its disk. It also returns detail pairs for the pass finding.
-func growthFindings(inv *Inventory, dev *BlockDevice, m MountInfo, base map[string]string) ([]check.Finding, []string) {
+func growthFindings(inv *Inventory, dev *BlockDevice, m mountinfo.Mount, base map[string]string) ([]check.Finding, []string) {
 	if inv == nil || dev == nil {
 		return nil, nil
 	}
@@ -201,13 +265,13 @@ func growthFindings(inv *Inventory, dev *BlockDevice, m MountInfo, base map[stri
 			}
 			out = append(out, check.New(check.Warn, codeDiskFSNotGrown,
 				fmt.Sprintf("%s is %s on %s of %s: %s is unused", what, iecBytes(dev.FS.Size), dev.Path(), iecBytes(dev.Size), iecBytes(gap)),
-				withDetail(base, append(kv, "unused", iecBytes(gap), "unused_bytes", fmt.Sprint(gap))...),
+				check.Detail(base, append(kv, "unused", iecBytes(gap), "unused_bytes", fmt.Sprint(gap))...),
 				"grow the filesystem: "+growCommand(dev.FS.Type, dev.Path(), m.MountPoint)+rootNote))
 		}
 	case !dev.Probed && dev.Size > 0:
 		out = append(out, check.Skipf(codeDiskSizeUnverified,
 			fmt.Sprintf("%s: cannot read the superblock of %s, so its growth is not checked", m.MountPoint, dev.Path()),
-			withDetail(base, "probe_note", dev.ProbeNote)))
+			check.Detail(base, "probe_note", dev.ProbeNote)))
 	}
 	if free, ok := inv.FreeAfter(dev); ok {
 		whole := inv.Disk(dev)
@@ -224,7 +288,7 @@ func growthFindings(inv *Inventory, dev *BlockDevice, m MountInfo, base map[stri
 			}
 			out = append(out, check.New(check.Warn, codeDiskPartNotGrown,
 				fmt.Sprintf("partition %s (%s) of %s leaves %s of the %s disk unallocated after it", dev.Path(), iecBytes(dev.Size), m.MountPoint, iecBytes(free), iecBytes(whole.Size)),
-				withDetail(base, kv...),
+				check.Detail(base, kv...),
 				fmt.Sprintf("grow the partition with `growpart %s %d`, %s%s", whole.Path(), dev.Partition, grow, note)))
 		}
 	}

@@ -10,9 +10,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/guestcheck/guestcheck/internal/blockid/blocktest"
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/config"
-	"github.com/guestcheck/guestcheck/internal/disk/blocktest"
 )
 
 // diskUsage returns a statfs result with pct% of blocks and ipct% of inodes used.

@@ -15,10 +15,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/guestcheck/guestcheck/internal/blockid/blocktest"
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/check/checktest"
 	"github.com/guestcheck/guestcheck/internal/config"
-	"github.com/guestcheck/guestcheck/internal/disk/blocktest"
 	"github.com/guestcheck/guestcheck/internal/fs"
 )
 
@@ -380,6 +380,15 @@ func hostEnv(t *testing.T) *check.Env {
 
 func liveEnv(r *fs.Root) *check.Env {
 	return &check.Env{Root: r, Live: true, Config: config.Default(), Now: time.Now, IsRoot: true}
+}
+
+// TestMain lets the test binary serve as the fstab check seeing a fixture
+// /etc/fstab (runFstabFixture).
+func TestMain(m *testing.M) {
+	if fixture := os.Getenv(fstabFixtureEnv); fixture != "" {
+		os.Exit(fstabFixtureChild(fixture))
+	}
+	os.Exit(m.Run())
 }
 
 // fstabFixtureEnv makes the re-executed test binary judge the fstab file

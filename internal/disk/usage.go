@@ -6,6 +6,9 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/fstab"
+	"github.com/guestcheck/guestcheck/internal/guestfile/mountinfo"
 )
 
 // Usage is a filesystem's space and inode counts from statfs(2).
@@ -87,10 +90,10 @@ func statfsWith(ctx context.Context, call func(string, *unix.Statfs_t) error, p 
 // readOnlyImageTypes are always 100% full by construction.
 var readOnlyImageTypes = map[string]bool{"squashfs": true, "iso9660": true, "erofs": true, "cramfs": true, "udf": true}
 
-// IsBlockBacked reports whether a mount is a filesystem on a block device:
+// isBlockBacked reports whether a mount is a filesystem on a block device:
 // a real major number, or (btrfs, whose st_dev is anonymous) a /dev source.
-func (m MountInfo) IsBlockBacked() bool {
-	if IsVirtualType(m.FSType) || IsNetworkType(m.FSType) {
+func isBlockBacked(m mountinfo.Mount) bool {
+	if fstab.IsVirtualType(m.FSType) || fstab.IsNetworkType(m.FSType) {
 		return false
 	}
 	return m.Major != 0 || strings.HasPrefix(m.Source, "/dev/")
@@ -102,14 +105,14 @@ func (m MountInfo) IsBlockBacked() bool {
 // filesystems (statfs could hang on them) and read-only images (always
 // full). Each filesystem appears once, at its "/" mount or its first mount
 // (bind mounts and btrfs subvolumes repeat it).
-func UsageFilesystems(ms []MountInfo) []MountInfo {
-	var out []MountInfo
+func UsageFilesystems(ms []mountinfo.Mount) []mountinfo.Mount {
+	var out []mountinfo.Mount
 	index := map[string]int{}
 	for _, m := range ms {
 		if readOnlyImageTypes[m.FSType] {
 			continue
 		}
-		if m.MountPoint != "/" && !m.IsBlockBacked() {
+		if m.MountPoint != "/" && !isBlockBacked(m) {
 			continue
 		}
 		key := fmt.Sprintf("%d:%d", m.Major, m.Minor)

@@ -10,7 +10,9 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/disk"
+	"github.com/guestcheck/guestcheck/internal/freeze"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/mountinfo"
 )
 
 // Finding codes of the fs-freeze check, in groups. Each group is a section
@@ -72,7 +74,7 @@ type FreezeFacts struct {
 	// again.
 	Pres *Presence
 	// Mounts is /proc/self/mountinfo; MountsErr why it could not be read.
-	Mounts    []disk.MountInfo
+	Mounts    []mountinfo.Mount
 	MountsErr error
 	// BlockDev says, for the source of each btrfs mount without a device
 	// number, whether it is a block device (qemu-ga stats it).
@@ -86,9 +88,9 @@ type FreezeFacts struct {
 // freezeTestFacts is a --freeze-test: whether it may run here, and what
 // freezing and thawing did when it ran.
 type freezeTestFacts struct {
-	Req            disk.FreezeRequest
+	Req            freeze.Request
 	IsHost, IsRoot bool
-	Result         disk.FreezeResult
+	Result         freeze.Result
 	Err            error
 }
 
@@ -105,11 +107,11 @@ func GatherFreeze(ctx context.Context, env *check.Env) FreezeFacts {
 		gatherMounts(env.Root, &f)
 	}
 	if ft := env.FreezeTest; ft != nil {
-		t := &freezeTestFacts{Req: disk.FreezeRequest{Mountpoint: ft.Mountpoint, Protect: ft.Protect},
+		t := &freezeTestFacts{Req: freeze.Request{Mountpoint: ft.Mountpoint, Protect: ft.Protect},
 			IsHost: env.Root.IsHost(), IsRoot: env.IsRoot}
 		// Only where the judge does not refuse it: freezing is an action.
 		if t.IsHost && t.IsRoot {
-			t.Result, t.Err = disk.FreezeTest(ctx, t.Req)
+			t.Result, t.Err = freeze.Run(ctx, t.Req)
 		}
 		f.Test = t
 	}
@@ -126,7 +128,7 @@ func gatherMounts(root *fs.Root, f *FreezeFacts) {
 			st, err := root.Stat(m.Source)
 			f.BlockDev[m.Source] = err == nil && st.Mode()&iofs.ModeDevice != 0 && st.Mode()&iofs.ModeCharDevice == 0
 		}
-		if loop := disk.LoopBacking(m.Source); loop != "" && disk.Freezable(m.FSType) {
+		if loop := freeze.LoopBacking(m.Source); loop != "" && freeze.Freezable(m.FSType) {
 			if b, err := root.ReadFile("/sys/block/" + loop + "/loop/backing_file"); err == nil {
 				f.Backing[loop] = strings.TrimSpace(string(b))
 			}
@@ -183,12 +185,12 @@ func agentBlockers(ga *Presence) []check.Finding {
 func judgeFreezeList(f FreezeFacts, blockers []check.Finding) []check.Finding {
 	ms := f.Mounts
 	out := blockers
-	devOK := func(m disk.MountInfo) bool {
+	devOK := func(m mountinfo.Mount) bool {
 		// qemu-ga's sscanf expects exactly one optional field; with any
 		// other count it reads the wrong columns and drops btrfs entries.
 		return len(m.Optional) == 1 && f.BlockDev[m.Source]
 	}
-	list, skipped := disk.FreezeOrder(ms, devOK)
+	list, skipped := freeze.Order(ms, devOK)
 	var order []string
 	for _, c := range list {
 		if c.Freezable && !c.Duplicate {
@@ -211,8 +213,8 @@ func judgeFreezeList(f FreezeFacts, blockers []check.Finding) []check.Finding {
 }
 
 // rootUnfreezable fails a root filesystem that is not in the freeze list.
-func rootUnfreezable(ms []disk.MountInfo, list []disk.FreezeCandidate, skipped []disk.MountInfo, order string) []check.Finding {
-	root, ok := disk.FindMount(ms, "/")
+func rootUnfreezable(ms []mountinfo.Mount, list []freeze.Candidate, skipped []mountinfo.Mount, order string) []check.Finding {
+	root, ok := mountinfo.Find(ms, "/")
 	rootFrozen := false
 	for _, c := range list {
 		if c.Mount.MountPoint == "/" && c.Freezable {
@@ -235,7 +237,7 @@ func rootUnfreezable(ms []disk.MountInfo, list []disk.FreezeCandidate, skipped [
 
 // skippedMounts notes the mounts qemu-ga passes over: those that cannot
 // be frozen, and btrfs ones whose device it cannot resolve.
-func skippedMounts(list []disk.FreezeCandidate, skipped []disk.MountInfo) []check.Finding {
+func skippedMounts(list []freeze.Candidate, skipped []mountinfo.Mount) []check.Finding {
 	var out []check.Finding
 	for _, c := range list {
 		m := c.Mount
@@ -257,14 +259,14 @@ func skippedMounts(list []disk.FreezeCandidate, skipped []disk.MountInfo) []chec
 
 // loopBacked warns about loop filesystems whose backing file lies on
 // another filesystem that is frozen too.
-func loopBacked(f FreezeFacts, list []disk.FreezeCandidate, order []string, freezeOrder string) []check.Finding {
+func loopBacked(f FreezeFacts, list []freeze.Candidate, order []string, freezeOrder string) []check.Finding {
 	pos := map[string]int{}
 	for i, mp := range order {
 		pos[mp] = i
 	}
 	var out []check.Finding
 	for _, c := range list {
-		loop := disk.LoopBacking(c.Mount.Source)
+		loop := freeze.LoopBacking(c.Mount.Source)
 		if loop == "" || !c.Freezable {
 			continue
 		}
@@ -272,8 +274,8 @@ func loopBacked(f FreezeFacts, list []disk.FreezeCandidate, order []string, free
 		if !ok {
 			continue
 		}
-		host, ok := disk.MountOf(f.Mounts, backing)
-		if !ok || !disk.Freezable(host.FSType) {
+		host, ok := mountinfo.Holding(f.Mounts, backing)
+		if !ok || !freeze.Freezable(host.FSType) {
 			continue
 		}
 		hp, hok := pos[host.MountPoint]
@@ -312,15 +314,15 @@ func judgeFreezeTest(t freezeTestFacts) check.Finding {
 	}
 	d["freeze_latency"] = res.FreezeLatency.String()
 	switch {
-	case errors.Is(err, disk.ErrFreezeRefused) || errors.Is(err, disk.ErrNeedRoot):
+	case errors.Is(err, freeze.ErrRefused) || errors.Is(err, freeze.ErrNeedRoot):
 		d["error"] = err.Error()
 		return check.Errorf(codeFreezeTestRefused, "the freeze test was refused: "+err.Error(), d,
 			"pass the mount point of a data filesystem that holds neither guestcheck nor its output")
-	case errors.Is(err, disk.ErrCannotFreeze):
+	case errors.Is(err, freeze.ErrCannotFreeze):
 		d["error"] = err.Error()
 		return check.New(check.Warn, codeFreezeTestUnsupport, req.Mountpoint+" cannot freeze (EOPNOTSUPP)", d,
 			crashFS+req.Mountpoint+": qemu-ga skips it; put data that must be consistent on ext4, xfs or btrfs")
-	case errors.Is(err, disk.ErrAlreadyFrozen):
+	case errors.Is(err, freeze.ErrAlreadyFrozen):
 		d["error"] = err.Error()
 		return check.New(check.Warn, codeFreezeTestBusy, req.Mountpoint+" is already frozen (EBUSY)", d,
 			"something else holds a freeze (a snapshot in progress, or a leftover from fsfreeze -f): thaw it with `fsfreeze -u "+req.Mountpoint+"` once no snapshot runs")

@@ -6,8 +6,8 @@
 // SELinux. The parsers are pure functions over bytes; Gather reads what
 // they need into Facts and Judge, a pure function, turns the Facts into
 // findings (Run is the two). RunFSFreeze, the fs-freeze check, judges
-// which filesystems qemu-ga would freeze (using internal/disk's mountinfo
-// and freeze primitives) from the same agent Probe, the same way:
+// which filesystems qemu-ga would freeze (using internal/guestfile/mountinfo
+// and internal/freeze) from the same agent Probe, the same way:
 // GatherFreeze, then JudgeFreeze.
 package guestagent
 

@@ -8,8 +8,9 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/check"
-	"github.com/guestcheck/guestcheck/internal/disk"
+	"github.com/guestcheck/guestcheck/internal/freeze"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/mountinfo"
 	"github.com/guestcheck/guestcheck/internal/systemd"
 )
 
@@ -182,7 +183,7 @@ func TestJudgeInterrupted(t *testing.T) {
 }
 
 func TestJudgeFreeze(t *testing.T) {
-	ms, errs := disk.ParseMountinfo([]byte(`20 1 0:20 / / rw - overlay overlay rw
+	ms, errs := mountinfo.Parse([]byte(`20 1 0:20 / / rw - overlay overlay rw
 23 20 254:16 / /data rw shared:4 - xfs /dev/vdb rw
 27 23 7:0 / /data/img rw shared:7 - ext4 /dev/loop0 rw
 `))
@@ -190,7 +191,7 @@ func TestJudgeFreeze(t *testing.T) {
 		t.Fatal(errs)
 	}
 	f := FreezeFacts{Live: true, Pres: healthyFacts().Pres, Mounts: ms, Backing: map[string]string{"loop0": "/data/disk.img"},
-		Test: &freezeTestFacts{Req: disk.FreezeRequest{Mountpoint: "/data"}, IsHost: true}}
+		Test: &freezeTestFacts{Req: freeze.Request{Mountpoint: "/data"}, IsHost: true}}
 	got := statuses(JudgeFreeze(f))
 	if got[codeFreezeRootUnfreez].Status != check.Fail || got[codeFreezeLoopBacked].Detail["backing_mount"] != "/data" {
 		t.Errorf("list %+v", got)

@@ -609,7 +609,7 @@ func (r *hostnameRun) judgeResolution(ctx context.Context) {
 				ps = append(ps, p.Error())
 				for _, f := range p.Fields {
 					if Compare(f, name) == MatchExact && hostsProblem == "" {
-						hostsProblem = fmt.Sprintf("%s line %d names it but is skipped: %s", pathEtcHosts, p.Line, p.Reason)
+						hostsProblem = fmt.Sprintf("%s line %d names it but is skipped: %s", pathEtcHosts, p.Line, p.Msg)
 					}
 				}
 			}

@@ -19,11 +19,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/guestcheck/guestcheck/internal/disk"
+	"github.com/guestcheck/guestcheck/internal/blockid"
+	"github.com/guestcheck/guestcheck/internal/guestfile/fstab"
 )
 
 // Partition type GUIDs from the UAPI Discoverable Partitions Specification
-// (and the UEFI ESP), upper case as disk.FormatGUID prints them.
+// (and the UEFI ESP), upper case as blockid.FormatGUID prints them.
 const (
 	typeESP      = "C12A7328-F81F-11D2-BA4B-00A0C93EC93B"
 	typeXBOOTLDR = "BC13C2FF-59E6-4262-A352-B275FD6F7172"
@@ -59,7 +60,7 @@ type Part struct {
 	PartLabel string
 	// FS is the filesystem found at the start of the partition; Type ""
 	// when none is recognised.
-	FS disk.Superblock
+	FS blockid.Superblock
 	// Container is "lvm" or "luks" when the partition holds one.
 	Container string
 }
@@ -96,8 +97,8 @@ const maxParts = 128
 // each partition's filesystem. A disk without a table is one whole-disk
 // partition. It only reads.
 func ScanDisk(r io.ReaderAt, size int64) ([]Part, string, error) {
-	pt, err := disk.ReadPartitionTable(r, 512)
-	if errors.Is(err, disk.ErrNoPartitionTable) {
+	pt, err := blockid.ReadPartitionTable(r, 512)
+	if errors.Is(err, blockid.ErrNoPartitionTable) {
 		p := Part{Size: size}
 		probePart(r, &p)
 		return []Part{p}, "none", nil
@@ -130,7 +131,7 @@ func ScanDisk(r io.ReaderAt, size int64) ([]Part, string, error) {
 
 func probePart(r io.ReaderAt, p *Part) {
 	sr := io.NewSectionReader(r, p.Offset, p.Size)
-	if sb, err := disk.Probe(sr); err == nil {
+	if sb, err := blockid.Probe(sr); err == nil {
 		p.FS = sb
 		return
 	}
@@ -215,7 +216,7 @@ func ResolveSpec(spec string, parts []Part) (int, bool) {
 			{"/dev/disk/by-partuuid/", "PARTUUID"}, {"/dev/disk/by-partlabel/", "PARTLABEL"},
 		} {
 			if v, found := strings.CutPrefix(spec, m.prefix); found {
-				key, val, ok = m.key, disk.Unescape(strings.ReplaceAll(v, `\x20`, " ")), true
+				key, val, ok = m.key, fstab.Unescape(strings.ReplaceAll(v, `\x20`, " ")), true
 				break
 			}
 		}
@@ -272,7 +273,7 @@ var sealMounts = []string{"/boot", "/boot/efi", "/efi", "/var"}
 // and, where fstab is silent, the DPS automatic mounts (XBOOTLDR on /boot,
 // the ESP on /efi or /boot). It returns notes for fstab entries it cannot
 // place on this image.
-func PlanMounts(entries []disk.FstabEntry, parts []Part, root int) ([]ExtraMount, []string) {
+func PlanMounts(entries []fstab.Entry, parts []Part, root int) ([]ExtraMount, []string) {
 	var out []ExtraMount
 	var notes []string
 	have := map[string]bool{}

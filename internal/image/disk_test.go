@@ -5,8 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/guestcheck/guestcheck/internal/disk"
-	"github.com/guestcheck/guestcheck/internal/disk/blocktest"
+	"github.com/guestcheck/guestcheck/internal/blockid"
+	"github.com/guestcheck/guestcheck/internal/blockid/blocktest"
+	"github.com/guestcheck/guestcheck/internal/guestfile/fstab"
 )
 
 const (
@@ -76,7 +77,7 @@ func TestScanDiskAndChooseRoot(t *testing.T) {
 		t.Errorf("LVM only: %v", err)
 	}
 	// fstab resolution, and DPS automatic mounts where fstab is silent.
-	entries, _ := disk.ParseFstab([]byte("UUID=22222222-2222-3333-4444-555555555555 /var ext4 defaults 0 2\n" +
+	entries, _ := fstab.Parse([]byte("UUID=22222222-2222-3333-4444-555555555555 /var ext4 defaults 0 2\n" +
 		"PARTLABEL=nope /boot/efi vfat defaults 0 0\n/dev/vdb1 /srv ext4 defaults 0 0\n"))
 	ms, notes := PlanMounts(entries, got, 3)
 	var paths []string
@@ -99,8 +100,8 @@ func TestScanDiskAndChooseRoot(t *testing.T) {
 
 func TestResolveSpec(t *testing.T) {
 	parts := []Part{
-		{Number: 1, PartUUID: "aaaa-1", PartLabel: "EFI system", FS: disk.Superblock{Type: "vfat", UUID: "ABCD-1234", Label: "ESP"}},
-		{Number: 2, PartUUID: "bbbb-2", PartLabel: "root", FS: disk.Superblock{Type: "ext4", UUID: "0f7e-uuid", Label: "rootfs"}},
+		{Number: 1, PartUUID: "aaaa-1", PartLabel: "EFI system", FS: blockid.Superblock{Type: "vfat", UUID: "ABCD-1234", Label: "ESP"}},
+		{Number: 2, PartUUID: "bbbb-2", PartLabel: "root", FS: blockid.Superblock{Type: "ext4", UUID: "0f7e-uuid", Label: "rootfs"}},
 	}
 	for spec, want := range map[string]int{
 		"UUID=abcd-1234": 0, "UUID=\"0F7E-UUID\"": 1, "LABEL=rootfs": 1, "PARTUUID=BBBB-2": 1,

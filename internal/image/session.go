@@ -15,9 +15,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/disk"
-	"github.com/guestcheck/guestcheck/internal/fs"
 	"golang.org/x/sys/unix"
+
+	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/fstab"
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 // DefaultStateDir is where sessions live: a directory each, holding the
@@ -387,10 +389,10 @@ func (s *Session) mountAll(ctx context.Context) error {
 		return err
 	}
 	defer root.Close()
-	var entries []disk.FstabEntry
+	var entries []fstab.Entry
 	if b, err := root.ReadFileLimit("/etc/fstab", 1<<20); err == nil {
-		var bad []disk.LineError
-		entries, bad = disk.ParseFstab(b)
+		var bad []problem.Problem
+		entries, bad = fstab.Parse(b)
 		for _, e := range bad {
 			s.Notes = append(s.Notes, fmt.Sprintf("image /etc/fstab: %v", e))
 		}

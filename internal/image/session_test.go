@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/disk/blocktest"
+	"github.com/guestcheck/guestcheck/internal/blockid/blocktest"
 	"github.com/guestcheck/guestcheck/internal/image/imagetest"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )

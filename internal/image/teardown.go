@@ -12,22 +12,23 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/disk"
 	"golang.org/x/sys/unix"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/mountinfo"
 )
 
-func mounts() []disk.MountInfo {
+func mounts() []mountinfo.Mount {
 	b, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		return nil
 	}
-	ms, _ := disk.ParseMountinfo(b)
+	ms, _ := mountinfo.Parse(b)
 	return ms
 }
 
 // mountAt is the topmost mount on exactly dir.
-func mountAt(dir string) (disk.MountInfo, bool) {
-	var found disk.MountInfo
+func mountAt(dir string) (mountinfo.Mount, bool) {
+	var found mountinfo.Mount
 	ok := false
 	for _, m := range mounts() {
 		if m.MountPoint == dir {
@@ -38,8 +39,8 @@ func mountAt(dir string) (disk.MountInfo, bool) {
 }
 
 // under lists the mount points below dir (not dir itself), deepest first.
-func under(dir string) []disk.MountInfo {
-	var out []disk.MountInfo
+func under(dir string) []mountinfo.Mount {
+	var out []mountinfo.Mount
 	for _, m := range mounts() {
 		if strings.HasPrefix(m.MountPoint, dir+"/") {
 			out = append(out, m)

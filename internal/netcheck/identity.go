@@ -8,6 +8,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/guestfile/netplan"
 	"github.com/guestcheck/guestcheck/internal/guestfile/networkd"
+	"github.com/guestcheck/guestcheck/internal/identity"
 )
 
 // Finding codes of the network-identity check, in groups. Each group is a section
@@ -68,7 +69,7 @@ func IdentityCodes() []string {
 
 // Guest paths network-identity reads.
 const (
-	MachineIDPath          = "/etc/machine-id"
+	MachineIDPath          = identity.MachineIDPath
 	InstanceIDPath         = "/var/lib/cloud/data/instance-id"
 	PreviousInstanceIDPath = "/var/lib/cloud/data/previous-instance-id"
 	cloudInstancesDir      = "/var/lib/cloud/instances"

@@ -2,6 +2,8 @@ package netcheck
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +14,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/journalhdr"
 	"github.com/guestcheck/guestcheck/internal/netcheck/nstest"
 )
 
@@ -20,21 +23,25 @@ func imageEnv(root *fs.Root) *check.Env {
 	return &check.Env{Root: root, Live: false, Config: config.Default(), Now: time.Now}
 }
 
+// TestNetworkIdentityImageRoots judges the network-config fixtures as
+// images. None has /etc/machine-id or a kernel command line, so each
+// fails the missing-file rule: the kernel mounts the root read-only
+// unless told rw (the rule sealprep applied before the two were one).
 func TestNetworkIdentityImageRoots(t *testing.T) {
 	tests := []struct {
 		root string
 		want []string
 	}{
-		{"netplan-cloudinit", []string{"pass identity-machine-id-ok", "warn identity-dhcp-client-id", "skip identity-mac-binding-skipped"}},
-		{"netplan-mac-identifier", []string{"pass identity-machine-id-ok", "pass identity-dhcp-ok", "pass identity-mac-bindings-ok"}},
+		{"netplan-cloudinit", []string{"fail identity-machine-id-missing-read-only", "warn identity-dhcp-client-id", "skip identity-mac-binding-skipped"}},
+		{"netplan-mac-identifier", []string{"fail identity-machine-id-missing-read-only", "pass identity-dhcp-ok", "pass identity-mac-bindings-ok"}},
 		// The broken file is named with its line and the valid one is
 		// still judged.
-		{"netplan-invalid", []string{"pass identity-machine-id-ok", "warn identity-config-invalid", "warn identity-dhcp-client-id", "pass identity-mac-bindings-ok"}},
-		{"networkd", []string{"pass identity-machine-id-ok", "warn identity-dhcp-client-id", "warn identity-dhcp-client-id", "skip identity-mac-binding-skipped"}},
-		{"networkd-linklayer", []string{"pass identity-machine-id-ok", "pass identity-dhcp-ok", "pass identity-mac-bindings-ok"}},
-		{"ifcfg-rhel", []string{"pass identity-machine-id-ok", "pass identity-dhcp-ok", "skip identity-mac-binding-skipped"}},
-		{"nm-keyfile", []string{"pass identity-machine-id-ok", "warn identity-dhcp-client-id", "skip identity-mac-binding-skipped"}},
-		{"udev-persistent", []string{"pass identity-machine-id-ok", "pass identity-dhcp-ok", "skip identity-mac-binding-skipped"}},
+		{"netplan-invalid", []string{"fail identity-machine-id-missing-read-only", "warn identity-config-invalid", "warn identity-dhcp-client-id", "pass identity-mac-bindings-ok"}},
+		{"networkd", []string{"fail identity-machine-id-missing-read-only", "warn identity-dhcp-client-id", "warn identity-dhcp-client-id", "skip identity-mac-binding-skipped"}},
+		{"networkd-linklayer", []string{"fail identity-machine-id-missing-read-only", "pass identity-dhcp-ok", "pass identity-mac-bindings-ok"}},
+		{"ifcfg-rhel", []string{"fail identity-machine-id-missing-read-only", "pass identity-dhcp-ok", "skip identity-mac-binding-skipped"}},
+		{"nm-keyfile", []string{"fail identity-machine-id-missing-read-only", "warn identity-dhcp-client-id", "skip identity-mac-binding-skipped"}},
+		{"udev-persistent", []string{"fail identity-machine-id-missing-read-only", "pass identity-dhcp-ok", "skip identity-mac-binding-skipped"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.root, func(t *testing.T) {
@@ -127,4 +134,23 @@ func TestNetworkIdentityMACBindingsLive(t *testing.T) {
 			t.Errorf("finding = %+v", f)
 		}
 	})
+}
+
+// journalHeaderBytes builds the fixed header of a journal file the way
+// journald lays it out (journal-def.h; guestfile/journalhdr parses it).
+func journalHeaderBytes(size int, state byte, machineID, bootID string, entries uint64, head, tail time.Time, mono time.Duration) []byte {
+	b := make([]byte, size)
+	copy(b, journalhdr.Signature)
+	b[16] = state
+	mid, _ := hex.DecodeString(machineID)
+	copy(b[40:56], mid)
+	bid, _ := hex.DecodeString(bootID)
+	copy(b[56:72], bid)
+	le := binary.LittleEndian
+	le.PutUint64(b[88:], uint64(size))
+	le.PutUint64(b[152:], entries)
+	le.PutUint64(b[184:], uint64(head.UnixMicro()))
+	le.PutUint64(b[192:], uint64(tail.UnixMicro()))
+	le.PutUint64(b[200:], uint64(mono/time.Microsecond))
+	return b
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/identity"
 )
 
 func fixture(t *testing.T, name string) *fs.Root {
@@ -147,14 +148,14 @@ func TestNetplanRendererAndOverrides(t *testing.T) {
 func TestJudgeMachineID(t *testing.T) {
 	mt := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	ev := func(content string, mode os.FileMode) CloneEvidence {
-		return CloneEvidence{MachineIDRaw: []byte(content), MachineID: strings.TrimSpace(content), MachineIDKind: ClassifyMachineID([]byte(content)),
+		return CloneEvidence{MachineIDRaw: []byte(content), MachineID: strings.TrimSpace(content), MachineIDKind: identity.Classify([]byte(content)),
 			MachineIDFound: true, MachineIDMode: mode, MachineIDTimes: FileTimes{Mod: mt, Change: mt}}
 	}
 	valid := "0123456789abcdef0123456789abcdef\n"
 	withDBus := ev("", 0o444)
 	withDBus.DBusMachineID = "fedcba9876543210fedcba9876543210"
-	roMissing := CloneEvidence{Root: RootMode{ReadOnly: true, Known: true, Source: "/boot/grub/grub.cfg:3: the kernel command line mounts the root read-only"}}
-	rwMissing := CloneEvidence{Root: RootMode{Known: true, Source: "/etc/kernel/cmdline:1: the kernel command line has rw"}}
+	roMissing := CloneEvidence{Root: identity.RootModeOf([]identity.Cmdline{{Source: "/boot/grub/grub.cfg:3", Args: "root=/dev/vda1 ro"}})}
+	rwMissing := CloneEvidence{Root: identity.RootModeOf([]identity.Cmdline{{Source: "/etc/kernel/cmdline", Args: "root=/dev/vda1 rw"}})}
 	tests := []struct {
 		name string
 		ev   CloneEvidence
@@ -175,7 +176,9 @@ func TestJudgeMachineID(t *testing.T) {
 		{"empty, but systemd takes the D-Bus ID", withDBus, false, []string{"fail identity-machine-id-dbus-fallback"}},
 		{"missing on a read-only root", roMissing, false, []string{"fail identity-machine-id-missing-read-only"}},
 		{"missing on a read-write root", rwMissing, false, []string{"pass identity-machine-id-ok"}},
-		{"missing, root mode unknown", CloneEvidence{}, false, []string{"pass identity-machine-id-ok"}},
+		// No kernel command line in the image: the kernel's default,
+		// read-only (guestcheck passed this before the rule was one).
+		{"missing, no boot configuration", CloneEvidence{Root: identity.RootModeOf(nil)}, false, []string{"fail identity-machine-id-missing-read-only"}},
 		{"garbage in an image: systemd replaces it", ev("not-a-machine-id\n", 0o444), false, []string{"warn identity-machine-id-invalid"}},
 		{"garbage on a booted system", ev("not-a-machine-id\n", 0o444), true, []string{"fail identity-machine-id-invalid"}},
 		{"two newlines: systemd replaces it", ev(valid+"\n", 0o444), true, []string{"fail identity-machine-id-invalid"}},
@@ -342,7 +345,7 @@ func TestRunIdentityImageRoot(t *testing.T) {
 	env := &check.Env{Root: fixture(t, "netplan-cloudinit"), Live: false, Config: config.Default()}
 	fs := RunIdentity(context.Background(), env)
 	assertConventions(t, fs, IdentityCodes())
-	want := []string{"pass identity-machine-id-ok", "warn identity-dhcp-client-id", "skip identity-mac-binding-skipped"}
+	want := []string{"fail identity-machine-id-missing-read-only", "warn identity-dhcp-client-id", "skip identity-mac-binding-skipped"}
 	if got := codesOf(fs); !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v\n%+v", got, want, fs)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/journalhdr"
 )
 
 // identityCapture is one tree captured from a real guest by test/vm
@@ -207,7 +208,7 @@ func TestCaptureJournalHeaders(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h, err := ParseJournalHeader(b)
+			h, err := journalhdr.Parse(b)
 			if err != nil {
 				t.Fatalf("%s: %v", f, err)
 			}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/journalhdr"
+	"github.com/guestcheck/guestcheck/internal/identity"
 	"github.com/guestcheck/guestcheck/internal/sealrecord"
 )
 
@@ -54,7 +56,7 @@ type OtherInstance struct {
 // current machine-id, with its parsed header.
 type JournalFile struct {
 	Path   string
-	Header JournalHeader
+	Header journalhdr.Header
 }
 
 // CloneEvidence is what tells a VM whose machine-id was made for its
@@ -62,7 +64,7 @@ type JournalFile struct {
 type CloneEvidence struct {
 	MachineIDRaw   []byte
 	MachineID      string // trimmed content
-	MachineIDKind  MachineIDKind
+	MachineIDKind  identity.Kind
 	MachineIDFound bool
 	MachineIDErr   error
 	MachineIDMode  iofs.FileMode
@@ -73,7 +75,7 @@ type CloneEvidence struct {
 	// none. Root is whether the image's root is writable at boot; both are
 	// read only under an image root and only when they matter.
 	DBusMachineID string
-	Root          RootMode
+	Root          identity.RootMode
 
 	InstanceID     string
 	InstanceIDTime time.Time
@@ -107,19 +109,23 @@ func ReadCloneEvidence(root *fs.Root, live bool) CloneEvidence {
 // ReadCloneEvidenceTimes is ReadCloneEvidence with file times from times.
 func ReadCloneEvidenceTimes(root *fs.Root, live bool, times TimesFunc) CloneEvidence {
 	var ev CloneEvidence
-	ev.MachineIDRaw, ev.MachineIDMode, ev.MachineIDFound, ev.MachineIDErr = readMachineIDFile(root)
-	ev.Template, ev.TemplateErr = readTemplateRecord(root)
-	if ev.MachineIDFound && ev.MachineIDErr == nil {
+	mid := identity.ReadMachineID(root)
+	etc := mid.Etc
+	ev.MachineIDFound, ev.MachineIDErr = etc.Found || etc.Err != nil, etc.Err
+	tpl := identity.ReadTemplate(root)
+	ev.Template, ev.TemplateErr = tpl.Record, tpl.Err()
+	if etc.Found {
+		ev.MachineIDRaw, ev.MachineIDMode = etc.Content, etc.Perm
 		ev.MachineID = strings.TrimSpace(string(ev.MachineIDRaw))
-		ev.MachineIDKind = ClassifyMachineID(ev.MachineIDRaw)
+		ev.MachineIDKind = etc.Kind
 		if t, err := times(root, MachineIDPath); err == nil {
 			ev.MachineIDTimes = t
 		}
 	}
-	if !live && ev.MachineIDErr == nil && (!ev.MachineIDFound || ev.MachineIDKind == MachineIDEmpty || ev.MachineIDKind == MachineIDUninitialized) {
-		ev.DBusMachineID = readDBusMachineID(root)
-		if !ev.MachineIDFound {
-			ev.Root = ReadRootMode(root)
+	if !live && mid.Unset() {
+		ev.DBusMachineID = mid.DBusFallback()
+		if !etc.Found {
+			ev.Root = identity.ReadRootMode(root)
 		}
 	}
 	if b, err := root.ReadFile(InstanceIDPath); err == nil {
@@ -153,7 +159,7 @@ func ReadCloneEvidenceTimes(root *fs.Root, live bool, times TimesFunc) CloneEvid
 			ev.BootID = strings.ReplaceAll(strings.TrimSpace(string(b)), "-", "")
 		}
 	}
-	if ev.MachineIDKind == MachineIDValid && ev.MachineIDFound {
+	if ev.MachineIDKind == identity.Valid && ev.MachineIDFound {
 		ev.Journals, ev.JournalSkipped = readJournalHeaders(root, JournalDir+"/"+strings.ToLower(ev.MachineID))
 	}
 	return ev
@@ -214,18 +220,18 @@ func readJournalHeaders(root *fs.Root, dir string) (out []JournalFile, skipped [
 	return out, skipped
 }
 
-func readJournalHeader(root *fs.Root, p string) (JournalHeader, error) {
+func readJournalHeader(root *fs.Root, p string) (journalhdr.Header, error) {
 	f, err := root.Open(p)
 	if err != nil {
-		return JournalHeader{}, err
+		return journalhdr.Header{}, err
 	}
 	defer f.Close()
-	b := make([]byte, JournalHeaderMinSize)
+	b := make([]byte, journalhdr.MinSize)
 	n, err := io.ReadFull(f, b)
-	if err != nil && n < len(journalSignature) {
-		return JournalHeader{}, fmt.Errorf("read header: %w", err)
+	if err != nil && n < len(journalhdr.Signature) {
+		return journalhdr.Header{}, fmt.Errorf("read header: %w", err)
 	}
-	return ParseJournalHeader(b[:n])
+	return journalhdr.Parse(b[:n])
 }
 
 // bootTime reads btime from /proc/stat; zero when unavailable.
@@ -245,7 +251,7 @@ func bootTime(root *fs.Root) time.Time {
 }
 
 func machineIDUnset(ev CloneEvidence) bool {
-	return !ev.MachineIDFound || ev.MachineIDKind == MachineIDEmpty || ev.MachineIDKind == MachineIDUninitialized
+	return !ev.MachineIDFound || ev.MachineIDKind.Unset()
 }
 
 // JudgeMachineID judges /etc/machine-id by machine-id(5) and what systemd
@@ -267,7 +273,7 @@ func JudgeMachineID(ev CloneEvidence, live bool) []check.Finding {
 		d["error"] = ev.MachineIDErr.Error()
 		return []check.Finding{check.Errorf(CodeIDMachineIDUnreadable, "cannot read "+MachineIDPath, d, "Run guestcheck as root, or make the file readable")}
 	}
-	if ev.MachineIDFound && ev.MachineIDMode&0o022 != 0 {
+	if ev.MachineIDFound && identity.LooseMode(ev.MachineIDMode) {
 		// machine-id(5) asks for nothing but systemd creates it 0444: a
 		// file others may write lets any local user change the identity.
 		out = append(out, check.New(check.Warn, CodeIDMachineIDMode,
@@ -280,7 +286,7 @@ func JudgeMachineID(ev CloneEvidence, live bool) []check.Finding {
 	}
 	switch {
 	case live && machineIDUnset(ev):
-		if ev.MachineIDFound && ev.MachineIDKind == MachineIDUninitialized {
+		if ev.MachineIDFound && ev.MachineIDKind == identity.Uninitialized {
 			state = quoteShort(ev.MachineID)
 		}
 		d["content"] = state
@@ -290,31 +296,28 @@ func JudgeMachineID(ev CloneEvidence, live bool) []check.Finding {
 		d["dbus_machine_id"] = ev.DBusMachineID
 		d["content"] = state
 		return append(out, check.New(check.Fail, CodeIDMachineIDDBusFallback,
-			fmt.Sprintf("%s is %s, but systemd will take the ID in %s at first boot: every VM made from this image gets %s", MachineIDPath, state, DBusMachineIDPath, ev.DBusMachineID), d,
+			fmt.Sprintf("%s is %s, but systemd will take the ID in %s at first boot: every VM made from this image gets %s", MachineIDPath, state, identity.DBusMachineIDPath, ev.DBusMachineID), d,
 			"Remove /var/lib/dbus/machine-id (or make it a symlink to /etc/machine-id) when sealing, as `sealprep` and virt-sysprep's machine-id operation do"))
-	case !ev.MachineIDFound && ev.Root.Known && ev.Root.ReadOnly:
-		d["root"] = ev.Root.Source
+	case !ev.MachineIDFound && ev.Root.MissingMachineIDFatal():
+		d["root"] = ev.Root.Why
 		return append(out, check.New(check.Fail, CodeIDMachineIDMissingRO,
-			MachineIDPath+" is missing and the root is read-only when systemd starts ("+ev.Root.Source+"): systemd cannot create it, and boots without a machine ID", d,
+			MachineIDPath+" is missing and the root is read-only when systemd starts ("+ev.Root.Why+"): systemd cannot create it, and boots without a machine ID", d,
 			"Seal with an empty file instead: `: > /etc/machine-id` (machine-id(5): an empty file lets systemd mount a generated ID over it on a read-only root)"))
-	case !ev.MachineIDFound && ev.Root.Known:
-		d["root"] = ev.Root.Source
-		return append(out, check.Passf(CodeIDMachineIDOK,
-			MachineIDPath+" is missing; systemd creates it at first boot because the root is writable then ("+ev.Root.Source+")", d))
 	case !ev.MachineIDFound:
+		d["root"] = ev.Root.Why
 		return append(out, check.Passf(CodeIDMachineIDOK,
-			MachineIDPath+" is missing; systemd creates it at first boot if the root is writable then (the image has no kernel command line or fstab entry that says; an empty file works either way)", d))
+			MachineIDPath+" is missing; systemd creates it at first boot because the root is writable then ("+ev.Root.Why+")", d))
 	case machineIDUnset(ev):
 		return append(out, check.Passf(CodeIDMachineIDOK, "machine-id is "+state+", as in a sealed image: systemd generates one at first boot", d))
-	case ev.MachineIDKind == MachineIDGarbage && !live:
+	case ev.MachineIDKind == identity.Invalid && !live:
 		d["content"] = quoteShort(string(ev.MachineIDRaw))
 		return append(out, check.New(check.Warn, CodeIDMachineIDInvalid,
 			MachineIDPath+" does not hold a machine ID; systemd will replace it with a generated one at first boot", d,
 			"Seal with an empty file: `: > /etc/machine-id`"))
-	case ev.MachineIDKind != MachineIDValid:
+	case ev.MachineIDKind != identity.Valid:
 		d["content"] = quoteShort(string(ev.MachineIDRaw))
 		msg := MachineIDPath + " does not hold a valid machine ID (" + ev.MachineIDKind.String() + ")"
-		if ev.MachineIDKind == MachineIDNull {
+		if ev.MachineIDKind == identity.Null {
 			msg += "; systemd keeps an all-zero ID rather than generating one"
 		}
 		return append(out, check.New(check.Fail, CodeIDMachineIDInvalid, msg, d,
@@ -349,7 +352,7 @@ const (
 // that does not fade with the time between the template's boot and the
 // clone's (see docs/checks/network-identity.md).
 func JudgeClone(ev CloneEvidence) []check.Finding {
-	if ev.InstanceID == "" || machineIDUnset(ev) || ev.MachineIDKind != MachineIDValid || ev.MachineIDTimes.Written().IsZero() {
+	if ev.InstanceID == "" || machineIDUnset(ev) || ev.MachineIDKind != identity.Valid || ev.MachineIDTimes.Written().IsZero() {
 		return nil // no cloud-init state, or the machine-id finding already says what is wrong
 	}
 	written := ev.MachineIDTimes.Written()

@@ -5,6 +5,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/identity"
 )
 
 // ProductUUIDPath is the SMBIOS system UUID the hypervisor gives the VM.
@@ -30,7 +31,7 @@ func ReadProductUUID(root *fs.Root, live bool) string {
 // value that is not a UUID or is all zeros (no UUID set).
 func firmwareForms(uuid string) []string {
 	u := strings.ToLower(strings.ReplaceAll(uuid, "-", ""))
-	if !ValidMachineIDFormat(u) || strings.Trim(u, "0") == "" {
+	if !identity.ValidFormat(u) || strings.Trim(u, "0") == "" {
 		return nil
 	}
 	swap := func(s string) string {
@@ -50,7 +51,7 @@ func firmwareForms(uuid string) []string {
 // that UUID. Nothing is said when either value is unknown.
 func JudgeFirmwareMachineID(machineID, productUUID string) []check.Finding {
 	mid := strings.ToLower(strings.TrimSpace(machineID))
-	if !ValidMachineIDFormat(mid) {
+	if !identity.ValidFormat(mid) {
 		return nil
 	}
 	for i, form := range firmwareForms(productUUID) {

@@ -1,31 +1,12 @@
 package netcheck
 
 import (
-	"errors"
-	iofs "io/fs"
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/check"
-	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/identity"
 	"github.com/guestcheck/guestcheck/internal/sealrecord"
 )
-
-// readTemplateRecord reads sealprep's template record; (nil, nil) when
-// the image has none.
-func readTemplateRecord(root *fs.Root) (*sealrecord.Record, error) {
-	b, err := root.ReadFile(sealrecord.Path)
-	if errors.Is(err, iofs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	r, err := sealrecord.Parse(b)
-	if err != nil {
-		return nil, err
-	}
-	return &r, nil
-}
 
 // JudgeTemplateMachineID flags a machine ID that sealprep recorded as the
 // template's: the image was sealed without machine-id, or the ID was put
@@ -38,7 +19,7 @@ func JudgeTemplateMachineID(ev CloneEvidence) []check.Finding {
 			"Re-seal the template with a current sealprep (it rewrites "+sealrecord.Path+"), or remove the file")}
 	}
 	t := ev.Template
-	if t == nil || ev.MachineIDKind != MachineIDValid || t.MachineIDSHA256 == "" ||
+	if t == nil || ev.MachineIDKind != identity.Valid || t.MachineIDSHA256 == "" ||
 		sealrecord.HashMachineID(ev.MachineID) != t.MachineIDSHA256 {
 		return nil
 	}

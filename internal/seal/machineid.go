@@ -2,10 +2,12 @@ package seal
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/identity"
 )
 
 var opMachineID = Operation{
@@ -19,10 +21,11 @@ const machineIDReason = "every clone must generate its own machine ID at first b
 
 func planMachineID(ctx context.Context, p *Planner) ([]Action, error) {
 	var out []Action
+	mid := identity.ReadMachineID(p.Root)
 	// The D-Bus copy first: systemd falls back to a regular
 	// /var/lib/dbus/machine-id when /etc/machine-id is empty, which would
 	// resurrect the old ID. A symlink is what Debian and kiwi install.
-	const dbus = "/var/lib/dbus/machine-id"
+	const dbus = identity.DBusMachineIDPath
 	e, ok, err := p.lstat(dbus)
 	if err != nil {
 		return nil, err
@@ -30,13 +33,12 @@ func planMachineID(ctx context.Context, p *Planner) ([]Action, error) {
 	if ok {
 		switch e.Kind {
 		case fs.KindRegular:
-			a := Action{Kind: Symlink, Path: dbus, Target: "/etc/machine-id", Kinds: regular, Links: links(e),
-				Reason: "a regular copy of the old ID is what systemd falls back to when /etc/machine-id is empty"}
-			b, _, err := p.readFile(dbus)
-			if err != nil {
+			if err := readFailed(mid.DBus.Err); err != nil {
 				return nil, err
 			}
-			if classifyMachineID(b) != midValid {
+			a := Action{Kind: Symlink, Path: dbus, Target: identity.MachineIDPath, Kinds: regular, Links: links(e),
+				Reason: "a regular copy of the old ID is what systemd falls back to when /etc/machine-id is empty"}
+			if !identity.Classify(mid.DBus.Content).HoldsID() {
 				// Both systemd and libdbus skip a copy that is not an ID.
 				a.Tidy = "it holds no machine ID, so neither systemd nor D-Bus uses it"
 				a.Reason = "systemd and D-Bus read a regular copy before or instead of /etc/machine-id; a link keeps the two in step"
@@ -49,7 +51,7 @@ func planMachineID(ctx context.Context, p *Planner) ([]Action, error) {
 		}
 	}
 
-	const etc = "/etc/machine-id"
+	const etc = identity.MachineIDPath
 	e, ok, err = p.lstat(etc)
 	if err != nil {
 		return nil, err
@@ -71,29 +73,42 @@ func planMachineID(ctx context.Context, p *Planner) ([]Action, error) {
 		if !p.systemdPresent() {
 			return out, nil
 		}
-		// systemd creates a missing file at boot only when the root is
-		// writable then; with a read-only root it stops the boot.
-		a := Action{Kind: WriteFile, Path: etc, Mode: 0o444, Content: want, Expect: fs.SHA256(nil)}
-		if boot := p.rootAtBoot(); boot.ReadOnly {
-			a.Reason = "/etc/machine-id is missing and the root is read-only when systemd starts (" + boot.Why +
-				"): systemd cannot create the file and refuses to boot"
-		} else {
-			a.Reason = "a missing /etc/machine-id is fatal if the image ever boots with a read-only root; the file is written so that it is not"
-			a.Tidy = "missing, and " + boot.Why + ": systemd creates a new ID at boot, and it is a first boot"
-		}
-		out = append(out, a)
+		return append(out, missingMachineID(identity.ReadRootMode(p.Root), want)), nil
 	case e.Kind == fs.KindSymlink:
 		p.Note(etc, "left alone: a symlink (its target is managed elsewhere)")
 	case e.Kind != fs.KindRegular:
 		p.Note(etc, "left alone: is a %s, not a regular file", e.Kind)
 	default:
-		b, _, err := p.readFile(etc)
-		if err != nil {
+		if err := readFailed(mid.Etc.Err); err != nil {
 			return nil, err
 		}
-		out = append(out, p.planMachineIDFile(etc, e, b, want)...)
+		out = append(out, p.planMachineIDFile(etc, e, mid.Etc.Content, want)...)
 	}
 	return out, nil
+}
+
+// missingMachineID plans writing a missing /etc/machine-id. systemd
+// creates a missing file at boot only when the root is writable then;
+// with a read-only root it stops the boot.
+func missingMachineID(boot identity.RootMode, want string) Action {
+	a := Action{Kind: WriteFile, Path: identity.MachineIDPath, Mode: 0o444, Content: want, Expect: fs.SHA256(nil)}
+	if boot.MissingMachineIDFatal() {
+		a.Reason = "/etc/machine-id is missing and the root is read-only when systemd starts (" + boot.Why +
+			"): systemd cannot create the file and refuses to boot"
+	} else {
+		a.Reason = "a missing /etc/machine-id is fatal if the image ever boots with a read-only root; the file is written so that it is not"
+		a.Tidy = "missing, and " + boot.Why + ": systemd creates a new ID at boot, and it is a first boot"
+	}
+	return a
+}
+
+// readFailed is err when it stops the plan: absence, an unresolvable
+// path and a file of another kind are what lstat already reported.
+func readFailed(err error) error {
+	if err == nil || absent(err) || unresolvable(err) || errors.Is(err, fs.ErrKind) {
+		return nil
+	}
+	return err
 }
 
 // planMachineIDFile plans the regular /etc/machine-id holding b toward
@@ -102,8 +117,8 @@ func planMachineID(ctx context.Context, p *Planner) ([]Action, error) {
 func (p *Planner) planMachineIDFile(etc string, e fs.Entry, b []byte, want string) []Action {
 	modeTidy := fmt.Sprintf("only the mode (%04o) differs, and systemd does not look at it", e.Perm)
 	const modeReason = "systemd creates /etc/machine-id with mode 0444, as a sign that it is not to be edited"
-	content := classifyMachineID(b)
-	if content == midUninitialized && want == "" {
+	content := identity.Classify(b)
+	if content == identity.Uninitialized && want == "" {
 		// Sealed already, and more: a first boot. The default mode does
 		// not take that away.
 		p.Note(etc, "holds \"uninitialized\": every clone generates a new ID at a first boot; kept, although --machine-id-mode is empty")
@@ -111,20 +126,20 @@ func (p *Planner) planMachineIDFile(etc string, e fs.Entry, b []byte, want strin
 	}
 	var tidy, reason string
 	switch {
-	case content == midValid:
+	case content.HoldsID():
 		reason = machineIDReason
 		if want != "" {
 			reason += "; \"uninitialized\" also marks the first boot"
 		}
-	case content == midInvalid:
+	case content == identity.Invalid:
 		reason = "not a machine ID; it is made to hold what --machine-id-mode asks for"
 		tidy = "the content is not a machine ID, so systemd ignores it and writes a new ID at boot"
 	case string(b) == want:
-		if e.Perm == 0o444 {
+		if e.Perm == uint32(identity.MachineIDMode) {
 			return nil
 		}
 		reason, tidy = modeReason, modeTidy
-	case content == midEmpty:
+	case content == identity.Empty:
 		reason = "--machine-id-mode uninitialized: \"uninitialized\" also marks the first boot"
 		tidy = "already empty: systemd generates a new ID at boot"
 	default: // "uninitialized" without its newline

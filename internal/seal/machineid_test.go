@@ -6,7 +6,6 @@ import (
 	"math/rand"
 	"os"
 	"os/exec"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -15,120 +14,6 @@ import (
 )
 
 const validID = "4f6b1c0e9a2d4e7f8a1b2c3d4e5f6a7b"
-
-func TestClassifyMachineID(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		want machineIDContent
-	}{
-		{"", midEmpty},
-		{"uninitialized\n", midUninitialized},
-		{"uninitialized", midUninitialized},
-		{"uninitialized\n\n", midInvalid},
-		{"Uninitialized\n", midInvalid},
-		{"uninitialise\n", midInvalid},
-		{validID + "\n", midValid},
-		{validID, midValid},
-		{strings.ToUpper(validID) + "\n", midValid},
-		{strings.Repeat("0", 32) + "\n", midValid}, // systemd 252 takes it
-		{validID + "\n\n", midInvalid},
-		{validID + "\r\n", midInvalid},
-		{validID + " ", midInvalid},
-		{validID[:31] + "\n", midInvalid},
-		{validID[:31] + "g", midInvalid},
-		{"4f6b1c0e-9a2d-4e7f-8a1b-2c3d4e5f6a7b\n", midInvalid}, // UUID form: not the plain format
-		{"\n", midInvalid},
-		{strings.Repeat("a", 64), midInvalid},
-	} {
-		if got := classifyMachineID([]byte(tc.in)); got != tc.want {
-			t.Errorf("classifyMachineID(%q) = %d, want %d", tc.in, got, tc.want)
-		}
-	}
-}
-
-var (
-	specValid  = regexp.MustCompile(`^[0-9a-fA-F]{32}\n?$`)
-	specUninit = regexp.MustCompile(`^uninitialized\n?$`)
-)
-
-// FuzzClassifyMachineID holds the classifier to machine-id(5)'s rules
-// written another way.
-func FuzzClassifyMachineID(f *testing.F) {
-	for _, s := range []string{"", "uninitialized\n", validID, validID + "\n", validID + "\n\n", "x"} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		want := midInvalid
-		switch {
-		case len(b) == 0:
-			want = midEmpty
-		case specUninit.Match(b):
-			want = midUninitialized
-		case specValid.Match(b):
-			want = midValid
-		}
-		if got := classifyMachineID(b); got != want {
-			t.Fatalf("classifyMachineID(%q) = %d, want %d", b, got, want)
-		}
-	})
-}
-
-func TestCmdlineRoot(t *testing.T) {
-	for in, want := range map[string]string{
-		"root=/dev/vda1 ro quiet":            "ro",
-		"root=/dev/vda1 ro quiet rw":         "rw",
-		"BOOT_IMAGE=/vmlinuz root=UUID=x":    "",
-		"rw init=/bin/sh ro":                 "ro",
-		"rootflags=ro rd.rw":                 "", // neither word on its own
-		"  rw\n":                             "rw",
-		"root=/dev/sda2 ro\tsplash rw quiet": "rw",
-	} {
-		if got := cmdlineRoot(in); got != want {
-			t.Errorf("cmdlineRoot(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-func TestParseBootConfigs(t *testing.T) {
-	grub := "menuentry 'Debian' {\n\tlinux\t/boot/vmlinuz-6.1.0 root=UUID=abc ro quiet\n\tinitrd /boot/initrd\n}\n" +
-		"menuentry 'Recovery' {\n  linuxefi /vmlinuz root=UUID=abc ro single\n}\nlinux\n"
-	got := parseGrubCfg("/boot/grub/grub.cfg", []byte(grub))
-	if len(got) != 2 || got[0].Args != "root=UUID=abc ro quiet" || got[0].Source != "/boot/grub/grub.cfg:2" || got[1].Args != "root=UUID=abc ro single" {
-		t.Errorf("parseGrubCfg = %+v", got)
-	}
-	bls := "title Fedora\nversion 6.5\nlinux /vmlinuz\noptions root=UUID=abc ro\noptions rhgb rw\n"
-	if got := parseBLSEntry("/boot/loader/entries/a.conf", []byte(bls)); len(got) != 1 || got[0].Args != "root=UUID=abc ro rhgb rw" {
-		t.Errorf("parseBLSEntry = %+v", got)
-	}
-	if got := parseBLSEntry("x", []byte("title x\n")); got != nil {
-		t.Errorf("parseBLSEntry without options = %+v", got)
-	}
-	for in, want := range map[string]bool{
-		"UUID=a / ext4 defaults 0 1\n":                     false,
-		"UUID=a / ext4 ro,noatime 0 1\n":                   true,
-		"UUID=a / ext4 ro,defaults 0 1\n":                  true,
-		"UUID=a / ext4 ro,rw 0 1\n":                        false,
-		"UUID=a /var ext4 ro 0 2\nUUID=b / xfs rw 0 1\n":   false,
-		"# UUID=a / ext4 ro 0 1\n":                         false,
-		"UUID=a / ext4 ro 0 1\nUUID=a / ext4 defaults 0 1": false,
-	} {
-		if got := fstabRootRO([]byte(in)); got != want {
-			t.Errorf("fstabRootRO(%q) = %v, want %v", in, got, want)
-		}
-	}
-}
-
-func FuzzParseBootConfigs(f *testing.F) {
-	f.Add([]byte("linux /vmlinuz root=/dev/vda1 ro\noptions rw\n"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		for _, l := range append(parseGrubCfg("g", b), parseBLSEntry("e", b)...) {
-			if r := cmdlineRoot(l.Args); r != "" && r != "ro" && r != "rw" {
-				t.Fatalf("cmdlineRoot(%q) = %q", l.Args, r)
-			}
-		}
-		fstabRootRO(b)
-	})
-}
 
 // mid is one state of the image's machine-id files.
 type mid struct {
@@ -226,32 +111,6 @@ func TestVerifyMachineIDRules(t *testing.T) {
 	_, rep = sealprepSays(t, mid{"u", str("uninitialized\n"), 0o444, ""}, "ro", MachineIDEmpty)
 	if len(rep.Actions) != 0 || len(rep.Notes) != 1 {
 		t.Errorf("uninitialized under --machine-id-mode empty: actions %+v notes %+v", rep.Actions, rep.Notes)
-	}
-}
-
-// TestRootAtBootEvidence: which files decide, and what wins.
-func TestRootAtBootEvidence(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		nodes []node
-		ro    bool
-	}{
-		{"nothing", nil, true},
-		{"kernel-install rw", []node{f("/etc/kernel/cmdline", "root=/dev/vda1 rw")}, false},
-		{"grub ro (Debian's default)", []node{f("/boot/grub/grub.cfg", "linux /vmlinuz root=UUID=x ro quiet\n")}, true},
-		{"grub rw in every entry", []node{f("/boot/grub2/grub.cfg", "linux /vmlinuz ro rw\nlinux /vmlinuz rw single\n")}, false},
-		{"grub: one entry ro", []node{f("/boot/grub/grub.cfg", "linux /vmlinuz rw\nlinux /vmlinuz ro single\n")}, true},
-		{"BLS rw, kernel-install rw", []node{f("/boot/loader/entries/a.conf", "options root=x rw\n"), f("/etc/kernel/cmdline", "rw")}, false},
-		{"BLS says neither", []node{f("/boot/loader/entries/a.conf", "options $kernelopts\n")}, true},
-		{"rw, but fstab mounts / ro", []node{f("/etc/kernel/cmdline", "rw"), f("/etc/fstab", "UUID=x / ext4 ro 0 1\n")}, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			_, root := newRoot(t, append([]node{f("/etc/os-release", "ID=x\n")}, tc.nodes...))
-			got := NewPlanner(root, Options{}).rootAtBoot()
-			if got.ReadOnly != tc.ro || got.Why == "" {
-				t.Errorf("rootAtBoot = %+v, want read-only %v", got, tc.ro)
-			}
-		})
 	}
 }
 

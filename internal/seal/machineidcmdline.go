@@ -5,6 +5,8 @@ import (
 	"context"
 	"path"
 	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/identity"
 )
 
 // The machine-id leak paths: places that hand systemd a machine ID at
@@ -58,14 +60,18 @@ func grubDefaultLine(l string) bool {
 func grubenvLine(l string) bool { return strings.HasPrefix(l, "kernelopts=") }
 
 func planMachineIDCmdline(ctx context.Context, p *Planner) ([]Action, error) {
+	// The command lines identity.ReadCmdlines reads, and the GRUB
+	// defaults and environment they are generated from.
 	files := []cmdlineFile{
-		{path: "/etc/kernel/cmdline", line: everyLine},
+		{path: identity.KernelCmdlinePath, line: everyLine},
 		{path: "/etc/default/grub", line: grubDefaultLine},
-		{path: "/boot/grub/grub.cfg", line: firstWordIs("linux", "linuxefi", "linux16")},
-		{path: "/boot/grub2/grub.cfg", line: firstWordIs("linux", "linuxefi", "linux16")},
-		{path: "/boot/grub2/grubenv", line: grubenvLine, fixedSize: true},
-		{path: "/boot/grub/grubenv", line: grubenvLine, fixedSize: true},
 	}
+	for _, g := range identity.GrubCfgPaths {
+		files = append(files, cmdlineFile{path: g, line: firstWordIs("linux", "linuxefi", "linux16")})
+	}
+	files = append(files,
+		cmdlineFile{path: "/boot/grub2/grubenv", line: grubenvLine, fixedSize: true},
+		cmdlineFile{path: "/boot/grub/grubenv", line: grubenvLine, fixedSize: true})
 	ents, err := p.readDir("/etc/default/grub.d")
 	if err != nil {
 		return nil, err
@@ -76,7 +82,7 @@ func planMachineIDCmdline(ctx context.Context, p *Planner) ([]Action, error) {
 		}
 	}
 	// Boot Loader Specification entries, on /boot (XBOOTLDR) and the ESP.
-	for _, dir := range []string{"/boot/loader/entries", "/efi/loader/entries", "/boot/efi/loader/entries"} {
+	for _, dir := range []string{identity.BLSEntriesDir, "/efi/loader/entries", "/boot/efi/loader/entries"} {
 		ents, err := p.readDir(dir)
 		if err != nil {
 			return nil, err

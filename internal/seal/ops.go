@@ -1,8 +1,11 @@
 package seal
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/cli"
 )
 
 // All lists every operation in execution order, which is also the order
@@ -95,13 +98,13 @@ func Select(all []Operation, spec string) ([]Operation, error) {
 		case strings.HasPrefix(t, "-"):
 			id := t[1:]
 			if !known[id] {
-				return nil, fmt.Errorf("--ops: unknown operation %q (see sealprep list)", id)
+				return nil, unknownOp(all, id)
 			}
 			delete(on, id)
 		default:
 			id := strings.TrimPrefix(t, "+")
 			if !known[id] {
-				return nil, fmt.Errorf("--ops: unknown operation %q (see sealprep list)", id)
+				return nil, unknownOp(all, id)
 			}
 			on[id] = true
 		}
@@ -112,5 +115,22 @@ func Select(all []Operation, spec string) ([]Operation, error) {
 			out = append(out, op)
 		}
 	}
+	if len(out) == 0 && len(all) > 0 {
+		return nil, fmt.Errorf("--ops %s: no operation left to run", spec)
+	}
 	return out, nil
+}
+
+// unknownOp is the error for an operation ID sealprep does not have, with
+// the closest one suggested.
+func unknownOp(all []Operation, id string) error {
+	var ids []string
+	for _, op := range all {
+		ids = append(ids, op.ID)
+	}
+	msg := fmt.Sprintf("--ops: unknown operation %q", id)
+	if s := cli.Suggest(id, append(ids, "defaults", "all")); s != "" {
+		msg += "; did you mean " + s + "?"
+	}
+	return errors.New(msg + " (see sealprep list)")
 }

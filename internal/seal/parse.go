@@ -5,10 +5,12 @@ import (
 	"errors"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/guestfile/cloudconfig"
+	"github.com/guestcheck/guestcheck/internal/guestfile/envfile"
 	"github.com/guestcheck/guestcheck/internal/guestfile/hosts"
 	"github.com/guestcheck/guestcheck/internal/guestfile/ini"
 	accounts "github.com/guestcheck/guestcheck/internal/guestfile/passwd"
@@ -36,28 +38,104 @@ func passwdHomes(b []byte) []string {
 	return out
 }
 
-// stripKeys drops shell-style KEY=value lines (optionally indented or
-// exported) whose key is in keys. It is how ifcfg files lose their MAC and
-// UUID pins; every other byte stays as it was.
+// stripKeys removes the assignments of keys from a file that sh sources
+// (an ifcfg file, /etc/sysconfig/network): every assignment envfile's
+// Shell dialect finds, so also an exported one, one of several on a line
+// and one whose quoted value spans lines. It is how ifcfg files lose
+// their MAC and UUID pins. A line left with nothing but blanks, ';' or a
+// comment goes whole; every other byte stays as it was.
 func stripKeys(b []byte, keys ...string) []byte {
-	var out bytes.Buffer
-	for _, line := range splitKeepNL(b) {
-		t := strings.TrimLeft(string(line), " \t")
-		t = strings.TrimPrefix(t, "export ")
-		drop := false
-		for _, k := range keys {
-			if strings.HasPrefix(t, k+"=") {
-				drop = true
-				break
-			}
+	as, _ := envfile.Assignments("", b)
+	var cuts []span
+	for i := 0; i < len(as); {
+		j := i
+		for j < len(as) && as[j].CmdStart == as[i].CmdStart {
+			j++
 		}
-		if !drop {
-			out.Write(line)
-		}
+		cuts = append(cuts, commandCuts(b, as[i:j], keys)...)
+		i = j
 	}
+	if len(cuts) == 0 {
+		return b
+	}
+	var out bytes.Buffer
+	done := 0
+	for i := 0; i < len(cuts); {
+		// The region is the whole lines the cuts touch; cuts on the same
+		// or adjacent lines share one.
+		from, to := lineStart(b, cuts[i].from), lineEnd(b, cuts[i].to)
+		j := i + 1
+		for j < len(cuts) && cuts[j].from < to {
+			to = max(to, lineEnd(b, cuts[j].to))
+			j++
+		}
+		out.Write(b[done:from])
+		rest := cut(b[from:to], cuts[i:j], from)
+		if t := strings.TrimLeft(strings.TrimSuffix(rest, "\n"), " \t;"); t != "" && t[0] != '#' {
+			out.WriteString(rest)
+		}
+		done, i = to, j
+	}
+	out.Write(b[done:])
 	return out.Bytes()
 }
 
+// span is a byte range [from, to) of a file.
+type span struct{ from, to int }
+
+// commandCuts returns what to remove of one command (its assignments,
+// in order): the assignments of keys with the blanks after them, or the
+// whole command when nothing but "export" would be left of it.
+func commandCuts(b []byte, cmd []envfile.Assignment, keys []string) []span {
+	var cuts []span
+	for _, a := range cmd {
+		if slices.Contains(keys, a.Name) {
+			end := a.End
+			for end < len(b) && (b[end] == ' ' || b[end] == '\t') {
+				end++
+			}
+			cuts = append(cuts, span{a.Start, min(end, a.CmdEnd)})
+		}
+	}
+	if len(cuts) == 0 {
+		return nil
+	}
+	c := cmd[0]
+	if left := strings.Trim(cut(b[c.CmdStart:c.CmdEnd], cuts, c.CmdStart), " \t;"); left == "" || left == "export" {
+		return []span{{c.CmdStart, c.CmdEnd}}
+	}
+	return cuts
+}
+
+// cut returns b, which starts at offset base of the file, without the
+// cuts (file offsets, in order, inside b).
+func cut(b []byte, cuts []span, base int) string {
+	var sb strings.Builder
+	at := 0
+	for _, c := range cuts {
+		sb.Write(b[at : c.from-base])
+		at = c.to - base
+	}
+	sb.Write(b[at:])
+	return sb.String()
+}
+
+// lineStart is the offset of the start of the line holding offset i.
+func lineStart(b []byte, i int) int { return bytes.LastIndexByte(b[:i], '\n') + 1 }
+
+// lineEnd is the offset just past the newline that ends the line holding
+// the byte before offset i (or the file's end).
+func lineEnd(b []byte, i int) int {
+	if i > 0 {
+		i--
+	}
+	if j := bytes.IndexByte(b[i:], '\n'); j >= 0 {
+		return i + j + 1
+	}
+	return len(b)
+}
+
+// splitKeepNL splits b into lines, each with its newline.
 func splitKeepNL(b []byte) [][]byte {
 	var out [][]byte
 	for len(b) > 0 {

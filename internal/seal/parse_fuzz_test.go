@@ -1,7 +1,6 @@
 package seal
 
 import (
-	"fmt"
 	"path"
 	"reflect"
 	"strings"
@@ -69,36 +68,6 @@ func FuzzParseCloudConfig(f *testing.F) {
 		top, _ := parseCloudConfig(base, []cloudFile{drop, {"cloud.cfg.d/z.cfg", []byte("network: {config: disabled}\nssh_genkeytypes: []\n")}})
 		if !top.NetworkDisabled || top.KeyTypes || top.SSHModule != got.SSHModule {
 			t.Fatalf("a last drop-in did not win: %+v (was %+v)", top, got)
-		}
-	})
-}
-func FuzzBootCmdlines(f *testing.F) {
-	f.Add("menuentry 'x' {\n\tlinux\t/vmlinuz-6.1 root=UUID=1 ro quiet\n\tinitrd /initrd\n}\nlinuxefi /k rw\n")
-	f.Add("title Fedora\noptions root=/dev/vda1 ro\n  options  quiet \nlinux /vmlinuz\n")
-	f.Fuzz(func(t *testing.T, s string) {
-		lines := strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
-		for _, c := range parseGrubCfg("g", []byte(s)) {
-			var n int
-			if _, err := fmt.Sscanf(c.Source, "g:%d", &n); err != nil || n < 1 || n > len(lines) {
-				t.Fatalf("source %q outside %d lines", c.Source, len(lines))
-			}
-			f := strings.Fields(strings.TrimSuffix(lines[n-1], "\r"))
-			if len(f) < 2 || !strings.HasPrefix(f[0], "linux") || c.Args != strings.Join(f[2:], " ") {
-				t.Fatalf("%s = %q is not the arguments of %q", c.Source, c.Args, lines[n-1])
-			}
-		}
-		bls := parseBLSEntry("e", []byte(s))
-		if len(bls) > 1 {
-			t.Fatalf("one entry gave %d command lines", len(bls))
-		}
-		// Another options line is appended to the command line.
-		more := parseBLSEntry("e", []byte(s+"\noptions extra=1\n"))
-		want := "extra=1"
-		if len(bls) == 1 {
-			want = strings.TrimSpace(bls[0].Args + " extra=1")
-		}
-		if len(more) != 1 || strings.TrimSpace(more[0].Args) != want {
-			t.Fatalf("appended options: %+v, want %q", more, want)
 		}
 	})
 }

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/envfile"
 )
 
 func TestPasswdHomes(t *testing.T) {
@@ -15,10 +17,20 @@ func TestPasswdHomes(t *testing.T) {
 }
 
 func TestStripKeys(t *testing.T) {
-	in := "DEVICE=eth0\nHWADDR=52:54:00:12:34:56\n  UUID=abc\nexport HWADDR=x\nMY_HWADDR=keep\n# HWADDR=comment\nONBOOT=yes"
-	want := "DEVICE=eth0\nMY_HWADDR=keep\n# HWADDR=comment\nONBOOT=yes"
-	if got := string(stripKeys([]byte(in), "HWADDR", "UUID")); got != want {
-		t.Errorf("stripKeys = %q, want %q", got, want)
+	for _, c := range []struct{ in, want string }{
+		{"DEVICE=eth0\nHWADDR=52:54:00:12:34:56\n  UUID=abc\nexport HWADDR=x\nMY_HWADDR=keep\n# HWADDR=comment\nONBOOT=yes",
+			"DEVICE=eth0\nMY_HWADDR=keep\n# HWADDR=comment\nONBOOT=yes"},
+		// What sh sets is what goes: one assignment of several, an export
+		// with a tab, a quoted value over two lines, a line's comment.
+		{"A=1 HWADDR=x B=2\nexport\tUUID=u C=3\nHWADDR=\"52:54\n:00\" D=4\nE=5; UUID=6; F=7\nHWADDR=x # pinned\n",
+			"A=1 B=2\nexport\tC=3\nD=4\nE=5;  F=7\n"},
+		{"HWADDR=x;A=1\n  export HWADDR=1 ; # c\n\nexport A HWADDR=2\n", "A=1\n\nexport A \n"},
+		// A prefix to a command sets nothing, so it is not a pin.
+		{"HWADDR=x true\n", "HWADDR=x true\n"},
+	} {
+		if got := string(stripKeys([]byte(c.in), "HWADDR", "UUID")); got != c.want {
+			t.Errorf("stripKeys(%q) = %q, want %q", c.in, got, c.want)
+		}
 	}
 }
 
@@ -84,6 +96,24 @@ func FuzzStripNMKeyfile(f *testing.F) {
 		}
 		if again := stripNMKeyfile(out); string(again) != string(out) {
 			t.Fatalf("not idempotent: %q -> %q", out, again)
+		}
+	})
+}
+
+func FuzzStripKeys(f *testing.F) {
+	f.Add([]byte("DEVICE=eth0\nHWADDR=52:54:00:12:34:56\nA=1 UUID=2; export HWADDR=\"x\ny\" # c\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		out := stripKeys(b, "HWADDR", "UUID")
+		if len(out) > len(b) {
+			t.Fatalf("output grew: %d > %d", len(out), len(b))
+		}
+		as, _ := envfile.Assignments("", out)
+		if _, probs := envfile.Assignments("", b); len(probs) == 0 {
+			for _, a := range as {
+				if a.Name == "HWADDR" || a.Name == "UUID" {
+					t.Fatalf("%q still sets %s", out, a.Name)
+				}
+			}
 		}
 	})
 }

@@ -7,8 +7,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/guestcheck/guestcheck/internal/disk"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 	"github.com/guestcheck/guestcheck/internal/guestfile/selinuxconfig"
 )
 
@@ -75,12 +75,12 @@ var fcKinds = map[string]fs.Kind{"--": fs.KindRegular, "-d": fs.KindDir, "-l": f
 	"-p": fs.KindFIFO, "-s": fs.KindSocket, "-c": fs.KindCharDevice, "-b": fs.KindBlockDevice}
 
 // ParseFileContexts parses file_contexts text. Bad lines (a regex RE2
-// cannot compile, a wrong field count) are returned as LineErrors and
+// cannot compile, a wrong field count) are returned as Problems and
 // skipped; libselinux would refuse the whole file, sealprep then leaves
 // the unmatched paths to a relabel.
-func ParseFileContexts(b []byte) (*FileContexts, []disk.LineError) {
+func ParseFileContexts(b []byte) (*FileContexts, []problem.Problem) {
 	var specs, exact []FileContext
-	var bad []disk.LineError
+	var bad []problem.Problem
 	for i, l := range strings.Split(string(b), "\n") {
 		l = strings.TrimSpace(l)
 		if l == "" || strings.HasPrefix(l, "#") {
@@ -94,17 +94,17 @@ func ParseFileContexts(b []byte) (*FileContexts, []disk.LineError) {
 		case 3:
 			k, ok := fcKinds[f[1]]
 			if !ok {
-				bad = append(bad, disk.LineError{Line: i + 1, Reason: fmt.Sprintf("unknown file type %q", f[1])})
+				bad = append(bad, problem.Problem{Line: i + 1, Msg: fmt.Sprintf("unknown file type %q", f[1])})
 				continue
 			}
 			fc = FileContext{Regex: f[0], Kind: k, Context: f[2]}
 		default:
-			bad = append(bad, disk.LineError{Line: i + 1, Reason: fmt.Sprintf("%d fields, want 2 or 3", len(f))})
+			bad = append(bad, problem.Problem{Line: i + 1, Msg: fmt.Sprintf("%d fields, want 2 or 3", len(f))})
 			continue
 		}
 		re, err := regexp.Compile(`^(?:` + fc.Regex + `)$`)
 		if err != nil {
-			bad = append(bad, disk.LineError{Line: i + 1, Reason: fmt.Sprintf("regex %q: %v", fc.Regex, err)})
+			bad = append(bad, problem.Problem{Line: i + 1, Msg: fmt.Sprintf("regex %q: %v", fc.Regex, err)})
 			continue
 		}
 		fc.re = re

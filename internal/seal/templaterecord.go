@@ -7,9 +7,8 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/fs"
-	"github.com/guestcheck/guestcheck/internal/guestfile/opensshkey"
+	"github.com/guestcheck/guestcheck/internal/identity"
 	"github.com/guestcheck/guestcheck/internal/sealrecord"
-	"golang.org/x/crypto/ssh"
 )
 
 var opTemplateRecord = Operation{
@@ -51,13 +50,13 @@ func planTemplateRecord(ctx context.Context, p *Planner) ([]Action, error) {
 			p.Note(sealrecord.Path, "left alone: is a %s, not a regular file", e.Kind)
 			return nil, nil
 		}
-		if old, _, err = p.readFile(sealrecord.Path); err != nil {
+		t := identity.ReadTemplate(p.Root)
+		if err := readFailed(t.ReadErr); err != nil {
 			return nil, err
 		}
-		if r, err := sealrecord.Parse(old); err != nil {
-			p.Note(sealrecord.Path, "not a valid record, replaced: %v", err)
-		} else {
-			rec = &r
+		old, rec = t.Raw, t.Record
+		if t.ParseErr != nil {
+			p.Note(sealrecord.Path, "not a valid record, replaced: %v", t.ParseErr)
 		}
 	}
 	want := sealrecord.Record{HostKeys: keys, MachineIDSHA256: mid}
@@ -93,9 +92,8 @@ func planTemplateRecord(ctx context.Context, p *Planner) ([]Action, error) {
 		Expect: fs.SHA256(old), Links: links(e), Reason: templateRecordReason}), nil
 }
 
-// templateHostKeys fingerprints /etc/ssh/ssh_host_*, one entry per key:
-// from the private key when it parses (that is what sshd presents), else
-// from its .pub. Key bodies never leave this function.
+// templateHostKeys fingerprints /etc/ssh/ssh_host_*, one entry per key,
+// as identity.HostKey.Identity gives it. Key bodies are never read here.
 func (p *Planner) templateHostKeys() ([]sealrecord.HostKey, error) {
 	ents, err := p.readDir("/etc/ssh")
 	if err != nil {
@@ -112,22 +110,12 @@ func (p *Planner) templateHostKeys() ([]sealrecord.HostKey, error) {
 			continue
 		}
 		seen[base] = true
-		var pk ssh.PublicKey
-		if b, ok, err := p.readFile(base); err == nil && ok {
-			if k, err := opensshkey.PublicKey(b); err == nil {
-				pk = k
-			}
-		}
-		if pk == nil {
-			if b, ok, err := p.readFile(base + ".pub"); err == nil && ok {
-				pk, _, _, _, _ = ssh.ParseAuthorizedKey(b)
-			}
-		}
-		if pk == nil {
+		typ, fp, ok := identity.ReadHostKey(p.Root, base).Identity()
+		if !ok {
 			p.Note(base, "not in the template record: neither the key nor its .pub parses")
 			continue
 		}
-		out = append(out, sealrecord.HostKey{File: base, Type: pk.Type(), Fingerprint: ssh.FingerprintSHA256(pk)})
+		out = append(out, sealrecord.HostKey{File: base, Type: typ, Fingerprint: fp})
 	}
 	return out, nil
 }
@@ -135,11 +123,11 @@ func (p *Planner) templateHostKeys() ([]sealrecord.HostKey, error) {
 // templateMachineIDHash is the hashed ID in /etc/machine-id, or "" when
 // it holds none (empty, "uninitialized", missing).
 func (p *Planner) templateMachineIDHash() string {
-	b, ok, err := p.readFile("/etc/machine-id")
-	if err != nil || !ok || classifyMachineID(b) != midValid {
+	f := identity.ReadFile(p.Root, identity.MachineIDPath)
+	if !f.Found || !f.Kind.HoldsID() {
 		return ""
 	}
-	return sealrecord.HashMachineID(string(b))
+	return sealrecord.HashMachineID(string(f.Content))
 }
 
 // mkdirAll plans the missing directories of dir, outermost first; false

@@ -15,6 +15,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/config"
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 	"github.com/guestcheck/guestcheck/internal/guestfile/sshdconfig"
 	"github.com/guestcheck/guestcheck/internal/netcheck"
 	"github.com/guestcheck/guestcheck/internal/systemd"
@@ -209,7 +210,7 @@ func TestConfigInvalid(t *testing.T) {
 func TestConfigUnreadable(t *testing.T) {
 	// RHEL ships sshd_config 0600: as another user nothing that depends
 	// on it may be judged from sshd's defaults.
-	f := Facts{Binary: "/usr/sbin/sshd", Config: sshdconfig.Config{Problems: []sshdconfig.Problem{{File: sshdconfig.DefaultPath, Msg: "permission denied", Err: iofs.ErrPermission}}}}
+	f := Facts{Binary: "/usr/sbin/sshd", Config: sshdconfig.Config{Problems: []sshdconfig.Problem{{Problem: problem.Problem{File: sshdconfig.DefaultPath, Msg: "permission denied"}, Err: iofs.ErrPermission}}}}
 	out := Judge(f)
 	validate(t, out)
 	want(t, out, CodeConfigUnread, check.Skip, "readable by root only")

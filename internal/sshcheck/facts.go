@@ -18,17 +18,16 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/crypto/ssh"
 	"golang.org/x/sys/unix"
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/fs"
-	"github.com/guestcheck/guestcheck/internal/guestfile/opensshkey"
 	"github.com/guestcheck/guestcheck/internal/guestfile/osrelease"
 	"github.com/guestcheck/guestcheck/internal/guestfile/passwd"
 	"github.com/guestcheck/guestcheck/internal/guestfile/procnet"
 	"github.com/guestcheck/guestcheck/internal/guestfile/sshdconfig"
+	"github.com/guestcheck/guestcheck/internal/identity"
 	"github.com/guestcheck/guestcheck/internal/netcheck"
 	"github.com/guestcheck/guestcheck/internal/sealrecord"
 	"github.com/guestcheck/guestcheck/internal/systemd"
@@ -276,46 +275,25 @@ func readGroups(r *fs.Root) map[uint32]string {
 	return m
 }
 
+// readHostKey describes the host key at p through identity.ReadHostKey,
+// the reader sealprep's template record uses too.
 func readHostKey(r *fs.Root, p, at string, groups map[uint32]string) HostKey {
-	k := HostKey{Path: p, At: at}
-	fi, err := r.Stat(p)
-	if err != nil {
-		k.Err = err
+	id := identity.ReadHostKey(r, p)
+	k := HostKey{Path: p, At: at, Err: id.Err}
+	if !id.Described {
 		return k
 	}
-	k.Mode, k.ModTime = fi.Mode(), fi.Mtime
-	k.UID, k.GID = fi.UID, fi.GID
+	k.Mode, k.ModTime = id.Entry.Mode(), id.Entry.Mtime
+	k.UID, k.GID = id.Entry.UID, id.Entry.GID
 	k.Group = groups[k.GID]
-	b, err := r.ReadFile(p)
-	if err != nil {
-		k.Err = err
+	if id.Err != nil {
 		return k
 	}
-	if pk, err := opensshkey.PublicKey(b); err != nil {
-		k.ParseErr = err
-	} else {
-		k.Type = pk.Type()
-		k.Fingerprint = ssh.FingerprintSHA256(pk)
+	k.Type, k.Fingerprint, k.ParseErr = id.Type, id.Fingerprint, id.ParseErr
+	k.PubErr, k.PubFingerprint = id.PubErr, id.PubFingerprint
+	if id.PubDescribed {
+		k.PubMode, k.PubUID = id.PubEntry.Mode(), id.PubEntry.UID
 	}
-	pub := p + ".pub"
-	pfi, err := r.Stat(pub)
-	if err != nil {
-		k.PubErr = err
-		return k
-	}
-	k.PubMode = pfi.Mode()
-	k.PubUID = pfi.UID
-	pb, err := r.ReadFile(pub)
-	if err != nil {
-		k.PubErr = err
-		return k
-	}
-	pk, _, _, _, err := ssh.ParseAuthorizedKey(pb)
-	if err != nil {
-		k.PubErr = err
-		return k
-	}
-	k.PubFingerprint = ssh.FingerprintSHA256(pk)
 	return k
 }
 

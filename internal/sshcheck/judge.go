@@ -14,6 +14,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/config"
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 	"github.com/guestcheck/guestcheck/internal/guestfile/sshdconfig"
 	"github.com/guestcheck/guestcheck/internal/sealrecord"
 	"github.com/guestcheck/guestcheck/internal/systemd"
@@ -433,7 +434,7 @@ func JudgeConfig(f Facts) []check.Finding {
 		if errors.Is(p.Err, iofs.ErrPermission) {
 			continue // Judge reports it as ssh-config-unreadable
 		}
-		probs = append(probs, f.show(p.File)+problemLine(p))
+		probs = append(probs, p.In(f.show(p.File)).String())
 	}
 	for _, s := range authSettings {
 		for _, d := range f.Config.Directives {
@@ -447,13 +448,6 @@ func JudgeConfig(f Facts) []check.Finding {
 	}
 	return []check.Finding{check.New(check.Fail, CodeConfigInvalid, probs[0], map[string]string{"problems": strings.Join(probs, "\n")},
 		"Fix the reported lines and check with `sshd -t`: sshd refuses to start, and a restart or reboot leaves the VM without SSH")}
-}
-
-func problemLine(p sshdconfig.Problem) string {
-	if p.Line > 0 {
-		return ":" + strconv.Itoa(p.Line) + ": " + p.Msg
-	}
-	return ": " + p.Msg
 }
 
 // privateModeOK is sshd's sshkey_perm_ok: no group or other bits. Red
@@ -499,7 +493,7 @@ func JudgeHostKeys(f Facts) []check.Finding {
 			d["group"] = k.Group
 		}
 		if k.ParseErr != nil {
-			d["error"] = oneLine(k.ParseErr.Error())
+			d["error"] = problem.OneLine(k.ParseErr.Error())
 			out = append(out, check.New(check.Fail, CodeHostKeyInvalid, "host key "+k.Path+" does not parse as an unencrypted private key", d,
 				"Regenerate it: `rm "+k.Path+" "+k.Path+".pub && ssh-keygen -A`, then restart sshd"))
 			continue
@@ -528,7 +522,7 @@ func JudgeHostKeys(f Facts) []check.Finding {
 			out = append(out, check.New(check.Warn, CodeHostKeyNoPub, "host key "+k.Path+" has no "+path.Base(k.Path)+".pub", d,
 				"Recreate it: `ssh-keygen -y -f "+k.Path+" > "+k.Path+".pub`; cloud-init publishes the .pub files to the console for fingerprint checks"))
 		case k.PubErr != nil:
-			d["pub_error"] = oneLine(k.PubErr.Error())
+			d["pub_error"] = problem.OneLine(k.PubErr.Error())
 			out = append(out, check.New(check.Fail, CodeHostKeyMismatch, k.Path+".pub does not parse as a public key", d,
 				"Recreate it: `ssh-keygen -y -f "+k.Path+" > "+k.Path+".pub`"))
 		case k.PubFingerprint != k.Fingerprint:
@@ -700,7 +694,7 @@ func JudgeAuth(f Facts) []check.Finding {
 	case f.PwAuth.Denied:
 		out = append(out, check.Skipf(CodePwAuthUnread, "cloud-init's ssh_pwauth not read: "+CloudConfigPath+" is readable by root only (mode 0600); the baseline applies as configured", nil))
 	case f.PwAuth.Err != nil:
-		out = append(out, check.Errorf(CodePwAuthUnread, "cannot read ssh_pwauth from "+CloudConfigPath+": "+oneLine(f.PwAuth.Err.Error()), nil,
+		out = append(out, check.Errorf(CodePwAuthUnread, "cannot read ssh_pwauth from "+CloudConfigPath+": "+problem.OneLine(f.PwAuth.Err.Error()), nil,
 			"Check the user-data with `cloud-init schema --system`"))
 	}
 	base, source := EffectiveBaseline(f.Baseline, f.PwAuth)
@@ -776,8 +770,6 @@ func showAll(f Facts, ps []string) []string {
 	}
 	return out
 }
-
-func oneLine(s string) string { return strings.ReplaceAll(s, "\n", " ") }
 
 // JudgeTemplateKeys: no host key is one that sealprep recorded as the
 // template's. The record outlives the keys, so this names a clone of a

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 	"github.com/guestcheck/guestcheck/internal/systemd"
 )
 
@@ -224,7 +225,7 @@ func JudgeJournalCycles(j JournalFacts) []check.Finding {
 			"this boot's journal not read for ordering cycles: journalctl is not installed", map[string]string{"error": j.Err.Error()})}
 	case j.Err != nil:
 		return []check.Finding{check.Errorf(CodeJournalUnreadable,
-			"cannot read this boot's journal for ordering cycles: "+oneLine(j.Err.Error()),
+			"cannot read this boot's journal for ordering cycles: "+problem.OneLine(j.Err.Error()),
 			map[string]string{"error": j.Err.Error(), "query": journalCmd, "read_in": j.Took.Round(time.Millisecond).String()},
 			"Check that `journalctl -b _PID=1` answers (journald running, the journal not corrupt: `journalctl --verify`); raise checks.systemd.timeout if it is only slow")}
 	case !j.Visible:
@@ -261,5 +262,3 @@ func JudgeJournalCycles(j JournalFacts) []check.Finding {
 	}
 	return out
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -193,7 +193,7 @@ func (d *Daemon) readConf(r *fs.Root, p string, fl ntpconf.Flavor) []ntpconf.Dir
 	ds, probs := ntpconf.Parse(b, fl)
 	src, sprobs := ntpconf.Sources(ds)
 	for _, pr := range append(probs, sprobs...) {
-		d.Problems = append(d.Problems, problem(r.Display(p), pr))
+		d.Problems = append(d.Problems, pr.In(r.Display(p)).String())
 	}
 	for _, s := range src {
 		d.Servers = append(d.Servers, Server{Kind: s.Kind, Host: s.Host, At: r.Display(p) + ":" + strconv.Itoa(s.Line)})
@@ -349,8 +349,4 @@ func readTimesyncd(r *fs.Root, live bool) Daemon {
 		d.Fallback = !fallbackSet
 	}
 	return d
-}
-
-func problem(file string, p ntpconf.Problem) string {
-	return file + ":" + strconv.Itoa(p.Line) + ": " + p.Msg
 }

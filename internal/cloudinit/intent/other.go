@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/check"
-	"github.com/guestcheck/guestcheck/internal/disk"
 	cc "github.com/guestcheck/guestcheck/internal/guestfile/cloudconfig"
+	"github.com/guestcheck/guestcheck/internal/guestfile/fstab"
 )
 
 // ntpClient is where cc_ntp writes each client's configuration on
@@ -132,7 +132,7 @@ func (j *judge) mounts(v any) {
 		j.add(check.Error, CodeUnreadable, "mounts", "mounts not judged: /etc/fstab: "+f.FstabErr.Error(), "", "", "Make /etc/fstab readable")
 		return
 	}
-	entries, _ := disk.ParseFstab(f.Fstab)
+	entries, _ := fstab.Parse(f.Fstab)
 	for i, e := range l {
 		kp := cc.Index("mounts", i)
 		m, _ := e.([]any)
@@ -145,7 +145,7 @@ func (j *judge) mounts(v any) {
 			mp = m[1]
 		}
 		remove := mp == nil || strings.EqualFold(cc.PyStr(mp), "none") && len(m) < 3
-		var hit *disk.FstabEntry
+		var hit *fstab.Entry
 		for k := range entries {
 			if entries[k].Spec == spec || (mp != nil && entries[k].MountPoint == cc.PyStr(mp) && !remove) {
 				hit = &entries[k]

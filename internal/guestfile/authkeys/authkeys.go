@@ -10,6 +10,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 // Key is one public key.
@@ -103,16 +105,11 @@ func cutOptions(s string) (string, string, bool) {
 	return s, "", !inq
 }
 
-// Problem is a line that is neither a key nor a comment.
-type Problem struct {
-	Line int
-	Msg  string
-}
-
-// Parse parses a whole file.
-func Parse(b []byte) ([]Key, []Problem) {
+// Parse parses a whole file. Its problems are the lines that are neither
+// a key nor a comment; they carry no file name, since Parse has only bytes.
+func Parse(b []byte) ([]Key, []problem.Problem) {
 	var out []Key
-	var probs []Problem
+	var probs []problem.Problem
 	for i, l := range strings.Split(string(b), "\n") {
 		k, err := ParseLine(l)
 		switch {
@@ -121,7 +118,7 @@ func Parse(b []byte) ([]Key, []Problem) {
 			out = append(out, k)
 		case errors.Is(err, ErrNotKey) && (strings.TrimSpace(l) == "" || strings.HasPrefix(strings.TrimSpace(l), "#")):
 		default:
-			probs = append(probs, Problem{i + 1, err.Error()})
+			probs = append(probs, problem.Problem{Line: i + 1, Msg: err.Error()})
 		}
 	}
 	return out, probs

@@ -71,26 +71,48 @@ func uniqMergeSorted(vals ...any) []string {
 // distribution's default user. Problems are the TypeErrors and warnings
 // cloud-init would log; a user it would skip is left out.
 func NormalizeUsers(cfg map[string]any) ([]User, []string) {
-	var probs []string
-	var oldUser map[string]any
-	if v, ok := cfg["user"]; ok && Truthy(v) {
-		switch x := v.(type) {
-		case string:
-			oldUser = map[string]any{"name": x}
-		case map[string]any:
-			oldUser = x
-		default:
-			probs = append(probs, fmt.Sprintf("user: must be a string or a mapping, not %s", TypeName(v)))
-		}
-	}
+	oldUser, probs := deprecatedUser(cfg)
 	defCfg := MergeMany(oldUser, DefaultUser(cfg))
+	entries, paths, eprobs := userEntries(cfg)
+	probs = append(probs, eprobs...)
+	if oldUser != nil {
+		entries = append(entries, map[string]any{"name": "default"})
+		paths = append(paths, "user")
+	}
+	s := &userSet{users: map[string]map[string]any{}, from: map[string]string{}}
+	probs = append(probs, s.add(entries, paths)...)
+	s.normalizeKeys()
+	defName, dprobs := s.expandDefault(defCfg)
+	probs = append(probs, dprobs...)
+	out := make([]User, 0, len(s.order))
+	for _, n := range s.order {
+		out = append(out, User{Name: n, Config: s.users[n], Default: defName != "" && n == defName, Path: s.from[n]})
+	}
+	return out, probs
+}
 
+// deprecatedUser reads the old user key: a name, or a user's mapping.
+func deprecatedUser(cfg map[string]any) (map[string]any, []string) {
+	v, ok := cfg["user"]
+	if !ok || !Truthy(v) {
+		return nil, nil
+	}
+	switch x := v.(type) {
+	case string:
+		return map[string]any{"name": x}, nil
+	case map[string]any:
+		return x, nil
+	}
+	return nil, []string{fmt.Sprintf("user: must be a string or a mapping, not %s", TypeName(v))}
+}
+
+// userEntries lists the users key's entries (names, lists of names or
+// mappings) with their key paths, from its list, dict or string form.
+func userEntries(cfg map[string]any) (entries []any, paths []string, probs []string) {
 	base, hasUsers := cfg["users"]
 	if !hasUsers {
 		base = []any{}
 	}
-	var entries []any
-	var paths []string
 	switch x := base.(type) {
 	case []any:
 		entries = append(entries, x...)
@@ -128,27 +150,36 @@ func NormalizeUsers(cfg map[string]any) ([]User, []string) {
 	default:
 		probs = append(probs, fmt.Sprintf("users: must be a list, not %s", TypeName(base)))
 	}
-	if oldUser != nil {
-		entries = append(entries, map[string]any{"name": "default"})
-		paths = append(paths, "user")
-	}
+	return entries, paths, probs
+}
 
-	var order []string
-	users := map[string]map[string]any{}
-	from := map[string]string{}
-	put := func(n string, c map[string]any, p string) {
-		if _, ok := users[n]; !ok {
-			order = append(order, n)
-			from[n] = p
-		}
-		users[n] = c
+// userSet is the users normalize_users_groups builds, in first-seen
+// order, with the key path each came from.
+type userSet struct {
+	order []string
+	users map[string]map[string]any
+	from  map[string]string
+}
+
+// put sets n's configuration; a new user keeps its place and path.
+func (s *userSet) put(n string, c map[string]any, p string) {
+	if _, ok := s.users[n]; !ok {
+		s.order = append(s.order, n)
+		s.from[n] = p
 	}
+	s.users[n] = c
+}
+
+// add merges the entries: a name adds a user once, a mapping merges into
+// the user it names ("default" when it names none).
+func (s *userSet) add(entries []any, paths []string) []string {
+	var probs []string
 	for i, e := range entries {
 		switch x := e.(type) {
 		case string, []any:
 			for _, u := range uniqMerge(x) {
-				if _, ok := users[u]; !ok {
-					put(u, map[string]any{}, paths[i])
+				if _, ok := s.users[u]; !ok {
+					s.put(u, map[string]any{}, paths[i])
 				}
 			}
 		case map[string]any:
@@ -158,51 +189,57 @@ func NormalizeUsers(cfg map[string]any) ([]User, []string) {
 				n = PyStr(v)
 				delete(c, "name")
 			}
-			prev := users[n]
-			put(n, MergeMany(prev, c), paths[i])
+			s.put(n, MergeMany(s.users[n], c), paths[i])
 		default:
 			probs = append(probs, fmt.Sprintf("%s: a user must be a mapping or a string, not %s", paths[i], TypeName(e)))
 		}
 	}
-	for _, n := range order {
+	return probs
+}
+
+// normalizeKeys turns "-" into "_" in every user's keys and drops blank
+// ones, as _normalize_users does.
+func (s *userSet) normalizeKeys() {
+	for _, n := range s.order {
 		c := map[string]any{}
-		for k, v := range users[n] {
+		for k, v := range s.users[n] {
 			k = strings.TrimSpace(strings.ReplaceAll(k, "-", "_"))
 			if k != "" {
 				c[k] = v
 			}
 		}
-		users[n] = c
+		s.users[n] = c
 	}
+}
 
-	defName := ""
-	if dc, ok := users["default"]; ok {
-		dpath := from["default"]
-		order = remove(order, "default")
-		delete(users, "default")
-		if len(defCfg) > 0 {
-			du := MergeMany(defCfg)
-			defName = PyStr(du["name"])
-			delete(du, "name")
-			defGroups := du["groups"]
-			delete(du, "groups")
-			parsed := users[defName]
-			if parsed == nil {
-				parsed = map[string]any{}
-			}
-			order = remove(order, defName)
-			delete(users, defName)
-			parsed["groups"] = strings.Join(uniqMergeSorted(parsed["groups"], defGroups), ",")
-			put(defName, MergeMany(du, dc, parsed), dpath)
-		} else {
-			probs = append(probs, dpath+": \"default\" names no user: the system configuration has no system_info.default_user")
-		}
+// expandDefault replaces the "default" user by the distribution's default
+// user (defCfg), merged under what the entries said of either, and
+// returns its name ("" when there is none).
+func (s *userSet) expandDefault(defCfg map[string]any) (string, []string) {
+	dc, ok := s.users["default"]
+	if !ok {
+		return "", nil
 	}
-	out := make([]User, 0, len(order))
-	for _, n := range order {
-		out = append(out, User{Name: n, Config: users[n], Default: defName != "" && n == defName, Path: from[n]})
+	dpath := s.from["default"]
+	s.order = remove(s.order, "default")
+	delete(s.users, "default")
+	if len(defCfg) == 0 {
+		return "", []string{dpath + ": \"default\" names no user: the system configuration has no system_info.default_user"}
 	}
-	return out, probs
+	du := MergeMany(defCfg)
+	defName := PyStr(du["name"])
+	delete(du, "name")
+	defGroups := du["groups"]
+	delete(du, "groups")
+	parsed := s.users[defName]
+	if parsed == nil {
+		parsed = map[string]any{}
+	}
+	s.order = remove(s.order, defName)
+	delete(s.users, defName)
+	parsed["groups"] = strings.Join(uniqMergeSorted(parsed["groups"], defGroups), ",")
+	s.put(defName, MergeMany(du, dc, parsed), dpath)
+	return defName, nil
 }
 
 func remove(list []string, s string) []string {

@@ -21,6 +21,8 @@ import (
 	"sync"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 // Doc is one parsed document. Value holds map[string]any, []any, string,
@@ -41,19 +43,10 @@ func (d *Doc) Line(p string) int {
 	return d.lines[p]
 }
 
-// Error is a document that cloud-init could not load, with its line.
-type Error struct {
-	File string
-	Line int
-	Msg  string
-}
-
-func (e *Error) Error() string {
-	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
-	}
-	return e.File + ": " + e.Msg
-}
+// Error is a document that cloud-init could not load, with its line: the
+// shared problem.Problem, returned as a pointer so that errors.As with a
+// *cloudconfig.Error finds it, as callers have always done.
+type Error = problem.Problem
 
 // maxNodes bounds alias expansion ("billion laughs").
 const maxNodes = 200000

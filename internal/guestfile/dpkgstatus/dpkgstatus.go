@@ -5,9 +5,10 @@
 package dpkgstatus
 
 import (
-	"fmt"
 	"path"
 	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 // Path is the status database.
@@ -44,13 +45,12 @@ func (p Package) Upstream() string {
 // Status is the Status field as written.
 func (p Package) Status() string { return strings.TrimSpace(p.Want + " " + p.Flag + " " + p.State) }
 
-// Problem is a malformed line.
-type Problem struct {
-	Line int
-	Msg  string
-}
+// Problem is a malformed line of Path. It is the shared problem.Problem;
+// the name stays so that callers' declarations read as before.
+type Problem = problem.Problem
 
-func (p Problem) Error() string { return fmt.Sprintf("%s:%d: %s", Path, p.Line, p.Msg) }
+// at is a problem at line ln of Path.
+func at(ln int, msg string) Problem { return Problem{File: Path, Line: ln, Msg: msg} }
 
 // Parse reads the whole database.
 func Parse(b []byte) ([]Package, []Problem) {
@@ -61,7 +61,7 @@ func Parse(b []byte) ([]Package, []Problem) {
 	flush := func() {
 		if cur != nil {
 			if cur.Name == "" {
-				probs = append(probs, Problem{cur.Line, "stanza without a Package field"})
+				probs = append(probs, at(cur.Line, "stanza without a Package field"))
 			} else {
 				out = append(out, *cur)
 			}
@@ -84,13 +84,13 @@ func Parse(b []byte) ([]Package, []Problem) {
 		}
 		if raw[0] == ' ' || raw[0] == '\t' {
 			if key == "" {
-				probs = append(probs, Problem{ln, "continuation line without a field"})
+				probs = append(probs, at(ln, "continuation line without a field"))
 			}
 			continue // continuation of a multi-line field (Description, Conffiles)
 		}
 		k, v, ok := strings.Cut(raw, ":")
 		if !ok {
-			probs = append(probs, Problem{ln, "line is not \"Field: value\""})
+			probs = append(probs, at(ln, "line is not \"Field: value\""))
 			continue
 		}
 		if cur == nil {
@@ -107,7 +107,7 @@ func Parse(b []byte) ([]Package, []Problem) {
 		case "status":
 			f := strings.Fields(v)
 			if len(f) != 3 {
-				probs = append(probs, Problem{ln, "Status has not three words"})
+				probs = append(probs, at(ln, "Status has not three words"))
 				continue
 			}
 			cur.Want, cur.Flag, cur.State = f[0], f[1], f[2]

@@ -18,7 +18,7 @@ func parseBefore(b []byte) ([]Package, []Problem) {
 	flush := func() {
 		if cur != nil {
 			if cur.Name == "" {
-				probs = append(probs, Problem{cur.Line, "stanza without a Package field"})
+				probs = append(probs, at(cur.Line, "stanza without a Package field"))
 			} else {
 				out = append(out, *cur)
 			}
@@ -34,13 +34,13 @@ func parseBefore(b []byte) ([]Package, []Problem) {
 		}
 		if raw[0] == ' ' || raw[0] == '\t' {
 			if key == "" {
-				probs = append(probs, Problem{ln, "continuation line without a field"})
+				probs = append(probs, at(ln, "continuation line without a field"))
 			}
 			continue // continuation of a multi-line field (Description, Conffiles)
 		}
 		k, v, ok := strings.Cut(raw, ":")
 		if !ok {
-			probs = append(probs, Problem{ln, "line is not \"Field: value\""})
+			probs = append(probs, at(ln, "line is not \"Field: value\""))
 			continue
 		}
 		if cur == nil {
@@ -57,7 +57,7 @@ func parseBefore(b []byte) ([]Package, []Problem) {
 		case "status":
 			f := strings.Fields(v)
 			if len(f) != 3 {
-				probs = append(probs, Problem{ln, "Status has not three words"})
+				probs = append(probs, at(ln, "Status has not three words"))
 				continue
 			}
 			cur.Want, cur.Flag, cur.State = f[0], f[1], f[2]

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/guestfile/netval"
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 // Option is one option line of a stanza.
@@ -45,10 +46,10 @@ type File struct {
 
 // Parse parses one interfaces(5) file. Unknown stanzas and option lines
 // before any stanza are problems.
-func Parse(name string, b []byte) (File, []netval.Problem) {
+func Parse(name string, b []byte) (File, []problem.Problem) {
 	f := File{Name: name}
-	var probs []netval.Problem
-	bad := func(n int, msg string) { probs = append(probs, netval.Problem{File: name, Line: n, Msg: msg}) }
+	var probs []problem.Problem
+	bad := func(n int, msg string) { probs = append(probs, problem.Problem{File: name, Line: n, Msg: msg}) }
 	ls := strings.Split(string(b), "\n")
 	if len(ls) > 0 && ls[len(ls)-1] == "" {
 		ls = ls[:len(ls)-1]

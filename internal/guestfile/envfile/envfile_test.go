@@ -127,11 +127,44 @@ func TestDialects(t *testing.T) {
 	}
 }
 
+// TestAssignments checks where each assignment is written, which is what
+// sealprep cuts when it removes one.
+func TestAssignments(t *testing.T) {
+	in := "A=1 B='x y'; export C=\"2\n3\" # c\nD=4 true\nexport E F=5\n"
+	as, probs := Assignments("f", []byte(in))
+	if len(probs) != 1 || probs[0].Line != 3 {
+		t.Errorf("problems = %v", probs)
+	}
+	type got struct{ name, word, cmd string }
+	var gs []got
+	for _, a := range as {
+		gs = append(gs, got{a.Name, in[a.Start:a.End], in[a.CmdStart:a.CmdEnd]})
+	}
+	want := []got{
+		{"A", "A=1", "A=1 B='x y';"},
+		{"B", "B='x y'", "A=1 B='x y';"},
+		{"C", "C=\"2\n3\"", "export C=\"2\n3\" "},
+		{"F", "F=5", "export E F=5"},
+	}
+	if len(gs) != len(want) {
+		t.Fatalf("assignments %q, want %q", gs, want)
+	}
+	for i := range want {
+		if gs[i] != want[i] {
+			t.Errorf("assignment %d = %q, want %q", i, gs[i], want[i])
+		}
+	}
+	if as[2].Line != 1 || as[3].Line != 4 {
+		t.Errorf("lines: %+v", as)
+	}
+}
+
 func FuzzParse(f *testing.F) {
 	f.Add([]byte("DEVICE=eth0\nHWADDR=\"52:54:00:12:34:56\"\nNAME='x'\n"), true)
 	f.Add([]byte("X=\"a\\\"\nY='\n"), false)
 	f.Add([]byte("A=\"x\" # c\nexport B='y'\nC=a\\\nb\n"), true)
 	f.Add([]byte("# c \\\n;x\nA = b\\\n c \n"), false)
+	f.Add([]byte("A=1 B=2 C=3; export D=4 E\n"), true)
 	f.Fuzz(func(t *testing.T, b []byte, shell bool) {
 		d := Systemd
 		if shell {
@@ -148,6 +181,21 @@ func FuzzParse(f *testing.F) {
 			if !ValidName(k) || v.Line < 1 || v.Line > n {
 				t.Fatalf("bad variable %q %+v", k, v)
 			}
+		}
+		if !shell {
+			return
+		}
+		as, _ := Assignments("f", b)
+		var prev Assignment
+		for _, a := range as {
+			sameCmd := a.CmdStart == prev.CmdStart && prev.End > 0
+			if a.Start < prev.End || !sameCmd && a.CmdStart < prev.CmdEnd || a.CmdStart > a.Start || a.Start >= a.End || a.End > a.CmdEnd || a.CmdEnd > len(b) {
+				t.Fatalf("assignment %+v out of order or outside the input (after %+v)", a, prev)
+			}
+			if vars[a.Name].Line < a.Line {
+				t.Fatalf("assignment %+v comes after the winning one %+v", a, vars[a.Name])
+			}
+			prev = a
 		}
 	})
 }

@@ -9,11 +9,12 @@ import (
 // commands) at a time, so that a syntax error anywhere on a line keeps all
 // of it from running and stops the file there.
 func (p *parser) shell() {
-	var pending []assignment // the current line's, set when it ends
+	var pending []Assignment // the current line's, set when it ends
 	commit := func() {
 		for _, a := range pending {
-			p.vars[a.name] = Var{Value: a.val, Line: a.line}
+			p.vars[a.Name] = Var{Value: a.Value, Line: a.Line}
 		}
+		p.all = append(p.all, pending...)
 		pending = nil
 	}
 	for {
@@ -54,18 +55,13 @@ func (p *parser) shell() {
 	}
 }
 
-type assignment struct {
-	name, val string
-	line      int
-}
-
 // command reads one simple command, "[export] NAME=word...", up to a
 // newline, ';' or comment, and adds its assignments to pending. A command
 // word makes the assignments before it apply to that command only, so
 // they are dropped. It returns false on a syntax error.
-func (p *parser) command(pending *[]assignment) bool {
+func (p *parser) command(pending *[]Assignment) bool {
 	start, from := p.line, p.i
-	var got []assignment
+	var got []Assignment
 	export, cmd := false, false
 	for n := 0; ; n++ {
 		p.skipBlanks()
@@ -80,7 +76,7 @@ func (p *parser) command(pending *[]assignment) bool {
 			p.skipComment()
 			return true
 		}
-		line := p.line
+		line, wordStart := p.line, p.i
 		name, isAsg := "", false
 		if !cmd && !export {
 			name, isAsg = p.assignmentName()
@@ -90,16 +86,19 @@ func (p *parser) command(pending *[]assignment) bool {
 			p.bad(line, "unterminated quote, and sh stops reading the file here")
 			return false
 		}
+		asg := Assignment{Line: line, Start: wordStart, End: p.i, CmdStart: from}
 		switch {
 		case isAsg:
-			got = append(got, assignment{name, w, line})
+			asg.Name, asg.Value = name, w
+			got = append(got, asg)
 		case n == 0 && w == "export":
 			export = true
 		case export:
 			// export's arguments are words after quote removal: NAME=value
 			// sets, NAME alone sets nothing.
 			if k, v, ok := strings.Cut(w, "="); ok && ValidName(k) {
-				got = append(got, assignment{k, v, line})
+				asg.Name, asg.Value = k, v
+				got = append(got, asg)
 			} else if !ValidName(w) {
 				p.bad(line, "export: %q is not a valid variable name", clip(w))
 			}
@@ -111,6 +110,9 @@ func (p *parser) command(pending *[]assignment) bool {
 		t, _, _ := strings.Cut(p.s[from:p.i], "\n")
 		p.bad(start, "expected KEY=value, got %q (sourcing the file runs it as a command)", clip(strings.TrimSpace(t)))
 		return true
+	}
+	for i := range got {
+		got[i].CmdEnd = p.i
 	}
 	*pending = append(*pending, got...)
 	return true

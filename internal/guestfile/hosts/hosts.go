@@ -6,9 +6,10 @@ package hosts
 
 import (
 	"bytes"
-	"fmt"
 	"net/netip"
 	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 // Entry is one usable line of /etc/hosts.
@@ -21,19 +22,16 @@ type Entry struct {
 	Names []string
 }
 
-// LineError is one /etc/hosts line that resolvers skip.
+// LineError is one /etc/hosts line that resolvers skip: the shared
+// problem (its Line, 1-based, and Msg, e.g. `invalid address
+// "127.0.1.l"`; no file name, so it reads "line N: why") and the line's
+// words.
 type LineError struct {
-	// Line is the 1-based line number.
-	Line int
+	problem.Problem
 	// Fields are the line's words without the comment, so that callers
 	// can tell whether a broken line was meant for a given name.
 	Fields []string
-	// Reason says what is wrong, e.g. `invalid address "127.0.1.l"`.
-	Reason string
 }
-
-// Error reads "line N: reason".
-func (e LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Reason) }
 
 // Error collects the lines of /etc/hosts that were skipped. Parsing
 // goes on past them, as glibc and Go's resolver do.
@@ -68,9 +66,9 @@ func Parse(b []byte) ([]Entry, error) {
 		addr, err := netip.ParseAddr(f[0])
 		switch {
 		case err != nil:
-			problems = append(problems, LineError{Line: i + 1, Fields: f, Reason: fmt.Sprintf("invalid address %q", f[0])})
+			problems = append(problems, LineError{problem.At("", i+1, "invalid address %q", f[0]), f})
 		case len(f) == 1:
-			problems = append(problems, LineError{Line: i + 1, Fields: f, Reason: fmt.Sprintf("address %s has no names", f[0])})
+			problems = append(problems, LineError{problem.At("", i+1, "address %s has no names", f[0]), f})
 		default:
 			entries = append(entries, Entry{Line: i + 1, Addr: addr, Names: f[1:]})
 		}

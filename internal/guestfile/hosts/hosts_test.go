@@ -37,9 +37,9 @@ fe80::1%eth0 linklocal
 		t.Fatalf("error = %v, want *Error", err)
 	}
 	if len(he.Problems) != 2 ||
-		he.Problems[0].Line != 7 || !strings.Contains(he.Problems[0].Reason, `invalid address "127.0.1.l"`) ||
+		he.Problems[0].Line != 7 || !strings.Contains(he.Problems[0].Msg, `invalid address "127.0.1.l"`) ||
 		!reflect.DeepEqual(he.Problems[0].Fields, []string{"127.0.1.l", "typo"}) ||
-		he.Problems[1].Line != 8 || !strings.Contains(he.Problems[1].Reason, "has no names") {
+		he.Problems[1].Line != 8 || !strings.Contains(he.Problems[1].Msg, "has no names") {
 		t.Errorf("problems = %+v", he.Problems)
 	}
 	if got := err.Error(); got != `line 7: invalid address "127.0.1.l"; line 8: address 192.0.2.10 has no names` {

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/guestfile/netval"
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 // Var is one variable of the file and the line that set it.
@@ -51,124 +52,161 @@ type Iface struct {
 // Parse reads the variables of the file at file. ok is false for files
 // that configure no interface of their own: loopback and aliases
 // (ifcfg-eth0:1).
-func Parse(file string, vars map[string]Var) (Iface, []netval.Problem, bool) {
-	var probs []netval.Problem
-	bad := func(v Var, msg string) { probs = append(probs, netval.Problem{File: file, Line: v.Line, Msg: msg}) }
-	val := func(k string) (Var, bool) { v, ok := vars[k]; return v, ok && v.Value != "" }
-	at := func(v Var) string { return fmt.Sprintf("%s:%d", file, v.Line) }
+func Parse(file string, vars map[string]Var) (Iface, []problem.Problem, bool) {
 	name := strings.TrimPrefix(path.Base(file), "ifcfg-")
 	if strings.Contains(name, ":") || name == "lo" {
 		return Iface{}, nil, false
 	}
-	d := Iface{File: file, Name: name, At: at(Var{Line: 1}), Type: "ethernet"}
-	if v, ok := val("DEVICE"); ok {
-		d.Name, d.At = v.Value, at(v)
-	}
-	if v, ok := val("HWADDR"); ok {
-		if m, err := net.ParseMAC(v.Value); err == nil {
-			d.MAC = &netval.MAC{MAC: m, At: at(v)}
-		} else {
-			bad(v, "HWADDR "+netval.Quote(v.Value)+" is not a MAC address")
-		}
-	}
-	if v, ok := val("TYPE"); ok {
-		d.Type = strings.ToLower(v.Value)
-	}
-	if yes(vars["VLAN"].Value) {
-		d.Type = "vlan"
-	}
-	if d.Type == "vlan" {
-		if v, ok := val("PHYSDEV"); ok {
-			d.PhysDev = v.Value
-		}
-		if v, ok := val("VLAN_ID"); ok {
-			if n, err := strconv.Atoi(v.Value); err == nil && n >= 0 && n <= 4094 {
-				d.VLANID, d.VLANAt = n, at(v)
-			} else {
-				bad(v, "VLAN_ID "+netval.Quote(v.Value)+" is not a VLAN ID (0-4094)")
-			}
-		} else if base, id, ok := strings.Cut(d.Name, "."); ok {
-			if n, err := strconv.Atoi(id); err == nil && n >= 0 && n <= 4094 {
-				d.VLANID, d.VLANAt = n, d.At
-				if d.PhysDev == "" {
-					d.PhysDev = base
-				}
-			}
-		}
-	}
+	r := &reader{file: file, vars: vars}
+	d := Iface{File: file, Name: name, At: r.at(Var{Line: 1}), Type: "ethernet"}
+	r.device(&d)
+	r.vlan(&d)
 	for _, k := range []string{"MASTER", "BRIDGE"} {
-		if v, ok := val(k); ok {
+		if v, ok := r.val(k); ok {
 			d.Master = v.Value
 		}
 	}
-	if v, ok := val("BOOTPROTO"); ok && strings.EqualFold(v.Value, "dhcp") {
+	if v, ok := r.val("BOOTPROTO"); ok && strings.EqualFold(v.Value, "dhcp") {
 		d.DHCP4 = true
 	}
 	d.DHCP6 = yes(vars["DHCPV6C"].Value)
+	r.addresses(&d)
+	r.resolvers(&d)
+	if v, ok := r.val("MTU"); ok {
+		if n, err := strconv.Atoi(v.Value); err == nil && n >= 68 && n <= 65535 {
+			d.MTU, d.MTUAt = n, r.at(v)
+		} else {
+			r.bad(v, "MTU "+netval.Quote(v.Value)+" is not an MTU")
+		}
+	}
+	return d, r.probs, true
+}
+
+// reader holds one file's variables and the problems found in them.
+type reader struct {
+	file  string
+	vars  map[string]Var
+	probs []problem.Problem
+}
+
+func (r *reader) bad(v Var, msg string) {
+	r.probs = append(r.probs, problem.Problem{File: r.file, Line: v.Line, Msg: msg})
+}
+
+// val returns k when it is set and not empty.
+func (r *reader) val(k string) (Var, bool) { v, ok := r.vars[k]; return v, ok && v.Value != "" }
+
+// at is "file:line" of v.
+func (r *reader) at(v Var) string { return fmt.Sprintf("%s:%d", r.file, v.Line) }
+
+// device reads the name, the MAC binding and the type.
+func (r *reader) device(d *Iface) {
+	if v, ok := r.val("DEVICE"); ok {
+		d.Name, d.At = v.Value, r.at(v)
+	}
+	if v, ok := r.val("HWADDR"); ok {
+		if m, err := net.ParseMAC(v.Value); err == nil {
+			d.MAC = &netval.MAC{MAC: m, At: r.at(v)}
+		} else {
+			r.bad(v, "HWADDR "+netval.Quote(v.Value)+" is not a MAC address")
+		}
+	}
+	if v, ok := r.val("TYPE"); ok {
+		d.Type = strings.ToLower(v.Value)
+	}
+	if yes(r.vars["VLAN"].Value) {
+		d.Type = "vlan"
+	}
+}
+
+// vlan reads a VLAN's parent and ID, from PHYSDEV= and VLAN_ID= or else
+// from a "parent.ID" name.
+func (r *reader) vlan(d *Iface) {
+	if d.Type != "vlan" {
+		return
+	}
+	if v, ok := r.val("PHYSDEV"); ok {
+		d.PhysDev = v.Value
+	}
+	if v, ok := r.val("VLAN_ID"); ok {
+		if n, err := strconv.Atoi(v.Value); err == nil && n >= 0 && n <= 4094 {
+			d.VLANID, d.VLANAt = n, r.at(v)
+		} else {
+			r.bad(v, "VLAN_ID "+netval.Quote(v.Value)+" is not a VLAN ID (0-4094)")
+		}
+	} else if base, id, ok := strings.Cut(d.Name, "."); ok {
+		if n, err := strconv.Atoi(id); err == nil && n >= 0 && n <= 4094 {
+			d.VLANID, d.VLANAt = n, d.At
+			if d.PhysDev == "" {
+				d.PhysDev = base
+			}
+		}
+	}
+}
+
+// addresses reads IPADDR, IPADDR0 to IPADDR9 (each with its PREFIX or
+// NETMASK) and IPV6ADDR.
+func (r *reader) addresses(d *Iface) {
 	for i := -1; i < 10; i++ {
 		suffix := ""
 		if i >= 0 {
 			suffix = strconv.Itoa(i)
 		}
-		a, ok := val("IPADDR" + suffix)
+		a, ok := r.val("IPADDR" + suffix)
 		if !ok {
 			continue
 		}
 		bits := -1
-		if v, ok := val("PREFIX" + suffix); ok {
+		if v, ok := r.val("PREFIX" + suffix); ok {
 			if n, err := strconv.Atoi(v.Value); err == nil && n >= 0 && n <= 32 {
 				bits = n
 			}
-		} else if v, ok := val("NETMASK" + suffix); ok {
+		} else if v, ok := r.val("NETMASK" + suffix); ok {
 			bits = netmaskBits(v.Value)
 		}
 		ip, err := netip.ParseAddr(a.Value)
 		if err != nil || !ip.Is4() || bits < 0 {
-			bad(a, "IPADDR"+suffix+" "+netval.Quote(a.Value)+" has no valid address and PREFIX or NETMASK")
+			r.bad(a, "IPADDR"+suffix+" "+netval.Quote(a.Value)+" has no valid address and PREFIX or NETMASK")
 			continue
 		}
-		d.Addresses = append(d.Addresses, netval.Prefix{Prefix: netip.PrefixFrom(ip, bits), At: at(a)})
+		d.Addresses = append(d.Addresses, netval.Prefix{Prefix: netip.PrefixFrom(ip, bits), At: r.at(a)})
 	}
-	if v, ok := val("IPV6ADDR"); ok {
+	if v, ok := r.val("IPV6ADDR"); ok {
 		if p, err := netip.ParsePrefix(v.Value); err == nil {
-			d.Addresses = append(d.Addresses, netval.Prefix{Prefix: p, At: at(v)})
+			d.Addresses = append(d.Addresses, netval.Prefix{Prefix: p, At: r.at(v)})
 		} else {
-			bad(v, "IPV6ADDR "+netval.Quote(v.Value)+" is not an address with a prefix length")
+			r.bad(v, "IPV6ADDR "+netval.Quote(v.Value)+" is not an address with a prefix length")
 		}
 	}
+}
+
+// resolvers reads the gateways, DNS1 to DNS3 and DOMAIN.
+func (r *reader) resolvers(d *Iface) {
 	for _, k := range []string{"GATEWAY", "IPV6_DEFAULTGW"} {
-		if v, ok := val(k); ok {
+		if v, ok := r.val(k); ok {
 			g, _, _ := strings.Cut(v.Value, "%")
 			if a, err := netip.ParseAddr(g); err == nil {
-				d.Gateways = append(d.Gateways, netval.Addr{Addr: a, At: at(v)})
+				d.Gateways = append(d.Gateways, netval.Addr{Addr: a, At: r.at(v)})
 			} else {
-				bad(v, k+" "+netval.Quote(v.Value)+" is not an IP address")
+				r.bad(v, k+" "+netval.Quote(v.Value)+" is not an IP address")
 			}
 		}
 	}
 	for i := 1; i <= 3; i++ {
 		k := "DNS" + strconv.Itoa(i)
-		if v, ok := val(k); ok {
+		if v, ok := r.val(k); ok {
 			if a, err := netip.ParseAddr(v.Value); err == nil {
-				d.DNS = append(d.DNS, netval.Addr{Addr: a, At: at(v)})
+				d.DNS = append(d.DNS, netval.Addr{Addr: a, At: r.at(v)})
 			} else {
-				bad(v, k+" "+netval.Quote(v.Value)+" is not an IP address")
+				r.bad(v, k+" "+netval.Quote(v.Value)+" is not an IP address")
 			}
 		}
 	}
-	if v, ok := val("DOMAIN"); ok {
+	if v, ok := r.val("DOMAIN"); ok {
 		for _, w := range strings.Fields(v.Value) {
-			d.Domains = append(d.Domains, netval.String{Value: w, At: at(v)})
+			d.Domains = append(d.Domains, netval.String{Value: w, At: r.at(v)})
 		}
 	}
-	if v, ok := val("MTU"); ok {
-		if n, err := strconv.Atoi(v.Value); err == nil && n >= 68 && n <= 65535 {
-			d.MTU, d.MTUAt = n, at(v)
-		} else {
-			bad(v, "MTU "+netval.Quote(v.Value)+" is not an MTU")
-		}
-	}
-	return d, probs, true
 }
 
 // yes reads the scripts' booleans.

@@ -26,6 +26,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 // Dialect selects whose rules apply.
@@ -58,18 +60,9 @@ type File struct {
 	Entries []Entry
 }
 
-// Problem is a line the owning program rejects or ignores.
-type Problem struct {
-	File string
-	Line int // 1-based
-	Msg  string
-}
-
-// String renders the problem as "file:line: message".
-func (p Problem) String() string { return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg) }
-
-// Parse parses b, shown to the operator as name, in dialect d.
-func Parse(name string, b []byte, d Dialect) (File, []Problem) {
+// Parse parses b, shown to the operator as name, in dialect d. Its
+// problems are the lines the owning program rejects or ignores.
+func Parse(name string, b []byte, d Dialect) (File, []problem.Problem) {
 	p := parser{f: File{File: name}}
 	ls := splitLines(b)
 	if d == GLib {
@@ -110,13 +103,13 @@ func Parse(name string, b []byte, d Dialect) (File, []Problem) {
 
 type parser struct {
 	f           File
-	probs       []Problem
+	probs       []problem.Problem
 	section     string
 	sectionLine int
 }
 
 func (p *parser) bad(n int, msg string) {
-	p.probs = append(p.probs, Problem{File: p.f.File, Line: n, Msg: msg})
+	p.probs = append(p.probs, problem.Problem{File: p.f.File, Line: n, Msg: msg})
 }
 
 func (p *parser) add(n int, k, v string) {

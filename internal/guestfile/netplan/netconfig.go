@@ -9,6 +9,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/guestcheck/guestcheck/internal/guestfile/netval"
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 // Config is a cloud-init network-config: version 2 is netplan's format,
@@ -51,7 +52,7 @@ type V1Iface struct {
 
 // ParseNetworkConfig parses a cloud-init network-config (YAML or JSON,
 // version 1 or 2, with or without the top-level "network" key).
-func ParseNetworkConfig(name string, b []byte) (Config, []netval.Problem) {
+func ParseNetworkConfig(name string, b []byte) (Config, []problem.Problem) {
 	c := Config{V2: File{Name: name}}
 	p := &parser{file: name}
 	top := p.document(b)

@@ -20,6 +20,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/guestcheck/guestcheck/internal/guestfile/netval"
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 // Device kinds: the sections of "network" that define devices.
@@ -125,7 +126,7 @@ func IsGlob(s string) bool { return strings.ContainsAny(s, "*?[") }
 
 // Parse parses one netplan file. It must hold a "network" mapping, as
 // netplan requires.
-func Parse(name string, b []byte) (File, []netval.Problem) {
+func Parse(name string, b []byte) (File, []problem.Problem) {
 	f := File{Name: name}
 	p := &parser{file: name}
 	top := p.document(b)
@@ -182,6 +183,7 @@ func (p *parser) network(n *yaml.Node, f *File) {
 	}
 }
 
+// device reads one device definition.
 func (p *parser) device(n *yaml.Node, d *Device) {
 	what := d.Kind + " " + strconv.Quote(d.ID)
 	if s, v := p.str(n, "renderer", what); v != nil {
@@ -212,6 +214,15 @@ func (p *parser) device(n *yaml.Node, d *Device) {
 		d.DHCPAt = p.at(v6)
 	}
 	d.Optional, _ = p.boolean(n, "optional", what)
+	p.addresses(n, d, what)
+	p.routes(n, d, what)
+	p.nameservers(n, d, what)
+	d.MTU, d.MTUAt = p.integer(n, "mtu", what, 68, 65535)
+	p.links(n, d, what)
+}
+
+// addresses reads a device's static addresses, plain or with options.
+func (p *parser) addresses(n *yaml.Node, d *Device, what string) {
 	for _, a := range p.list(mapGet(n, "addresses"), what+" addresses") {
 		key := a
 		if a.Kind == yaml.MappingNode && len(a.Content) == 2 {
@@ -225,6 +236,10 @@ func (p *parser) device(n *yaml.Node, d *Device) {
 		}
 		d.Addresses = append(d.Addresses, netval.Prefix{Prefix: pr, At: p.at(a)})
 	}
+}
+
+// routes reads the deprecated gateway4 and gateway6 and the routes list.
+func (p *parser) routes(n *yaml.Node, d *Device, what string) {
 	for _, key := range []string{"gateway4", "gateway6"} {
 		if v := mapGet(n, key); v != nil {
 			if g, ok := p.addr(v, what+" "+key); ok {
@@ -253,6 +268,10 @@ func (p *parser) device(n *yaml.Node, d *Device) {
 		}
 		d.Routes = append(d.Routes, rt)
 	}
+}
+
+// nameservers reads the nameservers mapping: addresses and search domains.
+func (p *parser) nameservers(n *yaml.Node, d *Device, what string) {
 	if ns := mapGet(n, "nameservers"); ns != nil {
 		if ns.Kind != yaml.MappingNode {
 			p.bad(ns.Line, "%s: \"nameservers\" is not a mapping", what)
@@ -267,7 +286,11 @@ func (p *parser) device(n *yaml.Node, d *Device) {
 			}
 		}
 	}
-	d.MTU, d.MTUAt = p.integer(n, "mtu", what, 68, 65535)
+}
+
+// links reads what ties a device to others: a VLAN's id and link, a bond's
+// or bridge's interfaces.
+func (p *parser) links(n *yaml.Node, d *Device, what string) {
 	if d.Kind == VLANs {
 		if id, at := p.integer(n, "id", what, 0, 4094); at != "" {
 			d.VLANID, d.VLANAt = &id, at

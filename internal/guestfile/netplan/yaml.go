@@ -13,16 +13,17 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/guestcheck/guestcheck/internal/guestfile/netval"
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 // parser collects the problems of one file.
 type parser struct {
 	file  string
-	probs []netval.Problem
+	probs []problem.Problem
 }
 
 func (p *parser) bad(line int, format string, a ...any) {
-	p.probs = append(p.probs, netval.Problem{File: p.file, Line: line, Msg: fmt.Sprintf(format, a...)})
+	p.probs = append(p.probs, problem.Problem{File: p.file, Line: line, Msg: fmt.Sprintf(format, a...)})
 }
 
 func (p *parser) at(n *yaml.Node) string { return netval.Loc(p.file, n.Line) }

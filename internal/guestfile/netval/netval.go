@@ -12,22 +12,13 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
-// Problem is one defect of a file, located by file and line.
-type Problem struct {
-	File string
-	Line int // 1-based; 0 when it concerns the whole file
-	Msg  string
-}
-
-// String renders the problem as "file:line: message".
-func (p Problem) String() string {
-	if p.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg)
-	}
-	return p.File + ": " + p.Msg
-}
+// Problem is one defect of a file, located by file and line. It is the
+// shared problem.Problem; the name stays for the callers that declare it.
+type Problem = problem.Problem
 
 // MAC is a MAC address and its place.
 type MAC struct {

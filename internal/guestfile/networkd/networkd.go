@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/guestfile/netval"
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 // Entry is one assignment of a unit file.
@@ -76,11 +77,11 @@ type Word struct {
 
 type problems struct {
 	file string
-	list []netval.Problem
+	list []problem.Problem
 }
 
 func (p *problems) bad(line int, msg string) {
-	p.list = append(p.list, netval.Problem{File: p.file, Line: line, Msg: msg})
+	p.list = append(p.list, problem.Problem{File: p.file, Line: line, Msg: msg})
 }
 
 // Match is a [Match] section.
@@ -132,7 +133,7 @@ func (n Network) DHCPv6() bool {
 }
 
 // ParseNetwork reads a .network unit.
-func ParseNetwork(u Unit) (Network, []netval.Problem) {
+func ParseNetwork(u Unit) (Network, []problem.Problem) {
 	p := &problems{file: u.File}
 	n := Network{File: u.File, Match: parseMatch(u, p)}
 	if e, ok := u.last("Network", "DHCP"); ok {
@@ -278,7 +279,7 @@ type Link struct {
 }
 
 // ParseLink reads a .link unit.
-func ParseLink(u Unit) (Link, []netval.Problem) {
+func ParseLink(u Unit) (Link, []problem.Problem) {
 	p := &problems{file: u.File}
 	l := Link{File: u.File, Match: parseMatch(u, p)}
 	if e, ok := u.last("Link", "Name"); ok {
@@ -299,7 +300,7 @@ type NetDev struct {
 }
 
 // ParseNetDev reads a .netdev unit.
-func ParseNetDev(u Unit) (NetDev, []netval.Problem) {
+func ParseNetDev(u Unit) (NetDev, []problem.Problem) {
 	p := &problems{file: u.File}
 	d := NetDev{File: u.File}
 	if e, ok := u.last("NetDev", "Name"); ok {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/guestcheck/guestcheck/internal/guestfile/netval"
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 // unit splits test input into entries: "[Section]" lines and key=value
@@ -146,7 +146,7 @@ func FuzzParseNetwork(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		u := unit("f", s)
 		n := strings.Count(s, "\n") + 1
-		check := func(probs []netval.Problem) {
+		check := func(probs []problem.Problem) {
 			for _, p := range probs {
 				if p.Line < 1 || p.Line > n || p.File != "f" || p.Msg == "" {
 					t.Fatalf("problem %q outside the %d-line input", p, n)

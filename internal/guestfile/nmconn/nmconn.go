@@ -19,6 +19,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/guestfile/networkd"
 
 	"github.com/guestcheck/guestcheck/internal/guestfile/netval"
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 // Entry is one key=value line of a keyfile, under its [group] (Section).
@@ -102,9 +103,9 @@ func (c Connection) MachineClientID() bool {
 }
 
 // Parse reads one profile.
-func Parse(k Keyfile) (Connection, []netval.Problem) {
-	var probs []netval.Problem
-	bad := func(line int, msg string) { probs = append(probs, netval.Problem{File: k.File, Line: line, Msg: msg}) }
+func Parse(k Keyfile) (Connection, []problem.Problem) {
+	var probs []problem.Problem
+	bad := func(line int, msg string) { probs = append(probs, problem.Problem{File: k.File, Line: line, Msg: msg}) }
 	c := Connection{File: k.File, ID: strings.TrimSuffix(path.Base(k.File), ".nmconnection"), IDAt: netval.Loc(k.File, 1)}
 	if e, ok := k.get("connection", "id"); ok {
 		c.ID, c.IDAt = e.Value, netval.Loc(k.File, e.Line)

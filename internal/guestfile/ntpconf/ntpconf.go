@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 // Flavor selects the comment rules.
@@ -29,20 +31,15 @@ type Directive struct {
 	Line    int
 }
 
-// Problem is a line that cannot be read.
-type Problem struct {
-	Line int
-	Msg  string
-}
-
-// Parse splits a file into directives.
-func Parse(b []byte, fl Flavor) ([]Directive, []Problem) {
+// Parse splits a file into directives. Its problems are the lines that
+// cannot be read; they carry no file name, which the caller adds with In.
+func Parse(b []byte, fl Flavor) ([]Directive, []problem.Problem) {
 	var out []Directive
-	var probs []Problem
+	var probs []problem.Problem
 	for i, l := range strings.Split(string(b), "\n") {
 		n := i + 1
 		if !utf8.ValidString(l) || strings.ContainsRune(l, 0) {
-			probs = append(probs, Problem{n, "line is not text"})
+			probs = append(probs, problem.Problem{Line: n, Msg: "line is not text"})
 			continue
 		}
 		t := strings.TrimSpace(l)
@@ -75,14 +72,14 @@ type Source struct {
 
 // Sources returns the directives that name time sources. A server, pool
 // or peer line without a host is a problem (chronyd and ntpd reject it).
-func Sources(ds []Directive) ([]Source, []Problem) {
+func Sources(ds []Directive) ([]Source, []problem.Problem) {
 	var out []Source
-	var probs []Problem
+	var probs []problem.Problem
 	for _, d := range ds {
 		switch d.Keyword {
 		case "server", "pool", "peer", "refclock":
 			if len(d.Args) == 0 {
-				probs = append(probs, Problem{d.Line, fmt.Sprintf("%s without a host", d.Keyword)})
+				probs = append(probs, problem.Problem{Line: d.Line, Msg: fmt.Sprintf("%s without a host", d.Keyword)})
 				continue
 			}
 			host := d.Args[0]

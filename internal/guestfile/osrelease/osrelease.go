@@ -6,6 +6,8 @@ package osrelease
 import (
 	"fmt"
 	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 // Paths are where os-release(5) says to look, in order: /etc/os-release,
@@ -15,16 +17,9 @@ var Paths = []string{"/etc/os-release", "/usr/lib/os-release"}
 // Release holds the assignments of one file.
 type Release map[string]string
 
-// Error is a line that is not a valid assignment.
-type Error struct {
-	Line   int
-	Reason string
-}
-
-func (e *Error) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Reason) }
-
 // Parse reads an os-release file. Bad lines are skipped, as systemd's
-// parser skips them, and the first one is returned as an *Error along with
+// parser skips them, and the first one is returned as a *problem.Problem
+// (with its line, without a file name) along with
 // everything that did parse, so a caller can judge with what is there and
 // still report the line.
 func Parse(b []byte) (Release, error) {
@@ -38,14 +33,14 @@ func Parse(b []byte) (Release, error) {
 		k, v, ok := strings.Cut(line, "=")
 		if !ok || !validKey(k) {
 			if first == nil {
-				first = &Error{i + 1, fmt.Sprintf("not a KEY=value assignment: %q", clip(line))}
+				first = &problem.Problem{Line: i + 1, Msg: fmt.Sprintf("not a KEY=value assignment: %q", clip(line))}
 			}
 			continue
 		}
 		val, err := unquote(v)
 		if err != nil {
 			if first == nil {
-				first = &Error{i + 1, err.Error()}
+				first = &problem.Problem{Line: i + 1, Msg: err.Error()}
 			}
 			continue
 		}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 func TestParse(t *testing.T) {
@@ -45,7 +47,7 @@ VERSION_ID='9.4'
 		{"just words", "", "", 1},
 	} {
 		r, err := Parse([]byte(tc.in))
-		var e *Error
+		var e *problem.Problem
 		switch {
 		case tc.line == 0 && err != nil:
 			t.Errorf("%q: %v", tc.in, err)
@@ -64,7 +66,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("X=\"a\\\"b\"\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := Parse(b)
-		var e *Error
+		var e *problem.Problem
 		if err != nil && (!errors.As(err, &e) || e.Line < 1 || e.Line > strings.Count(string(b), "\n")+1) {
 			t.Fatalf("error %v has no line within the input", err)
 		}

@@ -9,16 +9,13 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
-// Problem is one line that was skipped.
-type Problem struct {
-	File string
-	Line int
-	Msg  string
-}
-
-func (p Problem) Error() string { return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg) }
+// Problem is one line that was skipped. It is the shared problem.Problem;
+// the name stays so that callers' declarations read as before.
+type Problem = problem.Problem
 
 // User is one /etc/passwd entry.
 type User struct {
@@ -81,15 +78,15 @@ func fields(file string, b []byte, n int, each func(line int, f []string) string
 		}
 		f := strings.Split(raw, ":")
 		if len(f) != n {
-			probs = append(probs, Problem{file, ln, fmt.Sprintf("%d fields, want %d", len(f), n)})
+			probs = append(probs, problem.Problem{File: file, Line: ln, Msg: fmt.Sprintf("%d fields, want %d", len(f), n)})
 			continue
 		}
 		if f[0] == "" {
-			probs = append(probs, Problem{file, ln, "empty name"})
+			probs = append(probs, problem.Problem{File: file, Line: ln, Msg: "empty name"})
 			continue
 		}
 		if msg := each(ln, f); msg != "" {
-			probs = append(probs, Problem{file, ln, msg})
+			probs = append(probs, problem.Problem{File: file, Line: ln, Msg: msg})
 		}
 	}
 	return probs

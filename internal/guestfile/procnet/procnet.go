@@ -10,6 +10,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 // StateListen is TCP_LISTEN in the st column.
@@ -29,8 +31,13 @@ type Socket struct {
 func (s Socket) Listening() bool { return s.State == StateListen }
 
 // Parse reads /proc/net/tcp (v6 false) or /proc/net/tcp6 (v6 true). The
-// first line is the header. A malformed row is an error naming its line.
+// first line is the header. A malformed row is an error naming its line,
+// a *problem.Problem.
 func Parse(b []byte, v6 bool) ([]Socket, error) {
+	bad := func(line int, format string, a ...any) error {
+		p := problem.At("", line, format, a...)
+		return &p
+	}
 	var out []Socket
 	for i, l := range strings.Split(string(b), "\n") {
 		f := strings.Fields(l)
@@ -38,28 +45,28 @@ func Parse(b []byte, v6 bool) ([]Socket, error) {
 			continue
 		}
 		if len(f) < 10 {
-			return nil, fmt.Errorf("line %d: %d fields, want at least 10", i+1, len(f))
+			return nil, bad(i+1, "%d fields, want at least 10", len(f))
 		}
 		var s Socket
 		var err error
 		if s.Local, err = addrPort(f[1], v6); err != nil {
-			return nil, fmt.Errorf("line %d: local address: %w", i+1, err)
+			return nil, bad(i+1, "local address: %v", err)
 		}
 		if s.Remote, err = addrPort(f[2], v6); err != nil {
-			return nil, fmt.Errorf("line %d: remote address: %w", i+1, err)
+			return nil, bad(i+1, "remote address: %v", err)
 		}
 		st, err := strconv.ParseUint(f[3], 16, 8)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: state %q", i+1, f[3])
+			return nil, bad(i+1, "state %q", f[3])
 		}
 		s.State = uint8(st)
 		uid, err := strconv.ParseUint(f[7], 10, 32)
 		if err != nil {
-			return nil, fmt.Errorf("line %d: uid %q", i+1, f[7])
+			return nil, bad(i+1, "uid %q", f[7])
 		}
 		s.UID = uint32(uid)
 		if s.Inode, err = strconv.ParseUint(f[9], 10, 64); err != nil {
-			return nil, fmt.Errorf("line %d: inode %q", i+1, f[9])
+			return nil, bad(i+1, "inode %q", f[9])
 		}
 		out = append(out, s)
 	}

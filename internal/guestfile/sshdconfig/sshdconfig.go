@@ -16,6 +16,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 // Dir is where sshd resolves relative Include paths (SSHDIR).
@@ -41,22 +43,18 @@ type Line struct {
 func (l Line) Key() string { return strings.ToLower(l.Keyword) }
 
 // Problem is a line sshd rejects (it then refuses to start), or an Include
-// that cannot be followed.
+// that cannot be followed: the shared "file:line: message" plus the read
+// error, when there is one.
 type Problem struct {
-	File string
-	Line int
-	Msg  string
+	problem.Problem
 	// Err is the read error when the problem is a file that could not be
 	// read, so callers can tell "needs root" from a broken configuration.
 	Err error
 }
 
-// String renders the problem as "file:line: message".
-func (p Problem) String() string {
-	if p.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg)
-	}
-	return p.File + ": " + p.Msg
+// at is a problem at file:line without a read error.
+func at(file string, line int, msg string) Problem {
+	return Problem{Problem: problem.Problem{File: file, Line: line, Msg: msg}}
 }
 
 // Parse splits one file's bytes into lines. It does not follow Include.
@@ -67,7 +65,7 @@ func Parse(name string, b []byte) ([]Line, []Problem) {
 		n := i + 1
 		raw = strings.TrimRight(raw, " \t\r\f")
 		if !utf8.ValidString(raw) || strings.ContainsRune(raw, 0) {
-			probs = append(probs, Problem{File: name, Line: n, Msg: "line is not text"})
+			probs = append(probs, at(name, n, "line is not text"))
 			continue
 		}
 		kw, rest, ok := keyword(raw)
@@ -76,11 +74,11 @@ func Parse(name string, b []byte) ([]Line, []Problem) {
 		}
 		args, err := splitArgs(rest)
 		if err != nil {
-			probs = append(probs, Problem{File: name, Line: n, Msg: err.Error()})
+			probs = append(probs, at(name, n, err.Error()))
 			continue
 		}
 		if len(args) == 0 {
-			probs = append(probs, Problem{File: name, Line: n, Msg: fmt.Sprintf("no argument after keyword %q", kw)})
+			probs = append(probs, at(name, n, fmt.Sprintf("no argument after keyword %q", kw)))
 			continue
 		}
 		out = append(out, Line{Keyword: kw, Args: args, Line: n})
@@ -200,7 +198,7 @@ func Load(main string, src Source) Config {
 	var c Config
 	b, err := src.ReadFile(main)
 	if err != nil {
-		c.Problems = append(c.Problems, Problem{File: main, Msg: err.Error(), Err: err})
+		c.Problems = append(c.Problems, Problem{Problem: problem.Problem{File: main, Msg: err.Error()}, Err: err})
 		return c
 	}
 	c.load(main, b, nil, src, 0)
@@ -227,7 +225,7 @@ func (c *Config) load(name string, b []byte, match *Match, src Source, depth int
 			continue
 		case "include":
 			if depth+1 > maxDepth {
-				c.Problems = append(c.Problems, Problem{File: name, Line: l.Line, Msg: "Include nested too deep"})
+				c.Problems = append(c.Problems, at(name, l.Line, "Include nested too deep"))
 				continue
 			}
 			for _, pat := range l.Args {
@@ -236,13 +234,13 @@ func (c *Config) load(name string, b []byte, match *Match, src Source, depth int
 				}
 				names, err := src.Glob(pat)
 				if err != nil {
-					c.Problems = append(c.Problems, Problem{File: name, Line: l.Line, Msg: fmt.Sprintf("Include %s: %v", pat, err)})
+					c.Problems = append(c.Problems, at(name, l.Line, fmt.Sprintf("Include %s: %v", pat, err)))
 					continue
 				}
 				for _, f := range names {
 					ib, err := src.ReadFile(f)
 					if err != nil {
-						c.Problems = append(c.Problems, Problem{File: name, Line: l.Line, Msg: fmt.Sprintf("Include %s: %v", f, err), Err: err})
+						c.Problems = append(c.Problems, Problem{Problem: problem.At(name, l.Line, "Include %s: %v", f, err), Err: err})
 						continue
 					}
 					c.load(f, ib, cur, src, depth+1)

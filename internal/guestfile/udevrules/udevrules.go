@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/guestcheck/guestcheck/internal/guestfile/netval"
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 // Rule is one rule: a MAC address pinned to an interface name.
@@ -29,10 +30,10 @@ var udevPair = sync.OnceValue(func() *regexp.Regexp {
 // Parse parses 70-persistent-net.rules. Lines that are not a
 // comma-separated list of KEY op "value" pairs are problems; rules
 // without a MAC match (ATTR{address}==) are left out.
-func Parse(name string, b []byte) ([]Rule, []netval.Problem) {
+func Parse(name string, b []byte) ([]Rule, []problem.Problem) {
 	var out []Rule
-	var probs []netval.Problem
-	bad := func(n int, msg string) { probs = append(probs, netval.Problem{File: name, Line: n, Msg: msg}) }
+	var probs []problem.Problem
+	bad := func(n int, msg string) { probs = append(probs, problem.Problem{File: name, Line: n, Msg: msg}) }
 	for i, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
 		n := i + 1
 		l = strings.TrimSuffix(l, "\r")

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/guestcheck/guestcheck/docs"
+	"github.com/guestcheck/guestcheck/internal/buildinfo"
+	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/cli"
+	"github.com/guestcheck/guestcheck/internal/report"
+)
+
+// runSubcommand runs the subcommand name when it is one; ok is false for
+// anything else (options, or a stray word parseFlags reports).
+func runSubcommand(cmd *cli.Command, name string, args []string, stdout, stderr io.Writer, all []check.Check) (code int, ok bool) {
+	switch name {
+	case "probe":
+		return runProbe(cmd.Sub("probe"), args, stdout, stderr, all), true
+	case "help":
+		return runHelp(cmd, args, stdout, stderr), true
+	case "explain":
+		return runExplain(cmd.Sub("explain"), args, stdout, stderr, all), true
+	case "completion":
+		return runCompletion(cmd, args, stdout, stderr), true
+	}
+	return 0, false
+}
+
+// usage prints a usage mistake as one line and returns exit code 3.
+func usage(stderr io.Writer, cmd *cli.Command, err error) int {
+	fmt.Fprintf(stderr, "%s: %v\n", cmd.Path(), err)
+	return report.ExitUsage
+}
+
+// onlyArg parses a subcommand that takes exactly one argument (or, with
+// optional, none) and --help; it returns the argument, or a code to exit
+// with when done.
+func onlyArg(cmd *cli.Command, args []string, stdout, stderr io.Writer, optional bool) (string, int) {
+	v, err := cmd.Parse(args)
+	if err != nil {
+		return "", usage(stderr, cmd, err)
+	}
+	if v.Bool("help") {
+		cmd.WriteHelp(stdout)
+		return "", report.ExitOK
+	}
+	switch {
+	case len(v.Args) == 0 && optional:
+		return "", -1
+	case len(v.Args) != 1:
+		return "", usage(stderr, cmd, cli.Usagef("takes one %s (see %s --help)", cmd.Args, cmd.Path()))
+	}
+	return v.Args[0], -1
+}
+
+// helpOption is --help, which every command has.
+var helpOption = cli.Option{Long: "help", Short: 'h', Help: "Show this help."}
+
+// runHelp is `guestcheck help [COMMAND]`.
+func runHelp(cmd *cli.Command, args []string, stdout, stderr io.Writer) int {
+	name, code := onlyArg(cmd.Sub("help"), args, stdout, stderr, true)
+	if code >= 0 {
+		return code
+	}
+	if name == "" {
+		cmd.WriteHelp(stdout)
+		return report.ExitOK
+	}
+	sub := cmd.Sub(name)
+	if sub == nil {
+		msg := fmt.Sprintf("%q: no such command", name)
+		if s := cli.Suggest(name, cmd.SubNames()); s != "" {
+			msg += "; did you mean " + s + "?"
+		}
+		return usage(stderr, cmd.Sub("help"), cli.Usagef("%s (commands: %s)", msg, strings.Join(cmd.SubNames(), ", ")))
+	}
+	sub.WriteHelp(stdout)
+	return report.ExitOK
+}
+
+// runCompletion is `guestcheck completion SHELL`.
+func runCompletion(cmd *cli.Command, args []string, stdout, stderr io.Writer) int {
+	shell, code := onlyArg(cmd.Sub("completion"), args, stdout, stderr, false)
+	if code >= 0 {
+		return code
+	}
+	if err := cmd.WriteCompletion(stdout, shell); err != nil {
+		return usage(stderr, cmd.Sub("completion"), err)
+	}
+	return report.ExitOK
+}
+
+// runExplain is `guestcheck explain CODE`: the code's reference entry, or
+// for a check ID the list of its codes.
+func runExplain(cmd *cli.Command, args []string, stdout, stderr io.Writer, all []check.Check) int {
+	code, exit := onlyArg(cmd, args, stdout, stderr, false)
+	if exit >= 0 {
+		return exit
+	}
+	ref := docs.Codes()
+	if c, ok := ref[code]; ok {
+		writeExplain(stdout, c)
+		return report.ExitOK
+	}
+	for _, c := range all {
+		if c.ID == code {
+			var b strings.Builder
+			helpProse(&b, c.ID+": "+c.Title+"\n\n"+c.Description)
+			fmt.Fprintf(stdout, "%s\nCodes (guestcheck explain CODE for each):\n", b.String())
+			for _, k := range c.Codes {
+				fmt.Fprintf(stdout, "  %-34s %s\n", k, ref[k].Status)
+			}
+			fmt.Fprintf(stdout, "\nReference: %s\n", docs.PageOf(c.ID))
+			return report.ExitOK
+		}
+	}
+	known := checkIDs(all)
+	for k := range ref {
+		known = append(known, k)
+	}
+	sort.Strings(known)
+	msg := fmt.Sprintf("%q: no such finding code or check", code)
+	if s := cli.Suggest(code, known); s != "" {
+		msg += "; did you mean " + s + "?"
+	}
+	return usage(stderr, cmd, cli.Usagef("%s (guestcheck --list names the checks, guestcheck explain CHECK their codes)", msg))
+}
+
+// writeExplain prints one code's entry, wrapped for a console.
+func writeExplain(w io.Writer, c docs.Code) {
+	fmt.Fprintf(w, "%s (check %s, %s)\n\n", c.Code, c.Check, c.Status)
+	var b strings.Builder
+	cmd := &cli.Command{Description: c.Meaning}
+	if c.Fix != "" {
+		cmd.Description += "\n\nFix: " + c.Fix
+	}
+	cmd.Description += "\n\nReference: " + c.Page()
+	// The description renderer wraps prose the way --help does.
+	helpProse(&b, cmd.Description)
+	io.WriteString(w, b.String())
+}
+
+// helpProse wraps text as --help does.
+func helpProse(b *strings.Builder, text string) {
+	c := &cli.Command{Description: text}
+	var out strings.Builder
+	c.WriteHelp(&out)
+	b.WriteString(strings.TrimPrefix(out.String(), "\n"))
+}
+
+// checkInfo is one check in --list --format json.
+type checkInfo struct {
+	ID          string   `json:"id"`
+	Title       string   `json:"title"`
+	Description string   `json:"description"`
+	DependsOn   []string `json:"depends_on,omitempty"`
+	Codes       []string `json:"codes"`
+	Reference   string   `json:"reference"`
+}
+
+// listChecks is --list: a text table, or with --format json an array.
+func listChecks(w io.Writer, all []check.Check, format report.Format) error {
+	switch format {
+	case report.FormatText:
+		idw := 0
+		for _, c := range all {
+			idw = max(idw, len(c.ID))
+		}
+		for _, c := range all {
+			fmt.Fprintf(w, "%-*s  %s\n%-*s  %s\n", idw, c.ID, c.Title, idw, "", c.Description)
+		}
+		return nil
+	case report.FormatJSON:
+		out := make([]checkInfo, 0, len(all))
+		for _, c := range all {
+			out = append(out, checkInfo{c.ID, c.Title, c.Description, c.DependsOn, c.Codes, docs.PageOf(c.ID)})
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	return cli.Usagef("--list --format %s: --list writes text or json", format)
+}
+
+// writeVersion is --version: lines for a person, or one JSON object.
+func writeVersion(w io.Writer, tool string, format report.Format) error {
+	in := buildinfo.Read(tool)
+	switch format {
+	case report.FormatText:
+		return in.WriteText(w)
+	case report.FormatJSON:
+		return in.WriteJSON(w)
+	}
+	return cli.Usagef("--version --format %s: --version writes text or json", format)
+}
+
+// colorFor decides --color for w: always, never, or on a terminal only
+// (auto), never with NO_COLOR set or TERM=dumb.
+func colorFor(when string, w io.Writer) bool {
+	switch when {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	return useColor(w)
+}

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"github.com/guestcheck/guestcheck/internal/cli"
+	"github.com/guestcheck/guestcheck/internal/seal"
+)
+
+// helpOption is --help, which every command has.
+var helpOption = cli.Option{Long: "help", Short: 'h', Help: "Show this help."}
+
+// command is sealprep's whole command line, written once: the parser,
+// --help, sealprep(8) and the completions come from it.
+func command(all []seal.Operation) *cli.Command {
+	opIDs := func() []string {
+		out := []string{"defaults", "all"}
+		for _, op := range all {
+			out = append(out, op.ID)
+		}
+		return out
+	}
+	format := cli.Option{Long: "format", Arg: "FMT", Help: "Report format: text (default) or json.", Complete: cli.CompleteWords, Words: func() []string { return []string{"text", "json"} }}
+	ops := cli.Option{Long: "ops", Arg: "SPEC", Help: "The operations: defaults (default); -ID drops one, +ID adds one, or an explicit list such as machine-id,ssh-host-keys (see sealprep list).", Complete: cli.CompleteWords, Words: opIDs, ListWords: true}
+	target := []cli.Option{
+		{Long: "root", Arg: "DIR", Help: "Guest root: / (default, the running system), a mounted image or an extracted tree. Nothing outside it is changed.", Complete: cli.CompleteDir},
+		{Long: "image", Arg: "FILE", Help: "A raw or qcow2 disk image: attach it, find and mount its root (and /boot, the ESP and /var from its fstab), seal, unmount and detach; needs root.", Complete: cli.CompleteFile},
+		ops, format,
+		{Long: "machine-id-mode", Arg: "MODE", Help: "What /etc/machine-id is left as: empty (default; every systemd generates a new ID at boot) or uninitialized (also runs systemd's first-boot units).", Complete: cli.CompleteWords, Words: func() []string { return []string{string(seal.MachineIDEmpty), string(seal.MachineIDUninitialized)} }},
+		{Long: "autorelabel", Help: "On an SELinux image, also create /.autorelabel (operation selinux-autorelabel)."},
+		{Long: "force", Help: "Go ahead past the refusals that allow it (each is then listed as forced)."},
+	}
+	applyOnly := []cli.Option{
+		{Long: "yes", Short: 'y', Help: "Apply without asking; required without a terminal."},
+		{Long: "poweroff", Help: "Power the running system off right after a successful apply, before anything rewrites identity."},
+		{Long: "fstrim", Help: "Then discard the free blocks of the root's filesystems (FITRIM), so that the template stays small."},
+	}
+	with := func(o ...[]cli.Option) []cli.Option {
+		var out []cli.Option
+		for _, l := range o {
+			out = append(out, l...)
+		}
+		return append(out, helpOption)
+	}
+	return (&cli.Command{
+		Name:        "sealprep",
+		Summary:     "turn a configured VM, a mounted root or an image file into a template",
+		ManSection:  8,
+		Synopsis:    []string{"COMMAND [OPTIONS]"},
+		Description: `Prepare this VM, a mounted image root or an image file to become a template: clear the per-instance identity (machine-id, SSH host keys, cloud-init state, leases, logs and the rest, as sealprep list shows) so that every clone boots as a new machine. sealprep plans as data, applies through one executor and verifies; it never changes anything outside its root, never follows a symlink out of it and never changes an inode that a hard link shares with a file outside.`,
+		Options: []cli.Option{
+			{Long: "version", Help: "Print the version, commit, build date, Go version and architecture, and exit; with --format json, as JSON."},
+			format, helpOption,
+		},
+		Commands: []*cli.Command{
+			{Name: "list", Summary: "list every operation: ID, default or opt-in, what it removes", Synopsis: []string{"[--ops SPEC] [--format FMT]"}, Options: with([]cli.Option{ops, format})},
+			{Name: "plan", Summary: "show every action (path, what will happen, why); changes nothing", Synopsis: []string{"[OPTIONS]"}, Options: with(target)},
+			{Name: "apply", Summary: "perform the plan; asks on a terminal unless --yes", Synopsis: []string{"[OPTIONS] [--yes] [--poweroff] [--fstrim]"}, Options: with(target, applyOnly)},
+			{Name: "verify", Summary: "re-plan and report the identity still present", Synopsis: []string{"[OPTIONS]"}, Options: with(target)},
+			{Name: "help", Summary: "show the help of sealprep or of one of its commands", Synopsis: []string{"[COMMAND]"}, Args: "COMMAND", Options: []cli.Option{helpOption}},
+			{Name: "completion", Summary: "print the shell completion script for bash, zsh or fish", Synopsis: []string{"SHELL"}, Args: "SHELL", Options: []cli.Option{helpOption}},
+		},
+		Sections: []cli.Section{
+			{Title: "Exit codes", Body: `0 planned, applied and sealed, or verified sealed; 1 an action failed or identity is left (each listed); 3 a usage error or a refusal (nothing was changed).
+
+Deleted data stays on the disk until overwritten: this is not a secure erase.`},
+			{Title: "Files", Body: `/var/lib/sealprep/template.json is the template record apply leaves in the root: when, by which version, with which operations and machine-id mode. verify reads it; guestcheck reads it to judge a template as a template.`},
+		},
+		Examples: []cli.Example{
+			{Command: "sealprep plan", Comment: "What apply would remove here."},
+			{Command: "sealprep apply --yes --poweroff", Comment: "The last step inside the build VM."},
+			{Command: "sealprep apply --yes --root /mnt/image", Comment: "Offline, on a mounted image."},
+			{Command: "sealprep verify --root /mnt/image --format json"},
+			{Command: "sealprep apply --yes --image template.qcow2", Comment: "Offline, no mount needed."},
+		},
+	}).Link()
+}

@@ -1,0 +1,77 @@
+package identity
+
+import (
+	"golang.org/x/crypto/ssh"
+
+	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestfile/opensshkey"
+)
+
+// HostKey is one SSH host key file and its public half, as read from a
+// guest: what sshd would present, by fingerprint. Key bodies are never
+// kept.
+type HostKey struct {
+	Path string
+	// Entry describes the private key (following symlinks) when
+	// Described; Err is why it could not be described or read
+	// (fs.ErrNotExist when missing).
+	Entry     fs.Entry
+	Described bool
+	Err       error
+	// Type and Fingerprint are of the public key derived from the
+	// private one (SHA256:..., as ssh-keygen -lf prints it); ParseErr is
+	// why it did not parse.
+	Type, Fingerprint string
+	ParseErr          error
+	// Pub* are the same for Path.pub; PubErr covers reading and parsing.
+	PubEntry                fs.Entry
+	PubDescribed            bool
+	PubErr                  error
+	PubType, PubFingerprint string
+}
+
+// ReadHostKey reads the host key at p and its .pub.
+func ReadHostKey(r fs.Reader, p string) HostKey {
+	k := HostKey{Path: p}
+	if k.Entry, k.Err = r.Stat(p); k.Err == nil {
+		k.Described = true
+		var b []byte
+		if b, k.Err = r.ReadFile(p); k.Err == nil {
+			if pk, err := opensshkey.PublicKey(b); err != nil {
+				k.ParseErr = err
+			} else {
+				k.Type, k.Fingerprint = pk.Type(), ssh.FingerprintSHA256(pk)
+			}
+		}
+	}
+	pub := p + ".pub"
+	if k.PubEntry, k.PubErr = r.Stat(pub); k.PubErr != nil {
+		return k
+	}
+	k.PubDescribed = true
+	pb, err := r.ReadFile(pub)
+	if err != nil {
+		k.PubErr = err
+		return k
+	}
+	pk, _, _, _, err := ssh.ParseAuthorizedKey(pb)
+	if err != nil {
+		k.PubErr = err
+		return k
+	}
+	k.PubType, k.PubFingerprint = pk.Type(), ssh.FingerprintSHA256(pk)
+	return k
+}
+
+// Identity is the key's type and fingerprint as a clone would show it:
+// from the private key when it parses (that is what sshd presents), else
+// from its .pub; ok is false when neither does.
+func (k HostKey) Identity() (typ, fingerprint string, ok bool) {
+	if k.Fingerprint != "" {
+		return k.Type, k.Fingerprint, true
+	}
+	if k.PubFingerprint != "" {
+		return k.PubType, k.PubFingerprint, true
+	}
+	return "", "", false
+}
