@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/guestcheck/guestcheck/internal/boottime"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/instancedata"
 )
 
 // ReadOptions says how to read a root.
@@ -44,7 +46,7 @@ type Snapshot struct {
 	// InstalledEvidence names what showed cloud-init is installed.
 	InstalledEvidence string
 	// InstanceData is nil when absent or broken.
-	InstanceData *InstanceData
+	InstanceData *instancedata.Data
 	// StatusErr, ResultErr and InstanceDataErr are set when that file
 	// exists but cannot be read or parsed. With ResultErr set,
 	// Inputs.ResultExists is still true, as cloud-init sees it.
@@ -106,7 +108,7 @@ func (s *Snapshot) readRunFiles(root *fs.Root) {
 	in.Status, _, s.StatusErr = readParsed(root, StatusPath, ParseStatus)
 	// A result.json that cannot be read still exists, as cloud-init sees it.
 	in.Result, in.ResultExists, s.ResultErr = readParsed(root, ResultPath, ParseResult)
-	s.InstanceData, _, s.InstanceDataErr = readParsed(root, InstanceDataPath, ParseInstanceData)
+	s.InstanceData, _, s.InstanceDataErr = readParsed(root, InstanceDataPath, instancedata.Parse)
 }
 
 // readParsed reads p and parses it. exists is false only for a missing
@@ -161,7 +163,7 @@ func (s *Snapshot) readClock(root *fs.Root, now func() time.Time) BootClock {
 	var uptimeKnown bool
 	if b, err := root.ReadFile("/proc/stat"); err != nil {
 		s.Notes["/proc/stat"] = "unreadable: " + fileReason(err)
-	} else if t, err := ParseBootTime(b); err != nil {
+	} else if t, err := boottime.Parse(b); err != nil {
 		s.Notes["/proc/stat"] = err.Error()
 	} else {
 		btime = t

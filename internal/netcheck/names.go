@@ -7,6 +7,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/guestfile/hosts"
+	"github.com/guestcheck/guestcheck/internal/hostnamefile"
 )
 
 // MachineFQDN returns the machine's fully qualified domain name and where
@@ -15,20 +16,12 @@ import (
 // when it is dotted, else the first dotted name of the /etc/hosts line
 // that lists the short name.
 func MachineFQDN(root *fs.Root, live bool) (fqdn, source string) {
-	src := "/etc/hostname"
+	src, host := hostnamefile.Path, ""
 	if live {
-		src = "/proc/sys/kernel/hostname"
-	}
-	b, err := root.ReadFile(src)
-	if err != nil {
-		return "", ""
-	}
-	host := ""
-	for _, l := range lines(b) {
-		if l = strings.TrimSpace(l); l != "" && l[0] != '#' {
-			host = l
-			break
-		}
+		src = hostnamefile.KernelPath
+		host, _ = hostnamefile.ReadKernel(root)
+	} else {
+		host = hostnamefile.ReadStatic(root).Name
 	}
 	host = strings.TrimSuffix(host, ".")
 	if host == "" || isLocalhostName(host) {
