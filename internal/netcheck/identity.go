@@ -36,6 +36,7 @@ const (
 	CodeIDCloneKeptMachineID = "identity-clone-kept-machine-id"
 	CodeIDMachineIDTemplate  = "identity-machine-id-template"
 	CodeIDTemplateRecordBad  = "identity-template-record-invalid"
+	CodeIDMachineIDLeak      = "identity-machine-id-leak"
 	CodeIDTemplateNoInstance = "identity-template-no-instance"
 	CodeIDTemplateInstance   = "identity-template-instance"
 )
@@ -65,7 +66,7 @@ const (
 func IdentityCodes() []string {
 	return []string{
 		CodeIDMachineIDOK, CodeIDMachineIDUnset, CodeIDMachineIDInvalid, CodeIDMachineIDUnreadable, CodeIDMachineIDMode, CodeIDMachineIDDBusFallback, CodeIDMachineIDMissingRO, CodeIDMachineIDFromFirmware,
-		CodeIDInstanceOK, CodeIDCloneKeptMachineID, CodeIDMachineIDTemplate, CodeIDTemplateRecordBad, CodeIDTemplateNoInstance, CodeIDTemplateInstance,
+		CodeIDInstanceOK, CodeIDCloneKeptMachineID, CodeIDMachineIDTemplate, CodeIDTemplateRecordBad, CodeIDMachineIDLeak, CodeIDTemplateNoInstance, CodeIDTemplateInstance,
 		CodeIDDHCPOK, CodeIDDHCPClientID,
 		CodeIDMACBindingsOK, CodeIDMACBindingStale, CodeIDMACBindingOrphaned, CodeIDMACBindingSkipped,
 		CodeIDConfigInvalid, CodeIDConfigUnreadable, CodeIDKernelError,
@@ -90,6 +91,7 @@ func RunIdentity(ctx context.Context, env *check.Env) []check.Finding {
 	fs = append(fs, JudgeClone(ev)...)
 	fs = append(fs, JudgeFirmwareMachineID(ev.MachineID, ReadProductUUID(env.Root, env.Live))...)
 	fs = append(fs, JudgeTemplateMachineID(ev)...)
+	fs = append(fs, JudgeTemplateLeaks(ev)...)
 	fs = append(fs, JudgeTemplateInstance(ev)...)
 	cfg := ReadNetworkConfig(env.Root)
 	fs = append(fs, JudgeConfigFiles(cfg)...)

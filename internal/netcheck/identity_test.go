@@ -380,6 +380,9 @@ func TestNetworkIdentityTemplate(t *testing.T) {
 			[]string{"pass identity-machine-id-ok", "fail identity-template-instance", "pass identity-dhcp-ok", "pass identity-mac-bindings-ok"}, true},
 		{"NetworkManager secret left", map[string]string{systemd: "", "/etc/machine-id": "", netplan: dhcp4, NMSecretKeyPath: "k"},
 			[]string{"pass identity-machine-id-ok", "pass identity-template-no-instance", "warn identity-dhcp-client-id", "pass identity-mac-bindings-ok"}, true},
+		{"ID on the kernel command line", map[string]string{systemd: "", "/etc/machine-id": "",
+			"/etc/kernel/cmdline": "root=/dev/vda1 rw systemd.machine_id=0123456789abcdef0123456789abcdef\n"},
+			[]string{"pass identity-machine-id-ok", "fail identity-machine-id-leak", "pass identity-template-no-instance", "pass identity-dhcp-ok", "pass identity-mac-bindings-ok"}, true},
 		{"guest", map[string]string{systemd: "", "/etc/machine-id": "0123456789abcdef0123456789abcdef\n", netplan: dhcp4},
 			[]string{"pass identity-machine-id-ok", "warn identity-dhcp-client-id", "pass identity-mac-bindings-ok"}, false},
 	}

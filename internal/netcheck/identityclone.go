@@ -122,6 +122,10 @@ type CloneEvidence struct {
 	// with it, identifiers NetworkManager derives are shared.
 	NMSecretKey bool
 
+	// Leaks are where an image hands systemd a machine ID at boot
+	// (identity.ReadMachineIDLeaks), read off the running system only.
+	Leaks []string
+
 	// State is whether the root is a sealed template, decided once
 	// (identity.TemplateStateOf); the judges take the template's expected
 	// state as such.
@@ -148,6 +152,7 @@ func ReadCloneEvidenceTimes(root *fs.Root, live bool, times TimesFunc) CloneEvid
 		boot = &b
 	} else {
 		ev.NoSystemd = !identity.SystemdPresent(root)
+		ev.Leaks = identity.ReadMachineIDLeaks(root)
 	}
 	ev.State = identity.TemplateStateOf(mid, tpl, boot)
 	if es, err := root.ReadDir(cloudInstancesDir); err == nil {

@@ -89,3 +89,16 @@ func JudgeDHCPIdentityIn(c NetworkConfig, ev CloneEvidence) []check.Finding {
 	return []check.Finding{check.Passf(CodeIDDHCPOK,
 		fmt.Sprintf("%d DHCP client identifier(s) derive from the machine ID, unset as in a sealed template: each clone derives its own", len(derived)), d)}
 }
+
+// JudgeTemplateLeaks fails a sealed template that hands systemd a machine
+// ID at boot: the emptied /etc/machine-id is then rewritten with that ID
+// on every clone.
+func JudgeTemplateLeaks(ev CloneEvidence) []check.Finding {
+	if !ev.State.Is || len(ev.Leaks) == 0 {
+		return nil
+	}
+	d := ev.State.Detail(map[string]string{"leaks": strings.Join(ev.Leaks, "\n")})
+	return []check.Finding{check.New(check.Fail, CodeIDMachineIDLeak,
+		fmt.Sprintf("the template hands systemd a machine ID at boot (%s): every clone gets the same ID", ev.Leaks[0]), d,
+		"Remove systemd.machine_id= from the image's kernel command lines and the system.machine_id credential, or re-seal it with sealprep (its machine-id-cmdline and machine-id-credential operations)")}
+}

@@ -38,7 +38,7 @@ var items = []item{
 		check: "network-identity", codes: []string{
 			"identity-machine-id-unset", "identity-machine-id-invalid", "identity-machine-id-unreadable",
 			"identity-machine-id-mode", "identity-machine-id-from-firmware", "identity-machine-id-template",
-			"identity-clone-kept-machine-id"}},
+			"identity-clone-kept-machine-id", "identity-machine-id-leak"}},
 	{name: "machine-id-dbus", ops: []string{"machine-id"},
 		match: func(a action) bool { return a.Path == dbusMachineID },
 		check: "network-identity", codes: []string{"identity-machine-id-dbus-fallback"}},
