@@ -171,6 +171,28 @@ func (v verdicts) template() bool {
 	return false
 }
 
+// modeMismatch names a check that judged the root in the other mode
+// than network-identity did, "" when all agree: the decision is made once,
+// so hostname's findings, and ssh's host key findings, carry the
+// `template` detail exactly when the root is a template.
+func (v verdicts) modeMismatch() string {
+	tpl := v.template()
+	for _, c := range v.check.Checks {
+		if c.ID != "hostname" && c.ID != "ssh" {
+			continue
+		}
+		carries, judged := false, c.ID == "hostname" && len(c.Findings) > 0
+		for _, f := range c.Findings {
+			carries = carries || f.Detail["template"] != ""
+			judged = judged || strings.HasPrefix(f.Code, "ssh-hostkey-")
+		}
+		if judged && carries != tpl {
+			return c.ID
+		}
+	}
+	return ""
+}
+
 // machineIDItem is the item that anchors the template decision.
 const machineIDItem = "machine-id"
 
@@ -216,6 +238,10 @@ func TestAgreement(t *testing.T) {
 	disagreeing := map[int]bool{}
 	nTemplates := 0
 	for i, r := range roots {
+		if c := results[i].modeMismatch(); c != "" {
+			lines = append(lines, fmt.Sprintf("%s: guestcheck's %s check judged it in another mode than network-identity (template %v)", r.name, c, results[i].template()))
+			disagreeing[i] = true
+		}
 		if results[i].template() {
 			nTemplates++
 			continue
