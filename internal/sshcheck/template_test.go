@@ -131,6 +131,14 @@ func TestJudgeTemplateHostKeys(t *testing.T) {
 		t.Errorf("detail %v", fl.Detail)
 	}
 
+	// On a first boot, keys may be this boot's: judged as a guest's.
+	f = base
+	f.Live = true
+	f.HostKeys = []HostKey{{Path: "/etc/ssh/ssh_host_ed25519_key", At: "default", Err: iofs.ErrPermission}}
+	if got := find(JudgeHostKeys(f), CodeHostKeyInTemplate); len(got) != 0 {
+		t.Errorf("live first boot with keys judged as a template: %+v", got)
+	}
+
 	// A guest without keys still fails as before.
 	f = base
 	f.State = identity.TemplateState{}
