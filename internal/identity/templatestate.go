@@ -1,8 +1,6 @@
 package identity
 
 import (
-	"strings"
-
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/guestfile/mountinfo"
 	"github.com/guestcheck/guestcheck/internal/sealrecord"
@@ -109,7 +107,7 @@ func TemplateStateOf(mid MachineID, rec Template, boot *LiveBoot) TemplateState 
 	}
 	if etc.Link() {
 		state = "a link to " + etc.Target + ", which is " + state
-		if !etc.Found && etc.Transient() {
+		if etc.Transient() {
 			state = "a link to " + etc.Target + ", outside the image"
 		}
 	}
@@ -136,9 +134,4 @@ func (t TemplateState) Detail(d map[string]string) map[string]string {
 		d["template"] = t.Why
 	}
 	return d
-}
-
-// Sentence is Why for a message: "in a sealed template (why)".
-func (t TemplateState) Sentence() string {
-	return "as in a sealed template (" + strings.TrimSpace(t.Why) + ")"
 }
