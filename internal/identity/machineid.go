@@ -1,9 +1,12 @@
 // Package identity is the per-instance identity of a guest, read and
 // decided once for guestcheck and sealprep: the state of /etc/machine-id
 // and its D-Bus copy, whether the root is read-only when systemd starts,
-// the SSH host keys by fingerprint, and sealprep's template record. Both
-// binaries call the same readers through fs.Reader, so they cannot
-// disagree about the same tree.
+// the SSH host keys by fingerprint and what regenerates them, where an
+// image hands systemd a machine ID (credentials, kernel command lines),
+// sealprep's template record, and from all that whether the root is a
+// sealed template (TemplateState, the one decision every identity check
+// judges by). Both binaries call the same readers through fs.Reader, so
+// they cannot disagree about the same tree.
 package identity
 
 import (
