@@ -274,7 +274,7 @@ func Recover(stateDir, image string) ([]string, error) {
 		}
 		if st.PID > 0 && procAlive(st.PID) && (st.Start == "" || procStart(st.PID) == st.Start) {
 			if st.Image == image {
-				return nil, refuse("%s is being sealed by sealprep (pid %d, session %s)", image, st.PID, dir)
+				return nil, refuse("the image is being sealed by another sealprep (pid %d)", st.PID)
 			}
 			continue
 		}
