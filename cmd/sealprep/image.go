@@ -72,10 +72,11 @@ func runImage(o *options, ops []seal.Operation, stdin io.Reader, stdout, stderr 
 			rep := seal.RefusedReport(meta, seal.Plan{}, refs, nil)
 			return finish(o, e, rep, stdout, stderr)
 		}
-		fmt.Fprintf(stderr, "sealprep: --image %s: %v\n", o.image, err)
 		if errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(stderr, "sealprep: --image %s: no such file\n", o.image)
 			return seal.ExitUsage
 		}
+		fmt.Fprintf(stderr, "sealprep: --image %s: %v\n", o.image, err)
 		return seal.ExitProblem
 	}
 	info := imageInfo(sess)

@@ -294,7 +294,7 @@ func PlanMounts(entries []fstab.Entry, parts []Part, root int) ([]ExtraMount, []
 		}
 		used[i] = true
 		have[mp] = true
-		out = append(out, ExtraMount{Path: mp, Part: i, Options: fsOptions(parts[i].FS.Type, e.Options), How: fmt.Sprintf("the image's /etc/fstab line %d (%s)", e.Line, e.Spec)})
+		out = append(out, ExtraMount{Path: mp, Part: i, Options: fsOptions(parts[i].FS.Type, e.Options), How: fmt.Sprintf("line %d of the image's /etc/fstab names it as %s", e.Line, e.Spec)})
 	}
 	auto := func(mp, typ, why string) {
 		if have[mp] {

@@ -250,7 +250,7 @@ func (s *Session) attach(ctx context.Context, info Info) error {
 		}
 		s.lockFD = fd
 		s.disk = s.File
-		s.Method = "loop device on the raw file (no daemon)"
+		s.Method = "a loop device on the raw file"
 		return nil
 	}
 	qsd, err := s.opts.tool("qemu-storage-daemon", "qemu-system-common")
@@ -278,9 +278,9 @@ func (s *Session) attach(ctx context.Context, info Info) error {
 	s.qsd = c
 	s.qsdDone = make(chan struct{})
 	go func() { c.Wait(); close(s.qsdDone) }()
-	s.Method = "qemu-storage-daemon FUSE export + loop device (no nbd module on this host)"
+	s.Method = "qemu-storage-daemon's FUSE export and a loop device (this host has no nbd module)"
 	if _, err := os.Stat("/sys/module/nbd"); err == nil {
-		s.Method = "qemu-storage-daemon FUSE export + loop device"
+		s.Method = "qemu-storage-daemon's FUSE export and a loop device"
 	}
 	deadline := time.After(20 * time.Second)
 	for {

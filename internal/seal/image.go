@@ -14,8 +14,8 @@ import (
 type ImageInfo struct {
 	File   string `json:"file"`
 	Format string `json:"format"`
-	// Method is how the image was attached ("loop device on the raw
-	// file", "qemu-storage-daemon FUSE export + loop device").
+	// Method is how the image was attached ("a loop device on the raw
+	// file", "qemu-storage-daemon's FUSE export and a loop device").
 	Method string `json:"method"`
 	// Backing is the qcow2 backing chain, which is only read.
 	Backing []string     `json:"backing,omitempty"`
@@ -82,7 +82,7 @@ func writeImageHeader(w io.Writer, command string, im *ImageInfo) {
 		if im.Mounts[0].ReadOnly {
 			access = "read-only"
 		}
-		fmt.Fprintf(w, "  %s image, attached %s by %s\n", im.Format, access, im.Method)
+		fmt.Fprintf(w, "  %s image, attached %s through %s\n", im.Format, access, im.Method)
 		fmt.Fprintf(w, "  root: %s\n", im.Mounts[0].How)
 		for _, m := range im.Mounts[1:] {
 			fmt.Fprintf(w, "  %s: %s, %s\n", m.Path, m.Name(), m.How)

@@ -272,9 +272,12 @@ func WriteText(w io.Writer, r Report) error {
 		fmt.Fprintln(bw, r.Selection.Note)
 	}
 	switch {
-	case r.Command == "apply" && r.Status == StatusRefused && len(r.Actions) > 0:
-		fmt.Fprintf(bw, "\nWould have applied (%d actions; nothing was changed):\n", len(r.Actions))
-		writeGroups(bw, r.Actions, false)
+	case r.Command == "apply" && r.Status == StatusRefused:
+		// An image refused before it was attached has no plan to show.
+		if len(r.Actions) > 0 {
+			fmt.Fprintf(bw, "\nWould have applied (%s; nothing was changed):\n", count(len(r.Actions), "action"))
+			writeGroups(bw, r.Actions, false)
+		}
 	case r.Command == "apply":
 		writeGroups(bw, r.Actions, true)
 		if len(r.Left) > 0 {
@@ -363,29 +366,31 @@ func withPath(path, msg string) string {
 	return path + ": " + msg
 }
 
+// count is "1 action" or "n actions".
+func count(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
 // summaryLine is the report's last line: the status and what it counts.
 func summaryLine(r Report) string {
 	s := r.Summary
 	st := strings.ToUpper(string(r.Status))
 	switch {
 	case r.Command == "apply" && r.Status == StatusRefused:
-		return fmt.Sprintf("sealprep: %s: nothing was changed; %d actions planned, %d refusals (%d ms)",
-			st, s.Actions, len(r.Refusals), r.DurationMS)
+		return fmt.Sprintf("sealprep: %s: nothing was changed; %s planned, %s (%d ms)",
+			st, count(s.Actions, "action"), count(len(r.Refusals), "refusal"), r.DurationMS)
 	case r.Command == "apply":
 		return fmt.Sprintf("sealprep: %s: %d actions, %d done, %d unchanged, %d failed; %d left (%d ms)",
 			st, s.Actions, s.Done, s.Unchanged, s.Failed, s.Left, r.DurationMS)
 	case r.Command == "verify":
 		warns := ""
-		if s.Warnings == 1 {
-			warns = ", 1 warning"
-		} else if s.Warnings > 1 {
-			warns = fmt.Sprintf(", %d warnings", s.Warnings)
+		if s.Warnings > 0 {
+			warns = ", " + count(s.Warnings, "warning")
 		}
-		items := "items"
-		if s.Left == 1 {
-			items = "item"
-		}
-		return fmt.Sprintf("sealprep: %s: %d identity %s left%s (%d ms)", st, s.Left, items, warns, r.DurationMS)
+		return fmt.Sprintf("sealprep: %s: %s left%s (%d ms)", st, count(s.Left, "identity item"), warns, r.DurationMS)
 	}
 	return fmt.Sprintf("sealprep: %s: %d actions in %d operations; nothing changed (%d ms)",
 		st, s.Actions, len(r.Operations), r.DurationMS)
@@ -430,6 +435,7 @@ func writeGroups(w io.Writer, rs []Result, outcome bool) {
 		for _, k := range groups[op] {
 			idx := members[k]
 			shown := 0
+			lastDetail := ""
 			for _, i := range idx {
 				r := rs[i]
 				if shown >= maxGroup && r.Status != Failed {
@@ -443,9 +449,12 @@ func writeGroups(w io.Writer, rs []Result, outcome bool) {
 					line = fmt.Sprintf("  %-9s %s", r.Status, describe(r.Action))
 				}
 				fmt.Fprintln(w, line)
-				if r.Detail != "" {
+				// A detail the group's previous action had (a tidy one's
+				// "no identity") is said once.
+				if r.Detail != "" && r.Detail != lastDetail {
 					wrap(w, "            ", "            ", r.Detail)
 				}
+				lastDetail = r.Detail
 				if r.Error != "" {
 					fmt.Fprintf(w, "            error: %s\n", problem.OneLine(r.Error))
 				}
