@@ -124,7 +124,7 @@ func TestConversation(t *testing.T) {
 		{args: []string{"verify", "--root", "ROOT", "--ops", "-ssh-host-keys"}},
 		{args: []string{"verify", "--root", "ROOT"}},
 	})
-	b.WriteString("\n# A root that is not an OS root and a read-only image file: one line each.\n")
+	b.WriteString("\n# A root that is not an OS root, and an --image that is a directory: every refusal, one line each.\n")
 	bare := scratch(t)
 	writeGuest(t, bare, map[string]string{"etc/hostname": "x\n"})
 	talk(t, &b, bare, "", []step{

@@ -383,8 +383,8 @@ func summaryLine(r Report) string {
 		return fmt.Sprintf("sealprep: %s: nothing was changed; %s planned, %s (%d ms)",
 			st, count(s.Actions, "action"), count(len(r.Refusals), "refusal"), r.DurationMS)
 	case r.Command == "apply":
-		return fmt.Sprintf("sealprep: %s: %d actions, %d done, %d unchanged, %d failed; %d left (%d ms)",
-			st, s.Actions, s.Done, s.Unchanged, s.Failed, s.Left, r.DurationMS)
+		return fmt.Sprintf("sealprep: %s: %s, %d done, %d unchanged, %d failed; %d left (%d ms)",
+			st, count(s.Actions, "action"), s.Done, s.Unchanged, s.Failed, s.Left, r.DurationMS)
 	case r.Command == "verify":
 		warns := ""
 		if s.Warnings > 0 {
@@ -392,8 +392,8 @@ func summaryLine(r Report) string {
 		}
 		return fmt.Sprintf("sealprep: %s: %s left%s (%d ms)", st, count(s.Left, "identity item"), warns, r.DurationMS)
 	}
-	return fmt.Sprintf("sealprep: %s: %d actions in %d operations; nothing changed (%d ms)",
-		st, s.Actions, len(r.Operations), r.DurationMS)
+	return fmt.Sprintf("sealprep: %s: %s in %s; nothing changed (%d ms)",
+		st, count(s.Actions, "action"), count(len(r.Operations), "operation"), r.DurationMS)
 }
 
 func prefixOp(op string) string {
