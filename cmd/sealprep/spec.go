@@ -53,8 +53,8 @@ func command(all []seal.Operation) *cli.Command {
 		Commands: []*cli.Command{
 			{Name: "list", Summary: "list every operation: ID, default or opt-in, what it removes", Synopsis: []string{"[--ops SPEC] [--format FMT]"}, Options: with([]cli.Option{ops, format})},
 			{Name: "plan", Summary: "show every action (path, what will happen, why); changes nothing", Synopsis: []string{"[OPTIONS]"}, Options: with(target)},
-			{Name: "apply", Summary: "perform the plan; asks on a terminal unless --yes", Synopsis: []string{"[OPTIONS] [--yes] [--poweroff] [--fstrim]"}, Options: with(target, applyOnly)},
-			{Name: "verify", Summary: "re-plan and report the identity still present", Synopsis: []string{"[OPTIONS]"}, Options: with(target)},
+			{Name: "apply", Summary: "perform the plan; asks on a terminal unless --yes, and refuses without one", Synopsis: []string{"[OPTIONS] [--yes] [--poweroff] [--fstrim]"}, Options: with(target, applyOnly)},
+			{Name: "verify", Summary: "re-plan the operations and machine-id mode apply recorded (or --ops, --machine-id-mode) and report the identity still present", Synopsis: []string{"[OPTIONS]"}, Options: with(target)},
 			{Name: "help", Summary: "show the help of sealprep or of one of its commands", Synopsis: []string{"[COMMAND]"}, Args: "COMMAND", Options: []cli.Option{helpOption}},
 			{Name: "completion", Summary: "print the shell completion script for bash, zsh or fish", Synopsis: []string{"SHELL"}, Args: "SHELL", Options: []cli.Option{helpOption}},
 		},

@@ -1,8 +1,8 @@
 # fish completion for sealprep; generated from its option table.
 complete -c sealprep -f -n 'not __fish_seen_subcommand_from list plan apply verify help completion' -a list -d 'list every operation: ID, default or opt-in, what it removes'
 complete -c sealprep -f -n 'not __fish_seen_subcommand_from list plan apply verify help completion' -a plan -d 'show every action (path, what will happen, why); changes nothing'
-complete -c sealprep -f -n 'not __fish_seen_subcommand_from list plan apply verify help completion' -a apply -d 'perform the plan; asks on a terminal unless --yes'
-complete -c sealprep -f -n 'not __fish_seen_subcommand_from list plan apply verify help completion' -a verify -d 're-plan and report the identity still present'
+complete -c sealprep -f -n 'not __fish_seen_subcommand_from list plan apply verify help completion' -a apply -d 'perform the plan; asks on a terminal unless --yes, and refuses without one'
+complete -c sealprep -f -n 'not __fish_seen_subcommand_from list plan apply verify help completion' -a verify -d 're-plan the operations and machine-id mode apply recorded (or --ops, --machine-id-mode) and report the identity still present'
 complete -c sealprep -f -n 'not __fish_seen_subcommand_from list plan apply verify help completion' -a help -d 'show the help of sealprep or of one of its commands'
 complete -c sealprep -f -n 'not __fish_seen_subcommand_from list plan apply verify help completion' -a completion -d 'print the shell completion script for bash, zsh or fish'
 complete -c sealprep -n 'not __fish_seen_subcommand_from list plan apply verify help completion' -l version -d 'Print the version, commit, build date, Go version and architecture, and exit; with --format json, as JSON'
