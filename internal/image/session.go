@@ -255,7 +255,7 @@ func (s *Session) attach(ctx context.Context, info Info) error {
 	}
 	qsd, err := s.opts.tool("qemu-storage-daemon", "qemu-system-common")
 	if err != nil {
-		return refuse("cannot attach the qcow2 image: %v; the nbd kernel module is not used", err)
+		return refuse("cannot attach the qcow2 image: %v (sealprep attaches qcow2 through qemu-storage-daemon, not the nbd kernel module)", err)
 	}
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		return refuse("cannot attach the qcow2 image: /dev/fuse is missing (the fuse kernel module), which the qemu-storage-daemon FUSE export needs")
@@ -278,10 +278,7 @@ func (s *Session) attach(ctx context.Context, info Info) error {
 	s.qsd = c
 	s.qsdDone = make(chan struct{})
 	go func() { c.Wait(); close(s.qsdDone) }()
-	s.Method = "qemu-storage-daemon's FUSE export and a loop device (this host has no nbd module)"
-	if _, err := os.Stat("/sys/module/nbd"); err == nil {
-		s.Method = "qemu-storage-daemon's FUSE export and a loop device"
-	}
+	s.Method = "qemu-storage-daemon's FUSE export and a loop device"
 	deadline := time.After(20 * time.Second)
 	for {
 		if m, ok := mountAt(s.disk); ok && strings.HasPrefix(m.FSType, "fuse") {

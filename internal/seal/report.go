@@ -288,6 +288,9 @@ func WriteText(w io.Writer, r Report) error {
 			}
 			writeGroups(bw, left, false)
 		}
+	case r.Status == StatusRefused && len(r.Actions) == 0:
+		// Refused before anything was planned (an image not attached):
+		// "Nothing to do" would say the opposite.
 	default:
 		writeGroups(bw, r.Actions, false)
 	}
@@ -379,7 +382,7 @@ func summaryLine(r Report) string {
 	s := r.Summary
 	st := strings.ToUpper(string(r.Status))
 	switch {
-	case r.Command == "apply" && r.Status == StatusRefused:
+	case r.Status == StatusRefused:
 		return fmt.Sprintf("sealprep: %s: nothing was changed; %s planned, %s (%d ms)",
 			st, count(s.Actions, "action"), count(len(r.Refusals), "refusal"), r.DurationMS)
 	case r.Command == "apply":
