@@ -106,6 +106,7 @@ func TestConversation(t *testing.T) {
 	talk(t, &b, keysNoRegenerator(t), "", []step{
 		{args: []string{"apply", "--root", "ROOT"}},
 		{args: []string{"apply", "--root", "ROOT"}, tty: true, stdin: "n\n"},
+		{args: []string{"apply", "--root", "ROOT", "--ops", "machine-id"}, tty: true, stdin: "no\n"},
 	})
 	b.WriteString("\n# --force over that refusal: the keys are removed, and the report says so.\n")
 	talk(t, &b, keysNoRegenerator(t), "", []step{

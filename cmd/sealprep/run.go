@@ -314,7 +314,15 @@ func confirm(o *options, e env, stdin io.Reader, stderr io.Writer) func(seal.Rep
 		var buf bytes.Buffer
 		seal.WriteText(&buf, plan)
 		stderr.Write(buf.Bytes())
-		fmt.Fprintf(stderr, "\nApply these %d actions to %s? [y/N] ", len(plan.Actions), plan.Root)
+		target := plan.Root
+		if plan.Image != nil {
+			target = "the image " + plan.Image.File // not the directory it is mounted on
+		}
+		what := "these actions"
+		if len(plan.Actions) == 1 {
+			what = "this action"
+		}
+		fmt.Fprintf(stderr, "\nApply %s (%d) to %s? [y/N] ", what, len(plan.Actions), target)
 		line, _ := bufio.NewReader(stdin).ReadString('\n')
 		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
 			return errors.New("not confirmed: the answer was not y or yes")

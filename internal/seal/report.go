@@ -278,7 +278,7 @@ func WriteText(w io.Writer, r Report) error {
 			fmt.Fprintf(bw, "\nWould have applied (%s; nothing was changed):\n", count(len(r.Actions), "action"))
 			writeGroups(bw, r.Actions, false)
 		}
-	case r.Command == "apply":
+	case r.Command == "apply" && r.Status != StatusPlanned:
 		writeGroups(bw, r.Actions, true)
 		if len(r.Left) > 0 {
 			fmt.Fprintf(bw, "\nStill present after apply (%d):\n", len(r.Left))
@@ -385,7 +385,7 @@ func summaryLine(r Report) string {
 	case r.Status == StatusRefused:
 		return fmt.Sprintf("sealprep: %s: nothing was changed; %s planned, %s (%d ms)",
 			st, count(s.Actions, "action"), count(len(r.Refusals), "refusal"), r.DurationMS)
-	case r.Command == "apply":
+	case r.Command == "apply" && r.Status != StatusPlanned: // planned: the plan apply asks about
 		return fmt.Sprintf("sealprep: %s: %s, %d done, %d unchanged, %d failed; %d left (%d ms)",
 			st, count(s.Actions, "action"), s.Done, s.Unchanged, s.Failed, s.Left, r.DurationMS)
 	case r.Command == "verify":
