@@ -75,18 +75,15 @@ func IdentityCodes() []string {
 
 // Guest paths network-identity reads.
 const (
-	MachineIDPath          = identity.MachineIDPath
-	InstanceIDPath         = "/var/lib/cloud/data/instance-id"
-	PreviousInstanceIDPath = "/var/lib/cloud/data/previous-instance-id"
-	cloudInstancesDir      = "/var/lib/cloud/instances"
-	noPreviousInstance     = "NO_PREVIOUS_INSTANCE_ID" // cloud-init's value on an instance's first boot ever
+	MachineIDPath      = identity.MachineIDPath
+	noPreviousInstance = "NO_PREVIOUS_INSTANCE_ID" // cloud-init's value on an instance's first boot ever
 )
 
 // RunIdentity is the network-identity check. Files are judged under any
 // root; MAC bindings are compared with the kernel's links only on the
 // running system.
 func RunIdentity(ctx context.Context, env *check.Env) []check.Finding {
-	ev := ReadCloneEvidence(env.Root, env.Live)
+	ev := identity.ReadCloneEvidence(env.Root, env.Live)
 	fs := JudgeMachineID(ev, env.Live)
 	fs = append(fs, JudgeClone(ev)...)
 	fs = append(fs, JudgeFirmwareMachineID(ev.MachineID, ReadProductUUID(env.Root, env.Live))...)

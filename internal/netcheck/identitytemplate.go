@@ -13,7 +13,7 @@ import (
 // JudgeTemplateMachineID flags a machine ID that sealprep recorded as the
 // template's: the image was sealed without machine-id, or the ID was put
 // back. Only hashes are compared; the record never holds the ID.
-func JudgeTemplateMachineID(ev CloneEvidence) []check.Finding {
+func JudgeTemplateMachineID(ev identity.CloneEvidence) []check.Finding {
 	if ev.TemplateErr != nil {
 		return []check.Finding{check.New(check.Warn, CodeIDTemplateRecordBad,
 			"sealprep's template record cannot be read, so a clone that kept the template's identity is not named: "+ev.TemplateErr.Error(),
@@ -40,19 +40,19 @@ func JudgeTemplateMachineID(ev CloneEvidence) []check.Finding {
 // template, where none is expected: a clone of a template that kept one
 // starts with the template's user-data, semaphores and rendered network
 // config. Off a template it says nothing (JudgeClone reads the instance).
-func JudgeTemplateInstance(ev CloneEvidence) []check.Finding {
+func JudgeTemplateInstance(ev identity.CloneEvidence) []check.Finding {
 	if !ev.State.Is {
 		return nil
 	}
 	var left []string
 	if ev.InstanceID != "" {
-		left = append(left, InstanceIDPath+" ("+ev.InstanceID+")")
+		left = append(left, identity.InstanceIDPath+" ("+ev.InstanceID+")")
 	}
 	if ev.InstanceLink {
 		left = append(left, identity.CloudInstancePath)
 	}
 	for _, n := range ev.Instances {
-		left = append(left, cloudInstancesDir+"/"+n)
+		left = append(left, identity.CloudInstancesDir+"/"+n)
 	}
 	d := ev.State.Detail(map[string]string{"dir": "/var/lib/cloud"})
 	if len(left) == 0 {
@@ -71,7 +71,7 @@ func JudgeTemplateInstance(ev CloneEvidence) []check.Finding {
 // identifiers derived from the machine ID are new in every clone, so the
 // warnings a guest gets become one pass; on a guest they stay: a
 // restored or cloned guest keeps its ID.
-func JudgeDHCPIdentityIn(c NetworkConfig, ev CloneEvidence) []check.Finding {
+func JudgeDHCPIdentityIn(c NetworkConfig, ev identity.CloneEvidence) []check.Finding {
 	fs := JudgeDHCPIdentity(c)
 	if !ev.State.Is || ev.DBusMachineID != "" || ev.NMSecretKey {
 		return fs
@@ -93,7 +93,7 @@ func JudgeDHCPIdentityIn(c NetworkConfig, ev CloneEvidence) []check.Finding {
 // JudgeTemplateLeaks fails a sealed template that hands systemd a machine
 // ID at boot: the emptied /etc/machine-id is then rewritten with that ID
 // on every clone.
-func JudgeTemplateLeaks(ev CloneEvidence) []check.Finding {
+func JudgeTemplateLeaks(ev identity.CloneEvidence) []check.Finding {
 	if !ev.State.Is || len(ev.Leaks) == 0 {
 		return nil
 	}

@@ -29,7 +29,6 @@ import (
 	"github.com/guestcheck/guestcheck/internal/guestfile/procnet"
 	"github.com/guestcheck/guestcheck/internal/guestfile/sshdconfig"
 	"github.com/guestcheck/guestcheck/internal/identity"
-	"github.com/guestcheck/guestcheck/internal/netcheck"
 	"github.com/guestcheck/guestcheck/internal/sealrecord"
 	"github.com/guestcheck/guestcheck/internal/systemd"
 )
@@ -84,7 +83,7 @@ type Facts struct {
 	OSID   string
 
 	// Instance dates the keys: when this cloud-init instance began.
-	Instance netcheck.CloneEvidence
+	Instance identity.CloneEvidence
 
 	PwAuth   PwAuth
 	Baseline config.SSHBaseline
@@ -173,7 +172,7 @@ func Gather(ctx context.Context, env *check.Env) Facts {
 	f.Config = sshdconfig.Load(sshdconfig.DefaultPath, rootSource{r})
 	f.OSID, f.RedHat = osFamily(r)
 	f.HostKeys, f.DefaultHostKeys = readHostKeys(r, f.Config)
-	f.Instance = netcheck.ReadCloneEvidence(r, env.Live)
+	f.Instance = identity.ReadCloneEvidence(r, env.Live)
 	f.PwAuth = readPwAuth(r)
 	f.Template = f.Instance.Template
 	f.State = f.Instance.State
