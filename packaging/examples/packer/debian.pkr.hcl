@@ -177,9 +177,11 @@ build {
   provisioner "shell" {
     inline = [
       # Now that CI has the report, fail the build when the build VM is not
-      # healthy (guestcheck exited 1 on a failure, 2 on a warning; use
-      # -ne 1 to let warnings pass).
-      "rc=$(cat /tmp/guestcheck.rc); sudo rm -f /tmp/guestcheck.rc /tmp/guestcheck.xml /tmp/guestcheck.deb; [ \"$rc\" -eq 0 ]",
+      # healthy: guestcheck exited 1 (a failure or an error) or 3 (a usage
+      # error). Warnings (exit 2) pass, as the build login itself warns
+      # (ssh-auth-conditional: password login for the build user); they
+      # are in the report. Drop `|| [ "$rc" -eq 2 ]` to fail on them.
+      "rc=$(cat /tmp/guestcheck.rc); sudo rm -f /tmp/guestcheck.rc /tmp/guestcheck.xml /tmp/guestcheck.deb; [ \"$rc\" -eq 0 ] || [ \"$rc\" -eq 2 ] || { echo \"guestcheck exited $rc: the build VM is not healthy; its findings are above and in reports/guestcheck.xml\" >&2; exit 1; }",
       # What the seal will remove, here rather than only in shutdown_command:
       # a provisioner's output is in the build log, and its exit status
       # counts, so a refusal (exit 3) fails the build now, with the reason,

@@ -28,8 +28,9 @@ say() {
 	printf 'packer-seal: %s\n' "$*" >"$console" 2>/dev/null || true
 }
 
-say "deleting the build user $user and its sudo and sshd rules"
+say "deleting the build user $user, its sudo and sshd rules and its /etc/hosts line"
 rm -f /etc/sudoers.d/packer-build /etc/ssh/sshd_config.d/10-packer-build.conf
+sed -i '/^127\.0\.1\.1 packer-build$/d' /etc/hosts
 # --force: Packer's own session still runs as the user.
 userdel --force --remove "$user" 2>/dev/null
 if id "$user" >/dev/null 2>&1; then
