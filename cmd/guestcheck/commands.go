@@ -26,6 +26,8 @@ func runSubcommand(cmd *cli.Command, name string, args []string, stdout, stderr 
 		return runExplain(cmd.Sub("explain"), args, stdout, stderr, all), true
 	case "completion":
 		return runCompletion(cmd, args, stdout, stderr), true
+	case "check-config":
+		return runCheckConfig(cmd.Sub("check-config"), args, stdout, stderr, all), true
 	}
 	return 0, false
 }

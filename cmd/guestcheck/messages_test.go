@@ -81,5 +81,59 @@ func TestMessages(t *testing.T) {
 	code := run([]string{"--root", t.TempDir(), "--config", typo}, &out, &errb, checks.All)
 	fmt.Fprintf(&b, "$ guestcheck --config guestcheck.yaml (checks: {hostnam: ...})\nexit %d\n| %s\n", code,
 		strings.ReplaceAll(strings.TrimSpace(errb.String()), typo, "guestcheck.yaml"))
+	configMessages(t, &b)
 	golden(t, "messages.golden", b.String())
+}
+
+// configMistakes are configuration files with one mistake each; their
+// messages must read the same from guestcheck, guestcheck probe and
+// guestcheck check-config.
+var configMistakes = []string{
+	"timout: 5s\n",
+	"checks:\n  dns:\n    timout: 5s\n",
+	"checks:\n  dns:\n    timeout: 5\n",
+	"timeout: 5sec\n",
+	"checks: [dns, routes]\n",
+	"checks:\n  dsn: {enabled: false}\n",
+	"checks:\n  hostname-etc-missing: {enabled: false}\n",
+	"probe:\n  checks: [fstab, hostnam]\n",
+	"probe:\n  checks: fstab\n",
+	"timeout: 1m\n---\ntimeout: 2m\n",
+	"checks:\n\tdns:\n\t\tenabled: false\n",
+	"waivers:\n  - {check: time-synk, code: time-sync-clock-unsynced, reason: lab}\n",
+	"waivers:\n  - {check: time-sync, code: time-sync-unsynced, reason: lab}\n",
+	"waivers:\n  - {check: time-sync, code: time-sync-clock-unsynced}\n",
+}
+
+// configMessages runs each of configMistakes through the three commands
+// that read a configuration, with the file's temporary path shown as
+// guestcheck.yaml.
+func configMessages(t *testing.T, b *strings.Builder) {
+	for _, body := range configMistakes {
+		p := writeConfig(t, body)
+		for _, args := range [][]string{{"--root", t.TempDir(), "--config", p}, {"probe", "--config", p}, {"check-config", p}} {
+			var out, errb bytes.Buffer
+			code := run(args, &out, &errb, checks.All)
+			shown := strings.Join(args, " ")
+			if args[0] == "--root" {
+				shown = "--config"
+			}
+			fmt.Fprintf(b, "$ guestcheck %s (%q)\nexit %d\n", strings.ReplaceAll(shown, p, "guestcheck.yaml"), body, code)
+			for _, l := range strings.Split(strings.TrimRight(out.String()+errb.String(), "\n"), "\n") {
+				fmt.Fprintf(b, "| %s\n", strings.ReplaceAll(l, p, "guestcheck.yaml"))
+			}
+		}
+	}
+	missing := filepath.Join(t.TempDir(), "none.yaml")
+	for _, args := range [][]string{{"check-config", missing}, {"check-config", "a", "b"}} {
+		var out, errb bytes.Buffer
+		code := run(args, &out, &errb, checks.All)
+		fmt.Fprintf(b, "$ guestcheck %s\nexit %d\n| %s\n", strings.ReplaceAll(strings.Join(args, " "), missing, "none.yaml"), code,
+			strings.ReplaceAll(strings.TrimSpace(out.String()+errb.String()), missing, "none.yaml"))
+	}
+	good := writeConfig(t, "timeout: 2m\nwaivers:\n  - {check: time-sync, code: time-sync-clock-unsynced, reason: lab, expires: 2027-03-01}\n")
+	var out, errb bytes.Buffer
+	code := run([]string{"check-config", good}, &out, &errb, checks.All)
+	fmt.Fprintf(b, "$ guestcheck check-config guestcheck.yaml (valid)\nexit %d\n| %s\n", code,
+		strings.ReplaceAll(strings.TrimSpace(out.String()+errb.String()), good, "guestcheck.yaml"))
 }

@@ -60,6 +60,9 @@ func runProbe(cmd *cli.Command, args []string, stdout, stderr io.Writer, all []c
 	if timeout > 0 {
 		cfg.Probe.Timeout = timeout
 	}
+	if err := check.Validate(all, cfg); err != nil {
+		return say(false, "config error: "+err.Error())
+	}
 	selected, err := probe.Select(all, &cfg.Probe)
 	if err != nil {
 		return say(false, "config error: "+err.Error())

@@ -112,10 +112,10 @@ func TestProbeConfigAndUsageErrors(t *testing.T) {
 		want    string
 		wantErr bool
 	}{
-		{"timeout: 1m\nprobe:\n  checks:\n    - a\n    - nope\n", nil, `config error: ` + "%CFG%" + `:5: probe.checks: unknown check ID "nope"`, false},
+		{"timeout: 1m\nprobe:\n  checks:\n    - a\n    - nope\n", nil, `config error: ` + "%CFG%" + `:5: probe.checks[1]: unknown check ID "nope"`, false},
 		{"probe:\n  checks: [a, dns]\n", nil, "config error: %CFG%:2: probe.checks: dns cannot count towards a probe", false},
 		{"probe: {timeout: soon}\n", nil, "config error: %CFG%:1:", false},
-		{"bogus: 1\n", nil, "config error: %CFG%:1: field bogus not found", false},
+		{"bogus: 1\n", nil, "config error: %CFG%:1: bogus: unknown key (known here: timeout,", false},
 		{"", []string{"--bogus"}, "usage error: --bogus: unknown option (see guestcheck probe --help)", true},
 		{"", []string{"extra"}, `usage error: "extra": unexpected argument (see guestcheck probe --help)`, true},
 	} {
@@ -133,7 +133,7 @@ func TestProbeConfigAndUsageErrors(t *testing.T) {
 	}
 	var out bytes.Buffer
 	if code := run([]string{"probe", "--config", "/nonexistent/guestcheck.yaml"}, &out, io.Discard, all); code != 1 ||
-		!strings.Contains(out.String(), "config error: config /nonexistent/guestcheck.yaml") {
+		!strings.Contains(out.String(), "config error: /nonexistent/guestcheck.yaml: cannot read the configuration: no such file") {
 		t.Errorf("missing explicit config: exit %d, %q", code, out.String())
 	}
 	out.Reset()

@@ -93,13 +93,13 @@ func TestConfigErrors(t *testing.T) {
 	var out, errb bytes.Buffer
 	bad := writeConfig(t, "timeout: 5s\nchecks:\n  a:\n    enabeld: true\n")
 	code := run([]string{"--root", t.TempDir(), "--config", bad}, &out, &errb, all)
-	if code != report.ExitUsage || !strings.Contains(errb.String(), bad+":4: field enabeld not found") {
+	if code != report.ExitUsage || !strings.Contains(errb.String(), bad+":4: checks.a.enabeld: unknown key; did you mean enabled? (known here: enabled, timeout)") {
 		t.Errorf("typo in config: exit %d, stderr %q", code, errb.String())
 	}
 	errb.Reset()
 	unknown := writeConfig(t, "checks:\n  nope: {enabled: false}\n")
 	code = run([]string{"--root", t.TempDir(), "--config", unknown}, &out, &errb, all)
-	if code != report.ExitUsage || !strings.Contains(errb.String(), `guestcheck.yaml:2: unknown check ID "nope"`) {
+	if code != report.ExitUsage || !strings.Contains(errb.String(), `guestcheck.yaml:2: checks.nope: unknown check ID (see guestcheck --list)`) {
 		t.Errorf("unknown check in config: exit %d, stderr %q", code, errb.String())
 	}
 	errb.Reset()

@@ -77,6 +77,7 @@ func command(all []check.Check) *cli.Command {
 			{Name: "explain", Summary: "say what a finding code means, why it matters and how to fix it",
 				Synopsis: []string{"CODE"}, Args: "CODE", Options: []cli.Option{helpOption},
 				Description: "Print the reference entry of one finding code (from the page of its check, installed under /usr/share/doc/guestcheck/checks/): its check, status, meaning and fix. A check ID prints the list of its codes."},
+			checkConfigCommand(),
 			{Name: "help", Summary: "show the help of guestcheck or of one of its commands",
 				Synopsis: []string{"[COMMAND]"}, Args: "COMMAND", Options: []cli.Option{helpOption}},
 			{Name: "completion", Summary: "print the shell completion script for bash, zsh or fish",

@@ -41,6 +41,26 @@ type Finding struct {
 	Detail map[string]string `json:"detail,omitempty"`
 	// Remediation says how to fix it; empty only for passes and skips.
 	Remediation string `json:"remediation,omitempty"`
+	// Waived is set when a configuration waiver accepts this finding: it
+	// keeps its status and is still reported, but counts as a pass for its
+	// check and the exit code.
+	Waived *Waived `json:"waived,omitempty"`
+}
+
+// Waived says which waiver accepted a finding, and why.
+type Waived struct {
+	Reason string `json:"reason"`
+	// Expires is the waiver's expiry date (YYYY-MM-DD); empty for never.
+	Expires string `json:"expires,omitempty"`
+}
+
+// Counted is the status a finding counts with towards its check's status
+// and the exit code: its own, or pass when it is waived.
+func (f Finding) Counted() Status {
+	if f.Waived != nil {
+		return Pass
+	}
+	return f.Status
 }
 
 // Result is the outcome of one check in a run, and the report's entry for

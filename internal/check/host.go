@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/hostnamefile"
 )
 
 // Host identifies the machine and boot a run describes, as the report's
@@ -14,7 +15,7 @@ type Host struct {
 }
 
 // ReadHost names the machine behind root: the kernel's view (hostname and
-// boot ID) on the running system, the first line of /etc/hostname under an
+// boot ID) on the running system, the first name in /etc/hostname under an
 // image root, which has no boot. What cannot be read stays empty: the
 // header is a label, and the hostname check judges the name.
 func ReadHost(root *fs.Root) Host {
@@ -26,11 +27,8 @@ func ReadHost(root *fs.Root) Host {
 		return strings.TrimSpace(string(b))
 	}
 	if root.IsHost() {
-		return Host{Hostname: read("/proc/sys/kernel/hostname"), BootID: read("/proc/sys/kernel/random/boot_id")}
+		name, _ := hostnamefile.ReadKernel(root)
+		return Host{Hostname: name, BootID: read("/proc/sys/kernel/random/boot_id")}
 	}
-	h := read("/etc/hostname")
-	if i := strings.IndexByte(h, '\n'); i >= 0 {
-		h = h[:i]
-	}
-	return Host{Hostname: h}
+	return Host{Hostname: hostnamefile.ReadStatic(root).First}
 }

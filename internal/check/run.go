@@ -24,7 +24,7 @@ const (
 
 // RunnerCodes lists the codes the runner reports, so that the registry's
 // tests can hold them to the docs and keep them apart from every check's.
-var RunnerCodes = []string{codeCheckTimeout, codeRunTimeout, codeCheckPanic, codeNoFindings, codeDependencyNotPassed}
+var RunnerCodes = []string{codeCheckTimeout, codeRunTimeout, codeCheckPanic, codeNoFindings, codeDependencyNotPassed, codeWaiverExpired}
 
 // RunOptions tunes a run.
 type RunOptions struct {
@@ -151,22 +151,32 @@ func runOne(ctx context.Context, c Check, env *Env, opts RunOptions, results []R
 		r.Findings = []Finding{Errorf(codeNoFindings, "the check returned no findings", nil,
 			"this is a guestcheck bug: a check must always say what it found")}
 	}
+	now := time.Now
+	if env.Now != nil {
+		now = env.Now
+	}
+	r.Findings = waive(c, r.Findings, env.Config, now())
 	r.Status, r.Summary = summarise(r.Findings)
 	return r
 }
 
 // summarise derives a check's status and one-line summary from its
-// findings: the worst status, and the message of the first finding that has it.
+// findings: the worst status they count with (a waived finding counts as
+// a pass), and the message of the first finding that has it; a waived
+// one says so.
 func summarise(fs []Finding) (Status, string) {
 	sts := make([]Status, len(fs))
 	for i, f := range fs {
-		sts[i] = f.Status
+		sts[i] = f.Counted()
 	}
 	w := Overall(sts...)
 	for _, f := range fs {
-		if f.Status == w {
+		if f.Counted() == w {
 			if n := countAt(fs, w); n > 1 && w != Pass && w != Skip {
 				return w, fmt.Sprintf("%s (+%d more)", f.Message, n-1)
+			}
+			if f.Waived != nil {
+				return w, fmt.Sprintf("%s (%s, waived: %s)", f.Message, f.Status, f.Waived.Reason)
 			}
 			return w, f.Message
 		}
@@ -177,7 +187,7 @@ func summarise(fs []Finding) (Status, string) {
 func countAt(fs []Finding, s Status) int {
 	n := 0
 	for _, f := range fs {
-		if f.Status == s {
+		if f.Counted() == s {
 			n++
 		}
 	}

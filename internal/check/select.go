@@ -9,24 +9,21 @@ import (
 	"github.com/guestcheck/guestcheck/internal/config"
 )
 
-// Select returns the checks of all that a run executes, in all's order:
-// the config file's enabled switches, then only (when non-empty, exactly
+// Select returns the checks of all that a run executes, in all's order,
+// after Validate has judged the configuration: the config file's enabled
+// switches, then only (when non-empty, exactly
 // these IDs) and skip (never these), both comma-separated lists of check
 // IDs. An unknown ID in the config or either list is an error with the
 // closest ID suggested, a finding code is named with its check, and a
 // selection left empty is an error, so a typo never silently drops a
 // check or runs nothing. It is guestcheck's counterpart of seal.Select.
 func Select(all []Check, cfg *config.Config, only, skip string) ([]Check, error) {
-	known := map[string]bool{}
 	var ids []string
 	for _, c := range all {
-		known[c.ID] = true
 		ids = append(ids, c.ID)
 	}
-	for id := range cfg.Checks {
-		if !known[id] {
-			return nil, fmt.Errorf("%s: %s", cfg.Where("checks."+id), unknownID(all, ids, id))
-		}
+	if err := Validate(all, cfg); err != nil {
+		return nil, err
 	}
 	onlySet, err := idSet(all, ids, "only", only)
 	if err != nil {

@@ -72,7 +72,7 @@ func TestSelectUnknownID(t *testing.T) {
 		only, skip string
 		want       string
 	}{
-		{cfgTypo, "", "", `guestcheck.yaml:2: unknown check ID "bb"; did you mean b? (see --list)`},
+		{cfgTypo, "", "", `guestcheck.yaml:2: checks.bb: unknown check ID; did you mean b? (see guestcheck --list)`},
 		{config.Default(), "a,d", "", `--only: unknown check ID "d" (see --list)`},
 		{config.Default(), "", " e ", `--skip: unknown check ID "e" (see --list)`},
 		{config.Default(), "clod-init", "", `--only: unknown check ID "clod-init"; did you mean cloud-init? (see --list)`},

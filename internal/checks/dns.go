@@ -2,7 +2,7 @@ package checks
 
 import (
 	"github.com/guestcheck/guestcheck/internal/check"
-	"github.com/guestcheck/guestcheck/internal/netcheck"
+	"github.com/guestcheck/guestcheck/internal/netroute"
 )
 
 // DNS verifies the resolver configuration (resolv.conf and the
@@ -14,6 +14,6 @@ var DNS = check.Check{
 	Title: "DNS resolvers",
 	Description: "The resolver lists one to three nameservers (behind systemd-resolved, its upstreams) " +
 		"and each of them answers within dns.timeout",
-	Codes: netcheck.DNSCodes(),
-	Run:   netcheck.RunDNS,
+	Codes: netroute.DNSCodes(),
+	Run:   netroute.RunDNS,
 }

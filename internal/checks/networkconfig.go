@@ -2,7 +2,7 @@ package checks
 
 import (
 	"github.com/guestcheck/guestcheck/internal/check"
-	"github.com/guestcheck/guestcheck/internal/netcheck"
+	"github.com/guestcheck/guestcheck/internal/netintent"
 )
 
 // NetworkConfig compares the network configuration the VM was given
@@ -14,6 +14,6 @@ var NetworkConfig = check.Check{
 	Title: "Declared network configuration",
 	Description: "Every interface the network config declares exists (by name or match), is up and has its " +
 		"addresses, lease, default gateway, nameservers, MTU, VLAN ID and members",
-	Codes: netcheck.NetworkConfigCodes(),
-	Run:   netcheck.RunNetworkConfig,
+	Codes: netintent.NetworkConfigCodes(),
+	Run:   netintent.RunNetworkConfig,
 }

@@ -2,7 +2,7 @@ package checks
 
 import (
 	"github.com/guestcheck/guestcheck/internal/check"
-	"github.com/guestcheck/guestcheck/internal/netcheck"
+	"github.com/guestcheck/guestcheck/internal/netroute"
 )
 
 // Routes verifies links, default routes (the dual-NIC takeover KubeVirt
@@ -13,6 +13,6 @@ var Routes = check.Check{
 	Title: "Links and routes",
 	Description: "Every NIC is up with an address; one default route per family wins, on the expected " +
 		"interface; gateways answer; nameservers are reached through that interface",
-	Codes: netcheck.RoutesCodes(),
-	Run:   netcheck.RunRoutes,
+	Codes: netroute.RoutesCodes(),
+	Run:   netroute.RunRoutes,
 }

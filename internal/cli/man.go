@@ -152,3 +152,11 @@ func roff(s string) string {
 	}
 	return s
 }
+
+// Roff is roff's escaping for pages written outside this package, such
+// as guestcheck.yaml(5), which internal/config generates from its keys.
+func Roff(s string) string { return roff(s) }
+
+// ManProse is manProse for those pages: paragraphs for man to fill,
+// literal blocks (lines indented by two spaces) as no-fill.
+func ManProse(b *strings.Builder, text string) { manProse(b, text) }

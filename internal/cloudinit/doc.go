@@ -6,6 +6,9 @@
 // catching what cloud-init misses (results left from an earlier boot, the
 // two timestamp encodings, being run from inside cloud-init itself).
 //
-// Reading goes through an fs.Root so that tests and --root images work the
-// same way as the live system; nothing here starts a process.
+// The check gathers Facts (Read's Snapshot, systemd's answer for the
+// units, who started this process) through check.Env, then Judge, a pure
+// function, turns them into findings. Reading goes through an fs.Root so
+// that tests and --root images work the same way as the live system;
+// nothing here starts a process.
 package cloudinit

@@ -59,16 +59,6 @@ func FuzzParseResult(f *testing.F) {
 	})
 }
 
-func FuzzParseInstanceData(f *testing.F) {
-	f.Add([]byte(`{"ds": {"meta_data": {"local-hostname": "h"}}, "v1": {"instance_id": "i", "region": null}}`))
-	seedFiles(f, "instance-data.json")
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if d, err := ParseInstanceData(b); err != nil && d != nil {
-			t.Fatal("result with error")
-		}
-	})
-}
-
 func FuzzParseBootFinished(f *testing.F) {
 	f.Add([]byte("37.42 - Sat, 29 Nov 2025 21:50:12 +0000 - v. 25.1.4\n"))
 	f.Add([]byte("?? - ?? - v. 22.4.2"))
@@ -87,15 +77,6 @@ func FuzzParseUptime(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if d, err := ParseUptime(b); err == nil && d < 0 {
 			t.Fatalf("negative uptime %v", d)
-		}
-	})
-}
-
-func FuzzParseBootTime(f *testing.F) {
-	f.Add([]byte("cpu  1 2 3\nbtime 1764452000\nprocesses 10\n"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if bt, err := ParseBootTime(b); err == nil && bt.Unix() <= 0 {
-			t.Fatalf("non-positive btime %v", bt)
 		}
 	})
 }

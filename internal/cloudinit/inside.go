@@ -21,16 +21,28 @@ const maxHops = 64
 // found, e.g. "/var/lib/cloud/instance/scripts/runcmd (pid 912) under
 // cloud-init modules --mode=final (pid 640)". Everything is read through
 // root, so a fake /proc works in tests; an unreadable /proc answers false.
-func Inside(root *fs.Root) (bool, string) {
+func Inside(root *fs.Root) (bool, string) { return insideOf(ancestors(root)) }
+
+// ancestor is one process above this one, as /proc shows it.
+type ancestor struct {
+	pid  int
+	comm string
+	args []string // nil when the cmdline is hidden or empty
+}
+
+// ancestors reads the chain of parents from /proc/self's up to (not
+// including) PID 1. It stops at a process that went away or whose stat
+// does not parse, at a loop, and after maxHops.
+func ancestors(root *fs.Root) []ancestor {
 	b, err := root.ReadFile("/proc/self/stat")
 	if err != nil {
-		return false, ""
+		return nil
 	}
 	self, err := ParseProcStat(b)
 	if err != nil {
-		return false, ""
+		return nil
 	}
-	var found []string
+	var out []ancestor
 	seen := map[int]bool{self.PID: true}
 	pid := self.PPID
 	for hop := 0; hop < maxHops && pid > 1 && !seen[pid]; hop++ {
@@ -43,17 +55,27 @@ func Inside(root *fs.Root) (bool, string) {
 		if err != nil || st.PID != pid {
 			break
 		}
-		var args []string
+		a := ancestor{pid: pid, comm: st.Comm}
 		if cb, err := root.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil {
-			args = ParseCmdline(cb)
+			a.args = ParseCmdline(cb)
 		}
-		if what, isCI := classify(args, st.Comm); what != "" {
-			found = append(found, fmt.Sprintf("%s (pid %d)", what, pid))
+		out = append(out, a)
+		pid = st.PPID
+	}
+	return out
+}
+
+// insideOf finds cloud-init among the ancestors, nearest first, and the
+// scripts it runs on the way there.
+func insideOf(chain []ancestor) (bool, string) {
+	var found []string
+	for _, a := range chain {
+		if what, isCI := classify(a.args, a.comm); what != "" {
+			found = append(found, fmt.Sprintf("%s (pid %d)", what, a.pid))
 			if isCI {
 				break // cloud-init's own ancestors (systemd) add nothing
 			}
 		}
-		pid = st.PPID
 	}
 	if len(found) == 0 {
 		return false, ""

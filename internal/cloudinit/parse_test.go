@@ -141,45 +141,6 @@ func TestParseResult(t *testing.T) {
 	}
 }
 
-func TestParseInstanceData(t *testing.T) {
-	in := `{
-	 "_beta_keys": ["subplatform"],
-	 "ds": {"meta_data": {"instance-id": "iid-1", "local-hostname": "meta-host"}, "_doc": "x"},
-	 "v1": {"cloud_name": "nocloud", "instance_id": "iid-1", "local_hostname": "vm1",
-	        "platform": "nocloud", "subplatform": "seed-dir (/dev/sr0)", "region": null,
-	        "availability_zone": null, "distro": "debian", "distro_version": "13",
-	        "distro_release": "trixie", "kernel_release": "6.12.0", "machine": "x86_64",
-	        "public_ssh_keys": [], "variant": "debian"}
-	}`
-	d, err := ParseInstanceData([]byte(in))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := InstanceData{InstanceID: "iid-1", LocalHostname: "vm1", CloudName: "nocloud", Platform: "nocloud",
-		Subplatform: "seed-dir (/dev/sr0)", Distro: "debian", DistroVersion: "13", DistroRelease: "trixie",
-		KernelRelease: "6.12.0", Machine: "x86_64", MetaLocalHostname: "meta-host"}
-	if *d != want {
-		t.Errorf("got %+v\nwant %+v", *d, want)
-	}
-	for in, want := range map[string]string{
-		`{"v1": {"local_hostname": 5}}`:                    "v1.local_hostname: want a string or null, got number",
-		`{"v1": {"instance_id": ["a"]}}`:                   "v1.instance_id: want a string or null, got array",
-		`{"v1": []}`:                                       "v1: want an object, got array",
-		`{"ds": "x"}`:                                      "ds: want an object, got string",
-		`{"ds": {"meta_data": 1}}`:                         "ds.meta_data: want an object, got number",
-		`{"ds": {"meta_data": {"local-hostname": false}}}`: "ds.meta_data.local-hostname: want a string or null, got boolean",
-		`{"v1": {`:                                         "unexpected end of JSON input",
-	} {
-		if _, err := ParseInstanceData([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: err = %v, want %q", in, err, want)
-		}
-	}
-	// null ds and meta_data are tolerated (DataSourceNone has no meta-data).
-	if _, err := ParseInstanceData([]byte(`{"ds": {"meta_data": null}, "v1": {"region": null}}`)); err != nil {
-		t.Error(err)
-	}
-}
-
 func TestParseBootFinished(t *testing.T) {
 	bf, err := ParseBootFinished([]byte("37.42 - Sat, 29 Nov 2025 21:50:12 +0000 - v. 25.1.4\n"))
 	if err != nil {
@@ -209,15 +170,6 @@ func TestParseProcFiles(t *testing.T) {
 	for _, in := range []string{"", "x 1", "-1 2", "1e300 1"} {
 		if _, err := ParseUptime([]byte(in)); err == nil {
 			t.Errorf("uptime %q: no error", in)
-		}
-	}
-	bt, err := ParseBootTime([]byte("cpu  1 2 3\nintr 5\nctxt 9\nbtime 1764452000\nprocesses 10\n"))
-	if err != nil || bt.Unix() != 1764452000 {
-		t.Errorf("btime = %v, %v", bt, err)
-	}
-	for _, in := range []string{"", "cpu 1\n", "btime x\n", "btime -4\n"} {
-		if _, err := ParseBootTime([]byte(in)); err == nil {
-			t.Errorf("btime %q: no error", in)
 		}
 	}
 	for in, want := range map[string]ProcStat{

@@ -1,7 +1,6 @@
 package cloudinit
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -23,28 +22,6 @@ func ParseUptime(b []byte) (time.Duration, error) {
 		return 0, fmt.Errorf("uptime %q: %v", clip(f[0], 40), err)
 	}
 	return d, nil
-}
-
-// ParseBootTime returns the btime line of /proc/stat: the boot time in
-// whole epoch seconds.
-func ParseBootTime(b []byte) (time.Time, error) {
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), "btime ")
-		if !ok {
-			continue
-		}
-		n, err := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
-		if err != nil || n <= 0 || n > 1<<40 {
-			return time.Time{}, fmt.Errorf("btime %q: not a positive integer", clip(rest, 40))
-		}
-		return time.Unix(n, 0), nil
-	}
-	if err := sc.Err(); err != nil {
-		return time.Time{}, err
-	}
-	return time.Time{}, errors.New("no btime line")
 }
 
 // ProcStat is what guestcheck needs from /proc/<pid>/stat.

@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/guestcheck/guestcheck/internal/boottime"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/instancedata"
 )
 
 // ReadOptions says how to read a root.
@@ -20,7 +22,10 @@ type ReadOptions struct {
 	Now func() time.Time
 }
 
-// FileError is a file that exists but could not be read or parsed.
+// FileError is a file that exists but could not be read or parsed. It is
+// not a problem.Problem: it has no line, and it keeps the cause as an
+// error, because the remediation branches on it (errors.Is EACCES: run as
+// root) and Wait returns it for callers to match with errors.As.
 type FileError struct {
 	// Path is the guest path.
 	Path string
@@ -41,7 +46,7 @@ type Snapshot struct {
 	// InstalledEvidence names what showed cloud-init is installed.
 	InstalledEvidence string
 	// InstanceData is nil when absent or broken.
-	InstanceData *InstanceData
+	InstanceData *instancedata.Data
 	// StatusErr, ResultErr and InstanceDataErr are set when that file
 	// exists but cannot be read or parsed. With ResultErr set,
 	// Inputs.ResultExists is still true, as cloud-init sees it.
@@ -77,89 +82,105 @@ func Read(root *fs.Root, opt ReadOptions) *Snapshot {
 		now = opt.Now
 	}
 	s := &Snapshot{Notes: map[string]string{}}
-	in := &s.Inputs
-
-	if b, ok, err := readOptional(root, StatusPath); err != nil {
-		s.StatusErr = &FileError{StatusPath, err}
-	} else if ok {
-		if sf, err := ParseStatus(b); err != nil {
-			s.StatusErr = &FileError{StatusPath, err}
-		} else {
-			in.Status = sf
-		}
-	}
-	if b, ok, err := readOptional(root, ResultPath); err != nil {
-		in.ResultExists = true
-		s.ResultErr = &FileError{ResultPath, err}
-	} else if ok {
-		in.ResultExists = true
-		if rf, err := ParseResult(b); err != nil {
-			s.ResultErr = &FileError{ResultPath, err}
-		} else {
-			in.Result = rf
-		}
-	}
-	if b, ok, err := readOptional(root, InstanceDataPath); err != nil {
-		s.InstanceDataErr = &FileError{InstanceDataPath, err}
-	} else if ok {
-		if d, err := ParseInstanceData(b); err != nil {
-			s.InstanceDataErr = &FileError{InstanceDataPath, err}
-		} else {
-			s.InstanceData = d
-		}
-	}
-
-	switch {
-	case in.Status != nil || s.StatusErr != nil:
-		s.InstalledEvidence = StatusPath
-	default:
-		for _, p := range installMarkers() {
-			if root.Exists(p) {
-				s.InstalledEvidence = p
-				break
-			}
-		}
-	}
-	in.Installed = s.InstalledEvidence != ""
-
+	s.readRunFiles(root)
+	s.InstalledEvidence = installedEvidence(root, s)
+	s.Inputs.Installed = s.InstalledEvidence != ""
 	bi := BootInputs{
 		MarkerFile:        root.Exists(DisabledMarkerPath),
 		GeneratorDisabled: root.Exists(GeneratorDisabledPath),
 		GeneratorEnabled:  root.Exists(GeneratorEnabledPath),
 	}
+	if opt.Live {
+		s.readLiveBoot(root, &bi)
+		s.Inputs.Clock = s.readClock(root, now)
+	} else {
+		s.Inputs.Clock = BootClock{Now: now()}
+	}
+	s.Inputs.Boot = DetectBootStatus(bi)
+	s.readPersistent(root)
+	return s
+}
+
+// readRunFiles reads and parses status.json, result.json and
+// instance-data.json.
+func (s *Snapshot) readRunFiles(root *fs.Root) {
+	in := &s.Inputs
+	in.Status, _, s.StatusErr = readParsed(root, StatusPath, ParseStatus)
+	// A result.json that cannot be read still exists, as cloud-init sees it.
+	in.Result, in.ResultExists, s.ResultErr = readParsed(root, ResultPath, ParseResult)
+	s.InstanceData, _, s.InstanceDataErr = readParsed(root, InstanceDataPath, instancedata.Parse)
+}
+
+// readParsed reads p and parses it. exists is false only for a missing
+// file; fe is set when p exists but cannot be read or parsed.
+func readParsed[T any](root *fs.Root, p string, parse func([]byte) (*T, error)) (v *T, exists bool, fe *FileError) {
+	b, ok, err := readOptional(root, p)
+	switch {
+	case err != nil:
+		return nil, true, &FileError{p, err}
+	case !ok:
+		return nil, false, nil
+	}
+	if v, err = parse(b); err != nil {
+		return nil, true, &FileError{p, err}
+	}
+	return v, true, nil
+}
+
+// installedEvidence names what shows cloud-init is installed: status.json,
+// else the first install marker; "" when nothing does.
+func installedEvidence(root *fs.Root, s *Snapshot) string {
+	if s.Inputs.Status != nil || s.StatusErr != nil {
+		return StatusPath
+	}
+	for _, p := range installMarkers() {
+		if root.Exists(p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// readLiveBoot adds what only the running system tells to the boot
+// inputs: the init system, the kernel command line, PID 1's environment.
+func (s *Snapshot) readLiveBoot(root *fs.Root, bi *BootInputs) {
+	// cloud-init's uses_systemd(): /run/systemd/system is a directory.
+	if st, err := root.Lstat("/run/systemd/system"); err != nil || !st.IsDir() {
+		bi.Sysvinit = true
+	}
+	bi.Cmdline = s.readCmdline(root)
+	// Needs root; unreadable simply means "not disabled this way".
+	if b, err := root.ReadFile("/proc/1/environ"); err == nil {
+		bi.Environment = environDisablesCloudInit(b)
+	}
+}
+
+// readClock reads this boot's btime and uptime; what cannot be read is a
+// note, and the clock knows less.
+func (s *Snapshot) readClock(root *fs.Root, now func() time.Time) BootClock {
 	var btime time.Time
 	var uptime time.Duration
 	var uptimeKnown bool
-	if opt.Live {
-		// cloud-init's uses_systemd(): /run/systemd/system is a directory.
-		if st, err := root.Lstat("/run/systemd/system"); err != nil || !st.IsDir() {
-			bi.Sysvinit = true
-		}
-		bi.Cmdline = s.readCmdline(root)
-		// Needs root; unreadable simply means "not disabled this way".
-		if b, err := root.ReadFile("/proc/1/environ"); err == nil {
-			bi.Environment = environDisablesCloudInit(b)
-		}
-		if b, err := root.ReadFile("/proc/stat"); err != nil {
-			s.Notes["/proc/stat"] = "unreadable: " + fileReason(err)
-		} else if t, err := ParseBootTime(b); err != nil {
-			s.Notes["/proc/stat"] = err.Error()
-		} else {
-			btime = t
-		}
-		if b, err := root.ReadFile("/proc/uptime"); err != nil {
-			s.Notes["/proc/uptime"] = "unreadable: " + fileReason(err)
-		} else if d, err := ParseUptime(b); err != nil {
-			s.Notes["/proc/uptime"] = err.Error()
-		} else {
-			uptime, uptimeKnown = d, true
-		}
-		in.Clock = NewBootClock(now(), btime, uptime, uptimeKnown)
+	if b, err := root.ReadFile("/proc/stat"); err != nil {
+		s.Notes["/proc/stat"] = "unreadable: " + fileReason(err)
+	} else if t, err := boottime.Parse(b); err != nil {
+		s.Notes["/proc/stat"] = err.Error()
 	} else {
-		in.Clock = BootClock{Now: now()}
+		btime = t
 	}
-	in.Boot = DetectBootStatus(bi)
+	if b, err := root.ReadFile("/proc/uptime"); err != nil {
+		s.Notes["/proc/uptime"] = "unreadable: " + fileReason(err)
+	} else if d, err := ParseUptime(b); err != nil {
+		s.Notes["/proc/uptime"] = err.Error()
+	} else {
+		uptime, uptimeKnown = d, true
+	}
+	return NewBootClock(now(), btime, uptime, uptimeKnown)
+}
 
+// readPersistent looks at the files under /var/lib/cloud that survive a
+// reboot, so that they can be told apart from this boot's result.
+func (s *Snapshot) readPersistent(root *fs.Root) {
 	if st, err := root.Stat(BootFinishedPath); err == nil && st.Mode().IsRegular() {
 		ff := &FileFacts{Path: BootFinishedPath, ModTime: st.Mtime}
 		if b, err := root.ReadFile(BootFinishedPath); err != nil {
@@ -167,12 +188,11 @@ func Read(root *fs.Root, opt ReadOptions) *Snapshot {
 		} else {
 			ff.Content, ff.ParseErr = ParseBootFinished(b)
 		}
-		in.BootFinished = ff
+		s.Inputs.BootFinished = ff
 	}
 	if st, err := root.Stat(DataResultPath); err == nil && st.Mode().IsRegular() {
-		in.DataResult = &FileFacts{Path: DataResultPath, ModTime: st.Mtime}
+		s.Inputs.DataResult = &FileFacts{Path: DataResultPath, ModTime: st.Mtime}
 	}
-	return s
 }
 
 // readCmdline returns the kernel command line the way cloud-init's

@@ -36,7 +36,7 @@ func TestReadFileProblems(t *testing.T) {
 			"v1.errors: want an array of strings, got string"},
 		{"wrong type instance-data", func(r *cloudinittest.Root) {
 			r.Write(StatusPath, good).Write(ResultPath, `{"v1": {"errors": []}}`).Write(InstanceDataPath, `{"v1": {"instance_id": 42}}`)
-		}, InstanceDataPath, "v1.instance_id: want a string or null, got number"},
+		}, InstanceDataPath, `"v1.instance_id" is a number, want a string`},
 		{"dangling status symlink means absent", func(r *cloudinittest.Root) {
 			r.Installed().Symlink("../../var/lib/cloud/data/status.json", StatusPath)
 		}, "", ""},

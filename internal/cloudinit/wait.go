@@ -36,16 +36,9 @@ func Wait(ctx context.Context, root *fs.Root, poll time.Duration) (*State, bool,
 	t := time.NewTicker(poll)
 	defer t.Stop()
 	for {
-		snap := Read(root, ReadOptions{Live: true})
-		var st *State
-		var err error
-		if snap.Usable() {
-			st = snap.State()
-			if !st.Installed || st.Running == Done || st.Running == Disabled {
-				return st, false, nil
-			}
-		} else {
-			err = snap.StatusErr
+		st, done, err := waitOutcome(Read(root, ReadOptions{Live: true}))
+		if done {
+			return st, false, nil
 		}
 		// cloud-init replaces its files atomically, so a broken file is
 		// not a half-written one; still, the next stage rewrites
@@ -71,6 +64,23 @@ func WaitBeforeChecks(ctx context.Context, env *check.Env, d time.Duration) stri
 	wctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	st, timedOut, err := Wait(wctx, env.Root, 0)
+	return waitNotice(d, st, timedOut, err)
+}
+
+// waitOutcome judges one poll: the state when status.json is usable, and
+// whether it ends the wait (cloud-init done, disabled or not installed);
+// else the file's error.
+func waitOutcome(snap *Snapshot) (st *State, done bool, err error) {
+	if !snap.Usable() {
+		return nil, false, snap.StatusErr
+	}
+	st = snap.State()
+	return st, !st.Installed || st.Running == Done || st.Running == Disabled, nil
+}
+
+// waitNotice is what the user is told about a wait of d that ended with
+// st, timedOut and err; "" when cloud-init finished.
+func waitNotice(d time.Duration, st *State, timedOut bool, err error) string {
 	switch {
 	case errors.Is(err, ErrInsideCloudInit):
 		return fmt.Sprintf("not waiting: %v", err)

@@ -1,6 +1,10 @@
 // Package config reads guestcheck's YAML configuration file. Decoding is
-// strict: an unknown key is an error that names the file and line, so a
-// typo never silently disables an expectation.
+// strict and walks the YAML node tree against Keys, the one table of every
+// key: a mistake is an error that names the file, the line and the key
+// path in the user's words (with the keys known there), so a typo never
+// silently disables an expectation. The same table generates
+// guestcheck.yaml(5). What only the registry can judge (check IDs, codes
+// of waivers) is check.Validate's.
 package config
 
 import (
@@ -40,10 +44,10 @@ const (
 
 // Config is the whole file. Later areas add their own sections.
 type Config struct {
-	// source is the file the configuration came from and its bytes, for
-	// Where; empty for the built-in default.
-	source     string
-	sourceText []byte
+	// source is the file the configuration came from, and lines the line
+	// of each key path in it, for Where; empty for the built-in default.
+	source string
+	lines  map[string]int
 
 	// Timeout bounds the whole run.
 	Timeout time.Duration `yaml:"timeout"`
@@ -70,6 +74,8 @@ type Config struct {
 	// Probe configures `guestcheck probe`; its presence declares that the
 	// platform runs exec probes (see ProbeConfig).
 	Probe ProbeConfig `yaml:"probe"`
+	// Waivers accept single findings (see Waiver).
+	Waivers []Waiver `yaml:"waivers"`
 }
 
 // SSHConfig holds expectations for the ssh check.
@@ -95,59 +101,8 @@ type SSHBaseline struct {
 // YesNo is a list of accepted values of a yes/no sshd setting.
 type YesNo []string
 
-// UnmarshalYAML accepts a value or a list of "yes"/"no" (YAML booleans
-// too), and names the line of anything else.
-func (v *YesNo) UnmarshalYAML(n *yaml.Node) error {
-	s, err := sshValues(n, "yes", "no")
-	*v = s
-	return err
-}
-
 // RootLogin is a list of accepted PermitRootLogin values.
 type RootLogin []string
-
-// UnmarshalYAML accepts PermitRootLogin's values and names the line of
-// anything else.
-func (v *RootLogin) UnmarshalYAML(n *yaml.Node) error {
-	s, err := sshValues(n, "yes", "no", "prohibit-password", "without-password", "forced-commands-only")
-	*v = s
-	return err
-}
-
-func sshValues(n *yaml.Node, valid ...string) ([]string, error) {
-	var items []*yaml.Node
-	switch n.Kind {
-	case yaml.ScalarNode:
-		items = []*yaml.Node{n}
-	case yaml.SequenceNode:
-		items = n.Content
-	default:
-		return nil, fmt.Errorf("line %d: want a value or a list of %s", n.Line, strings.Join(valid, ", "))
-	}
-	out := []string{}
-	for _, it := range items {
-		v := strings.ToLower(it.Value)
-		switch {
-		case it.Kind == yaml.ScalarNode && it.Tag == "!!bool":
-			// YAML 1.1 writers (and humans) put yes/no unquoted.
-			if v == "true" || v == "yes" || v == "on" {
-				v = "yes"
-			} else {
-				v = "no"
-			}
-		case it.Kind != yaml.ScalarNode:
-			return nil, fmt.Errorf("line %d: want one of %s", it.Line, strings.Join(valid, ", "))
-		}
-		if !slices.Contains(valid, v) {
-			return nil, fmt.Errorf("line %d: %q is not one of %s", it.Line, it.Value, strings.Join(valid, ", "))
-		}
-		out = append(out, v)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("line %d: empty list: name at least one accepted value", n.Line)
-	}
-	return out, nil
-}
 
 // SystemdConfig holds the systemd check's expectations.
 type SystemdConfig struct {
@@ -235,7 +190,11 @@ func Load(path string, explicit bool) (*Config, error) {
 		if !explicit && errors.Is(err, iofs.ErrNotExist) {
 			return Default(), nil
 		}
-		return nil, fmt.Errorf("config %s: %w", path, err)
+		var pe *iofs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path is said once, first
+		}
+		return nil, Errors{problem.Problem{File: path, Msg: "cannot read the configuration: " + err.Error()}}
 	}
 	return Parse(path, b)
 }
@@ -243,49 +202,60 @@ func Load(path string, explicit bool) (*Config, error) {
 var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)^line (\d+): (.*)$`) })
 
 // Parse decodes a configuration file's bytes strictly and validates it.
-// name is used in error messages, which are one line: "name:LINE: reason".
+// name is used in error messages, which are one line each:
+// "name:LINE: key.path: reason"; the error is an Errors holding every
+// problem found.
 func Parse(name string, b []byte) (*Config, error) {
 	c := Default()
-	c.source, c.sourceText = name, b
+	c.source, c.lines = name, map[string]int{}
+	c.Probe.file = name
 	if !commentOnly(b) {
-		dec := yaml.NewDecoder(bytes.NewReader(b))
-		dec.KnownFields(true)
-		if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-			return nil, yamlError(name, err)
+		root, err := parseDocument(name, b)
+		if err != nil {
+			return nil, err
 		}
-		// A second document would be silently ignored; refuse it.
-		var extra any
-		if err := dec.Decode(&extra); err == nil {
-			return nil, fmt.Errorf("%s: more than one YAML document", name)
-		}
-	}
-	if c.Timeout <= 0 {
-		return nil, fmt.Errorf("%s: timeout must be positive, got %s", name, c.Timeout)
-	}
-	if c.CheckTimeout <= 0 {
-		return nil, fmt.Errorf("%s: check_timeout must be positive, got %s", name, c.CheckTimeout)
-	}
-	if c.DNS.Timeout < 0 || (c.DNS.Retries != nil && *c.DNS.Retries < 0) {
-		return nil, fmt.Errorf("%s: dns.timeout and dns.retries must not be negative", name)
-	}
-	if c.Disk.WarnPercent < 0 || c.Disk.WarnPercent > 100 || c.Disk.FailPercent < 0 || c.Disk.FailPercent > 100 {
-		return nil, fmt.Errorf("%s: disk.warn_percent and disk.fail_percent must be between 0 and 100", name)
-	}
-	if c.Systemd.BootBudget <= 0 {
-		return nil, problem.At(name, keyLine(b, "boot_budget"), "systemd.boot_budget must be positive, got %s", c.Systemd.BootBudget)
-	}
-	if c.TimeSync.MaxOffset <= 0 {
-		return nil, problem.At(name, keyLine(b, "max_offset"), "time_sync.max_offset must be positive, got %s", c.TimeSync.MaxOffset)
-	}
-	for id, cc := range c.Checks {
-		if cc.Timeout < 0 {
-			return nil, fmt.Errorf("%s: checks.%s.timeout must not be negative", name, id)
+		if root != nil {
+			d := &decoder{file: name, c: c}
+			d.section(root, "", "", nil)
+			d.finishWaivers()
+			if err := d.sorted(); err != nil {
+				return nil, err
+			}
 		}
 	}
-	if err := c.finishProbe(name, b); err != nil {
+	if err := c.finishProbe(); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// parseDocument parses b as one YAML document and returns its root node,
+// nil when b holds none. Syntax errors name the line in words.
+func parseDocument(name string, b []byte) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		return nil, Errors{yamlProblem(name, b, strings.TrimPrefix(err.Error(), "yaml: "))}
+	}
+	// A second document would be silently ignored; refuse it.
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		line := extra.Line
+		if len(extra.Content) > 0 {
+			line = extra.Content[0].Line
+		}
+		if err != nil {
+			return nil, Errors{yamlProblem(name, b, strings.TrimPrefix(err.Error(), "yaml: "))}
+		}
+		return nil, Errors{problem.At(name, line, "a second YAML document (after ---); the file must hold one")}
+	}
+	if len(doc.Content) == 0 {
+		return nil, nil
+	}
+	return doc.Content[0], nil
 }
 
 // commentOnly reports whether b holds, for YAML, no document at all: every
@@ -310,78 +280,46 @@ func commentOnly(b []byte) bool {
 	return true
 }
 
-// keyLine is the line of the first "key:" in b, for validation errors
-// that yaml does not locate; 0 when not found.
-func keyLine(b []byte, key string) int {
-	for i, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(strings.TrimSpace(l), key+":") {
-			return i + 1
+// yamlProblem is one yaml.v3 syntax message, "line N: reason" or a bare
+// reason, as a problem in file name. A tab in the indentation gets its
+// own words: YAML's are about tokens.
+func yamlProblem(name string, b []byte, msg string) problem.Problem {
+	m := yamlLine().FindStringSubmatch(msg)
+	if m == nil {
+		return problem.Problem{File: name, Msg: msg}
+	}
+	n, _ := strconv.Atoi(m[1])
+	lines := strings.Split(string(b), "\n")
+	for i := max(0, n-2); i < min(n, len(lines)); i++ {
+		l := lines[i]
+		if strings.Contains(l[:len(l)-len(strings.TrimLeft(l, " \t"))], "\t") {
+			return problem.At(name, i+1, "indented with a tab; YAML indents with spaces only")
 		}
 	}
-	return 0
+	return problem.Problem{File: name, Line: n, Msg: m[2]}
 }
 
-// yamlError flattens yaml.v3's multi-line errors into "name:LINE: reason",
-// each reason folded to one line (YAML values carry newlines into them).
-func yamlError(name string, err error) error {
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		parts := make([]string, 0, len(te.Errors))
-		for _, e := range te.Errors {
-			parts = append(parts, yamlProblem(name, e).String())
-		}
-		return errors.New(strings.Join(parts, "; "))
-	}
-	return yamlProblem(name, strings.TrimPrefix(err.Error(), "yaml: "))
-}
-
-// yamlProblem is one yaml.v3 message, "line N: reason" or a bare reason,
-// as a problem in file name.
-func yamlProblem(name, msg string) problem.Problem {
-	if m := yamlLine().FindStringSubmatch(msg); m != nil {
-		if n, err := strconv.Atoi(m[1]); err == nil {
-			return problem.Problem{File: name, Line: n, Msg: m[2]}
-		}
-	}
-	return problem.Problem{File: name, Msg: msg}
-}
-
-// Where locates a dotted key path ("checks.dsn") in the file the
-// configuration came from, as "file:line" ("file" when the line is not
-// known, "configuration" for the built-in default), for messages about a
-// value that only a later stage can judge.
+// Where locates a key path as the user wrote it ("checks.dsn",
+// "waivers[0].code") in the file the configuration came from, as
+// "file:line" ("file" when the key is not in it, "configuration" for the
+// built-in default), for messages about a value that only a later stage
+// can judge.
 func (c *Config) Where(keyPath string) string {
 	if c.source == "" {
 		return "configuration"
 	}
-	if n := pathLine(c.sourceText, strings.Split(keyPath, ".")); n > 0 {
+	if n := c.lines[keyPath]; n > 0 {
 		return fmt.Sprintf("%s:%d", c.source, n)
 	}
 	return c.source
 }
 
-// pathLine finds the line of a nested block-style key path: each segment
-// a "key:" indented deeper than its parent's; 0 when not found.
-func pathLine(b []byte, segs []string) int {
-	indent, seg := -1, 0
-	for i, l := range strings.Split(string(b), "\n") {
-		t := strings.TrimLeft(l, " ")
-		if t == "" || strings.HasPrefix(t, "#") {
-			continue
-		}
-		in := len(l) - len(t)
-		if in <= indent {
-			return 0 // left the parent's block without finding the key
-		}
-		if strings.HasPrefix(t, segs[seg]+":") {
-			if seg == len(segs)-1 {
-				return i + 1
-			}
-			indent, seg = in, seg+1
-		}
-	}
-	return 0
-}
+// Line is the line of a key path in the file; 0 when it is not there.
+func (c *Config) Line(keyPath string) int { return c.lines[keyPath] }
+
+// Source is the name of the file the configuration came from; "" for the
+// built-in default.
+func (c *Config) Source() string { return c.source }
 
 // CheckEnabled reports whether check id runs by default.
 func (c *Config) CheckEnabled(id string) bool {

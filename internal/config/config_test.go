@@ -1,15 +1,12 @@
 package config
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	yaml "go.yaml.in/yaml/v3"
 )
 
 func TestParseGood(t *testing.T) {
@@ -54,14 +51,14 @@ func TestParseEmptyIsDefault(t *testing.T) {
 
 func TestParseErrorsNameFileAndLine(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
-		{"timeout: 1m\ntimout: 2m\n", "bad.yaml:2: field timout not found"},
-		{"hostname:\n  expect: x\n", "bad.yaml:2: field expect not found"},
+		{"timeout: 1m\ntimout: 2m\n", "bad.yaml:2: timout: unknown key; did you mean timeout?"},
+		{"hostname:\n  expect: x\n", "bad.yaml:2: hostname.expect: unknown key; did you mean expected? (known here: expected)"},
 		{"check_timeout: soon\n", "bad.yaml:1:"},
 		{"checks: [1, 2]\n", "bad.yaml:1:"},
 		{"timeout: [\n", "bad.yaml:"},
-		{"timeout: -1s\n", "timeout must be positive"},
-		{"checks:\n  dns:\n    timeout: -2s\n", "checks.dns.timeout must not be negative"},
-		{"timeout: 1m\n---\ntimeout: 2m\n", "more than one YAML document"},
+		{"timeout: -1s\n", "bad.yaml:1: timeout: must be more than 0, got -1s"},
+		{"checks:\n  dns:\n    timeout: -2s\n", "bad.yaml:3: checks.dns.timeout: must not be negative, got -2s"},
+		{"timeout: 1m\n---\ntimeout: 2m\n", "bad.yaml:3: a second YAML document (after ---)"},
 	} {
 		_, err := Parse("bad.yaml", []byte(tc.in))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -95,7 +92,9 @@ func TestLoad(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{"", "timeout: 1m\n", "checks:\n  dns: {enabled: false, timeout: 3s}\n",
 		"hostname: {expected: a}\ncloud_init: {required: yes}\n", "timeout: [\n", "a: &x 1\nb: *x\n",
-		"probe:\n", "probe: {checks: [fstab, hostname], timeout: 200ms}\n", "probe:\n  checks:\n    - dns\n"} {
+		"probe:\n", "probe: {checks: [fstab, hostname], timeout: 200ms}\n", "probe:\n  checks:\n    - dns\n",
+		"waivers:\n  - {check: a, code: b, reason: c, expires: 2027-03-01}\n", "w: &w {check: a}\nwaivers: [*w, *w]\n",
+		"ssh:\n  baseline: {permit_root_login: [no, yes]}\n", "checks:\n\tdns: {}\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -146,14 +145,14 @@ time_sync:
 
 func TestParseNewSectionErrors(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
-		{"ssh:\n  baseline:\n    password_authentication: maybe\n", `bad.yaml:3: "maybe" is not one of yes, no`},
-		{"ssh:\n  baseline:\n    permit_root_login:\n      - no\n      - sometimes\n", `bad.yaml:5: "sometimes" is not one of`},
-		{"ssh:\n  baseline:\n    permit_root_login: []\n", "bad.yaml:3: empty list"},
-		{"ssh:\n  baseline:\n    password_authentication: {a: b}\n", "bad.yaml:3: want a value or a list"},
-		{"ssh:\n  baseline:\n    passwordauthentication: no\n", "bad.yaml:3: field passwordauthentication not found"},
-		{"systemd:\n  boot_budget: -5s\n", "bad.yaml:2: systemd.boot_budget must be positive"},
-		{"time_sync:\n  max_offset: 0s\n", "bad.yaml:2: time_sync.max_offset must be positive"},
-		{"time_sync:\n  max_ofset: 1s\n", "bad.yaml:2: field max_ofset not found"},
+		{"ssh:\n  baseline:\n    password_authentication: maybe\n", `bad.yaml:3: ssh.baseline.password_authentication: "maybe" is not one of yes, no`},
+		{"ssh:\n  baseline:\n    permit_root_login:\n      - no\n      - sometimes\n", `bad.yaml:5: ssh.baseline.permit_root_login: "sometimes" is not one of`},
+		{"ssh:\n  baseline:\n    permit_root_login: []\n", "bad.yaml:3: ssh.baseline.permit_root_login: empty list"},
+		{"ssh:\n  baseline:\n    password_authentication: {a: b}\n", "bad.yaml:3: ssh.baseline.password_authentication: want a value or a list"},
+		{"ssh:\n  baseline:\n    passwordauthentication: no\n", "bad.yaml:3: ssh.baseline.passwordauthentication: unknown key; did you mean password_authentication?"},
+		{"systemd:\n  boot_budget: -5s\n", "bad.yaml:2: systemd.boot_budget: must be more than 0"},
+		{"time_sync:\n  max_offset: 0s\n", "bad.yaml:2: time_sync.max_offset: must be more than 0"},
+		{"time_sync:\n  max_ofset: 1s\n", "bad.yaml:2: time_sync.max_ofset: unknown key; did you mean max_offset?"},
 	} {
 		_, err := Parse("bad.yaml", []byte(tc.in))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
@@ -162,20 +161,39 @@ func TestParseNewSectionErrors(t *testing.T) {
 	}
 }
 
-// TestYAMLErrorOneLine: yaml.v3's messages become "file:line: reason" on
-// one line, whatever newlines a value carried into them.
-func TestYAMLErrorOneLine(t *testing.T) {
+// TestYAMLProblem: yaml.v3's syntax messages become "file:line: reason"
+// on one line, and a tab in the indentation is named as such.
+func TestYAMLProblem(t *testing.T) {
 	for _, tc := range []struct {
-		err  error
-		want string
+		src, msg, want string
 	}{
-		{errors.New("yaml: line 3: did not find\n  expected key"), "f.yaml:3: did not find expected key"},
-		{errors.New("yaml: no line\there"), "f.yaml: no line here"},
-		{&yaml.TypeError{Errors: []string{"line 2: cannot unmarshal `a\nb`", "field x not found"}},
-			"f.yaml:2: cannot unmarshal `a b`; f.yaml: field x not found"},
+		{"a: 1\nb: 2\nc: [\n", "line 3: did not find\n  expected key", "f.yaml:3: did not find expected key"},
+		{"", "no line\there", "f.yaml: no line here"},
+		{"a:\n\tb: 1\n", "line 2: found character that cannot start any token", "f.yaml:2: indented with a tab; YAML indents with spaces only"},
 	} {
-		if got := yamlError("f.yaml", tc.err).Error(); got != tc.want {
-			t.Errorf("yamlError(%q) = %q, want %q", tc.err, got, tc.want)
+		if got := yamlProblem("f.yaml", []byte(tc.src), tc.msg).Error(); got != tc.want {
+			t.Errorf("yamlProblem(%q) = %q, want %q", tc.msg, got, tc.want)
 		}
+	}
+}
+
+// TestWhere: every key path the file holds, as the user wrote it, has
+// its line; the built-in default and a path not in the file say so.
+func TestWhere(t *testing.T) {
+	c, err := Parse("g.yaml", []byte("timeout: 1m\nchecks:\n  dns:\n    enabled: false\nprobe:\n  checks:\n    - fstab\nwaivers:\n  - check: time-sync\n    code: x\n    reason: y\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{"timeout": "g.yaml:1", "checks.dns": "g.yaml:3", "checks.dns.enabled": "g.yaml:4",
+		"probe.checks[0]": "g.yaml:7", "waivers[0]": "g.yaml:9", "waivers[0].code": "g.yaml:10", "dns": "g.yaml"} {
+		if got := c.Where(path); got != want {
+			t.Errorf("Where(%q) = %q, want %q", path, got, want)
+		}
+	}
+	if got := Default().Where("checks.dns"); got != "configuration" {
+		t.Errorf("Default().Where = %q", got)
+	}
+	if w := c.Waivers[0]; w.Where() != "g.yaml:9" || w.Path != "waivers[0]" || w.Expired(time.Now()) {
+		t.Errorf("waiver %+v at %s", w, w.Where())
 	}
 }

@@ -1,12 +1,10 @@
 package config
 
 import (
-	"bytes"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
-
-	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
@@ -69,39 +67,12 @@ func (p *ProbeConfig) Where(i int) string {
 	return fmt.Sprintf("%s:%d", p.file, l)
 }
 
-// finishProbe records where the probe section and its entries are (the
-// strict decode already succeeded, so the document is well-formed),
-// applies the defaults and validates it.
-func (c *Config) finishProbe(name string, b []byte) error {
+// finishProbe applies the probe section's defaults and validates what
+// the table cannot (the decoder recorded where each entry is).
+func (c *Config) finishProbe() error {
 	p := &c.Probe
-	p.file = name
-	var doc yaml.Node
-	if err := yaml.NewDecoder(bytes.NewReader(b)).Decode(&doc); err == nil && len(doc.Content) == 1 {
-		top := doc.Content[0]
-		for i := 0; i+1 < len(top.Content); i += 2 {
-			if top.Content[i].Value != "probe" {
-				continue
-			}
-			p.Declared = true
-			p.line = top.Content[i].Line
-			sec := top.Content[i+1]
-			for j := 0; j+1 < len(sec.Content); j += 2 {
-				if sec.Content[j].Value != "checks" {
-					continue
-				}
-				if seq := sec.Content[j+1]; seq.Kind == yaml.SequenceNode {
-					if len(seq.Content) == 0 {
-						return problem.At(name, seq.Line, "probe.checks is empty: list at least one check ID, or remove the key for the default %v", DefaultProbeChecks)
-					}
-					for _, e := range seq.Content {
-						p.lines = append(p.lines, e.Line)
-					}
-				}
-			}
-		}
-	}
-	if p.Timeout < 0 {
-		return fmt.Errorf("%s: probe.timeout must not be negative, got %s", p.Where(-1), p.Timeout)
+	if p.Checks != nil && len(p.Checks) == 0 {
+		return Errors{problem.At(p.file, c.lines["probe.checks"], "probe.checks: empty list: list at least one check ID, or remove the key for the default [%s]", strings.Join(DefaultProbeChecks, ", "))}
 	}
 	if p.Timeout == 0 {
 		p.Timeout = DefaultProbeTimeout

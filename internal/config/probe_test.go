@@ -61,11 +61,11 @@ func TestProbeDeclared(t *testing.T) {
 
 func TestProbeErrors(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
-		{"probe:\n  timeout: -1s\n", "p.yaml:1: probe.timeout must not be negative"},
-		{"probe:\n  checks: []\n", "p.yaml:2: probe.checks is empty"},
+		{"probe:\n  timeout: -1s\n", "p.yaml:2: probe.timeout: must not be negative"},
+		{"probe:\n  checks: []\n", "p.yaml:2: probe.checks: empty list"},
 		{"probe:\n  checks:\n    - fstab\n    - dns\n", "p.yaml:4: probe.checks: dns cannot count towards a probe"},
 		{"probe:\n  checks: [fstab, hostname, fstab]\n", "p.yaml:2: probe.checks: fstab is listed twice"},
-		{"probe:\n  chekcs: [fstab]\n", "p.yaml:2: field chekcs not found"},
+		{"probe:\n  chekcs: [fstab]\n", "p.yaml:2: probe.chekcs: unknown key; did you mean checks?"},
 		{"probe:\n  timeout: soon\n", "p.yaml:2:"},
 		{"probe: [fstab]\n", "p.yaml:1:"},
 	} {

@@ -109,7 +109,14 @@ func Merge(v Version, confdir string, kf *KeyFile, confName string, a Args) Sett
 	if fileBlock && fileAllow && !v.AtLeast(9, 1) {
 		s.Fatal = append(s.Fatal, confName+": qemu-ga before 9.1 refuses block-rpcs and allow-rpcs together")
 	}
-	if a.BlockGiven && a.AllowGiven && !v.AtLeast(9, 1) {
+	s.applyArgs(confdir, a)
+	return s
+}
+
+// applyArgs applies the command line over the file's settings: scalars
+// replace, lists accumulate.
+func (s *Settings) applyArgs(confdir string, a Args) {
+	if a.BlockGiven && a.AllowGiven && !s.Version.AtLeast(9, 1) {
 		s.Fatal = append(s.Fatal, "command line: qemu-ga before 9.1 refuses --block-rpcs and --allow-rpcs together")
 	}
 	if a.Method != "" {
@@ -147,7 +154,6 @@ func Merge(v Version, confdir string, kf *KeyFile, confName string, a Args) Sett
 	for _, u := range a.Unmodelled {
 		s.Notes = append(s.Notes, "option "+u+" changes the filter in ways guestcheck does not model")
 	}
-	return s
 }
 
 func joinOrigin(a, b string) string {

@@ -11,6 +11,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/disk"
 	"github.com/guestcheck/guestcheck/internal/freeze"
+	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/guestfile/mountinfo"
 )
 
@@ -59,34 +60,101 @@ const crashFS = "Snapshots and backups of this VM will be crash-consistent for "
 // Run). It never freezes anything unless env.FreezeTest asks for the
 // active freeze-and-thaw test of --freeze-test.
 func RunFSFreeze(ctx context.Context, env *check.Env) []check.Finding {
-	var req *freeze.Request
-	if ft := env.FreezeTest; ft != nil {
-		req = &freeze.Request{Mountpoint: ft.Mountpoint, Protect: ft.Protect}
-	}
+	return JudgeFreeze(GatherFreeze(ctx, env))
+}
+
+// FreezeFacts is everything the fs-freeze check judges (GatherFreeze), so
+// that JudgeFreeze is a pure function of it.
+type FreezeFacts struct {
+	// Live is true when the root is the running system; NotLiveReason is
+	// the skip message when it is not, and nothing else is read.
+	Live          bool
+	NotLiveReason string
+	// Pres is the qemu-guest-agent check's probe, shared rather than made
+	// again.
+	Pres *Presence
+	// Mounts is /proc/self/mountinfo; MountsErr why it could not be read.
+	Mounts    []mountinfo.Mount
+	MountsErr error
+	// BlockDev says, for the source of each btrfs mount without a device
+	// number, whether it is a block device (qemu-ga stats it).
+	BlockDev map[string]bool
+	// Backing maps a freezable loop device ("loop0") to its backing file.
+	Backing map[string]string
+	// Test is the --freeze-test request and its outcome; nil without one.
+	Test *freezeTestFacts
+}
+
+// freezeTestFacts is a --freeze-test: whether it may run here, and what
+// freezing and thawing did when it ran.
+type freezeTestFacts struct {
+	Req            freeze.Request
+	IsHost, IsRoot bool
+	Result         freeze.Result
+	Err            error
+}
+
+// GatherFreeze reads the mount table and what qemu-ga would look at for
+// each mount, and runs the freeze test when one is asked for and allowed.
+func GatherFreeze(ctx context.Context, env *check.Env) FreezeFacts {
+	f := FreezeFacts{Live: env.Live}
 	if !env.Live {
-		return []check.Finding{check.Skipf(codeFreezeNotLive, "the mount table was not read: "+env.NotLiveReason(), nil)}
+		f.NotLiveReason = env.NotLiveReason()
+		return f
+	}
+	f.Pres = Probe(env)
+	if f.Pres.Port != "" || f.Pres.QEMU {
+		gatherMounts(env.Root, &f)
+	}
+	if ft := env.FreezeTest; ft != nil {
+		t := &freezeTestFacts{Req: freeze.Request{Mountpoint: ft.Mountpoint, Protect: ft.Protect},
+			IsHost: env.Root.IsHost(), IsRoot: env.IsRoot}
+		// Only where the judge does not refuse it: freezing is an action.
+		if t.IsHost && t.IsRoot {
+			t.Result, t.Err = freeze.Run(ctx, t.Req)
+		}
+		f.Test = t
+	}
+	return f
+}
+
+// gatherMounts reads the mount table, and for each mount what qemu-ga
+// consults: the btrfs sources it stats, the loop devices' backing files.
+func gatherMounts(root *fs.Root, f *FreezeFacts) {
+	f.Mounts, f.MountsErr = disk.ReadMountinfo(root)
+	f.BlockDev, f.Backing = map[string]bool{}, map[string]string{}
+	for _, m := range f.Mounts {
+		if m.Major == 0 && m.FSType == "btrfs" && len(m.Optional) == 1 {
+			st, err := root.Stat(m.Source)
+			f.BlockDev[m.Source] = err == nil && st.Mode()&iofs.ModeDevice != 0 && st.Mode()&iofs.ModeCharDevice == 0
+		}
+		if loop := freeze.LoopBacking(m.Source); loop != "" && freeze.Freezable(m.FSType) {
+			if b, err := root.ReadFile("/sys/block/" + loop + "/loop/backing_file"); err == nil {
+				f.Backing[loop] = strings.TrimSpace(string(b))
+			}
+		}
+	}
+}
+
+// JudgeFreeze turns the facts into findings. It is pure.
+func JudgeFreeze(f FreezeFacts) []check.Finding {
+	if !f.Live {
+		return []check.Finding{check.Skipf(codeFreezeNotLive, "the mount table was not read: "+f.NotLiveReason, nil)}
 	}
 	var out []check.Finding
-	// Whether an agent can ever receive a freeze request is the
-	// qemu-guest-agent check's probe, shared rather than made again.
-	ga := Probe(env)
-	if ga.Port == "" && !ga.QEMU {
+	ga := f.Pres
+	switch {
+	case ga.Port == "" && !ga.QEMU:
 		out = append(out, check.Skipf(codeFreezeNotQEMU, "qemu-ga never freezes filesystems here: "+ga.Platform,
 			map[string]string{"platform": ga.Platform}))
-		if req != nil {
-			out = append(out, freezeTest(ctx, env, *req))
-		}
-		return out
-	}
-	ms, err := disk.ReadMountinfo(env.Root)
-	if err != nil {
+	case f.MountsErr != nil:
 		out = append(out, check.Errorf(codeFreezeUnreadable, "cannot read the mount table",
-			map[string]string{"file": "/proc/self/mountinfo", "error": err.Error()}, "check that /proc is mounted"))
-	} else {
-		out = append(out, judgeFreezeList(env, ms, agentBlockers(ga))...)
+			map[string]string{"file": "/proc/self/mountinfo", "error": f.MountsErr.Error()}, "check that /proc is mounted"))
+	default:
+		out = append(out, judgeFreezeList(f, agentBlockers(ga))...)
 	}
-	if req != nil {
-		out = append(out, freezeTest(ctx, env, *req))
+	if f.Test != nil {
+		out = append(out, judgeFreezeTest(*f.Test))
 	}
 	return out
 }
@@ -114,16 +182,13 @@ func agentBlockers(ga *Presence) []check.Finding {
 
 // judgeFreezeList emulates qemu-ga's list and judges each entry; blockers
 // are the reasons no agent will freeze it, reported first.
-func judgeFreezeList(env *check.Env, ms []mountinfo.Mount, blockers []check.Finding) []check.Finding {
+func judgeFreezeList(f FreezeFacts, blockers []check.Finding) []check.Finding {
+	ms := f.Mounts
 	out := blockers
 	devOK := func(m mountinfo.Mount) bool {
 		// qemu-ga's sscanf expects exactly one optional field; with any
 		// other count it reads the wrong columns and drops btrfs entries.
-		if len(m.Optional) != 1 {
-			return false
-		}
-		st, err := env.Root.Stat(m.Source)
-		return err == nil && st.Mode()&iofs.ModeDevice != 0 && st.Mode()&iofs.ModeCharDevice == 0
+		return len(m.Optional) == 1 && f.BlockDev[m.Source]
 	}
 	list, skipped := freeze.Order(ms, devOK)
 	var order []string
@@ -133,6 +198,22 @@ func judgeFreezeList(env *check.Env, ms []mountinfo.Mount, blockers []check.Find
 		}
 	}
 	d := map[string]string{"freeze_order": strings.Join(order, ","), "source": "/proc/self/mountinfo"}
+	out = append(out, rootUnfreezable(ms, list, skipped, d["freeze_order"])...)
+	out = append(out, skippedMounts(list, skipped)...)
+	out = append(out, loopBacked(f, list, order, d["freeze_order"])...)
+	msg := fmt.Sprintf("qemu-ga will freeze %d filesystem(s): %s", len(order), strings.Join(order, ", "))
+	if len(blockers) > 0 {
+		msg = fmt.Sprintf("qemu-ga would freeze %d filesystem(s) once it can run: %s", len(order), strings.Join(order, ", "))
+		for _, b := range blockers {
+			b.Detail["freeze_order"] = d["freeze_order"]
+		}
+	}
+	out = append(out, check.Passf(codeFreezeListOK, msg, d))
+	return out
+}
+
+// rootUnfreezable fails a root filesystem that is not in the freeze list.
+func rootUnfreezable(ms []mountinfo.Mount, list []freeze.Candidate, skipped []mountinfo.Mount, order string) []check.Finding {
 	root, ok := mountinfo.Find(ms, "/")
 	rootFrozen := false
 	for _, c := range list {
@@ -140,17 +221,24 @@ func judgeFreezeList(env *check.Env, ms []mountinfo.Mount, blockers []check.Find
 			rootFrozen = true
 		}
 	}
-	if ok && !rootFrozen {
-		why := "type " + root.FSType + " cannot be frozen"
-		for _, s := range skipped {
-			if s.ID == root.ID {
-				why = "type " + root.FSType + " has no block device, so qemu-ga never freezes it"
-			}
-		}
-		out = append(out, check.New(check.Fail, codeFreezeRootUnfreez, "the root filesystem is not frozen by qemu-ga: "+why,
-			map[string]string{"root_type": root.FSType, "root_source": root.Source, "freeze_order": d["freeze_order"]},
-			crashFS+"/: install the OS on a freezable filesystem (ext4, xfs or btrfs) on a virtual disk"))
+	if !ok || rootFrozen {
+		return nil
 	}
+	why := "type " + root.FSType + " cannot be frozen"
+	for _, s := range skipped {
+		if s.ID == root.ID {
+			why = "type " + root.FSType + " has no block device, so qemu-ga never freezes it"
+		}
+	}
+	return []check.Finding{check.New(check.Fail, codeFreezeRootUnfreez, "the root filesystem is not frozen by qemu-ga: "+why,
+		map[string]string{"root_type": root.FSType, "root_source": root.Source, "freeze_order": order},
+		crashFS+"/: install the OS on a freezable filesystem (ext4, xfs or btrfs) on a virtual disk")}
+}
+
+// skippedMounts notes the mounts qemu-ga passes over: those that cannot
+// be frozen, and btrfs ones whose device it cannot resolve.
+func skippedMounts(list []freeze.Candidate, skipped []mountinfo.Mount) []check.Finding {
+	var out []check.Finding
 	for _, c := range list {
 		m := c.Mount
 		if !c.Freezable && m.MountPoint != "/" {
@@ -166,21 +254,27 @@ func judgeFreezeList(env *check.Env, ms []mountinfo.Mount, blockers []check.Find
 				map[string]string{"mountpoint": s.MountPoint, "type": s.FSType, "source": s.Source, "optional_fields": strconv.Itoa(len(s.Optional))}))
 		}
 	}
+	return out
+}
+
+// loopBacked warns about loop filesystems whose backing file lies on
+// another filesystem that is frozen too.
+func loopBacked(f FreezeFacts, list []freeze.Candidate, order []string, freezeOrder string) []check.Finding {
 	pos := map[string]int{}
 	for i, mp := range order {
 		pos[mp] = i
 	}
+	var out []check.Finding
 	for _, c := range list {
 		loop := freeze.LoopBacking(c.Mount.Source)
 		if loop == "" || !c.Freezable {
 			continue
 		}
-		b, err := env.Root.ReadFile("/sys/block/" + loop + "/loop/backing_file")
-		if err != nil {
+		backing, ok := f.Backing[loop]
+		if !ok {
 			continue
 		}
-		backing := strings.TrimSpace(string(b))
-		host, ok := mountinfo.Holding(ms, backing)
+		host, ok := mountinfo.Holding(f.Mounts, backing)
 		if !ok || !freeze.Freezable(host.FSType) {
 			continue
 		}
@@ -193,30 +287,25 @@ func judgeFreezeList(env *check.Env, ms []mountinfo.Mount, blockers []check.Find
 		out = append(out, check.New(check.Warn, codeFreezeLoopBacked,
 			fmt.Sprintf("%s is a loop device backed by %s on %s, which is also frozen", c.Mount.MountPoint, backing, host.MountPoint),
 			map[string]string{"mountpoint": c.Mount.MountPoint, "loop_device": "/dev/" + loop, "backing_file": backing,
-				"backing_mount": host.MountPoint, "order": orderNote, "freeze_order": d["freeze_order"]},
+				"backing_mount": host.MountPoint, "order": orderNote, "freeze_order": freezeOrder},
 			"a snapshot freeze of nested filesystems can hang the guest when the order changes (remount, reboot): move the data to its own virtual disk instead of a loop-mounted image file"))
 	}
-	msg := fmt.Sprintf("qemu-ga will freeze %d filesystem(s): %s", len(order), strings.Join(order, ", "))
-	if len(blockers) > 0 {
-		msg = fmt.Sprintf("qemu-ga would freeze %d filesystem(s) once it can run: %s", len(order), strings.Join(order, ", "))
-		for _, b := range blockers {
-			b.Detail["freeze_order"] = d["freeze_order"]
-		}
-	}
-	out = append(out, check.Passf(codeFreezeListOK, msg, d))
 	return out
 }
 
-func freezeTest(ctx context.Context, env *check.Env, req freeze.Request) check.Finding {
+// judgeFreezeTest judges the --freeze-test: refused where it may not run,
+// else what freezing and thawing the filesystem did.
+func judgeFreezeTest(t freezeTestFacts) check.Finding {
+	req := t.Req
 	d := map[string]string{"mountpoint": req.Mountpoint}
-	if !env.Root.IsHost() {
+	if !t.IsHost {
 		return check.Errorf(codeFreezeTestRefused, "--freeze-test works only on the running system, not under --root", d,
 			"run guestcheck without --root inside the VM")
 	}
-	if !env.IsRoot {
+	if !t.IsRoot {
 		return check.Errorf(codeFreezeTestRefused, "--freeze-test needs root", d, "run guestcheck as root (FIFREEZE needs CAP_SYS_ADMIN)")
 	}
-	res, err := freeze.Run(ctx, req)
+	res, err := t.Result, t.Err
 	if res.Device != "" {
 		d["device"] = res.Device
 	}

@@ -3,10 +3,12 @@
 // installed agent and its unit and process, the RPC filter it will apply
 // (computed from the same command line, configuration file and environment
 // files the agent reads), a leftover frozen marker, fsfreeze hooks and
-// SELinux. The parsers are pure functions over bytes; Run turns what they
-// find into findings. RunFSFreeze, the fs-freeze check, judges which
-// filesystems qemu-ga would freeze (using internal/guestfile/mountinfo
-// and internal/freeze) from the same agent Probe.
+// SELinux. The parsers are pure functions over bytes; Gather reads what
+// they need into Facts and Judge, a pure function, turns the Facts into
+// findings (Run is the two). RunFSFreeze, the fs-freeze check, judges
+// which filesystems qemu-ga would freeze (using internal/guestfile/mountinfo
+// and internal/freeze) from the same agent Probe, the same way:
+// GatherFreeze, then JudgeFreeze.
 package guestagent
 
 import (

@@ -49,6 +49,14 @@ func (p *Presence) PIDs() []int {
 	return out
 }
 
+// port returns the guest-agent port, nil when the VM has none.
+func (p *Presence) port() *port {
+	if p.Port == "" {
+		return nil
+	}
+	return &port{dev: p.Port, link: p.Link}
+}
+
 type presenceKey struct{}
 
 // Probe returns env's Presence, probed once per run.

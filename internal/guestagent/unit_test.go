@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/guestfile/ini"
 	"github.com/guestcheck/guestcheck/internal/testenv"
@@ -196,8 +195,7 @@ func TestEnvironmentFileAsSystemdReadsIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer root.Close()
-	r := &run{env: &check.Env{Root: root}}
-	ui := r.readUnit()
+	ui := readUnit(root)
 	if ui == nil {
 		t.Fatal("unit not found")
 	}

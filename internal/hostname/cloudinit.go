@@ -2,14 +2,15 @@ package hostname
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"strings"
 	"sync"
 
+	"github.com/guestcheck/guestcheck/internal/cloudcfg"
 	"github.com/guestcheck/guestcheck/internal/guestfile/cloudconfig"
+	"github.com/guestcheck/guestcheck/internal/guestfile/jsonfield"
 )
 
 // SetHostname is /var/lib/cloud/data/set-hostname: the names cc_set_hostname
@@ -28,115 +29,18 @@ func ParseSetHostname(b []byte) (SetHostname, error) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return SetHostname{}, nil
 	}
-	obj, err := jsonObject(b, "top level")
+	obj, err := jsonfield.Object(b, "top level")
 	if err != nil {
 		return SetHostname{}, err
 	}
 	var s SetHostname
-	if s.Hostname, err = jsonString(obj, "hostname", "hostname"); err != nil {
+	if s.Hostname, err = jsonfield.String(obj, "hostname", "hostname"); err != nil {
 		return SetHostname{}, err
 	}
-	if s.FQDN, err = jsonString(obj, "fqdn", "fqdn"); err != nil {
+	if s.FQDN, err = jsonfield.String(obj, "fqdn", "fqdn"); err != nil {
 		return SetHostname{}, err
 	}
 	return s, nil
-}
-
-// ParseInstanceHostname returns v1.local_hostname from
-// /run/cloud-init/instance-data.json: the short name the datasource's
-// meta-data asks for (cloud-init keeps only the first label there). An
-// empty result with a nil error means the key is absent or null. A
-// document that is not JSON, lacks the v1 object or has a field of the
-// wrong type is an error naming the field.
-func ParseInstanceHostname(b []byte) (string, error) {
-	top, err := jsonObject(b, "top level")
-	if err != nil {
-		return "", err
-	}
-	raw, ok := top["v1"]
-	if !ok {
-		return "", errors.New(`no "v1" object`)
-	}
-	v1, err := jsonObject(raw, "v1")
-	if err != nil {
-		return "", err
-	}
-	// cloud-init writes both spellings; older releases only the dashed one.
-	if _, ok := v1["local_hostname"]; ok {
-		return jsonString(v1, "local_hostname", "v1.local_hostname")
-	}
-	return jsonString(v1, "local-hostname", "v1.local-hostname")
-}
-
-// jsonObject decodes b as a JSON object; what names it in errors.
-func jsonObject(b []byte, what string) (map[string]json.RawMessage, error) {
-	var raw json.RawMessage
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return nil, jsonError(err)
-	}
-	if k := jsonKind(raw); k != "an object" {
-		if what == "top level" {
-			return nil, fmt.Errorf("top level is %s, want an object", k)
-		}
-		return nil, fmt.Errorf("%q is %s, want an object", what, k)
-	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return nil, jsonError(err)
-	}
-	return obj, nil
-}
-
-// jsonString returns obj[key] as a string; absent and null give "".
-func jsonString(obj map[string]json.RawMessage, key, field string) (string, error) {
-	raw, ok := obj[key]
-	if !ok {
-		return "", nil
-	}
-	switch k := jsonKind(raw); k {
-	case "null":
-		return "", nil
-	case "a string":
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return "", fmt.Errorf("%q: %w", field, jsonError(err))
-		}
-		return s, nil
-	default:
-		return "", fmt.Errorf("%q is %s, want a string", field, k)
-	}
-}
-
-// jsonKind names the JSON type of a valid raw value.
-func jsonKind(raw json.RawMessage) string {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 {
-		return "empty"
-	}
-	switch t[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
-}
-
-// jsonError drops encoding/json's Go type names, which mean nothing to
-// someone looking at a cloud-init file.
-func jsonError(err error) error {
-	var se *json.SyntaxError
-	// At the end of input the offset is just the file size.
-	if errors.As(err, &se) && se.Error() != "unexpected end of JSON input" {
-		return fmt.Errorf("%s (at byte %d)", se.Error(), se.Offset)
-	}
-	return errors.New(strings.TrimPrefix(err.Error(), "json: "))
 }
 
 // CloudConfig holds the cloud-config keys that decide the hostname
@@ -155,8 +59,6 @@ type CloudConfig struct {
 // cloud-init renders it at boot; callers note that rather than fail.
 var ErrTemplate = errors.New("jinja template rendered by cloud-init at boot")
 
-var jinjaHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^##\s*template:\s*jinja\s*$`) })
-
 // ParseCloudConfig reads the hostname keys from a cloud-config document
 // (user-data's processed cloud-config.txt, /etc/cloud/cloud.cfg,
 // cloud.cfg.d/*.cfg) with the shared cloud-config parser, so YAML 1.1
@@ -168,13 +70,18 @@ var jinjaHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompi
 // sequence where a scalar belongs is an error naming the key and line. An
 // empty document is an empty config.
 func ParseCloudConfig(b []byte) (CloudConfig, error) {
-	first, _, _ := bytes.Cut(b, []byte("\n"))
-	first = bytes.TrimSpace(first)
-	// Only a "##" line can be the header: the others (every file, most
-	// runs) skip compiling the regexp, which costs under emulation.
-	templated := bytes.HasPrefix(first, []byte("##")) && jinjaHeader().Match(first)
-
 	d, err := cloudconfig.Parse("", b)
+	return hostnameKeys(d, err, cloudcfg.IsTemplate(b))
+}
+
+// cloudConfigOf is ParseCloudConfig of a file cloudcfg already loaded.
+func cloudConfigOf(f cloudcfg.File) (CloudConfig, error) {
+	return hostnameKeys(f.Doc, f.ParseErr, f.Template())
+}
+
+// hostnameKeys reads the hostname keys from a loaded document (or its
+// loading error); templated says the file is a Jinja template.
+func hostnameKeys(d *cloudconfig.Doc, err error, templated bool) (CloudConfig, error) {
 	if err != nil {
 		err = lineError(err)
 		if templated {

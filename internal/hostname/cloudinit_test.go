@@ -47,39 +47,6 @@ func TestParseSetHostname(t *testing.T) {
 	}
 }
 
-func TestParseInstanceHostname(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		in, want, wantErr string
-	}{
-		{`{"v1": {"local_hostname": "web1", "local-hostname": "web1", "cloud_name": "nocloud"}, "ds": {}}`, "web1", ""},
-		{`{"v1": {"local-hostname": "old-style"}}`, "old-style", ""},
-		{`{"v1": {"local_hostname": null}}`, "", ""},
-		{`{"v1": {"cloud_name": "nocloud"}}`, "", ""},
-		{`{"v1": {"local_hostname": "web1"`, "", "unexpected end of JSON input"},
-		{``, "", "unexpected end of JSON input"},
-		{`{"ds": {}}`, "", `no "v1" object`},
-		{`{"v1": "nope"}`, "", `"v1" is a string, want an object`},
-		{`{"v1": {"local_hostname": ["web1"]}}`, "", `"v1.local_hostname" is an array, want a string`},
-		{`{"v1": {"local_hostname": true}}`, "", `"v1.local_hostname" is a boolean, want a string`},
-		{`{"v1": {"local-hostname": 7}}`, "", `"v1.local-hostname" is a number, want a string`},
-		{`[]`, "", "top level is an array"},
-		{"\x00\x01garbage", "", "invalid character"},
-	}
-	for _, tt := range tests {
-		got, err := ParseInstanceHostname([]byte(tt.in))
-		if tt.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("ParseInstanceHostname(%q) error = %v, want %q", tt.in, err, tt.wantErr)
-			}
-			continue
-		}
-		if err != nil || got != tt.want {
-			t.Errorf("ParseInstanceHostname(%q) = %q, %v, want %q", tt.in, got, err, tt.want)
-		}
-	}
-}
-
 func ptr[T any](v T) *T { return &v }
 
 func TestParseCloudConfig(t *testing.T) {

@@ -2,40 +2,8 @@ package hostname
 
 import (
 	"reflect"
-	"strings"
 	"testing"
 )
-
-func TestParseEtcHostname(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		in, want, wantErr string
-	}{
-		{"web1\n", "web1", ""},
-		{"  web1.example.com  \n", "web1.example.com", ""},
-		{"# set by cloud-init\n\nweb1\n", "web1", ""},
-		{"web1", "web1", ""},
-		{"\r\nweb1\r\n", "web1", ""},
-		{"", "", ""},
-		{"\n\n# only a comment\n", "", ""},
-		{"web1 web2\n", "", "line 1 holds several names"},
-		{"web1\nweb2\n", "", "several names: line 1 and line 2"},
-		{"web1\n# c\n\nweb2", "", "line 1 and line 4"},
-		{"web1 # trailing comment\n", "", "several names"}, // not a comment to systemd
-	}
-	for _, tt := range tests {
-		got, err := ParseEtcHostname([]byte(tt.in))
-		if tt.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("ParseEtcHostname(%q) error = %v, want %q", tt.in, err, tt.wantErr)
-			}
-			continue
-		}
-		if err != nil || got != tt.want {
-			t.Errorf("ParseEtcHostname(%q) = %q, %v, want %q", tt.in, got, err, tt.want)
-		}
-	}
-}
 
 func TestParseNsswitch(t *testing.T) {
 	t.Parallel()

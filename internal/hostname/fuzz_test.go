@@ -1,14 +1,12 @@
 package hostname
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/guestcheck/guestcheck/internal/guestfile/cloudconfig"
 )
@@ -67,30 +65,6 @@ func FuzzValidate(f *testing.F) {
 	})
 }
 
-func FuzzParseEtcHostname(f *testing.F) {
-	for _, s := range []string{"web1\n", "# c\nweb1", "a b\n", "a\nb\n", ""} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		name, err := ParseEtcHostname(b)
-		if err != nil {
-			if ln := lineOf(err.Error()); ln < 1 || ln > bytes.Count(b, []byte("\n"))+1 {
-				t.Fatalf("error %q names no line of the input", err)
-			}
-			return
-		}
-		if strings.ContainsAny(name, " \t\n") {
-			t.Fatalf("name %q contains whitespace", name)
-		}
-		// What hostnamectl writes back reads as the same name.
-		if name != "" && !strings.HasPrefix(name, "#") {
-			if back, err := ParseEtcHostname([]byte(name + "\n")); err != nil || back != name {
-				t.Fatalf("%q written back reads %q, %v", name, back, err)
-			}
-		}
-	})
-}
-
 func FuzzParseNsswitch(f *testing.F) {
 	for _, s := range []string{"hosts: files [NOTFOUND=return] dns myhostname\n", "hosts:\n", "x"} {
 		f.Add([]byte(s))
@@ -131,26 +105,6 @@ func FuzzParseSetHostname(f *testing.F) {
 		out, _ := json.Marshal(s)
 		if back, err := ParseSetHostname(out); err != nil || back != s {
 			t.Fatalf("%+v written as %s reads %+v, %v", s, out, back, err)
-		}
-	})
-}
-
-func FuzzParseInstanceHostname(f *testing.F) {
-	for _, s := range []string{
-		`{"v1":{"local_hostname":"web1","local-hostname":"web1"}}`,
-		`{"v1":{"local-hostname":"x"}}`, `{"v1":[]}`, `{"v1":{"local_hostname":5}}`, `{"v1":`, `{}`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		name, err := ParseInstanceHostname(b)
-		if err != nil && name != "" {
-			t.Fatalf("name %q returned with error %v", name, err)
-		}
-		if err == nil && !utf8.ValidString(name) {
-			// encoding/json replaces invalid UTF-8, so messages built from
-			// the name stay printable.
-			t.Fatalf("invalid UTF-8 in name %q", name)
 		}
 	})
 }

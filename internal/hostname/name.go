@@ -1,9 +1,11 @@
-// Package hostname holds the pure parsers and rules behind guestcheck's
-// hostname check: RFC 1123 validation, /etc/hostname, /etc/hosts and
-// nsswitch.conf parsing, and the few cloud-init files that say which name
-// cloud-init was asked to set (set-hostname, instance-data.json,
-// cloud-config). Nothing here reads files or the network: callers pass
-// bytes, so every function is table-tested and fuzzed.
+// Package hostname is guestcheck's hostname check. Gather reads the facts
+// once (the name files through hostnamefile, instance data through
+// instancedata, cloud.cfg through cloudcfg, then /etc/hosts, DNS and
+// nsswitch.conf for resolution); Judge decides from those Facts alone, so
+// the rules are tested on Facts values. Beside them are the pure rules
+// and parsers it needs: RFC 1123 validation and name comparison,
+// nsswitch.conf, set-hostname, and the hostname keys of a cloud-config
+// with cloud-init's layering.
 package hostname
 
 import (

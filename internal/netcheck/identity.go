@@ -8,7 +8,10 @@ import (
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/guestfile/netplan"
 	"github.com/guestcheck/guestcheck/internal/guestfile/networkd"
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 	"github.com/guestcheck/guestcheck/internal/identity"
+	"github.com/guestcheck/guestcheck/internal/netconf"
+	"github.com/guestcheck/guestcheck/internal/netstate"
 )
 
 // Finding codes of the network-identity check, in groups. Each group is a section
@@ -98,20 +101,20 @@ func RunIdentity(ctx context.Context, env *check.Env) []check.Finding {
 		return append(fs, check.Skipf(CodeIDMACBindingSkipped,
 			"MAC-bound network configuration not compared with the NICs: "+env.NotLiveReason(), bindingDetail(cfg.Bindings)))
 	}
-	k, done, err := OpenKernel(env.Netlink)
+	k, done, err := netstate.OpenKernel(env.Netlink)
 	if err != nil {
 		return append(fs, identityKernelError(err))
 	}
 	defer done()
-	snap := Snapshot{}
+	snap := netstate.Snapshot{}
 	if snap.Links, err = k.Links(); err == nil {
 		snap.Addrs, err = k.Addrs()
 	}
 	if err != nil {
 		return append(fs, identityKernelError(err))
 	}
-	MarkDevices(env.Root, snap.Links)
-	return append(fs, JudgeMACBindings(cfg.Bindings, NewTopology(snap))...)
+	netstate.MarkDevices(env.Root, snap.Links)
+	return append(fs, JudgeMACBindings(cfg.Bindings, netstate.NewTopology(snap))...)
 }
 
 func identityKernelError(err error) check.Finding {
@@ -129,11 +132,11 @@ func JudgeConfigFiles(c NetworkConfig) []check.Finding {
 			map[string]string{"files": strings.Join(c.Unreadable, "\n")},
 			"Run guestcheck as root (NetworkManager keyfiles are readable by root only)"))
 	}
-	groups, summary := problemsByFile(c.Problems)
+	groups, summary := netconf.ProblemsByFile(c.Problems)
 	for i, ps := range groups {
 		f, msg := ps[0].File, summary[i]
 		fs = append(fs, check.New(check.Warn, CodeIDConfigInvalid, msg,
-			map[string]string{"file": f, "problems": joinProblems(ps)},
+			map[string]string{"file": f, "problems": problem.Join(ps)},
 			"Fix the reported lines; the network service may reject the whole file (netplan refuses to apply any of its files)"))
 	}
 	return fs
@@ -230,7 +233,7 @@ func firstNonEmpty(s ...string) string {
 // links. A binding to a MAC that no interface has (current or permanent
 // address) is stale; it fails when a NIC is left without an address,
 // because that NIC is most likely the one the configuration was for.
-func JudgeMACBindings(bs []MACBinding, t *Topology) []check.Finding {
+func JudgeMACBindings(bs []MACBinding, t *netstate.Topology) []check.Finding {
 	if len(bs) == 0 {
 		return []check.Finding{check.Passf(CodeIDMACBindingsOK, "no network configuration is bound to a MAC address", nil)}
 	}
@@ -244,7 +247,7 @@ func JudgeMACBindings(bs []MACBinding, t *Topology) []check.Finding {
 	for _, b := range bs {
 		found := ""
 		for _, l := range t.Snap.Links {
-			if macEqual(l.MAC, b.MAC) || macEqual(l.PermMAC, b.MAC) {
+			if netstate.MACEqual(l.MAC, b.MAC) || netstate.MACEqual(l.PermMAC, b.MAC) {
 				found = l.Name
 				break
 			}
@@ -276,7 +279,7 @@ func JudgeMACBindings(bs []MACBinding, t *Topology) []check.Finding {
 	return fs
 }
 
-func nicMACs(t *Topology) string {
+func nicMACs(t *netstate.Topology) string {
 	var s []string
 	for _, n := range t.NICs {
 		s = append(s, n.Name+" "+n.MAC.String())

@@ -15,7 +15,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/guestfile/journalhdr"
-	"github.com/guestcheck/guestcheck/internal/netcheck/nstest"
+	"github.com/guestcheck/guestcheck/internal/netstate/nstest"
 )
 
 // imageEnv judges root as a mounted image (--root).

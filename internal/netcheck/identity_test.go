@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guestcheck/guestcheck/internal/netstate"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 
 	"github.com/guestcheck/guestcheck/internal/check"
@@ -316,7 +317,7 @@ func TestJudgeMACBindings(t *testing.T) {
 	tests := []struct {
 		name string
 		bs   []MACBinding
-		snap Snapshot
+		snap netstate.Snapshot
 		want []string
 	}{
 		{"no bindings", nil, singleNIC(), []string{"pass identity-mac-bindings-ok"}},
@@ -327,14 +328,14 @@ func TestJudgeMACBindings(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fs := JudgeMACBindings(tc.bs, NewTopology(tc.snap))
+			fs := JudgeMACBindings(tc.bs, netstate.NewTopology(tc.snap))
 			assertConventions(t, fs, IdentityCodes())
 			if got := codesOf(fs); !slices.Equal(got, tc.want) {
 				t.Fatalf("got %+v, want %v", fs, tc.want)
 			}
 		})
 	}
-	fs := JudgeMACBindings(bound, NewTopology(orphaned))
+	fs := JudgeMACBindings(bound, netstate.NewTopology(orphaned))
 	if fs[0].Message != "/etc/netplan/50-cloud-init.yaml:11: configuration for enp1s0 is bound to MAC 52:54:00:12:34:56, which no interface has, and eth0 has no address" ||
 		fs[0].Detail["nics"] != "eth0 52:54:00:00:00:02" {
 		t.Errorf("finding = %+v", fs[0])

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/guestcheck/guestcheck/internal/boottime"
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/guestfile/journalhdr"
@@ -154,7 +155,7 @@ func ReadCloneEvidenceTimes(root *fs.Root, live bool, times TimesFunc) CloneEvid
 		}
 	}
 	if live {
-		ev.BootTime = bootTime(root)
+		ev.BootTime, _ = boottime.Read(root) // zero when unavailable
 		if b, err := root.ReadFile("/proc/sys/kernel/random/boot_id"); err == nil {
 			ev.BootID = strings.ReplaceAll(strings.TrimSpace(string(b)), "-", "")
 		}
@@ -232,22 +233,6 @@ func readJournalHeader(root *fs.Root, p string) (journalhdr.Header, error) {
 		return journalhdr.Header{}, fmt.Errorf("read header: %w", err)
 	}
 	return journalhdr.Parse(b[:n])
-}
-
-// bootTime reads btime from /proc/stat; zero when unavailable.
-func bootTime(root *fs.Root) time.Time {
-	b, err := root.ReadFile("/proc/stat")
-	if err != nil {
-		return time.Time{}
-	}
-	for _, l := range lines(b) {
-		if v, ok := strings.CutPrefix(l, "btime "); ok {
-			if s, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
-				return time.Unix(s, 0)
-			}
-		}
-	}
-	return time.Time{}
 }
 
 func machineIDUnset(ev CloneEvidence) bool {

@@ -165,6 +165,7 @@ func TestPrometheusValues(t *testing.T) {
 				want[fmt.Sprintf(`guestcheck_findings{check=%q,status=%q}`, c.ID, st)] = float64(n)
 			}
 			want[fmt.Sprintf(`guestcheck_check_duration_seconds{check=%q}`, c.ID)] = float64(c.DurationMS) / 1000
+			want[fmt.Sprintf(`guestcheck_findings_waived{check=%q}`, c.ID)] = float64(waivedIn(c))
 		}
 		want["guestcheck_run_duration_seconds"] = float64(tc.rep.DurationMS) / 1000
 		want["guestcheck_last_run_timestamp_seconds"] = float64(tc.rep.StartedAt.UnixMilli()) / 1000
@@ -556,7 +557,7 @@ func TestNagiosParserRejects(t *testing.T) {
 // with the summary, and each problem finding is in the long text.
 func TestNagiosOutput(t *testing.T) {
 	t.Parallel()
-	wantCode := map[string]int{"healthy": NagiosOK, "warn": NagiosWarning, "fail": NagiosCritical, "escaping": NagiosCritical}
+	wantCode := map[string]int{"healthy": NagiosOK, "warn": NagiosWarning, "fail": NagiosCritical, "escaping": NagiosCritical, "waived": NagiosOK}
 	for _, tc := range formatCases() {
 		for _, o := range []NagiosOptions{{}, {ServiceName: "VM delivery"}, {Verbose: true}} {
 			out := string(render(t, tc.rep, FormatNagios, Options{Nagios: o}))
@@ -575,6 +576,9 @@ func TestNagiosOutput(t *testing.T) {
 			want := map[string]string{"checks": fmt.Sprint(len(tc.rep.Checks)), "pass": fmt.Sprint(s.Pass), "warn": fmt.Sprint(s.Warn),
 				"fail": fmt.Sprint(s.Fail), "error": fmt.Sprint(s.Error), "skip": fmt.Sprint(s.Skip),
 				"duration": millis(tc.rep.DurationMS)}
+			if s.Waived > 0 {
+				want["waived"] = fmt.Sprint(s.Waived)
+			}
 			got := map[string]string{}
 			for _, it := range p.perf {
 				got[it.label] = it.value
@@ -671,23 +675,28 @@ func TestJUnitContent(t *testing.T) {
 			var fails, errs, skips int
 			for j, f := range c.Findings {
 				tcase := s.Cases[j]
-				switch f.Status {
-				case check.Fail, check.Warn:
+				switch {
+				case f.Waived != nil && f.Status != check.Pass:
+					skips++
+					if tcase.Skipped == nil || !strings.HasPrefix(tcase.Skipped.Message, "waived "+string(f.Status)+": "+f.Waived.Reason) {
+						t.Errorf("%s/%s: waived finding is not <skipped> saying so: %+v", tc.name, c.ID, tcase)
+					}
+				case f.Status == check.Fail || f.Status == check.Warn:
 					fails++
 					if tcase.Failure == nil || tcase.Failure.Type != string(f.Status) || !strings.Contains(tcase.Failure.Body, f.Remediation) {
 						t.Errorf("%s/%s: %s finding is not a failure with its fix: %+v", tc.name, c.ID, f.Status, tcase)
 					}
-				case check.Error:
+				case f.Status == check.Error:
 					errs++
 					if tcase.Error == nil {
 						t.Errorf("%s/%s: error finding is not an <error>", tc.name, c.ID)
 					}
-				case check.Skip:
+				case f.Status == check.Skip:
 					skips++
 					if tcase.Skipped == nil || tcase.Skipped.Message != strings.ToValidUTF8(f.Message, "\uFFFD") {
 						t.Errorf("%s/%s: skip finding is not <skipped> with its reason", tc.name, c.ID)
 					}
-				case check.Pass:
+				case f.Status == check.Pass:
 					if tcase.Failure != nil || tcase.Error != nil || tcase.Skipped != nil {
 						t.Errorf("%s/%s: pass finding has a child", tc.name, c.ID)
 					}
@@ -798,6 +807,13 @@ func tapWantYAML(c Check) map[string]any {
 		}
 		if f.Remediation != "" {
 			fm["remediation"] = clean(f.Remediation)
+		}
+		if f.Waived != nil {
+			w := map[string]any{"reason": clean(f.Waived.Reason)}
+			if f.Waived.Expires != "" {
+				w["expires"] = f.Waived.Expires
+			}
+			fm["waived"] = w
 		}
 		fs = append(fs, fm)
 	}

@@ -25,11 +25,13 @@ type FindingLine struct {
 	Message     string            `json:"message"`
 	Detail      map[string]string `json:"detail,omitempty"`
 	Remediation string            `json:"remediation,omitempty"`
+	Waived      *check.Waived     `json:"waived,omitempty"`
 }
 
 // syslogPriority maps a status onto the syslog severities journald and
 // log shippers filter by: fail and error are err (3), warn is warning (4),
-// pass and skip are info (6).
+// pass and skip are info (6). WriteJSONL makes a waived warn, fail or
+// error notice (5).
 func syslogPriority(st check.Status) int {
 	switch valid(st) {
 	case check.Pass, check.Skip:
@@ -58,7 +60,10 @@ func WriteJSONL(w io.Writer, r Report) error {
 			l := base
 			l.Check, l.CheckStatus = c.ID, c.Status
 			l.Status, l.Priority, l.Code, l.Message = f.Status, syslogPriority(f.Status), f.Code, f.Message
-			l.Detail, l.Remediation = f.Detail, f.Remediation
+			if f.Waived != nil && l.Priority < 5 {
+				l.Priority = 5 // notice: accepted, not to be alerted on
+			}
+			l.Detail, l.Remediation, l.Waived = f.Detail, f.Remediation, f.Waived
 			if err := enc.Encode(l); err != nil {
 				return err
 			}

@@ -71,7 +71,8 @@ type junitSkipped struct {
 // warn finding a <failure type="warn"> (it needs attention: the exit code
 // is not 0 either), an error finding an <error> (the check could not
 // judge), a skip finding <skipped>, a pass finding a test case without
-// children. The failure's text holds the message, the evidence and the
+// children. A waived finding is <skipped> whatever its status, with a
+// message that says so, its status, the reason and the finding. The failure's text holds the message, the evidence and the
 // fix. Test case names are "code: message", so that a CI page says what
 // was found; findings have no duration of their own, so test cases have
 // time 0 and each suite the check's duration.
@@ -102,14 +103,19 @@ func WriteJUnit(w io.Writer, r Report) error {
 		}
 		for _, f := range findings {
 			tc := junitCase{Name: f.Code + ": " + f.Message, Classname: r.Tool + "." + c.ID, Time: "0"}
-			switch st := valid(f.Status); st {
-			case check.Fail, check.Warn:
+			switch st := valid(f.Status); {
+			case f.Waived != nil && st != check.Pass:
+				// Accepted by the operator: CI must not go red on it, and
+				// the page still shows what and why.
+				tc.Skipped = &junitSkipped{Message: fmt.Sprintf("waived %s: %s (%s)", st, waivedText(f.Waived), f.Message)}
+				s.Skipped++
+			case st == check.Fail || st == check.Warn:
 				tc.Failure = &junitProblem{Type: string(st), Message: f.Message, Body: junitBody(f)}
 				s.Failures++
-			case check.Error:
+			case st == check.Error:
 				tc.Error = &junitProblem{Type: string(st), Message: f.Message, Body: junitBody(f)}
 				s.Errors++
-			case check.Skip:
+			case st == check.Skip:
 				tc.Skipped = &junitSkipped{Message: f.Message}
 				s.Skipped++
 			}

@@ -42,8 +42,8 @@ var nagiosWords = [...]string{NagiosOK: "OK", NagiosWarning: "WARNING", NagiosCr
 // does not know) is UNKNOWN; otherwise any warn is WARNING; a run that
 // passed at least one check and found nothing worse is OK. A run in which
 // every check was skipped (or none ran) verified nothing and is UNKNOWN,
-// not OK. Like ExitCode it looks at findings as well as checks, and it is
-// the one place this mapping is made: the status word of WriteNagios comes
+// not OK. Like ExitCode it looks at findings as well as checks (a waived
+// finding counts as a pass), and it is the one place this mapping is made: the status word of WriteNagios comes
 // from it too.
 func NagiosExitCode(r Report) int {
 	var fail, errored, warn, pass bool
@@ -63,8 +63,8 @@ func NagiosExitCode(r Report) int {
 	for _, c := range r.Checks {
 		see(c.Status)
 		for _, f := range c.Findings {
-			if f.Status != check.Pass { // a pass finding in a skipped check verified nothing on its own
-				see(f.Status)
+			if st := f.Counted(); st != check.Pass { // a pass finding in a skipped check verified nothing on its own; a waived one counts as that
+				see(st)
 			}
 		}
 	}
@@ -155,8 +155,15 @@ func WriteNagios(w io.Writer, r Report, o NagiosOptions) error {
 			if !o.Verbose && (st == check.Pass || st == check.Skip) {
 				continue
 			}
-			fmt.Fprintf(bw, "%s %s: %s: %s\n", strings.ToUpper(string(st)), nagiosText(c.ID),
+			word := strings.ToUpper(string(st))
+			if f.Waived != nil {
+				word += " (waived)"
+			}
+			fmt.Fprintf(bw, "%s %s: %s: %s\n", word, nagiosText(c.ID),
 				nagiosText(f.Code), nagiosText(f.Message))
+			if f.Waived != nil {
+				fmt.Fprintf(bw, "  waived: %s\n", nagiosText(waivedText(f.Waived)))
+			}
 			if f.Remediation != "" {
 				fmt.Fprintf(bw, "  fix: %s\n", nagiosText(f.Remediation))
 			}
@@ -200,8 +207,12 @@ func problemList(head string, ids []string, width int) string {
 // form. No thresholds: guestcheck's verdict is not a threshold on a number.
 func nagiosPerfdata(r Report) string {
 	s := r.Summary
-	return fmt.Sprintf("checks=%d;;;0 pass=%d;;;0 warn=%d;;;0 fail=%d;;;0 error=%d;;;0 skip=%d;;;0 duration=%ss;;;0",
+	p := fmt.Sprintf("checks=%d;;;0 pass=%d;;;0 warn=%d;;;0 fail=%d;;;0 error=%d;;;0 skip=%d;;;0 duration=%ss;;;0",
 		len(r.Checks), s.Pass, s.Warn, s.Fail, s.Error, s.Skip, millis(r.DurationMS))
+	if s.Waived > 0 {
+		p += fmt.Sprintf(" waived=%d;;;0", s.Waived)
+	}
+	return p
 }
 
 // nagiosText makes s safe for one line of plugin output: no pipe (it would

@@ -66,6 +66,10 @@ func WritePrometheus(w io.Writer, r Report) error {
 			sample("guestcheck_findings", strconv.Itoa(n[st]), "check", c.ID, "status", string(st))
 		}
 	}
+	family("guestcheck_findings_waived", "Number of the check's findings a configuration waiver accepted in the last run (they are also counted in guestcheck_findings under their own status).")
+	for _, c := range r.Checks {
+		sample("guestcheck_findings_waived", strconv.Itoa(waivedIn(c)), "check", c.ID)
+	}
 	family("guestcheck_check_duration_seconds", "How long the check took in the last run.")
 	for _, c := range r.Checks {
 		sample("guestcheck_check_duration_seconds", millis(c.DurationMS), "check", c.ID)

@@ -43,13 +43,16 @@ type Report struct {
 // fills it from the guest's root.
 type Host = check.Host
 
-// Summary counts checks per status.
+// Summary counts checks per status, and the findings waivers accepted.
 type Summary struct {
 	Pass  int `json:"pass"`
 	Warn  int `json:"warn"`
 	Fail  int `json:"fail"`
 	Skip  int `json:"skip"`
 	Error int `json:"error"`
+	// Waived counts findings (not checks) that a waiver accepted; each is
+	// still in its check's findings, with its own status.
+	Waived int `json:"waived,omitempty"`
 }
 
 // Check is one check's entry in the report: the runner's result itself.
@@ -83,6 +86,7 @@ func New(results []check.Result, m Meta) Report {
 		res.Findings, res.DurationMS = fs, res.Duration.Milliseconds()
 		r.Checks = append(r.Checks, res)
 		r.Summary.add(res.Status)
+		r.Summary.Waived += waivedIn(res)
 	}
 	r.Status = r.overall()
 	return r
@@ -113,7 +117,8 @@ func (r Report) overall() check.Status {
 }
 
 // ExitCode is the process exit status for r: 1 for any fail or error, 2 for
-// warnings without failures, 0 otherwise. Only pass, skip and warn are
+// warnings without failures, 0 otherwise; a waived finding counts as a
+// pass. Only pass, skip and warn are
 // whitelisted, so an unknown status counts as a problem.
 func ExitCode(r Report) int {
 	code := ExitOK
@@ -131,12 +136,25 @@ func ExitCode(r Report) int {
 	return code
 }
 
+// findingStatuses are the statuses c's findings count with: a waived
+// finding counts as a pass.
 func findingStatuses(c Check) []check.Status {
 	out := make([]check.Status, len(c.Findings))
 	for i, f := range c.Findings {
-		out[i] = f.Status
+		out[i] = f.Counted()
 	}
 	return out
+}
+
+// waivedIn counts c's waived findings.
+func waivedIn(c Check) int {
+	n := 0
+	for _, f := range c.Findings {
+		if f.Waived != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // WorstFirst returns r's checks ordered worst status first, keeping the

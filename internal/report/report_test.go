@@ -26,7 +26,7 @@ var meta = Meta{Tool: "guestcheck", Version: "1.2.3", Root: "/",
 func res(id string, fs ...check.Finding) check.Result {
 	sts := make([]check.Status, len(fs))
 	for i, f := range fs {
-		sts[i] = f.Status
+		sts[i] = f.Counted()
 	}
 	return check.Result{ID: id, Title: "Title of " + id, Status: check.Worst(sts...),
 		Summary: fs[0].Message, Duration: 3 * time.Millisecond, Findings: fs}
@@ -59,6 +59,20 @@ var cases = []struct {
 		res("dns", check.Errorf("dns-unreadable", "/etc/resolv.conf: permission denied", nil, "Run guestcheck as root.")),
 		res("routes", check.Skipf("dependency-not-passed", "skipped because dns reported error", nil)),
 	}},
+	{"waived", 0, []check.Result{
+		res("time-sync", check.Passf("time-sync-daemon-active", "chrony.service is active", nil),
+			waived(check.New(check.Fail, "time-sync-clock-unsynced", "the kernel clock is not synchronised",
+				map[string]string{"daemon": "chrony"}, "Give chrony a reachable NTP server."), "no NTP on the test network", "2027-03-01")),
+		res("hostname", check.Passf("hostname-ok", "hostname vm1 is valid and matches cloud-init", nil),
+			waived(check.New(check.Warn, "hostname-unresolvable", "vm1 does not resolve to a local address", nil,
+				"Add \"127.0.1.1 vm1\" to /etc/hosts."), "resolved by the lab DNS", "")),
+	}},
+}
+
+// waived marks f as a waiver accepts it.
+func waived(f check.Finding, reason, expires string) check.Finding {
+	f.Waived = &check.Waived{Reason: reason, Expires: expires}
+	return f
 }
 
 func TestGolden(t *testing.T) {

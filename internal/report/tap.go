@@ -71,6 +71,13 @@ func WriteTAP(w io.Writer, r Report) error {
 			if f.Remediation != "" {
 				y.kv(3, "remediation", f.Remediation)
 			}
+			if f.Waived != nil {
+				fmt.Fprintln(bw, "      waived:")
+				y.kv(4, "reason", f.Waived.Reason)
+				if f.Waived.Expires != "" {
+					y.kv(4, "expires", f.Waived.Expires)
+				}
+			}
 		}
 		fmt.Fprintln(bw, "  ...")
 	}

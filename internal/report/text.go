@@ -65,6 +65,9 @@ func WriteText(w io.Writer, r Report, o TextOptions) error {
 				line = f.Code // already said on the check's line
 			}
 			writeWrapped(bw, "  "+word(f.Status)+" ", "        ", 8, line, width)
+			if f.Waived != nil {
+				writeWrapped(bw, "        waived: ", "                ", 16, waivedText(f.Waived), width)
+			}
 			if !o.Verbose {
 				// The console gets what, why and the fix; the evidence is
 				// one -v (or --format json) away.
@@ -94,21 +97,49 @@ func WriteText(w io.Writer, r Report, o TextOptions) error {
 	if !o.Verbose && r.Status != check.Pass && r.Status != check.Skip {
 		fmt.Fprintln(bw, "\nEvidence for each finding: guestcheck -v, or --format json.")
 	}
-	fmt.Fprintf(bw, "\n%s\n", summaryLine(r, strings.TrimSpace(word(r.Status))))
+	if n := r.Summary.Waived; n > 0 {
+		fmt.Fprintf(bw, "\n%s accepted by the configuration's waivers (marked waived: above).\n", findings(n))
+	}
+	fmt.Fprintf(bw, "\n%s\n", summaryLine(r, strings.TrimSpace(word(r.Status)), false))
 	return bw.Flush()
 }
 
 // SummaryLine is the report's last text line, which units and consoles
 // print on their own, e.g.
-// "guestcheck: FAIL 1 fail, 0 error, 1 warn, 5 pass, 2 skip (9 checks, 12 ms)".
+// "guestcheck: FAIL 1 fail, 0 error, 1 warn, 5 pass, 2 skip (9 checks, 12 ms)",
+// with ", 1 finding waived" after the checks when a waiver applied.
 func SummaryLine(r Report) string {
-	return summaryLine(r, strings.ToUpper(string(r.Status)))
+	return summaryLine(r, strings.ToUpper(string(r.Status)), true)
 }
 
-func summaryLine(r Report, status string) string {
+// summaryLine is the counts line; withWaived adds the waived findings
+// (the text report says them on a line of their own, keeping this one
+// inside 80 columns).
+func summaryLine(r Report, status string, withWaived bool) string {
 	s := r.Summary
-	return fmt.Sprintf("%s: %s %d fail, %d error, %d warn, %d pass, %d skip (%d checks, %d ms)",
-		r.Tool, status, s.Fail, s.Error, s.Warn, s.Pass, s.Skip, len(r.Checks), r.DurationMS)
+	waived := ""
+	if s.Waived > 0 && withWaived {
+		waived = ", " + findings(s.Waived) + " waived"
+	}
+	return fmt.Sprintf("%s: %s %d fail, %d error, %d warn, %d pass, %d skip (%d checks%s, %d ms)",
+		r.Tool, status, s.Fail, s.Error, s.Warn, s.Pass, s.Skip, len(r.Checks), waived, r.DurationMS)
+}
+
+// findings is "1 finding" or "N findings".
+func findings(n int) string {
+	if n == 1 {
+		return "1 finding"
+	}
+	return fmt.Sprintf("%d findings", n)
+}
+
+// waivedText is a waiver's reason and expiry, as the text-like formats
+// show it: "no NTP on the test network (until 2027-03-01)".
+func waivedText(w *check.Waived) string {
+	if w.Expires == "" {
+		return w.Reason
+	}
+	return w.Reason + " (until " + w.Expires + ")"
 }
 
 // writeWrapped writes first+text wrapped at width; continuation lines start

@@ -2,10 +2,12 @@ package seal
 
 import (
 	"context"
+	"errors"
 	"path"
 	"sort"
 	"strings"
 
+	"github.com/guestcheck/guestcheck/internal/cloudcfg"
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/guestfile/cloudconfig"
 )
@@ -136,34 +138,88 @@ func (p *Planner) cloudInitEnabled() bool {
 	return !p.exists("/etc/cloud/cloud-init.disabled")
 }
 
-// cloudConfig reads and merges cloud.cfg and cloud.cfg.d/*.cfg. A file
-// cloud-init would skip is noted and skipped.
+// cloudConfig reads cloud-init's system configuration (cloudcfg, as
+// guestcheck reads it) and what sealprep needs of it. A file cloud-init
+// would skip is noted and skipped; one that cannot be read stops the plan.
 func (p *Planner) cloudConfig() (cloudConfig, error) {
-	read := func(name string) (cloudFile, error) {
-		b, _, err := p.readFile(name)
-		return cloudFile{name, b}, err
-	}
-	base, err := read(cloudconfig.SystemPath)
-	if err != nil {
-		return cloudConfig{}, err
-	}
-	var names []string
-	if ents, err := p.Root.ReadDir(cloudconfig.SystemPath + ".d"); err == nil {
-		for _, e := range ents {
-			names = append(names, e.Name)
-		}
-	}
-	var dropins []cloudFile
-	for _, name := range cloudconfig.ConfDNames(cloudconfig.SystemPath+".d", names) {
-		f, err := read(name)
-		if err != nil {
+	sys := cloudcfg.Read(p.Root)
+	for _, f := range sys.Files {
+		if err := f.ReadErr; err != nil && !skippedRead(err) {
 			return cloudConfig{}, err
 		}
-		dropins = append(dropins, f)
 	}
-	cc, errs := parseCloudConfig(base, dropins)
-	for _, e := range errs {
-		p.Note(e.File, "skipped, as cloud-init skips it: %v", e)
+	for _, f := range sys.Files {
+		if f.ParseErr != nil {
+			p.Note(f.Path, "skipped, as cloud-init skips it: %v", f.ParseErr)
+		}
 	}
-	return cc, nil
+	return readCloudConfig(sys.Merged), nil
+}
+
+// skippedRead reports whether a read error means "nothing to read here",
+// as Planner.readFile counts it: absent, unresolvable, or not a file.
+func skippedRead(err error) bool {
+	return absent(err) || unresolvable(err) || errors.Is(err, fs.ErrKind)
+}
+
+// cloudConfig is the part of cloud-init's merged configuration sealprep
+// needs to know what cloud-init will regenerate at first boot.
+type cloudConfig struct {
+	// SSHModule: "ssh" is in one of the module lists.
+	SSHModule bool
+	// KeyTypes is false when ssh_genkeytypes is an explicit empty list.
+	KeyTypes bool
+	// NetworkDisabled: network: {config: disabled}.
+	NetworkDisabled bool
+}
+
+// defaultKeyTypes stands for cc_ssh's GENERATE_KEY_NAMES: only whether
+// the list is empty matters here.
+var defaultKeyTypes = []string{"rsa", "ecdsa", "ed25519"}
+
+// moduleName is how cloud-init's module loader names a module list item
+// (_read_modules strips it, then form_module_name): "-" becomes "_", a
+// ".py" suffix and surrounding space go, and "cc_" is added when missing.
+func moduleName(s string) string {
+	s = strings.ReplaceAll(strings.TrimSpace(s), "-", "_")
+	if strings.HasSuffix(strings.ToLower(s), ".py") {
+		s = s[:len(s)-3]
+	}
+	if s = strings.TrimSpace(s); s != "" && !strings.HasPrefix(s, "cc_") {
+		s = "cc_" + s
+	}
+	return s
+}
+
+// readCloudConfig reads sealprep's facts from a merged configuration, by
+// the rules of cloud-init's module loader and cc_ssh.
+func readCloudConfig(merged map[string]any) cloudConfig {
+	var cc cloudConfig
+	for _, stage := range []string{"cloud_init_modules", "cloud_config_modules", "cloud_final_modules"} {
+		list, _ := merged[stage].([]any)
+		for _, item := range list {
+			name := ""
+			switch v := item.(type) {
+			case string:
+				name = v
+			case []any:
+				if len(v) > 0 {
+					name, _ = v[0].(string)
+				}
+			case map[string]any:
+				name, _ = v["name"].(string)
+			}
+			if moduleName(name) == "cc_ssh" {
+				cc.SSHModule = true
+			}
+		}
+	}
+	// get_cfg_option_list: null is an empty list, a string a list of one.
+	cc.KeyTypes = len(cloudconfig.GetList(merged, "ssh_genkeytypes", defaultKeyTypes)) > 0
+	if n, ok := merged["network"].(map[string]any); ok {
+		if s, _ := n["config"].(string); s == "disabled" {
+			cc.NetworkDisabled = true
+		}
+	}
+	return cc
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/hostnamefile"
 )
 
 var opHostname = Operation{
@@ -16,12 +17,12 @@ var opHostname = Operation{
 }
 
 func planHostname(ctx context.Context, p *Planner) ([]Action, error) {
-	old := ""
-	if b, ok, err := p.readFile("/etc/hostname"); err != nil {
+	// The template's name, for the /etc/hosts lines that still carry it.
+	static := hostnamefile.ReadStatic(p.Root)
+	if err := static.ReadErr; err != nil && !skippedRead(err) {
 		return nil, err
-	} else if ok {
-		old, _, _ = strings.Cut(strings.TrimSpace(string(b)), "\n")
 	}
+	old := static.Name
 	// Empty, not "localhost.localdomain": systemd then takes the name from
 	// DHCP or cloud-init, and clones do not all resolve to one fixed name.
 	const why = "a fixed hostname makes every clone claim the template's name"

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/guestcheck/guestcheck/internal/guestfile/cloudconfig"
 	"github.com/guestcheck/guestcheck/internal/guestfile/envfile"
 	"github.com/guestcheck/guestcheck/internal/guestfile/hosts"
 	"github.com/guestcheck/guestcheck/internal/guestfile/ini"
@@ -180,98 +179,6 @@ func stripNMKeyfile(b []byte) []byte {
 		}
 	}
 	return out.Bytes()
-}
-
-// cloudConfig is the part of cloud-init's merged configuration sealprep
-// needs to know what cloud-init will regenerate at first boot.
-type cloudConfig struct {
-	// SSHModule: "ssh" is in one of the module lists.
-	SSHModule bool
-	// KeyTypes is false when ssh_genkeytypes is an explicit empty list.
-	KeyTypes bool
-	// NetworkDisabled: network: {config: disabled}.
-	NetworkDisabled bool
-}
-
-// cloudFile is one cloud-init system configuration file as read.
-type cloudFile struct {
-	name string
-	data []byte
-}
-
-// defaultKeyTypes stands for cc_ssh's GENERATE_KEY_NAMES: only whether
-// the list is empty matters here.
-var defaultKeyTypes = []string{"rsa", "ecdsa", "ed25519"}
-
-// parseCloudConfig merges cloud.cfg and its cloud.cfg.d drop-ins (given
-// in cloudconfig.ConfD order) as cloud-init's read_conf_with_confd does,
-// and reads what sealprep needs. A file cloud-init cannot load counts as
-// empty, as cloud-init warns and goes on without it; its error is
-// returned so that the caller can say so.
-func parseCloudConfig(base cloudFile, dropins []cloudFile) (cloudConfig, []*cloudconfig.Error) {
-	var errs []*cloudconfig.Error
-	load := func(f cloudFile) map[string]any {
-		d, err := cloudconfig.Parse(f.name, f.data)
-		if err != nil {
-			ce := &cloudconfig.Error{File: f.name, Msg: err.Error()}
-			errors.As(err, &ce)
-			errs = append(errs, ce)
-			return nil
-		}
-		return d.Value
-	}
-	var drops []map[string]any
-	for _, f := range dropins {
-		drops = append(drops, load(f))
-	}
-	return readCloudConfig(cloudconfig.System(load(base), drops)), errs
-}
-
-// moduleName is how cloud-init's module loader names a module list item
-// (_read_modules strips it, then form_module_name): "-" becomes "_", a
-// ".py" suffix and surrounding space go, and "cc_" is added when missing.
-func moduleName(s string) string {
-	s = strings.ReplaceAll(strings.TrimSpace(s), "-", "_")
-	if strings.HasSuffix(strings.ToLower(s), ".py") {
-		s = s[:len(s)-3]
-	}
-	if s = strings.TrimSpace(s); s != "" && !strings.HasPrefix(s, "cc_") {
-		s = "cc_" + s
-	}
-	return s
-}
-
-// readCloudConfig reads sealprep's facts from a merged configuration, by
-// the rules of cloud-init's module loader and cc_ssh.
-func readCloudConfig(merged map[string]any) cloudConfig {
-	var cc cloudConfig
-	for _, stage := range []string{"cloud_init_modules", "cloud_config_modules", "cloud_final_modules"} {
-		list, _ := merged[stage].([]any)
-		for _, item := range list {
-			name := ""
-			switch v := item.(type) {
-			case string:
-				name = v
-			case []any:
-				if len(v) > 0 {
-					name, _ = v[0].(string)
-				}
-			case map[string]any:
-				name, _ = v["name"].(string)
-			}
-			if moduleName(name) == "cc_ssh" {
-				cc.SSHModule = true
-			}
-		}
-	}
-	// get_cfg_option_list: null is an empty list, a string a list of one.
-	cc.KeyTypes = len(cloudconfig.GetList(merged, "ssh_genkeytypes", defaultKeyTypes)) > 0
-	if n, ok := merged["network"].(map[string]any); ok {
-		if s, _ := n["config"].(string); s == "disabled" {
-			cc.NetworkDisabled = true
-		}
-	}
-	return cc
 }
 
 var sharedLib = regexp.MustCompile(`^libsystemd-shared-([0-9]+)(?:[.~-].*)?\.so$`)

@@ -4,122 +4,76 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"math/big"
-	"regexp"
-	"strconv"
 	"strings"
-	"sync"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/cloudconfig"
 )
 
 // ParsePwAuth reads ssh_pwauth from a cloud-config document with
-// cloud-init's rules (cc_set_passwords.handle_ssh_pwauth): util.is_true
-// values ("true", "yes", "on", "1" in any case, YAML true) set
-// PasswordAuthentication yes, util.is_false values ("false", "no", "off",
-// "0", YAML false) set no, and anything else, "unchanged" or an absent
-// key, leaves sshd's configuration alone (value nil). raw is the value as
-// written.
+// cloud-init's rules (cc_set_passwords.handle_ssh_pwauth) over the shared
+// cloud-config parser, so YAML 1.1 scalars read as cloud-init reads them:
+// util.is_true values ("true", "yes", "on", "1" in any case, YAML true)
+// set PasswordAuthentication yes, util.is_false values ("false", "no",
+// "off", "0", YAML false) set no, and anything else, "unchanged" or an
+// absent key, leaves sshd's configuration alone (value nil). A document
+// whose top level is not a mapping is ignored, as cloud-init ignores it.
+// raw is the value as written.
 func ParsePwAuth(b []byte) (value *bool, raw string, err error) {
-	var doc yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
+	d, err := cloudconfig.Parse("", b)
+	if err != nil {
+		var ce *cloudconfig.Error
+		if !errors.As(err, &ce) {
+			return nil, "", err
+		}
+		if strings.HasPrefix(ce.Msg, "top level is ") {
 			return nil, "", nil
 		}
-		return nil, "", fmt.Errorf("%s", strings.ReplaceAll(strings.TrimPrefix(err.Error(), "yaml: "), "\n", " "))
+		msg := ce.Msg
+		if ce.Line > 0 && !strings.Contains(msg, fmt.Sprintf("line %d", ce.Line)) {
+			msg = fmt.Sprintf("line %d: %s", ce.Line, msg)
+		}
+		return nil, "", errors.New(strings.ReplaceAll(msg, "\n", " "))
 	}
-	root := &doc
-	if root.Kind == yaml.DocumentNode && len(root.Content) > 0 {
-		root = root.Content[0]
-	}
-	if root.Kind != yaml.MappingNode {
+	v, ok := d.Value["ssh_pwauth"]
+	if !ok {
 		return nil, "", nil
 	}
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		k, v := root.Content[i], root.Content[i+1]
-		if k.Value != "ssh_pwauth" {
-			continue
-		}
-		for n := 0; n < 32 && v.Kind == yaml.AliasNode && v.Alias != nil; n++ {
-			v = v.Alias
-		}
-		if v.Kind != yaml.ScalarNode {
-			return nil, "", fmt.Errorf("line %d: ssh_pwauth is not a scalar", v.Line)
-		}
-		raw = v.Value
-		val := strings.ToLower(strings.TrimSpace(v.Value))
-		if v.Style == 0 || (v.Style == yaml.TaggedStyle && v.ShortTag() == "!!int") {
-			// PyYAML reads plain 01, 0x1 or +1 as the integer 1, which
-			// str() turns into "1".
-			if n, ok := yaml11Int(v.Value); ok {
-				val = n
-			}
-		}
-		// Later duplicates win, as with PyYAML; keep scanning.
-		switch val {
-		case "true", "yes", "on", "1":
-			t := true
-			value = &t
-		case "false", "no", "off", "0":
-			f := false
-			value = &f
-		default:
-			value = nil
-		}
+	switch v.(type) {
+	case []any, map[string]any:
+		return nil, "", fmt.Errorf("line %d: ssh_pwauth is not a scalar", d.Line("ssh_pwauth"))
+	}
+	raw = rawScalar(b, "ssh_pwauth")
+	switch {
+	case cloudconfig.IsTrue(v):
+		t := true
+		value = &t
+	case cloudconfig.IsFalse(v):
+		f := false
+		value = &f
 	}
 	return value, raw, nil
 }
 
-// yaml11Int reads a plain scalar the way PyYAML's int resolver does (YAML
-// 1.1: sign, 0b binary, 0 octal, 0x hex, underscores, base 60) and returns
-// its decimal form.
-func yaml11Int(s string) (string, bool) {
-	if !int11().MatchString(s) {
-		return "", false
+// rawScalar is the text of top-level key's scalar value as written (an
+// alias followed), for showing the setting in the user's own words; the
+// last of repeated keys, which is the one that counts.
+func rawScalar(b []byte, key string) string {
+	var doc yaml.Node
+	if yaml.NewDecoder(bytes.NewReader(b)).Decode(&doc) != nil || len(doc.Content) == 0 {
+		return ""
 	}
-	neg := false
-	switch s[0] {
-	case '-':
-		neg, s = true, s[1:]
-	case '+':
-		s = s[1:]
-	}
-	s = strings.ReplaceAll(s, "_", "")
-	var n *big.Int
-	var ok bool
-	switch {
-	case s == "0":
-		n, ok = big.NewInt(0), true
-	case strings.HasPrefix(s, "0b"):
-		n, ok = new(big.Int).SetString(s[2:], 2)
-	case strings.HasPrefix(s, "0x"):
-		n, ok = new(big.Int).SetString(s[2:], 16)
-	case strings.HasPrefix(s, "0"):
-		n, ok = new(big.Int).SetString(s[1:], 8)
-	case strings.Contains(s, ":"):
-		n, ok = big.NewInt(0), true
-		for _, p := range strings.Split(s, ":") {
-			d, err := strconv.Atoi(p)
-			if err != nil {
-				return "", false
-			}
-			n.Mul(n, big.NewInt(60)).Add(n, big.NewInt(int64(d)))
+	root, raw := doc.Content[0], ""
+	for i := 0; root.Kind == yaml.MappingNode && i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value != key {
+			continue
 		}
-	default:
-		n, ok = new(big.Int).SetString(s, 10)
+		v := root.Content[i+1]
+		for n := 0; n < 32 && v.Kind == yaml.AliasNode && v.Alias != nil; n++ {
+			v = v.Alias
+		}
+		raw = v.Value
 	}
-	if !ok {
-		return "", false
-	}
-	if neg {
-		n.Neg(n)
-	}
-	return n.String(), true
+	return raw
 }
-
-// int11 is PyYAML's implicit resolver for tag:yaml.org,2002:int.
-var int11 = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(?:[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$`)
-})

@@ -5,7 +5,7 @@ _guestcheck() {
 	prev=${COMP_WORDS[COMP_CWORD-1]}
 	sub=
 	for ((i = 1; i < COMP_CWORD; i++)); do
-		case ${COMP_WORDS[i]} in probe|explain|help|completion) sub=${COMP_WORDS[i]}; break ;; esac
+		case ${COMP_WORDS[i]} in probe|explain|check-config|help|completion) sub=${COMP_WORDS[i]}; break ;; esac
 	done
 	case $sub in
 	probe)
@@ -18,6 +18,11 @@ _guestcheck() {
 		COMPREPLY=($(compgen -W "--config --timeout --help -h" -- "$cur"))
 		;;
 	explain)
+		case $prev in
+		esac
+		COMPREPLY=($(compgen -W "--help -h" -- "$cur"))
+		;;
+	check-config)
 		case $prev in
 		esac
 		COMPREPLY=($(compgen -W "--help -h" -- "$cur"))
@@ -63,7 +68,7 @@ _guestcheck() {
 		--color)
 			COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
 		esac
-		COMPREPLY=($(compgen -W "--only --skip --list --root --format --output --exit-codes --service-name --summary --config --timeout --wait --exit-zero --freeze-test --color --verbose -v --version --help -h probe explain help completion" -- "$cur"))
+		COMPREPLY=($(compgen -W "--only --skip --list --root --format --output --exit-codes --service-name --summary --config --timeout --wait --exit-zero --freeze-test --color --verbose -v --version --help -h probe explain check-config help completion" -- "$cur"))
 		;;
 	esac
 }

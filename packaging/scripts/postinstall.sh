@@ -28,4 +28,17 @@ if [ "$first_install" = true ]; then
 		ln -sf "/usr/lib/systemd/system/$unit" "/etc/systemd/system/multi-user.target.wants/$unit"
 	fi
 fi
+# An edited configuration survives upgrades (a conffile), and the new
+# version may refuse what the old one took. Say so now, with the file's
+# own problems, rather than at the next boot's exit 3; never fail the
+# install for it. Exit 3 is check-config's "invalid"; anything else (no
+# binary that runs here, as in a foreign-architecture chroot) is skipped.
+if command -v guestcheck >/dev/null 2>&1; then
+	status=0
+	problems=$(guestcheck check-config 2>&1 >/dev/null) || status=$?
+	if [ "$status" -eq 3 ]; then
+		echo "guestcheck: warning: /etc/guestcheck/guestcheck.yaml is not valid for this version; guestcheck exits 3 without checking until it is fixed (see guestcheck.yaml(5)):" >&2
+		printf '%s\n' "$problems" | sed 's/^/  /' >&2
+	fi
+fi
 exit 0

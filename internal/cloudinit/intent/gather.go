@@ -13,7 +13,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/guestcheck/guestcheck/internal/cloudcfg"
 	"github.com/guestcheck/guestcheck/internal/cloudinit"
+	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/guestfile/authkeys"
 	cc "github.com/guestcheck/guestcheck/internal/guestfile/cloudconfig"
 	"github.com/guestcheck/guestcheck/internal/guestfile/dpkgstatus"
@@ -214,28 +216,49 @@ func jsonToYAMLTypes(v any) any {
 	return v
 }
 
+// readSystem reads cloud-init's system configuration with the reader
+// the hostname check and sealprep use.
 func (f *Facts) readSystem(src Source) {
-	var base map[string]any
-	if b, err := src.ReadFile(cc.SystemPath); err == nil {
-		if d, err := cc.Parse(src.Display(cc.SystemPath), b); err == nil {
-			base = d.Value
-			f.SystemFiles = append(f.SystemFiles, src.Display(cc.SystemPath))
+	sys := cloudcfg.Read(cfgTree{src})
+	for _, fl := range sys.Files {
+		if fl.Doc != nil {
+			f.SystemFiles = append(f.SystemFiles, src.Display(fl.Path))
 		}
 	}
-	names, _ := src.ReadDirNames(cc.SystemPath + ".d")
-	var drops []map[string]any
-	for _, p := range cc.ConfDNames(cc.SystemPath+".d", names) {
-		if in, err := src.Stat(p); err != nil || !in.Mode.IsRegular() {
-			continue
-		}
-		if b, err := src.ReadFile(p); err == nil {
-			if d, err := cc.Parse(src.Display(p), b); err == nil {
-				drops = append(drops, d.Value)
-				f.SystemFiles = append(f.SystemFiles, src.Display(p))
-			}
-		}
+	f.System = sys.Merged
+}
+
+// cfgTree lets cloudcfg.Read read through a Source, which a captured
+// tarball implements as well as a root.
+type cfgTree struct{ src Source }
+
+func (t cfgTree) ReadFile(p string) ([]byte, error) { return t.src.ReadFile(p) }
+
+func (t cfgTree) Stat(p string) (fs.Entry, error) {
+	in, err := t.src.Stat(p)
+	if err != nil {
+		return fs.Entry{}, err
 	}
-	f.System = cc.System(base, drops)
+	e := fs.Entry{Name: path.Base(p), Size: in.Size, Mtime: in.ModTime, Perm: uint32(in.Mode.Perm())}
+	switch {
+	case in.Mode.IsRegular():
+		e.Kind = fs.KindRegular
+	case in.Mode.IsDir():
+		e.Kind = fs.KindDir
+	}
+	return e, nil
+}
+
+func (t cfgTree) ReadDir(p string) ([]fs.Entry, error) {
+	names, err := t.src.ReadDirNames(p)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]fs.Entry, 0, len(names))
+	for _, n := range names {
+		out = append(out, fs.Entry{Name: n})
+	}
+	return out, nil
 }
 
 // schemaCandidates are where python packages live.

@@ -99,6 +99,17 @@ func TestMergeMany(t *testing.T) {
 	if _, ok := a["y"]; ok {
 		t.Error("MergeMany modified its input")
 	}
+	// mergemanydict's string and list mergers hand back a dictionary
+	// merged into them; every other earlier value stays (checked against
+	// cloud-init 22.4 and main).
+	a = map[string]any{"s": "x", "l": []any{"a"}, "n": int64(1), "z": nil, "t": true, "d": map[string]any{"s": "x"}}
+	b = map[string]any{"s": map[string]any{"k": "b"}, "l": map[string]any{"k": "b"}, "n": map[string]any{"k": "b"},
+		"z": map[string]any{"k": "b"}, "t": map[string]any{"k": "b"}, "d": map[string]any{"s": map[string]any{"k": "b"}}}
+	want = map[string]any{"s": map[string]any{"k": "b"}, "l": map[string]any{"k": "b"}, "n": int64(1), "z": nil, "t": true,
+		"d": map[string]any{"s": map[string]any{"k": "b"}}}
+	if d := cmp.Diff(want, MergeMany(a, b)); d != "" {
+		t.Error(d)
+	}
 	sys := System(map[string]any{"a": "base", "b": "base"}, []map[string]any{{"a": "10", "c": "10"}, {"a": "90"}})
 	if sys["a"] != "90" || sys["b"] != "base" || sys["c"] != "10" {
 		t.Errorf("System = %v", sys)

@@ -144,31 +144,26 @@ func GetList(cfg map[string]any, key string, def []string) []string {
 	return []string{PyStr(v)}
 }
 
-// MergeMany is util.mergemanydict with cloud-init's default mergers:
-// earlier sources win, dictionaries merge key by key recursively, and any
-// other value (lists included) is taken whole from the first source that
-// has it. Inputs are not modified.
+// MergeMany is util.mergemanydict: earlier sources win. Each source is
+// merged in by its own merge rules (its merge_how or merge_type key,
+// which is not kept) or by cloud-init's default mergers
+// ("list()+dict()+str()"): dictionaries merge key by key recursively, a
+// key already set keeps its value, except that a later dictionary
+// replaces an earlier string or list (m_str and m_list hand back the
+// value merged in when it is not of their own type). Empty sources are
+// skipped. Inputs are not modified.
 func MergeMany(srcs ...map[string]any) map[string]any {
 	out := map[string]any{}
 	for _, s := range srcs {
-		mergeInto(out, s)
-	}
-	return out
-}
-
-func mergeInto(dst, src map[string]any) {
-	for k, v := range src {
-		old, ok := dst[k]
-		if !ok {
-			dst[k] = deepCopy(v)
+		if len(s) == 0 {
 			continue
 		}
-		om, ok1 := old.(map[string]any)
-		nm, ok2 := v.(map[string]any)
-		if ok1 && ok2 {
-			mergeInto(om, nm)
+		ms, body := extractMergers(s)
+		if m, ok := ms.merge(out, body).(map[string]any); ok {
+			out = m
 		}
 	}
+	return out
 }
 
 func deepCopy(v any) any {

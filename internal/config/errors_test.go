@@ -1,0 +1,108 @@
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden and packaging/man/guestcheck.yaml.5 from the current output")
+
+// goldenFile compares got with the file at p, or rewrites it under -update.
+func goldenFile(t *testing.T, p, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatalf("%v (go test -run %s -update writes it)", err, t.Name())
+	}
+	if got != string(want) {
+		w, g := strings.Split(string(want), "\n"), strings.Split(got, "\n")
+		var b strings.Builder
+		for i := 0; i < max(len(w), len(g)); i++ {
+			wl, gl := "", ""
+			if i < len(w) {
+				wl = w[i]
+			}
+			if i < len(g) {
+				gl = g[i]
+			}
+			if wl != gl {
+				fmt.Fprintf(&b, "line %d:\n  want %q\n  got  %q\n", i+1, wl, gl)
+			}
+		}
+		t.Errorf("output differs from %s (go test -update rewrites it after a deliberate change):\n%s", p, b.String())
+	}
+}
+
+// configMistakes are files with one kind of mistake each, as an operator
+// makes them; TestErrorMessages holds their messages whole.
+var configMistakes = []string{
+	"timout: 5s\n",
+	"checks:\n  dns:\n    timout: 5s\n",
+	"checks:\n  dns:\n    timeout: 5\n",
+	"timeout: 5sec\n",
+	"check_timeout: 0s\n",
+	"checks: [dns, routes]\n",
+	"checks:\n  dns: false\n",
+	"hostname: web-1\n",
+	"dns:\n  names: vm1.example.org\n",
+	"dns:\n  names: {a: b}\n",
+	"dns:\n  retries: -1\n",
+	"cloud_init:\n  required: maybe\n",
+	"disk:\n  warn_percent: ninety\n",
+	"disk:\n  fail_percent: 120\n",
+	"probe:\n  checks: fstab\n",
+	"probe:\n  checks: [fstab, dns]\n",
+	"probe:\n  checks: [fstab, [hostname]]\n",
+	"probe:\n  checks: []\n",
+	"timeout: 1m\n---\ntimeout: 2m\n",
+	"checks:\n\tdns:\n\t\tenabled: false\n",
+	"timeout: 1m\ntimeout: 2m\n",
+	"timeout: [\n",
+	"just a word\n",
+	"waivers:\n  check: time-sync\n",
+	"waivers:\n  - {check: time-sync, code: time-sync-clock-unsynced}\n",
+	"waivers:\n  - {check: time-sync, reason: lab}\n",
+	"waivers:\n  - {check: time-sync, code: time-sync-clock-unsynced, reason: lab, expires: next year}\n",
+	"waivers:\n  - {check: time-sync, code: time-sync-clock-unsynced, reason: lab, until: 2027-03-01}\n",
+	"waivers:\n  - {check: time-sync, code: time-sync-clock-unsynced, reason: lab}\n  - {check: time-sync, code: time-sync-clock-unsynced, reason: again}\n",
+	"timout: 5s\ndisk:\n  warn_percent: lots\n",
+}
+
+// TestErrorMessages holds every configuration message to
+// testdata/errors.golden, whole: one line each, naming the file, the
+// line and the key path, in the user's words.
+func TestErrorMessages(t *testing.T) {
+	var b strings.Builder
+	for _, in := range configMistakes {
+		_, err := Parse("guestcheck.yaml", []byte(in))
+		fmt.Fprintf(&b, "$ %q\n", in)
+		if err == nil {
+			t.Errorf("Parse(%q) accepted", in)
+			continue
+		}
+		var all Errors
+		if errors.As(err, &all) && len(all) > 1 {
+			for _, p := range all {
+				fmt.Fprintf(&b, "| %s\n", p)
+			}
+		}
+		fmt.Fprintf(&b, "> %s\n", err)
+		for _, bad := range []string{"\n", "time.Duration", "config.", "struct", "!!", ": yaml:"} {
+			if strings.Contains(err.Error(), bad) {
+				t.Errorf("Parse(%q) = %q: holds %q", in, err, bad)
+			}
+		}
+	}
+	goldenFile(t, filepath.Join("testdata", "errors.golden"), b.String())
+}

@@ -1,0 +1,60 @@
+package nstest
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/config"
+	"github.com/guestcheck/guestcheck/internal/fs"
+)
+
+// WriteRoot creates a guest root under t.TempDir from path -> content;
+// a content starting with "->" makes a symlink to the rest.
+func WriteRoot(t testing.TB, files map[string]string) *fs.Root {
+	t.Helper()
+	dir := t.TempDir()
+	for p, c := range files {
+		hp := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(hp), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if target, ok := strings.CutPrefix(c, "->"); ok {
+			if err := os.Symlink(target, hp); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.WriteFile(hp, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return OpenRoot(t, dir)
+}
+
+// OpenRoot opens dir as a guest root for the test's lifetime.
+func OpenRoot(t testing.TB, dir string) *fs.Root {
+	t.Helper()
+	r, err := fs.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// LiveEnv is a live environment whose kernel is the namespace ns (nil for
+// checks that never reach the kernel) and whose files are root.
+func LiveEnv(root *fs.Root, ns *NS, cfg *config.Config) *check.Env {
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	env := &check.Env{Root: root, Live: true, Config: cfg, Now: time.Now, IsRoot: os.Geteuid() == 0}
+	if ns != nil {
+		env.Netlink = ns.Handle
+	}
+	return env
+}
