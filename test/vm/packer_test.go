@@ -91,15 +91,18 @@ func TestPackerBuild(t *testing.T) {
 		"netdev=user,id=user.0,restrict=on,ipv6=off,net=192.0.2.0/24,hostfwd=tcp:127.0.0.1:{{ .SSHHostPort }}-:22",
 		`seed_files=["` + netcfg + `"]`,
 	}
-	t.Run("sealed", func(t *testing.T) {
-		t.Parallel()
-		b := runPacker(ctx, t, scratch, "sealed", example, deb, vars...)
-		expectPackerSealed(ctx, t, b, sealprep, example)
-	})
-	t.Run("refused", func(t *testing.T) {
-		t.Parallel()
-		b := runPacker(ctx, t, scratch, "refused", example, deb, append(vars, "sealprep_apply_options=")...)
-		expectPackerRefused(t, b)
+	// In a group, so that the deferred cancel waits for both builds.
+	t.Run("builds", func(t *testing.T) {
+		t.Run("sealed", func(t *testing.T) {
+			t.Parallel()
+			b := runPacker(ctx, t, scratch, "sealed", example, deb, vars...)
+			expectPackerSealed(ctx, t, b, sealprep, example)
+		})
+		t.Run("refused", func(t *testing.T) {
+			t.Parallel()
+			b := runPacker(ctx, t, scratch, "refused", example, deb, append(vars, "sealprep_apply_options=")...)
+			expectPackerRefused(t, b)
+		})
 	})
 }
 
@@ -166,9 +169,12 @@ func (b *packerBuild) serial(t *testing.T) string {
 	return strings.ReplaceAll(string(s), "\r", "")
 }
 
+// fail ends the test with the tails of Packer's output and of the console.
 func (b *packerBuild) fail(t *testing.T, format string, args ...any) {
 	t.Helper()
-	t.Fatalf("%s\npacker output (tail):\n%s\nserial console (tail):\n%s", fmt.Sprintf(format, args...), tail(b.out, 60), tail(b.serial(t), 40))
+	console, _ := os.ReadFile(filepath.Join(b.dir, "packer-serial.log"))
+	t.Fatalf("%s\npacker output (tail):\n%s\nserial console (tail):\n%s", fmt.Sprintf(format, args...),
+		tail(b.out, 60), tail(strings.ReplaceAll(string(console), "\r", ""), 40))
 }
 
 // expectPackerSealed: packer exited 0 with the template and the JUnit
