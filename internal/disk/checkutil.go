@@ -45,12 +45,3 @@ func iecBytes(n int64) string {
 	}
 	return fmt.Sprintf("%.1f %ciB", v, "KMGTPE"[i-1])
 }
-
-// ReadMountinfo reads and parses the live mount table through r.
-func ReadMountinfo(r *fs.Root) ([]mountinfo.Mount, error) {
-	b, err := r.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return nil, err
-	}
-	return mountinfo.ParseTable(b)
-}

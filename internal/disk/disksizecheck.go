@@ -10,6 +10,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/guestfile/mountinfo"
+	"github.com/guestcheck/guestcheck/internal/mounts"
 )
 
 // Finding codes of the disk-size check, in groups. Each group is a section
@@ -118,7 +119,7 @@ func GatherDiskSize(ctx context.Context, env *check.Env) DiskSizeFacts {
 	if call == nil {
 		call = unix.Statfs
 	}
-	ms, err := ReadMountinfo(env.Root)
+	ms, err := mounts.Read(env.Root)
 	if err != nil {
 		f.MountsErr = err
 		return f

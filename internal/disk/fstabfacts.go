@@ -12,6 +12,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/guestfile/mountinfo"
 	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 	"github.com/guestcheck/guestcheck/internal/guestfile/swaps"
+	"github.com/guestcheck/guestcheck/internal/mounts"
 )
 
 // FstabFacts is everything the fstab check reads, gathered through Env
@@ -94,7 +95,7 @@ func GatherFstab(ctx context.Context, env *check.Env) FstabFacts {
 // gatherState reads mountinfo, swaps and the inventory, and resolves the
 // mount sources and swap areas that name a device by path.
 func (f *FstabFacts) gatherState(ctx context.Context, env *check.Env) {
-	f.Mounts, f.MountsErr = ReadMountinfo(env.Root)
+	f.Mounts, f.MountsErr = mounts.Read(env.Root)
 	if b, err := env.Root.ReadFile("/proc/swaps"); err == nil {
 		f.Swaps, _ = swaps.Parse(b)
 		f.SwapsOK = true

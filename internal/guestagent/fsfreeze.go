@@ -9,10 +9,10 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/check"
-	"github.com/guestcheck/guestcheck/internal/disk"
 	"github.com/guestcheck/guestcheck/internal/freeze"
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/guestfile/mountinfo"
+	"github.com/guestcheck/guestcheck/internal/mounts"
 )
 
 // Finding codes of the fs-freeze check, in groups. Each group is a section
@@ -121,7 +121,7 @@ func GatherFreeze(ctx context.Context, env *check.Env) FreezeFacts {
 // gatherMounts reads the mount table, and for each mount what qemu-ga
 // consults: the btrfs sources it stats, the loop devices' backing files.
 func gatherMounts(root *fs.Root, f *FreezeFacts) {
-	f.Mounts, f.MountsErr = disk.ReadMountinfo(root)
+	f.Mounts, f.MountsErr = mounts.Read(root)
 	f.BlockDev, f.Backing = map[string]bool{}, map[string]string{}
 	for _, m := range f.Mounts {
 		if m.Major == 0 && m.FSType == "btrfs" && len(m.Optional) == 1 {
