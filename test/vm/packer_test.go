@@ -280,13 +280,21 @@ func expectPackerRefused(t *testing.T, b *packerBuild) {
 		b.fail(t, "the build took %s after the shutdown step to fail", d.Round(time.Second))
 	}
 	serial := b.serial(t)
-	for _, want := range []string{"Refused:", "--yes", "packer-seal: NOT SEALED: sealprep apply exited 3"} {
+	for _, want := range []string{"\nRefused", "--yes", "packer-seal: NOT SEALED: sealprep apply exited 3"} {
 		if !strings.Contains(serial, want) {
 			b.fail(t, "the serial log has no %q", want)
 		}
 	}
-	if !strings.Contains(b.out, "packer-seal: NOT SEALED") {
-		b.fail(t, "packer's output does not show the NOT SEALED line")
+	// The post-processor repeats the refusal and the NOT SEALED line.
+	var refusal, notSealed bool
+	for _, line := range strings.Split(b.out, "\n") {
+		if strings.Contains(line, "(shell-local): ") {
+			refusal = refusal || strings.Contains(line, "--yes")
+			notSealed = notSealed || strings.Contains(line, "packer-seal: NOT SEALED")
+		}
+	}
+	if !refusal || !notSealed {
+		b.fail(t, "the post-processor's output lacks sealprep's refusal (%v) or the NOT SEALED line (%v)", refusal, notSealed)
 	}
 	if _, err := os.Stat(filepath.Join(b.dir, "output-debian", "debian.qcow2")); err == nil {
 		t.Error("the unsealed disk of a refused seal is still in output-debian/")

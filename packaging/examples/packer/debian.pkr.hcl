@@ -195,7 +195,7 @@ build {
   # remove the unsealed disk, so nothing publishes it.
   post-processor "shell-local" {
     inline = [
-      "if grep -q '^packer-seal: NOT SEALED' '${var.serial_log}'; then tr -d '\\r' < '${var.serial_log}' | awk '/^(Refused|Errors):/ { p = 1 } p && /^$/ { p = 0 } p || /^packer-seal: NOT SEALED/' >&2; rm -f 'output-debian/debian.${var.format}'; exit 1; fi",
+      "if grep -q '^packer-seal: NOT SEALED' '${var.serial_log}'; then tr -d '\\r' < '${var.serial_log}' | awk '/^(Refused|Errors|Still present)/ { p = 1 } p && /^$/ { p = 0 } p || /^packer-seal: NOT SEALED/' >&2; rm -f 'output-debian/debian.${var.format}'; exit 1; fi",
     ]
   }
 }
