@@ -32,12 +32,14 @@ set -euo pipefail
 #              qcow2) and qemu-storage-daemon (the FUSE export) for sealprep --image
 #   netplan.io `netplan generate`, the oracle network-config's netplan parser is held to
 #   ifupdown   `ifquery`, the oracle the interfaces(5) reader and its includes are held to
+#   packer     `packer validate` (1.6.6, QEMU builder built in) of packaging/examples/packer
 test_pkgs=(dbus make e2fsprogs xfsprogs btrfs-progs dosfstools util-linux mount fdisk iproute2
 	mmdebstrap qemu-guest-agent systemd cloud-init prometheus prometheus-node-exporter
 	libxml2-utils perl jq openssh-server openssh-client qemu-utils qemu-system-common
-	netplan.io ifupdown)
-# Packages make vm-test adds: QEMU guests under TCG and their NoCloud seeds.
-vm_pkgs=(qemu-system-x86 qemu-utils genisoimage mmdebstrap)
+	netplan.io ifupdown packer)
+# Packages make vm-test adds: QEMU guests under TCG and their NoCloud seeds,
+# and packer for the real build of the Packer example (TestPackerBuild).
+vm_pkgs=(qemu-system-x86 qemu-utils genisoimage mmdebstrap packer)
 
 missing() {
 	local p
