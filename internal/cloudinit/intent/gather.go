@@ -301,7 +301,7 @@ func (f *Facts) readAccounts(src Source) {
 	read := func(p string) []byte {
 		b, err := src.ReadFile(p)
 		if err != nil {
-			f.AccountsErr = append(f.AccountsErr, fmt.Sprintf("%s: %v", src.Display(p), err))
+			f.AccountsErr = append(f.AccountsErr, fs.ErrorText(src.Display(p), err))
 		}
 		return b
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/fs"
 	cc "github.com/guestcheck/guestcheck/internal/guestfile/cloudconfig"
 )
 
@@ -175,7 +176,7 @@ func (j *judge) writeFiles() {
 		}
 		switch {
 		case fl.Err != nil && !fl.Exists:
-			j.add(check.Error, CodeUnreadable, r.KeyPath, shown+": "+fl.Err.Error(), "", "", "Run guestcheck as root")
+			j.add(check.Error, CodeUnreadable, r.KeyPath, fs.ErrorText(shown, fl.Err), "", "", check.ReadFix(f.IsRoot, shown, fl.Err))
 			continue
 		case !fl.Exists:
 			msg := fmt.Sprintf("%s (%s) does not exist", shown, r.KeyPath)
