@@ -34,7 +34,7 @@ func checkIDs(all []check.Check) []string {
 // --help, guestcheck(8) and the completions come from it.
 func command(all []check.Check) *cli.Command {
 	ids := func() []string { return checkIDs(all) }
-	return (&cli.Command{
+	c := (&cli.Command{
 		Name:        "guestcheck",
 		Summary:     "verify that a Linux VM was delivered as declared",
 		ManSection:  8,
@@ -103,4 +103,17 @@ With --exit-codes nagios instead: 2 any fail; 3 any error, or nothing but skips,
 			{Command: "guestcheck explain hostname-etc-missing", Comment: "What a finding code means and how to fix it."},
 		},
 	}).Link()
+	c.Sub("help").ArgWords = c.SubNames
+	c.Sub("completion").ArgWords = func() []string { return cli.Shells }
+	c.Sub("explain").ArgWords = func() []string { return append(ids(), codeNames(all)...) }
+	return c
+}
+
+// codeNames lists every finding code of the checks, for completion.
+func codeNames(all []check.Check) []string {
+	var out []string
+	for _, c := range all {
+		out = append(out, c.Codes...)
+	}
+	return out
 }

@@ -40,7 +40,7 @@ func command(all []seal.Operation) *cli.Command {
 		}
 		return append(out, helpOption)
 	}
-	return (&cli.Command{
+	c := (&cli.Command{
 		Name:        "sealprep",
 		Summary:     "turn a configured VM, a mounted root or an image file into a template",
 		ManSection:  8,
@@ -72,4 +72,7 @@ Deleted data stays on the disk until overwritten: this is not a secure erase.`},
 			{Command: "sealprep apply --yes --image template.qcow2", Comment: "Offline, no mount needed."},
 		},
 	}).Link()
+	c.Sub("help").ArgWords = c.SubNames
+	c.Sub("completion").ArgWords = func() []string { return cli.Shells }
+	return c
 }

@@ -45,6 +45,10 @@ type Finding struct {
 	// keeps its status and is still reported, but counts as a pass for its
 	// check and the exit code.
 	Waived *Waived `json:"waived,omitempty"`
+	// Reference is the installed reference page of the finding's check,
+	// where its code's meaning and fix are (guestcheck explain CODE prints
+	// the same entry); the report fills it in.
+	Reference string `json:"reference,omitempty"`
 }
 
 // Waived says which waiver accepted a finding, and why.

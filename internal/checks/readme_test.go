@@ -58,3 +58,30 @@ func TestReadmeCodeIndex(t *testing.T) {
 	}
 	t.Errorf("%s's code index is stale: run `go test ./internal/checks -run TestReadmeCodeIndex -update`\ngot:\n%s\nwant:\n%s", readmePath, got, want)
 }
+
+// TestReadmeChecksTable holds the README's table of checks to the
+// registry: every check, once, in the order --list prints them.
+func TestReadmeChecksTable(t *testing.T) {
+	readme, err := os.ReadFile(readmePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(readme), "\n## Checks\n")
+	if !ok {
+		t.Fatalf("%s has no ## Checks section", readmePath)
+	}
+	after, _, _ = strings.Cut(after, "\n### ")
+	var got []string
+	for _, l := range strings.Split(after, "\n") {
+		if id, ok := strings.CutPrefix(l, "| `"); ok {
+			got = append(got, id[:strings.IndexByte(id, '`')])
+		}
+	}
+	var want []string
+	for _, c := range All {
+		want = append(want, c.ID)
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("README's checks table lists %v; --list has %v", got, want)
+	}
+}

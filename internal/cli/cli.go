@@ -65,8 +65,10 @@ type Command struct {
 	Synopsis []string
 	// Description is the prose under the usage lines.
 	Description string
-	// Args names the positional arguments, "" when there are none.
+	// Args names the positional arguments, "" when there are none, and
+	// ArgWords lists what they may be, for completion.
 	Args     string
+	ArgWords func() []string
 	Options  []Option
 	Commands []*Command
 	// Sections follow the options: exit codes, files, environment.

@@ -45,50 +45,44 @@ func (o Option) words() string {
 func (c *Command) bash(b *strings.Builder) {
 	fn := "_" + ident(c.Name)
 	fmt.Fprintf(b, "# bash completion for %s; generated from its option table.\n", c.Name)
-	fmt.Fprintf(b, "%s() {\n\tlocal cur prev sub i\n\tcur=${COMP_WORDS[COMP_CWORD]}\n\tprev=${COMP_WORDS[COMP_CWORD-1]}\n\tsub=\n", fn)
+	fmt.Fprintf(b, "%s() {\n\tlocal cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} sub= i\n", fn)
 	if len(c.Commands) > 0 {
 		fmt.Fprintf(b, "\tfor ((i = 1; i < COMP_CWORD; i++)); do\n\t\tcase ${COMP_WORDS[i]} in %s) sub=${COMP_WORDS[i]}; break ;; esac\n\tdone\n",
 			strings.Join(c.SubNames(), "|"))
 	}
-	b.WriteString("\tcase $sub in\n")
-	for _, s := range c.Commands {
-		fmt.Fprintf(b, "\t%s)\n", s.Name)
-		bashOptions(b, s, "\t\t")
-		b.WriteString("\t\t;;\n")
+	// An option's argument completes the same under every command that
+	// has it, so one case serves them all.
+	b.WriteString("\tcase $prev in\n")
+	seen := map[string]bool{}
+	for _, cmd := range append([]*Command{c}, c.Commands...) {
+		for _, o := range cmd.Options {
+			if o.Arg != "" && !seen[o.Long] {
+				seen[o.Long] = true
+				bashArgument(b, o)
+			}
+		}
 	}
-	b.WriteString("\t*)\n")
-	bashOptions(b, c, "\t\t")
-	b.WriteString("\t\t;;\n\tesac\n}\n")
+	b.WriteString("\tesac\n\tcase $sub in\n")
+	// Commands with the same words share one branch.
+	var order []string
+	branches := map[string][]string{}
+	for _, s := range c.Commands {
+		w := strings.Join(s.completionWords(), " ")
+		if _, ok := branches[w]; !ok {
+			order = append(order, w)
+		}
+		branches[w] = append(branches[w], s.Name)
+	}
+	for _, w := range order {
+		fmt.Fprintf(b, "\t%s) COMPREPLY=($(compgen -W %q -- \"$cur\")) ;;\n", strings.Join(branches[w], "|"), w)
+	}
+	fmt.Fprintf(b, "\t*) COMPREPLY=($(compgen -W %q -- \"$cur\")) ;;\n\tesac\n}\n", strings.Join(append(c.completionWords(), c.SubNames()...), " "))
 	fmt.Fprintf(b, "complete -F %s %s\n", fn, c.Name)
 }
 
-// bashOptions completes an option's argument after it, else the options
-// (and, for the top command, the subcommands).
-func bashOptions(b *strings.Builder, c *Command, in string) {
-	fmt.Fprintf(b, "%scase $prev in\n", in)
-	for _, o := range c.Options {
-		if o.Arg == "" {
-			continue
-		}
-		fmt.Fprintf(b, "%s--%s)\n", in, o.Long)
-		switch o.Complete {
-		case CompleteFile:
-			fmt.Fprintf(b, "%s\tCOMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n", in)
-		case CompleteDir:
-			fmt.Fprintf(b, "%s\tCOMPREPLY=($(compgen -d -- \"$cur\")); return ;;\n", in)
-		case CompleteWords:
-			if o.ListWords {
-				// A comma-separated list: complete the last item.
-				fmt.Fprintf(b, "%s\tlocal pre=\"\" last=$cur\n%s\t[[ $cur == *,* ]] && pre=${cur%%,*}, && last=${cur##*,}\n", in, in)
-				fmt.Fprintf(b, "%s\tCOMPREPLY=($(compgen -P \"$pre\" -W %q -- \"$last\")); return ;;\n", in, o.words())
-			} else {
-				fmt.Fprintf(b, "%s\tCOMPREPLY=($(compgen -W %q -- \"$cur\")); return ;;\n", in, o.words())
-			}
-		default:
-			fmt.Fprintf(b, "%s\treturn ;;\n", in)
-		}
-	}
-	fmt.Fprintf(b, "%sesac\n", in)
+// completionWords are what a word after the command may be: its options,
+// then the words its positional argument takes.
+func (c *Command) completionWords() []string {
 	var all []string
 	for _, o := range c.Options {
 		all = append(all, "--"+o.Long)
@@ -96,8 +90,33 @@ func bashOptions(b *strings.Builder, c *Command, in string) {
 			all = append(all, "-"+string(o.Short))
 		}
 	}
-	all = append(all, c.SubNames()...)
-	fmt.Fprintf(b, "%sCOMPREPLY=($(compgen -W %q -- \"$cur\"))\n", in, strings.Join(all, " "))
+	if c.ArgWords != nil {
+		all = append(all, c.ArgWords()...)
+	}
+	return all
+}
+
+// bashArgument is the case that completes option o's argument.
+func bashArgument(b *strings.Builder, o Option) {
+	var reply string
+	switch o.Complete {
+	case CompleteFile:
+		reply = `COMPREPLY=($(compgen -f -- "$cur"))`
+	case CompleteDir:
+		reply = `COMPREPLY=($(compgen -d -- "$cur"))`
+	case CompleteWords:
+		if o.ListWords {
+			// A comma-separated list: complete its last item.
+			reply = fmt.Sprintf(`local pre= last=$cur; [[ $cur == *,* ]] && pre=${cur%%,*}, && last=${cur##*,}; COMPREPLY=($(compgen -P "$pre" -W %q -- "$last"))`, o.words())
+		} else {
+			reply = fmt.Sprintf(`COMPREPLY=($(compgen -W %q -- "$cur"))`, o.words())
+		}
+	}
+	if reply == "" {
+		fmt.Fprintf(b, "\t--%s) return ;;\n", o.Long)
+		return
+	}
+	fmt.Fprintf(b, "\t--%s) %s; return ;;\n", o.Long, reply)
 }
 
 func (c *Command) zsh(b *strings.Builder) {

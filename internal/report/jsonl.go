@@ -26,6 +26,7 @@ type FindingLine struct {
 	Detail      map[string]string `json:"detail,omitempty"`
 	Remediation string            `json:"remediation,omitempty"`
 	Waived      *check.Waived     `json:"waived,omitempty"`
+	Reference   string            `json:"reference,omitempty"`
 }
 
 // syslogPriority maps a status onto the syslog severities journald and
@@ -63,7 +64,7 @@ func WriteJSONL(w io.Writer, r Report) error {
 			if f.Waived != nil && l.Priority < 5 {
 				l.Priority = 5 // notice: accepted, not to be alerted on
 			}
-			l.Detail, l.Remediation, l.Waived = f.Detail, f.Remediation, f.Waived
+			l.Detail, l.Remediation, l.Waived, l.Reference = f.Detail, f.Remediation, f.Waived, f.Reference
 			if err := enc.Encode(l); err != nil {
 				return err
 			}

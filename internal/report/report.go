@@ -9,6 +9,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/guestcheck/guestcheck/docs"
 	"github.com/guestcheck/guestcheck/internal/check"
 )
 
@@ -79,9 +80,12 @@ func New(results []check.Result, m Meta) Report {
 		Checks:        make([]Check, 0, len(results)),
 	}
 	for _, res := range results {
-		fs := res.Findings
-		if fs == nil {
-			fs = []check.Finding{}
+		// A copy: the findings carry their reference page, and the
+		// caller's results stay as the checks returned them.
+		fs := make([]check.Finding, len(res.Findings))
+		copy(fs, res.Findings)
+		for i := range fs {
+			fs[i].Reference = docs.PageOf(res.ID)
 		}
 		res.Findings, res.DurationMS = fs, res.Duration.Milliseconds()
 		r.Checks = append(r.Checks, res)

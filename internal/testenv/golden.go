@@ -46,3 +46,32 @@ func LineDiff(want, got string) string {
 	}
 	return b.String()
 }
+
+// GeneratedBlock holds the block of the file at path between the lines
+// "<!-- NAME:begin ..." and "<!-- NAME:end -->" to want, or rewrites it
+// when update is set: tables in the README that are generated from the
+// code (options, operations, codes) stay what the code says.
+func GeneratedBlock(t testing.TB, path, name, want string, update bool) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	begin := strings.Index(s, "<!-- "+name+":begin")
+	end := strings.Index(s, "<!-- "+name+":end -->")
+	if begin < 0 || end < begin {
+		t.Fatalf("%s: no <!-- %s:begin --> ... <!-- %s:end --> markers", path, name, name)
+	}
+	start := begin + strings.IndexByte(s[begin:], '\n') + 1
+	if s[start:end] == want {
+		return
+	}
+	if update {
+		if err := os.WriteFile(path, []byte(s[:start]+want+s[end:]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("%s: the %s block is not what the code generates (go test -run %s -update rewrites it):\n%s", path, name, t.Name(), LineDiff(want, s[start:end]))
+}

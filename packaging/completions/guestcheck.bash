@@ -1,75 +1,30 @@
 # bash completion for guestcheck; generated from its option table.
 _guestcheck() {
-	local cur prev sub i
-	cur=${COMP_WORDS[COMP_CWORD]}
-	prev=${COMP_WORDS[COMP_CWORD-1]}
-	sub=
+	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} sub= i
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case ${COMP_WORDS[i]} in probe|explain|check-config|help|completion) sub=${COMP_WORDS[i]}; break ;; esac
 	done
+	case $prev in
+	--only) local pre= last=$cur; [[ $cur == *,* ]] && pre=${cur%,*}, && last=${cur##*,}; COMPREPLY=($(compgen -P "$pre" -W "cloud-init cloud-config hostname routes dns network-identity network-config qemu-guest-agent fs-freeze fstab disk-size ssh systemd time-sync" -- "$last")); return ;;
+	--skip) local pre= last=$cur; [[ $cur == *,* ]] && pre=${cur%,*}, && last=${cur##*,}; COMPREPLY=($(compgen -P "$pre" -W "cloud-init cloud-config hostname routes dns network-identity network-config qemu-guest-agent fs-freeze fstab disk-size ssh systemd time-sync" -- "$last")); return ;;
+	--root) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+	--format) COMPREPLY=($(compgen -W "text json prometheus nagios junit tap jsonl" -- "$cur")); return ;;
+	--output) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+	--exit-codes) COMPREPLY=($(compgen -W "guestcheck nagios" -- "$cur")); return ;;
+	--service-name) return ;;
+	--config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+	--timeout) return ;;
+	--wait) return ;;
+	--freeze-test) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+	--color) COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
+	esac
 	case $sub in
-	probe)
-		case $prev in
-		--config)
-			COMPREPLY=($(compgen -f -- "$cur")); return ;;
-		--timeout)
-			return ;;
-		esac
-		COMPREPLY=($(compgen -W "--config --timeout --help -h" -- "$cur"))
-		;;
-	explain)
-		case $prev in
-		esac
-		COMPREPLY=($(compgen -W "--help -h" -- "$cur"))
-		;;
-	check-config)
-		case $prev in
-		esac
-		COMPREPLY=($(compgen -W "--help -h" -- "$cur"))
-		;;
-	help)
-		case $prev in
-		esac
-		COMPREPLY=($(compgen -W "--help -h" -- "$cur"))
-		;;
-	completion)
-		case $prev in
-		esac
-		COMPREPLY=($(compgen -W "--help -h" -- "$cur"))
-		;;
-	*)
-		case $prev in
-		--only)
-			local pre="" last=$cur
-			[[ $cur == *,* ]] && pre=${cur%,*}, && last=${cur##*,}
-			COMPREPLY=($(compgen -P "$pre" -W "cloud-init cloud-config hostname routes dns network-identity network-config qemu-guest-agent fs-freeze fstab disk-size ssh systemd time-sync" -- "$last")); return ;;
-		--skip)
-			local pre="" last=$cur
-			[[ $cur == *,* ]] && pre=${cur%,*}, && last=${cur##*,}
-			COMPREPLY=($(compgen -P "$pre" -W "cloud-init cloud-config hostname routes dns network-identity network-config qemu-guest-agent fs-freeze fstab disk-size ssh systemd time-sync" -- "$last")); return ;;
-		--root)
-			COMPREPLY=($(compgen -d -- "$cur")); return ;;
-		--format)
-			COMPREPLY=($(compgen -W "text json prometheus nagios junit tap jsonl" -- "$cur")); return ;;
-		--output)
-			COMPREPLY=($(compgen -f -- "$cur")); return ;;
-		--exit-codes)
-			COMPREPLY=($(compgen -W "guestcheck nagios" -- "$cur")); return ;;
-		--service-name)
-			return ;;
-		--config)
-			COMPREPLY=($(compgen -f -- "$cur")); return ;;
-		--timeout)
-			return ;;
-		--wait)
-			return ;;
-		--freeze-test)
-			COMPREPLY=($(compgen -d -- "$cur")); return ;;
-		--color)
-			COMPREPLY=($(compgen -W "auto always never" -- "$cur")); return ;;
-		esac
-		COMPREPLY=($(compgen -W "--only --skip --list --root --format --output --exit-codes --service-name --summary --config --timeout --wait --exit-zero --freeze-test --color --verbose -v --version --help -h probe explain check-config help completion" -- "$cur"))
-		;;
+	probe) COMPREPLY=($(compgen -W "--config --timeout --help -h" -- "$cur")) ;;
+	explain) COMPREPLY=($(compgen -W "--help -h cloud-init cloud-config hostname routes dns network-identity network-config qemu-guest-agent fs-freeze fstab disk-size ssh systemd time-sync cloud-init-not-installed cloud-init-disabled cloud-init-not-started cloud-init-running cloud-init-running-in-final cloud-init-done cloud-init-module-error cloud-init-recoverable-error cloud-init-unit-failed cloud-init-stale-result cloud-init-datasource-none cloud-init-status-unreadable cloud-init-result-unreadable cloud-init-interrupted cloud-config-no-cloud-init cloud-config-no-user-data cloud-config-not-root cloud-config-unreadable cloud-config-invalid-yaml cloud-config-schema-valid cloud-config-schema-error cloud-config-schema-deprecated cloud-config-unknown-key cloud-config-schema-unavailable cloud-config-users-invalid cloud-config-user-ok cloud-config-user-missing cloud-config-user-shell cloud-config-user-home cloud-config-user-primary-group cloud-config-user-groups cloud-config-user-lock-passwd cloud-config-user-password cloud-config-sudo-rule-missing cloud-config-sudo-not-included cloud-config-key-missing cloud-config-key-strictmodes cloud-config-root-key-prefix cloud-config-group-missing cloud-config-ssh-pwauth-ok cloud-config-ssh-pwauth-mismatch cloud-config-ssh-pwauth-match-override cloud-config-ssh-pwauth-unjudged cloud-config-package-installed cloud-config-package-missing cloud-config-package-version cloud-config-package-unjudged cloud-config-file-ok cloud-config-file-missing cloud-config-file-mode cloud-config-file-owner cloud-config-file-content cloud-config-file-changed cloud-config-script-ran cloud-config-script-not-run cloud-config-script-failed cloud-config-timezone-ok cloud-config-timezone-mismatch cloud-config-ntp-ok cloud-config-ntp-mismatch cloud-config-mount-ok cloud-config-mount-missing cloud-config-host-key-ok cloud-config-host-key-missing cloud-config-judged-elsewhere cloud-config-not-judged hostname-ok hostname-invalid hostname-localhost hostname-etc-mismatch hostname-etc-missing hostname-metadata-mismatch hostname-expected-mismatch hostname-preserved hostname-no-metadata hostname-resolves hostname-resolves-remote hostname-unresolvable hostname-nss-only hostname-file-unreadable hostname-config-invalid hostname-interrupted routes-links-ok routes-no-nic routes-no-address routes-nic-down routes-nic-no-address routes-expected-missing routes-default-ok routes-no-default routes-default-tie routes-default-takeover routes-default-multiple routes-gateway-offlink routes-gateway-neigh-failed routes-asymmetric routes-path routes-path-unreachable routes-nameserver-secondary routes-target-invalid routes-kernel-error routes-not-live dns-config-ok dns-no-nameserver dns-too-many-nameservers dns-config-invalid dns-config-unreadable dns-config-runtime dns-stub-no-upstream dns-servers-ok dns-servers-some-dead dns-servers-dead dns-name-not-found dns-name-invalid dns-probe-skipped identity-machine-id-ok identity-machine-id-unset identity-machine-id-invalid identity-machine-id-unreadable identity-machine-id-mode identity-machine-id-dbus-fallback identity-machine-id-missing-read-only identity-machine-id-from-firmware identity-instance-ok identity-clone-kept-machine-id identity-machine-id-template identity-template-record-invalid identity-dhcp-ok identity-dhcp-client-id identity-mac-bindings-ok identity-mac-binding-stale identity-mac-binding-orphaned identity-mac-binding-skipped identity-config-invalid identity-config-unreadable identity-kernel-error netconfig-none netconfig-unreadable netconfig-invalid netconfig-live-skipped netconfig-consistent netconfig-duplicate-address netconfig-gateway-conflict netconfig-matched-twice netconfig-kernel-error netconfig-interface-ok netconfig-interface-missing netconfig-name-mismatch netconfig-interface-down netconfig-address-missing netconfig-dhcp-no-lease netconfig-lease-router-unused netconfig-lease-dns-unused netconfig-gateway-not-default netconfig-nameservers-ok netconfig-nameserver-missing netconfig-search-missing netconfig-mtu-mismatch netconfig-vlan-mismatch netconfig-members-mismatch qga-not-live qga-not-a-vm qga-channel-ok qga-channel-missing qga-channel-link-missing qga-installed qga-not-installed qga-no-systemd qga-unit-active qga-unit-inactive qga-unit-waits-for-channel qga-unit-masked qga-unit-disabled qga-restart-loop qga-process-holds-port qga-process-missing qga-process-not-on-port qga-config-invalid qga-config-ignored qga-rpc-filter-ok qga-freeze-rpc-blocked qga-kubevirt-rpc-blocked qga-exec-blocked qga-filter-unknown-rpc qga-not-frozen qga-frozen-marker qga-frozen-marker-recent qga-hook-ok qga-hook-missing qga-hook-script-ignored qga-hook-disabled-scripts qga-selinux-ok qga-selinux-denied qga-selinux-hooks-confined qga-state-unreadable fs-freeze-not-live fs-freeze-not-qemu fs-freeze-no-agent fs-freeze-no-channel fs-freeze-mounts-unreadable fs-freeze-list-ok fs-freeze-root-unfreezable fs-freeze-mount-skipped fs-freeze-loop-backed fs-freeze-test-ok fs-freeze-test-unsupported fs-freeze-test-busy fs-freeze-test-failed fs-freeze-test-refused fstab-entry-ok fstab-absent fstab-unreadable fstab-syntax-error fstab-mount-point-invalid fstab-ignored-text fstab-kernel-device-name fstab-by-path-device-name fstab-device-missing fstab-device-ambiguous fstab-data-without-nofail fstab-network-without-netdev fstab-not-mounted fstab-mounted-device-differs fstab-duplicate-id fstab-udev-link-mismatch fstab-not-live fstab-probe-limited fstab-device-unverifiable fstab-state-unreadable disk-usage-ok disk-usage-high disk-usage-critical disk-inodes-high disk-inodes-critical disk-fs-not-grown disk-partition-not-grown disk-size-unverified disk-not-live disk-statfs-failed disk-state-unreadable ssh-installed ssh-not-installed ssh-not-live ssh-no-systemd ssh-unit-active ssh-unit-enabled ssh-unit-inactive ssh-unit-disabled ssh-unit-masked ssh-listening ssh-not-listening ssh-port-other-process ssh-config-invalid ssh-config-unreadable ssh-hostkey-ok ssh-hostkey-missing ssh-hostkey-none ssh-hostkey-unreadable ssh-hostkey-invalid ssh-hostkey-mismatch ssh-hostkey-permissions ssh-hostkey-pub-missing ssh-hostkey-fresh ssh-hostkey-kept ssh-hostkey-template ssh-hostkey-undated ssh-auth-ok ssh-auth-baseline ssh-auth-conditional ssh-pwauth-unread ssh-state-unreadable systemd-not-live systemd-not-running systemd-state-unreadable systemd-running systemd-degraded systemd-unit-failed systemd-maintenance systemd-stopping systemd-boot-finished systemd-boot-in-progress systemd-job-stuck systemd-boot-time systemd-boot-slow systemd-no-ordering-cycle systemd-ordering-cycle systemd-journal-no-ordering-cycle systemd-ordering-cycle-broken systemd-ordering-cycle-unbreakable systemd-journal-unavailable systemd-journal-unreadable time-sync-not-live time-sync-clock-synced time-sync-clock-unsynced time-sync-clock-off time-sync-clock-unreadable time-sync-daemon-active time-sync-daemon-disabled time-sync-no-daemon time-sync-multiple-daemons time-sync-no-systemd time-sync-units-unreadable time-sync-servers-ok time-sync-no-servers time-sync-config-invalid" -- "$cur")) ;;
+	check-config) COMPREPLY=($(compgen -W "--help -h" -- "$cur")) ;;
+	help) COMPREPLY=($(compgen -W "--help -h probe explain check-config help completion" -- "$cur")) ;;
+	completion) COMPREPLY=($(compgen -W "--help -h bash zsh fish" -- "$cur")) ;;
+	*) COMPREPLY=($(compgen -W "--only --skip --list --root --format --output --exit-codes --service-name --summary --config --timeout --wait --exit-zero --freeze-test --color --verbose -v --version --help -h probe explain check-config help completion" -- "$cur")) ;;
 	esac
 }
 complete -F _guestcheck guestcheck

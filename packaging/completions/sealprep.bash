@@ -1,92 +1,23 @@
 # bash completion for sealprep; generated from its option table.
 _sealprep() {
-	local cur prev sub i
-	cur=${COMP_WORDS[COMP_CWORD]}
-	prev=${COMP_WORDS[COMP_CWORD-1]}
-	sub=
+	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} sub= i
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		case ${COMP_WORDS[i]} in list|plan|apply|verify|help|completion) sub=${COMP_WORDS[i]}; break ;; esac
 	done
+	case $prev in
+	--format) COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
+	--ops) local pre= last=$cur; [[ $cur == *,* ]] && pre=${cur%,*}, && last=${cur##*,}; COMPREPLY=($(compgen -P "$pre" -W "defaults all cloud-init template-record ssh-host-keys hostname net-mac-pins dhcp-leases nm-identity random-seed systemd-credential-secret host-credentials machine-id-cmdline machine-id-credential lvm-devices-file crash-data journal login-records logfiles shell-history tmp passwd-backups package-cache cloud-init-installer-pins cloud-init-seed authorized-keys resolv-conf cron-spool mail-spool nm-connections machine-info root-password-lock selinux-autorelabel machine-id" -- "$last")); return ;;
+	--root) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+	--image) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+	--machine-id-mode) COMPREPLY=($(compgen -W "empty uninitialized" -- "$cur")); return ;;
+	esac
 	case $sub in
-	list)
-		case $prev in
-		--ops)
-			local pre="" last=$cur
-			[[ $cur == *,* ]] && pre=${cur%,*}, && last=${cur##*,}
-			COMPREPLY=($(compgen -P "$pre" -W "defaults all cloud-init template-record ssh-host-keys hostname net-mac-pins dhcp-leases nm-identity random-seed systemd-credential-secret host-credentials machine-id-cmdline machine-id-credential lvm-devices-file crash-data journal login-records logfiles shell-history tmp passwd-backups package-cache cloud-init-installer-pins cloud-init-seed authorized-keys resolv-conf cron-spool mail-spool nm-connections machine-info root-password-lock selinux-autorelabel machine-id" -- "$last")); return ;;
-		--format)
-			COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
-		esac
-		COMPREPLY=($(compgen -W "--ops --format --help -h" -- "$cur"))
-		;;
-	plan)
-		case $prev in
-		--root)
-			COMPREPLY=($(compgen -d -- "$cur")); return ;;
-		--image)
-			COMPREPLY=($(compgen -f -- "$cur")); return ;;
-		--ops)
-			local pre="" last=$cur
-			[[ $cur == *,* ]] && pre=${cur%,*}, && last=${cur##*,}
-			COMPREPLY=($(compgen -P "$pre" -W "defaults all cloud-init template-record ssh-host-keys hostname net-mac-pins dhcp-leases nm-identity random-seed systemd-credential-secret host-credentials machine-id-cmdline machine-id-credential lvm-devices-file crash-data journal login-records logfiles shell-history tmp passwd-backups package-cache cloud-init-installer-pins cloud-init-seed authorized-keys resolv-conf cron-spool mail-spool nm-connections machine-info root-password-lock selinux-autorelabel machine-id" -- "$last")); return ;;
-		--format)
-			COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
-		--machine-id-mode)
-			COMPREPLY=($(compgen -W "empty uninitialized" -- "$cur")); return ;;
-		esac
-		COMPREPLY=($(compgen -W "--root --image --ops --format --machine-id-mode --autorelabel --force --help -h" -- "$cur"))
-		;;
-	apply)
-		case $prev in
-		--root)
-			COMPREPLY=($(compgen -d -- "$cur")); return ;;
-		--image)
-			COMPREPLY=($(compgen -f -- "$cur")); return ;;
-		--ops)
-			local pre="" last=$cur
-			[[ $cur == *,* ]] && pre=${cur%,*}, && last=${cur##*,}
-			COMPREPLY=($(compgen -P "$pre" -W "defaults all cloud-init template-record ssh-host-keys hostname net-mac-pins dhcp-leases nm-identity random-seed systemd-credential-secret host-credentials machine-id-cmdline machine-id-credential lvm-devices-file crash-data journal login-records logfiles shell-history tmp passwd-backups package-cache cloud-init-installer-pins cloud-init-seed authorized-keys resolv-conf cron-spool mail-spool nm-connections machine-info root-password-lock selinux-autorelabel machine-id" -- "$last")); return ;;
-		--format)
-			COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
-		--machine-id-mode)
-			COMPREPLY=($(compgen -W "empty uninitialized" -- "$cur")); return ;;
-		esac
-		COMPREPLY=($(compgen -W "--root --image --ops --format --machine-id-mode --autorelabel --force --yes -y --poweroff --fstrim --help -h" -- "$cur"))
-		;;
-	verify)
-		case $prev in
-		--root)
-			COMPREPLY=($(compgen -d -- "$cur")); return ;;
-		--image)
-			COMPREPLY=($(compgen -f -- "$cur")); return ;;
-		--ops)
-			local pre="" last=$cur
-			[[ $cur == *,* ]] && pre=${cur%,*}, && last=${cur##*,}
-			COMPREPLY=($(compgen -P "$pre" -W "defaults all cloud-init template-record ssh-host-keys hostname net-mac-pins dhcp-leases nm-identity random-seed systemd-credential-secret host-credentials machine-id-cmdline machine-id-credential lvm-devices-file crash-data journal login-records logfiles shell-history tmp passwd-backups package-cache cloud-init-installer-pins cloud-init-seed authorized-keys resolv-conf cron-spool mail-spool nm-connections machine-info root-password-lock selinux-autorelabel machine-id" -- "$last")); return ;;
-		--format)
-			COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
-		--machine-id-mode)
-			COMPREPLY=($(compgen -W "empty uninitialized" -- "$cur")); return ;;
-		esac
-		COMPREPLY=($(compgen -W "--root --image --ops --format --machine-id-mode --autorelabel --force --help -h" -- "$cur"))
-		;;
-	help)
-		case $prev in
-		esac
-		COMPREPLY=($(compgen -W "--help -h" -- "$cur"))
-		;;
-	completion)
-		case $prev in
-		esac
-		COMPREPLY=($(compgen -W "--help -h" -- "$cur"))
-		;;
-	*)
-		case $prev in
-		--format)
-			COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
-		esac
-		COMPREPLY=($(compgen -W "--version --format --help -h list plan apply verify help completion" -- "$cur"))
-		;;
+	list) COMPREPLY=($(compgen -W "--ops --format --help -h" -- "$cur")) ;;
+	plan|verify) COMPREPLY=($(compgen -W "--root --image --ops --format --machine-id-mode --autorelabel --force --help -h" -- "$cur")) ;;
+	apply) COMPREPLY=($(compgen -W "--root --image --ops --format --machine-id-mode --autorelabel --force --yes -y --poweroff --fstrim --help -h" -- "$cur")) ;;
+	help) COMPREPLY=($(compgen -W "--help -h list plan apply verify help completion" -- "$cur")) ;;
+	completion) COMPREPLY=($(compgen -W "--help -h bash zsh fish" -- "$cur")) ;;
+	*) COMPREPLY=($(compgen -W "--version --format --help -h list plan apply verify help completion" -- "$cur")) ;;
 	esac
 }
 complete -F _sealprep sealprep

@@ -75,6 +75,12 @@ func TestDebianMirrors(t *testing.T) {
 	if got, _, err := lookup("GUESTCHECK_DEBIAN_MIRROR=http://corp.example/deb"); err != nil || !reflect.DeepEqual(got, want("http://corp.example/deb", "http://proxy.example:3142/security")) {
 		t.Errorf("variable: %q (%v)", got, err)
 	}
+	// debianSources, which the image builds call, passes the variable on.
+	t.Setenv("GUESTCHECK_DEBIAN_MIRROR", "http://corp.example/deb")
+	t.Setenv("GUESTCHECK_DEBIAN_SECURITY_MIRROR", "http://corp.example/sec")
+	if got := debianSources(t, "trixie"); !reflect.DeepEqual(got, want("http://corp.example/deb", "http://corp.example/sec")) {
+		t.Errorf("debianSources: %q", got)
+	}
 	os.RemoveAll(etc)
 	if got, _, err := lookup("GUESTCHECK_DEBIAN_MIRROR=http://corp.example/deb"); err != nil || !reflect.DeepEqual(got, want("http://corp.example/deb", "http://corp.example/deb-security")) {
 		t.Errorf("variable alone: %q (%v)", got, err)
