@@ -315,12 +315,12 @@ func (j *judge) sudo(u cc.User, kp, who string) int {
 			bad++
 			j.add(check.Fail, CodeSudoNotIncluded, kp, fmt.Sprintf("%s's sudo rule is in %s, but /etc/sudoers does not include that directory, so sudo ignores it", who, drop),
 				u.Name+" "+r, "/etc/sudoers reads "+strings.Join(f.Sudoers.Files, ", "),
-				"Add `@includedir /etc/sudoers.d` to /etc/sudoers with visudo")
+				check.Fix(j.f.Live, "Add `@includedir /etc/sudoers.d` to /etc/sudoers with visudo", "Add `@includedir /etc/sudoers.d` to /etc/sudoers in the image"))
 		case !found:
 			bad++
 			j.add(check.Fail, CodeSudoMissing, kp, fmt.Sprintf("%s's sudo rule %q is not in %s", who, sudoers.Normalize(u.Name+" "+r), drop),
 				u.Name+" "+r, orStr(strings.Join(f.Sudoers.Problems, "; "), "no such line"),
-				"Add the rule with `visudo -f "+SudoersDropIn+"`"+reprovision)
+				j.accountFix("Add the rule with `visudo -f "+SudoersDropIn+"`", "Add the rule to "+SudoersDropIn+" in the image (`visudo -c -f FILE` checks a copy)"))
 		}
 	}
 	return bad
@@ -406,7 +406,8 @@ func (j *judge) strictModes(name string, pw passwd.User, kp, file, who string) i
 		if why == "" {
 			continue
 		}
-		fix := fmt.Sprintf("Run `chmod go-w %s` and `chown %s %s`", p, name, p)
+		fix := check.Fix(f.Live, fmt.Sprintf("Run `chmod go-w %s` and `chown %s %s`", p, name, p),
+			fmt.Sprintf("Make %s in the image owned by %s (its UID in the image's /etc/passwd) and not writable by group or others", p, name))
 		j.add(check.Fail, CodeKeyStrictModes, cc.Join(kp, "ssh_authorized_keys"),
 			fmt.Sprintf("sshd refuses %s's keys: %s %s (StrictModes)", who, f.Display(p), why),
 			"owner root or "+name+", no group/other write", fmt.Sprintf("uid %d mode %04o", fl.Info.UID, mode.Perm()), fix,

@@ -195,11 +195,11 @@ func (j *judge) writeFiles() {
 		if got := unixPerm(fl.Info.Mode); got != r.Perms&0o7777 {
 			bad++
 			j.add(check.Fail, CodeFileMode, cc.Join(r.KeyPath, "permissions"), fmt.Sprintf("%s has mode %04o, not the requested %04o", shown, got, r.Perms&0o7777),
-				fmt.Sprintf("%04o", r.Perms&0o7777), fmt.Sprintf("%04o", got), fmt.Sprintf("Run `chmod %04o %s`", r.Perms&0o7777, r.File), "note", r.PermsNote)
+				fmt.Sprintf("%04o", r.Perms&0o7777), fmt.Sprintf("%04o", got), check.Fix(f.Live, fmt.Sprintf("Run `chmod %04o %s`", r.Perms&0o7777, r.File), fmt.Sprintf("Give %s in the image mode %04o", r.File, r.Perms&0o7777)), "note", r.PermsNote)
 		}
 		if msg, asked, found := j.ownerMismatch(r, fl); msg != "" {
 			bad++
-			j.add(check.Fail, CodeFileOwner, cc.Join(r.KeyPath, "owner"), shown+" "+msg, asked, found, "Run `chown "+asked+" "+r.File+"`")
+			j.add(check.Fail, CodeFileOwner, cc.Join(r.KeyPath, "owner"), shown+" "+msg, asked, found, check.Fix(f.Live, "Run `chown "+asked+" "+r.File+"`", "Make "+r.File+" in the image owned by "+asked+" (the IDs in the image's /etc/passwd and /etc/group)"))
 		}
 		if r.DecodeErr != nil {
 			bad++
