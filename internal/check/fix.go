@@ -41,10 +41,11 @@ func ReadFix(isRoot bool, p string, err error) string {
 	return "Repair or restore " + p
 }
 
-// PermissionFix is the fix for guest file p that root itself may not
-// read (permission denied although guestcheck runs as root).
-func PermissionFix(p string) string {
-	return "Permission denied even to root: check " + p + "'s mode and owner, an SELinux or AppArmor denial (the audit log), or a FUSE or NFS root that squashes root"
+// PermissionFix is the fix for guest files that root itself may not read
+// (permission denied although guestcheck runs as root); what names them:
+// a guest path, or words such as "the files listed".
+func PermissionFix(what string) string {
+	return "Permission denied even to root: check the mode and owner of " + what + ", an SELinux or AppArmor denial (the audit log), or a FUSE or NFS root that squashes root"
 }
 
 // IsPermission reports whether err is a permission error (EACCES, EPERM).
