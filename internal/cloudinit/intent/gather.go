@@ -395,7 +395,7 @@ func (f *Facts) readPackages(ctx context.Context, src Source, opt Options) {
 		}
 	}
 	if !opt.Live {
-		f.RPMSkip = "the rpm database can only be asked with `rpm -q` on the running system, and --root is " + src.Display("/")
+		f.RPMSkip = "the rpm database can only be asked with `rpm -q` on the running system, and --root is an image root"
 		return
 	}
 	rpm, err := exec.LookPath("rpm")

@@ -19,15 +19,12 @@ const reprovision = "; cloud-init applies users only on an instance's first boot
 const rebuild = "; cloud-init applies users only on an instance's first boot, so fix the image's build or its user-data and rebuild"
 
 // accountsReadFix is the fix for account databases that could not be
-// read: root's own file (/etc/shadow) asks for root only when guestcheck
-// is not root already.
+// read, by the first that failed: a root-only file (/etc/shadow) asks for
+// root only when guestcheck is not root already.
 func (j *judge) accountsReadFix() string {
 	f := j.f
 	if f.AccountsReadErr == nil {
 		return "Repair the lines the message names"
-	}
-	if check.IsPermission(f.AccountsReadErr) && !f.IsRoot {
-		return "Run guestcheck as root (/etc/shadow is root-only)"
 	}
 	return check.ReadFix(f.IsRoot, f.AccountsReadFile, f.AccountsReadErr)
 }
