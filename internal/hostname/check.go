@@ -27,6 +27,9 @@ const (
 	codeFileUnreadable   = "hostname-file-unreadable"
 	codeConfigInvalid    = "hostname-config-invalid"
 	codeInterrupted      = "hostname-interrupted"
+	// In a sealed template (identity.TemplateState).
+	codeTemplate      = "hostname-template"
+	codeTemplateNamed = "hostname-template-named"
 )
 
 // Guest paths the check reads.
@@ -58,6 +61,7 @@ var Codes = []string{
 	codeUnresolvable, codeNSSOnly,
 	codeFileUnreadable, codeConfigInvalid,
 	codeInterrupted,
+	codeTemplate, codeTemplateNamed,
 }
 
 // Run judges the VM's name: valid, not a placeholder, persisted in

@@ -11,6 +11,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/cloudcfg"
 	"github.com/guestcheck/guestcheck/internal/guestfile/hosts"
 	"github.com/guestcheck/guestcheck/internal/hostnamefile"
+	"github.com/guestcheck/guestcheck/internal/identity"
 	"github.com/guestcheck/guestcheck/internal/instancedata"
 )
 
@@ -45,6 +46,11 @@ type Facts struct {
 
 	// Resolution is what resolving the judged name found.
 	Resolution Resolution
+
+	// Template is whether the root is a sealed template (decided once,
+	// by identity, for every identity check): then no static hostname is
+	// the expected state, and the name is not judged or resolved.
+	Template identity.TemplateState
 }
 
 // Input is one file's parsed value, or why there is none: ReadErr when
@@ -144,7 +150,8 @@ func Gather(ctx context.Context, env *check.Env) Facts {
 		f.Layers = append(f.Layers, cloudcfg.ReadFile(env.Root, p))
 	}
 
-	if name := subjectOf(f); usable(name) {
+	f.Template = identity.ReadTemplateState(env.Root, env.Live)
+	if name := subjectOf(f); usable(name) && !f.Template.Is {
 		f.Resolution = gatherResolution(ctx, env, f.NotLive, name)
 	}
 	return f

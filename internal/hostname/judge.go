@@ -24,6 +24,10 @@ func Judge(f Facts) []check.Finding {
 	v.names()
 	v.cloudInit()
 	v.detail["expected"] = or(f.Expected, "not set")
+	if f.Template.Is {
+		v.judgeTemplate()
+		return v.findings()
+	}
 
 	validName := v.judgeName()
 	etcOK := v.judgeEtc()
@@ -397,6 +401,27 @@ func (v *verdict) judgeEtc() bool {
 		return false
 	}
 	return true
+}
+
+// judgeTemplate judges /etc/hostname in a sealed template, where no
+// static name is expected: each clone takes its own from cloud-init or
+// DHCP. A name left is one every clone claims until something renames
+// it. The fixes edit the image: hostnamectl would name the host running
+// guestcheck, or a template that is to have no name.
+func (v *verdict) judgeTemplate() {
+	why := v.f.Template.Why
+	switch v.etcState {
+	case hostnamefile.Missing, hostnamefile.Empty:
+		v.add(check.Pass, codeTemplate,
+			fmt.Sprintf("no static hostname (%s is %s), as in a sealed template: each clone takes its name from cloud-init or DHCP", pathEtcHostname, v.etcState),
+			"", "template", why)
+	case hostnamefile.Set:
+		v.add(check.Warn, codeTemplateNamed,
+			fmt.Sprintf("%s names %s in a sealed template: every clone claims that name until cloud-init or DHCP renames it", pathEtcHostname, show(v.etc)),
+			"Empty /etc/hostname in the image (`: > /etc/hostname`), or re-seal it with sealprep (its hostname operation)",
+			"template", why)
+	}
+	// An unusable /etc/hostname is already a file problem.
 }
 
 // addOK records the summary pass for the name itself.

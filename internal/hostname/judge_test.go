@@ -11,6 +11,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/cloudcfg"
 	"github.com/guestcheck/guestcheck/internal/guestfile/hosts"
 	"github.com/guestcheck/guestcheck/internal/hostnamefile"
+	"github.com/guestcheck/guestcheck/internal/identity"
 	"github.com/guestcheck/guestcheck/internal/instancedata"
 )
 
@@ -146,5 +147,41 @@ func TestGatherOnlyWhatIsNeeded(t *testing.T) {
 	tcase{files: files, live: true, resolver: res}.run(t, context.Background())
 	if res.callCount() != 0 {
 		t.Errorf("a placeholder was looked up %d times", res.callCount())
+	}
+}
+
+// TestJudgeTemplate judges /etc/hostname in a sealed template: no static
+// name passes, a name warns, and no fix names hostnamectl.
+func TestJudgeTemplate(t *testing.T) {
+	tpl := identity.TemplateState{Is: true, Why: "looks sealed; /etc/machine-id is empty"}
+	for _, tc := range []struct {
+		name, etc string
+		missing   bool
+		want      string
+	}{
+		{"missing", "", true, "pass hostname-template"},
+		{"empty", "", false, "pass hostname-template"},
+		{"blank line", "\n", false, "pass hostname-template"},
+		{"named", "web1\n", false, "warn hostname-template-named"},
+		{"placeholder", "localhost\n", false, "warn hostname-template-named"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := healthyFacts(t)
+			f.Live, f.KernelErr, f.NotLive = false, nil, "needs the running system"
+			f.Resolution = Resolution{}
+			f.Template = tpl
+			if tc.missing {
+				f.Static = hostnamefile.Decide(nil, &os.PathError{Op: "open", Path: "x", Err: os.ErrNotExist})
+			} else {
+				f.Static = hostnamefile.Decide([]byte(tc.etc), nil)
+			}
+			out := Judge(f)
+			if got := codes(out); got != tc.want {
+				t.Fatalf("got %s, want %s\n%+v", got, tc.want, out)
+			}
+			if out[0].Detail["template"] != tpl.Why || strings.Contains(out[0].Remediation, "hostnamectl") {
+				t.Errorf("finding %+v", out[0])
+			}
+		})
 	}
 }

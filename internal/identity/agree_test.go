@@ -76,7 +76,7 @@ func agree(t *testing.T, dir string) {
 	defer conf.Close()
 
 	// guestcheck's reading and verdict.
-	ev := netcheck.ReadCloneEvidence(root, false)
+	ev := identity.ReadCloneEvidence(root, false)
 	codes := map[string]bool{}
 	for _, f := range netcheck.JudgeMachineID(ev, false) {
 		codes[f.Code] = true

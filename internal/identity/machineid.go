@@ -1,15 +1,19 @@
 // Package identity is the per-instance identity of a guest, read and
 // decided once for guestcheck and sealprep: the state of /etc/machine-id
 // and its D-Bus copy, whether the root is read-only when systemd starts,
-// the SSH host keys by fingerprint, and sealprep's template record. Both
-// binaries call the same readers through fs.Reader, so they cannot
-// disagree about the same tree.
+// the SSH host keys by fingerprint and what regenerates them, where an
+// image hands systemd a machine ID (credentials, kernel command lines),
+// sealprep's template record, and from all that whether the root is a
+// sealed template (TemplateState, the one decision every identity check
+// judges by). Both binaries call the same readers through fs.Reader, so
+// they cannot disagree about the same tree.
 package identity
 
 import (
 	"bytes"
 	"errors"
 	iofs "io/fs"
+	"path"
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fs"
@@ -108,6 +112,47 @@ type File struct {
 	Kind    Kind
 	// Perm is the permission bits of the file the path resolves to.
 	Perm iofs.FileMode
+	// Target is the guest path a symlink at Path resolves to (links
+	// followed inside the root), "" when Path is no symlink.
+	Target string
+}
+
+// Link reports whether the path itself is a symlink.
+func (f File) Link() bool { return f.Exists && f.Entry.Kind == fs.KindSymlink }
+
+// Transient reports whether the path is a symlink to a file that is not
+// in the image and lies under /run: systemd fills it at every boot (the
+// tmpfs is empty at boot), so the machine gets a new ID each time.
+func (f File) Transient() bool {
+	return f.Link() && !f.Found && f.Err == nil && (f.Target == "/run" || strings.HasPrefix(f.Target, "/run/"))
+}
+
+// maxLinks bounds ResolveLink, as the kernel's ELOOP does.
+const maxLinks = 8
+
+// ResolveLink returns the guest path symlink p ends at, following each
+// link inside the root (an absolute target is the guest's own path), ""
+// when p is no symlink or a link cannot be read.
+func ResolveLink(r fs.Reader, p string) string {
+	cur := path.Clean(p)
+	for i := 0; i < maxLinks; i++ {
+		e, err := r.Lstat(cur)
+		if err != nil || e.Kind != fs.KindSymlink {
+			if i == 0 {
+				return ""
+			}
+			return cur
+		}
+		t, err := r.Readlink(cur)
+		if err != nil {
+			return ""
+		}
+		if !path.IsAbs(t) {
+			t = path.Join(path.Dir(cur), t)
+		}
+		cur = path.Clean(t)
+	}
+	return ""
 }
 
 // ID is the content as an ID, lower case and without its newline.
@@ -122,6 +167,9 @@ func ReadFile(r fs.Reader, p string) File {
 	f := File{Path: p}
 	if e, err := r.Lstat(p); err == nil {
 		f.Entry, f.Exists = e, true
+		if e.Kind == fs.KindSymlink {
+			f.Target = ResolveLink(r, p)
+		}
 	}
 	b, err := r.ReadFile(p)
 	switch {

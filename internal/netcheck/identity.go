@@ -36,6 +36,9 @@ const (
 	CodeIDCloneKeptMachineID = "identity-clone-kept-machine-id"
 	CodeIDMachineIDTemplate  = "identity-machine-id-template"
 	CodeIDTemplateRecordBad  = "identity-template-record-invalid"
+	CodeIDMachineIDLeak      = "identity-machine-id-leak"
+	CodeIDTemplateNoInstance = "identity-template-no-instance"
+	CodeIDTemplateInstance   = "identity-template-instance"
 )
 
 // Finding codes: the DHCP client identifier.
@@ -63,7 +66,7 @@ const (
 func IdentityCodes() []string {
 	return []string{
 		CodeIDMachineIDOK, CodeIDMachineIDUnset, CodeIDMachineIDInvalid, CodeIDMachineIDUnreadable, CodeIDMachineIDMode, CodeIDMachineIDDBusFallback, CodeIDMachineIDMissingRO, CodeIDMachineIDFromFirmware,
-		CodeIDInstanceOK, CodeIDCloneKeptMachineID, CodeIDMachineIDTemplate, CodeIDTemplateRecordBad,
+		CodeIDInstanceOK, CodeIDCloneKeptMachineID, CodeIDMachineIDTemplate, CodeIDTemplateRecordBad, CodeIDMachineIDLeak, CodeIDTemplateNoInstance, CodeIDTemplateInstance,
 		CodeIDDHCPOK, CodeIDDHCPClientID,
 		CodeIDMACBindingsOK, CodeIDMACBindingStale, CodeIDMACBindingOrphaned, CodeIDMACBindingSkipped,
 		CodeIDConfigInvalid, CodeIDConfigUnreadable, CodeIDKernelError,
@@ -72,25 +75,24 @@ func IdentityCodes() []string {
 
 // Guest paths network-identity reads.
 const (
-	MachineIDPath          = identity.MachineIDPath
-	InstanceIDPath         = "/var/lib/cloud/data/instance-id"
-	PreviousInstanceIDPath = "/var/lib/cloud/data/previous-instance-id"
-	cloudInstancesDir      = "/var/lib/cloud/instances"
-	noPreviousInstance     = "NO_PREVIOUS_INSTANCE_ID" // cloud-init's value on an instance's first boot ever
+	MachineIDPath      = identity.MachineIDPath
+	noPreviousInstance = "NO_PREVIOUS_INSTANCE_ID" // cloud-init's value on an instance's first boot ever
 )
 
 // RunIdentity is the network-identity check. Files are judged under any
 // root; MAC bindings are compared with the kernel's links only on the
 // running system.
 func RunIdentity(ctx context.Context, env *check.Env) []check.Finding {
-	ev := ReadCloneEvidence(env.Root, env.Live)
+	ev := identity.ReadCloneEvidence(env.Root, env.Live)
 	fs := JudgeMachineID(ev, env.Live)
 	fs = append(fs, JudgeClone(ev)...)
 	fs = append(fs, JudgeFirmwareMachineID(ev.MachineID, ReadProductUUID(env.Root, env.Live))...)
 	fs = append(fs, JudgeTemplateMachineID(ev)...)
+	fs = append(fs, JudgeTemplateLeaks(ev)...)
+	fs = append(fs, JudgeTemplateInstance(ev)...)
 	cfg := ReadNetworkConfig(env.Root)
 	fs = append(fs, JudgeConfigFiles(cfg)...)
-	fs = append(fs, JudgeDHCPIdentity(cfg)...)
+	fs = append(fs, JudgeDHCPIdentityIn(cfg, ev)...)
 	if ctx.Err() != nil {
 		return fs
 	}

@@ -24,24 +24,33 @@ func imageEnv(root *fs.Root) *check.Env {
 }
 
 // TestNetworkIdentityImageRoots judges the network-config fixtures as
-// images. None has /etc/machine-id or a kernel command line, so each
-// fails the missing-file rule: the kernel mounts the root read-only
-// unless told rw (the rule sealprep applied before the two were one).
+// images. None has /etc/machine-id, so each is a sealed template (it
+// "looks sealed"); none has systemd either, so the missing file is no
+// boot's concern, and client identifiers derived from the unset machine ID
+// are each clone's own. TestNetworkIdentityMissingReadOnly covers the
+// missing-file rule with systemd.
 func TestNetworkIdentityImageRoots(t *testing.T) {
+	const (
+		mid   = "pass identity-machine-id-ok"
+		inst  = "pass identity-template-no-instance"
+		dhcp  = "pass identity-dhcp-ok"
+		skipd = "skip identity-mac-binding-skipped"
+		bound = "pass identity-mac-bindings-ok"
+	)
 	tests := []struct {
 		root string
 		want []string
 	}{
-		{"netplan-cloudinit", []string{"fail identity-machine-id-missing-read-only", "warn identity-dhcp-client-id", "skip identity-mac-binding-skipped"}},
-		{"netplan-mac-identifier", []string{"fail identity-machine-id-missing-read-only", "pass identity-dhcp-ok", "pass identity-mac-bindings-ok"}},
+		{"netplan-cloudinit", []string{mid, inst, dhcp, skipd}},
+		{"netplan-mac-identifier", []string{mid, inst, dhcp, bound}},
 		// The broken file is named with its line and the valid one is
 		// still judged.
-		{"netplan-invalid", []string{"fail identity-machine-id-missing-read-only", "warn identity-config-invalid", "warn identity-dhcp-client-id", "pass identity-mac-bindings-ok"}},
-		{"networkd", []string{"fail identity-machine-id-missing-read-only", "warn identity-dhcp-client-id", "warn identity-dhcp-client-id", "skip identity-mac-binding-skipped"}},
-		{"networkd-linklayer", []string{"fail identity-machine-id-missing-read-only", "pass identity-dhcp-ok", "pass identity-mac-bindings-ok"}},
-		{"ifcfg-rhel", []string{"fail identity-machine-id-missing-read-only", "pass identity-dhcp-ok", "skip identity-mac-binding-skipped"}},
-		{"nm-keyfile", []string{"fail identity-machine-id-missing-read-only", "warn identity-dhcp-client-id", "skip identity-mac-binding-skipped"}},
-		{"udev-persistent", []string{"fail identity-machine-id-missing-read-only", "pass identity-dhcp-ok", "skip identity-mac-binding-skipped"}},
+		{"netplan-invalid", []string{mid, inst, "warn identity-config-invalid", dhcp, bound}},
+		{"networkd", []string{mid, inst, dhcp, skipd}},
+		{"networkd-linklayer", []string{mid, inst, dhcp, bound}},
+		{"ifcfg-rhel", []string{mid, inst, dhcp, skipd}},
+		{"nm-keyfile", []string{mid, inst, dhcp, skipd}},
+		{"udev-persistent", []string{mid, inst, dhcp, skipd}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.root, func(t *testing.T) {

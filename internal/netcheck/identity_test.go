@@ -148,18 +148,18 @@ func TestNetplanRendererAndOverrides(t *testing.T) {
 
 func TestJudgeMachineID(t *testing.T) {
 	mt := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	ev := func(content string, mode os.FileMode) CloneEvidence {
-		return CloneEvidence{MachineIDRaw: []byte(content), MachineID: strings.TrimSpace(content), MachineIDKind: identity.Classify([]byte(content)),
-			MachineIDFound: true, MachineIDMode: mode, MachineIDTimes: FileTimes{Mod: mt, Change: mt}}
+	ev := func(content string, mode os.FileMode) identity.CloneEvidence {
+		return identity.CloneEvidence{MachineIDRaw: []byte(content), MachineID: strings.TrimSpace(content), MachineIDKind: identity.Classify([]byte(content)),
+			MachineIDFound: true, MachineIDMode: mode, MachineIDTimes: identity.FileTimes{Mod: mt, Change: mt}}
 	}
 	valid := "0123456789abcdef0123456789abcdef\n"
 	withDBus := ev("", 0o444)
 	withDBus.DBusMachineID = "fedcba9876543210fedcba9876543210"
-	roMissing := CloneEvidence{Root: identity.RootModeOf([]identity.Cmdline{{Source: "/boot/grub/grub.cfg:3", Args: "root=/dev/vda1 ro"}})}
-	rwMissing := CloneEvidence{Root: identity.RootModeOf([]identity.Cmdline{{Source: "/etc/kernel/cmdline", Args: "root=/dev/vda1 rw"}})}
+	roMissing := identity.CloneEvidence{Root: identity.RootModeOf([]identity.Cmdline{{Source: "/boot/grub/grub.cfg:3", Args: "root=/dev/vda1 ro"}})}
+	rwMissing := identity.CloneEvidence{Root: identity.RootModeOf([]identity.Cmdline{{Source: "/etc/kernel/cmdline", Args: "root=/dev/vda1 rw"}})}
 	tests := []struct {
 		name string
-		ev   CloneEvidence
+		ev   identity.CloneEvidence
 		live bool
 		want []string
 	}{
@@ -167,7 +167,7 @@ func TestJudgeMachineID(t *testing.T) {
 		{"valid, upper case, no newline", ev("0123456789ABCDEF0123456789ABCDEF", 0o444), true, []string{"pass identity-machine-id-ok"}},
 		{"empty on a booted system", ev("", 0o444), true, []string{"fail identity-machine-id-unset"}},
 		{"uninitialized on a booted system", ev("uninitialized\n", 0o444), true, []string{"fail identity-machine-id-unset"}},
-		{"missing on a booted system", CloneEvidence{}, true, []string{"fail identity-machine-id-unset"}},
+		{"missing on a booted system", identity.CloneEvidence{}, true, []string{"fail identity-machine-id-unset"}},
 		{"empty in a sealed image", ev("", 0o444), false, []string{"pass identity-machine-id-ok"}},
 		// machine-id(5): the empty file is the sealed form whatever its mode.
 		{"empty, mode 0644, in a sealed image", ev("", 0o644), false, []string{"pass identity-machine-id-ok"}},
@@ -179,12 +179,12 @@ func TestJudgeMachineID(t *testing.T) {
 		{"missing on a read-write root", rwMissing, false, []string{"pass identity-machine-id-ok"}},
 		// No kernel command line in the image: the kernel's default,
 		// read-only (guestcheck passed this before the rule was one).
-		{"missing, no boot configuration", CloneEvidence{Root: identity.RootModeOf(nil)}, false, []string{"fail identity-machine-id-missing-read-only"}},
+		{"missing, no boot configuration", identity.CloneEvidence{Root: identity.RootModeOf(nil)}, false, []string{"fail identity-machine-id-missing-read-only"}},
 		{"garbage in an image: systemd replaces it", ev("not-a-machine-id\n", 0o444), false, []string{"warn identity-machine-id-invalid"}},
 		{"garbage on a booted system", ev("not-a-machine-id\n", 0o444), true, []string{"fail identity-machine-id-invalid"}},
 		{"two newlines: systemd replaces it", ev(valid+"\n", 0o444), true, []string{"fail identity-machine-id-invalid"}},
 		{"all zero: systemd keeps it", ev(strings.Repeat("0", 32)+"\n", 0o444), false, []string{"fail identity-machine-id-invalid"}},
-		{"unreadable", CloneEvidence{MachineIDFound: true, MachineIDErr: os.ErrPermission}, true, []string{"error identity-machine-id-unreadable"}},
+		{"unreadable", identity.CloneEvidence{MachineIDFound: true, MachineIDErr: os.ErrPermission}, true, []string{"error identity-machine-id-unreadable"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -233,9 +233,9 @@ func cloneRoot(t *testing.T, machineID time.Time, iid, prev string, iidTime time
 
 // mtimeOnly reads file times with the mtime standing for the ctime, which
 // a test cannot set.
-func mtimeOnly(root *fs.Root, p string) (FileTimes, error) {
-	t, err := LstatTimes(root, p)
-	return FileTimes{Mod: t.Mod}, err
+func mtimeOnly(root *fs.Root, p string) (identity.FileTimes, error) {
+	t, err := identity.LstatTimes(root, p)
+	return identity.FileTimes{Mod: t.Mod}, err
 }
 
 func TestJudgeClone(t *testing.T) {
@@ -290,7 +290,7 @@ func TestJudgeClone(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fs := JudgeClone(ReadCloneEvidenceTimes(tc.root(t), tc.live, mtimeOnly))
+			fs := JudgeClone(identity.ReadCloneEvidenceTimes(tc.root(t), tc.live, mtimeOnly))
 			if got := codesOf(fs); !slices.Equal(got, tc.want) {
 				t.Fatalf("got %+v, want %v", fs, tc.want)
 			}
@@ -346,12 +346,57 @@ func TestRunIdentityImageRoot(t *testing.T) {
 	env := &check.Env{Root: fixture(t, "netplan-cloudinit"), Live: false, Config: config.Default()}
 	fs := RunIdentity(context.Background(), env)
 	assertConventions(t, fs, IdentityCodes())
-	want := []string{"fail identity-machine-id-missing-read-only", "warn identity-dhcp-client-id", "skip identity-mac-binding-skipped"}
+	want := []string{"pass identity-machine-id-ok", "pass identity-template-no-instance", "pass identity-dhcp-ok", "skip identity-mac-binding-skipped"}
 	if got := codesOf(fs); !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v\n%+v", got, want, fs)
 	}
-	if fs[2].Detail["binding_1"] == "" {
-		t.Errorf("skip without the bindings: %+v", fs[2])
+	if fs[3].Detail["binding_1"] == "" {
+		t.Errorf("skip without the bindings: %+v", fs[3])
+	}
+}
+
+// TestNetworkIdentityTemplate judges sealed templates (and a guest) as
+// roots: the missing-file rule with systemd, a link to /run, an instance
+// left behind, and DHCP identifiers derived from the machine ID.
+func TestNetworkIdentityTemplate(t *testing.T) {
+	const (
+		systemd = "/usr/lib/systemd/systemd"
+		netplan = "/etc/netplan/50-cloud-init.yaml"
+		dhcp4   = "network:\n  version: 2\n  ethernets:\n    enp1s0:\n      dhcp4: true\n"
+	)
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  []string
+		tpl   bool
+	}{
+		{"missing, systemd, no command line", map[string]string{systemd: "", netplan: dhcp4},
+			[]string{"fail identity-machine-id-missing-read-only", "pass identity-template-no-instance", "pass identity-dhcp-ok", "pass identity-mac-bindings-ok"}, true},
+		{"missing, systemd, rw", map[string]string{systemd: "", "/etc/kernel/cmdline": "root=/dev/vda1 rw\n"},
+			[]string{"pass identity-machine-id-ok", "pass identity-template-no-instance", "pass identity-dhcp-ok", "pass identity-mac-bindings-ok"}, true},
+		{"link to /run", map[string]string{systemd: "", "/etc/machine-id": "->/run/machine-id"},
+			[]string{"pass identity-machine-id-ok", "pass identity-template-no-instance", "pass identity-dhcp-ok", "pass identity-mac-bindings-ok"}, true},
+		{"instance left", map[string]string{systemd: "", "/etc/machine-id": "", "/var/lib/cloud/data/instance-id": "i-1\n", "/var/lib/cloud/instances/i-1/sem/x": ""},
+			[]string{"pass identity-machine-id-ok", "fail identity-template-instance", "pass identity-dhcp-ok", "pass identity-mac-bindings-ok"}, true},
+		{"NetworkManager secret left", map[string]string{systemd: "", "/etc/machine-id": "", netplan: dhcp4, identity.NMSecretKeyPath: "k"},
+			[]string{"pass identity-machine-id-ok", "pass identity-template-no-instance", "warn identity-dhcp-client-id", "pass identity-mac-bindings-ok"}, true},
+		{"ID on the kernel command line", map[string]string{systemd: "", "/etc/machine-id": "",
+			"/etc/kernel/cmdline": "root=/dev/vda1 rw systemd.machine_id=0123456789abcdef0123456789abcdef\n"},
+			[]string{"pass identity-machine-id-ok", "fail identity-machine-id-leak", "pass identity-template-no-instance", "pass identity-dhcp-ok", "pass identity-mac-bindings-ok"}, true},
+		{"guest", map[string]string{systemd: "", "/etc/machine-id": "0123456789abcdef0123456789abcdef\n", netplan: dhcp4},
+			[]string{"pass identity-machine-id-ok", "warn identity-dhcp-client-id", "pass identity-mac-bindings-ok"}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := RunIdentity(context.Background(), imageEnv(writeRoot(t, tc.files)))
+			assertConventions(t, fs, IdentityCodes())
+			if got := codesOf(fs); !slices.Equal(got, tc.want) {
+				t.Fatalf("got %v, want %v\n%+v", got, tc.want, fs)
+			}
+			if got := fs[0].Detail["template"] != ""; got != tc.tpl {
+				t.Errorf("template detail %v, want %v: %+v", got, tc.tpl, fs[0])
+			}
+		})
 	}
 }
 
@@ -363,7 +408,7 @@ func TestLstatTimesChange(t *testing.T) {
 	if err := os.Chtimes(filepath.Join(root.Dir(), "etc/machine-id"), old, old); err != nil {
 		t.Fatal(err)
 	}
-	ft, err := LstatTimes(root, MachineIDPath)
+	ft, err := identity.LstatTimes(root, MachineIDPath)
 	if err != nil {
 		t.Fatal(err)
 	}

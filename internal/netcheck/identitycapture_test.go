@@ -3,6 +3,7 @@ package netcheck
 import (
 	"bufio"
 	"fmt"
+	"github.com/guestcheck/guestcheck/internal/identity"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,12 +20,12 @@ import (
 // root/ and their times as the guest's stat(1) printed them.
 type identityCapture struct {
 	dir   string
-	times map[string]FileTimes
+	times map[string]identity.FileTimes
 }
 
 func loadIdentityCapture(t *testing.T, name string) identityCapture {
 	t.Helper()
-	c := identityCapture{dir: filepath.Join("testdata/identity", name), times: map[string]FileTimes{}}
+	c := identityCapture{dir: filepath.Join("testdata/identity", name), times: map[string]identity.FileTimes{}}
 	f, err := os.Open(filepath.Join(c.dir, "times.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -45,30 +46,30 @@ func loadIdentityCapture(t *testing.T, name string) identityCapture {
 }
 
 // parseStatTimes parses a line of `stat -c '%n\t%y\t%z\t%a'`.
-func parseStatTimes(l string) (string, FileTimes, error) {
+func parseStatTimes(l string) (string, identity.FileTimes, error) {
 	f := strings.Split(l, "\t")
 	if len(f) != 4 {
-		return "", FileTimes{}, fmt.Errorf("want 4 tab-separated fields, got %d", len(f))
+		return "", identity.FileTimes{}, fmt.Errorf("want 4 tab-separated fields, got %d", len(f))
 	}
 	const layout = "2006-01-02 15:04:05.999999999 -0700"
 	m, err := time.Parse(layout, f[1])
 	if err != nil {
-		return "", FileTimes{}, err
+		return "", identity.FileTimes{}, err
 	}
 	c, err := time.Parse(layout, f[2])
 	if err != nil {
-		return "", FileTimes{}, err
+		return "", identity.FileTimes{}, err
 	}
-	return f[0], FileTimes{Mod: m, Change: c}, nil
+	return f[0], identity.FileTimes{Mod: m, Change: c}, nil
 }
 
 // timesFunc serves the captured times; a path the capture has no times
 // for is an error, as a missing file would be.
-func (c identityCapture) timesFunc(_ *fs.Root, p string) (FileTimes, error) {
+func (c identityCapture) timesFunc(_ *fs.Root, p string) (identity.FileTimes, error) {
 	if ft, ok := c.times[p]; ok {
 		return ft, nil
 	}
-	return FileTimes{}, fmt.Errorf("%s: no captured times", p)
+	return identity.FileTimes{}, fmt.Errorf("%s: no captured times", p)
 }
 
 // copyTree copies the capture's root into a temporary directory, so that
@@ -119,7 +120,7 @@ func TestCloneCaptures(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := loadIdentityCapture(t, tc.name)
-			ev := ReadCloneEvidenceTimes(openRoot(t, filepath.Join(c.dir, "root")), true, c.timesFunc)
+			ev := identity.ReadCloneEvidenceTimes(openRoot(t, filepath.Join(c.dir, "root")), true, c.timesFunc)
 			if got := codesOf(JudgeMachineID(ev, true)); !slices.Equal(got, []string{"pass identity-machine-id-ok"}) {
 				t.Errorf("machine-id: %v", got)
 			}
@@ -167,7 +168,7 @@ func TestCloneCaptureVariants(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			root := c.copyTree(t, tc.drop...)
-			ev := ReadCloneEvidenceTimes(root, tc.live, c.timesFunc)
+			ev := identity.ReadCloneEvidenceTimes(root, tc.live, c.timesFunc)
 			if ev.MachineID != mid {
 				t.Fatalf("machine-id %q, want %q", ev.MachineID, mid)
 			}

@@ -2,240 +2,15 @@ package netcheck
 
 import (
 	"fmt"
-	"io"
-	iofs "io/fs"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/boottime"
 	"github.com/guestcheck/guestcheck/internal/check"
-	"github.com/guestcheck/guestcheck/internal/fs"
-	"github.com/guestcheck/guestcheck/internal/guestfile/journalhdr"
 	"github.com/guestcheck/guestcheck/internal/identity"
-	"github.com/guestcheck/guestcheck/internal/sealrecord"
 )
 
-// JournalDir holds the persistent journal, one directory per machine-id.
-const JournalDir = "/var/log/journal"
-
-// FileTimes is a file's modification and status-change times.
-type FileTimes struct{ Mod, Change time.Time }
-
-// Written is the latest time the file's content can have been written:
-// its ctime, which every write moves and no tool can set back (its mtime
-// can be). Falls back to the mtime when the ctime is unknown.
-func (t FileTimes) Written() time.Time {
-	if !t.Change.IsZero() {
-		return t.Change
-	}
-	return t.Mod
-}
-
-// TimesFunc returns the times of a guest path, not following a final
-// symlink. Tests over captured trees pass the times the capture recorded.
-type TimesFunc func(root *fs.Root, p string) (FileTimes, error)
-
-// LstatTimes is the TimesFunc of the real file system.
-func LstatTimes(root *fs.Root, p string) (FileTimes, error) {
-	fi, err := root.Lstat(p)
-	if err != nil {
-		return FileTimes{}, err
-	}
-	return FileTimes{Mod: fi.Mtime, Change: fi.Ctime}, nil
-}
-
-// OtherInstance is a cloud-init instance directory other than the current
-// one, and the newest of its per-instance semaphores.
-type OtherInstance struct {
-	Name   string
-	Newest time.Time // zero when it has no semaphore
-}
-
-// JournalFile is one file of the persistent journal directory of the
-// current machine-id, with its parsed header.
-type JournalFile struct {
-	Path   string
-	Header journalhdr.Header
-}
-
-// CloneEvidence is what tells a VM whose machine-id was made for its
-// cloud-init instance from one that kept an older one.
-type CloneEvidence struct {
-	MachineIDRaw   []byte
-	MachineID      string // trimmed content
-	MachineIDKind  identity.Kind
-	MachineIDFound bool
-	MachineIDErr   error
-	MachineIDMode  iofs.FileMode
-	MachineIDTimes FileTimes
-
-	// DBusMachineID is the ID systemd would take from
-	// /var/lib/dbus/machine-id when /etc/machine-id is unset; empty when
-	// none. Root is whether the image's root is writable at boot; both are
-	// read only under an image root and only when they matter.
-	DBusMachineID string
-	Root          identity.RootMode
-
-	InstanceID     string
-	InstanceIDTime time.Time
-	PreviousID     string
-	// InstanceBirth is the oldest per-instance semaphore of the current
-	// instance: written during its first boot. Zero when unknown.
-	InstanceBirth  time.Time
-	OtherInstances []OtherInstance
-
-	// BootTime is when the running system booted (/proc/stat btime) and
-	// BootID its boot_id; zero and empty under an image root.
-	BootTime time.Time
-	BootID   string
-
-	Journals []JournalFile
-	// JournalSkipped lists journal files whose header could not be read,
-	// with the reason.
-	JournalSkipped []string
-
-	// Template is sealprep's record of the template the image was sealed
-	// from (nil when none); TemplateErr is why it could not be read.
-	Template    *sealrecord.Record
-	TemplateErr error
-}
-
-// ReadCloneEvidence gathers CloneEvidence through root.
-func ReadCloneEvidence(root *fs.Root, live bool) CloneEvidence {
-	return ReadCloneEvidenceTimes(root, live, LstatTimes)
-}
-
-// ReadCloneEvidenceTimes is ReadCloneEvidence with file times from times.
-func ReadCloneEvidenceTimes(root *fs.Root, live bool, times TimesFunc) CloneEvidence {
-	var ev CloneEvidence
-	mid := identity.ReadMachineID(root)
-	etc := mid.Etc
-	ev.MachineIDFound, ev.MachineIDErr = etc.Found || etc.Err != nil, etc.Err
-	tpl := identity.ReadTemplate(root)
-	ev.Template, ev.TemplateErr = tpl.Record, tpl.Err()
-	if etc.Found {
-		ev.MachineIDRaw, ev.MachineIDMode = etc.Content, etc.Perm
-		ev.MachineID = strings.TrimSpace(string(ev.MachineIDRaw))
-		ev.MachineIDKind = etc.Kind
-		if t, err := times(root, MachineIDPath); err == nil {
-			ev.MachineIDTimes = t
-		}
-	}
-	if !live && mid.Unset() {
-		ev.DBusMachineID = mid.DBusFallback()
-		if !etc.Found {
-			ev.Root = identity.ReadRootMode(root)
-		}
-	}
-	if b, err := root.ReadFile(InstanceIDPath); err == nil {
-		ev.InstanceID = strings.TrimSpace(string(b))
-		if t, err := times(root, InstanceIDPath); err == nil {
-			ev.InstanceIDTime = t.Mod
-		}
-	}
-	if b, err := root.ReadFile(PreviousInstanceIDPath); err == nil {
-		ev.PreviousID = strings.TrimSpace(string(b))
-	}
-	if ev.InstanceID != "" {
-		cur := strings.ReplaceAll(ev.InstanceID, "/", "_")
-		if es, err := root.ReadDir(cloudInstancesDir); err == nil {
-			for _, e := range es {
-				if !e.IsDir() {
-					continue
-				}
-				oldest, newest := semTimes(root, cloudInstancesDir+"/"+e.Name+"/sem", times)
-				if e.Name == cur {
-					ev.InstanceBirth = oldest
-				} else {
-					ev.OtherInstances = append(ev.OtherInstances, OtherInstance{Name: e.Name, Newest: newest})
-				}
-			}
-		}
-	}
-	if live {
-		ev.BootTime, _ = boottime.Read(root) // zero when unavailable
-		if b, err := root.ReadFile("/proc/sys/kernel/random/boot_id"); err == nil {
-			ev.BootID = strings.ReplaceAll(strings.TrimSpace(string(b)), "-", "")
-		}
-	}
-	if ev.MachineIDKind == identity.Valid && ev.MachineIDFound {
-		ev.Journals, ev.JournalSkipped = readJournalHeaders(root, JournalDir+"/"+strings.ToLower(ev.MachineID))
-	}
-	return ev
-}
-
-// semTimes returns the oldest and newest modification time of the
-// semaphores in dir (cloud-init writes each once, when its module first
-// runs for the instance).
-func semTimes(root *fs.Root, dir string, times TimesFunc) (oldest, newest time.Time) {
-	es, err := root.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range es {
-		t, err := times(root, dir+"/"+e.Name)
-		if err != nil || t.Mod.IsZero() {
-			continue
-		}
-		if oldest.IsZero() || t.Mod.Before(oldest) {
-			oldest = t.Mod
-		}
-		if t.Mod.After(newest) {
-			newest = t.Mod
-		}
-	}
-	return
-}
-
-// maxJournalFiles bounds the work on a journal directory; journald keeps
-// far fewer files with its default limits.
-const maxJournalFiles = 512
-
-// readJournalHeaders reads the header of every journal file in dir
-// (active *.journal, archived *.journal and *.journal~ left by a crash).
-func readJournalHeaders(root *fs.Root, dir string) (out []JournalFile, skipped []string) {
-	es, err := root.ReadDir(dir)
-	if err != nil {
-		return nil, nil
-	}
-	for _, e := range es {
-		if len(out)+len(skipped) >= maxJournalFiles {
-			skipped = append(skipped, fmt.Sprintf("%s: more than %d files, the rest not read", dir, maxJournalFiles))
-			break
-		}
-		n := e.Name
-		if !e.IsRegular() || !strings.HasSuffix(n, ".journal") && !strings.HasSuffix(n, ".journal~") {
-			continue
-		}
-		p := dir + "/" + n
-		h, err := readJournalHeader(root, p)
-		if err != nil {
-			skipped = append(skipped, p+": "+err.Error())
-			continue
-		}
-		out = append(out, JournalFile{Path: p, Header: h})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
-	return out, skipped
-}
-
-func readJournalHeader(root *fs.Root, p string) (journalhdr.Header, error) {
-	f, err := root.Open(p)
-	if err != nil {
-		return journalhdr.Header{}, err
-	}
-	defer f.Close()
-	b := make([]byte, journalhdr.MinSize)
-	n, err := io.ReadFull(f, b)
-	if err != nil && n < len(journalhdr.Signature) {
-		return journalhdr.Header{}, fmt.Errorf("read header: %w", err)
-	}
-	return journalhdr.Parse(b[:n])
-}
-
-func machineIDUnset(ev CloneEvidence) bool {
+func machineIDUnset(ev identity.CloneEvidence) bool {
 	return !ev.MachineIDFound || ev.MachineIDKind.Unset()
 }
 
@@ -245,8 +20,11 @@ func machineIDUnset(ev CloneEvidence) bool {
 // mode, unless systemd would take /var/lib/dbus/machine-id instead; a
 // missing file is sealed only when the root is writable when systemd
 // starts, since it cannot create the file on a read-only root.
-func JudgeMachineID(ev CloneEvidence, live bool) []check.Finding {
-	d := map[string]string{"file": MachineIDPath}
+func JudgeMachineID(ev identity.CloneEvidence, live bool) []check.Finding {
+	d := ev.State.Detail(map[string]string{"file": MachineIDPath})
+	if ev.MachineIDLink != "" {
+		d["link_to"] = ev.MachineIDLink
+	}
 	if !ev.MachineIDTimes.Mod.IsZero() {
 		d["mtime"] = ev.MachineIDTimes.Mod.UTC().Format(time.RFC3339)
 	}
@@ -283,6 +61,8 @@ func JudgeMachineID(ev CloneEvidence, live bool) []check.Finding {
 		return append(out, check.New(check.Fail, CodeIDMachineIDDBusFallback,
 			fmt.Sprintf("%s is %s, but systemd will take the ID in %s at first boot: every VM made from this image gets %s", MachineIDPath, state, identity.DBusMachineIDPath, ev.DBusMachineID), d,
 			"Remove /var/lib/dbus/machine-id (or make it a symlink to /etc/machine-id) when sealing, as `sealprep` and virt-sysprep's machine-id operation do"))
+	case !ev.MachineIDFound && (ev.MachineIDTransient || ev.NoSystemd):
+		return append(out, missingNotNeeded(ev, d))
 	case !ev.MachineIDFound && ev.Root.MissingMachineIDFatal():
 		d["root"] = ev.Root.Why
 		return append(out, check.New(check.Fail, CodeIDMachineIDMissingRO,
@@ -311,6 +91,17 @@ func JudgeMachineID(ev CloneEvidence, live bool) []check.Finding {
 	return append(out, check.Passf(CodeIDMachineIDOK, "machine-id is set", d))
 }
 
+// missingNotNeeded is the pass for a missing /etc/machine-id that no
+// boot needs in place: a link to /run, which systemd fills at every boot,
+// or an image without systemd.
+func missingNotNeeded(ev identity.CloneEvidence, d map[string]string) check.Finding {
+	if ev.MachineIDTransient {
+		return check.Passf(CodeIDMachineIDOK, MachineIDPath+" links to "+ev.MachineIDLink+
+			", outside the image: systemd writes a new ID there at every boot, so no two clones share one", d)
+	}
+	return check.Passf(CodeIDMachineIDOK, MachineIDPath+" is missing, and the image has no systemd to set up a machine ID at boot", d)
+}
+
 // Margins of the clone rules. timestampGrain covers the coarse clock file
 // timestamps use and a boot time derived from whole seconds; it is not a
 // grace period between the template's boot and the clone's.
@@ -336,7 +127,7 @@ const (
 // identity, or an image with a fixed machine-id. The rules use evidence
 // that does not fade with the time between the template's boot and the
 // clone's (see docs/checks/network-identity.md).
-func JudgeClone(ev CloneEvidence) []check.Finding {
+func JudgeClone(ev identity.CloneEvidence) []check.Finding {
 	if ev.InstanceID == "" || machineIDUnset(ev) || ev.MachineIDKind != identity.Valid || ev.MachineIDTimes.Written().IsZero() {
 		return nil // no cloud-init state, or the machine-id finding already says what is wrong
 	}

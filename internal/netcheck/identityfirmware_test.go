@@ -2,6 +2,7 @@ package netcheck
 
 import (
 	"context"
+	"github.com/guestcheck/guestcheck/internal/identity"
 	"os"
 	"path/filepath"
 	"testing"
@@ -54,7 +55,7 @@ func TestIdentityFirmwareUUID(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer root.Close()
-	ev := ReadCloneEvidence(root, true)
+	ev := identity.ReadCloneEvidence(root, true)
 	if fs := JudgeFirmwareMachineID(ev.MachineID, ReadProductUUID(root, true)); len(fs) != 1 {
 		t.Errorf("live: %+v, want the firmware warning", fs)
 	}

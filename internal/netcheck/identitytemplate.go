@@ -1,6 +1,8 @@
 package netcheck
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/check"
@@ -11,7 +13,7 @@ import (
 // JudgeTemplateMachineID flags a machine ID that sealprep recorded as the
 // template's: the image was sealed without machine-id, or the ID was put
 // back. Only hashes are compared; the record never holds the ID.
-func JudgeTemplateMachineID(ev CloneEvidence) []check.Finding {
+func JudgeTemplateMachineID(ev identity.CloneEvidence) []check.Finding {
 	if ev.TemplateErr != nil {
 		return []check.Finding{check.New(check.Warn, CodeIDTemplateRecordBad,
 			"sealprep's template record cannot be read, so a clone that kept the template's identity is not named: "+ev.TemplateErr.Error(),
@@ -32,4 +34,71 @@ func JudgeTemplateMachineID(ev CloneEvidence) []check.Finding {
 		map[string]string{"record": sealrecord.Path, "sealed_at": t.SealedAt.UTC().Format(time.RFC3339),
 			"sealprep_version": t.SealprepVersion, "machine_id_sha256": t.MachineIDSHA256},
 		"Give this machine its own ID: `rm /etc/machine-id && systemd-machine-id-setup`, then reboot; seal the template with the machine-id operation so that later clones get their own")}
+}
+
+// JudgeTemplateInstance judges cloud-init's instance state in a sealed
+// template, where none is expected: a clone of a template that kept one
+// starts with the template's user-data, semaphores and rendered network
+// config. Off a template it says nothing (JudgeClone reads the instance).
+func JudgeTemplateInstance(ev identity.CloneEvidence) []check.Finding {
+	if !ev.State.Is {
+		return nil
+	}
+	var left []string
+	if ev.InstanceID != "" {
+		left = append(left, identity.InstanceIDPath+" ("+ev.InstanceID+")")
+	}
+	if ev.InstanceLink {
+		left = append(left, identity.CloudInstancePath)
+	}
+	for _, n := range ev.Instances {
+		left = append(left, identity.CloudInstancesDir+"/"+n)
+	}
+	d := ev.State.Detail(map[string]string{"dir": "/var/lib/cloud"})
+	if len(left) == 0 {
+		return []check.Finding{check.Passf(CodeIDTemplateNoInstance,
+			"no cloud-init instance, as in a sealed template: each clone is a new instance at first boot", d)}
+	}
+	d["left"] = strings.Join(left, "\n")
+	return []check.Finding{check.New(check.Fail, CodeIDTemplateInstance,
+		fmt.Sprintf("cloud-init instance state is left in the template (%s): every clone starts with its user-data, semaphores and rendered network config", left[0]), d,
+		"Re-seal the image with sealprep (its cloud-init operation), or remove everything under /var/lib/cloud except seed/ in the image")}
+}
+
+// JudgeDHCPIdentityIn is JudgeDHCPIdentity in the mode the root was
+// judged in. In a sealed template whose machine ID is unset (no D-Bus
+// copy to fall back to, no NetworkManager secret_key left), client
+// identifiers derived from the machine ID are new in every clone, so the
+// warnings a guest gets become one pass; on a guest they stay: a
+// restored or cloned guest keeps its ID.
+func JudgeDHCPIdentityIn(c NetworkConfig, ev identity.CloneEvidence) []check.Finding {
+	fs := JudgeDHCPIdentity(c)
+	if !ev.State.Is || ev.DBusMachineID != "" || ev.NMSecretKey {
+		return fs
+	}
+	var derived []string
+	for _, f := range fs {
+		if f.Code == CodeIDDHCPClientID {
+			derived = append(derived, f.Message)
+		}
+	}
+	if len(derived) == 0 {
+		return fs
+	}
+	d := ev.State.Detail(map[string]string{"derived": strings.Join(derived, "\n")})
+	return []check.Finding{check.Passf(CodeIDDHCPOK,
+		fmt.Sprintf("%d DHCP client identifier(s) derive from the machine ID, unset as in a sealed template: each clone derives its own", len(derived)), d)}
+}
+
+// JudgeTemplateLeaks fails a sealed template that hands systemd a machine
+// ID at boot: the emptied /etc/machine-id is then rewritten with that ID
+// on every clone.
+func JudgeTemplateLeaks(ev identity.CloneEvidence) []check.Finding {
+	if !ev.State.Is || len(ev.Leaks) == 0 {
+		return nil
+	}
+	d := ev.State.Detail(map[string]string{"leaks": strings.Join(ev.Leaks, "\n")})
+	return []check.Finding{check.New(check.Fail, CodeIDMachineIDLeak,
+		fmt.Sprintf("the template hands systemd a machine ID at boot (%s): every clone gets the same ID", ev.Leaks[0]), d,
+		"Remove systemd.machine_id= from the image's kernel command lines and the system.machine_id credential, or re-seal it with sealprep (its machine-id-cmdline and machine-id-credential operations)")}
 }

@@ -1,6 +1,7 @@
 package netcheck
 
 import (
+	"github.com/guestcheck/guestcheck/internal/identity"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +15,7 @@ import (
 
 const templateID = "4f6b1c0e9a2d4e7f8a1b2c3d4e5f6a7b"
 
-func templateEvidence(t *testing.T, machineID string, record []byte) CloneEvidence {
+func templateEvidence(t *testing.T, machineID string, record []byte) identity.CloneEvidence {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "etc"), 0o755); err != nil {
@@ -37,7 +38,7 @@ func templateEvidence(t *testing.T, machineID string, record []byte) CloneEviden
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	return ReadCloneEvidence(r, false)
+	return identity.ReadCloneEvidence(r, false)
 }
 
 func TestJudgeTemplateMachineID(t *testing.T) {

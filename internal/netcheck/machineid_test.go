@@ -39,7 +39,7 @@ func TestFirstbootMachineID(t *testing.T) {
 		if out, err := exec.Command(tool, "--root", root, "--setup-machine-id").CombinedOutput(); err != nil {
 			t.Fatalf("%q: %v\n%s", c, err, out)
 		}
-		ev := ReadCloneEvidence(openRoot(t, root), false)
+		ev := identity.ReadCloneEvidence(openRoot(t, root), false)
 		got := codesOf(JudgeMachineID(ev, false))
 		switch {
 		case c == "missing" && (ev.MachineIDKind != identity.Valid || !ev.MachineIDFound):

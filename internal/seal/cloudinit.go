@@ -9,7 +9,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/cloudcfg"
 	"github.com/guestcheck/guestcheck/internal/fs"
-	"github.com/guestcheck/guestcheck/internal/guestfile/cloudconfig"
+	"github.com/guestcheck/guestcheck/internal/identity"
 )
 
 var opCloudInit = Operation{
@@ -131,12 +131,7 @@ func (p *Planner) cleanHooks() ([]Action, error) {
 // cloudInitEnabled reports whether cloud-init is installed and not
 // disabled by /etc/cloud/cloud-init.disabled. (A kernel command line
 // cloud-init=disabled cannot be seen from an image.)
-func (p *Planner) cloudInitEnabled() bool {
-	if !p.exists("/usr/bin/cloud-init") {
-		return false
-	}
-	return !p.exists("/etc/cloud/cloud-init.disabled")
-}
+func (p *Planner) cloudInitEnabled() bool { return identity.CloudInitEnabled(p.Root) }
 
 // cloudConfig reads cloud-init's system configuration (cloudcfg, as
 // guestcheck reads it) and what sealprep needs of it. A file cloud-init
@@ -173,49 +168,11 @@ type cloudConfig struct {
 	NetworkDisabled bool
 }
 
-// defaultKeyTypes stands for cc_ssh's GENERATE_KEY_NAMES: only whether
-// the list is empty matters here.
-var defaultKeyTypes = []string{"rsa", "ecdsa", "ed25519"}
-
-// moduleName is how cloud-init's module loader names a module list item
-// (_read_modules strips it, then form_module_name): "-" becomes "_", a
-// ".py" suffix and surrounding space go, and "cc_" is added when missing.
-func moduleName(s string) string {
-	s = strings.ReplaceAll(strings.TrimSpace(s), "-", "_")
-	if strings.HasSuffix(strings.ToLower(s), ".py") {
-		s = s[:len(s)-3]
-	}
-	if s = strings.TrimSpace(s); s != "" && !strings.HasPrefix(s, "cc_") {
-		s = "cc_" + s
-	}
-	return s
-}
-
 // readCloudConfig reads sealprep's facts from a merged configuration, by
 // the rules of cloud-init's module loader and cc_ssh.
 func readCloudConfig(merged map[string]any) cloudConfig {
 	var cc cloudConfig
-	for _, stage := range []string{"cloud_init_modules", "cloud_config_modules", "cloud_final_modules"} {
-		list, _ := merged[stage].([]any)
-		for _, item := range list {
-			name := ""
-			switch v := item.(type) {
-			case string:
-				name = v
-			case []any:
-				if len(v) > 0 {
-					name, _ = v[0].(string)
-				}
-			case map[string]any:
-				name, _ = v["name"].(string)
-			}
-			if moduleName(name) == "cc_ssh" {
-				cc.SSHModule = true
-			}
-		}
-	}
-	// get_cfg_option_list: null is an empty list, a string a list of one.
-	cc.KeyTypes = len(cloudconfig.GetList(merged, "ssh_genkeytypes", defaultKeyTypes)) > 0
+	cc.SSHModule, cc.KeyTypes = identity.CloudSSH(merged)
 	if n, ok := merged["network"].(map[string]any); ok {
 		if s, _ := n["config"].(string); s == "disabled" {
 			cc.NetworkDisabled = true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/guestcheck/guestcheck/internal/identity"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,7 +124,7 @@ func TestRealDebian(t *testing.T) {
 				t.Fatalf("plan after apply: %+v", after.Actions)
 			}
 			checkSealed(t, dir, "real-debian", false)
-			unit := filepath.Join(dir, keygenUnitPath)
+			unit := filepath.Join(dir, identity.KeygenUnitPath)
 			_, err := os.Stat(unit)
 			if variant == "cloud-init" && err == nil {
 				t.Error("keygen unit installed although cloud-init regenerates the keys")

@@ -322,8 +322,3 @@ func (p *Planner) homes() ([]string, error) {
 	}
 	return passwdHomes(b), nil
 }
-
-// systemdPresent reports whether the target has systemd installed.
-func (p *Planner) systemdPresent() bool {
-	return p.exists("/usr/lib/systemd/systemd") || p.exists("/lib/systemd/systemd")
-}

@@ -35,7 +35,15 @@ func planHostname(ctx context.Context, p *Planner) ([]Action, error) {
 		if !ok || e.Kind == fs.KindSymlink {
 			continue // SUSE links /etc/HOSTNAME to /etc/hostname
 		}
-		out = append(out, p.truncateEntry(f, e, -1, why)...)
+		acts := p.truncateEntry(f, e, -1, why)
+		if len(acts) > 0 {
+			// Only blank lines: systemd and hostnamectl read no name from
+			// it, so the template is sealed already.
+			if b, ok, err := p.readFile(f); err == nil && ok && strings.TrimSpace(string(b)) == "" {
+				acts[0].Tidy = "it holds only blank space, which names no host"
+			}
+		}
+		out = append(out, acts...)
 	}
 	ents, err := p.readDir("/etc/sysconfig/network-scripts")
 	if err != nil {

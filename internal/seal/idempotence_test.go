@@ -3,6 +3,7 @@ package seal
 import (
 	"context"
 	"fmt"
+	"github.com/guestcheck/guestcheck/internal/identity"
 	"os"
 	"path/filepath"
 	"testing"
@@ -87,11 +88,11 @@ func checkSealed(t *testing.T, dir, name string, optIn bool) {
 		}
 	}
 	if name == "debian-nocloud" {
-		b, err := os.ReadFile(filepath.Join(dir, keygenUnitPath))
-		if err != nil || string(b) != keygenUnit {
+		b, err := os.ReadFile(filepath.Join(dir, identity.KeygenUnitPath))
+		if err != nil || string(b) != identity.KeygenUnit {
 			t.Errorf("keygen unit not installed: %v", err)
 		}
-		if tgt, _ := os.Readlink(filepath.Join(dir, keygenWantsDir, keygenUnitName)); tgt != keygenUnitPath {
+		if tgt, _ := os.Readlink(filepath.Join(dir, identity.KeygenWantsDir, identity.KeygenUnitName)); tgt != identity.KeygenUnitPath {
 			t.Errorf("keygen unit not enabled: %q", tgt)
 		}
 	}

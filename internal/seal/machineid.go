@@ -70,12 +70,12 @@ func planMachineID(ctx context.Context, p *Planner) ([]Action, error) {
 	}
 	switch {
 	case !ok:
-		if !p.systemdPresent() {
+		if !identity.SystemdPresent(p.Root) {
 			return out, nil
 		}
 		return append(out, missingMachineID(identity.ReadRootMode(p.Root), want)), nil
 	case e.Kind == fs.KindSymlink:
-		p.Note(etc, "left alone: a symlink (its target is managed elsewhere)")
+		return p.planMachineIDLink(out, mid.Etc, want)
 	case e.Kind != fs.KindRegular:
 		p.Note(etc, "left alone: is a %s, not a regular file", e.Kind)
 	default:
@@ -83,6 +83,42 @@ func planMachineID(ctx context.Context, p *Planner) ([]Action, error) {
 			return nil, err
 		}
 		out = append(out, p.planMachineIDFile(etc, e, mid.Etc.Content, want)...)
+	}
+	return out, nil
+}
+
+// planMachineIDLink plans a symlinked /etc/machine-id. systemd reads
+// the file the link ends at, so that file is what clones would share: one
+// in the image is sealed in place as a regular /etc/machine-id is (the
+// link stays, being the image's layout). A link to /run is left alone:
+// the tmpfs is empty at every boot, so each boot gets a new ID. A link to
+// a missing file elsewhere is refused: systemd can create it only if its
+// file system is writable at boot.
+func (p *Planner) planMachineIDLink(out []Action, f identity.File, want string) ([]Action, error) {
+	const etc = identity.MachineIDPath
+	switch {
+	case f.Target == "":
+		p.Note(etc, "left alone: a symlink that cannot be resolved")
+	case f.Transient():
+		p.Note(etc, "left alone: links to %s, outside the image, where systemd writes a new ID at every boot", f.Target)
+	case !f.Found && f.Err == nil:
+		if !p.Refuse(etc, true, "%s links to %s, which is missing: systemd can create it at boot only on a writable file system; replace the link with an empty file (: > %s)", etc, f.Target, etc) {
+			return out, nil
+		}
+	default:
+		if err := readFailed(f.Err); err != nil {
+			return nil, err
+		}
+		te, ok, err := p.lstat(f.Target)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || te.Kind != fs.KindRegular {
+			p.Note(etc, "left alone: links to %s, which is not a regular file", f.Target)
+			return out, nil
+		}
+		p.Note(etc, "a symlink to %s: that file is sealed in its place", f.Target)
+		out = append(out, p.planMachineIDFile(f.Target, te, f.Content, want)...)
 	}
 	return out, nil
 }

@@ -125,7 +125,7 @@ func planMachineIDCmdline(ctx context.Context, p *Planner) ([]Action, error) {
 	// UKI, the hypervisor's -append, firmware variables).
 	if p.Opts.Live && !found {
 		if b, ok, _ := p.readFile("/proc/cmdline"); ok {
-			if _, n := stripMachineIDParams(string(b)); n > 0 {
+			if _, n := identity.StripMachineIDParams(string(b)); n > 0 {
 				p.Note("/proc/cmdline", "this system was booted with systemd.machine_id= (or a system.machine_id credential) on its kernel command line, and no file sealprep edits carries it (now): if it came from a unified kernel image, the hypervisor's kernel arguments or firmware, every clone booted that way shares the ID; remove it there")
 			}
 		}
@@ -133,7 +133,7 @@ func planMachineIDCmdline(ctx context.Context, p *Planner) ([]Action, error) {
 	return out, nil
 }
 
-// stripMachineIDLines applies stripMachineIDParams to the lines of b that
+// stripMachineIDLines applies identity.StripMachineIDParams to the lines of b that
 // want selects, keeping every other byte.
 func stripMachineIDLines(b []byte, want func(string) bool) ([]byte, int) {
 	lines := strings.SplitAfter(string(b), "\n")
@@ -142,7 +142,7 @@ func stripMachineIDLines(b []byte, want func(string) bool) ([]byte, int) {
 		if l == "" || !want(l) {
 			continue
 		}
-		nw, n := stripMachineIDParams(l)
+		nw, n := identity.StripMachineIDParams(l)
 		if n > 0 {
 			lines[i], total = nw, total+n
 		}
@@ -152,63 +152,3 @@ func stripMachineIDLines(b []byte, want func(string) bool) ([]byte, int) {
 	}
 	return []byte(strings.Join(lines, "")), total
 }
-
-// machineIDParams are the command-line words that hand systemd a machine
-// ID: the parameter itself, and a system.machine_id credential set from
-// the command line (systemd.system-credentials(7)).
-var machineIDParams = []string{
-	"systemd.machine_id=",
-	"systemd.set_credential=system.machine_id:",
-	"systemd.set_credential_binary=system.machine_id:",
-}
-
-// stripMachineIDParams removes each machine-ID word from s, with one
-// separating blank, and says how many it removed. A word starts at the
-// start, after a blank or after a quote (GRUB_CMDLINE_LINUX="..."), and
-// ends at a blank or a quote that is not its own (a value may be
-// double-quoted: systemd.machine_id="..."). Pure, for the fuzzer.
-func stripMachineIDParams(s string) (string, int) {
-	n := 0
-	for i := 0; i < len(s); {
-		if i > 0 && !isWordStart(s[i-1]) {
-			i++
-			continue
-		}
-		pfx := ""
-		for _, m := range machineIDParams {
-			if strings.HasPrefix(s[i:], m) {
-				pfx = m
-				break
-			}
-		}
-		if pfx == "" {
-			i++
-			continue
-		}
-		end := i + len(pfx)
-		if end < len(s) && s[end] == '"' {
-			if q := strings.IndexByte(s[end+1:], '"'); q >= 0 {
-				end += q + 2
-			} else {
-				end = len(s)
-			}
-		}
-		for end < len(s) && !isBlank(s[end]) && s[end] != '"' && s[end] != '\'' && s[end] != '\n' {
-			end++
-		}
-		start := i
-		switch {
-		case start > 0 && isBlank(s[start-1]):
-			start-- // " word" goes with its blank
-		case end < len(s) && isBlank(s[end]):
-			end++ // "word " at the start, or after a quote
-		}
-		s = s[:start] + s[end:]
-		n++
-		i = start
-	}
-	return s, n
-}
-
-func isBlank(c byte) bool     { return c == ' ' || c == '\t' }
-func isWordStart(c byte) bool { return isBlank(c) || c == '"' || c == '\'' || c == '\n' || c == '=' }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/identity"
 )
 
 var opMachineIDCredential = Operation{
@@ -13,19 +14,11 @@ var opMachineIDCredential = Operation{
 	Plan:    planMachineIDCredential,
 }
 
-// credstoreDirs are where systemd looks up credentials by name
-// (systemd.exec(5), LoadCredential=), except /run, which a reboot empties.
-var credstoreDirs = []string{
-	"/etc/credstore", "/etc/credstore.encrypted",
-	"/usr/local/lib/credstore", "/usr/local/lib/credstore.encrypted",
-	"/usr/lib/credstore", "/usr/lib/credstore.encrypted",
-}
-
 const credentialReason = "a system.machine_id credential sets the machine ID at boot: every clone would share it"
 
 func planMachineIDCredential(ctx context.Context, p *Planner) ([]Action, error) {
 	var out []Action
-	for _, d := range credstoreDirs {
+	for _, d := range identity.CredstoreDirs {
 		e, ok, err := p.lstat(d)
 		if err != nil {
 			return nil, err
@@ -37,7 +30,7 @@ func planMachineIDCredential(ctx context.Context, p *Planner) ([]Action, error) 
 			p.Note(d, "left alone: is a %s, not a directory", e.Kind)
 			continue
 		}
-		acts, err := p.removePath(d+"/system.machine_id", regularLink, credentialReason)
+		acts, err := p.removePath(d+"/"+identity.MachineIDCredential, regularLink, credentialReason)
 		if err != nil {
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package sshcheck
 import (
 	"context"
 	"errors"
+	"github.com/guestcheck/guestcheck/internal/identity"
 	iofs "io/fs"
 	"net/netip"
 	"os"
@@ -17,7 +18,6 @@ import (
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 	"github.com/guestcheck/guestcheck/internal/guestfile/sshdconfig"
-	"github.com/guestcheck/guestcheck/internal/netcheck"
 	"github.com/guestcheck/guestcheck/internal/systemd"
 )
 
@@ -259,7 +259,7 @@ func TestJudgeHostKeyOwner(t *testing.T) {
 func TestJudgeKeyAge(t *testing.T) {
 	key := []HostKey{{Path: "/etc/ssh/ssh_host_ed25519_key", ModTime: t0.Add(-time.Hour)}}
 	// A clone: the instance changed on this boot and the keys are older.
-	ev := netcheck.CloneEvidence{InstanceID: "iid-new", PreviousID: "iid-old", BootTime: t0}
+	ev := identity.CloneEvidence{InstanceID: "iid-new", PreviousID: "iid-old", BootTime: t0}
 	out := JudgeKeyAge(Facts{HostKeys: key, Instance: ev})
 	validate(t, out)
 	f := want(t, out, CodeHostKeyKept, check.Fail, "predate instance iid-new")
@@ -270,7 +270,7 @@ func TestJudgeKeyAge(t *testing.T) {
 	key[0].ModTime = t0.Add(-time.Minute)
 	want(t, JudgeKeyAge(Facts{HostKeys: key, Instance: ev}), CodeHostKeyFresh, check.Pass, "iid-new")
 	// No record of when the instance started.
-	want(t, JudgeKeyAge(Facts{HostKeys: key, Instance: netcheck.CloneEvidence{InstanceID: "iid-1"}}), CodeHostKeyUndated, check.Skip)
+	want(t, JudgeKeyAge(Facts{HostKeys: key, Instance: identity.CloneEvidence{InstanceID: "iid-1"}}), CodeHostKeyUndated, check.Skip)
 }
 
 func active(name, sub, file string) systemd.UnitState {

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/cloudcfg"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/guestfile/osrelease"
@@ -28,7 +29,6 @@ import (
 	"github.com/guestcheck/guestcheck/internal/guestfile/procnet"
 	"github.com/guestcheck/guestcheck/internal/guestfile/sshdconfig"
 	"github.com/guestcheck/guestcheck/internal/identity"
-	"github.com/guestcheck/guestcheck/internal/netcheck"
 	"github.com/guestcheck/guestcheck/internal/sealrecord"
 	"github.com/guestcheck/guestcheck/internal/systemd"
 )
@@ -83,7 +83,7 @@ type Facts struct {
 	OSID   string
 
 	// Instance dates the keys: when this cloud-init instance began.
-	Instance netcheck.CloneEvidence
+	Instance identity.CloneEvidence
 
 	PwAuth   PwAuth
 	Baseline config.SSHBaseline
@@ -92,6 +92,14 @@ type Facts struct {
 	// the image has none, or it does not parse: network-identity reports
 	// that).
 	Template *sealrecord.Record
+
+	// State is whether the root is a sealed template (decided once, by
+	// identity, read with the instance); then KeyFiles (every
+	// /etc/ssh/ssh_host_* file) and Regenerator (what generates keys at
+	// first boot, "" when nothing does) are what is judged.
+	State       identity.TemplateState
+	KeyFiles    []string
+	Regenerator string
 }
 
 // Listener is one listening TCP socket.
@@ -164,9 +172,14 @@ func Gather(ctx context.Context, env *check.Env) Facts {
 	f.Config = sshdconfig.Load(sshdconfig.DefaultPath, rootSource{r})
 	f.OSID, f.RedHat = osFamily(r)
 	f.HostKeys, f.DefaultHostKeys = readHostKeys(r, f.Config)
-	f.Instance = netcheck.ReadCloneEvidence(r, env.Live)
+	f.Instance = identity.ReadCloneEvidence(r, env.Live)
 	f.PwAuth = readPwAuth(r)
 	f.Template = f.Instance.Template
+	f.State = f.Instance.State
+	if f.State.Is {
+		f.KeyFiles = hostKeyFiles(r)
+		f.Regenerator = identity.SSHRegenerator(r, cloudGeneratesKeys(r))
+	}
 	if !env.Live {
 		f.Enablement, f.EnabledUnit = systemd.Enablement(r, append(append([]string(nil), serviceUnits...), socketUnits...)...)
 		return f
@@ -183,6 +196,19 @@ func Gather(ctx context.Context, env *check.Env) Facts {
 	}
 	f.Listeners, f.OwnersKnown, f.ListenErr = ReadListeners(ctx, r, func(a netip.AddrPort) bool { return judged[a] })
 	return f
+}
+
+// hostKeyFiles lists every /etc/ssh/ssh_host_* entry: what a template
+// must not keep, whatever sshd_config names.
+func hostKeyFiles(r *fs.Root) []string {
+	var out []string
+	ents, _ := r.ReadDir("/etc/ssh")
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name, "ssh_host_") {
+			out = append(out, "/etc/ssh/"+e.Name)
+		}
+	}
+	return out
 }
 
 // rootSource lets sshdconfig read through the guest root.
@@ -415,4 +441,15 @@ func socketInode(t []byte) (uint64, bool) {
 	}
 	ino, err := strconv.ParseUint(string(t[len(pre):len(t)-1]), 10, 64)
 	return ino, err == nil
+}
+
+// cloudGeneratesKeys reports whether cloud-init is enabled and its ssh
+// module generates host keys, from its system configuration as sealprep
+// reads it (cloudcfg, then identity.CloudSSH).
+func cloudGeneratesKeys(r *fs.Root) bool {
+	if !identity.CloudInitEnabled(r) {
+		return false
+	}
+	module, keyTypes := identity.CloudSSH(cloudcfg.Read(r).Merged)
+	return module && keyTypes
 }

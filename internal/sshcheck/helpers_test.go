@@ -17,13 +17,25 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fs"
 )
 
+// guestMachineID is the machine ID tree gives a root that names none: a
+// guest's, so that the root is not judged as a sealed template.
+const guestMachineID = "0123456789abcdef0123456789abcdef\n"
+
 // tree writes files under a fresh directory; a value of "<dir>" makes a
-// directory.
+// directory, "<none>" leaves the path out. /etc/machine-id holds
+// guestMachineID unless files names it.
 func tree(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
+	if _, ok := files["/etc/machine-id"]; !ok {
+		files["/etc/machine-id"] = guestMachineID
+		defer delete(files, "/etc/machine-id")
+	}
 	for p, s := range files {
 		full := filepath.Join(dir, p)
+		if s == "<none>" {
+			continue
+		}
 		if s == "<dir>" {
 			if err := os.MkdirAll(full, 0o755); err != nil {
 				t.Fatal(err)

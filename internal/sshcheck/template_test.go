@@ -2,6 +2,7 @@ package sshcheck
 
 import (
 	"context"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/identity"
 	"github.com/guestcheck/guestcheck/internal/seal"
 	"github.com/guestcheck/guestcheck/internal/sealrecord"
 )
@@ -93,4 +95,75 @@ func TestTemplateRecordUnparsedIgnored(t *testing.T) {
 	if f := gatherAsRoot(t, dir, nil); f.Template != nil {
 		t.Fatalf("a malformed record was read: %+v", f.Template)
 	}
+}
+
+// TestJudgeTemplateHostKeys judges a sealed template's host keys on Facts
+// values: none with a regenerator passes, none without one fails, any key
+// left fails.
+func TestJudgeTemplateHostKeys(t *testing.T) {
+	tpl := identity.TemplateState{Is: true, Why: "looks sealed; /etc/machine-id is empty"}
+	missing := HostKey{Path: "/etc/ssh/ssh_host_ed25519_key", At: "default", Err: iofs.ErrNotExist}
+	base := Facts{Binary: "/usr/sbin/sshd", DefaultHostKeys: true, HostKeys: []HostKey{missing}, State: tpl}
+
+	f := base
+	f.Regenerator = "the sshd-keygen@.service unit"
+	out := JudgeHostKeys(f)
+	validate(t, out)
+	p := want(t, out, CodeHostKeyTemplateNone, check.Pass, "no host keys, as in a sealed template: the sshd-keygen@.service unit generates them")
+	if p.Detail["template"] != tpl.Why || p.Detail["regenerator"] != f.Regenerator {
+		t.Errorf("detail %v", p.Detail)
+	}
+
+	out = JudgeHostKeys(base)
+	validate(t, out)
+	fl := want(t, out, CodeHostKeyNone, check.Fail, "nothing generates them at first boot")
+	if strings.Contains(fl.Remediation, "systemctl") || !strings.Contains(fl.Remediation, "re-seal") {
+		t.Errorf("remediation %q", fl.Remediation)
+	}
+
+	f = base
+	f.Regenerator = "cloud-init's ssh module (cc_ssh)"
+	f.KeyFiles = []string{"/etc/ssh/ssh_host_rsa_key"}
+	out = JudgeHostKeys(f)
+	validate(t, out)
+	fl = want(t, out, CodeHostKeyInTemplate, check.Fail, "1 host key file(s) left in a sealed template")
+	if fl.Detail["keys"] != "/etc/ssh/ssh_host_rsa_key" {
+		t.Errorf("detail %v", fl.Detail)
+	}
+
+	// On a first boot, keys may be this boot's: judged as a guest's.
+	f = base
+	f.Live = true
+	f.HostKeys = []HostKey{{Path: "/etc/ssh/ssh_host_ed25519_key", At: "default", Err: iofs.ErrPermission}}
+	if got := find(JudgeHostKeys(f), CodeHostKeyInTemplate); len(got) != 0 {
+		t.Errorf("live first boot with keys judged as a template: %+v", got)
+	}
+
+	// A guest without keys still fails as before.
+	f = base
+	f.State = identity.TemplateState{}
+	f.Regenerator = "ignored"
+	want(t, JudgeHostKeys(f), CodeHostKeyNone, check.Fail, "sshd has no usable host key")
+}
+
+// TestTemplateRootGathered reads a sealed template's root: cloud-init's
+// ssh module is found through cloud.cfg as sealprep finds it.
+func TestTemplateRootGathered(t *testing.T) {
+	dir := tree(t, map[string]string{
+		"/usr/sbin/sshd":       "ELF",
+		"/etc/os-release":      "ID=debian\n",
+		"/etc/ssh/sshd_config": "PasswordAuthentication no\nKbdInteractiveAuthentication no\n",
+		"/etc/machine-id":      "",
+		"/usr/bin/cloud-init":  "",
+		"/etc/cloud/cloud.cfg": "cloud_init_modules: [migrator, ssh]\n",
+	})
+	out := Judge(gatherAsRoot(t, dir, nil))
+	validate(t, out)
+	want(t, out, CodeHostKeyTemplateNone, check.Pass, "cloud-init's ssh module (cc_ssh) generates them at first boot")
+
+	if err := os.WriteFile(filepath.Join(dir, "etc/cloud/cloud.cfg"), []byte("cloud_init_modules: [migrator, ssh]\nssh_genkeytypes: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out = Judge(gatherAsRoot(t, dir, nil))
+	want(t, out, CodeHostKeyNone, check.Fail, "no host keys in the template")
 }
