@@ -17,16 +17,16 @@ import (
 
 // imageChecks are the checks an image root's golden runs: those that
 // judge files, and so speak of guest paths and image fixes.
-const imageChecks = "hostname,dns,fstab,time-sync,cloud-config"
+const imageChecks = "hostname,dns,fstab,time-sync,cloud-config,ssh,network-identity"
 
 // liveOnly matches a remediation that would act on the host's own
 // devices, services or accounts if run where guestcheck runs: under an
 // image root no fix may name one.
-var liveOnly = regexp.MustCompile("`(hostnamectl|timedatectl|systemctl|blkid|mount|umount|resolvectl|ip|chronyc|journalctl|udevadm|usermod|gpasswd|passwd|useradd|groupadd|ssh-keygen|cloud-init (clean|status|init)|netplan apply|apt|dnf|chmod|chown|visudo)[ `]")
+var liveOnly = regexp.MustCompile("`(hostnamectl|timedatectl|systemctl|blkid|mount|umount|resolvectl|ip|chronyc|journalctl|udevadm|usermod|gpasswd|passwd|useradd|groupadd|ssh-keygen|cloud-init (clean|status|init)|netplan apply|apt|dnf|chmod|chown|visudo|nmcli|systemd-machine-id-setup|: >)[ `]")
 
 // notYetImage are the codes whose fixes do not have their image wording
 // yet (their area is being reworked on another branch).
-var notYetImage = map[string]bool{"hostname-invalid": true}
+var notYetImage = map[string]bool{}
 
 // writeImageRoot makes a small image-like root: cloud-init installed with
 // user-data asking for a user, no resolv.conf, an invalid hostname, no
@@ -40,7 +40,7 @@ func writeImageRoot(t *testing.T, mode os.FileMode, absent bool) string {
 		"var/lib/cloud/instance/cloud-config.txt": "#cloud-config\nusers:\n  - name: ops\n    groups: [adm]\n",
 		"etc/hostname":                            "bad_host_\n",
 		"etc/fstab":                               "/dev/sda1 / ext4 defaults 0 1\n",
-		"etc/machine-id":                          "uninitialized\n",
+		"etc/machine-id":                          "4b2f0c1d9e8a4f6b8c7d6e5f4a3b2c1d\n",
 		"etc/group":                               "root:x:0:\nadm:x:4:\n",
 		"etc/systemd/system/multi-user.target.wants/.keep": "",
 	}

@@ -421,7 +421,7 @@ func (v *verdict) judgeTemplate() {
 	case hostnamefile.Set:
 		v.add(check.Warn, codeTemplateNamed,
 			fmt.Sprintf("%s names %s in a sealed template: every clone claims that name until cloud-init or DHCP renames it", pathEtcHostname, show(v.etc)),
-			"Empty /etc/hostname in the image (`: > /etc/hostname`), or re-seal it with sealprep (its hostname operation)",
+			"Empty /etc/hostname in the image, or re-seal it with sealprep (its hostname operation)",
 			"template", why)
 	}
 	// An unusable /etc/hostname is already a file problem.
