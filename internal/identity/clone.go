@@ -274,7 +274,7 @@ func readJournalHeaders(root *fs.Root, dir string) (out []JournalFile, skipped [
 		p := dir + "/" + n
 		h, err := readJournalHeader(root, p)
 		if err != nil {
-			skipped = append(skipped, p+": "+err.Error())
+			skipped = append(skipped, fs.ErrorText(p, err))
 			continue
 		}
 		out = append(out, JournalFile{Path: p, Header: h})
