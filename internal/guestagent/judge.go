@@ -137,8 +137,11 @@ func (r *judgement) unitState() {
 	if err != nil || len(us) == 0 {
 		msg := "systemd is not available; the agent is judged from /proc only"
 		if err != nil && !errors.Is(err, systemd.ErrNotRunning) {
-			r.add(check.Errorf(CodeUnreadable, "cannot read the state of "+UnitName, map[string]string{"error": err.Error()},
-				"check that the system bus or systemd's private socket is reachable (run as root)"))
+			fix := "check that the system bus or systemd's private socket is reachable"
+			if !r.f.IsRoot {
+				fix += " (run as root)"
+			}
+			r.add(check.Errorf(CodeUnreadable, "cannot read the state of "+UnitName, map[string]string{"error": err.Error()}, fix))
 			return
 		}
 		r.add(check.Skipf(CodeNoSystemd, msg, map[string]string{"error": fmt.Sprint(err)}))

@@ -158,6 +158,15 @@ func (f Facts) show(p string) string {
 // the host's own keys and sshd.
 func (f Facts) fix(running, image string) string { return check.Fix(f.Live, running, image) }
 
+// rootOr is fix, after "Run guestcheck as root, or" when guestcheck is
+// not root: as root, a refused query is not a matter of privilege.
+func rootOr(isRoot bool, fix string) string {
+	if isRoot {
+		return strings.ToUpper(fix[:1]) + fix[1:]
+	}
+	return "Run guestcheck as root, or " + fix
+}
+
 // reseal is the image's fix for host keys it should not carry.
 const reseal = "remove it and its .pub from the image (a clone makes its own at first boot), or re-seal the image with sealprep (its ssh-host-keys operation)"
 
@@ -197,7 +206,7 @@ func JudgeUnits(f Facts) []check.Finding {
 			return []check.Finding{check.Skipf(CodeNoSystemd, "sshd's unit state not checked: "+f.UnitsErr.Error(), nil)}
 		}
 		return []check.Finding{check.Errorf(CodeUnreadable, "cannot read sshd's unit state", map[string]string{"error": f.UnitsErr.Error()},
-			"Run guestcheck as root, or check that systemd answers on D-Bus (`systemctl status ssh sshd`)")}
+			rootOr(f.IsRoot, "check that systemd answers on D-Bus (`systemctl status ssh sshd`)"))}
 	}
 	svc, found := unitByName(f.Units, serviceUnits)
 	sock, sockActive := f.socketActive()
