@@ -43,11 +43,11 @@ func TestBootCheckSentinel(t *testing.T) {
 		console string
 		stderr  string
 	}{
-		{"pass", "guestcheck: PASS 0 fail, 0 error, 0 warn, 9 pass, 0 skip (9 checks, 80 ms)", 0, true, "guestcheck: PASS", ""},
-		{"warn", "guestcheck: WARN 0 fail, 0 error, 1 warn, 8 pass, 0 skip (9 checks, 80 ms)", 2, true, "guestcheck: WARN", ""},
-		{"fail", "guestcheck: FAIL 1 fail, 0 error, 0 warn, 8 pass, 0 skip (9 checks, 80 ms)", 1, false, "guestcheck: FAIL", ""},
+		{"pass", "guestcheck: PASS 9 checks: 0 fail, 0 error, 0 warn, 9 pass, 0 skip (80 ms)", 0, true, "guestcheck: PASS", ""},
+		{"warn", "guestcheck: WARN 9 checks: 0 fail, 0 error, 1 warn, 8 pass, 0 skip (80 ms)", 2, true, "guestcheck: WARN", ""},
+		{"fail", "guestcheck: FAIL 9 checks: 1 fail, 0 error, 0 warn, 8 pass, 0 skip (80 ms)", 1, false, "guestcheck: FAIL", ""},
 		{"config error", "", 3, false, "guestcheck: ERROR exit 3: a warning on stderr", ""},
-		{"report lost", "guestcheck: PASS 0 fail, 0 error, 0 warn, 9 pass, 0 skip (9 checks, 80 ms)", 1, false,
+		{"report lost", "guestcheck: PASS 9 checks: 0 fail, 0 error, 0 warn, 9 pass, 0 skip (80 ms)", 1, false,
 			"guestcheck: --output json:/run/guestcheck/report.json: report not written: /run/guestcheck: read-only file system\nguestcheck: PASS",
 			"guestcheck: --output json:/run/guestcheck/report.json: report not written: /run/guestcheck: read-only file system"},
 	} {

@@ -138,7 +138,9 @@ func writeExplain(w io.Writer, c docs.Code) {
 	var b strings.Builder
 	cmd := &cli.Command{Description: c.Meaning}
 	if c.Fix != "" {
-		cmd.Description += "\n\nFix: " + c.Fix
+		// The page words the fix for the running system; a report under
+		// --root words it for the image (check.Fix).
+		cmd.Description += "\n\nFix: " + c.Fix + "\n\nUnder --root a report words the fix for the image instead: the file to edit in it, a re-seal with sealprep, or a rebuild."
 	}
 	cmd.Description += "\n\nReference: " + c.Page()
 	// The description renderer wraps prose the way --help does.

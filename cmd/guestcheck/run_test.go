@@ -253,7 +253,7 @@ func TestSummaryAndSeveralOutputs(t *testing.T) {
 	if code != 2 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	want := "guestcheck: WARN 0 fail, 0 error, 1 warn, 1 pass, 0 skip (2 checks, "
+	want := "guestcheck: WARN 2 checks: 0 fail, 0 error, 1 warn, 1 pass, 0 skip ("
 	if !strings.HasPrefix(out, want) || strings.Count(out, "\n") != 1 {
 		t.Errorf("--summary stdout = %q, want one line starting %q", out, want)
 	}

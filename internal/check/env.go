@@ -74,7 +74,8 @@ type Resolver interface {
 }
 
 // NotLiveReason is the skip message for checks that need the running
-// system when --root points elsewhere.
+// system when --root points elsewhere. It does not name the root: the
+// report's header does, once.
 func (e *Env) NotLiveReason() string {
-	return "needs the running system, but --root is " + e.Root.Dir()
+	return "needs the running system, but --root is an image root"
 }

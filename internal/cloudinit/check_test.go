@@ -233,7 +233,7 @@ func TestCloudInitCheck(t *testing.T) {
 		}, want: []string{"fail cloud-init-not-started", "warn cloud-init-stale-result", "warn cloud-init-stale-result"},
 			check: func(t *testing.T, fs []check.Finding, dir string) {
 				f := ciFind(t, fs, "cloud-init-stale-result")
-				want := dir + "/var/lib/cloud/instance/boot-finished is from an earlier boot (modified 2025-11-27T20:00:00Z, before this boot at 2025-11-29T21:00:00Z)"
+				want := "/var/lib/cloud/instance/boot-finished is from an earlier boot (modified 2025-11-27T20:00:00Z, before this boot at 2025-11-29T21:00:00Z)"
 				if f.Message != want {
 					t.Errorf("message = %q\nwant      %q", f.Message, want)
 				}
@@ -319,7 +319,7 @@ func TestCloudInitCheck(t *testing.T) {
 			// The unreadable file does not hide the unit failure.
 			want: []string{"error cloud-init-status-unreadable", "fail cloud-init-unit-failed"}, check: func(t *testing.T, fs []check.Finding, dir string) {
 				f := ciFind(t, fs, "cloud-init-status-unreadable")
-				if f.Message != dir+"/run/cloud-init/status.json: unexpected end of JSON input" {
+				if f.Message != "/run/cloud-init/status.json: unexpected end of JSON input" {
 					t.Errorf("message = %q", f.Message)
 				}
 			}},
@@ -327,7 +327,7 @@ func TestCloudInitCheck(t *testing.T) {
 			return ciBooted(t, 5*time.Minute).Write(StatusPath, ciDone).Write(ResultPath, "not json at all")
 		}, want: []string{"pass cloud-init-done", "warn cloud-init-result-unreadable"}, check: func(t *testing.T, fs []check.Finding, dir string) {
 			f := ciFind(t, fs, "cloud-init-result-unreadable")
-			want := dir + "/run/cloud-init/result.json is unusable (invalid character 'o' in literal null (expecting 'u') (at byte 2)), " +
+			want := "/run/cloud-init/result.json is unusable (invalid character 'o' in literal null (expecting 'u') (at byte 2)), " +
 				"so tools that read it get no result; the verdict comes from status.json, as cloud-init's does"
 			if f.Message != want || f.Detail["reason"] != "invalid character 'o' in literal null (expecting 'u') (at byte 2)" {
 				t.Errorf("message = %q\nwant      %q", f.Message, want)
@@ -374,14 +374,14 @@ func TestCloudInitCheck(t *testing.T) {
 		{name: "wrong type in status.json", root: func(t *testing.T) *cloudinittest.Root {
 			return ciBooted(t, 5*time.Minute).Write(StatusPath, `{"v1": {"modules-final": {"errors": "none", "start": 1.0}}}`)
 		}, want: []string{"error cloud-init-status-unreadable"}, check: func(t *testing.T, fs []check.Finding, dir string) {
-			if fs[0].Message != dir+"/run/cloud-init/status.json: v1.modules-final.errors: want an array of strings, got string" {
+			if fs[0].Message != "/run/cloud-init/status.json: v1.modules-final.errors: want an array of strings, got string" {
 				t.Errorf("message = %q", fs[0].Message)
 			}
 		}},
 		{name: "directory where status.json should be", root: func(t *testing.T) *cloudinittest.Root {
 			return ciBooted(t, 5*time.Minute).Mkdir(StatusPath)
 		}, want: []string{"error cloud-init-status-unreadable"}, check: func(t *testing.T, fs []check.Finding, dir string) {
-			if fs[0].Message != dir+"/run/cloud-init/status.json: is a directory" {
+			if fs[0].Message != "/run/cloud-init/status.json: is a directory" {
 				t.Errorf("message = %q", fs[0].Message)
 			}
 		}},

@@ -28,10 +28,12 @@ type Facts struct {
 	// through what (see Inside). Only looked for on the live system.
 	Inside bool
 	Via    string
+	// IsRoot is true when guestcheck runs as root (Env.IsRoot).
+	IsRoot bool
 	// Required is the config's cloud_init.required.
 	Required bool
-	// Display renders a guest path for messages (the host path under
-	// --root); nil shows it as it is.
+	// Display renders a guest path for messages (fs.Reader.Display); nil
+	// shows it as it is.
 	Display func(string) string
 }
 
@@ -53,6 +55,7 @@ func Gather(ctx context.Context, env *check.Env) (Facts, error) {
 	}
 	f := Facts{
 		Live:     env.Live,
+		IsRoot:   env.IsRoot,
 		Required: env.Config != nil && env.Config.CloudInit.Required,
 		Display:  env.Root.Display,
 		Snap:     Read(env.Root, ReadOptions{Live: env.Live, Now: now}),

@@ -74,7 +74,7 @@ func (j judgement) fileErrors() []check.Finding {
 		}
 		shown := j.f.show(fe.Path)
 		out = append(out, finding(check.Error, codeCIUnreadable, shown+": "+fe.Err.Error(),
-			check.Detail(j.base, "file", shown, "reason", fe.Err.Error()), fileFix(fe, shown)))
+			check.Detail(j.base, "file", shown, "reason", fe.Err.Error()), j.fileFix(fe, shown)))
 	}
 	if fe := snap.ResultErr; fe != nil {
 		shown := j.f.show(fe.Path)
@@ -84,17 +84,23 @@ func (j judgement) fileErrors() []check.Finding {
 		}
 		out = append(out, finding(check.Warn, codeCIResultUnreadable,
 			fmt.Sprintf("%s is unusable (%s), so tools that read it get no result; %s", shown, fe.Err.Error(), judged),
-			check.Detail(j.base, "file", shown, "reason", fe.Err.Error()), fileFix(fe, shown)))
+			check.Detail(j.base, "file", shown, "reason", fe.Err.Error()), j.fileFix(fe, shown)))
 	}
 	return out
 }
 
+// resealFix is the image's fix for cloud-init state an image should not
+// carry: every clone would start from an earlier run's record.
+const resealFix = "re-seal the image with sealprep (its cloud-init operation clears cloud-init's state), or rebuild it"
+
 // fileFix is the remediation for a cloud-init file that cannot be used.
-func fileFix(fe *FileError, shown string) string {
+func (j judgement) fileFix(fe *FileError, shown string) string {
 	if errors.Is(fe.Err, syscall.EACCES) || errors.Is(fe.Err, syscall.EPERM) {
-		return "Run guestcheck as root, or make " + shown + " readable"
+		return check.ReadFix(j.f.IsRoot, shown, fe.Err)
 	}
-	return "Inspect " + shown + " and /var/log/cloud-init.log; cloud-init rewrites its status files at every stage, so a reboot (or `cloud-init clean --logs --reboot` on a template) replaces a corrupt one"
+	return check.Fix(j.f.Live,
+		"Inspect "+shown+" and /var/log/cloud-init.log; cloud-init rewrites its status files at every stage, so a reboot (or `cloud-init clean --logs --reboot` on a template) replaces a corrupt one",
+		"Inspect "+shown+" and /var/log/cloud-init.log in the image; cloud-init rewrites its status files at every stage, so "+resealFix)
 }
 
 // state turns a usable state into findings.
@@ -122,7 +128,8 @@ func (j judgement) state() []check.Finding {
 			shown := j.f.show(lo.Path)
 			out = append(out, finding(check.Warn, codeCIStaleResult, fmt.Sprintf("%s is from an earlier boot (%s)", shown, lo.Reason),
 				check.Detail(j.base, "file", shown),
-				"Do not take this file as proof that this boot was provisioned; find out why cloud-init did not run this boot with `journalctl -b -u 'cloud-*'`"))
+				check.Fix(j.f.Live, "Do not take this file as proof that this boot was provisioned; find out why cloud-init did not run this boot with `journalctl -b -u 'cloud-*'`",
+					"Do not take this file as proof that the image was provisioned: "+resealFix)))
 		}
 	}
 	if st.StatusStale {
@@ -193,7 +200,8 @@ func (j judgement) staleStatus() check.Finding {
 	shown := j.f.show(StatusPath)
 	return finding(check.Warn, codeCIStaleResult, shown+" is from an earlier boot ("+reason+")",
 		check.Detail(j.base, "file", shown),
-		"Make sure /run is a tmpfs and find out why cloud-init did not run this boot with `journalctl -b -u 'cloud-*'`")
+		check.Fix(j.f.Live, "Make sure /run is a tmpfs and find out why cloud-init did not run this boot with `journalctl -b -u 'cloud-*'`",
+			"The image carries an earlier run's status: "+resealFix))
 }
 
 func (j judgement) running() check.Finding {
@@ -217,7 +225,8 @@ func (j judgement) running() check.Finding {
 	}
 	return finding(check.Warn, codeCIRunning, fmt.Sprintf("cloud-init is still running (stage %s)", or(st.Stage, "between stages")),
 		check.Detail(j.base),
-		"Re-run with `--wait 10m` to wait for cloud-init to finish, or follow it with `cloud-init status --long` and /var/log/cloud-init.log")
+		check.Fix(j.f.Live, "Re-run with `--wait 10m` to wait for cloud-init to finish, or follow it with `cloud-init status --long` and /var/log/cloud-init.log",
+			"The image was captured while cloud-init ran: let it finish before the image is captured, then "+resealFix))
 }
 
 func (j judgement) moduleErrors() []check.Finding {
@@ -227,7 +236,8 @@ func (j judgement) moduleErrors() []check.Finding {
 		// The full text (often a Python repr with a traceback) is in detail.
 		text := clipRunes(problem.OneLine(e.Message), 200)
 		msg := fmt.Sprintf("cloud-init stage %s failed: %s", e.Stage, text)
-		fix := "Read the traceback in /var/log/cloud-init.log (`cloud-init status --long` lists the errors) and validate the user-data with `cloud-init schema --system`"
+		fix := check.Fix(j.f.Live, "Read the traceback in /var/log/cloud-init.log (`cloud-init status --long` lists the errors) and validate the user-data with `cloud-init schema --system`",
+			"Read the traceback in /var/log/cloud-init.log in the image, validate the user-data it was built with (`cloud-init schema -c FILE`), then "+resealFix)
 		if mod != "" {
 			msg = fmt.Sprintf("cloud-init module %s failed in stage %s: %s", mod, e.Stage, text)
 		}
@@ -235,7 +245,8 @@ func (j judgement) moduleErrors() []check.Finding {
 		case "scripts_user", "scripts_per_boot", "scripts_per_instance", "scripts_per_once", "scripts_vendor":
 			fix = "A runcmd or user script exited non-zero: find its output in /var/log/cloud-init-output.log; when guestcheck runs from runcmd, give it --exit-zero so its own verdict does not fail the stage"
 		case "runcmd":
-			fix = "Fix the runcmd list in the user-data (every item must be a string or a list of strings; `cloud-init schema --system` points at the bad one)"
+			fix = "Fix the runcmd list in the user-data (every item must be a string or a list of strings; " +
+				check.Fix(j.f.Live, "`cloud-init schema --system` points at the bad one)", "`cloud-init schema -c FILE` points at the bad one), then "+resealFix)
 		}
 		// Kept even when empty: the stage and the text are as recorded.
 		d := check.Detail(j.base)
@@ -283,9 +294,11 @@ func (j judgement) recoverableLevel(lvl string, es []RecoverableError) check.Fin
 	if len(es) > 1 {
 		msg += fmt.Sprintf(" (+%d more)", len(es)-1)
 	}
-	fix := "Read the messages with `cloud-init status --long` and fix the user-data or configuration they point at (`cloud-init schema --system` reports invalid and deprecated keys)"
+	fix := check.Fix(j.f.Live, "Read the messages with `cloud-init status --long` and fix the user-data or configuration they point at (`cloud-init schema --system` reports invalid and deprecated keys)",
+		"Read the messages in /var/log/cloud-init.log in the image and fix the user-data or configuration they point at (`cloud-init schema -c FILE` reports invalid and deprecated keys), then "+resealFix)
 	if lvl == "DEPRECATED" {
-		fix = "Replace the deprecated keys the messages name (`cloud-init schema --system --annotate` shows where they are)"
+		fix = check.Fix(j.f.Live, "Replace the deprecated keys the messages name (`cloud-init schema --system --annotate` shows where they are)",
+			"Replace the deprecated keys the messages name (`cloud-init schema -c FILE --annotate` shows where they are in a user-data file), then "+resealFix)
 	}
 	// Kept even when empty, as recorded.
 	d := check.Detail(j.base)

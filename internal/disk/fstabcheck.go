@@ -103,7 +103,7 @@ func JudgeFstab(f FstabFacts) []check.Finding {
 	if f.ReadErr != nil {
 		return []check.Finding{check.Errorf(codeFstabUnreadable, "cannot read /etc/fstab",
 			map[string]string{"file": f.File, "error": f.ReadErr.Error()},
-			"run guestcheck as root, or check the file's permissions")}
+			check.ReadFix(f.IsRoot, "/etc/fstab", f.ReadErr))}
 	}
 	if len(f.Entries) == 0 && len(f.Problems) == 0 {
 		return []check.Finding{check.Skipf(codeFstabAbsent, "/etc/fstab has no entries", map[string]string{"file": f.File})}

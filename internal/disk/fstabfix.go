@@ -8,6 +8,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/guestfile/fstab"
 )
 
@@ -48,8 +49,12 @@ func (r *fstabJudge) persistentFix(v fstabEntryView, dev *BlockDevice, addNofail
 	if dev != nil {
 		dev0 = dev.Path()
 	}
-	return fmt.Sprintf("%srun `blkid %s` and replace line %d with `%s`, using the UUID it prints", prefix, dev0, e.Line,
-		fstabLineWith(e, "UUID=<uuid>", extra...))
+	line := fstabLineWith(e, "UUID=<uuid>", extra...)
+	// Under an image root, blkid would read the host's own disk of that
+	// name: the UUID is the one the image's build gave the filesystem.
+	return check.Fix(r.f.Live,
+		fmt.Sprintf("%srun `blkid %s` and replace line %d with `%s`, using the UUID it prints", prefix, dev0, e.Line, line),
+		fmt.Sprintf("%sreplace line %d of /etc/fstab in the image with `%s`, using the UUID the image's build gave that filesystem (or LABEL= a label it sets)", prefix, e.Line, line))
 }
 
 // fstabLineWith formats e with another spec (when not empty) and extra

@@ -67,14 +67,13 @@ func (a *anchor) Dir() string { return a.dir }
 // when live kernel state (/proc, netlink, systemd) describes this guest.
 func (a *anchor) IsHost() bool { return a.host }
 
-// Display returns the name to show for guest path p in messages: the guest
-// path itself on the live system, the host path under an image root.
-func (a *anchor) Display(p string) string {
-	if a.host {
-		return Clean(p)
-	}
-	return filepath.Join(a.dir, Clean(p))
-}
+// Display returns the name to show for guest path p in messages and
+// errors: the guest path itself ("/etc/resolv.conf"), under an image root
+// as on the live system. An operator edits the file at that path in the
+// guest, and every fix is written in guest paths; the report names the
+// root once, in its header (Dir). Display is the one place this is
+// decided, for guestcheck and sealprep alike.
+func (a *anchor) Display(p string) string { return Clean(p) }
 
 // open resolves guest path p inside the root (following symlinks in-root,
 // the last one too unless flags has O_NOFOLLOW) and opens it.

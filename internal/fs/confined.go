@@ -425,7 +425,7 @@ func (c *Confined) ReadFileLimit(p string, limit int64) ([]byte, error) {
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", c.Display(p), err)
+		return nil, err // the *os.File's *PathError names p already
 	}
 	if int64(len(b)) > limit {
 		return nil, fmt.Errorf("read %s: %w (over %d bytes)", c.Display(p), ErrTooLarge, limit)
@@ -495,7 +495,7 @@ func (c *Confined) ReadDir(p string) ([]Entry, error) {
 	defer f.Close()
 	names, err := f.Readdirnames(-1)
 	if err != nil {
-		return nil, fmt.Errorf("read dir %s: %w", c.Display(p), err)
+		return nil, err // the *os.File's *PathError names p already
 	}
 	sort.Strings(names)
 	out := make([]Entry, 0, len(names))

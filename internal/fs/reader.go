@@ -1,5 +1,10 @@
 package fs
 
+import (
+	"os"
+	"strings"
+)
+
 // Reader is the read face of a guest root that every fact reader takes, so
 // that guestcheck (Root), sealprep (Confined) and an attached image share
 // one reader per fact. Paths are the guest's own absolute paths and every
@@ -33,3 +38,17 @@ var (
 	_ Reader = (*Root)(nil)
 	_ Reader = (*Confined)(nil)
 )
+
+// ErrorText is err's text for a message about guest path p, naming p
+// once and without Go's operation words: "/etc/passwd: permission
+// denied". fs's errors already name the path they failed on, and a
+// caller that wrote "p: " before one would name it twice.
+func ErrorText(p string, err error) string {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Path + ": " + pe.Err.Error()
+	}
+	if s := err.Error(); strings.Contains(s, p) {
+		return s
+	}
+	return p + ": " + err.Error()
+}

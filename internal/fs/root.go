@@ -124,7 +124,7 @@ func (r *Root) readFD(fd int, p string, sized bool) ([]byte, error) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", r.Display(p), &os.PathError{Op: "read", Path: r.Display(p), Err: err})
+			return nil, &os.PathError{Op: "read", Path: r.Display(p), Err: err}
 		}
 		if m <= 0 {
 			break

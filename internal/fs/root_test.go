@@ -6,6 +6,7 @@ import (
 	iofs "io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -102,8 +103,10 @@ func TestRootStatLstatReadlink(t *testing.T) {
 	if !r.Exists("/etc/hostname") || r.Exists("/etc/none") {
 		t.Error("Exists")
 	}
-	if got := r.Display("etc/hostname"); got != filepath.Join(dir, "etc/hostname") {
-		t.Errorf("Display = %q", got)
+	// Under an image root too, what is shown is the guest's path: the
+	// report names the root once, in its header.
+	if got := r.Display("etc/hostname"); got != "/etc/hostname" {
+		t.Errorf("Display = %q, want the guest path /etc/hostname", got)
 	}
 }
 
@@ -216,5 +219,32 @@ func BenchmarkReadFileProc(b *testing.B) {
 		if _, err := r.ReadFile("/proc/self/comm"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestErrorTextNamesThePathOnce holds fs's errors to naming a guest path
+// once, whoever shows them: a read that fails as it reads (a directory),
+// a missing file, and a caller's own error without a path.
+func TestErrorTextNamesThePathOnce(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(dir, "etc/passwd"), 0o755))
+	r, err := Open(dir)
+	must(t, err)
+	defer r.Close()
+	for _, p := range []string{"/etc/passwd", "/etc/shadow"} {
+		_, err := r.ReadFile(p)
+		if err == nil {
+			t.Fatalf("ReadFile(%s) succeeded", p)
+		}
+		if n := strings.Count(err.Error(), p); n != 1 {
+			t.Errorf("ReadFile(%s) error %q names the path %d times", p, err, n)
+		}
+		got := ErrorText(p, err)
+		if strings.Count(got, p) != 1 || strings.Contains(got, dir) || strings.HasPrefix(got, "open ") || strings.HasPrefix(got, "read ") {
+			t.Errorf("ErrorText(%s) = %q, want the guest path once, then why", p, got)
+		}
+	}
+	if got := ErrorText("/etc/x", errors.New("bad")); got != "/etc/x: bad" {
+		t.Errorf("ErrorText of a bare error = %q", got)
 	}
 }

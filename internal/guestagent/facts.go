@@ -25,6 +25,8 @@ type Facts struct {
 	// the skip message when it is not.
 	Live          bool
 	NotLiveReason string
+	// IsRoot is true when guestcheck runs as root (Env.IsRoot).
+	IsRoot bool
 	// Now is the clock the marker's and the denials' ages are taken at.
 	Now time.Time
 	// Pres is the shared probe: binary, port, processes, platform.
@@ -111,7 +113,7 @@ func (f Facts) show(p string) string {
 // set, when ctx ends after the unit was asked for.
 func Gather(ctx context.Context, env *check.Env) Facts {
 	root := env.Root
-	f := Facts{Live: env.Live, Pres: Probe(env), Display: root.Display, HasSystemd: env.Systemd != nil}
+	f := Facts{Live: env.Live, IsRoot: env.IsRoot, Pres: Probe(env), Display: root.Display, HasSystemd: env.Systemd != nil}
 	if env.Now != nil {
 		f.Now = env.Now()
 	}

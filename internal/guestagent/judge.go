@@ -53,6 +53,12 @@ type judgement struct {
 
 func (r *judgement) add(f ...check.Finding) { r.out = append(r.out, f...) }
 
+// inImage ends a fix of the agent's files: restart, the running system's
+// words, or "in the image", where a restart would be the host's agent.
+func (r *judgement) inImage(restart string) string {
+	return check.Fix(r.f.Live, restart, " in the image")
+}
+
 // installed judges whether an agent is installed; false ends the check.
 func (r *judgement) installed() bool {
 	p := r.f.Pres
@@ -131,8 +137,11 @@ func (r *judgement) unitState() {
 	if err != nil || len(us) == 0 {
 		msg := "systemd is not available; the agent is judged from /proc only"
 		if err != nil && !errors.Is(err, systemd.ErrNotRunning) {
-			r.add(check.Errorf(CodeUnreadable, "cannot read the state of "+UnitName, map[string]string{"error": err.Error()},
-				"check that the system bus or systemd's private socket is reachable (run as root)"))
+			fix := "check that the system bus or systemd's private socket is reachable"
+			if !r.f.IsRoot {
+				fix += " (run as root)"
+			}
+			r.add(check.Errorf(CodeUnreadable, "cannot read the state of "+UnitName, map[string]string{"error": err.Error()}, fix))
 			return
 		}
 		r.add(check.Skipf(CodeNoSystemd, msg, map[string]string{"error": fmt.Sprint(err)}))
@@ -320,7 +329,7 @@ func (r *judgement) filter() {
 	if len(s.Fatal) > 0 {
 		d["errors"] = strings.Join(s.Fatal, "; ")
 		r.add(check.New(check.Fail, CodeConfigInvalid, "qemu-ga refuses this configuration and will not start: "+s.Fatal[0], d,
-			crash+"fix the agent's configuration as the error says (qemu-ga exits at start-up with it), then restart the agent"))
+			crash+"fix the agent's configuration as the error says (qemu-ga exits at start-up with it)"+r.inImage(", then restart the agent")))
 		return
 	}
 	bad := false
@@ -338,12 +347,12 @@ func (r *judgement) filter() {
 	if off := f.Disabled(FreezeRPCs); len(off) > 0 {
 		bad = true
 		r.add(check.New(check.Fail, CodeFreezeBlocked, "the agent's RPC filter disables "+strings.Join(off, ","), d,
-			crash+"remove "+strings.Join(off, ",")+" from the block-list (or add them to the allow-list) where settings_from says, then restart the agent"))
+			crash+"remove "+strings.Join(off, ",")+" from the block-list (or add them to the allow-list) where settings_from says"+r.inImage(", then restart the agent")))
 	}
 	if off := f.Disabled(KubeVirtRequiredRPCs); len(off) > 0 {
 		bad = true
 		r.add(check.New(check.Fail, CodeKubeVirtBlocked, "KubeVirt-required RPCs are disabled: "+strings.Join(off, ","), d,
-			"KubeVirt marks this agent AgentVersionNotSupported and Harvester shows no guest information; enable "+strings.Join(off, ",")+" in the agent's filter (or upgrade an agent that lacks them) and restart it"))
+			"KubeVirt marks this agent AgentVersionNotSupported and Harvester shows no guest information; enable "+strings.Join(off, ",")+" in the agent's filter (or upgrade an agent that lacks them)"+r.inImage(" and restart it")))
 	}
 	if off := f.Disabled(ExecRPCs); len(off) > 0 {
 		if r.f.ProbeDeclared {
@@ -353,7 +362,7 @@ func (r *judgement) filter() {
 			dd["probe_declared_in"] = r.f.ProbeWhere
 			r.add(check.New(check.Fail, CodeExecBlocked, "the agent's RPC filter disables "+strings.Join(off, ",")+", which every exec probe needs", dd,
 				"KubeVirt runs readinessProbe.exec and livenessProbe.exec through guest-exec, so every such probe fails and the VMI never becomes Ready (or is restarted): remove "+
-					strings.Join(off, ",")+" from the block-list (or add them to the allow-list) where settings_from says and restart the agent, or remove the probe: section from the guestcheck config if no exec probe is used"))
+					strings.Join(off, ",")+" from the block-list (or add them to the allow-list) where settings_from says"+r.inImage(" and restart the agent")+", or remove the probe: section from the guestcheck config if no exec probe is used"))
 		} else {
 			r.add(check.Passf(CodeExecBlocked, "info: guest-exec is disabled, so virtctl/automation cannot run commands through the agent (snapshots are unaffected)", d))
 		}
@@ -373,7 +382,7 @@ func (r *judgement) marker() {
 	if err != nil {
 		if !errors.Is(err, iofs.ErrNotExist) {
 			d["error"] = err.Error()
-			r.add(check.Errorf(CodeUnreadable, "cannot check for the frozen marker", d, "run guestcheck as root"))
+			r.add(check.Errorf(CodeUnreadable, "cannot check for the frozen marker", d, check.ReadFix(r.f.IsRoot, r.f.show(p), err)))
 			return
 		}
 		r.add(check.Passf(CodeNotFrozen, "no leftover frozen marker in "+dir, d))
@@ -385,11 +394,13 @@ func (r *judgement) marker() {
 	d["marker_mtime"] = mtime.UTC().Format(time.RFC3339)
 	if age < FrozenGrace && len(r.f.Pres.procs) > 0 {
 		r.add(check.New(check.Warn, CodeFrozenRecent, "the agent froze the filesystems "+age.String()+" ago (a snapshot may be in progress)", d,
-			"if no snapshot or backup is running, thaw with `virsh domfsthaw` / `virtctl unfreeze` from the host; a VM left frozen stalls every write and the next snapshot's freeze fails"))
+			check.Fix(r.f.Live, "if no snapshot or backup is running, thaw with `virsh domfsthaw` / `virtctl unfreeze` from the host; a VM left frozen stalls every write and the next snapshot's freeze fails",
+				"the image was captured with the agent's frozen marker: remove "+p+" from the image, or capture it again from a thawed VM")))
 		return
 	}
 	r.add(check.New(check.Fail, CodeFrozenMarker, "a leftover frozen marker makes the agent refuse most commands", d,
-		crash+"thaw from the host (`virtctl unfreeze`, `virsh domfsthaw`), or if nothing is frozen remove "+p+" and restart the agent"))
+		crash+check.Fix(r.f.Live, "thaw from the host (`virtctl unfreeze`, `virsh domfsthaw`), or if nothing is frozen remove "+p+" and restart the agent",
+			"remove "+p+" from the image: every clone's agent would start refusing commands")))
 }
 
 func orDefault(s, d string) string {
@@ -406,7 +417,7 @@ func (r *judgement) hooks() []string {
 	if !s.HookEnabled {
 		if stranded := r.f.Stranded; len(stranded) > 0 {
 			r.add(check.New(check.Warn, CodeHookDisabled, "freeze hook scripts exist but the agent runs no hook", map[string]string{"scripts": strings.Join(stranded, ","), "settings_from": r.f.SettingsFrom},
-				"enable the hook with -F (or fsfreeze-hook= in "+path.Join(r.f.Confdir, "qemu-ga.conf")+") and restart the agent; until then these scripts never run and applications are not quiesced before snapshots"))
+				"enable the hook with -F (or fsfreeze-hook= in "+path.Join(r.f.Confdir, "qemu-ga.conf")+")"+r.inImage(" and restart the agent")+"; until then these scripts never run and applications are not quiesced before snapshots"))
 			return nil
 		}
 		r.add(check.Passf(CodeHookOK, "no freeze hook is configured and no hook scripts are waiting", map[string]string{"settings_from": r.f.SettingsFrom}))
@@ -428,7 +439,7 @@ func (r *judgement) hooks() []string {
 		}
 		d["problem"] = why
 		r.add(check.New(check.Fail, CodeHookMissing, fmt.Sprintf("the configured freeze hook %q is %s", s.Hook, why), d,
-			crash+"qemu-ga fails every freeze when its hook cannot be executed: install the hook (chmod 755) or remove -F/fsfreeze-hook, then restart the agent"))
+			crash+"qemu-ga fails every freeze when its hook cannot be executed: install the hook (mode 755) or remove -F/fsfreeze-hook"+r.inImage(", then restart the agent")))
 		return nil
 	}
 	d["hook_dir"] = hookDir(s.Hook)
@@ -480,7 +491,8 @@ func (r *judgement) selinux(scripts []string) {
 		dd := check.Detail(d, "denials", fmt.Sprint(n), "denied", strings.Join(paths, "; "), "audit_log", r.f.show("/var/log/audit/audit.log"))
 		first := strings.SplitN(paths[0], " ", 2)[0]
 		r.add(check.New(check.Fail, CodeSELinuxDenied, "SELinux denied qemu-ga access to "+first, dd,
-			crash+"allow the access (`ausearch -c qemu-ga --raw | audit2allow -M qga-local && semodule -i qga-local.pp`, or fix the mountpoint's label/owner) and retry a freeze with `virsh domfsfreeze`"))
+			crash+check.Fix(r.f.Live, "allow the access (`ausearch -c qemu-ga --raw | audit2allow -M qga-local && semodule -i qga-local.pp`, or fix the mountpoint's label/owner) and retry a freeze with `virsh domfsfreeze`",
+				"allow the access in the image's build (an SELinux module made from the denials in its audit log, or the mountpoint's label and owner), then retry a freeze on a booted clone with `virsh domfsfreeze`")))
 	}
 	if len(scripts) > 0 && se.UnconfinedOff {
 		worst = true

@@ -117,7 +117,7 @@ func resolve(root *fs.Root, f Facts) (Settings, string) {
 		}
 	case errors.Is(err, iofs.ErrNotExist) && !required:
 	default:
-		fatal = append(fatal, confPath+": "+err.Error())
+		fatal = append(fatal, fs.ErrorText(confPath, err))
 	}
 	s := Merge(f.Version, f.Confdir, kf, confPath, args)
 	s.Fatal = append(fatal, s.Fatal...)

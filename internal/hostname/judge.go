@@ -338,13 +338,15 @@ func (v *verdict) judgeName() bool {
 	if v.subject == "(none)" || IsLocalhost(v.subject) {
 		v.add(check.Fail, codeLocalhost,
 			fmt.Sprintf("%s is %s, a placeholder: nothing gave this VM a name%s", v.subjectSrc, show(v.subject), v.askedFor()),
-			"Give the VM a name through meta-data local-hostname or user-data hostname (check that cloud-init ran), or run `hostnamectl set-hostname NAME`")
+			"Give the VM a name through meta-data local-hostname or user-data hostname (check that cloud-init ran), or "+
+				check.Fix(v.f.Live, "run `hostnamectl set-hostname NAME`", "write it to /etc/hostname in the image"))
 		return false
 	}
 	if err := validName(v.subject); err != nil {
 		v.add(check.Fail, codeInvalid,
 			fmt.Sprintf("%s %s is not a valid RFC 1123 host name: %v", v.subjectSrc, show(v.subject), err),
-			"Use only letters, digits and inner hyphens (labels of 1-63 characters): fix the name at its source (meta-data local-hostname or user-data hostname) and run `hostnamectl set-hostname NAME`",
+			"Use only letters, digits and inner hyphens (labels of 1-63 characters): fix the name at its source (meta-data local-hostname or user-data hostname) and "+
+				check.Fix(v.f.Live, "run `hostnamectl set-hostname NAME`", "in /etc/hostname in the image"),
 			"invalid_reason", err.Error())
 		return false
 	}
@@ -384,7 +386,8 @@ func (v *verdict) judgeEtc() bool {
 			msg = fmt.Sprintf("/etc/hostname is %s and the kernel hostname was not consulted (%s)", v.etcState, v.f.NotLive)
 		}
 		v.add(check.Warn, codeEtcMissing, msg,
-			"Persist the name with `hostnamectl set-hostname NAME`, which writes /etc/hostname")
+			check.Fix(v.f.Live, "Persist the name with `hostnamectl set-hostname NAME`, which writes /etc/hostname",
+				"Write the name to /etc/hostname in the image"))
 		return false
 	}
 	if v.etcState != hostnamefile.Set || !v.kernelRead || v.f.KernelName == "" {
@@ -418,7 +421,7 @@ func (v *verdict) judgeTemplate() {
 	case hostnamefile.Set:
 		v.add(check.Warn, codeTemplateNamed,
 			fmt.Sprintf("%s names %s in a sealed template: every clone claims that name until cloud-init or DHCP renames it", pathEtcHostname, show(v.etc)),
-			"Empty /etc/hostname in the image (`: > /etc/hostname`), or re-seal it with sealprep (its hostname operation)",
+			"Empty /etc/hostname in the image, or re-seal it with sealprep (its hostname operation)",
 			"template", why)
 	}
 	// An unusable /etc/hostname is already a file problem.

@@ -2,6 +2,7 @@ package hostname
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/check"
 )
@@ -25,7 +26,8 @@ func (v *verdict) judgeMetadata() (ok bool, note string) {
 		if m := Compare(name, exp); m == MatchNone {
 			v.add(check.Fail, codeExpectedMismatch,
 				fmt.Sprintf("%s %s differs from hostname.expected %s", v.subjectSrc, show(name), exp),
-				fmt.Sprintf("Run `hostnamectl set-hostname %s` and fix the name the platform passes in meta-data, or correct hostname.expected if it is wrong", exp))
+				check.Fix(v.f.Live, "Run `hostnamectl set-hostname "+exp+"`", "Write "+exp+" to /etc/hostname in the image")+
+					" and fix the name the platform passes in meta-data, or correct hostname.expected if it is wrong")
 			return false, ""
 		}
 		return true, "matches hostname.expected"
@@ -51,14 +53,17 @@ func (v *verdict) judgeMetadata() (ok bool, note string) {
 	switch {
 	case v.requested && !(metaOnly && v.setHost != nil):
 		if MatchRequest(name, v.request.Hostname, v.request.FQDN) == MatchNone {
-			st, fix := check.Fail, metadataFix
+			st, fix := check.Fail, v.metadataFix()
 			msg := fmt.Sprintf("%s %s differs from %s: %s", v.subjectSrc, show(name), askWhat, wantNames(v.request.Hostname, v.request.FQDN))
 			if metaOnly {
 				// user-data may hold a hostname or preserve_hostname that
 				// explains the difference; do not fail on a guess.
 				st = check.Warn
 				msg += " (user-data was not readable and may override it)"
-				fix = "Run guestcheck as root so that user-data can be read; otherwise " + metadataFixLower
+				fix = "Run guestcheck as root so that user-data can be read; otherwise " + lowerFirst(v.metadataFix())
+				if v.f.IsRoot {
+					fix = "Find why user-data could not be read although guestcheck runs as root (its own finding says); otherwise " + lowerFirst(v.metadataFix())
+				}
 			}
 			v.add(st, codeMetadataMismatch, msg, fix, "compared_with", askWhat)
 			return false, ""
@@ -75,7 +80,7 @@ func (v *verdict) judgeMetadata() (ok bool, note string) {
 		if MatchRequest(name, v.setHost.Hostname, v.setHost.FQDN) == MatchNone {
 			v.add(check.Fail, codeMetadataMismatch,
 				fmt.Sprintf("%s %s differs from %s: %s", v.subjectSrc, show(name), setWhat, wantNames(v.setHost.Hostname, v.setHost.FQDN)),
-				metadataFix, "compared_with", setWhat)
+				v.metadataFix(), "compared_with", setWhat)
 			return false, ""
 		}
 		v.detail["compared_with"] = setWhat
@@ -90,10 +95,23 @@ func (v *verdict) judgeMetadata() (ok bool, note string) {
 	return true, ""
 }
 
-const (
-	metadataFix      = "Fix meta-data local-hostname or user-data hostname/fqdn and reboot (or run `hostnamectl set-hostname NAME`); if the name is managed elsewhere, set `preserve_hostname: true` in user-data"
-	metadataFixLower = "fix meta-data local-hostname or user-data hostname/fqdn and reboot (or run `hostnamectl set-hostname NAME`); if the name is managed elsewhere, set `preserve_hostname: true` in user-data"
-)
+// metadataFix is the fix for a name that differs from what cloud-init
+// was asked for: at the source, then a reboot on the running system; in
+// an image, where hostnamectl would rename the host, /etc/hostname.
+func (v *verdict) metadataFix() string {
+	return check.Fix(v.f.Live,
+		"Fix meta-data local-hostname or user-data hostname/fqdn and reboot (or run `hostnamectl set-hostname NAME`)",
+		"Fix meta-data local-hostname or user-data hostname/fqdn (and /etc/hostname in the image, the name a clone boots with until cloud-init sets one)") +
+		"; if the name is managed elsewhere, set `preserve_hostname: true` in user-data"
+}
+
+// lowerFirst lower-cases s's first letter, to continue a sentence.
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
+}
 
 // wantNames shows the short name and the FQDN cloud-init may apply.
 func wantNames(short, fqdn string) string {

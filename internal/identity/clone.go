@@ -74,6 +74,12 @@ type JournalFile struct {
 // CloneEvidence is what tells a VM whose machine-id was made for its
 // cloud-init instance from one that kept an older one.
 type CloneEvidence struct {
+	// Live is true when the evidence is the running system's, false under
+	// an image root; a judge words its fixes by it (check.Fix). IsRoot is
+	// whether guestcheck runs as root, for the fix of an unreadable file;
+	// the caller sets it.
+	Live, IsRoot bool
+
 	MachineIDRaw   []byte
 	MachineID      string // trimmed content
 	MachineIDKind  Kind
@@ -146,7 +152,7 @@ func ReadCloneEvidence(root *fs.Root, live bool) CloneEvidence {
 
 // ReadCloneEvidenceTimes is ReadCloneEvidence with file times from times.
 func ReadCloneEvidenceTimes(root *fs.Root, live bool, times TimesFunc) CloneEvidence {
-	var ev CloneEvidence
+	ev := CloneEvidence{Live: live}
 	mid := ReadMachineID(root)
 	etc := mid.Etc
 	ev.MachineIDFound, ev.MachineIDErr = etc.Found || etc.Err != nil, etc.Err
@@ -268,7 +274,7 @@ func readJournalHeaders(root *fs.Root, dir string) (out []JournalFile, skipped [
 		p := dir + "/" + n
 		h, err := readJournalHeader(root, p)
 		if err != nil {
-			skipped = append(skipped, p+": "+err.Error())
+			skipped = append(skipped, fs.ErrorText(p, err))
 			continue
 		}
 		out = append(out, JournalFile{Path: p, Header: h})

@@ -84,6 +84,7 @@ const (
 // running system.
 func RunIdentity(ctx context.Context, env *check.Env) []check.Finding {
 	ev := identity.ReadCloneEvidence(env.Root, env.Live)
+	ev.IsRoot = env.IsRoot
 	fs := JudgeMachineID(ev, env.Live)
 	fs = append(fs, JudgeClone(ev)...)
 	fs = append(fs, JudgeFirmwareMachineID(ev.MachineID, ReadProductUUID(env.Root, env.Live))...)
@@ -91,6 +92,7 @@ func RunIdentity(ctx context.Context, env *check.Env) []check.Finding {
 	fs = append(fs, JudgeTemplateLeaks(ev)...)
 	fs = append(fs, JudgeTemplateInstance(ev)...)
 	cfg := ReadNetworkConfig(env.Root)
+	cfg.Live, cfg.IsRoot = env.Live, env.IsRoot
 	fs = append(fs, JudgeConfigFiles(cfg)...)
 	fs = append(fs, JudgeDHCPIdentityIn(cfg, ev)...)
 	if ctx.Err() != nil {
@@ -124,6 +126,16 @@ func identityKernelError(err error) check.Finding {
 		map[string]string{"error": err.Error()}, "Run guestcheck on the guest itself, where netlink is available")
 }
 
+// unreadableFix is the fix for network configuration files that could
+// not be read: NetworkManager's root-only keyfiles ask for root only when
+// guestcheck is not root already.
+func unreadableFix(isRoot bool) string {
+	if isRoot {
+		return check.PermissionFix("the files listed")
+	}
+	return "Run guestcheck as root (NetworkManager keyfiles are readable by root only)"
+}
+
 // JudgeConfigFiles reports configuration files that could not be read or
 // parsed, one finding per file.
 func JudgeConfigFiles(c NetworkConfig) []check.Finding {
@@ -132,7 +144,7 @@ func JudgeConfigFiles(c NetworkConfig) []check.Finding {
 		fs = append(fs, check.Errorf(CodeIDConfigUnreadable,
 			fmt.Sprintf("cannot read %d network configuration file(s)", len(c.Unreadable)),
 			map[string]string{"files": strings.Join(c.Unreadable, "\n")},
-			"Run guestcheck as root (NetworkManager keyfiles are readable by root only)"))
+			unreadableFix(c.IsRoot)))
 	}
 	groups, summary := netconf.ProblemsByFile(c.Problems)
 	for i, ps := range groups {
@@ -210,7 +222,8 @@ func JudgeDHCPIdentity(c NetworkConfig) []check.Finding {
 			fs = append(fs, check.New(check.Warn, CodeIDDHCPClientID,
 				fmt.Sprintf("NetworkManager profile %q uses dhcp-client-id=%s, which a clone shares (%s)", nm.ID, nm.IPv4.DHCPClientID, nm.IPv4.DHCPClientAt),
 				map[string]string{"file": nm.File, "dhcp_client_id": nm.IPv4.DHCPClientID},
-				fmt.Sprintf("Use the MAC address instead: `nmcli connection modify %q ipv4.dhcp-client-id mac`", nm.ID)))
+				check.Fix(c.Live, fmt.Sprintf("Use the MAC address instead: `nmcli connection modify %q ipv4.dhcp-client-id mac`", nm.ID),
+					"Use the MAC address instead: set `dhcp-client-id=mac` under [ipv4] in "+nm.File+" in the image")))
 		}
 	}
 	if len(fs) > 0 {

@@ -70,8 +70,15 @@ func TestReadNetworkConfigFixtures(t *testing.T) {
 		{root: "nm-keyfile", dhcp: []string{"warn identity-dhcp-client-id"},
 			bindings: []string{"NetworkManager mac-address 52:54:00:12:34:56 cloud-init-eth0.nmconnection:13 cloud-init eth0"},
 			check: func(t *testing.T, _ NetworkConfig, fs []check.Finding) {
-				if !strings.Contains(fs[0].Remediation, `nmcli connection modify "cloud-init eth0" ipv4.dhcp-client-id mac`) {
+				// A fixture root is an image: the fix edits its keyfile
+				// (nmcli would change the host's NetworkManager).
+				if !strings.Contains(fs[0].Remediation, "set `dhcp-client-id=mac` under [ipv4] in /etc/NetworkManager/system-connections/cloud-init-eth0.nmconnection in the image") {
 					t.Errorf("remediation %q", fs[0].Remediation)
+				}
+				c := ReadNetworkConfig(fixture(t, "nm-keyfile"))
+				c.Live = true
+				if fs := JudgeDHCPIdentity(c); !strings.Contains(fs[0].Remediation, `nmcli connection modify "cloud-init eth0" ipv4.dhcp-client-id mac`) {
+					t.Errorf("live remediation %q", fs[0].Remediation)
 				}
 			}},
 		{root: "udev-persistent", dhcp: []string{"pass identity-dhcp-ok"},

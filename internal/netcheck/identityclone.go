@@ -34,14 +34,14 @@ func JudgeMachineID(ev identity.CloneEvidence, live bool) []check.Finding {
 	var out []check.Finding
 	if ev.MachineIDErr != nil {
 		d["error"] = ev.MachineIDErr.Error()
-		return []check.Finding{check.Errorf(CodeIDMachineIDUnreadable, "cannot read "+MachineIDPath, d, "Run guestcheck as root, or make the file readable")}
+		return []check.Finding{check.Errorf(CodeIDMachineIDUnreadable, "cannot read "+MachineIDPath, d, check.ReadFix(ev.IsRoot, MachineIDPath, ev.MachineIDErr))}
 	}
 	if ev.MachineIDFound && identity.LooseMode(ev.MachineIDMode) {
 		// machine-id(5) asks for nothing but systemd creates it 0444: a
 		// file others may write lets any local user change the identity.
 		out = append(out, check.New(check.Warn, CodeIDMachineIDMode,
 			fmt.Sprintf("%s is writable by group or others (mode %04o)", MachineIDPath, uint32(ev.MachineIDMode)), d,
-			"`chmod 0444 /etc/machine-id`, the mode systemd creates it with"))
+			check.Fix(live, "`chmod 0444 /etc/machine-id`", "Give /etc/machine-id in the image mode 0444")+", the mode systemd creates it with"))
 	}
 	state := "missing"
 	if ev.MachineIDFound {
@@ -67,7 +67,7 @@ func JudgeMachineID(ev identity.CloneEvidence, live bool) []check.Finding {
 		d["root"] = ev.Root.Why
 		return append(out, check.New(check.Fail, CodeIDMachineIDMissingRO,
 			MachineIDPath+" is missing and the root is read-only when systemd starts ("+ev.Root.Why+"): systemd cannot create it, and boots without a machine ID", d,
-			"Seal with an empty file instead: `: > /etc/machine-id` (machine-id(5): an empty file lets systemd mount a generated ID over it on a read-only root)"))
+			"Seal with an empty /etc/machine-id in the image instead (sealprep's machine-id operation writes one; machine-id(5): an empty file lets systemd mount a generated ID over it on a read-only root)"))
 	case !ev.MachineIDFound:
 		d["root"] = ev.Root.Why
 		return append(out, check.Passf(CodeIDMachineIDOK,
@@ -78,7 +78,7 @@ func JudgeMachineID(ev identity.CloneEvidence, live bool) []check.Finding {
 		d["content"] = quoteShort(string(ev.MachineIDRaw))
 		return append(out, check.New(check.Warn, CodeIDMachineIDInvalid,
 			MachineIDPath+" does not hold a machine ID; systemd will replace it with a generated one at first boot", d,
-			"Seal with an empty file: `: > /etc/machine-id`"))
+			"Seal with an empty /etc/machine-id in the image (sealprep's machine-id operation writes one)"))
 	case ev.MachineIDKind != identity.Valid:
 		d["content"] = quoteShort(string(ev.MachineIDRaw))
 		msg := MachineIDPath + " does not hold a valid machine ID (" + ev.MachineIDKind.String() + ")"
@@ -86,7 +86,8 @@ func JudgeMachineID(ev identity.CloneEvidence, live bool) []check.Finding {
 			msg += "; systemd keeps an all-zero ID rather than generating one"
 		}
 		return append(out, check.New(check.Fail, CodeIDMachineIDInvalid, msg, d,
-			"Replace it: `rm /etc/machine-id && systemd-machine-id-setup`, then reboot (in an image: `: > /etc/machine-id`)"))
+			check.Fix(live, "Replace it: `rm /etc/machine-id && systemd-machine-id-setup`, then reboot",
+				"Seal with an empty /etc/machine-id in the image, or re-seal it with sealprep (its machine-id operation)")))
 	}
 	return append(out, check.Passf(CodeIDMachineIDOK, "machine-id is set", d))
 }
@@ -201,7 +202,8 @@ func JudgeClone(ev identity.CloneEvidence) []check.Finding {
 		}
 		return []check.Finding{check.New(check.Fail, CodeIDCloneKeptMachineID,
 			fmt.Sprintf("/etc/machine-id predates cloud-init instance %s: %s", ev.InstanceID, reasons[0]), d,
-			"Give the VM its own identity: `rm /etc/machine-id && systemd-machine-id-setup`, reboot; seal templates (sealprep, or `cloud-init clean --machine-id`) before cloning, and give images an empty /etc/machine-id")}
+			check.Fix(ev.Live, "Give the VM its own identity: `rm /etc/machine-id && systemd-machine-id-setup`, reboot; seal templates (sealprep, or `cloud-init clean --machine-id`) before cloning, and give images an empty /etc/machine-id",
+				"Re-seal the image with sealprep (its machine-id operation empties /etc/machine-id), so that each clone generates its own at first boot"))}
 	}
 	switch {
 	case firstBoot:

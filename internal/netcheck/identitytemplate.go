@@ -33,7 +33,8 @@ func JudgeTemplateMachineID(ev identity.CloneEvidence) []check.Finding {
 		"/etc/machine-id is the template's machine ID ("+t.Describe()+", "+how+"): every clone of the image shares it, and with it DHCP DUIDs, IPv6 addresses and journal directories",
 		map[string]string{"record": sealrecord.Path, "sealed_at": t.SealedAt.UTC().Format(time.RFC3339),
 			"sealprep_version": t.SealprepVersion, "machine_id_sha256": t.MachineIDSHA256},
-		"Give this machine its own ID: `rm /etc/machine-id && systemd-machine-id-setup`, then reboot; seal the template with the machine-id operation so that later clones get their own")}
+		check.Fix(ev.Live, "Give this machine its own ID: `rm /etc/machine-id && systemd-machine-id-setup`, then reboot; seal the template with the machine-id operation so that later clones get their own",
+			"Re-seal the image with sealprep (its machine-id operation), so that each clone generates its own ID at first boot"))}
 }
 
 // JudgeTemplateInstance judges cloud-init's instance state in a sealed

@@ -24,6 +24,9 @@ type NetworkConfig struct {
 	Problems        []problem.Problem
 	Unreadable      []string // files that exist but could not be read
 	NetplanRendered bool     // /run/systemd/network holds netplan's output
+	// Live and IsRoot are Env's, for the wording of fixes; the caller
+	// sets them (ReadNetworkConfig reads files only).
+	Live, IsRoot bool
 }
 
 // MACBinding is network configuration that applies only to the NIC with

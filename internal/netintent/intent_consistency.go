@@ -17,7 +17,9 @@ import (
 // whatever the declarations matched it by.
 func JudgeIntentConsistency(in Intent, facts *IntentFacts) []check.Finding {
 	det := detailer(intentDetail(in))
-	fs := judgeDuplicateAddresses(in, det)
+	// Facts come from the running system only: without them the
+	// configuration may be an image's, and its fix is the image's.
+	fs := judgeDuplicateAddresses(in, det, atSource(facts != nil))
 	fs = append(fs, judgeGatewayConflicts(in, det)...)
 	return append(fs, judgeMatchedTwice(in, facts, det)...)
 }
@@ -38,7 +40,7 @@ func detailer(base map[string]string) func(kv ...string) map[string]string {
 }
 
 // judgeDuplicateAddresses reports an address declared more than once.
-func judgeDuplicateAddresses(in Intent, det func(kv ...string) map[string]string) []check.Finding {
+func judgeDuplicateAddresses(in Intent, det func(kv ...string) map[string]string, fixSource string) []check.Finding {
 	var fs []check.Finding
 	type where struct{ iface, at string }
 	addrs := map[netip.Addr][]where{}
@@ -64,7 +66,7 @@ func judgeDuplicateAddresses(in Intent, det func(kv ...string) map[string]string
 		fs = append(fs, check.New(check.Fail, CodeNCDuplicateAddress,
 			fmt.Sprintf("address %s is declared %d times: %s", ip, len(ws), strings.Join(at, "; ")),
 			det("address", ip.String(), "declared", strings.Join(at, "\n")),
-			"Declare each address once, on the interface that owns it; "+fixAtSource))
+			"Declare each address once, on the interface that owns it; "+fixSource))
 	}
 	return fs
 }

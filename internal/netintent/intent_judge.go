@@ -58,6 +58,12 @@ func NetworkConfigCodes() []string {
 // the source, not the guest.
 const fixAtSource = "Correct the VM's network data (cloud-init network-config) or the template it came from, then reboot or re-run `cloud-init clean --configs network && cloud-init init`; a hand fix inside the guest is lost on the next boot or clone"
 
+// atSource is fixAtSource on the running system; for an image, where
+// cloud-init's commands would act on the host, the image's own files.
+func atSource(live bool) string {
+	return check.Fix(live, fixAtSource, "Correct the network configuration files in the image, or the build or network data that wrote them, then rebuild; clones boot with what the image holds")
+}
+
 // IntentFacts is the running system's side of the comparison: the
 // kernel's links, addresses, routes and rules, NIC drivers, the resolver
 // configuration and DHCP leases.
@@ -94,6 +100,7 @@ func GatherIntentFacts(k netstate.Kernel, root *fs.Root) (*IntentFacts, error) {
 // running system compares every declared interface with the kernel's.
 func RunNetworkConfig(ctx context.Context, env *check.Env) []check.Finding {
 	r := ReadIntent(env.Root)
+	r.IsRoot = env.IsRoot
 	fs := JudgeIntentFiles(r)
 	if !r.Found {
 		return fs
@@ -142,6 +149,16 @@ func intentDetail(in Intent) map[string]string {
 	return d
 }
 
+// unreadableFix is the fix for network configuration files that could
+// not be read: root-only files ask for root only when guestcheck is not
+// root already.
+func unreadableFix(isRoot bool) string {
+	if isRoot {
+		return check.PermissionFix("the files listed")
+	}
+	return "Run guestcheck as root (NetworkManager keyfiles and netplan files are readable by root only)"
+}
+
 // JudgeIntentFiles reports a missing configuration, unreadable files and
 // parse problems (one finding per file).
 func JudgeIntentFiles(r IntentRead) []check.Finding {
@@ -149,7 +166,7 @@ func JudgeIntentFiles(r IntentRead) []check.Finding {
 	if len(r.Unreadable) > 0 {
 		fs = append(fs, check.Errorf(CodeNCUnreadable, fmt.Sprintf("cannot read %d network configuration file(s)", len(r.Unreadable)),
 			map[string]string{"files": strings.Join(r.Unreadable, "\n")},
-			"Run guestcheck as root (NetworkManager keyfiles and netplan files are readable by root only)"))
+			unreadableFix(r.IsRoot)))
 	}
 	if !r.Found {
 		if len(r.Unreadable) > 0 {

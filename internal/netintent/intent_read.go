@@ -24,6 +24,9 @@ type IntentRead struct {
 	Found      bool     // some configuration was found
 	Unreadable []string // files that exist but could not be read
 	Consulted  []string // where it looked, for a "none found" finding
+	// IsRoot is true when guestcheck runs as root (Env.IsRoot), for the
+	// fix of an unreadable file; the caller sets it.
+	IsRoot bool
 }
 
 // ReadIntent finds the network configuration this guest was given,

@@ -57,7 +57,7 @@ const (
 // parallel.
 func RunDNS(ctx context.Context, env *check.Env) []check.Finding {
 	st := netstate.ReadResolverStack(env.Root)
-	fs := JudgeResolverStack(st, env.Live)
+	fs := JudgeResolverStack(st, env.Live, env.IsRoot)
 	servers := st.Servers()
 	if len(servers) == 0 {
 		return fs
@@ -101,7 +101,8 @@ func RunDNS(ctx context.Context, env *check.Env) []check.Finding {
 // JudgeResolverStack judges the resolver configuration files. live says
 // whether the files describe the running system; under an image root,
 // files that only exist at run time (/run) are expected to be missing.
-func JudgeResolverStack(st netstate.ResolverStack, live bool) []check.Finding {
+// isRoot words the fix of an unreadable file.
+func JudgeResolverStack(st netstate.ResolverStack, live, isRoot bool) []check.Finding {
 	var fs []check.Finding
 	main := st.Main
 	stack := st.Describe()
@@ -130,7 +131,7 @@ func JudgeResolverStack(st netstate.ResolverStack, live bool) []check.Finding {
 	switch {
 	case main.Err != nil:
 		return append(fs, check.Errorf(CodeDNSConfigUnreadable, "cannot read "+main.Path,
-			d("error", main.Err.Error()), "Run guestcheck as root, or make the file readable"))
+			d("error", main.Err.Error()), check.ReadFix(isRoot, main.Path, main.Err)))
 	case main.Missing && !live && strings.Contains(main.Link, "run/"):
 		return append(fs, check.Skipf(CodeDNSConfigRuntime,
 			main.Path+" points into /run, which is only populated on the running system", d("link", main.Link)))
@@ -141,7 +142,8 @@ func JudgeResolverStack(st netstate.ResolverStack, live bool) []check.Finding {
 		}
 		return append(fs, check.New(check.Fail, CodeDNSNoNameserver, why,
 			d("effect", "the C library falls back to 127.0.0.1, where usually nothing answers"),
-			"Restore /etc/resolv.conf (or the service that writes it, such as systemd-resolved) and give the guest nameservers in its network config"))
+			check.Fix(live, "Restore /etc/resolv.conf (or the service that writes it, such as systemd-resolved) and give the guest nameservers in its network config",
+				"Restore /etc/resolv.conf in the image (a file, or a link to what writes it at boot, such as systemd-resolved's stub-resolv.conf) and give the guest nameservers in its network config")))
 	case len(main.Conf.Nameservers) == 0:
 		return append(fs, check.New(check.Fail, CodeDNSNoNameserver, main.Path+" lists no nameserver",
 			d("effect", "the C library falls back to 127.0.0.1, where usually nothing answers"),

@@ -72,7 +72,7 @@ func TestJudgeResolverStack(t *testing.T) {
 			if tc.dir != "" {
 				root = openRoot(t, filepath.Join("../netstate/testdata/roots", tc.dir))
 			}
-			fs := JudgeResolverStack(netstate.ReadResolverStack(root), tc.live)
+			fs := JudgeResolverStack(netstate.ReadResolverStack(root), tc.live, false)
 			assertConventions(t, fs, DNSCodes())
 			if got := codesOf(fs); !slices.Equal(got, tc.want) {
 				t.Fatalf("got %v, want %v\n%+v", got, tc.want, fs)

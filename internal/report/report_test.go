@@ -264,3 +264,40 @@ func TestTextColour(t *testing.T) {
 		t.Error("colour text lacks a red FAIL")
 	}
 }
+
+// TestTextCountsChecks holds the text report to counting what it shows on
+// the left margin: checks. A FAIL check that also holds an ERROR finding
+// is one failed check, and the summary says "checks" so that its
+// "0 error" does not read as a contradiction of the ERROR line. Under an
+// image root the header names the root once, and only there.
+func TestTextCountsChecks(t *testing.T) {
+	m := meta
+	m.Root = "/mnt/img"
+	r := New([]check.Result{res("fstab",
+		check.New(check.Fail, "fstab-kernel-device-name", "/ is mounted from kernel device name /dev/sda1", nil, "fix"),
+		check.Errorf("fstab-unreadable", "/etc/fstab.d: permission denied", nil, "fix"))}, m)
+	var b bytes.Buffer
+	if err := WriteText(&b, r, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	if lines[0] != "Guest root: /mnt/img (the paths below are inside it)" {
+		t.Errorf("first line %q, want the root named", lines[0])
+	}
+	if n := strings.Count(b.String(), "/mnt/img"); n != 1 {
+		t.Errorf("the root is named %d times, want once:\n%s", n, b.String())
+	}
+	if got, want := lines[len(lines)-1], "guestcheck: FAIL 1 check: 1 fail, 0 error, 0 warn, 0 pass, 0 skip (42 ms)"; got != want {
+		t.Errorf("summary %q, want %q", got, want)
+	}
+	if got := SummaryLine(r); got != lines[len(lines)-1] {
+		t.Errorf("SummaryLine %q differs from the text's last line", got)
+	}
+	b.Reset()
+	if err := WriteText(&b, New(r.Checks, meta), TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "Guest root") {
+		t.Errorf("the live system's report names its root:\n%s", b.String())
+	}
+}

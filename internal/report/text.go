@@ -31,9 +31,9 @@ var colours = map[check.Status]string{
 	check.Skip:  "\x1b[2m",
 }
 
-// WriteText renders r for a person: checks grouped and worst first, the
-// findings that need attention with evidence and fix, then a one-line
-// summary.
+// WriteText renders r for a person: the root when it is not "/", checks
+// grouped and worst first, the findings that need attention with evidence
+// and fix, then a one-line summary.
 func WriteText(w io.Writer, r Report, o TextOptions) error {
 	width := o.Width
 	if width <= 0 {
@@ -47,6 +47,10 @@ func WriteText(w io.Writer, r Report, o TextOptions) error {
 		}
 		// Pad after the colour codes so columns line up either way.
 		return u + strings.Repeat(" ", max(0, 5-len(s)))
+	}
+	if r.Root != "" && r.Root != "/" {
+		// Named once, here: every path below is the guest's own.
+		fmt.Fprintf(bw, "Guest root: %s (the paths below are inside it)\n\n", r.Root)
 	}
 	idw := 0
 	for _, c := range r.Checks {
@@ -106,8 +110,12 @@ func WriteText(w io.Writer, r Report, o TextOptions) error {
 
 // SummaryLine is the report's last text line, which units and consoles
 // print on their own, e.g.
-// "guestcheck: FAIL 1 fail, 0 error, 1 warn, 5 pass, 2 skip (9 checks, 12 ms)",
-// with ", 1 finding waived" after the checks when a waiver applied.
+// "guestcheck: FAIL 9 checks: 1 fail, 0 error, 1 warn, 5 pass, 2 skip (12 ms)",
+// with "; 1 finding waived" after the counts when a waiver applied. It
+// counts checks, by the status the text report gives each check on its
+// own line: a finding's status under a check (an ERROR finding in a FAIL
+// check) is not counted again, and the line says "checks" so that
+// nobody reads "0 error" beside such a finding as a contradiction.
 func SummaryLine(r Report) string {
 	return summaryLine(r, strings.ToUpper(string(r.Status)), true)
 }
@@ -119,10 +127,14 @@ func summaryLine(r Report, status string, withWaived bool) string {
 	s := r.Summary
 	waived := ""
 	if s.Waived > 0 && withWaived {
-		waived = ", " + findings(s.Waived) + " waived"
+		waived = "; " + findings(s.Waived) + " waived"
 	}
-	return fmt.Sprintf("%s: %s %d fail, %d error, %d warn, %d pass, %d skip (%d checks%s, %d ms)",
-		r.Tool, status, s.Fail, s.Error, s.Warn, s.Pass, s.Skip, len(r.Checks), waived, r.DurationMS)
+	checks := "1 check"
+	if n := len(r.Checks); n != 1 {
+		checks = fmt.Sprintf("%d checks", n)
+	}
+	return fmt.Sprintf("%s: %s %s: %d fail, %d error, %d warn, %d pass, %d skip%s (%d ms)",
+		r.Tool, status, checks, s.Fail, s.Error, s.Warn, s.Pass, s.Skip, waived, r.DurationMS)
 }
 
 // findings is "1 finding" or "N findings".

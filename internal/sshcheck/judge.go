@@ -129,7 +129,7 @@ func Judge(f Facts) []check.Finding {
 			return append(out, check.Skipf(CodeConfigUnread, "sshd's configuration not judged: "+f.show(p.File)+" is readable by root only", d))
 		}
 		return append(out, check.Errorf(CodeConfigUnread, "cannot read sshd's configuration "+f.show(p.File), d,
-			"Check the file's mode and owner (`ls -l "+p.File+"`)"))
+			f.fix("Check the file's mode and owner (`ls -l "+p.File+"`)", check.PermissionFix(f.show(p.File)+" in the image"))))
 	}
 	if f.Live {
 		out = append(out, JudgeUnits(f)...)
@@ -153,6 +153,23 @@ func (f Facts) show(p string) string {
 	return f.Display(p)
 }
 
+// fix chooses a remediation's wording: running on the live system; image
+// under an image root, where ssh-keygen, chmod or a restart would act on
+// the host's own keys and sshd.
+func (f Facts) fix(running, image string) string { return check.Fix(f.Live, running, image) }
+
+// rootOr is fix, after "Run guestcheck as root, or" when guestcheck is
+// not root: as root, a refused query is not a matter of privilege.
+func rootOr(isRoot bool, fix string) string {
+	if isRoot {
+		return strings.ToUpper(fix[:1]) + fix[1:]
+	}
+	return "Run guestcheck as root, or " + fix
+}
+
+// reseal is the image's fix for host keys it should not carry.
+const reseal = "remove it and its .pub from the image (a clone makes its own at first boot), or re-seal the image with sealprep (its ssh-host-keys operation)"
+
 // JudgeInstalled: is there an sshd binary at all.
 func JudgeInstalled(f Facts) []check.Finding {
 	if f.Binary != "" {
@@ -160,7 +177,8 @@ func JudgeInstalled(f Facts) []check.Finding {
 	}
 	return []check.Finding{check.New(check.Fail, CodeNotInstalled, "sshd is not installed",
 		map[string]string{"searched": strings.Join(binaries, ",")},
-		"Install the OpenSSH server (apt install openssh-server, dnf install openssh-server), or disable this check with `checks: {ssh: {enabled: false}}` for images reached only through the console")}
+		f.fix("Install the OpenSSH server (apt install openssh-server, dnf install openssh-server)", "Install the OpenSSH server in the image's build (the openssh-server package)")+
+			", or disable this check with `checks: {ssh: {enabled: false}}` for images reached only through the console")}
 }
 
 func unitByName(us []systemd.UnitState, names []string) (systemd.UnitState, bool) {
@@ -188,7 +206,7 @@ func JudgeUnits(f Facts) []check.Finding {
 			return []check.Finding{check.Skipf(CodeNoSystemd, "sshd's unit state not checked: "+f.UnitsErr.Error(), nil)}
 		}
 		return []check.Finding{check.Errorf(CodeUnreadable, "cannot read sshd's unit state", map[string]string{"error": f.UnitsErr.Error()},
-			"Run guestcheck as root, or check that systemd answers on D-Bus (`systemctl status ssh sshd`)")}
+			rootOr(f.IsRoot, "check that systemd answers on D-Bus (`systemctl status ssh sshd`)"))}
 	}
 	svc, found := unitByName(f.Units, serviceUnits)
 	sock, sockActive := f.socketActive()
@@ -450,7 +468,8 @@ func JudgeConfig(f Facts) []check.Finding {
 		return nil
 	}
 	return []check.Finding{check.New(check.Fail, CodeConfigInvalid, probs[0], map[string]string{"problems": strings.Join(probs, "\n")},
-		"Fix the reported lines and check with `sshd -t`: sshd refuses to start, and a restart or reboot leaves the VM without SSH")}
+		f.fix("Fix the reported lines and check with `sshd -t`: sshd refuses to start, and a restart or reboot leaves the VM without SSH",
+			"Fix the reported lines in the image: sshd refuses to start, and every clone boots without SSH"))}
 }
 
 // privateModeOK is sshd's sshkey_perm_ok: no group or other bits. Red
@@ -484,7 +503,8 @@ func JudgeHostKeys(f Facts) []check.Finding {
 					continue // sshd skips missing default keys
 				}
 				out = append(out, check.New(check.Warn, CodeHostKeyMissing, "host key "+k.Path+" ("+k.At+") does not exist", d,
-					"Generate it (`ssh-keygen -A` creates the default types) or remove the HostKey line"))
+					f.fix("Generate it (`ssh-keygen -A` creates the default types) or remove the HostKey line",
+						"Remove the HostKey line in the image, or have a clone generate the key at first boot (cloud-init's ssh module, sshd-keygen)")))
 				continue
 			}
 			d["error"] = k.Err.Error()
@@ -493,7 +513,8 @@ func JudgeHostKeys(f Facts) []check.Finding {
 				usable++ // unknown, not judged missing
 				continue
 			}
-			out = append(out, check.Errorf(CodeHostKeyUnread, "cannot read host key "+k.Path, d, "Check the file with `ls -l "+k.Path+"`"))
+			out = append(out, check.Errorf(CodeHostKeyUnread, "cannot read host key "+k.Path, d,
+				f.fix("Check the file with `ls -l "+k.Path+"`", check.ReadFix(f.IsRoot, k.Path+" in the image", k.Err))))
 			continue
 		}
 		d["mode"] = fmt.Sprintf("%04o", k.Mode.Perm())
@@ -504,7 +525,7 @@ func JudgeHostKeys(f Facts) []check.Finding {
 		if k.ParseErr != nil {
 			d["error"] = problem.OneLine(k.ParseErr.Error())
 			out = append(out, check.New(check.Fail, CodeHostKeyInvalid, "host key "+k.Path+" does not parse as an unencrypted private key", d,
-				"Regenerate it: `rm "+k.Path+" "+k.Path+".pub && ssh-keygen -A`, then restart sshd"))
+				f.fix("Regenerate it: `rm "+k.Path+" "+k.Path+".pub && ssh-keygen -A`, then restart sshd", "In the image: "+reseal)))
 			continue
 		}
 		d["type"], d["fingerprint"] = k.Type, k.Fingerprint
@@ -513,7 +534,8 @@ func JudgeHostKeys(f Facts) []check.Finding {
 		case k.UID != 0:
 			permOK = false
 			out = append(out, check.New(check.Fail, CodeHostKeyPerms, fmt.Sprintf("host key %s is owned by uid %d, not root", k.Path, k.UID), d,
-				"`chown root:root "+k.Path+" && chmod 0600 "+k.Path+"`: another owner can read or replace the server's identity"))
+				f.fix("`chown root:root "+k.Path+" && chmod 0600 "+k.Path+"`", "Make "+k.Path+" in the image owned by root with mode 0600")+
+					": another owner can read or replace the server's identity"))
 		case !privateModeOK(k, f.RedHat):
 			permOK = false
 			want := "0600"
@@ -521,7 +543,7 @@ func JudgeHostKeys(f Facts) []check.Finding {
 				want = "0600 (or 0640 with group ssh_keys)"
 			}
 			out = append(out, check.New(check.Fail, CodeHostKeyPerms, fmt.Sprintf("host key %s has mode %04o: sshd refuses it as unprotected (wants %s)", k.Path, k.Mode.Perm(), want), d,
-				"`chmod 0600 "+k.Path+"` and restart sshd"))
+				f.fix("`chmod 0600 "+k.Path+"` and restart sshd", "Give "+k.Path+" in the image mode 0600")))
 		}
 		if permOK {
 			usable++
@@ -529,19 +551,21 @@ func JudgeHostKeys(f Facts) []check.Finding {
 		switch {
 		case errors.Is(k.PubErr, iofs.ErrNotExist):
 			out = append(out, check.New(check.Warn, CodeHostKeyNoPub, "host key "+k.Path+" has no "+path.Base(k.Path)+".pub", d,
-				"Recreate it: `ssh-keygen -y -f "+k.Path+" > "+k.Path+".pub`; cloud-init publishes the .pub files to the console for fingerprint checks"))
+				f.fix("Recreate it: `ssh-keygen -y -f "+k.Path+" > "+k.Path+".pub`", "In the image: "+reseal)+
+					"; cloud-init publishes the .pub files to the console for fingerprint checks"))
 		case k.PubErr != nil:
 			d["pub_error"] = problem.OneLine(k.PubErr.Error())
 			out = append(out, check.New(check.Fail, CodeHostKeyMismatch, k.Path+".pub does not parse as a public key", d,
-				"Recreate it: `ssh-keygen -y -f "+k.Path+" > "+k.Path+".pub`"))
+				f.fix("Recreate it: `ssh-keygen -y -f "+k.Path+" > "+k.Path+".pub`", "In the image: "+reseal)))
 		case k.PubFingerprint != k.Fingerprint:
 			d["pub_fingerprint"] = k.PubFingerprint
 			out = append(out, check.New(check.Fail, CodeHostKeyMismatch, k.Path+".pub is not the public half of "+k.Path, d,
-				"Recreate it: `ssh-keygen -y -f "+k.Path+" > "+k.Path+".pub`; clients and cloud-init's published fingerprints then agree with what sshd presents"))
+				f.fix("Recreate it: `ssh-keygen -y -f "+k.Path+" > "+k.Path+".pub`", "In the image: "+reseal)+
+					"; clients and cloud-init's published fingerprints then agree with what sshd presents"))
 		case k.PubMode.Perm()&0o022 != 0 || k.PubUID != 0:
 			d["pub_mode"] = fmt.Sprintf("%04o", k.PubMode.Perm())
 			out = append(out, check.New(check.Warn, CodeHostKeyPerms, fmt.Sprintf("%s.pub is writable by others or not owned by root (mode %04o, uid %d)", k.Path, k.PubMode.Perm(), k.PubUID), d,
-				"`chown root:root "+k.Path+".pub && chmod 0644 "+k.Path+".pub`"))
+				f.fix("`chown root:root "+k.Path+".pub && chmod 0644 "+k.Path+".pub`", "Make "+k.Path+".pub in the image owned by root with mode 0644")))
 		default:
 			if permOK {
 				good = append(good, path.Base(k.Path)+" "+k.Type+" "+k.Fingerprint)
@@ -550,7 +574,9 @@ func JudgeHostKeys(f Facts) []check.Finding {
 	}
 	if usable == 0 {
 		out = append(out, check.New(check.Fail, CodeHostKeyNone, "sshd has no usable host key", map[string]string{"configured": keyPaths(f.HostKeys)},
-			"Generate keys with `ssh-keygen -A` and restart sshd; without a host key sshd exits at start"))
+			f.fix("Generate keys with `ssh-keygen -A` and restart sshd",
+				"Have a clone generate its keys at first boot (cloud-init's ssh module, sshd-keygen), or re-seal the image with sealprep, which installs a first-boot generator when nothing else regenerates them")+
+				"; without a host key sshd exits at start"))
 	}
 	if len(good) > 0 {
 		out = append(out, check.Passf(CodeHostKeyOK, fmt.Sprintf("%d host key(s) exist, parse and match their .pub files", len(good)),
@@ -661,7 +687,8 @@ func JudgeKeyAge(f Facts) []check.Finding {
 		d["older_keys"] = strings.Join(old, ", ")
 		return []check.Finding{check.New(check.Fail, CodeHostKeyKept,
 			fmt.Sprintf("%d host key(s) predate instance %s: the VM kept its template's or original's keys", len(old), f.Instance.InstanceID), d,
-			"Regenerate them: `rm /etc/ssh/ssh_host_*; ssh-keygen -A; systemctl restart ssh` (tell users the new fingerprints), and seal templates (sealprep, or cloud-init's ssh_deletekeys) before cloning")}
+			f.fix("Regenerate them: `rm /etc/ssh/ssh_host_*; ssh-keygen -A; systemctl restart ssh` (tell users the new fingerprints), and seal templates (sealprep, or cloud-init's ssh_deletekeys) before cloning",
+				"Re-seal the image with sealprep (its ssh-host-keys operation), or remove /etc/ssh/ssh_host_* from it, so that each clone makes its own"))}
 	}
 	d["keys"] = strings.Join(fresh, ", ")
 	return []check.Finding{check.Passf(CodeHostKeyFresh, fmt.Sprintf("host keys were generated for instance %s", f.Instance.InstanceID), d)}
@@ -739,7 +766,7 @@ func JudgeAuth(f Facts) []check.Finding {
 		out = append(out, check.Skipf(CodePwAuthUnread, "cloud-init's ssh_pwauth not read: "+CloudConfigPath+" is readable by root only (mode 0600); the baseline applies as configured", nil))
 	case f.PwAuth.Err != nil:
 		out = append(out, check.Errorf(CodePwAuthUnread, "cannot read ssh_pwauth from "+CloudConfigPath+": "+problem.OneLine(f.PwAuth.Err.Error()), nil,
-			"Check the user-data with `cloud-init schema --system`"))
+			f.fix("Check the user-data with `cloud-init schema --system`", "Check "+CloudConfigPath+" in the image (`cloud-init schema -c FILE` on a copy)")))
 	}
 	base, source := EffectiveBaseline(f.Baseline, f.PwAuth)
 	if f.Binary == "" && len(f.Config.Files) == 0 {
@@ -758,7 +785,7 @@ func JudgeAuth(f Facts) []check.Finding {
 			bad = append(bad, check.New(check.Fail, CodeAuthBaseline,
 				fmt.Sprintf("%s is %s (%s); the baseline allows %s", s.key, v, at, strings.Join(base[s.key], " or ")),
 				map[string]string{"setting": s.key, "value": v, "at": at, "allowed": strings.Join(base[s.key], ","), "expected_from": sourceFor(s.key, source)},
-				authFix(s.key, base[s.key], at)))
+				authFix(s.key, base[s.key], at, f.Live)))
 		}
 		for _, c := range conditional(f.Config, s.key) {
 			cv := strings.ToLower(c.Value())
@@ -785,10 +812,13 @@ func sourceFor(key, pwSource string) string {
 	return "baseline"
 }
 
-func authFix(key string, allowed []string, at string) string {
+func authFix(key string, allowed []string, at string, live bool) string {
 	where := "in /etc/ssh/sshd_config.d/ (a drop-in sorted before the others: the first value wins)"
 	if at != "sshd default" {
 		where = "at " + at + " (the first value wins, so change that line rather than adding one later)"
+	}
+	if !live {
+		return fmt.Sprintf("Set `%s %s` %s in the image", key, allowed[0], where)
 	}
 	return fmt.Sprintf("Set `%s %s` %s, check with `sshd -T | grep -i %s`, and reload sshd", key, allowed[0], where, strings.ToLower(key))
 }
@@ -848,5 +878,6 @@ func JudgeTemplateKeys(f Facts) []check.Finding {
 		"sealed_at": t.SealedAt.UTC().Format(time.RFC3339), "sealprep_version": t.SealprepVersion}
 	return []check.Finding{check.New(check.Fail, CodeHostKeyTemplate,
 		fmt.Sprintf("%d host key(s) are the template's keys (%s, %s): every clone of the image presents them, so clones can impersonate each other", len(hits), t.Describe(), how), d,
-		"Regenerate them: `rm /etc/ssh/ssh_host_* && ssh-keygen -A`, restart sshd, and tell clients the new fingerprints; seal the template with the ssh-host-keys operation so that later clones get their own")}
+		f.fix("Regenerate them: `rm /etc/ssh/ssh_host_* && ssh-keygen -A`, restart sshd, and tell clients the new fingerprints; seal the template with the ssh-host-keys operation so that later clones get their own",
+			"Re-seal the image with sealprep (its ssh-host-keys operation), or remove /etc/ssh/ssh_host_* from it, so that each clone makes its own"))}
 }

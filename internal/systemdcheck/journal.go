@@ -184,6 +184,9 @@ type JournalFacts struct {
 	// Took is how long the journalctl runs took, for the evidence: they
 	// run beside the unit reads and share the guest's CPU with them.
 	Took time.Duration
+	// IsRoot is true when guestcheck runs as root, who sees the whole
+	// journal: an empty one then is not a matter of privilege.
+	IsRoot bool
 }
 
 // gatherJournal reads the journal side of the facts.
@@ -206,7 +209,7 @@ func gatherJournal(ctx context.Context, env *check.Env) JournalFacts {
 	if err != nil {
 		return JournalFacts{Err: err, Took: time.Since(start)}
 	}
-	jf.Visible, jf.Took = len(vs) > 0, time.Since(start)
+	jf.Visible, jf.Took, jf.IsRoot = len(vs) > 0, time.Since(start), env.IsRoot
 	return jf
 }
 
@@ -229,8 +232,12 @@ func JudgeJournalCycles(j JournalFacts) []check.Finding {
 			map[string]string{"error": j.Err.Error(), "query": journalCmd, "read_in": j.Took.Round(time.Millisecond).String()},
 			"Check that `journalctl -b _PID=1` answers (journald running, the journal not corrupt: `journalctl --verify`); raise checks.systemd.timeout if it is only slow")}
 	case !j.Visible:
+		how := "run as root or in the systemd-journal group, or let journald keep PID 1's messages"
+		if j.IsRoot {
+			how = "let journald keep PID 1's messages (Storage= and MaxLevelStore= in journald.conf, a rate limit, or a journal rotated away)"
+		}
 		return []check.Finding{check.Skipf(CodeJournalUnavailable,
-			"this boot's journal not read for ordering cycles: it shows no message of systemd (PID 1): run as root or in the systemd-journal group, or let journald keep PID 1's messages",
+			"this boot's journal not read for ordering cycles: it shows no message of systemd (PID 1): "+how,
 			map[string]string{"query": "journalctl -b -n 1 _PID=1"})}
 	}
 	took := j.Took.Round(time.Millisecond).String()

@@ -185,7 +185,7 @@ func (d *Daemon) readConf(r *fs.Root, p string, fl ntpconf.Flavor) []ntpconf.Dir
 	b, err := r.ReadFile(p)
 	if err != nil {
 		if !errors.Is(err, iofs.ErrNotExist) {
-			d.Problems = append(d.Problems, r.Display(p)+": "+err.Error())
+			d.Problems = append(d.Problems, fs.ErrorText(r.Display(p), err))
 		}
 		return nil
 	}
@@ -293,7 +293,7 @@ func readTimesyncd(r *fs.Root, live bool) Daemon {
 	for _, p := range files {
 		b, err := r.ReadFile(p)
 		if err != nil {
-			d.Problems = append(d.Problems, r.Display(p)+": "+err.Error())
+			d.Problems = append(d.Problems, fs.ErrorText(r.Display(p), err))
 			continue
 		}
 		d.Files = append(d.Files, r.Display(p))

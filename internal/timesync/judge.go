@@ -194,7 +194,10 @@ func JudgeDaemons(f Facts) ([]Daemon, []check.Finding) {
 			msg += ": " + strings.Join(masked, ", ")
 		}
 		return nil, append(out, check.New(check.Fail, CodeNoDaemon, msg, states,
-			"Install and enable one: `apt install systemd-timesyncd` or `chrony`, `systemctl unmask` a masked one, then `timedatectl set-ntp true`; without one the clock drifts from the moment the VM starts, and "+why))
+			check.Fix(f.Live,
+				"Install and enable one: `apt install systemd-timesyncd` or `chrony`, `systemctl unmask` a masked one, then `timedatectl set-ntp true`",
+				"Install one in the image's build (the systemd-timesyncd or chrony package enables its unit), or enable an installed one with its link in /etc/systemd/system/*.wants/ of the image; a masked one is a link to /dev/null in /etc/systemd/system/ of the image: remove it")+
+				"; without one the clock drifts from the moment the VM starts, and "+why))
 	}
 	var names []string
 	for _, d := range active {
@@ -202,7 +205,8 @@ func JudgeDaemons(f Facts) ([]Daemon, []check.Finding) {
 	}
 	if len(active) > 1 {
 		out = append(out, check.New(check.Warn, CodeMultiple, "more than one time daemon runs: "+strings.Join(names, ", "), states,
-			"Keep one: the daemons fight over the clock (chrony and timesyncd conflict in their units, ntpd does not); `systemctl disable --now` the others"))
+			"Keep one: the daemons fight over the clock (chrony and timesyncd conflict in their units, ntpd does not); "+
+				check.Fix(f.Live, "`systemctl disable --now` the others", "remove the others' links in /etc/systemd/system/*.wants/ of the image, or their packages from its build")))
 	}
 	verb := "runs"
 	if !f.Live {
@@ -231,7 +235,7 @@ func JudgeServers(f Facts, active []Daemon) []check.Finding {
 		}
 		if len(d.Servers) == 0 {
 			out = append(out, check.New(check.Warn, CodeNoServers, d.Name+" has no time servers configured", det,
-				serverFix(d.Name)))
+				serverFix(d.Name, f.Live)))
 			continue
 		}
 		var s []string
@@ -244,12 +248,15 @@ func JudgeServers(f Facts, active []Daemon) []check.Finding {
 	return out
 }
 
-func serverFix(name string) string {
+// serverFix says where daemon name's servers go; on the running system
+// the daemon is then restarted, in an image it reads them at first boot.
+func serverFix(name string, live bool) string {
+	then := check.Fix(live, " and restart "+name, " in the image")
 	switch name {
 	case "chrony":
-		return "Add `pool 2.pool.ntp.org iburst` (or your site's servers) to /etc/chrony/chrony.conf (/etc/chrony.conf on RHEL), or `refclock PHC /dev/ptp0` with the ptp_kvm module on KVM, and restart chrony"
+		return "Add `pool 2.pool.ntp.org iburst` (or your site's servers) to /etc/chrony/chrony.conf (/etc/chrony.conf on RHEL), or `refclock PHC /dev/ptp0` with the ptp_kvm module on KVM" + then
 	case "systemd-timesyncd":
-		return "Set `NTP=` under [Time] in /etc/systemd/timesyncd.conf.d/*.conf (an empty FallbackNTP= removed the built-in servers) and restart systemd-timesyncd"
+		return "Set `NTP=` under [Time] in /etc/systemd/timesyncd.conf.d/*.conf (an empty FallbackNTP= removed the built-in servers)" + then
 	}
-	return "Add `pool 2.pool.ntp.org iburst` (or your site's servers) to /etc/ntp.conf and restart ntpd"
+	return "Add `pool 2.pool.ntp.org iburst` (or your site's servers) to /etc/ntp.conf" + check.Fix(live, " and restart ntpd", " in the image")
 }

@@ -26,7 +26,7 @@ const (
 
 // summaryLine is what guestcheck.service prints on the console:
 // guestcheck's own summary plus where the report is.
-var summaryLine = regexp.MustCompile(`guestcheck: ([A-Z]+) (\d+) fail, (\d+) error, (\d+) warn, (\d+) pass, (\d+) skip \(\d+ checks, \d+ ms\) \(report: /run/guestcheck/report\.txt\)`)
+var summaryLine = regexp.MustCompile(`guestcheck: ([A-Z]+) \d+ checks?: (\d+) fail, (\d+) error, (\d+) warn, (\d+) pass, (\d+) skip \(\d+ ms\) \(report: /run/guestcheck/report\.txt\)`)
 
 // env is what every scenario shares.
 type env struct {

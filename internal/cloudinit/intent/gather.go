@@ -74,23 +74,27 @@ type Facts struct {
 	SchemaProblems []SchemaProblem
 	SchemaTime     time.Duration
 
-	Accounts     passwd.DB
-	AccountsErr  []string
-	Sudoers      sudoers.Config
-	SSHD         sshdconfig.Config
-	SSHDErr      error
-	Dpkg         []dpkgstatus.Package
-	DpkgErr      error
-	DpkgFound    bool
-	RPM          map[string]string // name -> "rpm -q" output line, or "" when not installed
-	RPMSkip      string
-	Fstab        []byte // /etc/fstab, for mounts
-	FstabErr     error
-	InstanceDir  string
-	Semaphores   map[string]time.Time // sem file name -> mtime
-	ModuleErrors []string             // status.json errors, as cloud-init wrote them
-	StatusErr    error
-	Files        map[string]File
+	Accounts    passwd.DB
+	AccountsErr []string
+	// AccountsReadErr is the first account database that could not be
+	// read, and why, for the fix (AccountsErr words it).
+	AccountsReadErr  error
+	AccountsReadFile string
+	Sudoers          sudoers.Config
+	SSHD             sshdconfig.Config
+	SSHDErr          error
+	Dpkg             []dpkgstatus.Package
+	DpkgErr          error
+	DpkgFound        bool
+	RPM              map[string]string // name -> "rpm -q" output line, or "" when not installed
+	RPMSkip          string
+	Fstab            []byte // /etc/fstab, for mounts
+	FstabErr         error
+	InstanceDir      string
+	Semaphores       map[string]time.Time // sem file name -> mtime
+	ModuleErrors     []string             // status.json errors, as cloud-init wrote them
+	StatusErr        error
+	Files            map[string]File
 	// Inside is true when cloud-init itself started this run (runcmd).
 	Inside bool
 }
@@ -301,7 +305,10 @@ func (f *Facts) readAccounts(src Source) {
 	read := func(p string) []byte {
 		b, err := src.ReadFile(p)
 		if err != nil {
-			f.AccountsErr = append(f.AccountsErr, fmt.Sprintf("%s: %v", src.Display(p), err))
+			f.AccountsErr = append(f.AccountsErr, fs.ErrorText(src.Display(p), err))
+			if f.AccountsReadErr == nil {
+				f.AccountsReadErr, f.AccountsReadFile = err, src.Display(p)
+			}
 		}
 		return b
 	}
@@ -388,7 +395,7 @@ func (f *Facts) readPackages(ctx context.Context, src Source, opt Options) {
 		}
 	}
 	if !opt.Live {
-		f.RPMSkip = "the rpm database can only be asked with `rpm -q` on the running system, and --root is " + src.Display("/")
+		f.RPMSkip = "the rpm database can only be asked with `rpm -q` on the running system, and --root is an image root"
 		return
 	}
 	rpm, err := exec.LookPath("rpm")

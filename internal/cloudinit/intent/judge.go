@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/fs"
 )
 
 // judge accumulates findings.
@@ -79,8 +80,11 @@ func (j *judge) source() bool {
 		j.add(check.Skip, CodeNotRoot, "", f.UserDataShown+" is readable only by root (mode 0600, it may hold passwords): run guestcheck as root to compare user-data with the system", "", "", "")
 		return false
 	case f.UserDataErr != nil:
-		j.add(check.Error, CodeUnreadable, "", f.UserDataShown+": "+f.UserDataErr.Error(), "", "",
-			"Find out why the file cannot be read (a damaged filesystem or a wrong --root)")
+		fix := "Find out why the file cannot be read (a damaged filesystem or a wrong --root)"
+		if denied(f.UserDataErr) {
+			fix = check.PermissionFix(f.UserDataShown)
+		}
+		j.add(check.Error, CodeUnreadable, "", fs.ErrorText(f.UserDataShown, f.UserDataErr), "", "", fix)
 		return false
 	case f.ParseErr != nil:
 		j.add(check.Fail, CodeInvalidYAML, "", "cloud-init cannot load its user-data cloud-config, so it applied none of it: "+f.ParseErr.Error(), "", "",

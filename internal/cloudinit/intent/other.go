@@ -40,7 +40,9 @@ func (j *judge) other() {
 		default:
 			found := "/etc/localtime -> " + orStr(target, "not a link") + ", /etc/timezone " + orStr(etc, "absent")
 			j.add(check.Fail, CodeTimezoneMismatch, "timezone", "the time zone is not the requested "+want+": "+found, want, found,
-				"Run `timedatectl set-timezone "+want+"`; check the name exists under /usr/share/zoneinfo")
+				check.Fix(f.Live, "Run `timedatectl set-timezone "+want+"`",
+					"Link /etc/localtime in the image to ../usr/share/zoneinfo/"+want+" (and write "+want+" to /etc/timezone on Debian)")+
+					"; check the name exists under /usr/share/zoneinfo")
 		}
 	}
 	if n, ok := v["ntp"]; ok {
@@ -63,7 +65,8 @@ func (j *judge) other() {
 				note = "; OpenSSH 9.8 and later cannot make DSA keys, and cloud-init then skips the type silently"
 			}
 			j.add(check.Fail, CodeHostKeyMissing, kp, "the requested "+t+" host key is missing ("+f.Display(priv)+")"+note, t+" host key", "missing",
-				"Run `ssh-keygen -A` (or drop "+t+" from ssh_genkeytypes) and restart sshd")
+				check.Fix(f.Live, "Run `ssh-keygen -A` (or drop "+t+" from ssh_genkeytypes) and restart sshd",
+					"cloud-init makes host keys at an instance's first boot, and a sealed image carries none: judge the keys on a booted instance, or drop "+t+" from ssh_genkeytypes"))
 		}
 	}
 }
@@ -106,10 +109,11 @@ func (j *judge) ntp(n any) {
 	switch {
 	case len(missing) > 0:
 		j.add(check.Fail, CodeNTPMismatch, "ntp", fmt.Sprintf("%s does not list the requested %s", f.Display(client.conf), strings.Join(missing, ", ")), strings.Join(want, ","), "",
-			"Add the servers to "+client.conf+" and restart "+client.name)
+			"Add the servers to "+client.conf+check.Fix(f.Live, " and restart "+client.name, " in the image"))
 	case !enabled:
 		j.add(check.Fail, CodeNTPMismatch, "ntp.enabled", fmt.Sprintf("%s is configured but not enabled (%s missing)", client.name, strings.Join(client.wants, " or ")), "enabled", "not enabled",
-			"Run `systemctl enable --now "+path.Base(client.wants[0])+"`")
+			check.Fix(f.Live, "Run `systemctl enable --now "+path.Base(client.wants[0])+"`",
+				"Enable it in the image: "+client.wants[0]+" is a link to its unit"))
 	default:
 		j.add(check.Pass, CodeNTPOK, "ntp", fmt.Sprintf("%s is enabled and %s lists the requested servers", client.name, f.Display(client.conf)), "", "", "")
 	}

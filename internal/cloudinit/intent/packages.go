@@ -55,7 +55,7 @@ func (j *judge) packages() {
 	reqs := packageList(v)
 	switch {
 	case f.DpkgFound && f.DpkgErr != nil && f.Dpkg == nil:
-		j.add(check.Error, CodeUnreadable, "packages", "packages not judged: "+f.DpkgErr.Error(), "", "", "Run guestcheck as root, or repair "+dpkgstatus.Path)
+		j.add(check.Error, CodeUnreadable, "packages", "packages not judged: "+f.DpkgErr.Error(), "", "", check.ReadFix(f.IsRoot, dpkgstatus.Path, f.DpkgErr))
 		return
 	case !f.DpkgFound && f.RPM == nil:
 		j.add(check.Skip, CodePackageUnjudged, "packages", "packages not judged: "+f.RPMSkip, "", "", "")

@@ -72,14 +72,14 @@ func (j *judge) pwauth() {
 		j.add(check.Fail, CodePwauthMismatch, kp,
 			fmt.Sprintf("ssh_pwauth asks PasswordAuthentication %s, but sshd uses %s from %s (the first value wins, and drop-ins are read where Include stands)", want, pa, paAt),
 			"PasswordAuthentication "+want, "PasswordAuthentication "+pa+" ("+paAt+")",
-			"Remove or change the PasswordAuthentication line at "+paAt+" and reload sshd", "sshd_files", files)
+			"Remove or change the PasswordAuthentication line at "+paAt+check.Fix(f.Live, " and reload sshd", " in the image"), "sshd_files", files)
 	}
 	if want == "no" && kbd != "no" && pam == "yes" {
 		bad = true
 		j.add(check.Fail, CodePwauthMismatch, kp,
 			fmt.Sprintf("ssh_pwauth is false, but KbdInteractiveAuthentication is %s (%s) with UsePAM yes, so PAM still takes passwords", kbd, kbdAt),
 			"KbdInteractiveAuthentication no", "KbdInteractiveAuthentication "+kbd+" ("+kbdAt+")",
-			"Set `KbdInteractiveAuthentication no` in /etc/ssh/sshd_config (before any Include that sets it) and reload sshd", "sshd_files", files)
+			"Set `KbdInteractiveAuthentication no` in /etc/ssh/sshd_config (before any Include that sets it)"+check.Fix(f.Live, " and reload sshd", " in the image"), "sshd_files", files)
 	}
 	for _, key := range []string{"PasswordAuthentication", "KbdInteractiveAuthentication"} {
 		for _, d := range f.SSHD.Conditional(key) {

@@ -61,7 +61,9 @@ func (j *judge) runcmd() {
 		j.add(check.Pass, CodeScriptRan, "runcmd", "runcmd is running now: cloud-init started this guestcheck from it", "", "", "", "script", shown)
 	case !ran:
 		j.add(check.Fail, CodeScriptNotRun, "runcmd", fmt.Sprintf("%s was written but scripts-user has not run it (no config_scripts_user semaphore): the final stage did not run or has not finished", shown),
-			"runcmd run in the final stage", "written, not run", "Check `systemctl status cloud-final.service` and /var/log/cloud-init.log; re-run with --wait while the guest is still booting")
+			"runcmd run in the final stage", "written, not run",
+			check.Fix(f.Live, "Check `systemctl status cloud-final.service` and /var/log/cloud-init.log; re-run with --wait while the guest is still booting",
+				"Read /var/log/cloud-init.log in the image: it was captured before the final stage ran, so capture it after cloud-init finished and re-seal it with sealprep"))
 	default:
 		j.add(check.Pass, CodeScriptRan, "runcmd", fmt.Sprintf("runcmd ran: %s exists and scripts-user ran it this instance with no error recorded", shown), "", "", "",
 			"semaphore", f.Display(InstanceLink+"/sem/config_scripts_user"))

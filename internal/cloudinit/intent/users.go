@@ -14,6 +14,27 @@ import (
 
 const reprovision = "; cloud-init applies users only on an instance's first boot, so fix the image or user-data and re-provision (or apply it by hand)"
 
+// rebuild ends an account fix under an image root, where usermod and
+// friends would change the host's own accounts.
+const rebuild = "; cloud-init applies users only on an instance's first boot, so fix the image's build or its user-data and rebuild"
+
+// accountsReadFix is the fix for account databases that could not be
+// read, by the first that failed: a root-only file (/etc/shadow) asks for
+// root only when guestcheck is not root already.
+func (j *judge) accountsReadFix() string {
+	f := j.f
+	if f.AccountsReadErr == nil {
+		return "Repair the lines the message names"
+	}
+	return check.ReadFix(f.IsRoot, f.AccountsReadFile, f.AccountsReadErr)
+}
+
+// accountFix is an account remediation: the command on the running
+// system, the edit of the image's own files under an image root.
+func (j *judge) accountFix(running, image string) string {
+	return check.Fix(j.f.Live, running+reprovision, image+rebuild)
+}
+
 // userKeys are the keys the users entry asks to be in the user's
 // authorized_keys: the entry's own, plus the top-level ones for the
 // default user.
@@ -48,7 +69,7 @@ func (j *judge) users() {
 	}
 	if len(f.AccountsErr) > 0 && len(f.Accounts.Users) == 0 {
 		j.add(check.Error, CodeUnreadable, "users", "the account databases could not be read: "+strings.Join(f.AccountsErr, "; "), "", "",
-			"Run guestcheck as root (/etc/shadow is root-only)")
+			j.accountsReadFix())
 		return
 	}
 	var defName string
@@ -83,7 +104,7 @@ func (j *judge) users() {
 		grp, ok := f.Accounts.Group(g.Name)
 		if !ok {
 			j.add(check.Fail, CodeGroupMissing, g.Path, fmt.Sprintf("group %s does not exist", g.Name), "group "+g.Name, "no such group in /etc/group",
-				"Create the group (groupadd "+g.Name+")"+reprovision)
+				j.accountFix("Create the group (groupadd "+g.Name+")", "Add the group "+g.Name+" to /etc/group in the image"))
 			continue
 		}
 		var missing []string
@@ -96,7 +117,7 @@ func (j *judge) users() {
 		}
 		if len(missing) > 0 {
 			j.add(check.Fail, CodeGroupMissing, g.Path, fmt.Sprintf("group %s lacks the members %s", g.Name, strings.Join(missing, ", ")),
-				"members "+strings.Join(g.Members, ","), "members "+strings.Join(grp.Members, ","), "Add them with `gpasswd -a USER "+g.Name+"`"+reprovision)
+				"members "+strings.Join(g.Members, ","), "members "+strings.Join(grp.Members, ","), j.accountFix("Add them with `gpasswd -a USER "+g.Name+"`", "Add them to "+g.Name+"'s line in /etc/group in the image"))
 		}
 	}
 }
@@ -114,26 +135,28 @@ func (j *judge) user(u cc.User, kp string, keys []reqKey) {
 	}
 	if !ok {
 		j.add(check.Fail, CodeUserMissing, kp, who+" does not exist in /etc/passwd", "user "+u.Name, "no such user",
-			"Read /var/log/cloud-init.log for the useradd error (a clash with an existing group or UID is common)"+reprovision)
+			j.accountFix("Read /var/log/cloud-init.log for the useradd error (a clash with an existing group or UID is common)",
+				"Read /var/log/cloud-init.log in the image for the useradd error (a clash with an existing group or UID is common)"))
 		return
 	}
 	bad := 0
 	if v, ok := c["shell"].(string); ok && v != "" && pw.Shell != v {
 		bad++
 		j.add(check.Fail, CodeUserShell, cc.Join(kp, "shell"), fmt.Sprintf("%s has shell %s, not the requested %s", who, pw.Shell, v), v, pw.Shell,
-			"cloud-init does not change an existing user: run `usermod -s "+v+" "+u.Name+"`"+reprovision)
+			j.accountFix("cloud-init does not change an existing user: run `usermod -s "+v+" "+u.Name+"`",
+				"cloud-init does not change an existing user: set "+u.Name+"'s shell to "+v+" in /etc/passwd in the image"))
 	}
 	if v, ok := c["homedir"].(string); ok && v != "" && path.Clean(pw.Home) != path.Clean(v) {
 		bad++
 		j.add(check.Fail, CodeUserHome, cc.Join(kp, "homedir"), fmt.Sprintf("%s has home %s, not the requested %s", who, pw.Home, v), v, pw.Home,
-			"Run `usermod -d "+v+" -m "+u.Name+"`"+reprovision)
+			j.accountFix("Run `usermod -d "+v+" -m "+u.Name+"`", "Set "+u.Name+"'s home to "+v+" in /etc/passwd in the image and move the directory there"))
 	}
 	noHome := cc.TranslateBool(c["no_create_home"]) || cc.TranslateBool(c["system"])
 	if !noHome {
 		if h := f.Files[pw.Home]; !h.Exists || !h.Info.Mode.IsDir() {
 			bad++
 			j.add(check.Fail, CodeUserHome, kp, fmt.Sprintf("%s's home directory %s does not exist", who, pw.Home), pw.Home, "missing",
-				"Create it with `mkhomedir_helper "+u.Name+"`"+reprovision)
+				j.accountFix("Create it with `mkhomedir_helper "+u.Name+"`", "Create "+pw.Home+" in the image, owned by "+u.Name))
 		}
 	}
 	groups := f.Accounts.GroupsOf(pw)
@@ -142,7 +165,7 @@ func (j *judge) user(u cc.User, kp string, keys []reqKey) {
 		if g.Name != v {
 			bad++
 			j.add(check.Fail, CodeUserPrimaryGroup, cc.Join(kp, "primary_group"), fmt.Sprintf("%s's primary group is %s, not the requested %s", who, orStr(g.Name, fmt.Sprint(pw.GID)), v), v, orStr(g.Name, fmt.Sprint(pw.GID)),
-				"Run `usermod -g "+v+" "+u.Name+"`"+reprovision)
+				j.accountFix("Run `usermod -g "+v+" "+u.Name+"`", "Set "+u.Name+"'s group in /etc/passwd in the image to the GID of "+v))
 		}
 	}
 	want := requestedGroups(c["groups"])
@@ -155,7 +178,8 @@ func (j *judge) user(u cc.User, kp string, keys []reqKey) {
 	if len(missing) > 0 {
 		bad++
 		j.add(check.Fail, CodeUserGroups, cc.Join(kp, "groups"), fmt.Sprintf("%s is not in the requested groups %s", who, strings.Join(missing, ", ")),
-			strings.Join(want, ","), strings.Join(groups, ","), "Run `usermod -aG "+strings.Join(missing, ",")+" "+u.Name+"`"+reprovision)
+			strings.Join(want, ","), strings.Join(groups, ","), j.accountFix("Run `usermod -aG "+strings.Join(missing, ",")+" "+u.Name+"`",
+				"Add "+u.Name+" to "+strings.Join(missing, ", ")+" in /etc/group in the image"))
 	}
 	bad += j.password(u, kp, who)
 	bad += j.sudo(u, kp, who)
@@ -228,7 +252,8 @@ func (j *judge) password(u cc.User, kp, who string) int {
 	lkp := cc.Join(kp, "lock_passwd")
 	if lock && !sh.Locked() {
 		j.add(check.Fail, CodeUserLock, lkp, who+"'s password is not locked although lock_passwd is true (the default): password login is possible",
-			"locked", sh.Describe(), "Run `passwd -l "+u.Name+"`; cloud-init locks it only when it creates or updates the user")
+			"locked", sh.Describe(),
+			check.Fix(j.f.Live, "Run `passwd -l "+u.Name+"`", "Lock it in /etc/shadow in the image (a ! before the hash)")+"; cloud-init locks it only when it creates or updates the user")
 		return 1
 	}
 	hash := ""
@@ -245,7 +270,7 @@ func (j *judge) password(u cc.User, kp, who string) int {
 	switch {
 	case !sh.HasPassword():
 		j.add(check.Fail, CodeUserPassword, lkp, who+" was given a password, but /etc/shadow has none usable", "a password (not shown)", sh.Describe(),
-			"Read /var/log/cloud-init.log for the chpasswd error"+reprovision)
+			j.accountFix("Read /var/log/cloud-init.log for the chpasswd error", "Read /var/log/cloud-init.log in the image for the chpasswd error"))
 		return 1
 	case hash != "" && sh.Hash != hash:
 		j.add(check.Fail, CodeUserPassword, lkp, who+"'s password hash in /etc/shadow is not the one user-data set (neither is shown)", "the requested hash", "another hash",
@@ -287,12 +312,12 @@ func (j *judge) sudo(u cc.User, kp, who string) int {
 			bad++
 			j.add(check.Fail, CodeSudoNotIncluded, kp, fmt.Sprintf("%s's sudo rule is in %s, but /etc/sudoers does not include that directory, so sudo ignores it", who, drop),
 				u.Name+" "+r, "/etc/sudoers reads "+strings.Join(f.Sudoers.Files, ", "),
-				"Add `@includedir /etc/sudoers.d` to /etc/sudoers with visudo")
+				check.Fix(j.f.Live, "Add `@includedir /etc/sudoers.d` to /etc/sudoers with visudo", "Add `@includedir /etc/sudoers.d` to /etc/sudoers in the image"))
 		case !found:
 			bad++
 			j.add(check.Fail, CodeSudoMissing, kp, fmt.Sprintf("%s's sudo rule %q is not in %s", who, sudoers.Normalize(u.Name+" "+r), drop),
 				u.Name+" "+r, orStr(strings.Join(f.Sudoers.Problems, "; "), "no such line"),
-				"Add the rule with `visudo -f "+SudoersDropIn+"`"+reprovision)
+				j.accountFix("Add the rule with `visudo -f "+SudoersDropIn+"`", "Add the rule to "+SudoersDropIn+" in the image (`visudo -c -f FILE` checks a copy)"))
 		}
 	}
 	return bad
@@ -378,7 +403,8 @@ func (j *judge) strictModes(name string, pw passwd.User, kp, file, who string) i
 		if why == "" {
 			continue
 		}
-		fix := fmt.Sprintf("Run `chmod go-w %s` and `chown %s %s`", p, name, p)
+		fix := check.Fix(f.Live, fmt.Sprintf("Run `chmod go-w %s` and `chown %s %s`", p, name, p),
+			fmt.Sprintf("Make %s in the image owned by %s (its UID in the image's /etc/passwd) and not writable by group or others", p, name))
 		j.add(check.Fail, CodeKeyStrictModes, cc.Join(kp, "ssh_authorized_keys"),
 			fmt.Sprintf("sshd refuses %s's keys: %s %s (StrictModes)", who, f.Display(p), why),
 			"owner root or "+name+", no group/other write", fmt.Sprintf("uid %d mode %04o", fl.Info.UID, mode.Perm()), fix,

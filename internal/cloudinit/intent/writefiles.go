@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/fs"
 	cc "github.com/guestcheck/guestcheck/internal/guestfile/cloudconfig"
 )
 
@@ -175,7 +176,7 @@ func (j *judge) writeFiles() {
 		}
 		switch {
 		case fl.Err != nil && !fl.Exists:
-			j.add(check.Error, CodeUnreadable, r.KeyPath, shown+": "+fl.Err.Error(), "", "", "Run guestcheck as root")
+			j.add(check.Error, CodeUnreadable, r.KeyPath, fs.ErrorText(shown, fl.Err), "", "", check.ReadFix(f.IsRoot, shown, fl.Err))
 			continue
 		case !fl.Exists:
 			msg := fmt.Sprintf("%s (%s) does not exist", shown, r.KeyPath)
@@ -194,11 +195,11 @@ func (j *judge) writeFiles() {
 		if got := unixPerm(fl.Info.Mode); got != r.Perms&0o7777 {
 			bad++
 			j.add(check.Fail, CodeFileMode, cc.Join(r.KeyPath, "permissions"), fmt.Sprintf("%s has mode %04o, not the requested %04o", shown, got, r.Perms&0o7777),
-				fmt.Sprintf("%04o", r.Perms&0o7777), fmt.Sprintf("%04o", got), fmt.Sprintf("Run `chmod %04o %s`", r.Perms&0o7777, r.File), "note", r.PermsNote)
+				fmt.Sprintf("%04o", r.Perms&0o7777), fmt.Sprintf("%04o", got), check.Fix(f.Live, fmt.Sprintf("Run `chmod %04o %s`", r.Perms&0o7777, r.File), fmt.Sprintf("Give %s in the image mode %04o", r.File, r.Perms&0o7777)), "note", r.PermsNote)
 		}
 		if msg, asked, found := j.ownerMismatch(r, fl); msg != "" {
 			bad++
-			j.add(check.Fail, CodeFileOwner, cc.Join(r.KeyPath, "owner"), shown+" "+msg, asked, found, "Run `chown "+asked+" "+r.File+"`")
+			j.add(check.Fail, CodeFileOwner, cc.Join(r.KeyPath, "owner"), shown+" "+msg, asked, found, check.Fix(f.Live, "Run `chown "+asked+" "+r.File+"`", "Make "+r.File+" in the image owned by "+asked+" (the IDs in the image's /etc/passwd and /etc/group)"))
 		}
 		if r.DecodeErr != nil {
 			bad++

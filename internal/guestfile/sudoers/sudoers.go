@@ -132,7 +132,12 @@ func (c *Config) load(name string, src Source, depth int, required bool) {
 	b, err := src.ReadFile(name)
 	if err != nil {
 		if required {
-			c.Problems = append(c.Problems, fmt.Sprintf("%s: %v", name, err))
+			// A read error names its file already (*PathError): once is enough.
+			msg := err.Error()
+			if !strings.Contains(msg, name) {
+				msg = name + ": " + msg
+			}
+			c.Problems = append(c.Problems, msg)
 		}
 		return
 	}
