@@ -32,10 +32,11 @@ set -euo pipefail
 #              qcow2) and qemu-storage-daemon (the FUSE export) for sealprep --image
 #   netplan.io `netplan generate`, the oracle network-config's netplan parser is held to
 #   ifupdown   `ifquery`, the oracle the interfaces(5) reader and its includes are held to
+#   shellcheck lints the shell examples (test/examples)
 test_pkgs=(dbus make e2fsprogs xfsprogs btrfs-progs dosfstools util-linux mount fdisk iproute2
 	mmdebstrap qemu-guest-agent systemd cloud-init prometheus prometheus-node-exporter
 	libxml2-utils perl jq openssh-server openssh-client qemu-utils qemu-system-common
-	netplan.io ifupdown)
+	netplan.io ifupdown shellcheck)
 # Packages make vm-test adds: QEMU guests under TCG and their NoCloud seeds.
 vm_pkgs=(qemu-system-x86 qemu-utils genisoimage mmdebstrap)
 
