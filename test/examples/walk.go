@@ -238,8 +238,9 @@ func nonEmpty(text string) []string {
 // Command is one simple command of an example: a line of a shell block,
 // a runcmd entry, a probe's exec command or a command line in inline code.
 type Command struct {
-	// Where is the line it is on ("README.md:52").
-	Where string
+	// Where is the line it is on ("README.md:52"); From is the Where of
+	// the example it is in ("" for inline code).
+	Where, From string
 	// Line is the command line as written (continuation lines joined;
 	// for an argv list, its words joined by spaces), so that a guest can
 	// run it through sh -c.
@@ -267,12 +268,15 @@ func Commands(examples []Example) []Command {
 		case e.Kind == Shell && line > 0, e.Kind == CommandLines:
 			for _, l := range logicalLines(e.Text) {
 				for _, c := range SplitLine(l.text) {
-					c.Where = fmt.Sprintf("%s:%d", file, line+1+l.n)
+					c.Where, c.From = fmt.Sprintf("%s:%d", file, line+1+l.n), e.Where
 					out = append(out, c)
 				}
 			}
 		case e.Kind == CloudConfig:
-			out = append(out, runcmds(e)...)
+			for _, c := range runcmds(e) {
+				c.From = e.Where
+				out = append(out, c)
+			}
 		case e.Kind == KubeVirtProbe:
 			var p struct {
 				ReadinessProbe struct {
@@ -280,7 +284,9 @@ func Commands(examples []Example) []Command {
 				} `yaml:"readinessProbe"`
 			}
 			if yaml.Unmarshal([]byte(e.Text), &p) == nil && len(p.ReadinessProbe.Exec.Command) > 0 {
-				out = append(out, argvCommand(e.Where, p.ReadinessProbe.Exec.Command))
+				c := argvCommand(e.Where, p.ReadinessProbe.Exec.Command)
+				c.From = e.Where
+				out = append(out, c)
 			}
 		}
 	}
