@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -61,22 +62,28 @@ func runImage(o *options, ops []seal.Operation, stdin io.Reader, stdout, stderr 
 		}
 		var ref *image.Refusal
 		if errors.As(err, &ref) {
+			// The header names the image; the refusal says what is wrong
+			// with it, without naming it a second time.
+			file, _ := filepath.Abs(o.image)
 			meta := seal.Meta{Tool: "sealprep", Version: buildinfo.Version, Command: o.cmd, Root: o.image,
-				MachineIDMode: seal.MachineIDMode(o.mode), Operations: ops, StartedAt: start, Duration: time.Since(start)}
-			rep := seal.RefusedReport(meta, seal.Plan{}, []seal.Refusal{{Op: "image", Path: o.image, Message: ref.Reason}}, nil)
+				MachineIDMode: seal.MachineIDMode(o.mode), Operations: ops, StartedAt: start, Duration: time.Since(start),
+				Image: &seal.ImageInfo{File: file, Mounts: []seal.ImageMount{}}}
+			refs := append([]seal.Refusal{{Op: seal.OpImage, Message: ref.Reason}}, unconfirmable(o, e, stdin)...)
+			rep := seal.RefusedReport(meta, seal.Plan{}, refs, nil)
 			return finish(o, e, rep, stdout, stderr)
 		}
-		fmt.Fprintf(stderr, "sealprep: --image %s: %v\n", o.image, err)
 		if errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(stderr, "sealprep: --image %s: no such file\n", o.image)
 			return seal.ExitUsage
 		}
+		fmt.Fprintf(stderr, "sealprep: --image %s: %v\n", o.image, err)
 		return seal.ExitProblem
 	}
 	info := imageInfo(sess)
 	rep, code := func() (seal.Report, int) {
 		root, err := fs.OpenConfined(sess.Root)
 		if err != nil {
-			fmt.Fprintf(stderr, "sealprep: --image: the mounted root %s: %v\n", sess.Root, err)
+			fmt.Fprintf(stderr, "sealprep: --image: cannot open the image's mounted root: %v\n", err)
 			return seal.Report{}, seal.ExitProblem
 		}
 		defer root.Close()
@@ -111,7 +118,7 @@ func imageInfo(s *image.Session) *seal.ImageInfo {
 		Notes: s.Notes, Recovered: s.Recovered, Mounts: []seal.ImageMount{}}
 	for _, m := range s.Mounts {
 		in.Mounts = append(in.Mounts, seal.ImageMount{Path: m.Path, Dir: m.Dir, Device: m.Device, Source: m.Source,
-			How: m.How, ReadOnly: m.ReadOnly})
+			How: m.How, ReadOnly: m.ReadOnly, Partition: m.Partition, FSType: m.FSType, Label: m.Label, UUID: m.UUID})
 	}
 	return in
 }

@@ -81,7 +81,7 @@ func TestImagePlanApplyVerify(t *testing.T) {
 		if rep.Image == nil || !rep.Image.Detached || len(rep.Image.Mounts) != 1 || rep.Image.Mounts[0].Path != "/" || !rep.Image.Mounts[0].ReadOnly {
 			t.Fatalf("plan's image section: %+v", rep.Image)
 		}
-		wantMethod := map[bool]string{false: "loop device on the raw file", true: "qemu-storage-daemon FUSE export"}[qcow2]
+		wantMethod := map[bool]string{false: "a loop device on the raw file", true: "qemu-storage-daemon's FUSE export"}[qcow2]
 		if !strings.Contains(rep.Image.Method, wantMethod) {
 			t.Errorf("method %q, want %q", rep.Image.Method, wantMethod)
 		}

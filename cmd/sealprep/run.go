@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"os"
 	"os/signal"
 	"strings"
@@ -41,6 +42,10 @@ type options struct {
 	arg                          string
 	cmd, root, ops, format, mode string
 	yes, poweroff, force         bool
+	// opsGiven and modeGiven say that --ops (or --autorelabel) and
+	// --machine-id-mode were on the command line: verify then checks
+	// those instead of what the template record says apply used.
+	opsGiven, modeGiven bool
 	// image is --image FILE: attach, mount, seal, detach.
 	image string
 	// fstrim discards free blocks after apply.
@@ -112,6 +117,7 @@ func (o *options) fill(v *cli.Values) error {
 	o.mode = v.String("machine-id-mode", string(seal.MachineIDEmpty))
 	o.yes, o.poweroff, o.force = v.Bool("yes"), v.Bool("poweroff"), v.Bool("force")
 	o.image, o.fstrim, o.autorelabel = v.String("image", ""), v.Bool("fstrim"), v.Bool("autorelabel")
+	o.opsGiven, o.modeGiven = v.Has("ops") || o.autorelabel, v.Has("machine-id-mode")
 	if err := cli.OneOf("--format", "format", o.format, []string{"text", "json"}); err != nil {
 		return err
 	}
@@ -186,12 +192,17 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, e env) int {
 		return seal.ExitOK
 	}
 
+	if o.cmd == seal.CommandApply && !o.yes && !askable(e, stdin) {
+		// Said first, before the plan and before an image is attached,
+		// and again among the report's refusals.
+		fmt.Fprintf(stderr, "sealprep: add --yes to apply without asking (%s)\n", notTerminal)
+	}
 	if o.image != "" {
 		return runImage(o, ops, stdin, stdout, stderr, e)
 	}
 	root, err := fs.OpenConfined(o.root)
 	if err != nil {
-		fmt.Fprintf(stderr, "sealprep: --root: %v\n", err)
+		fmt.Fprintf(stderr, "sealprep: --root %s: %s\n", o.root, rootProblem(err))
 		return seal.ExitUsage
 	}
 	defer root.Close()
@@ -200,6 +211,21 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, e env) int {
 		return code
 	}
 	return finish(o, e, rep, stdout, stderr)
+}
+
+// rootProblem is why --root DIR cannot be opened, without the path that
+// the message already names once.
+func rootProblem(err error) string {
+	var pe *os.PathError
+	switch {
+	case errors.Is(err, iofs.ErrNotExist):
+		return "no such directory"
+	case errors.Is(err, syscall.ENOTDIR) || strings.HasSuffix(err.Error(), ": not a directory"):
+		return "not a directory"
+	case errors.As(err, &pe):
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 // sealRoot plans, applies or verifies root and returns the report, or an
@@ -212,11 +238,15 @@ func sealRoot(o *options, ops []seal.Operation, root *fs.Confined, img *seal.Ima
 	req := seal.Request{
 		Command:    o.cmd,
 		Ops:        ops,
+		OpsGiven:   o.opsGiven,
+		ModeGiven:  o.modeGiven,
+		All:        e.all,
 		Opts:       seal.Options{MachineIDMode: seal.MachineIDMode(o.mode), Force: o.force, PowerOff: o.poweroff, Version: buildinfo.Version},
 		HostBooted: e.booted,
 		HostRead:   e.hostRead,
 		Image:      img,
 		Confirm:    confirm(o, e, stdin, stderr),
+		Refusals:   unconfirmable(o, e, stdin),
 		Interrupt: func(ctx context.Context) (context.Context, context.CancelFunc) {
 			return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		},
@@ -257,24 +287,45 @@ func finish(o *options, e env, rep seal.Report, stdout, stderr io.Writer) int {
 	return code
 }
 
+// notTerminal is why apply cannot ask.
+const notTerminal = "standard input is not a terminal"
+
+// askable reports whether apply can ask its question on stdin.
+func askable(e env, stdin io.Reader) bool { return e.isTerminal != nil && e.isTerminal(stdin) }
+
+// unconfirmable is the refusal of an apply without --yes that has no
+// terminal to ask on: listed with every other refusal, so that one run
+// names all there is to fix.
+func unconfirmable(o *options, e env, stdin io.Reader) []seal.Refusal {
+	if o.cmd != seal.CommandApply || o.yes || askable(e, stdin) {
+		return nil
+	}
+	return []seal.Refusal{{Op: seal.OpConfirm, Message: notTerminal + ": add --yes to apply without asking"}}
+}
+
 // confirm is apply's question on the terminal: the plan, then "y" or
-// "yes" to go on. Without a terminal apply needs --yes; with --yes there
-// is no question.
+// "yes" to go on. Without a terminal there is no question (unconfirmable
+// refuses); with --yes there is none either.
 func confirm(o *options, e env, stdin io.Reader, stderr io.Writer) func(seal.Report) error {
-	if o.yes {
+	if o.yes || !askable(e, stdin) {
 		return nil
 	}
 	return func(plan seal.Report) error {
-		if e.isTerminal == nil || !e.isTerminal(stdin) {
-			return errors.New("standard input is not a terminal: pass --yes to apply without asking")
-		}
 		var buf bytes.Buffer
 		seal.WriteText(&buf, plan)
 		stderr.Write(buf.Bytes())
-		fmt.Fprintf(stderr, "\nApply these %d actions to %s? [y/N] ", len(plan.Actions), plan.Root)
+		target := plan.Root
+		if plan.Image != nil {
+			target = "the image " + plan.Image.File // not the directory it is mounted on
+		}
+		what := "these actions"
+		if len(plan.Actions) == 1 {
+			what = "this action"
+		}
+		fmt.Fprintf(stderr, "\nApply %s (%d) to %s? [y/N] ", what, len(plan.Actions), target)
 		line, _ := bufio.NewReader(stdin).ReadString('\n')
 		if a := strings.ToLower(strings.TrimSpace(line)); a != "y" && a != "yes" {
-			return errors.New("not confirmed")
+			return errors.New("not confirmed: the answer was not y or yes")
 		}
 		return nil
 	}

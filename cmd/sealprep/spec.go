@@ -22,7 +22,7 @@ func command(all []seal.Operation) *cli.Command {
 	ops := cli.Option{Long: "ops", Arg: "SPEC", Help: "The operations: defaults (default); -ID drops one, +ID adds one, or an explicit list such as machine-id,ssh-host-keys (see sealprep list).", Complete: cli.CompleteWords, Words: opIDs, ListWords: true}
 	target := []cli.Option{
 		{Long: "root", Arg: "DIR", Help: "Guest root: / (default, the running system), a mounted image or an extracted tree. Nothing outside it is changed.", Complete: cli.CompleteDir},
-		{Long: "image", Arg: "FILE", Help: "A raw or qcow2 disk image: attach it, find and mount its root (and /boot, the ESP and /var from its fstab), seal, unmount and detach; needs root.", Complete: cli.CompleteFile},
+		{Long: "image", Arg: "FILE", Help: "A raw or qcow2 disk image: attach it, find and mount its root (and /boot, the EFI system partition and /var from its fstab), seal, unmount and detach; needs root.", Complete: cli.CompleteFile},
 		ops, format,
 		{Long: "machine-id-mode", Arg: "MODE", Help: "What /etc/machine-id is left as: empty (default; every systemd generates a new ID at boot) or uninitialized (also runs systemd's first-boot units).", Complete: cli.CompleteWords, Words: func() []string { return []string{string(seal.MachineIDEmpty), string(seal.MachineIDUninitialized)} }},
 		{Long: "autorelabel", Help: "On an SELinux image, also create /.autorelabel (operation selinux-autorelabel)."},
@@ -31,7 +31,7 @@ func command(all []seal.Operation) *cli.Command {
 	applyOnly := []cli.Option{
 		{Long: "yes", Short: 'y', Help: "Apply without asking; required without a terminal."},
 		{Long: "poweroff", Help: "Power the running system off right after a successful apply, before anything rewrites identity."},
-		{Long: "fstrim", Help: "Then discard the free blocks of the root's filesystems (FITRIM), so that the template stays small."},
+		{Long: "fstrim", Help: "Then discard the free blocks of the root's filesystems, as fstrim(8) does, so that the template stays small."},
 	}
 	with := func(o ...[]cli.Option) []cli.Option {
 		var out []cli.Option
@@ -53,8 +53,8 @@ func command(all []seal.Operation) *cli.Command {
 		Commands: []*cli.Command{
 			{Name: "list", Summary: "list every operation: ID, default or opt-in, what it removes", Synopsis: []string{"[--ops SPEC] [--format FMT]"}, Options: with([]cli.Option{ops, format})},
 			{Name: "plan", Summary: "show every action (path, what will happen, why); changes nothing", Synopsis: []string{"[OPTIONS]"}, Options: with(target)},
-			{Name: "apply", Summary: "perform the plan; asks on a terminal unless --yes", Synopsis: []string{"[OPTIONS] [--yes] [--poweroff] [--fstrim]"}, Options: with(target, applyOnly)},
-			{Name: "verify", Summary: "re-plan and report the identity still present", Synopsis: []string{"[OPTIONS]"}, Options: with(target)},
+			{Name: "apply", Summary: "perform the plan; asks on a terminal unless --yes, and refuses without one", Synopsis: []string{"[OPTIONS] [--yes] [--poweroff] [--fstrim]"}, Options: with(target, applyOnly)},
+			{Name: "verify", Summary: "re-plan the operations and machine-id mode apply recorded (or --ops, --machine-id-mode) and report the identity still present", Synopsis: []string{"[OPTIONS]"}, Options: with(target)},
 			{Name: "help", Summary: "show the help of sealprep or of one of its commands", Synopsis: []string{"[COMMAND]"}, Args: "COMMAND", Options: []cli.Option{helpOption}},
 			{Name: "completion", Summary: "print the shell completion script for bash, zsh or fish", Synopsis: []string{"SHELL"}, Args: "SHELL", Options: []cli.Option{helpOption}},
 		},

@@ -154,7 +154,7 @@ func probePart(r io.ReaderAt, p *Part) {
 type RootChoice struct {
 	// Index into the parts, or -1 when Candidates must be probed.
 	Index int
-	// How says why: the DPS type, or empty.
+	// How says why, in a person's words: the partition type, or empty.
 	How string
 	// Candidates are indexes of mountable partitions to probe for
 	// /etc/os-release, in table order.
@@ -178,9 +178,9 @@ func ChooseRoot(parts []Part, arch string) (RootChoice, error) {
 	}
 	if len(dps) == 1 {
 		if !parts[dps[0]].Mountable() {
-			return RootChoice{}, fmt.Errorf("%s has the DPS root type for %s but no filesystem sealprep can mount", parts[dps[0]], arch)
+			return RootChoice{}, fmt.Errorf("the partition type of %s marks it as the Linux root for %s (Discoverable Partitions Specification), but it holds no filesystem sealprep can mount", parts[dps[0]], arch)
 		}
-		return RootChoice{Index: dps[0], How: "GPT type " + want + " (DPS root, " + arch + ")"}, nil
+		return RootChoice{Index: dps[0], How: "its partition type marks it as the Linux root for " + arch + " (Discoverable Partitions Specification)"}, nil
 	}
 	c := RootChoice{Index: -1}
 	var containers []string
@@ -260,7 +260,7 @@ type ExtraMount struct {
 	// Options are the fstab options passed to the filesystem (subvol= for
 	// btrfs); the rest (noauto, x-systemd.*) are the guest's business.
 	Options string
-	// How is "fstab line N" or the DPS rule.
+	// How is the fstab line or the partition type that placed it.
 	How string
 }
 
@@ -285,16 +285,16 @@ func PlanMounts(entries []fstab.Entry, parts []Part, root int) ([]ExtraMount, []
 		}
 		i, ok := ResolveSpec(e.Spec, parts)
 		if !ok {
-			notes = append(notes, fmt.Sprintf("fstab line %d: %s on %s is not a partition of this image (or not named by UUID=, LABEL=, PARTUUID= or PARTLABEL=); not mounted, so the seal does not reach it", e.Line, e.Spec, mp))
+			notes = append(notes, fmt.Sprintf("the image's /etc/fstab line %d: %s on %s is not a partition of this image (or not named by UUID=, LABEL=, PARTUUID= or PARTLABEL=); not mounted, so the seal does not reach it", e.Line, e.Spec, mp))
 			continue
 		}
 		if used[i] || !parts[i].Mountable() {
-			notes = append(notes, fmt.Sprintf("fstab line %d: %s on %s is %s, which sealprep does not mount", e.Line, e.Spec, mp, parts[i]))
+			notes = append(notes, fmt.Sprintf("the image's /etc/fstab line %d: %s on %s is %s, which sealprep does not mount", e.Line, e.Spec, mp, parts[i]))
 			continue
 		}
 		used[i] = true
 		have[mp] = true
-		out = append(out, ExtraMount{Path: mp, Part: i, Options: fsOptions(parts[i].FS.Type, e.Options), How: fmt.Sprintf("fstab line %d (%s)", e.Line, e.Spec)})
+		out = append(out, ExtraMount{Path: mp, Part: i, Options: fsOptions(parts[i].FS.Type, e.Options), How: fmt.Sprintf("line %d of the image's /etc/fstab names it as %s", e.Line, e.Spec)})
 	}
 	auto := func(mp, typ, why string) {
 		if have[mp] {
@@ -308,15 +308,15 @@ func PlanMounts(entries []fstab.Entry, parts []Part, root int) ([]ExtraMount, []
 			}
 		}
 	}
-	auto("/boot", typeXBOOTLDR, "DPS: XBOOTLDR partition on /boot")
+	auto("/boot", typeXBOOTLDR, "its partition type marks it as the extended boot loader partition (Discoverable Partitions Specification)")
 	if !have["/efi"] && !have["/boot/efi"] {
 		if !have["/boot"] {
-			auto("/boot", typeESP, "DPS: ESP on /boot (no XBOOTLDR)")
+			auto("/boot", typeESP, "its partition type marks it as the EFI system partition, and no extended boot loader partition claims /boot (Discoverable Partitions Specification)")
 		} else {
-			auto("/efi", typeESP, "DPS: ESP on /efi")
+			auto("/efi", typeESP, "its partition type marks it as the EFI system partition (Discoverable Partitions Specification)")
 		}
 	}
-	auto("/var", typeVar, "DPS: /var partition")
+	auto("/var", typeVar, "its partition type marks it as the /var partition (Discoverable Partitions Specification)")
 	// Parents first: /boot before /boot/efi.
 	for i := 1; i < len(out); i++ {
 		for j := i; j > 0 && strings.Count(out[j].Path, "/") < strings.Count(out[j-1].Path, "/"); j-- {

@@ -63,7 +63,7 @@ func TestScanDiskAndChooseRoot(t *testing.T) {
 		t.Errorf("parts %+v", got)
 	}
 	c, err := ChooseRoot(got, "amd64")
-	if err != nil || c.Index != 3 || !strings.Contains(c.How, "DPS root") {
+	if err != nil || c.Index != 3 || !strings.Contains(c.How, "marks it as the Linux root for amd64 (Discoverable Partitions Specification)") {
 		t.Errorf("amd64: %+v %v", c, err)
 	}
 	// Another architecture has no DPS root here: every Linux filesystem

@@ -65,7 +65,7 @@ func inspect(ctx context.Context, qemuImg, file string) (Info, error) {
 	if err := c.Run(); err != nil {
 		msg := strings.TrimSpace(errb.String())
 		if strings.Contains(msg, "lock") {
-			return Info{}, fmt.Errorf("%w: %s: qemu-img info: %s", ErrInUse, file, firstLine(msg))
+			return Info{}, fmt.Errorf("%w: qemu-img info: %s", ErrInUse, firstLine(msg))
 		}
 		return Info{}, fmt.Errorf("qemu-img info %s: %v: %s", file, err, firstLine(msg))
 	}

@@ -47,9 +47,16 @@ type Mount struct {
 	Device string `json:"device"`
 	// Source names the partition and filesystem: "partition 2 (ext4)".
 	Source string `json:"source"`
-	// How says why this partition: the DPS type, os-release, fstab line.
+	// How says why this partition: its type, its os-release, an fstab line.
 	How      string `json:"how"`
 	ReadOnly bool   `json:"read_only"`
+	// Partition is the partition number (0: the whole disk), and FSType,
+	// Label and UUID its filesystem's, so that reports can name it as a
+	// person knows it (partition 1, ext4, LABEL=rootfs).
+	Partition int    `json:"partition"`
+	FSType    string `json:"fstype"`
+	Label     string `json:"label,omitempty"`
+	UUID      string `json:"uuid,omitempty"`
 }
 
 // Refusal is an image sealprep will not attach, and why. Nothing was
@@ -134,7 +141,7 @@ func Open(ctx context.Context, file string, o Options) (s *Session, err error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, refuse("%s is not a regular file (a block device or directory: use --root on a mounted filesystem instead)", abs)
+		return nil, refuse("the image is not a regular file (a block device or a directory: use --root on a mounted filesystem instead)")
 	}
 	if os.Geteuid() != 0 {
 		return nil, refuse("--image needs root: it attaches loop devices and mounts filesystems")
@@ -151,15 +158,15 @@ func Open(ctx context.Context, file string, o Options) (s *Session, err error) {
 		s.Notes = append(s.Notes, fmt.Sprintf("leftovers of earlier runs not taken down: %v", err))
 	}
 	if devs := loopsOn(abs); len(devs) > 0 {
-		return nil, refuse("%s is in use: loop device %s is attached to it (losetup -d it, or wait for whoever uses it)", abs, strings.Join(devs, ", "))
+		return nil, refuse("the image is in use: loop device %s is attached to it (losetup -d it, or wait for whoever uses it)", strings.Join(devs, ", "))
 	}
 	qemuImg, err := o.tool("qemu-img", "qemu-utils")
 	if err != nil {
-		return nil, refuse("cannot inspect %s: %v", abs, err)
+		return nil, refuse("cannot inspect the image: %v", err)
 	}
 	info, err := inspect(ctx, qemuImg, abs)
 	if errors.Is(err, ErrInUse) {
-		return nil, refuse("%v: a running VM or another tool has it open; power the VM off first", err)
+		return nil, refuse("the image is in use: a running VM or another tool has it open (%s); power the VM off first", strings.TrimPrefix(err.Error(), ErrInUse.Error()+": "))
 	}
 	if err != nil {
 		return nil, err
@@ -167,22 +174,22 @@ func Open(ctx context.Context, file string, o Options) (s *Session, err error) {
 	s.Format, s.Backing = info.Format, info.Backing
 	switch {
 	case info.Format != "raw" && info.Format != "qcow2":
-		return nil, refuse("%s is a %s image: sealprep attaches raw and qcow2 (qemu-img convert -O qcow2 first)", abs, info.Format)
+		return nil, refuse("the image is in %s format: sealprep attaches raw and qcow2 (qemu-img convert -O qcow2 first)", info.Format)
 	case info.Encrypted:
-		return nil, refuse("%s is encrypted: sealprep does not open encrypted images", abs)
+		return nil, refuse("the image is encrypted: sealprep does not open encrypted images")
 	}
 	if !o.ReadOnly {
 		if st.Mode().Perm()&0o222 == 0 {
-			return nil, refuse("%s is read-only (mode %04o): make it writable to seal it, or seal a copy", abs, st.Mode().Perm())
+			return nil, refuse("the image file is read-only (mode %04o): make it writable to seal it, or seal a copy", st.Mode().Perm())
 		}
 		fd, err := unix.Open(abs, unix.O_RDWR|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return nil, refuse("%s cannot be opened for writing (%v): seal a writable copy", abs, err)
+			return nil, refuse("the image file cannot be opened for writing (%v): seal a writable copy", err)
 		}
 		unix.Close(fd)
 	}
 	if len(s.Backing) > 0 {
-		s.Notes = append(s.Notes, fmt.Sprintf("%s has a backing chain (%s): only the top layer is written; the backing files are opened read-only and stay as they are, so other images on the same backing file are not affected",
+		s.Notes = append(s.Notes, fmt.Sprintf("%s has backing files (%s): only the top layer is written; the backing files are opened read-only and stay as they are, so other images on the same backing file are not affected",
 			abs, strings.Join(s.Backing, " <- ")))
 	}
 	if err := s.makeDir(); err != nil {
@@ -243,12 +250,12 @@ func (s *Session) attach(ctx context.Context, info Info) error {
 		}
 		s.lockFD = fd
 		s.disk = s.File
-		s.Method = "loop device on the raw file (no daemon)"
+		s.Method = "a loop device on the raw file"
 		return nil
 	}
 	qsd, err := s.opts.tool("qemu-storage-daemon", "qemu-system-common")
 	if err != nil {
-		return refuse("cannot attach the qcow2 image: %v; the nbd kernel module is not used", err)
+		return refuse("cannot attach the qcow2 image: %v (sealprep attaches qcow2 through qemu-storage-daemon, not the nbd kernel module)", err)
 	}
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		return refuse("cannot attach the qcow2 image: /dev/fuse is missing (the fuse kernel module), which the qemu-storage-daemon FUSE export needs")
@@ -271,10 +278,7 @@ func (s *Session) attach(ctx context.Context, info Info) error {
 	s.qsd = c
 	s.qsdDone = make(chan struct{})
 	go func() { c.Wait(); close(s.qsdDone) }()
-	s.Method = "qemu-storage-daemon FUSE export + loop device (no nbd module on this host)"
-	if _, err := os.Stat("/sys/module/nbd"); err == nil {
-		s.Method = "qemu-storage-daemon FUSE export + loop device"
-	}
+	s.Method = "qemu-storage-daemon's FUSE export and a loop device"
 	deadline := time.After(20 * time.Second)
 	for {
 		if m, ok := mountAt(s.disk); ok && strings.HasPrefix(m.FSType, "fuse") {
@@ -316,7 +320,7 @@ func lockRaw(file string, readOnly bool) (int, error) {
 		if err := unix.FcntlFlock(uintptr(fd), unix.F_OFD_SETLK, &lk); err != nil {
 			unix.Close(fd)
 			if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EACCES) {
-				return -1, refuse("%s is in use: another process holds QEMU's lock on it", file)
+				return -1, refuse("the image is in use: another process holds QEMU's lock on it")
 			}
 			return -1, fmt.Errorf("lock %s: %w", file, err)
 		}
@@ -325,7 +329,7 @@ func lockRaw(file string, readOnly bool) (int, error) {
 	lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: 101, Len: 1}
 	if err := unix.FcntlFlock(uintptr(fd), unix.F_OFD_GETLK, &lk); err == nil && lk.Type != unix.F_UNLCK {
 		unix.Close(fd)
-		return -1, refuse("%s is in use: another process holds QEMU's write lock on it", file)
+		return -1, refuse("the image is in use: another process holds QEMU's write lock on it")
 	}
 	return fd, nil
 }
@@ -343,11 +347,11 @@ func (s *Session) mountAll(ctx context.Context) error {
 	parts, _, err := ScanDisk(f, st.Size())
 	f.Close()
 	if err != nil {
-		return refuse("%s: %v", s.File, err)
+		return refuse("%v", err)
 	}
 	choice, err := ChooseRoot(parts, "")
 	if err != nil {
-		return refuse("%s: %v", s.File, err)
+		return refuse("%v", err)
 	}
 	if choice.Index < 0 {
 		var found []int
@@ -366,15 +370,15 @@ func (s *Session) mountAll(ctx context.Context) error {
 		}
 		switch len(found) {
 		case 0:
-			return refuse("%s: no partition holds /etc/os-release or /usr/lib/os-release, and none has the DPS root type", s.File)
+			return refuse("no partition holds /etc/os-release or /usr/lib/os-release, and the partition types mark none as the Linux root (Discoverable Partitions Specification)")
 		case 1:
-			choice.Index, choice.How = found[0], "holds /etc/os-release (no DPS root type)"
+			choice.Index, choice.How = found[0], "the only partition with an os-release; no partition type marks a Linux root (Discoverable Partitions Specification)"
 		default:
 			var names []string
 			for _, i := range found {
 				names = append(names, parts[i].String())
 			}
-			return refuse("%s: several partitions hold an os-release (%s): which is the root is ambiguous; mount it yourself and use --root", s.File, strings.Join(names, ", "))
+			return refuse("several partitions hold an os-release (%s), so which one is the root is ambiguous: mount it yourself and use --root", strings.Join(names, ", "))
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -472,7 +476,8 @@ func (s *Session) mountPart(p Part, guest, dir, data, how string) error {
 	if err := mountFS(l.Dev, dir, p.FS.Type, s.opts.ReadOnly, data); err != nil {
 		return fmt.Errorf("mount %s on %s: %w", p, guest, err)
 	}
-	s.Mounts = append(s.Mounts, Mount{Path: guest, Dir: dir, Device: l.Dev, Source: p.String(), How: how, ReadOnly: s.opts.ReadOnly})
+	s.Mounts = append(s.Mounts, Mount{Path: guest, Dir: dir, Device: l.Dev, Source: p.String(), How: how, ReadOnly: s.opts.ReadOnly,
+		Partition: p.Number, FSType: p.FS.Type, Label: p.FS.Label, UUID: p.FS.UUID})
 	return nil
 }
 

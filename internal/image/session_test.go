@@ -78,7 +78,7 @@ func TestOpenFindsRootByOSReleaseAndMountsFstab(t *testing.T) {
 			if strings.Join(got, " ") != want {
 				t.Errorf("mounts %q, want %q", strings.Join(got, " "), want)
 			}
-			if s.Mounts[0].How != "holds /etc/os-release (no DPS root type)" {
+			if s.Mounts[0].How != "the only partition with an os-release; no partition type marks a Linux root (Discoverable Partitions Specification)" {
 				t.Errorf("root chosen because %q", s.Mounts[0].How)
 			}
 			if _, err := os.Stat(filepath.Join(s.Root, "boot/loader/entries/a.conf")); err != nil {
@@ -121,7 +121,7 @@ func TestOpenDPSRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if s.Mounts[0].Source != "partition 2 (ext4)" || !strings.Contains(s.Mounts[0].How, "DPS root") {
+	if s.Mounts[0].Source != "partition 2 (ext4)" || !strings.Contains(s.Mounts[0].How, "marks it as the Linux root") {
 		t.Errorf("root %s chosen because %q", s.Mounts[0].Source, s.Mounts[0].How)
 	}
 }

@@ -99,8 +99,9 @@ func teardown(dir, tag string, s *Session) error {
 		}
 	}
 	// Loop devices detach asynchronously after the last close; wait for
-	// them before the daemon under them goes.
-	for i := 0; i < 100 && len(taggedLoops(tag)) > 0; i++ {
+	// them before the daemon under them goes. Under load (a loaded build
+	// host, udev probing the device) that takes seconds, not milliseconds.
+	for i := 0; i < 500 && len(taggedLoops(tag)) > 0; i++ {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if left := taggedLoops(tag); len(left) > 0 {
@@ -274,7 +275,7 @@ func Recover(stateDir, image string) ([]string, error) {
 		}
 		if st.PID > 0 && procAlive(st.PID) && (st.Start == "" || procStart(st.PID) == st.Start) {
 			if st.Image == image {
-				return nil, refuse("%s is being sealed by sealprep (pid %d, session %s)", image, st.PID, dir)
+				return nil, refuse("the image is being sealed by another sealprep (pid %d)", st.PID)
 			}
 			continue
 		}

@@ -10,11 +10,11 @@ import (
 var opDHCPLeases = Operation{
 	ID:      "dhcp-leases",
 	Default: true,
-	Summary: "remove DHCP client leases and DUIDs (dhclient, dhcpcd, NetworkManager, wicked)",
+	Summary: "remove DHCP client leases and client identifiers (DUIDs) of dhclient, dhcpcd, NetworkManager and wicked",
 	Plan:    planDHCPLeases,
 }
 
-const leaseReason = "a clone offering the template's lease or DUID gets the template's address"
+const leaseReason = "a clone offering the template's lease or DHCP client identifier (DUID) gets the template's address"
 
 func planDHCPLeases(ctx context.Context, p *Planner) ([]Action, error) {
 	var out []Action

@@ -108,6 +108,9 @@ func (x *Executor) Apply(ctx context.Context, acts []Action) []Result {
 		switch {
 		case err != nil:
 			r.Status, r.Error = Failed, err.Error()
+			if !x.Root.IsHost() {
+				r.Error = guestPath(x.Root.Dir(), r.Error)
+			}
 		case changed:
 			r.Status = Done
 		default:

@@ -3,6 +3,9 @@ package seal
 import (
 	"fmt"
 	"io"
+	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 // ImageInfo is how an --image run reached the root: the image, how it was
@@ -11,8 +14,8 @@ import (
 type ImageInfo struct {
 	File   string `json:"file"`
 	Format string `json:"format"`
-	// Method is how the image was attached ("loop device on the raw
-	// file", "qemu-storage-daemon FUSE export + loop device").
+	// Method is how the image was attached ("a loop device on the raw
+	// file", "qemu-storage-daemon's FUSE export and a loop device").
 	Method string `json:"method"`
 	// Backing is the qcow2 backing chain, which is only read.
 	Backing []string     `json:"backing,omitempty"`
@@ -35,28 +38,67 @@ type ImageMount struct {
 	Source   string `json:"source"` // "partition 2 (ext4)"
 	How      string `json:"how"`    // why this partition
 	ReadOnly bool   `json:"read_only"`
+	// Partition is its number (0: the whole disk); FSType, Label and UUID
+	// are its filesystem's.
+	Partition int    `json:"partition"`
+	FSType    string `json:"fstype"`
+	Label     string `json:"label,omitempty"`
+	UUID      string `json:"uuid,omitempty"`
 }
 
-func writeImageText(w io.Writer, im *ImageInfo) {
-	fmt.Fprintf(w, "image %s (%s), attached by %s\n", im.File, im.Format, im.Method)
-	for _, b := range im.Backing {
-		fmt.Fprintf(w, "  backing file (read only): %s\n", b)
+// Name is the partition as a person finds it in the image: "partition 1
+// (ext4, LABEL=rootfs)", or by UUID when the filesystem has no label.
+func (m ImageMount) Name() string {
+	name := "the whole disk"
+	if m.Partition > 0 {
+		name = fmt.Sprintf("partition %d", m.Partition)
 	}
-	for _, m := range im.Mounts {
-		ro := ""
-		if m.ReadOnly {
-			ro = ", read-only"
+	var in []string
+	if m.FSType != "" {
+		in = append(in, m.FSType)
+	}
+	switch {
+	case m.Label != "":
+		in = append(in, "LABEL="+m.Label)
+	case m.UUID != "":
+		in = append(in, "UUID="+m.UUID)
+	}
+	if len(in) == 0 {
+		return name
+	}
+	return name + " (" + strings.Join(in, ", ") + ")"
+}
+
+// writeImageHeader names the image and its root partition once, in the
+// report's first line, then how it was attached and what else was
+// mounted, by guest path: the host directories of the session are the
+// JSON's business, not a person's.
+func writeImageHeader(w io.Writer, command string, im *ImageInfo) {
+	if len(im.Mounts) == 0 {
+		fmt.Fprintf(w, "sealprep %s: image %s\n", command, im.File)
+	} else {
+		fmt.Fprintf(w, "sealprep %s: image %s, %s\n", command, im.File, im.Mounts[0].Name())
+		access := "read-write"
+		if im.Mounts[0].ReadOnly {
+			access = "read-only"
 		}
-		fmt.Fprintf(w, "  mounted %-9s %s on %s (%s%s): %s\n", m.Path, m.Source, m.Device, m.Dir, ro, m.How)
+		fmt.Fprintf(w, "  %s image, attached %s through %s\n", im.Format, access, im.Method)
+		fmt.Fprintf(w, "  root: %s\n", im.Mounts[0].How)
+		for _, m := range im.Mounts[1:] {
+			fmt.Fprintf(w, "  %s: %s, %s\n", m.Path, m.Name(), m.How)
+		}
+	}
+	for _, b := range im.Backing {
+		fmt.Fprintf(w, "  backing file (only read): %s\n", b)
 	}
 	for _, n := range im.Notes {
-		wrap(w, "  note: ", "    ", n)
+		fmt.Fprintf(w, "  note: %s\n", problem.OneLine(n))
 	}
 	for _, r := range im.Recovered {
-		wrap(w, "  recovered: ", "    ", r)
+		fmt.Fprintf(w, "  recovered: %s\n", problem.OneLine(r))
 	}
 	if im.DetachError != "" {
-		wrap(w, "  DETACH FAILED: ", "    ", im.DetachError)
+		fmt.Fprintf(w, "  DETACH FAILED: %s\n", problem.OneLine(im.DetachError))
 	} else if im.Detached {
 		fmt.Fprintln(w, "  unmounted and detached")
 	}

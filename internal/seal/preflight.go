@@ -25,28 +25,33 @@ var _ Target = (*fs.Confined)(nil)
 func Preflight(root Target, opts Options, mutating bool, hostRead func(string) ([]byte, error)) ([]Refusal, []Note) {
 	var refs []Refusal
 	var notes []Note
-	refuse := func(forcible bool, path, msg string) {
+	// refuse records why (reason) and what to do instead (fix): under
+	// --force a forcible one is noted by its reason alone, as what went
+	// ahead despite it.
+	refuse := func(forcible bool, path, reason, fix string) {
 		if forcible && opts.Force {
-			notes = append(notes, Note{Path: path, Message: "forced: " + msg})
+			notes = append(notes, Note{Op: OpPreflight, Path: path, Message: reason, Forced: true})
 			return
 		}
-		refs = append(refs, Refusal{Path: path, Message: msg, Forcible: forcible})
+		refs = append(refs, Refusal{Op: OpPreflight, Path: path, Message: reason + ". " + fix, Forcible: forcible})
 	}
 	if _, err := root.Stat("/etc/os-release"); err != nil {
-		refuse(true, "/etc/os-release", "not an operating system root: /etc/os-release is missing (is --root the mounted root filesystem?)")
+		refuse(true, "", "/etc/os-release is missing, so this is not an operating system root",
+			"Point --root at the mounted root filesystem, or add --force to seal it anyway")
 	}
 	if mutating {
 		for _, p := range []string{"/", "/etc", "/var"} {
 			ro, err := root.ReadOnly(p)
 			if err == nil && ro {
-				refuse(false, p, p+" is on a read-only mount; remount it read-write first")
+				refuse(false, p, "on a read-only mount", "Remount it read-write first")
 				break
 			}
 		}
 	}
 	if opts.Live && hostRead != nil {
 		if hint := DetectContainer(hostRead); hint != "" {
-			refuse(true, "/", fmt.Sprintf("running inside a container (%s): sealing would clear the container's view, not an image; seal the image with --root instead", hint))
+			refuse(true, "/", fmt.Sprintf("sealprep runs inside a container (%s): sealing would clear the container's own files, not an image", hint),
+				"Seal the image from outside with --root or --image, or add --force to seal the container anyway")
 		}
 	}
 	return refs, notes

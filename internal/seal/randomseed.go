@@ -5,7 +5,7 @@ import "context"
 var opRandomSeed = Operation{
 	ID:      "random-seed",
 	Default: true,
-	Summary: "remove saved random seeds (/var/lib/systemd/random-seed, ESP loader/random-seed, ...)",
+	Summary: "remove saved random seeds (/var/lib/systemd/random-seed, loader/random-seed on the EFI system partition, ...)",
 	Plan:    planRandomSeed,
 }
 

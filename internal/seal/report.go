@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 // SchemaVersion is the version of sealprep's JSON output. Changes within a
@@ -63,6 +65,25 @@ type Report struct {
 	Trim []TrimResult `json:"trim,omitempty"`
 	// SELinux is set offline on an image with SELinux enabled.
 	SELinux *SELinuxInfo `json:"selinux,omitempty"`
+	// Selection is set on verify: where its operations and machine-id
+	// mode came from.
+	Selection *Selection `json:"selection,omitempty"`
+}
+
+// The sources of verify's operations and machine-id mode.
+const (
+	FromRecord  = "record"  // apply's template record in the root
+	FromOptions = "options" // --ops or --machine-id-mode
+	FromDefault = "default" // no record to read them from
+)
+
+// Selection says where verify took what it verifies from: each of
+// Operations and MachineIDMode is FromRecord, FromOptions or FromDefault.
+type Selection struct {
+	Operations    string `json:"operations"`
+	MachineIDMode string `json:"machine_id_mode"`
+	// Note is the same for a person, one line.
+	Note string `json:"note"`
 }
 
 // Summary counts actions by outcome.
@@ -87,13 +108,15 @@ type Meta struct {
 	Duration                     time.Duration
 	// Image is set on --image runs.
 	Image *ImageInfo
+	// Selection is set on verify.
+	Selection *Selection
 }
 
 func newReport(m Meta) Report {
 	r := Report{
 		SchemaVersion: SchemaVersion, Tool: m.Tool, Version: m.Version, Command: m.Command,
 		Root: m.Root, Live: m.Live, MachineIDMode: string(m.MachineIDMode),
-		StartedAt: m.StartedAt.UTC(), DurationMS: m.Duration.Milliseconds(), Image: m.Image,
+		StartedAt: m.StartedAt.UTC(), DurationMS: m.Duration.Milliseconds(), Image: m.Image, Selection: m.Selection,
 		Operations: []string{}, Actions: []Result{}, Notes: []Note{}, Refusals: []Refusal{}, Errors: []OpError{},
 	}
 	for _, op := range m.Operations {
@@ -232,18 +255,30 @@ const maxGroup = 8
 // WriteText renders r for a person, readable at 80 columns: actions
 // grouped by operation, consecutive actions of one kind and reason
 // sharing one "why" line, long groups shortened (the JSON lists all).
+// Refusals, errors and notes are one line each, so that a log line holds
+// the whole message.
 func WriteText(w io.Writer, r Report) error {
 	bw := bufio.NewWriter(w)
-	mode := "offline image"
-	if r.Live {
-		mode = "live system"
-	}
-	fmt.Fprintf(bw, "sealprep %s: %s (%s)\n", r.Command, r.Root, mode)
 	if r.Image != nil {
-		writeImageText(bw, r.Image)
+		writeImageHeader(bw, r.Command, r.Image)
+	} else {
+		mode := "offline image"
+		if r.Live {
+			mode = "live system"
+		}
+		fmt.Fprintf(bw, "sealprep %s: %s (%s)\n", r.Command, r.Root, mode)
 	}
-	switch r.Command {
-	case "apply":
+	if r.Selection != nil && r.Selection.Note != "" {
+		fmt.Fprintln(bw, r.Selection.Note)
+	}
+	switch {
+	case r.Command == "apply" && r.Status == StatusRefused:
+		// An image refused before it was attached has no plan to show.
+		if len(r.Actions) > 0 {
+			fmt.Fprintf(bw, "\nWould have applied (%s; nothing was changed):\n", count(len(r.Actions), "action"))
+			writeGroups(bw, r.Actions, false)
+		}
+	case r.Command == "apply" && r.Status != StatusPlanned:
 		writeGroups(bw, r.Actions, true)
 		if len(r.Left) > 0 {
 			fmt.Fprintf(bw, "\nStill present after apply (%d):\n", len(r.Left))
@@ -253,61 +288,115 @@ func WriteText(w io.Writer, r Report) error {
 			}
 			writeGroups(bw, left, false)
 		}
+	case r.Status == StatusRefused && len(r.Actions) == 0:
+		// Refused before anything was planned (an image not attached):
+		// "Nothing to do" would say the opposite.
 	default:
 		writeGroups(bw, r.Actions, false)
 	}
-	if len(r.Refusals) > 0 {
-		fmt.Fprintln(bw, "\nRefused:")
-		for _, f := range r.Refusals {
-			head := "  " + prefixOp(f.Op) + f.Path + ": "
-			msg := f.Message
-			if f.Forcible {
-				msg += " [--force overrides]"
-			}
-			wrap(bw, head, "    ", msg)
-		}
-	}
-	if len(r.Errors) > 0 {
-		fmt.Fprintln(bw, "\nErrors:")
-		for _, e := range r.Errors {
-			wrap(bw, "  "+e.Op+": ", "    ", e.Error)
-		}
-	}
+	writeProblems(bw, r)
 	if len(r.Trim) > 0 {
 		writeTrimText(bw, r.Trim)
 	}
 	if r.SELinux != nil {
 		writeSELinuxText(bw, r.SELinux)
 	}
-	if len(r.Notes) > 0 {
-		fmt.Fprintln(bw, "\nLeft alone:")
-		for _, n := range r.Notes {
-			head := "  " + prefixOp(n.Op)
-			if n.Path != "" {
-				head += n.Path + ": "
-			}
-			wrap(bw, head, "    ", n.Message)
-		}
-	}
-	s := r.Summary
+	writeNotes(bw, r)
 	fmt.Fprintln(bw)
-	switch r.Command {
-	case "apply":
-		fmt.Fprintf(bw, "sealprep: %s: %d actions, %d done, %d unchanged, %d failed; %d left (%d ms)\n",
-			strings.ToUpper(string(r.Status)), s.Actions, s.Done, s.Unchanged, s.Failed, s.Left, r.DurationMS)
-	case "verify":
-		warns := ""
-		if s.Warnings == 1 {
-			warns = ", 1 warning"
-		} else if s.Warnings > 1 {
-			warns = fmt.Sprintf(", %d warnings", s.Warnings)
-		}
-		fmt.Fprintf(bw, "sealprep: %s: %d identity items left%s (%d ms)\n", strings.ToUpper(string(r.Status)), s.Left, warns, r.DurationMS)
-	default:
-		fmt.Fprintf(bw, "sealprep: %s: %d actions in %d operations; nothing changed (%d ms)\n",
-			strings.ToUpper(string(r.Status)), s.Actions, len(r.Operations), r.DurationMS)
-	}
+	fmt.Fprintln(bw, summaryLine(r))
 	return bw.Flush()
+}
+
+// writeProblems lists the refusals, every one of them with the ID of the
+// operation (or preflight, confirm, image) it belongs to, then the errors.
+func writeProblems(w io.Writer, r Report) {
+	if len(r.Refusals) > 0 {
+		fmt.Fprintf(w, "\nRefused (%d):\n", len(r.Refusals))
+		for _, f := range r.Refusals {
+			msg := f.Message
+			if f.Forcible && !strings.Contains(msg, "--force") {
+				msg += " (--force goes ahead anyway)"
+			}
+			fmt.Fprintf(w, "  %s%s\n", prefixOp(f.Op), withPath(f.Path, msg))
+		}
+	}
+	if len(r.Errors) > 0 {
+		fmt.Fprintf(w, "\nErrors (%d):\n", len(r.Errors))
+		for _, e := range r.Errors {
+			fmt.Fprintf(w, "  %s%s\n", prefixOp(e.Op), problem.OneLine(e.Error))
+		}
+	}
+}
+
+// writeNotes lists what was left alone and, apart, the refusals --force
+// overrode: those operations did go ahead.
+func writeNotes(w io.Writer, r Report) {
+	var alone, forced []Note
+	for _, n := range r.Notes {
+		if n.Forced {
+			forced = append(forced, n)
+		} else {
+			alone = append(alone, n)
+		}
+	}
+	if len(forced) > 0 {
+		head := "Refused, but --force went ahead (the actions above were done):"
+		switch {
+		case r.Command != "apply":
+			head = "Refused, but --force goes ahead (apply would do the actions above):"
+		case r.Status == StatusRefused:
+			head = "Refused, but --force goes ahead:"
+		}
+		fmt.Fprintf(w, "\n%s\n", head)
+		for _, n := range forced {
+			fmt.Fprintf(w, "  %s%s\n", prefixOp(n.Op), withPath(n.Path, n.Message))
+		}
+	}
+	if len(alone) > 0 {
+		fmt.Fprintln(w, "\nLeft alone:")
+		for _, n := range alone {
+			fmt.Fprintf(w, "  %s%s\n", prefixOp(n.Op), withPath(n.Path, n.Message))
+		}
+	}
+}
+
+// withPath is "path: msg", or msg alone when there is no path, on one line.
+func withPath(path, msg string) string {
+	msg = problem.OneLine(msg)
+	if path == "" {
+		return msg
+	}
+	return path + ": " + msg
+}
+
+// count is "1 action" or "n actions".
+func count(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// summaryLine is the report's last line: the status and what it counts.
+func summaryLine(r Report) string {
+	s := r.Summary
+	st := strings.ToUpper(string(r.Status))
+	switch {
+	case r.Status == StatusRefused:
+		return fmt.Sprintf("sealprep: %s: nothing was changed; %s planned, %s (%d ms)",
+			st, count(s.Actions, "action"), count(len(r.Refusals), "refusal"), r.DurationMS)
+	case r.Command == "apply" && r.Status != StatusPlanned: // planned: the plan apply asks about
+		return fmt.Sprintf("sealprep: %s: %s, %d done, %d unchanged, %d failed; %d left (%d ms)",
+			st, count(s.Actions, "action"), s.Done, s.Unchanged, s.Failed, s.Left, r.DurationMS)
+	case r.Command == "verify":
+		warns := ""
+		if s.Warnings > 0 {
+			warns = ", " + count(s.Warnings, "warning")
+		}
+		return fmt.Sprintf("sealprep: %s: %s left%s (%d ms)", st, count(s.Left, "identity item"), warns, r.DurationMS)
+	}
+	return fmt.Sprintf("sealprep: %s: %s in %s; nothing changed (%d ms)",
+		st, count(s.Actions, "action"), count(len(r.Operations), "operation"), r.DurationMS)
 }
 
 func prefixOp(op string) string {
@@ -349,6 +438,7 @@ func writeGroups(w io.Writer, rs []Result, outcome bool) {
 		for _, k := range groups[op] {
 			idx := members[k]
 			shown := 0
+			lastDetail := ""
 			for _, i := range idx {
 				r := rs[i]
 				if shown >= maxGroup && r.Status != Failed {
@@ -362,11 +452,14 @@ func writeGroups(w io.Writer, rs []Result, outcome bool) {
 					line = fmt.Sprintf("  %-9s %s", r.Status, describe(r.Action))
 				}
 				fmt.Fprintln(w, line)
-				if r.Detail != "" {
+				// A detail the group's previous action had (a tidy one's
+				// "no identity") is said once.
+				if r.Detail != "" && r.Detail != lastDetail {
 					wrap(w, "            ", "            ", r.Detail)
 				}
+				lastDetail = r.Detail
 				if r.Error != "" {
-					wrap(w, "            error: ", "              ", r.Error)
+					fmt.Fprintf(w, "            error: %s\n", problem.OneLine(r.Error))
 				}
 				shown++
 			}

@@ -26,8 +26,18 @@ var ErrPowerOffNotBooted = errors.New("--poweroff needs the running system boote
 type Request struct {
 	// Command is CommandPlan, CommandApply or CommandVerify.
 	Command string
-	// Ops are the selected operations.
-	Ops []Operation
+	// Ops are the selected operations. On verify, the template record's
+	// replace them unless OpsGiven (--ops was on the command line); All is
+	// what its IDs are resolved against (nil: All).
+	Ops      []Operation
+	OpsGiven bool
+	All      []Operation
+	// ModeGiven says that Opts.MachineIDMode came from the command line:
+	// verify then does not take the template record's.
+	ModeGiven bool
+	// Refusals are the caller's own reasons not to apply (apply without
+	// --yes and without a terminal to ask on), listed with the rest.
+	Refusals []Refusal
 	// Opts shape the plan. Run sets Live (the root is the running
 	// system's "/") and Booted itself, and Now to the start when zero.
 	Opts Options
@@ -76,11 +86,19 @@ func Run(ctx context.Context, root *fs.Confined, r Request) (Report, error) {
 	if opts.Now.IsZero() {
 		opts.Now = start
 	}
+	ops := r.Ops
+	var sel *Selection
+	if r.Command == CommandVerify {
+		ops, opts.MachineIDMode, sel = verifySelection(root, r)
+	}
 	meta := Meta{Tool: "sealprep", Version: opts.Version, Command: r.Command, Root: root.Dir(),
-		Live: opts.Live, MachineIDMode: opts.MachineIDMode, Operations: r.Ops, StartedAt: start, Image: r.Image}
+		Live: opts.Live, MachineIDMode: opts.MachineIDMode, Operations: ops, StartedAt: start, Image: r.Image, Selection: sel}
 
 	refusals, notes := Preflight(root, opts, r.Command == CommandApply, r.HostRead)
-	plan := MakePlan(ctx, root, r.Ops, opts)
+	if r.Command == CommandApply {
+		refusals = append(refusals, r.Refusals...)
+	}
+	plan := MakePlan(ctx, root, ops, opts)
 	se := PlanSELinux(root, plan, opts.Live)
 	if se != nil && se.Relabel && r.RelabelFiles != nil {
 		se.RelabelFiles = r.RelabelFiles(root.Dir())
@@ -99,6 +117,9 @@ func Run(ctx context.Context, root *fs.Confined, r Request) (Report, error) {
 		rep = PlanReport(meta, plan, refusals, notes)
 	}
 	rep.SELinux = se
+	if !opts.Live {
+		rep.guestPaths(root.Dir())
+	}
 	return rep, nil
 }
 
@@ -110,7 +131,7 @@ func (r Request) apply(ctx context.Context, root *fs.Confined, meta Meta, opts O
 	refused := func(msg string) Report {
 		meta.Duration = time.Since(meta.StartedAt)
 		if msg != "" {
-			refusals = append(refusals, Refusal{Message: msg})
+			refusals = append(refusals, Refusal{Op: OpConfirm, Message: msg})
 		}
 		return RefusedReport(meta, plan, refusals, notes)
 	}

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"path"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/fs"
@@ -77,8 +78,9 @@ type Action struct {
 	// leaves the inode and its other names as they are.
 	Links uint32 `json:"links,omitempty"`
 	// Tidy, when set, says why the action clears no identity (only the
-	// mode differs, or the content is one systemd ignores): apply still
-	// performs it, verify reports it as a warning and the root as sealed.
+	// mode differs, the content is one systemd ignores, it is sealprep's
+	// own template record): apply still performs it, verify reports it as
+	// a warning and the root as sealed.
 	Tidy string `json:"tidy,omitempty"`
 }
 
@@ -97,14 +99,25 @@ func LinkDetail(k ActionKind, links uint32) string {
 	return ""
 }
 
-// Note says what an operation deliberately left alone, and why.
+// Note says what an operation deliberately left alone, and why; or, with
+// Forced, a refusal that --force overrode: the operation went ahead, and
+// Message says what was refused.
 type Note struct {
 	Op      string `json:"op"`
 	Path    string `json:"path,omitempty"`
 	Message string `json:"message"`
+	Forced  bool   `json:"forced,omitempty"`
 }
 
-// Refusal is a reason not to seal at all. Forcible ones give way to --force.
+// The Op of refusals that belong to no operation.
+const (
+	OpPreflight = "preflight" // the root as a whole (not an OS root, read-only, a container)
+	OpConfirm   = "confirm"   // apply's question (no terminal, or not answered yes)
+	OpImage     = "image"     // --image: the image file could not be attached
+)
+
+// Refusal is a reason not to seal at all. Forcible ones give way to
+// --force. Op is the operation's ID, or OpPreflight, OpConfirm or OpImage.
 type Refusal struct {
 	Op       string `json:"op,omitempty"`
 	Path     string `json:"path,omitempty"`
@@ -192,6 +205,7 @@ type Planner struct {
 	rewritten map[string][]byte // content planned by earlier rewrites
 	leftovers []Action          // interrupted runs' temporaries that walks met
 	selected  map[string]bool   // IDs of the operations in this plan
+	opIDs     []string          // the same, in plan order, for the template record
 }
 
 // NewPlanner returns a planner over root.
@@ -212,11 +226,21 @@ func (p *Planner) Note(path, format string, args ...any) {
 func (p *Planner) Refuse(path string, forcible bool, format string, args ...any) bool {
 	msg := fmt.Sprintf(format, args...)
 	if forcible && p.Opts.Force {
-		p.Note(path, "forced: %s", msg)
+		p.notes = append(p.notes, Note{Op: p.op, Path: path, Message: forcedReason(msg), Forced: true})
 		return true
 	}
 	p.refusals = append(p.refusals, Refusal{Op: p.op, Path: path, Message: msg, Forcible: forcible})
 	return false
+}
+
+// forcedReason is what a forcible refusal's message says once --force has
+// overridden it: the reason, without the closing advice on how to get
+// past it ("Drop the operation ..., or --force"), which was just taken.
+func forcedReason(msg string) string {
+	if i := strings.LastIndex(msg, ". "); i >= 0 && strings.Contains(msg[i:], "--force") {
+		return msg[:i]
+	}
+	return msg
 }
 
 // MakePlan runs the Plan of each operation in order and collects the
@@ -229,6 +253,7 @@ func MakePlan(ctx context.Context, root View, ops []Operation, o Options) Plan {
 	p.selected = map[string]bool{}
 	for _, op := range ops {
 		p.selected[op.ID] = true
+		p.opIDs = append(p.opIDs, op.ID)
 	}
 	for _, op := range ops {
 		if err := ctx.Err(); err != nil {

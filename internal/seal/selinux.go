@@ -249,11 +249,11 @@ func (in *SELinuxInfo) LabelCreated(root *fs.Confined, results []Result) {
 
 func writeSELinuxText(w io.Writer, in *SELinuxInfo) {
 	fmt.Fprintln(w, "\nSELinux:")
-	wrap(w, "  ", "  ", in.Message)
+	fmt.Fprintf(w, "  %s\n", problem.OneLine(in.Message))
 	for _, l := range in.Labels {
 		switch {
 		case l.Error != "":
-			wrap(w, "    "+l.Path+": ", "      ", "not labelled: "+l.Error)
+			fmt.Fprintf(w, "    %s: not labelled: %s\n", l.Path, problem.OneLine(l.Error))
 		case l.Label == "":
 			fmt.Fprintf(w, "    %s: no file_contexts entry\n", l.Path)
 		default:

@@ -18,7 +18,11 @@ var opTemplateRecord = Operation{
 	Plan:    planTemplateRecord,
 }
 
-const templateRecordReason = "guestcheck's ssh and network-identity checks name a clone that still has the template's host keys or machine ID from this record; it holds fingerprints and a hash, no secret"
+const templateRecordReason = "guestcheck's ssh and network-identity checks name a clone that still has the template's host keys or machine ID from this record, and verify reads the operations and machine-id mode to check from it; it holds fingerprints and a hash, no secret"
+
+// templateRecordTidy is why the record's actions are never identity left
+// in the image: verify reports a missing or stale record as a warning.
+const templateRecordTidy = "sealprep's own record of the seal"
 
 // planTemplateRecord plans the record of what the template's identity
 // was. It runs before ssh-host-keys and machine-id, and reads what they
@@ -59,7 +63,8 @@ func planTemplateRecord(ctx context.Context, p *Planner) ([]Action, error) {
 			p.Note(sealrecord.Path, "not a valid record, replaced: %v", t.ParseErr)
 		}
 	}
-	want := sealrecord.Record{HostKeys: keys, MachineIDSHA256: mid}
+	want := sealrecord.Record{HostKeys: keys, MachineIDSHA256: mid,
+		Operations: p.opIDs, MachineIDMode: string(p.Opts.MachineIDMode)}
 	if rec != nil {
 		if len(keys) == 0 {
 			want.HostKeys = rec.HostKeys
@@ -88,8 +93,30 @@ func planTemplateRecord(ctx context.Context, p *Planner) ([]Action, error) {
 		want.SealedAt = time.Now()
 	}
 	want.SealprepVersion = p.Opts.Version
+	tidy := recordTidy(exists, rec, want)
+	for i := range dirActs {
+		dirActs[i].Tidy = tidy
+	}
 	return append(dirActs, Action{Kind: WriteFile, Path: sealrecord.Path, Mode: 0o644, Content: string(want.Marshal()),
-		Expect: fs.SHA256(old), Links: links(e), Reason: templateRecordReason}), nil
+		Expect: fs.SHA256(old), Links: links(e), Reason: templateRecordReason, Tidy: tidy}), nil
+}
+
+// recordTidy is the Tidy of a record write: the record is sealprep's own,
+// never identity, so a missing one, or one that records other operations
+// or another machine-id mode, is only a warning for verify. One that
+// records other keys, another machine ID or another outcome, or does not
+// parse, misleads guestcheck on every clone: that is not tidy.
+func recordTidy(exists bool, rec *sealrecord.Record, want sealrecord.Record) string {
+	if exists && rec == nil {
+		return ""
+	}
+	if rec != nil {
+		want.Operations, want.MachineIDMode = rec.Operations, rec.MachineIDMode
+		if !rec.SameIdentity(want) {
+			return ""
+		}
+	}
+	return templateRecordTidy
 }
 
 // templateHostKeys fingerprints /etc/ssh/ssh_host_*, one entry per key,

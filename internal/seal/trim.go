@@ -3,6 +3,8 @@ package seal
 import (
 	"fmt"
 	"io"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 // TrimResult is what --fstrim did to one filesystem: the bytes the kernel
@@ -15,10 +17,10 @@ type TrimResult struct {
 }
 
 func writeTrimText(w io.Writer, trims []TrimResult) {
-	fmt.Fprintln(w, "\nfstrim:")
+	fmt.Fprintln(w, "\nFree blocks discarded (fstrim):")
 	for _, t := range trims {
 		if t.Error != "" {
-			wrap(w, "  "+t.Path+": not trimmed: ", "    ", t.Error)
+			fmt.Fprintf(w, "  %s: not trimmed: %s\n", t.Path, problem.OneLine(t.Error))
 			continue
 		}
 		fmt.Fprintf(w, "  %s: %d bytes discarded (%.1f MiB)\n", t.Path, t.Bytes, float64(t.Bytes)/(1<<20))

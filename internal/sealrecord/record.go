@@ -52,6 +52,11 @@ type Record struct {
 	// had none; MachineIDCleared says whether machine-id emptied it.
 	MachineIDSHA256  string `json:"machine_id_sha256,omitempty"`
 	MachineIDCleared bool   `json:"machine_id_cleared"`
+	// Operations are the IDs of the operations apply ran, in its order,
+	// and MachineIDMode the --machine-id-mode it ran with: what a later
+	// verify checks. Records of older sealprep versions have neither.
+	Operations    []string `json:"operations,omitempty"`
+	MachineIDMode string   `json:"machine_id_mode,omitempty"`
 }
 
 // HashMachineID is the record's form of a machine ID: the hex SHA-256 of
@@ -66,6 +71,7 @@ func HashMachineID(id string) string {
 var (
 	fpRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^SHA256:[A-Za-z0-9+/]{43}$`) })
 	hashRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
+	opRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`) })
 )
 
 // Parse reads a record, rejecting anything that is not one: unknown
@@ -101,6 +107,14 @@ func Parse(b []byte) (Record, error) {
 	}
 	if r.MachineIDSHA256 != "" && !hashRE().MatchString(r.MachineIDSHA256) {
 		return Record{}, fmt.Errorf("%s: machine_id_sha256 is not 64 lowercase hex digits", Path)
+	}
+	for _, op := range r.Operations {
+		if !opRE().MatchString(op) {
+			return Record{}, fmt.Errorf("%s: operation %q is not an operation ID", Path, op)
+		}
+	}
+	if m := r.MachineIDMode; m != "" && m != "empty" && m != "uninitialized" {
+		return Record{}, fmt.Errorf("%s: machine_id_mode %q is neither empty nor uninitialized", Path, m)
 	}
 	return r, nil
 }

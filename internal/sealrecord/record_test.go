@@ -39,6 +39,25 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// TestSelectionRoundTrip: the operations and machine-id mode apply ran
+// with survive the file, count as the record's identity (a verify with
+// other operations plans a new record), and an older record without them
+// still parses.
+func TestSelectionRoundTrip(t *testing.T) {
+	r := sample()
+	r.Operations, r.MachineIDMode = []string{"template-record", "machine-id"}, "uninitialized"
+	got, err := Parse(r.Marshal())
+	if err != nil || strings.Join(got.Operations, ",") != "template-record,machine-id" || got.MachineIDMode != "uninitialized" {
+		t.Fatalf("round trip: %+v, %v", got, err)
+	}
+	if o := got; o.SameIdentity(sample()) {
+		t.Error("the operations and mode do not count")
+	}
+	if old, err := Parse(sample().Marshal()); err != nil || old.Operations != nil || old.MachineIDMode != "" {
+		t.Errorf("a record without them: %+v, %v", old, err)
+	}
+}
+
 func TestHashMachineID(t *testing.T) {
 	// sha256("sealprep-machine-id:4f6b1c0e9a2d4e7f8a1b2c3d4e5f6a7b"), as
 	// `printf %s ... | sha256sum` prints it.
@@ -60,6 +79,8 @@ func TestParseErrors(t *testing.T) {
 		{strings.Replace(good, `"machine_id_sha256": "a`, `"machine_id_sha256": "Z`, 1), "machine_id_sha256"},
 		{good + "{}", "data after"},
 		{`{"schema": 1}`, "no sealed_at"},
+		{strings.Replace(good, `"machine_id_cleared": true`, `"machine_id_cleared": true, "operations": ["Machine ID"]`, 1), "not an operation ID"},
+		{strings.Replace(good, `"machine_id_cleared": true`, `"machine_id_cleared": true, "machine_id_mode": "remove"`, 1), "neither empty nor uninitialized"},
 	} {
 		_, err := Parse([]byte(tc.in))
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
