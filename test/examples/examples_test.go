@@ -401,3 +401,41 @@ func TestOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownBlocks: blocks of no known kind are Unknown, so that
+// TestEveryExampleIsWalked names them; the known kinds are recognised.
+func TestUnknownBlocks(t *testing.T) {
+	md := "```toml\na = 1\n```\n```\nvirsh console vm1\n```\n```yaml\nkind: VirtualMachine\n```\n```json\n{\"a\": 1}\n```\n" +
+		"```yaml\n#cloud-config\nruncmd: [[guestcheck, --list]]\n```\n```\nsealprep plan \\\n  --ops -tmp\n```\n"
+	got := Blocks("doc.md", md)
+	want := []Kind{Unknown, Unknown, Unknown, Unknown, CloudConfig, CommandLines}
+	if len(got) != len(want) {
+		t.Fatalf("%d blocks, want %d: %+v", len(got), len(want), got)
+	}
+	for i, b := range got {
+		if b.Kind != want[i] {
+			t.Errorf("%s %q: kind %q, want %q", b.Where, b.First(), b.Kind, want[i])
+		}
+	}
+	cmds := Commands(got)
+	if len(cmds) != 2 || cmds[0].Line != "guestcheck --list" || !cmds[0].Argv || cmds[1].Where != "doc.md:18" || strings.Join(cmds[1].Args, " ") != "plan --ops -tmp" {
+		t.Errorf("commands: %+v", cmds)
+	}
+}
+
+// TestSplitLine: the shell reading the commands are taken from.
+func TestSplitLine(t *testing.T) {
+	for line, want := range map[string]string{
+		`rc=0; sudo -n /usr/bin/guestcheck --output 'junit:/tmp/a b.xml' || rc=$?; echo $rc > /tmp/rc`: "guestcheck[--output junit:/tmp/a b.xml] echo[$rc]",
+		`guestcheck --exit-zero 2>&1 >/dev/null | tail -n 1 # comment`:                                 "guestcheck[--exit-zero] tail[-n 1]",
+		`X=1 sealprep list --format "j\"son"`:                                                          `sealprep[list --format j"son]`,
+	} {
+		var parts []string
+		for _, c := range SplitLine(line) {
+			parts = append(parts, c.Tool+"["+strings.Join(c.Args, " ")+"]")
+		}
+		if got := strings.Join(parts, " "); got != want {
+			t.Errorf("SplitLine(%s) = %s, want %s", line, got, want)
+		}
+	}
+}

@@ -67,6 +67,12 @@ func tokens(line string) []token {
 			for j < len(line) && strings.IndexByte("|&<>", line[j]) >= 0 {
 				j++
 			}
+			// >&2, 2>&1: the descriptor belongs to the operator.
+			if (c == '>' || c == '<') && line[j-1] == '&' {
+				for j < len(line) && strings.IndexByte("0123456789-", line[j]) >= 0 {
+					j++
+				}
+			}
 			out = append(out, token{text: line[i:j], op: true})
 			i = j - 1
 		default:
@@ -97,7 +103,7 @@ func SplitLine(line string) []Command {
 		t := toks[i]
 		switch {
 		case t.op && (strings.HasPrefix(t.text, ">") || strings.HasPrefix(t.text, "<")):
-			if !strings.Contains(t.text, "&") {
+			if !strings.HasSuffix(strings.TrimRight(t.text, "0123456789-"), "&") || t.text == "&>" {
 				i++ // the file name
 			}
 		case t.op:

@@ -60,7 +60,7 @@ func examplesScenario(ctx context.Context, t *testing.T, v *VM) {
 	mustExec(ctx, t, v, "/bin/mkdir", "-p", exampleDir)
 	// --root /mnt/image: / bound read-only there, on a tmpfs /mnt so that
 	// nothing stays on the disk the later scenarios clone.
-	if r := mustExec(ctx, t, v, "/bin/sh", "-c", "mount -t tmpfs none /mnt && mkdir /mnt/image && mount --bind / /mnt/image && mount -o remount,bind,ro /mnt/image"); r.Exit != 0 {
+	if r := mustExec(ctx, t, v, "/bin/sh", "-c", "mkdir -p /mnt && mount -t tmpfs none /mnt && mkdir /mnt/image && mount --bind / /mnt/image && mount -o remount,bind,ro /mnt/image"); r.Exit != 0 {
 		t.Fatalf("bind / on /mnt/image: exit %d: %s", r.Exit, r.Stderr)
 	}
 	defer mustExec(ctx, t, v, "/bin/sh", "-c", "umount /mnt/image; umount /mnt; rm -rf "+exampleDir)
@@ -135,6 +135,11 @@ func runExample(ctx context.Context, t *testing.T, v *VM, c examples.Command, co
 	}
 	for _, m := range made {
 		mustExec(ctx, t, v, "/bin/rm", "-rf", m)
+	}
+	// probe says a usage error on stdout and exits 1, like not ready; its
+	// stderr carries only usage errors.
+	if c.Tool == "guestcheck" && len(c.Args) > 0 && c.Args[0] == "probe" && r.Stderr != "" {
+		t.Errorf("%s: %s: a usage error on stderr: %s", c.Where, c.Line, r.Stderr)
 	}
 	if !slices.Contains(codes, r.Exit) {
 		t.Errorf("%s: %s: exit %d, want one of %v\nstdout:\n%s\nstderr:\n%s", c.Where, c.Line, r.Exit, codes, tail(r.Stdout, 10), tail(r.Stderr, 10))
