@@ -439,3 +439,18 @@ func TestSplitLine(t *testing.T) {
 		}
 	}
 }
+
+// TestSpans: which inline code is a command line.
+func TestSpans(t *testing.T) {
+	md := "Run `guestcheck --list`, see `guestcheck(8)` and `/run/guestcheck`, `guestcheck explain CODE`,\n" +
+		"`command[check_guestcheck]=/usr/bin/sudo -n /usr/bin/guestcheck --format nagios`, `shutdown_command = \"sudo /usr/sbin/sealprep apply --yes\n  --poweroff\"`.\n" +
+		"```sh\nguestcheck --only `cat ids`\n```\n`make build`"
+	var got []string
+	for _, c := range Spans("doc.md", md) {
+		got = append(got, c.Where+" "+c.Tool+" "+strings.Join(c.Args, " "))
+	}
+	want := []string{"doc.md:1 guestcheck --list", "doc.md:2 guestcheck --format nagios", "doc.md:2 sealprep apply --yes --poweroff", "doc.md:7 make build"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Spans = %q, want %q", got, want)
+	}
+}

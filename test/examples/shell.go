@@ -151,7 +151,7 @@ var (
 	// hclString is an HCL attribute whose string is a command line.
 	hclString = regexp.MustCompile(`^\w+ = "(.*)"$`)
 	// commandSpan starts a command line of Tools.
-	commandSpan = regexp.MustCompile(`^(sudo (-\w+ )*)?(/usr/s?bin/)?(guestcheck|sealprep|make)( |$)`)
+	commandSpan = regexp.MustCompile(`^((/usr/bin/)?sudo (-\w+ )*)?(/usr/s?bin/)?(guestcheck|sealprep|make)( |$)`)
 	// metavar is a placeholder of a synopsis: FILE, [OPTIONS], <uuid>.
 	metavar = regexp.MustCompile(`^[A-Z][A-Z_]+$|[\[<]`)
 )
