@@ -26,17 +26,17 @@ set -euo pipefail
 #   libxml2-utils xmllint --schema, validating --format junit against the stored XSDs
 #   perl       TAP::Parser and prove, the readers of --format tap
 #   jq         reads --format jsonl as log pipelines do
+#   shellcheck lints the shell examples of the README and packaging/examples (test/examples)
 #   openssh-server  sshd -T, the truth for sshd_config, and a real sshd whose socket the ssh check attributes
 #   openssh-client  ssh-keygen -l/-y, the oracle the OpenSSH private key reader is held to
 #   qemu-utils qemu-system-common  qemu-img (image info, lock check, convert to
 #              qcow2) and qemu-storage-daemon (the FUSE export) for sealprep --image
 #   netplan.io `netplan generate`, the oracle network-config's netplan parser is held to
 #   ifupdown   `ifquery`, the oracle the interfaces(5) reader and its includes are held to
-#   shellcheck lints the shell examples (test/examples)
 test_pkgs=(dbus make e2fsprogs xfsprogs btrfs-progs dosfstools util-linux mount fdisk iproute2
 	mmdebstrap qemu-guest-agent systemd cloud-init prometheus prometheus-node-exporter
-	libxml2-utils perl jq openssh-server openssh-client qemu-utils qemu-system-common
-	netplan.io ifupdown shellcheck)
+	libxml2-utils perl jq shellcheck openssh-server openssh-client qemu-utils qemu-system-common
+	netplan.io ifupdown)
 # Packages make vm-test adds: QEMU guests under TCG and their NoCloud seeds.
 vm_pkgs=(qemu-system-x86 qemu-utils genisoimage mmdebstrap)
 
