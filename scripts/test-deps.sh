@@ -33,8 +33,8 @@ set -euo pipefail
 #              qcow2) and qemu-storage-daemon (the FUSE export) for sealprep --image
 #   netplan.io `netplan generate`, the oracle network-config's netplan parser is held to
 #   ifupdown   `ifquery`, the oracle the interfaces(5) reader and its includes are held to
-test_pkgs=(dbus make e2fsprogs xfsprogs btrfs-progs dosfstools util-linux mount fdisk iproute2 shellcheck
-	mmdebstrap qemu-guest-agent systemd cloud-init prometheus prometheus-node-exporter
+test_pkgs=(dbus make e2fsprogs xfsprogs btrfs-progs dosfstools util-linux mount fdisk iproute2
+	mmdebstrap qemu-guest-agent systemd cloud-init shellcheck prometheus prometheus-node-exporter
 	libxml2-utils perl jq openssh-server openssh-client qemu-utils qemu-system-common
 	netplan.io ifupdown)
 # Packages make vm-test adds: QEMU guests under TCG and their NoCloud seeds.
