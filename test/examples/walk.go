@@ -22,6 +22,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/guestcheck/guestcheck/internal/config"
 )
 
 // Kind says what an example is, and so how it is walked.
@@ -192,8 +194,15 @@ func classifyFile(e Example) Kind {
 	return Unknown
 }
 
-// configKeys are guestcheck.yaml's top-level keys.
-var configKeys = []string{"timeout", "check_timeout", "checks", "hostname", "cloud_init", "disk", "routes", "dns", "ssh", "systemd", "time_sync", "probe", "waivers", "network", "qemu_guest_agent", "cloud_config"}
+// isConfigKey says whether k is a top-level key of guestcheck.yaml.
+func isConfigKey(k string) bool {
+	for _, key := range config.Keys {
+		if top, _, _ := strings.Cut(key.Path, "."); top == k {
+			return true
+		}
+	}
+	return false
+}
 
 func classifyYAML(text string) Kind {
 	first := ""
@@ -219,7 +228,7 @@ func classifyYAML(text string) Kind {
 		return PromConfig
 	case top["groups"] != nil && len(top) == 1:
 		return PromRules
-	case len(keys) > 0 && !slices.ContainsFunc(keys, func(k string) bool { return !slices.Contains(configKeys, k) }):
+	case len(keys) > 0 && !slices.ContainsFunc(keys, func(k string) bool { return !isConfigKey(k) }):
 		return GuestcheckConfig
 	}
 	return Unknown
