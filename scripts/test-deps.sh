@@ -26,6 +26,7 @@ set -euo pipefail
 #   libxml2-utils xmllint --schema, validating --format junit against the stored XSDs
 #   perl       TAP::Parser and prove, the readers of --format tap
 #   jq         reads --format jsonl as log pipelines do
+#   shellcheck lints the shell examples of the README and packaging/examples (test/examples)
 #   openssh-server  sshd -T, the truth for sshd_config, and a real sshd whose socket the ssh check attributes
 #   openssh-client  ssh-keygen -l/-y, the oracle the OpenSSH private key reader is held to
 #   qemu-utils qemu-system-common  qemu-img (image info, lock check, convert to
@@ -34,7 +35,7 @@ set -euo pipefail
 #   ifupdown   `ifquery`, the oracle the interfaces(5) reader and its includes are held to
 #   packer     `packer validate` (1.6.6, QEMU builder built in) of packaging/examples/packer
 test_pkgs=(dbus make e2fsprogs xfsprogs btrfs-progs dosfstools util-linux mount fdisk iproute2
-	mmdebstrap qemu-guest-agent systemd cloud-init prometheus prometheus-node-exporter
+	mmdebstrap qemu-guest-agent systemd cloud-init shellcheck prometheus prometheus-node-exporter
 	libxml2-utils perl jq openssh-server openssh-client qemu-utils qemu-system-common
 	netplan.io ifupdown packer)
 # Packages make vm-test adds: QEMU guests under TCG and their NoCloud seeds,

@@ -542,6 +542,8 @@ func healthyGuest(ctx context.Context, t *testing.T, e *env) {
 		}
 	})
 
+	t.Run("examples", func(t *testing.T) { examplesScenario(ctx, t, v) }) // examples_test.go
+
 	t.Run("freeze-for-real", func(t *testing.T) {
 		if c, err := r.Check("fs-freeze"); err != nil || c.Status != "pass" {
 			t.Fatalf("guestcheck does not call this guest freeze-ready: %v %v", c, err)
