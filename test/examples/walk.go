@@ -144,7 +144,7 @@ func Prose(text string) string {
 }
 
 // summaryLine ends a text report.
-var summaryLine = regexp.MustCompile(`(?m)^guestcheck: [A-Z]+ \d+ fail, \d+ error`)
+var summaryLine = regexp.MustCompile(`(?m)^guestcheck: [A-Z]+ (\d+ checks: )?\d+ fail, \d+ error`)
 
 // configMessage is a configuration error as guestcheck prints it.
 var configMessage = regexp.MustCompile(`^[\w./-]+\.ya?ml:\d+: \S`)
