@@ -26,6 +26,9 @@ set -euo pipefail
 #   libxml2-utils xmllint --schema, validating --format junit against the stored XSDs
 #   perl       TAP::Parser and prove, the readers of --format tap
 #   jq         reads --format jsonl as log pipelines do
+#   man-db groff-base  man -l and groff -ww, which render the generated man pages
+#   bash zsh fish  load the generated completions (bash completes, zsh -n and fish -n parse)
+#   dash       sh -n of the #!/bin/sh examples
 #   shellcheck lints the shell examples of the README and packaging/examples (test/examples)
 #   openssh-server  sshd -T, the truth for sshd_config, and a real sshd whose socket the ssh check attributes
 #   openssh-client  ssh-keygen -l/-y, the oracle the OpenSSH private key reader is held to
@@ -37,7 +40,7 @@ set -euo pipefail
 test_pkgs=(dbus make e2fsprogs xfsprogs btrfs-progs dosfstools util-linux mount fdisk iproute2
 	mmdebstrap qemu-guest-agent systemd cloud-init shellcheck prometheus prometheus-node-exporter
 	libxml2-utils perl jq openssh-server openssh-client qemu-utils qemu-system-common
-	netplan.io ifupdown packer)
+	netplan.io ifupdown packer man-db groff-base bash zsh fish dash)
 # Packages make vm-test adds: QEMU guests under TCG and their NoCloud seeds,
 # and packer for the real build of the Packer example (TestPackerBuild).
 vm_pkgs=(qemu-system-x86 qemu-utils genisoimage mmdebstrap packer)
