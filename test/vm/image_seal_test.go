@@ -99,7 +99,8 @@ func TestImageSeal(t *testing.T) {
 		if err != nil {
 			t.Fatalf("plan --image: %v\n%s", err, out)
 		}
-		if !strings.Contains(out, "qemu-storage-daemon FUSE export") || !strings.Contains(out, "mounted /") {
+		// The header names the image once and how it was attached.
+		if !strings.Contains(out, "qemu-storage-daemon's FUSE export") || !strings.Contains(out, "sealprep plan: image "+booted) {
 			t.Errorf("plan does not say how it attached:\n%s", tail(out, 40))
 		}
 		if imagetest.Hash(t, booted) != before {
