@@ -196,41 +196,58 @@ func (c *Command) fish(b *strings.Builder) {
 			fmt.Fprintf(b, "complete -c %s -f -n 'not __fish_seen_subcommand_from %s' -a %s -d %s\n", c.Name, subs, s.Name, fishQuote(s.Summary))
 		}
 	}
-	fishOptions(b, c, c.Name, func() string {
-		if subs == "" {
-			return ""
-		}
-		return "not __fish_seen_subcommand_from " + subs
-	}())
+	top := ""
+	if subs != "" {
+		top = "not __fish_seen_subcommand_from " + subs
+	}
+	for _, o := range c.Options {
+		fishOption(b, c.Name, top, o)
+	}
+	// An option several commands share is one line naming them all, so
+	// that the script says each option once.
+	var order []string
+	with := map[string][]string{}
+	opt := map[string]Option{}
 	for _, s := range c.Commands {
-		fishOptions(b, s, c.Name, "__fish_seen_subcommand_from "+s.Name)
+		for _, o := range s.Options {
+			var spec strings.Builder
+			fishOption(&spec, "", "", o)
+			k := spec.String()
+			if _, ok := with[k]; !ok {
+				order = append(order, k)
+				opt[k] = o
+			}
+			with[k] = append(with[k], s.Name)
+		}
+	}
+	for _, k := range order {
+		fishOption(b, c.Name, "__fish_seen_subcommand_from "+strings.Join(with[k], " "), opt[k])
 	}
 }
 
-func fishOptions(b *strings.Builder, c *Command, prog, cond string) {
-	for _, o := range c.Options {
-		fmt.Fprintf(b, "complete -c %s", prog)
-		if cond != "" {
-			fmt.Fprintf(b, " -n '%s'", cond)
-		}
-		fmt.Fprintf(b, " -l %s", o.Long)
-		if o.Short != 0 {
-			fmt.Fprintf(b, " -s %c", o.Short)
-		}
-		if o.Arg != "" {
-			switch o.Complete {
-			case CompleteFile:
-				b.WriteString(" -r -F")
-			case CompleteDir:
-				b.WriteString(" -r -a '(__fish_complete_directories)'")
-			case CompleteWords:
-				fmt.Fprintf(b, " -r -f -a %s", fishQuote(o.words()))
-			default:
-				b.WriteString(" -r -f")
-			}
-		}
-		fmt.Fprintf(b, " -d %s\n", fishQuote(firstSentence(o.Help)))
+// fishOption writes one complete line for option o of prog under cond.
+func fishOption(b *strings.Builder, prog, cond string, o Option) {
+	fmt.Fprintf(b, "complete -c %s", prog)
+	if cond != "" {
+		fmt.Fprintf(b, " -n '%s'", cond)
 	}
+	fmt.Fprintf(b, " -l %s", o.Long)
+	if o.Short != 0 {
+		fmt.Fprintf(b, " -s %c", o.Short)
+	}
+	if o.Arg != "" {
+		switch o.Complete {
+		case CompleteFile:
+			b.WriteString(" -r -F")
+		case CompleteDir:
+			b.WriteString(" -r -a '(__fish_complete_directories)'")
+		case CompleteWords:
+			fmt.Fprintf(b, " -r -f -a %s", fishQuote(o.words()))
+		default:
+			b.WriteString(" -r -f")
+		}
+	}
+	fmt.Fprintf(b, " -d %s\n", fishQuote(firstSentence(o.Help)))
 }
 
 func fishQuote(s string) string {
