@@ -1,0 +1,149 @@
+package guestid
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
+
+// Item names one kind of identity that members must not share.
+type Item string
+
+// The items Collisions compares, in the order a report lists them.
+const (
+	ItemMachineID  Item = "machine-id"
+	ItemHostKey    Item = "ssh-host-key"
+	ItemDHCPClient Item = "dhcp-client-id"
+	ItemMACBinding Item = "mac-binding"
+	ItemHostname   Item = "hostname"
+	ItemInstanceID Item = "instance-id"
+	ItemMAC        Item = "mac"
+	ItemAddress    Item = "address"
+)
+
+// Items lists every Item in report order.
+var Items = []Item{ItemMachineID, ItemHostKey, ItemDHCPClient, ItemMACBinding, ItemHostname, ItemInstanceID, ItemMAC, ItemAddress}
+
+// fixes says, per item, what to do when members share it: what to seal
+// in the template, or what to give each VM.
+var fixes = map[Item]string{
+	ItemMachineID:  "seal the template so /etc/machine-id is empty (sealprep operation machine-id) and re-create the clones; a clone that already booted needs a new ID (rm /etc/machine-id; systemd-machine-id-setup; reboot)",
+	ItemHostKey:    "seal the template without SSH host keys (sealprep operation ssh-host-keys; cloud-init or sshd-keygen regenerates them at first boot), or on a clone: rm /etc/ssh/ssh_host_*; dpkg-reconfigure openssh-server",
+	ItemDHCPClient: "seal the template without DHCP leases and DUID files (sealprep operation dhcp-leases) and with an empty machine-id (systemd-networkd derives its DUID from it)",
+	ItemMACBinding: "seal the template without MAC-pinned network configuration (sealprep operation net-mac-pins), or match interfaces by name",
+	ItemHostname:   "seal the template with an empty /etc/hostname (sealprep operation hostname) and give each VM its own local-hostname in its metadata",
+	ItemInstanceID: "give each VM its own instance-id in its metadata (NoCloud meta-data, the cloud's datasource) and seal the template's cloud-init state (sealprep operation cloud-init)",
+	ItemMAC:        "give each VM its own MAC address in its definition (libvirt <mac address=...>, QEMU -device ...,mac=)",
+	ItemAddress:    "remove the static address from the template's network configuration (use DHCP or per-VM network-config), or give each VM its own",
+}
+
+// Fix is what to do about a shared item.
+func Fix(it Item) string { return fixes[it] }
+
+// Member is one guest in a comparison.
+type Member struct {
+	Name string
+	ID   Identity
+	// Networks names the network each interface is on, by MAC
+	// (lower-case, colon-separated). Addresses are compared only between
+	// interfaces on the same network; an interface missing here is on
+	// the network "", which every such interface shares.
+	Networks map[string]string
+}
+
+// Collision is one item value that two or more members share.
+type Collision struct {
+	Item Item `json:"item"`
+	// Value is the shared value as a report may show it: a fingerprint,
+	// a DUID, a hostname; for the machine-id, its hash (the ID itself is
+	// never known here).
+	Value string `json:"value"`
+	// Members names the members that share it, sorted.
+	Members []string `json:"members"`
+	// Fix is Fix(Item).
+	Fix string `json:"fix"`
+}
+
+// Collisions compares members item by item and returns every value two
+// or more of them share, in Items order, then by value. A member that
+// lists one value twice (two NICs with one address) does not collide
+// with itself.
+func Collisions(members []Member) []Collision {
+	seen := map[Item]map[string][]string{}
+	add := func(it Item, value, member string) {
+		if value == "" {
+			return
+		}
+		if seen[it] == nil {
+			seen[it] = map[string][]string{}
+		}
+		if !slices.Contains(seen[it][value], member) {
+			seen[it][value] = append(seen[it][value], member)
+		}
+	}
+	for _, m := range members {
+		for it, vals := range m.values() {
+			for _, v := range vals {
+				add(it, v, m.Name)
+			}
+		}
+	}
+	var out []Collision
+	for _, it := range Items {
+		for v, ms := range seen[it] {
+			if len(ms) < 2 {
+				continue
+			}
+			slices.Sort(ms)
+			out = append(out, Collision{Item: it, Value: displayValue(it, v), Members: ms, Fix: Fix(it)})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Collision) int {
+		if c := cmp.Compare(slices.Index(Items, a.Item), slices.Index(Items, b.Item)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Value, b.Value)
+	})
+	return out
+}
+
+// values lists a member's comparable values per item. Address values are
+// keyed by network ("net\x00addr") so that only addresses on one network
+// meet; displayValue takes the key off again.
+func (m Member) values() map[Item][]string {
+	id := m.ID
+	v := map[Item][]string{
+		ItemMachineID:  {id.MachineIDHash},
+		ItemHostname:   {strings.ToLower(id.Hostname)},
+		ItemInstanceID: {id.InstanceID},
+	}
+	for _, k := range id.HostKeys {
+		v[ItemHostKey] = append(v[ItemHostKey], k.Fingerprint)
+	}
+	for _, d := range id.DHCPClients {
+		v[ItemDHCPClient] = append(v[ItemDHCPClient], d.Kind+" "+strings.ToLower(d.Value))
+	}
+	for _, b := range id.MACBindings {
+		v[ItemMACBinding] = append(v[ItemMACBinding], strings.ToLower(b.MAC))
+	}
+	for _, i := range id.Interfaces {
+		mac := strings.ToLower(i.MAC)
+		v[ItemMAC] = append(v[ItemMAC], mac)
+		for _, a := range i.Addresses {
+			ip, _, _ := strings.Cut(a, "/")
+			v[ItemAddress] = append(v[ItemAddress], m.Networks[mac]+"\x00"+ip)
+		}
+	}
+	return v
+}
+
+func displayValue(it Item, v string) string {
+	if it == ItemAddress {
+		net, ip, _ := strings.Cut(v, "\x00")
+		if net != "" {
+			return ip + " (" + net + ")"
+		}
+		return ip
+	}
+	return v
+}
