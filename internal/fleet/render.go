@@ -57,11 +57,7 @@ func WriteText(w io.Writer, r Result) error {
 	bw := bufio.NewWriter(w)
 	rows := [][]string{{"VM", "SOURCE", "STATUS", "CHECKS", "REASON"}}
 	for _, vm := range r.VMs {
-		reason := vm.Reason
-		if len(vm.Shares) > 0 {
-			reason = joinNonEmpty("; ", "shares "+items(vm.Shares)+" with another VM", reason)
-		}
-		rows = append(rows, []string{oneLine(vm.Name, 60), vm.Source, string(vm.Status), checkCounts(vm), reason})
+		rows = append(rows, []string{oneLine(vm.Name, 60), vm.Source, string(vm.Status), checkCounts(vm), vm.Reason})
 	}
 	if len(r.VMs) > 0 {
 		writeTable(bw, rows)
