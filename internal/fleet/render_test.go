@@ -3,6 +3,7 @@ package fleet
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"os"
 	"os/exec"
@@ -137,29 +138,40 @@ func compileFleetSchema(t *testing.T) *jsonschema.Schema {
 // not vacuous: broken documents fail it.
 func TestJSONSchema(t *testing.T) {
 	s := compileFleetSchema(t)
-	good := string(render(t, sampleSurvey(t), FormatJSON))
-	for name, doc := range map[string]string{
-		"good":                good,
-		"empty":               string(render(t, Result{SchemaVersion: 1, Tool: "guestcheck fleet", Version: "1", Status: Pass}, FormatJSON)),
-		"bad status":          strings.Replace(good, `"status": "unknown"`, `"status": "great"`, 1),
-		"unknown with report": strings.Replace(good, `"status": "fail",`+"\n      \"reason\": \"hostname", `"status": "unknown",`+"\n      \"reason\": \"hostname", 1),
-		"bad report":          strings.Replace(good, `"tool": "guestcheck",`, `"tool": "other",`, 1),
-		"collision of one":    strings.Replace(good, `"web-1",`+"\n        \"web-2\"", `"web-1"`, 1),
-		"no schema version":   strings.Replace(good, `"schema_version": 1,`, ``, 1),
-		"unknown shared item": strings.Replace(good, `"item": "hostname"`, `"item": "colour"`, 1),
-		"missing collisions":  strings.Replace(good, `"collisions": [`, `"collisionz": [`, 1),
+	good := render(t, sampleSurvey(t), FormatJSON)
+	vm := func(d map[string]any, i int) map[string]any { return d["vms"].([]any)[i].(map[string]any) }
+	for name, mutate := range map[string]func(d map[string]any){
+		"good":                func(map[string]any) {},
+		"bad status":          func(d map[string]any) { vm(d, 0)["status"] = "great" },
+		"unknown with report": func(d map[string]any) { vm(d, 0)["status"] = "unknown" },
+		"pass without report": func(d map[string]any) { vm(d, 4)["status"] = "pass" },
+		"bad report":          func(d map[string]any) { vm(d, 0)["report"].(map[string]any)["tool"] = "other" },
+		"collision of one":    func(d map[string]any) { d["collisions"].([]any)[0].(map[string]any)["members"] = []any{"web-1"} },
+		"no schema version":   func(d map[string]any) { delete(d, "schema_version") },
+		"unknown shared item": func(d map[string]any) { d["collisions"].([]any)[0].(map[string]any)["item"] = "colour" },
+		"missing collisions":  func(d map[string]any) { delete(d, "collisions") },
 	} {
-		inst, err := jsonschema.UnmarshalJSON(strings.NewReader(doc))
+		var d map[string]any
+		if err := json.Unmarshal(good, &d); err != nil {
+			t.Fatal(err)
+		}
+		mutate(d)
+		b, _ := json.Marshal(d)
+		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		err = s.Validate(inst)
-		if valid := name == "good" || name == "empty"; valid != (err == nil) {
-			t.Errorf("%s: valid=%v, got %v", name, valid, err)
+		if err := s.Validate(inst); (name == "good") != (err == nil) {
+			t.Errorf("%s: valid=%v, got %v", name, name == "good", err)
 		}
-		if doc == good && name != "good" {
-			t.Errorf("%s: the replacement did not apply", name)
-		}
+	}
+	empty := render(t, Result{SchemaVersion: 1, Tool: "guestcheck fleet", Version: "1", Status: Pass}, FormatJSON)
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(empty))
+	if err != nil {
+		t.Fatalf("%v: %s", err, empty)
+	}
+	if err := s.Validate(inst); err != nil {
+		t.Errorf("a survey of no VMs: %v", err)
 	}
 }
 
