@@ -200,7 +200,7 @@ func surveyVM(parent context.Context, t Target, o Options) VM {
 		return vm
 	}
 	rep, why := interpret(out, o)
-	out = qga.ExecResult{} // the raw output is dropped here; only the decoded report stays
+	// Only the decoded report is kept: out, the raw output, dies here.
 	if why != "" {
 		vm.Reason = why
 		return vm
