@@ -36,11 +36,11 @@ func realisticReport(t testing.TB, i int) []byte {
 		}
 		results = append(results, check.Result{ID: fmt.Sprintf("check%d", c), Title: "A check", Status: check.Pass, Summary: "ok", Findings: fs})
 	}
-	rep := report.New(results, report.Meta{Tool: "guestcheck", Version: "1.0.0", StartedAt: time.Unix(1764417600, 0)})
 	id := &guestid.Identity{MachineIDHash: fmt.Sprintf("%032x", i), Hostname: fmt.Sprintf("vm%d", i),
 		HostKeys:   []guestid.HostKey{{Type: "ssh-ed25519", Fingerprint: fmt.Sprintf("SHA256:key%d", i)}},
 		Interfaces: []guestid.Interface{{Name: "enp1s0", MAC: fmt.Sprintf("52:54:00:00:%02x:%02x", i/256, i%256), Addresses: []string{"192.0.2.10/24"}}}}
-	b, err := json.Marshal(fleet.GuestReport{Report: rep, Identity: id})
+	rep := report.New(results, report.Meta{Tool: "guestcheck", Version: "1.0.0", StartedAt: time.Unix(1764417600, 0), Identity: id})
+	b, err := json.Marshal(rep)
 	if err != nil {
 		t.Fatal(err)
 	}

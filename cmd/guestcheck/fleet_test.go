@@ -46,8 +46,8 @@ func reportOf(t testing.TB, st check.Status, id *guestid.Identity) []byte {
 	t.Helper()
 	rep := report.New([]check.Result{{ID: "hostname", Title: "Hostname", Status: st, Summary: "hostname " + string(st),
 		Findings: []check.Finding{check.New(st, "hostname-x", "hostname "+string(st), nil, "")}}},
-		report.Meta{Tool: "guestcheck", Version: "1.0.0", StartedAt: time.Unix(1764417600, 0)})
-	b, err := json.Marshal(fleet.GuestReport{Report: rep, Identity: id})
+		report.Meta{Tool: "guestcheck", Version: "1.0.0", StartedAt: time.Unix(1764417600, 0), Identity: id})
+	b, err := json.Marshal(rep)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -184,7 +184,7 @@ func decodeReport(b []byte) (*GuestReport, string) {
 // worstCheck names the report's worst check and its summary, when it is
 // worse than a pass.
 func worstCheck(r *GuestReport) string {
-	w := report.WorstFirst(r.Report)
+	w := report.WorstFirst(*r)
 	if len(w) == 0 || w[0].Status == check.Pass || w[0].Status == check.Skip {
 		return ""
 	}

@@ -25,8 +25,8 @@ func guestReport(t testing.TB, st check.Status, id *guestid.Identity) []byte {
 	rep := report.New([]check.Result{
 		{ID: "hostname", Title: "Hostname", Status: st, Summary: "hostname is " + string(st), Findings: []check.Finding{f}},
 		{ID: "fstab", Title: "fstab", Status: check.Pass, Summary: "ok", Findings: []check.Finding{check.Passf("fstab-ok", "ok", nil)}},
-	}, report.Meta{Tool: "guestcheck", Version: "1.0.0", StartedAt: time.Unix(1764417600, 0)})
-	b, err := json.Marshal(GuestReport{Report: rep, Identity: id})
+	}, report.Meta{Tool: "guestcheck", Version: "1.0.0", StartedAt: time.Unix(1764417600, 0), Identity: id})
+	b, err := json.Marshal(rep)
 	if err != nil {
 		t.Fatal(err)
 	}
