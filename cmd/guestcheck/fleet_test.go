@@ -15,6 +15,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/guestid"
 	"github.com/guestcheck/guestcheck/internal/qga/qgafake"
 	"github.com/guestcheck/guestcheck/internal/report"
+	"github.com/guestcheck/guestcheck/internal/tty/ttytest"
 )
 
 // socketDir is a short directory for unix sockets (sun_path holds 108
@@ -129,5 +130,28 @@ func TestFleetUsage(t *testing.T) {
 		if code != report.ExitUsage || !strings.Contains(errb.String(), want) || strings.Count(errb.String(), "\n") != 1 {
 			t.Errorf("%s: exit %d, stderr %q, want 3 and %q", args, code, errb.String(), want)
 		}
+	}
+}
+
+// TestFleetProgress: on a terminal, stderr shows a progress line that
+// is cleared at the end; off one, stderr stays empty (TestFleetAgentSockets).
+func TestFleetProgress(t *testing.T) {
+	dir := socketDir(t)
+	var args []string
+	for _, n := range []string{"a", "b"} {
+		args = append(args, "--agent-socket", fakeGuest(t, dir, n, &qgafake.Agent{Run: guestRunning(t, reportOf(t, check.Pass, nil))}))
+	}
+	ctl, term := ttytest.Open(t, 80, 24)
+	var out bytes.Buffer
+	if code := run(append([]string{"fleet"}, args...), &out, term, checks.All); code != 0 {
+		t.Errorf("exit %d:\n%s", code, out.String())
+	}
+	term.Close()
+	b, _ := ttytest.ReadAll(ctl)
+	if s := string(b); !strings.Contains(s, "surveyed 2/2 VMs") || !strings.HasSuffix(s, "\r\x1b[K") {
+		t.Errorf("progress on the terminal: %q", s)
+	}
+	if !strings.Contains(out.String(), "guestcheck fleet: PASS: 2 VMs (2 pass)") {
+		t.Errorf("stdout:\n%s", out.String())
 	}
 }
