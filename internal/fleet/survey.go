@@ -120,7 +120,7 @@ func Survey(ctx context.Context, targets []Target, srcErrs []SourceError, o Opti
 			if acquired && ctx.Err() == nil {
 				vm = surveyBounded(ctx, t, o)
 			} else {
-				vm = unknown(t, "the survey's deadline (--timeout) came before this VM's turn")
+				vm = unknown(t, surveyEnded(ctx)+" before this VM's turn")
 			}
 			if acquired {
 				<-sem
