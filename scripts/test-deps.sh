@@ -17,7 +17,8 @@ set -euo pipefail
 #   iproute2   network namespaces for the routes and dns tests
 #   mmdebstrap the real Debian tree sealprep's TestRealDebian seals
 #              (cached under /var/tmp between runs on the same machine)
-#   qemu-guest-agent  the real agent whose guest-info the RPC filter is checked against
+#   qemu-guest-agent  the real agent whose guest-info the RPC filter is checked against, and
+#                 that guestcheck fleet surveys on a unix socket (TestRealQemuGA)
 #   systemd    systemd-machine-id-setup and systemd-firstboot, the machine-id oracle;
 #              systemd-escape, the oracle for device unit names; systemd-id128
 #              --app-specific, the oracle for the report's machine-id hash (util-linux's
