@@ -28,6 +28,8 @@ func runSubcommand(cmd *cli.Command, name string, args []string, stdout, stderr 
 		return runCompletion(cmd, args, stdout, stderr), true
 	case "check-config":
 		return runCheckConfig(cmd.Sub("check-config"), args, stdout, stderr, all), true
+	case "fleet":
+		return runFleet(cmd.Sub("fleet"), args, stdout, stderr, all), true
 	}
 	return 0, false
 }

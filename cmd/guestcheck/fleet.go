@@ -1,0 +1,281 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/cli"
+	"github.com/guestcheck/guestcheck/internal/fleet"
+	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/report"
+	"github.com/guestcheck/guestcheck/internal/tty"
+)
+
+// Defaults of the fleet command line.
+const (
+	defaultFleetTimeout  = 10 * time.Minute
+	defaultFleetInterval = 5 * time.Minute
+)
+
+// fleetOptions are `guestcheck fleet`'s parsed command line.
+type fleetOptions struct {
+	sockets  []fleet.Socket
+	proxmox  bool
+	names    []string
+	survey   fleet.Options
+	format   string
+	outputs  []outputSpec
+	timeout  time.Duration
+	listen   string
+	interval time.Duration
+}
+
+// parseFleet reads the command line; help is true for --help.
+func parseFleet(cmd *cli.Command, args []string) (o *fleetOptions, help bool, err error) {
+	v, err := cmd.Parse(args)
+	if err != nil {
+		return nil, false, err
+	}
+	if v.Bool("help") {
+		return nil, true, nil
+	}
+	if len(v.Args) > 0 {
+		return nil, false, cli.Usagef("%q: unexpected argument (name VMs with --name, sockets with --agent-socket)", v.Args[0])
+	}
+	o = &fleetOptions{proxmox: v.Bool("proxmox"), names: v.All("name"), format: v.String("format", fleet.FormatText),
+		listen: v.String("listen", "")}
+	o.survey.GuestcheckPath = v.String("guestcheck-path", fleet.DefaultGuestcheckPath)
+	for _, raw := range v.All("agent-socket") {
+		s, err := fleet.ParseSocket(raw)
+		if err != nil {
+			return nil, false, cli.Usagef("--agent-socket %s: %v", raw, err)
+		}
+		o.sockets = append(o.sockets, s)
+	}
+	for _, p := range o.names {
+		if err := fleet.CheckPattern(p); err != nil {
+			return nil, false, cli.Usagef("--name %v", err)
+		}
+	}
+	return o, false, o.finish(v)
+}
+
+// finish validates the values that need more than a string.
+func (o *fleetOptions) finish(v *cli.Values) error {
+	if err := cli.OneOf("--format", "format", o.format, fleet.Formats); err != nil {
+		return err
+	}
+	if !strings.HasPrefix(o.survey.GuestcheckPath, "/") {
+		return cli.Usagef("--guestcheck-path %q: must be an absolute path in the guest (guest-exec runs no shell and searches no PATH)", o.survey.GuestcheckPath)
+	}
+	for _, k := range []string{"only", "skip"} {
+		if v.Has(k) {
+			o.survey.Args = append(o.survey.Args, "--"+k, v.String(k, ""))
+		}
+	}
+	var err error
+	if o.survey.Concurrency, err = positive(v, "concurrency", fleet.DefaultConcurrency); err != nil {
+		return err
+	}
+	durs := []struct {
+		name string
+		dst  *time.Duration
+		def  time.Duration
+	}{{"vm-timeout", &o.survey.VMTimeout, fleet.DefaultVMTimeout}, {"timeout", &o.timeout, defaultFleetTimeout}, {"interval", &o.interval, defaultFleetInterval}}
+	for _, d := range durs {
+		if *d.dst, err = v.Duration(d.name); err != nil {
+			return err
+		}
+		if !v.Has(d.name) {
+			*d.dst = d.def
+		} else if *d.dst == 0 {
+			return cli.Usagef("--%s 0: must be longer than zero", d.name)
+		}
+	}
+	if v.Has("interval") && o.listen == "" {
+		return cli.Usagef("--interval needs --listen: without it guestcheck fleet surveys once and exits")
+	}
+	for _, raw := range v.All("output") {
+		spec, err := parseFleetOutput(raw, o.format)
+		if err != nil {
+			return cli.Usagef("--output %s: %v", raw, err)
+		}
+		o.outputs = append(o.outputs, spec)
+	}
+	return nil
+}
+
+// positive parses a whole number option above zero.
+func positive(v *cli.Values, name string, def int) (int, error) {
+	if !v.Has(name) {
+		return def, nil
+	}
+	s := v.String(name, "")
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > 1024 {
+		return 0, cli.Usagef("--%s %q: must be a whole number from 1 to 1024", name, s)
+	}
+	return n, nil
+}
+
+// parseFleetOutput reads "[FMT:]FILE" with the fleet's formats.
+func parseFleetOutput(raw, def string) (outputSpec, error) {
+	if pre, p, ok := strings.Cut(raw, ":"); ok && isWord(pre) {
+		if err := cli.OneOf("format", "format", pre, fleet.Formats); err != nil {
+			return outputSpec{}, err
+		}
+		if p == "" {
+			return outputSpec{}, fmt.Errorf("no file name after %q", pre+":")
+		}
+		return outputSpec{format: report.Format(pre), path: p}, nil
+	}
+	if raw == "" {
+		return outputSpec{}, errors.New("no file name")
+	}
+	return outputSpec{format: report.Format(def), path: raw}, nil
+}
+
+// sources are the sources the command line names, or with none the
+// host's own: Proxmox's socket directory when it exists.
+func (o *fleetOptions) sources() []fleet.Source {
+	var out []fleet.Source
+	if len(o.sockets) > 0 {
+		out = append(out, fleet.SocketSource(o.sockets))
+	}
+	if o.proxmox {
+		out = append(out, fleet.ProxmoxSource{})
+	}
+	if len(out) > 0 {
+		return out
+	}
+	if fleet.HaveProxmox() {
+		out = append(out, fleet.ProxmoxSource{})
+	}
+	return out
+}
+
+// runFleet is `guestcheck fleet`.
+func runFleet(cmd *cli.Command, args []string, stdout, stderr io.Writer, _ []check.Check) int {
+	o, help, err := parseFleet(cmd, args)
+	if help {
+		cmd.WriteHelp(stdout)
+		return report.ExitOK
+	}
+	if err != nil {
+		return usage(stderr, cmd, err)
+	}
+	sources := o.sources()
+	if len(sources) == 0 {
+		return usage(stderr, cmd, cli.Usagef("no VMs to survey: name guest agent sockets with --agent-socket (no Proxmox directory %s here)", fleet.ProxmoxDir))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if o.listen != "" {
+		return o.serve(ctx, sources, stderr)
+	}
+	r := o.surveyOnce(ctx, sources, stderr)
+	out, err := renderFleet(r, o.format)
+	if err == nil {
+		_, err = stdout.Write(out)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "guestcheck fleet: write report: %v\n", err)
+		return report.ExitProblem
+	}
+	if !o.writeOutputs(r, stderr) {
+		return report.ExitProblem
+	}
+	return fleet.ExitCode(r)
+}
+
+// surveyOnce lists the targets and surveys them within --timeout,
+// showing progress on a terminal.
+func (o *fleetOptions) surveyOnce(ctx context.Context, sources []fleet.Source, stderr io.Writer) fleet.Result {
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	targets, errs := fleet.Targets(ctx, sources, o.names)
+	so := o.survey
+	if tty.Is(stderr) {
+		so.Progress = func(done, total int, vm fleet.VM) {
+			fmt.Fprintf(stderr, "\r\033[Ksurveyed %d/%d VMs, last %s: %s", done, total, vm.Name, vm.Status)
+			if done == total {
+				io.WriteString(stderr, "\r\033[K")
+			}
+		}
+	}
+	return fleet.Survey(ctx, targets, errs, so)
+}
+
+func renderFleet(r fleet.Result, format string) ([]byte, error) {
+	var b bytes.Buffer
+	err := fleet.Render(&b, r, format)
+	return b.Bytes(), err
+}
+
+// writeOutputs writes every --output atomically; false if one was lost.
+func (o *fleetOptions) writeOutputs(r fleet.Result, stderr io.Writer) bool {
+	ok := true
+	for _, spec := range o.outputs {
+		b, err := renderFleet(r, string(spec.format))
+		if err == nil {
+			err = fs.WriteReport(spec.path, b)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "guestcheck fleet: --output %s: report not written: %v\n", spec.path, err)
+			ok = false
+		}
+	}
+	return ok
+}
+
+// serve is --listen: survey every --interval and serve the last survey
+// on /metrics until SIGINT or SIGTERM.
+func (o *fleetOptions) serve(ctx context.Context, sources []fleet.Source, stderr io.Writer) int {
+	l, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "guestcheck fleet: --listen %s: %v\n", o.listen, cause(err))
+		return report.ExitProblem
+	}
+	srv := &fleet.Server{Interval: o.interval,
+		Survey: func(ctx context.Context) fleet.Result { return o.surveyOnce(ctx, sources, io.Discard) },
+		Done:   func(r fleet.Result) { o.writeOutputs(r, stderr) }}
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}
+	fmt.Fprintf(stderr, "guestcheck fleet: serving /metrics on %s, surveying every %s\n", l.Addr(), o.interval)
+	go srv.Run(ctx)
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		hs.Shutdown(sctx)
+	}()
+	if err := hs.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintf(stderr, "guestcheck fleet: --listen %s: %v\n", o.listen, err)
+		return report.ExitProblem
+	}
+	return report.ExitOK
+}
+
+// cause is a network error without Go's operation wrapping.
+func cause(err error) error {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		return oe.Err
+	}
+	return err
+}
+
+// fleetFormats are the fleet's formats, for completion.
+func fleetFormats() []string { return slices.Clone(fleet.Formats) }

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/checks"
+	"github.com/guestcheck/guestcheck/internal/fleet"
+	"github.com/guestcheck/guestcheck/internal/guestid"
+	"github.com/guestcheck/guestcheck/internal/qga/qgafake"
+	"github.com/guestcheck/guestcheck/internal/report"
+)
+
+// socketDir is a short directory for unix sockets (sun_path holds 108
+// bytes; t.TempDir's names can be longer).
+func socketDir(t testing.TB) string {
+	t.Helper()
+	d, err := os.MkdirTemp("", "gcfleet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+
+// fakeGuest serves a fake agent whose guestcheck reports st and id.
+func fakeGuest(t testing.TB, dir, name string, a *qgafake.Agent) string {
+	t.Helper()
+	p := filepath.Join(dir, name+".qga")
+	l, err := a.Listen(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return p
+}
+
+// reportOf is guestcheck's JSON report with one check of status st.
+func reportOf(t testing.TB, st check.Status, id *guestid.Identity) []byte {
+	t.Helper()
+	rep := report.New([]check.Result{{ID: "hostname", Title: "Hostname", Status: st, Summary: "hostname " + string(st),
+		Findings: []check.Finding{check.New(st, "hostname-x", "hostname "+string(st), nil, "")}}},
+		report.Meta{Tool: "guestcheck", Version: "1.0.0", StartedAt: time.Unix(1764417600, 0)})
+	b, err := json.Marshal(fleet.GuestReport{Report: rep, Identity: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// guestRunning answers guest-exec with out, checking guestcheck's
+// command line.
+func guestRunning(t testing.TB, out []byte) func(string, []string) qgafake.Program {
+	return func(path string, args []string) qgafake.Program {
+		if path != "/usr/bin/guestcheck" || len(args) < 3 || args[0] != "--format" || args[1] != "json" || args[2] != "--exit-zero" {
+			t.Errorf("guest-exec %s %q: not guestcheck --format json --exit-zero", path, args)
+		}
+		return qgafake.Program{Stdout: out, Runs: 20 * time.Millisecond}
+	}
+}
+
+// TestFleetAgentSockets: three VMs on agent sockets, two of them clones
+// sharing machine-id and a host key, one whose guest-exec is disabled.
+func TestFleetAgentSockets(t *testing.T) {
+	t.Parallel()
+	dir := socketDir(t)
+	clone := func(addr string) *guestid.Identity {
+		return &guestid.Identity{MachineIDHash: "0123456789abcdef0123456789abcdef",
+			HostKeys:   []guestid.HostKey{{Type: "ssh-ed25519", Fingerprint: "SHA256:AAAA"}},
+			Interfaces: []guestid.Interface{{Name: "eth0", MAC: "52:54:00:00:00:0" + addr, Addresses: []string{"10.0.2.15/24"}}}}
+	}
+	a := fakeGuest(t, dir, "a", &qgafake.Agent{Run: guestRunning(t, reportOf(t, check.Pass, clone("1")))})
+	b := fakeGuest(t, dir, "b", &qgafake.Agent{Run: guestRunning(t, reportOf(t, check.Warn, clone("2")))})
+	c := fakeGuest(t, dir, "c", &qgafake.Agent{Disabled: []string{"guest-exec"}})
+	var out, errb bytes.Buffer
+	code := run([]string{"fleet", "--agent-socket", "vm-a=" + a, "--agent-socket", b, "--agent-socket", c, "--format", "json",
+		"--vm-timeout", "5s", "--output", "text:" + filepath.Join(dir, "out", "fleet.txt")}, &out, &errb, checks.All)
+	if code != 1 || errb.Len() > 0 {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+	var r fleet.Result
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{}
+	for _, vm := range r.VMs {
+		names = append(names, vm.Name+":"+string(vm.Status))
+	}
+	if got := strings.Join(names, " "); got != "c:unknown b:warn vm-a:pass" {
+		t.Errorf("VMs worst first = %s", got)
+	}
+	var items []string
+	for _, col := range r.Collisions {
+		items = append(items, string(col.Item)+"="+strings.Join(col.Members, ","))
+	}
+	// 10.0.2.15 on both is not a collision: an agent socket names no
+	// network, so their addresses are never compared.
+	if got := strings.Join(items, " "); got != "machine-id=b,vm-a ssh-host-key=b,vm-a" {
+		t.Errorf("collisions = %s", got)
+	}
+	text, err := os.ReadFile(filepath.Join(dir, "out", "fleet.txt"))
+	if err != nil || !strings.Contains(string(text), "guest-exec is disabled") || !strings.Contains(string(text), "guestcheck fleet: FAIL: 3 VMs (1 unknown, 1 warn, 1 pass), 2 shared identity items") {
+		t.Errorf("--output text: %v\n%s", err, text)
+	}
+}
+
+// TestFleetUsage: mistakes on the command line exit 3 with one line.
+func TestFleetUsage(t *testing.T) {
+	t.Parallel()
+	for args, want := range map[string]string{
+		"--format jsn":                 "did you mean json",
+		"--concurrency 0":              "--concurrency \"0\": must be a whole number",
+		"--vm-timeout 5":               "not a duration",
+		"--name [":                     "--name \"[\": not a pattern",
+		"--guestcheck-path guestcheck": "must be an absolute path",
+		"--interval 1m":                "--interval needs --listen",
+		"--output yaml:/x":             "--output yaml:/x",
+		"vm1":                          "unexpected argument",
+		"--agent-socket=":              "no socket path",
+	} {
+		var out, errb bytes.Buffer
+		code := run(append([]string{"fleet", "--agent-socket", "/nonexistent.qga"}, strings.Fields(args)...), &out, &errb, checks.All)
+		if code != report.ExitUsage || !strings.Contains(errb.String(), want) || strings.Count(errb.String(), "\n") != 1 {
+			t.Errorf("%s: exit %d, stderr %q, want 3 and %q", args, code, errb.String(), want)
+		}
+	}
+}

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"github.com/guestcheck/guestcheck/internal/cli"
+	"github.com/guestcheck/guestcheck/internal/fleet"
+)
+
+// fleetCommand is `guestcheck fleet`'s description.
+func fleetCommand(ids func() []string) *cli.Command {
+	return &cli.Command{Name: "fleet", Summary: "survey the VMs on this host through their guest agents and find the identity clones share",
+		Synopsis: []string{"[--agent-socket [NAME=]PATH]... [--proxmox] [OPTIONS]", "--listen ADDR [--interval DUR] [OPTIONS]"},
+		Description: `Run guestcheck in every VM on this host through its QEMU guest agent (guest-exec of ` + fleet.DefaultGuestcheckPath + ` --format json --exit-zero, arguments as a list, never a shell), and compare the identities their reports carry: a machine-id, SSH host key, DHCP client identity, hostname, instance-id, MAC or address (on one network) that two VMs share is a finding no single guest can see. Prints a table, worst VM first, the shared items with their fix, and a summary line.
+
+It only reads: per VM it sends guest-ping, guest-info, guest-exec and guest-exec-status, and nothing that writes to or changes the guest. A VM it cannot survey is unknown, with the reason: no agent channel, agent not connected or not answering, guest-exec disabled by the agent's RPC filter, guestcheck not installed, permission denied (SELinux), a timeout, a report of an unknown schema version, output over the bound or not JSON.
+
+Without a source option it surveys Proxmox's sockets (` + fleet.ProxmoxDir + `/VMID.qga) when that directory exists. Chardev sockets need root (or the socket's group). docs/fleet.md describes sources, outputs and access.`,
+		Options: []cli.Option{
+			{Long: "agent-socket", Arg: "[NAME=]PATH", Help: "Survey the guest agent on this chardev socket (QEMU -chardev socket,path=PATH,server=on,wait=off bound to org.qemu.guest_agent.0); NAME defaults to the file's name without extension. Repeatable.", Repeat: true, Complete: cli.CompleteFile},
+			{Long: "proxmox", Help: "Survey every Proxmox VM's agent socket, " + fleet.ProxmoxDir + "/VMID.qga, named by VMID (the default when no other source is named and the directory exists)."},
+			{Long: "name", Arg: "GLOB", Help: "Survey only VMs whose name matches GLOB (*, ? and [...]). Repeatable: a VM matching any is surveyed.", Repeat: true},
+			{Long: "guestcheck-path", Arg: "PATH", Help: "guestcheck's absolute path in the guests (default " + fleet.DefaultGuestcheckPath + ")."},
+			{Long: "only", Arg: "IDS", Help: "Run only these checks in the guests (guestcheck --only).", Complete: cli.CompleteWords, Words: ids, ListWords: true},
+			{Long: "skip", Arg: "IDS", Help: "Do not run these checks in the guests (guestcheck --skip).", Complete: cli.CompleteWords, Words: ids, ListWords: true},
+			{Long: "format", Arg: "FMT", Help: "Output format: text (default), json (fleet findings and every VM's report, schema/fleet-v1.schema.json), junit (one testsuite per VM) or prometheus (a node_exporter textfile).", Complete: cli.CompleteWords, Words: fleetFormats},
+			{Long: "output", Arg: "[FMT:]FILE", Help: "Also write the survey to FILE, atomically, in FMT (default --format). Repeatable; with --listen, after every survey.", Repeat: true, Complete: cli.CompleteFile},
+			{Long: "concurrency", Arg: "N", Help: "Survey N VMs at a time (default 8)."},
+			{Long: "vm-timeout", Arg: "DUR", Help: "Bound each VM, from connecting to its agent to its decoded report (default " + fleet.DefaultVMTimeout.String() + "); guestcheck in the guest gets three quarters of it as its own --timeout."},
+			{Long: "timeout", Arg: "DUR", Help: "Bound the whole survey (default " + defaultFleetTimeout.String() + "); VMs not surveyed by then are unknown."},
+			{Long: "listen", Arg: "ADDR", Help: "Serve Prometheus metrics of the last survey on ADDR (such as 127.0.0.1:9847) at /metrics, and /healthz, surveying again every --interval; one survey at a time, whatever the scrapes."},
+			{Long: "interval", Arg: "DUR", Help: "With --listen: pause between surveys (default " + defaultFleetInterval.String() + ")."},
+			helpOption,
+		},
+		Sections: []cli.Section{{Title: "Exit codes", Body: `0 every VM passed (or skipped); 2 warnings and nothing worse; 1 any VM failing, in error or unknown, identity two VMs share, a source that could not be read, or a report that --output could not write; 3 usage error. With --listen: 0 after SIGINT or SIGTERM, 1 when ADDR cannot be listened on.`}},
+		Examples: []cli.Example{
+			{Command: "guestcheck fleet --agent-socket web1=/run/qemu/web1.qga --agent-socket /run/qemu/db1.qga", Comment: "Two plain QEMU VMs."},
+			{Command: "guestcheck fleet --proxmox --name '1*' --format json", Comment: "Proxmox VMs 100 to 199, as JSON."},
+			{Command: "guestcheck fleet --format prometheus --output /var/lib/prometheus/node-exporter/guestcheck-fleet.prom", Comment: "For node_exporter's textfile collector, from a timer."},
+			{Command: "guestcheck fleet --listen 127.0.0.1:9847 --interval 10m", Comment: "For Prometheus to scrape."},
+		},
+	}
+}
