@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/url"
 	"os"
@@ -29,9 +30,16 @@ const libvirtSocketDir = "/var/run/libvirt"
 // maxDomains bounds one listing (libvirt's REMOTE_DOMAIN_LIST_MAX).
 const maxDomains = 16384
 
-// ErrAgentNotConnected wraps libvirt's "guest agent is not connected"
-// (and "disappeared") errors: the channel exists, no agent answers on it.
+// ErrAgentNotConnected is under libvirt's "guest agent is not
+// connected" (and "disappeared") errors: the channel exists, no agent
+// answers on it.
 var ErrAgentNotConnected = errors.New(reasonNotConnected)
+
+// notConnected is libvirt's own words for ErrAgentNotConnected.
+type notConnected struct{ msg string }
+
+func (e notConnected) Error() string { return e.msg }
+func (e notConnected) Unwrap() error { return ErrAgentNotConnected }
 
 // libvirtEndpoint is a parsed --libvirt URI: the socket to dial and the
 // driver name to open on it.
@@ -82,6 +90,12 @@ func LibvirtSystemAvailable() bool {
 	return err == nil && st.Mode().Type() == os.ModeSocket
 }
 
+// CheckLibvirtURI says what is wrong with a --libvirt URI, or nil.
+func CheckLibvirtURI(uri string) error {
+	_, err := parseLibvirtURI(uri, libvirtSocketDir)
+	return err
+}
+
 // libvirtSource lists the running domains of one libvirt URI.
 type libvirtSource struct {
 	ep  libvirtEndpoint
@@ -99,6 +113,9 @@ func NewLibvirtSource(uri string) Source {
 	ep, err := parseLibvirtURI(uri, libvirtSocketDir)
 	return &libvirtSource{ep: ep, err: err}
 }
+
+// Name names the source in a report's source errors.
+func (s *libvirtSource) Name() string { return "libvirt" }
 
 // Targets lists the running domains, with each one's agent channel state
 // and NIC networks from its live XML.
@@ -147,12 +164,12 @@ func (s *libvirtSource) target(ctx context.Context, c *lvConn, d libvirt.Domain)
 	case err != nil && ctx.Err() != nil:
 		return Target{}, fmt.Errorf("%s: %w", s.ep.URI, err)
 	case err != nil:
-		t.Unreachable = "libvirt: " + oneLine(err.Error())
+		t.Unreachable = "libvirt: " + oneLine(err.Error(), 300)
 		return t, nil
 	}
 	info, err := parseDomainXML(d.Name, []byte(x))
 	if err != nil {
-		t.Unreachable = "libvirt: " + oneLine(err.Error())
+		t.Unreachable = "libvirt: " + oneLine(err.Error(), 300)
 		return t, nil
 	}
 	t.Networks, t.Unreachable = info.Networks, info.Unreachable
@@ -287,13 +304,19 @@ func decodeAgentReply(cmd string, b []byte, result any) error {
 //     GenericError;
 //   - "guest agent is not connected" and the agent disappearing wrap
 //     ErrAgentNotConnected;
+//   - libvirtd going away mid-call (go-libvirt's ErrInterrupted) wraps
+//     io.ErrUnexpectedEOF, as a dropped agent socket does;
 //   - libvirt's own agent timeouts wrap context.DeadlineExceeded.
 func agentError(cmd string, err error) error {
+	if errors.Is(err, libvirt.ErrInterrupted) {
+		// libvirtd went away mid-call: a dropped connection.
+		return fmt.Errorf("qga: %s: libvirt closed the connection: %w", cmd, io.ErrUnexpectedEOF)
+	}
 	var le libvirt.Error
 	if !errors.As(err, &le) {
 		return fmt.Errorf("qga: %s: %w", cmd, err)
 	}
-	msg := oneLine(le.Message)
+	msg := oneLine(le.Message, 300)
 	switch libvirt.ErrorNumber(le.Code) {
 	case libvirt.ErrInternalError, libvirt.ErrAgentCommandFailed:
 		const marker = "unable to execute QEMU agent command '"
@@ -308,7 +331,7 @@ func agentError(cmd string, err error) error {
 		}
 		return fmt.Errorf("qga: %s: %s", cmd, msg)
 	case libvirt.ErrAgentUnresponsive:
-		return fmt.Errorf("qga: %s: %s: %w", cmd, msg, ErrAgentNotConnected)
+		return fmt.Errorf("qga: %s: %w", cmd, notConnected{msg})
 	case libvirt.ErrAgentCommandTimeout, libvirt.ErrOperationTimeout:
 		return fmt.Errorf("qga: %s: %s: %w", cmd, msg, context.DeadlineExceeded)
 	}
@@ -324,15 +347,6 @@ func agentErrorClass(desc string) string {
 		return "CommandNotFound"
 	}
 	return "GenericError"
-}
-
-// oneLine keeps an error message from libvirtd to one bounded line.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 300 {
-		s = s[:300] + "..."
-	}
-	return s
 }
 
 func clip(b []byte) []byte {

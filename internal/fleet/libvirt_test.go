@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -175,7 +176,7 @@ func TestAgentError(t *testing.T) {
 		{name: "not connected", err: libvirt.Error{Code: 86, Message: "Guest agent is not responding: QEMU guest agent is not connected"}, is: ErrAgentNotConnected},
 		{name: "agent timeout", err: libvirt.Error{Code: 112, Message: "guest agent command timed out: Guest agent not available for now"}, is: context.DeadlineExceeded},
 		{name: "domain gone", err: libvirt.Error{Code: 55, Message: "Requested operation is not valid: domain is not running"}, text: "domain is not running"},
-		{name: "socket closed", err: libvirt.ErrInterrupted, is: libvirt.ErrInterrupted},
+		{name: "libvirtd gone", err: libvirt.ErrInterrupted, is: io.ErrUnexpectedEOF, text: "libvirt closed the connection"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := agentError("guest-exec", tc.err)
