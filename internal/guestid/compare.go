@@ -121,7 +121,9 @@ func (m Member) values() map[Item][]string {
 		v[ItemHostKey] = append(v[ItemHostKey], k.Fingerprint)
 	}
 	for _, d := range id.DHCPClients {
-		v[ItemDHCPClient] = append(v[ItemDHCPClient], d.Kind+" "+strings.ToLower(d.Value))
+		if d.Value != "" { // a kind alone is no identity
+			v[ItemDHCPClient] = append(v[ItemDHCPClient], d.Kind+" "+strings.ToLower(d.Value))
+		}
 	}
 	for _, b := range id.MACBindings {
 		v[ItemMACBinding] = append(v[ItemMACBinding], strings.ToLower(b.MAC))
@@ -130,8 +132,9 @@ func (m Member) values() map[Item][]string {
 		mac := strings.ToLower(i.MAC)
 		v[ItemMAC] = append(v[ItemMAC], mac)
 		for _, a := range i.Addresses {
-			ip, _, _ := strings.Cut(a, "/")
-			v[ItemAddress] = append(v[ItemAddress], m.Networks[mac]+"\x00"+ip)
+			if ip, _, _ := strings.Cut(a, "/"); ip != "" { // the network alone is no address
+				v[ItemAddress] = append(v[ItemAddress], m.Networks[mac]+"\x00"+ip)
+			}
 		}
 	}
 	return v

@@ -16,8 +16,6 @@
 package guestid
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/hex"
 	"strings"
 )
@@ -37,12 +35,7 @@ func MachineIDHash(id string) (hash string, ok bool) {
 	if err != nil || len(key) != 16 {
 		return "", false
 	}
-	m := hmac.New(sha256.New, key)
-	m.Write(AppID[:])
-	sum := m.Sum(nil)[:16]
-	sum[6] = sum[6]&0x0f | 0x40
-	sum[8] = sum[8]&0x3f | 0x80
-	return hex.EncodeToString(sum), true
+	return hex.EncodeToString(appSpecific(key, AppID)), true
 }
 
 // Identity is one guest's identity items. Empty fields were not found or

@@ -49,18 +49,28 @@ func ReadHostKey(r fs.Reader, p string) HostKey {
 		return k
 	}
 	k.PubDescribed = true
-	pb, err := r.ReadFile(pub)
-	if err != nil {
-		k.PubErr = err
-		return k
-	}
-	pk, _, _, _, err := ssh.ParseAuthorizedKey(pb)
-	if err != nil {
-		k.PubErr = err
-		return k
-	}
-	k.PubType, k.PubFingerprint = pk.Type(), ssh.FingerprintSHA256(pk)
+	k.PubType, k.PubFingerprint, k.PubErr = ReadPublicKey(r, pub)
 	return k
+}
+
+// maxPublicKey bounds a public key file: an RSA key of 16384 bits takes
+// under 3 KiB in authorized_keys form.
+const maxPublicKey = 64 << 10
+
+// ReadPublicKey reads the public key file p (a host key's .pub, in
+// authorized_keys form) and returns the key's type and fingerprint
+// (SHA256:..., as ssh-keygen -lf prints it). It reads no private key, so
+// it is what a reader over the guest agent uses first.
+func ReadPublicKey(r fs.Reader, p string) (typ, fingerprint string, err error) {
+	b, err := r.ReadFileLimit(p, maxPublicKey)
+	if err != nil {
+		return "", "", err
+	}
+	pk, _, _, _, err := ssh.ParseAuthorizedKey(b)
+	if err != nil {
+		return "", "", err
+	}
+	return pk.Type(), ssh.FingerprintSHA256(pk), nil
 }
 
 // Identity is the key's type and fingerprint as a clone would show it:

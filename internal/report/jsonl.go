@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/guestid"
 )
 
 // FindingLine is one line of the jsonl format: a finding with the run and
@@ -27,6 +28,9 @@ type FindingLine struct {
 	Remediation string            `json:"remediation,omitempty"`
 	Waived      *check.Waived     `json:"waived,omitempty"`
 	Reference   string            `json:"reference,omitempty"`
+	// Identity is the report's identity, on every line: a line stands
+	// alone in a log pipeline, as its host and boot_id do.
+	Identity *guestid.Identity `json:"identity,omitempty"`
 }
 
 // syslogPriority maps a status onto the syslog severities journald and
@@ -51,7 +55,7 @@ func WriteJSONL(w io.Writer, r Report) error {
 	enc := json.NewEncoder(bw) // Encode ends every object with a newline
 	enc.SetEscapeHTML(false)
 	base := FindingLine{Time: r.StartedAt.UTC().Format("2006-01-02T15:04:05.000Z"), Tool: r.Tool,
-		Version: r.Version, Host: r.Host.Hostname, BootID: r.Host.BootID, Root: r.Root}
+		Version: r.Version, Host: r.Host.Hostname, BootID: r.Host.BootID, Root: r.Root, Identity: r.Identity}
 	for _, c := range r.Checks {
 		fs := c.Findings
 		if len(fs) == 0 {

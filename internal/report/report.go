@@ -11,6 +11,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/docs"
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/guestid"
 )
 
 // SchemaVersion is the version of the JSON report. Changes within a
@@ -38,6 +39,10 @@ type Report struct {
 	Status        check.Status `json:"status"`
 	Summary       Summary      `json:"summary"`
 	Checks        []Check      `json:"checks"`
+	// Identity is the guest's identity items (guestid.Read), for
+	// comparing VMs: every run of guestcheck fills it; the text formats
+	// leave it out.
+	Identity *guestid.Identity `json:"identity,omitempty"`
 }
 
 // Host identifies the machine and boot the report describes; check.ReadHost
@@ -65,6 +70,7 @@ type Meta struct {
 	Host                Host
 	StartedAt           time.Time
 	Duration            time.Duration
+	Identity            *guestid.Identity
 }
 
 // New builds a report; checks keep the order of results.
@@ -78,6 +84,7 @@ func New(results []check.Result, m Meta) Report {
 		StartedAt:     m.StartedAt.UTC(),
 		DurationMS:    m.Duration.Milliseconds(),
 		Checks:        make([]Check, 0, len(results)),
+		Identity:      m.Identity,
 	}
 	for _, res := range results {
 		// A copy: the findings carry their reference page, and the

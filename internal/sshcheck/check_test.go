@@ -311,7 +311,7 @@ func TestJudgeUnits(t *testing.T) {
 func cfgOf(t *testing.T, s string) sshdconfig.Config {
 	t.Helper()
 	r := openRoot(t, tree(t, map[string]string{"/etc/ssh/sshd_config": s}))
-	return sshdconfig.Load(sshdconfig.DefaultPath, rootSource{r})
+	return sshdconfig.Load(sshdconfig.DefaultPath, identity.SSHDSource(r))
 }
 
 func TestEndpoints(t *testing.T) {

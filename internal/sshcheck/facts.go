@@ -12,8 +12,6 @@ import (
 	"errors"
 	iofs "io/fs"
 	"net/netip"
-	"path"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -46,8 +44,6 @@ var (
 	// socket activation (22.10 and later).
 	serviceUnits = []string{"ssh.service", "sshd.service"}
 	socketUnits  = []string{"ssh.socket", "sshd.socket"}
-	// defaultHostKeys are what sshd loads when no HostKey is configured.
-	defaultHostKeys = []string{"/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key", "/etc/ssh/ssh_host_ed25519_key"}
 )
 
 // Facts is everything the ssh check judges.
@@ -169,7 +165,7 @@ func Gather(ctx context.Context, env *check.Env) Facts {
 			break
 		}
 	}
-	f.Config = sshdconfig.Load(sshdconfig.DefaultPath, rootSource{r})
+	f.Config = sshdconfig.Load(sshdconfig.DefaultPath, identity.SSHDSource(r))
 	f.OSID, f.RedHat = osFamily(r)
 	f.HostKeys, f.DefaultHostKeys = readHostKeys(r, f.Config)
 	f.Instance = identity.ReadCloneEvidence(r, env.Live)
@@ -211,47 +207,6 @@ func hostKeyFiles(r *fs.Root) []string {
 	return out
 }
 
-// rootSource lets sshdconfig read through the guest root.
-type rootSource struct{ r *fs.Root }
-
-// ReadFile reads a guest file through the root.
-func (s rootSource) ReadFile(name string) ([]byte, error) { return s.r.ReadFile(name) }
-
-// Glob expands pattern one path component at a time through the root,
-// sorted as glob(3) sorts.
-func (s rootSource) Glob(pattern string) ([]string, error) {
-	parts := strings.Split(strings.TrimPrefix(path.Clean(pattern), "/"), "/")
-	cur := []string{"/"}
-	for _, p := range parts {
-		var next []string
-		for _, dir := range cur {
-			if !strings.ContainsAny(p, "*?[") {
-				if s.r.Exists(path.Join(dir, p)) {
-					next = append(next, path.Join(dir, p))
-				}
-				continue
-			}
-			ents, err := s.r.ReadDir(dir)
-			if err != nil {
-				continue // glob(3) without GLOB_ERR ignores unreadable directories
-			}
-			for _, e := range ents {
-				if strings.HasPrefix(e.Name, ".") && !strings.HasPrefix(p, ".") {
-					continue
-				}
-				if ok, err := path.Match(p, e.Name); err != nil {
-					return nil, err
-				} else if ok {
-					next = append(next, path.Join(dir, e.Name))
-				}
-			}
-		}
-		cur = next
-	}
-	sort.Strings(cur)
-	return cur, nil
-}
-
 // osFamily returns os-release's ID and whether the release is Red Hat's
 // family (ID or ID_LIKE rhel, fedora or centos), from the first
 // os-release(5) path that exists.
@@ -273,7 +228,7 @@ func readHostKeys(r *fs.Root, c sshdconfig.Config) ([]HostKey, bool) {
 	ds := c.All("HostKey")
 	groups := readGroups(r)
 	if len(ds) == 0 {
-		for _, p := range defaultHostKeys {
+		for _, p := range identity.DefaultHostKeys {
 			keys = append(keys, readHostKey(r, p, "default", groups))
 		}
 		return keys, true
