@@ -302,11 +302,13 @@ func decodeAgentReply(cmd string, b []byte, result any) error {
 //     description says the command is disabled or unknown (qemu-ga's
 //     words, or libvirt's for a reply without a description), else
 //     GenericError;
-//   - "guest agent is not connected" and the agent disappearing wrap
-//     ErrAgentNotConnected;
-//   - libvirtd going away mid-call (go-libvirt's ErrInterrupted) wraps
-//     io.ErrUnexpectedEOF, as a dropped agent socket does;
-//   - libvirt's own agent timeouts wrap context.DeadlineExceeded.
+//   - "guest agent is not connected" wraps ErrAgentNotConnected;
+//   - the agent disappearing mid-command, and libvirtd going away
+//     mid-call (go-libvirt's ErrInterrupted), wrap io.ErrUnexpectedEOF,
+//     as a dropped agent socket does;
+//   - libvirt's own agent timeouts (VIR_ERR_AGENT_UNRESPONSIVE "not
+//     available for now", VIR_ERR_AGENT_COMMAND_TIMEOUT) wrap
+//     context.DeadlineExceeded.
 func agentError(cmd string, err error) error {
 	if errors.Is(err, libvirt.ErrInterrupted) {
 		// libvirtd went away mid-call: a dropped connection.
@@ -330,9 +332,16 @@ func agentError(cmd string, err error) error {
 			return &qga.Error{Class: agentErrorClass(desc), Desc: desc}
 		}
 		return fmt.Errorf("qga: %s: %s", cmd, msg)
-	case libvirt.ErrAgentUnresponsive:
-		return fmt.Errorf("qga: %s: %w", cmd, notConnected{msg})
-	case libvirt.ErrAgentCommandTimeout, libvirt.ErrOperationTimeout:
+	case libvirt.ErrAgentUnresponsive, libvirt.ErrAgentCommandTimeout, libvirt.ErrOperationTimeout:
+		low := strings.ToLower(msg)
+		switch {
+		case strings.Contains(low, "not connected"):
+			return fmt.Errorf("qga: %s: %w", cmd, notConnected{msg})
+		case strings.Contains(low, "disappeared"):
+			return fmt.Errorf("qga: %s: %s: %w", cmd, msg, io.ErrUnexpectedEOF)
+		}
+		// "Guest agent not available for now" is libvirt's word for its
+		// own timeout, as is "didn't respond to synchronization".
 		return fmt.Errorf("qga: %s: %s: %w", cmd, msg, context.DeadlineExceeded)
 	}
 	return fmt.Errorf("qga: %s: libvirt: %s", cmd, msg)

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,13 +11,17 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/digitalocean/go-libvirt"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/guestid"
 	"github.com/guestcheck/guestcheck/internal/qga"
+	"github.com/guestcheck/guestcheck/internal/qga/qgafake"
 )
 
 // domXML is a running domain's XML as libvirt 9 writes it, with the
@@ -175,6 +180,9 @@ func TestAgentError(t *testing.T) {
 		{name: "no reply object", err: libvirt.Error{Code: 1, Message: "internal error: unable to execute QEMU agent command 'guest-info'"}, text: "guest-info"},
 		{name: "not connected", err: libvirt.Error{Code: 86, Message: "Guest agent is not responding: QEMU guest agent is not connected"}, is: ErrAgentNotConnected},
 		{name: "agent timeout", err: libvirt.Error{Code: 112, Message: "guest agent command timed out: Guest agent not available for now"}, is: context.DeadlineExceeded},
+		{name: "agent timeout, libvirt 9", err: libvirt.Error{Code: 86, Message: "Guest agent is not responding: Guest agent not available for now"}, is: context.DeadlineExceeded},
+		{name: "no sync", err: libvirt.Error{Code: 86, Message: "Guest agent is not responding: guest agent didn't respond to synchronization within '5' seconds"}, is: context.DeadlineExceeded},
+		{name: "agent gone", err: libvirt.Error{Code: 86, Message: "Guest agent is not responding: Guest agent disappeared while executing command"}, is: io.ErrUnexpectedEOF},
 		{name: "domain gone", err: libvirt.Error{Code: 55, Message: "Requested operation is not valid: domain is not running"}, text: "domain is not running"},
 		{name: "libvirtd gone", err: libvirt.ErrInterrupted, is: io.ErrUnexpectedEOF, text: "libvirt closed the connection"},
 	} {
@@ -365,5 +373,111 @@ func TestAgentTimeout(t *testing.T) {
 	defer cancel()
 	if got := agentTimeout(ctx); got != 1 {
 		t.Errorf("past: %d", got)
+	}
+}
+
+// viaAgents answers agent commands as libvirtd does: it passes each
+// request to the domain's agent (a qgafake agent, one connection per
+// domain, as libvirtd holds one) and turns the agent's error replies,
+// its silence and its going away into libvirt's errors and words.
+func viaAgents(agents map[string]*qgafake.Agent) func(dom, cmd string) agentReply {
+	var mu sync.Mutex
+	clients := map[string]*qga.Client{}
+	return func(dom, cmd string) agentReply {
+		mu.Lock()
+		c := clients[dom]
+		if c == nil {
+			p1, p2 := net.Pipe()
+			go agents[dom].Serve(p2)
+			c = qga.New(p1)
+			clients[dom] = c
+		}
+		mu.Unlock()
+		var req struct {
+			Execute   string          `json:"execute"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		if err := json.Unmarshal([]byte(cmd), &req); err != nil {
+			return agentReply{ErrCode: 1, ErrMsg: "internal error: cannot parse json " + cmd}
+		}
+		var args any
+		if len(req.Arguments) > 0 {
+			args = req.Arguments
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		var ret json.RawMessage
+		err := c.Exec(ctx, req.Execute, args, &ret)
+		var qe *qga.Error
+		switch {
+		case err == nil:
+			return agentReply{Reply: `{"return":` + string(ret) + `}`}
+		case errors.As(err, &qe):
+			return agentReply{ErrCode: 1, ErrMsg: fmt.Sprintf("internal error: unable to execute QEMU agent command '%s': %s", req.Execute, qe.Desc)}
+		case errors.Is(err, context.DeadlineExceeded):
+			return agentReply{ErrCode: 86, ErrMsg: "Guest agent is not responding: Guest agent not available for now"}
+		}
+		return agentReply{ErrCode: 86, ErrMsg: "Guest agent is not responding: Guest agent disappeared while executing command"}
+	}
+}
+
+// TestLibvirtSurvey: the survey through libvirt's passthrough classifies
+// every agent the way it does on a chardev socket (TestFailureModes):
+// the same reasons, whatever the transport, and the identity compared.
+func TestLibvirtSurvey(t *testing.T) {
+	t.Parallel()
+	clone := &guestid.Identity{MachineIDHash: "0123456789abcdef0123456789abcdef"}
+	pass, shared := guestReport(t, check.Pass, nil), guestReport(t, check.Warn, clone)
+	v2 := []byte(strings.Replace(string(pass), `"schema_version":1`, `"schema_version":2`, 1))
+	cases := []struct {
+		name  string
+		agent *qgafake.Agent
+		want  string // in the reason; "" for a surveyed VM
+	}{
+		{"healthy", &qgafake.Agent{Run: runs(pass, 0)}, ""},
+		{"clone-a", &qgafake.Agent{Run: runs(shared, 0)}, ""},
+		{"clone-b", &qgafake.Agent{Run: runs(shared, 0)}, ""},
+		{"ping hangs", &qgafake.Agent{HangOn: "guest-ping"}, "guest agent not responding"},
+		{"exec disabled in guest-info", &qgafake.Agent{Disabled: []string{"guest-exec"}, Run: runs(pass, 0)}, "guest-exec is disabled in the guest agent"},
+		{"exec error CommandDisabled", &qgafake.Agent{Errors: map[string]*qga.Error{"guest-exec": {Class: "CommandDisabled", Desc: "The command guest-exec has been disabled for this instance"}}}, "guest-exec is disabled"},
+		{"not installed", &qgafake.Agent{}, "guestcheck is not installed in the guest (/usr/bin/guestcheck: no such file)"},
+		{"selinux exec denied", &qgafake.Agent{Run: func(p string, _ []string) qgafake.Program {
+			return qgafake.Program{StartError: qgafake.PermissionDenied(p)}
+		}}, "SELinux"},
+		{"exec hangs", &qgafake.Agent{Run: runs(pass, time.Hour)}, "timed out after 1.5s (--vm-timeout) waiting for guestcheck"},
+		{"disconnect mid-exec", &qgafake.Agent{CloseOn: "guest-exec-status", Run: runs(pass, 0)}, "connection dropped during guest-exec"},
+		{"unknown schema version", &qgafake.Agent{Run: runs(v2, 0)}, "schema_version 2 and this one reads 1"},
+		{"agent error", &qgafake.Agent{Errors: map[string]*qga.Error{"guest-info": {Class: "GenericError", Desc: "boom\nline"}}}, "guest-info: the guest agent says: boom line"},
+	}
+	agents := map[string]*qgafake.Agent{}
+	var doms []fakeDomain
+	for i, tc := range cases {
+		agents[tc.name] = tc.agent
+		doms = append(doms, fakeDomain{tc.name, domXML(tc.name, "connected", fmt.Sprintf(`<interface type='network'><mac address='52:54:00:00:01:%02x'/><source network='default'/></interface>`, i))})
+	}
+	f := startFakeLibvirtd(t, &fakeLibvirtd{Domains: doms, Agent: viaAgents(agents)})
+	targets, errs := Targets(context.Background(), []Source{NewLibvirtSource("qemu:///system?socket=" + f.Socket)}, nil)
+	if len(errs) > 0 || len(targets) != len(cases) {
+		t.Fatalf("targets %d, errors %v", len(targets), errs)
+	}
+	start := time.Now()
+	r := Survey(context.Background(), targets, nil, Options{VMTimeout: 1500 * time.Millisecond, MaxOutput: 64 << 10, Concurrency: len(targets)})
+	if el := time.Since(start); el > 1500*time.Millisecond+grace {
+		t.Errorf("survey took %s, past the VM timeout", el)
+	}
+	for _, tc := range cases {
+		vm := vmByName(t, r, tc.name)
+		switch {
+		case tc.want == "" && (vm.Report == nil || vm.Status == Unknown):
+			t.Errorf("%s: %s %q, want its report", tc.name, vm.Status, vm.Reason)
+		case tc.want != "" && (vm.Status != Unknown || !strings.Contains(vm.Reason, tc.want)):
+			t.Errorf("%s: %s %q, want unknown with %q", tc.name, vm.Status, vm.Reason, tc.want)
+		}
+		if vm.Source != "libvirt" {
+			t.Errorf("%s: source %q", tc.name, vm.Source)
+		}
+	}
+	if len(r.Collisions) != 1 || r.Collisions[0].Item != guestid.ItemMachineID || strings.Join(r.Collisions[0].Members, ",") != "clone-a,clone-b" {
+		t.Errorf("collisions = %+v, want the machine-id of clone-a and clone-b", r.Collisions)
 	}
 }
