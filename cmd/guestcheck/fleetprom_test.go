@@ -188,4 +188,3 @@ func queryScalar(t *testing.T, addr, q string) string {
 	v, _ := r[0].Value[1].(string)
 	return v
 }
-
