@@ -19,7 +19,9 @@ set -euo pipefail
 #              (cached under /var/tmp between runs on the same machine)
 #   qemu-guest-agent  the real agent whose guest-info the RPC filter is checked against
 #   systemd    systemd-machine-id-setup and systemd-firstboot, the machine-id oracle;
-#              systemd-escape, the oracle for device unit names
+#              systemd-escape, the oracle for device unit names; systemd-id128
+#              --app-specific, the oracle for the report's machine-id hash (util-linux's
+#              unshare gives it a private mount namespace)
 #   cloud-init the real `cloud-init status` the status logic is compared with
 #   prometheus promtool check metrics, the linter of --format prometheus
 #   prometheus-node-exporter  the textfile collector that reads --format prometheus

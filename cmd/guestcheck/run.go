@@ -19,6 +19,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/cloudinit"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestid"
 	"github.com/guestcheck/guestcheck/internal/report"
 	"github.com/guestcheck/guestcheck/internal/systemd"
 	"github.com/guestcheck/guestcheck/internal/tty"
@@ -214,10 +215,13 @@ func (o *options) runChecks(stdout, stderr io.Writer, all []check.Check) (report
 			fmt.Fprintf(stderr, "guestcheck: %s\n", notice)
 		}
 	}
+	identity := startIdentity(func() guestid.Identity { return readIdentity(root, env.Live) })
+	identityStart := time.Now()
 	results := check.Run(ctx, selected, env, check.RunOptions{Timeout: cfg.CheckTimeoutFor})
 	return report.New(results, report.Meta{
 		Tool: "guestcheck", Version: buildinfo.Version, Root: root.Dir(),
 		Host: check.ReadHost(root), StartedAt: start, Duration: time.Since(start),
+		Identity: identity(identityStart.Add(identityTimeout)),
 	}), -1
 }
 

@@ -45,6 +45,16 @@ func TestNetworkdDUID(t *testing.T) {
 	if want := "00:02:00:00:ab:11:61:77:40:de:13:42:c3:a2"; !ok || dhcplease.Hex(got) != want {
 		t.Errorf("NetworkdDUID = %s, %v; want %s", dhcplease.Hex(got), ok, want)
 	}
+	// Real systemd-networkd 252 (Debian 12), machine-id
+	// 6f1b2c3d4e5f40718293a4b5c6d7e8f9 bind-mounted over /etc/machine-id,
+	// DHCP=ipv4 on a veth in a private network namespace (with /sys
+	// read-only, so that networkd does not wait for udev): its
+	// DHCPDISCOVER, captured on the veth's peer, carried option 61
+	// ff 568f3c4b 0002 0000ab11 ab42bc4854a433da, that is type 255, the
+	// IAID, then the DUID.
+	if got, _ := NetworkdDUID("6f1b2c3d4e5f40718293a4b5c6d7e8f9"); dhcplease.Hex(got) != "00:02:00:00:ab:11:ab:42:bc:48:54:a4:33:da" {
+		t.Errorf("NetworkdDUID = %s, systemd-networkd sent 00:02:00:00:ab:11:ab:42:bc:48:54:a4:33:da", dhcplease.Hex(got))
+	}
 	for _, bad := range []string{"", "uninitialized", "0102", "zz02030405060708090a0b0c0d0e0f10"} {
 		if d, ok := NetworkdDUID(bad); ok || d != nil {
 			t.Errorf("NetworkdDUID(%q) = %x", bad, d)

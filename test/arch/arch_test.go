@@ -252,6 +252,7 @@ var facts = []string{
 	"internal/fs", "internal/identity", "internal/sealrecord", "internal/cloudcfg",
 	"internal/instancedata", "internal/boottime", "internal/hostnamefile",
 	"internal/blockid", "internal/freeze", "internal/netconf", "internal/netstate", "internal/mounts",
+	"internal/guestid",
 }
 
 // TestFactsImportNoJudge holds the fact packages to that rule.
@@ -273,6 +274,20 @@ func TestFactsImportNoJudge(t *testing.T) {
 			if strings.HasPrefix(im, module+"/") && !isFact[im] && !strings.HasPrefix(im, module+"/internal/guestfile/") {
 				t.Errorf("%s imports %s: a fact package reads through internal/fs, parses with internal/guestfile and uses only other fact packages", short(ip), short(im))
 			}
+		}
+	}
+}
+
+// TestGuestIDLinksNoNetlink: sealprep prove compares identities with
+// guestid, and sealprep links no netlink; a running guest's links come
+// to an Identity from its caller (netstate.IdentityInterfaces, or the
+// guest agent), never from guestid itself.
+func TestGuestIDLinksNoNetlink(t *testing.T) {
+	pkgs := load(t)
+	d := deps(pkgs, module+"/internal/guestid")
+	for _, bad := range []string{"github.com/vishvananda/netlink", module + "/internal/netstate", module + "/internal/check"} {
+		if d[bad] {
+			t.Errorf("internal/guestid links %s (through %s)", short(bad), why(pkgs, module+"/internal/guestid", bad))
 		}
 	}
 }
