@@ -200,11 +200,8 @@ func runFleet(cmd *cli.Command, args []string, stdout, stderr io.Writer, _ []che
 		return o.serve(ctx, sources, stderr)
 	}
 	r := o.surveyOnce(ctx, sources, stderr)
-	out, err := renderFleet(r, o.format)
-	if err == nil {
-		_, err = stdout.Write(out)
-	}
-	if err != nil {
+	// Straight to stdout: a survey of many VMs is not held twice.
+	if err := fleet.Render(stdout, r, o.format); err != nil {
 		fmt.Fprintf(stderr, "guestcheck fleet: write report: %v\n", err)
 		return report.ExitProblem
 	}

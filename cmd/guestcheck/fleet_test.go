@@ -92,7 +92,7 @@ func TestFleetAgentSockets(t *testing.T) {
 	for _, vm := range r.VMs {
 		names = append(names, vm.Name+":"+string(vm.Status))
 	}
-	if got := strings.Join(names, " "); got != "c:unknown b:warn vm-a:pass" {
+	if got := strings.Join(names, " "); got != "b:fail vm-a:fail c:unknown" {
 		t.Errorf("VMs worst first = %s", got)
 	}
 	var items []string
@@ -105,7 +105,7 @@ func TestFleetAgentSockets(t *testing.T) {
 		t.Errorf("collisions = %s", got)
 	}
 	text, err := os.ReadFile(filepath.Join(dir, "out", "fleet.txt"))
-	if err != nil || !strings.Contains(string(text), "guest-exec is disabled") || !strings.Contains(string(text), "guestcheck fleet: FAIL: 3 VMs (1 unknown, 1 warn, 1 pass), 2 shared identity items") {
+	if err != nil || !strings.Contains(string(text), "guest-exec is disabled") || !strings.Contains(string(text), "guestcheck fleet: FAIL: 3 VMs (2 fail, 1 unknown), 2 shared identity items") {
 		t.Errorf("--output text: %v\n%s", err, text)
 	}
 }

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -37,18 +38,43 @@ func Render(w io.Writer, r Result, format string) error {
 	return fmt.Errorf("unknown format %q", format)
 }
 
-// WriteJSON writes r as one indented JSON document
-// (schema/fleet-v1.schema.json).
+// WriteJSON writes r as one JSON document (schema/fleet-v1.schema.json):
+// indented, but each VM on one line, written as it is encoded, so that
+// a survey of many VMs never sits in memory twice.
 func WriteJSON(w io.Writer, r Result) error {
+	vms := r.VMs
+	r.VMs = nil
 	if r.Collisions == nil {
 		r.Collisions = []guestid.Collision{}
 	}
-	if r.VMs == nil {
-		r.VMs = []VM{}
+	head, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	// The head ends in `"vms": null` and "}": the VMs go in their place.
+	head = bytes.TrimSuffix(head, []byte("null\n}"))
+	bw := bufio.NewWriter(w)
+	bw.Write(head)
+	bw.WriteString("[")
+	var line bytes.Buffer
+	enc := json.NewEncoder(&line)
+	enc.SetEscapeHTML(false)
+	for i, vm := range vms {
+		line.Reset()
+		if err := enc.Encode(vm); err != nil {
+			return err
+		}
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString("\n    ")
+		bw.Write(bytes.TrimSuffix(line.Bytes(), []byte("\n")))
+	}
+	if len(vms) > 0 {
+		bw.WriteString("\n  ")
+	}
+	bw.WriteString("]\n}\n")
+	return bw.Flush()
 }
 
 // WriteText writes the table, worst VM first, then the collisions with
@@ -57,11 +83,7 @@ func WriteText(w io.Writer, r Result) error {
 	bw := bufio.NewWriter(w)
 	rows := [][]string{{"VM", "SOURCE", "STATUS", "CHECKS", "REASON"}}
 	for _, vm := range r.VMs {
-		reason := vm.Reason
-		if len(vm.Shares) > 0 {
-			reason = joinNonEmpty("; ", "shares "+items(vm.Shares)+" with another VM", reason)
-		}
-		rows = append(rows, []string{oneLine(vm.Name, 60), vm.Source, string(vm.Status), checkCounts(vm), reason})
+		rows = append(rows, []string{oneLine(vm.Name, 60), vm.Source, string(vm.Status), checkCounts(vm), vm.Reason})
 	}
 	if len(r.VMs) > 0 {
 		writeTable(bw, rows)

@@ -108,11 +108,16 @@ type GuestReport struct {
 // overall status.
 func (r *Result) finish() {
 	r.Collisions = collisions(r.VMs)
-	shares := map[string][]guestid.Item{}
+	shares, with := map[string][]guestid.Item{}, map[string][]string{}
 	for _, c := range r.Collisions {
 		for _, m := range c.Members {
 			if !slices.Contains(shares[m], c.Item) {
 				shares[m] = append(shares[m], c.Item)
+			}
+			for _, o := range c.Members {
+				if o != m && !slices.Contains(with[m], o) {
+					with[m] = append(with[m], o)
+				}
 			}
 		}
 	}
@@ -120,7 +125,13 @@ func (r *Result) finish() {
 	r.Status = Pass
 	for i := range r.VMs {
 		vm := &r.VMs[i]
-		vm.Shares = shares[vm.Name]
+		if vm.Shares = shares[vm.Name]; len(vm.Shares) > 0 {
+			// A clone sharing identity is broken, whatever its own
+			// guestcheck could see from inside.
+			slices.Sort(with[vm.Name])
+			vm.Status = Fail
+			vm.Reason = joinNonEmpty("; ", "shares "+items(vm.Shares)+" with "+strings.Join(with[vm.Name], ", "), vm.Reason)
+		}
 		r.Summary.add(vm.Status)
 		if vm.Status.Worse(r.Status) {
 			r.Status = vm.Status

@@ -93,7 +93,7 @@ func (p ProxmoxSource) Targets(context.Context) ([]Target, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("proxmox: %w", err)
+		return nil, err
 	}
 	type vm struct {
 		id   int

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/fleet"
+	"github.com/guestcheck/guestcheck/internal/guestid"
+	"github.com/guestcheck/guestcheck/internal/qga/qgafake"
+	"github.com/guestcheck/guestcheck/internal/report"
+)
+
+// realisticReport is a report the size of a real guest's: 20 checks of
+// three findings each, with evidence, and an identity.
+func realisticReport(t testing.TB, i int) []byte {
+	t.Helper()
+	var results []check.Result
+	for c := range 20 {
+		var fs []check.Finding
+		for f := range 3 {
+			fs = append(fs, check.New(check.Pass, fmt.Sprintf("check%d-finding%d", c, f), "the thing this check verifies is as declared, with some words",
+				map[string]string{"path": "/etc/some/file", "value": strings.Repeat("x", 80), "source": "cloud-init"}, ""))
+		}
+		results = append(results, check.Result{ID: fmt.Sprintf("check%d", c), Title: "A check", Status: check.Pass, Summary: "ok", Findings: fs})
+	}
+	rep := report.New(results, report.Meta{Tool: "guestcheck", Version: "1.0.0", StartedAt: time.Unix(1764417600, 0)})
+	id := &guestid.Identity{MachineIDHash: fmt.Sprintf("%032x", i), Hostname: fmt.Sprintf("vm%d", i),
+		HostKeys:   []guestid.HostKey{{Type: "ssh-ed25519", Fingerprint: fmt.Sprintf("SHA256:key%d", i)}},
+		Interfaces: []guestid.Interface{{Name: "enp1s0", MAC: fmt.Sprintf("52:54:00:00:%02x:%02x", i/256, i%256), Addresses: []string{"192.0.2.10/24"}}}}
+	b, err := json.Marshal(fleet.GuestReport{Report: rep, Identity: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// fleetOf serves n fake agents on sockets in a new directory: each
+// answers within 50 to 300 ms, and one in twenty (every 20th) hangs in
+// guest-exec-status. It returns guestcheck fleet's --agent-socket
+// arguments.
+func fleetOf(t testing.TB, n int) []string {
+	t.Helper()
+	dir := socketDir(t)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var args []string
+	for i := range n {
+		out := realisticReport(t, i)
+		// Five replies (sync, ping, info, exec, status) share the time.
+		a := &qgafake.Agent{Delay: time.Duration(50+rng.IntN(251)) * time.Millisecond / 5,
+			Run: func(string, []string) qgafake.Program { return qgafake.Program{Stdout: out} }}
+		if i%20 == 19 {
+			a.HangOn = "guest-exec-status"
+		}
+		args = append(args, "--agent-socket", fakeGuest(t, dir, fmt.Sprintf("vm%03d", i), a))
+	}
+	return args
+}
+
+// childUsage is a child's resource use.
+type childUsage struct {
+	wall, cpu time.Duration
+	maxRSS    int64 // bytes
+}
+
+// runChild runs guestcheck (this test binary as TestHelperGuestcheck)
+// with args and returns its stdout and resource use.
+func runChild(t testing.TB, args []string) ([]byte, childUsage, int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperGuestcheck$")
+	cmd.Env = append(os.Environ(), "GUESTCHECK_HELPER_ARGS="+strings.Join(args, "\x1f"))
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	err := cmd.Run()
+	u := childUsage{wall: time.Since(start)}
+	var ee *exec.ExitError
+	if err != nil && !errorsAs(err, &ee) {
+		t.Fatalf("%v: %s", err, errb.String())
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		u.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		u.maxRSS = ru.Maxrss * 1024
+	}
+	if errb.Len() > 0 {
+		t.Errorf("stderr: %s", errb.String())
+	}
+	return out.Bytes(), u, cmd.ProcessState.ExitCode()
+}
+
+func errorsAs(err error, ee **exec.ExitError) bool {
+	e, ok := err.(*exec.ExitError)
+	*ee = e
+	return ok
+}
+
+// TestFleetBound is the issue's benchmark as a test: 500 agents, 16 at a
+// time, each taking 50 to 300 ms and 5% hanging past --vm-timeout. The
+// survey must finish within vm-timeout x ceil(500/16) + 10%, with every
+// VM in its result; the figures (wall, CPU, peak RSS of the guestcheck
+// process) are logged, and are in docs/fleet.md.
+func TestFleetBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("surveys 500 fake agents (about 10 s)")
+	}
+	const n, conc, vmTimeout = 500, 16, 2 * time.Second
+	args := append([]string{"fleet", "--format", "json", "--concurrency", fmt.Sprint(conc), "--vm-timeout", vmTimeout.String()}, fleetOf(t, n)...)
+	out, u, code := runChild(t, args)
+	bound := time.Duration(float64(vmTimeout) * float64((n+conc-1)/conc) * 1.1)
+	t.Logf("fleet of %d agents, --concurrency %d, --vm-timeout %s: wall %s, CPU %s, peak RSS %.1f MiB (bound %s)",
+		n, conc, vmTimeout, u.wall.Round(time.Millisecond), u.cpu.Round(time.Millisecond), float64(u.maxRSS)/(1<<20), bound)
+	if u.wall > bound {
+		t.Errorf("survey took %s, over the bound %s", u.wall, bound)
+	}
+	var r fleet.Result
+	if err := json.Unmarshal(out, &r); err != nil {
+		t.Fatalf("%v: %.200s", err, out)
+	}
+	if code != 1 || r.Summary.VMs != n || r.Summary.Pass != n-n/20 || r.Summary.Unknown != n/20 || len(r.Collisions) != 0 {
+		t.Errorf("exit %d, summary %+v, %d collisions", code, r.Summary, len(r.Collisions))
+	}
+	for _, vm := range r.VMs {
+		if vm.Status == fleet.Unknown && !strings.Contains(vm.Reason, "timed out after 2s") {
+			t.Errorf("%s: %s", vm.Name, vm.Reason)
+		}
+	}
+	if u.maxRSS > 96<<20 {
+		t.Errorf("peak RSS %d MiB: memory must not grow past the reports' size", u.maxRSS>>20)
+	}
+}
+
+// TestFleetListen runs guestcheck fleet --listen as its own process:
+// the first scrape comes before the first survey ends and says so, later
+// ones serve the survey, /healthz answers, and SIGTERM ends it with 0.
+func TestFleetListen(t *testing.T) {
+	dir := socketDir(t)
+	slow := &qgafake.Agent{Run: func(string, []string) qgafake.Program {
+		return qgafake.Program{Stdout: reportOf(t, check.Pass, nil), Runs: 600 * time.Millisecond}
+	}}
+	prom := filepath.Join(dir, "out", "fleet.prom")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperGuestcheck$")
+	cmd.Env = append(os.Environ(), "GUESTCHECK_HELPER_ARGS="+strings.Join([]string{"fleet", "--listen", "127.0.0.1:0", "--interval", "100ms",
+		"--agent-socket", "slow=" + fakeGuest(t, dir, "slow", slow), "--output", "prometheus:" + prom}, "\x1f"))
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	var addr string
+	if _, e := fmt.Sscanf(line, "guestcheck fleet: serving /metrics on %s", &addr); err != nil || e != nil {
+		t.Fatalf("first line %q: %v %v", line, err, e)
+	}
+	addr = strings.TrimSuffix(addr, ",")
+	get := func(p string) (int, string) {
+		resp, err := http.Get("http://" + addr + p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/metrics"); code != 503 || !strings.Contains(body, "first survey has not finished") {
+		t.Errorf("first scrape: %d %q", code, body)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		code, body := get("/metrics")
+		if code == 200 {
+			if !strings.Contains(body, `guestcheck_fleet_vm_status{domain="slow",status="pass"} 1`) {
+				t.Errorf("metrics:\n%s", body)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no survey after 20 s: %d %s", code, body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if code, body := get("/healthz"); code != 200 || !strings.HasPrefix(body, "ok") {
+		t.Errorf("/healthz: %d %q", code, body)
+	}
+	if b, err := os.ReadFile(prom); err != nil || !strings.Contains(string(b), "guestcheck_fleet_vm_status") {
+		t.Errorf("--output after a survey: %v", err)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	go io.Copy(io.Discard, stderr)
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("after SIGTERM: %v", err)
+	}
+}
