@@ -24,8 +24,8 @@ import (
 // TestFleetPrometheusScrape: a real Prometheus server (Debian's
 // prometheus) scrapes `guestcheck fleet --listen` on loopback, and a
 // query over its HTTP API returns every VM's status: two clones sharing
-// a machine-id, a healthy VM, one whose guest-exec is filtered and a
-// socket without a VM. guestcheck runs as a child process (the test
+// a machine-id, a VM with a warning, one whose guest-exec is filtered and
+// a socket without a VM. guestcheck runs as a child process (the test
 // binary as guestcheck, TestHelperGuestcheck) and the agents are fakes
 // in this process. Prometheus needs no root, but as root (CI) a missing
 // prometheus fails the test.
@@ -40,7 +40,9 @@ func TestFleetPrometheusScrape(t *testing.T) {
 	b := fakeGuest(t, dir, "b", &qgafake.Agent{Run: guestRunning(t, reportOf(t, check.Pass, id("52:54:00:00:00:02")))})
 	c := fakeGuest(t, dir, "c", &qgafake.Agent{Run: guestRunning(t, reportOf(t, check.Warn, nil))})
 	d := fakeGuest(t, dir, "d", &qgafake.Agent{Disabled: []string{"guest-exec"}})
-	want := map[string]string{"clone-a": "pass", "clone-b": "pass", "web": "warn", "filtered": "unknown", "gone": "unknown"}
+	// The clones pass in their own reports and fail in the fleet: they
+	// share a machine-id.
+	want := map[string]string{"clone-a": "fail", "clone-b": "fail", "web": "warn", "filtered": "unknown", "gone": "unknown"}
 
 	gcAddr, promAddr := freePort(t), freePort(t)
 	gc := exec.Command(os.Args[0], "-test.run=^TestHelperGuestcheck$")
