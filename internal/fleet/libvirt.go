@@ -141,11 +141,13 @@ func (s *libvirtSource) Targets(ctx context.Context) ([]Target, error) {
 	}
 	out := make([]Target, 0, len(doms))
 	for _, d := range doms {
-		t, err := s.target(ctx, c, d)
+		t, ok, err := s.target(ctx, c, d)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, t)
+		if ok {
+			out = append(out, t)
+		}
 	}
 	return out, nil
 }
@@ -153,7 +155,7 @@ func (s *libvirtSource) Targets(ctx context.Context) ([]Target, error) {
 // target reads one domain's XML. A domain that stopped since the listing
 // is left out; one whose XML cannot be read is unreachable with the
 // reason.
-func (s *libvirtSource) target(ctx context.Context, c *lvConn, d libvirt.Domain) (Target, error) {
+func (s *libvirtSource) target(ctx context.Context, c *lvConn, d libvirt.Domain) (Target, bool, error) {
 	t := Target{Name: d.Name, Source: "libvirt"}
 	var x string
 	err := c.do(ctx, "domain XML", func() (err error) {
@@ -162,21 +164,23 @@ func (s *libvirtSource) target(ctx context.Context, c *lvConn, d libvirt.Domain)
 	})
 	switch {
 	case err != nil && ctx.Err() != nil:
-		return Target{}, fmt.Errorf("%s: %w", s.ep.URI, err)
+		return Target{}, false, fmt.Errorf("%s: %w", s.ep.URI, err)
+	case libvirt.IsNotFound(err):
+		return Target{}, false, nil
 	case err != nil:
 		t.Unreachable = "libvirt: " + oneLine(err.Error(), 300)
-		return t, nil
+		return t, true, nil
 	}
 	info, err := parseDomainXML(d.Name, []byte(x))
 	if err != nil {
 		t.Unreachable = "libvirt: " + oneLine(err.Error(), 300)
-		return t, nil
+		return t, true, nil
 	}
 	t.Networks, t.Unreachable = info.Networks, info.Unreachable
 	if t.Unreachable == "" {
 		t.Dial = func(ctx context.Context) (Agent, error) { return s.dialAgent(ctx, d) }
 	}
-	return t, nil
+	return t, true, nil
 }
 
 // dialAgent opens the connection one domain's survey uses.

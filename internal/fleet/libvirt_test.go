@@ -215,6 +215,8 @@ func fakeFleet(t *testing.T) *fakeLibvirtd {
 			{"web-2", domXML("web-2", "connected", nic("52:54:00:00:00:02"))},
 			{"booting", domXML("booting", "disconnected")},
 			{"appliance", domXML("appliance", "none")},
+			{"stopped-since", ""}, // listed, gone before its XML is read
+			{"odd", "<domain><devices/></domain>"},
 		},
 		Agent: func(dom, cmd string) agentReply {
 			switch {
@@ -250,6 +252,7 @@ func TestLibvirtSource(t *testing.T) {
 		`web-2 libvirt "" dial=true map[52:54:00:00:00:02:bridge virbr0]`,
 		`booting libvirt "agent not connected" dial=false map[]`,
 		`appliance libvirt "no guest agent channel" dial=false map[]`,
+		`odd libvirt "libvirt: domain XML has no name" dial=false map[]`,
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("targets (-want +got):\n%s", d)

@@ -133,7 +133,7 @@ func (f *fakeLibvirtd) remote(proc uint32, body []byte, reply func(uint32, []byt
 	case procDomainXML:
 		name, _ := readDomain(body)
 		for _, d := range f.Domains {
-			if d.Name == name {
+			if d.Name == name && d.XML != "" {
 				x.str(d.XML)
 				reply(0, x.b)
 				return
