@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/coreos/go-systemd/v22 v22.7.0
+	github.com/digitalocean/go-libvirt v0.0.0-20261013170128-efbbdf578ac8
 	github.com/digitalocean/go-qemu v0.0.0-20250212194115-ee9b0668d242
 	github.com/godbus/dbus/v5 v5.1.0
 	github.com/google/go-cmp v0.7.0
@@ -17,9 +18,6 @@ require (
 	golang.org/x/sys v0.50.0
 )
 
-require (
-	github.com/digitalocean/go-libvirt v0.0.0-20220804181439-8648fbde413e // indirect
-	golang.org/x/text v0.40.0 // indirect
-)
+require golang.org/x/text v0.40.0 // indirect
 
 replace github.com/santhosh-tekuri/jsonschema/v6 => ./third_party/jsonschema

@@ -46,8 +46,10 @@ test_pkgs=(dbus make e2fsprogs xfsprogs btrfs-progs dosfstools util-linux mount 
 	libxml2-utils perl jq openssh-server openssh-client qemu-utils qemu-system-common
 	netplan.io ifupdown isc-dhcp-client packer man-db groff-base bash zsh fish dash)
 # Packages make vm-test adds: QEMU guests under TCG and their NoCloud seeds,
-# and packer for the real build of the Packer example (TestPackerBuild).
-vm_pkgs=(qemu-system-x86 qemu-utils genisoimage mmdebstrap packer)
+# packer for the real build of the Packer example (TestPackerBuild), and
+# libvirt-daemon-system: the real libvirtd (and its QEMU driver) that
+# guestcheck fleet --libvirt surveys in TestVM/fleet (the test starts it).
+vm_pkgs=(qemu-system-x86 qemu-utils genisoimage mmdebstrap packer libvirt-daemon-system)
 
 missing() {
 	local p

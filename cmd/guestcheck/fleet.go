@@ -32,6 +32,7 @@ const (
 
 // fleetOptions are `guestcheck fleet`'s parsed command line.
 type fleetOptions struct {
+	libvirt  string
 	sockets  []fleet.Socket
 	proxmox  bool
 	names    []string
@@ -56,7 +57,12 @@ func parseFleet(cmd *cli.Command, args []string) (o *fleetOptions, help bool, er
 		return nil, false, cli.Usagef("%q: unexpected argument (name VMs with --name, sockets with --agent-socket)", v.Args[0])
 	}
 	o = &fleetOptions{proxmox: v.Bool("proxmox"), names: v.All("name"), format: v.String("format", fleet.FormatText),
-		listen: v.String("listen", "")}
+		listen: v.String("listen", ""), libvirt: v.String("libvirt", "")}
+	if v.Has("libvirt") {
+		if err := fleet.CheckLibvirtURI(o.libvirt); err != nil {
+			return nil, false, cli.Usagef("%v", err)
+		}
+	}
 	o.survey.GuestcheckPath = v.String("guestcheck-path", fleet.DefaultGuestcheckPath)
 	for _, raw := range v.All("agent-socket") {
 		s, err := fleet.ParseSocket(raw)
@@ -149,9 +155,13 @@ func parseFleetOutput(raw, def string) (outputSpec, error) {
 }
 
 // sources are the sources the command line names, or with none the
-// host's own: Proxmox's socket directory when it exists.
+// host's own: qemu:///system and Proxmox's socket directory, when they
+// exist.
 func (o *fleetOptions) sources() []fleet.Source {
 	var out []fleet.Source
+	if o.libvirt != "" {
+		out = append(out, fleet.NewLibvirtSource(o.libvirt))
+	}
 	if len(o.sockets) > 0 {
 		out = append(out, fleet.SocketSource(o.sockets))
 	}
@@ -160,6 +170,9 @@ func (o *fleetOptions) sources() []fleet.Source {
 	}
 	if len(out) > 0 {
 		return out
+	}
+	if fleet.LibvirtSystemAvailable() {
+		out = append(out, fleet.NewLibvirtSource(fleet.LibvirtSystemURI))
 	}
 	if fleet.HaveProxmox() {
 		out = append(out, fleet.ProxmoxSource{})
@@ -179,7 +192,7 @@ func runFleet(cmd *cli.Command, args []string, stdout, stderr io.Writer, _ []che
 	}
 	sources := o.sources()
 	if len(sources) == 0 {
-		return usage(stderr, cmd, cli.Usagef("no VMs to survey: name guest agent sockets with --agent-socket (no Proxmox directory %s here)", fleet.ProxmoxDir))
+		return usage(stderr, cmd, cli.Usagef("no VMs to survey: name a libvirt URI with --libvirt or guest agent sockets with --agent-socket (no %s socket and no Proxmox directory %s here)", fleet.LibvirtSystemURI, fleet.ProxmoxDir))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

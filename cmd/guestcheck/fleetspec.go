@@ -8,13 +8,14 @@ import (
 // fleetCommand is `guestcheck fleet`'s description.
 func fleetCommand(ids func() []string) *cli.Command {
 	return &cli.Command{Name: "fleet", Summary: "survey the VMs on this host through their guest agents and find the identity clones share",
-		Synopsis: []string{"[--agent-socket [NAME=]PATH]... [--proxmox] [OPTIONS]", "--listen ADDR [--interval DUR] [OPTIONS]"},
+		Synopsis: []string{"[--libvirt URI] [--proxmox] [OPTIONS]", "--agent-socket [NAME=]PATH... [OPTIONS]", "--listen ADDR [--interval DUR] [OPTIONS]"},
 		Description: `Run guestcheck in every VM on this host through its QEMU guest agent (guest-exec of ` + fleet.DefaultGuestcheckPath + ` --format json --exit-zero, arguments as a list, never a shell), and compare the identities their reports carry: a machine-id, SSH host key, DHCP client identity, hostname, instance-id, MAC or address (on one network) that two VMs share is a finding no single guest can see. Prints a table, worst VM first, the shared items with their fix, and a summary line.
 
 It only reads: per VM it sends guest-ping, guest-info, guest-exec and guest-exec-status, and nothing that writes to or changes the guest. A VM it cannot survey is unknown, with the reason: no agent channel, agent not connected or not answering, guest-exec disabled by the agent's RPC filter, guestcheck not installed, permission denied (SELinux), a timeout, a report of an unknown schema version, output over the bound or not JSON.
 
-Without a source option it surveys Proxmox's sockets (` + fleet.ProxmoxDir + `/VMID.qga) when that directory exists. Chardev sockets need root (or the socket's group). docs/fleet.md describes sources, outputs and access.`,
+Without a source option it surveys ` + fleet.LibvirtSystemURI + `'s running domains when its socket exists, and Proxmox's sockets (` + fleet.ProxmoxDir + `/VMID.qga) when that directory exists. Chardev sockets need root (or the socket's group); libvirt's agent passthrough needs a read-write connection (root, the libvirt group, or polkit's org.libvirt.unix.manage). docs/fleet.md describes sources, outputs and access.`,
 		Options: []cli.Option{
+			{Long: "libvirt", Arg: "URI", Help: "Survey the running domains of this libvirt URI (` + fleet.LibvirtSystemURI + `, or qemu+unix:///system?socket=PATH) through libvirt's agent passthrough; a domain without the org.qemu.guest_agent.0 channel, or whose agent is not connected, is unknown with that reason. The default when ` + fleet.LibvirtSystemURI + `'s socket exists and no other source is named."},
 			{Long: "agent-socket", Arg: "[NAME=]PATH", Help: "Survey the guest agent on this chardev socket (QEMU -chardev socket,path=PATH,server=on,wait=off bound to org.qemu.guest_agent.0); NAME defaults to the file's name without extension. Repeatable.", Repeat: true, Complete: cli.CompleteFile},
 			{Long: "proxmox", Help: "Survey every Proxmox VM's agent socket, " + fleet.ProxmoxDir + "/VMID.qga, named by VMID (the default when no other source is named and the directory exists)."},
 			{Long: "name", Arg: "GLOB", Help: "Survey only VMs whose name matches GLOB (*, ? and [...]). Repeatable: a VM matching any is surveyed.", Repeat: true},

@@ -35,6 +35,8 @@ func (s *step) reason(err error) string {
 		return s.timeout()
 	case errors.As(err, &qe):
 		return s.agentError(qe)
+	case errors.Is(err, ErrAgentNotConnected):
+		return reasonNotConnected + " (libvirt: no agent has opened the channel; qemu-ga is not running in the guest, or the guest is still booting)"
 	case errors.Is(err, qga.ErrTooLarge):
 		return fmt.Sprintf("guestcheck's output is larger than the bound (%s): not read", oneLine(err.Error(), 120))
 	case isDisconnect(err):

@@ -50,6 +50,11 @@ var noReply = map[string]bool{
 	"guest-shutdown": true, "guest-suspend-disk": true, "guest-suspend-ram": true, "guest-suspend-hybrid": true,
 }
 
+// SendsNoReply reports whether cmd answers nothing on success, for
+// transports other than Client (libvirt's passthrough) to refuse it as
+// Exec does.
+func SendsNoReply(cmd string) bool { return noReply[cmd] }
+
 // Client talks to one agent over one connection. Calls are serialised; it
 // is safe for concurrent use. A call that fails midway (timeout, cancel)
 // leaves the stream in an unknown state, so the next call resynchronises

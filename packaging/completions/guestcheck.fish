@@ -26,6 +26,7 @@ complete -c guestcheck -n 'not __fish_seen_subcommand_from probe explain check-c
 complete -c guestcheck -n '__fish_seen_subcommand_from probe' -l config -r -F -d 'Configuration file; default /etc/guestcheck/guestcheck.yaml'
 complete -c guestcheck -n '__fish_seen_subcommand_from probe' -l timeout -r -f -d 'Bound the probe (overrides probe.timeout)'
 complete -c guestcheck -n '__fish_seen_subcommand_from probe explain check-config fleet help completion' -l help -s h -d 'Show this help'
+complete -c guestcheck -n '__fish_seen_subcommand_from fleet' -l libvirt -r -f -d 'Survey the running domains of this libvirt URI (` + fleet.LibvirtSystemURI + `, or qemu+unix:///system?socket=PATH) through libvirt\'s agent passthrough; a domain without the org.qemu.guest_agent.0 channel, or whose agent is not connected, is unknown with that reason'
 complete -c guestcheck -n '__fish_seen_subcommand_from fleet' -l agent-socket -r -F -d 'Survey the guest agent on this chardev socket (QEMU -chardev socket,path=PATH,server=on,wait=off bound to org.qemu.guest_agent.0); NAME defaults to the file\'s name without extension'
 complete -c guestcheck -n '__fish_seen_subcommand_from fleet' -l proxmox -d 'Survey every Proxmox VM\'s agent socket, /var/run/qemu-server/VMID.qga, named by VMID (the default when no other source is named and the directory exists)'
 complete -c guestcheck -n '__fish_seen_subcommand_from fleet' -l name -r -f -d 'Survey only VMs whose name matches GLOB (*, ? and [...])'

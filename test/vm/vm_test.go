@@ -45,8 +45,9 @@ type env struct {
 // freeze for real, then a plain poweroff) alongside a broken guest with
 // four faults; then two clones of the healthy guest's unsealed disk, booted
 // at once, of which the first is then sealed; then two clones of the
-// sealed image; last, one clone of a half-sealed copy of the unsealed
-// disk (--ops -ssh-host-keys).
+// sealed image; then guestcheck fleet over clones of both under libvirt
+// and through their agent sockets; last, one clone of a half-sealed copy
+// of the unsealed disk (--ops -ssh-host-keys).
 func TestVM(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("the VM tests need root (mmdebstrap, chroot, mkfs -d, loop mounts): run `make vm-test` as root")
@@ -88,6 +89,12 @@ func TestVM(t *testing.T) {
 			t.Fatal("no sealed image: the seal step did not finish")
 		}
 		clones(ctx, t, e)
+	})
+	t.Run("fleet", func(t *testing.T) {
+		if e.unsealed == "" || e.sealed == "" {
+			t.Fatal("no unsealed template or sealed image: the earlier steps did not finish")
+		}
+		fleetScenario(ctx, t, e) // fleet_test.go
 	})
 	t.Run("half-sealed", func(t *testing.T) {
 		if e.unsealed == "" {
