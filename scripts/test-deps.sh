@@ -17,7 +17,8 @@ set -euo pipefail
 #   iproute2   network namespaces for the routes and dns tests
 #   mmdebstrap the real Debian tree sealprep's TestRealDebian seals
 #              (cached under /var/tmp between runs on the same machine)
-#   qemu-guest-agent  the real agent whose guest-info the RPC filter is checked against
+#   qemu-guest-agent  the real agent whose guest-info the RPC filter is checked against, and
+#                 that guestcheck fleet surveys on a unix socket (TestRealQemuGA)
 #   systemd    systemd-machine-id-setup and systemd-firstboot, the machine-id oracle;
 #              systemd-escape, the oracle for device unit names; systemd-id128
 #              --app-specific, the oracle for the report's machine-id hash (util-linux's
@@ -38,11 +39,12 @@ set -euo pipefail
 #              qcow2) and qemu-storage-daemon (the FUSE export) for sealprep --image
 #   netplan.io `netplan generate`, the oracle network-config's netplan parser is held to
 #   ifupdown   `ifquery`, the oracle the interfaces(5) reader and its includes are held to
+#   isc-dhcp-client  dhclient -6, whose own lease file the dhclient lease parser is held to
 #   packer     `packer validate` (1.6.6, QEMU builder built in) of packaging/examples/packer
 test_pkgs=(dbus make e2fsprogs xfsprogs btrfs-progs dosfstools util-linux mount fdisk iproute2
 	mmdebstrap qemu-guest-agent systemd cloud-init shellcheck prometheus prometheus-node-exporter
 	libxml2-utils perl jq openssh-server openssh-client qemu-utils qemu-system-common
-	netplan.io ifupdown packer man-db groff-base bash zsh fish dash)
+	netplan.io ifupdown isc-dhcp-client packer man-db groff-base bash zsh fish dash)
 # Packages make vm-test adds: QEMU guests under TCG and their NoCloud seeds,
 # packer for the real build of the Packer example (TestPackerBuild), and
 # libvirt-daemon-system: the real libvirtd (and its QEMU driver) that

@@ -75,6 +75,10 @@ func parseExample(args []string) error {
 				return errors.New(errb.String())
 			}
 			return nil
+		case args[0] == "fleet":
+			// runFleet's parse: every option checked, no VM contacted.
+			_, _, err := parseFleet(sub, args[1:])
+			return err
 		case sub != nil:
 			return errors.New("no parse-only walk for guestcheck " + args[0] + ": add one to TestExamplesParse")
 		}

@@ -36,11 +36,11 @@ func realisticReport(t testing.TB, i int) []byte {
 		}
 		results = append(results, check.Result{ID: fmt.Sprintf("check%d", c), Title: "A check", Status: check.Pass, Summary: "ok", Findings: fs})
 	}
-	rep := report.New(results, report.Meta{Tool: "guestcheck", Version: "1.0.0", StartedAt: time.Unix(1764417600, 0)})
 	id := &guestid.Identity{MachineIDHash: fmt.Sprintf("%032x", i), Hostname: fmt.Sprintf("vm%d", i),
 		HostKeys:   []guestid.HostKey{{Type: "ssh-ed25519", Fingerprint: fmt.Sprintf("SHA256:key%d", i)}},
 		Interfaces: []guestid.Interface{{Name: "enp1s0", MAC: fmt.Sprintf("52:54:00:00:%02x:%02x", i/256, i%256), Addresses: []string{"192.0.2.10/24"}}}}
-	b, err := json.Marshal(fleet.GuestReport{Report: rep, Identity: id})
+	rep := report.New(results, report.Meta{Tool: "guestcheck", Version: "1.0.0", StartedAt: time.Unix(1764417600, 0), Identity: id})
+	b, err := json.Marshal(rep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,29 +75,71 @@ type childUsage struct {
 	maxRSS    int64 // bytes
 }
 
-// runChild runs guestcheck (this test binary as TestHelperGuestcheck)
-// with args and returns its stdout and resource use.
-func runChild(t testing.TB, args []string) ([]byte, childUsage, int) {
+// buildGuestcheck builds the real static binary, without the race
+// detector whatever the test runs with, so that its figures are the
+// product's.
+func buildGuestcheck(t testing.TB) string {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperGuestcheck$")
-	cmd.Env = append(os.Environ(), "GUESTCHECK_HELPER_ARGS="+strings.Join(args, "\x1f"))
+	bin := filepath.Join(t.TempDir(), "guestcheck")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// runChild runs the guestcheck binary bin with args and returns its
+// stdout, resource use and exit code. It goes through a small launcher
+// (TestHelperMeasure): a child started by os/exec shares this process's
+// memory until it execs (vfork), and Linux counts that in the child's
+// peak RSS, so the test's own 500 agents would be measured too.
+func runChild(t testing.TB, bin string, args []string) ([]byte, childUsage, int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperMeasure$")
+	cmd.Env = append(os.Environ(), "GUESTCHECK_MEASURE="+strings.Join(append([]string{bin}, args...), "\x1f"))
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("launcher: %v: %s", err, errb.String())
+	}
+	var u childUsage
+	var code int
+	var wall, cpu time.Duration
+	stderr, _, _ := strings.Cut(errb.String(), "measure: ")
+	if _, err := fmt.Sscanf(errb.String()[len(stderr):], "measure: exit %d wall %d cpu %d maxrss %d\n", &code, &wall, &cpu, &u.maxRSS); err != nil {
+		t.Fatalf("launcher: %v: %s", err, errb.String())
+	}
+	u.wall, u.cpu = wall, cpu
+	if stderr != "" {
+		t.Errorf("stderr: %s", stderr)
+	}
+	return out.Bytes(), u, code
+}
+
+// TestHelperMeasure is runChild's launcher: it runs the command in
+// GUESTCHECK_MEASURE, passes its output on, and reports its exit code,
+// wall and CPU time and peak RSS on the last line of stderr. It does
+// nothing in an ordinary test run.
+func TestHelperMeasure(t *testing.T) {
+	argv := os.Getenv("GUESTCHECK_MEASURE")
+	if argv == "" {
+		return
+	}
+	args := strings.Split(argv, "\x1f")
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	start := time.Now()
 	err := cmd.Run()
-	u := childUsage{wall: time.Since(start)}
+	wall := time.Since(start)
 	var ee *exec.ExitError
 	if err != nil && !errorsAs(err, &ee) {
-		t.Fatalf("%v: %s", err, errb.String())
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
 	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		u.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		u.maxRSS = ru.Maxrss * 1024
-	}
-	if errb.Len() > 0 {
-		t.Errorf("stderr: %s", errb.String())
-	}
-	return out.Bytes(), u, cmd.ProcessState.ExitCode()
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	fmt.Fprintf(os.Stderr, "measure: exit %d wall %d cpu %d maxrss %d\n", cmd.ProcessState.ExitCode(), wall, ru.Utime.Nano()+ru.Stime.Nano(), ru.Maxrss*1024)
+	os.Exit(0)
 }
 
 func errorsAs(err error, ee **exec.ExitError) bool {
@@ -116,8 +158,9 @@ func TestFleetBound(t *testing.T) {
 		t.Skip("surveys 500 fake agents (about 10 s)")
 	}
 	const n, conc, vmTimeout = 500, 16, 2 * time.Second
+	bin := buildGuestcheck(t)
 	args := append([]string{"fleet", "--format", "json", "--concurrency", fmt.Sprint(conc), "--vm-timeout", vmTimeout.String()}, fleetOf(t, n)...)
-	out, u, code := runChild(t, args)
+	out, u, code := runChild(t, bin, args)
 	bound := time.Duration(float64(vmTimeout) * float64((n+conc-1)/conc) * 1.1)
 	t.Logf("fleet of %d agents, --concurrency %d, --vm-timeout %s: wall %s, CPU %s, peak RSS %.1f MiB (bound %s)",
 		n, conc, vmTimeout, u.wall.Round(time.Millisecond), u.cpu.Round(time.Millisecond), float64(u.maxRSS)/(1<<20), bound)
@@ -128,12 +171,20 @@ func TestFleetBound(t *testing.T) {
 	if err := json.Unmarshal(out, &r); err != nil {
 		t.Fatalf("%v: %.200s", err, out)
 	}
-	if code != 1 || r.Summary.VMs != n || r.Summary.Pass != n-n/20 || r.Summary.Unknown != n/20 || len(r.Collisions) != 0 {
+	if code != 1 || r.Summary.VMs != n || len(r.Collisions) != 0 {
 		t.Errorf("exit %d, summary %+v, %d collisions", code, r.Summary, len(r.Collisions))
 	}
 	for _, vm := range r.VMs {
-		if vm.Status == fleet.Unknown && !strings.Contains(vm.Reason, "timed out after 2s") {
-			t.Errorf("%s: %s", vm.Name, vm.Reason)
+		var i int
+		fmt.Sscanf(vm.Name, "vm%d", &i)
+		hangs := i%20 == 19
+		switch {
+		case hangs && (vm.Status != fleet.Unknown || !strings.Contains(vm.Reason, "timed out after 2s")):
+			t.Errorf("%s hangs: %s %s", vm.Name, vm.Status, vm.Reason)
+		case !hangs && vm.Status != fleet.Pass && !raceEnabled:
+			// Under the race detector the fake agents themselves may be
+			// too slow to answer in time.
+			t.Errorf("%s: %s %s", vm.Name, vm.Status, vm.Reason)
 		}
 	}
 	if u.maxRSS > 96<<20 {

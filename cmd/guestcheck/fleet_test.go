@@ -15,6 +15,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/guestid"
 	"github.com/guestcheck/guestcheck/internal/qga/qgafake"
 	"github.com/guestcheck/guestcheck/internal/report"
+	"github.com/guestcheck/guestcheck/internal/tty/ttytest"
 )
 
 // socketDir is a short directory for unix sockets (sun_path holds 108
@@ -46,8 +47,8 @@ func reportOf(t testing.TB, st check.Status, id *guestid.Identity) []byte {
 	t.Helper()
 	rep := report.New([]check.Result{{ID: "hostname", Title: "Hostname", Status: st, Summary: "hostname " + string(st),
 		Findings: []check.Finding{check.New(st, "hostname-x", "hostname "+string(st), nil, "")}}},
-		report.Meta{Tool: "guestcheck", Version: "1.0.0", StartedAt: time.Unix(1764417600, 0)})
-	b, err := json.Marshal(fleet.GuestReport{Report: rep, Identity: id})
+		report.Meta{Tool: "guestcheck", Version: "1.0.0", StartedAt: time.Unix(1764417600, 0), Identity: id})
+	b, err := json.Marshal(rep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,5 +130,28 @@ func TestFleetUsage(t *testing.T) {
 		if code != report.ExitUsage || !strings.Contains(errb.String(), want) || strings.Count(errb.String(), "\n") != 1 {
 			t.Errorf("%s: exit %d, stderr %q, want 3 and %q", args, code, errb.String(), want)
 		}
+	}
+}
+
+// TestFleetProgress: on a terminal, stderr shows a progress line that
+// is cleared at the end; off one, stderr stays empty (TestFleetAgentSockets).
+func TestFleetProgress(t *testing.T) {
+	dir := socketDir(t)
+	var args []string
+	for _, n := range []string{"a", "b"} {
+		args = append(args, "--agent-socket", fakeGuest(t, dir, n, &qgafake.Agent{Run: guestRunning(t, reportOf(t, check.Pass, nil))}))
+	}
+	ctl, term := ttytest.Open(t, 80, 24)
+	var out bytes.Buffer
+	if code := run(append([]string{"fleet"}, args...), &out, term, checks.All); code != 0 {
+		t.Errorf("exit %d:\n%s", code, out.String())
+	}
+	term.Close()
+	b, _ := ttytest.ReadAll(ctl)
+	if s := string(b); !strings.Contains(s, "surveyed 2/2 VMs") || !strings.HasSuffix(s, "\r\x1b[K") {
+		t.Errorf("progress on the terminal: %q", s)
+	}
+	if !strings.Contains(out.String(), "guestcheck fleet: PASS: 2 VMs (2 pass)") {
+		t.Errorf("stdout:\n%s", out.String())
 	}
 }

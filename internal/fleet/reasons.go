@@ -30,7 +30,7 @@ func (s *step) reason(err error) string {
 	var qe *qga.Error
 	switch {
 	case s.parent.Err() != nil:
-		return "the survey's deadline (--timeout) came during " + s.name
+		return surveyEnded(s.parent) + " during " + s.name
 	case errors.Is(err, context.DeadlineExceeded) || s.ctx.Err() != nil:
 		return s.timeout()
 	case errors.As(err, &qe):
@@ -48,6 +48,15 @@ func (s *step) reason(err error) string {
 		return "guest agent not connected: " + dialError(err)
 	}
 	return oneLine(s.name+": "+strings.TrimPrefix(err.Error(), "qga: "), 300)
+}
+
+// surveyEnded says why the whole survey stopped: its deadline, or an
+// interrupt (SIGINT, SIGTERM).
+func surveyEnded(ctx context.Context) string {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return "the survey was interrupted"
+	}
+	return "the survey's deadline (--timeout) came"
 }
 
 // timeout words a deadline by step: at connect and guest-ping the agent
@@ -186,7 +195,7 @@ func decodeReport(b []byte) (*GuestReport, string) {
 // worstCheck names the report's worst check and its summary, when it is
 // worse than a pass.
 func worstCheck(r *GuestReport) string {
-	w := report.WorstFirst(r.Report)
+	w := report.WorstFirst(*r)
 	if len(w) == 0 || w[0].Status == check.Pass || w[0].Status == check.Skip {
 		return ""
 	}

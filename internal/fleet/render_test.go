@@ -30,7 +30,7 @@ func sampleSurvey(t testing.TB) Result {
 	t.Helper()
 	clone := func(mac string) *guestid.Identity {
 		return &guestid.Identity{MachineIDHash: "4f1d2c3b4a5968778695a4b3c2d1e0f9", Hostname: "tmpl",
-			HostKeys:   []guestid.HostKey{{Type: "ssh-ed25519", Fingerprint: "SHA256:Zm9vYmFyYmF6cXV4"}},
+			HostKeys:   []guestid.HostKey{{Type: "ssh-ed25519", Fingerprint: "SHA256:uNiVztksCsDhcc0u9e8BujQXVUpKZIDTMczCvj3tD2s"}},
 			Interfaces: []guestid.Interface{{Name: "enp1s0", MAC: mac, Addresses: []string{"192.0.2.10/24"}}}}
 	}
 	other := &guestid.Identity{MachineIDHash: "00112233445566778899aabbccddeeff", Hostname: "db \"1\"",
@@ -71,6 +71,7 @@ func TestRenderGoldens(t *testing.T) {
 	for f, ext := range map[string]string{FormatText: "txt", FormatJSON: "json", FormatJUnit: "junit.xml", FormatPrometheus: "prom"} {
 		testenv.Golden(t, filepath.Join("testdata", "survey."+ext), string(render(t, r, f)), *update)
 	}
+	testenv.GeneratedBlock(t, "../../docs/fleet.md", "fleet-table", "```\n"+string(render(t, r, FormatText))+"```\n", *update)
 	if r.Status != Fail || ExitCode(r) != 1 {
 		t.Errorf("status %s exit %d, want fail 1 (collisions)", r.Status, ExitCode(r))
 	}
@@ -79,7 +80,7 @@ func TestRenderGoldens(t *testing.T) {
 		got = append(got, string(c.Item)+"="+c.Value+"="+strings.Join(c.Members, ","))
 	}
 	// db-1's 192.0.2.10 is on another network: no collision with it.
-	want := "machine-id=4f1d2c3b4a5968778695a4b3c2d1e0f9=web-1,web-2 ssh-host-key=SHA256:Zm9vYmFyYmF6cXV4=web-1,web-2 hostname=tmpl=web-1,web-2 address=192.0.2.10 (default)=web-1,web-2"
+	want := "machine-id=4f1d2c3b4a5968778695a4b3c2d1e0f9=web-1,web-2 ssh-host-key=SHA256:uNiVztksCsDhcc0u9e8BujQXVUpKZIDTMczCvj3tD2s=web-1,web-2 hostname=tmpl=web-1,web-2 address=192.0.2.10 (default)=web-1,web-2"
 	if strings.Join(got, " ") != want {
 		t.Errorf("collisions:\n%s\nwant\n%s", strings.Join(got, " "), want)
 	}

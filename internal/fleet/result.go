@@ -96,13 +96,9 @@ type VM struct {
 }
 
 // GuestReport is guestcheck's JSON report as the guest returned it,
-// decoded and schema-checked.
-type GuestReport struct {
-	report.Report
-	// Identity is the guest's identity items (report field "identity"),
-	// nil from a guestcheck too old to report them.
-	Identity *guestid.Identity `json:"identity,omitempty"`
-}
+// decoded and schema-checked; its Identity is nil from a guestcheck too
+// old to report one.
+type GuestReport = report.Report
 
 // finish counts, compares identities, orders the VMs and sets the
 // overall status.

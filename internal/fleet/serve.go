@@ -42,15 +42,17 @@ func (s *Server) Run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		// Done (the --output files) first: a scrape that sees this
+		// survey finds its files written too.
+		if s.Done != nil {
+			s.Done(r)
+		}
 		var b bytes.Buffer
 		WritePrometheus(&b, r)
 		s.mu.Lock()
 		s.metrics, s.last = b.Bytes(), time.Now()
 		s.surveyed++
 		s.mu.Unlock()
-		if s.Done != nil {
-			s.Done(r)
-		}
 		select {
 		case <-ctx.Done():
 			return

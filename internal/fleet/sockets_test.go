@@ -137,6 +137,15 @@ func TestSurveyDeadline(t *testing.T) {
 			t.Errorf("%s: %s %s", vm.Name, vm.Status, vm.Reason)
 		}
 	}
+	// An interrupt is not a deadline.
+	ctx, cancel = context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	r = Survey(ctx, ts, nil, Options{Concurrency: 2, VMTimeout: time.Minute})
+	for _, vm := range r.VMs {
+		if vm.Status != Unknown || !strings.Contains(vm.Reason, "the survey was interrupted") {
+			t.Errorf("interrupted: %s: %s %s", vm.Name, vm.Status, vm.Reason)
+		}
+	}
 }
 
 // TestDialIgnoringContext: a source whose Dial never returns cannot

@@ -120,7 +120,7 @@ func Survey(ctx context.Context, targets []Target, srcErrs []SourceError, o Opti
 			if acquired && ctx.Err() == nil {
 				vm = surveyBounded(ctx, t, o)
 			} else {
-				vm = unknown(t, "the survey's deadline (--timeout) came before this VM's turn")
+				vm = unknown(t, surveyEnded(ctx)+" before this VM's turn")
 			}
 			if acquired {
 				<-sem
@@ -200,7 +200,7 @@ func surveyVM(parent context.Context, t Target, o Options) VM {
 		return vm
 	}
 	rep, why := interpret(out, o)
-	out = qga.ExecResult{} // the raw output is dropped here; only the decoded report stays
+	// Only the decoded report is kept: out, the raw output, dies here.
 	if why != "" {
 		vm.Reason = why
 		return vm

@@ -25,8 +25,8 @@ func guestReport(t testing.TB, st check.Status, id *guestid.Identity) []byte {
 	rep := report.New([]check.Result{
 		{ID: "hostname", Title: "Hostname", Status: st, Summary: "hostname is " + string(st), Findings: []check.Finding{f}},
 		{ID: "fstab", Title: "fstab", Status: check.Pass, Summary: "ok", Findings: []check.Finding{check.Passf("fstab-ok", "ok", nil)}},
-	}, report.Meta{Tool: "guestcheck", Version: "1.0.0", StartedAt: time.Unix(1764417600, 0)})
-	b, err := json.Marshal(GuestReport{Report: rep, Identity: id})
+	}, report.Meta{Tool: "guestcheck", Version: "1.0.0", StartedAt: time.Unix(1764417600, 0), Identity: id})
+	b, err := json.Marshal(rep)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,9 @@ func TestFailureModes(t *testing.T) {
 		{"bad status", &qgafake.Agent{Run: runs([]byte(strings.Replace(string(pass), `"status":"pass"`, `"status":"great"`, 1)), 0)}, nil, `status "great"`},
 		{"agent error", &qgafake.Agent{Errors: map[string]*qga.Error{"guest-info": {Class: "GenericError", Desc: "boom\nline"}}}, nil, "guest-info: the guest agent says: boom line"},
 	}
+	slow := &qgafake.Agent{Delay: 100 * time.Millisecond, Run: runs(pass, 300*time.Millisecond)}
 	var targets []Target
+	targets = append(targets, pipeTarget("slow but in time", slow))
 	for _, tc := range cases {
 		switch {
 		case tc.tgt != nil && tc.tgt.Name == "":
@@ -142,7 +144,10 @@ func TestFailureModes(t *testing.T) {
 			}
 		}
 	}
-	if r.Status != Unknown || ExitCode(r) != report.ExitProblem || r.Summary.Unknown != len(cases) {
+	if vm := vmByName(t, r, "slow but in time"); vm.Status != Pass || vm.Reason != "" {
+		t.Errorf("an agent answering each call in 100 ms: %s %q", vm.Status, vm.Reason)
+	}
+	if r.Status != Unknown || ExitCode(r) != report.ExitProblem || r.Summary.Unknown != len(cases) || r.Summary.Pass != 1 {
 		t.Errorf("overall %s exit %d summary %+v", r.Status, ExitCode(r), r.Summary)
 	}
 }

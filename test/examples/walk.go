@@ -70,7 +70,7 @@ func (e Example) First() string {
 }
 
 // Docs are the Markdown files whose examples are walked.
-var Docs = []string{"README.md"}
+var Docs = []string{"README.md", "docs/fleet.md"}
 
 // ExampleDir is the directory of example files, every file under it walked.
 const ExampleDir = "packaging/examples"
@@ -146,6 +146,9 @@ func Prose(text string) string {
 // summaryLine ends a text report.
 var summaryLine = regexp.MustCompile(`(?m)^guestcheck: [A-Z]+ (\d+ checks: )?\d+ fail, \d+ error`)
 
+// fleetSummary ends guestcheck fleet's table.
+var fleetSummary = regexp.MustCompile(`(?m)^guestcheck fleet: [A-Z]+: \d+ VMs?\b`)
+
 // configMessage is a configuration error as guestcheck prints it.
 var configMessage = regexp.MustCompile(`^[\w./-]+\.ya?ml:\d+: \S`)
 
@@ -167,7 +170,7 @@ func classifyBlock(e Example) Kind {
 		if len(lines) > 0 && isTool(firstTool(lines[0]), "guestcheck", "sealprep") {
 			return CommandLines
 		}
-		if summaryLine.MatchString(e.Text) {
+		if summaryLine.MatchString(e.Text) || fleetSummary.MatchString(e.Text) {
 			return Output
 		}
 		if len(lines) > 0 && !slices.ContainsFunc(lines, func(l string) bool { return !configMessage.MatchString(l) }) {

@@ -53,8 +53,9 @@ type Agent struct {
 	// command: the VM went away mid-survey.
 	CloseOn string
 	// Disabled lists commands the agent's RPC filter blocks: guest-info
-	// says enabled=false and calling one is a CommandDisabled error, as
-	// qemu-ga 8.2+ does under --block-rpcs or --allow-rpcs.
+	// says enabled=false and calling one is the error qemu-ga answers
+	// under --block-rpcs or --allow-rpcs (class CommandNotFound, "Command
+	// X has been disabled", as TestRealQemuGA sees from Debian's qemu-ga).
 	Disabled []string
 	// Errors answers a command with this error instead.
 	Errors map[string]*qga.Error
@@ -161,7 +162,7 @@ func (a *Agent) answer(cmd string, args json.RawMessage) (reply []byte, prefix b
 	}
 	for _, d := range a.Disabled {
 		if d == cmd {
-			return errorReply(&qga.Error{Class: "CommandDisabled", Desc: "The command " + cmd + " has been disabled for this instance"}), false
+			return errorReply(&qga.Error{Class: "CommandNotFound", Desc: "Command " + cmd + " has been disabled"}), false
 		}
 	}
 	switch cmd {
