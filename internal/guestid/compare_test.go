@@ -105,3 +105,22 @@ func TestFixes(t *testing.T) {
 		t.Errorf("fixes %d for %d items", len(fixes), len(Items))
 	}
 }
+
+// TestCollisionsCapturedClones reads the real Debian 12 trees the VM
+// tests captured (internal/netcheck/testdata/identity: a template and two
+// unsealed clones of its disk) and compares them: the clones share the
+// template's machine-id, and nothing else the trees hold.
+func TestCollisionsCapturedClones(t *testing.T) {
+	var members []Member
+	for _, c := range []string{"debian12-template", "debian12-unsealed-clone-1", "debian12-unsealed-clone-2"} {
+		id := Read(openRoot(t, "../netcheck/testdata/identity/"+c+"/root"), false)
+		if id.MachineIDState != "valid" || id.InstanceID == "" || id.Unread != nil {
+			t.Fatalf("%s: %+v", c, id)
+		}
+		members = append(members, Member{Name: c, ID: id})
+	}
+	got := Collisions(members)
+	if len(got) != 1 || got[0].Item != ItemMachineID || len(got[0].Members) != 3 || got[0].Value != members[0].ID.MachineIDHash {
+		t.Errorf("collisions %+v, want the machine-id's hash shared by all three", got)
+	}
+}
