@@ -39,7 +39,13 @@ type Target struct {
 	Dial func(ctx context.Context) (Agent, error)
 }
 
-// Source lists targets.
+// Source lists targets. A source may also have a Name() string method:
+// source errors are then reported under that name ("libvirt").
+//
+// What Dial's Agent returns decides the reasons a VM is unknown with: an
+// agent's error reply as *qga.Error, a deadline as an error wrapping
+// context.DeadlineExceeded, a connection that went away as one wrapping
+// io.EOF, net.ErrClosed, ECONNRESET or EPIPE.
 type Source interface {
 	// Targets lists the VMs of this source, in a stable order. An error
 	// means the source itself could not be read (libvirtd down); a VM

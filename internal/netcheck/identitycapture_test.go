@@ -132,6 +132,13 @@ func TestCloneCaptures(t *testing.T) {
 			if got := strings.Split(fs[0].Detail["evidence"], ", "); tc.evidence != nil && !slices.Equal(got, tc.evidence) {
 				t.Errorf("evidence %v, want %v\n%+v", got, tc.evidence, fs[0].Detail)
 			}
+			// The journal directory is named after the machine-id,
+			// which a report must not carry (machine-id(5)).
+			if mid := strings.TrimSpace(readCaptured(t, c, "/etc/machine-id")); mid != "" {
+				if strings.Contains(fs[0].Message, mid) || strings.Contains(fmt.Sprint(fs[0].Detail), mid) {
+					t.Errorf("the finding carries the machine-id %s in clear:\n%s\n%v", mid, fs[0].Message, fs[0].Detail)
+				}
+			}
 			t.Logf("%s: %s", fs[0].Code, fs[0].Message)
 		})
 	}

@@ -155,7 +155,7 @@ func JudgeClone(ev identity.CloneEvidence) []check.Finding {
 		d["journal_files"] = strconv.Itoa(len(ev.Journals))
 	}
 	if len(ev.JournalSkipped) > 0 {
-		d["journal_skipped"] = strings.Join(ev.JournalSkipped, "\n")
+		d["journal_skipped"] = redactMachineID(strings.Join(ev.JournalSkipped, "\n"), ev.MachineID)
 	}
 	// This boot is the instance's first when every semaphore of the
 	// instance was written during it.
@@ -181,10 +181,10 @@ func JudgeClone(ev identity.CloneEvidence) []check.Finding {
 			continue
 		}
 		if firstBoot && h.HeadRealtime.Before(ev.BootTime.Add(-timestampGrain)) {
-			add(EvJournalBefore, fmt.Sprintf("the journal %s holds entries under it from %s, before this boot (%s), the instance's first", j.Path, ts(h.HeadRealtime), ts(ev.BootTime)))
+			add(EvJournalBefore, fmt.Sprintf("the journal %s holds entries under it from %s, before this boot (%s), the instance's first", redactMachineID(j.Path, ev.MachineID), ts(h.HeadRealtime), ts(ev.BootTime)))
 		}
 		if !ev.InstanceBirth.IsZero() && h.TailBootID != ev.BootID && h.TailRealtime.Before(ev.InstanceBirth.Add(-timestampGrain)) {
-			add(EvJournalEnded, fmt.Sprintf("the journal %s under it ended at %s, before the instance first ran cloud-init (%s)", j.Path, ts(h.TailRealtime), ts(ev.InstanceBirth)))
+			add(EvJournalEnded, fmt.Sprintf("the journal %s under it ended at %s, before the instance first ran cloud-init (%s)", redactMachineID(j.Path, ev.MachineID), ts(h.TailRealtime), ts(ev.InstanceBirth)))
 		}
 	}
 	changedThisBoot := ev.PreviousID != "" && ev.PreviousID != noPreviousInstance && ev.PreviousID != ev.InstanceID
@@ -224,4 +224,14 @@ func containsStr(s []string, v string) bool {
 		}
 	}
 	return false
+}
+
+// redactMachineID keeps the machine-id out of a report: journald names
+// its directory after it, and machine-id(5) asks that the ID not be
+// exposed (reports carry only guestid's application-specific hash).
+func redactMachineID(s, machineID string) string {
+	if machineID = strings.ToLower(strings.TrimSpace(machineID)); machineID == "" {
+		return s
+	}
+	return strings.ReplaceAll(s, machineID, "MACHINE-ID")
 }

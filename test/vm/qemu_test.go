@@ -23,6 +23,7 @@ import (
 
 	"github.com/digitalocean/go-qemu/qmp"
 
+	"github.com/guestcheck/guestcheck/internal/guestid"
 	"github.com/guestcheck/guestcheck/internal/qga"
 )
 
@@ -622,6 +623,8 @@ type Report struct {
 	Summary    map[string]int `json:"summary"`
 	Checks     []CheckResult  `json:"checks"`
 	DurationMS int64          `json:"duration_ms"`
+	// Identity is the guest's identity, compared across clones.
+	Identity *guestid.Identity `json:"identity"`
 }
 
 // CheckResult is one check in a report.

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/guestcheck/guestcheck/internal/guestid"
 )
 
 // unsealedClones boots two clones of the healthy guest's disk, powered off
@@ -35,6 +37,7 @@ func unsealedClones(ctx context.Context, t *testing.T, e *env) {
 	start := time.Now()
 	var mu sync.Mutex
 	ids := map[string]string{}
+	reports := map[string]*Report{}
 	t.Run("boot", func(t *testing.T) {
 		for i := 1; i <= 2; i++ {
 			t.Run(fmt.Sprintf("clone-%d", i), func(t *testing.T) {
@@ -67,7 +70,7 @@ func unsealedClones(ctx context.Context, t *testing.T, e *env) {
 					iid = readGuest(ctx, t, v, "/var/lib/cloud/data/instance-id")
 				}
 				mu.Lock()
-				ids[name] = mid
+				ids[name], reports[name] = mid, r
 				mu.Unlock()
 				if mid != e.template.machineID {
 					t.Errorf("machine-id %s, want the template's %s: the scenario needs a clone that kept it", mid, e.template.machineID)
@@ -101,6 +104,43 @@ func unsealedClones(ctx context.Context, t *testing.T, e *env) {
 		}
 	})
 	t.Logf("unsealed clones booted, judged and clone-1 sealed in %s", time.Since(start).Round(time.Second))
+	t.Run("identity", func(t *testing.T) { compareUnsealed(t, e, ids, reports) })
+}
+
+// compareUnsealed compares the identities the two clones' boot reports
+// carry, with guestid.Collisions as guestcheck fleet and sealprep prove
+// do: they share the template's machine-id, shown only as its hash, and
+// neither a hostname, an instance-id, a MAC nor a host key (cloud-init
+// made new keys). Each clone is on a QEMU user network of its own, so
+// their equal addresses (10.0.2.15) are on different networks.
+func compareUnsealed(t *testing.T, e *env, ids map[string]string, reports map[string]*Report) {
+	var members []guestid.Member
+	for name, r := range reports {
+		if r == nil || r.Identity == nil {
+			t.Fatalf("%s: the boot report has no identity", name)
+		}
+		id := *r.Identity
+		t.Logf("%s: identity %+v", name, id)
+		want, _ := guestid.MachineIDHash(ids[name])
+		if id.MachineIDHash != want || id.InstanceID != name+"-iid" || id.Hostname != name || len(id.HostKeys) == 0 || len(id.Interfaces) == 0 {
+			t.Errorf("%s: identity %+v, want machine-id hash %s, instance-id %s-iid, hostname %s, host keys and interfaces", name, id, want, name, name)
+		}
+		nets := map[string]string{}
+		for _, i := range id.Interfaces {
+			nets[i.MAC] = "user network of " + name
+		}
+		members = append(members, guestid.Member{Name: name, ID: id, Networks: nets})
+	}
+	got := guestid.Collisions(members)
+	for _, c := range got {
+		t.Logf("shared %s %s by %v", c.Item, c.Value, c.Members)
+		if c.Item != guestid.ItemMachineID && c.Item != guestid.ItemDHCPClient {
+			t.Errorf("the clones share %s %s: only the machine-id (and what derives from it) was cloned", c.Item, c.Value)
+		}
+	}
+	if want, _ := guestid.MachineIDHash(e.template.machineID); len(got) == 0 || got[0].Item != guestid.ItemMachineID || got[0].Value != want || len(got[0].Members) != 2 {
+		t.Errorf("collisions %+v, want the template's machine-id hash %s shared by both clones first", got, want)
+	}
 }
 
 // noChannel waits for v's console summary and its export, and asserts what
