@@ -9,9 +9,9 @@ import (
 func proveCommand() *cli.Command {
 	words := func(w ...string) func() []string { return func() []string { return w } }
 	return &cli.Command{
-		Name:     "prove",
-		Summary:  "boot throwaway clones of a template image and prove that they come up healthy and distinct",
-		Synopsis: []string{"--image FILE [OPTIONS]"},
+		Name:        "prove",
+		Summary:     "boot throwaway clones of a template image and prove that they come up healthy and distinct",
+		Synopsis:    []string{"--image FILE [OPTIONS]"},
 		Description: `Boot throwaway clones of a template (qcow2 overlays in a temporary directory: the template is never written, and a template in use is refused), each with its own NoCloud seed (instance-id, hostname), MAC and QEMU user network (restrict=on), a guest agent channel and a serial console captured to a file. Take each clone's boot verdict from guestcheck's report through the guest agent, or from guestcheck's summary line on the console when there is no agent; then compare machine-id (by hash), SSH host keys, DHCP client identity, MAC-pinned configuration, hostname, instance-id, MACs and addresses across the clones and against the template. Anything shared fails, naming the item, the clones and what to seal. Needs qemu-system-x86 and qemu-utils, and ovmf for UEFI images; reading the template's own identity needs root.`,
 		Options: []cli.Option{
 			{Long: "image", Arg: "FILE", Help: "The template: a raw or qcow2 disk image. It is only read.", Complete: cli.CompleteFile},

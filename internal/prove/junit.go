@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-
 )
 
 // The JUnit document, valid under both schemas in schema/junit (the
@@ -145,4 +144,3 @@ func escapeBody(s string) string {
 	}
 	return b.String()
 }
-
