@@ -86,6 +86,9 @@ func (r *cloneRun) prepare(ctx context.Context, instanceTag string) error {
 	}
 	seed := nocloud.Seed{InstanceID: "prove-" + instanceTag + "-" + fmt.Sprint(c.Index+1), Hostname: "prove-" + fmt.Sprint(c.Index+1),
 		UserData: r.cfg.UserData, NetworkConfig: r.cfg.NetworkConfig}
+	if len(seed.NetworkConfig) == 0 {
+		seed.NetworkConfig = DefaultNetworkConfig(c)
+	}
 	if err := nocloud.Write(c.Seed(), seed); err != nil {
 		return fmt.Errorf("seed: %w", err)
 	}
@@ -201,7 +204,8 @@ func (r *cloneRun) waitAgent(ctx context.Context) (*qga.Client, error) {
 		case ctx.Err() != nil:
 			return nil, fmt.Errorf("the deadline passed before the guest agent answered")
 		}
-		if finishedAt.IsZero() && (st.Summary != "" || st.Marks["login"] > 0) {
+		_, login := st.Marks["login"]
+		if finishedAt.IsZero() && (st.Summary != "" || login) {
 			finishedAt = time.Now()
 		}
 		if !finishedAt.IsZero() && time.Since(finishedAt) > noAgentGrace {

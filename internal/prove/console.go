@@ -102,8 +102,12 @@ func (c *Console) feed(b []byte) {
 	}
 	c.partial = append([]byte(nil), buf...)
 	// A prompt waits without a newline.
-	if p := string(c.partial); deadLines.MatchString(p) && c.dead == "" {
+	p := string(c.partial)
+	if deadLines.MatchString(p) && c.dead == "" {
 		c.dead = clean(p)
+	}
+	if _, ok := c.marks["login"]; !ok && loginLine.MatchString(p) {
+		c.marks["login"] = time.Since(c.start)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/blockid"
 )
@@ -14,7 +15,7 @@ import (
 const (
 	gptESP      = "C12A7328-F81F-11D2-BA4B-00A0C93EC93B"
 	gptBIOSBoot = "21686148-6449-6E6F-744E-656564454649"
-	mbrESP      = "0xef"
+	mbrESP      = "0XEF" // upper-cased as the switch compares
 )
 
 // FirmwareChoice is how a clone boots and why.
@@ -41,7 +42,7 @@ func ChooseFirmware(head []byte, want string) (FirmwareChoice, error) {
 	}
 	var esp, biosBoot bool
 	for _, p := range pt.Partitions {
-		switch p.Type {
+		switch strings.ToUpper(p.Type) {
 		case gptESP, mbrESP:
 			esp = true
 		case gptBIOSBoot:

@@ -50,12 +50,20 @@ func WriteText(w io.Writer, r Report) error {
 	for _, n := range r.Notes {
 		fmt.Fprintf(bw, "note: %s\n", n)
 	}
+	for _, it := range r.Items {
+		if it.Status == ItemNotCompared {
+			fmt.Fprintf(bw, "not compared: %s (%s)\n", it.Item, it.Detail)
+		}
+	}
 	writeFailures(bw, r)
-	bw.WriteString("\nphases (seed, boot, cloud-init, guestcheck, collection):\n")
+	bw.WriteString("\n")
+	tw = tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "PHASES\tSEED\tBOOT\tCLOUD-INIT\tGUESTCHECK\tCOLLECTION\t")
 	for _, c := range r.Clones {
 		t := c.Timings
-		fmt.Fprintf(bw, "  %s  %s  %s  %s  %s  %s\n", c.Name, secs(t.Seed), secs(t.Boot), secs(t.CloudInit), secs(t.Guestcheck), secs(t.Collection))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Name, secs(t.Seed), secs(t.Boot), secs(t.CloudInit), secs(t.Guestcheck), secs(t.Collection))
 	}
+	tw.Flush()
 	if r.Kept != "" {
 		fmt.Fprintf(bw, "kept: %s\n", r.Kept)
 	}
@@ -103,9 +111,9 @@ func verdictText(c CloneResult) string {
 	return "-"
 }
 
-// cellText is one clone's state for one item: SHARED when it is in a
-// collision, ok when it has the item, - when it has none or it was not
-// read.
+// cellText is one clone's state for one item: TEMPLATE when it keeps
+// the template's, SHARED when it shares it with another clone, distinct
+// when it has its own, - when it has none or it was not read.
 func cellText(c CloneResult, it guestid.Item, cols []guestid.Collision) string {
 	for _, col := range cols {
 		if col.Item == it && slices.Contains(col.Members, c.Name) {
@@ -116,7 +124,7 @@ func cellText(c CloneResult, it guestid.Item, cols []guestid.Collision) string {
 		}
 	}
 	if c.Identity != nil && hasItem(*c.Identity, it) {
-		return "ok"
+		return "distinct"
 	}
 	return "-"
 }

@@ -120,13 +120,17 @@ func itemResult(it guestid.Item, members []guestid.Member, clones int, cols []gu
 	}
 	have := 0
 	var unread []string
+	why := ""
 	for _, m := range members {
 		if hasItem(m.ID, it) {
 			have++
 		}
 		for _, u := range m.ID.Unread {
-			if strings.HasPrefix(u, string(it)+":") || strings.HasPrefix(u, string(it)+" ") {
+			if rest, ok := strings.CutPrefix(u, string(it)+":"); ok || strings.HasPrefix(u, string(it)+" ") {
 				unread = append(unread, m.Name)
+				if why == "" && ok {
+					why = ": " + strings.TrimSpace(rest)
+				}
 				break
 			}
 		}
@@ -135,7 +139,7 @@ func itemResult(it guestid.Item, members []guestid.Member, clones int, cols []gu
 	case have >= 2:
 		return ItemResult{Item: it, Status: ItemDistinct, Detail: fmt.Sprintf("%d members compared", have)}
 	case len(unread) > 0:
-		return ItemResult{Item: it, Status: ItemNotCompared, Detail: "not read on " + strings.Join(unread, ", ")}
+		return ItemResult{Item: it, Status: ItemNotCompared, Detail: "not read on " + strings.Join(unread, ", ") + why}
 	case clones < 2 && have < 2:
 		return ItemResult{Item: it, Status: ItemNotCompared, Detail: "fewer than two members have it"}
 	}
