@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -156,5 +157,5 @@ func oneOf(flag, v string, allowed ...string) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%s %q: one of %v", flag, v, allowed)
+	return fmt.Errorf("%s %q: one of %s", flag, v, strings.Join(allowed, ", "))
 }

@@ -179,10 +179,15 @@ func tailOf(b []byte, n int) []string {
 // ansi matches terminal escape sequences (colours, cursor moves).
 var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Z0-9]|\x1b[=>]`)
 
+// keyBody matches an OpenSSH public key's base64 body (cloud-init prints
+// the host keys on the console); reports carry fingerprints, never keys.
+var keyBody = regexp.MustCompile(`AAAA[0-9A-Za-z+/]{16,}=*(\.\.\.)?`)
+
 // clean makes one console line safe to print: escapes and control
-// characters out, at most 300 characters.
+// characters out, key bodies left out, at most 300 characters.
 func clean(s string) string {
 	s = ansi.ReplaceAllString(s, "")
+	s = keyBody.ReplaceAllString(s, "[key left out]")
 	s = strings.Map(func(r rune) rune {
 		if r == '\t' {
 			return ' '

@@ -128,7 +128,9 @@ func plan(ctx context.Context, cfg *Config, rep *Report) (Boot, string, error) {
 	}
 	cfg.Image = abs
 	rep.Image.File = abs
-	if st, err := os.Stat(abs); err != nil || !st.Mode().IsRegular() {
+	if st, err := os.Stat(abs); errors.Is(err, os.ErrNotExist) {
+		return Boot{}, "", refuse("--image %s: no such file", cfg.Image)
+	} else if err != nil || !st.Mode().IsRegular() {
 		return Boot{}, "", refuse("--image %s: not a regular file", cfg.Image)
 	}
 	for _, t := range []struct{ bin, pkg string }{{cfg.QEMU, "qemu-system-x86"}, {cfg.QEMUImg, "qemu-utils"}} {
