@@ -22,15 +22,16 @@ import (
 const maxSeedFile = 1 << 20
 
 // proveConfig reads prove's options into a prove.Config.
-func proveConfig(v *cli.Values) (prove.Config, string, string, error) {
+func proveConfig(v *cli.Values) (prove.Config, string, map[string]string, error) {
 	c := prove.Config{
 		Image: v.String("image", ""), Firmware: v.String("firmware", prove.FirmwareAuto),
 		Kernel: v.String("kernel", ""), Initrd: v.String("initrd", ""), Append: v.String("append", ""),
 		Accel: v.String("accel", prove.AccelAuto), Keep: v.String("keep", ""), Version: buildinfo.Version,
 	}
-	format, junit := v.String("format", "text"), v.String("junit", "")
+	format := v.String("format", "text")
+	extra := map[string]string{"junit": v.String("junit", ""), "json": v.String("json", "")}
 	if err := cli.OneOf("--format", "format", format, []string{"text", "json", "junit"}); err != nil {
-		return c, "", "", err
+		return c, "", nil, err
 	}
 	for _, n := range []struct {
 		flag string
@@ -40,7 +41,7 @@ func proveConfig(v *cli.Values) (prove.Config, string, string, error) {
 		s := v.String(n.flag, strconv.Itoa(n.def))
 		x, err := strconv.Atoi(s)
 		if err != nil {
-			return c, "", "", cli.Usagef("--%s %q: not a whole number", n.flag, s)
+			return c, "", nil, cli.Usagef("--%s %q: not a whole number", n.flag, s)
 		}
 		*n.dst = x
 	}
@@ -48,7 +49,7 @@ func proveConfig(v *cli.Values) (prove.Config, string, string, error) {
 	if v.Has("timeout") {
 		d, err := v.Duration("timeout")
 		if err != nil {
-			return c, "", "", err
+			return c, "", nil, err
 		}
 		c.Timeout = d
 	}
@@ -59,15 +60,15 @@ func proveConfig(v *cli.Values) (prove.Config, string, string, error) {
 		if p := v.String(f.flag, ""); p != "" {
 			b, err := readBounded(p, maxSeedFile)
 			if err != nil {
-				return c, "", "", cli.Usagef("--%s %s: %v", f.flag, p, err)
+				return c, "", nil, cli.Usagef("--%s %s: %v", f.flag, p, err)
 			}
 			*f.dst = b
 		}
 	}
 	if err := c.Validate(); err != nil {
-		return c, "", "", cli.Usagef("%v", err)
+		return c, "", nil, cli.Usagef("%v", err)
 	}
-	return c, format, junit, nil
+	return c, format, extra, nil
 }
 
 func readBounded(p string, limit int64) ([]byte, error) {
@@ -89,7 +90,7 @@ func readBounded(p string, limit int64) ([]byte, error) {
 // runProve is `sealprep prove`: SIGINT and SIGTERM cancel the run, and
 // every QEMU is stopped before the report is written.
 func runProve(v *cli.Values, stdout, stderr io.Writer, e env) int {
-	cfg, format, junit, err := proveConfig(v)
+	cfg, format, extra, err := proveConfig(v)
 	if err != nil {
 		fmt.Fprintf(stderr, "sealprep prove: %v\n", err)
 		return prove.ExitRefused
@@ -113,12 +114,17 @@ func runProve(v *cli.Values, stdout, stderr io.Writer, e env) int {
 		fmt.Fprintf(stderr, "sealprep prove: %v\n", err)
 		return prove.ExitRefused
 	}
-	if junit != "" {
-		var b bytes.Buffer
-		prove.WriteJUnit(&b, rep)
-		if err := os.WriteFile(junit, b.Bytes(), 0o644); err != nil {
-			fmt.Fprintf(stderr, "sealprep prove: --junit %s: %v\n", junit, err)
-			return prove.ExitFailed
+	for _, f := range []struct {
+		flag  string
+		write func(io.Writer, prove.Report) error
+	}{{"junit", prove.WriteJUnit}, {"json", prove.WriteJSON}} {
+		if p := extra[f.flag]; p != "" {
+			var b bytes.Buffer
+			f.write(&b, rep)
+			if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+				fmt.Fprintf(stderr, "sealprep prove: --%s %s: %v\n", f.flag, p, err)
+				return prove.ExitFailed
+			}
 		}
 	}
 	switch format {

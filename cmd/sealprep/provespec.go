@@ -29,6 +29,7 @@ func proveCommand() *cli.Command {
 			{Long: "keep", Arg: "DIR", Help: "Keep the overlays, seeds and consoles under DIR for debugging instead of removing them.", Complete: cli.CompleteDir},
 			{Long: "format", Arg: "FMT", Help: "Report format: text (default), json or junit.", Complete: cli.CompleteWords, Words: words("text", "json", "junit")},
 			{Long: "junit", Arg: "FILE", Help: "Also write the JUnit report to FILE, for a Packer or CI step that shows the text.", Complete: cli.CompleteFile},
+			{Long: "json", Arg: "FILE", Help: "Also write the JSON report to FILE (timings, peak memory, every identity item).", Complete: cli.CompleteFile},
 			helpOption,
 		},
 	}

@@ -23,12 +23,13 @@ _sealprep() {
 	--network-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	--keep) COMPREPLY=($(compgen -d -- "$cur")); return ;;
 	--junit) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+	--json) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	esac
 	case $sub in
 	list) COMPREPLY=($(compgen -W "--ops --format --help -h" -- "$cur")) ;;
 	plan|verify) COMPREPLY=($(compgen -W "--root --image --ops --format --machine-id-mode --autorelabel --force --help -h" -- "$cur")) ;;
 	apply) COMPREPLY=($(compgen -W "--root --image --ops --format --machine-id-mode --autorelabel --force --yes -y --poweroff --fstrim --help -h" -- "$cur")) ;;
-	prove) COMPREPLY=($(compgen -W "--image --clones --memory --cpus --firmware --kernel --initrd --append --accel --timeout --user-data --network-config --keep --format --junit --help -h" -- "$cur")) ;;
+	prove) COMPREPLY=($(compgen -W "--image --clones --memory --cpus --firmware --kernel --initrd --append --accel --timeout --user-data --network-config --keep --format --junit --json --help -h" -- "$cur")) ;;
 	help) COMPREPLY=($(compgen -W "--help -h list plan apply verify prove help completion" -- "$cur")) ;;
 	completion) COMPREPLY=($(compgen -W "--help -h bash zsh fish" -- "$cur")) ;;
 	*) COMPREPLY=($(compgen -W "--version --format --help -h list plan apply verify prove help completion" -- "$cur")) ;;

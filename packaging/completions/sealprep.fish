@@ -35,3 +35,4 @@ complete -c sealprep -n '__fish_seen_subcommand_from prove' -l network-config -r
 complete -c sealprep -n '__fish_seen_subcommand_from prove' -l keep -r -a '(__fish_complete_directories)' -d 'Keep the overlays, seeds and consoles under DIR for debugging instead of removing them'
 complete -c sealprep -n '__fish_seen_subcommand_from prove' -l format -r -f -a 'text json junit' -d 'Report format: text (default), json or junit'
 complete -c sealprep -n '__fish_seen_subcommand_from prove' -l junit -r -F -d 'Also write the JUnit report to FILE, for a Packer or CI step that shows the text'
+complete -c sealprep -n '__fish_seen_subcommand_from prove' -l json -r -F -d 'Also write the JSON report to FILE (timings, peak memory, every identity item)'
