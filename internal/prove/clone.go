@@ -60,6 +60,11 @@ type CloneResult struct {
 	// ConsoleTail is the console's last lines when the clone failed.
 	ConsoleTail []string `json:"console_tail,omitempty"`
 	Timings     Timings  `json:"timings"`
+
+	// sealHash is the clone's machine-id as sealprep's template record
+	// hashes it (sealrecord.HashMachineID), for the comparison with the
+	// template's ID before the seal; "" when not read.
+	sealHash string
 }
 
 // cloneRun is everything one clone's boot needs.
@@ -183,8 +188,8 @@ func (r *cloneRun) phaseTimes(launched time.Time) {
 
 // noAgentGrace is how long prove waits for the agent after the console
 // showed guestcheck's summary line or a login prompt: past it, the guest
-// has no agent.
-const noAgentGrace = 90 * time.Second
+// has no agent. A variable for the tests.
+var noAgentGrace = 90 * time.Second
 
 // waitAgent waits until the agent answers (the client), the console
 // shows the boot finished without an agent (nil, nil), or the guest

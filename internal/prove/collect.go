@@ -14,6 +14,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/guestid"
 	"github.com/guestcheck/guestcheck/internal/qga"
+	"github.com/guestcheck/guestcheck/internal/sealrecord"
 )
 
 // Guest paths prove reads through the agent, and their bounds.
@@ -121,16 +122,19 @@ func readSmall(ctx context.Context, a qga.Agent, path string) (string, bool, err
 // AgentIdentity reads a running clone's identity through the agent, for
 // a guest whose guestcheck report carries none: machine-id (hashed here,
 // never kept), the SSH host keys' public halves, the kernel hostname,
-// cloud-init's instance-id and the NICs. The DHCP client identity and
+// cloud-init's instance-id and the NICs. It also returns the machine-id
+// as sealprep's template record hashes it. The DHCP client identity and
 // MAC-pinned configuration need guestcheck's own reading and are listed
 // as unread.
-func AgentIdentity(ctx context.Context, a qga.Agent) guestid.Identity {
+func AgentIdentity(ctx context.Context, a qga.Agent) (guestid.Identity, string) {
 	var id guestid.Identity
+	sealHash := ""
 	unread := func(item string, err error) { id.Unread = append(id.Unread, item+": "+clean(err.Error())) }
 	if mid, ok, err := readSmall(ctx, a, "/etc/machine-id"); err != nil {
 		unread("machine-id", err)
 	} else if h, valid := guestid.MachineIDHash(mid); valid {
 		id.MachineIDHash, id.MachineIDState = h, "valid"
+		sealHash = sealrecord.HashMachineID(mid)
 	} else if ok {
 		id.MachineIDState = "not a machine ID"
 	} else {
@@ -169,7 +173,7 @@ func AgentIdentity(ctx context.Context, a qga.Agent) guestid.Identity {
 	}
 	id.Interfaces = agentInterfaces(ifs)
 	id.Unread = append(id.Unread, "dhcp-client-id: guestcheck's report carries no identity", "mac-binding: guestcheck's report carries no identity")
-	return id
+	return id, sealHash
 }
 
 // agentInterfaces keeps the NICs (no loopback) and their global

@@ -12,7 +12,8 @@ import (
 
 // fakeEnv makes the test binary a fake qemu-system-x86_64 (TestMain):
 // "silent" never boots, "panic" prints a kernel panic on its console,
-// "exit" fails at once.
+// "noagent" boots to guestcheck's summary line and a login prompt with no
+// agent answering, "exit" fails at once.
 const fakeEnv = "SEALPREP_PROVE_FAKE_QEMU"
 
 func TestMain(m *testing.M) {
@@ -42,6 +43,14 @@ func fakeQEMU(mode string, args []string) int {
 	l, err := net.Listen("unix", qmp)
 	if err != nil {
 		return 2
+	}
+	if mode == "noagent" {
+		go func() {
+			time.Sleep(300 * time.Millisecond)
+			f, _ := os.OpenFile(console, os.O_APPEND|os.O_WRONLY, 0)
+			f.WriteString("[  108.8] boot-check[396]: guestcheck: PASS 14 checks: 0 fail, 0 error, 0 warn, 14 pass, 0 skip (13638 ms) (report: /run/guestcheck/report.txt)\r\n\r\nprove-1 login: ")
+			f.Close()
+		}()
 	}
 	if mode == "panic" {
 		go func() {

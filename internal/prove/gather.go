@@ -68,8 +68,8 @@ func (r *cloneRun) identity(ctx context.Context, a qga.Agent, rep *GuestReport) 
 		r.res.Identity, r.res.IdentitySource = &id, "guestcheck"
 		return
 	}
-	id := AgentIdentity(ctx, a)
-	r.res.Identity, r.res.IdentitySource = &id, SourceAgent
+	id, sealHash := AgentIdentity(ctx, a)
+	r.res.Identity, r.res.IdentitySource, r.res.sealHash = &id, SourceAgent, sealHash
 }
 
 // hasGuestcheck reports whether guestcheck's boot unit is installed.

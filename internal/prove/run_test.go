@@ -134,3 +134,24 @@ func TestTemplateInUse(t *testing.T) {
 		t.Errorf("%v, want a refusal: the template is in use", err)
 	}
 }
+
+// TestNoAgent: without an agent, the verdict is the console's summary
+// line, and the report says so.
+func TestNoAgent(t *testing.T) {
+	old := noAgentGrace
+	noAgentGrace = 2 * time.Second
+	defer func() { noAgentGrace = old }()
+	res, _ := fakeRun(t, "noagent", 60*time.Second)
+	for _, c := range res {
+		if c.Boot != BootUp || c.VerdictSource != SourceConsole || c.Verdict == nil || c.Verdict.Status != "PASS" || c.Identity != nil {
+			t.Errorf("%s: %+v", c.Name, c)
+		}
+		if len(c.Notes) == 0 || !strings.Contains(c.Notes[0], "no guest agent answered") {
+			t.Errorf("%s: notes %q", c.Name, c.Notes)
+		}
+		if why := cloneFailed(c); why != "" {
+			t.Errorf("%s fails: %s", c.Name, why)
+		}
+	}
+	noFakeLeft(t)
+}

@@ -1,6 +1,7 @@
 package prove
 
 import (
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -31,6 +32,9 @@ type TemplateIdentity struct {
 	Record     bool     `json:"template_record"`
 	SealedAt   string   `json:"sealed_at,omitempty"`
 	Operations []string `json:"operations,omitempty"`
+	// recordMachineID is the record's machine_id_sha256: the template's
+	// ID before the seal, as sealrecord.HashMachineID hashes it.
+	recordMachineID string
 }
 
 // ItemResult is one identity item across the clones.
@@ -100,7 +104,7 @@ func Compare(clones []CloneResult, tmpl TemplateIdentity) ([]ItemResult, []guest
 		t.Interfaces = nil
 		members = append(members, guestid.Member{Name: TemplateName, ID: t})
 	}
-	cols := guestid.Collisions(members)
+	cols := append(guestid.Collisions(members), recordCollisions(clones, tmpl)...)
 	var items []ItemResult
 	for _, it := range guestid.Items {
 		items = append(items, itemResult(it, members, cloneCount, cols))
@@ -196,8 +200,29 @@ func failures(clones []CloneResult, cols []guestid.Collision) []Failure {
 // by its hash's first 8 digits, never more.
 func shownValue(c guestid.Collision) string {
 	v := c.Value
-	if c.Item == guestid.ItemMachineID && len(v) > 8 {
+	if _, err := hex.DecodeString(v); err == nil && c.Item == guestid.ItemMachineID && len(v) == 32 {
 		v = "hash " + v[:8] + "..."
 	}
 	return "(" + v + ")"
+}
+
+// recordCollisions are the clones whose machine-id is the one the
+// template had before sealprep sealed it: the ID came back (a leak path:
+// /var/lib/dbus/machine-id, systemd.machine_id= on the kernel command
+// line, a credential), so every clone of the template has it.
+func recordCollisions(clones []CloneResult, tmpl TemplateIdentity) []guestid.Collision {
+	if tmpl.recordMachineID == "" {
+		return nil
+	}
+	var ms []string
+	for _, c := range clones {
+		if c.sealHash == tmpl.recordMachineID {
+			ms = append(ms, c.Name)
+		}
+	}
+	if len(ms) == 0 {
+		return nil
+	}
+	return []guestid.Collision{{Item: guestid.ItemMachineID, Value: "the ID sealprep's template record says the template had before the seal",
+		Members: append(ms, TemplateName), Fix: guestid.Fix(guestid.ItemMachineID)}}
 }
