@@ -61,6 +61,11 @@ func TestArgs(t *testing.T) {
 			t.Errorf("MAC %s", c.MAC)
 		}
 	}
+	for i, m := range macs {
+		if slices.Index(macs, m) != i {
+			t.Errorf("clone %d has another clone's MAC %s", i+1, m)
+		}
+	}
 	for i, n := range nets {
 		if slices.Index(nets, n) != i {
 			t.Errorf("clone %d shares its network %s", i+1, n)

@@ -74,6 +74,10 @@ func start(ctx context.Context, qemu string, c Clone, args []string) (*vm, error
 		v.kill()
 		return nil, err
 	}
+	if err := v.running(); err != nil {
+		v.kill()
+		return nil, err
+	}
 	return v, nil
 }
 
