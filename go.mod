@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/coreos/go-systemd/v22 v22.7.0
 	github.com/digitalocean/go-qemu v0.0.0-20250212194115-ee9b0668d242
+	github.com/diskfs/go-diskfs v1.9.4
 	github.com/godbus/dbus/v5 v5.1.0
 	github.com/google/go-cmp v0.7.0
 	github.com/miekg/dns v1.1.73
@@ -19,6 +20,8 @@ require (
 
 require (
 	github.com/digitalocean/go-libvirt v0.0.0-20220804181439-8648fbde413e // indirect
+	github.com/djherbis/times v1.6.0 // indirect
+	github.com/stretchr/testify v1.10.0 // indirect
 	golang.org/x/text v0.40.0 // indirect
 )
 

@@ -37,13 +37,15 @@ set -euo pipefail
 #   netplan.io `netplan generate`, the oracle network-config's netplan parser is held to
 #   ifupdown   `ifquery`, the oracle the interfaces(5) reader and its includes are held to
 #   packer     `packer validate` (1.6.6, QEMU builder built in) of packaging/examples/packer
+#   genisoimage  isoinfo -R/-J, which reads sealprep prove's NoCloud seed back by its Rock Ridge and Joliet names
 test_pkgs=(dbus make e2fsprogs xfsprogs btrfs-progs dosfstools util-linux mount fdisk iproute2
 	mmdebstrap qemu-guest-agent systemd cloud-init shellcheck prometheus prometheus-node-exporter
 	libxml2-utils perl jq openssh-server openssh-client qemu-utils qemu-system-common
-	netplan.io ifupdown packer man-db groff-base bash zsh fish dash)
+	netplan.io ifupdown packer man-db groff-base bash zsh fish dash genisoimage)
 # Packages make vm-test adds: QEMU guests under TCG and their NoCloud seeds,
-# and packer for the real build of the Packer example (TestPackerBuild).
-vm_pkgs=(qemu-system-x86 qemu-utils genisoimage mmdebstrap packer)
+# and packer for the real build of the Packer example (TestPackerBuild);
+# ovmf for sealprep prove's UEFI boots of a template with only an ESP.
+vm_pkgs=(qemu-system-x86 qemu-utils genisoimage mmdebstrap packer ovmf)
 
 missing() {
 	local p
