@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/blockid"
 )
@@ -41,8 +42,9 @@ func ChooseFirmware(head []byte, want string) (FirmwareChoice, error) {
 	}
 	var esp, biosBoot bool
 	for _, p := range pt.Partitions {
-		switch p.Type {
-		case gptESP, mbrESP:
+		// blockid writes GPT type GUIDs in lower case.
+		switch strings.ToUpper(p.Type) {
+		case gptESP, strings.ToUpper(mbrESP):
 			esp = true
 		case gptBIOSBoot:
 			biosBoot = true
