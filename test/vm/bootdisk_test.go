@@ -33,6 +33,10 @@ const (
 	typeRootX86_64 = "4F68BCE3-E8CD-4DB1-96E7-FBCAF984B709"
 )
 
+// ovmfCode is the UEFI firmware sealprep prove boots an image with only
+// an ESP with (Debian's ovmf package).
+const ovmfCode = "/usr/share/OVMF/OVMF_CODE_4M.fd"
+
 // grubCfg is the configuration embedded in BOOTX64.EFI. The root is found
 // by its label (the image's fstab mounts LABEL=rootfs), and the kernel and
 // initrd through the /vmlinuz and /initrd.img links Debian's linux-image
