@@ -84,8 +84,12 @@ func (r *cloneRun) prepare(ctx context.Context, instanceTag string) error {
 	if err != nil {
 		return fmt.Errorf("qemu-img create %s: %v: %s", c.Overlay(), err, firstLines(string(out), 2))
 	}
+	netcfg := r.cfg.NetworkConfig
+	if netcfg == nil {
+		netcfg = DefaultNetworkConfig(c)
+	}
 	seed := nocloud.Seed{InstanceID: "prove-" + instanceTag + "-" + fmt.Sprint(c.Index+1), Hostname: "prove-" + fmt.Sprint(c.Index+1),
-		UserData: r.cfg.UserData, NetworkConfig: r.cfg.NetworkConfig}
+		UserData: r.cfg.UserData, NetworkConfig: netcfg}
 	if err := nocloud.Write(c.Seed(), seed); err != nil {
 		return fmt.Errorf("seed: %w", err)
 	}

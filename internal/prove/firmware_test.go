@@ -1,6 +1,7 @@
 package prove
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/guestcheck/guestcheck/internal/blockid/blocktest"
@@ -27,6 +28,24 @@ func TestChooseFirmwareGPT(t *testing.T) {
 		got, err := ChooseFirmware(g.Image(), FirmwareAuto)
 		if err != nil || got.Firmware != tc.want {
 			t.Errorf("%s: %+v, %v; want %s", tc.name, got, err, tc.want)
+		}
+	}
+}
+
+// TestDefaultNetworkConfig: each clone's own MAC, an address in its own
+// /28 (not its network or broadcast address) and the default route
+// through QEMU's host there.
+func TestDefaultNetworkConfig(t *testing.T) {
+	for i, want := range []struct{ addr, gw string }{{"192.0.2.8/28", "192.0.2.2"}, {"192.0.2.24/28", "192.0.2.18"}} {
+		c, err := NewClone(i, t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := string(DefaultNetworkConfig(c))
+		for _, s := range []string{`mac_address: "` + c.MAC + `"`, "address: " + want.addr, "gateway: " + want.gw} {
+			if !strings.Contains(got, s) {
+				t.Errorf("clone %d: no %q in\n%s", i+1, s, got)
+			}
 		}
 	}
 }
