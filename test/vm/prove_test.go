@@ -59,6 +59,21 @@ type proveRun struct {
 	json    []byte
 	junit   []byte
 	elapsed time.Duration
+	keep    string // --keep's directory
+}
+
+// keptConsole returns a clone's serial console as --keep kept it.
+func (r *proveRun) keptConsole(t *testing.T, clone string) string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(r.keep, "prove-*", clone, "console.log"))
+	if len(m) != 1 {
+		t.Fatalf("--keep %s: want one console of %s, found %v", r.keep, clone, m)
+	}
+	b, err := os.ReadFile(m[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // runProve runs `sealprep prove` on img with JSON on stdout, the JUnit
@@ -76,10 +91,10 @@ func runProve(ctx context.Context, t *testing.T, e *env, name, img, userData str
 	if err := os.WriteFile(ud, []byte(userData), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	junit := filepath.Join(dir, "junit.xml")
+	junit, keep := filepath.Join(dir, "junit.xml"), filepath.Join(dir, "keep")
 	args := append([]string{"prove", "--image", img, "--clones", fmt.Sprint(clones), "--accel", "tcg",
 		"--timeout", timeout.String(), "--user-data", ud, "--format", "json", "--junit", junit,
-		"--keep", filepath.Join(dir, "keep")}, extra...)
+		"--keep", keep}, extra...)
 	// The run's own deadline plus a margin: prove must end by itself.
 	pctx, cancel := context.WithTimeout(ctx, timeout+2*time.Minute)
 	defer cancel()
@@ -89,7 +104,7 @@ func runProve(ctx context.Context, t *testing.T, e *env, name, img, userData str
 	c.Stdout, c.Stderr = &stdout, &stderr
 	start := time.Now()
 	err := c.Run()
-	r := &proveRun{exit: c.ProcessState.ExitCode(), json: stdout.Bytes(), elapsed: time.Since(start)}
+	r := &proveRun{exit: c.ProcessState.ExitCode(), json: stdout.Bytes(), elapsed: time.Since(start), keep: keep}
 	t.Logf("sealprep %s: exit %d after %s; progress:\n%s", strings.Join(args, " "), r.exit, r.elapsed.Round(time.Second), strings.TrimSpace(stderr.String()))
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
