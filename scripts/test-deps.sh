@@ -45,7 +45,14 @@ test_pkgs=(dbus make e2fsprogs xfsprogs btrfs-progs dosfstools util-linux mount 
 # Packages make vm-test adds: QEMU guests under TCG and their NoCloud seeds,
 # and packer for the real build of the Packer example (TestPackerBuild);
 # ovmf for sealprep prove's UEFI boots of a template with only an ESP.
-vm_pkgs=(qemu-system-x86 qemu-utils genisoimage mmdebstrap packer ovmf)
+# The templates TestVM proves (test/vm/bootdisk_test.go, provetemplates_test.go):
+#   grub-efi-amd64-bin grub-common  grub-mkstandalone's GRUB for UEFI, the GPT template's bootloader
+#   fdisk dosfstools mtools  sfdisk for its partition table, mkfs.vfat and mmd/mcopy for its ESP (no mount)
+#   e2fsprogs  debugfs, which reads the sealed templates and copies the kernel's modules out unmounted
+#   libguestfs-tools  virt-sysprep, whose default run the virt-sysprep'd template is
+#   libxml2-utils  xmllint, which holds prove's JUnit to the stored schemas
+vm_pkgs=(qemu-system-x86 qemu-utils genisoimage mmdebstrap packer ovmf
+	grub-efi-amd64-bin grub-common fdisk dosfstools mtools e2fsprogs libguestfs-tools libxml2-utils)
 
 missing() {
 	local p

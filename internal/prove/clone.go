@@ -92,7 +92,7 @@ func (r *cloneRun) prepare(ctx context.Context, instanceTag string) error {
 	seed := nocloud.Seed{InstanceID: "prove-" + instanceTag + "-" + fmt.Sprint(c.Index+1), Hostname: "prove-" + fmt.Sprint(c.Index+1),
 		UserData: r.cfg.UserData, NetworkConfig: r.cfg.NetworkConfig}
 	if len(seed.NetworkConfig) == 0 {
-		seed.NetworkConfig = DefaultNetworkConfig(c)
+		seed.NetworkConfig = DefaultNetworkConfig(c) // netconfig.go: QEMU's restricted DHCP offers no router
 	}
 	if err := nocloud.Write(c.Seed(), seed); err != nil {
 		return fmt.Errorf("seed: %w", err)

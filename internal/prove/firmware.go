@@ -42,6 +42,7 @@ func ChooseFirmware(head []byte, want string) (FirmwareChoice, error) {
 	}
 	var esp, biosBoot bool
 	for _, p := range pt.Partitions {
+		// blockid writes GPT type GUIDs in lower case.
 		switch strings.ToUpper(p.Type) {
 		case gptESP, mbrESP:
 			esp = true

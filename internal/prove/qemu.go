@@ -102,8 +102,8 @@ func Args(c Clone, b Boot) []string {
 			"-drive", "if=pflash,format=raw,unit=0,readonly=on,file="+b.OVMF.Code,
 			"-drive", "if=pflash,format=raw,unit=1,file="+c.Vars())
 	}
-	// The NIC first, in slot 3, so that the guest names it ens3 as
-	// DefaultNetworkConfig says, before any other device takes the slot.
+	// The NIC first, in slot 3 as QEMU's default NIC (the guest names it
+	// ens3 before cloud-init renames it), before another device takes it.
 	a = append(a,
 		"-netdev", netdev(c),
 		"-device", "virtio-net-pci,netdev=net0,addr=0x3,mac="+c.MAC,
@@ -129,30 +129,4 @@ func netdev(c Clone) string {
 		"dns=" + c.host(3).String(),
 		"dhcpstart=" + c.host(8).String(),
 	}, ",")
-}
-
-// NICName is the clone's NIC as the guest names it (slot 3 of bus 0).
-const NICName = "ens3"
-
-// DefaultNetworkConfig is the network-config a clone gets without
-// --network-config. QEMU's user network with restrict=on leaves the
-// router and DNS options out of its DHCP offers, so a DHCP lease would
-// leave the clone without a default route and fail guestcheck's routes
-// check for prove's own reasons. Instead the NIC (by MAC) is configured
-// as a cloud's metadata does: .8 of the clone's /28, a default route via
-// QEMU's host (.2) and its DNS (.3). cloud-init's v1 format, with the
-// metric on the route (a subnet metric fails cloud-init 25's schema).
-func DefaultNetworkConfig(c Clone) []byte {
-	return fmt.Appendf(nil, `version: 1
-config:
-  - type: physical
-    name: %s
-    mac_address: "%s"
-    subnets:
-      - type: static
-        address: %s/%d
-        dns_nameservers: [%s]
-        routes:
-          - {network: 0.0.0.0/0, gateway: %s, metric: 100}
-`, NICName, c.MAC, c.host(8), c.Net.Bits(), c.host(3), c.host(2))
 }

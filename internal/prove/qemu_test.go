@@ -86,14 +86,3 @@ func TestArgs(t *testing.T) {
 		t.Errorf("kvm: %s", kvm)
 	}
 }
-
-func TestDefaultNetworkConfig(t *testing.T) {
-	c, _ := NewClone(1, "/x")
-	c.MAC = "52:54:00:ab:cd:ef"
-	got := string(DefaultNetworkConfig(c))
-	for _, want := range []string{`mac_address: "52:54:00:ab:cd:ef"`, "address: 192.0.2.24/28", "gateway: 192.0.2.18", "dns_nameservers: [192.0.2.19]", "name: ens3"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("no %q in\n%s", want, got)
-		}
-	}
-}
