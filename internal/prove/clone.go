@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/guestid"
@@ -85,9 +86,8 @@ func (r *cloneRun) prepare(ctx context.Context, instanceTag string) error {
 	if err := os.MkdirAll(c.Dir, 0o700); err != nil {
 		return err
 	}
-	out, err := exec.CommandContext(ctx, r.cfg.QEMUImg, "create", "-q", "-f", "qcow2", "-F", r.base, "-b", r.cfg.Image, c.Overlay()).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("qemu-img create %s: %v: %s", c.Overlay(), err, firstLines(string(out), 2))
+	if err := r.overlay(ctx); err != nil {
+		return err
 	}
 	seed := nocloud.Seed{InstanceID: "prove-" + instanceTag + "-" + fmt.Sprint(c.Index+1), Hostname: "prove-" + fmt.Sprint(c.Index+1),
 		UserData: r.cfg.UserData, NetworkConfig: r.cfg.NetworkConfig}
@@ -99,6 +99,16 @@ func (r *cloneRun) prepare(ctx context.Context, instanceTag string) error {
 	}
 	if r.boot.Firmware == FirmwareUEFI {
 		return copyFile(r.boot.OVMF.Vars, c.Vars())
+	}
+	return nil
+}
+
+// overlay creates the clone's qcow2 overlay on the template.
+func (r *cloneRun) overlay(ctx context.Context) error {
+	c := r.clone
+	out, err := exec.CommandContext(ctx, r.cfg.QEMUImg, "create", "-q", "-f", "qcow2", "-F", r.base, "-b", r.cfg.Image, c.Overlay()).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("qemu-img create %s: %v: %s", c.Overlay(), err, firstLines(string(out), 2))
 	}
 	return nil
 }
@@ -134,16 +144,10 @@ func (r *cloneRun) run(ctx context.Context, tag string) CloneResult {
 	r.res.Timings.Seed = ms(time.Since(t0))
 	r.cfg.Progress.Phase(c.Name, "booting")
 	launched := time.Now()
-	r.con = NewConsole(c.Console(), launched)
-	v, err := start(ctx, r.cfg.QEMU, c, Args(c, r.boot))
-	if err != nil {
-		r.res.Problem = err.Error()
-		r.fail(ctx)
-		return r.res
+	a, err := r.bootAgent(ctx)
+	if r.vm != nil {
+		defer r.vm.stop()
 	}
-	r.vm = v
-	defer v.stop()
-	a, err := r.waitAgent(ctx)
 	if err != nil {
 		r.res.Problem = err.Error()
 		r.fail(ctx)
@@ -157,6 +161,56 @@ func (r *cloneRun) run(ctx context.Context, tag string) CloneResult {
 	r.collect(ctx, a)
 	r.phaseTimes(launched)
 	return r.res
+}
+
+// maxAttempts bounds the boots of one clone: a guest kernel under TCG
+// now and then panics in its first second (a timer or IO-APIC check that
+// the host's load upset), before it runs init; that is booted again on a
+// fresh overlay. A panic after init, or any other failure, never is.
+const maxAttempts = 3
+
+// bootAgent starts QEMU and waits for the guest agent (see waitAgent), booting
+// again after an early kernel panic under TCG. r.vm is the last QEMU.
+func (r *cloneRun) bootAgent(ctx context.Context) (*qga.Client, error) {
+	c := r.clone
+	for attempt := 1; ; attempt++ {
+		r.con = NewConsole(c.Console(), time.Now())
+		v, err := start(ctx, r.cfg.QEMU, c, Args(c, r.boot))
+		if err != nil {
+			return nil, err
+		}
+		r.vm = v
+		a, err := r.waitAgent(ctx)
+		st := r.con.State()
+		_, ranInit := st.Marks["init"]
+		if err == nil || attempt == maxAttempts || ctx.Err() != nil || r.boot.Accel != AccelTCG ||
+			ranInit || !strings.Contains(st.Dead, "Kernel panic") {
+			return a, err
+		}
+		r.res.Notes = append(r.res.Notes, fmt.Sprintf("attempt %d: the guest kernel panicked before it ran init (%s), as TCG guests on a loaded host now and then do; booted again on a fresh overlay", attempt, st.Dead))
+		v.kill()
+		if err := r.fresh(ctx, attempt); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// fresh puts the failed attempt's console aside and gives the clone a new
+// overlay (and UEFI variables).
+func (r *cloneRun) fresh(ctx context.Context, attempt int) error {
+	c := r.clone
+	os.Rename(c.Console(), fmt.Sprintf("%s.attempt%d", c.Console(), attempt))
+	for _, p := range []string{c.Overlay(), c.QMP(), c.QGA()} {
+		os.Remove(p)
+	}
+	if err := r.overlay(ctx); err != nil {
+		return err
+	}
+	if r.boot.Firmware == FirmwareUEFI {
+		os.Remove(c.Vars())
+		return copyFile(r.boot.OVMF.Vars, c.Vars())
+	}
+	return nil
 }
 
 // fail records the console tail and whether the deadline ended the boot.

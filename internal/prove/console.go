@@ -20,6 +20,8 @@ var (
 	initLocalLine = regexp.MustCompile(`Cloud-init v\. \S+ running 'init-local'`)
 	finishedLine  = regexp.MustCompile(`Cloud-init v\. \S+ finished at`)
 	loginLine     = regexp.MustCompile(`(?m)^\S+ login: `)
+	// initLine is the kernel handing over to userspace.
+	initLine = regexp.MustCompile(`Run \S+ as init process|Freeing unused kernel image`)
 )
 
 // deadLines are console lines after which a guest will not come up on its
@@ -122,6 +124,7 @@ func (c *Console) line(l string) {
 	mark("init-local", initLocalLine)
 	mark("cloud-init-finished", finishedLine)
 	mark("login", loginLine)
+	mark("init", initLine)
 	if m := SummaryLine.FindString(l); m != "" {
 		c.summary = m
 		if _, ok := c.marks["guestcheck"]; !ok {

@@ -40,6 +40,7 @@ func fakeQEMU(mode string, args []string) int {
 		return 1
 	}
 	os.WriteFile(console, []byte("SeaBIOS (version fake)\r\nBooting from Hard Disk...\r\n"), 0o644)
+	os.Remove(qmp) // as QEMU does before it listens
 	l, err := net.Listen("unix", qmp)
 	if err != nil {
 		return 2
@@ -51,6 +52,19 @@ func fakeQEMU(mode string, args []string) int {
 			f.WriteString("[  108.8] boot-check[396]: guestcheck: PASS 14 checks: 0 fail, 0 error, 0 warn, 14 pass, 0 skip (13638 ms) (report: /run/guestcheck/report.txt)\r\n\r\nprove-1 login: ")
 			f.Close()
 		}()
+	}
+	if mode == "earlypanic" {
+		// The first boot panics before init, the next one never boots.
+		mark := console + ".panicked"
+		if _, err := os.Stat(mark); err != nil {
+			os.WriteFile(mark, nil, 0o644)
+			go func() {
+				time.Sleep(300 * time.Millisecond)
+				f, _ := os.OpenFile(console, os.O_APPEND|os.O_WRONLY, 0)
+				f.WriteString("[    0.064000] Kernel panic - not syncing: IO-APIC + timer doesn't work!  Boot with apic=debug and send a report.\r\n")
+				f.Close()
+			}()
+		}
 	}
 	if mode == "panic" {
 		go func() {

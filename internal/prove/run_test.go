@@ -54,8 +54,9 @@ func TestDeadline(t *testing.T) {
 	noFakeLeft(t)
 }
 
-// TestPanicFailsFast: a kernel panic on the console ends the clone at
-// once, long before the deadline, naming the panic.
+// TestPanicFailsFast: a kernel panic on the console ends the boot at
+// once, long before the deadline, naming the panic; as it comes before
+// init, the clone boots three times in all.
 func TestPanicFailsFast(t *testing.T) {
 	res, took := fakeRun(t, "panic", 60*time.Second)
 	if took > 30*time.Second {
@@ -67,6 +68,10 @@ func TestPanicFailsFast(t *testing.T) {
 		}
 		if !strings.Contains(strings.Join(c.ConsoleTail, "\n"), "Unable to mount root fs") {
 			t.Errorf("%s: console tail %q", c.Name, c.ConsoleTail)
+		}
+		// A panic before init is booted again, up to three boots in all.
+		if len(c.Notes) != maxAttempts-1 {
+			t.Errorf("%s: notes %q, want %d retries", c.Name, c.Notes, maxAttempts-1)
 		}
 	}
 	noFakeLeft(t)
@@ -151,6 +156,23 @@ func TestNoAgent(t *testing.T) {
 		}
 		if why := cloneFailed(c); why != "" {
 			t.Errorf("%s fails: %s", c.Name, why)
+		}
+	}
+	noFakeLeft(t)
+}
+
+// TestEarlyPanicRetried: a kernel panic before init under TCG boots the
+// clone again on a fresh overlay, and the report says so; a panic after
+// init is never retried (emergency shells and the initramfs giving up
+// are userspace: TestConsoleDead).
+func TestEarlyPanicRetried(t *testing.T) {
+	res, _ := fakeRun(t, "earlypanic", 6*time.Second)
+	for _, c := range res {
+		if len(c.Notes) != 1 || !strings.Contains(c.Notes[0], "attempt 1: the guest kernel panicked before it ran init") {
+			t.Errorf("%s: notes %q", c.Name, c.Notes)
+		}
+		if c.Boot != BootTimeout {
+			t.Errorf("%s: boot %q after the retry, want the deadline's timeout", c.Name, c.Boot)
 		}
 	}
 	noFakeLeft(t)
