@@ -217,13 +217,21 @@ func (r *cloneRun) fresh(ctx context.Context, attempt int) error {
 func (r *cloneRun) fail(ctx context.Context) {
 	r.con.Poll()
 	r.res.Boot = BootFailed
-	if ctx.Err() != nil {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		r.res.Boot = BootTimeout
 	}
 	r.res.ConsoleTail = r.con.Tail()
 }
 
 func ms(d time.Duration) int64 { return d.Milliseconds() }
+
+// ended says why ctx ended: the run's deadline, or an interrupt.
+func ended(ctx context.Context) string {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return "the deadline passed"
+	}
+	return "the run was interrupted"
+}
 
 // phaseTimes fills boot, cloud-init and guestcheck from the console's
 // markers, when it showed them.
@@ -261,7 +269,7 @@ func (r *cloneRun) waitAgent(ctx context.Context) (*qga.Client, error) {
 		case !r.vm.alive():
 			return nil, fmt.Errorf("QEMU stopped before the guest came up (%v)", r.vm.exitErr)
 		case ctx.Err() != nil:
-			return nil, fmt.Errorf("the deadline passed before the guest agent answered")
+			return nil, fmt.Errorf("%s before the guest agent answered", ended(ctx))
 		}
 		_, login := st.Marks["login"]
 		if finishedAt.IsZero() && (st.Summary != "" || login) {

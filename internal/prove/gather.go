@@ -2,6 +2,7 @@ package prove
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -132,7 +133,7 @@ func (r *cloneRun) still(ctx context.Context) error {
 	st := r.con.State()
 	switch {
 	case ctx.Err() != nil:
-		return fmt.Errorf("the deadline passed")
+		return errors.New(ended(ctx))
 	case st.Dead != "":
 		return fmt.Errorf("the guest went down: %s", st.Dead)
 	case !r.vm.alive():
