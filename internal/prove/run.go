@@ -104,7 +104,9 @@ func Run(ctx context.Context, cfg Config, readTemplate TemplateReader) (Report, 
 		return Report{}, err
 	}
 	defer cleanup()
-	rep.Kept = cfg.Keep
+	if cfg.Keep != "" {
+		rep.Kept = dir
+	}
 	rep.Clones = runClones(ctx, cfg, boot, format, dir)
 	cfg.Progress.Done()
 	var cols []guestid.Collision
