@@ -7,7 +7,7 @@ LDFLAGS := -s -w -X $(PKG)/internal/buildinfo.Version=$(VERSION) -X $(PKG)/inter
 BUILD   := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.7.0
 
-.PHONY: help build run test test-short bench bench-sysprep lint fuzz clean package vm-test
+.PHONY: help build run test test-short bench bench-sysprep bench-prove lint fuzz clean package vm-test
 
 help: ## list the targets
 	@awk -F':.*## ' '/^[a-z-]+:.*## /{printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -51,10 +51,16 @@ bench: build ## Go benchmarks, then guestcheck vs cloud-init status (hyperfine),
 	@if ls $${GUESTCHECK_VM_CACHE:-/var/tmp/guestcheck-vm-cache}/image-*/root.img >/dev/null 2>&1; then \
 	  bash scripts/bench-sysprep.sh; \
 	else echo "bench: no virt-sysprep comparison: no VM test image yet (make vm-test builds it; then make bench-sysprep)"; fi
+	@if ls $${GUESTCHECK_VM_CACHE:-/var/tmp/guestcheck-vm-cache}/image-*/root.img >/dev/null 2>&1; then \
+	  bash scripts/bench-prove.sh; \
+	else echo "bench: no sealprep prove run: no VM test image yet (make vm-test builds it; then make bench-prove)"; fi
 	bash scripts/bench-intent.sh
 
 bench-sysprep: build ## sealprep apply --image vs virt-sysprep -a on a booted-once Debian 12 image, clones booted (root)
 	bash scripts/bench-sysprep.sh
+
+bench-prove: build ## sealprep prove: two clones of the Debian 12 test image under TCG, wall time, prove's peak RSS, phases (root)
+	bash scripts/bench-prove.sh
 
 lint: ## gofmt, go vet, staticcheck
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

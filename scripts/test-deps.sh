@@ -41,15 +41,24 @@ set -euo pipefail
 #   ifupdown   `ifquery`, the oracle the interfaces(5) reader and its includes are held to
 #   isc-dhcp-client  dhclient -6, whose own lease file the dhclient lease parser is held to
 #   packer     `packer validate` (1.6.6, QEMU builder built in) of packaging/examples/packer
+#   genisoimage  isoinfo -R/-J, which reads sealprep prove's NoCloud seed back by its Rock Ridge and Joliet names
 test_pkgs=(dbus make e2fsprogs xfsprogs btrfs-progs dosfstools util-linux mount fdisk iproute2
 	mmdebstrap qemu-guest-agent systemd cloud-init shellcheck prometheus prometheus-node-exporter
 	libxml2-utils perl jq openssh-server openssh-client qemu-utils qemu-system-common
-	netplan.io ifupdown isc-dhcp-client packer man-db groff-base bash zsh fish dash)
+	netplan.io ifupdown isc-dhcp-client packer man-db groff-base bash zsh fish dash genisoimage)
 # Packages make vm-test adds: QEMU guests under TCG and their NoCloud seeds,
-# packer for the real build of the Packer example (TestPackerBuild), and
+# and packer for the real build of the Packer example (TestPackerBuild);
+# ovmf for sealprep prove's UEFI boots of a template with only an ESP;
 # libvirt-daemon-system: the real libvirtd (and its QEMU driver) that
 # guestcheck fleet --libvirt surveys in TestVM/fleet (the test starts it).
-vm_pkgs=(qemu-system-x86 qemu-utils genisoimage mmdebstrap packer libvirt-daemon-system)
+# The templates TestVM proves (test/vm/bootdisk_test.go, provetemplates_test.go):
+#   grub-efi-amd64-bin grub-common  grub-mkstandalone's GRUB for UEFI, the GPT template's bootloader
+#   fdisk dosfstools mtools  sfdisk for its partition table, mkfs.vfat and mmd/mcopy for its ESP (no mount)
+#   e2fsprogs  debugfs, which reads the sealed templates and copies the kernel's modules out unmounted
+#   libguestfs-tools  virt-sysprep, whose default run the virt-sysprep'd template is
+#   libxml2-utils  xmllint, which holds prove's JUnit to the stored schemas
+vm_pkgs=(qemu-system-x86 qemu-utils genisoimage mmdebstrap packer ovmf libvirt-daemon-system
+	grub-efi-amd64-bin grub-common fdisk dosfstools mtools e2fsprogs libguestfs-tools libxml2-utils)
 
 missing() {
 	local p

@@ -43,6 +43,15 @@ func TestMessages(t *testing.T) {
 		{"completion"},
 		{"completion", "tcsh"},
 		{"--version", "--format", "xml"},
+		{"prove"},
+		{"prove", "--image", "t.qcow2", "--clones", "two"},
+		{"prove", "--image", "t.qcow2", "--clones", "17"},
+		{"prove", "--image", "t.qcow2", "--firmware", "coreboot"},
+		{"prove", "--image", "t.qcow2", "--initrd", "initrd.img"},
+		{"prove", "--image", "t.qcow2", "--timeout", "10s"},
+		{"prove", "--image", "t.qcow2", "--format", "tap"},
+		{"prove", "--image", "t.qcow2", "--user-data", "/nonexistent/user-data"},
+		{"prove", "--image", "/nonexistent/t.qcow2"},
 	}
 	var b strings.Builder
 	for _, args := range cases {

@@ -16,6 +16,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/buildinfo"
 	"github.com/guestcheck/guestcheck/internal/cli"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/prove"
 	"github.com/guestcheck/guestcheck/internal/seal"
 )
 
@@ -35,6 +36,9 @@ type env struct {
 	// imageStateDir is where --image sessions live ("" for the default,
 	// /run/sealprep/image).
 	imageStateDir string
+	// proveSetup, when set, adjusts prove's configuration (tests point it
+	// at a fake QEMU) and chooses how the template's identity is read.
+	proveSetup func(*prove.Config) prove.TemplateReader
 }
 
 type options struct {
@@ -52,6 +56,8 @@ type options struct {
 	fstrim bool
 	// autorelabel adds selinux-autorelabel to the operations.
 	autorelabel bool
+	// prove holds prove's options, which prove.go reads.
+	prove *cli.Values
 }
 
 // errHelp asks for the help text of the command parseArgs names in
@@ -62,7 +68,7 @@ var errHelp = errors.New("help requested")
 // (spec.go).
 func parseArgs(cmd *cli.Command, args []string) (*options, error) {
 	if len(args) == 0 {
-		return nil, cli.Usagef("a command is needed: list, plan, apply or verify (see sealprep --help)")
+		return nil, cli.Usagef("a command is needed: list, plan, apply, verify or prove (see sealprep --help)")
 	}
 	name := args[0]
 	if strings.HasPrefix(name, "-") {
@@ -78,7 +84,7 @@ func parseArgs(cmd *cli.Command, args []string) (*options, error) {
 			o.cmd = "version"
 			return o, cli.OneOf("--format", "format", o.format, []string{"text", "json"})
 		}
-		return nil, cli.Usagef("a command is needed: list, plan, apply or verify (see sealprep --help)")
+		return nil, cli.Usagef("a command is needed: list, plan, apply, verify or prove (see sealprep --help)")
 	}
 	sub := cmd.Sub(name)
 	if sub == nil {
@@ -107,6 +113,10 @@ func parseArgs(cmd *cli.Command, args []string) (*options, error) {
 	}
 	if len(v.Args) > 0 {
 		return nil, cli.Usagef("%q: unexpected argument (see sealprep %s --help)", v.Args[0], name)
+	}
+	if name == "prove" {
+		o.prove = v
+		return o, nil
 	}
 	return o, o.fill(v)
 }
@@ -172,6 +182,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, e env) int {
 			return seal.ExitUsage
 		}
 		return seal.ExitOK
+	case "prove":
+		return runProve(o.prove, stdout, stderr, e)
 	}
 	ops, err := seal.Select(e.all, o.ops)
 	if err != nil {

@@ -55,11 +55,14 @@ func command(all []seal.Operation) *cli.Command {
 			{Name: "plan", Summary: "show every action (path, what will happen, why); changes nothing", Synopsis: []string{"[OPTIONS]"}, Options: with(target)},
 			{Name: "apply", Summary: "perform the plan; asks on a terminal unless --yes, and refuses without one", Synopsis: []string{"[OPTIONS] [--yes] [--poweroff] [--fstrim]"}, Options: with(target, applyOnly)},
 			{Name: "verify", Summary: "re-plan the operations and machine-id mode apply recorded (or --ops, --machine-id-mode) and report the identity still present", Synopsis: []string{"[OPTIONS]"}, Options: with(target)},
+			proveCommand(),
 			{Name: "help", Summary: "show the help of sealprep or of one of its commands", Synopsis: []string{"[COMMAND]"}, Args: "COMMAND", Options: []cli.Option{helpOption}},
 			{Name: "completion", Summary: "print the shell completion script for bash, zsh or fish", Synopsis: []string{"SHELL"}, Args: "SHELL", Options: []cli.Option{helpOption}},
 		},
 		Sections: []cli.Section{
 			{Title: "Exit codes", Body: `0 planned, applied and sealed, or verified sealed; 1 an action failed or identity is left (each listed); 3 a usage error or a refusal (nothing was changed).
+
+prove: 0 proven (every clone came up healthy and no identity item is shared); 1 a clone failed or an item is shared (each listed, with the fix); 3 a usage error or a refusal, such as a template in use (nothing was booted).
 
 Deleted data stays on the disk until overwritten: this is not a secure erase.`},
 			{Title: "Files", Body: `/var/lib/sealprep/template.json is the template record apply leaves in the root: when, by which version, with which operations and machine-id mode. verify reads it; guestcheck reads it to judge a template as a template.`},
@@ -70,6 +73,7 @@ Deleted data stays on the disk until overwritten: this is not a secure erase.`},
 			{Command: "sealprep apply --yes --root /mnt/image", Comment: "Offline, on a mounted image."},
 			{Command: "sealprep verify --root /mnt/image --format json"},
 			{Command: "sealprep apply --yes --image template.qcow2", Comment: "Offline, no mount needed."},
+			{Command: "sealprep prove --image template.qcow2 --junit prove.xml", Comment: "Boot two throwaway clones and prove them healthy and distinct."},
 		},
 	}).Link()
 	c.Sub("help").ArgWords = c.SubNames

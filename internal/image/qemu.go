@@ -95,3 +95,10 @@ func qsdArgs(file, format, mountpoint string, readOnly bool) ([]string, error) {
 		"mountpoint": mountpoint, "writable": !readOnly, "growable": false})
 	return []string{"--blockdev", string(fileNode), "--blockdev", string(fmtNode), "--export", string(export)}, nil
 }
+
+// Inspect runs qemu-img info on file: its format, size and backing chain,
+// or ErrInUse when a running QEMU holds its write lock. sealprep prove
+// uses it to refuse a template in use before it boots clones of it.
+func Inspect(ctx context.Context, qemuImg, file string) (Info, error) {
+	return inspect(ctx, qemuImg, file)
+}

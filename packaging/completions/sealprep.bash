@@ -2,7 +2,7 @@
 _sealprep() {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} sub= i
 	for ((i = 1; i < COMP_CWORD; i++)); do
-		case ${COMP_WORDS[i]} in list|plan|apply|verify|help|completion) sub=${COMP_WORDS[i]}; break ;; esac
+		case ${COMP_WORDS[i]} in list|plan|apply|verify|prove|help|completion) sub=${COMP_WORDS[i]}; break ;; esac
 	done
 	case $prev in
 	--format) COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
@@ -10,14 +10,29 @@ _sealprep() {
 	--root) COMPREPLY=($(compgen -d -- "$cur")); return ;;
 	--image) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	--machine-id-mode) COMPREPLY=($(compgen -W "empty uninitialized" -- "$cur")); return ;;
+	--clones) return ;;
+	--memory) return ;;
+	--cpus) return ;;
+	--firmware) COMPREPLY=($(compgen -W "auto bios uefi" -- "$cur")); return ;;
+	--kernel) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+	--initrd) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+	--append) return ;;
+	--accel) COMPREPLY=($(compgen -W "auto kvm tcg" -- "$cur")); return ;;
+	--timeout) return ;;
+	--user-data) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+	--network-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+	--keep) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+	--junit) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+	--json) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	esac
 	case $sub in
 	list) COMPREPLY=($(compgen -W "--ops --format --help -h" -- "$cur")) ;;
 	plan|verify) COMPREPLY=($(compgen -W "--root --image --ops --format --machine-id-mode --autorelabel --force --help -h" -- "$cur")) ;;
 	apply) COMPREPLY=($(compgen -W "--root --image --ops --format --machine-id-mode --autorelabel --force --yes -y --poweroff --fstrim --help -h" -- "$cur")) ;;
-	help) COMPREPLY=($(compgen -W "--help -h list plan apply verify help completion" -- "$cur")) ;;
+	prove) COMPREPLY=($(compgen -W "--image --clones --memory --cpus --firmware --kernel --initrd --append --accel --timeout --user-data --network-config --keep --format --junit --json --help -h" -- "$cur")) ;;
+	help) COMPREPLY=($(compgen -W "--help -h list plan apply verify prove help completion" -- "$cur")) ;;
 	completion) COMPREPLY=($(compgen -W "--help -h bash zsh fish" -- "$cur")) ;;
-	*) COMPREPLY=($(compgen -W "--version --format --help -h list plan apply verify help completion" -- "$cur")) ;;
+	*) COMPREPLY=($(compgen -W "--version --format --help -h list plan apply verify prove help completion" -- "$cur")) ;;
 	esac
 }
 complete -F _sealprep sealprep

@@ -228,7 +228,8 @@ func agentChannel(l *libvirt.Libvirt, name string) (path, state string, err erro
 // fleetScenario is issue 24's host-side scenario, under a real libvirtd
 // (startLibvirtd): two clones of the unsealed template (e.unsealed, whose
 // machine-id and, with ssh_deletekeys: false, host keys they keep), one
-// clone of the sealed image, a domain without the agent channel and one
+// clone of the sealed template (its root partition, booted like the
+// others through its kernel), a domain without the agent channel and one
 // whose channel no agent ever opens (it has no disk). The host build of
 // guestcheck surveys them through libvirt (--libvirt qemu:///system,
 // inside libvirtd's namespace). Then libvirtd is stopped, the same QEMU
@@ -256,7 +257,7 @@ func fleetScenario(ctx context.Context, t *testing.T, e *env) {
 	doms := []*fleetDomain{
 		mk("gc-fleet-tpl-a", e.unsealed, 1),
 		mk("gc-fleet-tpl-b", e.unsealed, 2),
-		mk("gc-fleet-sealed", e.sealed, 3),
+		mk("gc-fleet-sealed", e.sealedRoot, 3),
 		{Name: "gc-fleet-nochannel"},
 		{Name: "gc-fleet-noagent", Channel: true},
 	}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/guestcheck/guestcheck/internal/sealrecord"
 )
 
 // Deadlines. TCG boots take about 100 s alone and longer when two guests
@@ -31,31 +33,45 @@ var summaryLine = regexp.MustCompile(`guestcheck: ([A-Z]+) \d+ checks?: (\d+) fa
 // env is what every scenario shares.
 type env struct {
 	img      image
-	sealprep string // host build of sealprep, for verify --root
-	sealed   string // the sealed image, set by the seal step
+	sealprep string // host build of sealprep: verify --root, apply --image, prove
 	unsealed string // the healthy guest's disk after a plain poweroff: an unsealed template
 	scratch  string // per-run directory for large files, removed at the end
 	template struct {
 		machineID, hostKey string
 	}
-	sealedKey string // ed25519 .pub of the guest the seal step sealed (unsealed clone-1)
+	// The templates built from the unsealed one (templates step).
+	sealed      string            // a GPT disk booting through GRUB, sealed by sealprep apply --image
+	sealedRoot  string            // its root partition alone, a filesystem image for --kernel
+	sealRecord  sealrecord.Record // the record that seal left
+	virtSysprep struct {
+		image, machineID string // the unsealed template run through virt-sysprep, and the ID it fixed
+	}
+	noAgent string // sealedRoot with qemu-guest-agent masked
+	noBoot  string // sealedRoot with a required fstab device that never appears
 }
 
 // TestVM runs every scenario: a healthy guest (report, runcmd self-check,
-// freeze for real, then a plain poweroff) alongside a broken guest with
-// four faults; then two clones of the healthy guest's unsealed disk, booted
-// at once, of which the first is then sealed; then two clones of the
-// sealed image; then guestcheck fleet over clones of both under libvirt
-// and through their agent sockets; last, one clone of a half-sealed copy
-// of the unsealed disk (--ops -ssh-host-keys).
+// freeze for real, then a plain poweroff, which leaves the unsealed
+// template) alongside a broken guest with four faults; then the templates
+// built from the unsealed one on the host (a GPT disk sealed by sealprep
+// apply --image, a virt-sysprep run, one without its agent, one that
+// cannot boot); then sealprep prove on each; then guestcheck fleet over
+// clones of the unsealed and sealed templates under libvirt and through
+// their agent sockets; last, the clones prove cannot
+// boot: one without the agent channel, and one of a half-sealed copy
+// (--ops -ssh-host-keys), which is then sealed from inside.
 func TestVM(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("the VM tests need root (mmdebstrap, chroot, mkfs -d, loop mounts): run `make vm-test` as root")
 	}
-	for _, tool := range []string{"mmdebstrap", "qemu-system-x86_64", "qemu-img", "genisoimage", "mkfs.ext4", "mount"} {
+	for _, tool := range []string{"mmdebstrap", "qemu-system-x86_64", "qemu-img", "genisoimage", "mkfs.ext4", "debugfs", "mount",
+		"sfdisk", "mkfs.vfat", "mmd", "mcopy", "grub-mkstandalone", "virt-sysprep"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("missing %s: apt-get install qemu-system-x86 qemu-utils mmdebstrap genisoimage e2fsprogs", tool)
+			t.Fatalf("missing %s: bash scripts/test-deps.sh vm installs what the VM tests need", tool)
 		}
+	}
+	if _, err := os.Stat(ovmfCode); err != nil {
+		t.Fatalf("no UEFI firmware for the GPT template: %v (Debian package ovmf)", err)
 	}
 	ctx, cancel := testContext(t)
 	defer cancel()
@@ -67,7 +83,11 @@ func TestVM(t *testing.T) {
 	if e.scratch, err = os.MkdirTemp(cacheDir(), "run-"); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { os.RemoveAll(e.scratch) })
+	if os.Getenv("GUESTCHECK_VM_KEEP") == "" {
+		t.Cleanup(func() { os.RemoveAll(e.scratch) })
+	} else {
+		t.Logf("GUESTCHECK_VM_KEEP: the run's templates stay in %s", e.scratch)
+	}
 	e.img = buildImage(ctx, t, cacheDir(), debPath(t))
 	e.sealprep = filepath.Join(t.TempDir(), "sealprep")
 	if _, err := run(ctx, "go", "build", "-o", e.sealprep, "github.com/guestcheck/guestcheck/cmd/sealprep"); err != nil {
@@ -78,29 +98,42 @@ func TestVM(t *testing.T) {
 		t.Run("healthy", func(t *testing.T) { t.Parallel(); healthyGuest(ctx, t, e) })
 		t.Run("broken", func(t *testing.T) { t.Parallel(); brokenGuest(ctx, t, e) })
 	})
-	t.Run("unsealed", func(t *testing.T) {
+	t.Run("templates", func(t *testing.T) {
 		if e.unsealed == "" {
 			t.Fatal("no unsealed template: the healthy guest's poweroff step did not finish")
 		}
-		unsealedClones(ctx, t, e)
+		templates(ctx, t, e) // prove_test.go
 	})
-	t.Run("clones", func(t *testing.T) {
+	// From here on sealprep prove boots the clones (prove_test.go): the
+	// harness and the product share one implementation of booting clones.
+	t.Run("prove", func(t *testing.T) {
 		if e.sealed == "" {
-			t.Fatal("no sealed image: the seal step did not finish")
+			t.Fatal("no templates: the templates step did not finish")
 		}
-		clones(ctx, t, e)
+		t.Run("unsealed", func(t *testing.T) { proveUnsealed(ctx, t, e) })
+		t.Run("sealed", func(t *testing.T) { proveSealed(ctx, t, e) })
+		// One clone each: these judge one clone, not a comparison. The
+		// no-boot guest idles in emergency mode within a minute, so two
+		// guests at most are busy.
+		t.Run("one-clone", func(t *testing.T) {
+			t.Run("virt-sysprep", func(t *testing.T) { t.Parallel(); proveVirtSysprep(ctx, t, e) })
+			t.Run("no-agent", func(t *testing.T) { t.Parallel(); proveNoAgent(ctx, t, e) })
+			t.Run("no-boot", func(t *testing.T) { t.Parallel(); proveNoBoot(ctx, t, e) })
+		})
 	})
+	// guestcheck fleet over clones of the unsealed and the sealed template
+	// under a private libvirtd, then through their agent sockets.
 	t.Run("fleet", func(t *testing.T) {
-		if e.unsealed == "" || e.sealed == "" {
-			t.Fatal("no unsealed template or sealed image: the earlier steps did not finish")
+		if e.unsealed == "" || e.sealedRoot == "" {
+			t.Fatal("no unsealed template or sealed root: the earlier steps did not finish")
 		}
 		fleetScenario(ctx, t, e) // fleet_test.go
 	})
-	t.Run("half-sealed", func(t *testing.T) {
-		if e.unsealed == "" {
-			t.Fatal("no unsealed template: the healthy guest's poweroff step did not finish")
-		}
-		halfSealedClone(ctx, t, e) // template_test.go
+	// What prove cannot boot: a clone without the agent channel, and a
+	// clone the test then works on through the agent.
+	t.Run("harness", func(t *testing.T) {
+		t.Run("no-channel", func(t *testing.T) { t.Parallel(); noChannelClone(ctx, t, e) })   // unsealed_test.go
+		t.Run("half-sealed", func(t *testing.T) { t.Parallel(); halfSealedClone(ctx, t, e) }) // template_test.go
 	})
 }
 
@@ -613,10 +646,10 @@ func healthyGuest(ctx context.Context, t *testing.T, e *env) {
 	})
 }
 
-// seal runs `sealprep apply --yes --poweroff` in v through the agent,
-// waits for QEMU to exit by itself, and verifies the sealed disk with
-// `sealprep verify --root`; it sets e.sealed.
-func seal(ctx context.Context, t *testing.T, e *env, v *VM) {
+// sealInGuest runs `sealprep apply --yes --poweroff` in v through the
+// agent, waits for QEMU to exit by itself (a guest-initiated QMP
+// SHUTDOWN), and verifies the sealed disk with `sealprep verify --root`.
+func sealInGuest(ctx context.Context, t *testing.T, e *env, v *VM) {
 	a, err := v.Agent(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -638,13 +671,11 @@ func seal(ctx context.Context, t *testing.T, e *env, v *VM) {
 	if ev, ok := v.Event("SHUTDOWN"); !ok || ev.Data["guest"] != true {
 		t.Errorf("QMP SHUTDOWN event from the guest: %v (seen %v)", ev, ok)
 	}
-	sealed := filepath.Join(e.scratch, "sealed.img")
+	sealed := filepath.Join(e.scratch, "sealed-in-guest.img")
 	if _, err := run(ctx, "qemu-img", "convert", "-O", "raw", v.Overlay, sealed); err != nil {
 		t.Fatal(err)
 	}
-	// The clones boot from this image whatever verify says: they test
-	// what the seal achieved, verify tests what it claims.
-	e.sealed = sealed
+	defer os.Remove(sealed)
 	mnt := t.TempDir()
 	if _, err := run(ctx, "mount", "-o", "loop,ro,noload", sealed, mnt); err != nil {
 		t.Fatal(err)
@@ -654,7 +685,7 @@ func seal(ctx context.Context, t *testing.T, e *env, v *VM) {
 		t.Error(err)
 	}
 	if verr != nil {
-		t.Fatalf("sealprep verify --root on the sealed image: %v\n%s", verr, out)
+		t.Fatalf("sealprep verify --root on the disk sealed in the guest: %v\n%s", verr, out)
 	}
 	t.Logf("sealprep verify --root: %s", strings.TrimSpace(tail(string(out), 1)))
 }
@@ -842,84 +873,4 @@ runcmd:
 		}
 	})
 	t.Run("probe", func(t *testing.T) { probeScenario(ctx, t, v, "cloud-init", "fstab") }) // probe_test.go
-}
-
-// clones boots two guests from overlays of the sealed image at once, each
-// with its own instance-id and hostname.
-func clones(ctx context.Context, t *testing.T, e *env) {
-	type result struct {
-		machineID, hostKey, hostname string
-	}
-	results := make([]result, 2)
-	t.Run("boot", func(t *testing.T) {
-		for i := range results {
-			t.Run(fmt.Sprintf("clone-%d", i+1), func(t *testing.T) {
-				t.Parallel()
-				name := fmt.Sprintf("gc-clone-%d", i+1)
-				n := mgmtNIC
-				n.MAC = fmt.Sprintf("52:54:00:00:03:%02x", i+1)
-				v := startVM(ctx, t, spec{
-					Name: name, Base: e.sealed, Image: e.img,
-					MetaData: fmt.Sprintf("instance-id: %s-iid\nlocal-hostname: %s\n", name, name),
-					UserData: baseUserData,
-					NICs:     []nic{n},
-				})
-				r, m := bootReport(ctx, t, v)
-				expectHealthy(t, name, r, m[1])
-				for _, c := range r.Checks {
-					if c.Status != "pass" {
-						t.Logf("  %s", &c)
-					}
-				}
-				expect(t, r, "cloud-init", "cloud-init-done", "pass")
-				expect(t, r, "network-identity", "", "pass")
-				expectSealedSSH(ctx, t, e, v, r) // template_test.go
-				if got := readGuest(ctx, t, v, "/var/lib/cloud/data/instance-id"); got != name+"-iid" {
-					t.Errorf("cloud-init instance-id = %q, want %s-iid", got, name)
-				}
-				// A new instance: the template's instance directory is gone,
-				// so cloud-init ran its per-instance modules again.
-				if got := readGuest(ctx, t, v, "/var/lib/cloud/data/previous-instance-id"); got == "gc-healthy-1" || got == "gc-unsealed-1-iid" {
-					t.Errorf("cloud-init saw the template's instance %s as the previous one: sealing left it", got)
-				}
-				hr := mustExec(ctx, t, v, "/usr/bin/ls", "/var/lib/cloud/instances")
-				if got := strings.Fields(hr.Stdout); len(got) != 1 || got[0] != name+"-iid" {
-					t.Errorf("/var/lib/cloud/instances = %v, want only %s-iid", got, name)
-				}
-				a, err := v.Agent(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var hn struct {
-					HostName string `json:"host-name"`
-				}
-				sctx, cancel := step(ctx, stepTimeout)
-				defer cancel()
-				if err := a.Exec(sctx, "guest-get-host-name", nil, &hn); err != nil {
-					t.Fatal(err)
-				}
-				results[i] = result{
-					machineID: readGuest(ctx, t, v, "/etc/machine-id"),
-					hostKey:   readGuest(ctx, t, v, "/etc/ssh/ssh_host_ed25519_key.pub"),
-					hostname:  hn.HostName,
-				}
-				if hn.HostName != name {
-					t.Errorf("hostname %q, want meta-data's %s", hn.HostName, name)
-				}
-			})
-		}
-	})
-	t.Run("identity", func(t *testing.T) {
-		a, b := results[0], results[1]
-		if a.machineID == "" || b.machineID == "" {
-			t.Fatal("a clone did not come up")
-		}
-		if a.machineID == b.machineID || a.machineID == e.template.machineID || b.machineID == e.template.machineID {
-			t.Errorf("machine-ids not unique: template %s, clones %s %s", e.template.machineID, a.machineID, b.machineID)
-		}
-		if a.hostKey == b.hostKey || a.hostKey == e.template.hostKey || b.hostKey == e.template.hostKey {
-			t.Errorf("SSH host keys not unique:\n template %s\n clone-1 %s\n clone-2 %s", e.template.hostKey, a.hostKey, b.hostKey)
-		}
-		t.Logf("machine-ids: template %s, clone-1 %s, clone-2 %s", e.template.machineID, a.machineID, b.machineID)
-	})
 }

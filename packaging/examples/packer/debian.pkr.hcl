@@ -12,7 +12,9 @@
 #
 # It writes output-debian/debian.qcow2 (the template),
 # reports/guestcheck.xml (the build VM's report) and packer-serial.log (the
-# build VM's serial console).
+# build VM's serial console). With -var sealprep=/usr/sbin/sealprep it then
+# proves the template (sealprep prove: two clones booted, healthy and
+# distinct) and writes reports/prove.xml.
 #
 # Written for Packer 1.6.6 (Debian's `apt-get install packer`), which has
 # the QEMU builder built in. Packer 1.7 and later load it as a plugin: run
@@ -96,6 +98,18 @@ variable "sealprep_apply_options" {
   description = "More options of the seal (sealprep apply --poweroff): --yes is required, as there is no terminal."
 }
 
+variable "sealprep" {
+  type        = string
+  default     = ""
+  description = "The build host's sealprep, for the proof after the build (sealprep prove boots throwaway clones of the template); empty skips the proof, saying so."
+}
+
+variable "prove_clones" {
+  type        = number
+  default     = 2
+  description = "How many clones sealprep prove boots, in parallel."
+}
+
 locals {
   debs = fileset(path.cwd, "dist/guestcheck_*_amd64.deb")
   # Several packages (or none): the file provisioner then stops the build
@@ -104,6 +118,8 @@ locals {
   kernel_args = var.kernel == "" ? [] : [
     ["-kernel", var.kernel], ["-initrd", var.initrd], ["-append", var.kernel_append],
   ]
+  # sealprep prove boots the clones as the build VM booted.
+  prove_boot = var.kernel == "" ? "" : "--kernel '${var.kernel}' --initrd '${var.initrd}' --append '${var.kernel_append}'"
 }
 
 source "qemu" "debian" {
@@ -196,6 +212,19 @@ build {
   post-processor "shell-local" {
     inline = [
       "if grep -q '^packer-seal: NOT SEALED' '${var.serial_log}'; then tr -d '\\r' < '${var.serial_log}' | awk '/^(Refused|Errors|Still present)/ { p = 1 } p && /^$/ { p = 0 } p || /^packer-seal: NOT SEALED/' >&2; rm -f 'output-debian/debian.${var.format}'; exit 1; fi",
+    ]
+  }
+
+  # The proof: boot throwaway clones of the sealed template (qcow2 overlays;
+  # the template is only read) and check that each comes up healthy
+  # (guestcheck's boot report) and that no two share a machine-id, SSH host
+  # keys, DHCP client identity, hostname, instance-id or address. CI picks
+  # up reports/prove.xml like reports/guestcheck.xml; a clone that fails or
+  # an identity item two clones share fails the build (exit 1).
+  post-processor "shell-local" {
+    inline = [
+      "if [ -z '${var.sealprep}' ]; then echo 'sealprep prove: skipped: pass -var sealprep=/usr/sbin/sealprep to boot clones of the template' >&2; exit 0; fi",
+      "rc=0; '${var.sealprep}' prove --image 'output-debian/debian.${var.format}' --clones ${var.prove_clones} ${local.prove_boot} --junit reports/prove.xml || rc=$?; [ \"$rc\" -eq 0 ] || { echo \"sealprep prove exited $rc: the template is not proven; the reasons are above and in reports/prove.xml\" >&2; exit 1; }",
     ]
   }
 }

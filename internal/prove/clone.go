@@ -1,0 +1,309 @@
+package prove
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/guestid"
+	"github.com/guestcheck/guestcheck/internal/nocloud"
+	"github.com/guestcheck/guestcheck/internal/qga"
+)
+
+// Boot outcomes of a clone (CloneResult.Boot).
+const (
+	BootUp      = "up"      // the clone booted and answered
+	BootFailed  = "failed"  // it died, or came up with nothing to judge
+	BootTimeout = "timeout" // the run's deadline passed first
+)
+
+// Verdict sources (CloneResult.VerdictSource).
+const (
+	SourceAgent   = "agent"   // guestcheck's report.json through the agent
+	SourceConsole = "console" // guestcheck's summary line on the serial console
+)
+
+// Timings are a clone's phases in milliseconds; a phase not seen is 0.
+type Timings struct {
+	Seed       int64 `json:"seed_ms"`
+	Boot       int64 `json:"boot_ms"`
+	CloudInit  int64 `json:"cloud_init_ms"`
+	Guestcheck int64 `json:"guestcheck_ms"`
+	Collection int64 `json:"collection_ms"`
+}
+
+// CloneResult is what one clone showed.
+type CloneResult struct {
+	Name    string `json:"name"`
+	MAC     string `json:"mac"`
+	Network string `json:"network"`
+	// Boot is up, failed or timeout; Problem says why when not up.
+	Boot    string `json:"boot"`
+	Problem string `json:"problem,omitempty"`
+	// Verdict is guestcheck's boot verdict, nil when there is none;
+	// VerdictSource says where it came from.
+	Verdict       *BootVerdict `json:"verdict,omitempty"`
+	VerdictSource string       `json:"verdict_source,omitempty"`
+	// Failing are guestcheck's failing checks, "id: summary".
+	Failing []string `json:"failing,omitempty"`
+	// IdentityOnly is set when guestcheck is not in the image: only
+	// identity was compared.
+	IdentityOnly bool `json:"identity_only"`
+	// Identity is nil when it could not be read (no agent).
+	Identity       *guestid.Identity `json:"identity,omitempty"`
+	IdentitySource string            `json:"identity_source,omitempty"`
+	Notes          []string          `json:"notes,omitempty"`
+	// ConsoleTail is the console's last lines when the clone failed.
+	ConsoleTail []string `json:"console_tail,omitempty"`
+	Timings     Timings  `json:"timings"`
+
+	// sealHash is the clone's machine-id as sealprep's template record
+	// hashes it (sealrecord.HashMachineID), for the comparison with the
+	// template's ID before the seal; "" when not read.
+	sealHash string
+}
+
+// cloneRun is everything one clone's boot needs.
+type cloneRun struct {
+	cfg   Config
+	clone Clone
+	boot  Boot
+	base  string // the template's format
+	res   CloneResult
+	con   *Console
+	vm    *vm
+}
+
+// prepare creates the clone's overlay on the template, its seed and,
+// for UEFI, its own variable store.
+func (r *cloneRun) prepare(ctx context.Context, instanceTag string) error {
+	c := r.clone
+	if err := os.MkdirAll(c.Dir, 0o700); err != nil {
+		return err
+	}
+	if err := r.overlay(ctx); err != nil {
+		return err
+	}
+	seed := nocloud.Seed{InstanceID: "prove-" + instanceTag + "-" + fmt.Sprint(c.Index+1), Hostname: "prove-" + fmt.Sprint(c.Index+1),
+		UserData: r.cfg.UserData, NetworkConfig: r.cfg.NetworkConfig}
+	if len(seed.NetworkConfig) == 0 {
+		seed.NetworkConfig = DefaultNetworkConfig(c) // netconfig.go: QEMU's restricted DHCP offers no router
+	}
+	if err := nocloud.Write(c.Seed(), seed); err != nil {
+		return fmt.Errorf("seed: %w", err)
+	}
+	if r.boot.Firmware == FirmwareUEFI {
+		return copyFile(r.boot.OVMF.Vars, c.Vars())
+	}
+	return nil
+}
+
+// overlay creates the clone's qcow2 overlay on the template.
+func (r *cloneRun) overlay(ctx context.Context) error {
+	c := r.clone
+	out, err := exec.CommandContext(ctx, r.cfg.QEMUImg, "create", "-q", "-f", "qcow2", "-F", r.base, "-b", r.cfg.Image, c.Overlay()).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("qemu-img create %s: %v: %s", c.Overlay(), err, firstLines(string(out), 2))
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, io.LimitReader(in, 64<<20)); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// run boots the clone and collects its verdict and identity. It always
+// stops QEMU before returning.
+func (r *cloneRun) run(ctx context.Context, tag string) CloneResult {
+	c := r.clone
+	r.res = CloneResult{Name: c.Name, MAC: c.MAC, Network: c.Net.String(), Boot: BootFailed}
+	t0 := time.Now()
+	r.cfg.Progress.Phase(c.Name, "seed and overlay")
+	if err := r.prepare(ctx, tag); err != nil {
+		r.res.Problem = err.Error()
+		return r.res
+	}
+	r.res.Timings.Seed = ms(time.Since(t0))
+	r.cfg.Progress.Phase(c.Name, "booting")
+	launched := time.Now()
+	a, err := r.bootAgent(ctx)
+	if r.vm != nil {
+		defer r.vm.stop()
+	}
+	if err != nil {
+		r.res.Problem = err.Error()
+		r.fail(ctx)
+		return r.res
+	}
+	if a == nil {
+		r.consoleVerdict()
+		return r.res
+	}
+	defer a.Close()
+	r.collect(ctx, a)
+	r.phaseTimes(launched)
+	return r.res
+}
+
+// maxAttempts bounds the boots of one clone: a guest kernel under TCG
+// now and then panics in its first second (a timer or IO-APIC check that
+// the host's load upset), before it runs init; that is booted again on a
+// fresh overlay. A panic after init, or any other failure, never is.
+const maxAttempts = 3
+
+// bootAgent starts QEMU and waits for the guest agent (see waitAgent), booting
+// again after an early kernel panic under TCG. r.vm is the last QEMU.
+func (r *cloneRun) bootAgent(ctx context.Context) (*qga.Client, error) {
+	c := r.clone
+	for attempt := 1; ; attempt++ {
+		r.con = NewConsole(c.Console(), time.Now())
+		v, err := start(ctx, r.cfg.QEMU, c, Args(c, r.boot))
+		if err != nil {
+			return nil, err
+		}
+		r.vm = v
+		a, err := r.waitAgent(ctx)
+		st := r.con.State()
+		_, ranInit := st.Marks["init"]
+		if err == nil || attempt == maxAttempts || ctx.Err() != nil || r.boot.Accel != AccelTCG ||
+			ranInit || !strings.Contains(st.Dead, "Kernel panic") {
+			return a, err
+		}
+		r.res.Notes = append(r.res.Notes, fmt.Sprintf("attempt %d: the guest kernel panicked before it ran init (%s), as TCG guests on a loaded host now and then do; booted again on a fresh overlay", attempt, st.Dead))
+		v.kill()
+		if err := r.fresh(ctx, attempt); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// fresh puts the failed attempt's console aside and gives the clone a new
+// overlay (and UEFI variables).
+func (r *cloneRun) fresh(ctx context.Context, attempt int) error {
+	c := r.clone
+	os.Rename(c.Console(), fmt.Sprintf("%s.attempt%d", c.Console(), attempt))
+	for _, p := range []string{c.Overlay(), c.QMP(), c.QGA()} {
+		os.Remove(p)
+	}
+	if err := r.overlay(ctx); err != nil {
+		return err
+	}
+	if r.boot.Firmware == FirmwareUEFI {
+		os.Remove(c.Vars())
+		return copyFile(r.boot.OVMF.Vars, c.Vars())
+	}
+	return nil
+}
+
+// fail records the console tail and whether the deadline ended the boot.
+func (r *cloneRun) fail(ctx context.Context) {
+	r.con.Poll()
+	r.res.Boot = BootFailed
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		r.res.Boot = BootTimeout
+	}
+	r.res.ConsoleTail = r.con.Tail()
+}
+
+func ms(d time.Duration) int64 { return d.Milliseconds() }
+
+// ended says why ctx ended: the run's deadline, or an interrupt.
+func ended(ctx context.Context) string {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return "the deadline passed"
+	}
+	return "the run was interrupted"
+}
+
+// phaseTimes fills boot, cloud-init and guestcheck from the console's
+// markers, when it showed them.
+func (r *cloneRun) phaseTimes(launched time.Time) {
+	m := r.con.State().Marks
+	if d, ok := m["init-local"]; ok {
+		r.res.Timings.Boot = ms(d)
+		if f, ok := m["cloud-init-finished"]; ok {
+			r.res.Timings.CloudInit = ms(f - d)
+			if g, ok := m["guestcheck"]; ok && g > f {
+				r.res.Timings.Guestcheck = ms(g - f)
+			}
+		}
+	}
+}
+
+// noAgentGrace is how long prove waits for the agent after the console
+// showed guestcheck's summary line or a login prompt: past it, the guest
+// has no agent. A variable for the tests.
+var noAgentGrace = 90 * time.Second
+
+// waitAgent waits until the agent answers (the client), the console
+// shows the boot finished without an agent (nil, nil), or the guest
+// dies or the deadline passes (an error).
+func (r *cloneRun) waitAgent(ctx context.Context) (*qga.Client, error) {
+	var finishedAt time.Time
+	for {
+		r.con.Poll()
+		st := r.con.State()
+		switch {
+		case st.Dead != "":
+			return nil, fmt.Errorf("the guest did not come up: %s", st.Dead)
+		case st.Overflow:
+			return nil, errors.New("the guest wrote more than 64 MiB to its console")
+		case !r.vm.alive():
+			return nil, fmt.Errorf("QEMU stopped before the guest came up (%v)", r.vm.exitErr)
+		case ctx.Err() != nil:
+			return nil, fmt.Errorf("%s before the guest agent answered", ended(ctx))
+		}
+		_, login := st.Marks["login"]
+		if finishedAt.IsZero() && (st.Summary != "" || login) {
+			finishedAt = time.Now()
+		}
+		if !finishedAt.IsZero() && time.Since(finishedAt) > noAgentGrace {
+			return nil, nil
+		}
+		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		a, err := qga.Dial(dctx, "unix", r.clone.QGA())
+		cancel()
+		if err == nil {
+			a.SetTimeout(30 * time.Second)
+			r.res.Timings.Boot = ms(time.Since(r.con.start))
+			return a, nil
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+// consoleVerdict judges a clone without an agent from its console.
+func (r *cloneRun) consoleVerdict() {
+	st := r.con.State()
+	r.res.Notes = append(r.res.Notes, "no guest agent answered: the boot verdict is the console's summary line, and identity was not compared for this clone")
+	bv, ok := ParseSummary(st.Summary)
+	if !ok {
+		r.res.Boot = BootFailed
+		r.res.Problem = "the guest booted (a login prompt on the console) but neither the guest agent nor guestcheck's console summary showed up: nothing to judge it by"
+		r.res.ConsoleTail = r.con.Tail()
+		return
+	}
+	r.res.Boot, r.res.Verdict, r.res.VerdictSource = BootUp, &bv, SourceConsole
+	r.phaseTimes(r.con.start)
+}

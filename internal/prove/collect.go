@@ -1,0 +1,198 @@
+package prove
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/guestcheck/guestcheck/internal/guestid"
+	"github.com/guestcheck/guestcheck/internal/qga"
+	"github.com/guestcheck/guestcheck/internal/sealrecord"
+)
+
+// Guest paths prove reads through the agent, and their bounds.
+const (
+	ReportPath     = "/run/guestcheck/report.json"
+	maxReport      = 4 << 20
+	maxSmallFile   = 16 << 10
+	guestcheckUnit = "/usr/lib/systemd/system/guestcheck.service"
+)
+
+// hostKeyPubs are the public halves prove reads; private keys are never
+// read through the agent.
+var hostKeyPubs = []string{
+	"/etc/ssh/ssh_host_ed25519_key.pub", "/etc/ssh/ssh_host_ecdsa_key.pub",
+	"/etc/ssh/ssh_host_rsa_key.pub", "/etc/ssh/ssh_host_dsa_key.pub",
+}
+
+// instanceIDPaths are where cloud-init keeps the current instance-id.
+var instanceIDPaths = []string{"/run/cloud-init/.instance-id", "/var/lib/cloud/data/instance-id"}
+
+// GuestReport is the part of guestcheck's JSON report (schema v1) prove
+// uses: the verdict, the failing checks and, when guestcheck reports it,
+// the identity.
+type GuestReport struct {
+	SchemaVersion int    `json:"schema_version"`
+	Tool          string `json:"tool"`
+	Status        string `json:"status"`
+	Summary       struct {
+		Pass, Warn, Fail, Skip, Error int
+	} `json:"summary"`
+	Checks []struct {
+		ID      string `json:"id"`
+		Status  string `json:"status"`
+		Summary string `json:"summary"`
+	} `json:"checks"`
+	Identity *guestid.Identity `json:"identity"`
+}
+
+// ParseGuestReport schema-checks a guestcheck report: schema_version 1,
+// tool guestcheck, a known status.
+func ParseGuestReport(b []byte) (GuestReport, error) {
+	var r GuestReport
+	if err := json.Unmarshal(b, &r); err != nil {
+		return r, fmt.Errorf("%s: not JSON: %v", ReportPath, err)
+	}
+	if r.SchemaVersion != 1 || r.Tool != "guestcheck" {
+		return r, fmt.Errorf("%s: not a guestcheck schema 1 report (schema_version %d, tool %.40q)", ReportPath, r.SchemaVersion, r.Tool)
+	}
+	if !slices.Contains([]string{"pass", "warn", "fail", "error", "skip"}, r.Status) {
+		return r, fmt.Errorf("%s: unknown status %.40q", ReportPath, r.Status)
+	}
+	return r, nil
+}
+
+// Verdict is the report's verdict in the console's words.
+func (r GuestReport) Verdict() BootVerdict {
+	s := r.Summary
+	return BootVerdict{Status: strings.ToUpper(r.Status), Checks: len(r.Checks), Counts: map[string]int{
+		"fail": s.Fail, "error": s.Error, "warn": s.Warn, "pass": s.Pass, "skip": s.Skip,
+	}}
+}
+
+// Failing lists the checks that failed or could not run, "id: summary".
+func (r GuestReport) Failing() []string {
+	var out []string
+	for _, c := range r.Checks {
+		if c.Status == "fail" || c.Status == "error" {
+			out = append(out, clean(c.ID+": "+c.Summary))
+		}
+	}
+	return out
+}
+
+// exists reports whether the guest has a readable file at path, by
+// opening it read-only and closing it again.
+func exists(ctx context.Context, a qga.Agent, path string) (bool, error) {
+	var h int
+	err := a.Exec(ctx, "guest-file-open", map[string]string{"path": path, "mode": "r"}, &h)
+	var qe *qga.Error
+	if errors.As(err, &qe) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	a.Exec(cctx, "guest-file-close", map[string]int{"handle": h}, nil)
+	return true, nil
+}
+
+// readSmall reads a small guest file, "" when it is missing.
+func readSmall(ctx context.Context, a qga.Agent, path string) (string, bool, error) {
+	b, err := qga.ReadFile(ctx, a, path, maxSmallFile)
+	var qe *qga.Error
+	if errors.As(err, &qe) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	return strings.TrimSpace(string(b)), true, nil
+}
+
+// AgentIdentity reads a running clone's identity through the agent, for
+// a guest whose guestcheck report carries none: machine-id (hashed here,
+// never kept), the SSH host keys' public halves, the kernel hostname,
+// cloud-init's instance-id and the NICs. It also returns the machine-id
+// as sealprep's template record hashes it. The DHCP client identity and
+// MAC-pinned configuration need guestcheck's own reading and are listed
+// as unread.
+func AgentIdentity(ctx context.Context, a qga.Agent) (guestid.Identity, string) {
+	var id guestid.Identity
+	sealHash := ""
+	unread := func(item string, err error) { id.Unread = append(id.Unread, item+": "+clean(err.Error())) }
+	if mid, ok, err := readSmall(ctx, a, "/etc/machine-id"); err != nil {
+		unread("machine-id", err)
+	} else if h, valid := guestid.MachineIDHash(mid); valid {
+		id.MachineIDHash, id.MachineIDState = h, "valid"
+		sealHash = sealrecord.HashMachineID(mid)
+	} else if ok {
+		id.MachineIDState = "not a machine ID"
+	} else {
+		id.MachineIDState = "missing"
+	}
+	for _, p := range hostKeyPubs {
+		b, ok, err := readSmall(ctx, a, p)
+		if err != nil {
+			unread("ssh-host-key "+p, err)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		pk, _, _, _, err := ssh.ParseAuthorizedKey([]byte(b))
+		if err != nil {
+			unread("ssh-host-key "+p, errors.New("not an OpenSSH public key"))
+			continue
+		}
+		id.HostKeys = append(id.HostKeys, guestid.HostKey{Type: pk.Type(), Fingerprint: ssh.FingerprintSHA256(pk), Path: p})
+	}
+	if h, err := qga.HostName(ctx, a); err != nil {
+		unread("hostname", err)
+	} else {
+		id.Hostname = clean(h)
+	}
+	for _, p := range instanceIDPaths {
+		if v, ok, err := readSmall(ctx, a, p); err == nil && ok && v != "" {
+			id.InstanceID = clean(v)
+			break
+		}
+	}
+	ifs, err := qga.Interfaces(ctx, a)
+	if err != nil {
+		unread("interfaces", err)
+	}
+	id.Interfaces = agentInterfaces(ifs)
+	id.Unread = append(id.Unread, "dhcp-client-id: guestcheck's report carries no identity", "mac-binding: guestcheck's report carries no identity")
+	return id, sealHash
+}
+
+// agentInterfaces keeps the NICs (no loopback) and their global
+// addresses.
+func agentInterfaces(ifs []qga.Interface) []guestid.Interface {
+	var out []guestid.Interface
+	for _, i := range ifs {
+		if i.Name == "lo" || i.HardwareAddress == "" || i.HardwareAddress == "00:00:00:00:00:00" {
+			continue
+		}
+		g := guestid.Interface{Name: clean(i.Name), MAC: strings.ToLower(clean(i.HardwareAddress))}
+		for _, a := range i.IPAddresses {
+			ip, err := netip.ParseAddr(a.Address)
+			if err != nil || !ip.IsGlobalUnicast() || ip.IsLinkLocalUnicast() {
+				continue
+			}
+			g.Addresses = append(g.Addresses, netip.PrefixFrom(ip, a.Prefix).String())
+		}
+		out = append(out, g)
+	}
+	return out
+}

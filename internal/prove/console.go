@@ -1,0 +1,227 @@
+package prove
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// SummaryLine is guestcheck.service's one line on the console.
+var SummaryLine = regexp.MustCompile(`guestcheck: ([A-Z]+) (\d+) checks?: (\d+) fail, (\d+) error, (\d+) warn, (\d+) pass, (\d+) skip(?:; [^()]*)? \(\d+ ms\)`)
+
+// Markers the console watcher times the phases by (cloud-init's own
+// stage lines).
+var (
+	initLocalLine = regexp.MustCompile(`Cloud-init v\. \S+ running 'init-local'`)
+	finishedLine  = regexp.MustCompile(`Cloud-init v\. \S+ finished at`)
+	loginLine     = regexp.MustCompile(`(?m)^\S+ login: `)
+	// initLine is the kernel handing over to userspace.
+	initLine = regexp.MustCompile(`Run \S+ as init process|Freeing unused kernel image`)
+)
+
+// deadLines are console lines after which a guest will not come up on its
+// own: a panic, an emergency or rescue shell, an initramfs that gave up.
+var deadLines = regexp.MustCompile(`Kernel panic - not syncing|end Kernel panic|You are in emergency mode|You are in rescue mode|Entering emergency mode|Give root password for maintenance|Cannot open access to console, the root account is locked|Gave up waiting for root|Dropping to a shell!|\(initramfs\) $|dracut-initqueue\[\d+\]: Warning: Could not boot`)
+
+// Console limits: a tail kept for the report and a cap on the whole file
+// (a guest that floods its console is stopped).
+const (
+	tailBytes       = 64 << 10
+	maxConsoleBytes = 64 << 20
+	tailLines       = 25
+)
+
+// Console follows a clone's serial console file: it keeps the last
+// 64 KiB, notes when the phase markers appeared and whether the guest
+// died. Lines are matched whole; a line longer than the tail is cut.
+type Console struct {
+	mu       sync.Mutex
+	path     string
+	off      int64
+	partial  []byte
+	tail     []byte
+	start    time.Time
+	marks    map[string]time.Duration
+	summary  string
+	dead     string
+	overflow bool
+}
+
+// NewConsole follows path from its start; times are since start.
+func NewConsole(path string, start time.Time) *Console {
+	return &Console{path: path, start: start, marks: map[string]time.Duration{}}
+}
+
+// Poll reads what the console file gained since the last Poll.
+func (c *Console) Poll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f, err := os.Open(c.path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if c.off >= maxConsoleBytes {
+		c.overflow = true
+		return
+	}
+	if _, err := f.Seek(c.off, io.SeekStart); err != nil {
+		return
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, maxConsoleBytes-c.off))
+	c.off += int64(len(b))
+	c.feed(b)
+}
+
+// Feed takes console bytes as Poll does: tests feed captured consoles.
+func (c *Console) Feed(b []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.feed(b)
+}
+
+func (c *Console) feed(b []byte) {
+	c.tail = append(c.tail, b...)
+	if len(c.tail) > tailBytes {
+		c.tail = c.tail[len(c.tail)-tailBytes:]
+	}
+	buf := append(c.partial, b...)
+	for {
+		i := bytes.IndexByte(buf, '\n')
+		if i < 0 {
+			break
+		}
+		c.line(string(buf[:i]))
+		buf = buf[i+1:]
+	}
+	if len(buf) > 4096 {
+		buf = buf[len(buf)-4096:]
+	}
+	c.partial = append([]byte(nil), buf...)
+	// A prompt waits without a newline.
+	p := string(c.partial)
+	if deadLines.MatchString(p) && c.dead == "" {
+		c.dead = clean(p)
+	}
+	if _, ok := c.marks["login"]; !ok && loginLine.MatchString(p) {
+		c.marks["login"] = time.Since(c.start)
+	}
+}
+
+func (c *Console) line(l string) {
+	l = strings.TrimRight(l, "\r")
+	now := time.Since(c.start)
+	mark := func(name string, re *regexp.Regexp) {
+		if _, ok := c.marks[name]; !ok && re.MatchString(l) {
+			c.marks[name] = now
+		}
+	}
+	mark("init-local", initLocalLine)
+	mark("cloud-init-finished", finishedLine)
+	mark("login", loginLine)
+	mark("init", initLine)
+	if m := SummaryLine.FindString(l); m != "" {
+		c.summary = m
+		if _, ok := c.marks["guestcheck"]; !ok {
+			c.marks["guestcheck"] = now
+		}
+	}
+	if c.dead == "" && deadLines.MatchString(l) {
+		c.dead = clean(l)
+	}
+}
+
+// ConsoleState is what the console showed so far.
+type ConsoleState struct {
+	// Summary is guestcheck's summary line, "" until it appeared.
+	Summary string
+	// Dead is the line that shows the guest will not come up.
+	Dead string
+	// Overflow is set when the guest wrote more than 64 MiB.
+	Overflow bool
+	// Marks are the phase markers seen, as time since the start.
+	Marks map[string]time.Duration
+}
+
+// State returns a copy of what the console showed.
+func (c *Console) State() ConsoleState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := make(map[string]time.Duration, len(c.marks))
+	for k, v := range c.marks {
+		m[k] = v
+	}
+	return ConsoleState{Summary: c.summary, Dead: c.dead, Overflow: c.overflow, Marks: m}
+}
+
+// Tail is the console's last lines, control characters removed.
+func (c *Console) Tail() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return tailOf(c.tail, tailLines)
+}
+
+func tailOf(b []byte, n int) []string {
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = clean(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	if len(out) > n {
+		out = out[len(out)-n:]
+	}
+	return out
+}
+
+// ansi matches terminal escape sequences (colours, cursor moves).
+var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Z0-9]|\x1b[=>]`)
+
+// keyBody matches an OpenSSH public key's base64 body (cloud-init prints
+// the host keys on the console); reports carry fingerprints, never keys.
+var keyBody = regexp.MustCompile(`AAAA[0-9A-Za-z+/]{16,}=*(\.\.\.)?`)
+
+// clean makes one console line safe to print: escapes and control
+// characters out, key bodies left out, at most 300 characters.
+func clean(s string) string {
+	s = ansi.ReplaceAllString(s, "")
+	s = keyBody.ReplaceAllString(s, "[key left out]")
+	s = strings.Map(func(r rune) rune {
+		if r == '\t' {
+			return ' '
+		}
+		if r < 0x20 || r == 0x7f || r == 0xfffd {
+			return -1
+		}
+		return r
+	}, s)
+	s = strings.TrimSpace(s)
+	if r := []rune(s); len(r) > 300 {
+		s = string(r[:300]) + "..."
+	}
+	return s
+}
+
+// BootVerdict is guestcheck's verdict as its summary line states it.
+type BootVerdict struct {
+	Status string         `json:"status"` // PASS, WARN, FAIL, ERROR as guestcheck prints it
+	Checks int            `json:"checks"`
+	Counts map[string]int `json:"counts"` // fail, error, warn, pass, skip
+}
+
+// ParseSummary reads guestcheck's console summary line.
+func ParseSummary(line string) (BootVerdict, bool) {
+	m := SummaryLine.FindStringSubmatch(line)
+	if m == nil {
+		return BootVerdict{}, false
+	}
+	n := func(s string) int { v, _ := strconv.Atoi(s); return v }
+	return BootVerdict{Status: m[1], Checks: n(m[2]), Counts: map[string]int{
+		"fail": n(m[3]), "error": n(m[4]), "warn": n(m[5]), "pass": n(m[6]), "skip": n(m[7]),
+	}}, true
+}

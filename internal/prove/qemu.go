@@ -1,0 +1,132 @@
+package prove
+
+import (
+	"crypto/rand"
+	"fmt"
+	"net/netip"
+	"path/filepath"
+	"strings"
+)
+
+// Clone is one throwaway clone: its name, network and files.
+type Clone struct {
+	Name  string
+	Index int
+	// MAC is 52:54:00 (QEMU's prefix) and three random bytes.
+	MAC string
+	// Net is the clone's own /28 of 192.0.2.0/24: QEMU's user network
+	// hands out an address from it, so clones get different addresses
+	// while a static address baked into the template stays the same.
+	Net netip.Prefix
+	// Dir holds the overlay, seed, console, sockets and UEFI variables.
+	Dir string
+}
+
+// Files of a clone's directory.
+func (c Clone) Overlay() string { return filepath.Join(c.Dir, "disk.qcow2") }
+
+// Seed is the NoCloud seed's path.
+func (c Clone) Seed() string { return filepath.Join(c.Dir, "seed.iso") }
+
+// Console is the serial console's capture.
+func (c Clone) Console() string { return filepath.Join(c.Dir, "console.log") }
+
+// QGA is the guest agent's chardev socket.
+func (c Clone) QGA() string { return filepath.Join(c.Dir, "qga.sock") }
+
+// QMP is QEMU's monitor socket.
+func (c Clone) QMP() string { return filepath.Join(c.Dir, "qmp.sock") }
+
+// Vars is the clone's own copy of the UEFI variable store.
+func (c Clone) Vars() string { return filepath.Join(c.Dir, "OVMF_VARS.fd") }
+
+// host returns the nth address of the clone's network.
+func (c Clone) host(n int) netip.Addr {
+	a := c.Net.Addr().As4()
+	a[3] += byte(n)
+	return netip.AddrFrom4(a)
+}
+
+// NewClone names clone i (from 0) and gives it a MAC and a network.
+func NewClone(i int, dir string) (Clone, error) {
+	var b [3]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return Clone{}, err
+	}
+	if i < 0 || i >= MaxClones {
+		return Clone{}, fmt.Errorf("clone %d: at most %d clones", i+1, MaxClones)
+	}
+	net := netip.PrefixFrom(netip.AddrFrom4([4]byte{192, 0, 2, byte(16 * i)}), 28)
+	return Clone{
+		Name: fmt.Sprintf("clone-%d", i+1), Index: i,
+		MAC: fmt.Sprintf("52:54:00:%02x:%02x:%02x", b[0], b[1], b[2]),
+		Net: net, Dir: dir,
+	}, nil
+}
+
+// Boot is how every clone boots: firmware, accelerator and size.
+type Boot struct {
+	Firmware               string // bios, uefi or kernel
+	OVMF                   OVMF   // for uefi
+	Kernel, Initrd, Append string // for kernel
+	Accel                  string
+	MemoryMiB, CPUs        int
+}
+
+// Args is QEMU's command line for clone c. The guest gets only QEMU's
+// user network with restrict=on (no way out of the host), its overlay,
+// its seed, an agent channel, a serial console into a file, QMP and a
+// virtio RNG (entropy for SSH host key generation under TCG).
+func Args(c Clone, b Boot) []string {
+	a := []string{
+		"-name", c.Name, "-accel", b.Accel,
+		"-m", fmt.Sprint(b.MemoryMiB), "-smp", fmt.Sprint(b.CPUs),
+		"-no-reboot", "-nodefaults", "-display", "none", "-monitor", "none",
+		"-serial", "file:" + c.Console(),
+		"-qmp", "unix:" + c.QMP() + ",server=on,wait=off",
+	}
+	if b.Accel == AccelKVM {
+		a = append(a, "-cpu", "host")
+	}
+	switch b.Firmware {
+	case FirmwareKernel:
+		a = append(a, "-kernel", b.Kernel)
+		if b.Initrd != "" {
+			a = append(a, "-initrd", b.Initrd)
+		}
+		if b.Append != "" {
+			a = append(a, "-append", b.Append)
+		}
+	case FirmwareUEFI:
+		a = append(a, "-machine", "q35",
+			"-drive", "if=pflash,format=raw,unit=0,readonly=on,file="+b.OVMF.Code,
+			"-drive", "if=pflash,format=raw,unit=1,file="+c.Vars())
+	}
+	// The NIC first, in slot 3 as QEMU's default NIC (the guest names it
+	// ens3 before cloud-init renames it), before another device takes it.
+	a = append(a,
+		"-netdev", netdev(c),
+		"-device", "virtio-net-pci,netdev=net0,addr=0x3,mac="+c.MAC,
+		"-drive", "file="+c.Overlay()+",if=none,id=disk0,format=qcow2,discard=unmap",
+		"-device", "virtio-blk-pci,drive=disk0,bootindex=1",
+		"-drive", "file="+c.Seed()+",if=none,id=seed0,format=raw,readonly=on",
+		"-device", "virtio-blk-pci,drive=seed0",
+		"-device", "virtio-serial-pci",
+		"-chardev", "socket,path="+c.QGA()+",server=on,wait=off,id=qga0",
+		"-device", "virtserialport,chardev=qga0,name=org.qemu.guest_agent.0",
+		"-object", "rng-random,filename=/dev/urandom,id=rng0", "-device", "virtio-rng-pci,rng=rng0",
+	)
+	return a
+}
+
+// netdev is the clone's user network: restrict=on always, no IPv6, and
+// its own /28 with the gateway at .2, DNS at .3 and DHCP from .8.
+func netdev(c Clone) string {
+	return strings.Join([]string{
+		"user", "id=net0", "restrict=on", "ipv6=off",
+		"net=" + c.Net.String(),
+		"host=" + c.host(2).String(),
+		"dns=" + c.host(3).String(),
+		"dhcpstart=" + c.host(8).String(),
+	}, ",")
+}

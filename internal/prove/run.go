@@ -1,0 +1,256 @@
+package prove
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/guestid"
+	"github.com/guestcheck/guestcheck/internal/image"
+)
+
+// Refusal is a reason prove did not boot anything: a usage problem, a
+// template in use, a missing tool. Its exit code is 3.
+type Refusal struct{ Reason string }
+
+func (r *Refusal) Error() string { return r.Reason }
+
+func refuse(format string, args ...any) error { return &Refusal{fmt.Sprintf(format, args...)} }
+
+// Report is a prove run's result; renderers are pure functions of it.
+type Report struct {
+	SchemaVersion int    `json:"schema_version"`
+	Tool          string `json:"tool"`
+	Command       string `json:"command"`
+	Version       string `json:"version"`
+	Image         struct {
+		File   string `json:"file"`
+		Format string `json:"format"`
+	} `json:"image"`
+	Accel          string `json:"accel"`
+	AccelReason    string `json:"accel_reason"`
+	Firmware       string `json:"firmware"`
+	FirmwareReason string `json:"firmware_reason"`
+	MemoryMiB      int    `json:"memory_mib"`
+	CPUs           int    `json:"cpus"`
+	// Proven is the verdict: every clone came up healthy and no identity
+	// item is shared.
+	Proven     bool                `json:"proven"`
+	Clones     []CloneResult       `json:"clones"`
+	Template   TemplateIdentity    `json:"template"`
+	Items      []ItemResult        `json:"items"`
+	Collisions []guestid.Collision `json:"collisions"`
+	Failures   []Failure           `json:"failures"`
+	Notes      []string            `json:"notes,omitempty"`
+	// Kept is --keep's directory, when the clones' files were kept.
+	Kept       string    `json:"kept,omitempty"`
+	StartedAt  time.Time `json:"started_at"`
+	DurationMS int64     `json:"duration_ms"`
+	// PeakRSSKiB is the prove process's own peak resident memory
+	// (VmHWM), apart from the QEMU processes.
+	PeakRSSKiB int64 `json:"peak_rss_kib"`
+}
+
+// Exit codes.
+const (
+	ExitProven  = 0 // every clone healthy, nothing shared
+	ExitFailed  = 1 // a clone failed or identity is shared
+	ExitRefused = 3 // usage error or refusal: nothing was booted
+)
+
+// ExitCode is the report's exit code.
+func ExitCode(r Report) int {
+	if r.Proven {
+		return ExitProven
+	}
+	return ExitFailed
+}
+
+// TemplateReader reads the template's identity offline (sealprep passes
+// one that attaches the image read-only as root); nil leaves it unread.
+type TemplateReader func(ctx context.Context, file string) TemplateIdentity
+
+// Run proves cfg.Image. An error is a *Refusal (nothing booted) or a
+// failure to set up; a report with Proven false is a template that
+// failed.
+func Run(ctx context.Context, cfg Config, readTemplate TemplateReader) (Report, error) {
+	cfg = cfg.withDefaults()
+	start := time.Now()
+	if err := cfg.Validate(); err != nil {
+		return Report{}, &Refusal{err.Error()}
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	rep := Report{SchemaVersion: 1, Tool: "sealprep", Command: "prove", Version: cfg.Version, StartedAt: start.UTC(),
+		MemoryMiB: cfg.MemoryMiB, CPUs: cfg.CPUs, Clones: []CloneResult{}, Failures: []Failure{}, Collisions: []guestid.Collision{}}
+	boot, format, err := plan(ctx, &cfg, &rep)
+	if err != nil {
+		return Report{}, err
+	}
+	if readTemplate != nil {
+		rep.Template = readTemplate(ctx, cfg.Image)
+	} else {
+		rep.Template = TemplateIdentity{NotRead: "the template's own identity is read only as root"}
+	}
+	dir, cleanup, err := workDir(cfg.Keep)
+	if err != nil {
+		return Report{}, err
+	}
+	defer cleanup()
+	if cfg.Keep != "" {
+		rep.Kept = dir
+	}
+	rep.Clones = runClones(ctx, cfg, boot, format, dir)
+	cfg.Progress.Done()
+	var cols []guestid.Collision
+	rep.Items, cols = Compare(rep.Clones, rep.Template)
+	if cols != nil {
+		rep.Collisions = cols
+	}
+	rep.Failures = failures(rep.Clones, rep.Collisions)
+	rep.Proven = len(rep.Failures) == 0
+	rep.DurationMS = ms(time.Since(start))
+	rep.PeakRSSKiB = PeakRSS()
+	return rep, nil
+}
+
+// plan checks the template and the tools and decides the firmware and
+// accelerator, all before anything boots.
+func plan(ctx context.Context, cfg *Config, rep *Report) (Boot, string, error) {
+	abs, err := filepath.Abs(cfg.Image)
+	if err != nil {
+		return Boot{}, "", err
+	}
+	cfg.Image = abs
+	rep.Image.File = abs
+	if st, err := os.Stat(abs); errors.Is(err, os.ErrNotExist) {
+		return Boot{}, "", refuse("--image %s: no such file", cfg.Image)
+	} else if err != nil || !st.Mode().IsRegular() {
+		return Boot{}, "", refuse("--image %s: not a regular file", cfg.Image)
+	}
+	for _, t := range []struct{ bin, pkg string }{{cfg.QEMU, "qemu-system-x86"}, {cfg.QEMUImg, "qemu-utils"}} {
+		if _, err := exec.LookPath(t.bin); err != nil {
+			return Boot{}, "", refuse("%s is missing (Debian package %s)", t.bin, t.pkg)
+		}
+	}
+	info, err := image.Inspect(ctx, cfg.QEMUImg, abs)
+	if errors.Is(err, image.ErrInUse) {
+		return Boot{}, "", refuse("the template is in use: a running VM or another tool holds its lock; power it off first (clones of a template that is being written prove nothing)")
+	}
+	if err != nil {
+		return Boot{}, "", refuse("--image %s: %v", cfg.Image, err)
+	}
+	if info.Format != "raw" && info.Format != "qcow2" {
+		return Boot{}, "", refuse("the template is in %s format: prove boots raw and qcow2 (qemu-img convert -O qcow2 first)", info.Format)
+	}
+	rep.Image.Format = info.Format
+	b := Boot{MemoryMiB: cfg.MemoryMiB, CPUs: cfg.CPUs, Kernel: cfg.Kernel, Initrd: cfg.Initrd, Append: cfg.Append}
+	if err := chooseBoot(ctx, cfg, info.Format, &b, rep); err != nil {
+		return Boot{}, "", err
+	}
+	ac, err := ChooseAccel(cfg.Accel, cfg.KVMDevice, cfg.CPUInfo)
+	if err != nil {
+		return Boot{}, "", &Refusal{err.Error()}
+	}
+	b.Accel, rep.Accel, rep.AccelReason = ac.Accel, ac.Accel, ac.Reason
+	return b, info.Format, nil
+}
+
+// chooseBoot picks the firmware: direct kernel boot when --kernel is
+// given, else from the disk's partition table.
+func chooseBoot(ctx context.Context, cfg *Config, format string, b *Boot, rep *Report) error {
+	if cfg.Kernel != "" {
+		for _, f := range []string{cfg.Kernel, cfg.Initrd} {
+			if f != "" && !regular(f) {
+				return refuse("%s: no such file", f)
+			}
+		}
+		b.Firmware, rep.Firmware, rep.FirmwareReason = FirmwareKernel, FirmwareKernel, "--kernel"
+		return nil
+	}
+	head, err := readHead(ctx, cfg.QEMUImg, cfg.Image, format)
+	if err != nil {
+		return err
+	}
+	fc, err := ChooseFirmware(head, cfg.Firmware)
+	if err != nil {
+		return &Refusal{err.Error()}
+	}
+	if fc.Firmware == FirmwareUEFI {
+		if b.OVMF, err = FindOVMF(cfg.OVMFDir); err != nil {
+			return &Refusal{err.Error()}
+		}
+	}
+	b.Firmware, rep.Firmware, rep.FirmwareReason = fc.Firmware, fc.Firmware, fc.Reason
+	return nil
+}
+
+// headSectors is what readHead reads: the MBR, the GPT header and a
+// standard GPT entry array (34 sectors), with room to spare.
+const headSectors = 64
+
+// readHead reads the template's first sectors through qemu-img, which
+// knows qcow2, into memory.
+func readHead(ctx context.Context, qemuImg, file, format string) ([]byte, error) {
+	tmp, err := os.MkdirTemp("", "sealprep-prove-head-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	out := filepath.Join(tmp, "head")
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	b, err := exec.CommandContext(cctx, qemuImg, "dd", "-f", format, "-O", "raw", "bs=512", fmt.Sprintf("count=%d", headSectors), "if="+file, "of="+out).CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("qemu-img dd %s: %v: %s", file, err, firstLines(string(b), 2))
+	}
+	return os.ReadFile(out)
+}
+
+// workDir is the clones' parent directory: --keep's (created, and kept)
+// or a new temporary one (removed by cleanup).
+func workDir(keep string) (string, func(), error) {
+	if keep != "" {
+		if err := os.MkdirAll(keep, 0o700); err != nil {
+			return "", nil, refuse("--keep %s: %v", keep, err)
+		}
+		d, err := os.MkdirTemp(keep, "prove-")
+		return d, func() {}, err
+	}
+	d, err := os.MkdirTemp("", "sealprep-prove-")
+	if err != nil {
+		return "", nil, err
+	}
+	return d, func() { os.RemoveAll(d) }, nil
+}
+
+// runClones boots every clone in parallel and waits for all of them.
+func runClones(ctx context.Context, cfg Config, boot Boot, format, dir string) []CloneResult {
+	var tagb [3]byte
+	rand.Read(tagb[:])
+	tag := hex.EncodeToString(tagb[:])
+	out := make([]CloneResult, cfg.Clones)
+	var wg sync.WaitGroup
+	for i := range cfg.Clones {
+		c, err := NewClone(i, filepath.Join(dir, fmt.Sprintf("clone-%d", i+1)))
+		if err != nil {
+			out[i] = CloneResult{Name: fmt.Sprintf("clone-%d", i+1), Boot: BootFailed, Problem: err.Error()}
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := &cloneRun{cfg: cfg, clone: c, boot: boot, base: format}
+			out[i] = r.run(ctx, tag)
+		}()
+	}
+	wg.Wait()
+	return out
+}

@@ -1,0 +1,91 @@
+package prove
+
+import (
+	"context"
+	"errors"
+	"path"
+	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/guestid"
+	"github.com/guestcheck/guestcheck/internal/hostnamefile"
+	"github.com/guestcheck/guestcheck/internal/identity"
+	"github.com/guestcheck/guestcheck/internal/image"
+)
+
+// OfflineTemplate reads the template's identity from the image itself,
+// attached read-only through internal/image (root only), before any clone
+// boots. stateDir is image.Options.StateDir ("" for the default).
+func OfflineTemplate(stateDir string) TemplateReader {
+	return func(ctx context.Context, file string) TemplateIdentity {
+		s, err := image.Open(ctx, file, image.Options{ReadOnly: true, StateDir: stateDir})
+		if err != nil {
+			var ref *image.Refusal
+			if errors.As(err, &ref) {
+				return TemplateIdentity{NotRead: ref.Reason}
+			}
+			return TemplateIdentity{NotRead: clean(err.Error())}
+		}
+		defer s.Close()
+		root, err := fs.Open(s.Root)
+		if err != nil {
+			return TemplateIdentity{NotRead: clean(err.Error())}
+		}
+		defer root.Close()
+		return ReadTemplateRoot(root)
+	}
+}
+
+// ReadTemplateRoot reads what clones must not keep from a template root:
+// its machine-id (hashed), SSH host keys, hostname and cloud-init
+// instance-id, and sealprep's template record, whose host keys are the
+// template's own keys from before the seal.
+func ReadTemplateRoot(r fs.Reader) TemplateIdentity {
+	t := TemplateIdentity{Read: true}
+	var id guestid.Identity
+	mf := identity.ReadFile(r, "/etc/machine-id")
+	id.MachineIDState = mf.Kind.String()
+	if h, ok := guestid.MachineIDHash(mf.ID()); ok && mf.Kind.HoldsID() {
+		id.MachineIDHash = h
+	}
+	if ents, err := r.ReadDir("/etc/ssh"); err == nil {
+		for _, e := range ents {
+			name := path.Base(e.Name)
+			if !strings.HasPrefix(name, "ssh_host_") || !strings.HasSuffix(name, "_key") {
+				continue
+			}
+			k := identity.ReadHostKey(r, "/etc/ssh/"+name)
+			if typ, fp, ok := k.Identity(); ok {
+				id.HostKeys = append(id.HostKeys, guestid.HostKey{Type: typ, Fingerprint: fp, Path: k.Path})
+			}
+		}
+	}
+	if st := hostnamefile.ReadStatic(r); st.Name != "" {
+		id.Hostname = st.Name
+	}
+	if b, err := r.ReadFileLimit("/var/lib/cloud/data/instance-id", maxSmallFile); err == nil {
+		id.InstanceID = clean(string(b))
+	}
+	rec := identity.ReadTemplate(r)
+	if rec.Record != nil {
+		t.Record, t.SealedAt = true, rec.Record.SealedAt.UTC().Format("2006-01-02T15:04:05Z")
+		t.Operations = rec.Record.Operations
+		t.recordMachineID = rec.Record.MachineIDSHA256
+		for _, k := range rec.Record.HostKeys {
+			if !containsKey(id.HostKeys, k.Fingerprint) {
+				id.HostKeys = append(id.HostKeys, guestid.HostKey{Type: k.Type, Fingerprint: k.Fingerprint, Path: k.File + " (before the seal)"})
+			}
+		}
+	}
+	t.Identity = &id
+	return t
+}
+
+func containsKey(ks []guestid.HostKey, fp string) bool {
+	for _, k := range ks {
+		if k.Fingerprint == fp {
+			return true
+		}
+	}
+	return false
+}

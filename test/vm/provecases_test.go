@@ -1,0 +1,216 @@
+//go:build vmtest
+
+package vm
+
+import (
+	"context"
+	"encoding/xml"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/guestid"
+	"github.com/guestcheck/guestcheck/internal/prove"
+)
+
+// proveTimeout is the whole-run deadline of the runs that boot: two TCG
+// clones take 3 to 7 minutes on the 2-core machine, and more when other
+// jobs load it (the harness's own boot deadline is 12 minutes).
+const proveTimeout = 15 * time.Minute
+
+// keptKeysUserData is user-data whose cloud-init keeps the image's SSH
+// host keys on a new instance (ssh_deletekeys: false, as images that pin
+// their host keys ship it; see keepKeysUserData). Without it cloud-init's
+// ssh module gives every new instance new keys, and clones of an unsealed
+// Debian template share only their machine-id.
+const keptKeysUserData = baseUserData + "ssh_deletekeys: false\n"
+
+// proveUnsealed: two clones of the unsealed template (booted once, then
+// powered off) keep its machine-id and, with keys kept, its host keys:
+// prove fails (exit 1) naming both items, the clones and the template,
+// with the fix; each clone boots and guestcheck fails it on
+// network-identity (identity-clone-kept-machine-id: see noChannelClone for
+// the finding itself), and nothing else but ssh (the template's keys are
+// older than the instance); instance-ids, hostnames, MACs and addresses
+// are distinct. No report holds the machine-id in clear.
+func proveUnsealed(ctx context.Context, t *testing.T, e *env) {
+	r := runProve(ctx, t, e, "unsealed", e.unsealed, keptKeysUserData, 2, proveTimeout,
+		"--kernel", e.img.Kernel, "--initrd", e.img.Initrd, "--append", "root=LABEL=rootfs rw console=ttyS0 panic=-1")
+	if r.exit != prove.ExitFailed || r.rep.Proven {
+		t.Errorf("exit %d, proven %v; want 1 and not proven", r.exit, r.rep.Proven)
+	}
+	if r.rep.Firmware != prove.FirmwareKernel {
+		t.Errorf("firmware %s, want kernel (--kernel)", r.rep.Firmware)
+	}
+	all := append(r.cloneNames(), prove.TemplateName)
+	r.expectCollision(t, guestid.ItemMachineID, hashOf(t, e.template.machineID), all...)
+	r.expectCollision(t, guestid.ItemHostKey, fingerprint(t, e.template.hostKey), all...)
+	r.expectItems(t, prove.ItemShared, guestid.ItemMachineID, guestid.ItemHostKey)
+	r.expectItems(t, prove.ItemDistinct, guestid.ItemInstanceID, guestid.ItemHostname, guestid.ItemMAC, guestid.ItemAddress)
+	for _, c := range r.rep.Clones {
+		if c.Boot != prove.BootUp || c.Verdict == nil || c.VerdictSource != prove.SourceAgent {
+			t.Errorf("%s: boot %s, verdict %v from %q; want up, judged through the agent", c.Name, c.Boot, c.Verdict, c.VerdictSource)
+			continue
+		}
+		if c.Verdict.Status != "FAIL" || !slices.ContainsFunc(c.Failing, func(f string) bool { return strings.HasPrefix(f, "network-identity: ") }) {
+			t.Errorf("%s: guestcheck %s, failing %v; want FAIL with network-identity", c.Name, c.Verdict.Status, c.Failing)
+		}
+		for _, f := range c.Failing {
+			if !strings.HasPrefix(f, "network-identity: ") && !strings.HasPrefix(f, "ssh: ") {
+				t.Errorf("%s: a check that the kept identity does not explain fails: %s", c.Name, f)
+			}
+		}
+	}
+	r.noMachineID(t, e.template.machineID)
+	r.expectJUnit(t, r.cloneNames(), []guestid.Item{guestid.ItemMachineID, guestid.ItemHostKey})
+}
+
+// proveSealed: the GPT template sealed by sealprep apply --image, booted
+// through its own GRUB under OVMF (prove chooses UEFI: an ESP and no BIOS
+// boot code), proves clean: exit 0, every clone up and passed by
+// guestcheck through the agent, every item distinct, the template's
+// record read. Each clone runs cloud-init as its own new instance under
+// meta-data's hostname, with host keys of its own that the seal's record
+// does not name.
+func proveSealed(ctx context.Context, t *testing.T, e *env) {
+	r := runProve(ctx, t, e, "sealed", e.sealed, baseUserData, 2, proveTimeout)
+	if r.exit != prove.ExitProven || !r.rep.Proven {
+		t.Errorf("exit %d, proven %v; want 0: a template sealed by sealprep proves clean", r.exit, r.rep.Proven)
+	}
+	if r.rep.Firmware != prove.FirmwareUEFI || !strings.Contains(r.rep.FirmwareReason, "EFI system partition") {
+		t.Errorf("firmware %s (%s), want uefi for a disk with only an ESP", r.rep.Firmware, r.rep.FirmwareReason)
+	}
+	tp := r.rep.Template
+	if !tp.Read || !tp.Record || tp.Identity == nil || tp.Identity.MachineIDHash != "" {
+		t.Errorf("template: read %v, record %v, identity %+v; want the sealed template read, with its record and no machine-id", tp.Read, tp.Record, tp.Identity)
+	}
+	r.expectItems(t, prove.ItemDistinct, guestid.ItemMachineID, guestid.ItemHostKey, guestid.ItemInstanceID, guestid.ItemHostname, guestid.ItemMAC, guestid.ItemAddress)
+	if len(r.rep.Collisions) != 0 || len(r.rep.Failures) != 0 {
+		t.Errorf("collisions %+v, failures %+v; want none", r.rep.Collisions, r.rep.Failures)
+	}
+	for i, c := range r.rep.Clones {
+		if c.Boot != prove.BootUp || c.Verdict == nil || c.VerdictSource != prove.SourceAgent {
+			t.Errorf("%s: boot %s, verdict %v from %q; want up, judged through the agent", c.Name, c.Boot, c.Verdict, c.VerdictSource)
+			continue
+		}
+		if s := c.Verdict.Status; (s != "PASS" && s != "WARN") || len(c.Failing) > 0 {
+			t.Errorf("%s: guestcheck %s, failing %v", c.Name, s, c.Failing)
+		}
+		id := c.Identity
+		if id == nil {
+			t.Errorf("%s: no identity", c.Name)
+			continue
+		}
+		if want := fmt.Sprintf("prove-%d", i+1); id.Hostname != want {
+			t.Errorf("%s: hostname %q, want meta-data's %s", c.Name, id.Hostname, want)
+		}
+		if !regexp.MustCompile(fmt.Sprintf(`^prove-[0-9a-f]+-%d$`, i+1)).MatchString(id.InstanceID) {
+			t.Errorf("%s: instance-id %q, not the one its seed gave", c.Name, id.InstanceID)
+		}
+		if len(id.HostKeys) == 0 {
+			t.Errorf("%s: no host keys read", c.Name)
+		}
+		for _, k := range id.HostKeys {
+			if _, ok := e.sealRecord.KeyByFingerprint(k.Fingerprint); ok {
+				t.Errorf("%s: host key %s is one the seal removed", c.Name, k.Fingerprint)
+			}
+		}
+	}
+	r.noMachineID(t, e.template.machineID)
+	r.expectJUnit(t, nil, nil)
+}
+
+// proveVirtSysprep: virt-sysprep's default run leaves one machine-id in
+// the template (customize writes it after machine-id emptied the file),
+// and the clone boots with it: prove fails on the machine-id shared by
+// the clone and the template. One clone is enough, since the comparison
+// is with the template's own ID, read offline. The host keys are not
+// shared: virt-sysprep removes them and the clone makes its own.
+func proveVirtSysprep(ctx context.Context, t *testing.T, e *env) {
+	if e.virtSysprep.image == "" {
+		t.Fatal("no virt-sysprep template: the templates step did not make it")
+	}
+	r := runProve(ctx, t, e, "virt-sysprep", e.virtSysprep.image, baseUserData, 1, proveTimeout,
+		"--kernel", e.img.Kernel, "--initrd", e.img.Initrd, "--append", "root=LABEL=rootfs rw console=ttyS0 panic=-1")
+	if r.exit != prove.ExitFailed {
+		t.Errorf("exit %d, want 1", r.exit)
+	}
+	r.expectCollision(t, guestid.ItemMachineID, hashOf(t, e.virtSysprep.machineID), "clone-1", prove.TemplateName)
+	r.expectItems(t, prove.ItemShared, guestid.ItemMachineID)
+	if len(r.collisions(guestid.ItemHostKey)) != 0 {
+		t.Errorf("host keys shared after virt-sysprep: %+v", r.collisions(guestid.ItemHostKey))
+	}
+	if c := r.rep.Clones[0]; c.Boot != prove.BootUp {
+		t.Errorf("clone-1: boot %s (%s), want up", c.Boot, c.Problem)
+	}
+	r.noMachineID(t, e.virtSysprep.machineID, e.template.machineID)
+}
+
+// proveNoAgent: the sealed root with qemu-guest-agent masked, booted
+// directly (--kernel: a bare filesystem image). No agent answers, so the
+// verdict comes from guestcheck's summary line on the serial console, and
+// the report says so: identity was not compared for the clone.
+// guestcheck itself fails the clone on the masked agent.
+func proveNoAgent(ctx context.Context, t *testing.T, e *env) {
+	r := runProve(ctx, t, e, "no-agent", e.noAgent, baseUserData, 1, proveTimeout,
+		"--kernel", e.img.Kernel, "--initrd", e.img.Initrd, "--append", "root=LABEL=rootfs rw console=ttyS0 panic=-1")
+	c := r.rep.Clones[0]
+	if c.Boot != prove.BootUp || c.Verdict == nil || c.VerdictSource != prove.SourceConsole {
+		t.Fatalf("clone-1: boot %s, verdict %v from %q; want up, judged from the console", c.Boot, c.Verdict, c.VerdictSource)
+	}
+	if c.Identity != nil {
+		t.Errorf("clone-1: an identity without an agent: %+v", c.Identity)
+	}
+	if !slices.ContainsFunc(c.Notes, func(n string) bool {
+		return strings.Contains(n, "no guest agent answered") && strings.Contains(n, "console")
+	}) {
+		t.Errorf("clone-1: no note that the verdict is the console's: %v", c.Notes)
+	}
+	if c.Verdict.Status != "FAIL" || c.Verdict.Counts["fail"] == 0 {
+		t.Errorf("clone-1: console verdict %+v, want FAIL (guestcheck fails a masked agent)", c.Verdict)
+	}
+	if r.exit != prove.ExitFailed {
+		t.Errorf("exit %d, want 1", r.exit)
+	}
+	r.expectItems(t, prove.ItemNotCompared, guestid.ItemHostKey, guestid.ItemInstanceID)
+}
+
+// proveNoBoot: a template whose fstab requires a device that never
+// appears ends in emergency mode; prove fails it within its deadline,
+// as soon as the console shows the emergency shell, with the console's
+// tail, which shows the shell.
+func proveNoBoot(ctx context.Context, t *testing.T, e *env) {
+	const deadline = 8 * time.Minute
+	r := runProve(ctx, t, e, "no-boot", e.noBoot, baseUserData, 1, deadline,
+		"--kernel", e.img.Kernel, "--initrd", e.img.Initrd, "--append", "root=LABEL=rootfs rw console=ttyS0 panic=-1")
+	if r.exit != prove.ExitFailed {
+		t.Errorf("exit %d, want 1", r.exit)
+	}
+	if r.elapsed > deadline {
+		t.Errorf("prove took %s, past its %s deadline", r.elapsed.Round(time.Second), deadline)
+	}
+	c := r.rep.Clones[0]
+	if c.Boot != prove.BootFailed || !strings.Contains(c.Problem, "emergency mode") && !strings.Contains(c.Problem, "root account is locked") {
+		t.Errorf("clone-1: boot %s (%s), want failed in emergency mode", c.Boot, c.Problem)
+	}
+	tailText := strings.Join(c.ConsoleTail, "\n")
+	for _, want := range []string{"You are in emergency mode", "the root account is locked"} {
+		if !strings.Contains(tailText, want) {
+			t.Errorf("the console tail does not show %q:\n%s", want, tailText)
+		}
+	}
+	// The device systemd waited for shows earlier on the console, which
+	// --keep kept: systemd prints no line when its 5 s run out.
+	if con := r.keptConsole(t, "clone-1"); !strings.Contains(con, "/dev/disk/by-label/gc-missing") {
+		t.Errorf("the kept console does not show the device the boot waited for (/dev/disk/by-label/gc-missing)")
+	}
+	if !slices.ContainsFunc(r.rep.Failures, func(f prove.Failure) bool { return f.Clone == "clone-1" && strings.Contains(f.Fix, "fstab") }) {
+		t.Errorf("no failure for clone-1 whose fix names fstab: %+v", r.rep.Failures)
+	}
+	r.expectJUnit(t, []string{"clone-1"}, nil)
+}
+
+func xmlUnmarshal(b []byte, v any) error { return xml.Unmarshal(b, v) }
