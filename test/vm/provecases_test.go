@@ -16,10 +16,11 @@ import (
 	"github.com/guestcheck/guestcheck/internal/prove"
 )
 
-// proveTimeout is the whole-run deadline of the runs that boot: two TCG
-// clones take 3 to 7 minutes on the 2-core machine, and more when other
-// jobs load it (the harness's own boot deadline is 12 minutes).
-const proveTimeout = 15 * time.Minute
+// proveTimeout is the whole-run deadline of the runs that boot. Two TCG
+// clones take 3 to 7 minutes on the 2-core machine; with a dozen other
+// guests on it (load average 25) they took more than 12, and a run that
+// passes ends when its clones are done, so the deadline costs nothing.
+const proveTimeout = 20 * time.Minute
 
 // keptKeysUserData is user-data whose cloud-init keeps the image's SSH
 // host keys on a new instance (ssh_deletekeys: false, as images that pin
@@ -197,10 +198,10 @@ func proveNoBoot(ctx context.Context, t *testing.T, e *env) {
 		t.Errorf("clone-1: boot %s (%s), want failed in emergency mode", c.Boot, c.Problem)
 	}
 	tailText := strings.Join(c.ConsoleTail, "\n")
-	for _, want := range []string{"You are in emergency mode", "the root account is locked"} {
-		if !strings.Contains(tailText, want) {
-			t.Errorf("the console tail does not show %q:\n%s", want, tailText)
-		}
+	// prove stops the clone at this line: what the shell says after it
+	// never reaches the tail.
+	if !strings.Contains(tailText, "You are in emergency mode") {
+		t.Errorf("the console tail does not show the emergency shell:\n%s", tailText)
 	}
 	// The device systemd waited for shows earlier on the console, which
 	// --keep kept: systemd prints no line when its 5 s run out.
