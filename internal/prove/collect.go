@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/crypto/ssh"
-
 	"github.com/guestcheck/guestcheck/internal/guestid"
 	"github.com/guestcheck/guestcheck/internal/qga"
 	"github.com/guestcheck/guestcheck/internal/sealrecord"
@@ -24,16 +22,6 @@ const (
 	maxSmallFile   = 16 << 10
 	guestcheckUnit = "/usr/lib/systemd/system/guestcheck.service"
 )
-
-// hostKeyPubs are the public halves prove reads; private keys are never
-// read through the agent.
-var hostKeyPubs = []string{
-	"/etc/ssh/ssh_host_ed25519_key.pub", "/etc/ssh/ssh_host_ecdsa_key.pub",
-	"/etc/ssh/ssh_host_rsa_key.pub", "/etc/ssh/ssh_host_dsa_key.pub",
-}
-
-// instanceIDPaths are where cloud-init keeps the current instance-id.
-var instanceIDPaths = []string{"/run/cloud-init/.instance-id", "/var/lib/cloud/data/instance-id"}
 
 // GuestReport is the part of guestcheck's JSON report (schema v1) prove
 // uses: the verdict, the failing checks and, when guestcheck reports it,
@@ -120,59 +108,30 @@ func readSmall(ctx context.Context, a qga.Agent, path string) (string, bool, err
 }
 
 // AgentIdentity reads a running clone's identity through the agent, for
-// a guest whose guestcheck report carries none: machine-id (hashed here,
-// never kept), the SSH host keys' public halves, the kernel hostname,
-// cloud-init's instance-id and the NICs. It also returns the machine-id
-// as sealprep's template record hashes it. The DHCP client identity and
-// MAC-pinned configuration need guestcheck's own reading and are listed
-// as unread.
+// a guest whose guestcheck report carries none: guestid.Read, the reader
+// guestcheck itself uses, over the agent (agentFS), then the NICs from
+// guest-network-get-interfaces and, when the files gave none, the agent's
+// hostname. It also returns the machine-id as sealprep's template record
+// hashes it; the ID itself is never kept.
 func AgentIdentity(ctx context.Context, a qga.Agent) (guestid.Identity, string) {
-	var id guestid.Identity
-	sealHash := ""
-	unread := func(item string, err error) { id.Unread = append(id.Unread, item+": "+clean(err.Error())) }
-	if mid, ok, err := readSmall(ctx, a, "/etc/machine-id"); err != nil {
-		unread("machine-id", err)
-	} else if h, valid := guestid.MachineIDHash(mid); valid {
-		id.MachineIDHash, id.MachineIDState = h, "valid"
-		sealHash = sealrecord.HashMachineID(mid)
-	} else if ok {
-		id.MachineIDState = "not a machine ID"
-	} else {
-		id.MachineIDState = "missing"
-	}
-	for _, p := range hostKeyPubs {
-		b, ok, err := readSmall(ctx, a, p)
-		if err != nil {
-			unread("ssh-host-key "+p, err)
-			continue
-		}
-		if !ok {
-			continue
-		}
-		pk, _, _, _, err := ssh.ParseAuthorizedKey([]byte(b))
-		if err != nil {
-			unread("ssh-host-key "+p, errors.New("not an OpenSSH public key"))
-			continue
-		}
-		id.HostKeys = append(id.HostKeys, guestid.HostKey{Type: pk.Type(), Fingerprint: ssh.FingerprintSHA256(pk), Path: p})
-	}
-	if h, err := qga.HostName(ctx, a); err != nil {
-		unread("hostname", err)
-	} else {
-		id.Hostname = clean(h)
-	}
-	for _, p := range instanceIDPaths {
-		if v, ok, err := readSmall(ctx, a, p); err == nil && ok && v != "" {
-			id.InstanceID = clean(v)
-			break
+	id := guestid.Read(agentFS{ctx: ctx, a: a}, true)
+	id.Interfaces = nil
+	if id.Hostname == "" {
+		if h, err := qga.HostName(ctx, a); err == nil {
+			id.Hostname = clean(h)
 		}
 	}
 	ifs, err := qga.Interfaces(ctx, a)
 	if err != nil {
-		unread("interfaces", err)
+		id.Unread = append(id.Unread, "interfaces: "+clean(err.Error()))
 	}
 	id.Interfaces = agentInterfaces(ifs)
-	id.Unread = append(id.Unread, "dhcp-client-id: guestcheck's report carries no identity", "mac-binding: guestcheck's report carries no identity")
+	sealHash := ""
+	if mid, ok, err := readSmall(ctx, a, "/etc/machine-id"); err == nil && ok {
+		if _, valid := guestid.MachineIDHash(mid); valid {
+			sealHash = sealrecord.HashMachineID(mid)
+		}
+	}
 	return id, sealHash
 }
 
