@@ -11,10 +11,6 @@ import (
 	"github.com/guestcheck/guestcheck/internal/netstate"
 )
 
-// identityTimeout bounds reading the guest's identity. It is read beside
-// the checks, so it delays a run only when it is slower than all of them.
-const identityTimeout = 5 * time.Second
-
 // readIdentity reads the guest's identity for the report: guestid.Read
 // over the root and, on the running system, the kernel's links.
 func readIdentity(root *fs.Root, live bool) guestid.Identity {
@@ -30,10 +26,14 @@ func readIdentity(root *fs.Root, live bool) guestid.Identity {
 }
 
 // startIdentity starts read in the background. The returned function
-// waits for it until deadline at most. It never fails a run: a panic or
+// waits for it for limit at most from its start (check_timeout, the
+// deadline every check has: a loaded guest that gives its checks more
+// time gives the identity as much). It is read beside the checks, so it
+// delays a run only when it is slower than all of them. It never fails a run: a panic or
 // the deadline end up in the identity's Unread, as everything read cannot
 // read does.
-func startIdentity(read func() guestid.Identity) func(deadline time.Time) *guestid.Identity {
+func startIdentity(read func() guestid.Identity, limit time.Duration) func() *guestid.Identity {
+	deadline := time.Now().Add(limit)
 	ch := make(chan guestid.Identity, 1)
 	go func() {
 		var id guestid.Identity
@@ -45,14 +45,14 @@ func startIdentity(read func() guestid.Identity) func(deadline time.Time) *guest
 		}()
 		id = read()
 	}()
-	return func(deadline time.Time) *guestid.Identity {
+	return func() *guestid.Identity {
 		t := time.NewTimer(time.Until(deadline))
 		defer t.Stop()
 		select {
 		case id := <-ch:
 			return &id
 		case <-t.C:
-			return &guestid.Identity{Unread: []string{fmt.Sprintf("identity: not read within %s", identityTimeout)}}
+			return &guestid.Identity{Unread: []string{fmt.Sprintf("identity: not read within %s (check_timeout)", limit)}}
 		}
 	}
 }

@@ -109,18 +109,18 @@ func TestReportIdentityNeverFails(t *testing.T) {
 func TestStartIdentity(t *testing.T) {
 	block := make(chan struct{})
 	defer close(block)
-	slow := startIdentity(func() guestid.Identity { <-block; return guestid.Identity{Hostname: "late"} })
+	slow := startIdentity(func() guestid.Identity { <-block; return guestid.Identity{Hostname: "late"} }, 50*time.Millisecond)
 	start := time.Now()
-	id := slow(time.Now().Add(50 * time.Millisecond))
-	if time.Since(start) > 2*time.Second || id.Hostname != "" || len(id.Unread) != 1 || !strings.HasPrefix(id.Unread[0], "identity: not read within ") {
+	id := slow()
+	if time.Since(start) > 2*time.Second || id.Hostname != "" || len(id.Unread) != 1 || id.Unread[0] != "identity: not read within 50ms (check_timeout)" {
 		t.Errorf("past its deadline: %+v", id)
 	}
-	bad := startIdentity(func() guestid.Identity { panic("boom") })
-	if id := bad(time.Now().Add(time.Minute)); len(id.Unread) != 1 || id.Unread[0] != "identity: reading it failed: boom" {
+	bad := startIdentity(func() guestid.Identity { panic("boom") }, time.Minute)
+	if id := bad(); len(id.Unread) != 1 || id.Unread[0] != "identity: reading it failed: boom" {
 		t.Errorf("after a panic: %+v", id)
 	}
-	ok := startIdentity(func() guestid.Identity { return guestid.Identity{Hostname: "vm1"} })
-	if id := ok(time.Now().Add(time.Minute)); id.Hostname != "vm1" || id.Unread != nil {
+	ok := startIdentity(func() guestid.Identity { return guestid.Identity{Hostname: "vm1"} }, time.Minute)
+	if id := ok(); id.Hostname != "vm1" || id.Unread != nil {
 		t.Errorf("in time: %+v", id)
 	}
 }

@@ -215,13 +215,12 @@ func (o *options) runChecks(stdout, stderr io.Writer, all []check.Check) (report
 			fmt.Fprintf(stderr, "guestcheck: %s\n", notice)
 		}
 	}
-	identity := startIdentity(func() guestid.Identity { return readIdentity(root, env.Live) })
-	identityStart := time.Now()
+	identity := startIdentity(func() guestid.Identity { return readIdentity(root, env.Live) }, cfg.CheckTimeout)
 	results := check.Run(ctx, selected, env, check.RunOptions{Timeout: cfg.CheckTimeoutFor})
 	return report.New(results, report.Meta{
 		Tool: "guestcheck", Version: buildinfo.Version, Root: root.Dir(),
 		Host: check.ReadHost(root), StartedAt: start, Duration: time.Since(start),
-		Identity: identity(identityStart.Add(identityTimeout)),
+		Identity: identity(),
 	}), -1
 }
 
