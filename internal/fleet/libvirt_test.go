@@ -68,9 +68,9 @@ func TestParseDomainXML(t *testing.T) {
 				"52:54:00:aa:00:05": "user interface of domain a",
 			}},
 		},
-		{name: "disconnected", xml: domXML("b", "disconnected"), want: domainInfo{Name: "b", Unreachable: "agent not connected"}},
+		{name: "disconnected", xml: domXML("b", "disconnected"), want: domainInfo{Name: "b", Unreachable: reasonNotConnected}},
 		{name: "state not tracked", xml: domXML("c", ""), want: domainInfo{Name: "c"}},
-		{name: "no channel, another port", xml: domXML("d", "none"), want: domainInfo{Name: "d", Unreachable: "no guest agent channel"}},
+		{name: "no channel, another port", xml: domXML("d", "none"), want: domainInfo{Name: "d", Unreachable: reasonNoChannel}},
 		{name: "not XML", xml: "{", err: "domain XML"},
 		{name: "another root", xml: "<network><name>x</name></network>", err: "domain XML"},
 		{name: "no name", xml: "<domain><devices/></domain>", err: "no name"},
@@ -250,8 +250,8 @@ func TestLibvirtSource(t *testing.T) {
 	want := []string{
 		`web-1 libvirt "" dial=true map[52:54:00:00:00:01:bridge virbr0]`,
 		`web-2 libvirt "" dial=true map[52:54:00:00:00:02:bridge virbr0]`,
-		`booting libvirt "agent not connected" dial=false map[]`,
-		`appliance libvirt "no guest agent channel" dial=false map[]`,
+		fmt.Sprintf(`booting libvirt %q dial=false map[]`, reasonNotConnected),
+		fmt.Sprintf(`appliance libvirt %q dial=false map[]`, reasonNoChannel),
 		`odd libvirt "libvirt: domain XML has no name" dial=false map[]`,
 	}
 	if d := cmp.Diff(want, got); d != "" {

@@ -18,8 +18,8 @@ const maxDomainXML = 4 << 20
 
 // Reasons a libvirt domain is not surveyed at all (Target.Unreachable).
 const (
-	reasonNoChannel    = "no guest agent channel"
-	reasonNotConnected = "agent not connected"
+	reasonNoChannel    = "no guest agent channel (add <channel type='unix'><target type='virtio' name='org.qemu.guest_agent.0'/></channel> to the domain)"
+	reasonNotConnected = "agent not connected (the domain has the channel, but no qemu-guest-agent runs on it in the guest: install and start it)"
 )
 
 // domainInfo is what the survey needs of a domain's live XML.
