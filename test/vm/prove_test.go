@@ -251,7 +251,7 @@ func (r *proveRun) expectJUnit(t *testing.T, clones []string, items []guestid.It
 		want = append(want, "clones/"+c+": boots healthy")
 	}
 	for _, it := range items {
-		want = append(want, "identity/"+string(it))
+		want = append(want, "identity/"+string(it)+": not shared")
 	}
 	if cases != len(r.rep.Clones)+len(guestid.Items) {
 		t.Errorf("junit: %d test cases, want one per clone and per identity item (%d)", cases, len(r.rep.Clones)+len(guestid.Items))
