@@ -110,6 +110,13 @@ func runProve(ctx context.Context, t *testing.T, e *env, name, img, userData str
 	if err != nil && !errors.As(err, &ee) {
 		t.Fatalf("sealprep prove: %v", err)
 	}
+	// With GUESTCHECK_VM_CAPTURE=DIR the report is kept as
+	// DIR/prove-NAME.json, the source of the real reports in the docs.
+	if dir := os.Getenv("GUESTCHECK_VM_CAPTURE"); dir != "" {
+		if err := os.WriteFile(filepath.Join(dir, "prove-"+name+".json"), r.json, 0o644); err != nil {
+			t.Errorf("capture: %v", err)
+		}
+	}
 	if err := json.Unmarshal(r.json, &r.rep); err != nil {
 		t.Fatalf("sealprep prove --format json: %v\n%s", err, tail(stdout.String(), 40))
 	}
