@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/qga"
@@ -93,6 +95,11 @@ func (r *cloneRun) waitReport(ctx context.Context, a qga.Agent) (GuestReport, er
 		if err == nil {
 			rep, perr := ParseGuestReport(b)
 			if perr == nil {
+				// Beside the clone's console and disk, so that --keep
+				// keeps the report prove judged by.
+				if werr := os.WriteFile(filepath.Join(r.clone.Dir, "report.json"), b, 0o644); werr != nil {
+					r.res.Notes = append(r.res.Notes, "the report was not kept: "+clean(werr.Error()))
+				}
 				return rep, nil
 			}
 			last = perr

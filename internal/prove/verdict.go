@@ -81,7 +81,7 @@ func cloneFix(c CloneResult) string {
 	case c.Boot != BootUp:
 		return "boot the template by hand and read its console (sealprep prove --keep DIR keeps the console log); a broken fstab, a missing driver or a bootloader that names the wrong disk stop a clone like this"
 	case c.Verdict != nil:
-		return "read guestcheck's report on a clone (guestcheck --format text, or /run/guestcheck/report.txt; --keep DIR keeps the clones' disks) and fix the template"
+		return "read guestcheck's report on a clone (guestcheck --format text, or /run/guestcheck/report.txt; --keep DIR keeps the clones' disks and reports) and fix the template"
 	}
 	return "install qemu-guest-agent and guestcheck in the template so that prove can judge its clones"
 }

@@ -133,6 +133,16 @@ func runProve(ctx context.Context, t *testing.T, e *env, name, img, userData str
 		t.Fatalf("--junit: %v", err)
 	}
 	validateJUnit(ctx, t, junit)
+	// --keep keeps the report each clone was judged by, beside its console.
+	for _, c := range r.rep.Clones {
+		if c.VerdictSource != prove.SourceAgent {
+			continue
+		}
+		m, _ := filepath.Glob(filepath.Join(keep, "prove-*", c.Name, "report.json"))
+		if len(m) != 1 {
+			t.Errorf("--keep %s: want the report %s was judged by, found %v", keep, c.Name, m)
+		}
+	}
 	logProve(t, r)
 	return r
 }
