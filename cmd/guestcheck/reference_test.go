@@ -53,6 +53,12 @@ func TestReferenceFiles(t *testing.T) {
 		if err != nil || !bytes.Equal(got, want) {
 			t.Errorf("%s is not what the command description generates (%v); go test ./cmd/guestcheck -run TestReferenceFiles -update", p, err)
 		}
+		// A Go expression left inside a quoted help string (a raw
+		// string's "` + name + `" in an interpreted one) reaches the
+		// operator verbatim.
+		if bytes.Contains(want, []byte("` + ")) || bytes.Contains(want, []byte(" + `")) {
+			t.Errorf("%s holds Go source text (` + ... + `): a help string concatenates inside its quotes", p)
+		}
 	}
 	for _, sh := range cli.Shells {
 		var out, errb bytes.Buffer
