@@ -321,16 +321,63 @@ func TestPromRules(t *testing.T) {
 	}
 }
 
+// shippedRules is the example rule file packaging/examples ships; other
+// rule blocks (the README's) are excerpts of it.
+func shippedRules(t *testing.T, ex []Example) Example {
+	t.Helper()
+	var out []Example
+	for _, e := range ofKind(ex, PromRules) {
+		if strings.HasPrefix(e.Where, "packaging/examples/") {
+			out = append(out, e)
+		}
+	}
+	if len(out) != 1 {
+		t.Fatalf("%d example rule files in packaging/examples, want 1", len(out))
+	}
+	return out[0]
+}
+
+// alertExprs maps each alert of a rules document to its expression.
+func alertExprs(t *testing.T, e Example) map[string]string {
+	t.Helper()
+	var doc struct {
+		Groups []struct {
+			Rules []struct{ Alert, Expr string }
+		}
+	}
+	if err := yaml.Unmarshal([]byte(e.Text), &doc); err != nil {
+		t.Fatalf("%s: %v", e.Where, err)
+	}
+	m := map[string]string{}
+	for _, g := range doc.Groups {
+		for _, r := range g.Rules {
+			m[r.Alert] = r.Expr
+		}
+	}
+	return m
+}
+
+// TestRuleExcerpts: an alert a document quotes is the shipped one, with
+// the same expression.
+func TestRuleExcerpts(t *testing.T) {
+	ex, _ := all(t)
+	shipped := alertExprs(t, shippedRules(t, ex))
+	for _, e := range ofKind(ex, PromRules) {
+		for name, expr := range alertExprs(t, e) {
+			if shipped[name] != expr {
+				t.Errorf("%s: alert %s has expr %q; the shipped rules say %q", e.Where, name, expr, shipped[name])
+			}
+		}
+	}
+}
+
 // TestPromConfig: a prometheus.yml excerpt passes promtool check config,
 // its rule_files pointed at the example rules it names.
 func TestPromConfig(t *testing.T) {
 	ex, _ := all(t)
 	promtool := testenv.Tool(t, "promtool", "prometheus")
-	rules := ofKind(ex, PromRules)
-	if len(rules) != 1 {
-		t.Fatalf("%d example rule files, want 1", len(rules))
-	}
-	rp := writeExample(t, rules[0], "guestcheck.yml")
+	rules := shippedRules(t, ex)
+	rp := writeExample(t, rules, "guestcheck.yml")
 	for _, e := range ofKind(ex, PromConfig) {
 		text := regexp.MustCompile(`(?m)^(\s+- )/etc/prometheus/rules/guestcheck.yml`).ReplaceAllString(e.Text, "${1}"+rp)
 		if text == e.Text {
