@@ -108,7 +108,28 @@ func TestPackerBuild(t *testing.T) {
 
 // runPacker runs `packer build` of example in a new directory under
 // scratch, with deb in its dist/ under the name make package gives it.
+// Packer 1.6.6 picks its VNC and SSH forwarding ports at random and
+// frees them before QEMU binds them, so two builds at once now and then
+// hand QEMU a taken port ("Qemu failed to start" within seconds, seen
+// once here): such a build runs once more, in a new directory.
 func runPacker(ctx context.Context, t *testing.T, scratch, name, example, deb string, vars ...string) *packerBuild {
+	t.Helper()
+	b := runPackerOnce(ctx, t, scratch, name, example, deb, vars...)
+	if b.err != nil && b.dur < time.Minute && strings.Contains(b.out, "Qemu failed to start") {
+		qemuErr, _ := os.ReadFile(filepath.Join(b.dir, "packer-debug.log"))
+		var why []string
+		for _, l := range strings.Split(string(qemuErr), "\n") {
+			if strings.Contains(l, "Qemu stderr") {
+				why = append(why, l)
+			}
+		}
+		t.Logf("%s: QEMU did not start (%s); building once more", name, strings.Join(why, "; "))
+		b = runPackerOnce(ctx, t, scratch, name+"-again", example, deb, vars...)
+	}
+	return b
+}
+
+func runPackerOnce(ctx context.Context, t *testing.T, scratch, name, example, deb string, vars ...string) *packerBuild {
 	t.Helper()
 	b := &packerBuild{dir: filepath.Join(scratch, name)}
 	if err := os.MkdirAll(filepath.Join(b.dir, "dist"), 0o755); err != nil {
