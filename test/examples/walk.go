@@ -149,6 +149,9 @@ var summaryLine = regexp.MustCompile(`(?m)^guestcheck: [A-Z]+ (\d+ checks: )?\d+
 // fleetSummary ends guestcheck fleet's table.
 var fleetSummary = regexp.MustCompile(`(?m)^guestcheck fleet: [A-Z]+: \d+ VMs?\b`)
 
+// proveSummary ends sealprep prove's text report.
+var proveSummary = regexp.MustCompile(`(?m)^(PROVEN|NOT PROVEN): .*\(\d+m?[\d.]*s\)$`)
+
 // configMessage is a configuration error as guestcheck prints it.
 var configMessage = regexp.MustCompile(`^[\w./-]+\.ya?ml:\d+: \S`)
 
@@ -166,12 +169,13 @@ func classifyBlock(e Example) Kind {
 	case "hcl":
 		return Packer
 	case "":
+		// A report first: sealprep prove's starts with "sealprep prove IMAGE".
+		if summaryLine.MatchString(e.Text) || fleetSummary.MatchString(e.Text) || proveSummary.MatchString(e.Text) {
+			return Output
+		}
 		lines := nonEmpty(e.Text)
 		if len(lines) > 0 && isTool(firstTool(lines[0]), "guestcheck", "sealprep") {
 			return CommandLines
-		}
-		if summaryLine.MatchString(e.Text) || fleetSummary.MatchString(e.Text) {
-			return Output
 		}
 		if len(lines) > 0 && !slices.ContainsFunc(lines, func(l string) bool { return !configMessage.MatchString(l) }) {
 			return Output
