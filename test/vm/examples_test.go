@@ -24,6 +24,10 @@ func examplePlan(c examples.Command) (codes []int, why string) {
 		sub = c.Args[0]
 	}
 	switch {
+	case c.Tool == "sealprep" && sub == "prove":
+		return nil, "boots throwaway VMs on a host: TestVM/prove runs it on every template"
+	case c.Tool == "guestcheck" && sub == "fleet":
+		return nil, "surveys a hypervisor host's VMs through their agents: TestVM/fleet runs it against real domains"
 	case c.Tool == "sealprep" && (sub == "apply" || has("--image")):
 		return nil, "changes the guest: the seal scenarios run sealprep apply in their own guests and images"
 	case c.Tool == "sealprep" && sub == "verify":
