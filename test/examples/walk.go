@@ -411,5 +411,6 @@ func All(repo string) ([]Example, []Command, error) {
 var Fragments = map[string]string{
 	"sealprep --image":       "names the option",
 	"sealprep verify --root": "names the option",
+	"sealprep apply --image": "names the option",
 	"make test: skipped the root tier (41 tests: needs root for loop devices); tool mmdebstrap (...)": "quotes make test's last line",
 }
