@@ -168,7 +168,7 @@ func JudgeClone(ev identity.CloneEvidence) []check.Finding {
 		}
 	}
 	if firstBoot && written.Before(ev.BootTime.Add(-timestampGrain)) {
-		add(EvFirstBoot, fmt.Sprintf("it was last written at %s, before this boot (%s), the instance's first", ts(written), ts(ev.BootTime)))
+		add(EvFirstBoot, fmt.Sprintf("it was last written at %s, before this boot (%s), which is the instance's first", ts(written), ts(ev.BootTime)))
 	}
 	for _, o := range ev.OtherInstances {
 		if !o.Newest.IsZero() && o.Newest.After(written.Add(timestampGrain)) {
@@ -181,7 +181,7 @@ func JudgeClone(ev identity.CloneEvidence) []check.Finding {
 			continue
 		}
 		if firstBoot && h.HeadRealtime.Before(ev.BootTime.Add(-timestampGrain)) {
-			add(EvJournalBefore, fmt.Sprintf("the journal %s holds entries under it from %s, before this boot (%s), the instance's first", redactMachineID(j.Path, ev.MachineID), ts(h.HeadRealtime), ts(ev.BootTime)))
+			add(EvJournalBefore, fmt.Sprintf("the journal %s holds entries under it from %s, before this boot (%s), which is the instance's first", redactMachineID(j.Path, ev.MachineID), ts(h.HeadRealtime), ts(ev.BootTime)))
 		}
 		if !ev.InstanceBirth.IsZero() && h.TailBootID != ev.BootID && h.TailRealtime.Before(ev.InstanceBirth.Add(-timestampGrain)) {
 			add(EvJournalEnded, fmt.Sprintf("the journal %s under it ended at %s, before the instance first ran cloud-init (%s)", redactMachineID(j.Path, ev.MachineID), ts(h.TailRealtime), ts(ev.InstanceBirth)))

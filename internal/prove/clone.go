@@ -223,7 +223,14 @@ func (r *cloneRun) fail(ctx context.Context) {
 	r.res.ConsoleTail = r.con.Tail()
 }
 
-func ms(d time.Duration) int64 { return d.Milliseconds() }
+// ms rounds a phase's duration up, so a phase that ran in under a
+// millisecond shows 0.0s rather than "-", which means it never ran.
+func ms(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
+}
 
 // ended says why ctx ended: the run's deadline, or an interrupt.
 func ended(ctx context.Context) string {

@@ -88,7 +88,8 @@ func cloneFix(c CloneResult) string {
 
 // Compare judges identity across the clones and against the template:
 // every item is distinct, shared (a failure naming the members and the
-// fix) or not compared (fewer than two members had it).
+// fix) or not compared (fewer than two members had it, or it was not
+// read).
 func Compare(clones []CloneResult, tmpl TemplateIdentity) ([]ItemResult, []guestid.Collision) {
 	var members []guestid.Member
 	for _, c := range clones {
@@ -96,7 +97,6 @@ func Compare(clones []CloneResult, tmpl TemplateIdentity) ([]ItemResult, []guest
 			members = append(members, guestid.Member{Name: c.Name, ID: *c.Identity})
 		}
 	}
-	cloneCount := len(members)
 	if tmpl.Identity != nil {
 		// The template is compared for what a clone must never keep:
 		// MACs and addresses belong to the running clones alone.
@@ -107,12 +107,12 @@ func Compare(clones []CloneResult, tmpl TemplateIdentity) ([]ItemResult, []guest
 	cols := append(guestid.Collisions(members), recordCollisions(clones, tmpl)...)
 	var items []ItemResult
 	for _, it := range guestid.Items {
-		items = append(items, itemResult(it, members, cloneCount, cols))
+		items = append(items, itemResult(it, members, cols))
 	}
 	return items, cols
 }
 
-func itemResult(it guestid.Item, members []guestid.Member, clones int, cols []guestid.Collision) ItemResult {
+func itemResult(it guestid.Item, members []guestid.Member, cols []guestid.Collision) ItemResult {
 	var shared []string
 	for _, c := range cols {
 		if c.Item == it {
@@ -122,12 +122,11 @@ func itemResult(it guestid.Item, members []guestid.Member, clones int, cols []gu
 	if len(shared) > 0 {
 		return ItemResult{Item: it, Status: ItemShared, Detail: "shared by " + strings.Join(shared, "; ")}
 	}
-	have := 0
-	var unread []string
+	var have, unread []string
 	why := ""
 	for _, m := range members {
 		if hasItem(m.ID, it) {
-			have++
+			have = append(have, m.Name)
 		}
 		for _, u := range m.ID.Unread {
 			if rest, ok := strings.CutPrefix(u, string(it)+":"); ok || strings.HasPrefix(u, string(it)+" ") {
@@ -139,15 +138,17 @@ func itemResult(it guestid.Item, members []guestid.Member, clones int, cols []gu
 			}
 		}
 	}
+	// Fewer than two holders is "not compared", never "distinct": a
+	// JUnit case that no template could fail would prove nothing.
 	switch {
-	case have >= 2:
-		return ItemResult{Item: it, Status: ItemDistinct, Detail: fmt.Sprintf("%d members compared", have)}
+	case len(have) >= 2:
+		return ItemResult{Item: it, Status: ItemDistinct, Detail: fmt.Sprintf("%d members compared", len(have))}
 	case len(unread) > 0:
 		return ItemResult{Item: it, Status: ItemNotCompared, Detail: "not read on " + strings.Join(unread, ", ") + why}
-	case clones < 2 && have < 2:
-		return ItemResult{Item: it, Status: ItemNotCompared, Detail: "fewer than two members have it"}
+	case len(have) == 1:
+		return ItemResult{Item: it, Status: ItemNotCompared, Detail: "only " + have[0] + " has one"}
 	}
-	return ItemResult{Item: it, Status: ItemDistinct, Detail: "none of the clones has one"}
+	return ItemResult{Item: it, Status: ItemNotCompared, Detail: "no member has one"}
 }
 
 func hasItem(id guestid.Identity, it guestid.Item) bool {
@@ -181,17 +182,41 @@ func failures(clones []CloneResult, cols []guestid.Collision) []Failure {
 			out = append(out, Failure{Clone: c.Name, Message: why, Fix: cloneFix(c)})
 		}
 	}
+	// One failure per item, members and fix: three host keys kept from
+	// the template are one problem with one fix.
+	type group struct {
+		item     guestid.Item
+		members  string
+		fix      string
+		values   []string
+		template bool
+		others   []string
+	}
+	var groups []*group
 	for _, col := range cols {
 		others := slices.DeleteFunc(slices.Clone(col.Members), func(m string) bool { return m == TemplateName })
+		key := strings.Join(col.Members, "\x00")
+		i := slices.IndexFunc(groups, func(g *group) bool { return g.item == col.Item && g.members == key && g.fix == col.Fix })
+		if i < 0 {
+			groups = append(groups, &group{item: col.Item, members: key, fix: col.Fix, template: len(others) < len(col.Members), others: others})
+			i = len(groups) - 1
+		}
+		groups[i].values = append(groups[i].values, shownValue(col))
+	}
+	for _, g := range groups {
 		what := "share"
 		switch {
-		case len(others) < len(col.Members) && len(others) == 1:
+		case g.template && len(g.others) == 1:
 			what = "keeps the template's"
-		case len(others) < len(col.Members):
+		case g.template:
 			what = "keep the template's"
 		}
-		msg := fmt.Sprintf("%s %s %s %s", strings.Join(others, " and "), what, col.Item, shownValue(col))
-		out = append(out, Failure{Item: string(col.Item), Message: msg, Fix: col.Fix})
+		name := string(g.item)
+		if len(g.values) > 1 {
+			name = fmt.Sprintf("%d %ss", len(g.values), g.item)
+		}
+		msg := fmt.Sprintf("%s %s %s (%s)", strings.Join(g.others, " and "), what, name, strings.Join(g.values, ", "))
+		out = append(out, Failure{Item: string(g.item), Message: msg, Fix: g.fix})
 	}
 	return out
 }
@@ -203,7 +228,7 @@ func shownValue(c guestid.Collision) string {
 	if _, err := hex.DecodeString(v); err == nil && c.Item == guestid.ItemMachineID && len(v) == 32 {
 		v = "hash " + v[:8] + "..."
 	}
-	return "(" + v + ")"
+	return v
 }
 
 // recordCollisions are the clones whose machine-id is the one the

@@ -89,6 +89,31 @@ func TestCompareGood(t *testing.T) {
 	}
 }
 
+// TestCompareFewHolders: an item fewer than two members hold is not
+// compared, so its JUnit case is skipped rather than a pass that no
+// template could fail.
+func TestCompareFewHolders(t *testing.T) {
+	c1 := clone(1, mid1, key1, "prove-1", "prove-abc-1", "52:54:00:00:00:01", "192.0.2.8/28")
+	c2 := clone(2, mid2, key2, "prove-2", "prove-abc-2", "52:54:00:00:00:02", "192.0.2.24/28")
+	c1.Identity.Unread, c2.Identity.Unread = nil, nil
+	c1.Identity.DHCPClients = []guestid.DHCPClient{{Interface: "ens3", Source: "/var/lib/systemd/network/duid", Kind: "duid", Value: "00:02:00:00:ab:11:aa:bb"}}
+	items, _ := Compare([]CloneResult{c1, c2}, TemplateIdentity{})
+	want := map[guestid.Item]string{guestid.ItemDHCPClient: "only clone-1 has one", guestid.ItemMACBinding: "no member has one"}
+	for _, it := range items {
+		if w, ok := want[it.Item]; ok && (it.Status != ItemNotCompared || it.Detail != w) {
+			t.Errorf("%s: %s (%s), want %s (%s)", it.Item, it.Status, it.Detail, ItemNotCompared, w)
+		}
+	}
+	var buf bytes.Buffer
+	r := baseReport([]CloneResult{c1, c2}, TemplateIdentity{})
+	if err := WriteJUnit(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `<skipped message="no member has one">`) {
+		t.Errorf("mac-binding held by no member is not a skipped JUnit case:\n%s", buf.String())
+	}
+}
+
 func TestCompareBad(t *testing.T) {
 	r := badReport()
 	if r.Proven || ExitCode(r) != ExitFailed {
@@ -121,6 +146,14 @@ func TestCompareBad(t *testing.T) {
 		Identity: &guestid.Identity{HostKeys: []guestid.HostKey{{Type: "ssh-ed25519", Fingerprint: keyT}}}})
 	if one.Proven || len(one.Failures) != 1 || !strings.Contains(one.Failures[0].Message, "clone-1 keeps the template's ssh-host-key") {
 		t.Errorf("one clone with the template's key: %+v", one.Failures)
+	}
+	// Three kept keys are one failure with one fix, naming all three.
+	c := clone(1, mid2, keyT, "prove-1", "i-1", "52:54:00:00:00:01", "192.0.2.8/28")
+	keys := []guestid.HostKey{{Type: "ssh-ed25519", Fingerprint: keyT}, {Type: "ecdsa-sha2-nistp256", Fingerprint: key1}, {Type: "ssh-rsa", Fingerprint: key2}}
+	c.Identity.HostKeys = keys
+	three := baseReport([]CloneResult{c}, TemplateIdentity{Read: true, Identity: &guestid.Identity{HostKeys: keys}})
+	if len(three.Failures) != 1 || three.Failures[0].Message != "clone-1 keeps the template's 3 ssh-host-keys ("+key1+", "+keyT+", "+key2+")" {
+		t.Errorf("three kept keys: %+v", three.Failures)
 	}
 }
 
