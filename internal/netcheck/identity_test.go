@@ -285,6 +285,11 @@ func TestJudgeClone(t *testing.T) {
 		{"later boot of an instance whose machine-id is from its first boot", func(t *testing.T) *fs.Root {
 			return cloneRoot(t, boot.Add(-48*time.Hour-time.Minute), "i-1", "i-1", boot, map[string]time.Time{"i-1": boot.Add(-48 * time.Hour)}, stat)
 		}, true, []string{"pass identity-instance-ok"}, ""},
+		// A loaded host: systemd wrote the machine-id early in the first
+		// boot and cloud-init reached its semaphores 25 minutes later.
+		{"slow first boot of a fresh instance", func(t *testing.T) *fs.Root {
+			return cloneRoot(t, boot.Add(3*time.Second), "i-new", "NO_PREVIOUS_INSTANCE_ID", boot.Add(24*time.Minute), map[string]time.Time{"i-new": boot.Add(25 * time.Minute)}, stat)
+		}, true, []string{"pass identity-instance-ok"}, ""},
 		{"first boot of a fresh instance", func(t *testing.T) *fs.Root {
 			return cloneRoot(t, boot.Add(time.Second), "i-new", "NO_PREVIOUS_INSTANCE_ID", boot.Add(20*time.Second), map[string]time.Time{"i-new": boot.Add(30 * time.Second)}, stat)
 		}, true, []string{"pass identity-instance-ok"}, ""},

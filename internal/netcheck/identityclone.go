@@ -192,7 +192,11 @@ func JudgeClone(ev identity.CloneEvidence) []check.Finding {
 	if ref.IsZero() && changedThisBoot {
 		ref = ev.InstanceIDTime
 	}
-	if !ref.IsZero() && written.Before(ref.Add(-cloneSlackBirth)) {
+	// A machine-id written during this boot, the instance's first, was
+	// made for the instance however long cloud-init took to start: a
+	// first boot under TCG on a loaded host can run past the margin.
+	madeThisBoot := firstBoot && !written.Before(ev.BootTime.Add(-timestampGrain))
+	if !madeThisBoot && !ref.IsZero() && written.Before(ref.Add(-cloneSlackBirth)) {
 		add(EvAge, fmt.Sprintf("it was written at %s, more than %s before the instance first ran (%s)", ts(written), cloneSlackBirth, ts(ref)))
 	}
 	if len(evidence) > 0 {
