@@ -312,6 +312,13 @@ func fleetScenario(ctx context.Context, t *testing.T, e *env) {
 		sctx, cancel := step(ctx, fleetTimeout)
 		defer cancel()
 		out := runFleet(t, d.Command(sctx, gc, "fleet", "--libvirt", "qemu:///system", "--format", "json", "--concurrency", "1"))
+		// With GUESTCHECK_VM_CAPTURE=DIR the survey is kept as
+		// DIR/fleet-libvirt.json, the source of the README's fleet table.
+		if dir := os.Getenv("GUESTCHECK_VM_CAPTURE"); dir != "" {
+			if err := os.WriteFile(filepath.Join(dir, "fleet-libvirt.json"), out, 0o644); err != nil {
+				t.Errorf("capture: %v", err)
+			}
+		}
 		expectFleet(t, out, map[string]string{
 			"gc-fleet-nochannel": "no guest agent channel",
 			"gc-fleet-noagent":   "agent not connected",
