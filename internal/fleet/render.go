@@ -93,8 +93,15 @@ func WriteText(w io.Writer, r Result) error {
 	}
 	if len(r.Collisions) > 0 {
 		fmt.Fprintf(bw, "\nShared identity (%d):\n", len(r.Collisions))
-		for _, c := range r.Collisions {
-			fmt.Fprintf(bw, "  %s %s: %s\n    fix: %s\n", c.Item, oneLine(c.Value, 120), strings.Join(c.Members, ", "), c.Fix)
+		for _, g := range guestid.Group(r.Collisions) {
+			name := string(g.Item)
+			if len(g.Values) > 1 {
+				name = fmt.Sprintf("%d %ss", len(g.Values), g.Item)
+			}
+			for i, v := range g.Values {
+				g.Values[i] = oneLine(v, 120)
+			}
+			fmt.Fprintf(bw, "  %s %s: %s\n    fix: %s\n", name, strings.Join(g.Values, ", "), strings.Join(g.Members, ", "), g.Fix)
 		}
 	}
 	fmt.Fprintln(bw, SummaryLine(r))

@@ -2,6 +2,7 @@ package guestid
 
 import (
 	"cmp"
+	"encoding/hex"
 	"slices"
 	"strings"
 )
@@ -136,6 +137,45 @@ func (m Member) values() map[Item][]string {
 				v[ItemAddress] = append(v[ItemAddress], m.Networks[mac]+"\x00"+ip)
 			}
 		}
+	}
+	return v
+}
+
+// Shared is the collisions of one item among the same members: how a
+// report shows them to a person, since three host keys kept from one
+// template are one problem with one fix.
+type Shared struct {
+	Item    Item
+	Members []string
+	// Values are the shared values as Show shows them.
+	Values []string
+	Fix    string
+}
+
+// Group gathers collisions by item, members and fix, in the order they
+// come.
+func Group(cols []Collision) []Shared {
+	var out []Shared
+	for _, c := range cols {
+		i := slices.IndexFunc(out, func(s Shared) bool {
+			return s.Item == c.Item && s.Fix == c.Fix && slices.Equal(s.Members, c.Members)
+		})
+		if i < 0 {
+			out = append(out, Shared{Item: c.Item, Members: c.Members, Fix: c.Fix})
+			i = len(out) - 1
+		}
+		out[i].Values = append(out[i].Values, Show(c))
+	}
+	return out
+}
+
+// Show is a collision's value as a person reads it. The machine-id's
+// hash shows its first 8 digits: enough to tell two apart, and unlike
+// the raw ID in /etc/machine-id, so nobody compares the two.
+func Show(c Collision) string {
+	v := c.Value
+	if _, err := hex.DecodeString(v); err == nil && c.Item == ItemMachineID && len(v) == 32 {
+		return "hash " + v[:8] + "..."
 	}
 	return v
 }

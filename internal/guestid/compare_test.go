@@ -124,3 +124,31 @@ func TestCollisionsCapturedClones(t *testing.T) {
 		t.Errorf("collisions %+v, want the machine-id's hash shared by all three", got)
 	}
 }
+
+// TestGroup: kept host keys of two clones are one group with one fix; a
+// key shared by a different set of members is another; the machine-id
+// shows by a short hash, never the whole of it.
+func TestGroup(t *testing.T) {
+	fix := Fix(ItemHostKey)
+	cols := []Collision{
+		{Item: ItemMachineID, Value: "4f1d2c3b4a5968778695a4b3c2d1e0f9", Members: []string{"a", "b"}, Fix: Fix(ItemMachineID)},
+		{Item: ItemHostKey, Value: "SHA256:one", Members: []string{"a", "b"}, Fix: fix},
+		{Item: ItemHostKey, Value: "SHA256:two", Members: []string{"a", "b"}, Fix: fix},
+		{Item: ItemHostKey, Value: "SHA256:three", Members: []string{"a", "c"}, Fix: fix},
+		{Item: ItemHostname, Value: "tmpl", Members: []string{"a", "b"}, Fix: Fix(ItemHostname)},
+	}
+	got := Group(cols)
+	want := []Shared{
+		{Item: ItemMachineID, Members: []string{"a", "b"}, Values: []string{"hash 4f1d2c3b..."}, Fix: Fix(ItemMachineID)},
+		{Item: ItemHostKey, Members: []string{"a", "b"}, Values: []string{"SHA256:one", "SHA256:two"}, Fix: fix},
+		{Item: ItemHostKey, Members: []string{"a", "c"}, Values: []string{"SHA256:three"}, Fix: fix},
+		{Item: ItemHostname, Members: []string{"a", "b"}, Values: []string{"tmpl"}, Fix: Fix(ItemHostname)},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Group:\n got %+v\nwant %+v", got, want)
+	}
+	// A hostname of 32 hex digits is not a machine-id: shown whole.
+	if s := Show(Collision{Item: ItemHostname, Value: "4f1d2c3b4a5968778695a4b3c2d1e0f9"}); s != "4f1d2c3b4a5968778695a4b3c2d1e0f9" {
+		t.Errorf("a hex hostname shows as %q", s)
+	}
+}

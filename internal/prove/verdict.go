@@ -1,7 +1,6 @@
 package prove
 
 import (
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -182,53 +181,23 @@ func failures(clones []CloneResult, cols []guestid.Collision) []Failure {
 			out = append(out, Failure{Clone: c.Name, Message: why, Fix: cloneFix(c)})
 		}
 	}
-	// One failure per item, members and fix: three host keys kept from
-	// the template are one problem with one fix.
-	type group struct {
-		item     guestid.Item
-		members  string
-		fix      string
-		values   []string
-		template bool
-		others   []string
-	}
-	var groups []*group
-	for _, col := range cols {
-		others := slices.DeleteFunc(slices.Clone(col.Members), func(m string) bool { return m == TemplateName })
-		key := strings.Join(col.Members, "\x00")
-		i := slices.IndexFunc(groups, func(g *group) bool { return g.item == col.Item && g.members == key && g.fix == col.Fix })
-		if i < 0 {
-			groups = append(groups, &group{item: col.Item, members: key, fix: col.Fix, template: len(others) < len(col.Members), others: others})
-			i = len(groups) - 1
-		}
-		groups[i].values = append(groups[i].values, shownValue(col))
-	}
-	for _, g := range groups {
+	for _, g := range guestid.Group(cols) {
+		others := slices.DeleteFunc(slices.Clone(g.Members), func(m string) bool { return m == TemplateName })
 		what := "share"
 		switch {
-		case g.template && len(g.others) == 1:
+		case len(others) < len(g.Members) && len(others) == 1:
 			what = "keeps the template's"
-		case g.template:
+		case len(others) < len(g.Members):
 			what = "keep the template's"
 		}
-		name := string(g.item)
-		if len(g.values) > 1 {
-			name = fmt.Sprintf("%d %ss", len(g.values), g.item)
+		name := string(g.Item)
+		if len(g.Values) > 1 {
+			name = fmt.Sprintf("%d %ss", len(g.Values), g.Item)
 		}
-		msg := fmt.Sprintf("%s %s %s (%s)", strings.Join(g.others, " and "), what, name, strings.Join(g.values, ", "))
-		out = append(out, Failure{Item: string(g.item), Message: msg, Fix: g.fix})
+		msg := fmt.Sprintf("%s %s %s (%s)", strings.Join(others, " and "), what, name, strings.Join(g.Values, ", "))
+		out = append(out, Failure{Item: string(g.Item), Message: msg, Fix: g.Fix})
 	}
 	return out
-}
-
-// shownValue is the shared value as a report shows it: the machine-id
-// by its hash's first 8 digits, never more.
-func shownValue(c guestid.Collision) string {
-	v := c.Value
-	if _, err := hex.DecodeString(v); err == nil && c.Item == guestid.ItemMachineID && len(v) == 32 {
-		v = "hash " + v[:8] + "..."
-	}
-	return v
 }
 
 // recordCollisions are the clones whose machine-id is the one the
