@@ -10,6 +10,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/hostnamefile"
 	"github.com/guestcheck/guestcheck/internal/identity"
 	"github.com/guestcheck/guestcheck/internal/netconf"
+	"github.com/guestcheck/guestcheck/internal/sealrecord"
 )
 
 // Machine-id states besides identity.Kind's names.
@@ -35,6 +36,17 @@ const (
 // can only read and stat files (the guest agent's) still gives every item
 // found at a known path.
 func Read(r fs.Reader, live bool) Identity {
+	id, _ := ReadWithRecordHash(r, live)
+	return id
+}
+
+// ReadWithRecordHash is Read that also returns the machine-id as
+// sealprep's template record hashes it (sealrecord.HashMachineID), ""
+// when the file holds no ID systemd keeps: sealprep prove compares it
+// with the template's ID before the seal. It is a separate return, never
+// a field of Identity, so that no report serializing an Identity can
+// carry it.
+func ReadWithRecordHash(r fs.Reader, live bool) (Identity, string) {
 	rd := &reader{r: r}
 	id := rd.machineID()
 	rd.hostKeys()
@@ -43,13 +55,15 @@ func Read(r fs.Reader, live bool) Identity {
 	facts := netconf.ReadFacts(r)
 	rd.macBindings(facts)
 	rd.dhcpClients(facts, id, live)
-	return rd.id
+	return rd.id, rd.recordHash
 }
 
 // reader fills one Identity.
 type reader struct {
 	r  fs.Reader
 	id Identity
+	// recordHash is the machine-id as sealrecord hashes it.
+	recordHash string
 }
 
 func (rd *reader) unread(it Item, msg string) {
@@ -79,9 +93,10 @@ func (rd *reader) listDir(it Item, p string) []fs.Entry {
 	return es
 }
 
-// machineID fills the machine-id state and hash, and returns the ID
-// itself (for the DUID systemd-networkd derives from it), "" when the
-// file holds none. The ID never leaves this package.
+// machineID fills the machine-id state and hashes (the record's under
+// the rule sealprep records by: any ID systemd keeps, all zeros too), and
+// returns the ID itself (for the DUID systemd-networkd derives from it),
+// "" when the file holds none. The ID never leaves this package.
 func (rd *reader) machineID() string {
 	f := identity.ReadFile(rd.r, identity.MachineIDPath)
 	switch {
@@ -94,6 +109,9 @@ func (rd *reader) machineID() string {
 		return ""
 	}
 	rd.id.MachineIDState = f.Kind.String()
+	if f.Kind.HoldsID() {
+		rd.recordHash = sealrecord.HashMachineID(f.ID())
+	}
 	if f.Kind != identity.Valid {
 		return ""
 	}

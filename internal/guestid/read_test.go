@@ -17,6 +17,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/guestfile/dhcplease"
+	"github.com/guestcheck/guestcheck/internal/sealrecord"
 )
 
 const testMachineID = "0102030405060708090a0b0c0d0e0f10"
@@ -245,6 +246,36 @@ func TestReadMachineIDStates(t *testing.T) {
 	id = Read(openRoot(t, dir), false)
 	if id.MachineIDState != StateUnreadable || len(id.Unread) != 1 || !strings.HasPrefix(id.Unread[0], "machine-id: /etc/machine-id: ") {
 		t.Errorf("machine-id a directory: %+v", id)
+	}
+}
+
+// TestReadRecordHash: the record's hash comes from the same read as the
+// identity, under sealprep's rule (any ID systemd keeps), and is not in
+// the identity's JSON, which reports carry.
+func TestReadRecordHash(t *testing.T) {
+	zero := strings.Repeat("0", 32)
+	for _, tc := range []struct{ content, want string }{
+		{testMachineID + "\n", sealrecord.HashMachineID(testMachineID)},
+		{strings.ToUpper(testMachineID), sealrecord.HashMachineID(testMachineID)},
+		{zero + "\n", sealrecord.HashMachineID(zero)},
+		{"", ""},
+		{"uninitialized\n", ""},
+		{"not-an-id\n", ""},
+	} {
+		root := openRoot(t, writeTree(t, map[string]string{"/etc/machine-id": tc.content}))
+		id, h := ReadWithRecordHash(root, false)
+		if h != tc.want {
+			t.Errorf("%q: record hash %q, want %q", tc.content, h, tc.want)
+		}
+		if plain := Read(root, false); !reflect.DeepEqual(id, plain) {
+			t.Errorf("%q: the identity differs from Read's: %+v, %+v", tc.content, id, plain)
+		}
+		if b, err := json.Marshal(id); err != nil || (h != "" && strings.Contains(string(b), h)) {
+			t.Errorf("%q: the record hash is in the identity's JSON (%v): %s", tc.content, err, b)
+		}
+	}
+	if _, h := ReadWithRecordHash(openRoot(t, t.TempDir()), false); h != "" {
+		t.Errorf("no machine-id: record hash %q", h)
 	}
 }
 

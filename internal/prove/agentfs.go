@@ -71,6 +71,23 @@ func agentErr(err error) error {
 	return errors.New(clean(qe.Desc))
 }
 
+// exists reports whether the guest has a readable file at p, by
+// qga.ReadFile of at most one byte: the agent's file calls only, never
+// guest-exec (which an agent may refuse while it reads files). A file the
+// agent will not open or read is not there; an agent that does not
+// answer is an error.
+func (r agentFS) exists(p string) (bool, error) {
+	_, err := qga.ReadFile(r.ctx, r.a, p, 1)
+	var qe *qga.Error
+	switch {
+	case err == nil, errors.Is(err, qga.ErrTooLarge):
+		return true, nil
+	case errors.As(err, &qe):
+		return false, nil
+	}
+	return false, err
+}
+
 func (r agentFS) Stat(p string) (fs.Entry, error)  { return r.one(p, true) }
 func (r agentFS) Lstat(p string) (fs.Entry, error) { return r.one(p, false) }
 

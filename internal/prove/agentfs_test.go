@@ -16,6 +16,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/guestid"
 	"github.com/guestcheck/guestcheck/internal/qga"
+	"github.com/guestcheck/guestcheck/internal/sealrecord"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
@@ -27,6 +28,27 @@ type treeAgent struct {
 	handles map[int]*os.File
 	done    map[int]execDone
 	writes  int
+	opens   map[string]int // guest-file-open calls by path
+}
+
+func newTreeAgent(root string) *treeAgent {
+	return &treeAgent{root: root, handles: map[int]*os.File{}, done: map[int]execDone{}, opens: map[string]int{}}
+}
+
+// writeGuest writes files (guest path: content) under a new directory.
+func writeGuest(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for p, c := range files {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 type execDone struct {
@@ -45,6 +67,7 @@ func (a *treeAgent) Exec(ctx context.Context, cmd string, args, result any) erro
 			a.writes++
 			return errors.New("opened for writing")
 		}
+		a.opens[m["path"].(string)]++
 		f, err := os.Open(filepath.Join(a.root, m["path"].(string)))
 		if err != nil {
 			// qemu-ga's own words (g_strerror of the errno).
@@ -105,8 +128,7 @@ func (a *treeAgent) Exec(ctx context.Context, cmd string, args, result any) erro
 // clone without guestcheck is judged by the same reading as one with it.
 func TestAgentFSAgrees(t *testing.T) {
 	testenv.Tool(t, "find", "findutils")
-	dir := t.TempDir()
-	files := map[string]string{
+	dir := writeGuest(t, map[string]string{
 		"/etc/machine-id":                      "0102030405060708090a0b0c0d0e0f10\n",
 		"/etc/hostname":                        "tpl\n",
 		"/var/lib/cloud/data/instance-id":      "iid-tpl\n",
@@ -116,23 +138,14 @@ func TestAgentFSAgrees(t *testing.T) {
 		"/var/lib/dhcp/dhclient6.leases":       "default-duid \"\\000\\001\\000\\001.\\215\\222\\226RT\\000\\0224V\";\n",
 		"/etc/systemd/network/10-eth1.network": "[Match]\nMACAddress=52:54:00:aa:00:02\n\n[Network]\nDHCP=yes\n",
 		"/var/lib/NetworkManager/secret_key":   "x",
-	}
-	for p, c := range files {
-		full := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	root, err := fs.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer root.Close()
 	want := guestid.Read(root, false)
-	a := &treeAgent{root: dir, handles: map[int]*os.File{}, done: map[int]execDone{}}
+	a := newTreeAgent(dir)
 	got := guestid.Read(agentFS{ctx: context.Background(), a: a}, false)
 	if !reflect.DeepEqual(got, want) {
 		g, _ := json.MarshalIndent(got, "", " ")
@@ -151,6 +164,57 @@ func TestAgentFSAgrees(t *testing.T) {
 	}
 	if _, err := r.ReadFile("/nope"); !errors.Is(err, iofs.ErrNotExist) {
 		t.Errorf("ReadFile of a missing path = %v, want ErrNotExist", err)
+	}
+}
+
+// TestAgentIdentity: a clone's identity and the template record's hash
+// of its machine-id come from one read of /etc/machine-id.
+func TestAgentIdentity(t *testing.T) {
+	testenv.Tool(t, "find", "findutils")
+	const mid = "0102030405060708090a0b0c0d0e0f10"
+	a := newTreeAgent(writeGuest(t, map[string]string{
+		"/etc/machine-id":           mid + "\n",
+		"/proc/sys/kernel/hostname": "clone-1\n",
+	}))
+	id, sealHash := AgentIdentity(context.Background(), a)
+	if want := sealrecord.HashMachineID(mid); sealHash != want {
+		t.Errorf("record hash %q, want %q", sealHash, want)
+	}
+	if want, _ := guestid.MachineIDHash(mid); id.MachineIDHash != want || id.Hostname != "clone-1" {
+		t.Errorf("identity %+v, want machine-id hash %s and hostname clone-1", id, want)
+	}
+	if n := a.opens["/etc/machine-id"]; n != 1 {
+		t.Errorf("/etc/machine-id opened %d times, want once", n)
+	}
+	if b, _ := json.Marshal(id); strings.Contains(string(b), mid) || strings.Contains(string(b), sealHash) {
+		t.Errorf("the machine-id or its record hash is in the identity: %s", b)
+	}
+	if _, h := AgentIdentity(context.Background(), newTreeAgent(writeGuest(t, map[string]string{"/etc/machine-id": ""}))); h != "" {
+		t.Errorf("an empty machine-id has record hash %q", h)
+	}
+}
+
+// downAgent is an agent that stopped answering.
+type downAgent struct{}
+
+func (downAgent) Exec(context.Context, string, any, any) error {
+	return errors.New("qga: guest-file-open: EOF")
+}
+
+// TestAgentFSExists: a file is there when the agent opens and reads it,
+// whatever its size; one it refuses is not; an agent that does not answer
+// is an error, not a missing file.
+func TestAgentFSExists(t *testing.T) {
+	r := agentFS{ctx: context.Background(), a: newTreeAgent(writeGuest(t, map[string]string{
+		"/usr/bin/cloud-init": "#!/usr/bin/python3\n", "/one": "x", "/empty": "",
+	}))}
+	for p, want := range map[string]bool{"/usr/bin/cloud-init": true, "/one": true, "/empty": true, "/nope": false} {
+		if got, err := r.exists(p); got != want || err != nil {
+			t.Errorf("exists(%s) = %v, %v; want %v", p, got, err, want)
+		}
+	}
+	if ok, err := (agentFS{ctx: context.Background(), a: downAgent{}}).exists("/one"); ok || err == nil {
+		t.Errorf("exists through an agent that does not answer = %v, %v; want an error", ok, err)
 	}
 }
 

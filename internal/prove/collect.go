@@ -3,16 +3,13 @@ package prove
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/netip"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/guestcheck/guestcheck/internal/guestid"
 	"github.com/guestcheck/guestcheck/internal/qga"
-	"github.com/guestcheck/guestcheck/internal/sealrecord"
 )
 
 // Guest paths prove reads through the agent, and their bounds.
@@ -76,45 +73,14 @@ func (r GuestReport) Failing() []string {
 	return out
 }
 
-// exists reports whether the guest has a readable file at path, by
-// opening it read-only and closing it again.
-func exists(ctx context.Context, a qga.Agent, path string) (bool, error) {
-	var h int
-	err := a.Exec(ctx, "guest-file-open", map[string]string{"path": path, "mode": "r"}, &h)
-	var qe *qga.Error
-	if errors.As(err, &qe) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	a.Exec(cctx, "guest-file-close", map[string]int{"handle": h}, nil)
-	return true, nil
-}
-
-// readSmall reads a small guest file, "" when it is missing.
-func readSmall(ctx context.Context, a qga.Agent, path string) (string, bool, error) {
-	b, err := qga.ReadFile(ctx, a, path, maxSmallFile)
-	var qe *qga.Error
-	if errors.As(err, &qe) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, err
-	}
-	return strings.TrimSpace(string(b)), true, nil
-}
-
 // AgentIdentity reads a running clone's identity through the agent, for
-// a guest whose guestcheck report carries none: guestid.Read, the reader
+// a guest whose guestcheck report carries none: guestid's reader, the one
 // guestcheck itself uses, over the agent (agentFS), then the NICs from
 // guest-network-get-interfaces and, when the files gave none, the agent's
 // hostname. It also returns the machine-id as sealprep's template record
-// hashes it; the ID itself is never kept.
+// hashes it, from the same read; the ID itself is never kept.
 func AgentIdentity(ctx context.Context, a qga.Agent) (guestid.Identity, string) {
-	id := guestid.Read(agentFS{ctx: ctx, a: a}, true)
+	id, sealHash := guestid.ReadWithRecordHash(agentFS{ctx: ctx, a: a}, true)
 	id.Interfaces = nil
 	if id.Hostname == "" {
 		if h, err := qga.HostName(ctx, a); err == nil {
@@ -126,12 +92,6 @@ func AgentIdentity(ctx context.Context, a qga.Agent) (guestid.Identity, string) 
 		id.Unread = append(id.Unread, "interfaces: "+clean(err.Error()))
 	}
 	id.Interfaces = agentInterfaces(ifs)
-	sealHash := ""
-	if mid, ok, err := readSmall(ctx, a, "/etc/machine-id"); err == nil && ok {
-		if _, valid := guestid.MachineIDHash(mid); valid {
-			sealHash = sealrecord.HashMachineID(mid)
-		}
-	}
 	return id, sealHash
 }
 

@@ -78,7 +78,7 @@ func (r *cloneRun) identity(ctx context.Context, a qga.Agent, rep *GuestReport) 
 // hasGuestcheck reports whether guestcheck's boot unit is installed.
 func (r *cloneRun) hasGuestcheck(ctx context.Context, a qga.Agent) (bool, error) {
 	for _, p := range []string{guestcheckUnit, "/lib/systemd/system/guestcheck.service"} {
-		ok, err := exists(ctx, a, p)
+		ok, err := agentFS{ctx: ctx, a: a}.exists(p)
 		if err != nil || ok {
 			return ok, err
 		}
@@ -116,11 +116,12 @@ func (r *cloneRun) waitReport(ctx context.Context, a qga.Agent) (GuestReport, er
 // waitFile waits for path to appear, when the guest has need (a file
 // that shows the program that writes path is installed).
 func (r *cloneRun) waitFile(ctx context.Context, a qga.Agent, path, need string) error {
-	if ok, err := exists(ctx, a, need); err != nil || !ok {
+	fsys := agentFS{ctx: ctx, a: a}
+	if ok, err := fsys.exists(need); err != nil || !ok {
 		return nil
 	}
 	for {
-		if ok, err := exists(ctx, a, path); err == nil && ok {
+		if ok, err := fsys.exists(path); err == nil && ok {
 			return nil
 		}
 		if err := r.still(ctx); err != nil {

@@ -468,85 +468,52 @@ func (v *VM) Agent(ctx context.Context) (*qga.Client, error) {
 	}
 }
 
-// ExecResult is a finished guest-exec.
+// ExecResult is a finished guest-exec, its output as text.
 type ExecResult struct {
 	Exit           int
 	Stdout, Stderr string
 }
 
-// Exec runs a program in the guest through guest-exec and waits for it.
+// maxGuestRead bounds one stream of a program's output and one file read
+// from the guest: no single agent reply is longer (qga.MaxReplySize), so
+// no output the harness could get before is refused now.
+const maxGuestRead = qga.MaxReplySize
+
+// Exec runs a program in the guest and waits for it, through the
+// product's own qga.Run (guest-exec with an argument array, polled with
+// backoff). A program killed by a signal, or whose output the agent cut
+// at its limit, is an error; the result is returned with it.
 func (v *VM) Exec(ctx context.Context, path string, args ...string) (ExecResult, error) {
 	a, err := v.Agent(ctx)
 	if err != nil {
 		return ExecResult{}, err
 	}
-	var started struct {
-		PID int `json:"pid"`
+	r, err := qga.Run(ctx, a, path, args, maxGuestRead)
+	if err != nil {
+		return ExecResult{}, fmt.Errorf("guest-exec %s %v: %w", path, args, err)
 	}
-	if err := a.Exec(ctx, "guest-exec", map[string]any{"path": path, "arg": args, "capture-output": true}, &started); err != nil {
-		return ExecResult{}, fmt.Errorf("guest-exec %s: %w", path, err)
+	res := ExecResult{Exit: r.Exit, Stdout: string(r.Stdout), Stderr: string(r.Stderr)}
+	switch {
+	case r.Signal != 0:
+		return res, fmt.Errorf("%s %v: killed by signal %d", path, args, r.Signal)
+	case r.Truncated:
+		return res, fmt.Errorf("%s %v: the agent cut its output at its limit", path, args)
 	}
-	for {
-		var st struct {
-			Exited   bool   `json:"exited"`
-			ExitCode *int   `json:"exitcode"`
-			Signal   *int   `json:"signal"`
-			OutData  string `json:"out-data"`
-			ErrData  string `json:"err-data"`
-		}
-		if err := a.Exec(ctx, "guest-exec-status", map[string]int{"pid": started.PID}, &st); err != nil {
-			return ExecResult{}, fmt.Errorf("guest-exec-status %s: %w", path, err)
-		}
-		if st.Exited {
-			out, _ := base64.StdEncoding.DecodeString(st.OutData)
-			errb, _ := base64.StdEncoding.DecodeString(st.ErrData)
-			r := ExecResult{Exit: -1, Stdout: string(out), Stderr: string(errb)}
-			if st.ExitCode != nil {
-				r.Exit = *st.ExitCode
-			}
-			if st.Signal != nil {
-				return r, fmt.Errorf("%s %v: killed by signal %d", path, args, *st.Signal)
-			}
-			return r, nil
-		}
-		select {
-		case <-ctx.Done():
-			return ExecResult{}, fmt.Errorf("%s %v: still running: %w", path, args, ctx.Err())
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
+	return res, nil
 }
 
-// ReadFile reads a guest file through guest-file-open/read/close.
+// ReadFile reads a guest file through the product's own qga.ReadFile
+// (guest-file-open in mode "r", guest-file-read, guest-file-close).
 func (v *VM) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	a, err := v.Agent(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var h int
-	if err := a.Exec(ctx, "guest-file-open", map[string]string{"path": path, "mode": "r"}, &h); err != nil {
-		return nil, fmt.Errorf("open %s in guest: %w", path, err)
+	b, err := qga.ReadFile(ctx, a, path, maxGuestRead)
+	if err != nil {
+		return nil, fmt.Errorf("read in the guest: %w", err)
 	}
-	defer a.Exec(context.WithoutCancel(ctx), "guest-file-close", map[string]int{"handle": h}, nil)
-	var out []byte
-	for {
-		var r struct {
-			Count int    `json:"count"`
-			Buf   string `json:"buf-b64"`
-			EOF   bool   `json:"eof"`
-		}
-		if err := a.Exec(ctx, "guest-file-read", map[string]int{"handle": h, "count": 1 << 20}, &r); err != nil {
-			return nil, fmt.Errorf("read %s in guest: %w", path, err)
-		}
-		b, err := base64.StdEncoding.DecodeString(r.Buf)
-		if err != nil {
-			return nil, fmt.Errorf("read %s in guest: %w", path, err)
-		}
-		out = append(out, b...)
-		if r.EOF || r.Count == 0 {
-			return out, nil
-		}
-	}
+	return b, nil
 }
 
 // Report fetches and decodes a guestcheck JSON report from the guest, and
