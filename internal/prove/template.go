@@ -3,12 +3,9 @@ package prove
 import (
 	"context"
 	"errors"
-	"path"
-	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/guestid"
-	"github.com/guestcheck/guestcheck/internal/hostnamefile"
 	"github.com/guestcheck/guestcheck/internal/identity"
 	"github.com/guestcheck/guestcheck/internal/image"
 )
@@ -36,36 +33,14 @@ func OfflineTemplate(stateDir string) TemplateReader {
 	}
 }
 
-// ReadTemplateRoot reads what clones must not keep from a template root:
-// its machine-id (hashed), SSH host keys, hostname and cloud-init
-// instance-id, and sealprep's template record, whose host keys are the
-// template's own keys from before the seal.
+// ReadTemplateRoot reads what clones must not keep from a template root,
+// through the one identity reader guestcheck and fleet use (machine-id
+// hashed, SSH host keys, DHCP client identity, MAC-pinned configuration,
+// hostname, instance-id), and sealprep's template record, whose host keys
+// are the template's own keys from before the seal.
 func ReadTemplateRoot(r fs.Reader) TemplateIdentity {
 	t := TemplateIdentity{Read: true}
-	var id guestid.Identity
-	mf := identity.ReadFile(r, "/etc/machine-id")
-	id.MachineIDState = mf.Kind.String()
-	if h, ok := guestid.MachineIDHash(mf.ID()); ok && mf.Kind.HoldsID() {
-		id.MachineIDHash = h
-	}
-	if ents, err := r.ReadDir("/etc/ssh"); err == nil {
-		for _, e := range ents {
-			name := path.Base(e.Name)
-			if !strings.HasPrefix(name, "ssh_host_") || !strings.HasSuffix(name, "_key") {
-				continue
-			}
-			k := identity.ReadHostKey(r, "/etc/ssh/"+name)
-			if typ, fp, ok := k.Identity(); ok {
-				id.HostKeys = append(id.HostKeys, guestid.HostKey{Type: typ, Fingerprint: fp, Path: k.Path})
-			}
-		}
-	}
-	if st := hostnamefile.ReadStatic(r); st.Name != "" {
-		id.Hostname = st.Name
-	}
-	if b, err := r.ReadFileLimit("/var/lib/cloud/data/instance-id", maxSmallFile); err == nil {
-		id.InstanceID = clean(string(b))
-	}
+	id := guestid.Read(r, false)
 	rec := identity.ReadTemplate(r)
 	if rec.Record != nil {
 		t.Record, t.SealedAt = true, rec.Record.SealedAt.UTC().Format("2006-01-02T15:04:05Z")
