@@ -11,23 +11,15 @@
 package promrules
 
 import (
-	"bytes"
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
-
-// deadline bounds one promtool run: it evaluates a few thousand samples in
-// well under a second, so a minute means a hung tool, not a slow one.
-const deadline = 60 * time.Second
 
 // EvaluationInterval is the rule evaluation interval of every test file
 // Run writes; Test.Interval is the input series' step.
@@ -165,15 +157,4 @@ func WithInstance(sel, instance string) string {
 		return open + `,instance="` + instance + `"}`
 	}
 	return sel + `{instance="` + instance + `"}`
-}
-
-// run runs promtool with the deadline, returning its combined output.
-func run(promtool string, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), deadline)
-	defer cancel()
-	var out bytes.Buffer
-	cmd := exec.CommandContext(ctx, promtool, args...)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	return out.Bytes(), err
 }
