@@ -3,17 +3,12 @@ package fleet
 import (
 	"bufio"
 	"bytes"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
 
-	"go.yaml.in/yaml/v3"
-
-	"github.com/guestcheck/guestcheck/internal/testenv"
+	"github.com/guestcheck/guestcheck/internal/testenv/promrules"
 )
 
 const rulesFile = "../../packaging/examples/prometheus-guestcheck-rules.yml"
@@ -50,58 +45,10 @@ func labelsOf(sel string) map[string]string {
 // shared item, a failing alert per failing VM, an unknown alert per
 // unknown VM, and no stale alert while surveys continue.
 func TestFleetAlertRules(t *testing.T) {
-	promtool := testenv.Tool(t, "promtool", "prometheus")
-	rules, _ := filepath.Abs(rulesFile)
-	if out, err := exec.Command(promtool, "check", "rules", rules).CombinedOutput(); err != nil {
-		t.Fatalf("promtool check rules: %v\n%s", err, out)
-	}
-	var rf struct {
-		Groups []struct {
-			Rules []struct {
-				Alert       string            `yaml:"alert"`
-				Annotations map[string]string `yaml:"annotations"`
-			} `yaml:"rules"`
-		} `yaml:"groups"`
-	}
-	rb, _ := os.ReadFile(rules)
-	if err := yaml.Unmarshal(rb, &rf); err != nil {
-		t.Fatal(err)
-	}
+	rules := promrules.Load(t, rulesFile)
 	const instance = "hv1:9847"
-	annotations := func(alert string, labels map[string]string, value string) map[string]string {
-		for _, g := range rf.Groups {
-			for _, r := range g.Rules {
-				if r.Alert != alert {
-					continue
-				}
-				out := map[string]string{}
-				for k, v := range r.Annotations {
-					for l, lv := range labels {
-						v = strings.ReplaceAll(v, "{{ $labels."+l+" }}", lv)
-					}
-					out[k] = strings.ReplaceAll(v, "{{ $value }}", value)
-				}
-				return out
-			}
-		}
-		t.Fatalf("no alert %s in %s", alert, rules)
-		return nil
-	}
-	type exp struct {
-		Labels      map[string]string `yaml:"exp_labels"`
-		Annotations map[string]string `yaml:"exp_annotations"`
-	}
-	type alertTest struct {
-		EvalTime  string `yaml:"eval_time"`
-		Alertname string `yaml:"alertname"`
-		ExpAlerts []exp  `yaml:"exp_alerts"`
-	}
-	type in struct {
-		Series string `yaml:"series"`
-		Values string `yaml:"values"`
-	}
-	want := map[string][]exp{"GuestcheckFleetSharedIdentity": {}, "GuestcheckFleetVMFailing": {}, "GuestcheckFleetVMUnknown": {}, "GuestcheckFleetStale": {}}
-	var inputs []in
+	want := map[string][]promrules.Alert{"GuestcheckFleetSharedIdentity": {}, "GuestcheckFleetVMFailing": {}, "GuestcheckFleetVMUnknown": {}, "GuestcheckFleetStale": {}}
+	var inputs []promrules.Series
 	sels := series(t, render(t, sampleSurvey(t), FormatPrometheus))
 	keys := make([]string, 0, len(sels))
 	for k := range sels {
@@ -110,15 +57,11 @@ func TestFleetAlertRules(t *testing.T) {
 	sort.Strings(keys)
 	for _, sel := range keys {
 		v := sels[sel]
-		withInst := strings.TrimSuffix(sel, "}") + `,instance="` + instance + `"}`
-		if !strings.Contains(sel, "{") {
-			withInst = sel + `{instance="` + instance + `"}`
-		}
 		vals := v + "x150"
 		if strings.HasPrefix(sel, "guestcheck_fleet_last_survey_timestamp_seconds") {
 			vals = "0+60x150"
 		}
-		inputs = append(inputs, in{withInst, vals})
+		inputs = append(inputs, promrules.Series{Series: promrules.WithInstance(sel, instance), Values: vals})
 		l := labelsOf(sel)
 		l["instance"] = instance
 		name, _, _ := strings.Cut(sel, "{")
@@ -133,25 +76,16 @@ func TestFleetAlertRules(t *testing.T) {
 		default:
 			continue
 		}
-		ann := annotations(alert, l, v)
+		ann := rules.Annotations(t, alert, l, v)
 		l["severity"] = sev
-		want[alert] = append(want[alert], exp{l, ann})
+		want[alert] = append(want[alert], promrules.Alert{Labels: l, Annotations: ann})
 	}
-	var tests []alertTest
+	var tests []promrules.AlertTest
 	for name, e := range want {
-		tests = append(tests, alertTest{EvalTime: "2h", Alertname: name, ExpAlerts: e})
+		tests = append(tests, promrules.AlertTest{EvalTime: "2h", Alertname: name, ExpAlerts: e})
 	}
 	if len(want["GuestcheckFleetSharedIdentity"]) != 4 || len(want["GuestcheckFleetVMFailing"]) != 3 || len(want["GuestcheckFleetVMUnknown"]) != 2 {
 		t.Fatalf("the sample survey should fire 4 collision, 3 failing and 2 unknown alerts: %v", want)
 	}
-	doc, err := yaml.Marshal(map[string]any{"rule_files": []string{rules}, "evaluation_interval": "1m",
-		"tests": []any{map[string]any{"interval": "1m", "input_series": inputs, "alert_rule_test": tests}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "rules_test.yml")
-	os.WriteFile(p, doc, 0o644)
-	if out, err := exec.Command(promtool, "test", "rules", p).CombinedOutput(); err != nil {
-		t.Errorf("promtool test rules: %v\n%s", err, out)
-	}
+	rules.Run(t, []promrules.Test{{Interval: "1m", Input: inputs, Alerts: tests}})
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/testenv"
+	"github.com/guestcheck/guestcheck/internal/testenv/promrules"
 )
 
 // oddMeta and oddResults hold every character the renderers must escape or
@@ -971,113 +972,44 @@ func httpGet(ctx context.Context, url string) (string, error) {
 // only when the timestamp stops moving.
 func TestPrometheusAlertRules(t *testing.T) {
 	t.Parallel()
-	promtool := testenv.Tool(t, "promtool", "prometheus")
-	rules, err := filepath.Abs("../../packaging/examples/prometheus-guestcheck-rules.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out, errs, err := runTool(t, nil, promtool, "check", "rules", rules); err != nil {
-		t.Fatalf("promtool check rules: %v\n%s%s", err, out, errs)
-	}
-	var rf struct {
-		Groups []struct {
-			Rules []struct {
-				Alert       string            `yaml:"alert"`
-				Annotations map[string]string `yaml:"annotations"`
-			} `yaml:"rules"`
-		} `yaml:"groups"`
-	}
-	rb, _ := os.ReadFile(rules)
-	if err := yaml.Unmarshal(rb, &rf); err != nil {
-		t.Fatal(err)
-	}
+	rules := promrules.Load(t, "../../packaging/examples/prometheus-guestcheck-rules.yml")
 	const instance = "vm1:9100"
-	annotations := func(alert string, labels map[string]string, value string) map[string]string {
-		for _, g := range rf.Groups {
-			for _, r := range g.Rules {
-				if r.Alert != alert {
-					continue
-				}
-				out := map[string]string{}
-				for k, v := range r.Annotations {
-					for l, lv := range labels {
-						v = strings.ReplaceAll(v, "{{ $labels."+l+" }}", lv)
-					}
-					out[k] = strings.ReplaceAll(v, "{{ $value | humanizeDuration }}", value)
-				}
-				return out
-			}
-		}
-		t.Fatalf("no alert %s in %s", alert, rules)
-		return nil
-	}
-	type expAlert struct {
-		Labels      map[string]string `yaml:"exp_labels"`
-		Annotations map[string]string `yaml:"exp_annotations"`
-	}
-	type alertTest struct {
-		EvalTime  string     `yaml:"eval_time"`
-		Alertname string     `yaml:"alertname"`
-		ExpAlerts []expAlert `yaml:"exp_alerts"`
-	}
-	type series struct {
-		Series string `yaml:"series"`
-		Values string `yaml:"values"`
-	}
-	type ruleTest struct {
-		Interval string      `yaml:"interval"`
-		Input    []series    `yaml:"input_series"`
-		Alerts   []alertTest `yaml:"alert_rule_test"`
-	}
-	withInstance := func(s string) string {
-		if strings.HasSuffix(s, "}") {
-			return strings.TrimSuffix(s, "}") + `,instance="` + instance + `"}`
-		}
-		return s + `{instance="` + instance + `"}`
-	}
-	var tests []ruleTest
+	var tests []promrules.Test
 	for _, tc := range formatCases() {
 		got, err := parseExposition(string(render(t, tc.rep, FormatPrometheus, Options{})))
 		if err != nil {
 			t.Fatal(err)
 		}
-		rt := ruleTest{Interval: "1m"}
+		rt := promrules.Test{Interval: "1m"}
 		for s, v := range got {
 			vals := fmt.Sprintf("%gx150", v)
 			if strings.HasPrefix(s, "guestcheck_last_run_timestamp_seconds") {
 				vals = "0+60x150" // refreshed every minute: never stale
 			}
-			rt.Input = append(rt.Input, series{withInstance(s), vals})
+			rt.Input = append(rt.Input, promrules.Series{Series: promrules.WithInstance(s, instance), Values: vals})
 		}
-		failing := alertTest{EvalTime: "2h", Alertname: "GuestcheckCheckFailing", ExpAlerts: []expAlert{}}
-		warning := alertTest{EvalTime: "2h", Alertname: "GuestcheckCheckWarning", ExpAlerts: []expAlert{}}
+		failing := promrules.AlertTest{EvalTime: "2h", Alertname: "GuestcheckCheckFailing", ExpAlerts: []promrules.Alert{}}
+		warning := promrules.AlertTest{EvalTime: "2h", Alertname: "GuestcheckCheckWarning", ExpAlerts: []promrules.Alert{}}
 		for _, c := range tc.rep.Checks {
 			l := map[string]string{"__name__": "guestcheck_check_status", "check": c.ID, "status": string(c.Status), "instance": instance}
 			switch c.Status {
 			case check.Fail, check.Error:
 				l2 := map[string]string{"check": c.ID, "status": string(c.Status), "instance": instance, "severity": "critical"}
-				failing.ExpAlerts = append(failing.ExpAlerts, expAlert{l2, annotations(failing.Alertname, l, "")})
+				failing.ExpAlerts = append(failing.ExpAlerts, promrules.Alert{Labels: l2, Annotations: rules.Annotations(t, failing.Alertname, l, "")})
 			case check.Warn:
 				l2 := map[string]string{"check": c.ID, "status": "warn", "instance": instance, "severity": "warning"}
-				warning.ExpAlerts = append(warning.ExpAlerts, expAlert{l2, annotations(warning.Alertname, l, "")})
+				warning.ExpAlerts = append(warning.ExpAlerts, promrules.Alert{Labels: l2, Annotations: rules.Annotations(t, warning.Alertname, l, "")})
 			}
 		}
-		fresh := alertTest{EvalTime: "2h", Alertname: "GuestcheckMetricsStale", ExpAlerts: []expAlert{}}
+		fresh := promrules.AlertTest{EvalTime: "2h", Alertname: "GuestcheckMetricsStale", ExpAlerts: []promrules.Alert{}}
 		rt.Alerts = append(rt.Alerts, failing, warning, fresh)
 		tests = append(tests, rt)
 	}
 	// A timestamp that stops at 0 is 30 minutes old at 30m.
 	staleLabels := map[string]string{"instance": instance, "severity": "warning"}
-	tests = append(tests, ruleTest{Interval: "1m",
-		Input: []series{{withInstance("guestcheck_last_run_timestamp_seconds"), "0x60"}},
-		Alerts: []alertTest{{EvalTime: "30m", Alertname: "GuestcheckMetricsStale",
-			ExpAlerts: []expAlert{{staleLabels, annotations("GuestcheckMetricsStale", map[string]string{"instance": instance}, "30m 0s")}}}}})
-	doc, err := yaml.Marshal(map[string]any{"rule_files": []string{rules}, "evaluation_interval": "1m", "tests": tests})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := writeTemp(t, "rules_test.yml", doc)
-	if out, errs, err := runTool(t, nil, promtool, "test", "rules", p); err != nil {
-		t.Errorf("promtool test rules: %v\n%s%s", err, out, errs)
-	}
+	tests = append(tests, promrules.Test{Interval: "1m",
+		Input: []promrules.Series{{Series: promrules.WithInstance("guestcheck_last_run_timestamp_seconds", instance), Values: "0x60"}},
+		Alerts: []promrules.AlertTest{{EvalTime: "30m", Alertname: "GuestcheckMetricsStale",
+			ExpAlerts: []promrules.Alert{{Labels: staleLabels, Annotations: rules.Annotations(t, "GuestcheckMetricsStale", map[string]string{"instance": instance}, "30m 0s")}}}}})
+	rules.Run(t, tests)
 }
