@@ -18,25 +18,10 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/guestfile/dhcplease"
 	"github.com/guestcheck/guestcheck/internal/sealrecord"
+	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
 const testMachineID = "0102030405060708090a0b0c0d0e0f10"
-
-// writeTree writes files (guest path: content) under a new directory.
-func writeTree(t testing.TB, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for p, c := range files {
-		full := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 func openRoot(t testing.TB, dir string) *fs.Root {
 	t.Helper()
@@ -97,7 +82,7 @@ func fullTree(t testing.TB) (files map[string]string, keyFP, defaultFP string) {
 
 func TestReadImage(t *testing.T) {
 	files, fp, _ := fullTree(t)
-	id := Read(openRoot(t, writeTree(t, files)), false)
+	id := Read(openRoot(t, testenv.WriteTree(t, files)), false)
 	wantHash, _ := MachineIDHash(testMachineID)
 	if id.MachineIDState != "valid" || id.MachineIDHash != wantHash {
 		t.Errorf("machine-id %q %q", id.MachineIDState, id.MachineIDHash)
@@ -161,7 +146,7 @@ func TestReadLive(t *testing.T) {
 	files["/run/systemd/netif/leases/2"] = "# This is private data. Do not parse.\nADDRESS=192.0.2.10\nCLIENTID=ff0ad7b65f00020000ab11617740de1342c3a2\n"
 	files["/sys/class/net/eth0/ifindex"] = "2\n"
 	files["/sys/class/net/lo/ifindex"] = "1\n"
-	id := Read(openRoot(t, writeTree(t, files)), true)
+	id := Read(openRoot(t, testenv.WriteTree(t, files)), true)
 	if id.Hostname != "vm-7" {
 		t.Errorf("live hostname %q, want the kernel's", id.Hostname)
 	}
@@ -201,7 +186,7 @@ func TestReadNetworkdDUID(t *testing.T) {
 			for k, v := range tc.files {
 				files[k] = v
 			}
-			id := Read(openRoot(t, writeTree(t, files)), false)
+			id := Read(openRoot(t, testenv.WriteTree(t, files)), false)
 			var got string
 			for _, c := range id.DHCPClients {
 				if src, ok := strings.CutPrefix(c.Source, "systemd-networkd: DUID-EN from /etc/machine-id ("); ok {
@@ -230,7 +215,7 @@ func TestReadMachineIDStates(t *testing.T) {
 		{strings.Repeat("0", 32) + "\n", "all zero", false},
 		{"not-an-id\n", "not a machine ID", false},
 	} {
-		id := Read(openRoot(t, writeTree(t, map[string]string{"/etc/machine-id": tc.content})), false)
+		id := Read(openRoot(t, testenv.WriteTree(t, map[string]string{"/etc/machine-id": tc.content})), false)
 		if id.MachineIDState != tc.state || (id.MachineIDHash != "") != tc.hashed {
 			t.Errorf("%q: state %q hash %q", tc.content, id.MachineIDState, id.MachineIDHash)
 		}
@@ -262,7 +247,7 @@ func TestReadRecordHash(t *testing.T) {
 		{"uninitialized\n", ""},
 		{"not-an-id\n", ""},
 	} {
-		root := openRoot(t, writeTree(t, map[string]string{"/etc/machine-id": tc.content}))
+		root := openRoot(t, testenv.WriteTree(t, map[string]string{"/etc/machine-id": tc.content}))
 		id, h := ReadWithRecordHash(root, false)
 		if h != tc.want {
 			t.Errorf("%q: record hash %q, want %q", tc.content, h, tc.want)
@@ -293,7 +278,7 @@ func TestReadHostKeys(t *testing.T) {
 		// No .pub: the private key's public half.
 		"/etc/ssh/ssh_host_rsa_key": priv3,
 	}
-	id := Read(openRoot(t, writeTree(t, files)), false)
+	id := Read(openRoot(t, testenv.WriteTree(t, files)), false)
 	want := []HostKey{
 		{Type: "ssh-ed25519", Fingerprint: fp3, Path: "/etc/ssh/ssh_host_rsa_key"},
 		{Type: "ssh-ed25519", Fingerprint: fp2, Path: "/etc/ssh/ssh_host_ecdsa_key"},
@@ -309,7 +294,7 @@ func TestReadHostKeys(t *testing.T) {
 		"/etc/ssh/k.pub":                    "ssh-ed25519 !!!\n",
 		"/etc/ssh/ssh_host_ed25519_key.pub": pub,
 	}
-	id = Read(openRoot(t, writeTree(t, files)), false)
+	id = Read(openRoot(t, testenv.WriteTree(t, files)), false)
 	if id.HostKeys != nil || len(id.Unread) != 1 || !strings.HasPrefix(id.Unread[0], "ssh-host-key: /etc/ssh/k: ") || strings.Contains(id.Unread[0], "\n") {
 		t.Errorf("host keys %+v unread %q", id.HostKeys, id.Unread)
 	}
@@ -322,7 +307,7 @@ func TestReadDegraded(t *testing.T) {
 		"/var/lib/dhcp/dhclient.leases":   "lease {\n option dhcp-client-identifier 1:zz;\n}\n}\n",
 		"/etc/dhcpcd.duid":                "00:01\n",
 	}
-	id := Read(openRoot(t, writeTree(t, files)), false)
+	id := Read(openRoot(t, testenv.WriteTree(t, files)), false)
 	want := []string{
 		"instance-id: /var/lib/cloud/data/instance-id: not one printable line of at most 255 bytes",
 		"hostname: /etc/hostname: not a host name",
@@ -348,7 +333,7 @@ func TestReadWithoutListing(t *testing.T) {
 	// With no sshd_config the defaults are read by name.
 	delete(files, "/etc/ssh/sshd_config")
 	files["/var/lib/dhcp/dhclient.leases"] = files["/var/lib/dhcp/dhclient.eth0.leases"]
-	id := Read(agentReader{openRoot(t, writeTree(t, files))}, false)
+	id := Read(agentReader{openRoot(t, testenv.WriteTree(t, files))}, false)
 	want, _ := MachineIDHash(testMachineID)
 	if id.MachineIDHash != want || id.InstanceID != "i-0abc123" || id.Hostname != "web-1" {
 		t.Errorf("known paths not read: %+v", id)
@@ -376,7 +361,7 @@ func TestReadWithoutListing(t *testing.T) {
 // same identity for the same tree.
 func TestReadersAgree(t *testing.T) {
 	files, _, _ := fullTree(t)
-	dir := writeTree(t, files)
+	dir := testenv.WriteTree(t, files)
 	c, err := fs.OpenConfined(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
 // TestReadRootMode pins the one rule. The cases marked "was" are where
@@ -63,7 +65,7 @@ func TestReadRootMode(t *testing.T) {
 		{"BLS entry as a symlink", map[string]string{"/boot/loader/entries/a.conf": "->/boot/loader/real.conf", "/boot/loader/real.conf": "options root=x rw\n"}, true, true, "/boot/loader/entries/a.conf"},
 	}
 	for _, tc := range tests {
-		dir := writeTree(t, tc.files)
+		dir := testenv.WriteTree(t, tc.files)
 		for name, r := range readers(t, dir) {
 			t.Run(tc.name+"/"+name, func(t *testing.T) {
 				got := ReadRootMode(r)

@@ -1,40 +1,16 @@
 package identity
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
-// writeTree writes files (guest path: content; "->target" makes a
-// symlink) under a new directory and returns it.
-func writeTree(t testing.TB, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for p, c := range files {
-		writeHost(t, dir, p, c)
-	}
-	return dir
-}
-
+// writeHost writes one file (or "->target" symlink) under root.
 func writeHost(t testing.TB, root, p, content string) {
 	t.Helper()
-	full := filepath.Join(root, p)
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if target, ok := strings.CutPrefix(content, "->"); ok {
-		if err := os.Symlink(target, full); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testenv.WriteFiles(t, root, map[string]string{p: content})
 }
 
 func openRoot(t testing.TB, dir string) *fs.Root {

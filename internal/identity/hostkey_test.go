@@ -13,6 +13,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/guestcheck/guestcheck/internal/sealrecord"
+	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
 // TestReadHostKey: both readers give the same fingerprints; the private
@@ -33,7 +34,7 @@ func TestReadHostKey(t *testing.T) {
 	fp := ssh.FingerprintSHA256(spk)
 	authorized := string(ssh.MarshalAuthorizedKey(spk))
 	const key = "/etc/ssh/ssh_host_ed25519_key"
-	dir := writeTree(t, map[string]string{
+	dir := testenv.WriteTree(t, map[string]string{
 		key: string(pem.EncodeToMemory(blk)), key + ".pub": authorized,
 		"/etc/ssh/ssh_host_broken_key": "not a key\n", "/etc/ssh/ssh_host_broken_key.pub": authorized,
 		"/etc/ssh/ssh_host_lone_key": string(pem.EncodeToMemory(blk)),
@@ -77,7 +78,7 @@ func TestReadTemplate(t *testing.T) {
 		if tc.content != nil {
 			files[sealrecord.Path] = *tc.content
 		}
-		for name, r := range readers(t, writeTree(t, files)) {
+		for name, r := range readers(t, testenv.WriteTree(t, files)) {
 			got := ReadTemplate(r)
 			switch {
 			case got.Found != (tc.content != nil), got.ReadErr != nil:

@@ -1,6 +1,10 @@
 package identity
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/guestcheck/guestcheck/internal/testenv"
+)
 
 func TestStripMachineIDParams(t *testing.T) {
 	const id = "23088bf0c2b64a7e9c8d3f1a2b4c5d6e"
@@ -54,7 +58,7 @@ func FuzzStripMachineIDParams(f *testing.F) {
 }
 
 func TestReadMachineIDLeaks(t *testing.T) {
-	dir := writeTree(t, map[string]string{
+	dir := testenv.WriteTree(t, map[string]string{
 		"/etc/credstore/system.machine_id": "0123456789abcdef0123456789abcdef",
 		KernelCmdlinePath:                  "root=/dev/vda1 rw systemd.machine_id=0123456789abcdef0123456789abcdef\n",
 		BLSEntriesDir + "/a.conf":          "title a\noptions root=/dev/vda1 rw\n",
@@ -66,7 +70,7 @@ func TestReadMachineIDLeaks(t *testing.T) {
 			t.Errorf("%s: %q", name, got)
 		}
 	}
-	for name, r := range readers(t, writeTree(t, map[string]string{KernelCmdlinePath: "root=/dev/vda1 rw\n"})) {
+	for name, r := range readers(t, testenv.WriteTree(t, map[string]string{KernelCmdlinePath: "root=/dev/vda1 rw\n"})) {
 		if got := ReadMachineIDLeaks(r); len(got) != 0 {
 			t.Errorf("%s: %q", name, got)
 		}

@@ -210,7 +210,7 @@ func TestReadMachineID(t *testing.T) {
 		{"symlink to an ID", map[string]string{"/etc/real-id": validID + "\n", MachineIDPath: "->/etc/real-id"}, true, true, Valid, false, ""},
 		{"dangling symlink", map[string]string{MachineIDPath: "->/etc/nowhere"}, false, true, Valid, true, ""},
 	} {
-		for name, r := range readers(t, writeTree(t, tc.files)) {
+		for name, r := range readers(t, testenv.WriteTree(t, tc.files)) {
 			m := ReadMachineID(r)
 			if m.Etc.Found != tc.found || m.Etc.Exists != tc.exists || (tc.found && m.Etc.Kind != tc.kind) || m.Unset() != tc.unset || m.DBusFallback() != tc.dbus || m.Etc.Err != nil {
 				t.Errorf("%s/%s: %+v: unset %v, D-Bus fallback %q", tc.name, name, m, m.Unset(), m.DBusFallback())
@@ -218,7 +218,7 @@ func TestReadMachineID(t *testing.T) {
 		}
 	}
 	// A directory in its place cannot be read: that is no unset ID.
-	for name, r := range readers(t, writeTree(t, map[string]string{MachineIDPath + "/x": ""})) {
+	for name, r := range readers(t, testenv.WriteTree(t, map[string]string{MachineIDPath + "/x": ""})) {
 		if m := ReadMachineID(r); m.Etc.Err == nil || m.Unset() {
 			t.Errorf("%s: a directory: %+v", name, m)
 		}

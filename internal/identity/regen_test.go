@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/guestcheck/guestcheck/internal/guestfile/cloudconfig"
+	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
 // TestSSHRegenerator names what regenerates host keys, the same through
@@ -33,7 +34,7 @@ func TestSSHRegenerator(t *testing.T) {
 			if tc.files == nil {
 				tc.files = map[string]string{}
 			}
-			for name, r := range readers(t, writeTree(t, tc.files)) {
+			for name, r := range readers(t, testenv.WriteTree(t, tc.files)) {
 				if got := SSHRegenerator(r, tc.cloudKeys); got != tc.want {
 					t.Errorf("%s: got %q, want %q", name, got, tc.want)
 				}
@@ -43,12 +44,12 @@ func TestSSHRegenerator(t *testing.T) {
 }
 
 func TestSystemdAndCloudInit(t *testing.T) {
-	for name, r := range readers(t, writeTree(t, map[string]string{"/lib/systemd/systemd": "", "/usr/bin/cloud-init": ""})) {
+	for name, r := range readers(t, testenv.WriteTree(t, map[string]string{"/lib/systemd/systemd": "", "/usr/bin/cloud-init": ""})) {
 		if !SystemdPresent(r) || !CloudInitEnabled(r) {
 			t.Errorf("%s: systemd %v, cloud-init %v", name, SystemdPresent(r), CloudInitEnabled(r))
 		}
 	}
-	for name, r := range readers(t, writeTree(t, map[string]string{"/usr/bin/cloud-init": "", "/etc/cloud/cloud-init.disabled": ""})) {
+	for name, r := range readers(t, testenv.WriteTree(t, map[string]string{"/usr/bin/cloud-init": "", "/etc/cloud/cloud-init.disabled": ""})) {
 		if SystemdPresent(r) || CloudInitEnabled(r) {
 			t.Errorf("%s: systemd %v, cloud-init %v", name, SystemdPresent(r), CloudInitEnabled(r))
 		}

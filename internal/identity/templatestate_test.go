@@ -8,6 +8,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/sealrecord"
+	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
 const testID = "0123456789abcdef0123456789abcdef"
@@ -87,7 +88,7 @@ func TestReadTemplateState(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := writeTree(t, tc.files)
+			dir := testenv.WriteTree(t, tc.files)
 			for name, r := range readers(t, dir) {
 				if got := ReadTemplateState(r, tc.live); got.Is != tc.is {
 					t.Errorf("%s: got %+v, want Is %v", name, got, tc.is)
@@ -98,7 +99,7 @@ func TestReadTemplateState(t *testing.T) {
 }
 
 func TestResolveLink(t *testing.T) {
-	dir := writeTree(t, map[string]string{
+	dir := testenv.WriteTree(t, map[string]string{
 		"/etc/machine-id": "->../var/lib/a", "/var/lib/a": "->/var/lib/b", "/var/lib/b": "x",
 		"/etc/loop": "->/etc/loop", "/etc/plain": "x",
 	})

@@ -35,22 +35,6 @@ func newTreeAgent(root string) *treeAgent {
 	return &treeAgent{root: root, handles: map[int]*os.File{}, done: map[int]execDone{}, opens: map[string]int{}}
 }
 
-// writeGuest writes files (guest path: content) under a new directory.
-func writeGuest(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for p, c := range files {
-		full := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
-
 type execDone struct {
 	out, errOut []byte
 	code        int
@@ -128,7 +112,7 @@ func (a *treeAgent) Exec(ctx context.Context, cmd string, args, result any) erro
 // clone without guestcheck is judged by the same reading as one with it.
 func TestAgentFSAgrees(t *testing.T) {
 	testenv.Tool(t, "find", "findutils")
-	dir := writeGuest(t, map[string]string{
+	dir := testenv.WriteTree(t, map[string]string{
 		"/etc/machine-id":                      "0102030405060708090a0b0c0d0e0f10\n",
 		"/etc/hostname":                        "tpl\n",
 		"/var/lib/cloud/data/instance-id":      "iid-tpl\n",
@@ -172,7 +156,7 @@ func TestAgentFSAgrees(t *testing.T) {
 func TestAgentIdentity(t *testing.T) {
 	testenv.Tool(t, "find", "findutils")
 	const mid = "0102030405060708090a0b0c0d0e0f10"
-	a := newTreeAgent(writeGuest(t, map[string]string{
+	a := newTreeAgent(testenv.WriteTree(t, map[string]string{
 		"/etc/machine-id":           mid + "\n",
 		"/proc/sys/kernel/hostname": "clone-1\n",
 	}))
@@ -189,7 +173,7 @@ func TestAgentIdentity(t *testing.T) {
 	if b, _ := json.Marshal(id); strings.Contains(string(b), mid) || strings.Contains(string(b), sealHash) {
 		t.Errorf("the machine-id or its record hash is in the identity: %s", b)
 	}
-	if _, h := AgentIdentity(context.Background(), newTreeAgent(writeGuest(t, map[string]string{"/etc/machine-id": ""}))); h != "" {
+	if _, h := AgentIdentity(context.Background(), newTreeAgent(testenv.WriteTree(t, map[string]string{"/etc/machine-id": ""}))); h != "" {
 		t.Errorf("an empty machine-id has record hash %q", h)
 	}
 }
@@ -205,7 +189,7 @@ func (downAgent) Exec(context.Context, string, any, any) error {
 // whatever its size; one it refuses is not; an agent that does not answer
 // is an error, not a missing file.
 func TestAgentFSExists(t *testing.T) {
-	r := agentFS{ctx: context.Background(), a: newTreeAgent(writeGuest(t, map[string]string{
+	r := agentFS{ctx: context.Background(), a: newTreeAgent(testenv.WriteTree(t, map[string]string{
 		"/usr/bin/cloud-init": "#!/usr/bin/python3\n", "/one": "x", "/empty": "",
 	}))}
 	for p, want := range map[string]bool{"/usr/bin/cloud-init": true, "/one": true, "/empty": true, "/nope": false} {

@@ -1,8 +1,6 @@
 package prove
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +9,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fs"
 	"github.com/guestcheck/guestcheck/internal/guestid"
 	"github.com/guestcheck/guestcheck/internal/sealrecord"
+	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
 // TestReadTemplateRoot: the template is read by guestid's one reader, so
@@ -30,16 +29,7 @@ func TestReadTemplateRoot(t *testing.T) {
 		"/var/lib/dhcp/dhclient.eth0.leases": "lease {\n  interface \"eth0\";\n  option dhcp-client-identifier 1:52:54:0:aa:0:1;\n}\n",
 		sealrecord.Path:                      string(rec.Marshal()),
 	}
-	dir := t.TempDir()
-	for p, c := range files {
-		full := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := testenv.WriteTree(t, files)
 	root, err := fs.Open(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -2,36 +2,20 @@ package nstest
 
 import (
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/config"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
 // WriteRoot creates a guest root under t.TempDir from path -> content;
 // a content starting with "->" makes a symlink to the rest.
 func WriteRoot(t testing.TB, files map[string]string) *fs.Root {
 	t.Helper()
-	dir := t.TempDir()
-	for p, c := range files {
-		hp := filepath.Join(dir, p)
-		if err := os.MkdirAll(filepath.Dir(hp), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if target, ok := strings.CutPrefix(c, "->"); ok {
-			if err := os.Symlink(target, hp); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.WriteFile(hp, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := testenv.WriteTree(t, files)
 	return OpenRoot(t, dir)
 }
 
