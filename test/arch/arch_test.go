@@ -291,3 +291,26 @@ func TestGuestIDLinksNoNetlink(t *testing.T) {
 		}
 	}
 }
+
+// leaves are packages every layer may use because they import nothing of
+// the module: internal/junitxml is the JUnit document guestcheck's report,
+// guestcheck fleet and sealprep prove share, and cmd/sealprep links it
+// through internal/prove, so it may not reach internal/check.
+var leaves = []string{"internal/junitxml"}
+
+// TestLeavesImportNothing holds the leaf packages to that rule.
+func TestLeavesImportNothing(t *testing.T) {
+	pkgs := load(t)
+	for _, l := range leaves {
+		k := pkgs[module+"/"+l]
+		if k == nil {
+			t.Errorf("%s: no such package (update the list in test/arch)", l)
+			continue
+		}
+		for _, im := range k.imports {
+			if strings.HasPrefix(im, module+"/") {
+				t.Errorf("%s imports %s: a leaf package imports nothing of the module", l, short(im))
+			}
+		}
+	}
+}
