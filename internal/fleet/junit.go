@@ -15,7 +15,7 @@ import (
 // <skipped>), one <failure> per identity item it shares with another VM,
 // and for a VM that could not be surveyed one <error> with the reason.
 func WriteJUnit(w io.Writer, r Result) error {
-	doc := junitxml.Suites{Suites: make([]junitxml.Suite, 0, len(r.VMs))}
+	var doc junitxml.Suites
 	for i, vm := range r.VMs {
 		s := junitxml.Suite{Name: vm.Name, Package: "guestcheck.fleet", ID: i,
 			Timestamp: junitxml.Timestamp(r.StartedAt), Hostname: junitxml.Hostname(r.Host),

@@ -17,12 +17,13 @@ import (
 // judge), a skip finding <skipped>, a pass finding a test case without
 // children. A waived finding is <skipped> whatever its status, with a
 // message that says so, its status, the reason and the finding. The
-// failure's text holds the message, the evidence and the fix. The
-// document's shape is internal/junitxml's. Test case names are "code: message", so that a CI page says what
-// was found; findings have no duration of their own, so test cases have
-// time 0 and each suite the check's duration.
+// failure's text holds the message, the evidence and the fix. Test case
+// names are "code: message", so that a CI page says what was found;
+// findings have no duration of their own, so test cases have time 0 and
+// each suite the check's duration. The document's shape is
+// internal/junitxml's, which fleet and prove write too.
 func WriteJUnit(w io.Writer, r Report) error {
-	doc := junitxml.Suites{Suites: make([]junitxml.Suite, 0, len(r.Checks))}
+	var doc junitxml.Suites
 	for i, c := range r.Checks {
 		s := junitxml.Suite{
 			Name: c.ID, Package: r.Tool, ID: i,

@@ -300,17 +300,27 @@ var leaves = []string{"internal/junitxml"}
 
 // TestLeavesImportNothing holds the leaf packages to that rule.
 func TestLeavesImportNothing(t *testing.T) {
-	pkgs := load(t)
-	for _, l := range leaves {
-		k := pkgs[module+"/"+l]
-		if k == nil {
-			t.Errorf("%s: no such package (update the list in test/arch)", l)
-			continue
-		}
+	for _, k := range listed(t, load(t), leaves) {
 		for _, im := range k.imports {
 			if strings.HasPrefix(im, module+"/") {
-				t.Errorf("%s imports %s: a leaf package imports nothing of the module", l, short(im))
+				t.Errorf("%s imports %s: a leaf package imports nothing of the module", short(k.path), short(im))
 			}
 		}
 	}
+}
+
+// listed are the packages a list of this test names. Each must exist, so
+// that a package renamed or moved cannot leave a rule unnoticed.
+func listed(t *testing.T, pkgs map[string]*pkg, rels []string) []*pkg {
+	t.Helper()
+	var out []*pkg
+	for _, rel := range rels {
+		k := pkgs[module+"/"+rel]
+		if k == nil {
+			t.Errorf("%s: no such package (update the list in test/arch)", rel)
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
 }
