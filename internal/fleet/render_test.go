@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"flag"
 	"os"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/guestid"
+	"github.com/guestcheck/guestcheck/internal/junitxml"
 	"github.com/guestcheck/guestcheck/internal/qga/qgafake"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
@@ -213,5 +215,20 @@ func TestGuestTextIsHostile(t *testing.T) {
 	}
 	if r.VMs[0].Status != Fail {
 		t.Errorf("status %s", r.VMs[0].Status)
+	}
+	// In JUnit the same text reads back as the guest wrote it, but for
+	// the escape character, which XML 1.0 cannot carry.
+	var doc junitxml.Suites
+	if err := xml.Unmarshal(render(t, r, FormatJUnit), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var msgs []string
+	for _, c := range doc.Suites[0].Cases {
+		if c.Failure != nil {
+			msgs = append(msgs, c.Failure.Message)
+		}
+	}
+	if want := "line1\nline2\uFFFD[31mred\r"; len(msgs) != 1 || msgs[0] != want {
+		t.Errorf("JUnit failure messages %q, want [%q]", msgs, want)
 	}
 }

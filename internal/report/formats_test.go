@@ -24,6 +24,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/junitxml"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 	"github.com/guestcheck/guestcheck/internal/testenv/promrules"
 )
@@ -664,7 +665,7 @@ func TestJUnitSchemas(t *testing.T) {
 func TestJUnitContent(t *testing.T) {
 	t.Parallel()
 	for _, tc := range formatCases() {
-		var doc junitSuites
+		var doc junitxml.Suites
 		if err := xml.Unmarshal(render(t, tc.rep, FormatJUnit, Options{}), &doc); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}

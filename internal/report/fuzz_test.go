@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/junitxml"
 )
 
 // FuzzRenderers builds a report from arbitrary strings and statuses and
@@ -50,7 +51,7 @@ func FuzzRenderers(f *testing.F) {
 		if err := WriteJUnit(&b, r); err != nil {
 			t.Fatal(err)
 		}
-		var doc junitSuites
+		var doc junitxml.Suites
 		if err := xml.Unmarshal(b.Bytes(), &doc); err != nil || len(doc.Suites) != 2 || len(doc.Suites[0].Cases) != 2 {
 			t.Errorf("junit: %v\n%s", err, b.String())
 		}

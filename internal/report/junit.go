@@ -1,70 +1,14 @@
 package report
 
 import (
-	"bufio"
-	"encoding/xml"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/junitxml"
 )
-
-// The JUnit document. It is valid under both widely used schemas, which
-// disagree on a few points, so it takes the stricter side of each:
-// windyroad's Ant schema wants <testsuites> without attributes, package
-// and id on every suite, a timestamp without time zone, <properties>,
-// <system-out> and <system-err> in every suite, and at most one child per
-// test case; Jenkins' junit-10.xsd allows all of that. Both are in
-// schema/junit/, where the tests validate against them with xmllint.
-type junitSuites struct {
-	XMLName xml.Name     `xml:"testsuites"`
-	Suites  []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name      string          `xml:"name,attr"`
-	Package   string          `xml:"package,attr"`
-	ID        int             `xml:"id,attr"`
-	Timestamp string          `xml:"timestamp,attr"`
-	Hostname  string          `xml:"hostname,attr"`
-	Tests     int             `xml:"tests,attr"`
-	Failures  int             `xml:"failures,attr"`
-	Errors    int             `xml:"errors,attr"`
-	Skipped   int             `xml:"skipped,attr"`
-	Time      string          `xml:"time,attr"`
-	Props     []junitProperty `xml:"properties>property"`
-	Cases     []junitCase     `xml:"testcase"`
-	SystemOut string          `xml:"system-out"`
-	SystemErr string          `xml:"system-err"`
-}
-
-type junitProperty struct {
-	Name  string `xml:"name,attr"`
-	Value string `xml:"value,attr"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Time      string        `xml:"time,attr"`
-	Failure   *junitProblem `xml:"failure"`
-	Error     *junitProblem `xml:"error"`
-	Skipped   *junitSkipped `xml:"skipped"`
-}
-
-type junitProblem struct {
-	Type    string `xml:"type,attr"`
-	Message string `xml:"message,attr"`
-	// Body is escaped by junitBody itself: encoding/xml would write
-	// every newline as "&#xA;", which CI pages then show as one line.
-	Body string `xml:",innerxml"`
-}
-
-type junitSkipped struct {
-	Message string `xml:"message,attr"`
-}
 
 // WriteJUnit renders r as a JUnit XML document: one <testsuite> per check,
 // one <testcase> per finding. A fail finding is a <failure type="fail">, a
@@ -72,26 +16,23 @@ type junitSkipped struct {
 // is not 0 either), an error finding an <error> (the check could not
 // judge), a skip finding <skipped>, a pass finding a test case without
 // children. A waived finding is <skipped> whatever its status, with a
-// message that says so, its status, the reason and the finding. The failure's text holds the message, the evidence and the
-// fix. Test case names are "code: message", so that a CI page says what
-// was found; findings have no duration of their own, so test cases have
-// time 0 and each suite the check's duration.
+// message that says so, its status, the reason and the finding. The
+// failure's text holds the message, the evidence and the fix. Test case
+// names are "code: message", so that a CI page says what was found;
+// findings have no duration of their own, so test cases have time 0 and
+// each suite the check's duration. The document's shape is
+// internal/junitxml's, which fleet and prove write too.
 func WriteJUnit(w io.Writer, r Report) error {
-	doc := junitSuites{Suites: make([]junitSuite, 0, len(r.Checks))}
-	host := r.Host.Hostname
-	if host == "" {
-		host = "localhost" // what the Ant schema asks for when the name is unknown
-	}
+	var doc junitxml.Suites
 	for i, c := range r.Checks {
-		s := junitSuite{
+		s := junitxml.Suite{
 			Name: c.ID, Package: r.Tool, ID: i,
-			// UTC, without zone: the Ant schema's pattern allows none.
-			Timestamp: r.StartedAt.UTC().Format("2006-01-02T15:04:05"),
-			Hostname:  host,
-			Time:      millis3(c.DurationMS),
-			Props: []junitProperty{
-				{"title", c.Title}, {"status", string(c.Status)}, {"summary", c.Summary},
-				{"tool", r.Tool}, {"version", r.Version}, {"root", r.Root}, {"boot_id", r.Host.BootID},
+			Timestamp: junitxml.Timestamp(r.StartedAt),
+			Hostname:  junitxml.Hostname(r.Host.Hostname),
+			Time:      junitxml.Seconds(c.DurationMS),
+			Props: []junitxml.Property{
+				{Name: "title", Value: c.Title}, {Name: "status", Value: string(c.Status)}, {Name: "summary", Value: c.Summary},
+				{Name: "tool", Value: r.Tool}, {Name: "version", Value: r.Version}, {Name: "root", Value: r.Root}, {Name: "boot_id", Value: r.Host.BootID},
 			},
 		}
 		findings := c.Findings
@@ -102,37 +43,29 @@ func WriteJUnit(w io.Writer, r Report) error {
 			findings = []check.Finding{{Status: c.Status, Code: c.ID, Message: c.Summary}}
 		}
 		for _, f := range findings {
-			tc := junitCase{Name: f.Code + ": " + f.Message, Classname: r.Tool + "." + c.ID, Time: "0"}
-			switch st := valid(f.Status); {
-			case f.Waived != nil && st != check.Pass:
-				// Accepted by the operator: CI must not go red on it, and
-				// the page still shows what and why.
-				tc.Skipped = &junitSkipped{Message: fmt.Sprintf("waived %s: %s (%s)", st, waivedText(f.Waived), f.Message)}
-				s.Skipped++
-			case st == check.Fail || st == check.Warn:
-				tc.Failure = &junitProblem{Type: string(st), Message: f.Message, Body: junitBody(f)}
-				s.Failures++
-			case st == check.Error:
-				tc.Error = &junitProblem{Type: string(st), Message: f.Message, Body: junitBody(f)}
-				s.Errors++
-			case st == check.Skip:
-				tc.Skipped = &junitSkipped{Message: f.Message}
-				s.Skipped++
-			}
-			s.Tests++
-			s.Cases = append(s.Cases, tc)
+			s.Add(junitCase(r.Tool+"."+c.ID, f))
 		}
 		doc.Suites = append(doc.Suites, s)
 	}
-	bw := bufio.NewWriter(w)
-	bw.WriteString(xml.Header)
-	enc := xml.NewEncoder(bw)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return err
+	return junitxml.Write(w, doc)
+}
+
+// junitCase is one finding as a test case of the check's suite.
+func junitCase(class string, f check.Finding) junitxml.Case {
+	tc := junitxml.Case{Name: f.Code + ": " + f.Message, Classname: class, Time: "0"}
+	switch st := valid(f.Status); {
+	case f.Waived != nil && st != check.Pass:
+		// Accepted by the operator: CI must not go red on it, and
+		// the page still shows what and why.
+		tc.Skipped = &junitxml.Skipped{Message: fmt.Sprintf("waived %s: %s (%s)", st, waivedText(f.Waived), f.Message)}
+	case st == check.Fail || st == check.Warn:
+		tc.Failure = &junitxml.Problem{Type: string(st), Message: f.Message, Body: junitBody(f)}
+	case st == check.Error:
+		tc.Error = &junitxml.Problem{Type: string(st), Message: f.Message, Body: junitBody(f)}
+	case st == check.Skip:
+		tc.Skipped = &junitxml.Skipped{Message: f.Message}
 	}
-	bw.WriteByte('\n')
-	return bw.Flush()
+	return tc
 }
 
 // junitBody is a failure's text: the status and message, the evidence one
@@ -152,40 +85,5 @@ func junitBody(f check.Finding) string {
 	if f.Remediation != "" {
 		fmt.Fprintf(&b, "fix: %s\n", f.Remediation)
 	}
-	var esc strings.Builder
-	for _, r := range xmlText(b.String()) {
-		switch r {
-		case '&':
-			esc.WriteString("&amp;")
-		case '<':
-			esc.WriteString("&lt;")
-		case '>':
-			esc.WriteString("&gt;")
-		case '\r':
-			esc.WriteString("&#xD;") // a raw CR would be read back as a newline
-		default:
-			esc.WriteRune(r)
-		}
-	}
-	return esc.String()
-}
-
-// millis3 is a duration in seconds with three decimals, the form both
-// schemas accept ("0.042").
-func millis3(ms int64) string {
-	ms = max(0, ms)
-	return fmt.Sprintf("%d.%03d", ms/1000, ms%1000)
-}
-
-// xmlText replaces what XML 1.0 cannot carry at all, invalid UTF-8 and the
-// control characters other than tab, newline and carriage return, with
-// U+FFFD, as encoding/xml does for the attributes it escapes itself.
-func xmlText(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	return strings.Map(func(r rune) rune {
-		if r == '\t' || r == '\n' || r == '\r' || r >= 0x20 && r != 0xFFFE && r != 0xFFFF {
-			return r
-		}
-		return '\uFFFD'
-	}, s)
+	return junitxml.Body(b.String())
 }

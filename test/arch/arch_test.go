@@ -291,3 +291,36 @@ func TestGuestIDLinksNoNetlink(t *testing.T) {
 		}
 	}
 }
+
+// leaves are packages every layer may use because they import nothing of
+// the module: internal/junitxml is the JUnit document guestcheck's report,
+// guestcheck fleet and sealprep prove share, and cmd/sealprep links it
+// through internal/prove, so it may not reach internal/check.
+var leaves = []string{"internal/junitxml"}
+
+// TestLeavesImportNothing holds the leaf packages to that rule.
+func TestLeavesImportNothing(t *testing.T) {
+	for _, k := range listed(t, load(t), leaves) {
+		for _, im := range k.imports {
+			if strings.HasPrefix(im, module+"/") {
+				t.Errorf("%s imports %s: a leaf package imports nothing of the module", short(k.path), short(im))
+			}
+		}
+	}
+}
+
+// listed are the packages a list of this test names. Each must exist, so
+// that a package renamed or moved cannot leave a rule unnoticed.
+func listed(t *testing.T, pkgs map[string]*pkg, rels []string) []*pkg {
+	t.Helper()
+	var out []*pkg
+	for _, rel := range rels {
+		k := pkgs[module+"/"+rel]
+		if k == nil {
+			t.Errorf("%s: no such package (update the list in test/arch)", rel)
+			continue
+		}
+		out = append(out, k)
+	}
+	return out
+}

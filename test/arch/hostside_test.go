@@ -19,12 +19,7 @@ var hostSide = []string{"internal/fleet", "internal/qga"}
 // and no package-level variable computed by a call (a regexp compiled, a
 // file read); only literals and errors.New.
 func TestHostSideAddsNoStartupWork(t *testing.T) {
-	pkgs := load(t)
-	for _, rel := range hostSide {
-		k := pkgs[module+"/"+rel]
-		if k == nil {
-			t.Fatalf("no package %s", rel)
-		}
+	for _, k := range listed(t, load(t), hostSide) {
 		for _, p := range k.files {
 			fset := token.NewFileSet()
 			f, err := parser.ParseFile(fset, p, nil, 0)
