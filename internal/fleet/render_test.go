@@ -24,9 +24,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-// sampleSurvey surveys five fake VMs: two clones sharing machine-id,
-// host key and an address on one known network, a failing VM, one with
-// guest-exec filtered and one with no agent channel. Times are fixed so
+// sampleSurvey surveys six fake VMs: two clones sharing machine-id,
+// host key and an address on one known network, a failing VM, one whose
+// guestcheck could not judge a check (error), one with guest-exec
+// filtered and one with no agent channel. Times are fixed so
 // that the output can be held to goldens.
 func sampleSurvey(t testing.TB) Result {
 	t.Helper()
@@ -47,6 +48,7 @@ func sampleSurvey(t testing.TB) Result {
 		tg("web-1", &qgafake.Agent{Run: runs(guestReport(t, check.Pass, clone("52:54:00:00:00:01")), 0)}),
 		tg("web-2", &qgafake.Agent{Run: runs(guestReport(t, check.Pass, clone("52:54:00:00:00:02")), 0)}),
 		tg("db-1", &qgafake.Agent{Run: runs(guestReport(t, check.Fail, other), 0)}),
+		tg("app-1", &qgafake.Agent{Run: runs(guestReport(t, check.Error, &guestid.Identity{MachineIDHash: "ffeeddccbbaa99887766554433221100", Hostname: "app-1"}), 0)}),
 		tg("rhel-9", &qgafake.Agent{Disabled: []string{"guest-exec"}}),
 		{Name: "win <&>", Source: "libvirt", Unreachable: "no guest agent channel (add <channel type='unix'><target type='virtio' name='org.qemu.guest_agent.0'/></channel>)"},
 	}
