@@ -91,9 +91,12 @@ func cloneFix(c CloneResult) string {
 // read).
 func Compare(clones []CloneResult, tmpl TemplateIdentity) ([]ItemResult, []guestid.Collision) {
 	var members []guestid.Member
+	var noIdentity []string
 	for _, c := range clones {
 		if c.Identity != nil {
 			members = append(members, guestid.Member{Name: c.Name, ID: *c.Identity})
+		} else {
+			noIdentity = append(noIdentity, c.Name)
 		}
 	}
 	if tmpl.Identity != nil {
@@ -106,12 +109,14 @@ func Compare(clones []CloneResult, tmpl TemplateIdentity) ([]ItemResult, []guest
 	cols := append(guestid.Collisions(members), recordCollisions(clones, tmpl)...)
 	var items []ItemResult
 	for _, it := range guestid.Items {
-		items = append(items, itemResult(it, members, cols))
+		items = append(items, itemResult(it, members, noIdentity, cols))
 	}
 	return items, cols
 }
 
-func itemResult(it guestid.Item, members []guestid.Member, cols []guestid.Collision) ItemResult {
+// itemResult judges one item; noIdentity names the clones whose identity
+// was not read at all (no agent answered, or they did not boot).
+func itemResult(it guestid.Item, members []guestid.Member, noIdentity []string, cols []guestid.Collision) ItemResult {
 	var shared []string
 	for _, c := range cols {
 		if c.Item == it {
@@ -144,6 +149,8 @@ func itemResult(it guestid.Item, members []guestid.Member, cols []guestid.Collis
 		return ItemResult{Item: it, Status: ItemDistinct, Detail: fmt.Sprintf("%d members compared", len(have))}
 	case len(unread) > 0:
 		return ItemResult{Item: it, Status: ItemNotCompared, Detail: "not read on " + strings.Join(unread, ", ") + why}
+	case len(noIdentity) > 0:
+		return ItemResult{Item: it, Status: ItemNotCompared, Detail: "not read on " + strings.Join(noIdentity, ", ")}
 	case len(have) == 1:
 		return ItemResult{Item: it, Status: ItemNotCompared, Detail: "only " + have[0] + " has one"}
 	}

@@ -104,6 +104,15 @@ func TestCompareFewHolders(t *testing.T) {
 			t.Errorf("%s: %s (%s), want %s (%s)", it.Item, it.Status, it.Detail, ItemNotCompared, w)
 		}
 	}
+	// A clone read by nobody (no agent) is named, rather than "no member
+	// has one" as if it had been read and held none.
+	c3 := CloneResult{Name: "clone-3", Boot: BootUp, VerdictSource: SourceConsole}
+	items, _ = Compare([]CloneResult{c1, c3}, TemplateIdentity{})
+	for _, it := range items {
+		if it.Item == guestid.ItemMACBinding && it.Detail != "not read on clone-3" {
+			t.Errorf("mac-binding with clone-3 unread: %s (%s)", it.Status, it.Detail)
+		}
+	}
 	var buf bytes.Buffer
 	r := baseReport([]CloneResult{c1, c2}, TemplateIdentity{})
 	if err := WriteJUnit(&buf, r); err != nil {
