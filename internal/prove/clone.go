@@ -51,6 +51,9 @@ type CloneResult struct {
 	VerdictSource string       `json:"verdict_source,omitempty"`
 	// Failing are guestcheck's failing checks, "id: summary".
 	Failing []string `json:"failing,omitempty"`
+	// Checks are guestcheck's checks with their status and summary, when
+	// its report came through the agent (the console gives counts only).
+	Checks []CheckVerdict `json:"checks,omitempty"`
 	// IdentityOnly is set when guestcheck is not in the image: only
 	// identity was compared.
 	IdentityOnly bool `json:"identity_only"`

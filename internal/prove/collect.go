@@ -62,6 +62,23 @@ func (r GuestReport) Verdict() BootVerdict {
 	}}
 }
 
+// CheckVerdict is one of guestcheck's checks on a clone.
+type CheckVerdict struct {
+	ID      string `json:"id"`
+	Status  string `json:"status"`
+	Summary string `json:"summary"`
+}
+
+// CheckVerdicts lists the report's checks, their guest text cleaned and
+// bounded.
+func (r GuestReport) CheckVerdicts() []CheckVerdict {
+	out := make([]CheckVerdict, 0, len(r.Checks))
+	for _, c := range r.Checks {
+		out = append(out, CheckVerdict{ID: clean(c.ID), Status: clean(c.Status), Summary: clean(c.Summary)})
+	}
+	return out
+}
+
 // Failing lists the checks that failed or could not run, "id: summary".
 func (r GuestReport) Failing() []string {
 	var out []string

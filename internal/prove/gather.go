@@ -41,7 +41,7 @@ func (r *cloneRun) collect(ctx context.Context, a *qga.Client) {
 		}
 		rep = &got
 		v := got.Verdict()
-		r.res.Verdict, r.res.VerdictSource, r.res.Failing = &v, SourceAgent, got.Failing()
+		r.res.Verdict, r.res.VerdictSource, r.res.Failing, r.res.Checks = &v, SourceAgent, got.Failing(), got.CheckVerdicts()
 	} else {
 		r.res.IdentityOnly = true
 		r.res.Notes = append(r.res.Notes, "guestcheck is not in the image: only identity was compared")

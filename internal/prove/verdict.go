@@ -53,8 +53,24 @@ type Failure struct {
 }
 
 // cloneFailed says why a clone fails, "" when it passes: it did not come
-// up, guestcheck could not judge it, or guestcheck failed it.
+// up (bootFailed), or guestcheck failed it.
 func cloneFailed(c CloneResult) string {
+	if why := bootFailed(c); why != "" {
+		return why
+	}
+	if c.Verdict != nil && (c.Verdict.Status == "FAIL" || c.Verdict.Status == "ERROR") {
+		msg := fmt.Sprintf("guestcheck says %s (%d fail, %d error)", c.Verdict.Status, c.Verdict.Counts["fail"], c.Verdict.Counts["error"])
+		if len(c.Failing) > 0 {
+			msg += ": " + strings.Join(c.Failing, "; ")
+		}
+		return msg
+	}
+	return ""
+}
+
+// bootFailed says why a clone did not come up to be judged, "" when it
+// did: it did not boot, something broke on the way, or no verdict came.
+func bootFailed(c CloneResult) string {
 	switch {
 	case c.Boot == BootTimeout:
 		return "did not finish before the deadline: " + c.Problem
@@ -64,12 +80,6 @@ func cloneFailed(c CloneResult) string {
 		return c.Problem
 	case c.Verdict == nil && !c.IdentityOnly:
 		return "no boot verdict"
-	case c.Verdict != nil && (c.Verdict.Status == "FAIL" || c.Verdict.Status == "ERROR"):
-		msg := fmt.Sprintf("guestcheck says %s (%d fail, %d error)", c.Verdict.Status, c.Verdict.Counts["fail"], c.Verdict.Counts["error"])
-		if len(c.Failing) > 0 {
-			msg += ": " + strings.Join(c.Failing, "; ")
-		}
-		return msg
 	}
 	return ""
 }

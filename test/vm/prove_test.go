@@ -237,9 +237,11 @@ func (r *proveRun) expectCollision(t *testing.T, it guestid.Item, value string, 
 	t.Errorf("no collision on %s %s among %+v", it, value, r.collisions(it))
 }
 
-// expectJUnit asserts the JUnit report's failing test cases: exactly
-// the clones and items given, by the names prove gives them.
-func (r *proveRun) expectJUnit(t *testing.T, clones []string, items []guestid.Item) {
+// expectJUnit asserts the JUnit report's failing test cases: "boots" for
+// exactly the clones given, a case for each check the clone's JSON report
+// says failed, and exactly the items given; and one case per clone, per
+// check of each clone (or one for its console verdict) and per item.
+func (r *proveRun) expectJUnit(t *testing.T, noBoot []string, items []guestid.Item) {
 	t.Helper()
 	var doc struct {
 		Suites []struct {
@@ -264,14 +266,23 @@ func (r *proveRun) expectJUnit(t *testing.T, clones []string, items []guestid.It
 		}
 	}
 	var want []string
-	for _, c := range clones {
-		want = append(want, "clones/"+c+": boots healthy")
+	for _, c := range noBoot {
+		want = append(want, "clones/"+c+": boots")
+	}
+	wantCases := len(guestid.Items)
+	for _, c := range r.rep.Clones {
+		wantCases += 1 + max(1, len(c.Checks))
+		for _, k := range c.Checks {
+			if k.Status == "fail" {
+				want = append(want, "clones/"+c.Name+": "+k.ID)
+			}
+		}
 	}
 	for _, it := range items {
 		want = append(want, "identity/"+string(it)+": not shared")
 	}
-	if cases != len(r.rep.Clones)+len(guestid.Items) {
-		t.Errorf("junit: %d test cases, want one per clone and per identity item (%d)", cases, len(r.rep.Clones)+len(guestid.Items))
+	if cases != wantCases {
+		t.Errorf("junit: %d test cases, want %d: per clone one for its boot and one per check (or its console verdict), and one per identity item", cases, wantCases)
 	}
 	slices.Sort(failed)
 	slices.Sort(want)
