@@ -117,26 +117,7 @@ func TestAddressesOnlyOnKnownNetworks(t *testing.T) {
 // report schema it refers to.
 func compileFleetSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	c := jsonschema.NewCompiler()
-	for _, name := range []string{"fleet-v1.schema.json", "report-v1.schema.json"} {
-		f, err := os.Open(filepath.Join("../../schema", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		doc, err := jsonschema.UnmarshalJSON(f)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := c.AddResource("https://github.com/guestcheck/guestcheck/schema/"+name, doc); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s, err := c.Compile("https://github.com/guestcheck/guestcheck/schema/fleet-v1.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return testenv.Schema(t, "../../schema", "fleet-v1.schema.json")
 }
 
 // TestJSONSchema validates the JSON output, and proves the schema is

@@ -192,7 +192,7 @@ func hasItem(id guestid.Identity, it guestid.Item) bool {
 // failures lists every reason the run is not proven: clones that failed,
 // then shared items.
 func failures(clones []CloneResult, cols []guestid.Collision) []Failure {
-	var out []Failure
+	out := []Failure{} // [] in JSON, never null: the schema wants an array
 	for _, c := range clones {
 		if why := cloneFailed(c); why != "" {
 			out = append(out, Failure{Clone: c.Name, Message: why, Fix: cloneFix(c)})

@@ -16,6 +16,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/guestid"
+	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -151,27 +152,11 @@ func compileSchema(t *testing.T) *jsonschema.Schema {
 	return compileSchemaFile(t, "../../schema/report-v1.schema.json")
 }
 
-// compileSchemaFile compiles the JSON Schema at p.
+// compileSchemaFile compiles the JSON Schema at p, with the other
+// schema files beside it.
 func compileSchemaFile(t *testing.T, p string) *jsonschema.Schema {
 	t.Helper()
-	f, err := os.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource(filepath.Base(p), doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile(filepath.Base(p))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return testenv.Schema(t, filepath.Dir(p), filepath.Base(p))
 }
 
 // TestSchemaRejects proves the schema is not vacuous: broken reports fail it.

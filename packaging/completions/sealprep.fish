@@ -33,6 +33,6 @@ complete -c sealprep -n '__fish_seen_subcommand_from prove' -l timeout -r -f -d 
 complete -c sealprep -n '__fish_seen_subcommand_from prove' -l user-data -r -F -d 'Cloud-init user-data for every clone\'s seed (default: an empty #cloud-config)'
 complete -c sealprep -n '__fish_seen_subcommand_from prove' -l network-config -r -F -d 'Cloud-init network-config for every clone\'s seed (default: the NIC by its MAC with a static address in the clone\'s network and a default route through QEMU\'s host, as cloud metadata gives it: QEMU\'s DHCP under restrict=on offers no router)'
 complete -c sealprep -n '__fish_seen_subcommand_from prove' -l keep -r -a '(__fish_complete_directories)' -d 'Keep the overlays, seeds and consoles under DIR for debugging instead of removing them'
-complete -c sealprep -n '__fish_seen_subcommand_from prove' -l format -r -f -a 'text json junit' -d 'Report format: text (default), json or junit'
+complete -c sealprep -n '__fish_seen_subcommand_from prove' -l format -r -f -a 'text json junit' -d 'Report format: text (default), json (schema/prove-v1.schema.json) or junit (a test case per clone boot, per guestcheck check of each clone and per identity item)'
 complete -c sealprep -n '__fish_seen_subcommand_from prove' -l junit -r -F -d 'Also write the JUnit report to FILE, for a Packer or CI step that shows the text'
 complete -c sealprep -n '__fish_seen_subcommand_from prove' -l json -r -F -d 'Also write the JSON report to FILE (timings, peak memory, every identity item)'

@@ -404,23 +404,7 @@ func TestGuestcheckConfig(t *testing.T) {
 // TestJSONReport: report excerpts validate against the report schema.
 func TestJSONReport(t *testing.T) {
 	ex, _ := all(t)
-	f, err := os.Open(filepath.Join(repo, "schema/report-v1.schema.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("report-v1.schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile("report-v1.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := testenv.Schema(t, filepath.Join(repo, "schema"), "report-v1.schema.json")
 	for _, e := range ofKind(ex, JSONReport) {
 		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(e.Text)))
 		if err != nil {

@@ -98,26 +98,10 @@ func Build(t testing.TB, dir, name string, parts []Part, qcow2 bool) string {
 }
 
 // Tree writes files (path -> content) under a new directory; a path ending
-// in "/" is a directory.
+// in "/" is a directory (testenv.WriteTree).
 func Tree(t testing.TB, files map[string]string) string {
 	t.Helper()
-	dir := t.TempDir()
-	for p, c := range files {
-		full := filepath.Join(dir, p)
-		if strings.HasSuffix(p, "/") {
-			if err := os.MkdirAll(full, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return testenv.WriteTree(t, files)
 }
 
 // Hash is the SHA-256 of a file's bytes.
