@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -336,6 +337,12 @@ func TestApplyInterruptedProgress(t *testing.T) {
 			case <-time.After(time.Minute):
 				t.Fatal("the logs never started")
 			}
+			if !c.terminal {
+				// login-records' line comes when it ends; logfiles may
+				// not have begun yet, and a signal in that gap leaves it
+				// "not reached". Wait until it has touched a log.
+				waitLogsTouched(t, filepath.Join(dir, "var/log/app00"))
+			}
 			cmd.Process.Signal(c.sig)
 			cmd.Wait()
 			out := cap.wait(t)
@@ -388,4 +395,30 @@ func TestApplyInterruptedProgress(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waitLogsTouched waits until logfiles has truncated a log or removed a
+// rotated one in dir, the first directory it walks.
+func waitLogsTouched(t *testing.T, dir string) {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := len(ents)
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ents) < start {
+			return
+		}
+		for _, e := range ents {
+			if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 {
+				return
+			}
+		}
+	}
+	t.Fatal("logfiles never touched " + dir)
 }
