@@ -8,20 +8,22 @@
 // refuses) lives in package image.
 package imgfmt
 
+import "strconv"
+
 // Formats Parse recognises. Only Raw and QCOW2 are taken by sealprep; the
 // others are recognised so that a refusal can say what the file is and
 // how to convert it.
 const (
 	Raw       = "raw"
 	QCOW2     = "qcow2"
-	QCOW1     = "qcow"  // QEMU's obsolete version-1 qcow
-	QED       = "qed"   // QEMU Enhanced Disk
-	VMDK      = "vmdk"  // VMware: sparse extent or text descriptor
-	VHD       = "vpc"   // Microsoft VHD, qemu-img's name "vpc"
-	VHDX      = "vhdx"  // Microsoft VHDX
-	VDI       = "vdi"   // VirtualBox
-	LUKS      = "luks"  // a LUKS container
-	ISO       = "iso"   // an ISO 9660 filesystem (qemu-img sees raw)
+	QCOW1     = "qcow" // QEMU's obsolete version-1 qcow
+	QED       = "qed"  // QEMU Enhanced Disk
+	VMDK      = "vmdk" // VMware: sparse extent or text descriptor
+	VHD       = "vpc"  // Microsoft VHD, qemu-img's name "vpc"
+	VHDX      = "vhdx" // Microsoft VHDX
+	VDI       = "vdi"  // VirtualBox
+	LUKS      = "luks" // a LUKS container
+	ISO       = "iso"  // an ISO 9660 filesystem (qemu-img sees raw)
 	Parallels = "parallels"
 	DMG       = "dmg" // Apple disk image
 )
@@ -100,27 +102,5 @@ type FormatError struct {
 }
 
 func (e *FormatError) Error() string {
-	return e.Format + " header at byte " + itoa(e.Offset) + ": " + e.Reason
-}
-
-func itoa(n int64) string {
-	if n == 0 {
-		return "0"
-	}
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	var b [20]byte
-	i := len(b)
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	if neg {
-		i--
-		b[i] = '-'
-	}
-	return string(b[i:])
+	return e.Format + " header at byte " + strconv.FormatInt(e.Offset, 10) + ": " + e.Reason
 }
