@@ -54,7 +54,7 @@ func runImage(o *options, ops []seal.Operation, stdin io.Reader, stdout, stderr 
 	}
 
 	start := time.Now()
-	sess, err := image.Open(ctx, o.image, image.Options{ReadOnly: o.cmd != "apply", StateDir: e.imageStateDir})
+	sess, err := image.Open(ctx, o.image, image.Options{ReadOnly: o.cmd != "apply", StateDir: e.imageStateDir, Policy: image.Policy{AllowBacking: o.allowBacking}})
 	if err != nil {
 		if s := signalled(); s != nil {
 			fmt.Fprintf(stderr, "sealprep: --image: interrupted by %v while attaching; nothing is left attached\n", s)

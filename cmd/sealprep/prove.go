@@ -27,6 +27,10 @@ func proveConfig(v *cli.Values) (prove.Config, string, map[string]string, error)
 		Image: v.String("image", ""), Firmware: v.String("firmware", prove.FirmwareAuto),
 		Kernel: v.String("kernel", ""), Initrd: v.String("initrd", ""), Append: v.String("append", ""),
 		Accel: v.String("accel", prove.AccelAuto), Keep: v.String("keep", ""), Version: buildinfo.Version,
+		AllowBacking: v.All("allow-backing"),
+	}
+	if err := absPaths("--allow-backing", c.AllowBacking); err != nil {
+		return c, "", nil, err
 	}
 	format := v.String("format", "text")
 	extra := map[string]string{"junit": v.String("junit", ""), "json": v.String("json", "")}

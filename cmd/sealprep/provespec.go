@@ -26,6 +26,7 @@ func proveCommand() *cli.Command {
 			{Long: "timeout", Arg: "DURATION", Help: "The whole run's deadline, boots and collection together (default 15m); QEMU is killed when it passes."},
 			{Long: "user-data", Arg: "FILE", Help: "Cloud-init user-data for every clone's seed (default: an empty #cloud-config).", Complete: cli.CompleteFile},
 			{Long: "network-config", Arg: "FILE", Help: "Cloud-init network-config for every clone's seed (default: the NIC by its MAC with a static address in the clone's network and a default route through QEMU's host, as cloud metadata gives it: QEMU's DHCP under restrict=on offers no router).", Complete: cli.CompleteFile},
+			allowBacking,
 			{Long: "keep", Arg: "DIR", Help: "Keep the overlays, seeds and consoles under DIR for debugging instead of removing them.", Complete: cli.CompleteDir},
 			{Long: "format", Arg: "FMT", Help: "Report format: text (default), json (schema/prove-v1.schema.json) or junit (a test case per clone boot, per guestcheck check of each clone and per identity item).", Complete: cli.CompleteWords, Words: words("text", "json", "junit")},
 			{Long: "junit", Arg: "FILE", Help: "Also write the JUnit report to FILE, for a Packer or CI step that shows the text.", Complete: cli.CompleteFile},

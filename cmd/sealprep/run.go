@@ -10,6 +10,7 @@ import (
 	iofs "io/fs"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -52,6 +53,8 @@ type options struct {
 	opsGiven, modeGiven bool
 	// image is --image FILE: attach, mount, seal, detach.
 	image string
+	// allowBacking are --allow-backing's exact paths.
+	allowBacking []string
 	// fstrim discards free blocks after apply.
 	fstrim bool
 	// autorelabel adds selinux-autorelabel to the operations.
@@ -127,6 +130,7 @@ func (o *options) fill(v *cli.Values) error {
 	o.mode = v.String("machine-id-mode", string(seal.MachineIDEmpty))
 	o.yes, o.poweroff, o.force = v.Bool("yes"), v.Bool("poweroff"), v.Bool("force")
 	o.image, o.fstrim, o.autorelabel = v.String("image", ""), v.Bool("fstrim"), v.Bool("autorelabel")
+	o.allowBacking = v.All("allow-backing")
 	o.opsGiven, o.modeGiven = v.Has("ops") || o.autorelabel, v.Has("machine-id-mode")
 	if err := cli.OneOf("--format", "format", o.format, []string{"text", "json"}); err != nil {
 		return err
@@ -144,6 +148,12 @@ func (o *options) fill(v *cli.Values) error {
 		case o.poweroff:
 			return cli.Usagef("--poweroff is for the running system, not --image")
 		}
+	}
+	if err := absPaths("--allow-backing", o.allowBacking); err != nil {
+		return err
+	}
+	if len(o.allowBacking) > 0 && o.image == "" {
+		return cli.Usagef("--allow-backing goes with --image: it allows a backing file of that image")
 	}
 	return nil
 }
@@ -378,4 +388,15 @@ func runHelp(cmd *cli.Command, name string, stdout, stderr io.Writer) int {
 	}
 	sub.WriteHelp(stdout)
 	return seal.ExitOK
+}
+
+// absPaths holds an option that names exact files to absolute paths: an
+// allowance must say which file it allows, wherever sealprep runs from.
+func absPaths(flag string, paths []string) error {
+	for _, p := range paths {
+		if !filepath.IsAbs(p) {
+			return cli.Usagef("%s %s: give the absolute path of the file it allows", flag, p)
+		}
+	}
+	return nil
 }

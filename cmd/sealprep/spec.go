@@ -5,6 +5,11 @@ import (
 	"github.com/guestcheck/guestcheck/internal/seal"
 )
 
+// allowBacking is the one override of the image header checks: it names
+// the exact backing file it allows, never a class of them.
+var allowBacking = cli.Option{Long: "allow-backing", Arg: "PATH", Repeat: true, Complete: cli.CompleteFile,
+	Help: "With --image: let the image's backing chain use this exact file outside the image's directory (read-only, without symlinks); repeat for each file. Without it such a backing file is refused."}
+
 // helpOption is --help, which every command has.
 var helpOption = cli.Option{Long: "help", Short: 'h', Help: "Show this help."}
 
@@ -21,6 +26,7 @@ func command(all []seal.Operation) *cli.Command {
 	format := cli.Option{Long: "format", Arg: "FMT", Help: "Report format: text (default) or json.", Complete: cli.CompleteWords, Words: func() []string { return []string{"text", "json"} }}
 	ops := cli.Option{Long: "ops", Arg: "SPEC", Help: "The operations: defaults (default); -ID drops one, +ID adds one, or an explicit list such as machine-id,ssh-host-keys (see sealprep list).", Complete: cli.CompleteWords, Words: opIDs, ListWords: true}
 	target := []cli.Option{
+		allowBacking,
 		{Long: "root", Arg: "DIR", Help: "Guest root: / (default, the running system), a mounted image or an extracted tree. Nothing outside it is changed.", Complete: cli.CompleteDir},
 		{Long: "image", Arg: "FILE", Help: "A raw or qcow2 disk image: attach it, find and mount its root (and /boot, the EFI system partition and /var from its fstab), seal, unmount and detach; needs root.", Complete: cli.CompleteFile},
 		ops, format,

@@ -116,23 +116,24 @@ func TestResolveSpec(t *testing.T) {
 }
 
 func TestParseInfo(t *testing.T) {
-	in, err := ParseInfo([]byte(`[{"virtual-size": 3221225472, "filename": "top.qcow2", "format": "qcow2",
-		"full-backing-filename": "/v/base.qcow2", "backing-filename": "base.qcow2"},
-		{"virtual-size": 3221225472, "filename": "/v/base.qcow2", "format": "qcow2", "encrypted": true}]`))
-	if err != nil || in.Format != "qcow2" || in.VirtualSize != 3221225472 || len(in.Backing) != 1 || in.Backing[0] != "/v/base.qcow2" || !in.Encrypted {
+	in, err := parseInfo([]byte(`{"virtual-size": 3221225472, "filename": "/proc/self/fd/3", "format": "qcow2",
+		"full-backing-filename": "/proc/self/fd/base.qcow2", "backing-filename": "base.qcow2", "backing-filename-format": "qcow2",
+		"encrypted": true, "format-specific": {"type": "qcow2", "data": {"data-file": "df.raw"}}}`))
+	if err != nil || in.Format != "qcow2" || in.VirtualSize != 3221225472 || in.BackingName != "base.qcow2" ||
+		in.BackingFormat != "qcow2" || !in.Encrypted || in.FormatSpecific.Data.DataFile != "df.raw" {
 		t.Errorf("%+v %v", in, err)
 	}
-	for _, bad := range []string{``, `[]`, `{}`, `[{"format": "raw"}]`} {
-		if _, err := ParseInfo([]byte(bad)); err == nil {
+	for _, bad := range []string{``, `[]`, `{}`, `{"format": "raw"}`, `[{"virtual-size": 1, "format": "raw"}]`} {
+		if _, err := parseInfo([]byte(bad)); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
 	}
 }
 
 func FuzzParseInfo(f *testing.F) {
-	f.Add([]byte(`[{"virtual-size": 1, "filename": "a", "format": "raw"}]`))
+	f.Add([]byte(`{"virtual-size": 1, "filename": "a", "format": "raw"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		in, err := ParseInfo(b)
+		in, err := parseInfo(b)
 		if err == nil && (in.Format == "" || in.VirtualSize <= 0) {
 			t.Fatalf("accepted %q as %+v", b, in)
 		}

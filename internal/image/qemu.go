@@ -1,104 +1,202 @@
 package image
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os/exec"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
-	"time"
 )
-
-// Info is what qemu-img info says about an image and its backing chain.
-type Info struct {
-	Format      string
-	VirtualSize int64
-	Encrypted   bool
-	// Backing is the backing chain below the image, nearest first.
-	Backing []string
-}
-
-type qemuImgInfo struct {
-	Filename        string `json:"filename"`
-	Format          string `json:"format"`
-	VirtualSize     int64  `json:"virtual-size"`
-	Encrypted       bool   `json:"encrypted"`
-	BackingFilename string `json:"full-backing-filename"`
-}
-
-// ParseInfo reads the JSON of `qemu-img info --output=json
-// --backing-chain`: an array, the image first, then each backing file.
-func ParseInfo(b []byte) (Info, error) {
-	var chain []qemuImgInfo
-	if err := json.Unmarshal(b, &chain); err != nil {
-		return Info{}, fmt.Errorf("qemu-img info output: %w", err)
-	}
-	if len(chain) == 0 {
-		return Info{}, errors.New("qemu-img info output: empty backing chain")
-	}
-	top := chain[0]
-	if top.Format == "" || top.VirtualSize <= 0 {
-		return Info{}, fmt.Errorf("qemu-img info output: no format or virtual size for %q", top.Filename)
-	}
-	in := Info{Format: top.Format, VirtualSize: top.VirtualSize, Encrypted: top.Encrypted}
-	for _, c := range chain[1:] {
-		in.Backing = append(in.Backing, c.Filename)
-		in.Encrypted = in.Encrypted || c.Encrypted
-	}
-	return in, nil
-}
 
 // ErrInUse is a refusal: another process (a running QEMU) holds the
 // image's lock.
 var ErrInUse = errors.New("image in use")
 
-// inspect runs qemu-img info. A lock held by another QEMU makes qemu-img
-// fail with "Failed to get shared "write" lock": that is ErrInUse.
-func inspect(ctx context.Context, qemuImg, file string) (Info, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	var out, errb bytes.Buffer
-	c := exec.CommandContext(ctx, qemuImg, "info", "--output=json", "--backing-chain", "--", file)
-	c.Stdout, c.Stderr = &out, &errb
-	if err := c.Run(); err != nil {
-		msg := strings.TrimSpace(errb.String())
-		if strings.Contains(msg, "lock") {
-			return Info{}, fmt.Errorf("%w: qemu-img info: %s", ErrInUse, firstLine(msg))
-		}
-		return Info{}, fmt.Errorf("qemu-img info %s: %v: %s", file, err, firstLine(msg))
+// OpenChain vets file and its backing chain (Vet), then asks qemu-img, bounded
+// and told each format, what it sees in each layer on its own; a layer it
+// reads differently from the Go inspector is refused. The chain's files
+// stay open for the caller, who hands them to the tools that attach or
+// boot the image, and closes them.
+func OpenChain(ctx context.Context, qemuImg, file string, p Policy) (*Chain, error) {
+	c, err := Vet(file, p)
+	if err != nil {
+		return nil, err
 	}
-	return ParseInfo(out.Bytes())
+	for _, l := range c.Layers {
+		if err := agree(ctx, qemuImg, l); err != nil {
+			c.Close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// qemuImgInfo is the part of `qemu-img info --output=json` compared.
+type qemuImgInfo struct {
+	Format         string `json:"format"`
+	VirtualSize    int64  `json:"virtual-size"`
+	Encrypted      bool   `json:"encrypted"`
+	BackingName    string `json:"backing-filename"`
+	BackingFormat  string `json:"backing-filename-format"`
+	FormatSpecific struct {
+		Data struct {
+			DataFile string `json:"data-file"`
+		} `json:"data"`
+	} `json:"format-specific"`
+}
+
+// parseInfo reads the JSON of `qemu-img info --output=json` on one layer.
+func parseInfo(b []byte) (qemuImgInfo, error) {
+	var in qemuImgInfo
+	if err := json.Unmarshal(b, &in); err != nil {
+		return qemuImgInfo{}, fmt.Errorf("qemu-img info output: %w", err)
+	}
+	if in.Format == "" || in.VirtualSize <= 0 {
+		return qemuImgInfo{}, errors.New("qemu-img info output: no format or virtual size")
+	}
+	return in, nil
+}
+
+// layerSpec is the json: filename that opens one vetted layer through
+// its fd, with the format given and, for qcow2, no backing file: qemu-img
+// then reads this header alone and opens nothing it names.
+func layerSpec(format string, fd int, readOnly bool) string {
+	m := map[string]any{"driver": format,
+		"file": map[string]any{"driver": "file", "filename": fmt.Sprintf("/proc/self/fd/%d", fd), "read-only": readOnly}}
+	if format == "qcow2" {
+		m["backing"] = nil
+	}
+	b, _ := json.Marshal(m)
+	return "json:" + string(b)
+}
+
+// agree runs qemu-img info on one layer and compares it with the header
+// the Go inspector read. A lock held by another QEMU makes qemu-img fail
+// with "Failed to get shared "write" lock": that is ErrInUse.
+func agree(ctx context.Context, qemuImg string, l Layer) error {
+	out, errs, err := runLimited(ctx, QemuImgLimits, qemuImg,
+		[]string{"info", "--output=json", "-f", l.Format, layerSpec(l.Format, 3, true)}, []*os.File{l.File})
+	if err != nil {
+		if strings.Contains(errs, "lock") {
+			return fmt.Errorf("%w: qemu-img info: %s", ErrInUse, firstLine(errs))
+		}
+		if errs != "" {
+			return refuse("%s: qemu-img cannot read it (%s); refused", l.Path, firstLine(errs))
+		}
+		return fmt.Errorf("qemu-img info %s: %v", l.Path, err)
+	}
+	in, err := parseInfo(out)
+	if err != nil {
+		return refuse("%s: %v; refused", l.Path, err)
+	}
+	h := l.hdr
+	for _, d := range []struct {
+		what       string
+		inGo, inQEMU any
+	}{
+		{"format", h.Format, in.Format},
+		{"virtual size", int64(h.VirtualSize), in.VirtualSize},
+		{"backing file", h.BackingFile, in.BackingName},
+		{"backing format", h.BackingFormat, in.BackingFormat},
+		{"data file", h.DataFile, in.FormatSpecific.Data.DataFile},
+		{"encryption", h.Encrypted, in.Encrypted},
+	} {
+		if d.inGo != d.inQEMU {
+			return refuse("%s: qemu-img reads its %s as %v, its header as %v; a header two readers disagree on is refused", l.Path, d.what, d.inQEMU, d.inGo)
+		}
+	}
+	return nil
 }
 
 func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return s
 }
 
 // qsdArgs are the qemu-storage-daemon arguments that export the image's
-// format layer as a regular file at mountpoint through FUSE. Backing files
-// are opened read-only by QEMU itself: writes land in the top layer only.
-func qsdArgs(file, format, mountpoint string, readOnly bool) ([]string, error) {
+// format layer as a regular file at mountpoint through FUSE. Every layer
+// of the vetted chain is given by its fd (/proc/self/fd/3 and on, in
+// chain order) with its format and its backing node spelled out, so the
+// daemon never follows a name written in a header. Backing layers are
+// always read-only: writes land in the top layer only.
+func qsdArgs(c *Chain, mountpoint string, readOnly bool) []string {
 	// discard=unmap passes --fstrim's discards down to the qcow2 (freed
 	// clusters) and the file (holes), so the template shrinks.
 	discard := "unmap"
 	if readOnly {
 		discard = "ignore"
 	}
-	fileNode, _ := json.Marshal(map[string]any{"driver": "file", "node-name": "sealprep-file", "filename": file,
-		"read-only": readOnly, "locking": "on", "discard": discard})
-	fmtNode, _ := json.Marshal(map[string]any{"driver": format, "node-name": "sealprep-fmt", "file": "sealprep-file",
-		"read-only": readOnly, "discard": discard})
-	export, _ := json.Marshal(map[string]any{"type": "fuse", "id": "sealprep-export", "node-name": "sealprep-fmt",
+	var args []string
+	for i := len(c.Layers) - 1; i >= 0; i-- {
+		l := c.Layers[i]
+		ro := readOnly || i > 0
+		d := discard
+		if i > 0 {
+			d = "ignore"
+		}
+		file, _ := json.Marshal(map[string]any{"driver": "file", "node-name": fmt.Sprintf("sealprep-file%d", i),
+			"filename": fmt.Sprintf("/proc/self/fd/%d", 3+i), "read-only": ro, "locking": "on", "discard": d})
+		f := map[string]any{"driver": l.Format, "node-name": fmt.Sprintf("sealprep-fmt%d", i),
+			"file": fmt.Sprintf("sealprep-file%d", i), "read-only": ro, "discard": d}
+		if l.Format == "qcow2" {
+			if i+1 < len(c.Layers) {
+				f["backing"] = fmt.Sprintf("sealprep-fmt%d", i+1)
+			} else {
+				f["backing"] = nil
+			}
+		}
+		fm, _ := json.Marshal(f)
+		args = append(args, "--blockdev", string(file), "--blockdev", string(fm))
+	}
+	export, _ := json.Marshal(map[string]any{"type": "fuse", "id": "sealprep-export", "node-name": "sealprep-fmt0",
 		"mountpoint": mountpoint, "writable": !readOnly, "growable": false})
-	return []string{"--blockdev", string(fileNode), "--blockdev", string(fmtNode), "--export", string(export)}, nil
+	return append(args, "--export", string(export))
 }
 
-// Inspect runs qemu-img info on file: its format, size and backing chain,
-// or ErrInUse when a running QEMU holds its write lock. sealprep prove
-// uses it to refuse a template in use before it boots clones of it.
-func Inspect(ctx context.Context, qemuImg, file string) (Info, error) {
-	return inspect(ctx, qemuImg, file)
+// chainSpec is the json: filename of the whole vetted chain, read-only:
+// each layer through its fd (3 and on, in chain order) with its format,
+// and each backing node spelled out, so qemu-img follows no header name.
+func chainSpec(c *Chain) string {
+	var node any
+	for i := len(c.Layers) - 1; i >= 0; i-- {
+		l := c.Layers[i]
+		m := map[string]any{"driver": l.Format,
+			"file": map[string]any{"driver": "file", "filename": fmt.Sprintf("/proc/self/fd/%d", 3+i), "read-only": true}}
+		if l.Format == "qcow2" {
+			m["backing"] = node
+		}
+		node = m
+	}
+	b, _ := json.Marshal(node)
+	return "json:" + string(b)
+}
+
+// ReadHead reads the guest disk's first sectors (n of 512 bytes) through
+// qemu-img, which knows qcow2's clusters and compression, into memory:
+// the chain as vetted, bounded as every qemu-img run is.
+func ReadHead(ctx context.Context, qemuImg string, c *Chain, sectors int) ([]byte, error) {
+	tmp, err := os.MkdirTemp("", "sealprep-head-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	out := filepath.Join(tmp, "head")
+	var files []*os.File
+	for _, l := range c.Layers {
+		files = append(files, l.File)
+	}
+	_, errs, err := runLimited(ctx, QemuImgLimits, qemuImg, []string{"dd", "-f", c.Top().Format, "-O", "raw", "bs=512",
+		fmt.Sprintf("count=%d", sectors), "if=" + chainSpec(c), "of=" + out}, files)
+	if err != nil {
+		return nil, fmt.Errorf("qemu-img dd %s: %v: %s", c.Top().Path, err, firstLine(errs))
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, int64(sectors)*512))
 }

@@ -1,7 +1,6 @@
 package image
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -35,6 +34,9 @@ type Options struct {
 	// Tools maps a tool name (qemu-img, qemu-storage-daemon) to its path;
 	// a missing entry is looked up in PATH and /usr/bin.
 	Tools map[string]string
+	// Policy is what the user allows of the image's header beyond the
+	// defaults (--allow-backing).
+	Policy Policy
 }
 
 // Mount is one filesystem of the image mounted for the seal.
@@ -77,6 +79,9 @@ type Session struct {
 	Method string
 	// Backing is the qcow2 backing chain, nearest first; it is only read.
 	Backing []string
+	// Chain is the vetted image and its backing files, open read-only
+	// until Close.
+	Chain *Chain
 	// Dir is the session directory, Root the host directory of the guest's "/".
 	Dir, Root string
 	// Mounts are in mount order, the root first.
@@ -93,7 +98,7 @@ type Session struct {
 	lockFD  int
 	qsd     *exec.Cmd
 	qsdDone chan struct{}
-	qsdErr  *bytes.Buffer
+	qsdErr  *boundedBuffer
 	once    sync.Once
 	closeEr error
 }
@@ -164,26 +169,22 @@ func Open(ctx context.Context, file string, o Options) (s *Session, err error) {
 	if err != nil {
 		return nil, refuse("cannot inspect the image: %v", err)
 	}
-	info, err := inspect(ctx, qemuImg, abs)
+	chain, err := OpenChain(ctx, qemuImg, abs, o.Policy)
 	if errors.Is(err, ErrInUse) {
 		return nil, refuse("the image is in use: a running VM or another tool has it open (%s); power the VM off first", strings.TrimPrefix(err.Error(), ErrInUse.Error()+": "))
 	}
 	if err != nil {
 		return nil, err
 	}
-	s.Format, s.Backing = info.Format, info.Backing
-	switch {
-	case info.Format != "raw" && info.Format != "qcow2":
-		return nil, refuse("the image is in %s format: sealprep attaches raw and qcow2 (qemu-img convert -O qcow2 first)", info.Format)
-	case info.Encrypted:
-		return nil, refuse("the image is encrypted: sealprep does not open encrypted images")
-	}
+	s.Chain = chain
+	s.Format, s.Backing = chain.Top().Format, chain.Backing()
 	if !o.ReadOnly {
 		if st.Mode().Perm()&0o222 == 0 {
 			return nil, refuse("the image file is read-only (mode %04o): make it writable to seal it, or seal a copy", st.Mode().Perm())
 		}
 		fd, err := unix.Open(abs, unix.O_RDWR|unix.O_CLOEXEC, 0)
 		if err != nil {
+			chain.Close()
 			return nil, refuse("the image file cannot be opened for writing (%v): seal a writable copy", err)
 		}
 		unix.Close(fd)
@@ -193,6 +194,7 @@ func Open(ctx context.Context, file string, o Options) (s *Session, err error) {
 			abs, strings.Join(s.Backing, " <- ")))
 	}
 	if err := s.makeDir(); err != nil {
+		chain.Close()
 		return nil, err
 	}
 	defer func() {
@@ -203,7 +205,7 @@ func Open(ctx context.Context, file string, o Options) (s *Session, err error) {
 			s = nil
 		}
 	}()
-	if err := s.attach(ctx, info); err != nil {
+	if err := s.attach(ctx); err != nil {
 		return s, err
 	}
 	if err := s.mountAll(ctx); err != nil {
@@ -242,7 +244,7 @@ func (s *Session) makeDir() error {
 	return nil
 }
 
-func (s *Session) attach(ctx context.Context, info Info) error {
+func (s *Session) attach(ctx context.Context) error {
 	if s.Format == "raw" {
 		fd, err := lockRaw(s.File, s.opts.ReadOnly)
 		if err != nil {
@@ -264,15 +266,28 @@ func (s *Session) attach(ctx context.Context, info Info) error {
 	if err := os.WriteFile(s.disk, nil, 0o600); err != nil {
 		return err
 	}
-	args, _ := qsdArgs(s.File, s.Format, s.disk, s.opts.ReadOnly)
-	c := exec.Command(qsd, args...)
+	files, err := s.daemonFiles()
+	if err != nil {
+		return err
+	}
+	// Its own process group (limitedCommand): a terminal's ^C reaches
+	// sealprep, which then takes the mounts down before it stops the
+	// daemon, never the other way.
+	c, err := limitedCommand(DaemonLimits, qsd, qsdArgs(s.Chain, s.disk, s.opts.ReadOnly), files)
+	if err != nil {
+		return refuse("cannot attach the qcow2 image: %v", err)
+	}
+	c.SysProcAttr.Pdeathsig = 0
 	c.Stdout = io.Discard
-	s.qsdErr = &bytes.Buffer{}
+	s.qsdErr = &boundedBuffer{max: DaemonLimits.MaxOutput}
 	c.Stderr = s.qsdErr
-	// Its own process group: a terminal's ^C reaches sealprep, which then
-	// takes the mounts down before it stops the daemon, never the other way.
-	c.SysProcAttr = &unix.SysProcAttr{Setpgid: true}
-	if err := c.Start(); err != nil {
+	err = c.Start()
+	for _, f := range files[:1] {
+		if f != s.Chain.Top().File {
+			f.Close()
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("start qemu-storage-daemon: %w", err)
 	}
 	s.qsd = c
@@ -282,7 +297,7 @@ func (s *Session) attach(ctx context.Context, info Info) error {
 	deadline := time.After(20 * time.Second)
 	for {
 		if m, ok := mountAt(s.disk); ok && strings.HasPrefix(m.FSType, "fuse") {
-			if st, err := os.Stat(s.disk); err == nil && st.Size() == info.VirtualSize {
+			if st, err := os.Stat(s.disk); err == nil && st.Size() == s.Chain.Top().VirtualSize {
 				return nil
 			}
 		}
@@ -296,6 +311,26 @@ func (s *Session) attach(ctx context.Context, info Info) error {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// daemonFiles are the chain's files in chain order for the storage
+// daemon. For a seal the top layer is opened again read-write through its
+// vetted fd (/proc/self/fd), so the inode written is the one inspected.
+func (s *Session) daemonFiles() ([]*os.File, error) {
+	var files []*os.File
+	for _, l := range s.Chain.Layers {
+		files = append(files, l.File)
+	}
+	if s.opts.ReadOnly {
+		return files, nil
+	}
+	top := s.Chain.Top()
+	rw, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", top.File.Fd()), os.O_RDWR, 0)
+	if err != nil {
+		return nil, refuse("the image file cannot be opened for writing (%v): seal a writable copy", err)
+	}
+	files[0] = rw
+	return files, nil
 }
 
 // lockRaw takes the byte-range locks QEMU takes on a raw file (OFD locks
@@ -511,6 +546,7 @@ func mountFS(dev, dir, typ string, readOnly bool, data string) error {
 func (s *Session) Close() error {
 	s.once.Do(func() {
 		s.closeEr = teardown(s.Dir, s.tag, s)
+		s.Chain.Close()
 		if s.lockFD >= 0 {
 			unix.Fsync(s.lockFD)
 			unix.Close(s.lockFD)

@@ -47,6 +47,9 @@ type Config struct {
 	Timeout time.Duration
 	// UserData and NetworkConfig go into every clone's seed as given.
 	UserData, NetworkConfig []byte
+	// AllowBacking are --allow-backing's exact paths: backing files the
+	// template may have outside its own directory.
+	AllowBacking []string
 	// Keep, when set, is a directory that keeps the overlays, consoles
 	// and reports; otherwise everything is removed.
 	Keep string

@@ -33,6 +33,9 @@ type Report struct {
 	Image         struct {
 		File   string `json:"file"`
 		Format string `json:"format"`
+		// Backing is the template's vetted backing chain, nearest
+		// first: every clone reads it, read-only.
+		Backing []BackingFile `json:"backing,omitempty"`
 	} `json:"image"`
 	Accel          string `json:"accel"`
 	AccelReason    string `json:"accel_reason"`
@@ -56,6 +59,14 @@ type Report struct {
 	// PeakRSSKiB is the prove process's own peak resident memory
 	// (VmHWM), apart from the QEMU processes.
 	PeakRSSKiB int64 `json:"peak_rss_kib"`
+}
+
+// BackingFile is one file of the template's backing chain.
+type BackingFile struct {
+	File   string `json:"file"`
+	Format string `json:"format"`
+	// Named is the name the layer above wrote in its header.
+	Named string `json:"named"`
 }
 
 // Exit codes.
@@ -140,19 +151,25 @@ func plan(ctx context.Context, cfg *Config, rep *Report) (Boot, string, error) {
 			return Boot{}, "", refuse("%s is missing (Debian package %s)", t.bin, t.pkg)
 		}
 	}
-	info, err := image.Inspect(ctx, cfg.QEMUImg, abs)
+	chain, err := image.OpenChain(ctx, cfg.QEMUImg, abs, image.Policy{AllowBacking: cfg.AllowBacking})
 	if errors.Is(err, image.ErrInUse) {
 		return Boot{}, "", refuse("the template is in use: a running VM or another tool holds its lock; power it off first (clones of a template that is being written prove nothing)")
+	}
+	var ir *image.Refusal
+	if errors.As(err, &ir) {
+		return Boot{}, "", &Refusal{ir.Reason}
 	}
 	if err != nil {
 		return Boot{}, "", refuse("--image %s: %v", cfg.Image, err)
 	}
-	if info.Format != "raw" && info.Format != "qcow2" {
-		return Boot{}, "", refuse("the template is in %s format: prove boots raw and qcow2 (qemu-img convert -O qcow2 first)", info.Format)
-	}
+	defer chain.Close()
+	info := chain.Top()
 	rep.Image.Format = info.Format
+	for _, l := range chain.Layers[1:] {
+		rep.Image.Backing = append(rep.Image.Backing, BackingFile{File: l.Path, Format: l.Format, Named: l.Named})
+	}
 	b := Boot{MemoryMiB: cfg.MemoryMiB, CPUs: cfg.CPUs, Kernel: cfg.Kernel, Initrd: cfg.Initrd, Append: cfg.Append}
-	if err := chooseBoot(ctx, cfg, info.Format, &b, rep); err != nil {
+	if err := chooseBoot(ctx, cfg, chain, &b, rep); err != nil {
 		return Boot{}, "", err
 	}
 	ac, err := ChooseAccel(cfg.Accel, cfg.KVMDevice, cfg.CPUInfo)
@@ -165,7 +182,7 @@ func plan(ctx context.Context, cfg *Config, rep *Report) (Boot, string, error) {
 
 // chooseBoot picks the firmware: direct kernel boot when --kernel is
 // given, else from the disk's partition table.
-func chooseBoot(ctx context.Context, cfg *Config, format string, b *Boot, rep *Report) error {
+func chooseBoot(ctx context.Context, cfg *Config, chain *image.Chain, b *Boot, rep *Report) error {
 	if cfg.Kernel != "" {
 		for _, f := range []string{cfg.Kernel, cfg.Initrd} {
 			if f != "" && !regular(f) {
@@ -175,7 +192,7 @@ func chooseBoot(ctx context.Context, cfg *Config, format string, b *Boot, rep *R
 		b.Firmware, rep.Firmware, rep.FirmwareReason = FirmwareKernel, FirmwareKernel, "--kernel"
 		return nil
 	}
-	head, err := readHead(ctx, cfg.QEMUImg, cfg.Image, format)
+	head, err := image.ReadHead(ctx, cfg.QEMUImg, chain, headSectors)
 	if err != nil {
 		return err
 	}
@@ -192,27 +209,9 @@ func chooseBoot(ctx context.Context, cfg *Config, format string, b *Boot, rep *R
 	return nil
 }
 
-// headSectors is what readHead reads: the MBR, the GPT header and a
-// standard GPT entry array (34 sectors), with room to spare.
+// headSectors is what the firmware choice reads: the MBR, the GPT header
+// and a standard GPT entry array (34 sectors), with room to spare.
 const headSectors = 64
-
-// readHead reads the template's first sectors through qemu-img, which
-// knows qcow2, into memory.
-func readHead(ctx context.Context, qemuImg, file, format string) ([]byte, error) {
-	tmp, err := os.MkdirTemp("", "sealprep-prove-head-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	out := filepath.Join(tmp, "head")
-	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	b, err := exec.CommandContext(cctx, qemuImg, "dd", "-f", format, "-O", "raw", "bs=512", fmt.Sprintf("count=%d", headSectors), "if="+file, "of="+out).CombinedOutput()
-	if err != nil {
-		return nil, fmt.Errorf("qemu-img dd %s: %v: %s", file, err, firstLines(string(b), 2))
-	}
-	return os.ReadFile(out)
-}
 
 // workDir is the clones' parent directory: --keep's (created, and kept)
 // or a new temporary one (removed by cleanup).

@@ -25,8 +25,12 @@ var itemHeads = map[guestid.Item]string{
 // template, the failures with their fixes, the phases and a verdict line.
 func WriteText(w io.Writer, r Report) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "sealprep prove %s (%s): %d %s, %s (%s), %s (%s)\n\n", r.Image.File, r.Image.Format,
+	fmt.Fprintf(bw, "sealprep prove %s (%s): %d %s, %s (%s), %s (%s)\n", r.Image.File, r.Image.Format,
 		len(r.Clones), plural(len(r.Clones), "clone", "clones"), r.Accel, r.AccelReason, r.Firmware, r.FirmwareReason)
+	for _, b := range r.Image.Backing {
+		fmt.Fprintf(bw, "  backing file (only read): %s (%s)\n", b.File, b.Format)
+	}
+	bw.WriteString("\n")
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 	head := []string{"CLONE", "BOOT", "VERDICT"}
 	for _, it := range guestid.Items {

@@ -7,6 +7,7 @@ _sealprep() {
 	case $prev in
 	--format) COMPREPLY=($(compgen -W "text json" -- "$cur")); return ;;
 	--ops) local pre= last=$cur; [[ $cur == *,* ]] && pre=${cur%,*}, && last=${cur##*,}; COMPREPLY=($(compgen -P "$pre" -W "defaults all cloud-init template-record ssh-host-keys hostname net-mac-pins dhcp-leases nm-identity random-seed systemd-credential-secret host-credentials machine-id-cmdline machine-id-credential lvm-devices-file crash-data journal login-records logfiles shell-history tmp passwd-backups package-cache cloud-init-installer-pins cloud-init-seed authorized-keys resolv-conf cron-spool mail-spool nm-connections machine-info root-password-lock selinux-autorelabel machine-id" -- "$last")); return ;;
+	--allow-backing) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	--root) COMPREPLY=($(compgen -d -- "$cur")); return ;;
 	--image) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	--machine-id-mode) COMPREPLY=($(compgen -W "empty uninitialized" -- "$cur")); return ;;
@@ -27,9 +28,9 @@ _sealprep() {
 	esac
 	case $sub in
 	list) COMPREPLY=($(compgen -W "--ops --format --help -h" -- "$cur")) ;;
-	plan|verify) COMPREPLY=($(compgen -W "--root --image --ops --format --machine-id-mode --autorelabel --force --help -h" -- "$cur")) ;;
-	apply) COMPREPLY=($(compgen -W "--root --image --ops --format --machine-id-mode --autorelabel --force --yes -y --poweroff --fstrim --help -h" -- "$cur")) ;;
-	prove) COMPREPLY=($(compgen -W "--image --clones --memory --cpus --firmware --kernel --initrd --append --accel --timeout --user-data --network-config --keep --format --junit --json --help -h" -- "$cur")) ;;
+	plan|verify) COMPREPLY=($(compgen -W "--allow-backing --root --image --ops --format --machine-id-mode --autorelabel --force --help -h" -- "$cur")) ;;
+	apply) COMPREPLY=($(compgen -W "--allow-backing --root --image --ops --format --machine-id-mode --autorelabel --force --yes -y --poweroff --fstrim --help -h" -- "$cur")) ;;
+	prove) COMPREPLY=($(compgen -W "--image --clones --memory --cpus --firmware --kernel --initrd --append --accel --timeout --user-data --network-config --allow-backing --keep --format --junit --json --help -h" -- "$cur")) ;;
 	help) COMPREPLY=($(compgen -W "--help -h list plan apply verify prove help completion" -- "$cur")) ;;
 	completion) COMPREPLY=($(compgen -W "--help -h bash zsh fish" -- "$cur")) ;;
 	*) COMPREPLY=($(compgen -W "--version --format --help -h list plan apply verify prove help completion" -- "$cur")) ;;

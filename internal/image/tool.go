@@ -1,0 +1,133 @@
+package image
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Limits bound a helper process that reads a hostile image: address
+// space and CPU through prlimit(1) (set before the helper's first
+// instruction, unlike a prlimit(2) after start), a wall-clock deadline,
+// and how much of its output is kept.
+type Limits struct {
+	AddressSpace uint64
+	CPU          time.Duration
+	Deadline     time.Duration
+	MaxOutput    int
+}
+
+// Limits of sealprep's helpers. qemu-img's are OpenStack's for qemu-img
+// info after CVE-2015-5162 (1 GiB, 30 s of CPU); the storage daemon lives
+// for a whole seal, so it gets more of both, but still a bound.
+var (
+	QemuImgLimits = Limits{AddressSpace: 1 << 30, CPU: 30 * time.Second, Deadline: 60 * time.Second, MaxOutput: 1 << 20}
+	DaemonLimits  = Limits{AddressSpace: 8 << 30, CPU: 2 * time.Hour, MaxOutput: 64 << 10}
+)
+
+// boundedBuffer keeps the first max bytes written to it and says whether
+// more came.
+type boundedBuffer struct {
+	mu   sync.Mutex
+	b    []byte
+	max  int
+	over bool
+}
+
+func (w *boundedBuffer) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := len(p)
+	room := w.max - len(w.b)
+	if len(p) > room {
+		w.over = true
+		p = p[:max(room, 0)]
+	}
+	w.b = append(w.b, p...)
+	// The writer is told everything was taken, so the helper is not
+	// stopped by a short write; over records the cut.
+	return n, nil
+}
+
+// Bytes is what was kept.
+func (w *boundedBuffer) Bytes() []byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]byte(nil), w.b...)
+}
+
+// String is the kept text, trimmed.
+func (w *boundedBuffer) String() string { return strings.TrimSpace(string(w.Bytes())) }
+
+// limitedCommand is bin run under prlimit with l's address space and CPU
+// bounds, in its own process group, with files as fds 3, 4, ... (name
+// them /proc/self/fd/N: the helper then reads exactly the inode that was
+// vetted, never a path that could have been swapped since).
+func limitedCommand(l Limits, bin string, args []string, files []*os.File) (*exec.Cmd, error) {
+	pl, err := exec.LookPath("prlimit")
+	if err != nil {
+		return nil, fmt.Errorf("prlimit is missing (Debian package util-linux); sealprep bounds the tools that read an image with it")
+	}
+	full := []string{"--core=0"}
+	if l.AddressSpace > 0 {
+		full = append(full, fmt.Sprintf("--as=%d", l.AddressSpace))
+	}
+	if l.CPU > 0 {
+		full = append(full, fmt.Sprintf("--cpu=%d", int64(l.CPU/time.Second)))
+	}
+	full = append(full, "--", bin)
+	c := exec.Command(pl, append(full, args...)...)
+	c.ExtraFiles = files
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return c, nil
+}
+
+// runLimited runs bin to its end under l: its output bounded, killed
+// (the whole process group) at the deadline or when ctx ends.
+func runLimited(ctx context.Context, l Limits, bin string, args []string, files []*os.File) (stdout []byte, stderr string, err error) {
+	c, err := limitedCommand(l, bin, args, files)
+	if err != nil {
+		return nil, "", err
+	}
+	out := &boundedBuffer{max: l.MaxOutput}
+	errb := &boundedBuffer{max: 64 << 10}
+	c.Stdout, c.Stderr = out, errb
+	if err := c.Start(); err != nil {
+		return nil, "", fmt.Errorf("start %s: %w", bin, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	var deadline <-chan time.Time
+	if l.Deadline > 0 {
+		t := time.NewTimer(l.Deadline)
+		defer t.Stop()
+		deadline = t.C
+	}
+	select {
+	case err = <-done:
+	case <-deadline:
+		syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+		<-done
+		return nil, errb.String(), fmt.Errorf("%s did not finish within %s; killed", bin, l.Deadline)
+	case <-ctx.Done():
+		syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+		<-done
+		return nil, errb.String(), ctx.Err()
+	}
+	if out.over {
+		return nil, errb.String(), fmt.Errorf("%s wrote more than %d bytes; stopped reading it", bin, l.MaxOutput)
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return nil, errb.String(), fmt.Errorf("%s was killed by %v (a limit: %s of address space, %s of CPU)", bin, ws.Signal(), human(l.AddressSpace), l.CPU)
+		}
+	}
+	return out.Bytes(), errb.String(), err
+}
