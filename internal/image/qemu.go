@@ -94,7 +94,7 @@ func agree(ctx context.Context, qemuImg string, l Layer) error {
 	}
 	h := l.hdr
 	for _, d := range []struct {
-		what       string
+		what         string
 		inGo, inQEMU any
 	}{
 		{"format", h.Format, in.Format},
