@@ -22,6 +22,14 @@ func TestHostileImagesRefused(t *testing.T) {
 	dir := t.TempDir()
 	state := filepath.Join(dir, "state")
 	cases := imagetest.HostileCorpus(t, dir)
+	// A QEMU that leaves a mark if prove ever starts it: every refusal
+	// comes before any QEMU does.
+	fake := t.TempDir()
+	mark := filepath.Join(fake, "qemu-started")
+	if err := os.WriteFile(filepath.Join(fake, "qemu-system-x86_64"), []byte("#!/bin/sh\ntouch "+mark+"\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", fake+string(os.PathListSeparator)+os.Getenv("PATH"))
 	commands := [][]string{
 		{"plan", "--image"},
 		{"verify", "--image"},
@@ -59,6 +67,10 @@ func TestHostileImagesRefused(t *testing.T) {
 			}
 			if left := imagetest.Leftovers(state, c.Image); len(left) > 0 {
 				t.Errorf("left behind: %s", strings.Join(left, "; "))
+			}
+			if _, err := os.Stat(mark); err == nil {
+				t.Error("prove started QEMU on a refused image")
+				os.Remove(mark)
 			}
 			if procs := qemuProcessesOn(dir); len(procs) > 0 {
 				t.Errorf("QEMU processes on the corpus: %s", strings.Join(procs, "; "))
