@@ -21,10 +21,16 @@ var (
 	le = binary.LittleEndian
 )
 
+// firstRead is how much of the head Parse reads before it knows the
+// format: enough for every signature (ISO's is at 32 KiB) and for the
+// fixed headers. More is read only where a header points.
+const firstRead = 64 << 10
+
 // src is the bytes Parse may look at: the head and the tail of the file.
 type src struct {
+	r    io.ReaderAt
 	size int64
-	head []byte // the first min(size, HeadBytes) bytes
+	head []byte // the first bytes, at most HeadBytes
 	tail []byte // the last min(size, TailBytes) bytes
 }
 
@@ -39,30 +45,34 @@ func Parse(r io.ReaderAt, size int64) (Header, error) {
 	if size < 0 {
 		return Header{}, fmt.Errorf("imgfmt: negative size %d", size)
 	}
-	s, err := load(r, size)
-	if err != nil {
+	s := &src{r: r, size: size}
+	if err := s.grow(firstRead); err != nil {
+		return Header{}, err
+	}
+	tl := min(size, TailBytes)
+	s.tail = make([]byte, tl)
+	if err := readFull(r, s.tail, size-tl); err != nil {
 		return Header{}, err
 	}
 	return s.parse()
 }
 
-// load reads the head and the tail of r.
-func load(r io.ReaderAt, size int64) (*src, error) {
-	s := &src{size: size}
-	s.head = make([]byte, min(size, HeadBytes))
-	if err := readFull(r, s.head, 0); err != nil {
-		return nil, err
+// grow reads the head up to n bytes (within the file and HeadBytes),
+// at least doubling it so that a walk through a header reads little.
+func (s *src) grow(n uint64) error {
+	limit := uint64(min(s.size, HeadBytes))
+	n = min(max(n, 2*uint64(len(s.head))), limit)
+	have := uint64(len(s.head))
+	if n <= have {
+		return nil
 	}
-	tl := min(size, TailBytes)
-	if size <= HeadBytes {
-		s.tail = s.head[size-tl:]
-		return s, nil
+	b := make([]byte, n)
+	copy(b, s.head)
+	if err := readFull(s.r, b[have:], int64(have)); err != nil {
+		return err
 	}
-	s.tail = make([]byte, tl)
-	if err := readFull(r, s.tail, size-tl); err != nil {
-		return nil, err
-	}
-	return s, nil
+	s.head = b
+	return nil
 }
 
 // readFull fills b from offset off; the file ending early is an error,
@@ -124,8 +134,11 @@ func (s *src) bytesAt(format string, off, n uint64, what string) ([]byte, error)
 	if end < off || end > uint64(s.size) {
 		return nil, ferr(format, off, "%s (%d bytes) runs past the end of the file (%d bytes)", what, n, s.size)
 	}
-	if end > uint64(len(s.head)) {
+	if end > HeadBytes {
 		return nil, ferr(format, off, "%s lies beyond the first %d bytes, which is all Parse reads", what, HeadBytes)
+	}
+	if err := s.grow(end); err != nil {
+		return nil, err
 	}
 	return s.head[off:end], nil
 }
