@@ -135,7 +135,7 @@ func (s *src) qcow2v3(h *Header, cluster uint64) (uint64, error) {
 // to hand it.
 func qcow2Tables(h *Header, b []byte, cluster uint64) error {
 	if uint64(h.L1Size) > qcow2MaxL1Bytes/8 {
-		return ferr(QCOW2, 36, "l1_size %d above QEMU's %d", h.L1Size, qcow2MaxL1Bytes/8)
+		return ferr(QCOW2, 36, "its L1 table claims %d entries, more than QEMU's %d", h.L1Size, qcow2MaxL1Bytes/8)
 	}
 	l2bits := uint64(h.ClusterBits - 3)
 	if h.IncompatibleFeatures&IncompatExtendedL2 != 0 {
@@ -150,7 +150,7 @@ func qcow2Tables(h *Header, b []byte, cluster uint64) error {
 		return ferr(QCOW2, 24, "virtual size %d too big for the cluster size", h.VirtualSize)
 	}
 	if uint64(h.L1Size) < need {
-		return ferr(QCOW2, 36, "l1_size %d too small for virtual size %d (needs %d)", h.L1Size, h.VirtualSize, need)
+		return ferr(QCOW2, 36, "its L1 table of %d entries is too small for a virtual size of %d bytes (needs %d)", h.L1Size, h.VirtualSize, need)
 	}
 	if h.L1Size > 0 && !tableOK(h.L1Offset, uint64(h.L1Size)*8, cluster) {
 		return ferr(QCOW2, 40, "invalid L1 table offset %#x", h.L1Offset)
@@ -163,7 +163,7 @@ func qcow2Tables(h *Header, b []byte, cluster uint64) error {
 		return ferr(QCOW2, 48, "invalid refcount table offset %#x", be.Uint64(b[48:]))
 	}
 	if h.Snapshots > qcow2MaxSnapshots {
-		return ferr(QCOW2, 60, "nb_snapshots %d above QEMU's %d", h.Snapshots, qcow2MaxSnapshots)
+		return ferr(QCOW2, 60, "it claims %d internal snapshots, more than QEMU's %d", h.Snapshots, qcow2MaxSnapshots)
 	}
 	if !tableOK(h.SnapshotsOffset, uint64(h.Snapshots)*qcow2SnapshotHeader, cluster) {
 		return ferr(QCOW2, 64, "invalid snapshot table offset %#x", h.SnapshotsOffset)
