@@ -55,11 +55,17 @@ func (s *src) vmdkSparse() (Header, error) {
 		}
 		parseDescriptor(&h, d)
 	}
-	h.VirtualSize = capacity * 512
-	if capacity > 1<<63/512 {
-		h.VirtualSize = 1<<64 - 1
-	}
+	h.VirtualSize = sectorsToBytes(capacity)
 	return h, nil
+}
+
+// sectorsToBytes is n 512-byte sectors in bytes, saturating rather than
+// wrapping to a small size.
+func sectorsToBytes(n uint64) uint64 {
+	if n > (1<<64-1)/512 {
+		return 1<<64 - 1
+	}
+	return n * 512
 }
 
 // vmdkText reads a VMDK text descriptor file.
@@ -176,7 +182,7 @@ func (s *src) parallels() Header {
 	h := Header{Format: Parallels}
 	if len(s.head) >= 44 {
 		h.Version = le.Uint32(s.head[16:])
-		h.VirtualSize = le.Uint64(s.head[36:]) * 512
+		h.VirtualSize = sectorsToBytes(le.Uint64(s.head[36:]))
 	}
 	return h
 }

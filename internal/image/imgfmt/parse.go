@@ -122,7 +122,7 @@ func (s *src) parse() (Header, error) {
 	case bytes.HasPrefix(s.tail, []byte("conectix")) && len(s.tail) == TailBytes:
 		return s.vhd(s.tail), nil
 	case bytes.HasPrefix(s.tail, []byte("koly")) && len(s.tail) == TailBytes:
-		return Header{Format: DMG, VirtualSize: be.Uint64(s.tail[0x1ec:]) * 512}, nil
+		return Header{Format: DMG, VirtualSize: sectorsToBytes(be.Uint64(s.tail[0x1ec:]))}, nil
 	}
 	return Header{Format: Raw, VirtualSize: uint64(s.size)}, nil
 }
@@ -152,6 +152,7 @@ func cstring(format string, off uint64, b []byte, what string) (string, error) {
 	return string(b), nil
 }
 
+// ferr makes a FormatError at off; an offset past int64 reads as -1.
 func ferr(format string, off uint64, f string, a ...any) *FormatError {
 	o := int64(off)
 	if o < 0 {

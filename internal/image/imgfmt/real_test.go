@@ -73,7 +73,7 @@ func realImages(dir string) []realImage {
 		qcow2Image("datafile", "64M", "data_file=datafile.raw"),
 		qcow2Image("datafile-raw", "64M", "data_file=datafile-raw.raw,data_file_raw=on"),
 		{name: "encrypted", file: "encrypted.qcow2", format: QCOW2,
-			cmds: [][]string{append(lukss, "-o", "encrypt.format=luks,encrypt.key-secret=sec0,encrypt.iter-time=10", "encrypted.qcow2", "64M")}},
+			cmds: [][]string{append(lukss, "-o", "encrypt.format=luks,encrypt.key-secret=sec0", "encrypted.qcow2", "64M")}},
 		qcow2Image("cluster512", "64M", "cluster_size=512"),
 		qcow2Image("cluster2M", "64M", "cluster_size=2M"),
 		qcow2Image("extended-l2", "64M", "extended_l2=on"),
@@ -104,7 +104,7 @@ func realImages(dir string) []realImage {
 		{name: "vdi", file: "disk.vdi", format: VDI, cmds: [][]string{{"qemu-img", "create", "-q", "-f", "vdi", "disk.vdi", "64M"}}},
 		{name: "parallels", file: "disk.hdd", format: Parallels, cmds: [][]string{{"qemu-img", "create", "-q", "-f", "parallels", "disk.hdd", "64M"}}},
 		{name: "luks", file: "disk.luks", format: LUKS, cmds: [][]string{append(append([]string{"qemu-img", "create", "-q", "-f", "luks"}, secret...),
-			"-o", "key-secret=sec0,iter-time=10", "disk.luks", "64M")}},
+			"-o", "key-secret=sec0", "disk.luks", "64M")}},
 		{name: "raw", file: "disk.raw", format: Raw, cmds: [][]string{{"qemu-img", "create", "-q", "-f", "raw", "disk.raw", "64M"}}},
 	}
 	return imgs

@@ -17,7 +17,7 @@ q qcow2-backing-abs -u -b /var/lib/images/base.qcow2 -F qcow2
 q qcow2-backing-rel -u -b ../sub/base.img -F raw
 q qcow2-datafile -o data_file=d1.raw
 q qcow2-datafile-raw -o data_file=d2.raw,data_file_raw=on
-q qcow2-encrypted $sec -o encrypt.format=luks,encrypt.key-secret=sec0,encrypt.iter-time=10
+q qcow2-encrypted $sec -o encrypt.format=luks,encrypt.key-secret=sec0
 q qcow2-extended-l2 -o cluster_size=16K,extended_l2=on
 q qcow2-zstd -o compression_type=zstd
 q qcow2-lazy -o lazy_refcounts=on
@@ -34,7 +34,7 @@ qemu-img create -q -f vpc -o subformat=fixed fixed.vhd 1M
 qemu-img create -q -f vhdx disk.vhdx 1M
 qemu-img create -q -f vdi disk.vdi 1M
 qemu-img create -q -f parallels disk.hdd 1M
-qemu-img create -q -f luks $sec -o key-secret=sec0,iter-time=10 disk.luks 1M
+qemu-img create -q -f luks $sec -o key-secret=sec0 disk.luks 1M
 for f in *.qcow2 old.qcow disk.qed dyn.vhd disk.vhdx disk.vdi disk.hdd disk.luks; do
 	head -c 4096 "$f" >"$out/$f"
 done
