@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/guestid"
@@ -91,8 +92,13 @@ func Run(ctx context.Context, cfg Config, readTemplate TemplateReader) (Report, 
 	rep := Report{SchemaVersion: 1, Tool: "sealprep", Command: "prove", Version: cfg.Version, StartedAt: start.UTC(),
 		MemoryMiB: cfg.MemoryMiB, CPUs: cfg.CPUs, Clones: []CloneResult{}, Failures: []Failure{}, Collisions: []guestid.Collision{}}
 	boot, format, err := plan(ctx, &cfg, &rep)
+	defer closeChain(boot.Chain)
 	if err != nil {
 		return Report{}, err
+	}
+	j, err := newJail(boot.Accel, cfg.KVMDevice)
+	if err != nil {
+		return Report{}, &Refusal{err.Error()}
 	}
 	if readTemplate != nil {
 		rep.Template = readTemplate(ctx, cfg.Image)
@@ -107,7 +113,10 @@ func Run(ctx context.Context, cfg Config, readTemplate TemplateReader) (Report, 
 	if cfg.Keep != "" {
 		rep.Kept = dir
 	}
-	rep.Clones = runClones(ctx, cfg, boot, format, dir)
+	if err := stageBoot(dir, &boot, j); err != nil {
+		return Report{}, err
+	}
+	rep.Clones = runClones(ctx, cfg, boot, format, dir, j)
 	cfg.Progress.Done()
 	var cols []guestid.Collision
 	rep.Items, cols = Compare(rep.Clones, rep.Template)
@@ -151,16 +160,99 @@ func plan(ctx context.Context, cfg *Config, rep *Report) (Boot, string, error) {
 		return Boot{}, "", refuse("the template is in %s format: prove boots raw and qcow2 (qemu-img convert -O qcow2 first)", info.Format)
 	}
 	rep.Image.Format = info.Format
-	b := Boot{MemoryMiB: cfg.MemoryMiB, CPUs: cfg.CPUs, Kernel: cfg.Kernel, Initrd: cfg.Initrd, Append: cfg.Append}
+	b := Boot{MemoryMiB: cfg.MemoryMiB, CPUs: cfg.CPUs, Kernel: cfg.Kernel, Initrd: cfg.Initrd, Append: cfg.Append,
+		VirtualSize: info.VirtualSize}
+	if b.Chain, err = templateChain(ctx, cfg.QEMUImg, abs, info); err != nil {
+		return b, "", err
+	}
 	if err := chooseBoot(ctx, cfg, info.Format, &b, rep); err != nil {
-		return Boot{}, "", err
+		return b, "", err
 	}
 	ac, err := ChooseAccel(cfg.Accel, cfg.KVMDevice, cfg.CPUInfo)
 	if err != nil {
-		return Boot{}, "", &Refusal{err.Error()}
+		return b, "", &Refusal{err.Error()}
 	}
 	b.Accel, rep.Accel, rep.AccelReason = ac.Accel, ac.Accel, ac.Reason
 	return b, info.Format, nil
+}
+
+// maxChain bounds the template's backing chain.
+const maxChain = 16
+
+// templateChain opens the template and its backing files read-only, top
+// first, for QEMU to read through the descriptors (Boot.Chain).
+//
+// This is the seam where the vetted chain from package image belongs:
+// that opens each layer after checking its header and replaces this
+// function. Until then the backing files are the ones qemu-img info
+// resolved, each inspected for its format, as QEMU would have followed
+// them by name.
+func templateChain(ctx context.Context, qemuImg, abs string, info image.Info) ([]Layer, error) {
+	var chain []Layer
+	path, format := abs, info.Format
+	for {
+		f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0)
+		if err != nil {
+			closeChain(chain)
+			return nil, refuse("the template's layer %s: %v", path, err)
+		}
+		chain = append(chain, Layer{Path: path, Format: format, File: f})
+		if len(info.Backing) == 0 {
+			return chain, nil
+		}
+		if len(chain) == maxChain {
+			closeChain(chain)
+			return nil, refuse("the template's backing chain is longer than %d layers", maxChain)
+		}
+		path = info.Backing[0]
+		if info, err = image.Inspect(ctx, qemuImg, path); err != nil {
+			closeChain(chain)
+			return nil, refuse("the template's backing file %s: %v", path, err)
+		}
+		if format = info.Format; format != "raw" && format != "qcow2" {
+			closeChain(chain)
+			return nil, refuse("the template's backing file %s is in %s format: prove boots raw and qcow2", path, format)
+		}
+	}
+}
+
+// closeChain closes the layers' files.
+func closeChain(chain []Layer) {
+	for _, l := range chain {
+		if l.File != nil {
+			l.File.Close()
+		}
+	}
+}
+
+// maxBootFile bounds a kernel, initrd or OVMF code file prove copies.
+const maxBootFile = 1 << 30
+
+// stageBoot makes the run's directory QEMU's user's own and copies the
+// kernel, initrd and OVMF code into it, pointing b at the copies: QEMU
+// runs as that user and must open nothing of root's. It checks that the
+// user can reach the directory at all.
+func stageBoot(dir string, b *Boot, j jail) error {
+	if err := j.own(dir, 0o700); err != nil {
+		return err
+	}
+	if err := j.reachable(dir); err != nil {
+		return &Refusal{err.Error()}
+	}
+	for _, f := range []struct {
+		p    *string
+		name string
+	}{{&b.Kernel, "vmlinuz"}, {&b.Initrd, "initrd"}, {&b.OVMF.Code, "OVMF_CODE.fd"}} {
+		if *f.p == "" {
+			continue
+		}
+		dst := filepath.Join(dir, f.name)
+		if err := j.stageFile(*f.p, dst, maxBootFile); err != nil {
+			return fmt.Errorf("copy %s for QEMU: %w", *f.p, err)
+		}
+		*f.p = dst
+	}
+	return nil
 }
 
 // chooseBoot picks the firmware: direct kernel boot when --kernel is
@@ -218,7 +310,8 @@ func readHead(ctx context.Context, qemuImg, file, format string) ([]byte, error)
 // or a new temporary one (removed by cleanup).
 func workDir(keep string) (string, func(), error) {
 	if keep != "" {
-		if err := os.MkdirAll(keep, 0o700); err != nil {
+		// 0711: QEMU's user must pass through to its run's directory.
+		if err := os.MkdirAll(keep, 0o711); err != nil {
 			return "", nil, refuse("--keep %s: %v", keep, err)
 		}
 		d, err := os.MkdirTemp(keep, "prove-")
@@ -232,7 +325,7 @@ func workDir(keep string) (string, func(), error) {
 }
 
 // runClones boots every clone in parallel and waits for all of them.
-func runClones(ctx context.Context, cfg Config, boot Boot, format, dir string) []CloneResult {
+func runClones(ctx context.Context, cfg Config, boot Boot, format, dir string, j jail) []CloneResult {
 	var tagb [3]byte
 	rand.Read(tagb[:])
 	tag := hex.EncodeToString(tagb[:])
@@ -247,7 +340,7 @@ func runClones(ctx context.Context, cfg Config, boot Boot, format, dir string) [
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := &cloneRun{cfg: cfg, clone: c, boot: boot, base: format}
+			r := &cloneRun{cfg: cfg, clone: c, boot: boot, base: format, jail: j}
 			out[i] = r.run(ctx, tag)
 		}()
 	}
