@@ -71,6 +71,38 @@ type CloneResult struct {
 	sealHash string
 }
 
+// Bounds of a problem or a note in a report.
+const (
+	textRunes = 1000
+	textBytes = 2048
+)
+
+// safe is the result with every text that a guest or QEMU could have
+// shaped (the console's lines, a problem quoting the console or QEMU's
+// stderr, the notes) bounded and stripped of control characters and
+// escapes, whatever path it came by: every renderer prints these.
+func (c CloneResult) safe() CloneResult {
+	c.Problem = safeText(c.Problem, textRunes, textBytes)
+	c.Notes = safeTexts(c.Notes, textRunes, textBytes)
+	c.ConsoleTail = safeTexts(c.ConsoleTail, lineRunes, lineBytes)
+	c.Failing = safeTexts(c.Failing, lineRunes, lineBytes)
+	if len(c.ConsoleTail) > tailLines {
+		c.ConsoleTail = c.ConsoleTail[len(c.ConsoleTail)-tailLines:]
+	}
+	return c
+}
+
+func safeTexts(l []string, runes, bytes int) []string {
+	if l == nil {
+		return nil
+	}
+	out := make([]string, 0, len(l))
+	for _, s := range l {
+		out = append(out, safeText(s, runes, bytes))
+	}
+	return out
+}
+
 // cloneRun is everything one clone's boot needs.
 type cloneRun struct {
 	cfg   Config

@@ -49,6 +49,16 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// hostileConsole holds terminal escapes (a title, a screen clear, a
+// colour, a DCS string, 8-bit CSI raw and UTF-8 encoded), NULs, a bell,
+// DEL, carriage returns, invalid UTF-8, a bidirectional override, an
+// overlong line and an emergency-mode line (the guest is dead) with
+// escapes in it.
+var hostileConsole = "\x1b]0;pwned-title\x07\x1b[2J\x1b[31mred\x1b[0m \x00nul\x07bell\x7fdel\rCR \x9b31m raw-c1 \xc2\x9b31m utf8-c1 \xff\xfe invalid \u202etxt.exe\r\n" +
+	"dcs: \x1bP1;2|dcs-secret\x1b\\ charset\x1b(B keypad\x1b= reset\x1bc\r\n" +
+	"overlong " + strings.Repeat("xyz.\u00e9", 2000) + "\r\n" +
+	"You are in \x1b[1memergency mode\x1b[0m.\x00 \x1b]8;;http://evil/\x1b\\link\x1b]8;;\x1b\\\r\n"
+
 // fakeQEMU speaks just enough QMP for prove (greeting, capabilities,
 // query-status, quit) and writes the console file its mode asks for.
 func fakeQEMU(mode string, args []string) int {
@@ -104,6 +114,12 @@ func fakeQEMU(mode string, args []string) int {
 				f.Close()
 			}()
 		}
+	}
+	if mode == "hostile" {
+		// A console meant to attack whoever reads the report.
+		f, _ := os.OpenFile(console, os.O_APPEND|os.O_WRONLY, 0)
+		f.WriteString(hostileConsole)
+		f.Close()
 	}
 	if mode == "panic" {
 		go func() {

@@ -334,14 +334,14 @@ func runClones(ctx context.Context, cfg Config, boot Boot, format, dir string, j
 	for i := range cfg.Clones {
 		c, err := NewClone(i, filepath.Join(dir, fmt.Sprintf("clone-%d", i+1)))
 		if err != nil {
-			out[i] = CloneResult{Name: fmt.Sprintf("clone-%d", i+1), Boot: BootFailed, Problem: err.Error()}
+			out[i] = CloneResult{Name: fmt.Sprintf("clone-%d", i+1), Boot: BootFailed, Problem: err.Error()}.safe()
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			r := &cloneRun{cfg: cfg, clone: c, boot: boot, base: format, jail: j}
-			out[i] = r.run(ctx, tag)
+			out[i] = r.run(ctx, tag).safe()
 		}()
 	}
 	wg.Wait()
