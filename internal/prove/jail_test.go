@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
 // TestPickDynamicID: the pick skips every id a passwd or group entry,
@@ -300,6 +302,62 @@ func qmpQuery(t *testing.T, sock, cmd string, v any) {
 				}
 			}
 			break
+		}
+	}
+}
+
+// TestRunConfined: Run itself, on the fake QEMU with a kernel boot and
+// --keep: the template reaches QEMU as a descriptor, the kernel and
+// initrd as the run's own copies (the dynamic user's, 0600), and the
+// template's file is closed when Run returns.
+func TestRunConfined(t *testing.T) {
+	needRoot(t)
+	qemuImg := testenv.Tool(t, "qemu-img", "qemu-utils")
+	old := noAgentGrace
+	noAgentGrace = time.Second
+	defer func() { noAgentGrace = old }()
+	t.Setenv(fakeEnv, "noagent")
+	dir := searchableTempDir(t)
+	img, kernel, initrd := filepath.Join(dir, "template.img"), filepath.Join(dir, "vmlinuz-host"), filepath.Join(dir, "initrd-host")
+	os.WriteFile(img, make([]byte, 1<<20), 0o600)
+	os.WriteFile(kernel, []byte("kernel"), 0o600)
+	os.WriteFile(initrd, []byte("initrd"), 0o600)
+	rep, err := Run(context.Background(), Config{Image: img, Clones: 1, Kernel: kernel, Initrd: initrd, Accel: AccelTCG,
+		QEMU: fakeBin, QEMUImg: qemuImg, Keep: filepath.Join(dir, "keep"), Timeout: time.Minute}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := rep.Clones[0]; c.Boot != BootUp {
+		t.Fatalf("%s: %s: %s", c.Name, c.Boot, c.Problem)
+	}
+	b, err := os.ReadFile(filepath.Join(rep.Kept, "clone-1", "fake-qemu.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var who struct {
+		UID  int
+		Args []string
+		FDs  []string
+	}
+	json.Unmarshal(b, &who)
+	checkConfinedArgs(t, "run", who.Args, "template.img")
+	if k := argValues(who.Args, "-kernel"); len(k) != 1 || k[0] != filepath.Join(rep.Kept, "vmlinuz") {
+		t.Errorf("-kernel %q, want the run's copy", k)
+	}
+	if len(who.FDs) != 1 || !strings.Contains(who.FDs[0], "read 512 bytes <nil>") {
+		t.Errorf("the template's descriptor: %q", who.FDs)
+	}
+	for _, f := range []string{"vmlinuz", "initrd"} {
+		st, err := os.Stat(filepath.Join(rep.Kept, f))
+		if err != nil || int(st.Sys().(*syscall.Stat_t).Uid) != who.UID || st.Mode() != 0o600 {
+			t.Errorf("%s: %v %v; want QEMU's uid %d's, 0600", f, st, err, who.UID)
+		}
+	}
+	// The template is no longer open in this process.
+	fds, _ := filepath.Glob("/proc/self/fd/*")
+	for _, fd := range fds {
+		if l, _ := os.Readlink(fd); l == img {
+			t.Errorf("the template is still open as %s", fd)
 		}
 	}
 }
