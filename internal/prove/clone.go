@@ -71,22 +71,59 @@ type CloneResult struct {
 	sealHash string
 }
 
+// Bounds of a problem or a note in a report.
+const (
+	textRunes = 1000
+	textBytes = 2048
+)
+
+// safe is the result with every text that a guest or QEMU could have
+// shaped (the console's lines, a problem quoting the console or QEMU's
+// stderr, the notes) bounded and stripped of control characters and
+// escapes, whatever path it came by: every renderer prints these.
+func (c CloneResult) safe() CloneResult {
+	c.Problem = safeText(c.Problem, textRunes, textBytes)
+	c.Notes = safeTexts(c.Notes, textRunes, textBytes)
+	c.ConsoleTail = safeTexts(c.ConsoleTail, lineRunes, lineBytes)
+	c.Failing = safeTexts(c.Failing, lineRunes, lineBytes)
+	if len(c.ConsoleTail) > tailLines {
+		c.ConsoleTail = c.ConsoleTail[len(c.ConsoleTail)-tailLines:]
+	}
+	return c
+}
+
+func safeTexts(l []string, runes, bytes int) []string {
+	if l == nil {
+		return nil
+	}
+	out := make([]string, 0, len(l))
+	for _, s := range l {
+		out = append(out, safeText(s, runes, bytes))
+	}
+	return out
+}
+
 // cloneRun is everything one clone's boot needs.
 type cloneRun struct {
 	cfg   Config
 	clone Clone
 	boot  Boot
 	base  string // the template's format
+	jail  jail   // who QEMU runs as
 	res   CloneResult
 	con   *Console
 	vm    *vm
 }
 
-// prepare creates the clone's overlay on the template, its seed and,
-// for UEFI, its own variable store.
+// prepare creates the clone's directory (QEMU's user's own, 0700), its
+// overlay on the template, its seed, its console file and, for UEFI, its
+// own variable store, each a file of QEMU's user, mode 0600.
 func (r *cloneRun) prepare(ctx context.Context, instanceTag string) error {
 	c := r.clone
 	if err := os.MkdirAll(c.Dir, 0o700); err != nil {
+		return err
+	}
+	if err := r.jail.own(c.Dir, 0o700); err != nil {
 		return err
 	}
 	if err := r.overlay(ctx); err != nil {
@@ -100,23 +137,57 @@ func (r *cloneRun) prepare(ctx context.Context, instanceTag string) error {
 	if err := nocloud.Write(c.Seed(), seed); err != nil {
 		return fmt.Errorf("seed: %w", err)
 	}
+	if err := r.jail.own(c.Seed(), 0o600); err != nil {
+		return err
+	}
+	return r.freshFiles()
+}
+
+// freshFiles creates the clone's empty console (QEMU's -serial file:
+// truncates it) and, for UEFI, copies its variable store.
+func (r *cloneRun) freshFiles() error {
+	c := r.clone
+	f, err := os.OpenFile(c.Console(), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	if err := r.jail.own(c.Console(), 0o600); err != nil {
+		return err
+	}
 	if r.boot.Firmware == FirmwareUEFI {
-		return copyFile(r.boot.OVMF.Vars, c.Vars())
+		return r.jail.stageFile(r.boot.OVMF.Vars, c.Vars(), maxVars)
 	}
 	return nil
 }
 
-// overlay creates the clone's qcow2 overlay on the template.
+// maxVars bounds a UEFI variable store (Debian's are 128 KiB and 528 KiB).
+const maxVars = 64 << 20
+
+// overlay creates the clone's qcow2 overlay on the template, as QEMU's
+// user's. With a chain, -u: qemu-img writes the top layer's path and
+// format into the header without opening it (QEMU is told its backing
+// node anyway), and the size comes from Boot.
 func (r *cloneRun) overlay(ctx context.Context) error {
 	c := r.clone
-	out, err := exec.CommandContext(ctx, r.cfg.QEMUImg, "create", "-q", "-f", "qcow2", "-F", r.base, "-b", r.cfg.Image, c.Overlay()).CombinedOutput()
+	args := []string{"create", "-q", "-f", "qcow2", "-F", r.base, "-b", r.cfg.Image, c.Overlay()}
+	if len(r.boot.Chain) > 0 {
+		if r.boot.VirtualSize <= 0 {
+			return fmt.Errorf("the template's virtual size is unknown (%d)", r.boot.VirtualSize)
+		}
+		top := r.boot.Chain[0]
+		args = []string{"create", "-q", "-u", "-f", "qcow2", "-F", top.Format, "-b", top.Path, c.Overlay(), fmt.Sprint(r.boot.VirtualSize)}
+	}
+	out, err := exec.CommandContext(ctx, r.cfg.QEMUImg, args...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("qemu-img create %s: %v: %s", c.Overlay(), err, firstLines(string(out), 2))
 	}
-	return nil
+	return r.jail.own(c.Overlay(), 0o600)
 }
 
-func copyFile(src, dst string) error {
+// copyFileLimit copies src to a new file dst, failing when src holds
+// more than limit bytes.
+func copyFileLimit(src, dst string, limit int64) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
@@ -126,8 +197,13 @@ func copyFile(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(out, io.LimitReader(in, 64<<20)); err != nil {
+	n, err := io.Copy(out, io.LimitReader(in, limit+1))
+	if err == nil && n > limit {
+		err = fmt.Errorf("%s: larger than %d MiB", src, limit>>20)
+	}
+	if err != nil {
 		out.Close()
+		os.Remove(dst)
 		return err
 	}
 	return out.Close()
@@ -178,7 +254,7 @@ func (r *cloneRun) bootAgent(ctx context.Context) (*qga.Client, error) {
 	c := r.clone
 	for attempt := 1; ; attempt++ {
 		r.con = NewConsole(c.Console(), time.Now())
-		v, err := start(ctx, r.cfg.QEMU, c, Args(c, r.boot))
+		v, err := start(ctx, r.cfg.QEMU, c, Args(c, r.boot), r.boot.files(), r.jail)
 		if err != nil {
 			return nil, err
 		}
@@ -209,11 +285,8 @@ func (r *cloneRun) fresh(ctx context.Context, attempt int) error {
 	if err := r.overlay(ctx); err != nil {
 		return err
 	}
-	if r.boot.Firmware == FirmwareUEFI {
-		os.Remove(c.Vars())
-		return copyFile(r.boot.OVMF.Vars, c.Vars())
-	}
-	return nil
+	os.Remove(c.Vars())
+	return r.freshFiles()
 }
 
 // fail records the console tail and whether the deadline ended the boot.

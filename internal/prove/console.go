@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // SummaryLine is guestcheck.service's one line on the console.
@@ -131,8 +133,9 @@ func (c *Console) line(l string) {
 			c.marks["guestcheck"] = now
 		}
 	}
-	if c.dead == "" && deadLines.MatchString(l) {
-		c.dead = clean(l)
+	// Cleaned too: an escape in the middle of a dead line hides nothing.
+	if cl := clean(l); c.dead == "" && (deadLines.MatchString(l) || deadLines.MatchString(cl)) {
+		c.dead = cl
 	}
 }
 
@@ -179,30 +182,59 @@ func tailOf(b []byte, n int) []string {
 	return out
 }
 
-// ansi matches terminal escape sequences (colours, cursor moves).
-var ansi = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Z0-9]|\x1b[=>]`)
+// ansi matches terminal escape sequences: CSI (colours, cursor moves),
+// OSC (window titles, hyperlinks) and DCS, SOS, PM and APC strings up to
+// their terminator, and the two- and three-byte escapes (charsets,
+// keypad modes, resets).
+var ansi = regexp.MustCompile(`\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[PX^_][^\x1b]*(?:\x1b\\)?|\x1b[ -/]*[0-~]`)
 
 // keyBody matches an OpenSSH public key's base64 body (cloud-init prints
 // the host keys on the console); reports carry fingerprints, never keys.
 var keyBody = regexp.MustCompile(`AAAA[0-9A-Za-z+/]{16,}=*(\.\.\.)?`)
 
+// Bounds of a console line in a report: 300 characters and 512 bytes.
+const (
+	lineRunes = 300
+	lineBytes = 512
+)
+
 // clean makes one console line safe to print: escapes and control
-// characters out, key bodies left out, at most 300 characters.
-func clean(s string) string {
+// characters out, key bodies left out, at most 300 characters and 512
+// bytes.
+func clean(s string) string { return safeText(s, lineRunes, lineBytes) }
+
+// safeText makes guest text safe for a terminal, JSON and XML: terminal
+// escapes, invalid UTF-8, C0 and C1 controls, DEL and the bidirectional
+// overrides (which reorder what a reader sees) are taken out, a tab is a
+// space, key bodies are left out, and it is cut to maxRunes characters
+// and maxBytes bytes (on a character boundary), "..." marking the cut.
+func safeText(s string, maxRunes, maxBytes int) string {
+	s = strings.ToValidUTF8(s, "")
 	s = ansi.ReplaceAllString(s, "")
 	s = keyBody.ReplaceAllString(s, "[key left out]")
 	s = strings.Map(func(r rune) rune {
-		if r == '\t' {
+		switch {
+		case r == '\t':
 			return ' '
-		}
-		if r < 0x20 || r == 0x7f || r == 0xfffd {
+		case unicode.IsControl(r), r == 0xfffd, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
 			return -1
 		}
 		return r
 	}, s)
 	s = strings.TrimSpace(s)
-	if r := []rune(s); len(r) > 300 {
-		s = string(r[:300]) + "..."
+	cut := false
+	if r := []rune(s); len(r) > maxRunes {
+		s, cut = string(r[:maxRunes]), true
+	}
+	if len(s) > maxBytes-3 && (cut || len(s) > maxBytes) {
+		i := maxBytes - 3
+		for i > 0 && !utf8.RuneStart(s[i]) {
+			i--
+		}
+		s, cut = s[:i], true
+	}
+	if cut {
+		s += "..."
 	}
 	return s
 }

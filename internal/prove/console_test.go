@@ -1,11 +1,17 @@
 package prove
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/guestcheck/guestcheck/internal/guestid"
 )
 
 // emergencyConsole is the end of a Debian 12 console whose fstab names a
@@ -99,4 +105,68 @@ func TestConsoleBounds(t *testing.T) {
 	if got := clean("a\x1b[31mred\x1b[0m\x00\x07b\tc"); got != "aredb c" {
 		t.Errorf("clean: %q", got)
 	}
+}
+
+// TestHostileConsole: a console full of escapes, NULs, carriage returns,
+// invalid UTF-8, C1 controls, a bidirectional override and an overlong
+// line, from the fake QEMU through the console, the clone's problem and
+// tail, into the text, JSON and JUnit reports: none of it reaches them
+// but printable text, every console line at most 512 bytes.
+func TestHostileConsole(t *testing.T) {
+	res, _ := fakeRun(t, "hostile", 30*time.Second)
+	rep := Report{SchemaVersion: 1, Tool: "sealprep", Command: "prove", Clones: res}
+	var cols []guestid.Collision
+	rep.Items, cols = Compare(res, TemplateIdentity{})
+	rep.Failures = failures(res, cols)
+	for _, c := range res {
+		if !strings.Contains(c.Problem, "You are in emergency mode.") || len(c.ConsoleTail) == 0 {
+			t.Fatalf("%s: problem %q, tail %q: want the emergency line", c.Name, c.Problem, c.ConsoleTail)
+		}
+		for _, l := range c.ConsoleTail {
+			if len(l) > lineBytes {
+				t.Errorf("%s: a tail line of %d bytes", c.Name, len(l))
+			}
+		}
+	}
+	var text, js, junit bytes.Buffer
+	if err := WriteText(&text, rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(&js, rep); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJUnit(&junit, rep); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"text": text.String(), "json": js.String(), "junit": junit.String()} {
+		if !utf8.ValidString(out) {
+			t.Errorf("%s: invalid UTF-8", name)
+		}
+		for i, r := range out {
+			if (unicode.IsControl(r) && r != '\n') || (r >= 0x202a && r <= 0x202e) || r == 0xfffd {
+				t.Errorf("%s: %U at %d: %q", name, r, i, out[max(0, i-40):min(len(out), i+40)])
+				break
+			}
+		}
+		// JSON escapes what it would not print: none may be a control.
+		if m := regexp.MustCompile(`\\u00[01][0-9a-fA-F]|\\u007[fF]|\\u00[89][0-9a-fA-F]|\\u202[a-eA-E]`).FindString(out); m != "" {
+			t.Errorf("%s: an escaped control %s", name, m)
+		}
+		for _, bad := range []string{"pwned-title", "dcs-secret", "http://evil", "[31m", "]8;;"} {
+			if strings.Contains(out, bad) {
+				t.Errorf("%s: the escape's payload %q reached the report", name, bad)
+			}
+		}
+		for _, want := range []string{"red nulbelldelCR", "raw-c1", "emergency mode", "txt.exe", "xyz.éxyz"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: the printable text %q is missing", name, want)
+			}
+		}
+	}
+	for _, l := range strings.Split(text.String(), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "| ") && len(l) > lineBytes+20 {
+			t.Errorf("text: a console line of %d bytes", len(l))
+		}
+	}
+	noFakeLeft(t)
 }

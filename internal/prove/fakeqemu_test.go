@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,12 +17,47 @@ import (
 // agent answering, "exit" fails at once.
 const fakeEnv = "SEALPREP_PROVE_FAKE_QEMU"
 
+// fakeBin is the fake QEMU's path: the test binary, or as root a copy
+// of it where QEMU's unprivileged user may execute it (go test's build
+// directory is root's, mode 0700).
+var fakeBin = os.Args[0]
+
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(fakeEnv); mode != "" {
 		os.Exit(fakeQEMU(mode, os.Args[1:]))
 	}
+	if os.Geteuid() == 0 {
+		dir, err := os.MkdirTemp("", "prove-fakeqemu-")
+		if err == nil {
+			err = os.Chmod(dir, 0o755)
+		}
+		if err == nil {
+			fakeBin = filepath.Join(dir, "qemu-system-x86_64")
+			err = copyFileLimit(os.Args[0], fakeBin, 1<<30)
+		}
+		if err == nil {
+			err = os.Chmod(fakeBin, 0o755)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fake QEMU:", err)
+			os.Exit(2)
+		}
+		code := m.Run()
+		os.RemoveAll(dir)
+		os.Exit(code)
+	}
 	os.Exit(m.Run())
 }
+
+// hostileConsole holds terminal escapes (a title, a screen clear, a
+// colour, a DCS string, 8-bit CSI raw and UTF-8 encoded), NULs, a bell,
+// DEL, carriage returns, invalid UTF-8, a bidirectional override, an
+// overlong line and an emergency-mode line (the guest is dead) with
+// escapes in it.
+var hostileConsole = "\x1b]0;pwned-title\x07\x1b[2J\x1b[31mred\x1b[0m \x00nul\x07bell\x7fdel\rCR \x9b31m raw-c1 \xc2\x9b31m utf8-c1 \xff\xfe invalid \u202etxt.exe\r\n" +
+	"dcs: \x1bP1;2|dcs-secret\x1b\\ charset\x1b(B keypad\x1b= reset\x1bc\r\n" +
+	"overlong " + strings.Repeat("xyz.\u00e9", 2000) + "\r\n" +
+	"You are in \x1b[1memergency mode\x1b[0m.\x00 \x1b]8;;http://evil/\x1b\\link\x1b]8;;\x1b\\\r\n"
 
 // fakeQEMU speaks just enough QMP for prove (greeting, capabilities,
 // query-status, quit) and writes the console file its mode asks for.
@@ -39,6 +75,19 @@ func fakeQEMU(mode string, args []string) int {
 		fmt.Fprintln(os.Stderr, "qemu-system-x86_64: -accel kvm: failed to initialize kvm: No such file or directory")
 		return 1
 	}
+	// Who it ran as, what it was given and whether it can read its
+	// template layers' descriptors, for TestFakeQEMUConfined.
+	groups, _ := os.Getgroups()
+	var fds []string
+	for _, v := range argValues(args, "-add-fd") {
+		var fd, set int
+		fmt.Sscanf(v, "fd=%d,set=%d", &fd, &set)
+		buf := make([]byte, 512)
+		n, err := os.NewFile(uintptr(fd), "layer").ReadAt(buf, 0)
+		fds = append(fds, fmt.Sprintf("fd %d read %d bytes %v", fd, n, err))
+	}
+	who, _ := json.Marshal(map[string]any{"uid": os.Getuid(), "gid": os.Getgid(), "groups": groups, "args": args, "fds": fds})
+	os.WriteFile(filepath.Join(filepath.Dir(console), "fake-qemu.json"), who, 0o600)
 	os.WriteFile(console, []byte("SeaBIOS (version fake)\r\nBooting from Hard Disk...\r\n"), 0o644)
 	os.Remove(qmp) // as QEMU does before it listens
 	l, err := net.Listen("unix", qmp)
@@ -65,6 +114,12 @@ func fakeQEMU(mode string, args []string) int {
 				f.Close()
 			}()
 		}
+	}
+	if mode == "hostile" {
+		// A console meant to attack whoever reads the report.
+		f, _ := os.OpenFile(console, os.O_APPEND|os.O_WRONLY, 0)
+		f.WriteString(hostileConsole)
+		f.Close()
 	}
 	if mode == "panic" {
 		go func() {

@@ -2,8 +2,10 @@ package prove
 
 import (
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -64,13 +66,53 @@ func NewClone(i int, dir string) (Clone, error) {
 	}, nil
 }
 
-// Boot is how every clone boots: firmware, accelerator and size.
+// Boot is how every clone boots: firmware, accelerator, size and the
+// template's layers.
 type Boot struct {
 	Firmware               string // bios, uefi or kernel
 	OVMF                   OVMF   // for uefi
 	Kernel, Initrd, Append string // for kernel
 	Accel                  string
 	MemoryMiB, CPUs        int
+	// Chain is the template's backing chain, top first. When it is set,
+	// QEMU gets each layer as an open file descriptor and the disk graph
+	// spelled out, so it opens no template path and follows no backing
+	// name written in a header; when it is empty the overlay names the
+	// template and QEMU opens it by path (older callers).
+	Chain []Layer
+	// VirtualSize is the template's size in bytes: the overlay's, which
+	// qemu-img create -u does not read from the template.
+	VirtualSize int64
+}
+
+// Layer is one image of the template's backing chain.
+type Layer struct {
+	// Path is for display and for the overlay's header only: QEMU never
+	// opens it.
+	Path string
+	// Format is raw or qcow2, as vetted from the header.
+	Format string
+	// File is the layer opened read-only by prove's caller after it
+	// vetted the header; QEMU reads the layer through it.
+	File *os.File
+}
+
+// sandbox is QEMU's seccomp filter: no obsolete system calls, no setuid
+// or capabilities, no fork or exec, no scheduler or CPU affinity tuning.
+const sandbox = "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny"
+
+// firstLayerFD is the descriptor of Chain[0] in QEMU: the files follow
+// stdin, stdout and stderr in the order of Boot.files (exec.Cmd's
+// ExtraFiles).
+const firstLayerFD = 3
+
+// files are the descriptors QEMU inherits, Chain's files in order.
+func (b Boot) files() []*os.File {
+	var out []*os.File
+	for _, l := range b.Chain {
+		out = append(out, l.File)
+	}
+	return out
 }
 
 // Args is QEMU's command line for clone c. The guest gets only QEMU's
@@ -79,7 +121,7 @@ type Boot struct {
 // virtio RNG (entropy for SSH host key generation under TCG).
 func Args(c Clone, b Boot) []string {
 	a := []string{
-		"-name", c.Name, "-accel", b.Accel,
+		"-name", c.Name, "-sandbox", sandbox, "-accel", b.Accel,
 		"-m", fmt.Sprint(b.MemoryMiB), "-smp", fmt.Sprint(b.CPUs),
 		"-no-reboot", "-nodefaults", "-display", "none", "-monitor", "none",
 		"-serial", "file:" + c.Console(),
@@ -106,8 +148,9 @@ func Args(c Clone, b Boot) []string {
 	// ens3 before cloud-init renames it), before another device takes it.
 	a = append(a,
 		"-netdev", netdev(c),
-		"-device", "virtio-net-pci,netdev=net0,addr=0x3,mac="+c.MAC,
-		"-drive", "file="+c.Overlay()+",if=none,id=disk0,format=qcow2,discard=unmap",
+		"-device", "virtio-net-pci,netdev=net0,addr=0x3,mac="+c.MAC)
+	a = append(a, diskArgs(c, b)...)
+	a = append(a,
 		"-device", "virtio-blk-pci,drive=disk0,bootindex=1",
 		"-drive", "file="+c.Seed()+",if=none,id=seed0,format=raw,readonly=on",
 		"-device", "virtio-blk-pci,drive=seed0",
@@ -117,6 +160,46 @@ func Args(c Clone, b Boot) []string {
 		"-object", "rng-random,filename=/dev/urandom,id=rng0", "-device", "virtio-rng-pci,rng=rng0",
 	)
 	return a
+}
+
+// diskArgs give QEMU the clone's disk, node disk0: the overlay on the
+// template. With a chain, each layer is passed as a descriptor (-add-fd,
+// fd set i+1, read through /dev/fdset/i+1) and the graph is spelled out
+// with -blockdev, bottom first (a backing reference must name a node
+// that exists): the overlay's backing is node tmpl-0 whatever its header
+// says, each layer's backing is the next layer, the bottom's none. So
+// QEMU opens no template path, by name or by a header's backing name.
+func diskArgs(c Clone, b Boot) []string {
+	if len(b.Chain) == 0 {
+		return []string{"-drive", "file=" + c.Overlay() + ",if=none,id=disk0,format=qcow2,discard=unmap"}
+	}
+	var a []string
+	for i := range b.Chain {
+		a = append(a, "-add-fd", fmt.Sprintf("fd=%d,set=%d,opaque=tmpl-%d", firstLayerFD+i, i+1, i))
+	}
+	for i := len(b.Chain) - 1; i >= 0; i-- {
+		file := map[string]any{"driver": "file", "filename": fmt.Sprintf("/dev/fdset/%d", i+1), "read-only": true,
+			"node-name": fmt.Sprintf("tmpl-file%d", i)}
+		node := map[string]any{"driver": b.Chain[i].Format, "file": fmt.Sprintf("tmpl-file%d", i), "read-only": true,
+			"node-name": fmt.Sprintf("tmpl-%d", i)}
+		// A raw layer has no backing option at all; qcow2's is the next
+		// layer, or null (none) at the bottom.
+		if b.Chain[i].Format != "raw" {
+			node["backing"] = nil
+			if i+1 < len(b.Chain) {
+				node["backing"] = fmt.Sprintf("tmpl-%d", i+1)
+			}
+		}
+		a = append(a, "-blockdev", jsonArg(file), "-blockdev", jsonArg(node))
+	}
+	top := map[string]any{"driver": "qcow2", "node-name": "disk0", "discard": "unmap", "backing": "tmpl-0",
+		"file": map[string]any{"driver": "file", "filename": c.Overlay(), "discard": "unmap"}}
+	return append(a, "-blockdev", jsonArg(top))
+}
+
+func jsonArg(v map[string]any) string {
+	b, _ := json.Marshal(v) // maps of strings and bools always marshal
+	return string(b)
 }
 
 // netdev is the clone's user network: restrict=on always, no IPv6, and

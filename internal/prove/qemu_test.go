@@ -86,3 +86,39 @@ func TestArgs(t *testing.T) {
 		t.Errorf("kvm: %s", kvm)
 	}
 }
+
+// TestArgsChain: a three-layer chain is three fd sets and a -blockdev
+// graph declared bottom first: qcow2 layers back onto the next, the
+// bottom qcow2 onto nothing (null), a raw layer has no backing key, and
+// the overlay's backing is tmpl-0 whatever its header says.
+func TestArgsChain(t *testing.T) {
+	c, _ := NewClone(0, "/run/p/clone-1")
+	b := Boot{Firmware: FirmwareBIOS, Accel: AccelTCG, MemoryMiB: 512, CPUs: 1,
+		Chain: []Layer{{Path: "/t/top.qcow2", Format: "qcow2"}, {Path: "/t/mid.qcow2", Format: "qcow2"}, {Path: "/t/base.qcow2", Format: "qcow2"}}}
+	a := Args(c, b)
+	if got := argValues(a, "-add-fd"); !slices.Equal(got, []string{"fd=3,set=1,opaque=tmpl-0", "fd=4,set=2,opaque=tmpl-1", "fd=5,set=3,opaque=tmpl-2"}) {
+		t.Errorf("-add-fd %q", got)
+	}
+	want := []string{
+		`{"driver":"file","filename":"/dev/fdset/3","node-name":"tmpl-file2","read-only":true}`,
+		`{"backing":null,"driver":"qcow2","file":"tmpl-file2","node-name":"tmpl-2","read-only":true}`,
+		`{"driver":"file","filename":"/dev/fdset/2","node-name":"tmpl-file1","read-only":true}`,
+		`{"backing":"tmpl-2","driver":"qcow2","file":"tmpl-file1","node-name":"tmpl-1","read-only":true}`,
+		`{"driver":"file","filename":"/dev/fdset/1","node-name":"tmpl-file0","read-only":true}`,
+		`{"backing":"tmpl-1","driver":"qcow2","file":"tmpl-file0","node-name":"tmpl-0","read-only":true}`,
+		`{"backing":"tmpl-0","discard":"unmap","driver":"qcow2","file":{"discard":"unmap","driver":"file","filename":"/run/p/clone-1/disk.qcow2"},"node-name":"disk0"}`,
+	}
+	if got := argValues(a, "-blockdev"); !slices.Equal(got, want) {
+		t.Errorf("-blockdev\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if sb := argValues(a, "-sandbox"); len(sb) != 1 || sb[0] != sandbox {
+		t.Errorf("-sandbox %q", sb)
+	}
+	if strings.Contains(strings.Join(a, " "), "/t/") {
+		t.Errorf("a layer's path in the arguments: %q", a)
+	}
+	b.Chain = []Layer{{Path: "/t/t.img", Format: "raw"}}
+	if got := argValues(Args(c, b), "-blockdev")[1]; got != `{"driver":"raw","file":"tmpl-file0","node-name":"tmpl-0","read-only":true}` {
+		t.Errorf("a raw layer: %s", got)
+	}
+}

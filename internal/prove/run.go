@@ -102,8 +102,13 @@ func Run(ctx context.Context, cfg Config, readTemplate TemplateReader) (Report, 
 	rep := Report{SchemaVersion: 1, Tool: "sealprep", Command: "prove", Version: cfg.Version, StartedAt: start.UTC(),
 		MemoryMiB: cfg.MemoryMiB, CPUs: cfg.CPUs, Clones: []CloneResult{}, Failures: []Failure{}, Collisions: []guestid.Collision{}}
 	boot, format, err := plan(ctx, &cfg, &rep)
+	defer closeChain(boot.Chain)
 	if err != nil {
 		return Report{}, err
+	}
+	j, err := newJail(boot.Accel, cfg.KVMDevice)
+	if err != nil {
+		return Report{}, &Refusal{err.Error()}
 	}
 	if readTemplate != nil {
 		rep.Template = readTemplate(ctx, cfg.Image)
@@ -118,7 +123,10 @@ func Run(ctx context.Context, cfg Config, readTemplate TemplateReader) (Report, 
 	if cfg.Keep != "" {
 		rep.Kept = dir
 	}
-	rep.Clones = runClones(ctx, cfg, boot, format, dir)
+	if err := stageBoot(dir, &boot, j); err != nil {
+		return Report{}, err
+	}
+	rep.Clones = runClones(ctx, cfg, boot, format, dir, j)
 	cfg.Progress.Done()
 	var cols []guestid.Collision
 	rep.Items, cols = Compare(rep.Clones, rep.Template)
@@ -162,22 +170,73 @@ func plan(ctx context.Context, cfg *Config, rep *Report) (Boot, string, error) {
 	if err != nil {
 		return Boot{}, "", refuse("--image %s: %v", cfg.Image, err)
 	}
-	defer chain.Close()
 	info := chain.Top()
 	rep.Image.Format = info.Format
 	for _, l := range chain.Layers[1:] {
 		rep.Image.Backing = append(rep.Image.Backing, BackingFile{File: l.Path, Format: l.Format, Named: l.Named})
 	}
-	b := Boot{MemoryMiB: cfg.MemoryMiB, CPUs: cfg.CPUs, Kernel: cfg.Kernel, Initrd: cfg.Initrd, Append: cfg.Append}
+	// From here the chain's files belong to b: Run closes them.
+	b := Boot{MemoryMiB: cfg.MemoryMiB, CPUs: cfg.CPUs, Kernel: cfg.Kernel, Initrd: cfg.Initrd, Append: cfg.Append,
+		VirtualSize: info.VirtualSize, Chain: layersOf(chain)}
 	if err := chooseBoot(ctx, cfg, chain, &b, rep); err != nil {
-		return Boot{}, "", err
+		return b, "", err
 	}
 	ac, err := ChooseAccel(cfg.Accel, cfg.KVMDevice, cfg.CPUInfo)
 	if err != nil {
-		return Boot{}, "", &Refusal{err.Error()}
+		return b, "", &Refusal{err.Error()}
 	}
 	b.Accel, rep.Accel, rep.AccelReason = ac.Accel, ac.Accel, ac.Reason
 	return b, info.Format, nil
+}
+
+// layersOf hands the vetted chain's open files to QEMU's command line
+// (Boot.Chain): QEMU reads each layer through its descriptor, never by a
+// name a header wrote.
+func layersOf(c *image.Chain) []Layer {
+	var out []Layer
+	for _, l := range c.Layers {
+		out = append(out, Layer{Path: l.Path, Format: l.Format, File: l.File})
+	}
+	return out
+}
+
+// closeChain closes the layers' files.
+func closeChain(chain []Layer) {
+	for _, l := range chain {
+		if l.File != nil {
+			l.File.Close()
+		}
+	}
+}
+
+// maxBootFile bounds a kernel, initrd or OVMF code file prove copies.
+const maxBootFile = 1 << 30
+
+// stageBoot makes the run's directory QEMU's user's own and copies the
+// kernel, initrd and OVMF code into it, pointing b at the copies: QEMU
+// runs as that user and must open nothing of root's. It checks that the
+// user can reach the directory at all.
+func stageBoot(dir string, b *Boot, j jail) error {
+	if err := j.own(dir, 0o700); err != nil {
+		return err
+	}
+	if err := j.reachable(dir); err != nil {
+		return &Refusal{err.Error()}
+	}
+	for _, f := range []struct {
+		p    *string
+		name string
+	}{{&b.Kernel, "vmlinuz"}, {&b.Initrd, "initrd"}, {&b.OVMF.Code, "OVMF_CODE.fd"}} {
+		if *f.p == "" {
+			continue
+		}
+		dst := filepath.Join(dir, f.name)
+		if err := j.stageFile(*f.p, dst, maxBootFile); err != nil {
+			return fmt.Errorf("copy %s for QEMU: %w", *f.p, err)
+		}
+		*f.p = dst
+	}
+	return nil
 }
 
 // chooseBoot picks the firmware: direct kernel boot when --kernel is
@@ -217,7 +276,8 @@ const headSectors = 64
 // or a new temporary one (removed by cleanup).
 func workDir(keep string) (string, func(), error) {
 	if keep != "" {
-		if err := os.MkdirAll(keep, 0o700); err != nil {
+		// 0711: QEMU's user must pass through to its run's directory.
+		if err := os.MkdirAll(keep, 0o711); err != nil {
 			return "", nil, refuse("--keep %s: %v", keep, err)
 		}
 		d, err := os.MkdirTemp(keep, "prove-")
@@ -231,7 +291,7 @@ func workDir(keep string) (string, func(), error) {
 }
 
 // runClones boots every clone in parallel and waits for all of them.
-func runClones(ctx context.Context, cfg Config, boot Boot, format, dir string) []CloneResult {
+func runClones(ctx context.Context, cfg Config, boot Boot, format, dir string, j jail) []CloneResult {
 	var tagb [3]byte
 	rand.Read(tagb[:])
 	tag := hex.EncodeToString(tagb[:])
@@ -240,14 +300,14 @@ func runClones(ctx context.Context, cfg Config, boot Boot, format, dir string) [
 	for i := range cfg.Clones {
 		c, err := NewClone(i, filepath.Join(dir, fmt.Sprintf("clone-%d", i+1)))
 		if err != nil {
-			out[i] = CloneResult{Name: fmt.Sprintf("clone-%d", i+1), Boot: BootFailed, Problem: err.Error()}
+			out[i] = CloneResult{Name: fmt.Sprintf("clone-%d", i+1), Boot: BootFailed, Problem: err.Error()}.safe()
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := &cloneRun{cfg: cfg, clone: c, boot: boot, base: format}
-			out[i] = r.run(ctx, tag)
+			r := &cloneRun{cfg: cfg, clone: c, boot: boot, base: format, jail: j}
+			out[i] = r.run(ctx, tag).safe()
 		}()
 	}
 	wg.Wait()

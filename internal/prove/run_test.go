@@ -17,20 +17,60 @@ import (
 // fakeRun boots clones of a small raw template on the fake QEMU.
 func fakeRun(t *testing.T, mode string, d time.Duration) ([]CloneResult, time.Duration) {
 	t.Helper()
+	res, took, _, _ := fakeRunDir(t, mode, d)
+	return res, took
+}
+
+// searchableTempDir is t.TempDir with it and its parent searchable by
+// others (both are 0700): as root, QEMU's user must pass through to the
+// run's directory.
+func searchableTempDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		if err := os.Chmod(d, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// fakeRunDir boots clones of a small raw template, passed as a one-layer
+// chain, on the fake QEMU under the run's jail; it returns the run's
+// directory (clones/clone-N) and the jail too.
+func fakeRunDir(t *testing.T, mode string, d time.Duration) ([]CloneResult, time.Duration, string, jail) {
+	t.Helper()
 	qemuImg := testenv.Tool(t, "qemu-img", "qemu-utils")
 	t.Setenv(fakeEnv, mode)
-	dir := t.TempDir()
+	dir := searchableTempDir(t)
 	img := filepath.Join(dir, "template.img")
 	if err := os.WriteFile(img, make([]byte, 1<<20), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Image: img, Clones: 2, QEMU: os.Args[0], QEMUImg: qemuImg, Kernel: "/vmlinuz"}.withDefaults()
-	boot := Boot{Firmware: FirmwareKernel, Kernel: "/vmlinuz", Accel: AccelTCG, MemoryMiB: 128, CPUs: 1}
+	f, err := os.Open(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cfg := Config{Image: img, Clones: 2, QEMU: fakeBin, QEMUImg: qemuImg, Kernel: "/vmlinuz"}.withDefaults()
+	boot := Boot{Firmware: FirmwareKernel, Kernel: "/vmlinuz", Accel: AccelTCG, MemoryMiB: 128, CPUs: 1,
+		Chain: []Layer{{Path: img, Format: "raw", File: f}}, VirtualSize: 1 << 20}
+	j, err := newJail(AccelTCG, "/dev/kvm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clones := filepath.Join(dir, "clones")
+	if err := os.Mkdir(clones, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := stageBoot(clones, &Boot{}, j); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	start := time.Now()
-	res := runClones(ctx, cfg, boot, "raw", filepath.Join(dir, "clones"))
-	return res, time.Since(start)
+	res := runClones(ctx, cfg, boot, "raw", clones, j)
+	return res, time.Since(start), clones, j
 }
 
 // TestDeadline: a guest that never boots is stopped at the run's
@@ -94,7 +134,7 @@ func noFakeLeft(t *testing.T) {
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
-		if err != nil || exe != self || e.Name() == "self" {
+		if err != nil || (exe != self && exe != fakeBin) || e.Name() == "self" {
 			continue
 		}
 		env, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
@@ -133,7 +173,7 @@ func TestTemplateInUse(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	_, err := Run(context.Background(), Config{Image: img, QEMU: os.Args[0], QEMUImg: qemuImg, Timeout: time.Minute}, nil)
+	_, err := Run(context.Background(), Config{Image: img, QEMU: fakeBin, QEMUImg: qemuImg, Timeout: time.Minute}, nil)
 	var ref *Refusal
 	if !errors.As(err, &ref) || !strings.Contains(err.Error(), "in use") {
 		t.Errorf("%v, want a refusal: the template is in use", err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -50,11 +51,19 @@ func (l *limitedBuffer) String() string {
 }
 
 // start runs QEMU for the clone in its own process group (so that a
-// kill takes all of it) and connects QMP.
-func start(ctx context.Context, qemu string, c Clone, args []string) (*vm, error) {
+// kill takes all of it), as the jail's user with files as its
+// descriptors 3 and up, and connects QMP.
+//
+// The privileges are dropped here, before exec, and never through
+// QEMU's own -runas (7.2's; -run-with user= in later QEMUs): with
+// those, QEMU parses its options and opens the disks, firmware, chardevs
+// and sockets as root and changes user only just before the guest runs, so a hostile template and
+// every path in the command line would still meet a root process.
+func start(ctx context.Context, qemu string, c Clone, args []string, files []*os.File, j jail) (*vm, error) {
 	v := &vm{clone: c, exited: make(chan struct{})}
 	v.cmd = exec.Command(qemu, args...)
-	v.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	v.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: j.cred}
+	v.cmd.ExtraFiles = files
 	var stderr limitedBuffer
 	v.cmd.Stderr = &stderr
 	if err := v.cmd.Start(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/xml"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -82,7 +83,11 @@ func proveUnsealed(ctx context.Context, t *testing.T, e *env) {
 // meta-data's hostname, with host keys of its own that the seal's record
 // does not name.
 func proveSealed(ctx context.Context, t *testing.T, e *env) {
+	// runProve's --keep directory for this run: its QEMUs' files are
+	// there, and they run as a dynamic user under seccomp.
+	w := watchQEMU(filepath.Join(e.scratch, "prove-sealed", "keep"))
 	r := runProve(ctx, t, e, "sealed", e.sealed, baseUserData, 2, proveTimeout)
+	w.check(t)
 	if r.exit != prove.ExitProven || !r.rep.Proven {
 		t.Errorf("exit %d, proven %v; want 0: a template sealed by sealprep proves clean", r.exit, r.rep.Proven)
 	}

@@ -83,6 +83,11 @@ func TestVM(t *testing.T) {
 	if e.scratch, err = os.MkdirTemp(cacheDir(), "run-"); err != nil {
 		t.Fatal(err)
 	}
+	// Searchable by others (not readable): sealprep prove's QEMU runs as
+	// a dynamic user and must pass through to its --keep directory here.
+	if err := os.Chmod(e.scratch, 0o711); err != nil {
+		t.Fatal(err)
+	}
 	if os.Getenv("GUESTCHECK_VM_KEEP") == "" {
 		t.Cleanup(func() { os.RemoveAll(e.scratch) })
 	} else {
