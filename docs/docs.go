@@ -1,4 +1,5 @@
-// Package docs carries the reference pages of the checks (docs/checks/*.md)
+// Package docs carries the reference pages of the checks (docs/checks/*.md,
+// and docs/checks/runner.md for the codes the runner reports on any check)
 // inside guestcheck, so that `guestcheck explain CODE` answers from the
 // same text as the pages, on a console with no network and no package
 // documentation installed. The pages are the source; nothing here is
@@ -15,11 +16,16 @@ import (
 //go:embed checks/*.md
 var pages embed.FS
 
+// Runner is the name of the page of the runner's own codes
+// (docs/checks/runner.md), which it reports on any check; its entries
+// carry it as their Check.
+const Runner = "runner"
+
 // InstalledDir is where the packages install the pages.
 const InstalledDir = "/usr/share/doc/guestcheck/checks"
 
 // Code is one finding code's reference entry, from the Codes tables of its
-// check's page.
+// check's page; Check is Runner for the runner's own codes.
 type Code struct {
 	Code, Check, Status, Meaning, Fix string
 }
@@ -51,12 +57,15 @@ func Codes() map[string]Code {
 	return out
 }
 
-// Checks returns the IDs of the checks that have a page, sorted.
+// Checks returns the IDs of the checks that have a page, sorted; the
+// runner's page is not one.
 func Checks() []string {
 	names, _ := pages.ReadDir("checks")
 	var out []string
 	for _, e := range names {
-		out = append(out, strings.TrimSuffix(e.Name(), ".md"))
+		if id := strings.TrimSuffix(e.Name(), ".md"); id != Runner {
+			out = append(out, id)
+		}
 	}
 	sort.Strings(out)
 	return out

@@ -1,6 +1,9 @@
 package docs
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestParseCodes(t *testing.T) {
 	page := "# Check `x`\n\n| | |\n|---|---|\n| ID | `x` |\n\n## Codes\n\n| Code | Status | Meaning for snapshots | Fix |\n|---|---|---|---|\n" +
@@ -27,5 +30,11 @@ func TestEveryPageHasCodes(t *testing.T) {
 		if per[id] == 0 {
 			t.Errorf("docs/checks/%s.md: no Codes table found", id)
 		}
+	}
+	if per[Runner] == 0 {
+		t.Errorf("docs/checks/%s.md: no Codes table of the runner's codes found", Runner)
+	}
+	if slices.Contains(Checks(), Runner) {
+		t.Errorf("Checks() lists the runner's page as a check's")
 	}
 }

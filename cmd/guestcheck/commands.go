@@ -136,10 +136,18 @@ func runExplain(cmd *cli.Command, args []string, stdout, stderr io.Writer, all [
 
 // writeExplain prints one code's entry, wrapped for a console.
 func writeExplain(w io.Writer, c docs.Code) {
-	fmt.Fprintf(w, "%s (check %s, %s)\n\n", c.Code, c.Check, c.Status)
+	if c.Check == docs.Runner {
+		fmt.Fprintf(w, "%s (reported by guestcheck itself on any check, %s)\n\n", c.Code, c.Status)
+	} else {
+		fmt.Fprintf(w, "%s (check %s, %s)\n\n", c.Code, c.Check, c.Status)
+	}
 	var b strings.Builder
 	cmd := &cli.Command{Description: c.Meaning}
-	if c.Fix != "" {
+	switch {
+	case c.Fix != "" && c.Check == docs.Runner:
+		// The runner's fixes are the same on an image root.
+		cmd.Description += "\n\nFix: " + c.Fix
+	case c.Fix != "":
 		// The page words the fix for the running system; a report under
 		// --root words it for the image (check.Fix).
 		cmd.Description += "\n\nFix: " + c.Fix + "\n\nUnder --root a report words the fix for the image instead: the file to edit in it, a re-seal with sealprep, or a rebuild."

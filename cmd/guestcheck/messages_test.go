@@ -59,6 +59,8 @@ func TestMessages(t *testing.T) {
 		{"probe", "--timeout", "soon"},
 		{"explain", "hostname-etc-missing"},
 		{"explain", "fs-freeze"},
+		{"explain", "waiver-expired"},
+		{"explain", "check-timeout"},
 	}
 	var b strings.Builder
 	for _, args := range cases {

@@ -110,11 +110,12 @@ With --exit-codes nagios instead: 2 any fail; 3 any error, or nothing but skips,
 	return c
 }
 
-// codeNames lists every finding code of the checks, for completion.
+// codeNames lists every finding code of the checks, and the runner's own
+// codes, for completion.
 func codeNames(all []check.Check) []string {
 	var out []string
 	for _, c := range all {
 		out = append(out, c.Codes...)
 	}
-	return out
+	return append(out, check.RunnerCodes...)
 }

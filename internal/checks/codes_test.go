@@ -1,10 +1,12 @@
 package checks
 
 import (
+	"cmp"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,8 +14,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
+	"github.com/guestcheck/guestcheck/docs"
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
 // sourceDirs are the trees whose code emits findings: the packages and
@@ -345,4 +350,122 @@ func sectionCodes(doc, title string) ([]string, bool) {
 		}
 	}
 	return codes, found
+}
+
+// goIdentifiers adds to into the identifiers f declares that read as
+// code, not as words: names of two humps or more (HostKeysRemoved,
+// codeWaiverExpired), of functions, types, constants, variables and
+// struct fields. It adds to text the words of f's string literals: a name
+// the code also reads or writes as text (sshd's PasswordAuthentication,
+// systemd's WantedBy) is a name a user meets too.
+func goIdentifiers(f *ast.File, into, text map[string]bool) {
+	ast.Inspect(f, func(n ast.Node) bool {
+		if b, ok := n.(*ast.BasicLit); ok && b.Kind == token.STRING {
+			for _, w := range strings.FieldsFunc(b.Value, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' }) {
+				text[w] = true
+			}
+		}
+		return true
+	})
+	add := func(ids ...*ast.Ident) {
+		for _, id := range ids {
+			if humps(id.Name) >= 2 {
+				into[id.Name] = true
+			}
+		}
+	}
+	for _, decl := range f.Decls {
+		switch d := decl.(type) {
+		case *ast.FuncDecl:
+			add(d.Name)
+		case *ast.GenDecl:
+			for _, spec := range d.Specs {
+				switch s := spec.(type) {
+				case *ast.ValueSpec:
+					add(s.Names...)
+				case *ast.TypeSpec:
+					add(s.Name)
+					if st, ok := s.Type.(*ast.StructType); ok {
+						for _, fl := range st.Fields.List {
+							add(fl.Names...)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// humps counts the words of a camel-case name: its first letter and
+// every capital that follows a small letter.
+func humps(name string) int {
+	n := 0
+	for i, r := range name {
+		switch {
+		case i == 0 && unicode.IsLetter(r):
+			n++
+		case unicode.IsUpper(r) && unicode.IsLower(rune(name[i-1])):
+			n++
+		}
+	}
+	return n
+}
+
+// TestEveryCodeExplained holds every finding-code constant of the module,
+// a check's or the runner's, to a reference entry that `guestcheck
+// explain CODE` prints: a row of a Codes table in its check's page
+// (docs/checks/runner.md for the runner's), with a status, a meaning and
+// a fix that read as prose for a user. No template placeholders
+// (why_EVIDENCE), no references to the page's numbered steps, no notes
+// to the writer, no unreplaced templates, no telegraphic fragments
+// ("ssh-host-keys not run") and no identifiers of guestcheck's Go code.
+// cmd/guestcheck's TestExplainEveryCode runs explain on each.
+func TestEveryCodeExplained(t *testing.T) {
+	t.Parallel()
+	declared := map[string]string{} // code -> where
+	goNames, text := map[string]bool{}, map[string]bool{}
+	fset := token.NewFileSet()
+	for _, src := range parseSources(t, fset, 0) {
+		maps.Copy(declared, codeConstants(fset, src.file))
+		goIdentifiers(src.file, goNames, text)
+	}
+	for w := range text {
+		delete(goNames, w)
+	}
+	owner := map[string]string{}
+	for _, code := range check.RunnerCodes {
+		owner[code] = docs.Runner
+	}
+	for _, c := range All {
+		for _, code := range c.Codes {
+			owner[code] = c.ID
+		}
+	}
+	ref := docs.Codes()
+	codes := slices.Sorted(maps.Keys(declared))
+	if len(codes) < len(owner) {
+		t.Fatalf("found %d code constants, fewer than the %d codes registered", len(codes), len(owner))
+	}
+	for _, code := range codes {
+		e, ok := ref[code]
+		switch {
+		case !ok:
+			t.Errorf("%s (%s): explain has no entry: add a row to the Codes table of docs/checks/%s.md", code, declared[code], cmp.Or(owner[code], "ID"))
+			continue
+		case owner[code] != "" && e.Check != owner[code]:
+			t.Errorf("%s: explain answers from docs/checks/%s.md, but %s reports it", code, e.Check, owner[code])
+		case e.Status == "" || e.Meaning == "" || e.Fix == "" && !isQuiet(e.Status):
+			t.Errorf("%s: entry in docs/checks/%s.md lacks a status, a meaning or a fix: %+v", code, e.Check, e)
+		}
+		for _, part := range []struct{ name, text string }{{"meaning", e.Meaning}, {"fix", e.Fix}} {
+			for _, p := range testenv.NotProse(part.text, goNames) {
+				t.Errorf("%s: the %s in docs/checks/%s.md does not read as prose: %s", code, part.name, e.Check, p)
+			}
+		}
+	}
+}
+
+// isQuiet reports whether a status needs no fix: a pass or a skip.
+func isQuiet(status string) bool {
+	return strings.HasPrefix(status, "pass") || status == "skip"
 }

@@ -25,12 +25,12 @@ func JudgeTemplateMachineID(ev identity.CloneEvidence) []check.Finding {
 		sealrecord.HashMachineID(ev.MachineID) != t.MachineIDSHA256 {
 		return nil
 	}
-	how := "machine-id not run"
+	how := " without its machine-id operation"
 	if t.MachineIDCleared {
-		how = "machine-id cleared it, and it is back"
+		how = ", whose machine-id operation cleared it; it was put back since"
 	}
 	return []check.Finding{check.New(check.Fail, CodeIDMachineIDTemplate,
-		"/etc/machine-id is the template's machine ID ("+t.Describe()+", "+how+"): every clone of the image shares it, and with it DHCP DUIDs, IPv6 addresses and journal directories",
+		"/etc/machine-id is the template's machine ID ("+t.Describe()+how+"): every clone of the image shares it, and with it DHCP DUIDs, IPv6 addresses and journal directories",
 		map[string]string{"record": sealrecord.Path, "sealed_at": t.SealedAt.UTC().Format(time.RFC3339),
 			"sealprep_version": t.SealprepVersion, "machine_id_sha256": t.MachineIDSHA256},
 		check.Fix(ev.Live, "Give this machine its own ID: `rm /etc/machine-id && systemd-machine-id-setup`, then reboot; seal the template with the machine-id operation so that later clones get their own",

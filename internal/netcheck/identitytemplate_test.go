@@ -54,8 +54,8 @@ func TestJudgeTemplateMachineID(t *testing.T) {
 		status   check.Status
 		subs     []string
 	}{
-		{"kept", templateID + "\n", kept, CodeIDMachineIDTemplate, check.Fail, []string{"template's machine ID", "sealed at 2026-12-01T09:30:00Z by sealprep v9.9", "machine-id not run"}},
-		{"back", strings.ToUpper(templateID) + "\n", cleared, CodeIDMachineIDTemplate, check.Fail, []string{"cleared it, and it is back"}},
+		{"kept", templateID + "\n", kept, CodeIDMachineIDTemplate, check.Fail, []string{"template's machine ID", "sealed at 2026-12-01T09:30:00Z by sealprep v9.9 without its machine-id operation)"}},
+		{"back", strings.ToUpper(templateID) + "\n", cleared, CodeIDMachineIDTemplate, check.Fail, []string{"by sealprep v9.9, whose machine-id operation cleared it; it was put back since)"}},
 		{"own", "0123456789abcdef0123456789abcdef\n", kept, "", "", nil},
 		{"unset", "", kept, "", "", nil},
 		{"no-record", templateID + "\n", nil, "", "", nil},

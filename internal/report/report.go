@@ -6,6 +6,7 @@
 package report
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -92,7 +93,11 @@ func New(results []check.Result, m Meta) Report {
 		fs := make([]check.Finding, len(res.Findings))
 		copy(fs, res.Findings)
 		for i := range fs {
+			// The runner's own codes are explained on their own page.
 			fs[i].Reference = docs.PageOf(res.ID)
+			if slices.Contains(check.RunnerCodes, fs[i].Code) {
+				fs[i].Reference = docs.PageOf(docs.Runner)
+			}
 		}
 		res.Findings, res.DurationMS = fs, res.Duration.Milliseconds()
 		r.Checks = append(r.Checks, res)

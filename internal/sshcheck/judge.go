@@ -870,14 +870,14 @@ func JudgeTemplateKeys(f Facts) []check.Finding {
 	if len(hits) == 0 {
 		return nil
 	}
-	how := "ssh-host-keys not run"
+	how := " without its ssh-host-keys operation"
 	if t.HostKeysRemoved {
-		how = "ssh-host-keys removed them, and they are back"
+		how = ", whose ssh-host-keys operation removed them; they were put back since"
 	}
 	d := map[string]string{"keys": strings.Join(hits, "\n"), "record": f.show(sealrecord.Path),
 		"sealed_at": t.SealedAt.UTC().Format(time.RFC3339), "sealprep_version": t.SealprepVersion}
 	return []check.Finding{check.New(check.Fail, CodeHostKeyTemplate,
-		fmt.Sprintf("%d host key(s) are the template's keys (%s, %s): every clone of the image presents them, so clones can impersonate each other", len(hits), t.Describe(), how), d,
+		fmt.Sprintf("%d host key(s) are the template's keys (%s%s): every clone of the image presents them, so clones can impersonate each other", len(hits), t.Describe(), how), d,
 		f.fix("Regenerate them: `rm /etc/ssh/ssh_host_* && ssh-keygen -A`, restart sshd, and tell clients the new fingerprints; seal the template with the ssh-host-keys operation so that later clones get their own",
 			"Re-seal the image with sealprep (its ssh-host-keys operation), or remove /etc/ssh/ssh_host_* from it, so that each clone makes its own"))}
 }

@@ -56,7 +56,7 @@ func TestTemplateKeysPartialSeal(t *testing.T) {
 	out := Judge(gatherAsRoot(t, dir, nil))
 	validate(t, out)
 	f := want(t, out, CodeHostKeyTemplate, check.Fail, "1 host key(s) are the template's keys",
-		"sealed at 2026-12-01T09:30:00Z by sealprep v9.9", "ssh-host-keys not run")
+		"sealed at 2026-12-01T09:30:00Z by sealprep v9.9", "sealed at 2026-12-01T09:30:00Z by sealprep v9.9 without its ssh-host-keys operation)")
 	if !strings.HasSuffix(f.Detail["record"], sealrecord.Path) || f.Detail["sealprep_version"] != "v9.9" {
 		t.Errorf("detail %v", f.Detail)
 	}
@@ -83,7 +83,7 @@ func TestTemplateKeysRestored(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "etc/ssh/ssh_host_ed25519_key.pub"), pub, 0o644)
 	out := Judge(gatherAsRoot(t, dir, nil))
 	validate(t, out)
-	want(t, out, CodeHostKeyTemplate, check.Fail, "ssh-host-keys removed them, and they are back")
+	want(t, out, CodeHostKeyTemplate, check.Fail, "by sealprep v9.9, whose ssh-host-keys operation removed them; they were put back since)")
 }
 
 func TestTemplateRecordUnparsedIgnored(t *testing.T) {

@@ -66,3 +66,27 @@ func TestPrivsepDir(t *testing.T) {
 		}
 	})
 }
+
+func TestNotProse(t *testing.T) {
+	for _, text := range []string{
+		"Detail evidence (the rules of step 2) and why_EVIDENCE for each.",
+		"The message names the seal and ssh-host-keys not run.",
+		"Set {{.Name}} here; TODO.",
+		"Returned by check.New.",
+		"See HostKeysRemoved.",
+		"A MACHINE_ID_PATH placeholder.",
+	} {
+		if len(NotProse(text, map[string]bool{"HostKeysRemoved": true})) == 0 {
+			t.Errorf("%q passes as prose", text)
+		}
+	}
+	for _, text := range []string{
+		"Raise checks.ID.timeout, or set checks: {ssh: {enabled: false}}.",
+		"Move BLOCK_RPCS where the agent reads it; 97 % full; `journalctl -b _PID=1`.",
+		"The template was sealed without sealprep's ssh-host-keys operation; PasswordAuthentication is on.",
+	} {
+		if p := NotProse(text, map[string]bool{"HostKeysRemoved": true}); len(p) != 0 {
+			t.Errorf("%q: %v", text, p)
+		}
+	}
+}

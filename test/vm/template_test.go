@@ -150,7 +150,7 @@ func halfSealedClone(ctx context.Context, t *testing.T, e *env) {
 			}
 			if f := expectFinding(t, c, "ssh-hostkey-template", "fail"); f != nil {
 				t.Logf("%s: %s (%v)", f.Code, f.Message, f.Detail)
-				for _, want := range []string{rec.Describe(), "ssh-host-keys not run"} {
+				for _, want := range []string{rec.Describe() + " without its ssh-host-keys operation"} {
 					if !strings.Contains(f.Message, want) {
 						t.Errorf("ssh-hostkey-template does not say %q: %s", want, f.Message)
 					}

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/checks"
+	"github.com/guestcheck/guestcheck/internal/testenv"
+)
+
+// TestExplainEveryCode runs `guestcheck explain CODE` on every code a
+// report can carry: each registered check's codes and the runner's own
+// (check.RunnerCodes). Each answers, exit 0, with the code, who reports
+// it, its meaning and its reference page, in prose (internal/checks'
+// TestEveryCodeExplained holds every code constant to the same pages).
+func TestExplainEveryCode(t *testing.T) {
+	codes := codeNames(checks.All)
+	for _, code := range check.RunnerCodes {
+		if !slices.Contains(codes, code) {
+			t.Errorf("completion of explain does not offer the runner's %s", code)
+		}
+	}
+	for _, code := range codes {
+		var out, errb bytes.Buffer
+		if exit := run([]string{"explain", code}, &out, &errb, checks.All); exit != 0 || errb.Len() != 0 {
+			t.Errorf("explain %s: exit %d: %s", code, exit, errb.String())
+			continue
+		}
+		text := out.String()
+		head, _, _ := strings.Cut(text, "\n")
+		who := "(check "
+		if slices.Contains(check.RunnerCodes, code) {
+			who = "(reported by guestcheck itself on any check, "
+		}
+		if !strings.HasPrefix(head, code+" "+who) || !strings.Contains(text, "\nReference: /usr/share/doc/guestcheck/checks/") {
+			t.Errorf("explain %s:\n%s", code, text)
+		}
+		for _, p := range testenv.NotProse(text, nil) {
+			t.Errorf("explain %s does not read as prose: %s", code, p)
+		}
+	}
+}
