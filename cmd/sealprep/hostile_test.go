@@ -92,9 +92,15 @@ func refusalLine(s string) string {
 }
 
 // qemuProcessesOn lists QEMU tools (qemu-img, qemu-system-*,
-// qemu-storage-daemon, qemu-nbd) whose command line names dir.
+// qemu-storage-daemon, qemu-nbd) whose command line names dir, and any
+// connected nbd device (sealprep never uses one; a connected device here
+// would be a tool that did).
 func qemuProcessesOn(dir string) []string {
 	var out []string
+	nbd, _ := filepath.Glob("/sys/block/nbd*/pid")
+	for _, p := range nbd {
+		out = append(out, "connected "+filepath.Base(filepath.Dir(p)))
+	}
 	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
 	for _, p := range procs {
 		b, _ := os.ReadFile(p)
