@@ -185,6 +185,18 @@ func Default() *Config {
 // Load reads path. A missing file at the default path yields Default(); a
 // missing explicitly named file is an error.
 func Load(path string, explicit bool) (*Config, error) {
+	c, probs := Inspect(path, explicit)
+	if probs != nil {
+		return nil, probs
+	}
+	return c, nil
+}
+
+// Inspect reads path as Load does, and returns what it could decode even
+// when the file has mistakes, so that a later stage (the registry's
+// check.Validate) can judge the rest in the same pass. The configuration
+// is nil only when the file could not be read or is not YAML.
+func Inspect(path string, explicit bool) (*Config, Errors) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		if !explicit && errors.Is(err, iofs.ErrNotExist) {
@@ -196,7 +208,7 @@ func Load(path string, explicit bool) (*Config, error) {
 		}
 		return nil, Errors{problem.Problem{File: path, Msg: "cannot read the configuration: " + err.Error()}}
 	}
-	return Parse(path, b)
+	return Decode(path, b)
 }
 
 var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)^line (\d+): (.*)$`) })
@@ -206,32 +218,41 @@ var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(
 // "name:LINE: key.path: reason"; the error is an Errors holding every
 // problem found.
 func Parse(name string, b []byte) (*Config, error) {
-	c := Default()
-	c.source, c.lines = name, map[string]int{}
-	c.Probe.file = name
-	if !commentOnly(b) {
-		root, err := parseDocument(name, b)
-		if err != nil {
-			return nil, err
-		}
-		if root != nil {
-			d := &decoder{file: name, c: c}
-			d.section(root, "", "", nil)
-			d.finishWaivers()
-			if err := d.sorted(); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if err := c.finishProbe(); err != nil {
-		return nil, err
+	c, probs := Decode(name, b)
+	if probs != nil {
+		return nil, probs
 	}
 	return c, nil
 }
 
+// Decode is Parse that also returns what it could decode when the file
+// has mistakes (a value at fault keeps its default): every structural
+// problem and every section's Issues, in line order, nil when there are
+// none. The configuration is nil only for a YAML syntax error.
+func Decode(name string, b []byte) (*Config, Errors) {
+	c := Default()
+	c.source, c.lines = name, map[string]int{}
+	c.Probe.file = name
+	d := &decoder{file: name, c: c}
+	if !commentOnly(b) {
+		root, probs := parseDocument(name, b)
+		if probs != nil {
+			return nil, probs
+		}
+		if root != nil {
+			d.section(root, "", "", nil)
+			d.finishWaivers()
+		}
+	}
+	// Judged before the defaults fill in, which would hide an empty list.
+	d.validateSections()
+	c.probeDefaults()
+	return c, d.sorted()
+}
+
 // parseDocument parses b as one YAML document and returns its root node,
 // nil when b holds none. Syntax errors name the line in words.
-func parseDocument(name string, b []byte) (*yaml.Node, error) {
+func parseDocument(name string, b []byte) (*yaml.Node, Errors) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
