@@ -105,6 +105,8 @@ var configMistakes = []string{
 	"waivers:\n  - {check: time-sync, code: time-sync-clock-unsynced}\n",
 	// Values the checks' own rules refuse, all found at once (#31).
 	"hostname:\n  expected: \"bad_name!\"\nroutes:\n  targets: [not-an-ip]\ndisk:\n  warn_percent: 99\n  fail_percent: 90\nprobe:\n  timeout: 2m\n",
+	// An unclosed "[" is told at its own line, in plain words.
+	"timeout: 1m\nroutes:\n  targets: [192.0.2.1,\n  default_interface: eth0\n",
 	// A typo'd key does not hide the registry's mistakes, and an expired
 	// waiver beside mistakes is a note among them.
 	"timout: 5s\nchecks:\n  dsn: {enabled: false}\nwaivers:\n  - {check: time-synk, code: time-sync-clock-unsynced, reason: lab}\n  - {check: time-sync, code: time-sync-unsynced, reason: lab}\n  - {check: fstab, code: fstab-absent, reason: lab, expires: 2001-01-01}\n",

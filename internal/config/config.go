@@ -302,22 +302,48 @@ func commentOnly(b []byte) bool {
 }
 
 // yamlProblem is one yaml.v3 syntax message, "line N: reason" or a bare
-// reason, as a problem in file name. A tab in the indentation gets its
-// own words: YAML's are about tokens.
+// reason, as a problem in file name, at the line at fault and in plain
+// words: a tab in the indentation, then an unclosed or unmatched bracket
+// or quote (flowProblem), then yaml.v3's reason at the first line where
+// the file stops parsing with it (firstBadLine), since yaml.v3 names the
+// line before for some and none for others.
 func yamlProblem(name string, b []byte, msg string) problem.Problem {
-	m := yamlLine().FindStringSubmatch(msg)
-	if m == nil {
-		return problem.Problem{File: name, Msg: msg}
+	n := 0
+	if m := yamlLine().FindStringSubmatch(msg); m != nil {
+		n, _ = strconv.Atoi(m[1])
+		msg = m[2]
 	}
-	n, _ := strconv.Atoi(m[1])
 	lines := strings.Split(string(b), "\n")
-	for i := max(0, n-2); i < min(n, len(lines)); i++ {
+	for i := max(0, n-2); i < min(n+1, len(lines)); i++ {
 		l := lines[i]
 		if strings.Contains(l[:len(l)-len(strings.TrimLeft(l, " \t"))], "\t") {
 			return problem.At(name, i+1, "indented with a tab; YAML indents with spaces only")
 		}
 	}
-	return problem.Problem{File: name, Line: n, Msg: m[2]}
+	if line, words, ok := flowProblem(b); ok {
+		return problem.At(name, line, "%s", words)
+	}
+	if k := firstBadLine(b, msg); k > 0 {
+		n = k
+	}
+	return problem.Problem{File: name, Line: n, Msg: plainYAML(msg)}
+}
+
+// plainYAML says yaml.v3's commonest complaints in the user's words.
+func plainYAML(msg string) string {
+	switch {
+	case msg == "did not find expected key" || strings.HasPrefix(msg, "did not find expected '-'"):
+		return "this line does not line up with the keys or list entries above it; indent it as its neighbours are"
+	case msg == "mapping values are not allowed in this context":
+		return `a ": " where no key can start; put a value that holds ": " in quotes, or indent the line as its neighbours are`
+	case msg == "found character that cannot start any token":
+		return "a character that cannot start a value here (such as @ or `); put the value in quotes"
+	case strings.HasPrefix(msg, "did not find expected ',' or "):
+		return `inside [...] or {...}, entries are separated by ","; put a value that holds ": " or "," in quotes`
+	case strings.HasPrefix(msg, "unknown anchor "):
+		return "*" + strings.Trim(strings.TrimSuffix(strings.TrimPrefix(msg, "unknown anchor "), " referenced"), "'") + " names no anchor defined above it; define it first with &NAME"
+	}
+	return msg
 }
 
 // Where locates a key path as the user wrote it ("checks.dsn",
