@@ -105,6 +105,13 @@ var configMistakes = []string{
 	"waivers:\n  - {check: time-synk, code: time-sync-clock-unsynced, reason: lab}\n",
 	"waivers:\n  - {check: time-sync, code: time-sync-unsynced, reason: lab}\n",
 	"waivers:\n  - {check: time-sync, code: time-sync-clock-unsynced}\n",
+	// Values the checks' own rules refuse, all found at once (#31).
+	"hostname:\n  expected: \"bad_name!\"\nroutes:\n  targets: [not-an-ip]\ndisk:\n  warn_percent: 99\n  fail_percent: 90\nprobe:\n  timeout: 2m\n",
+	// An unclosed "[" is told at its own line, in plain words.
+	"timeout: 1m\nroutes:\n  targets: [192.0.2.1,\n  default_interface: eth0\n",
+	// A typo'd key does not hide the registry's mistakes, and an expired
+	// waiver beside mistakes is a note among them.
+	"timout: 5s\nchecks:\n  dsn: {enabled: false}\nwaivers:\n  - {check: time-synk, code: time-sync-clock-unsynced, reason: lab}\n  - {check: time-sync, code: time-sync-unsynced, reason: lab}\n  - {check: fstab, code: fstab-absent, reason: lab, expires: 2001-01-01}\n",
 }
 
 // configMessages runs each of configMistakes through the three commands
@@ -133,9 +140,16 @@ func configMessages(t *testing.T, b *strings.Builder) {
 		fmt.Fprintf(b, "$ guestcheck %s\nexit %d\n| %s\n", strings.ReplaceAll(strings.Join(args, " "), missing, "none.yaml"), code,
 			strings.ReplaceAll(strings.TrimSpace(out.String()+errb.String()), missing, "none.yaml"))
 	}
-	good := writeConfig(t, "timeout: 2m\nwaivers:\n  - {check: time-sync, code: time-sync-clock-unsynced, reason: lab, expires: 2027-03-01}\n")
-	var out, errb bytes.Buffer
-	code := run([]string{"check-config", good}, &out, &errb, checks.All)
-	fmt.Fprintf(b, "$ guestcheck check-config guestcheck.yaml (valid)\nexit %d\n| %s\n", code,
-		strings.ReplaceAll(strings.TrimSpace(out.String()+errb.String()), good, "guestcheck.yaml"))
+	for _, tc := range []struct{ what, body string }{
+		{"valid", "timeout: 2m\nwaivers:\n  - {check: time-sync, code: time-sync-clock-unsynced, reason: lab, expires: 2999-03-01}\n"},
+		{"valid, a waiver expired", "timeout: 2m\nwaivers:\n  - {check: time-sync, code: time-sync-clock-unsynced, reason: lab, expires: 2001-03-01}\n"},
+	} {
+		good := writeConfig(t, tc.body)
+		var out, errb bytes.Buffer
+		code := run([]string{"check-config", good}, &out, &errb, checks.All)
+		fmt.Fprintf(b, "$ guestcheck check-config guestcheck.yaml (%s)\nexit %d\n", tc.what, code)
+		for _, l := range strings.Split(strings.TrimSpace(out.String()+errb.String()), "\n") {
+			fmt.Fprintf(b, "| %s\n", strings.ReplaceAll(l, good, "guestcheck.yaml"))
+		}
+	}
 }

@@ -53,15 +53,12 @@ func runProbe(cmd *cli.Command, args []string, stdout, stderr io.Writer, all []c
 		return say(false, "usage error: "+err.Error())
 	}
 	configPath, explicit := v.String("config", config.DefaultPath), v.Has("config")
-	cfg, err := config.Load(configPath, explicit)
+	cfg, err := check.LoadConfig(all, configPath, explicit)
 	if err != nil {
 		return say(false, "config error: "+err.Error())
 	}
 	if timeout > 0 {
 		cfg.Probe.Timeout = timeout
-	}
-	if err := check.Validate(all, cfg); err != nil {
-		return say(false, "config error: "+err.Error())
 	}
 	selected, err := probe.Select(all, &cfg.Probe)
 	if err != nil {

@@ -164,7 +164,7 @@ func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
 // runs them. It returns the report, or an exit code (>= 0) after a
 // configuration mistake, when nothing ran.
 func (o *options) runChecks(stdout, stderr io.Writer, all []check.Check) (report.Report, int) {
-	cfg, err := config.Load(o.configPath, o.configSet)
+	cfg, err := check.LoadConfig(all, o.configPath, o.configSet)
 	if err != nil {
 		return report.Report{}, o.usageFailure(stdout, stderr, err.Error())
 	}

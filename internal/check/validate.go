@@ -2,6 +2,7 @@ package check
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -33,7 +34,8 @@ func Validate(all []Check, cfg *config.Config) error {
 			at("checks."+id, "%s", configID(all, ids, id, "", "to accept one finding, list it under waivers:"))
 		}
 	}
-	if cfg.Probe.Declared {
+	// Only a list the file gives: the defaults are not the file's to fix.
+	if cfg.Probe.Declared && cfg.Line("probe.checks") > 0 {
 		for i, id := range cfg.Probe.Checks {
 			if !slices.Contains(ids, id) {
 				at(fmt.Sprintf("probe.checks[%d]", i), "%s", configID(all, ids, id, strconv.Quote(id), "probe.checks takes check IDs"))
@@ -43,6 +45,8 @@ func Validate(all []Check, cfg *config.Config) error {
 	for _, w := range cfg.Waivers {
 		i := slices.Index(ids, w.Check)
 		switch {
+		case w.Check == "" || w.Code == "":
+			// The decoder has said what the entry lacks.
 		case i < 0:
 			at(w.Path+".check", "%s", configID(all, ids, w.Check, strconv.Quote(w.Check), "check: takes a check ID, code: the finding code"))
 		case !slices.Contains(all[i].Codes, w.Code):
@@ -54,6 +58,35 @@ func Validate(all []Check, cfg *config.Config) error {
 	}
 	slices.SortStableFunc(probs, func(a, b problem.Problem) int { return a.Line - b.Line })
 	return probs
+}
+
+// InspectConfig reads the configuration at path and judges it whole: the
+// file's own mistakes and the registry's (Validate) in one pass, in line
+// order, so that a typo'd key does not hide an unknown check ID or code.
+// It returns what could be decoded even when there are problems (nil
+// when the file cannot be read or is not YAML), for check-config's notes.
+func InspectConfig(all []Check, path string, explicit bool) (*config.Config, config.Errors) {
+	cfg, probs := config.Inspect(path, explicit)
+	if cfg == nil {
+		return nil, probs
+	}
+	var reg config.Errors
+	if errors.As(Validate(all, cfg), &reg) {
+		probs = append(probs, reg...)
+		slices.SortStableFunc(probs, func(a, b problem.Problem) int { return a.Line - b.Line })
+	}
+	return cfg, probs
+}
+
+// LoadConfig is how guestcheck, guestcheck probe and guestcheck
+// check-config load the configuration, so that the three judge a file
+// alike: InspectConfig's problems, or the configuration when it has none.
+func LoadConfig(all []Check, path string, explicit bool) (*config.Config, error) {
+	cfg, probs := InspectConfig(all, path, explicit)
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	return cfg, nil
 }
 
 // configID explains a configuration's check ID that names no check, like

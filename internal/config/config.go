@@ -185,6 +185,18 @@ func Default() *Config {
 // Load reads path. A missing file at the default path yields Default(); a
 // missing explicitly named file is an error.
 func Load(path string, explicit bool) (*Config, error) {
+	c, probs := Inspect(path, explicit)
+	if probs != nil {
+		return nil, probs
+	}
+	return c, nil
+}
+
+// Inspect reads path as Load does, and returns what it could decode even
+// when the file has mistakes, so that a later stage (the registry's
+// check.Validate) can judge the rest in the same pass. The configuration
+// is nil only when the file could not be read or is not YAML.
+func Inspect(path string, explicit bool) (*Config, Errors) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		if !explicit && errors.Is(err, iofs.ErrNotExist) {
@@ -196,7 +208,7 @@ func Load(path string, explicit bool) (*Config, error) {
 		}
 		return nil, Errors{problem.Problem{File: path, Msg: "cannot read the configuration: " + err.Error()}}
 	}
-	return Parse(path, b)
+	return Decode(path, b)
 }
 
 var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)^line (\d+): (.*)$`) })
@@ -206,32 +218,41 @@ var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(
 // "name:LINE: key.path: reason"; the error is an Errors holding every
 // problem found.
 func Parse(name string, b []byte) (*Config, error) {
-	c := Default()
-	c.source, c.lines = name, map[string]int{}
-	c.Probe.file = name
-	if !commentOnly(b) {
-		root, err := parseDocument(name, b)
-		if err != nil {
-			return nil, err
-		}
-		if root != nil {
-			d := &decoder{file: name, c: c}
-			d.section(root, "", "", nil)
-			d.finishWaivers()
-			if err := d.sorted(); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if err := c.finishProbe(); err != nil {
-		return nil, err
+	c, probs := Decode(name, b)
+	if probs != nil {
+		return nil, probs
 	}
 	return c, nil
 }
 
+// Decode is Parse that also returns what it could decode when the file
+// has mistakes (a value at fault keeps its default): every structural
+// problem and every section's Issues, in line order, nil when there are
+// none. The configuration is nil only for a YAML syntax error.
+func Decode(name string, b []byte) (*Config, Errors) {
+	c := Default()
+	c.source, c.lines = name, map[string]int{}
+	c.Probe.file = name
+	d := &decoder{file: name, c: c}
+	if !commentOnly(b) {
+		root, probs := parseDocument(name, b)
+		if probs != nil {
+			return nil, probs
+		}
+		if root != nil {
+			d.section(root, "", "", nil)
+			d.finishWaivers()
+		}
+	}
+	// Judged before the defaults fill in, which would hide an empty list.
+	d.validateSections()
+	c.probeDefaults()
+	return c, d.sorted()
+}
+
 // parseDocument parses b as one YAML document and returns its root node,
 // nil when b holds none. Syntax errors name the line in words.
-func parseDocument(name string, b []byte) (*yaml.Node, error) {
+func parseDocument(name string, b []byte) (*yaml.Node, Errors) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
@@ -281,22 +302,48 @@ func commentOnly(b []byte) bool {
 }
 
 // yamlProblem is one yaml.v3 syntax message, "line N: reason" or a bare
-// reason, as a problem in file name. A tab in the indentation gets its
-// own words: YAML's are about tokens.
+// reason, as a problem in file name, at the line at fault and in plain
+// words: a tab in the indentation, then an unclosed or unmatched bracket
+// or quote (flowProblem), then yaml.v3's reason at the first line where
+// the file stops parsing with it (firstBadLine), since yaml.v3 names the
+// line before for some and none for others.
 func yamlProblem(name string, b []byte, msg string) problem.Problem {
-	m := yamlLine().FindStringSubmatch(msg)
-	if m == nil {
-		return problem.Problem{File: name, Msg: msg}
+	n := 0
+	if m := yamlLine().FindStringSubmatch(msg); m != nil {
+		n, _ = strconv.Atoi(m[1])
+		msg = m[2]
 	}
-	n, _ := strconv.Atoi(m[1])
 	lines := strings.Split(string(b), "\n")
-	for i := max(0, n-2); i < min(n, len(lines)); i++ {
+	for i := max(0, n-2); i < min(n+1, len(lines)); i++ {
 		l := lines[i]
 		if strings.Contains(l[:len(l)-len(strings.TrimLeft(l, " \t"))], "\t") {
 			return problem.At(name, i+1, "indented with a tab; YAML indents with spaces only")
 		}
 	}
-	return problem.Problem{File: name, Line: n, Msg: m[2]}
+	if line, words, ok := flowProblem(b); ok {
+		return problem.At(name, line, "%s", words)
+	}
+	if k := firstBadLine(b, msg); k > 0 {
+		n = k
+	}
+	return problem.Problem{File: name, Line: n, Msg: plainYAML(msg)}
+}
+
+// plainYAML says yaml.v3's commonest complaints in the user's words.
+func plainYAML(msg string) string {
+	switch {
+	case msg == "did not find expected key" || strings.HasPrefix(msg, "did not find expected '-'"):
+		return "this line does not line up with the keys or list entries above it; indent it as its neighbours are"
+	case msg == "mapping values are not allowed in this context":
+		return `a ": " where no key can start; put a value that holds ": " in quotes, or indent the line as its neighbours are`
+	case msg == "found character that cannot start any token":
+		return "a character that cannot start a value here (such as @ or `); put the value in quotes"
+	case strings.HasPrefix(msg, "did not find expected ',' or "):
+		return `inside [...] or {...}, entries are separated by ","; put a value that holds ": " or "," in quotes`
+	case strings.HasPrefix(msg, "unknown anchor "):
+		return "*" + strings.Trim(strings.TrimSuffix(strings.TrimPrefix(msg, "unknown anchor "), " referenced"), "'") + " names no anchor defined above it; define it first with &NAME"
+	}
+	return msg
 }
 
 // Where locates a key path as the user wrote it ("checks.dsn",

@@ -167,7 +167,10 @@ func TestYAMLProblem(t *testing.T) {
 	for _, tc := range []struct {
 		src, msg, want string
 	}{
-		{"a: 1\nb: 2\nc: [\n", "line 3: did not find\n  expected key", "f.yaml:3: did not find expected key"},
+		{"a: 1\nb: 2\nc: [\n", "line 3: did not find\n  expected key", `f.yaml:3: the list opened with "[" is never closed; close it with "]"`},
+		{"a: 1\nb: 2\nc: [1, 2\n", "line 2: did not find expected ',' or ']'", `f.yaml:3: the list opened with "[" is never closed; close it with "]"`},
+		{"a: 1\n- b\n", "line 1: did not find expected key", "f.yaml:2: this line does not line up with the keys or list entries above it; indent it as its neighbours are"},
+		{"a: x\nb: |\n  [not a list\n  'nor a quote\nc: [\n", "line 5: did not find expected node content", `f.yaml:5: the list opened with "[" is never closed; close it with "]"`},
 		{"", "no line\there", "f.yaml: no line here"},
 		{"a:\n\tb: 1\n", "line 2: found character that cannot start any token", "f.yaml:2: indented with a tab; YAML indents with spaces only"},
 	} {

@@ -48,7 +48,7 @@ func (d *decoder) add(line int, format string, args ...any) {
 }
 
 // sorted returns the problems in line order, nil when there are none.
-func (d *decoder) sorted() error {
+func (d *decoder) sorted() Errors {
 	if len(d.probs) == 0 {
 		return nil
 	}

@@ -77,6 +77,28 @@ var configMistakes = []string{
 	"waivers:\n  - {check: time-sync, code: time-sync-clock-unsynced, reason: lab, until: 2027-03-01}\n",
 	"waivers:\n  - {check: time-sync, code: time-sync-clock-unsynced, reason: lab}\n  - {check: time-sync, code: time-sync-clock-unsynced, reason: again}\n",
 	"timout: 5s\ndisk:\n  warn_percent: lots\n",
+	// Values that decode but that their section's rules refuse (#31).
+	"hostname:\n  expected: \"bad_name!\"\n",
+	"routes:\n  targets: [192.0.2.1, not-an-ip]\n",
+	"routes:\n  targets:\n    - gateway.example.org\n",
+	"disk:\n  warn_percent: 99\n  fail_percent: 90\n",
+	"disk:\n  fail_percent: 80\n",
+	"probe:\n  timeout: 2m\n",
+	"probe:\n  checks: [fstab, hostname, fstab]\n",
+	"hostname:\n  expected: \"bad_name!\"\nroutes:\n  targets: [not-an-ip]\ndisk:\n  warn_percent: 99\n  fail_percent: 90\nprobe:\n  timeout: 2m\n",
+	// YAML syntax, at the line at fault and in plain words (#31).
+	"timeout: 1m\nchecks:\n  dns: {enabled: false\nprobe: {}\n",
+	"a: 1\nb: 2\nroutes:\n  targets: [192.0.2.1,\n  default_interface: eth0\n",
+	"hostname:\n  expected: \"web-1\ntimeout: 1m\n",
+	"routes: {targets: [192.0.2.1}\n",
+	"routes:\n  targets: [192.0.2.1]]\n",
+	"timeout: 1m\n- dns\n",
+	"checks:\n  dns:\n    enabled: false\n   timeout: 5s\n",
+	"hostname: {expected: a: b}\n",
+	"hostname:\n  expected: @web\n",
+	"dns: {timeout: 1s}\nchecks: {dns: *other}\n",
+	// A structural mistake does not hide a semantic one.
+	"timout: 5s\nhostname:\n  expected: web_1\n",
 }
 
 // TestErrorMessages holds every configuration message to

@@ -3,10 +3,7 @@ package config
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"time"
-
-	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 // DefaultProbeChecks are the checks `guestcheck probe` counts when the
@@ -67,13 +64,11 @@ func (p *ProbeConfig) Where(i int) string {
 	return fmt.Sprintf("%s:%d", p.file, l)
 }
 
-// finishProbe applies the probe section's defaults and validates what
-// the table cannot (the decoder recorded where each entry is).
-func (c *Config) finishProbe() error {
+// probeDefaults fills in what the probe section left unset, after its
+// Issues were judged: probe.timeout: 0s and an absent list mean the
+// defaults.
+func (c *Config) probeDefaults() {
 	p := &c.Probe
-	if p.Checks != nil && len(p.Checks) == 0 {
-		return Errors{problem.At(p.file, c.lines["probe.checks"], "probe.checks: empty list: list at least one check ID, or remove the key for the default [%s]", strings.Join(DefaultProbeChecks, ", "))}
-	}
 	if p.Timeout == 0 {
 		p.Timeout = DefaultProbeTimeout
 	}
@@ -81,15 +76,6 @@ func (c *Config) finishProbe() error {
 		p.Checks = slices.Clone(DefaultProbeChecks)
 		p.lines = nil
 	}
-	for i, id := range p.Checks {
-		if why, bad := noProbeChecks[id]; bad {
-			return fmt.Errorf("%s: probe.checks: %s cannot count towards a probe: %s", p.Where(i), id, why)
-		}
-		if slices.Index(p.Checks, id) != i {
-			return fmt.Errorf("%s: probe.checks: %s is listed twice", p.Where(i), id)
-		}
-	}
-	return nil
 }
 
 // ProbeTimeoutFor is the deadline of check id inside a probe: its usual

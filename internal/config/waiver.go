@@ -5,6 +5,8 @@ import (
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
 )
 
 // Waiver accepts one finding code of one check: the finding is still
@@ -84,4 +86,18 @@ func (d *decoder) finishWaivers() {
 			first[k] = w.line
 		}
 	}
+}
+
+// Notes are what check-config says about a valid file that wants an
+// edit: each waiver expired at now, by name and date. They are not
+// mistakes: the run goes on and reports waiver-expired (a warning).
+func (c *Config) Notes(now time.Time) []problem.Problem {
+	var out []problem.Problem
+	for _, w := range c.Waivers {
+		if w.Expired(now) && w.Check != "" && w.Code != "" {
+			out = append(out, problem.At(w.file, w.line, "note: %s: expired on %s, so it no longer waives %s of %s and the run reports waiver-expired; set a later expires: or remove the entry",
+				w.Path, w.ExpiresText(), w.Code, w.Check))
+		}
+	}
+	return out
 }

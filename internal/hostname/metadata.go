@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/config"
 )
 
 // judgeMetadata compares the judged name with hostname.expected when set,
@@ -17,7 +18,7 @@ func (v *verdict) judgeMetadata() (ok bool, note string) {
 	}
 	if exp := v.f.Expected; exp != "" {
 		v.detail["compared_with"] = "hostname.expected"
-		if err := Validate(exp); err != nil {
+		if err := config.ExpectedHostname(exp); err != nil { // the loader's rule: a loaded file never gets here
 			v.add(check.Error, codeConfigInvalid,
 				fmt.Sprintf("hostname.expected %s is not a valid host name: %v", show(exp), err),
 				"Correct hostname.expected in the guestcheck configuration file")

@@ -470,7 +470,8 @@ func pathProbes(ctx context.Context, k netstate.Kernel, root *fs.Root, targets [
 		probes = append(probes, PathProbe{Dst: s.Addr, What: "nameserver", Source: s.Source})
 	}
 	for _, tg := range targets {
-		a, err := netip.ParseAddr(strings.TrimSpace(tg))
+		// The loader's rule: a loaded file never gets here with a bad one.
+		a, err := config.RouteTarget(tg)
 		if err != nil {
 			bad = append(bad, check.Errorf(CodeRoutesTargetInvalid,
 				fmt.Sprintf("routes.targets entry %q is not an IP address", tg), nil,

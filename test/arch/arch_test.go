@@ -297,8 +297,9 @@ func TestGuestIDLinksNoNetlink(t *testing.T) {
 // guestcheck fleet and sealprep prove share, and cmd/sealprep links it
 // through internal/prove, so it may not reach internal/check;
 // internal/image/imgfmt is the image header parser, pure and fuzzed, that
-// runs before any tool opens a downloaded image.
-var leaves = []string{"internal/junitxml", "internal/image/imgfmt"}
+// runs before any tool opens a downloaded image; internal/hostrule is the
+// host name rule that the configuration and the hostname check share.
+var leaves = []string{"internal/junitxml", "internal/image/imgfmt", "internal/hostrule"}
 
 // TestLeavesImportNothing holds the leaf packages to that rule.
 func TestLeavesImportNothing(t *testing.T) {
