@@ -485,3 +485,34 @@ func TestSpans(t *testing.T) {
 		t.Errorf("Spans = %q, want %q", got, want)
 	}
 }
+
+// runcmdExample is the shipped runcmd example the README quotes.
+const runcmdExample = "packaging/examples/cloud-init-runcmd.yaml"
+
+// TestReadmeRuncmdIsTheExample: the README's cloud-config is the shipped
+// runcmd example without its comment lines, so that what a reader copies
+// from the README and what the package installs run the same way.
+func TestReadmeRuncmdIsTheExample(t *testing.T) {
+	ex, _ := all(t)
+	var readme, file []Example
+	for _, e := range ofKind(ex, CloudConfig) {
+		switch {
+		case strings.HasPrefix(e.Where, "README.md:"):
+			readme = append(readme, e)
+		case e.Where == runcmdExample:
+			file = append(file, e)
+		}
+	}
+	if len(readme) != 1 || len(file) != 1 {
+		t.Fatalf("%d cloud-configs in README.md and %d in %s, want 1 each", len(readme), len(file), runcmdExample)
+	}
+	var want []string
+	for _, l := range strings.Split(file[0].Text, "\n") {
+		if !strings.HasPrefix(l, "#") || l == "#cloud-config" {
+			want = append(want, l)
+		}
+	}
+	if got := readme[0].Text; got != strings.Join(want, "\n") {
+		t.Errorf("%s is not %s without its comments:\n%s", readme[0].Where, runcmdExample, testenv.LineDiff(strings.Join(want, "\n"), got))
+	}
+}
