@@ -166,9 +166,13 @@ func TestEveryExampleIsWalked(t *testing.T) {
 			}
 		}
 	}
+	var docs strings.Builder
+	for _, d := range Docs {
+		docs.WriteString(strings.Join(strings.Fields(readFile(t, d)), " ") + "\n")
+	}
 	for f := range Fragments {
-		if !strings.Contains(strings.Join(strings.Fields(readFile(t, "README.md")), " "), "`"+f+"`") {
-			t.Errorf("fragment %q is no longer in the README: drop it from fragments", f)
+		if !strings.Contains(docs.String(), "`"+f+"`") {
+			t.Errorf("fragment %q is in none of %s: drop it from Fragments", f, strings.Join(Docs, ", "))
 		}
 	}
 }
@@ -322,7 +326,7 @@ func TestPromRules(t *testing.T) {
 }
 
 // shippedRules is the example rule file packaging/examples ships; other
-// rule blocks (the README's) are excerpts of it.
+// rule blocks (the docs') are excerpts of it.
 func shippedRules(t *testing.T, ex []Example) Example {
 	t.Helper()
 	var out []Example
