@@ -12,9 +12,9 @@ var update = flag.Bool("update", false, "rewrite docs/reference.md's generated c
 
 const (
 	referencePath = "../../docs/reference.md"
-	indexBegin  = "<!-- codes:begin"
-	indexEnd    = "<!-- codes:end -->"
-	indexHeader = "| check | codes |\n|---|---|\n"
+	indexBegin    = "<!-- codes:begin"
+	indexEnd      = "<!-- codes:end -->"
+	indexHeader   = "| check | codes |\n|---|---|\n"
 )
 
 // codeIndex renders the reference's table of finding codes from the
