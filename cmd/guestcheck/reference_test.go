@@ -126,10 +126,11 @@ func TestBashCompletion(t *testing.T) {
 	}
 }
 
-// TestReadmeTables holds the README's command and option tables to the
-// command description (go test -update rewrites them).
-func TestReadmeTables(t *testing.T) {
+// TestReferenceTables holds the command and option tables of
+// docs/reference.md to the command description (go test -update rewrites
+// them).
+func TestReferenceTables(t *testing.T) {
 	cmd := command(checks.All)
-	testenv.GeneratedBlock(t, "../../README.md", "guestcheck-commands", cmd.MarkdownCommands(), *update)
-	testenv.GeneratedBlock(t, "../../README.md", "guestcheck-options", cmd.MarkdownOptions(), *update)
+	testenv.GeneratedBlock(t, "../../docs/reference.md", "guestcheck-commands", cmd.MarkdownCommands(), *update)
+	testenv.GeneratedBlock(t, "../../docs/reference.md", "guestcheck-options", cmd.MarkdownOptions(), *update)
 }

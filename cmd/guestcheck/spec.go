@@ -72,7 +72,7 @@ func command(all []check.Check) *cli.Command {
 					{Long: "timeout", Arg: "DUR", Help: "Bound the probe (overrides probe.timeout)."},
 					{Long: "help", Short: 'h', Help: "Show this help."},
 				},
-				Examples: []cli.Example{{Command: `readinessProbe: {exec: {command: ["/usr/bin/guestcheck", "probe"]}}`, Comment: "In a KubeVirt VirtualMachine (docs/probe.md)."}},
+				Examples: []cli.Example{{Command: `readinessProbe: {exec: {command: ["/usr/bin/guestcheck", "probe"]}}`, Comment: "In a KubeVirt VirtualMachine (/usr/share/doc/guestcheck/probe.md)."}},
 			},
 			{Name: "explain", Summary: "say what a finding code means, why it matters and how to fix it",
 				Synopsis: []string{"CODE"}, Args: "CODE", Options: []cli.Option{helpOption},

@@ -101,10 +101,10 @@ func TestTextfileUnitsVerify(t *testing.T) {
 	}
 }
 
-// TestFormatsDocumented holds --help, the README and docs/formats.md to
-// the list of formats and the format flags.
+// TestFormatsDocumented holds --help, docs/reference.md and
+// docs/formats.md to the list of formats and the format flags.
 func TestFormatsDocumented(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	ref, err := os.ReadFile("../../docs/reference.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,8 +119,8 @@ func TestFormatsDocumented(t *testing.T) {
 		if !strings.Contains(usageText, string(f)) {
 			t.Errorf("--help does not name format %s", f)
 		}
-		if !strings.Contains(string(readme), "| `"+string(f)+"` |") {
-			t.Errorf("README's format table lacks %s", f)
+		if !strings.Contains(string(ref), "| `"+string(f)+"` |") {
+			t.Errorf("docs/reference.md's format table lacks %s", f)
 		}
 		if f != report.FormatText && f != report.FormatJSON && !strings.Contains(string(doc), "\n## "+string(f)+"\n") {
 			t.Errorf("docs/formats.md has no section for %s", f)
@@ -130,8 +130,8 @@ func TestFormatsDocumented(t *testing.T) {
 		if !strings.Contains(usageText, "  "+fl+" ") && !strings.Contains(usageText, "  "+fl+"\n") {
 			t.Errorf("--help does not list %s", fl)
 		}
-		if !strings.Contains(string(readme), "| `"+fl) {
-			t.Errorf("README's flag table lacks %s", fl)
+		if !strings.Contains(string(ref), "| `"+fl) {
+			t.Errorf("docs/reference.md's flag table lacks %s", fl)
 		}
 	}
 }

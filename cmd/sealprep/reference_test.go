@@ -150,11 +150,11 @@ func TestBashCompletion(t *testing.T) {
 	}
 }
 
-// TestReadmeTables holds the README's sealprep tables to the code: the
-// commands from the command description, the operations in the order
-// `sealprep list` prints them (go test -update rewrites them).
-func TestReadmeTables(t *testing.T) {
-	testenv.GeneratedBlock(t, "../../README.md", "sealprep-commands", command(seal.All).MarkdownCommands(), *update)
+// TestReferenceTables holds the sealprep tables of docs/reference.md to
+// the code: the commands from the command description, the operations in
+// the order `sealprep list` prints them (go test -update rewrites them).
+func TestReferenceTables(t *testing.T) {
+	testenv.GeneratedBlock(t, "../../docs/reference.md", "sealprep-commands", command(seal.All).MarkdownCommands(), *update)
 	var b strings.Builder
 	b.WriteString("| operation | | what it does |\n|---|---|---|\n")
 	for _, op := range seal.All {
@@ -164,5 +164,5 @@ func TestReadmeTables(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", op.ID, kind, strings.ReplaceAll(op.Summary, "|", `\|`))
 	}
-	testenv.GeneratedBlock(t, "../../README.md", "sealprep-operations", b.String(), *update)
+	testenv.GeneratedBlock(t, "../../docs/reference.md", "sealprep-operations", b.String(), *update)
 }

@@ -65,7 +65,7 @@ func TestRegistry(t *testing.T) {
 }
 
 func TestEveryOperationDocumented(t *testing.T) {
-	for _, doc := range []string{filepath.Join("docs", "sealprep.md"), "README.md"} {
+	for _, doc := range []string{filepath.Join("docs", "sealprep.md"), filepath.Join("docs", "reference.md")} {
 		b, err := os.ReadFile(filepath.Join("..", "..", doc))
 		if err != nil {
 			t.Fatal(err)

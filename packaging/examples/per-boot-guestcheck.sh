@@ -4,9 +4,12 @@
 # where the guestcheck.service unit is not installed (a binary copied into
 # the image by hand). Install with mode 0755.
 #
-# Like runcmd, this runs inside cloud-init: never exit non-zero here, or
-# cloud-init reports the boot as failed.
-mkdir -p /run/guestcheck
-guestcheck --exit-zero --format json --output /run/guestcheck/per-boot.json >/dev/null
-guestcheck --exit-zero --output /run/guestcheck/per-boot.txt | tail -n 1 | logger -t guestcheck
+# One run, as the boot unit does: it writes the JSON and the text report
+# (guestcheck makes /run/guestcheck itself) and prints its one-line verdict,
+# which goes to syslog/the journal. Like runcmd, this runs inside
+# cloud-init: never exit non-zero here, or cloud-init reports the boot as
+# failed.
+guestcheck --exit-zero --summary \
+	--output json:/run/guestcheck/per-boot.json --output text:/run/guestcheck/per-boot.txt |
+	logger -t guestcheck
 exit 0

@@ -166,9 +166,13 @@ func TestEveryExampleIsWalked(t *testing.T) {
 			}
 		}
 	}
+	var docs strings.Builder
+	for _, d := range Docs {
+		docs.WriteString(strings.Join(strings.Fields(readFile(t, d)), " ") + "\n")
+	}
 	for f := range Fragments {
-		if !strings.Contains(strings.Join(strings.Fields(readFile(t, "README.md")), " "), "`"+f+"`") {
-			t.Errorf("fragment %q is no longer in the README: drop it from fragments", f)
+		if !strings.Contains(docs.String(), "`"+f+"`") {
+			t.Errorf("fragment %q is in none of %s: drop it from Fragments", f, strings.Join(Docs, ", "))
 		}
 	}
 }
@@ -322,7 +326,7 @@ func TestPromRules(t *testing.T) {
 }
 
 // shippedRules is the example rule file packaging/examples ships; other
-// rule blocks (the README's) are excerpts of it.
+// rule blocks (the docs') are excerpts of it.
 func shippedRules(t *testing.T, ex []Example) Example {
 	t.Helper()
 	var out []Example
@@ -483,5 +487,36 @@ func TestSpans(t *testing.T) {
 	want := []string{"doc.md:1 guestcheck --list", "doc.md:2 guestcheck --format nagios", "doc.md:2 sealprep apply --yes --poweroff", "doc.md:7 make build"}
 	if !slices.Equal(got, want) {
 		t.Errorf("Spans = %q, want %q", got, want)
+	}
+}
+
+// runcmdExample is the shipped runcmd example the README quotes.
+const runcmdExample = "packaging/examples/cloud-init-runcmd.yaml"
+
+// TestReadmeRuncmdIsTheExample: the README's cloud-config is the shipped
+// runcmd example without its comment lines, so that what a reader copies
+// from the README and what the package installs run the same way.
+func TestReadmeRuncmdIsTheExample(t *testing.T) {
+	ex, _ := all(t)
+	var readme, file []Example
+	for _, e := range ofKind(ex, CloudConfig) {
+		switch {
+		case strings.HasPrefix(e.Where, "README.md:"):
+			readme = append(readme, e)
+		case e.Where == runcmdExample:
+			file = append(file, e)
+		}
+	}
+	if len(readme) != 1 || len(file) != 1 {
+		t.Fatalf("%d cloud-configs in README.md and %d in %s, want 1 each", len(readme), len(file), runcmdExample)
+	}
+	var want []string
+	for _, l := range strings.Split(file[0].Text, "\n") {
+		if !strings.HasPrefix(l, "#") || l == "#cloud-config" {
+			want = append(want, l)
+		}
+	}
+	if got := readme[0].Text; got != strings.Join(want, "\n") {
+		t.Errorf("%s is not %s without its comments:\n%s", readme[0].Where, runcmdExample, testenv.LineDiff(strings.Join(want, "\n"), got))
 	}
 }

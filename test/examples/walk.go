@@ -1,5 +1,5 @@
-// Package examples finds every example a user can copy from README.md and
-// packaging/examples/: fenced code blocks, command lines in inline code,
+// Package examples finds every example a user can copy from README.md,
+// the docs pages in Docs and packaging/examples/: fenced code blocks, command lines in inline code,
 // and the example files. Each is classified by what it is (a shell block,
 // a cloud-config, a report excerpt...), so that its tests know how to walk
 // it; one the classifier does not know is Unknown, and the walk's test
@@ -69,8 +69,9 @@ func (e Example) First() string {
 	return ""
 }
 
-// Docs are the Markdown files whose examples are walked.
-var Docs = []string{"README.md", "docs/fleet.md"}
+// Docs are the Markdown files whose examples are walked: the README and
+// the pages its reference, figures and test notes moved to.
+var Docs = []string{"README.md", "docs/reference.md", "docs/testing.md", "docs/fleet.md"}
 
 // ExampleDir is the directory of example files, every file under it walked.
 const ExampleDir = "packaging/examples"
@@ -411,6 +412,5 @@ func All(repo string) ([]Example, []Command, error) {
 var Fragments = map[string]string{
 	"sealprep --image":       "names the option",
 	"sealprep verify --root": "names the option",
-	"sealprep apply --image": "names the option",
 	"make test: skipped the root tier (41 tests: needs root for loop devices); tool mmdebstrap (...)": "quotes make test's last line",
 }

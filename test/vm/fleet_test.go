@@ -313,7 +313,7 @@ func fleetScenario(ctx context.Context, t *testing.T, e *env) {
 		defer cancel()
 		out := runFleet(t, d.Command(sctx, gc, "fleet", "--libvirt", "qemu:///system", "--format", "json", "--concurrency", "1"))
 		// With GUESTCHECK_VM_CAPTURE=DIR the survey is kept as
-		// DIR/fleet-libvirt.json, the source of the README's fleet table.
+		// DIR/fleet-libvirt.json, the source of docs/fleet.md's real survey.
 		if dir := os.Getenv("GUESTCHECK_VM_CAPTURE"); dir != "" {
 			if err := os.WriteFile(filepath.Join(dir, "fleet-libvirt.json"), out, 0o644); err != nil {
 				t.Errorf("capture: %v", err)

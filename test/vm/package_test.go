@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/guestcheck/guestcheck/internal/checks"
 )
 
 // TestPackageReference unpacks the .deb the VM tests install and holds
@@ -48,13 +50,38 @@ func TestPackageReference(t *testing.T) {
 		}
 	}
 	for _, f := range []string{"usr/share/zsh/vendor-completions/_guestcheck", "usr/share/fish/vendor_completions.d/sealprep.fish",
-		"usr/share/doc/guestcheck/checks/hostname.md", "usr/share/doc/guestcheck/checks/fstab.md"} {
+		"usr/share/doc/guestcheck/checks/hostname.md", "usr/share/doc/guestcheck/checks/fstab.md",
+		"usr/share/doc/guestcheck/fleet.md", "usr/share/doc/guestcheck/probe.md", "usr/share/doc/guestcheck/packaging.md",
+		"usr/share/doc/guestcheck/formats.md", "usr/share/doc/guestcheck/sealprep.md"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("the package lacks /%s", f)
+		}
+	}
+	// The description apt show prints names every check and command
+	// (cmd/*/package_test.go hold nfpm.yaml to the code; this, that the
+	// .deb carries it).
+	desc, err := exec.Command("dpkg-deb", "-f", deb, "Description", "Maintainer").CombinedOutput()
+	if err != nil {
+		t.Fatalf("dpkg-deb -f: %v\n%s", err, desc)
+	}
+	words := strings.Join(strings.Fields(string(desc)), " ")
+	for _, w := range append(checkIDs(), "guestcheck probe", "guestcheck fleet", "guestcheck explain", "guestcheck check-config",
+		"sealprep list", "prove", "guestcheck maintainers <guestcheck@users.noreply.github.com>") {
+		if !strings.Contains(words, w) {
+			t.Errorf("the .deb's control fields do not name %q:\n%s", w, desc)
 		}
 	}
 	out, err := exec.Command(filepath.Join(dir, "usr/bin/guestcheck"), "explain", "fstab-device-missing").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "/usr/share/doc/guestcheck/checks/fstab.md") {
 		t.Errorf("packaged guestcheck explain: %v\n%s", err, out)
 	}
+}
+
+// checkIDs are the registered checks' IDs.
+func checkIDs() []string {
+	var ids []string
+	for _, c := range checks.All {
+		ids = append(ids, c.ID)
+	}
+	return ids
 }

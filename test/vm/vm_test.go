@@ -505,9 +505,9 @@ func healthyGuest(ctx context.Context, t *testing.T, e *env) {
 		// multi-user.target) without an ordering cycle.
 		all := mustExec(ctx, t, v, "/usr/bin/journalctl", "-b", "-o", "cat")
 		for _, l := range strings.Split(all.Stdout, "\n") {
-			// The README's runcmd example prints its JSON report to
-			// cloud-init's output, which reaches the journal: its
-			// "no ordering cycle" findings are not systemd's words.
+			// A JSON report printed to cloud-init's output reaches
+			// the journal: its "no ordering cycle" findings are not
+			// systemd's words.
 			if strings.HasPrefix(strings.TrimSpace(l), `"`) {
 				continue
 			}

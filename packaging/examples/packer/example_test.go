@@ -1,6 +1,6 @@
 // Package packer holds the Packer example's tests: the template is valid
 // for Debian's Packer 1.6.6, finds the package `make package` writes,
-// ships the seed it boots with, and the README and docs/packaging.md quote
+// ships the seed it boots with, and docs/reference.md and docs/packaging.md quote
 // it as it is. test/vm/packer_test.go runs it for real.
 package packer
 
@@ -147,11 +147,11 @@ func TestSeedMatchesTemplate(t *testing.T) {
 	}
 }
 
-// TestDocsQuoteTheExample: the Packer snippets of the README and
+// TestDocsQuoteTheExample: the Packer snippets of docs/reference.md and
 // docs/packaging.md are the example's own lines.
 func TestDocsQuoteTheExample(t *testing.T) {
 	tpl := readFile(t, "debian.pkr.hcl")
-	for _, doc := range []string{"../../../README.md", "../../../docs/packaging.md"} {
+	for _, doc := range []string{"../../../docs/reference.md", "../../../docs/packaging.md"} {
 		blocks := regexp.MustCompile("(?s)```hcl\n(.*?)```").FindAllStringSubmatch(readFile(t, doc), -1)
 		if len(blocks) == 0 {
 			t.Errorf("%s has no hcl block", doc)
