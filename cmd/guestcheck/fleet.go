@@ -69,6 +69,11 @@ func parseFleet(cmd *cli.Command, args []string) (o *fleetOptions, help bool, er
 		if err != nil {
 			return nil, false, cli.Usagef("--agent-socket %s: %v", raw, err)
 		}
+		for _, prev := range o.sockets {
+			if prev.Name == s.Name {
+				return nil, false, cli.Usagef("--agent-socket %s: the name %s is already that of %s; give each socket a name of its own (NAME=PATH)", raw, s.Name, prev.Path)
+			}
+		}
 		o.sockets = append(o.sockets, s)
 	}
 	for _, p := range o.names {
