@@ -151,12 +151,12 @@ func parseFleetOutput(raw, def string) (outputSpec, error) {
 		if p == "" {
 			return outputSpec{}, fmt.Errorf("no file name after %q", pre+":")
 		}
-		return outputSpec{format: report.Format(pre), path: p}, nil
+		return outputSpec{format: report.Format(pre), path: p}, outputPath(p)
 	}
 	if raw == "" {
 		return outputSpec{}, errors.New("no file name")
 	}
-	return outputSpec{format: report.Format(def), path: raw}, nil
+	return outputSpec{format: report.Format(def), path: raw}, outputPath(raw)
 }
 
 // sources are the sources the command line names, or with none the

@@ -59,6 +59,16 @@ func TestMessages(t *testing.T) {
 		{"probe", "--timeout", "soon"},
 		{"explain", "hostname-etc-missing"},
 		{"explain", "fs-freeze"},
+		{"--freeze-test", "/"},
+		{"--freeze-test", "data"},
+		{"--freeze-test="},
+		{"--output", "/run/guestcheck/"},
+		{"--output", "json:/run/guestcheck/"},
+		{"--root", "/nonexistent"},
+		{"--root", "/dev/null"},
+		{"--root="},
+		{"fleet", "--agent-socket", "/run/a/vm1.qga", "--agent-socket", "/run/b/vm1.qga"},
+		{"fleet", "--agent-socket", "/run/a/vm1.qga", "--output", "/run/guestcheck/"},
 	}
 	var b strings.Builder
 	for _, args := range cases {
@@ -66,6 +76,8 @@ func TestMessages(t *testing.T) {
 		full := append([]string{"--root", t.TempDir(), "--config", cfg}, args...)
 		if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 			full = args // a subcommand comes first
+		} else if strings.HasPrefix(args[0], "--root") {
+			full = append([]string{"--config", cfg}, args...)
 		}
 		code := run(full, &out, &errb, checks.All)
 		fmt.Fprintf(&b, "$ guestcheck %s\nexit %d\n", strings.Join(args, " "), code)
