@@ -306,7 +306,7 @@ func unconfirmable(o *options, e env, stdin io.Reader) []seal.Refusal {
 	if o.cmd != seal.CommandApply || o.yes || askable(e, stdin) {
 		return nil
 	}
-	return []seal.Refusal{{Op: seal.OpConfirm, Message: notTerminal + ": add --yes to apply without asking"}}
+	return []seal.Refusal{{Op: seal.OpConfirm, Message: notTerminal, Fix: "add --yes to apply without asking"}}
 }
 
 // confirm is apply's question on the terminal: the plan, then "y" or
