@@ -3,14 +3,21 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GO      ?= go
 PKG     := github.com/guestcheck/guestcheck
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
-LDFLAGS := -s -w -X $(PKG)/internal/buildinfo.Version=$(VERSION) -X $(PKG)/internal/buildinfo.Date=$(SOURCE_DATE_EPOCH)
+# COMMIT is stamped as VERSION is, so that --version names the commit where
+# the toolchain records no VCS data (GOFLAGS=-buildvcs=false, a tarball:
+# make build COMMIT=...).
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -s -w -X $(PKG)/internal/buildinfo.Version=$(VERSION) -X $(PKG)/internal/buildinfo.Date=$(SOURCE_DATE_EPOCH) -X $(PKG)/internal/buildinfo.Commit=$(COMMIT)
 BUILD   := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.7.0
 
-.PHONY: help build run test test-short bench bench-sysprep bench-prove lint fuzz clean package vm-test
+.PHONY: help ldflags build run test test-short bench bench-sysprep bench-prove lint fuzz clean package vm-test
 
 help: ## list the targets
 	@awk -F':.*## ' '/^[a-z-]+:.*## /{printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+ldflags: ## print the -ldflags that build stamps (version, date, commit)
+	@echo '$(LDFLAGS)'
 
 build: ## build static bin/guestcheck and bin/sealprep
 	$(BUILD) -o bin/guestcheck ./cmd/guestcheck

@@ -69,6 +69,11 @@ func parseFleet(cmd *cli.Command, args []string) (o *fleetOptions, help bool, er
 		if err != nil {
 			return nil, false, cli.Usagef("--agent-socket %s: %v", raw, err)
 		}
+		for _, prev := range o.sockets {
+			if prev.Name == s.Name {
+				return nil, false, cli.Usagef("--agent-socket %s: the name %s is already that of %s; give each socket a name of its own (NAME=PATH)", raw, s.Name, prev.Path)
+			}
+		}
 		o.sockets = append(o.sockets, s)
 	}
 	for _, p := range o.names {
@@ -146,12 +151,12 @@ func parseFleetOutput(raw, def string) (outputSpec, error) {
 		if p == "" {
 			return outputSpec{}, fmt.Errorf("no file name after %q", pre+":")
 		}
-		return outputSpec{format: report.Format(pre), path: p}, nil
+		return outputSpec{format: report.Format(pre), path: p}, outputPath(p)
 	}
 	if raw == "" {
 		return outputSpec{}, errors.New("no file name")
 	}
-	return outputSpec{format: report.Format(def), path: raw}, nil
+	return outputSpec{format: report.Format(def), path: raw}, outputPath(raw)
 }
 
 // sources are the sources the command line names, or with none the

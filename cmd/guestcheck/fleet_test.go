@@ -115,15 +115,16 @@ func TestFleetAgentSockets(t *testing.T) {
 func TestFleetUsage(t *testing.T) {
 	t.Parallel()
 	for args, want := range map[string]string{
-		"--format jsn":                 "did you mean json",
-		"--concurrency 0":              "--concurrency \"0\": must be a whole number",
-		"--vm-timeout 5":               "not a duration",
-		"--name [":                     "--name \"[\": not a pattern",
-		"--guestcheck-path guestcheck": "must be an absolute path",
-		"--interval 1m":                "--interval needs --listen",
-		"--output yaml:/x":             "--output yaml:/x",
-		"vm1":                          "unexpected argument",
-		"--agent-socket=":              "no socket path",
+		"--format jsn":                      "did you mean json",
+		"--concurrency 0":                   "--concurrency \"0\": must be a whole number",
+		"--vm-timeout 5":                    "not a duration",
+		"--name [":                          "--name \"[\": not a pattern",
+		"--guestcheck-path guestcheck":      "must be an absolute path",
+		"--interval 1m":                     "--interval needs --listen",
+		"--output yaml:/x":                  "--output yaml:/x",
+		"vm1":                               "unexpected argument",
+		"--agent-socket=":                   "no socket path",
+		"--agent-socket /b/nonexistent.qga": "--agent-socket /b/nonexistent.qga: the name nonexistent is already that of /nonexistent.qga; give each socket a name of its own (NAME=PATH)",
 	} {
 		var out, errb bytes.Buffer
 		code := run(append([]string{"fleet", "--agent-socket", "/nonexistent.qga"}, strings.Fields(args)...), &out, &errb, checks.All)
@@ -153,5 +154,20 @@ func TestFleetProgress(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "guestcheck fleet: PASS: 2 VMs (2 pass)") {
 		t.Errorf("stdout:\n%s", out.String())
+	}
+}
+
+// TestFleetNamedSourceMissing: --proxmox on a host without Proxmox is
+// not an empty fleet that passes but a source that cannot be found:
+// unknown, exit 1, with the reason on the source's line.
+func TestFleetNamedSourceMissing(t *testing.T) {
+	old := fleet.ProxmoxDir
+	fleet.ProxmoxDir = filepath.Join(t.TempDir(), "qemu-server")
+	defer func() { fleet.ProxmoxDir = old }()
+	var out, errb bytes.Buffer
+	code := run([]string{"fleet", "--proxmox"}, &out, &errb, checks.All)
+	want := "source proxmox: no directory " + fleet.ProxmoxDir + ": not a Proxmox VE host, or qemu-server is not installed\nguestcheck fleet: UNKNOWN: 0 VMs, 1 source unreadable in "
+	if code != report.ExitProblem || errb.Len() > 0 || !strings.HasPrefix(out.String(), want) {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant exit 1 and:\n%s", code, errb.String(), out.String(), want)
 	}
 }

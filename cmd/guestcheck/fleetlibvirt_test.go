@@ -31,7 +31,8 @@ func TestFleetLibvirtFlag(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
 		t.Fatalf("exit %d, stderr %q: %v", code, errb.String(), err)
 	}
-	if code != report.ExitProblem || len(r.SourceErrors) != 1 || r.SourceErrors[0].Source != "libvirt" || !strings.Contains(r.SourceErrors[0].Error, sock) {
+	if code != report.ExitProblem || len(r.SourceErrors) != 1 || r.SourceErrors[0].Source != "libvirt" ||
+		!strings.Contains(r.SourceErrors[0].Error, "libvirt is not running here: no socket "+sock) || r.Status != fleet.Unknown {
 		t.Errorf("no libvirtd: exit %d, source errors %+v", code, r.SourceErrors)
 	}
 }

@@ -75,7 +75,7 @@ func imageRun(t *testing.T, root string, runAs func(args []string) string) (stri
 		t.Fatalf("json report: %v", err)
 	}
 	text = strings.ReplaceAll(text, root, "$ROOT")
-	return regexp.MustCompile(`\(\d+ ms\)`).ReplaceAllString(text, "(N ms)"), rep
+	return regexp.MustCompile(`(\(|\bin )\d+ ms\b`).ReplaceAllString(text, "${1}N ms"), rep
 }
 
 // inProcess runs the command in this process, as this test's user.

@@ -61,6 +61,16 @@ func TestMessages(t *testing.T) {
 		{"explain", "fs-freeze"},
 		{"explain", "waiver-expired"},
 		{"explain", "check-timeout"},
+		{"--freeze-test", "/"},
+		{"--freeze-test", "data"},
+		{"--freeze-test="},
+		{"--output", "/run/guestcheck/"},
+		{"--output", "json:/run/guestcheck/"},
+		{"--root", "/nonexistent"},
+		{"--root", "/dev/null"},
+		{"--root="},
+		{"fleet", "--agent-socket", "/run/a/vm1.qga", "--agent-socket", "/run/b/vm1.qga"},
+		{"fleet", "--agent-socket", "/run/a/vm1.qga", "--output", "/run/guestcheck/"},
 	}
 	var b strings.Builder
 	for _, args := range cases {
@@ -68,6 +78,8 @@ func TestMessages(t *testing.T) {
 		full := append([]string{"--root", t.TempDir(), "--config", cfg}, args...)
 		if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 			full = args // a subcommand comes first
+		} else if strings.HasPrefix(args[0], "--root") {
+			full = append([]string{"--config", cfg}, args...)
 		}
 		code := run(full, &out, &errb, checks.All)
 		fmt.Fprintf(&b, "$ guestcheck %s\nexit %d\n", strings.Join(args, " "), code)

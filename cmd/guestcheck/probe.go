@@ -86,5 +86,14 @@ func runProbe(cmd *cli.Command, args []string, stdout, stderr io.Writer, all []c
 		Dialer: refuseDialer{},
 	}
 	results := check.Run(ctx, selected, env, check.RunOptions{Timeout: cfg.ProbeTimeoutFor})
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		limit := cfg.Probe.Timeout.String() + " (raise --timeout or probe.timeout)"
+		if timeout > 0 {
+			limit = timeout.String() + " (--timeout)"
+		}
+		if msg, ok := probe.TimedOut(results, cfg.Probe.WarnNotReady, limit); ok {
+			return say(false, msg)
+		}
+	}
 	return say(probe.Verdict(results, cfg.Probe.WarnNotReady, time.Since(start)))
 }

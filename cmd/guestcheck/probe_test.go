@@ -153,16 +153,18 @@ func TestProbeDeadline(t *testing.T) {
 		cfg  string
 		args []string
 		max  time.Duration
+		want string
 	}{
-		{"probe: {checks: [a, hang], timeout: 150ms}\n", nil, 150 * time.Millisecond},
-		{"probe: {checks: [a, hang]}\n", []string{"--timeout", "100ms"}, 100 * time.Millisecond},
+		{"probe: {checks: [a, hang], timeout: 150ms}\n", nil, 150 * time.Millisecond, "guestcheck probe: NOT READY timed out after 150ms (raise --timeout or probe.timeout): hang did not finish"},
+		{"probe: {checks: [a, hang]}\n", []string{"--timeout", "100ms"}, 100 * time.Millisecond, "guestcheck probe: NOT READY timed out after 100ms (--timeout): hang did not finish"},
+		{"probe: {checks: [b, hang]}\n", []string{"--timeout", "100ms"}, 100 * time.Millisecond, "guestcheck probe: NOT READY timed out after 100ms (--timeout): hang did not finish; failing: b (b: fail: b says fail)"},
 	} {
 		start := time.Now()
-		code, out, _ := invokeProbe(t, []check.Check{fake("a", check.Pass), hang}, tc.cfg, tc.args...)
+		code, out, _ := invokeProbe(t, []check.Check{fake("a", check.Pass), fake("b", check.Fail), hang}, tc.cfg, tc.args...)
 		took := time.Since(start)
 		line := probeOK(t, out)
-		if code != 1 || !strings.Contains(line, "failing: hang (hang: error: ") || strings.Contains(line, "a:") {
-			t.Errorf("exit %d, line %q", code, line)
+		if code != 1 || line != tc.want || strings.Contains(line, "deadline exceeded") {
+			t.Errorf("exit %d, line\n %q\nwant\n %q", code, line, tc.want)
 		}
 		if took > tc.max+100*time.Millisecond {
 			t.Errorf("probe took %s, deadline %s", took, tc.max)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -110,6 +111,9 @@ func (o *options) finish(v *cli.Values) error {
 	if err := report.CheckServiceName(o.serviceName); err != nil {
 		return usageError{"--service-name: " + err.Error()}
 	}
+	if err := o.checkPaths(v); err != nil {
+		return err
+	}
 	for _, raw := range v.All("output") {
 		spec, err := parseOutput(raw)
 		if err != nil {
@@ -119,6 +123,29 @@ func (o *options) finish(v *cli.Values) error {
 			spec.format = o.format
 		}
 		o.outputs = append(o.outputs, spec)
+	}
+	return nil
+}
+
+// checkPaths refuses, before anything runs, a --root or --freeze-test
+// that can never be right: an empty --root (it would be the working
+// directory), a --freeze-test that is not an absolute path, and "/",
+// which the freeze test always refuses.
+func (o *options) checkPaths(v *cli.Values) error {
+	if v.Has("root") && o.root == "" {
+		return usageError{"--root needs a directory: the image's mounted root filesystem, such as /mnt/image"}
+	}
+	if !v.Has("freeze-test") {
+		return nil
+	}
+	mp := o.freezeTest
+	switch {
+	case mp == "":
+		return usageError{"--freeze-test needs the mount point of the filesystem to freeze and thaw, such as /data"}
+	case !filepath.IsAbs(mp):
+		return usageError{fmt.Sprintf("--freeze-test %s: give the absolute mount point of the filesystem to freeze and thaw, such as /data", mp)}
+	case filepath.Clean(mp) == "/":
+		return usageError{fmt.Sprintf("--freeze-test %s: never the root filesystem, which holds guestcheck; give the mount point of another filesystem, such as /data", mp)}
 	}
 	return nil
 }
@@ -184,7 +211,7 @@ func (o *options) runChecks(stdout, stderr io.Writer, all []check.Check) (report
 	}
 	root, err := fs.Open(o.root)
 	if err != nil {
-		return report.Report{}, o.usageFailure(stdout, stderr, "--root: "+err.Error())
+		return report.Report{}, o.usageFailure(stdout, stderr, "--root "+o.root+": "+fs.RootProblem(err))
 	}
 	defer root.Close()
 
@@ -333,12 +360,24 @@ func parseOutput(v string) (outputSpec, error) {
 		if p == "" {
 			return outputSpec{}, fmt.Errorf("no file name after %q", pre+":")
 		}
-		return outputSpec{format: report.Format(pre), path: p}, nil
+		return outputSpec{format: report.Format(pre), path: p}, outputPath(p)
 	}
 	if v == "" {
 		return outputSpec{}, errors.New("no file name")
 	}
-	return outputSpec{path: v}, nil
+	return outputSpec{path: v}, outputPath(v)
+}
+
+// outputPath refuses an --output that names a directory (a trailing
+// slash, or one that exists): the report is a file in it.
+func outputPath(p string) error {
+	if strings.HasSuffix(p, "/") {
+		return errors.New("a directory; give a file name")
+	}
+	if st, err := os.Stat(p); err == nil && st.IsDir() {
+		return errors.New("a directory; give a file name")
+	}
+	return nil
 }
 
 // isWord reports whether s could be a format name: letters and digits.

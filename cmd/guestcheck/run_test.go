@@ -253,7 +253,7 @@ func TestSummaryAndSeveralOutputs(t *testing.T) {
 	if code != 2 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	want := "guestcheck: WARN 2 checks: 0 fail, 0 error, 1 warn, 1 pass, 0 skip ("
+	want := "guestcheck: WARN (2 checks: 0 fail, 0 error, 1 warn, 1 pass, 0 skip) in "
 	if !strings.HasPrefix(out, want) || strings.Count(out, "\n") != 1 {
 		t.Errorf("--summary stdout = %q, want one line starting %q", out, want)
 	}
@@ -267,6 +267,17 @@ func TestSummaryAndSeveralOutputs(t *testing.T) {
 	}
 	if code, _, errs := invoke(t, all, "--output", "json:"); code != report.ExitUsage {
 		t.Errorf("empty output name: exit %d %q", code, errs)
+	}
+}
+
+// TestSummaryNamesFailing: the --summary line, which the boot unit puts on
+// the console, names the checks that failed and could not run.
+func TestSummaryNamesFailing(t *testing.T) {
+	all := []check.Check{fake("a", check.Fail), fake("b", check.Error), fake("c", check.Pass)}
+	code, out, _ := invoke(t, all, "--summary")
+	if code != 1 || !strings.HasPrefix(out, "guestcheck: FAIL (3 checks: 1 fail, 1 error, 0 warn, 1 pass, 0 skip) in ") ||
+		!strings.HasSuffix(out, " ms; fail: a; error: b\n") {
+		t.Errorf("--summary: exit %d %q", code, out)
 	}
 }
 

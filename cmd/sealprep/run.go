@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	iofs "io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -224,7 +223,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, e env) int {
 	}
 	root, err := fs.OpenConfined(o.root)
 	if err != nil {
-		fmt.Fprintf(stderr, "sealprep: --root %s: %s\n", o.root, rootProblem(err))
+		fmt.Fprintf(stderr, "sealprep: --root %s: %s\n", o.root, fs.RootProblem(err))
 		return seal.ExitUsage
 	}
 	defer root.Close()
@@ -233,21 +232,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, e env) int {
 		return code
 	}
 	return finish(o, e, rep, stdout, stderr)
-}
-
-// rootProblem is why --root DIR cannot be opened, without the path that
-// the message already names once.
-func rootProblem(err error) string {
-	var pe *os.PathError
-	switch {
-	case errors.Is(err, iofs.ErrNotExist):
-		return "no such directory"
-	case errors.Is(err, syscall.ENOTDIR) || strings.HasSuffix(err.Error(), ": not a directory"):
-		return "not a directory"
-	case errors.As(err, &pe):
-		return pe.Err.Error()
-	}
-	return err.Error()
 }
 
 // sealRoot plans, applies or verifies root and returns the report, or an
@@ -322,7 +306,7 @@ func unconfirmable(o *options, e env, stdin io.Reader) []seal.Refusal {
 	if o.cmd != seal.CommandApply || o.yes || askable(e, stdin) {
 		return nil
 	}
-	return []seal.Refusal{{Op: seal.OpConfirm, Message: notTerminal + ": add --yes to apply without asking"}}
+	return []seal.Refusal{{Op: seal.OpConfirm, Message: notTerminal, Fix: "add --yes to apply without asking"}}
 }
 
 // confirm is apply's question on the terminal: the plan, then "y" or

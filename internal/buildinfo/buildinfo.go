@@ -2,8 +2,8 @@
 // the version stamped at link time with -ldflags "-X
 // github.com/guestcheck/guestcheck/internal/buildinfo.Version=...", the
 // build date from SOURCE_DATE_EPOCH (Date, stamped the same way, so that
-// package builds are reproducible), and the commit, Go version and
-// architecture the Go toolchain records.
+// package builds are reproducible), the commit (the one the Go toolchain
+// records, else Commit as stamped), and the Go version and architecture.
 package buildinfo
 
 import (
@@ -23,6 +23,12 @@ var Version = "dev"
 // unstamped builds.
 var Date = ""
 
+// Commit is the commit as the Makefile stamps it (git rev-parse HEAD, or
+// COMMIT=... for a build from a tarball); --version shows it when the
+// toolchain recorded no VCS data (-buildvcs=false, no .git). Empty for
+// unstamped builds.
+var Commit = ""
+
 // Info is the build, as --version shows it.
 type Info struct {
 	Tool      string `json:"tool"`
@@ -41,6 +47,7 @@ func Read(tool string) Info {
 	if sec, err := strconv.ParseInt(Date, 10, 64); err == nil {
 		in.BuildDate = time.Unix(sec, 0).UTC().Format(time.RFC3339)
 	}
+	in.Commit = Commit
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
 			switch s.Key {

@@ -3,6 +3,7 @@ package check
 import (
 	"errors"
 	iofs "io/fs"
+	"strings"
 )
 
 // Fix chooses between the two wordings of one remediation, so that each
@@ -18,6 +19,17 @@ func Fix(live bool, running, image string) string {
 		return running
 	}
 	return image
+}
+
+// ShellWord is s as one word a POSIX shell reads back as s: unchanged
+// when it holds only characters no shell treats specially, else in
+// single quotes. A fix that names a path the user gave (--root) quotes
+// it with this, so that the command can be pasted as it stands.
+func ShellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:,=@%+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // Fix is check.Fix for this run's Env.

@@ -18,6 +18,15 @@ func TestFix(t *testing.T) {
 	}
 }
 
+// TestShellWord: a path a fix names is pasted back as the same word.
+func TestShellWord(t *testing.T) {
+	for in, want := range map[string]string{"/mnt/image": "/mnt/image", "/mnt/my image": "'/mnt/my image'", "/mnt/it's": `'/mnt/it'\''s'`, "": "''", "/a;rm": "'/a;rm'"} {
+		if got := ShellWord(in); got != want {
+			t.Errorf("ShellWord(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
 // TestReadFix holds the unreadable-file fix to the error and to who runs
 // guestcheck: "run as root" only for a user who is not root.
 func TestReadFix(t *testing.T) {

@@ -2,6 +2,7 @@ package check
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -73,14 +74,28 @@ func Run(ctx context.Context, checks []Check, env *Env, opts RunOptions) []Resul
 					out[i] = results[i]
 					continue
 				}
-				out[i] = oneLine(errorResult(c, codeRunTimeout,
-					fmt.Sprintf("did not finish before the run's deadline (%v)", ctx.Err()),
+				out[i] = oneLine(errorResult(c, codeRunTimeout, unfinished(ctx),
 					"raise --timeout, or find what the check waits on in its other findings"))
 			}
 			return out
 		}
 	}
 	return results
+}
+
+// TimedOut reports whether the runner cut r off at a deadline, the
+// check's own or the run's, rather than the check reporting an error.
+func TimedOut(r Result) bool {
+	return slices.ContainsFunc(r.Findings, func(f Finding) bool { return f.Code == codeCheckTimeout || f.Code == codeRunTimeout })
+}
+
+// unfinished says why a check was cut off when the run's ctx ended: its
+// deadline, or the run being stopped; in words, not Go's error text.
+func unfinished(ctx context.Context) string {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return "did not finish: the run was stopped"
+	}
+	return "did not finish before the run's deadline"
 }
 
 // runOne waits for c's dependencies, then runs c under its deadline.
@@ -132,7 +147,7 @@ func runOne(ctx context.Context, c Check, env *Env, opts RunOptions, results []R
 		// with the process at the latest.
 		msg := fmt.Sprintf("did not finish within its %v deadline", timeout)
 		if ctx.Err() != nil {
-			msg = fmt.Sprintf("did not finish before the run's deadline (%v)", ctx.Err())
+			msg = unfinished(ctx)
 		}
 		r := errorResult(c, codeCheckTimeout, msg,
 			fmt.Sprintf("raise checks.%s.timeout in the config file, or find what it waits on", c.ID))

@@ -124,6 +124,10 @@ func (s *libvirtSource) Targets(ctx context.Context) ([]Target, error) {
 		return nil, s.err
 	}
 	c, err := dialLibvirt(ctx, s.ep.Socket, s.ep.Name)
+	var de *libvirtDialError
+	if errors.As(err, &de) {
+		return nil, fmt.Errorf("%s: %w", s.ep.URI, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s (%s): %w", s.ep.URI, s.ep.Socket, err)
 	}

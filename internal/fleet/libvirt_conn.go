@@ -3,9 +3,11 @@ package fleet
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/digitalocean/go-libvirt"
@@ -98,7 +100,7 @@ func dialLibvirt(ctx context.Context, socket, name string) (*lvConn, error) {
 	var d net.Dialer
 	raw, err := d.DialContext(ctx, "unix", socket)
 	if err != nil {
-		return nil, fmt.Errorf("libvirt: %w", err)
+		return nil, &libvirtDialError{socket: socket, err: err}
 	}
 	bc := &boundedConn{Conn: raw}
 	c := &lvConn{l: libvirt.NewWithDialer(connDialer{bc}), raw: bc}
@@ -108,6 +110,33 @@ func dialLibvirt(ctx context.Context, socket, name string) (*lvConn, error) {
 	}
 	return c, nil
 }
+
+// libvirtDialError is a failed connection to libvirt's socket, worded
+// for the operator: libvirt not running, or not ours to use.
+type libvirtDialError struct {
+	socket string
+	err    error
+}
+
+func (e *libvirtDialError) Error() string {
+	switch {
+	case errors.Is(e.err, syscall.ENOENT):
+		return "libvirt is not running here: no socket " + e.socket + " (start libvirtd or virtqemud, or name its socket: --libvirt qemu+unix:///system?socket=PATH)"
+	case errors.Is(e.err, syscall.ECONNREFUSED):
+		return "libvirt is not running here: nothing listens on " + e.socket + " (start libvirtd or virtqemud)"
+	case errors.Is(e.err, syscall.EACCES) || errors.Is(e.err, syscall.EPERM):
+		return "permission denied on " + e.socket + ": run as root, in the libvirt group, or with polkit's org.libvirt.unix.manage"
+	case errors.Is(e.err, context.DeadlineExceeded):
+		return "libvirt did not accept a connection on " + e.socket + " in time"
+	}
+	var oe *net.OpError
+	if errors.As(e.err, &oe) && oe.Err != nil {
+		return "cannot connect to libvirt on " + e.socket + ": " + oneLine(oe.Err.Error(), 200)
+	}
+	return "cannot connect to libvirt on " + e.socket + ": " + oneLine(e.err.Error(), 200)
+}
+
+func (e *libvirtDialError) Unwrap() error { return e.err }
 
 // do runs f, one go-libvirt call, within ctx (or libvirtCallTimeout).
 func (c *lvConn) do(ctx context.Context, what string, f func() error) error {

@@ -311,9 +311,29 @@ func TestLibvirtSourceErrors(t *testing.T) {
 	if _, err := NewLibvirtSource("qemu+ssh://h/system").Targets(ctx); err == nil || !strings.Contains(err.Error(), "--libvirt") {
 		t.Errorf("remote URI: %v", err)
 	}
-	missing := filepath.Join(t.TempDir(), "libvirt-sock")
-	if _, err := NewLibvirtSource("qemu:///system?socket=" + missing).Targets(ctx); err == nil || !strings.Contains(err.Error(), missing) {
-		t.Errorf("no daemon: %v", err)
+	// No daemon: said in plain words, with the socket, without Go's
+	// "dial unix ...: connect:" wrapping.
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "libvirt-sock")
+	want := "qemu:///system?socket=" + missing + ": libvirt is not running here: no socket " + missing + " (start libvirtd or virtqemud, or name its socket: --libvirt qemu+unix:///system?socket=PATH)"
+	if _, err := NewLibvirtSource("qemu:///system?socket=" + missing).Targets(ctx); err == nil || err.Error() != want {
+		t.Errorf("no daemon:\n got %v\nwant %s", err, want)
+	}
+	stale := filepath.Join(dir, "stale-sock")
+	l, err := net.Listen("unix", stale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	l.Close()
+	if _, err := NewLibvirtSource("qemu:///system?socket=" + stale).Targets(ctx); err == nil || !strings.HasSuffix(err.Error(), ": libvirt is not running here: nothing listens on "+stale+" (start libvirtd or virtqemud)") {
+		t.Errorf("a socket nobody listens on: %v", err)
+	}
+	// The same words when a domain's own connection fails mid-survey.
+	src := &libvirtSource{ep: libvirtEndpoint{Socket: missing, Name: LibvirtSystemURI}}
+	tg := Target{Name: "d", Source: "libvirt", Dial: func(ctx context.Context) (Agent, error) { return src.dialAgent(ctx, libvirt.Domain{Name: "d"}) }}
+	if r := Survey(ctx, []Target{tg}, nil, Options{VMTimeout: 5 * time.Second}); !strings.HasPrefix(r.VMs[0].Reason, "libvirt is not running here: no socket ") {
+		t.Errorf("a domain's dial: %q", r.VMs[0].Reason)
 	}
 	// Hostile peers: a 4 GiB packet, one shorter than its header. Both
 	// must fail the connection, neither allocate nor panic.

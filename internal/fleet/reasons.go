@@ -28,6 +28,7 @@ type step struct {
 // reason words err at this step as one line for the operator.
 func (s *step) reason(err error) string {
 	var qe *qga.Error
+	var de *libvirtDialError
 	switch {
 	case s.parent.Err() != nil:
 		return surveyEnded(s.parent) + " during " + s.name
@@ -35,6 +36,8 @@ func (s *step) reason(err error) string {
 		return s.timeout()
 	case errors.As(err, &qe):
 		return s.agentError(qe)
+	case errors.As(err, &de):
+		return oneLine(de.Error(), 300)
 	case errors.Is(err, ErrAgentNotConnected):
 		return reasonNotConnected + " (libvirt: no agent has opened the channel; qemu-ga is not running in the guest, or the guest is still booting)"
 	case errors.Is(err, qga.ErrTooLarge):

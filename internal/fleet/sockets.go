@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/guestcheck/guestcheck/internal/qga"
 )
@@ -82,7 +83,8 @@ func HaveProxmox() bool {
 	return err == nil && st.IsDir()
 }
 
-// Targets lists the sockets by VMID, in numeric order.
+// Targets lists the sockets by VMID, in numeric order; no directory is an
+// error (this is no Proxmox host), no socket in it an empty list.
 func (p ProxmoxSource) Targets(context.Context) ([]Target, error) {
 	dir := p.Dir
 	if dir == "" {
@@ -90,7 +92,12 @@ func (p ProxmoxSource) Targets(context.Context) ([]Target, error) {
 	}
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, iofs.ErrNotExist) {
-		return nil, nil
+		// Named with --proxmox (the default source only when it exists):
+		// no directory is no Proxmox, not an empty fleet.
+		return nil, fmt.Errorf("no directory %s: not a Proxmox VE host, or qemu-server is not installed", dir)
+	}
+	if errors.Is(err, syscall.ENOTDIR) {
+		return nil, fmt.Errorf("%s is not a directory: not a Proxmox VE host", dir)
 	}
 	if err != nil {
 		return nil, err

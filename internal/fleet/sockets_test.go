@@ -86,8 +86,19 @@ func TestProxmoxSource(t *testing.T) {
 	if r.Summary.Pass != 3 {
 		t.Errorf("survey %+v: %+v", r.Summary, r.VMs)
 	}
-	if ts, err := (ProxmoxSource{Dir: filepath.Join(dir, "absent")}).Targets(context.Background()); err != nil || len(ts) != 0 {
+	// --proxmox on a host without Proxmox: an error, not an empty fleet.
+	absent := filepath.Join(dir, "absent")
+	if ts, err := (ProxmoxSource{Dir: absent}).Targets(context.Background()); err == nil || len(ts) != 0 ||
+		err.Error() != "no directory "+absent+": not a Proxmox VE host, or qemu-server is not installed" {
 		t.Errorf("absent directory: %v %v", ts, err)
+	}
+	if _, err := (ProxmoxSource{Dir: filepath.Join(dir, "103.pid")}).Targets(context.Background()); err == nil || !strings.Contains(err.Error(), "is not a directory") {
+		t.Errorf("a file: %v", err)
+	}
+	empty := filepath.Join(dir, "empty")
+	os.Mkdir(empty, 0o755)
+	if ts, err := (ProxmoxSource{Dir: empty}).Targets(context.Background()); err != nil || len(ts) != 0 {
+		t.Errorf("no VM running: %v %v", ts, err)
 	}
 }
 
@@ -106,6 +117,33 @@ func TestTargetsKeepsGoing(t *testing.T) {
 		t.Errorf("no VMs: status %s", r.Status)
 	}
 }
+
+// TestTargetsRefusesDuplicateNames: a VM whose name an earlier source
+// already gave is not surveyed but a source error, so that the survey is
+// unknown and no two VMs report under one name.
+func TestTargetsRefusesDuplicateNames(t *testing.T) {
+	ts, errs := Targets(context.Background(), []Source{SocketSource{{"100", "/a"}, {"web", "/b"}}, named{"proxmox", []Target{{Name: "100"}, {Name: "101"}}}}, nil)
+	var names []string
+	for _, tg := range ts {
+		names = append(names, tg.Name)
+	}
+	want := `VM "100" not surveyed: a VM of socket has that name too (each VM needs a name of its own; --agent-socket NAME=PATH names a socket)`
+	if strings.Join(names, " ") != "100 web 101" || len(errs) != 1 || errs[0].Source != "proxmox" || errs[0].Error != want {
+		t.Errorf("targets %v, errors %+v", names, errs)
+	}
+	if r := Survey(context.Background(), nil, errs, Options{}); r.Status != Unknown || ExitCode(r) != 1 {
+		t.Errorf("status %s", r.Status)
+	}
+}
+
+// named is a source of fixed targets.
+type named struct {
+	name string
+	ts   []Target
+}
+
+func (n named) Name() string                              { return n.name }
+func (n named) Targets(context.Context) ([]Target, error) { return n.ts, nil }
 
 type failing struct{}
 

@@ -63,17 +63,29 @@ func (o Options) withDefaults() Options {
 
 // Targets lists the targets of every source, keeping those whose name
 // matches one of patterns (none: all). A source that fails is reported
-// and the others still count.
+// and the others still count. A VM whose name an earlier one already has
+// (a libvirt domain also named by --agent-socket) is not surveyed but
+// reported as a source error: the fleet's findings, metrics and
+// outputs name VMs, and two under one name would be one.
 func Targets(ctx context.Context, sources []Source, patterns []string) ([]Target, []SourceError) {
 	var out []Target
 	var errs []SourceError
+	seen := map[string]string{}
 	for _, s := range sources {
 		ts, err := s.Targets(ctx)
 		if err != nil {
 			errs = append(errs, SourceError{Source: sourceName(s), Error: oneLine(err.Error(), 300)})
 			continue
 		}
-		out = append(out, Filter(ts, patterns)...)
+		for _, t := range Filter(ts, patterns) {
+			if first, dup := seen[t.Name]; dup {
+				errs = append(errs, SourceError{Source: sourceName(s), Error: oneLine(fmt.Sprintf(
+					"VM %q not surveyed: a VM of %s has that name too (each VM needs a name of its own; --agent-socket NAME=PATH names a socket)", t.Name, first), 300)})
+				continue
+			}
+			seen[t.Name] = sourceName(s)
+			out = append(out, t)
+		}
 	}
 	return out, errs
 }

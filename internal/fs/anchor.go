@@ -1,12 +1,32 @@
 package fs
 
 import (
+	"errors"
 	"fmt"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
+
+// RootProblem is why Open or OpenConfined could not open a root
+// directory, in the user's words and without the path, which the caller
+// names once ("--root /x: no such directory").
+func RootProblem(err error) string {
+	var pe *os.PathError
+	switch {
+	case errors.Is(err, iofs.ErrNotExist):
+		return "no such directory"
+	case errors.Is(err, syscall.ENOTDIR) || strings.HasSuffix(err.Error(), ": not a directory"):
+		return "not a directory"
+	case errors.As(err, &pe):
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
 
 // anchor is a root directory held open by descriptor, and the one place
 // guest paths inside it are resolved, for Root and Confined alike:

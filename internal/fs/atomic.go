@@ -42,8 +42,10 @@ func cause(err error) error {
 // reader sees the old or the new content and never a torn file. It refuses
 // to replace anything but a regular file.
 func WriteFileAtomic(name string, data []byte, perm os.FileMode) (err error) {
-	if st, err := os.Lstat(name); err == nil && !st.Mode().IsRegular() {
-		return fmt.Errorf("write %s: not a regular file", name)
+	if st, err := os.Lstat(name); err == nil && st.IsDir() {
+		return fmt.Errorf("%s: a directory; give a file name", name)
+	} else if err == nil && !st.Mode().IsRegular() {
+		return fmt.Errorf("%s: not a regular file, and only a regular file is replaced; give another file name", name)
 	}
 	dir := filepath.Dir(name)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp*")

@@ -152,8 +152,24 @@ func TestWriteFileAtomic(t *testing.T) {
 		t.Errorf("temporary files left behind: %v", ents)
 	}
 	must(t, os.Mkdir(filepath.Join(dir, "d"), 0o755))
-	if err := WriteFileAtomic(filepath.Join(dir, "d"), nil, 0o644); err == nil {
-		t.Error("replaced a directory")
+	if err := WriteFileAtomic(filepath.Join(dir, "d"), nil, 0o644); err == nil || err.Error() != filepath.Join(dir, "d")+": a directory; give a file name" {
+		t.Errorf("a directory: %v", err)
+	}
+	must(t, os.Symlink("report.json", filepath.Join(dir, "l")))
+	if err := WriteFileAtomic(filepath.Join(dir, "l"), nil, 0o644); err == nil || !strings.HasSuffix(err.Error(), ": not a regular file, and only a regular file is replaced; give another file name") {
+		t.Errorf("a symlink: %v", err)
+	}
+}
+
+// TestRootProblem: why a root cannot be opened, in the user's words.
+func TestRootProblem(t *testing.T) {
+	for dir, want := range map[string]string{"/nonexistent": "no such directory", "/dev/null": "not a directory"} {
+		if _, err := Open(dir); err == nil || RootProblem(err) != want {
+			t.Errorf("%s: %v, want %q", dir, err, want)
+		}
+		if _, err := OpenConfined(dir); err == nil || RootProblem(err) != want {
+			t.Errorf("confined %s: %v, want %q", dir, err, want)
+		}
 	}
 }
 

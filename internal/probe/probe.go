@@ -65,6 +65,31 @@ func Verdict(results []check.Result, warnNotReady bool, took time.Duration) (boo
 	return true, fmt.Sprintf("%d checks (%s) in %d ms", len(results), strings.Join(all, ","), took.Milliseconds())
 }
 
+// TimedOut is the message of a probe whose deadline passed before every
+// check finished: the deadline and the unfinished checks, said once, then
+// what Verdict says of the checks that did finish and are not ready.
+// limit is the deadline as the user set it ("1ms (--timeout)"). ok is
+// false when every check finished after all: Verdict then has the word.
+func TimedOut(results []check.Result, warnNotReady bool, limit string) (msg string, ok bool) {
+	var cut []string
+	var rest []check.Result
+	for _, r := range results {
+		if check.TimedOut(r) {
+			cut = append(cut, r.ID)
+		} else {
+			rest = append(rest, r)
+		}
+	}
+	if len(cut) == 0 {
+		return "", false
+	}
+	msg = "timed out after " + limit + ": " + strings.Join(cut, ",") + " did not finish"
+	if ready, why := Verdict(rest, warnNotReady, 0); !ready {
+		msg += "; " + why
+	}
+	return msg, true
+}
+
 // notReady judges one result and gives the summary that says why: the
 // result's own, or the pending finding's message.
 func notReady(r check.Result, warnNotReady bool) (bool, string) {

@@ -94,3 +94,17 @@ func FuzzLine(f *testing.F) {
 		}
 	})
 }
+
+// TestTimedOut: a probe cut off by its deadline says so once, names the
+// unfinished checks, then what is wrong with the others; with none cut
+// off Verdict keeps the word.
+func TestTimedOut(t *testing.T) {
+	cut := result("h", check.Error, check.Errorf("run-timeout", "did not finish before the run's deadline", nil, "raise --timeout"))
+	msg, ok := TimedOut([]check.Result{result("a", check.Pass), cut, result("b", check.Fail)}, false, "1ms (--timeout)")
+	if want := "timed out after 1ms (--timeout): h did not finish; failing: b (b: fail: b says fail)"; !ok || msg != want {
+		t.Errorf("%v %q, want %q", ok, msg, want)
+	}
+	if _, ok := TimedOut([]check.Result{result("a", check.Error)}, false, "1ms (--timeout)"); ok {
+		t.Error("an error the check reported is not a timeout")
+	}
+}

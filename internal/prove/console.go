@@ -13,8 +13,11 @@ import (
 	"unicode/utf8"
 )
 
-// SummaryLine is guestcheck.service's one line on the console.
-var SummaryLine = regexp.MustCompile(`guestcheck: ([A-Z]+) (\d+) checks?: (\d+) fail, (\d+) error, (\d+) warn, (\d+) pass, (\d+) skip(?:; [^()]*)? \(\d+ ms\)`)
+// SummaryLine is guestcheck.service's one line on the console: today's
+// "guestcheck: FAIL (14 checks: 1 fail, ...) in 80 ms" and the older
+// "guestcheck: FAIL 14 checks: 1 fail, ... (80 ms)" of images built before
+// it, which prove still reads.
+var SummaryLine = regexp.MustCompile(`guestcheck: ([A-Z]+) \(?(\d+) checks?: (\d+) fail, (\d+) error, (\d+) warn, (\d+) pass, (\d+) skip(?:; [^()]*)?(?: \(\d+ ms\)|\) in \d+ ms)`)
 
 // Markers the console watcher times the phases by (cloud-init's own
 // stage lines).

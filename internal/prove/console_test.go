@@ -80,6 +80,18 @@ func TestConsoleMarksAndSummary(t *testing.T) {
 	if !ok || bv.Status != "WARN" || bv.Checks != 14 || bv.Counts["warn"] != 2 || bv.Counts["pass"] != 12 {
 		t.Errorf("summary %q: %+v %v", st.Summary, bv, ok)
 	}
+	// Today's line (with the failing checks --summary names) and the older
+	// one of images built before it parse alike.
+	for _, l := range []string{
+		"guestcheck: FAIL (8 checks: 5 fail, 2 error, 0 warn, 1 pass, 0 skip) in 80 ms; fail: a, b, c, d, e and 2 more (report: /run/guestcheck/report.txt)",
+		"guestcheck: FAIL 8 checks: 5 fail, 2 error, 0 warn, 1 pass, 0 skip (80 ms)",
+	} {
+		m := SummaryLine.FindString(l)
+		bv, ok := ParseSummary(m)
+		if !ok || bv.Status != "FAIL" || bv.Checks != 8 || bv.Counts["fail"] != 5 || bv.Counts["error"] != 2 {
+			t.Errorf("%q: %+v %v", l, bv, ok)
+		}
+	}
 	if _, ok := ParseSummary("guestcheck: PASS many checks"); ok {
 		t.Error("a malformed summary parsed")
 	}

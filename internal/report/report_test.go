@@ -285,11 +285,11 @@ func TestTextCountsChecks(t *testing.T) {
 	if n := strings.Count(b.String(), "/mnt/img"); n != 1 {
 		t.Errorf("the root is named %d times, want once:\n%s", n, b.String())
 	}
-	if got, want := lines[len(lines)-1], "guestcheck: FAIL 1 check: 1 fail, 0 error, 0 warn, 0 pass, 0 skip (42 ms)"; got != want {
+	if got, want := lines[len(lines)-1], "guestcheck: FAIL (1 check: 1 fail, 0 error, 0 warn, 0 pass, 0 skip) in 42 ms"; got != want {
 		t.Errorf("summary %q, want %q", got, want)
 	}
-	if got := SummaryLine(r); got != lines[len(lines)-1] {
-		t.Errorf("SummaryLine %q differs from the text's last line", got)
+	if got := SummaryLine(r); got != lines[len(lines)-1]+"; fail: fstab" {
+		t.Errorf("SummaryLine %q is not the text's last line and the failing check", got)
 	}
 	b.Reset()
 	if err := WriteText(&b, New(r.Checks, meta), TextOptions{}); err != nil {
@@ -297,5 +297,34 @@ func TestTextCountsChecks(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "Guest root") {
 		t.Errorf("the live system's report names its root:\n%s", b.String())
+	}
+}
+
+// TestSummaryLineNamesFailing: --summary's line names the failed checks,
+// then those in error, at most MaxSummaryIDs of them, then how many more;
+// a report without either names none.
+func TestSummaryLineNamesFailing(t *testing.T) {
+	mk := func(sts ...check.Status) Report {
+		var rs []check.Result
+		for i, st := range sts {
+			rs = append(rs, res(fmt.Sprintf("c%d", i), check.New(st, "x", "x", nil, "")))
+		}
+		return New(rs, meta)
+	}
+	for _, c := range []struct {
+		r    Report
+		want string
+	}{
+		{mk(check.Pass, check.Warn, check.Skip), "guestcheck: WARN (3 checks: 0 fail, 0 error, 1 warn, 1 pass, 1 skip) in 42 ms"},
+		{mk(check.Error, check.Fail, check.Pass), "guestcheck: FAIL (3 checks: 1 fail, 1 error, 0 warn, 1 pass, 0 skip) in 42 ms; fail: c1; error: c0"},
+		{mk(check.Error, check.Error), "guestcheck: ERROR (2 checks: 0 fail, 2 error, 0 warn, 0 pass, 0 skip) in 42 ms; error: c0, c1"},
+		{mk(check.Fail, check.Fail, check.Error, check.Fail, check.Fail, check.Error, check.Fail, check.Pass),
+			"guestcheck: FAIL (8 checks: 5 fail, 2 error, 0 warn, 1 pass, 0 skip) in 42 ms; fail: c0, c1, c3, c4, c6 and 2 more"},
+		{mk(check.Fail, check.Fail, check.Error, check.Error, check.Error, check.Error),
+			"guestcheck: FAIL (6 checks: 2 fail, 4 error, 0 warn, 0 pass, 0 skip) in 42 ms; fail: c0, c1; error: c2, c3, c4 and 1 more"},
+	} {
+		if got := SummaryLine(c.r); got != c.want {
+			t.Errorf("\n got %s\nwant %s", got, c.want)
+		}
 	}
 }

@@ -108,17 +108,23 @@ func WriteText(w io.Writer, r Report, o TextOptions) error {
 	return bw.Flush()
 }
 
-// SummaryLine is the report's last text line, which units and consoles
-// print on their own, e.g.
-// "guestcheck: FAIL 9 checks: 1 fail, 0 error, 1 warn, 5 pass, 2 skip (12 ms)",
-// with "; 1 finding waived" after the counts when a waiver applied. It
-// counts checks, by the status the text report gives each check on its
-// own line: a finding's status under a check (an ERROR finding in a FAIL
-// check) is not counted again, and the line says "checks" so that
-// nobody reads "0 error" beside such a finding as a contradiction.
+// SummaryLine is the line units and consoles print on their own
+// (--summary), e.g.
+// "guestcheck: FAIL (9 checks: 1 fail, 1 error, 1 warn, 4 pass, 2 skip) in 12 ms; fail: fstab; error: dns":
+// the text report's last line with "; N findings waived" inside the
+// parentheses when a waiver applied, and then the checks that failed and
+// could not run, by ID (at most MaxSummaryIDs, then "and N more"), so
+// that a console shows what to look at. The counts are of checks, by
+// the status the text report gives each check on its own line: a
+// finding's status under a check (an ERROR finding in a FAIL check) is
+// not counted again. The status stands apart from the counts, so that
+// "FAIL 9 checks" is not read as nine checks failing.
 func SummaryLine(r Report) string {
-	return summaryLine(r, strings.ToUpper(string(r.Status)), true)
+	return summaryLine(r, strings.ToUpper(string(r.Status)), true) + failingIDs(r, MaxSummaryIDs)
 }
+
+// MaxSummaryIDs bounds the check IDs SummaryLine names.
+const MaxSummaryIDs = 5
 
 // summaryLine is the counts line; withWaived adds the waived findings
 // (the text report says them on a line of their own, keeping this one
@@ -133,8 +139,36 @@ func summaryLine(r Report, status string, withWaived bool) string {
 	if n := len(r.Checks); n != 1 {
 		checks = fmt.Sprintf("%d checks", n)
 	}
-	return fmt.Sprintf("%s: %s %s: %d fail, %d error, %d warn, %d pass, %d skip%s (%d ms)",
+	return fmt.Sprintf("%s: %s (%s: %d fail, %d error, %d warn, %d pass, %d skip%s) in %d ms",
 		r.Tool, status, checks, s.Fail, s.Error, s.Warn, s.Pass, s.Skip, waived, r.DurationMS)
+}
+
+// failingIDs is "; fail: A, B; error: C", the failed checks then those
+// that could not run, at most limit IDs in all and then "and N more";
+// "" when none failed or erred.
+func failingIDs(r Report, limit int) string {
+	var b strings.Builder
+	shown, total := 0, 0
+	for _, st := range []check.Status{check.Fail, check.Error} {
+		var ids []string
+		for _, c := range r.Checks {
+			if c.Status != st {
+				continue
+			}
+			total++
+			if shown < limit {
+				ids = append(ids, c.ID)
+				shown++
+			}
+		}
+		if len(ids) > 0 {
+			fmt.Fprintf(&b, "; %s: %s", st, strings.Join(ids, ", "))
+		}
+	}
+	if total > shown {
+		fmt.Fprintf(&b, " and %d more", total-shown)
+	}
+	return b.String()
 }
 
 // findings is "1 finding" or "N findings".

@@ -49,6 +49,7 @@ func (r *Report) guestPaths(dir string) {
 	}
 	for i := range r.Refusals {
 		r.Refusals[i].Message = guestPath(dir, r.Refusals[i].Message)
+		r.Refusals[i].Fix = guestPath(dir, r.Refusals[i].Fix)
 	}
 	for i := range r.Errors {
 		r.Errors[i].Error = guestPath(dir, r.Errors[i].Error)

@@ -102,7 +102,8 @@ func (p *Planner) planMachineIDLink(out []Action, f identity.File, want string) 
 	case f.Transient():
 		p.Note(etc, "left alone: links to %s, outside the image, where systemd writes a new ID at every boot", f.Target)
 	case !f.Found && f.Err == nil:
-		if !p.Refuse(etc, true, "%s links to %s, which is missing: systemd can create it at boot only on a writable file system; replace the link with an empty file (: > %s)", etc, f.Target, etc) {
+		if !p.RefuseFix(etc, true, fmt.Sprintf("%s links to %s, which is missing: systemd can create it at boot only on a writable file system", etc, f.Target),
+			fmt.Sprintf("replace the link with an empty file (: > %s)", etc)) {
 			return out, nil
 		}
 	default:

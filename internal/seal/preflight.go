@@ -33,17 +33,17 @@ func Preflight(root Target, opts Options, mutating bool, hostRead func(string) (
 			notes = append(notes, Note{Op: OpPreflight, Path: path, Message: reason, Forced: true})
 			return
 		}
-		refs = append(refs, Refusal{Op: OpPreflight, Path: path, Message: reason + ". " + fix, Forcible: forcible})
+		refs = append(refs, Refusal{Op: OpPreflight, Path: path, Message: reason, Fix: fix, Forcible: forcible})
 	}
 	if _, err := root.Stat("/etc/os-release"); err != nil {
 		refuse(true, "", "/etc/os-release is missing, so this is not an operating system root",
-			"Point --root at the mounted root filesystem, or add --force to seal it anyway")
+			"point --root at the mounted root filesystem, or add --force to seal it anyway")
 	}
 	if mutating {
 		for _, p := range []string{"/", "/etc", "/var"} {
 			ro, err := root.ReadOnly(p)
 			if err == nil && ro {
-				refuse(false, p, "on a read-only mount", "Remount it read-write first")
+				refuse(false, p, "on a read-only mount", "remount it read-write first")
 				break
 			}
 		}
@@ -51,7 +51,7 @@ func Preflight(root Target, opts Options, mutating bool, hostRead func(string) (
 	if opts.Live && hostRead != nil {
 		if hint := DetectContainer(hostRead); hint != "" {
 			refuse(true, "/", fmt.Sprintf("sealprep runs inside a container (%s): sealing would clear the container's own files, not an image", hint),
-				"Seal the image from outside with --root or --image, or add --force to seal the container anyway")
+				"seal the image from outside with --root or --image, or add --force to seal the container anyway")
 		}
 	}
 	return refs, notes

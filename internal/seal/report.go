@@ -313,11 +313,14 @@ func writeProblems(w io.Writer, r Report) {
 	if len(r.Refusals) > 0 {
 		fmt.Fprintf(w, "\nRefused (%d):\n", len(r.Refusals))
 		for _, f := range r.Refusals {
-			msg := f.Message
-			if f.Forcible && !strings.Contains(msg, "--force") {
-				msg += " (--force goes ahead anyway)"
+			fix := f.Fix
+			if f.Forcible && !strings.Contains(f.Message+fix, "--force") {
+				fix = joinFix(fix, "--force goes ahead anyway")
 			}
-			fmt.Fprintf(w, "  %s%s\n", prefixOp(f.Op), withPath(f.Path, msg))
+			fmt.Fprintf(w, "  %s%s\n", prefixOp(f.Op), withPath(f.Path, f.Message))
+			if fix != "" {
+				fmt.Fprintf(w, "      fix: %s\n", fix)
+			}
 		}
 	}
 	if len(r.Errors) > 0 {
@@ -326,6 +329,14 @@ func writeProblems(w io.Writer, r Report) {
 			fmt.Fprintf(w, "  %s%s\n", prefixOp(e.Op), problem.OneLine(e.Error))
 		}
 	}
+}
+
+// joinFix adds more to a refusal's fix: "FIX, or MORE", or MORE alone.
+func joinFix(fix, more string) string {
+	if fix == "" {
+		return more
+	}
+	return fix + ", or " + more
 }
 
 // writeNotes lists what was left alone and, apart, the refusals --force

@@ -30,17 +30,17 @@ func TestReportText(t *testing.T) {
 	plan := Plan{
 		Actions: []Action{{Op: "machine-id", Kind: Truncate, Path: "/etc/machine-id", Mode: 0o444, Reason: "every clone must generate its own machine ID"}},
 		Refusals: []Refusal{{Op: "ssh-host-keys", Path: "/etc/ssh", Forcible: true,
-			Message: "nothing on this image regenerates SSH host keys at first boot; sshd would not start on clones. Drop the operation with --ops -ssh-host-keys, or --force"}},
+			Message: "sshd would not start on clones: nothing makes SSH host keys at first boot (no cloud-init ssh module, no sshd-keygen unit)", Fix: "install cloud-init, or ssh-keygen and systemd (sealprep then adds its own key unit), or drop the operation (--ops -ssh-host-keys), or --force"}},
 		Errors: []OpError{{Op: "logfiles", Error: "open " + dir + "/var/log/private: permission denied"}},
 		Notes:  []Note{{Op: "machine-id", Path: "/var/lib/dbus/machine-id", Message: "left alone: is a symlink\nto " + dir + "/etc/machine-id"}},
 	}
-	refused := RefusedReport(meta, plan, []Refusal{{Op: OpConfirm, Message: "standard input is not a terminal: add --yes to apply without asking"}}, nil)
+	refused := RefusedReport(meta, plan, []Refusal{{Op: OpConfirm, Message: "standard input is not a terminal", Fix: "add --yes to apply without asking"}}, nil)
 	refused.guestPaths(dir)
 
 	forced := plan
 	forced.Refusals, forced.Errors = nil, nil
 	forced.Notes = append(forced.Notes, Note{Op: "ssh-host-keys", Path: "/etc/ssh", Forced: true,
-		Message: forcedReason(plan.Refusals[0].Message)})
+		Message: plan.Refusals[0].Message})
 	done := []Result{{Action: plan.Actions[0], Status: Done}}
 	applied := ApplyReport(meta, forced, done, Plan{}, nil)
 	applied.guestPaths(dir)

@@ -149,7 +149,7 @@ func TestRunRefusals(t *testing.T) {
 	}
 	rec := &hooks{}
 	r := runOn(t, dir, CommandApply, "defaults", rec.hook)
-	if out := text(t, r); ExitCode(r) != ExitUsage || !strings.Contains(out, "\n  [preflight] /etc/os-release is missing, so this is not an operating system root. Point --root at the mounted root filesystem, or add --force to seal it anyway\n") {
+	if out := text(t, r); ExitCode(r) != ExitUsage || !strings.Contains(out, "\n  [preflight] /etc/os-release is missing, so this is not an operating system root\n      fix: point --root at the mounted root filesystem, or add --force to seal it anyway\n") {
 		t.Errorf("no os-release: exit %d\n%s", ExitCode(r), out)
 	}
 	if len(rec.calls) > 0 || r.Trim != nil {

@@ -119,9 +119,12 @@ const (
 // Refusal is a reason not to seal at all. Forcible ones give way to
 // --force. Op is the operation's ID, or OpPreflight, OpConfirm or OpImage.
 type Refusal struct {
-	Op       string `json:"op,omitempty"`
-	Path     string `json:"path,omitempty"`
+	Op   string `json:"op,omitempty"`
+	Path string `json:"path,omitempty"`
+	// Message says why; Fix, when there is one, what to do instead. The
+	// text report shows them on two lines, so that each fits a terminal.
 	Message  string `json:"message"`
+	Fix      string `json:"fix,omitempty"`
 	Forcible bool   `json:"forcible"`
 }
 
@@ -230,6 +233,19 @@ func (p *Planner) Refuse(path string, forcible bool, format string, args ...any)
 		return true
 	}
 	p.refusals = append(p.refusals, Refusal{Op: p.op, Path: path, Message: msg, Forcible: forcible})
+	return false
+}
+
+// RefuseFix records a refusal that says why and, apart, what to do
+// instead. A forcible one becomes a note (why alone: the way past it was
+// just taken) under --force, and RefuseFix then returns true: the caller
+// goes ahead.
+func (p *Planner) RefuseFix(path string, forcible bool, why, fix string) bool {
+	if forcible && p.Opts.Force {
+		p.notes = append(p.notes, Note{Op: p.op, Path: path, Message: why, Forced: true})
+		return true
+	}
+	p.refusals = append(p.refusals, Refusal{Op: p.op, Path: path, Message: why, Fix: fix, Forcible: forcible})
 	return false
 }
 

@@ -48,7 +48,8 @@ func planSSHHostKeys(ctx context.Context, p *Planner) ([]Action, error) {
 		default:
 			// With keys or without: clones of this image boot an sshd
 			// that has none and cannot start.
-			if !p.Refuse("/etc/ssh", true, "nothing on this image regenerates SSH host keys at first boot (no cloud-init ssh module, no sshd-keygen unit, and no systemd and ssh-keygen for sealprep's own unit); sshd would not start on clones. Drop the operation with --ops -ssh-host-keys, or --force") {
+			if !p.RefuseFix("/etc/ssh", true, "sshd would not start on clones: nothing makes SSH host keys at first boot (no cloud-init ssh module, no sshd-keygen unit)",
+				"install cloud-init, or ssh-keygen and systemd (sealprep then adds its own key unit), or drop the operation (--ops -ssh-host-keys), or --force") {
 				return nil, nil
 			}
 		}

@@ -1,6 +1,9 @@
 package seal
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 var opSystemdCredentialSecret = Operation{
 	ID:      "systemd-credential-secret",
@@ -18,7 +21,8 @@ func planCredentialSecret(ctx context.Context, p *Planner) ([]Action, error) {
 	for _, d := range []string{"/etc/credstore.encrypted", "/usr/lib/credstore.encrypted"} {
 		ents, err := p.Root.ReadDir(d)
 		if err == nil && len(ents) > 0 {
-			if !p.Refuse(secret, true, "%s holds credentials encrypted with this secret (%d files); removing it makes them unreadable. Re-encrypt them with the TPM or drop the operation (--ops -systemd-credential-secret), or --force", d, len(ents)) {
+			if !p.RefuseFix(secret, true, fmt.Sprintf("the credentials in %s (%s) are encrypted with it: lost without it", d, count(len(ents), "file")),
+				"re-encrypt them with the TPM, or drop the operation (--ops -systemd-credential-secret), or --force") {
 				return nil, nil
 			}
 		}

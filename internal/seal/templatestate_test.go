@@ -87,7 +87,7 @@ func TestHostnameBlankLine(t *testing.T) {
 func TestSSHHostKeysNoRegenerator(t *testing.T) {
 	base := []node{f("/etc/os-release", "ID=debian\n"), f("/usr/sbin/sshd", "ELF"), d("/etc/ssh")}
 	_, _, _, rep := verifyOps(t, base, opSSHHostKeys)
-	if rep.Status == StatusSealed || len(rep.Refusals) != 1 || !strings.Contains(rep.Refusals[0].Message, "nothing on this image regenerates SSH host keys") {
+	if rep.Status == StatusSealed || len(rep.Refusals) != 1 || !strings.Contains(rep.Refusals[0].Message, "nothing makes SSH host keys at first boot") {
 		t.Errorf("no keys, no regenerator: %s, refusals %+v", rep.Status, rep.Refusals)
 	}
 	_, _, _, rep = verifyOps(t, append(base, f("/usr/lib/systemd/system/sshd-keygen@.service", "[Unit]\n")), opSSHHostKeys)

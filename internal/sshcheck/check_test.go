@@ -81,7 +81,8 @@ func gatherAsRoot(t *testing.T, dir string, cfg *config.Config) Facts {
 }
 
 func TestImageRoot(t *testing.T) {
-	f := gatherAsRoot(t, imageRoot(t, ""), nil)
+	dir := imageRoot(t, "")
+	f := gatherAsRoot(t, dir, nil)
 	out := Judge(f)
 	validate(t, out)
 	want(t, out, CodeInstalled, check.Pass, "/usr/sbin/sshd")
@@ -178,7 +179,11 @@ func TestImageUnitFiles(t *testing.T) {
 	if err := os.Symlink("/dev/null", filepath.Join(dir, "etc/systemd/system/ssh.service")); err != nil {
 		t.Fatal(err)
 	}
-	want(t, Judge(gatherAsRoot(t, dir, nil)), CodeUnitMasked, check.Fail, "ssh.service is masked in the image")
+	f := want(t, Judge(gatherAsRoot(t, dir, nil)), CodeUnitMasked, check.Fail, "ssh.service is masked in the image")
+	// The fix names the --root that was given, not an example path.
+	if w := "`systemctl --root=" + check.ShellWord(dir) + " unmask ssh.service`"; !strings.Contains(f.Remediation, w) {
+		t.Errorf("fix %q does not say %s", f.Remediation, w)
+	}
 }
 
 func TestNotInstalled(t *testing.T) {

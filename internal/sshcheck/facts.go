@@ -60,8 +60,10 @@ type Facts struct {
 	Units    []systemd.UnitState
 	UnitsErr error
 	// Enablement and EnabledUnit are read from /etc/systemd/system under
-	// --root (systemd.Enablement).
+	// --root (systemd.Enablement); RootDir is that root on the host, as
+	// the fixes name it (systemctl --root=DIR).
 	Enablement, EnabledUnit string
+	RootDir                 string
 
 	Config sshdconfig.Config
 
@@ -177,6 +179,7 @@ func Gather(ctx context.Context, env *check.Env) Facts {
 		f.Regenerator = identity.SSHRegenerator(r, cloudGeneratesKeys(r))
 	}
 	if !env.Live {
+		f.RootDir = r.Dir()
 		f.Enablement, f.EnabledUnit = systemd.Enablement(r, append(append([]string(nil), serviceUnits...), socketUnits...)...)
 		return f
 	}

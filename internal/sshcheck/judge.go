@@ -253,16 +253,17 @@ func JudgeUnits(f Facts) []check.Finding {
 // enabled, so the VM starts sshd at boot.
 func JudgeUnitFiles(f Facts) []check.Finding {
 	d := map[string]string{"unit_files": "/etc/systemd/system"}
+	systemctl := "systemctl --root=" + check.ShellWord(f.RootDir)
 	switch f.Enablement {
 	case "enabled":
 		d["unit"] = f.EnabledUnit
 		return []check.Finding{check.Passf(CodeUnitEnabled, f.EnabledUnit+" is enabled in the image", d)}
 	case "masked":
 		return []check.Finding{check.New(check.Fail, CodeUnitMasked, f.EnabledUnit+" is masked in the image", d,
-			"In the image: `systemctl --root=/mnt/image unmask "+f.EnabledUnit+"` and enable it")}
+			"In the image: `"+systemctl+" unmask "+f.EnabledUnit+"` and enable it")}
 	}
 	return []check.Finding{check.New(check.Warn, CodeUnitDisabled, "no ssh or sshd unit is enabled in the image: sshd will not start at boot", d,
-		"In the image: `systemctl --root=/mnt/image enable ssh` (Debian, Ubuntu) or `sshd` (RHEL, SUSE); presets applied at first boot are not evaluated here")}
+		"In the image: `"+systemctl+" enable ssh` (Debian, Ubuntu) or `sshd` (RHEL, SUSE); presets applied at first boot are not evaluated here")}
 }
 
 // Endpoint is an address and port sshd is configured to listen on.

@@ -144,8 +144,10 @@ func Prose(text string) string {
 	return strings.Join(lines, "\n")
 }
 
-// summaryLine ends a text report.
-var summaryLine = regexp.MustCompile(`(?m)^guestcheck: [A-Z]+ (\d+ checks: )?\d+ fail, \d+ error`)
+// summaryLine ends a text report: "guestcheck: FAIL (9 checks: 1 fail,
+// 0 error, ...) in 80 ms", or as it was before, "guestcheck: FAIL 9
+// checks: 1 fail, 0 error, ... (80 ms)".
+var summaryLine = regexp.MustCompile(`(?m)^guestcheck: [A-Z]+ \(?(\d+ checks?: )?\d+ fail, \d+ error`)
 
 // fleetSummary ends guestcheck fleet's table.
 var fleetSummary = regexp.MustCompile(`(?m)^guestcheck fleet: [A-Z]+: \d+ VMs?\b`)

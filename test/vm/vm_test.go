@@ -27,8 +27,10 @@ const (
 )
 
 // summaryLine is what guestcheck.service prints on the console:
-// guestcheck's own summary plus where the report is.
-var summaryLine = regexp.MustCompile(`guestcheck: ([A-Z]+) \d+ checks?: (\d+) fail, (\d+) error, (\d+) warn, (\d+) pass, (\d+) skip \(\d+ ms\) \(report: /run/guestcheck/report\.txt\)`)
+// guestcheck's own summary ("guestcheck: FAIL (9 checks: 1 fail, ...) in
+// 80 ms; fail: ID", or before it "guestcheck: FAIL 9 checks: 1 fail, ...
+// (80 ms)") plus where the report is.
+var summaryLine = regexp.MustCompile(`guestcheck: ([A-Z]+) \(?\d+ checks?: (\d+) fail, (\d+) error, (\d+) warn, (\d+) pass, (\d+) skip(?:; [^()]*)?(?: \(\d+ ms\)|\) in \d+ ms(?:; [^()]*)?) \(report: /run/guestcheck/report\.txt\)`)
 
 // env is what every scenario shares.
 type env struct {
