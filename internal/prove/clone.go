@@ -165,19 +165,16 @@ func (r *cloneRun) freshFiles() error {
 const maxVars = 64 << 20
 
 // overlay creates the clone's qcow2 overlay on the template, as QEMU's
-// user's. With a chain, -u: qemu-img writes the top layer's path and
-// format into the header without opening it (QEMU is told its backing
-// node anyway), and the size comes from Boot.
+// user's, with -u: qemu-img writes the top layer's path and format into
+// the header without opening it (QEMU is told its backing node anyway),
+// and the size comes from Boot.
 func (r *cloneRun) overlay(ctx context.Context) error {
 	c := r.clone
-	args := []string{"create", "-q", "-f", "qcow2", "-F", r.base, "-b", r.cfg.Image, c.Overlay()}
-	if len(r.boot.Chain) > 0 {
-		if r.boot.VirtualSize <= 0 {
-			return fmt.Errorf("the template's virtual size is unknown (%d)", r.boot.VirtualSize)
-		}
-		top := r.boot.Chain[0]
-		args = []string{"create", "-q", "-u", "-f", "qcow2", "-F", top.Format, "-b", top.Path, c.Overlay(), fmt.Sprint(r.boot.VirtualSize)}
+	if len(r.boot.Chain) == 0 || r.boot.VirtualSize <= 0 {
+		return fmt.Errorf("no vetted template chain (%d layers, virtual size %d)", len(r.boot.Chain), r.boot.VirtualSize)
 	}
+	top := r.boot.Chain[0]
+	args := []string{"create", "-q", "-u", "-f", "qcow2", "-F", top.Format, "-b", top.Path, c.Overlay(), fmt.Sprint(r.boot.VirtualSize)}
 	out, err := exec.CommandContext(ctx, r.cfg.QEMUImg, args...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("qemu-img create %s: %v: %s", c.Overlay(), err, firstLines(string(out), 2))

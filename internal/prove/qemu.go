@@ -74,11 +74,10 @@ type Boot struct {
 	Kernel, Initrd, Append string // for kernel
 	Accel                  string
 	MemoryMiB, CPUs        int
-	// Chain is the template's backing chain, top first. When it is set,
-	// QEMU gets each layer as an open file descriptor and the disk graph
-	// spelled out, so it opens no template path and follows no backing
-	// name written in a header; when it is empty the overlay names the
-	// template and QEMU opens it by path (older callers).
+	// Chain is the template's vetted backing chain, top first: QEMU gets
+	// each layer as an open file descriptor and the disk graph spelled
+	// out, so it opens no template path and follows no backing name
+	// written in a header. There is no other way to give QEMU the template.
 	Chain []Layer
 	// VirtualSize is the template's size in bytes: the overlay's, which
 	// qemu-img create -u does not read from the template.
@@ -170,9 +169,6 @@ func Args(c Clone, b Boot) []string {
 // says, each layer's backing is the next layer, the bottom's none. So
 // QEMU opens no template path, by name or by a header's backing name.
 func diskArgs(c Clone, b Boot) []string {
-	if len(b.Chain) == 0 {
-		return []string{"-drive", "file=" + c.Overlay() + ",if=none,id=disk0,format=qcow2,discard=unmap"}
-	}
 	var a []string
 	for i := range b.Chain {
 		a = append(a, "-add-fd", fmt.Sprintf("fd=%d,set=%d,opaque=tmpl-%d", firstLayerFD+i, i+1, i))

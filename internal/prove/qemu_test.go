@@ -26,7 +26,7 @@ func TestArgs(t *testing.T) {
 		}
 		for _, fw := range []string{FirmwareBIOS, FirmwareUEFI, FirmwareKernel} {
 			a := Args(c, Boot{Firmware: fw, Accel: AccelTCG, MemoryMiB: 512, CPUs: 1, Kernel: "/k", Initrd: "/i", Append: "root=/dev/vda",
-				OVMF: OVMF{Code: "/ovmf/CODE.fd", Vars: "/ovmf/VARS.fd"}})
+				OVMF: OVMF{Code: "/ovmf/CODE.fd", Vars: "/ovmf/VARS.fd"}, Chain: []Layer{{Path: "/t/template.qcow2", Format: "qcow2"}}})
 			nd := argValues(a, "-netdev")
 			if len(nd) != 1 || !strings.Contains(nd[0], ",restrict=on,") || !strings.HasPrefix(nd[0], "user,") {
 				t.Fatalf("%s: -netdev %q: want one user network with restrict=on", fw, nd)
@@ -36,7 +36,7 @@ func TestArgs(t *testing.T) {
 			}
 			joined := strings.Join(a, " ")
 			for _, want := range []string{"-no-reboot", "-nodefaults", "name=org.qemu.guest_agent.0", "virtio-rng-pci", "file:" + c.Console(),
-				"unix:" + c.QMP() + ",server=on,wait=off", "format=qcow2", "readonly=on", "mac=" + c.MAC} {
+				"unix:" + c.QMP() + ",server=on,wait=off", `"driver":"qcow2"`, "/dev/fdset/1", "readonly=on", "mac=" + c.MAC} {
 				if !strings.Contains(joined, want) {
 					t.Errorf("%s: no %q in %s", fw, want, joined)
 				}
