@@ -21,6 +21,10 @@ func TestVMRootfs(t *testing.T) {
 	if err := os.MkdirAll(cacheDir(), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	t.Run("debian12", func(t *testing.T) { t.Parallel(); buildRootfs(ctx, t, cacheDir()) })
-	t.Run("network-stacks", func(t *testing.T) { t.Parallel(); netRootfs(ctx, t, cacheDir()) })
+	// The group returns only when both parallel builds have ended, so the
+	// deferred cancel cannot stop them early.
+	t.Run("build", func(t *testing.T) {
+		t.Run("debian12", func(t *testing.T) { t.Parallel(); buildRootfs(ctx, t, cacheDir()) })
+		t.Run("network-stacks", func(t *testing.T) { t.Parallel(); netRootfs(ctx, t, cacheDir()) })
+	})
 }
