@@ -14,6 +14,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/guestfile/netplan"
 	"github.com/guestcheck/guestcheck/internal/guestfile/networkd"
 	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
+	"github.com/guestcheck/guestcheck/internal/identity"
 	"github.com/guestcheck/guestcheck/internal/netconf"
 )
 
@@ -36,8 +37,10 @@ const (
 	sysClassNet = "/sys/class/net"
 )
 
-// DhcpcdDUIDPaths are dhcpcd's DUID file before and since dhcpcd 9.
-var DhcpcdDUIDPaths = []string{"/etc/dhcpcd.duid", "/var/lib/dhcpcd/duid"}
+// DhcpcdDUIDPaths are dhcpcd's DUID files: /etc/dhcpcd.duid up to
+// dhcpcd 6, DBDIR/duid since dhcpcd 7 (dhcpcd(8) FILES), DBDIR as the
+// distributions build it and by default (identity.DhcpcdDUIDPaths).
+var DhcpcdDUIDPaths = identity.DhcpcdDUIDPaths
 
 // dhclientKnown are the lease files dhclient uses without an interface in
 // their name: what Read tries when DhclientDir cannot be listed.

@@ -371,3 +371,28 @@ func TestReadersAgree(t *testing.T) {
 		t.Errorf("Root and Confined disagree:\n%+v\n%+v", a, b)
 	}
 }
+
+// TestReadDhcpcdDUIDs reads dhcpcd's DUID where each version keeps it
+// (dhcpcd(8) FILES): /etc/dhcpcd.duid up to dhcpcd 6, DBDIR/duid since
+// 7, with DBDIR as distributions build it (/var/lib/dhcpcd) and by
+// default (/var/db/dhcpcd).
+func TestReadDhcpcdDUIDs(t *testing.T) {
+	files := map[string]string{
+		"/etc/dhcpcd.duid":     "00:01:00:01:2c:3d:4e:5f:52:54:00:12:34:56\n",
+		"/var/lib/dhcpcd/duid": "00:04:11:22:33:44:55:66:77:88\n",
+		"/var/db/dhcpcd/duid":  "00:04:aa:bb:cc:dd:ee:ff:00:11\n",
+	}
+	id := Read(openRoot(t, testenv.WriteTree(t, files)), false)
+	var got []string
+	for _, c := range id.DHCPClients {
+		got = append(got, c.Kind+" "+c.Value+" "+c.Source)
+	}
+	want := []string{
+		"duid 00:01:00:01:2c:3d:4e:5f:52:54:00:12:34:56 /etc/dhcpcd.duid",
+		"duid 00:04:11:22:33:44:55:66:77:88 /var/lib/dhcpcd/duid",
+		"duid 00:04:aa:bb:cc:dd:ee:ff:00:11 /var/db/dhcpcd/duid",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("DHCP clients\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

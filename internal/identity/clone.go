@@ -134,6 +134,10 @@ type CloneEvidence struct {
 	// NMSecretKey is whether NetworkManager's secret_key is in the root:
 	// with it, identifiers NetworkManager derives are shared.
 	NMSecretKey bool
+	// DHCPState is the DHCP client state that identifies the machine
+	// (ReadDHCPState), read off the running system only: a template must
+	// hold none.
+	DHCPState []string
 
 	// Leaks are where an image hands systemd a machine ID at boot
 	// (ReadMachineIDLeaks), read off the running system only.
@@ -166,6 +170,7 @@ func ReadCloneEvidenceTimes(root *fs.Root, live bool, times TimesFunc) CloneEvid
 	} else {
 		ev.NoSystemd = !SystemdPresent(root)
 		ev.Leaks = ReadMachineIDLeaks(root)
+		ev.DHCPState = ReadDHCPState(root)
 	}
 	ev.State = TemplateStateOf(mid, tpl, boot)
 	if es, err := root.ReadDir(CloudInstancesDir); err == nil {

@@ -43,8 +43,9 @@ const (
 
 // Finding codes: the DHCP client identifier.
 const (
-	CodeIDDHCPOK       = "identity-dhcp-ok"
-	CodeIDDHCPClientID = "identity-dhcp-client-id"
+	CodeIDDHCPOK            = "identity-dhcp-ok"
+	CodeIDDHCPClientID      = "identity-dhcp-client-id"
+	CodeIDTemplateDHCPState = "identity-template-dhcp-state"
 )
 
 // Finding codes: configuration bound to MAC addresses.
@@ -53,6 +54,7 @@ const (
 	CodeIDMACBindingStale    = "identity-mac-binding-stale"
 	CodeIDMACBindingOrphaned = "identity-mac-binding-orphaned"
 	CodeIDMACBindingSkipped  = "identity-mac-binding-skipped"
+	CodeIDTemplateMACBinding = "identity-template-mac-binding"
 )
 
 // Finding codes: when the state cannot be read.
@@ -67,8 +69,8 @@ func IdentityCodes() []string {
 	return []string{
 		CodeIDMachineIDOK, CodeIDMachineIDUnset, CodeIDMachineIDInvalid, CodeIDMachineIDUnreadable, CodeIDMachineIDMode, CodeIDMachineIDDBusFallback, CodeIDMachineIDMissingRO, CodeIDMachineIDFromFirmware,
 		CodeIDInstanceOK, CodeIDCloneKeptMachineID, CodeIDMachineIDTemplate, CodeIDTemplateRecordBad, CodeIDMachineIDLeak, CodeIDTemplateNoInstance, CodeIDTemplateInstance,
-		CodeIDDHCPOK, CodeIDDHCPClientID,
-		CodeIDMACBindingsOK, CodeIDMACBindingStale, CodeIDMACBindingOrphaned, CodeIDMACBindingSkipped,
+		CodeIDDHCPOK, CodeIDDHCPClientID, CodeIDTemplateDHCPState,
+		CodeIDMACBindingsOK, CodeIDMACBindingStale, CodeIDMACBindingOrphaned, CodeIDMACBindingSkipped, CodeIDTemplateMACBinding,
 		CodeIDConfigInvalid, CodeIDConfigUnreadable, CodeIDKernelError,
 	}
 }
@@ -95,12 +97,16 @@ func RunIdentity(ctx context.Context, env *check.Env) []check.Finding {
 	cfg.Live, cfg.IsRoot = env.Live, env.IsRoot
 	fs = append(fs, JudgeConfigFiles(cfg)...)
 	fs = append(fs, JudgeDHCPIdentityIn(cfg, ev)...)
+	fs = append(fs, JudgeTemplateDHCPState(ev)...)
 	if ctx.Err() != nil {
 		return fs
 	}
 	if !env.Live {
 		if len(cfg.Bindings) == 0 {
 			return append(fs, check.Passf(CodeIDMACBindingsOK, "no network configuration is bound to a MAC address", nil))
+		}
+		if ev.State.Is {
+			return append(fs, JudgeTemplateMACBindings(cfg.Bindings, ev.State)...)
 		}
 		return append(fs, check.Skipf(CodeIDMACBindingSkipped,
 			"MAC-bound network configuration not compared with the NICs: "+env.NotLiveReason(), bindingDetail(cfg.Bindings)))

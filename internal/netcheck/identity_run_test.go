@@ -34,23 +34,23 @@ func TestNetworkIdentityImageRoots(t *testing.T) {
 		mid   = "pass identity-machine-id-ok"
 		inst  = "pass identity-template-no-instance"
 		dhcp  = "pass identity-dhcp-ok"
-		skipd = "skip identity-mac-binding-skipped"
+		tmac  = "fail identity-template-mac-binding" // in a template, every binding is the template's NIC
 		bound = "pass identity-mac-bindings-ok"
 	)
 	tests := []struct {
 		root string
 		want []string
 	}{
-		{"netplan-cloudinit", []string{mid, inst, dhcp, skipd}},
+		{"netplan-cloudinit", []string{mid, inst, dhcp, tmac}},
 		{"netplan-mac-identifier", []string{mid, inst, dhcp, bound}},
 		// The broken file is named with its line and the valid one is
 		// still judged.
 		{"netplan-invalid", []string{mid, inst, "warn identity-config-invalid", dhcp, bound}},
-		{"networkd", []string{mid, inst, dhcp, skipd}},
+		{"networkd", []string{mid, inst, dhcp, tmac}},
 		{"networkd-linklayer", []string{mid, inst, dhcp, bound}},
-		{"ifcfg-rhel", []string{mid, inst, dhcp, skipd}},
-		{"nm-keyfile", []string{mid, inst, dhcp, skipd}},
-		{"udev-persistent", []string{mid, inst, dhcp, skipd}},
+		{"ifcfg-rhel", []string{mid, inst, dhcp, tmac}},
+		{"nm-keyfile", []string{mid, inst, dhcp, tmac}},
+		{"udev-persistent", []string{mid, inst, dhcp, tmac}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.root, func(t *testing.T) {

@@ -355,15 +355,37 @@ func TestJudgeMACBindings(t *testing.T) {
 }
 
 func TestRunIdentityImageRoot(t *testing.T) {
+	// A template: every binding is the template's NIC.
 	env := &check.Env{Root: fixture(t, "netplan-cloudinit"), Live: false, Config: config.Default()}
 	fs := RunIdentity(context.Background(), env)
 	assertConventions(t, fs, IdentityCodes())
-	want := []string{"pass identity-machine-id-ok", "pass identity-template-no-instance", "pass identity-dhcp-ok", "skip identity-mac-binding-skipped"}
+	want := []string{"pass identity-machine-id-ok", "pass identity-template-no-instance", "pass identity-dhcp-ok", "fail identity-template-mac-binding"}
 	if got := codesOf(fs); !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v\n%+v", got, want, fs)
 	}
-	if fs[3].Detail["binding_1"] == "" {
-		t.Errorf("skip without the bindings: %+v", fs[3])
+	if d := fs[3].Detail; d["mac"] != "52:54:00:12:34:56" || d["template"] == "" || !strings.HasSuffix(d["at"], "50-cloud-init.yaml:11") {
+		t.Errorf("template binding = %+v", fs[3])
+	}
+
+	// A guest's image (its machine ID set): the bindings cannot be
+	// compared with NICs offline.
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata/roots", "netplan-cloudinit"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "etc/machine-id"), []byte("4f6b1c0e9a2d4e7f8a1b2c3d4e5f6a7b\n"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	fs = RunIdentity(context.Background(), &check.Env{Root: openRoot(t, dir), Live: false, Config: config.Default()})
+	assertConventions(t, fs, IdentityCodes())
+	last := fs[len(fs)-1]
+	if last.Code != CodeIDMACBindingSkipped || last.Detail["binding_1"] == "" {
+		t.Errorf("a guest's image: last finding %+v, want the skip with the bindings", last)
+	}
+	for _, f := range fs {
+		if f.Code == CodeIDTemplateMACBinding {
+			t.Errorf("a guest's image judged as a template: %+v", f)
+		}
 	}
 }
 

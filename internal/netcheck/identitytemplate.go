@@ -103,3 +103,37 @@ func JudgeTemplateLeaks(ev identity.CloneEvidence) []check.Finding {
 		fmt.Sprintf("the template hands systemd a machine ID at boot (%s): every clone gets the same ID", ev.Leaks[0]), d,
 		"Remove systemd.machine_id= from the image's kernel command lines and the system.machine_id credential, or re-seal it with sealprep (its machine-id-cmdline and machine-id-credential operations)")}
 }
+
+// JudgeTemplateDHCPState fails a sealed template that holds DHCP client
+// state (identity.ReadDHCPState): dhcpcd's DUID or secret, or a lease.
+// Every clone would present the template's DUID or ask for its address,
+// and dhcpcd's secret makes every clone's stable IPv6 addresses the
+// template's.
+func JudgeTemplateDHCPState(ev identity.CloneEvidence) []check.Finding {
+	if !ev.State.Is || len(ev.DHCPState) == 0 {
+		return nil
+	}
+	d := ev.State.Detail(map[string]string{"left": strings.Join(ev.DHCPState, "\n")})
+	return []check.Finding{check.New(check.Fail, CodeIDTemplateDHCPState,
+		fmt.Sprintf("the template holds DHCP client state (%s): every clone would present the template's DHCP identity", ev.DHCPState[0]), d,
+		"Re-seal the image with sealprep (its dhcp-leases operation), or remove the files listed in the image")}
+}
+
+// JudgeTemplateMACBindings fails each MAC binding in a sealed template:
+// the configuration is for the template's NIC, and a clone has another
+// MAC, so it comes up without it.
+func JudgeTemplateMACBindings(bs []MACBinding, st identity.TemplateState) []check.Finding {
+	var fs []check.Finding
+	for _, b := range bs {
+		d := st.Detail(map[string]string{"mac": b.MAC.String(), "binding": b.Kind, "at": b.At})
+		what := "configuration"
+		if b.Name != "" {
+			what = "configuration for " + b.Name
+			d["interface"] = b.Name
+		}
+		fs = append(fs, check.New(check.Fail, CodeIDTemplateMACBinding,
+			fmt.Sprintf("%s: %s in the template is bound to MAC %s (%s): a clone has another MAC and comes up without it", b.At, what, b.MAC, b.Kind), d,
+			"Re-seal the image with sealprep (its net-mac-pins operation), or match the interface by name instead of MAC address in the image"))
+	}
+	return fs
+}

@@ -39,7 +39,8 @@ var dims = []dim{
 	{"userdata-hostname", []string{"no", "yes"}},
 	{"record", []string{"none", "none", "match", "other", "invalid"}},
 	{"dhcp", []string{"none", "netplan-dhcp", "netplan-mac", "networkd-dhcp", "networkd-mac", "nm-duid", "nm-mac"}},
-	{"leases", []string{"none", "dhclient", "nm"}},
+	{"leases", []string{"none", "dhclient", "nm", "dhcpcd-etc-duid", "dhcpcd-duid", "dhcpcd-state"}},
+	{"mac-pin", []string{"none", "none", "networkd-mac", "link-mac", "nm-mac", "ifcfg-hwaddr"}},
 }
 
 // spec is one generated root: a value for every dimension, in dims order.
@@ -362,6 +363,45 @@ func networkNodes(s spec) []node {
 		n = append(n, file("/var/lib/dhcp/dhclient.eth0.leases", "lease {\n  interface \"eth0\";\n  fixed-address 192.0.2.10;\n}\n"))
 	case "nm":
 		n = append(n, file("/var/lib/NetworkManager/internal-eth0.lease", "ADDRESS=192.0.2.10\n"))
+	default:
+		n = append(n, dhcpcdNodes(s.get("leases"))...)
 	}
-	return n
+	return append(n, macPinNodes(s.get("mac-pin"))...)
+}
+
+// dhcpcdNodes is dhcpcd's state (dhcpcd(8) FILES): dhcpcd 6's
+// /etc/dhcpcd.duid, dhcpcd 7's DUID in its DBDIR, or its secret and
+// leases.
+func dhcpcdNodes(v string) []node {
+	switch v {
+	case "dhcpcd-etc-duid":
+		return []node{file("/etc/dhcpcd.duid", "00:01:00:01:2c:3d:4e:5f:52:54:00:12:34:56\n")}
+	case "dhcpcd-duid":
+		return []node{file("/var/lib/dhcpcd/duid", "00:04:11:22:33:44:55:66:77:88\n")}
+	case "dhcpcd-state":
+		return []node{fileMode("/var/lib/dhcpcd/secret", "SECRET", 0o600), file("/var/lib/dhcpcd/eth0.lease", "LEASE"),
+			file("/var/lib/dhcpcd/eth0.lease6", "LEASE6")}
+	}
+	return nil
+}
+
+// templateMAC is the template NIC's MAC the pins name.
+const templateMAC = "52:54:00:12:34:56"
+
+// macPinNodes is configuration pinned to the template's NIC by MAC, in
+// the forms net-mac-pins edits: a networkd .network and a .link that also
+// match by name, a NetworkManager keyfile and an ifcfg file.
+func macPinNodes(v string) []node {
+	switch v {
+	case "networkd-mac":
+		return []node{file("/etc/systemd/network/30-lan.network", "[Match]\nName=eth0\nMACAddress="+templateMAC+"\n\n[Network]\nDHCP=ipv4\n\n[DHCPv4]\nClientIdentifier=mac\n")}
+	case "link-mac":
+		return []node{file("/etc/systemd/network/10-lan.link", "[Match]\nOriginalName=eth*\nPermanentMACAddress="+templateMAC+"\n\n[Link]\nName=lan0\n")}
+	case "nm-mac":
+		return []node{fileMode("/etc/NetworkManager/system-connections/lan.nmconnection",
+			"[connection]\nid=lan\ntype=ethernet\ninterface-name=eth0\n\n[ethernet]\nmac-address="+templateMAC+"\n\n[ipv4]\nmethod=auto\n", 0o600)}
+	case "ifcfg-hwaddr":
+		return []node{file("/etc/sysconfig/network-scripts/ifcfg-eth0", "DEVICE=eth0\nBOOTPROTO=dhcp\nHWADDR="+templateMAC+"\nONBOOT=yes\n")}
+	}
+	return nil
 }

@@ -67,8 +67,19 @@ var items = []item{
 	{name: "dhcp-identity", ops: []string{"dhcp-leases", "nm-identity", "machine-id", "machine-id-cmdline", "machine-id-credential"},
 		match: func(a action) bool { return !missingMachineID(a) },
 		check: "network-identity", codes: []string{"identity-dhcp-client-id"}},
-	{name: "mac-bindings", ops: []string{"net-mac-pins"},
-		check: "network-identity", codes: []string{"identity-mac-binding-stale", "identity-mac-binding-orphaned"}},
+	// dhcpcd's DUID and secret, and the leases of every client, in a
+	// template: dhcp-leases removes them.
+	{name: "dhcp-client-state", ops: []string{"dhcp-leases"},
+		check: "network-identity", codes: []string{"identity-template-dhcp-state"}},
+	// A binding is the template's NIC (off the running system, judged in
+	// a template only). cloud-init's rendered files are removed by
+	// cloud-init as well as by net-mac-pins.
+	{name: "mac-bindings", ops: []string{"net-mac-pins", "cloud-init"},
+		match: func(a action) bool {
+			return a.Op == "net-mac-pins" || strings.HasPrefix(a.Path, "/etc/netplan/") || strings.HasPrefix(a.Path, "/etc/systemd/network/") ||
+				strings.HasPrefix(a.Path, "/etc/NetworkManager/system-connections/")
+		},
+		check: "network-identity", codes: []string{"identity-mac-binding-stale", "identity-mac-binding-orphaned", "identity-template-mac-binding"}},
 }
 
 // notIdentity are the codes of the identity checks that judge something

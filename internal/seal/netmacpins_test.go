@@ -1,0 +1,53 @@
+package seal
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestNetMACPinsNetworkd: a networkd unit that also matches by name loses
+// its [Match] MACAddress= (continuation lines too) and keeps every other
+// byte; one that matches by MAC only, and the administrator's netplan
+// file, are refused; a drop-in holding the MAC is edited itself.
+func TestNetMACPinsNetworkd(t *testing.T) {
+	const mac = "52:54:00:12:34:56"
+	dir, root := newRoot(t, append(base("debian"),
+		f("/etc/systemd/network/30-lan.network", "# lan\n[Match]\nName=eth0\nMACAddress="+mac+" \\\n  52:54:00:00:00:01\n\n[Network]\nDHCP=yes\n"),
+		f("/etc/systemd/network/10-lan.link", "[Match]\nOriginalName=eth*\nPermanentMACAddress="+mac+"\n[Link]\nName=lan0\n"),
+		f("/etc/systemd/network/40-wan.network", "[Match]\nName=eth1\n[Network]\nDHCP=yes\n"),
+		f("/etc/systemd/network/40-wan.network.d/mac.conf", "[Match]\nMACAddress="+mac+"\n"),
+		f("/etc/systemd/network/50-only.network", "[Match]\nMACAddress="+mac+"\nHost=template\n[Network]\nDHCP=yes\n"),
+		f("/etc/netplan/01-admin.yaml", "network:\n  version: 2\n  ethernets:\n    lan:\n      match:\n        macaddress: \""+mac+"\"\n"),
+	))
+	ops, _ := Select(All, "net-mac-pins")
+	plan := MakePlan(context.Background(), root, ops, Options{})
+	refused := map[string]bool{}
+	for _, r := range plan.Refusals {
+		refused[r.Path] = r.Forcible
+	}
+	if len(plan.Refusals) != 2 || !refused["/etc/systemd/network/50-only.network"] || !refused["/etc/netplan/01-admin.yaml"] {
+		t.Errorf("refusals = %+v", plan.Refusals)
+	}
+	_, res := applyAll(t, root, ops, Options{Force: true})
+	if len(res) != 3 {
+		t.Errorf("results = %+v", res)
+	}
+	want := map[string]string{
+		"etc/systemd/network/30-lan.network":            "# lan\n[Match]\nName=eth0\n\n[Network]\nDHCP=yes\n",
+		"etc/systemd/network/10-lan.link":               "[Match]\nOriginalName=eth*\n[Link]\nName=lan0\n",
+		"etc/systemd/network/40-wan.network.d/mac.conf": "[Match]\n",
+		"etc/systemd/network/50-only.network":           "[Match]\nMACAddress=" + mac + "\nHost=template\n[Network]\nDHCP=yes\n",
+	}
+	for p, w := range want {
+		b, err := os.ReadFile(filepath.Join(dir, p))
+		if err != nil || string(b) != w {
+			t.Errorf("%s = %q (%v), want %q", p, b, err, w)
+		}
+	}
+	again := MakePlan(context.Background(), root, ops, Options{})
+	if len(again.Actions) != 0 || len(again.Refusals) != 2 {
+		t.Errorf("verify after apply: actions %+v, refusals %+v (want the two refusals still)", again.Actions, again.Refusals)
+	}
+}
