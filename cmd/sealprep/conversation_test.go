@@ -108,10 +108,11 @@ func TestConversation(t *testing.T) {
 		{args: []string{"apply", "--root", "ROOT"}, tty: true, stdin: "n\n"},
 		{args: []string{"apply", "--root", "ROOT", "--ops", "machine-id"}, tty: true, stdin: "no\n"},
 	})
-	b.WriteString("\n# --force over that refusal: the keys are removed, and the report says so.\n")
+	b.WriteString("\n# --force over that refusal: the keys are removed, and the report says so; verify gives apply's verdict, the forced refusal a kept item.\n")
 	talk(t, &b, keysNoRegenerator(t), "", []step{
 		{args: []string{"plan", "--root", "ROOT", "--force"}},
 		{args: []string{"apply", "--root", "ROOT", "--force", "--yes"}},
+		{args: []string{"verify", "--root", "ROOT"}},
 	})
 	b.WriteString("\n# verify after apply --ops -ssh-host-keys checks what apply ran.\n")
 	talk(t, &b, keysNoRegenerator(t), "", []step{

@@ -129,7 +129,7 @@ func TestHostileConsole(t *testing.T) {
 	rep := Report{SchemaVersion: 1, Tool: "sealprep", Command: "prove", Clones: res}
 	var cols []guestid.Collision
 	rep.Items, cols = Compare(res, TemplateIdentity{})
-	rep.Failures = failures(res, cols)
+	rep.Failures = failures(res, cols, TemplateIdentity{})
 	for _, c := range res {
 		if !strings.Contains(c.Problem, "You are in emergency mode.") || len(c.ConsoleTail) == 0 {
 			t.Fatalf("%s: problem %q, tail %q: want the emergency line", c.Name, c.Problem, c.ConsoleTail)

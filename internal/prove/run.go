@@ -133,7 +133,7 @@ func Run(ctx context.Context, cfg Config, readTemplate TemplateReader) (Report, 
 	if cols != nil {
 		rep.Collisions = cols
 	}
-	rep.Failures = failures(rep.Clones, rep.Collisions)
+	rep.Failures = failures(rep.Clones, rep.Collisions, rep.Template)
 	rep.Proven = len(rep.Failures) == 0
 	rep.DurationMS = ms(time.Since(start))
 	rep.PeakRSSKiB = PeakRSS()

@@ -45,6 +45,7 @@ func ReadTemplateRoot(r fs.Reader) TemplateIdentity {
 	if rec.Record != nil {
 		t.Record, t.SealedAt = true, rec.Record.SealedAt.UTC().Format("2006-01-02T15:04:05Z")
 		t.Operations = rec.Record.Operations
+		t.Kept = rec.Record.KeptItems()
 		t.recordMachineID = rec.Record.MachineIDSHA256
 		for _, k := range rec.Record.HostKeys {
 			if !containsKey(id.HostKeys, k.Fingerprint) {

@@ -138,7 +138,11 @@ func templateText(t TemplateIdentity) string {
 	case !t.Read:
 		return "template: not read (" + t.NotRead + ")"
 	case t.Record:
-		return fmt.Sprintf("template: sealed by sealprep at %s (%s); compared with the clones", t.SealedAt, strings.Join(t.Operations, ", "))
+		s := fmt.Sprintf("template: sealed by sealprep at %s (%s); compared with the clones", t.SealedAt, strings.Join(t.Operations, ", "))
+		for _, k := range t.Kept {
+			s += "\ntemplate: " + k.Message
+		}
+		return s
 	}
 	return "template: no sealprep template record; its identity was compared with the clones"
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/guestid"
+	"github.com/guestcheck/guestcheck/internal/sealrecord"
 )
 
 // TemplateName is the member name of the template in collisions.
@@ -31,6 +32,10 @@ type TemplateIdentity struct {
 	Record     bool     `json:"template_record"`
 	SealedAt   string   `json:"sealed_at,omitempty"`
 	Operations []string `json:"operations,omitempty"`
+	// Kept is what the record says the seal keeps by choice (operations
+	// --ops dropped, refusals --force passed), worded as sealprep verify
+	// and guestcheck word it.
+	Kept []sealrecord.Item `json:"kept,omitempty"`
 	// recordMachineID is the record's machine_id_sha256: the template's
 	// ID before the seal, as sealrecord.HashMachineID hashes it.
 	recordMachineID string
@@ -191,7 +196,7 @@ func hasItem(id guestid.Identity, it guestid.Item) bool {
 
 // failures lists every reason the run is not proven: clones that failed,
 // then shared items.
-func failures(clones []CloneResult, cols []guestid.Collision) []Failure {
+func failures(clones []CloneResult, cols []guestid.Collision, tmpl TemplateIdentity) []Failure {
 	out := []Failure{} // [] in JSON, never null: the schema wants an array
 	for _, c := range clones {
 		if why := cloneFailed(c); why != "" {
@@ -212,6 +217,9 @@ func failures(clones []CloneResult, cols []guestid.Collision) []Failure {
 			name = fmt.Sprintf("%d %ss", len(g.Values), g.Item)
 		}
 		msg := fmt.Sprintf("%s %s %s (%s)", strings.Join(others, " and "), what, name, strings.Join(g.Values, ", "))
+		if k, ok := keptItem(tmpl, g.Item); ok {
+			msg += ": " + k.Message
+		}
 		out = append(out, Failure{Item: string(g.Item), Message: msg, Fix: g.Fix})
 	}
 	return out
@@ -236,4 +244,31 @@ func recordCollisions(clones []CloneResult, tmpl TemplateIdentity) []guestid.Col
 	}
 	return []guestid.Collision{{Item: guestid.ItemMachineID, Value: "the ID sealprep's template record says the template had before the seal",
 		Members: append(ms, TemplateName), Fix: guestid.Fix(guestid.ItemMachineID)}}
+}
+
+// keptOps are the sealprep operations that clear each identity item.
+var keptOps = map[guestid.Item]string{
+	guestid.ItemMachineID:  "machine-id",
+	guestid.ItemHostKey:    "ssh-host-keys",
+	guestid.ItemDHCPClient: "dhcp-leases",
+	guestid.ItemMACBinding: "net-mac-pins",
+	guestid.ItemHostname:   "hostname",
+	guestid.ItemInstanceID: "cloud-init",
+}
+
+// keptItem is the template record's kept item for it: the operation
+// that clears it was dropped, or its refusal forced. Clones still share
+// the item, and prove still fails them for it; the failure says it was a
+// choice.
+func keptItem(tmpl TemplateIdentity, it guestid.Item) (sealrecord.Item, bool) {
+	op, ok := keptOps[it]
+	if !ok {
+		return sealrecord.Item{}, false
+	}
+	for _, k := range tmpl.Kept {
+		if k.Op == op {
+			return k, true
+		}
+	}
+	return sealrecord.Item{}, false
 }

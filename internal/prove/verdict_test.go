@@ -50,7 +50,7 @@ func baseReport(clones []CloneResult, tmpl TemplateIdentity) Report {
 	if r.Collisions == nil {
 		r.Collisions = []guestid.Collision{}
 	}
-	r.Failures = failures(r.Clones, r.Collisions)
+	r.Failures = failures(r.Clones, r.Collisions, r.Template)
 	r.Proven = len(r.Failures) == 0
 	return r
 }

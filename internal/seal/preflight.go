@@ -19,8 +19,9 @@ var _ Target = (*fs.Confined)(nil)
 
 // Preflight returns the reasons not to seal root at all: a directory
 // that is not an OS root, a read-only target (when mutating), live mode
-// inside a container. Forcible ones are dropped under opts.Force, and
-// come back as notes. hostRead reads the machine sealprep runs on (for
+// inside a container. Forcible ones are dropped under opts.Force (or when
+// the template record says apply's --force passed them), and come back
+// as notes. hostRead reads the machine sealprep runs on (for
 // container hints); it is only used in live mode.
 func Preflight(root Target, opts Options, mutating bool, hostRead func(string) ([]byte, error)) ([]Refusal, []Note) {
 	var refs []Refusal
@@ -29,7 +30,7 @@ func Preflight(root Target, opts Options, mutating bool, hostRead func(string) (
 	// --force a forcible one is noted by its reason alone, as what went
 	// ahead despite it.
 	refuse := func(forcible bool, path, reason, fix string) {
-		if forcible && opts.Force {
+		if forcible && (opts.Force || opts.wasForced(OpPreflight, path)) {
 			notes = append(notes, Note{Op: OpPreflight, Path: path, Message: reason, Forced: true})
 			return
 		}

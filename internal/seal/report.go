@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
+	"github.com/guestcheck/guestcheck/internal/sealrecord"
 )
 
 // SchemaVersion is the version of sealprep's JSON output. Changes within a
@@ -68,6 +69,10 @@ type Report struct {
 	// Selection is set on verify: where its operations and machine-id
 	// mode came from.
 	Selection *Selection `json:"selection,omitempty"`
+	// Kept is set on verify: what the template record says the seal keeps
+	// by choice (operations --ops dropped, refusals --force passed), each
+	// a warning that leaves the root sealed.
+	Kept []sealrecord.Item `json:"kept,omitempty"`
 }
 
 // The sources of verify's operations and machine-id mode.
@@ -93,8 +98,9 @@ type Summary struct {
 	Unchanged int `json:"unchanged"`
 	Failed    int `json:"failed"`
 	Left      int `json:"left"`
-	// Warnings counts verify's tidy actions: changes apply would still
-	// make that clear no identity (a mode, content systemd ignores).
+	// Warnings counts verify's tidy actions (changes apply would still
+	// make that clear no identity: a mode, content systemd ignores) and
+	// what the template keeps by choice.
 	Warnings int `json:"warnings,omitempty"`
 }
 
@@ -302,6 +308,12 @@ func WriteText(w io.Writer, r Report) error {
 		writeSELinuxText(bw, r.SELinux)
 	}
 	writeNotes(bw, r)
+	if len(r.Kept) > 0 {
+		fmt.Fprintf(bw, "\nKept by choice (%d):\n", len(r.Kept))
+		for _, k := range r.Kept {
+			fmt.Fprintf(bw, "  warn: %s\n", problem.OneLine(k.Message))
+		}
+	}
 	fmt.Fprintln(bw)
 	fmt.Fprintln(bw, summaryLine(r))
 	return bw.Flush()

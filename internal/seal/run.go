@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/identity"
+	"github.com/guestcheck/guestcheck/internal/sealrecord"
 )
 
 // The commands Run performs.
@@ -88,8 +90,12 @@ func Run(ctx context.Context, root *fs.Confined, r Request) (Report, error) {
 	}
 	ops := r.Ops
 	var sel *Selection
+	var rec *sealrecord.Record
 	if r.Command == CommandVerify {
 		ops, opts.MachineIDMode, sel = verifySelection(root, r)
+		if rec = identity.ReadTemplate(root).Record; rec != nil {
+			opts.recorded = rec.Forced
+		}
 	}
 	meta := Meta{Tool: "sealprep", Version: opts.Version, Command: r.Command, Root: root.Dir(),
 		Live: opts.Live, MachineIDMode: opts.MachineIDMode, Operations: ops, StartedAt: start, Image: r.Image, Selection: sel}
@@ -98,6 +104,11 @@ func Run(ctx context.Context, root *fs.Confined, r Request) (Report, error) {
 	if r.Command == CommandApply {
 		refusals = append(refusals, r.Refusals...)
 	}
+	all := r.All
+	if all == nil {
+		all = All
+	}
+	opts.keptChoices(all, ops, notes)
 	plan := MakePlan(ctx, root, ops, opts)
 	se := PlanSELinux(root, plan, opts.Live)
 	if se != nil && se.Relabel && r.RelabelFiles != nil {
@@ -115,6 +126,10 @@ func Run(ctx context.Context, root *fs.Confined, r Request) (Report, error) {
 	} else {
 		meta.Duration = time.Since(start)
 		rep = PlanReport(meta, plan, refusals, notes)
+		if r.Command == CommandVerify {
+			rep.Kept, rep.Notes = keptItems(rec, ops, opts, rep.Notes)
+			rep.Summary.Warnings += len(rep.Kept)
+		}
 	}
 	rep.SELinux = se
 	if !opts.Live {

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/sealrecord"
 )
 
 // ActionKind is what the executor does to a path.
@@ -175,6 +176,15 @@ type Options struct {
 	// and Version the sealprep version it names.
 	Now     time.Time
 	Version string
+
+	// kept are the default operations --ops dropped, and forced the
+	// refusals --force passed before planning (preflight's), for the
+	// template record; recorded are the refusals the template record
+	// says apply's --force passed, which verify passes alike (Run sets
+	// all three).
+	kept     []string
+	forced   []sealrecord.Forced
+	recorded []sealrecord.Forced
 }
 
 // View is the read-only face of the confined root that operations get, so
@@ -209,6 +219,9 @@ type Planner struct {
 	leftovers []Action          // interrupted runs' temporaries that walks met
 	selected  map[string]bool   // IDs of the operations in this plan
 	opIDs     []string          // the same, in plan order, for the template record
+	// forced are the refusals --force passed, for the template record:
+	// preflight's and every other operation's (it is planned last).
+	forced []sealrecord.Forced
 }
 
 // NewPlanner returns a planner over root.
@@ -228,7 +241,7 @@ func (p *Planner) Note(path, format string, args ...any) {
 // Refuse then returns true: the caller goes ahead.
 func (p *Planner) Refuse(path string, forcible bool, format string, args ...any) bool {
 	msg := fmt.Sprintf(format, args...)
-	if forcible && p.Opts.Force {
+	if forcible && (p.Opts.Force || p.Opts.wasForced(p.op, path)) {
 		p.notes = append(p.notes, Note{Op: p.op, Path: path, Message: forcedReason(msg), Forced: true})
 		return true
 	}
@@ -261,30 +274,47 @@ func forcedReason(msg string) string {
 
 // MakePlan runs the Plan of each operation in order and collects the
 // actions. An action under a tree that an earlier action removes, or on a
-// path an earlier action removes, is dropped: it would find nothing.
+// path an earlier action removes, is dropped: it would find nothing. The
+// template record is planned last, when every refusal --force passed is
+// known, and its actions, notes and refusals keep its place in the order.
 func MakePlan(ctx context.Context, root View, ops []Operation, o Options) Plan {
 	p := NewPlanner(root, o)
-	var plan Plan
-	removed := map[string]bool{}
 	p.selected = map[string]bool{}
 	for _, op := range ops {
 		p.selected[op.ID] = true
 		p.opIDs = append(p.opIDs, op.ID)
 	}
-	for _, op := range ops {
-		if err := ctx.Err(); err != nil {
-			plan.Errors = append(plan.Errors, OpError{Op: op.ID, Error: err.Error()})
+	outs := make([]opPlan, len(ops))
+	record := -1
+	for i, op := range ops {
+		if op.ID == opTemplateRecord.ID {
+			record = i
 			continue
 		}
-		p.op = op.ID
-		p.leftovers = nil
-		acts, err := op.Plan(ctx, p)
-		acts = append(acts, p.leftovers...)
-		if err != nil {
-			plan.Errors = append(plan.Errors, OpError{Op: op.ID, Error: err.Error()})
+		outs[i] = p.planOp(ctx, op)
+	}
+	if record >= 0 {
+		p.forced = append([]sealrecord.Forced(nil), o.forced...)
+		for _, out := range outs {
+			for _, n := range out.notes {
+				if n.Forced {
+					p.forced = append(p.forced, sealrecord.NewForced(n.Op, n.Path, n.Message))
+				}
+			}
+		}
+		outs[record] = p.planOp(ctx, ops[record])
+	}
+	var plan Plan
+	removed := map[string]bool{}
+	for i, op := range ops {
+		out := outs[i]
+		plan.Notes = append(plan.Notes, out.notes...)
+		plan.Refusals = append(plan.Refusals, out.refusals...)
+		if out.err != nil {
+			plan.Errors = append(plan.Errors, OpError{Op: op.ID, Error: out.err.Error()})
 			continue
 		}
-		for _, a := range acts {
+		for _, a := range out.actions {
 			a.Op = op.ID
 			if coveredBy(removed, a.Path) {
 				continue
@@ -295,9 +325,28 @@ func MakePlan(ctx context.Context, root View, ops []Operation, o Options) Plan {
 			plan.Actions = append(plan.Actions, a)
 		}
 	}
-	plan.Notes = p.notes
-	plan.Refusals = p.refusals
 	return plan
+}
+
+// opPlan is what planning one operation gave.
+type opPlan struct {
+	actions  []Action
+	notes    []Note
+	refusals []Refusal
+	err      error
+}
+
+// planOp plans op alone: its actions (with the leftovers its walks met),
+// notes and refusals, or why it could not be planned.
+func (p *Planner) planOp(ctx context.Context, op Operation) opPlan {
+	if err := ctx.Err(); err != nil {
+		return opPlan{err: err}
+	}
+	p.op, p.leftovers, p.notes, p.refusals = op.ID, nil, nil, nil
+	acts, err := op.Plan(ctx, p)
+	out := opPlan{actions: append(acts, p.leftovers...), notes: p.notes, refusals: p.refusals, err: err}
+	p.notes, p.refusals = nil, nil
+	return out
 }
 
 func coveredBy(removed map[string]bool, p string) bool {

@@ -29,7 +29,9 @@ const templateRecordTidy = "sealprep's own record of the seal"
 // are about to clear. Once they have, nothing is left to read: the
 // recorded values are carried over, so a re-plan (verify) after apply
 // plans nothing, while a key or ID present in the image that the record
-// does not hold is planned as a new record.
+// does not hold is planned as a new record. It also records what the seal
+// keeps by choice: the default operations --ops dropped and the refusals
+// --force passed (MakePlan plans it last, so that all are known).
 func planTemplateRecord(ctx context.Context, p *Planner) ([]Action, error) {
 	keys, err := p.templateHostKeys()
 	if err != nil {
@@ -64,7 +66,7 @@ func planTemplateRecord(ctx context.Context, p *Planner) ([]Action, error) {
 		}
 	}
 	want := sealrecord.Record{HostKeys: keys, MachineIDSHA256: mid,
-		Operations: p.opIDs, MachineIDMode: string(p.Opts.MachineIDMode)}
+		Operations: p.opIDs, MachineIDMode: string(p.Opts.MachineIDMode), Kept: p.Opts.kept, Forced: p.forced}
 	if rec != nil {
 		if len(keys) == 0 {
 			want.HostKeys = rec.HostKeys
@@ -72,10 +74,11 @@ func planTemplateRecord(ctx context.Context, p *Planner) ([]Action, error) {
 		if mid == "" {
 			want.MachineIDSHA256 = rec.MachineIDSHA256
 		}
+		want.Forced = p.carryForced(rec.Forced)
 	}
 	want.HostKeysRemoved = len(keys) == 0 || p.selected[opSSHHostKeys.ID]
 	want.MachineIDCleared = mid == "" || p.selected[opMachineID.ID]
-	if len(want.HostKeys) == 0 && want.MachineIDSHA256 == "" {
+	if len(want.HostKeys) == 0 && want.MachineIDSHA256 == "" && len(want.Kept)+len(want.Forced) == 0 {
 		if exists && rec == nil {
 			return []Action{{Kind: Remove, Path: sealrecord.Path, Kinds: regular,
 				Reason: "a malformed record misleads guestcheck, and nothing is left in the image to write a good one from"}}, nil
@@ -102,8 +105,9 @@ func planTemplateRecord(ctx context.Context, p *Planner) ([]Action, error) {
 }
 
 // recordTidy is the Tidy of a record write: the record is sealprep's own,
-// never identity, so a missing one, or one that records other operations
-// or another machine-id mode, is only a warning for verify. One that
+// never identity, so a missing one, or one that records other operations,
+// another machine-id mode or other choices kept, is only a warning for
+// verify. One that
 // records other keys, another machine ID or another outcome, or does not
 // parse, misleads guestcheck on every clone: that is not tidy.
 func recordTidy(exists bool, rec *sealrecord.Record, want sealrecord.Record) string {
@@ -112,6 +116,7 @@ func recordTidy(exists bool, rec *sealrecord.Record, want sealrecord.Record) str
 	}
 	if rec != nil {
 		want.Operations, want.MachineIDMode = rec.Operations, rec.MachineIDMode
+		want.Kept, want.Forced = rec.Kept, rec.Forced
 		if !rec.SameIdentity(want) {
 			return ""
 		}

@@ -57,6 +57,21 @@ type Record struct {
 	// verify checks. Records of older sealprep versions have neither.
 	Operations    []string `json:"operations,omitempty"`
 	MachineIDMode string   `json:"machine_id_mode,omitempty"`
+	// Kept are the default operations --ops dropped, and Forced the
+	// refusals --force passed: what the template keeps by choice (see
+	// KeptItems). Records of older sealprep versions have neither.
+	Kept   []string `json:"kept,omitempty"`
+	Forced []Forced `json:"forced,omitempty"`
+}
+
+// Forced is one refusal that --force passed when the record was written.
+type Forced struct {
+	// Op is the operation refused, or "preflight" for the root as a whole;
+	// Path what it was about, when it named one.
+	Op   string `json:"op"`
+	Path string `json:"path,omitempty"`
+	// Reason is the refusal's reason, which says what clones get from it.
+	Reason string `json:"reason"`
 }
 
 // HashMachineID is the record's form of a machine ID: the hex SHA-256 of
@@ -115,6 +130,9 @@ func Parse(b []byte) (Record, error) {
 	}
 	if m := r.MachineIDMode; m != "" && m != "empty" && m != "uninitialized" {
 		return Record{}, fmt.Errorf("%s: machine_id_mode %q is neither empty nor uninitialized", Path, m)
+	}
+	if err := r.checkKept(); err != nil {
+		return Record{}, fmt.Errorf("%s: %v", Path, err)
 	}
 	return r, nil
 }

@@ -593,7 +593,13 @@ func JudgeHostKeys(f Facts) []check.Finding {
 func JudgeTemplateHostKeys(f Facts) []check.Finding {
 	present := templateKeys(f)
 	d := f.State.Detail(map[string]string{"configured": keyPaths(f.HostKeys)})
+	kept, forced := keptHostKeys(f)
 	switch {
+	case len(present) > 0 && kept != nil:
+		d["keys"] = strings.Join(present, "\n")
+		d["kept"] = f.show(sealrecord.Path)
+		return []check.Finding{check.New(check.Warn, CodeHostKeyInTemplate, kept.Message, d,
+			"Re-seal the image with sealprep (its ssh-host-keys operation) if clones must not share them")}
 	case len(present) > 0:
 		d["keys"] = strings.Join(present, "\n")
 		return []check.Finding{check.New(check.Fail, CodeHostKeyInTemplate,
@@ -604,9 +610,29 @@ func JudgeTemplateHostKeys(f Facts) []check.Finding {
 		return []check.Finding{check.Passf(CodeHostKeyTemplateNone,
 			"no host keys, as in a sealed template: "+f.Regenerator+" generates them at first boot", d)}
 	}
-	return []check.Finding{check.New(check.Fail, CodeHostKeyNone,
-		"no host keys in the template and nothing generates them at first boot: clones boot an sshd without keys, which cannot start", d,
+	status, msg := check.Fail, "no host keys in the template and nothing generates them at first boot: clones boot an sshd without keys, which cannot start"
+	if forced != nil {
+		status, msg = check.Warn, forced.Message
+		d["kept"] = f.show(sealrecord.Path)
+	}
+	return []check.Finding{check.New(status, CodeHostKeyNone, msg, d,
 		"Install cloud-init's ssh module or sshd-keygen in the image, or re-seal it with sealprep, which installs its own key-generating unit")}
+}
+
+// keptHostKeys is what sealprep's record says the template keeps by
+// choice about its host keys: the ssh-host-keys operation dropped
+// (--ops), or its refusal passed (--force); nil when neither.
+func keptHostKeys(f Facts) (kept, forced *sealrecord.Item) {
+	if f.Template == nil {
+		return nil, nil
+	}
+	if it, ok := f.Template.KeptItem("ssh-host-keys", false); ok {
+		kept = &it
+	}
+	if it, ok := f.Template.KeptItem("ssh-host-keys", true); ok {
+		forced = &it
+	}
+	return kept, forced
 }
 
 // templateKeys lists the host key files a template holds: every
@@ -870,6 +896,9 @@ func JudgeTemplateKeys(f Facts) []check.Finding {
 	}
 	if len(hits) == 0 {
 		return nil
+	}
+	if kept, _ := keptHostKeys(f); kept != nil && f.State.Is {
+		return nil // the template itself: JudgeTemplateHostKeys warns, once
 	}
 	how := " without its ssh-host-keys operation"
 	if t.HostKeysRemoved {

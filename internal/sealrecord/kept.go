@@ -1,0 +1,141 @@
+package sealrecord
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// maxReason bounds a forced refusal's reason in the record.
+const maxReason = 1000
+
+// Item is one thing a template keeps by choice: an operation --ops
+// dropped, or a refusal --force passed. sealprep verify, guestcheck's
+// template judgements and prove all report it by Message, so that one
+// choice is told alike wherever it shows.
+type Item struct {
+	// Op is the operation (or "preflight", the root as a whole).
+	Op string `json:"op"`
+	// Forced is true for a refusal --force passed, false for an operation
+	// --ops dropped; Path is what the refusal named.
+	Forced bool   `json:"forced,omitempty"`
+	Path   string `json:"path,omitempty"`
+	// Message names the item, says it was kept by choice and what every
+	// clone gets from it, on one line.
+	Message string `json:"message"`
+}
+
+// kept says what each default operation clears, as what a clone would
+// share when --ops drops it: a noun phrase, and whether it is one thing
+// ("it") or many ("them"). An operation not named here (a newer one) is
+// "what <op> clears".
+var kept = map[string]struct {
+	what string
+	one  bool
+}{
+	"cloud-init":                {"cloud-init's instance state", true},
+	"ssh-host-keys":             {"ssh host keys", false},
+	"hostname":                  {"the hostname", true},
+	"net-mac-pins":              {"network configuration pinned to the template's MAC addresses", true},
+	"dhcp-leases":               {"DHCP leases and client identifiers", false},
+	"nm-identity":               {"NetworkManager's secret key and identity", true},
+	"random-seed":               {"saved random seeds", false},
+	"systemd-credential-secret": {"systemd's credential secret", true},
+	"host-credentials":          {"per-host enrolment credentials", false},
+	"machine-id-cmdline":        {"a machine ID on the kernel command line", true},
+	"machine-id-credential":     {"a machine ID credential", true},
+	"lvm-devices-file":          {"the LVM devices file", true},
+	"crash-data":                {"crash dumps", false},
+	"journal":                   {"the template's journal", true},
+	"login-records":             {"login records", false},
+	"logfiles":                  {"log files", false},
+	"shell-history":             {"shell histories", false},
+	"tmp":                       {"the contents of /tmp and /var/tmp", false},
+	"passwd-backups":            {"password file backups", false},
+	"package-cache":             {"cached package files", false},
+	"machine-id":                {"the machine ID", true},
+}
+
+// KeptItems lists what the template keeps by choice, in the record's
+// order: first each operation --ops dropped, then each refusal --force
+// passed, each with its one wording, e.g.
+//
+//	ssh host keys kept by choice (sealprep apply --ops -ssh-host-keys at 2026-12-05T10:00:00Z): every clone will share them; seal with ssh-host-keys to give each clone its own
+//
+// Records of older sealprep versions list nothing.
+func (r Record) KeptItems() []Item {
+	at := r.SealedAt.UTC().Format(time.RFC3339)
+	var out []Item
+	for _, op := range r.Kept {
+		k, ok := kept[op]
+		if !ok {
+			k.what, k.one = "what "+op+" clears", true
+		}
+		pron := "them"
+		if k.one {
+			pron = "it"
+		}
+		// The flag is written apart: "--ops" followed by a verb would read
+		// as an operation's name to the test that checks messages.
+		dropped := "--ops" + " -" + op
+		out = append(out, Item{Op: op, Message: fmt.Sprintf(
+			"%s kept by choice (sealprep apply %s at %s): every clone will share %s; seal with %s to give each clone its own",
+			k.what, dropped, at, pron, op)})
+	}
+	for _, f := range r.Forced {
+		what := f.Reason
+		if f.Path != "" {
+			what = f.Path + ": " + what
+		}
+		out = append(out, Item{Op: f.Op, Forced: true, Path: f.Path, Message: fmt.Sprintf(
+			"%s refusal passed by choice (sealprep apply --force at %s): %s", f.Op, at, what)})
+	}
+	return out
+}
+
+// KeptItem is the first item KeptItems lists for op, forced or not.
+func (r Record) KeptItem(op string, forced bool) (Item, bool) {
+	for _, it := range r.KeptItems() {
+		if it.Op == op && it.Forced == forced {
+			return it, true
+		}
+	}
+	return Item{}, false
+}
+
+// NewForced is the record's entry for a refusal --force passed, its
+// reason made one line of at most maxReason bytes.
+func NewForced(op, path, reason string) Forced {
+	clean := func(s string) string {
+		s = strings.Map(func(r rune) rune {
+			if unicode.IsControl(r) || r == unicode.ReplacementChar {
+				return '?'
+			}
+			return r
+		}, s)
+		if len(s) > maxReason {
+			s = strings.ToValidUTF8(s[:maxReason-3], "") + "..."
+		}
+		return s
+	}
+	return Forced{Op: op, Path: clean(path), Reason: clean(reason)}
+}
+
+// checkKept rejects kept and forced entries a sealprep would not write.
+func (r Record) checkKept() error {
+	for _, op := range r.Kept {
+		if !opRE().MatchString(op) {
+			return fmt.Errorf("kept %q is not an operation ID", op)
+		}
+	}
+	for _, f := range r.Forced {
+		if !opRE().MatchString(f.Op) {
+			return fmt.Errorf("forced op %q is not an operation ID", f.Op)
+		}
+		if f.Reason == "" || NewForced(f.Op, f.Path, f.Reason) != f {
+			return fmt.Errorf("forced %s: the reason must be one line of at most %d bytes", f.Op, maxReason)
+		}
+	}
+	return nil
+}
