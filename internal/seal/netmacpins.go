@@ -3,6 +3,7 @@ package seal
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"path"
 	"strings"
 
@@ -128,7 +129,8 @@ func (p *Planner) netplanMACPins(f netconf.Facts) ([]Action, error) {
 			out = append(out, acts...)
 			continue
 		}
-		p.Refuse(n.Path, true, "%s matches the template's NIC by MAC address (%s): a clone has another MAC and comes up without this network configuration, and sealprep does not edit netplan YAML. Match by name (match: name:) or remove the match, drop the operation (--ops -net-mac-pins), or --force", n.Path, mac)
+		p.RefuseFix(n.Path, true, fmt.Sprintf("matches the NIC by MAC %s, which clones lack; sealprep does not edit netplan YAML", mac),
+			"match by name (match: name:) or remove the match, drop the operation (--ops -net-mac-pins), or --force")
 	}
 	return out, nil
 }
@@ -163,7 +165,8 @@ func (p *Planner) networkdMACPins(f netconf.Facts) ([]Action, error) {
 			continue
 		}
 		if !narrowed {
-			p.Refuse(u.Path, true, "%s matches the template's NIC by MAC address only ([Match] %s): a clone has another MAC and comes up without it, and without the match it would apply to every interface. Match by Name= or Type= instead, drop the operation (--ops -net-mac-pins), or --force", u.Path, macs)
+			p.RefuseFix(u.Path, true, fmt.Sprintf("matches by MAC only ([Match] %s): clones lack that MAC, and unmatched the unit would apply to every interface", macs),
+				"match by Name= or Type= instead, drop the operation (--ops -net-mac-pins), or --force")
 			continue
 		}
 		for _, name := range files {

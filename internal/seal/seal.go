@@ -254,7 +254,7 @@ func (p *Planner) Refuse(path string, forcible bool, format string, args ...any)
 // just taken) under --force, and RefuseFix then returns true: the caller
 // goes ahead.
 func (p *Planner) RefuseFix(path string, forcible bool, why, fix string) bool {
-	if forcible && p.Opts.Force {
+	if forcible && (p.Opts.Force || p.Opts.wasForced(p.op, path)) {
 		p.notes = append(p.notes, Note{Op: p.op, Path: path, Message: why, Forced: true})
 		return true
 	}
