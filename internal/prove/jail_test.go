@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -177,24 +176,10 @@ func checkConfinedArgs(t *testing.T, name string, args []string, template string
 // though the overlay's header names a file that does not exist.
 func TestRealQEMUConfined(t *testing.T) {
 	needRoot(t)
-	qemu, err := exec.LookPath("qemu-system-x86_64")
-	if err != nil {
-		t.Fatalf("qemu-system-x86_64 is missing (Debian package qemu-system-x86): %v", err)
-	}
-	qemuImg, err := exec.LookPath("qemu-img")
-	if err != nil {
-		t.Fatalf("qemu-img is missing (Debian package qemu-utils): %v", err)
-	}
+	qemu := testenv.Tool(t, "qemu-system-x86_64", "qemu-system-x86")
+	qemuImg := testenv.Tool(t, "qemu-img", "qemu-utils")
 	dir := searchableTempDir(t)
-	img := filepath.Join(dir, "template.img")
-	if err := os.WriteFile(img, make([]byte, 1<<20), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	img, f := tinyTemplate(t, dir, 0o600)
 	j, err := newJail(AccelTCG, "/dev/kvm")
 	if err != nil {
 		t.Fatal(err)

@@ -35,6 +35,22 @@ func searchableTempDir(t *testing.T) string {
 	return dir
 }
 
+// tinyTemplate is a 1 MiB raw template in dir, with mode, and its file
+// open read-only as a vetted chain's would be (closed at cleanup).
+func tinyTemplate(t *testing.T, dir string, mode os.FileMode) (string, *os.File) {
+	t.Helper()
+	img := filepath.Join(dir, "template.img")
+	if err := os.WriteFile(img, make([]byte, 1<<20), mode); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return img, f
+}
+
 // fakeRunDir boots clones of a small raw template, passed as a one-layer
 // chain, on the fake QEMU under the run's jail; it returns the run's
 // directory (clones/clone-N) and the jail too.
@@ -43,15 +59,7 @@ func fakeRunDir(t *testing.T, mode string, d time.Duration) ([]CloneResult, time
 	qemuImg := testenv.Tool(t, "qemu-img", "qemu-utils")
 	t.Setenv(fakeEnv, mode)
 	dir := searchableTempDir(t)
-	img := filepath.Join(dir, "template.img")
-	if err := os.WriteFile(img, make([]byte, 1<<20), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(img)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	img, f := tinyTemplate(t, dir, 0o644)
 	cfg := Config{Image: img, Clones: 2, QEMU: fakeBin, QEMUImg: qemuImg, Kernel: "/vmlinuz"}.withDefaults()
 	boot := Boot{Firmware: FirmwareKernel, Kernel: "/vmlinuz", Accel: AccelTCG, MemoryMiB: 128, CPUs: 1,
 		Chain: []Layer{{Path: img, Format: "raw", File: f}}, VirtualSize: 1 << 20}
