@@ -80,7 +80,9 @@ func agree(ctx context.Context, qemuImg string, l Layer) error {
 	out, errs, err := runLimited(ctx, QemuImgLimits, qemuImg,
 		[]string{"info", "--output=json", "-f", l.Format, layerSpec(l.Format, 3, true)}, []*os.File{l.File})
 	if err != nil {
-		if strings.Contains(errs, "lock") {
+		// QEMU says 'Failed to get shared "write" lock' (or '"write"
+		// lock'); "block" alone is no lock.
+		if strings.Contains(errs, "Failed to get") && strings.Contains(errs, "lock") {
 			return fmt.Errorf("%w: qemu-img info: %s", ErrInUse, firstLine(errs))
 		}
 		if errs != "" {
