@@ -114,7 +114,7 @@ func runImage(o *options, ops []seal.Operation, stdin io.Reader, stdout, stderr 
 }
 
 func imageInfo(s *image.Session) *seal.ImageInfo {
-	in := &seal.ImageInfo{File: s.File, Format: s.Format, Method: s.Method, Backing: s.Backing,
+	in := &seal.ImageInfo{File: s.File, Format: s.Format, Method: s.Method, Backing: s.Chain.Backing(),
 		Notes: s.Notes, Recovered: s.Recovered, Mounts: []seal.ImageMount{}}
 	for _, m := range s.Mounts {
 		in.Mounts = append(in.Mounts, seal.ImageMount{Path: m.Path, Dir: m.Dir, Device: m.Device, Source: m.Source,

@@ -77,10 +77,8 @@ type Session struct {
 	Format string
 	// Method says how the image was attached.
 	Method string
-	// Backing is the qcow2 backing chain, nearest first; it is only read.
-	Backing []string
-	// Chain is the vetted image and its backing files, open read-only
-	// until Close.
+	// Chain is the vetted image and its backing files (only read), open
+	// read-only until Close.
 	Chain *Chain
 	// Dir is the session directory, Root the host directory of the guest's "/".
 	Dir, Root string
@@ -98,7 +96,7 @@ type Session struct {
 	lockFD  int
 	qsd     *exec.Cmd
 	qsdDone chan struct{}
-	qsdErr  *boundedBuffer
+	qsdErr  *BoundedBuffer
 	once    sync.Once
 	closeEr error
 }
@@ -177,7 +175,7 @@ func Open(ctx context.Context, file string, o Options) (s *Session, err error) {
 		return nil, err
 	}
 	s.Chain = chain
-	s.Format, s.Backing = chain.Top().Format, chain.Backing()
+	s.Format = chain.Top().Format
 	if !o.ReadOnly {
 		if st.Mode().Perm()&0o222 == 0 {
 			return nil, refuse("the image file is read-only (mode %04o): make it writable to seal it, or seal a copy", st.Mode().Perm())
@@ -189,9 +187,9 @@ func Open(ctx context.Context, file string, o Options) (s *Session, err error) {
 		}
 		unix.Close(fd)
 	}
-	if len(s.Backing) > 0 {
+	if backing := chain.Backing(); len(backing) > 0 {
 		s.Notes = append(s.Notes, fmt.Sprintf("%s has backing files (%s): only the top layer is written; the backing files are opened read-only and stay as they are, so other images on the same backing file are not affected",
-			abs, strings.Join(s.Backing, " <- ")))
+			abs, strings.Join(backing, " <- ")))
 	}
 	if err := s.makeDir(); err != nil {
 		chain.Close()
@@ -279,7 +277,7 @@ func (s *Session) attach(ctx context.Context) error {
 	}
 	c.SysProcAttr.Pdeathsig = 0
 	c.Stdout = io.Discard
-	s.qsdErr = &boundedBuffer{max: DaemonLimits.MaxOutput}
+	s.qsdErr = NewBoundedBuffer(DaemonLimits.MaxOutput)
 	c.Stderr = s.qsdErr
 	err = c.Start()
 	for _, f := range files[:1] {

@@ -258,8 +258,8 @@ func TestBackingChainWritesTopOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Backing) != 1 || s.Backing[0] != base || !strings.Contains(strings.Join(s.Notes, "\n"), "only the top layer is written") {
-		t.Errorf("backing %q, notes %q", s.Backing, s.Notes)
+	if b := s.Chain.Backing(); len(b) != 1 || b[0] != base || !strings.Contains(strings.Join(s.Notes, "\n"), "only the top layer is written") {
+		t.Errorf("backing %q, notes %q", b, s.Notes)
 	}
 	if err := os.Remove(filepath.Join(s.Root, "etc/machine-id")); err != nil {
 		t.Fatal(err)

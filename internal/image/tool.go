@@ -31,16 +31,18 @@ var (
 	DaemonLimits  = Limits{AddressSpace: 8 << 30, CPU: 2 * time.Hour, MaxOutput: 64 << 10}
 )
 
-// boundedBuffer keeps the first max bytes written to it and says whether
-// more came.
-type boundedBuffer struct {
+// BoundedBuffer keeps the first bytes written to it, up to its bound,
+// and says whether more came: for a helper's output, which is hostile
+// input (qemu-img's, the storage daemon's, prove's QEMU's).
+type BoundedBuffer struct {
 	mu   sync.Mutex
 	b    []byte
 	max  int
 	over bool
 }
 
-func (w *boundedBuffer) Write(p []byte) (int, error) {
+// Write keeps what fits and reports all of p as taken.
+func (w *BoundedBuffer) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n := len(p)
@@ -55,15 +57,18 @@ func (w *boundedBuffer) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// NewBoundedBuffer keeps at most max bytes.
+func NewBoundedBuffer(max int) *BoundedBuffer { return &BoundedBuffer{max: max} }
+
 // Bytes is what was kept.
-func (w *boundedBuffer) Bytes() []byte {
+func (w *BoundedBuffer) Bytes() []byte {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append([]byte(nil), w.b...)
 }
 
 // String is the kept text, trimmed.
-func (w *boundedBuffer) String() string { return strings.TrimSpace(string(w.Bytes())) }
+func (w *BoundedBuffer) String() string { return strings.TrimSpace(string(w.Bytes())) }
 
 // limitedCommand is bin run under prlimit with l's address space and CPU
 // bounds, in its own process group, with files as fds 3, 4, ... (name
@@ -95,8 +100,8 @@ func runLimited(ctx context.Context, l Limits, bin string, args []string, files 
 	if err != nil {
 		return nil, "", err
 	}
-	out := &boundedBuffer{max: l.MaxOutput}
-	errb := &boundedBuffer{max: 64 << 10}
+	out := NewBoundedBuffer(l.MaxOutput)
+	errb := NewBoundedBuffer(64 << 10)
 	c.Stdout, c.Stderr = out, errb
 	if err := c.Start(); err != nil {
 		return nil, "", fmt.Errorf("start %s: %w", bin, err)

@@ -281,16 +281,23 @@ func openBacking(last Layer, h imgfmt.Header, dir string, p Policy) (Layer, imgf
 		target = filepath.Join(filepath.Dir(last.Path), target)
 	}
 	target = filepath.Clean(target)
+	allow := allowed(target, p)
+	rel, rerr := filepath.Rel(dir, target)
+	if !allow && (rerr != nil || rel == ".." || strings.HasPrefix(rel, "../")) {
+		return Layer{}, imgfmt.Header{}, refuse("%s names the backing file %s%s, outside its directory; refused (if it is yours: --allow-backing %s; or flatten a copy: %s)",
+			last.Path, target, describe(target), target, convert("qcow2", last.Path))
+	}
+	// Not even opened: opening a device can act (a tape rewinds).
+	for _, k := range []string{"/proc/", "/sys/", "/dev/"} {
+		if strings.HasPrefix(target, k) {
+			return Layer{}, imgfmt.Header{}, refuse("%s names the backing file %s, a kernel interface, not an image; refused", last.Path, target)
+		}
+	}
 	var fd int
 	var err error
-	if allowed(target, p) {
+	if allow {
 		fd, err = openat2(unix.AT_FDCWD, target, unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_MAGICLINKS)
 	} else {
-		rel, rerr := filepath.Rel(dir, target)
-		if rerr != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-			return Layer{}, imgfmt.Header{}, refuse("%s names the backing file %s%s, outside its directory; refused (if it is yours: --allow-backing %s; or flatten a copy: %s)",
-				last.Path, target, describe(target), target, convert("qcow2", last.Path))
-		}
 		var dfd int
 		dfd, err = unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err == nil {
@@ -306,12 +313,7 @@ func openBacking(last Layer, h imgfmt.Header, dir string, p Policy) (Layer, imgf
 	case err != nil:
 		return Layer{}, imgfmt.Header{}, refuse("%s names the backing file %s, which cannot be opened: %v", last.Path, target, err)
 	}
-	f := os.NewFile(uintptr(fd), target)
-	if strings.HasPrefix(target, "/proc/") || strings.HasPrefix(target, "/sys/") || strings.HasPrefix(target, "/dev/") {
-		f.Close()
-		return Layer{}, imgfmt.Header{}, refuse("%s names the backing file %s, a kernel interface, not an image; refused", last.Path, target)
-	}
-	return vetLayer(f, target, name, h.BackingFormat)
+	return vetLayer(os.NewFile(uintptr(fd), target), target, name, h.BackingFormat)
 }
 
 func allowed(target string, p Policy) bool {

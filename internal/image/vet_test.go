@@ -139,6 +139,12 @@ func TestVetAllowBacking(t *testing.T) {
 	c.Close()
 	_, err = Vet(top, Policy{AllowBacking: []string{filepath.Join(out, "other.raw")}})
 	wantRefusal(t, err, "outside its directory")
+	// Not even an allowed path under /dev is opened (opening a device can
+	// act): it is refused by its name, before any open would tell it is a
+	// character device.
+	qimg(t, dir, "create", "-q", "-f", "qcow2", "-u", "-F", "raw", "-b", "/dev/null", "dev.qcow2", "4M")
+	_, err = Vet(filepath.Join(dir, "dev.qcow2"), Policy{AllowBacking: []string{"/dev/null"}})
+	wantRefusal(t, err, "/dev/null", "a kernel interface")
 }
 
 // The helpers run bounded: a deadline kills the whole process group, the

@@ -108,8 +108,7 @@ type cloneRun struct {
 	cfg   Config
 	clone Clone
 	boot  Boot
-	base  string // the template's format
-	jail  jail   // who QEMU runs as
+	jail  jail // who QEMU runs as
 	res   CloneResult
 	con   *Console
 	vm    *vm
@@ -170,11 +169,12 @@ const maxVars = 64 << 20
 // and the size comes from Boot.
 func (r *cloneRun) overlay(ctx context.Context) error {
 	c := r.clone
-	if len(r.boot.Chain) == 0 || r.boot.VirtualSize <= 0 {
-		return fmt.Errorf("no vetted template chain (%d layers, virtual size %d)", len(r.boot.Chain), r.boot.VirtualSize)
+	layers := r.boot.layers()
+	if len(layers) == 0 || layers[0].VirtualSize <= 0 {
+		return fmt.Errorf("no vetted template chain (%d layers)", len(layers))
 	}
-	top := r.boot.Chain[0]
-	args := []string{"create", "-q", "-u", "-f", "qcow2", "-F", top.Format, "-b", top.Path, c.Overlay(), fmt.Sprint(r.boot.VirtualSize)}
+	top := layers[0]
+	args := []string{"create", "-q", "-u", "-f", "qcow2", "-F", top.Format, "-b", top.Path, c.Overlay(), fmt.Sprint(top.VirtualSize)}
 	out, err := exec.CommandContext(ctx, r.cfg.QEMUImg, args...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("qemu-img create %s: %v: %s", c.Overlay(), err, firstLines(string(out), 2))

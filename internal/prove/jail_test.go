@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guestcheck/guestcheck/internal/image"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
@@ -191,9 +192,9 @@ func TestRealQEMUConfined(t *testing.T) {
 	}
 	c, _ := NewClone(0, filepath.Join(run, "clone-1"))
 	// The header names a path that does not exist: QEMU must not care.
-	boot := Boot{Firmware: FirmwareBIOS, Accel: AccelTCG, MemoryMiB: 128, CPUs: 1, VirtualSize: 1 << 20,
-		Chain: []Layer{{Path: filepath.Join(dir, "nonexistent.img"), Format: "raw", File: f}}}
-	r := &cloneRun{cfg: Config{QEMUImg: qemuImg}, clone: c, boot: boot, base: "raw", jail: j}
+	boot := Boot{Firmware: FirmwareBIOS, Accel: AccelTCG, MemoryMiB: 128, CPUs: 1,
+		Chain: &image.Chain{Layers: []image.Layer{{Path: filepath.Join(dir, "nonexistent.img"), Format: "raw", VirtualSize: 1 << 20, File: f}}}}
+	r := &cloneRun{cfg: Config{QEMUImg: qemuImg}, clone: c, boot: boot, jail: j}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := r.prepare(ctx, "t"); err != nil {

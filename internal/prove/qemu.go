@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/image"
 )
 
 // Clone is one throwaway clone: its name, network and files.
@@ -78,22 +80,8 @@ type Boot struct {
 	// each layer as an open file descriptor and the disk graph spelled
 	// out, so it opens no template path and follows no backing name
 	// written in a header. There is no other way to give QEMU the template.
-	Chain []Layer
-	// VirtualSize is the template's size in bytes: the overlay's, which
-	// qemu-img create -u does not read from the template.
-	VirtualSize int64
-}
-
-// Layer is one image of the template's backing chain.
-type Layer struct {
-	// Path is for display and for the overlay's header only: QEMU never
-	// opens it.
-	Path string
-	// Format is raw or qcow2, as vetted from the header.
-	Format string
-	// File is the layer opened read-only by prove's caller after it
-	// vetted the header; QEMU reads the layer through it.
-	File *os.File
+	// A layer's Path is for display and the overlay's header only.
+	Chain *image.Chain
 }
 
 // sandbox is QEMU's seccomp filter: no obsolete system calls, no setuid
@@ -108,10 +96,18 @@ const firstLayerFD = 3
 // files are the descriptors QEMU inherits, Chain's files in order.
 func (b Boot) files() []*os.File {
 	var out []*os.File
-	for _, l := range b.Chain {
+	for _, l := range b.layers() {
 		out = append(out, l.File)
 	}
 	return out
+}
+
+// layers are the chain's layers, none without a chain.
+func (b Boot) layers() []image.Layer {
+	if b.Chain == nil {
+		return nil
+	}
+	return b.Chain.Layers
 }
 
 // Args is QEMU's command line for clone c. The guest gets only QEMU's
@@ -170,19 +166,20 @@ func Args(c Clone, b Boot) []string {
 // QEMU opens no template path, by name or by a header's backing name.
 func diskArgs(c Clone, b Boot) []string {
 	var a []string
-	for i := range b.Chain {
+	chain := b.layers()
+	for i := range chain {
 		a = append(a, "-add-fd", fmt.Sprintf("fd=%d,set=%d,opaque=tmpl-%d", firstLayerFD+i, i+1, i))
 	}
-	for i := len(b.Chain) - 1; i >= 0; i-- {
+	for i := len(chain) - 1; i >= 0; i-- {
 		file := map[string]any{"driver": "file", "filename": fmt.Sprintf("/dev/fdset/%d", i+1), "read-only": true,
 			"node-name": fmt.Sprintf("tmpl-file%d", i)}
-		node := map[string]any{"driver": b.Chain[i].Format, "file": fmt.Sprintf("tmpl-file%d", i), "read-only": true,
+		node := map[string]any{"driver": chain[i].Format, "file": fmt.Sprintf("tmpl-file%d", i), "read-only": true,
 			"node-name": fmt.Sprintf("tmpl-%d", i)}
 		// A raw layer has no backing option at all; qcow2's is the next
 		// layer, or null (none) at the bottom.
-		if b.Chain[i].Format != "raw" {
+		if chain[i].Format != "raw" {
 			node["backing"] = nil
-			if i+1 < len(b.Chain) {
+			if i+1 < len(chain) {
 				node["backing"] = fmt.Sprintf("tmpl-%d", i+1)
 			}
 		}

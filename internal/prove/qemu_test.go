@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/guestcheck/guestcheck/internal/image"
 )
 
 func argValues(a []string, flag string) []string {
@@ -26,7 +28,7 @@ func TestArgs(t *testing.T) {
 		}
 		for _, fw := range []string{FirmwareBIOS, FirmwareUEFI, FirmwareKernel} {
 			a := Args(c, Boot{Firmware: fw, Accel: AccelTCG, MemoryMiB: 512, CPUs: 1, Kernel: "/k", Initrd: "/i", Append: "root=/dev/vda",
-				OVMF: OVMF{Code: "/ovmf/CODE.fd", Vars: "/ovmf/VARS.fd"}, Chain: []Layer{{Path: "/t/template.qcow2", Format: "qcow2"}}})
+				OVMF: OVMF{Code: "/ovmf/CODE.fd", Vars: "/ovmf/VARS.fd"}, Chain: &image.Chain{Layers: []image.Layer{{Path: "/t/template.qcow2", Format: "qcow2"}}}})
 			nd := argValues(a, "-netdev")
 			if len(nd) != 1 || !strings.Contains(nd[0], ",restrict=on,") || !strings.HasPrefix(nd[0], "user,") {
 				t.Fatalf("%s: -netdev %q: want one user network with restrict=on", fw, nd)
@@ -94,7 +96,7 @@ func TestArgs(t *testing.T) {
 func TestArgsChain(t *testing.T) {
 	c, _ := NewClone(0, "/run/p/clone-1")
 	b := Boot{Firmware: FirmwareBIOS, Accel: AccelTCG, MemoryMiB: 512, CPUs: 1,
-		Chain: []Layer{{Path: "/t/top.qcow2", Format: "qcow2"}, {Path: "/t/mid.qcow2", Format: "qcow2"}, {Path: "/t/base.qcow2", Format: "qcow2"}}}
+		Chain: &image.Chain{Layers: []image.Layer{{Path: "/t/top.qcow2", Format: "qcow2"}, {Path: "/t/mid.qcow2", Format: "qcow2"}, {Path: "/t/base.qcow2", Format: "qcow2"}}}}
 	a := Args(c, b)
 	if got := argValues(a, "-add-fd"); !slices.Equal(got, []string{"fd=3,set=1,opaque=tmpl-0", "fd=4,set=2,opaque=tmpl-1", "fd=5,set=3,opaque=tmpl-2"}) {
 		t.Errorf("-add-fd %q", got)
@@ -117,7 +119,7 @@ func TestArgsChain(t *testing.T) {
 	if strings.Contains(strings.Join(a, " "), "/t/") {
 		t.Errorf("a layer's path in the arguments: %q", a)
 	}
-	b.Chain = []Layer{{Path: "/t/t.img", Format: "raw"}}
+	b.Chain = &image.Chain{Layers: []image.Layer{{Path: "/t/t.img", Format: "raw"}}}
 	if got := argValues(Args(c, b), "-blockdev")[1]; got != `{"driver":"raw","file":"tmpl-file0","node-name":"tmpl-0","read-only":true}` {
 		t.Errorf("a raw layer: %s", got)
 	}

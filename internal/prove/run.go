@@ -101,11 +101,13 @@ func Run(ctx context.Context, cfg Config, readTemplate TemplateReader) (Report, 
 	defer cancel()
 	rep := Report{SchemaVersion: 1, Tool: "sealprep", Command: "prove", Version: cfg.Version, StartedAt: start.UTC(),
 		MemoryMiB: cfg.MemoryMiB, CPUs: cfg.CPUs, Clones: []CloneResult{}, Failures: []Failure{}, Collisions: []guestid.Collision{}}
-	boot, format, err := plan(ctx, &cfg, &rep)
-	defer closeChain(boot.Chain)
+	// plan hands back the chain it opened even when it then refuses.
+	boot, err := plan(ctx, &cfg, &rep)
 	if err != nil {
+		boot.Chain.Close()
 		return Report{}, err
 	}
+	defer boot.Chain.Close()
 	j, err := newJail(boot.Accel, cfg.KVMDevice)
 	if err != nil {
 		return Report{}, &Refusal{err.Error()}
@@ -126,7 +128,7 @@ func Run(ctx context.Context, cfg Config, readTemplate TemplateReader) (Report, 
 	if err := stageBoot(dir, &boot, j); err != nil {
 		return Report{}, err
 	}
-	rep.Clones = runClones(ctx, cfg, boot, format, dir, j)
+	rep.Clones = runClones(ctx, cfg, boot, dir, j)
 	cfg.Progress.Done()
 	var cols []guestid.Collision
 	rep.Items, cols = Compare(rep.Clones, rep.Template)
@@ -142,33 +144,33 @@ func Run(ctx context.Context, cfg Config, readTemplate TemplateReader) (Report, 
 
 // plan checks the template and the tools and decides the firmware and
 // accelerator, all before anything boots.
-func plan(ctx context.Context, cfg *Config, rep *Report) (Boot, string, error) {
+func plan(ctx context.Context, cfg *Config, rep *Report) (Boot, error) {
 	abs, err := filepath.Abs(cfg.Image)
 	if err != nil {
-		return Boot{}, "", err
+		return Boot{}, err
 	}
 	cfg.Image = abs
 	rep.Image.File = abs
 	if st, err := os.Stat(abs); errors.Is(err, os.ErrNotExist) {
-		return Boot{}, "", refuse("--image %s: no such file", cfg.Image)
+		return Boot{}, refuse("--image %s: no such file", cfg.Image)
 	} else if err != nil || !st.Mode().IsRegular() {
-		return Boot{}, "", refuse("--image %s: not a regular file", cfg.Image)
+		return Boot{}, refuse("--image %s: not a regular file", cfg.Image)
 	}
 	for _, t := range []struct{ bin, pkg string }{{cfg.QEMU, "qemu-system-x86"}, {cfg.QEMUImg, "qemu-utils"}} {
 		if _, err := exec.LookPath(t.bin); err != nil {
-			return Boot{}, "", refuse("%s is missing (Debian package %s)", t.bin, t.pkg)
+			return Boot{}, refuse("%s is missing (Debian package %s)", t.bin, t.pkg)
 		}
 	}
 	chain, err := image.OpenChain(ctx, cfg.QEMUImg, abs, image.Policy{AllowBacking: cfg.AllowBacking})
 	if errors.Is(err, image.ErrInUse) {
-		return Boot{}, "", refuse("the template is in use: a running VM or another tool holds its lock; power it off first (clones of a template that is being written prove nothing)")
+		return Boot{}, refuse("the template is in use: a running VM or another tool holds its lock; power it off first (clones of a template that is being written prove nothing)")
 	}
 	var ir *image.Refusal
 	if errors.As(err, &ir) {
-		return Boot{}, "", &Refusal{ir.Reason}
+		return Boot{}, &Refusal{ir.Reason}
 	}
 	if err != nil {
-		return Boot{}, "", refuse("--image %s: %v", cfg.Image, err)
+		return Boot{}, refuse("--image %s: %v", cfg.Image, err)
 	}
 	info := chain.Top()
 	rep.Image.Format = info.Format
@@ -177,36 +179,16 @@ func plan(ctx context.Context, cfg *Config, rep *Report) (Boot, string, error) {
 	}
 	// From here the chain's files belong to b: Run closes them.
 	b := Boot{MemoryMiB: cfg.MemoryMiB, CPUs: cfg.CPUs, Kernel: cfg.Kernel, Initrd: cfg.Initrd, Append: cfg.Append,
-		VirtualSize: info.VirtualSize, Chain: layersOf(chain)}
+		Chain: chain}
 	if err := chooseBoot(ctx, cfg, chain, &b, rep); err != nil {
-		return b, "", err
+		return b, err
 	}
 	ac, err := ChooseAccel(cfg.Accel, cfg.KVMDevice, cfg.CPUInfo)
 	if err != nil {
-		return b, "", &Refusal{err.Error()}
+		return b, &Refusal{err.Error()}
 	}
 	b.Accel, rep.Accel, rep.AccelReason = ac.Accel, ac.Accel, ac.Reason
-	return b, info.Format, nil
-}
-
-// layersOf hands the vetted chain's open files to QEMU's command line
-// (Boot.Chain): QEMU reads each layer through its descriptor, never by a
-// name a header wrote.
-func layersOf(c *image.Chain) []Layer {
-	var out []Layer
-	for _, l := range c.Layers {
-		out = append(out, Layer{Path: l.Path, Format: l.Format, File: l.File})
-	}
-	return out
-}
-
-// closeChain closes the layers' files.
-func closeChain(chain []Layer) {
-	for _, l := range chain {
-		if l.File != nil {
-			l.File.Close()
-		}
-	}
+	return b, nil
 }
 
 // maxBootFile bounds a kernel, initrd or OVMF code file prove copies.
@@ -291,7 +273,7 @@ func workDir(keep string) (string, func(), error) {
 }
 
 // runClones boots every clone in parallel and waits for all of them.
-func runClones(ctx context.Context, cfg Config, boot Boot, format, dir string, j jail) []CloneResult {
+func runClones(ctx context.Context, cfg Config, boot Boot, dir string, j jail) []CloneResult {
 	var tagb [3]byte
 	rand.Read(tagb[:])
 	tag := hex.EncodeToString(tagb[:])
@@ -306,7 +288,7 @@ func runClones(ctx context.Context, cfg Config, boot Boot, format, dir string, j
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := &cloneRun{cfg: cfg, clone: c, boot: boot, base: format, jail: j}
+			r := &cloneRun{cfg: cfg, clone: c, boot: boot, jail: j}
 			out[i] = r.run(ctx, tag).safe()
 		}()
 	}

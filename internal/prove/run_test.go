@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guestcheck/guestcheck/internal/image"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
@@ -62,7 +63,7 @@ func fakeRunDir(t *testing.T, mode string, d time.Duration) ([]CloneResult, time
 	img, f := tinyTemplate(t, dir, 0o644)
 	cfg := Config{Image: img, Clones: 2, QEMU: fakeBin, QEMUImg: qemuImg, Kernel: "/vmlinuz"}.withDefaults()
 	boot := Boot{Firmware: FirmwareKernel, Kernel: "/vmlinuz", Accel: AccelTCG, MemoryMiB: 128, CPUs: 1,
-		Chain: []Layer{{Path: img, Format: "raw", File: f}}, VirtualSize: 1 << 20}
+		Chain: &image.Chain{Layers: []image.Layer{{Path: img, Format: "raw", VirtualSize: 1 << 20, File: f}}}}
 	j, err := newJail(AccelTCG, "/dev/kvm")
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +78,7 @@ func fakeRunDir(t *testing.T, mode string, d time.Duration) ([]CloneResult, time
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	start := time.Now()
-	res := runClones(ctx, cfg, boot, "raw", clones, j)
+	res := runClones(ctx, cfg, boot, clones, j)
 	return res, time.Since(start), clones, j
 }
 

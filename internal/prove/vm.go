@@ -1,7 +1,6 @@
 package prove
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"github.com/digitalocean/go-qemu/qmp"
+
+	"github.com/guestcheck/guestcheck/internal/image"
 )
 
 // vm is one running QEMU.
@@ -30,26 +31,6 @@ type vm struct {
 // stderrLimit bounds what is kept of QEMU's own stderr.
 const stderrLimit = 8 << 10
 
-type limitedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *limitedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if room := stderrLimit - l.b.Len(); room > 0 {
-		l.b.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
-}
-
-func (l *limitedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return strings.TrimSpace(l.b.String())
-}
-
 // start runs QEMU for the clone in its own process group (so that a
 // kill takes all of it), as the jail's user with files as its
 // descriptors 3 and up, and connects QMP.
@@ -64,8 +45,8 @@ func start(ctx context.Context, qemu string, c Clone, args []string, files []*os
 	v.cmd = exec.Command(qemu, args...)
 	v.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: j.cred}
 	v.cmd.ExtraFiles = files
-	var stderr limitedBuffer
-	v.cmd.Stderr = &stderr
+	stderr := image.NewBoundedBuffer(stderrLimit)
+	v.cmd.Stderr = stderr
 	if err := v.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", qemu, err)
 	}
