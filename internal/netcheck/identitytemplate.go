@@ -114,9 +114,29 @@ func JudgeTemplateDHCPState(ev identity.CloneEvidence) []check.Finding {
 		return nil
 	}
 	d := ev.State.Detail(map[string]string{"left": strings.Join(ev.DHCPState, "\n")})
-	return []check.Finding{check.New(check.Fail, CodeIDTemplateDHCPState,
-		fmt.Sprintf("the template holds DHCP client state (%s): every clone would present the template's DHCP identity", ev.DHCPState[0]), d,
+	status, summary := check.Fail, fmt.Sprintf("the template holds DHCP client state (%s): every clone would present the template's DHCP identity", ev.DHCPState[0])
+	if it, ok := keptBy(ev.State, "dhcp-leases", ""); ok {
+		status, summary = check.Warn, it.Message
+	}
+	return []check.Finding{check.New(status, CodeIDTemplateDHCPState, summary, d,
 		"Re-seal the image with sealprep (its dhcp-leases operation), or remove the files listed in the image")}
+}
+
+// keptBy is the template record's kept-by-choice item for op: the
+// operation --ops dropped, or a refusal of it --force passed at path
+// ("" for any). A template that keeps an item by choice is warned about
+// in the record's own words, as sealprep verify warns about it, rather
+// than failed: the two tools tell one choice alike.
+func keptBy(st identity.TemplateState, op, path string) (sealrecord.Item, bool) {
+	if st.Record == nil {
+		return sealrecord.Item{}, false
+	}
+	for _, it := range st.Record.KeptItems() {
+		if it.Op == op && (!it.Forced || path == "" || it.Path == path) {
+			return it, true
+		}
+	}
+	return sealrecord.Item{}, false
 }
 
 // JudgeTemplateMACBindings fails each MAC binding in a sealed template:
@@ -131,9 +151,20 @@ func JudgeTemplateMACBindings(bs []MACBinding, st identity.TemplateState) []chec
 			what = "configuration for " + b.Name
 			d["interface"] = b.Name
 		}
-		fs = append(fs, check.New(check.Fail, CodeIDTemplateMACBinding,
-			fmt.Sprintf("%s: %s in the template is bound to MAC %s (%s): a clone has another MAC and comes up without it", b.At, what, b.MAC, b.Kind), d,
+		status, summary := check.Fail, fmt.Sprintf("%s: %s in the template is bound to MAC %s (%s): a clone has another MAC and comes up without it", b.At, what, b.MAC, b.Kind)
+		if it, ok := keptBy(st, "net-mac-pins", atFile(b.At)); ok {
+			status, summary = check.Warn, it.Message
+		}
+		fs = append(fs, check.New(status, CodeIDTemplateMACBinding, summary, d,
 			"Re-seal the image with sealprep (its net-mac-pins operation), or match the interface by name instead of MAC address in the image"))
 	}
 	return fs
+}
+
+// atFile is the file of a "path:line" location.
+func atFile(at string) string {
+	if i := strings.LastIndexByte(at, ':'); i > 0 && strings.Trim(at[i+1:], "0123456789") == "" {
+		return at[:i]
+	}
+	return at
 }

@@ -1,7 +1,7 @@
 package netcheck
 
 import (
-	"github.com/guestcheck/guestcheck/internal/identity"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/identity"
 	"github.com/guestcheck/guestcheck/internal/sealrecord"
 )
 
@@ -81,5 +82,40 @@ func TestJudgeTemplateMachineID(t *testing.T) {
 				t.Error("the finding carries the raw ID")
 			}
 		})
+	}
+}
+
+// A MAC binding or DHCP state the template keeps by choice (the record
+// says --force passed net-mac-pins' refusal at that file, or --ops
+// dropped dhcp-leases) is a warning in the record's own words, the line
+// sealprep verify warns with; without the choice, or for another file,
+// it still fails.
+func TestTemplateKeptByChoiceWarns(t *testing.T) {
+	mac, _ := net.ParseMAC("52:54:00:ab:cd:ef")
+	rec := &sealrecord.Record{SealedAt: time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC), SealprepVersion: "v9.9",
+		Kept:   []string{"dhcp-leases"},
+		Forced: []sealrecord.Forced{sealrecord.NewForced("net-mac-pins", "/etc/netplan/60-admin.yaml", "matches the NIC by MAC")}}
+	st := identity.TemplateState{Is: true, Why: "sealed", Record: rec}
+	bs := []MACBinding{
+		{MAC: mac, At: "/etc/netplan/60-admin.yaml:6", Kind: "netplan match: macaddress", Name: "lan"},
+		{MAC: mac, At: "/etc/systemd/network/10-lan.network:2", Kind: "networkd [Match] MACAddress="},
+	}
+	fs := JudgeTemplateMACBindings(bs, st)
+	forced, _ := rec.KeptItem("net-mac-pins", true)
+	if len(fs) != 2 || fs[0].Status != check.Warn || fs[0].Message != forced.Message || fs[1].Status != check.Fail {
+		t.Errorf("MAC bindings: %+v", fs)
+	}
+	fs = JudgeTemplateMACBindings(bs, identity.TemplateState{Is: true, Why: "sealed", Record: &sealrecord.Record{}})
+	if len(fs) != 2 || fs[0].Status != check.Fail || fs[1].Status != check.Fail {
+		t.Errorf("MAC bindings without a choice: %+v", fs)
+	}
+	dropped, _ := rec.KeptItem("dhcp-leases", false)
+	ev := identity.CloneEvidence{State: st, DHCPState: []string{"/etc/dhcpcd.duid"}}
+	if fs := JudgeTemplateDHCPState(ev); len(fs) != 1 || fs[0].Status != check.Warn || fs[0].Message != dropped.Message {
+		t.Errorf("DHCP state kept by choice: %+v", fs)
+	}
+	ev.State.Record = nil
+	if fs := JudgeTemplateDHCPState(ev); len(fs) != 1 || fs[0].Status != check.Fail {
+		t.Errorf("DHCP state: %+v", fs)
 	}
 }
