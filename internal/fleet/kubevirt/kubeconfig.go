@@ -46,6 +46,8 @@ type Config struct {
 	Token     string
 	TokenFile string
 	// Namespace limits the listing to one namespace; empty is all.
+	// LoadKubeconfig leaves it empty whatever the context says: a
+	// survey is of the whole cluster unless asked otherwise.
 	Namespace string
 }
 
@@ -115,7 +117,7 @@ func parseKubeconfig(b []byte, file, context string) (Config, error) {
 	for _, f := range []struct {
 		key string
 		dst *string
-	}{{"cluster", &clusterName}, {"user", &userName}, {"namespace", &c.Namespace}} {
+	}{{"cluster", &clusterName}, {"user", &userName}} {
 		if *f.dst, err = str(ctx, f.key, "context "+context); err != nil {
 			return Config{}, err
 		}

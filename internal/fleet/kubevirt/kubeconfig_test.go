@@ -45,7 +45,7 @@ func TestLoadKubeconfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Server != "https://192.0.2.5:6443" || string(c.CAData) != "PEM" || c.TokenFile != filepath.Join(dir, "token") || c.Namespace != "prod" || c.Context != "harvester" {
+	if c.Server != "https://192.0.2.5:6443" || string(c.CAData) != "PEM" || c.TokenFile != filepath.Join(dir, "token") || c.Namespace != "" || c.Context != "harvester" {
 		t.Errorf("current context: %+v", c)
 	}
 	c, err = LoadKubeconfig(p, "admin")

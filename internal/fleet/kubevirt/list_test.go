@@ -48,7 +48,7 @@ func TestList(t *testing.T) {
 		VMs: []any{
 			kubevirtfake.VM("prod", "web-1", shared, "52:54:00:00:00:01"),
 			kubevirtfake.VM("prod", "web-1-clone", shared, "52:54:00:00:00:02"),
-			kubevirtfake.VM("dev", "stopped", ""),
+			kubevirtfake.Stopped(kubevirtfake.VM("dev", "stopped", "")),
 		},
 		VMIs: []any{
 			kubevirtfake.VMI("prod", "web-1", "node-a", shared, true, "52:54:00:00:00:01"),
@@ -66,7 +66,7 @@ func TestList(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s/%s node=%s uuid=%s host=%s macs=%d agent=%s", m.Namespace, m.Name, m.Node, m.Firmware.UUID, m.Hostname, len(m.Interfaces), state(m)))
 	}
 	want := []string{
-		"dev/stopped node= uuid=" + LegacyUUID("stopped") + " host=stopped macs=0 agent=running",
+		"dev/stopped node= uuid=" + LegacyUUID("stopped") + " host=stopped macs=0 agent=stopped",
 		"lone/vmi-only node=node-a uuid= host=vmi-only macs=0 agent=running, guest agent connected, guestosinfo unreadable: GET /apis/subresources.kubevirt.io/v1/namespaces/lone/virtualmachineinstances/vmi-only/guestosinfo: 409 Conflict: VMI does not have guest agent connected",
 		"prod/web-1 node=node-a uuid=0d5a9f3e-1c2b-4a6d-8e7f-9a0b1c2d3e4f host=web-1.example macs=1 agent=running, guest agent connected (guest-exec, guest-file-write disabled)",
 		"prod/web-1-clone node=node-b uuid=0d5a9f3e-1c2b-4a6d-8e7f-9a0b1c2d3e4f host=web-1-clone macs=1 agent=running, guest agent not connected",
@@ -126,44 +126,44 @@ func TestListErrors(t *testing.T) {
 	}
 	raw := func(v any) []byte { b, _ := json.Marshal(v); return b }
 	for name, tc := range map[string]struct {
-		s    kubevirtfake.Server
+		s    *kubevirtfake.Server
 		want string
 	}{
-		"forbidden": {kubevirtfake.Server{Status: http.StatusForbidden, Message: `virtualmachines.kubevirt.io is forbidden: User "system:serviceaccount:ops:guestcheck" cannot list resource "virtualmachines" in API group "kubevirt.io" at the cluster scope`},
+		"forbidden": {&kubevirtfake.Server{Status: http.StatusForbidden, Message: `virtualmachines.kubevirt.io is forbidden: User "system:serviceaccount:ops:guestcheck" cannot list resource "virtualmachines" in API group "kubevirt.io" at the cluster scope`},
 			`GET /apis/kubevirt.io/v1/virtualmachines: forbidden (403): virtualmachines.kubevirt.io is forbidden: User "system:serviceaccount:ops:guestcheck" cannot list resource "virtualmachines" in API group "kubevirt.io" at the cluster scope; bind the ClusterRole kubevirt.io:view to the account guestcheck uses (kubectl create clusterrolebinding guestcheck-fleet --clusterrole=kubevirt.io:view --serviceaccount=NAMESPACE:NAME)`},
-		"not installed": {kubevirtfake.Server{Status: http.StatusNotFound, Message: "the server could not find the requested resource"},
+		"not installed": {&kubevirtfake.Server{Status: http.StatusNotFound, Message: "the server could not find the requested resource"},
 			"GET /apis/kubevirt.io/v1/virtualmachines: not found (404): the server could not find the requested resource (is KubeVirt installed? its kubevirt.io/v1 API is not served)"},
-		"server error": {kubevirtfake.Server{Status: http.StatusInternalServerError, Message: "etcdserver:\nleader changed"},
+		"server error": {&kubevirtfake.Server{Status: http.StatusInternalServerError, Message: "etcdserver:\nleader changed"},
 			"GET /apis/kubevirt.io/v1/virtualmachines: 500 Internal Server Error: etcdserver: leader changed"},
-		"oversized": {kubevirtfake.Server{Raw: []byte(`{"items":["` + strings.Repeat("x", maxPage) + `"]}`)},
+		"oversized": {&kubevirtfake.Server{Raw: []byte(`{"items":["` + strings.Repeat("x", maxPage) + `"]}`)},
 			"GET /apis/kubevirt.io/v1/virtualmachines: the API server's answer is larger than 32 MiB"},
-		"not json": {kubevirtfake.Server{Raw: []byte("<html>")},
+		"not json": {&kubevirtfake.Server{Raw: []byte("<html>")},
 			"GET /apis/kubevirt.io/v1/virtualmachines: the answer is not the JSON expected: not JSON at byte 1"},
-		"items not a list": {kubevirtfake.Server{Raw: []byte(`{"items":{}}`)},
+		"items not a list": {&kubevirtfake.Server{Raw: []byte(`{"items":{}}`)},
 			"GET /apis/kubevirt.io/v1/virtualmachines: the answer is not the JSON expected: items is an object, not an array"},
-		"uuid a number": {kubevirtfake.Server{VMs: []any{vmWith([]string{"spec", "template", "spec", "domain", "firmware", "uuid"}, 42)}},
+		"uuid a number": {&kubevirtfake.Server{VMs: []any{vmWith([]string{"spec", "template", "spec", "domain", "firmware", "uuid"}, 42)}},
 			"VirtualMachine prod/bad: spec.template.spec.domain.firmware.uuid is a number, not a string"},
-		"uuid not a UUID": {kubevirtfake.Server{VMs: []any{vmWith([]string{"spec", "template", "spec", "domain", "firmware", "uuid"}, "web-1\x1b[2J")}},
+		"uuid not a UUID": {&kubevirtfake.Server{VMs: []any{vmWith([]string{"spec", "template", "spec", "domain", "firmware", "uuid"}, "web-1\x1b[2J")}},
 			"VirtualMachine prod/bad: spec.template.spec.domain.firmware.uuid is not a UUID"},
-		"interfaces an object": {kubevirtfake.Server{VMs: []any{vmWith([]string{"spec", "template", "spec", "domain", "devices", "interfaces"}, map[string]any{})}},
+		"interfaces an object": {&kubevirtfake.Server{VMs: []any{vmWith([]string{"spec", "template", "spec", "domain", "devices", "interfaces"}, map[string]any{})}},
 			"VirtualMachine prod/bad: spec.template.spec.domain.devices.interfaces is an object, not an array"},
-		"bad MAC": {kubevirtfake.Server{VMs: []any{vmWith([]string{"spec", "template", "spec", "domain", "devices", "interfaces"}, []any{map[string]any{"name": "a", "macAddress": "zz"}})}},
+		"bad MAC": {&kubevirtfake.Server{VMs: []any{vmWith([]string{"spec", "template", "spec", "domain", "devices", "interfaces"}, []any{map[string]any{"name": "a", "macAddress": "zz"}})}},
 			"VirtualMachine prod/bad: spec.template.spec.domain.devices.interfaces[0].macAddress is not a MAC address"},
-		"cloud-init a string": {kubevirtfake.Server{VMs: []any{vmWith([]string{"spec", "template", "spec", "volumes"}, []any{map[string]any{"name": "c", "cloudInitNoCloud": "x"}})}},
+		"cloud-init a string": {&kubevirtfake.Server{VMs: []any{vmWith([]string{"spec", "template", "spec", "volumes"}, []any{map[string]any{"name": "c", "cloudInitNoCloud": "x"}})}},
 			"VirtualMachine prod/bad: spec.template.spec.volumes.cloudInitNoCloud is a string, not an object"},
-		"name hostile": {kubevirtfake.Server{VMs: []any{vmWith([]string{"metadata", "name"}, "a\nb")}},
+		"name hostile": {&kubevirtfake.Server{VMs: []any{vmWith([]string{"metadata", "name"}, "a\nb")}},
 			`VirtualMachine "prod"/"a?b": not a valid namespace and name`},
-		"unnamed and wrong": {kubevirtfake.Server{Raw: raw(map[string]any{"items": []any{map[string]any{"metadata": 1}}})},
+		"unnamed and wrong": {&kubevirtfake.Server{Raw: raw(map[string]any{"items": []any{map[string]any{"metadata": 1}}})},
 			"VirtualMachine number 1 of the list: metadata is a number, not an object"},
-		"more than asked": {kubevirtfake.Server{Raw: raw(map[string]any{"items": make([]any, pageLimit+1)})},
+		"more than asked": {&kubevirtfake.Server{Raw: raw(map[string]any{"items": make([]any, pageLimit+1)})},
 			"GET /apis/kubevirt.io/v1/virtualmachines: the API server sent more virtualmachines than asked for"},
-		"continue repeats": {kubevirtfake.Server{Raw: raw(map[string]any{"metadata": map[string]any{"continue": "x"}, "items": []any{}})},
+		"continue repeats": {&kubevirtfake.Server{Raw: raw(map[string]any{"metadata": map[string]any{"continue": "x"}, "items": []any{}})},
 			"GET /apis/kubevirt.io/v1/virtualmachines: the API server's continue token repeats or is too long"},
-		"expired continue": {kubevirtfake.Server{Status: http.StatusGone, Message: "too old"},
+		"expired continue": {&kubevirtfake.Server{Status: http.StatusGone, Message: "too old"},
 			"GET /apis/kubevirt.io/v1/virtualmachines: the list changed too much while it was read in pages (410 Gone): survey again"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := List(context.Background(), load(t, &tc.s))
+			_, err := List(context.Background(), load(t, tc.s))
 			if err == nil || err.Error() != tc.want {
 				t.Errorf("error:\n %v\nwant\n %s", err, tc.want)
 			}
@@ -218,7 +218,9 @@ func TestSourceSharedUUID(t *testing.T) {
 		VMs:  []any{kubevirtfake.VM("prod", "web-1", shared, "52:54:00:00:00:01"), kubevirtfake.VM("prod", "web-2", shared, "52:54:00:00:00:02")},
 		VMIs: []any{kubevirtfake.VMI("prod", "web-1", "node-a", shared, false), kubevirtfake.VMI("prod", "web-2", "node-b", shared, false)},
 	}
-	ts, errs := fleet.Targets(context.Background(), []fleet.Source{Source{Config: load(t, s)}}, nil)
+	srv := s.Start(t)
+	src := Source{Kubeconfig: kubevirtfake.Kubeconfig(t, srv, t.TempDir())}
+	ts, errs := fleet.Targets(context.Background(), []fleet.Source{src}, nil)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}

@@ -13,16 +13,32 @@ import (
 const SourceName = "kubevirt"
 
 // Source is guestcheck fleet's KubeVirt source: every VM of the cluster
-// Config reaches, judged on the API alone (KubeVirt has no guest-exec to
-// run guestcheck in the guest through).
-type Source struct{ Config Config }
+// a kubeconfig reaches, judged on the API alone (KubeVirt has no
+// guest-exec to run guestcheck in the guest through).
+type Source struct {
+	// Kubeconfig is the file (DefaultKubeconfig when empty), Context
+	// its context (the current one when empty).
+	Kubeconfig, Context string
+	// Namespace limits the survey to one namespace; empty is all.
+	Namespace string
+}
 
 // Name is the source's name in reports.
 func (Source) Name() string { return SourceName }
 
-// Targets lists the cluster's VMs as fleet targets named NAMESPACE/NAME.
+// Targets reads the kubeconfig and lists the cluster's VMs as fleet
+// targets named NAMESPACE/NAME.
 func (s Source) Targets(ctx context.Context) ([]fleet.Target, error) {
-	ms, err := List(ctx, s.Config)
+	path := s.Kubeconfig
+	if path == "" {
+		path = DefaultKubeconfig()
+	}
+	c, err := LoadKubeconfig(path, s.Context)
+	if err != nil {
+		return nil, err
+	}
+	c.Namespace = s.Namespace
+	ms, err := List(ctx, c)
 	if err != nil {
 		return nil, err
 	}

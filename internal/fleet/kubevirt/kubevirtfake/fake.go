@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -47,7 +49,10 @@ type Server struct {
 // Start serves s over TLS on loopback until the test ends.
 func (s *Server) Start(t testing.TB) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewTLSServer(http.HandlerFunc(s.serve))
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	// A client refusing the certificate is a test's point, not noise.
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
+	srv.StartTLS()
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -159,6 +164,12 @@ func VM(ns, name, uuid string, macs ...string) any {
 		"metadata": map[string]any{"name": name, "namespace": ns, "uid": "uid-" + name},
 		"spec":     map[string]any{"runStrategy": "Always", "template": map[string]any{"spec": spec}},
 		"status":   map[string]any{"printableStatus": "Running"}}
+}
+
+// Stopped marks a VM object from VM as stopped.
+func Stopped(vm any) any {
+	vm.(map[string]any)["status"] = map[string]any{"printableStatus": "Stopped"}
+	return vm
 }
 
 // VMI is a running VirtualMachineInstance on node; agent sets its
