@@ -9,7 +9,7 @@ import (
 // fleetCommand is `guestcheck fleet`'s description.
 func fleetCommand(ids func() []string) *cli.Command {
 	return &cli.Command{Name: "fleet", Summary: "survey the VMs on this host through their guest agents and find the identity clones share",
-		Synopsis: []string{"[--libvirt URI] [--proxmox] [OPTIONS]", "--agent-socket [NAME=]PATH... [OPTIONS]", "--kubevirt [--kubeconfig PATH] [--context NAME] [--namespace NS] [OPTIONS]", "--listen ADDR [--interval DUR] [OPTIONS]"},
+		Synopsis: []string{"[--libvirt URI] [--proxmox] [OPTIONS]", "--agent-socket [NAME=]PATH... [OPTIONS]", "--kubevirt [--kubeconfig PATH] [OPTIONS]", "--listen ADDR [--interval DUR] [OPTIONS]"},
 		Description: `Run guestcheck in every VM on this host through its QEMU guest agent (guest-exec of ` + fleet.DefaultGuestcheckPath + ` --format json --exit-zero, arguments as a list, never a shell), and compare the identities their reports carry: a machine-id, SSH host key, DHCP client identity, hostname, instance-id, MAC or address (on one network) that two VMs share is a finding no single guest can see. Prints a table, worst VM first, the shared items with their fix, and a summary line.
 
 It only reads: per VM it sends guest-ping, guest-info, guest-exec and guest-exec-status, and nothing that writes to or changes the guest. A VM it cannot survey is unknown, with the reason: no agent channel, agent not connected or not answering, guest-exec disabled by the agent's RPC filter, guestcheck not installed, permission denied (SELinux), a timeout, a report of an unknown schema version, output over the bound or not JSON.
