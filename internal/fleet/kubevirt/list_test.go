@@ -174,6 +174,19 @@ func TestListErrors(t *testing.T) {
 	}
 }
 
+// TestListHangs: a server that never answers is given up on at the
+// caller's deadline.
+func TestListHangs(t *testing.T) {
+	c := load(t, &kubevirtfake.Server{Hang: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := List(ctx, c)
+	if err == nil || err.Error() != "GET /apis/kubevirt.io/v1/virtualmachines: no answer in time" || time.Since(start) > 5*time.Second {
+		t.Errorf("error %v after %s", err, time.Since(start))
+	}
+}
+
 // TestListWrongToken: a token the server refuses says so.
 func TestListWrongToken(t *testing.T) {
 	c := load(t, &kubevirtfake.Server{})

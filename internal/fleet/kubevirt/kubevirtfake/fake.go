@@ -40,6 +40,8 @@ type Server struct {
 	Message string
 	// Raw, when set, is answered to the lists instead of the objects.
 	Raw []byte
+	// Hang, when set, answers nothing until the client goes away.
+	Hang bool
 
 	mu sync.Mutex
 	// Queries records each request's path and query, for tests.
@@ -62,6 +64,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.Queries = append(s.Queries, r.URL.Path+"?"+r.URL.RawQuery)
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
+	if s.Hang {
+		<-r.Context().Done()
+		return
+	}
 	if r.Header.Get("Authorization") != "Bearer "+Token {
 		status(w, http.StatusUnauthorized, "Unauthorized")
 		return
