@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/guestcheck/guestcheck/internal/checks"
-	"github.com/guestcheck/guestcheck/internal/fleet"
-	"github.com/guestcheck/guestcheck/internal/fleet/kubevirt/kubevirtfake"
-	"github.com/guestcheck/guestcheck/internal/report"
+	"github.com/guestcheck/guestcheck/internal/host/fleet"
+	"github.com/guestcheck/guestcheck/internal/host/fleet/kubevirt/kubevirtfake"
+	"github.com/guestcheck/guestcheck/internal/shared/report"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 

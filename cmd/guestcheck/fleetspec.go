@@ -1,9 +1,9 @@
 package main
 
 import (
-	"github.com/guestcheck/guestcheck/internal/cli"
-	"github.com/guestcheck/guestcheck/internal/fleet"
-	"github.com/guestcheck/guestcheck/internal/fleet/kubevirt"
+	"github.com/guestcheck/guestcheck/internal/host/fleet"
+	"github.com/guestcheck/guestcheck/internal/host/fleet/kubevirt"
+	"github.com/guestcheck/guestcheck/internal/shared/cli"
 )
 
 // fleetCommand is `guestcheck fleet`'s description.
