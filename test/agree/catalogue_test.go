@@ -64,25 +64,7 @@ var knownGaps = []gap{
 	{"networkd-duid", "unsealed", "DUIDRawData= pins one DUID for every clone; the catalogue gives it to the machine-id operation, which only renews the DUID derived from the machine ID"},
 	{"networkd-duid", "flagged", "guestcheck does not judge DUIDRawData= in networkd.conf"},
 	{"networkd-duid", "collide", "guestid computes no DUID when DUIDRawData= is set (networkdVendorDUID)"},
-	{"mac-pins/etc/NetworkManager/system-connections/cloned-mac-address", "flagged", cloned},
-	{"mac-pins/etc/NetworkManager/system-connections/cloned-mac-address", "collide", cloned},
-	{"mac-pins/run/NetworkManager/system-connections/cloned-mac-address", "flagged", cloned},
-	{"mac-pins/run/NetworkManager/system-connections/cloned-mac-address", "collide", cloned},
-	{"mac-pins/etc/sysconfig/network-scripts/MACADDR", "unsealed", cloned},
-	{"mac-pins/etc/sysconfig/network-scripts/MACADDR", "flagged", cloned},
-	{"mac-pins/etc/sysconfig/network-scripts/MACADDR", "collide", cloned},
-	{"mac-pins/etc/sysconfig/network/MACADDR", "unsealed", cloned},
-	{"mac-pins/etc/sysconfig/network/MACADDR", "flagged", cloned},
-	{"mac-pins/etc/sysconfig/network/MACADDR", "collide", cloned},
-	{"mac-pins/etc/network/interfaces", "unsealed", eniGap},
-	{"mac-pins/etc/network/interfaces", "flagged", eniGap},
-	{"mac-pins/etc/network/interfaces", "collide", eniGap},
 }
-
-const (
-	cloned = "a MAC set on the NIC (NetworkManager cloned-mac-address, ifcfg MACADDR) is no match: netconf reads no such setting and net-mac-pins keeps it, so every clone would use the template's MAC and neither tool says so"
-	eniGap = "ifupdown's interfaces(5) hwaddress sets the NIC's MAC: netconf and net-mac-pins do not read ENI, which the catalogue lists"
-)
 
 // TestCatalogue (issue 29, part 4) holds, on a root for every form of
 // every place of every catalogue item, what the catalogue promises:

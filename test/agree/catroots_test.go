@@ -250,11 +250,13 @@ func macPinForms(pl catalogue.Place) []form {
 			{variant: "MACADDR", name: "ifcfg-eth0", data: "DEVICE=eth0\nBOOTPROTO=dhcp\nONBOOT=yes\nTYPE=Ethernet\nMACADDR=" + templateMAC + "\n"},
 		}
 	}
+	// ifupdown reads interfaces.d only as Debian's interfaces sources it.
+	const head = "source /etc/network/interfaces.d/*\n\nauto lo\niface lo inet loopback\n"
 	eni := "auto eth0\niface eth0 inet dhcp\n    hwaddress ether " + templateMAC + "\n"
 	if !pl.Dir {
-		eni = "source /etc/network/interfaces.d/*\n\nauto lo\niface lo inet loopback\n\n" + eni
+		return []form{{data: head + "\n" + eni}}
 	}
-	return []form{{name: "eth0", data: eni}}
+	return []form{{name: "eth0", data: eni, extra: []node{file(path.Join(path.Dir(pl.Path), "interfaces"), head)}}}
 }
 
 // duidLLT is a DUID-LLT of the template's MAC, as the clients write one.
