@@ -1,4 +1,4 @@
-package disk
+package disksize
 
 import (
 	"context"
@@ -10,9 +10,12 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/guestcheck/guestcheck/internal/fact/blockdev"
+	"github.com/guestcheck/guestcheck/internal/fact/blockdev/blockdevtest"
 	"github.com/guestcheck/guestcheck/internal/fact/blockid/blocktest"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
+	"github.com/guestcheck/guestcheck/internal/shared/runner/checktest"
 )
 
 // diskUsage returns a statfs result with pct% of blocks and ipct% of inodes used.
@@ -27,14 +30,14 @@ func fakeGrowDiskVM(t *testing.T) *blocktest.System {
 	s := blocktest.NewSystem(t)
 	const gib = 1 << 30
 	gpt := blocktest.GPT{DiskGUID: "01234567-89ab-cdef-0123-456789abcdef", Parts: []blocktest.GPTPart{
-		{Type: "0fc63daf-8483-4772-8e79-3d69d8477de4", UUID: tRootPart, Name: "root", First: 2048, Last: 2048 + 4194304 - 1}}}
+		{Type: "0fc63daf-8483-4772-8e79-3d69d8477de4", UUID: blockdevtest.RootPart, Name: "root", First: 2048, Last: 2048 + 4194304 - 1}}}
 	s.Add(blocktest.Device{Name: "vda", Major: 254, Minor: 0, Size: 20 * gib, Image: gpt.Image()})
 	s.Add(blocktest.Device{Name: "vda1", Major: 254, Minor: 1, Parent: "vda", Partition: 1, Start: 2048 * 512, Size: 2 * gib,
-		Image: diskExt4(tRootUUID, "root", 2048)})
+		Image: blockdevtest.Ext4(blockdevtest.RootUUID, "root", 2048)})
 	s.Add(blocktest.Device{Name: "vdb", Major: 254, Minor: 16, Size: 10 * gib,
-		Image: blocktest.XFS{UUID: tDataUUID, BlockSize: 4096, Blocks: 5 * 262144}.Image()})
-	s.Add(blocktest.Device{Name: "vdc", Major: 254, Minor: 32, Size: 4 * gib, Image: blocktest.Btrfs{UUID: tLogsUUID, DevSize: 4 * gib}.Image()})
-	s.Add(blocktest.Device{Name: "vdd", Major: 254, Minor: 48, Size: gib, Image: diskExt4(tCloneUUID, "", 1024-8)})
+		Image: blocktest.XFS{UUID: blockdevtest.DataUUID, BlockSize: 4096, Blocks: 5 * 262144}.Image()})
+	s.Add(blocktest.Device{Name: "vdc", Major: 254, Minor: 32, Size: 4 * gib, Image: blocktest.Btrfs{UUID: blockdevtest.LogsUUID, DevSize: 4 * gib}.Image()})
+	s.Add(blocktest.Device{Name: "vdd", Major: 254, Minor: 48, Size: gib, Image: blockdevtest.Ext4(blockdevtest.CloneUUID, "", 1024-8)})
 	s.Add(blocktest.Device{Name: "vdn", Major: 254, Minor: 208, Size: gib, NoNode: true})
 	s.WriteFile("proc/self/mountinfo", strings.Join([]string{
 		"20 1 254:1 / / rw - ext4 /dev/vda1 rw",
@@ -77,14 +80,14 @@ func diskByMount(fs []runner.Finding) map[string][]runner.Finding {
 
 func TestDiskSizeFakeVM(t *testing.T) {
 	s := fakeGrowDiskVM(t)
-	e := diskEnv(t, s.Dir, true)
+	e := blockdevtest.Env(t, s.Dir, true)
 	us := map[string]unix.Statfs_t{"/": diskUsage(50, 96), "/data": diskUsage(95, 10), "/srv": diskUsage(10, 99), "/opt": diskUsage(1, 1)}
 	btrfs := diskUsage(98, 0)
 	btrfs.Files, btrfs.Ffree = 0, 0 // btrfs reports no inode count
 	us["/pool"] = btrfs
 	e.Statfs = fakeDiskStatfs(s.Dir, us)
 	fs := RunDiskSize(context.Background(), e)
-	diskConventions(t, DiskSizeCodes, fs)
+	checktest.Conventions(t, fs, DiskSizeCodes)
 	got := diskByMount(fs)
 	want := map[string]string{
 		"/":       "warn:disk-inodes-high warn:disk-partition-not-grown",
@@ -94,7 +97,7 @@ func TestDiskSizeFakeVM(t *testing.T) {
 		"/broken": "error:disk-statfs-failed",
 		"/opt":    "pass:disk-usage-ok skip:disk-size-unverified",
 	}
-	wantGroups(t, got, want)
+	blockdevtest.WantGroups(t, got, want)
 	for _, f := range got["/"] {
 		if f.Code == codeDiskPartNotGrown {
 			if f.Detail["unallocated_after_partition"] != "18.0 GiB" || f.Detail["disk"] != "/dev/vda" ||
@@ -122,15 +125,15 @@ func TestDiskSizeFakeVM(t *testing.T) {
 	// device is within the slack and passes.
 	e.Config = &config.Config{Disk: config.DiskConfig{WarnPercent: 40, FailPercent: 99}}
 	got = diskByMount(RunDiskSize(context.Background(), e))
-	if c := diskCodes(got["/srv"]); c != "warn:disk-inodes-high" {
+	if c := blockdevtest.Codes(got["/srv"]); c != "warn:disk-inodes-high" {
 		t.Errorf("/srv with thresholds 40/99: %s (99%% is not over 99%%)", c)
 	}
-	if c := diskCodes(got["/pool"]); c != "warn:disk-usage-high" {
+	if c := blockdevtest.Codes(got["/pool"]); c != "warn:disk-usage-high" {
 		t.Errorf("/pool with thresholds 40/99: %s", c)
 	}
 	us["/srv"] = diskUsage(10, 10)
 	got = diskByMount(RunDiskSize(context.Background(), e))
-	if c := diskCodes(got["/srv"]); c != "pass:disk-usage-ok" || got["/srv"][0].Message != "/srv is 10.0% full (390.6 MiB of 3.8 GiB), inodes 10.0%" ||
+	if c := blockdevtest.Codes(got["/srv"]); c != "pass:disk-usage-ok" || got["/srv"][0].Message != "/srv is 10.0% full (390.6 MiB of 3.8 GiB), inodes 10.0%" ||
 		got["/srv"][0].Detail["fs_size"] != "1016.0 MiB" {
 		t.Errorf("/srv ok: %s %+v", c, got["/srv"])
 	}
@@ -138,12 +141,12 @@ func TestDiskSizeFakeVM(t *testing.T) {
 
 func TestDiskSizeNotLiveAndNoMountinfo(t *testing.T) {
 	s := blocktest.NewSystem(t)
-	fs := RunDiskSize(context.Background(), diskEnv(t, s.Dir, false))
+	fs := RunDiskSize(context.Background(), blockdevtest.Env(t, s.Dir, false))
 	if len(fs) != 1 || fs[0].Code != codeDiskNotLive || fs[0].Status != runner.Skip {
 		t.Errorf("not live: %+v", fs)
 	}
-	fs = RunDiskSize(context.Background(), diskEnv(t, s.Dir, true))
-	diskConventions(t, DiskSizeCodes, fs)
+	fs = RunDiskSize(context.Background(), blockdevtest.Env(t, s.Dir, true))
+	checktest.Conventions(t, fs, DiskSizeCodes)
 	if len(fs) != 1 || fs[0].Code != codeDiskStateUnreadable || fs[0].Status != runner.Error {
 		t.Errorf("no mountinfo: %+v", fs)
 	}
@@ -166,7 +169,7 @@ func TestNotGrownThreshold(t *testing.T) {
 			t.Errorf("notGrown(%d, %d) = %v", c.gap, c.size, got)
 		}
 	}
-	if iecBytes(1536) != "1.5 KiB" || iecBytes(10) != "10 B" || iecBytes(20<<30) != "20.0 GiB" {
+	if blockdev.IECBytes(1536) != "1.5 KiB" || blockdev.IECBytes(10) != "10 B" || blockdev.IECBytes(20<<30) != "20.0 GiB" {
 		t.Error("iecBytes")
 	}
 }
@@ -194,10 +197,10 @@ func TestDiskSizeLoopNotGrown(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	fs := RunDiskSize(ctx, hostEnv(t))
-	diskConventions(t, DiskSizeCodes, fs)
+	fs := RunDiskSize(ctx, blockdevtest.HostEnv(t))
+	checktest.Conventions(t, fs, DiskSizeCodes)
 	got := diskByMount(fs)[dir]
-	if c := diskCodes(got); c != want {
+	if c := blockdevtest.Codes(got); c != want {
 		t.Fatalf("%s on %s: %s, want %s\n%+v", dir, dev, c, want, got)
 	}
 	for _, f := range got {

@@ -1,4 +1,4 @@
-package disk
+package fstabcheck
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/guestcheck/guestcheck/internal/fact/blockdev"
 	"github.com/guestcheck/guestcheck/internal/parse/fstab"
 	"github.com/guestcheck/guestcheck/internal/parse/mountinfo"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
@@ -89,9 +90,9 @@ func RunFstab(ctx context.Context, env *runner.Env) []runner.Finding {
 // derived from them once. It does no I/O.
 type fstabJudge struct {
 	f        *FstabFacts
-	inv      *Inventory      // nil when not live or unreadable
-	mountsOK bool            // f.Mounts is the live mount table
-	rootBase map[string]bool // disks under "/", when known
+	inv      *blockdev.Inventory // nil when not live or unreadable
+	mountsOK bool                // f.Mounts is the live mount table
+	rootBase map[string]bool     // disks under "/", when known
 }
 
 // JudgeFstab judges gathered fstab facts.
@@ -149,7 +150,7 @@ func newFstabJudge(f *FstabFacts) *fstabJudge {
 	r.inv = f.Inventory
 	if r.inv != nil && r.mountsOK {
 		if m, ok := mountinfo.Find(f.Mounts, "/"); ok {
-			if d := mountDevice(r.inv, m, f.device); d != nil {
+			if d := blockdev.MountDevice(r.inv, m, f.device); d != nil {
 				r.rootBase = map[string]bool{}
 				for _, b := range r.inv.BaseDisks(d) {
 					r.rootBase[b.Name] = true
@@ -210,7 +211,7 @@ func (r *fstabJudge) state() []runner.Finding {
 
 // probeLimited says which devices were not probed, and so which
 // identifiers are known from udev links only.
-func probeLimited(inv *Inventory, isRoot bool) runner.Finding {
+func probeLimited(inv *blockdev.Inventory, isRoot bool) runner.Finding {
 	d := map[string]string{"udev_links": udevPresence(inv.UdevLinks)}
 	msg := "some block devices were not probed"
 	if len(inv.Denied) > 0 {
@@ -405,7 +406,7 @@ func (r *fstabJudge) mountedFinding(v fstabEntryView, res fstabResolution) (runn
 	if dev == nil || r.inv == nil {
 		return runner.Finding{}, false
 	}
-	md := mountDevice(r.inv, m, r.f.device)
+	md := blockdev.MountDevice(r.inv, m, r.f.device)
 	if md == nil || md == dev {
 		return runner.Finding{}, false
 	}
@@ -416,7 +417,7 @@ func (r *fstabJudge) mountedFinding(v fstabEntryView, res fstabResolution) (runn
 			e.MountPoint, e.Line, e.MountPoint, e.MountPoint)), true
 }
 
-func (r *fstabJudge) deviceOf(p string) *BlockDevice {
+func (r *fstabJudge) deviceOf(p string) *blockdev.BlockDevice {
 	if !strings.HasPrefix(p, "/dev/") {
 		return nil
 	}
@@ -427,7 +428,7 @@ func (r *fstabJudge) deviceOf(p string) *BlockDevice {
 // isData says whether an entry is a data filesystem (whose absence should
 // not stop the boot): on the live system, one on another disk than "/";
 // otherwise one outside the OS's usual mount points.
-func (r *fstabJudge) isData(v fstabEntryView, dev *BlockDevice) (bool, string) {
+func (r *fstabJudge) isData(v fstabEntryView, dev *blockdev.BlockDevice) (bool, string) {
 	if !v.src.IsBlock() {
 		return false, "not a block device"
 	}
@@ -468,10 +469,10 @@ func (r *fstabJudge) duplicates(referenced map[string]bool) []runner.Finding {
 			continue
 		}
 		var paths []string
-		var ms []Match
+		var ms []blockdev.Match
 		for _, x := range d.Devices {
 			paths = append(paths, x.Path())
-			ms = append(ms, Match{Device: x})
+			ms = append(ms, blockdev.Match{Device: x})
 		}
 		victim := r.likelyCopy(ms)
 		out = append(out, runner.New(runner.Warn, codeFstabDuplicate,
@@ -485,16 +486,16 @@ func (r *fstabJudge) duplicates(referenced map[string]bool) []runner.Finding {
 
 // likelyCopy picks the device to re-identify: one that is not mounted
 // (the attached copy), else the last one.
-func (r *fstabJudge) likelyCopy(ms []Match) *BlockDevice {
-	mounted := map[*BlockDevice]bool{}
+func (r *fstabJudge) likelyCopy(ms []blockdev.Match) *blockdev.BlockDevice {
+	mounted := map[*blockdev.BlockDevice]bool{}
 	if r.mountsOK {
 		for _, m := range r.f.Mounts {
-			if d := mountDevice(r.inv, m, r.f.device); d != nil {
+			if d := blockdev.MountDevice(r.inv, m, r.f.device); d != nil {
 				mounted[d] = true
 			}
 		}
 	}
-	sorted := append([]Match(nil), ms...)
+	sorted := append([]blockdev.Match(nil), ms...)
 	sort.SliceStable(sorted, func(i, j int) bool { return !mounted[sorted[i].Device] && mounted[sorted[j].Device] })
 	if !mounted[sorted[0].Device] {
 		return sorted[0].Device

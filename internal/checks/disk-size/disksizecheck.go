@@ -1,4 +1,4 @@
-package disk
+package disksize
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/guestcheck/guestcheck/internal/fact/blockdev"
 	"github.com/guestcheck/guestcheck/internal/fact/mounts"
 	"github.com/guestcheck/guestcheck/internal/parse/mountinfo"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
@@ -82,9 +83,9 @@ type DiskSizeFacts struct {
 	WarnPercent, FailPercent int
 	// MountsErr is why the mount table could not be read.
 	MountsErr error
-	// Inventory is the block devices; InventoryErr is why they could not
-	// be listed (Inventory is then nil).
-	Inventory    *Inventory
+	// blockdev.Inventory is the block devices; InventoryErr is why they could not
+	// be listed (blockdev.Inventory is then nil).
+	Inventory    *blockdev.Inventory
 	InventoryErr error
 	// Filesystems are the mounts whose usage matters (UsageFilesystems),
 	// in order, each with its device and statfs answer.
@@ -98,7 +99,7 @@ type DiskSizeFacts struct {
 // its usage or why statfs failed.
 type FilesystemFacts struct {
 	Mount   mountinfo.Mount
-	Device  *BlockDevice // nil when unknown
+	Device  *blockdev.BlockDevice // nil when unknown
 	Usage   Usage
 	StatErr error
 }
@@ -132,7 +133,7 @@ func GatherDiskSize(ctx context.Context, env *runner.Env) DiskSizeFacts {
 			f.Deadline = err
 			break
 		}
-		fsf := FilesystemFacts{Mount: m, Device: mountDevice(f.Inventory, m, pathsIn(env.Root, f.Inventory))}
+		fsf := FilesystemFacts{Mount: m, Device: blockdev.MountDevice(f.Inventory, m, pathsIn(env.Root, f.Inventory))}
 		fsf.Usage, fsf.StatErr = statfsWith(ctx, call, filepath.Join(env.Root.Dir(), m.MountPoint))
 		f.Filesystems = append(f.Filesystems, fsf)
 	}
@@ -182,7 +183,7 @@ func judgeFilesystem(f DiskSizeFacts, fsf FilesystemFacts) []runner.Finding {
 	usage := usageFindings(u, m, base, warnPct, failPct)
 	if len(usage) == 0 {
 		pct, _ := u.UsedPercent()
-		msg := fmt.Sprintf("%s is %.1f%% full (%s of %s)", m.MountPoint, pct, iecBytes(u.UsedBytes()), iecBytes(u.UsedBytes()+u.AvailBytes()))
+		msg := fmt.Sprintf("%s is %.1f%% full (%s of %s)", m.MountPoint, pct, blockdev.IECBytes(u.UsedBytes()), blockdev.IECBytes(u.UsedBytes()+u.AvailBytes()))
 		if ip, ok := u.InodePercent(); ok {
 			msg += fmt.Sprintf(", inodes %.1f%%", ip)
 		}
@@ -199,7 +200,7 @@ func usageFindings(u Usage, m mountinfo.Mount, base map[string]string, warnPct, 
 		st, code := usageStatus(pct, warnPct, failPct, codeDiskUsageHigh, codeDiskUsageCritical)
 		if st != runner.Pass {
 			out = append(out, runner.New(st, code,
-				fmt.Sprintf("%s is %.1f%% full: %s left of %s", m.MountPoint, pct, iecBytes(u.AvailBytes()), iecBytes(u.UsedBytes()+u.AvailBytes())),
+				fmt.Sprintf("%s is %.1f%% full: %s left of %s", m.MountPoint, pct, blockdev.IECBytes(u.AvailBytes()), blockdev.IECBytes(u.UsedBytes()+u.AvailBytes())),
 				d, fmt.Sprintf("free space on %s (`du -xh --max-depth=2 %s | sort -h | tail` shows where it went) or grow its disk and filesystem", m.MountPoint, m.MountPoint)))
 		}
 	}
@@ -225,9 +226,9 @@ func usageStatus(pct float64, warnPct, failPct int, warnCode, failCode string) (
 }
 
 func usageDetail(u Usage, base map[string]string, warnPct, failPct int) map[string]string {
-	d := runner.Detail(base, "size", iecBytes(u.Size()), "size_bytes", fmt.Sprint(u.Size()),
-		"used", iecBytes(u.UsedBytes()), "used_bytes", fmt.Sprint(u.UsedBytes()),
-		"available", iecBytes(u.AvailBytes()), "available_bytes", fmt.Sprint(u.AvailBytes()),
+	d := runner.Detail(base, "size", blockdev.IECBytes(u.Size()), "size_bytes", fmt.Sprint(u.Size()),
+		"used", blockdev.IECBytes(u.UsedBytes()), "used_bytes", fmt.Sprint(u.UsedBytes()),
+		"available", blockdev.IECBytes(u.AvailBytes()), "available_bytes", fmt.Sprint(u.AvailBytes()),
 		"warn_percent", fmt.Sprint(warnPct), "fail_percent", fmt.Sprint(failPct))
 	if pct, ok := u.UsedPercent(); ok {
 		d["used_percent"] = fmt.Sprintf("%.1f", pct)
@@ -244,7 +245,7 @@ func usageDetail(u Usage, base map[string]string, warnPct, failPct int) map[stri
 
 // growthFindings compares the filesystem with its device and a partition
 // with its disk. It also returns detail pairs for the pass finding.
-func growthFindings(inv *Inventory, dev *BlockDevice, m mountinfo.Mount, base map[string]string) ([]runner.Finding, []string) {
+func growthFindings(inv *blockdev.Inventory, dev *blockdev.BlockDevice, m mountinfo.Mount, base map[string]string) ([]runner.Finding, []string) {
 	if inv == nil || dev == nil {
 		return nil, nil
 	}
@@ -257,16 +258,16 @@ func growthFindings(inv *Inventory, dev *BlockDevice, m mountinfo.Mount, base ma
 	switch {
 	case dev.FS != nil && dev.FS.Size > 0:
 		gap := dev.Size - dev.FS.Size
-		kv = append(kv, "fs_size", iecBytes(dev.FS.Size), "fs_size_bytes", fmt.Sprint(dev.FS.Size),
-			"device_size", iecBytes(dev.Size), "device_size_bytes", fmt.Sprint(dev.Size))
+		kv = append(kv, "fs_size", blockdev.IECBytes(dev.FS.Size), "fs_size_bytes", fmt.Sprint(dev.FS.Size),
+			"device_size", blockdev.IECBytes(dev.Size), "device_size_bytes", fmt.Sprint(dev.Size))
 		if notGrown(gap, dev.Size) {
 			rootNote := ""
 			if m.MountPoint == "/" {
 				rootNote = " (cloud-init's resizefs module does this at first boot: look for cc_resizefs in /var/log/cloud-init.log)"
 			}
 			out = append(out, runner.New(runner.Warn, codeDiskFSNotGrown,
-				fmt.Sprintf("%s is %s on %s of %s: %s is unused", what, iecBytes(dev.FS.Size), dev.Path(), iecBytes(dev.Size), iecBytes(gap)),
-				runner.Detail(base, append(kv, "unused", iecBytes(gap), "unused_bytes", fmt.Sprint(gap))...),
+				fmt.Sprintf("%s is %s on %s of %s: %s is unused", what, blockdev.IECBytes(dev.FS.Size), dev.Path(), blockdev.IECBytes(dev.Size), blockdev.IECBytes(gap)),
+				runner.Detail(base, append(kv, "unused", blockdev.IECBytes(gap), "unused_bytes", fmt.Sprint(gap))...),
 				"grow the filesystem: "+growCommand(dev.FS.Type, dev.Path(), m.MountPoint)+rootNote))
 		}
 	case !dev.Probed && dev.Size > 0:
@@ -276,8 +277,8 @@ func growthFindings(inv *Inventory, dev *BlockDevice, m mountinfo.Mount, base ma
 	}
 	if free, ok := inv.FreeAfter(dev); ok {
 		whole := inv.Disk(dev)
-		kv = append(kv, "disk", whole.Path(), "disk_size", iecBytes(whole.Size), "disk_size_bytes", fmt.Sprint(whole.Size),
-			"unallocated_after_partition", iecBytes(free), "unallocated_after_partition_bytes", fmt.Sprint(free))
+		kv = append(kv, "disk", whole.Path(), "disk_size", blockdev.IECBytes(whole.Size), "disk_size_bytes", fmt.Sprint(whole.Size),
+			"unallocated_after_partition", blockdev.IECBytes(free), "unallocated_after_partition_bytes", fmt.Sprint(free))
 		if notGrown(free, whole.Size) {
 			note := ""
 			if m.MountPoint == "/" {
@@ -288,7 +289,7 @@ func growthFindings(inv *Inventory, dev *BlockDevice, m mountinfo.Mount, base ma
 				grow = "then " + growCommand(dev.FS.Type, dev.Path(), m.MountPoint)
 			}
 			out = append(out, runner.New(runner.Warn, codeDiskPartNotGrown,
-				fmt.Sprintf("partition %s (%s) of %s leaves %s of the %s disk unallocated after it", dev.Path(), iecBytes(dev.Size), m.MountPoint, iecBytes(free), iecBytes(whole.Size)),
+				fmt.Sprintf("partition %s (%s) of %s leaves %s of the %s disk unallocated after it", dev.Path(), blockdev.IECBytes(dev.Size), m.MountPoint, blockdev.IECBytes(free), blockdev.IECBytes(whole.Size)),
 				runner.Detail(base, kv...),
 				fmt.Sprintf("grow the partition with `growpart %s %d`, %s%s", whole.Path(), dev.Partition, grow, note)))
 		}

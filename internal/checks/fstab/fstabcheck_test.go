@@ -1,4 +1,4 @@
-package disk
+package fstabcheck
 
 import (
 	"context"
@@ -15,31 +15,14 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/guestcheck/guestcheck/internal/fact/blockdev"
+	"github.com/guestcheck/guestcheck/internal/fact/blockdev/blockdevtest"
 	"github.com/guestcheck/guestcheck/internal/fact/blockid/blocktest"
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/internal/shared/runner/checktest"
 )
-
-const (
-	tRootUUID  = "0a1b2c3d-4e5f-4a6b-8c7d-000000000001"
-	tDataUUID  = "0a1b2c3d-4e5f-4a6b-8c7d-000000000002"
-	tLogsUUID  = "0a1b2c3d-4e5f-4a6b-8c7d-000000000003"
-	tCloneUUID = "0a1b2c3d-4e5f-4a6b-8c7d-000000000004"
-	tTwinUUID  = "0a1b2c3d-4e5f-4a6b-8c7d-000000000005"
-	tMediaUUID = "0a1b2c3d-4e5f-4a6b-8c7d-000000000006"
-	tOtherUUID = "0a1b2c3d-4e5f-4a6b-8c7d-000000000007"
-	tLostUUID  = "0a1b2c3d-4e5f-4a6b-8c7d-0000000000aa"
-	tLost2UUID = "0a1b2c3d-4e5f-4a6b-8c7d-0000000000ab"
-	tStaleUUID = "0a1b2c3d-4e5f-4a6b-8c7d-0000000000ff"
-	tESPPart   = "11111111-2222-4333-8444-555555555555"
-	tRootPart  = "66666666-7777-4888-8999-aaaaaaaaaaaa"
-)
-
-func diskExt4(uuid, label string, mib uint64) []byte {
-	return blocktest.Ext{Type: "ext4", UUID: uuid, Label: label, Blocks: mib * 256, LogBlockSize: 2}.Image()
-}
 
 // fakeDiskVM is a KubeVirt guest: a root disk with GPT, a data disk, an xfs log
 // disk, a disk attached twice (a restored clone), two unreferenced twins,
@@ -48,27 +31,27 @@ func fakeDiskVM(t *testing.T) *blocktest.System {
 	s := blocktest.NewSystem(t)
 	const gib = 1 << 30
 	gpt := blocktest.GPT{DiskGUID: "01234567-89ab-cdef-0123-456789abcdef", Parts: []blocktest.GPTPart{
-		{Type: "0fc63daf-8483-4772-8e79-3d69d8477de4", UUID: tRootPart, Name: "root", First: 227328, Last: 41943006},
-		{Type: "c12a7328-f81f-11d2-ba4b-00a0c93ec93b", UUID: tESPPart, Name: "EFI", First: 2048, Last: 227327},
+		{Type: "0fc63daf-8483-4772-8e79-3d69d8477de4", UUID: blockdevtest.RootPart, Name: "root", First: 227328, Last: 41943006},
+		{Type: "c12a7328-f81f-11d2-ba4b-00a0c93ec93b", UUID: blockdevtest.ESPPart, Name: "EFI", First: 2048, Last: 227327},
 	}}
 	s.Add(blocktest.Device{Name: "vda", Major: 254, Minor: 0, Size: 20 * gib, Image: gpt.Image()})
 	s.Add(blocktest.Device{Name: "vda1", Major: 254, Minor: 1, Parent: "vda", Partition: 1, Start: 227328 * 512,
-		Size: (41943006 - 227328 + 1) * 512, Image: diskExt4(tRootUUID, "cloudimg-rootfs", 19*1024)})
+		Size: (41943006 - 227328 + 1) * 512, Image: blockdevtest.Ext4(blockdevtest.RootUUID, "cloudimg-rootfs", 19*1024)})
 	s.Add(blocktest.Device{Name: "vda2", Major: 254, Minor: 2, Parent: "vda", Partition: 2, Start: 2048 * 512,
 		Size: 225280 * 512, Image: blocktest.FAT{Bits: 16, Serial: 0xABCD0123, Label: "UEFI"}.Image()})
-	s.Add(blocktest.Device{Name: "vdb", Major: 254, Minor: 16, Size: 10 * gib, Image: diskExt4(tDataUUID, "data", 10*1024)})
+	s.Add(blocktest.Device{Name: "vdb", Major: 254, Minor: 16, Size: 10 * gib, Image: blockdevtest.Ext4(blockdevtest.DataUUID, "data", 10*1024)})
 	s.Add(blocktest.Device{Name: "vdc", Major: 254, Minor: 32, Size: 10 * gib,
-		Image: blocktest.XFS{UUID: tLogsUUID, Label: "logs", BlockSize: 4096, Blocks: 10 * 262144}.Image()})
-	s.Add(blocktest.Device{Name: "vdd", Major: 254, Minor: 48, Size: gib, Image: diskExt4(tCloneUUID, "srv", 1024)})
-	s.Add(blocktest.Device{Name: "vde", Major: 254, Minor: 64, Size: gib, Image: diskExt4(tCloneUUID, "srv-copy", 1024)})
-	s.Add(blocktest.Device{Name: "vdf", Major: 254, Minor: 80, Size: gib, Image: diskExt4(tTwinUUID, "twin-a", 1024)})
-	s.Add(blocktest.Device{Name: "vdg", Major: 254, Minor: 96, Size: gib, Image: diskExt4(tTwinUUID, "twin-b", 1024)})
-	s.Add(blocktest.Device{Name: "vdi", Major: 254, Minor: 128, Size: gib, Image: diskExt4(tMediaUUID, "media", 1024)})
-	s.Add(blocktest.Device{Name: "vdj", Major: 254, Minor: 144, Size: gib, Image: diskExt4(tOtherUUID, "pathy", 1024)})
-	s.Add(blocktest.Device{Name: "vdk", Major: 254, Minor: 160, Size: gib, Image: diskExt4("0a1b2c3d-4e5f-4a6b-8c7d-000000000008", "other", 1024)})
-	s.Add(blocktest.Device{Name: "vdl", Major: 254, Minor: 176, Size: gib, Image: diskExt4("0a1b2c3d-4e5f-4a6b-8c7d-000000000009", "nomount", 1024)})
-	s.Link("by-uuid", tMediaUUID, "vdi")
-	s.Link("by-uuid", tStaleUUID, "vdl")
+		Image: blocktest.XFS{UUID: blockdevtest.LogsUUID, Label: "logs", BlockSize: 4096, Blocks: 10 * 262144}.Image()})
+	s.Add(blocktest.Device{Name: "vdd", Major: 254, Minor: 48, Size: gib, Image: blockdevtest.Ext4(blockdevtest.CloneUUID, "srv", 1024)})
+	s.Add(blocktest.Device{Name: "vde", Major: 254, Minor: 64, Size: gib, Image: blockdevtest.Ext4(blockdevtest.CloneUUID, "srv-copy", 1024)})
+	s.Add(blocktest.Device{Name: "vdf", Major: 254, Minor: 80, Size: gib, Image: blockdevtest.Ext4(blockdevtest.TwinUUID, "twin-a", 1024)})
+	s.Add(blocktest.Device{Name: "vdg", Major: 254, Minor: 96, Size: gib, Image: blockdevtest.Ext4(blockdevtest.TwinUUID, "twin-b", 1024)})
+	s.Add(blocktest.Device{Name: "vdi", Major: 254, Minor: 128, Size: gib, Image: blockdevtest.Ext4(blockdevtest.MediaUUID, "media", 1024)})
+	s.Add(blocktest.Device{Name: "vdj", Major: 254, Minor: 144, Size: gib, Image: blockdevtest.Ext4(blockdevtest.OtherUUID, "pathy", 1024)})
+	s.Add(blocktest.Device{Name: "vdk", Major: 254, Minor: 160, Size: gib, Image: blockdevtest.Ext4("0a1b2c3d-4e5f-4a6b-8c7d-000000000008", "other", 1024)})
+	s.Add(blocktest.Device{Name: "vdl", Major: 254, Minor: 176, Size: gib, Image: blockdevtest.Ext4("0a1b2c3d-4e5f-4a6b-8c7d-000000000009", "nomount", 1024)})
+	s.Link("by-uuid", blockdevtest.MediaUUID, "vdi")
+	s.Link("by-uuid", blockdevtest.StaleUUID, "vdl")
 	s.Link("by-path", "pci-0000:00:09.0", "vdj")
 	s.WriteFile("proc/self/mountinfo", strings.Join([]string{
 		"20 1 254:1 / / rw,relatime - ext4 /dev/vda1 rw",
@@ -89,34 +72,24 @@ func fakeDiskVM(t *testing.T) *blocktest.System {
 
 // fakeDiskFstab numbers its lines: the test refers to them.
 var fakeDiskFstab = []string{
-	"# generated by the image build",                                     // 1
-	"UUID=" + tRootUUID + " / ext4 errors=remount-ro 0 1",                // 2
-	"PARTUUID=" + tESPPart + " /boot/efi vfat umask=0077 0 1",            // 3
-	"/dev/vdb /data ext4 defaults 0 2",                                   // 4
-	"LABEL=logs /logs xfs defaults,nofail 0 2",                           // 5
-	"UUID=" + tCloneUUID + " /srv ext4 defaults,nofail 0 2",              // 6
-	"UUID=" + tLostUUID + " /backup ext4 defaults 0 2",                   // 7
-	"UUID=" + tLost2UUID + " /archive ext4 defaults,nofail 0 2",          // 8
-	"/dev/vdh none swap sw,comment=cloudconfig 0 0",                      // 9
-	"server:/export /nfs nfs4 defaults 0 0",                              // 10
-	"/dev/disk/by-uuid/" + tMediaUUID + " /media ext4 defaults,nofail",   // 11
-	"/dev/disk/by-path/pci-0000:00:09.0 /pathy ext4 defaults,nofail 0 2", // 12
-	"LABEL=other /mnt/other ext4 defaults,nofail 0 2",                    // 13
-	"tmpfs /tmp tmpfs defaults 0 0",                                      // 14
-	"garbage",                                                            // 15
-	"LABEL=nomount /nomount ext4 defaults,nofail 0 2",                    // 16
-	"LABEL=old /old ext4 noauto 0 0",                                     // 17
-	"PARTLABEL=root / ext4 defaults 0 1",                                 // 18
-}
-
-func diskEnv(t *testing.T, dir string, live bool) *runner.Env {
-	t.Helper()
-	r, err := fs.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	return &runner.Env{Root: r, Live: live, Config: config.Default(), Now: time.Now, IsRoot: os.Geteuid() == 0}
+	"# generated by the image build",                                               // 1
+	"UUID=" + blockdevtest.RootUUID + " / ext4 errors=remount-ro 0 1",              // 2
+	"PARTUUID=" + blockdevtest.ESPPart + " /boot/efi vfat umask=0077 0 1",          // 3
+	"/dev/vdb /data ext4 defaults 0 2",                                             // 4
+	"LABEL=logs /logs xfs defaults,nofail 0 2",                                     // 5
+	"UUID=" + blockdevtest.CloneUUID + " /srv ext4 defaults,nofail 0 2",            // 6
+	"UUID=" + blockdevtest.LostUUID + " /backup ext4 defaults 0 2",                 // 7
+	"UUID=" + blockdevtest.Lost2UUID + " /archive ext4 defaults,nofail 0 2",        // 8
+	"/dev/vdh none swap sw,comment=cloudconfig 0 0",                                // 9
+	"server:/export /nfs nfs4 defaults 0 0",                                        // 10
+	"/dev/disk/by-uuid/" + blockdevtest.MediaUUID + " /media ext4 defaults,nofail", // 11
+	"/dev/disk/by-path/pci-0000:00:09.0 /pathy ext4 defaults,nofail 0 2",           // 12
+	"LABEL=other /mnt/other ext4 defaults,nofail 0 2",                              // 13
+	"tmpfs /tmp tmpfs defaults 0 0",                                                // 14
+	"garbage",                                                                      // 15
+	"LABEL=nomount /nomount ext4 defaults,nofail 0 2",                              // 16
+	"LABEL=old /old ext4 noauto 0 0",                                               // 17
+	"PARTLABEL=root / ext4 defaults 0 1",                                           // 18
 }
 
 // fstabByLine indexes findings by the fstab line in their detail ("" for none).
@@ -132,43 +105,11 @@ func fstabByLine(fs []runner.Finding) map[string][]runner.Finding {
 	return m
 }
 
-func diskCodes(fs []runner.Finding) string {
-	var c []string
-	for _, f := range fs {
-		c = append(c, string(f.Status)+":"+f.Code)
-	}
-	sort.Strings(c)
-	return strings.Join(c, " ")
-}
-
-// diskConventions holds every finding to the framework's rules and to
-// the check's declared codes.
-func diskConventions(t *testing.T, codes []string, fs []runner.Finding) {
-	t.Helper()
-	checktest.Conventions(t, fs, codes)
-}
-
-// wantGroups holds findings grouped by key (an fstab line, a mount point)
-// to want: each group's sorted "status:code" list, and no other group.
-func wantGroups(t *testing.T, got map[string][]runner.Finding, want map[string]string) {
-	t.Helper()
-	for key, w := range want {
-		if c := diskCodes(got[key]); c != w {
-			t.Errorf("%q: %s, want %s", key, c, w)
-		}
-	}
-	for key, fs := range got {
-		if _, ok := want[key]; !ok {
-			t.Errorf("unexpected findings for %q: %s", key, diskCodes(fs))
-		}
-	}
-}
-
 func TestFstabLiveFakeVM(t *testing.T) {
 	s := fakeDiskVM(t)
 	s.WriteFile("etc/fstab", strings.Join(fakeDiskFstab, "\n")+"\n")
-	fs := RunFstab(context.Background(), diskEnv(t, s.Dir, true))
-	diskConventions(t, FstabCodes, fs)
+	fs := RunFstab(context.Background(), blockdevtest.Env(t, s.Dir, true))
+	checktest.Conventions(t, fs, FstabCodes)
 	got := fstabByLine(fs)
 	want := map[string]string{
 		"2":  "pass:fstab-entry-ok",
@@ -190,14 +131,14 @@ func TestFstabLiveFakeVM(t *testing.T) {
 		"18": "pass:fstab-entry-ok",
 		"":   "warn:fstab-duplicate-id warn:fstab-udev-link-mismatch",
 	}
-	wantGroups(t, got, want)
+	blockdevtest.WantGroups(t, got, want)
 
 	vdb := got["4"][0]
-	wantFix := "replace line 4 with `UUID=" + tDataUUID + " /data ext4 defaults,nofail 0 2`"
+	wantFix := "replace line 4 with `UUID=" + blockdevtest.DataUUID + " /data ext4 defaults,nofail 0 2`"
 	if vdb.Remediation != wantFix {
 		t.Errorf("vdb remediation:\n got %q\nwant %q", vdb.Remediation, wantFix)
 	}
-	if vdb.Detail["fs_uuid"] != tDataUUID || vdb.Detail["device"] != "/dev/vdb" || vdb.Detail["resolved_by"] != "/dev/vdb" ||
+	if vdb.Detail["fs_uuid"] != blockdevtest.DataUUID || vdb.Detail["device"] != "/dev/vdb" || vdb.Detail["resolved_by"] != "/dev/vdb" ||
 		vdb.Detail["data_judged_by"] != "on another disk than /" || vdb.Detail["device_size_bytes"] != fmt.Sprint(10<<30) {
 		t.Errorf("vdb detail = %v", vdb.Detail)
 	}
@@ -218,7 +159,7 @@ func TestFstabLiveFakeVM(t *testing.T) {
 	if f := got["7"]; !strings.Contains(f[0].Detail["why"]+f[1].Detail["why"], "emergency mode") {
 		t.Errorf("missing without nofail must say why it fails: %+v", f)
 	}
-	if f := got["18"][0]; f.Detail["device"] != "/dev/vda1" || f.Detail["resolved_by"] != "gpt" || f.Detail["partuuid"] != tRootPart {
+	if f := got["18"][0]; f.Detail["device"] != "/dev/vda1" || f.Detail["resolved_by"] != "gpt" || f.Detail["partuuid"] != blockdevtest.RootPart {
 		t.Errorf("PARTLABEL entry: %v", f.Detail)
 	}
 	if f := got["3"][0]; f.Detail["device"] != "/dev/vda2" || f.Detail["resolved_by"] != "gpt" {
@@ -227,7 +168,7 @@ func TestFstabLiveFakeVM(t *testing.T) {
 	if f := got["11"][0]; f.Detail["resolved_by"] != "superblock, /dev/disk/by-uuid" {
 		t.Errorf("by-uuid entry resolved_by = %q", f.Detail["resolved_by"])
 	}
-	if f := got["12"][0]; !strings.Contains(f.Remediation, "UUID="+tOtherUUID+" /pathy ext4 defaults,nofail 0 2") {
+	if f := got["12"][0]; !strings.Contains(f.Remediation, "UUID="+blockdevtest.OtherUUID+" /pathy ext4 defaults,nofail 0 2") {
 		t.Errorf("by-path remediation = %q", f.Remediation)
 	}
 	if f := got["13"][0]; f.Detail["mounted_device"] != "/dev/vdb" || f.Detail["fstab_device"] != "/dev/vdk" {
@@ -239,11 +180,11 @@ func TestFstabLiveFakeVM(t *testing.T) {
 	for _, f := range got[""] {
 		switch f.Code {
 		case codeFstabDuplicate:
-			if f.Detail["id_value"] != tTwinUUID || f.Detail["devices"] != "/dev/vdf, /dev/vdg" {
+			if f.Detail["id_value"] != blockdevtest.TwinUUID || f.Detail["devices"] != "/dev/vdf, /dev/vdg" {
 				t.Errorf("duplicate = %v", f.Detail)
 			}
 		case codeFstabLinkMismatch:
-			if !strings.Contains(f.Message, tStaleUUID) {
+			if !strings.Contains(f.Message, blockdevtest.StaleUUID) {
 				t.Errorf("link mismatch = %q", f.Message)
 			}
 		}
@@ -256,19 +197,19 @@ func TestFstabVdbWithoutNofail(t *testing.T) {
 	for _, c := range []struct {
 		name, line, status, fix string
 	}{
-		{"no nofail", "/dev/vdb /data ext4 defaults 0 2", "fail", "replace line 1 with `UUID=" + tDataUUID + " /data ext4 defaults,nofail 0 2`"},
-		{"nofail", "/dev/vdb /data ext4 defaults,nofail 0 2", "warn", "replace line 1 with `UUID=" + tDataUUID + " /data ext4 defaults,nofail 0 2`"},
-		{"noauto", "/dev/vdb /data ext4 noauto", "warn", "replace line 1 with `UUID=" + tDataUUID + " /data ext4 noauto 0 0`"},
-		{"root by kernel name", "/dev/vda / ext4 defaults 0 1", "fail", "replace line 1 with `UUID=" + tRootUUID + " / ext4 defaults 0 1`"},
+		{"no nofail", "/dev/vdb /data ext4 defaults 0 2", "fail", "replace line 1 with `UUID=" + blockdevtest.DataUUID + " /data ext4 defaults,nofail 0 2`"},
+		{"nofail", "/dev/vdb /data ext4 defaults,nofail 0 2", "warn", "replace line 1 with `UUID=" + blockdevtest.DataUUID + " /data ext4 defaults,nofail 0 2`"},
+		{"noauto", "/dev/vdb /data ext4 noauto", "warn", "replace line 1 with `UUID=" + blockdevtest.DataUUID + " /data ext4 noauto 0 0`"},
+		{"root by kernel name", "/dev/vda / ext4 defaults 0 1", "fail", "replace line 1 with `UUID=" + blockdevtest.RootUUID + " / ext4 defaults 0 1`"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := blocktest.NewSystem(t)
-			s.Add(blocktest.Device{Name: "vda", Major: 254, Minor: 0, Size: 10 << 30, Image: diskExt4(tRootUUID, "", 10*1024)})
-			s.Add(blocktest.Device{Name: "vdb", Major: 254, Minor: 16, Size: 10 << 30, Image: diskExt4(tDataUUID, "", 10*1024)})
+			s.Add(blocktest.Device{Name: "vda", Major: 254, Minor: 0, Size: 10 << 30, Image: blockdevtest.Ext4(blockdevtest.RootUUID, "", 10*1024)})
+			s.Add(blocktest.Device{Name: "vdb", Major: 254, Minor: 16, Size: 10 << 30, Image: blockdevtest.Ext4(blockdevtest.DataUUID, "", 10*1024)})
 			s.WriteFile("proc/self/mountinfo", "20 1 254:0 / / rw - ext4 /dev/vda rw\n23 20 254:16 / /data rw - ext4 /dev/vdb rw\n")
 			s.WriteFile("etc/fstab", c.line+"\n")
-			fs := RunFstab(context.Background(), diskEnv(t, s.Dir, true))
-			diskConventions(t, FstabCodes, fs)
+			fs := RunFstab(context.Background(), blockdevtest.Env(t, s.Dir, true))
+			checktest.Conventions(t, fs, FstabCodes)
 			if len(fs) != 1 || string(fs[0].Status) != c.status || fs[0].Code != codeFstabKernelName || fs[0].Remediation != c.fix {
 				t.Fatalf("findings = %+v\nwant one %s %s with remediation %q", fs, c.status, codeFstabKernelName, c.fix)
 			}
@@ -279,8 +220,8 @@ func TestFstabVdbWithoutNofail(t *testing.T) {
 func TestFstabImageRoot(t *testing.T) {
 	s := blocktest.NewSystem(t)
 	s.WriteFile("etc/fstab", strings.Join(fakeDiskFstab, "\n")+"\n")
-	fs := RunFstab(context.Background(), diskEnv(t, s.Dir, false))
-	diskConventions(t, FstabCodes, fs)
+	fs := RunFstab(context.Background(), blockdevtest.Env(t, s.Dir, false))
+	checktest.Conventions(t, fs, FstabCodes)
 	got := fstabByLine(fs)
 	want := map[string]string{
 		"2": "pass:fstab-entry-ok", "3": "pass:fstab-entry-ok", "4": "fail:fstab-kernel-device-name", "5": "pass:fstab-entry-ok",
@@ -291,7 +232,7 @@ func TestFstabImageRoot(t *testing.T) {
 		"": "skip:fstab-not-live",
 	}
 	for line, w := range want {
-		if c := diskCodes(got[line]); c != w {
+		if c := blockdevtest.Codes(got[line]); c != w {
 			t.Errorf("line %q: %s, want %s", line, c, w)
 		}
 	}
@@ -310,11 +251,11 @@ func TestFstabImageRoot(t *testing.T) {
 
 func TestFstabAbsentEmptyUnreadable(t *testing.T) {
 	s := blocktest.NewSystem(t)
-	if fs := RunFstab(context.Background(), diskEnv(t, s.Dir, false)); len(fs) != 1 || fs[0].Code != codeFstabAbsent || fs[0].Status != runner.Skip {
+	if fs := RunFstab(context.Background(), blockdevtest.Env(t, s.Dir, false)); len(fs) != 1 || fs[0].Code != codeFstabAbsent || fs[0].Status != runner.Skip {
 		t.Errorf("absent: %+v", fs)
 	}
 	s.WriteFile("etc/fstab", "# nothing\n\n")
-	if fs := RunFstab(context.Background(), diskEnv(t, s.Dir, false)); len(fs) != 1 || fs[0].Code != codeFstabAbsent {
+	if fs := RunFstab(context.Background(), blockdevtest.Env(t, s.Dir, false)); len(fs) != 1 || fs[0].Code != codeFstabAbsent {
 		t.Errorf("empty: %+v", fs)
 	}
 	if err := os.Remove(filepath.Join(s.Dir, "etc/fstab")); err != nil {
@@ -323,22 +264,22 @@ func TestFstabAbsentEmptyUnreadable(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(s.Dir, "etc/fstab"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if fs := RunFstab(context.Background(), diskEnv(t, s.Dir, false)); len(fs) != 1 || fs[0].Code != codeFstabUnreadable || fs[0].Status != runner.Error {
+	if fs := RunFstab(context.Background(), blockdevtest.Env(t, s.Dir, false)); len(fs) != 1 || fs[0].Code != codeFstabUnreadable || fs[0].Status != runner.Error {
 		t.Errorf("unreadable: %+v", fs)
 	}
 }
 
 func TestFstabWithoutUdevOrSysfs(t *testing.T) {
 	s := blocktest.NewSystem(t)
-	s.Add(blocktest.Device{Name: "vdb", Major: 254, Minor: 16, Size: 1 << 30, Image: diskExt4(tDataUUID, "", 1024)})
+	s.Add(blocktest.Device{Name: "vdb", Major: 254, Minor: 16, Size: 1 << 30, Image: blockdevtest.Ext4(blockdevtest.DataUUID, "", 1024)})
 	s.WriteFile("proc/self/mountinfo", "20 1 254:16 / /data rw - ext4 /dev/vdb rw\n")
-	s.WriteFile("etc/fstab", "/dev/disk/by-id/virtio-data /data ext4 defaults,nofail 0 2\n/dev/disk/by-uuid/"+tDataUUID+" /data ext4 defaults,nofail 0 2\n")
-	got := fstabByLine(RunFstab(context.Background(), diskEnv(t, s.Dir, true)))
+	s.WriteFile("etc/fstab", "/dev/disk/by-id/virtio-data /data ext4 defaults,nofail 0 2\n/dev/disk/by-uuid/"+blockdevtest.DataUUID+" /data ext4 defaults,nofail 0 2\n")
+	got := fstabByLine(RunFstab(context.Background(), blockdevtest.Env(t, s.Dir, true)))
 	// No udev: by-id cannot be judged, by-uuid is resolved by the probe.
-	if c := diskCodes(got["1"]); c != "skip:fstab-device-unverifiable" {
+	if c := blockdevtest.Codes(got["1"]); c != "skip:fstab-device-unverifiable" {
 		t.Errorf("by-id without udev: %s", c)
 	}
-	if c := diskCodes(got["2"]); c != "pass:fstab-entry-ok" || got["2"][0].Detail["resolved_by"] != "superblock" {
+	if c := blockdevtest.Codes(got["2"]); c != "pass:fstab-entry-ok" || got["2"][0].Detail["resolved_by"] != "superblock" {
 		t.Errorf("by-uuid without udev: %s %v", c, got["2"])
 	}
 
@@ -346,16 +287,16 @@ func TestFstabWithoutUdevOrSysfs(t *testing.T) {
 	// device was probed, so nothing may be called missing.
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if c := diskCodes(RunFstab(ctx, diskEnv(t, s.Dir, true))); c != "error:fstab-state-unreadable skip:fstab-probe-limited" {
+	if c := blockdevtest.Codes(RunFstab(ctx, blockdevtest.Env(t, s.Dir, true))); c != "error:fstab-state-unreadable skip:fstab-probe-limited" {
 		t.Errorf("after the deadline: %s", c)
 	}
 
 	if err := os.RemoveAll(filepath.Join(s.Dir, "sys")); err != nil {
 		t.Fatal(err)
 	}
-	fs := RunFstab(context.Background(), diskEnv(t, s.Dir, true))
-	diskConventions(t, FstabCodes, fs)
-	if c := diskCodes(fstabByLine(fs)[""]); c != "error:fstab-state-unreadable" {
+	fs := RunFstab(context.Background(), blockdevtest.Env(t, s.Dir, true))
+	checktest.Conventions(t, fs, FstabCodes)
+	if c := blockdevtest.Codes(fstabByLine(fs)[""]); c != "error:fstab-state-unreadable" {
 		t.Errorf("no sysfs: %s", c)
 	}
 }
@@ -367,16 +308,6 @@ func TestMountUnit(t *testing.T) {
 			t.Errorf("mountUnit(%q) = %q, want %q", in, got, want)
 		}
 	}
-}
-
-// hostEnv is an Env on the real machine, as guestcheck runs in a VM.
-func hostEnv(t *testing.T) *runner.Env {
-	t.Helper()
-	r, err := fs.Open("/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return liveEnv(r)
 }
 
 func liveEnv(r *fs.Root) *runner.Env {
@@ -503,11 +434,11 @@ func TestFstabLoopDevices(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	e := hostEnv(t)
+	e := blockdevtest.HostEnv(t)
 	// Some sandboxes refuse to open the host's own disk even to root; with no
 	// udev links either, a UUID found nowhere may be on it, so the check
 	// declines to call it missing.
-	inv, err := ReadInventory(ctx, e.Root, InventoryOptions{})
+	inv, err := blockdev.ReadInventory(ctx, e.Root, blockdev.InventoryOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -517,7 +448,7 @@ func TestFstabLoopDevices(t *testing.T) {
 		missingWant = "skip:fstab-device-unverifiable warn:fstab-data-without-nofail"
 	}
 	fs := runFstabFixture(t, strings.Join(lines, "\n")+"\n")
-	diskConventions(t, FstabCodes, fs)
+	checktest.Conventions(t, fs, FstabCodes)
 	got := fstabByLine(fs)
 	want := map[string]string{
 		"1": "pass:fstab-entry-ok", "2": "pass:fstab-entry-ok", "3": "pass:fstab-entry-ok", "4": "pass:fstab-entry-ok",
@@ -530,7 +461,7 @@ func TestFstabLoopDevices(t *testing.T) {
 		devs["11"], devs["12"] = part, part
 	}
 	for line, w := range want {
-		if c := diskCodes(got[line]); c != w {
+		if c := blockdevtest.Codes(got[line]); c != w {
 			t.Errorf("line %s (%s): %s, want %s\n%+v", line, lines[mustAtoi(line)-1], c, w, got[line])
 		}
 	}
@@ -578,7 +509,7 @@ func sortedStrings(s ...string) []string {
 // fails as such, and a NUL byte inside a line fails as a syntax error.
 func TestFstabLibmountSyntax(t *testing.T) {
 	s := blocktest.NewSystem(t)
-	u := "UUID=" + tRootUUID
+	u := "UUID=" + blockdevtest.RootUUID
 	s.WriteFile("etc/fstab", strings.Join([]string{
 		u + " /home ext4",                          // 1
 		u + " /var xfs defaults,nofail 0 2 # data", // 2
@@ -589,8 +520,8 @@ func TestFstabLibmountSyntax(t *testing.T) {
 		`x \000 ext4 defaults`,                     // 7
 		u + " /opt ext4 defaults 0 2\x00junk",      // 8, no final newline
 	}, "\n"))
-	fs := RunFstab(context.Background(), diskEnv(t, s.Dir, false))
-	diskConventions(t, FstabCodes, fs)
+	fs := RunFstab(context.Background(), blockdevtest.Env(t, s.Dir, false))
+	checktest.Conventions(t, fs, FstabCodes)
 	got := fstabByLine(fs)
 	want := map[string]string{
 		"1": "pass:fstab-entry-ok",
@@ -603,7 +534,7 @@ func TestFstabLibmountSyntax(t *testing.T) {
 		"8": "warn:fstab-ignored-text",
 		"":  "skip:fstab-not-live",
 	}
-	wantGroups(t, got, want)
+	blockdevtest.WantGroups(t, got, want)
 	if f := got["2"][0]; f.Detail["ignored"] != "# data" || !strings.Contains(f.Remediation, "`"+u+" /var xfs defaults,nofail 0 2`") {
 		t.Errorf("ignored text: %+v", f)
 	}

@@ -1,4 +1,4 @@
-package disk
+package fstabcheck
 
 // The remediations of the fstab check: the exact line, option or command
 // that fixes what a finding reports.
@@ -8,6 +8,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/guestcheck/guestcheck/internal/fact/blockdev"
 	"github.com/guestcheck/guestcheck/internal/parse/fstab"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
@@ -24,7 +25,7 @@ func mountPointFix(e fstab.Entry) string {
 
 // persistentFix builds the remediation of a kernel-name or by-path entry:
 // the exact line to use, from the probed identity of the device.
-func (r *fstabJudge) persistentFix(v fstabEntryView, dev *BlockDevice, addNofail bool) string {
+func (r *fstabJudge) persistentFix(v fstabEntryView, dev *blockdev.BlockDevice, addNofail bool) string {
 	e := v.e
 	var extra []string
 	if addNofail {
@@ -97,7 +98,7 @@ var fsReidentify = func() map[string][2]string {
 }()
 
 // newIdentityCommand says how to give device d a new identifier of kind k.
-func newIdentityCommand(k fstab.IDKind, d *BlockDevice, inv *Inventory) string {
+func newIdentityCommand(k fstab.IDKind, d *blockdev.BlockDevice, inv *blockdev.Inventory) string {
 	dev := d.Path()
 	typ := ""
 	if d.FS != nil {
@@ -116,7 +117,7 @@ func newIdentityCommand(k fstab.IDKind, d *BlockDevice, inv *Inventory) string {
 		return "a new label on " + dev
 	}
 	whole := inv.Disk(d)
-	if id, ok := d.ID(fstab.IDPartUUID); ok && strings.Contains(strings.Join(id.Sources, ","), SourceMBR) {
+	if id, ok := d.ID(fstab.IDPartUUID); ok && strings.Contains(strings.Join(id.Sources, ","), blockdev.SourceMBR) {
 		return fmt.Sprintf("`sfdisk --disk-id %s 0x$(openssl rand -hex 4)`", whole.Path())
 	}
 	return fmt.Sprintf("`sfdisk --part-uuid %s %d $(uuidgen)`", whole.Path(), d.Partition)

@@ -1,4 +1,4 @@
-package disk
+package disksize
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/guestcheck/guestcheck/internal/fact/blockdev"
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/parse/fstab"
 	"github.com/guestcheck/guestcheck/internal/parse/mountinfo"
 )
@@ -130,4 +132,9 @@ func UsageFilesystems(ms []mountinfo.Mount) []mountinfo.Mount {
 		out = append(out, m)
 	}
 	return out
+}
+
+// pathsIn resolves /dev paths to inventory devices through root r.
+func pathsIn(r *fs.Root, inv *blockdev.Inventory) func(string) (*blockdev.BlockDevice, error) {
+	return func(p string) (*blockdev.BlockDevice, error) { return inv.DeviceForPath(r, p) }
 }

@@ -1,8 +1,9 @@
-package disk
+package fstabcheck
 
 import (
 	"testing"
 
+	"github.com/guestcheck/guestcheck/internal/fact/blockdev"
 	"github.com/guestcheck/guestcheck/internal/fact/blockid"
 	"github.com/guestcheck/guestcheck/internal/parse/fstab"
 )
@@ -30,7 +31,7 @@ func TestNewIdentityCommand(t *testing.T) {
 		{"ntfs", fstab.IDUUID, "the filesystem's tool for a new UUID on /dev/vdb1"},
 		{"", fstab.IDLabel, "a new label on /dev/vdb1"},
 	} {
-		d := &BlockDevice{Name: "vdb1", Partition: 1, Parent: "vdb"}
+		d := &blockdev.BlockDevice{Name: "vdb1", Partition: 1, Parent: "vdb"}
 		if tc.typ != "" {
 			d.FS = &blockid.Superblock{Type: tc.typ}
 		}

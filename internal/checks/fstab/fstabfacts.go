@@ -1,4 +1,4 @@
-package disk
+package fstabcheck
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	iofs "io/fs"
 	"strings"
 
+	"github.com/guestcheck/guestcheck/internal/fact/blockdev"
 	"github.com/guestcheck/guestcheck/internal/fact/mounts"
 	"github.com/guestcheck/guestcheck/internal/parse/fstab"
 	"github.com/guestcheck/guestcheck/internal/parse/mountinfo"
@@ -41,9 +42,9 @@ type FstabFacts struct {
 	// could not be read.
 	Swaps   []swaps.Area
 	SwapsOK bool
-	// Inventory is the block devices; InventoryErr is why they could not
-	// be listed (Inventory is then nil).
-	Inventory    *Inventory
+	// blockdev.Inventory is the block devices; InventoryErr is why they could not
+	// be listed (blockdev.Inventory is then nil).
+	Inventory    *blockdev.Inventory
 	InventoryErr error
 	// Paths is what each /dev path named by an entry, a mount source or a
 	// swap area resolved to. A path not listed resolves to nothing.
@@ -59,7 +60,7 @@ type FstabFacts struct {
 
 // PathDevice is the block device a path resolves to, or why it does not.
 type PathDevice struct {
-	Device *BlockDevice
+	Device *blockdev.BlockDevice
 	Err    error
 }
 
@@ -106,7 +107,7 @@ func (f *FstabFacts) gatherState(ctx context.Context, env *runner.Env) {
 		return
 	}
 	for _, m := range f.Mounts {
-		mountDevice(f.Inventory, m, f.resolver(env))
+		blockdev.MountDevice(f.Inventory, m, f.resolver(env))
 	}
 	for _, s := range f.Swaps {
 		if strings.HasPrefix(s.Filename, "/dev/") {
@@ -133,8 +134,8 @@ func (f *FstabFacts) gatherEntry(env *runner.Env, e fstab.Entry) {
 }
 
 // resolver resolves a path through env's root and records the answer.
-func (f *FstabFacts) resolver(env *runner.Env) func(string) (*BlockDevice, error) {
-	return func(p string) (*BlockDevice, error) {
+func (f *FstabFacts) resolver(env *runner.Env) func(string) (*blockdev.BlockDevice, error) {
+	return func(p string) (*blockdev.BlockDevice, error) {
 		if r, ok := f.Paths[p]; ok {
 			return r.Device, r.Err
 		}
@@ -145,7 +146,7 @@ func (f *FstabFacts) resolver(env *runner.Env) func(string) (*BlockDevice, error
 }
 
 // device is what path p resolved to when the facts were gathered.
-func (f *FstabFacts) device(p string) (*BlockDevice, error) {
+func (f *FstabFacts) device(p string) (*blockdev.BlockDevice, error) {
 	if r, ok := f.Paths[p]; ok {
 		return r.Device, r.Err
 	}

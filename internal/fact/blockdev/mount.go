@@ -1,16 +1,15 @@
-package disk
+package blockdev
 
 import (
 	"fmt"
 
-	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/parse/mountinfo"
 )
 
-// mountDevice is the block device behind a mount: by device number, or by
+// MountDevice is the block device behind a mount: by device number, or by
 // source path for btrfs, whose mounts carry an anonymous device number.
 // byPath resolves a /dev path; it is asked only when the number fails.
-func mountDevice(inv *Inventory, m mountinfo.Mount, byPath func(string) (*BlockDevice, error)) *BlockDevice {
+func MountDevice(inv *Inventory, m mountinfo.Mount, byPath func(string) (*BlockDevice, error)) *BlockDevice {
 	if inv == nil {
 		return nil
 	}
@@ -27,13 +26,9 @@ func mountDevice(inv *Inventory, m mountinfo.Mount, byPath func(string) (*BlockD
 	return nil
 }
 
-// pathsIn resolves /dev paths to inventory devices through root r.
-func pathsIn(r *fs.Root, inv *Inventory) func(string) (*BlockDevice, error) {
-	return func(p string) (*BlockDevice, error) { return inv.DeviceForPath(r, p) }
-}
-
-// iecBytes formats a size in IEC units with one decimal, as df -h does.
-func iecBytes(n int64) string {
+// IECBytes formats a size in IEC units with one decimal, as df -h does,
+// so that fstab and disk-size name sizes alike.
+func IECBytes(n int64) string {
 	const unit = 1024
 	if n < unit {
 		return fmt.Sprintf("%d B", n)

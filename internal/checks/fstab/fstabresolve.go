@@ -1,4 +1,4 @@
-package disk
+package fstabcheck
 
 // Resolution: what an fstab entry's fs_spec names on the live system, and
 // the findings about a name that matches no device or more than one.
@@ -9,18 +9,19 @@ import (
 	iofs "io/fs"
 	"strings"
 
+	"github.com/guestcheck/guestcheck/internal/fact/blockdev"
 	"github.com/guestcheck/guestcheck/internal/parse/fstab"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
 // fstabResolution is what an fs_spec resolved to on the live system.
 type fstabResolution struct {
-	dev      *BlockDevice
+	dev      *blockdev.BlockDevice
 	sources  []string
-	matches  []Match // when more than one
-	missing  string  // why it is missing, when it is
-	skip     string  // why it could not be judged
-	foldHint []Match // case-insensitive matches of a missing identifier
+	matches  []blockdev.Match // when more than one
+	missing  string           // why it is missing, when it is
+	skip     string           // why it could not be judged
+	foldHint []blockdev.Match // case-insensitive matches of a missing identifier
 }
 
 // detailPairs is the evidence about the resolved device.
@@ -29,7 +30,7 @@ func (res fstabResolution) detailPairs() []string {
 		return nil
 	}
 	d := res.dev
-	kv := []string{"device", d.Path(), "device_size", iecBytes(d.Size), "device_size_bytes", fmt.Sprint(d.Size),
+	kv := []string{"device", d.Path(), "device_size", blockdev.IECBytes(d.Size), "device_size_bytes", fmt.Sprint(d.Size),
 		"resolved_by", strings.Join(res.sources, ", ")}
 	if d.FS != nil {
 		kv = append(kv, "fs_type", d.FS.Type, "fs_uuid", d.FS.UUID, "fs_label", d.FS.Label)

@@ -1,4 +1,4 @@
-package disk
+package blockdev
 
 import (
 	"context"
@@ -740,4 +740,26 @@ func (inv *Inventory) BaseDisks(d *BlockDevice) []*BlockDevice {
 	}
 	walk(d, 0)
 	return out
+}
+
+// NewInventory is an inventory of devices already read, as ReadInventory
+// leaves it, so that a judge can be tested on hand-made facts.
+func NewInventory(udevLinks bool, devs ...*BlockDevice) *Inventory {
+	inv := &Inventory{Devices: devs, UdevLinks: udevLinks, byName: map[string]*BlockDevice{}}
+	for _, d := range devs {
+		inv.byName[d.Name] = d
+	}
+	return inv
+}
+
+// RunKey is the key under which a run keeps its one inventory
+// (runner.Shared): fstab and disk-size share it, since walking sysfs and
+// probing superblocks is the most expensive thing either does.
+type RunKey struct{}
+
+// Read is ReadInventory's result kept whole, so that a run shares the
+// error too.
+type Read struct {
+	Inv *Inventory
+	Err error
 }
