@@ -1,7 +1,7 @@
 package checks
 
 import (
-	"github.com/guestcheck/guestcheck/internal/checks/disk-size"
+	disksize "github.com/guestcheck/guestcheck/internal/checks/disk-size"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 

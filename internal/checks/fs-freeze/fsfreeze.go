@@ -1,4 +1,4 @@
-package guestagent
+package fsfreeze
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/guestcheck/guestcheck/internal/fact/agent"
 	"github.com/guestcheck/guestcheck/internal/fact/freeze"
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/mounts"
@@ -72,7 +73,7 @@ type FreezeFacts struct {
 	NotLiveReason string
 	// Pres is the qemu-guest-agent check's probe, shared rather than made
 	// again.
-	Pres *Presence
+	Pres *agent.Presence
 	// Mounts is /proc/self/mountinfo; MountsErr why it could not be read.
 	Mounts    []mountinfo.Mount
 	MountsErr error
@@ -102,7 +103,7 @@ func GatherFreeze(ctx context.Context, env *runner.Env) FreezeFacts {
 		f.NotLiveReason = env.NotLiveReason()
 		return f
 	}
-	f.Pres = Probe(env)
+	f.Pres = runner.Shared(env, agent.RunKey{}, func() *agent.Presence { return agent.Read(env.Root, env.Live) })
 	if f.Pres.Port != "" || f.Pres.QEMU {
 		gatherMounts(env.Root, &f)
 	}
@@ -164,7 +165,7 @@ func JudgeFreeze(f FreezeFacts) []runner.Finding {
 // KubeVirt and Harvester then snapshot without freezing (virt-freezer
 // exits 0 with "No guest agent"), so every snapshot is silently
 // crash-consistent however freezable the filesystems are.
-func agentBlockers(ga *Presence) []runner.Finding {
+func agentBlockers(ga *agent.Presence) []runner.Finding {
 	const all = "Snapshots and backups of this VM are crash-consistent for every filesystem: "
 	var out []runner.Finding
 	if !ga.Installed() {
@@ -175,7 +176,7 @@ func agentBlockers(ga *Presence) []runner.Finding {
 	if ga.Port == "" {
 		out = append(out, runner.New(runner.Fail, codeFreezeNoChannel, "no filesystem is frozen for snapshots: the VM has no org.qemu.guest_agent.0 channel, so the host cannot reach an agent",
 			map[string]string{"platform": ga.Platform, "ports": strings.Join(ga.Ports, ",")},
-			all+ChannelFix))
+			all+agent.ChannelFix))
 	}
 	return out
 }

@@ -1,69 +1,27 @@
-package guestagent
+package fsfreeze
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/agent"
+	"github.com/guestcheck/guestcheck/internal/fact/agent/agenttest"
+	"github.com/guestcheck/guestcheck/internal/fact/freeze"
+	"github.com/guestcheck/guestcheck/internal/parse/mountinfo"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
-// agentReady are the files of a KubeVirt guest with qemu-ga installed and
-// its channel present; freezeRoot adds them unless the test overrides one
-// (an empty value deletes it).
-var agentReady = map[string]string{
-	"/sys/class/dmi/id/sys_vendor":          "KubeVirt\n",
-	"/usr/sbin/qemu-ga":                     "ELF QEMU Guest Agent 7.2.22",
-	"/sys/class/virtio-ports/vport2p1/name": "org.qemu.guest_agent.0\n",
-	"/sys/class/virtio-ports/vport1p1/name": "org.qemu.console.0\n",
-	"/sys/module/virtio_console/initstate":  "live\n",
-}
-
-func freezeRoot(t *testing.T, mountinfo string, files map[string]string) *runner.Env {
-	t.Helper()
-	dir := t.TempDir()
-	files["/proc/self/mountinfo"] = mountinfo
-	for p, c := range agentReady {
-		if _, ok := files[p]; !ok {
-			files[p] = c
-		}
-	}
-	for p, c := range files {
-		if c == "" {
-			continue
-		}
-		full := filepath.Join(dir, p)
-		os.MkdirAll(filepath.Dir(full), 0o755)
-		if err := os.WriteFile(full, []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	root, err := fs.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { root.Close() })
-	return &runner.Env{Root: root, Live: true, Now: time.Now}
-}
-
-// fsFreezeCheck and agentCheck are the registry's fs-freeze and
-// qemu-guest-agent checks, for runner.Run.
-var (
-	fsFreezeCheck = runner.Check{ID: "fs-freeze", Title: "fs-freeze", Codes: FSFreezeCodes, Run: RunFSFreeze}
-	agentCheck    = runner.Check{ID: "qemu-guest-agent", Title: "qemu-guest-agent", Codes: Codes, Run: Run}
-)
+// fsFreezeCheck is the registry's fs-freeze check, for runner.Run.
+var fsFreezeCheck = runner.Check{ID: "fs-freeze", Title: "fs-freeze", Codes: FSFreezeCodes, Run: RunFSFreeze}
 
 func TestFSFreezeList(t *testing.T) {
-	env := freezeRoot(t, `20 1 254:1 / / rw shared:1 - ext4 /dev/vda1 rw
+	env := agenttest.Env(t, `20 1 254:1 / / rw shared:1 - ext4 /dev/vda1 rw
 21 20 254:2 / /boot/efi rw shared:3 - vfat /dev/vda2 rw
 23 20 254:16 / /data rw shared:4 - xfs /dev/vdb rw
 27 23 7:0 / /data/img rw shared:7 - ext4 /dev/loop0 rw
 `, map[string]string{"/sys/block/loop0/loop/backing_file": "/data/images/disk.img\n"})
-	got := index(RunFSFreeze(context.Background(), env))
+	got := agenttest.Index(RunFSFreeze(context.Background(), env))
 	if f := got[codeFreezeListOK]; f.Status != runner.Pass || f.Detail["freeze_order"] != "/data/img,/data,/" {
 		t.Errorf("list = %+v", f)
 	}
@@ -83,7 +41,7 @@ func TestFSFreezeRootUnfreezable(t *testing.T) {
 		"20 1 0:30 / / rw shared:1 - overlay overlay rw\n",
 		"20 1 254:1 / / ro shared:1 - squashfs /dev/vda1 ro\n",
 	} {
-		got := index(RunFSFreeze(context.Background(), freezeRoot(t, mi, map[string]string{})))
+		got := agenttest.Index(RunFSFreeze(context.Background(), agenttest.Env(t, mi, map[string]string{})))
 		if f := got[codeFreezeRootUnfreez]; f.Status != runner.Fail || f.Remediation == "" {
 			t.Errorf("%q: %+v", mi, got)
 		}
@@ -91,15 +49,15 @@ func TestFSFreezeRootUnfreezable(t *testing.T) {
 }
 
 func TestFSFreezeNotLiveAndRefused(t *testing.T) {
-	env := freezeRoot(t, "20 1 254:1 / / rw shared:1 - ext4 /dev/vda1 rw\n", map[string]string{})
+	env := agenttest.Env(t, "20 1 254:1 / / rw shared:1 - ext4 /dev/vda1 rw\n", map[string]string{})
 	env.Live = false
-	if got := index(RunFSFreeze(context.Background(), env)); got[codeFreezeNotLive].Status != runner.Skip {
+	if got := agenttest.Index(RunFSFreeze(context.Background(), env)); got[codeFreezeNotLive].Status != runner.Skip {
 		t.Errorf("not live: %v", got)
 	}
 	env.Live = true
 	// Under an image root the active test is refused, never attempted.
 	env.FreezeTest = &runner.FreezeTest{Mountpoint: "/data"}
-	if got := index(RunFSFreeze(context.Background(), env)); got[codeFreezeTestRefused].Status != runner.Error {
+	if got := agenttest.Index(RunFSFreeze(context.Background(), env)); got[codeFreezeTestRefused].Status != runner.Error {
 		t.Errorf("refused: %v", got)
 	}
 }
@@ -121,7 +79,7 @@ func TestFSFreezeNeedsAnAgent(t *testing.T) {
 			[]string{codeFreezeNoAgent, codeFreezeNoChannel}, "virtserialport"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			env := freezeRoot(t, mi, tc.files)
+			env := agenttest.Env(t, mi, tc.files)
 			r := runner.Run(context.Background(), []runner.Check{fsFreezeCheck}, env, runner.RunOptions{})[0]
 			var fails []string
 			for _, f := range r.Findings {
@@ -135,16 +93,16 @@ func TestFSFreezeNeedsAnAgent(t *testing.T) {
 			if r.Status != runner.Fail || strings.Join(fails, ",") != strings.Join(tc.fails, ",") {
 				t.Fatalf("%s %q with failures %v, want fail with %v: %+v", r.Status, r.Summary, fails, tc.fails, r.Findings)
 			}
-			if last := index(r.Findings)[tc.fails[len(tc.fails)-1]]; !strings.Contains(last.Remediation, tc.fix) {
+			if last := agenttest.Index(r.Findings)[tc.fails[len(tc.fails)-1]]; !strings.Contains(last.Remediation, tc.fix) {
 				t.Errorf("%s's fix %q lacks %q", last.Code, last.Remediation, tc.fix)
 			}
-			if f := index(r.Findings)[codeFreezeListOK]; !strings.Contains(f.Message, "would freeze 1 filesystem(s) once it can run") {
+			if f := agenttest.Index(r.Findings)[codeFreezeListOK]; !strings.Contains(f.Message, "would freeze 1 filesystem(s) once it can run") {
 				t.Errorf("list = %+v", f)
 			}
 		})
 	}
 	// With agent and channel the same root passes.
-	r := runner.Run(context.Background(), []runner.Check{fsFreezeCheck}, freezeRoot(t, mi, map[string]string{}), runner.RunOptions{})[0]
+	r := runner.Run(context.Background(), []runner.Check{fsFreezeCheck}, agenttest.Env(t, mi, map[string]string{}), runner.RunOptions{})[0]
 	if r.Status != runner.Pass || r.Summary != "qemu-ga will freeze 1 filesystem(s): /" {
 		t.Errorf("ready guest: %s %q", r.Status, r.Summary)
 	}
@@ -153,7 +111,7 @@ func TestFSFreezeNeedsAnAgent(t *testing.T) {
 // TestFSFreezeNotQEMU: where no guest-agent channel can exist (another
 // hypervisor, bare metal) qemu-ga never freezes: a skip saying so.
 func TestFSFreezeNotQEMU(t *testing.T) {
-	env := freezeRoot(t, "20 1 254:1 / / rw shared:1 - ext4 /dev/vda1 rw\n", map[string]string{
+	env := agenttest.Env(t, "20 1 254:1 / / rw shared:1 - ext4 /dev/vda1 rw\n", map[string]string{
 		"/sys/class/dmi/id/sys_vendor": "", "/sys/class/virtio-ports/vport2p1/name": "", "/sys/class/virtio-ports/vport1p1/name": "",
 		"/proc/cpuinfo": "processor\t: 0\nflags\t\t: fpu hypervisor\n"})
 	r := runner.Run(context.Background(), []runner.Check{fsFreezeCheck}, env, runner.RunOptions{})[0]
@@ -162,17 +120,36 @@ func TestFSFreezeNotQEMU(t *testing.T) {
 	}
 }
 
-// TestAgentChecksAgree runs the qemu-guest-agent and fs-freeze checks
-// together on the VM of the issue (agent installed, no channel):
-// both fail on the channel, from the one shared probe.
-func TestAgentChecksAgree(t *testing.T) {
-	env := freezeRoot(t, "20 1 254:1 / / rw shared:1 - ext4 /dev/vda1 rw\n", map[string]string{
-		"/sys/class/virtio-ports/vport2p1/name": ""})
-	rs := runner.Run(context.Background(), []runner.Check{agentCheck, fsFreezeCheck}, env, runner.RunOptions{})
-	if rs[0].Status != runner.Fail || index(rs[0].Findings)["qga-channel-missing"].Status != runner.Fail {
-		t.Errorf("qemu-guest-agent: %s %+v", rs[0].Status, rs[0].Findings)
+func TestJudgeFreeze(t *testing.T) {
+	ms, errs := mountinfo.Parse([]byte(`20 1 0:20 / / rw - overlay overlay rw
+23 20 254:16 / /data rw shared:4 - xfs /dev/vdb rw
+27 23 7:0 / /data/img rw shared:7 - ext4 /dev/loop0 rw
+`))
+	if len(errs) > 0 {
+		t.Fatal(errs)
 	}
-	if rs[1].Status != runner.Fail || index(rs[1].Findings)[codeFreezeNoChannel].Status != runner.Fail {
-		t.Errorf("fs-freeze: %s %+v", rs[1].Status, rs[1].Findings)
+	f := FreezeFacts{Live: true, Pres: agenttest.Healthy(), Mounts: ms, Backing: map[string]string{"loop0": "/data/disk.img"},
+		Test: &freezeTestFacts{Req: freeze.Request{Mountpoint: "/data"}, IsHost: true}}
+	got := statuses(JudgeFreeze(f))
+	if got[codeFreezeRootUnfreez].Status != runner.Fail || got[codeFreezeLoopBacked].Detail["backing_mount"] != "/data" {
+		t.Errorf("list %+v", got)
 	}
+	if l := got[codeFreezeListOK]; l.Message != "qemu-ga will freeze 2 filesystem(s): /data/img, /data" {
+		t.Errorf("list ok %+v", l)
+	}
+	if r := got[codeFreezeTestRefused]; r.Message != "--freeze-test needs root" {
+		t.Errorf("test %+v", r)
+	}
+	f.Pres = &agent.Presence{Live: true, QEMU: true, Platform: "QEMU"}
+	if b := statuses(JudgeFreeze(f)); b[codeFreezeNoAgent].Detail["freeze_order"] == "" || b[codeFreezeNoChannel].Status != runner.Fail {
+		t.Errorf("blockers %+v", b)
+	}
+}
+
+func statuses(fs []runner.Finding) map[string]runner.Finding {
+	m := map[string]runner.Finding{}
+	for _, f := range fs {
+		m[f.Code] = f
+	}
+	return m
 }
