@@ -1,4 +1,4 @@
-package netroute
+package dnscheck
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package netroute
+package dnscheck
 
 import (
 	"context"
@@ -11,9 +11,10 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/guestcheck/guestcheck/internal/checks/routes/dnstest"
-	"github.com/guestcheck/guestcheck/internal/fact/netstate"
 	"golang.org/x/net/dns/dnsmessage"
+
+	"github.com/guestcheck/guestcheck/internal/checks/dns/dnstest"
+	"github.com/guestcheck/guestcheck/internal/fact/netstate"
 )
 
 // closedPort returns a loopback UDP address nothing listens on.
