@@ -24,6 +24,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/guestid"
 	"github.com/guestcheck/guestcheck/internal/junitxml"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 	"github.com/guestcheck/guestcheck/internal/testenv/promrules"
@@ -172,6 +173,12 @@ func TestPrometheusValues(t *testing.T) {
 		want["guestcheck_run_duration_seconds"] = float64(tc.rep.DurationMS) / 1000
 		want["guestcheck_last_run_timestamp_seconds"] = float64(tc.rep.StartedAt.UnixMilli()) / 1000
 		want[fmt.Sprintf(`guestcheck_build_info{version=%q}`, tc.rep.Version)] = 1
+		if tc.rep.Identity != nil {
+			boot, _ := guestid.BootHash(tc.rep.Host.BootID)
+			for _, e := range guestid.Export(guestid.Member{ID: *tc.rep.Identity}) {
+				want[fmt.Sprintf(`guestcheck_identity_info{boot=%q,item=%q,value=%q}`, boot, e.Item, e.Value)] = 1
+			}
+		}
 		if d := cmp.Diff(want, got); d != "" {
 			t.Errorf("%s: series (-want +got):\n%s", tc.name, d)
 		}

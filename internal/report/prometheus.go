@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/guestid"
 )
 
 // WritePrometheus renders r in the Prometheus text exposition format for
@@ -80,7 +81,39 @@ func WritePrometheus(w io.Writer, r Report) error {
 	sample("guestcheck_last_run_timestamp_seconds", millis(r.StartedAt.UnixMilli()))
 	family("guestcheck_build_info", "The version of the guestcheck that wrote this file; the value is always 1.")
 	sample("guestcheck_build_info", "1", "version", r.Version)
+	if r.Identity != nil {
+		family(IdentityMetric, "One of the guest's identity items (guestid.Export: hashed where the raw value would identify it, bounded in number), for comparing guests across hosts; the value is always 1.")
+		for _, l := range IdentityLabels(r.Identity, r.Host.BootID, nil) {
+			sample(IdentityMetric, "1", l...)
+		}
+	}
 	return bw.Flush()
+}
+
+// IdentityMetric is the in-guest identity series' name; guestcheck fleet
+// writes the same labels, and its domain, as guestcheck_fleet_vm_identity_info.
+const IdentityMetric = "guestcheck_identity_info"
+
+// IdentityLabels is the label pairs of each identity series of one guest:
+// boot (guestid.BootHash of its boot ID, absent without one), item, value,
+// and network for an address (networks by MAC, from a host that knows
+// them). Both the in-guest report and guestcheck fleet write them, so the
+// two compare in one PromQL expression.
+func IdentityLabels(id *guestid.Identity, bootID string, networks map[string]string) [][]string {
+	boot, ok := guestid.BootHash(bootID)
+	var out [][]string
+	for _, e := range guestid.Export(guestid.Member{ID: *id, Networks: networks}) {
+		var l []string
+		if ok {
+			l = append(l, "boot", boot)
+		}
+		l = append(l, "item", string(e.Item), "value", e.Value)
+		if e.Network != "" {
+			l = append(l, "network", e.Network)
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // millis formats a count of milliseconds as seconds, without exponent or
