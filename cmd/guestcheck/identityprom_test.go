@@ -5,10 +5,16 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/guestcheck/guestcheck/internal/checks"
 	"github.com/guestcheck/guestcheck/internal/guestid"
@@ -119,4 +125,149 @@ func TestIdentityMetricsShared(t *testing.T) {
 	if !slices.Equal(got, mids) {
 		t.Errorf("fleet's machine-id series values %q, want the in-guest ones %q\n%s%s", got, mids, fleetOut, stderr.String())
 	}
+}
+
+// TestIdentityAlertsRealPrometheus: a real Prometheus scrapes two hosts'
+// `guestcheck fleet --listen` (host A over vm-alpha, host B over vm-bravo
+// and vm-charlie; vm-alpha and vm-bravo share a machine-id, so each host
+// alone sees no collision) and two node_exporter textfile collectors
+// serving the in-guest metrics of guest-1 and guest-2 (which share
+// another), and evaluates the shipped rules. GuestcheckSharedIdentity
+// must fire for the machine-id of exactly those four guests, and for
+// nothing of vm-charlie's. The rules' `for:` is cut to 1s in the test's
+// copy; nothing else changes. Everything listens on loopback.
+func TestIdentityAlertsRealPrometheus(t *testing.T) {
+	prom := testenv.Tool(t, "prometheus", "prometheus")
+	nodeExporter := testenv.Tool(t, "prometheus-node-exporter", "prometheus-node-exporter")
+	const one, two = "4b2f0c1d9e8a4f6b8c7d6e5f4a3b2c1d", "9a8b7c6d5e4f30211203f4e5d6c7b8a9"
+	dir := socketDir(t)
+	agent := func(g promGuest) string {
+		js, err := json.Marshal(g.report(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g.name + "=" + fakeGuest(t, dir, g.name, &qgafake.Agent{Run: guestRunning(t, js)})
+	}
+	hosts := map[string][]string{
+		"hv-a": {agent(promGuest{"vm-alpha", one, "iid-a", 1})},
+		"hv-b": {agent(promGuest{"vm-bravo", one, "iid-b", 2}), agent(promGuest{"vm-charlie", "0123456789abcdef0123456789abcdef", "iid-c", 3})},
+	}
+	var targets []string
+	var logs []func() string
+	for _, h := range []string{"hv-a", "hv-b"} {
+		addr := freePort(t)
+		args := []string{"fleet", "--listen", addr, "--interval", "2s", "--vm-timeout", "5s"}
+		for _, a := range hosts[h] {
+			args = append(args, "--agent-socket", a)
+		}
+		gc := exec.Command(os.Args[0], "-test.run=^TestHelperGuestcheck$")
+		gc.Env = append(os.Environ(), "GUESTCHECK_HELPER_ARGS="+strings.Join(args, "\x1f"))
+		logs = append(logs, startLogged(t, gc, filepath.Join(dir, h+".log")))
+		targets = append(targets, fmt.Sprintf("{targets: ['%s'], labels: {instance: %s}}", addr, h))
+	}
+	var nodeTargets []string
+	for i, g := range []promGuest{{"guest-1", two, "iid-1", 4}, {"guest-2", two, "iid-2", 5}} {
+		out, err := render(g.report(t), report.FormatPrometheus, report.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := filepath.Join(dir, g.name)
+		testenv.WriteFiles(t, text, map[string]string{"guestcheck.prom": string(out)})
+		addr := freePort(t)
+		ne := exec.Command(nodeExporter, "--collector.disable-defaults", "--collector.textfile", "--collector.textfile.directory="+text,
+			"--web.listen-address="+addr)
+		logs = append(logs, startLogged(t, ne, filepath.Join(dir, fmt.Sprintf("node%d.log", i))))
+		nodeTargets = append(nodeTargets, fmt.Sprintf("{targets: ['%s'], labels: {instance: %s}}", addr, g.name))
+	}
+	rules := identityRulesCopy(t, dir)
+	cfg := fmt.Sprintf("global: {scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s}\nrule_files: ['%s']\nscrape_configs:\n"+
+		"  - {job_name: guestcheck-fleet, static_configs: [%s]}\n  - {job_name: node, static_configs: [%s]}\n",
+		rules, strings.Join(targets, ", "), strings.Join(nodeTargets, ", "))
+	testenv.WriteFiles(t, dir, map[string]string{"prometheus.yml": cfg})
+	promAddr := freePort(t)
+	p := exec.Command(prom, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "tsdb"),
+		"--web.listen-address="+promAddr, "--log.level=warn")
+	logs = append(logs, startLogged(t, p, filepath.Join(dir, "prometheus.log")))
+
+	want := []string{"guest-1", "guest-2", "vm-alpha", "vm-bravo"}
+	start := time.Now()
+	var got []string
+	var all []promAlert
+	for time.Since(start) < 30*time.Second {
+		all = firingAlerts(t, promAddr, "GuestcheckSharedIdentity")
+		got = nil
+		for _, a := range all {
+			if a.Labels["item"] == "machine-id" {
+				got = append(got, a.Labels["name"])
+			}
+		}
+		slices.Sort(got)
+		if slices.Equal(got, want) {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if !slices.Equal(got, want) {
+		var b strings.Builder
+		for _, l := range logs {
+			b.WriteString(l())
+		}
+		t.Fatalf("machine-id alerts fire for %q after %s, want %q; logs:\n%s", got, time.Since(start).Round(time.Second), want, b.String())
+	}
+	for _, a := range all {
+		if a.Labels["name"] == "vm-charlie" {
+			t.Errorf("an alert fires for vm-charlie: %v", a.Labels)
+		}
+		if a.Labels["name"] == "vm-alpha" && a.Labels["item"] == "machine-id" && a.Annotations["others"] != "vm-bravo on hv-b" {
+			t.Errorf("vm-alpha's alert names the others %q, want vm-bravo on hv-b", a.Annotations["others"])
+		}
+	}
+	t.Logf("the machine-id alerts fired %s after start", time.Since(start).Round(time.Millisecond))
+}
+
+// identityRulesCopy is the shipped rules file with every `for:` cut to
+// 1s, in dir, for a test that cannot wait 15 minutes.
+func identityRulesCopy(t testing.TB, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile("../../packaging/examples/prometheus-guestcheck-rules.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = regexp.MustCompile(`(?m)^(\s+for:) \S+$`).ReplaceAll(b, []byte("$1 1s"))
+	testenv.WriteFiles(t, dir, map[string]string{"rules.yml": string(b)})
+	return filepath.Join(dir, "rules.yml")
+}
+
+// promAlert is one alert as Prometheus's /api/v1/alerts lists it.
+type promAlert struct {
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
+	State       string            `json:"state"`
+}
+
+// firingAlerts lists the firing alerts named name; none while Prometheus
+// is starting.
+func firingAlerts(t testing.TB, addr, name string) []promAlert {
+	t.Helper()
+	cl := http.Client{Timeout: 5 * time.Second}
+	resp, err := cl.Get("http://" + addr + "/api/v1/alerts")
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Data struct {
+			Alerts []promAlert `json:"alerts"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 8<<20)).Decode(&r); err != nil {
+		return nil
+	}
+	var out []promAlert
+	for _, a := range r.Data.Alerts {
+		if a.Labels["alertname"] == name && a.State == "firing" {
+			out = append(out, a)
+		}
+	}
+	return out
 }
