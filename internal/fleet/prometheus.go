@@ -124,5 +124,10 @@ func seconds(ms int64) string { return strconv.FormatFloat(float64(ms)/1000, 'f'
 // replaces invalid UTF-8, which Prometheus refuses.
 func promEscape(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
-	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
+	return labelEscaper.Replace(s)
 }
+
+// labelEscaper is built once: building a Replacer costs more than the
+// escaping, and a report has a label value per sample. It is safe for
+// concurrent use and never changes.
+var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)

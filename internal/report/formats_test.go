@@ -1021,3 +1021,23 @@ func TestPrometheusAlertRules(t *testing.T) {
 			ExpAlerts: []promrules.Alert{{Labels: staleLabels, Annotations: rules.Annotations(t, "GuestcheckMetricsStale", map[string]string{"instance": instance}, "30m 0s")}}}}})
 	rules.Run(t, tests)
 }
+
+// BenchmarkPrometheus renders a report with and without its identity:
+// the identity series are all that --format prometheus adds to a run,
+// since the identity is read on every run anyway.
+func BenchmarkPrometheus(b *testing.B) {
+	for _, withID := range []bool{false, true} {
+		m := meta
+		if !withID {
+			m.Identity = nil
+		}
+		rep := New(cases[2].results, m)
+		b.Run(fmt.Sprintf("identity=%v", withID), func(b *testing.B) {
+			for range b.N {
+				if err := WritePrometheus(io.Discard, rep); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

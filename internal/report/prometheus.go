@@ -135,5 +135,10 @@ func millis(ms int64) string {
 // Prometheus's parser rejects.
 func promEscape(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
-	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
+	return labelEscaper.Replace(s)
 }
+
+// labelEscaper is built once: building a Replacer costs more than the
+// escaping, and a report has a label value per sample. It is safe for
+// concurrent use and never changes.
+var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
