@@ -124,10 +124,23 @@ func seconds(ms int64) string { return strconv.FormatFloat(float64(ms)/1000, 'f'
 // replaces invalid UTF-8, which Prometheus refuses.
 func promEscape(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
-	return labelEscaper.Replace(s)
+	if !strings.ContainsAny(s, "\\\"\n") {
+		return s
+	}
+	// By hand: a strings.Replacer is costly to build for each value and,
+	// built once, would be startup work for every run.
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			b.WriteString(`\\`)
+		case '"':
+			b.WriteString(`\"`)
+		case '\n':
+			b.WriteString(`\n`)
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
 }
-
-// labelEscaper is built once: building a Replacer costs more than the
-// escaping, and a report has a label value per sample. It is safe for
-// concurrent use and never changes.
-var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
