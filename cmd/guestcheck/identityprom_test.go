@@ -134,8 +134,8 @@ func TestIdentityMetricsShared(t *testing.T) {
 // serving the in-guest metrics of guest-1 and guest-2 (which share
 // another), and evaluates the shipped rules. GuestcheckSharedIdentity
 // must fire for the machine-id of exactly those four guests, and for
-// nothing of vm-charlie's. The rules' `for:` is cut to 1s in the test's
-// copy; nothing else changes. Everything listens on loopback.
+// nothing of vm-charlie's. The rules' `for:` and `interval:` are cut to
+// 1s in the test's copy; nothing else changes. Everything listens on loopback.
 func TestIdentityAlertsRealPrometheus(t *testing.T) {
 	prom := testenv.Tool(t, "prometheus", "prometheus")
 	nodeExporter := testenv.Tool(t, "prometheus-node-exporter", "prometheus-node-exporter")
@@ -179,7 +179,7 @@ func TestIdentityAlertsRealPrometheus(t *testing.T) {
 		logs = append(logs, startLogged(t, ne, filepath.Join(dir, fmt.Sprintf("node%d.log", i))))
 		nodeTargets = append(nodeTargets, fmt.Sprintf("{targets: ['%s'], labels: {instance: %s}}", addr, g.name))
 	}
-	rules := identityRulesCopy(t, dir)
+	rules := identityRulesCopy(t, dir, "1s")
 	cfg := fmt.Sprintf("global: {scrape_interval: 1s, scrape_timeout: 1s, evaluation_interval: 1s}\nrule_files: ['%s']\nscrape_configs:\n"+
 		"  - {job_name: guestcheck-fleet, static_configs: [%s]}\n  - {job_name: node, static_configs: [%s]}\n",
 		rules, strings.Join(targets, ", "), strings.Join(nodeTargets, ", "))
@@ -226,14 +226,16 @@ func TestIdentityAlertsRealPrometheus(t *testing.T) {
 }
 
 // identityRulesCopy is the shipped rules file with every `for:` cut to
-// 1s, in dir, for a test that cannot wait 15 minutes.
-func identityRulesCopy(t testing.TB, dir string) string {
+// 1s and every group `interval:` set to interval, in dir, for a test that
+// cannot wait 15 minutes.
+func identityRulesCopy(t testing.TB, dir, interval string) string {
 	t.Helper()
 	b, err := os.ReadFile("../../packaging/examples/prometheus-guestcheck-rules.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	b = regexp.MustCompile(`(?m)^(\s+for:) \S+$`).ReplaceAll(b, []byte("$1 1s"))
+	b = regexp.MustCompile(`(?m)^(\s+interval:) \S+$`).ReplaceAll(b, []byte("$1 "+interval))
 	testenv.WriteFiles(t, dir, map[string]string{"rules.yml": string(b)})
 	return filepath.Join(dir, "rules.yml")
 }
