@@ -7,9 +7,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/guestcheck/guestcheck/internal/cloudcfg"
-	"github.com/guestcheck/guestcheck/internal/fs"
-	"github.com/guestcheck/guestcheck/internal/identity"
+	"github.com/guestcheck/guestcheck/internal/fact/cloudcfg"
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/identity"
 )
 
 var opCloudInit = Operation{

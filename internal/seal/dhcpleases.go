@@ -4,8 +4,8 @@ import (
 	"context"
 	"strings"
 
-	"github.com/guestcheck/guestcheck/internal/fs"
-	"github.com/guestcheck/guestcheck/internal/identity"
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/identity"
 )
 
 var opDHCPLeases = Operation{

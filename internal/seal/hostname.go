@@ -5,8 +5,8 @@ import (
 	"path"
 	"strings"
 
-	"github.com/guestcheck/guestcheck/internal/fs"
-	"github.com/guestcheck/guestcheck/internal/hostnamefile"
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/hostnamefile"
 )
 
 var opHostname = Operation{

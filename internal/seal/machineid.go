@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/guestcheck/guestcheck/internal/fs"
-	"github.com/guestcheck/guestcheck/internal/identity"
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/identity"
 )
 
 var opMachineID = Operation{

@@ -6,7 +6,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/guestcheck/guestcheck/internal/identity"
+	"github.com/guestcheck/guestcheck/internal/fact/identity"
 )
 
 // The machine-id leak paths: places that hand systemd a machine ID at

@@ -3,8 +3,8 @@ package seal
 import (
 	"context"
 
-	"github.com/guestcheck/guestcheck/internal/fs"
-	"github.com/guestcheck/guestcheck/internal/identity"
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/identity"
 )
 
 var opMachineIDCredential = Operation{

@@ -7,7 +7,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/guestcheck/guestcheck/internal/netconf"
+	"github.com/guestcheck/guestcheck/internal/fact/netconf"
 )
 
 var opNetMACPins = Operation{

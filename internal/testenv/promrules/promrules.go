@@ -1,6 +1,6 @@
 // Package promrules runs Prometheus's promtool over an alerting rules file
-// for the tests of guestcheck's metrics (internal/report) and of guestcheck
-// fleet's (internal/fleet), which both hold the one shipped file,
+// for the tests of guestcheck's metrics (internal/shared/report) and of guestcheck
+// fleet's (internal/host/fleet), which both hold the one shipped file,
 // packaging/examples/prometheus-guestcheck-rules.yml, to the series they
 // emit: promtool check rules lints it, and promtool test rules evaluates
 // it over input series against the alerts, labels and annotations a test
@@ -8,7 +8,7 @@
 // rules, expands their annotations and runs promtool. The guestcheck-identity
 // group's alert runs queries in its annotations (the other guests sharing
 // a value), which only Prometheus can expand: its test
-// (internal/fleet, TestIdentityRulesAcrossHosts) writes them out.
+// (internal/host/fleet, TestIdentityRulesAcrossHosts) writes them out.
 //
 // It is imported by tests only; nothing here runs in guestcheck itself.
 package promrules
