@@ -175,3 +175,38 @@ func TestIdentityRulesAcrossHosts(t *testing.T) {
 		{EvalTime: "20m", Alertname: "GuestcheckSharedIdentity", ExpAlerts: want},
 	}}})
 }
+
+// TestIdentitySeriesBounded: a guest whose report lists thousands of
+// host keys, NICs and addresses, and a hostname of quotes and newlines,
+// gets at most guestid.MaxExportedSeries identity series, each label
+// value escaped and at most guestid.MaxExportedLen bytes.
+func TestIdentitySeriesBounded(t *testing.T) {
+	id := guestid.Identity{MachineIDHash: "4f1d2c3b4a5968778695a4b3c2d1e0f9", Hostname: strings.Repeat("a\"b\\c\nd", 40)}
+	nets := map[string]string{}
+	for i := range 2000 {
+		mac := fmt.Sprintf("52:54:00:00:%02x:%02x", i>>8, i&0xff)
+		id.HostKeys = append(id.HostKeys, guestid.HostKey{Type: "ssh-ed25519", Fingerprint: fmt.Sprintf("SHA256:%043d", i)})
+		id.Interfaces = append(id.Interfaces, guestid.Interface{Name: "eth", MAC: mac, Addresses: []string{fmt.Sprintf("192.0.2.%d/24", i%256), "2001:db8::1/64"}})
+		nets[mac] = "bridge br0"
+	}
+	rep := report.New(nil, report.Meta{Host: report.Host{BootID: "0f2c1f7e-3b0d-4e57-9c54-000000000001"}, Identity: &id})
+	var b bytes.Buffer
+	if err := WritePrometheus(&b, Result{VMs: []VM{{Name: "hostile", Report: &rep, networks: nets}}}); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for sel := range series(t, b.Bytes()) {
+		if !strings.HasPrefix(sel, IdentityMetric+"{") {
+			continue
+		}
+		n++
+		for k, v := range labelsOf(sel) {
+			if len(v) > guestid.MaxExportedLen || strings.ContainsAny(v, "\n") {
+				t.Errorf("%s: label %s is %d bytes or holds a newline", sel, k, len(v))
+			}
+		}
+	}
+	if n == 0 || n > guestid.MaxExportedSeries {
+		t.Errorf("%d identity series for one guest, want 1 to %d", n, guestid.MaxExportedSeries)
+	}
+}
