@@ -44,6 +44,12 @@ func Export(m Member) []Exported {
 	vals := m.values()
 	var out []Exported
 	for _, it := range Items {
+		if it == ItemFirmwareUUID || it == ItemFirmwareSerial {
+			// The host's definition of the VM, not the guest's report:
+			// not exported (guestcheck fleet compares it on its host),
+			// and the raw UUID may be the machine-id's source.
+			continue
+		}
 		var got []Exported
 		for _, v := range vals[it] {
 			if v == "" {
