@@ -14,18 +14,19 @@ import (
 // node_exporter's textfile collector or --listen's /metrics. Everything
 // is a gauge of the last survey; no sample has a timestamp (the textfile
 // collector refuses them), the survey's time is a value instead. VMs are
-// labelled domain, the name their source gives them.
+// labelled domain, the name their source gives them, and in a merge of
+// many hosts' surveys host too.
 func WritePrometheus(w io.Writer, r Result) error {
 	p := &promWriter{bw: bufio.NewWriter(w)}
 	p.family("guestcheck_fleet_vm_status", "Whether the VM's verdict in the last survey is the one in the status label (1) or not (0); unknown means it could not be surveyed.")
 	for _, vm := range r.VMs {
 		for _, st := range Statuses {
-			p.sample("guestcheck_fleet_vm_status", bit(vm.Status == st), "domain", vm.Name, "status", string(st))
+			p.sample("guestcheck_fleet_vm_status", bit(vm.Status == st), "domain", vm.Name, "host", vm.Host, "status", string(st))
 		}
 	}
 	p.family("guestcheck_fleet_vm_info", "The VM's source and guest agent version; the value is always 1.")
 	for _, vm := range r.VMs {
-		p.sample("guestcheck_fleet_vm_info", "1", "domain", vm.Name, "source", vm.Source, "agent_version", vm.AgentVersion)
+		p.sample("guestcheck_fleet_vm_info", "1", "domain", vm.Name, "host", vm.Host, "source", vm.Source, "agent_version", vm.AgentVersion)
 	}
 	p.family("guestcheck_fleet_vm_checks", "Number of the VM's checks per status in its guestcheck report.")
 	for _, vm := range r.VMs {
@@ -37,13 +38,13 @@ func WritePrometheus(w io.Writer, r Result) error {
 			st string
 			n  int
 		}{{"pass", s.Pass}, {"skip", s.Skip}, {"warn", s.Warn}, {"error", s.Error}, {"fail", s.Fail}} {
-			p.sample("guestcheck_fleet_vm_checks", strconv.Itoa(c.n), "domain", vm.Name, "status", c.st)
+			p.sample("guestcheck_fleet_vm_checks", strconv.Itoa(c.n), "domain", vm.Name, "host", vm.Host, "status", c.st)
 		}
 	}
 	p.family("guestcheck_fleet_vm_shared_identity", "Whether the VM shares the identity item with another VM (1); only VMs that do are listed.")
 	for _, vm := range r.VMs {
 		for _, it := range vm.Shares {
-			p.sample("guestcheck_fleet_vm_shared_identity", "1", "domain", vm.Name, "item", string(it))
+			p.sample("guestcheck_fleet_vm_shared_identity", "1", "domain", vm.Name, "host", vm.Host, "item", string(it))
 		}
 	}
 	p.family("guestcheck_fleet_collisions", "Number of identity values (a machine-id, a host key, an address on one network, ...) that two or more VMs share, per item.")
@@ -66,7 +67,7 @@ func WritePrometheus(w io.Writer, r Result) error {
 	p.sample("guestcheck_fleet_source_errors", strconv.Itoa(len(r.SourceErrors)))
 	p.family("guestcheck_fleet_vm_survey_duration_seconds", "How long surveying the VM took.")
 	for _, vm := range r.VMs {
-		p.sample("guestcheck_fleet_vm_survey_duration_seconds", seconds(vm.DurationMS), "domain", vm.Name)
+		p.sample("guestcheck_fleet_vm_survey_duration_seconds", seconds(vm.DurationMS), "domain", vm.Name, "host", vm.Host)
 	}
 	p.family("guestcheck_fleet_survey_duration_seconds", "How long the last survey took.")
 	p.sample("guestcheck_fleet_survey_duration_seconds", seconds(r.DurationMS))
@@ -87,10 +88,15 @@ func (p *promWriter) sample(name, value string, labels ...string) {
 	p.bw.WriteString(name)
 	if len(labels) > 0 {
 		p.bw.WriteByte('{')
+		sep := false
 		for i := 0; i+1 < len(labels); i += 2 {
-			if i > 0 {
+			if labels[i] == "host" && labels[i+1] == "" {
+				continue // one host's survey: the scrape's instance is the host
+			}
+			if sep {
 				p.bw.WriteByte(',')
 			}
+			sep = true
 			fmt.Fprintf(p.bw, "%s=\"%s\"", labels[i], promEscape(labels[i+1]))
 		}
 		p.bw.WriteByte('}')

@@ -40,7 +40,8 @@ func Render(w io.Writer, r Result, format string) error {
 
 // WriteJSON writes r as one JSON document (schema/fleet-v1.schema.json):
 // indented, but each VM on one line, written as it is encoded, so that
-// a survey of many VMs never sits in memory twice.
+// a survey of many VMs never sits in memory twice (a merge's reports are
+// read from their files one at a time).
 func WriteJSON(w io.Writer, r Result) error {
 	vms := r.VMs
 	r.VMs = nil
@@ -61,6 +62,10 @@ func WriteJSON(w io.Writer, r Result) error {
 	enc.SetEscapeHTML(false)
 	for i, vm := range vms {
 		line.Reset()
+		vm, err := vm.full()
+		if err != nil {
+			return err
+		}
 		if err := enc.Encode(vm); err != nil {
 			return err
 		}
@@ -83,7 +88,7 @@ func WriteText(w io.Writer, r Result) error {
 	bw := bufio.NewWriter(w)
 	rows := [][]string{{"VM", "SOURCE", "STATUS", "CHECKS", "REASON"}}
 	for _, vm := range r.VMs {
-		rows = append(rows, []string{oneLine(vm.Name, 60), vm.Source, string(vm.Status), checkCounts(vm), vm.Reason})
+		rows = append(rows, []string{oneLine(vm.ID(), 60), vm.Source, string(vm.Status), checkCounts(vm), vm.Reason})
 	}
 	if len(r.VMs) > 0 {
 		writeTable(bw, rows)
@@ -121,6 +126,9 @@ func SummaryLine(r Result) string {
 		}
 	}
 	line := fmt.Sprintf("guestcheck fleet: %s: %s", strings.ToUpper(string(r.Status)), plural(s.VMs, "VM"))
+	if len(r.Hosts) > 0 {
+		line += " on " + plural(len(r.Hosts), "host")
+	}
 	if len(parts) > 0 {
 		line += " (" + strings.Join(parts, ", ") + ")"
 	}

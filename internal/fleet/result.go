@@ -55,8 +55,25 @@ type Result struct {
 	Collisions []guestid.Collision `json:"collisions"`
 	// SourceErrors are sources that could not be listed at all.
 	SourceErrors []SourceError `json:"source_errors,omitempty"`
+	// Hosts are the host surveys a merge (Merge) compared, in the order
+	// given; absent from one host's survey.
+	Hosts []HostSurvey `json:"hosts,omitempty"`
 	// VMs are every surveyed VM, worst first, then by name.
 	VMs []VM `json:"vms"`
+
+	// merged marks a merge: a VM without an identity cannot be compared
+	// with the other hosts' VMs, so it is not a pass.
+	merged bool
+}
+
+// HostSurvey is one host's survey in a merge.
+type HostSurvey struct {
+	Host      string    `json:"host"`
+	File      string    `json:"file"`
+	Version   string    `json:"version"`
+	StartedAt time.Time `json:"started_at"`
+	Status    Status    `json:"status"`
+	VMs       int       `json:"vms"`
 }
 
 // Summary counts VMs per status, and the collisions.
@@ -79,7 +96,10 @@ type SourceError struct {
 
 // VM is one VM's outcome.
 type VM struct {
-	Name   string `json:"name"`
+	Name string `json:"name"`
+	// Host is the host the VM runs on, in a merge of many hosts' surveys
+	// (Merge); empty in one host's survey, whose Result names the host.
+	Host   string `json:"host,omitempty"`
 	Source string `json:"source"`
 	Status Status `json:"status"`
 	// Reason says why the VM is unknown, or names its worst check.
@@ -91,8 +111,24 @@ type VM struct {
 	AgentVersion string `json:"agent_version,omitempty"`
 	// Report is the guest's own guestcheck report; absent when unknown.
 	Report *GuestReport `json:"report,omitempty"`
+	// Networks maps each MAC the source knows to its NIC's network (a
+	// libvirt network or bridge), as Target.Networks; a merge qualifies
+	// each with its host (see Merge).
+	Networks map[string]string `json:"networks,omitempty"`
 
-	networks map[string]string
+	// at is where a merged VM's full report is on disk: a merge keeps
+	// only what it compares and counts, and the JSON and JUnit outputs
+	// read each report again, one at a time.
+	at *segment
+}
+
+// ID names the VM in findings and outputs: its name, and in a merge
+// name@host, since two hosts may each have a VM of one name.
+func (vm VM) ID() string {
+	if vm.Host == "" {
+		return vm.Name
+	}
+	return vm.Name + "@" + vm.Host
 }
 
 // GuestReport is guestcheck's JSON report as the guest returned it,
@@ -121,12 +157,16 @@ func (r *Result) finish() {
 	r.Status = Pass
 	for i := range r.VMs {
 		vm := &r.VMs[i]
-		if vm.Shares = shares[vm.Name]; len(vm.Shares) > 0 {
+		if r.merged && vm.Report != nil && vm.Report.Identity == nil && Warn.Worse(vm.Status) {
+			vm.Status = Warn
+			vm.Reason = joinNonEmpty("; ", "its report carries no identity (guestcheck in the guest too old): not compared with other VMs", vm.Reason)
+		}
+		if vm.Shares = shares[vm.ID()]; len(vm.Shares) > 0 {
 			// A clone sharing identity is broken, whatever its own
 			// guestcheck could see from inside.
-			slices.Sort(with[vm.Name])
+			slices.Sort(with[vm.ID()])
 			vm.Status = Fail
-			vm.Reason = joinNonEmpty("; ", "shares "+items(vm.Shares)+" with "+strings.Join(with[vm.Name], ", "), vm.Reason)
+			vm.Reason = joinNonEmpty("; ", "shares "+items(vm.Shares)+" with "+strings.Join(with[vm.ID()], ", "), vm.Reason)
 		}
 		r.Summary.add(vm.Status)
 		if vm.Status.Worse(r.Status) {
@@ -146,7 +186,10 @@ func (r *Result) finish() {
 		if c := cmp.Compare(b.Status.rank(), a.Status.rank()); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.Name, b.Name)
+		if c := cmp.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Host, b.Host)
 	})
 }
 
@@ -173,7 +216,8 @@ func (s *Summary) add(st Status) {
 // VM) is put on a network of its own, because unrelated networks reuse
 // addresses all the time (every QEMU user-mode NIC is 10.0.2.15) and a
 // false collision would page someone. MACs, keys and the rest are
-// compared across all VMs.
+// compared across all VMs. In a merge each known network is named with
+// its host already (Merge), and an unknown one is the VM's own.
 func collisions(vms []VM) []guestid.Collision {
 	var ms []guestid.Member
 	for _, vm := range vms {
@@ -183,13 +227,13 @@ func collisions(vms []VM) []guestid.Collision {
 		nets := map[string]string{}
 		for _, nic := range vm.Report.Identity.Interfaces {
 			mac := strings.ToLower(nic.MAC)
-			if n := vm.networks[mac]; n != "" {
+			if n := vm.Networks[mac]; n != "" {
 				nets[mac] = n
 			} else {
-				nets[mac] = "unknown network of " + vm.Name
+				nets[mac] = "unknown network of " + vm.ID()
 			}
 		}
-		ms = append(ms, guestid.Member{Name: vm.Name, ID: *vm.Report.Identity, Networks: nets})
+		ms = append(ms, guestid.Member{Name: vm.ID(), ID: *vm.Report.Identity, Networks: nets})
 	}
 	return guestid.Collisions(ms)
 }

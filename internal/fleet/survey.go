@@ -43,6 +43,9 @@ type Options struct {
 	MaxOutput int
 	// Progress, when set, is called after each VM, one call at a time.
 	Progress func(done, total int, vm VM)
+	// HostName names this host in the result (--host-name); empty: its
+	// hostname. A merge of many hosts' surveys tells them apart by it.
+	HostName string
 }
 
 func (o Options) withDefaults() Options {
@@ -110,7 +113,10 @@ func sourceName(s Source) string {
 func Survey(ctx context.Context, targets []Target, srcErrs []SourceError, o Options) Result {
 	o = o.withDefaults()
 	start := time.Now()
-	host, _ := os.Hostname()
+	host := o.HostName
+	if host == "" {
+		host, _ = os.Hostname()
+	}
 	res := Result{SchemaVersion: SchemaVersion, Tool: "guestcheck fleet", Version: buildinfo.Version,
 		Host: host, StartedAt: start.UTC(), SourceErrors: srcErrs, VMs: make([]VM, len(targets))}
 	sem := make(chan struct{}, o.Concurrency)
@@ -153,7 +159,7 @@ func Survey(ctx context.Context, targets []Target, srcErrs []SourceError, o Opti
 }
 
 func unknown(t Target, why string) VM {
-	return VM{Name: t.Name, Source: t.Source, Status: Unknown, Reason: why, networks: t.Networks}
+	return VM{Name: t.Name, Source: t.Source, Status: Unknown, Reason: why, Networks: t.Networks}
 }
 
 // surveyBounded runs surveyVM and abandons it a little after its
