@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -222,9 +223,10 @@ func decodeHead(p string, b []byte) (surveyHead, error) {
 		var te *json.UnmarshalTypeError
 		switch {
 		case errors.As(err, &se):
-			return h, fmt.Errorf("%s: %s: not JSON: %s", p, lineCol(b, se.Offset), oneLine(se.Error(), 120))
+			// Offset is just past the byte at fault.
+			return h, fmt.Errorf("%s: %s: not JSON: %s", p, lineCol(b, se.Offset-1), oneLine(se.Error(), 120))
 		case errors.As(err, &te):
-			return h, fmt.Errorf("%s: %s: %s is a JSON %s, not a fleet survey's", p, lineCol(b, te.Offset), oneLine(te.Field, 80), te.Value)
+			return h, fmt.Errorf("%s: %s: %s is a JSON %s, not a fleet survey's", p, lineCol(b, te.Offset-1), oneLine(te.Field, 80), te.Value)
 		}
 		return h, fmt.Errorf("%s: not a fleet survey: %s", p, oneLine(err.Error(), 160))
 	}
@@ -304,7 +306,9 @@ func (d vmDecoder) vms(dec *json.Decoder, b []byte) ([]VM, error) {
 	var out []VM
 	seen := map[string]bool{}
 	for dec.More() {
+		// The VM starts past the comma and white space before it.
 		start := dec.InputOffset()
+		start += int64(len(b[start:]) - len(bytes.TrimLeft(b[start:], " \t\r\n,")))
 		var in vmIn
 		if err := dec.Decode(&in); err != nil {
 			return nil, d.errAt(b, start, err)
@@ -375,7 +379,7 @@ func (d vmDecoder) networks(host string, nets map[string]string) map[string]stri
 	}
 	out := make(map[string]string, len(nets))
 	for mac, n := range nets {
-		if n != "" && !matchAny(d.shared, n) {
+		if n != "" && !slices.Contains(d.shared, n) {
 			n += "@" + d.host
 		}
 		out[strings.ToLower(mac)] = n

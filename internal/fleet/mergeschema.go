@@ -61,15 +61,16 @@ func (s surveySchema) check(b []byte) string {
 	if !ok {
 		return oneLine(err.Error(), 160)
 	}
-	var at, msg string
-	for _, u := range ve.BasicOutput().Errors {
-		// The deepest location is the most specific complaint.
-		if u.Error != nil && (msg == "" || strings.Count(u.InstanceLocation, "/") > strings.Count(at, "/")) {
-			at, msg = u.InstanceLocation, u.Error.String()
-		}
+	// The deepest cause is the most specific complaint.
+	for len(ve.Causes) > 0 {
+		ve = ve.Causes[0]
 	}
-	if at == "" {
-		at = "/"
+	at := "/" + strings.Join(ve.InstanceLocation, "/")
+	// A leaf's message is its last line, after its location.
+	msg := ve.Error()
+	msg = msg[strings.LastIndexByte(msg, '\n')+1:]
+	if _, m, ok := strings.Cut(msg, "': "); ok {
+		msg = m
 	}
 	return oneLine(vmLine(b, at)+"at "+at+": "+msg, 300)
 }
@@ -115,9 +116,9 @@ func vmOffset(b []byte, i int) int64 {
 			return -1
 		}
 		for n := 0; dec.More(); n++ {
-			off := dec.InputOffset()
 			if n == i {
 				// Past the comma and the white space before the VM.
+				off := dec.InputOffset()
 				return off + int64(len(b[off:])-len(bytes.TrimLeft(b[off:], " \t\r\n,")))
 			}
 			if dec.Decode(&skipped{}) != nil {
