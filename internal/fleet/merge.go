@@ -148,8 +148,12 @@ func loadSurvey(p string, sch surveySchema, o MergeOptions) (hostFile, error) {
 	if err != nil {
 		return hostFile{}, err
 	}
-	head, err := decodeHead(p, b)
+	d := vmDecoder{file: p, shared: o.SharedNetworks}
+	head, vms, err := d.decode(b)
 	if err != nil {
+		return hostFile{}, err
+	}
+	if err := head.check(p); err != nil {
 		return hostFile{}, err
 	}
 	if msg := sch.check(b); msg != "" {
@@ -165,9 +169,19 @@ func loadSurvey(p string, sch surveySchema, o MergeOptions) (hostFile, error) {
 	for _, e := range head.SourceErrors {
 		hf.srcErrs = append(hf.srcErrs, SourceError{Source: oneLine(e.Source, 40) + "@" + host, Error: oneLine(e.Error, 300)})
 	}
-	d := vmDecoder{file: p, host: host, names: o.Names, shared: o.SharedNetworks}
-	if hf.vms, err = d.decode(b); err != nil {
-		return hostFile{}, err
+	seen := map[string]bool{}
+	for _, vm := range vms {
+		vm.Networks = d.networks(host, vm.Host, vm.Networks)
+		if vm.Host == "" {
+			vm.Host = host
+		}
+		if seen[vm.ID()] {
+			return hostFile{}, fmt.Errorf("%s: %s: VM %s is listed twice", p, lineCol(b, vm.at.off), oneLine(vm.ID(), 80))
+		}
+		seen[vm.ID()] = true
+		if matchAny(o.Names, vm.Name) {
+			hf.vms = append(hf.vms, vm)
+		}
 	}
 	hf.survey.VMs = len(hf.vms)
 	return hf, nil
@@ -199,14 +213,47 @@ func readBounded(p string, max int64) ([]byte, error) {
 
 // surveyHead is a survey's top level, without its VMs.
 type surveyHead struct {
-	SchemaVersion *int          `json:"schema_version"`
-	Tool          string        `json:"tool"`
-	Version       string        `json:"version"`
-	Host          string        `json:"host"`
-	StartedAt     time.Time     `json:"started_at"`
-	Status        Status        `json:"status"`
-	SourceErrors  []SourceError `json:"source_errors"`
-	VMs           skipped       `json:"vms"`
+	SchemaVersion *int
+	Tool          string
+	Version       string
+	Host          string
+	StartedAt     time.Time
+	Status        Status
+	SourceErrors  []SourceError
+}
+
+// field is where the head keeps the value of key, nil for a key the
+// merge does not read.
+func (h *surveyHead) field(key string) any {
+	switch key {
+	case "schema_version":
+		return &h.SchemaVersion
+	case "tool":
+		return &h.Tool
+	case "version":
+		return &h.Version
+	case "host":
+		return &h.Host
+	case "started_at":
+		return &h.StartedAt
+	case "status":
+		return &h.Status
+	case "source_errors":
+		return &h.SourceErrors
+	}
+	return &skipped{}
+}
+
+// check refuses what is not a fleet survey this guestcheck reads, before
+// the schema says so at more length.
+func (h surveyHead) check(p string) error {
+	if h.Tool != "guestcheck fleet" || h.SchemaVersion == nil {
+		return fmt.Errorf("%s: not a guestcheck fleet survey (tool %q): merge what guestcheck fleet --format json wrote on each host", p, oneLine(h.Tool, 40))
+	}
+	if *h.SchemaVersion != SchemaVersion {
+		return fmt.Errorf("%s: a fleet survey of schema_version %d, and this guestcheck reads %d: survey with the same guestcheck on every host", p, *h.SchemaVersion, SchemaVersion)
+	}
+	return nil
 }
 
 // skipped is a JSON value a decode steps over without keeping.
@@ -214,30 +261,6 @@ type skipped struct{}
 
 // UnmarshalJSON keeps nothing.
 func (*skipped) UnmarshalJSON([]byte) error { return nil }
-
-// decodeHead decodes the top level, saying where the JSON breaks.
-func decodeHead(p string, b []byte) (surveyHead, error) {
-	var h surveyHead
-	if err := json.Unmarshal(b, &h); err != nil {
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &se):
-			// Offset is just past the byte at fault.
-			return h, fmt.Errorf("%s: %s: not JSON: %s", p, lineCol(b, se.Offset-1), oneLine(se.Error(), 120))
-		case errors.As(err, &te):
-			return h, fmt.Errorf("%s: %s: %s is a JSON %s, not a fleet survey's", p, lineCol(b, te.Offset-1), oneLine(te.Field, 80), te.Value)
-		}
-		return h, fmt.Errorf("%s: not a fleet survey: %s", p, oneLine(err.Error(), 160))
-	}
-	if h.Tool != "guestcheck fleet" || h.SchemaVersion == nil {
-		return h, fmt.Errorf("%s: not a guestcheck fleet survey (tool %q): merge what guestcheck fleet --format json wrote on each host", p, oneLine(h.Tool, 40))
-	}
-	if *h.SchemaVersion != SchemaVersion {
-		return h, fmt.Errorf("%s: a fleet survey of schema_version %d, and this guestcheck reads %d: survey with the same guestcheck on every host", p, *h.SchemaVersion, SchemaVersion)
-	}
-	return h, nil
-}
 
 // lineCol is the line and column of byte offset off.
 func lineCol(b []byte, off int64) string {
@@ -248,11 +271,10 @@ func lineCol(b []byte, off int64) string {
 	return fmt.Sprintf("line %d, column %d", line, col)
 }
 
-// vmDecoder decodes one file's VMs.
+// vmDecoder decodes one file: its head, and its VMs one at a time.
 type vmDecoder struct {
-	file, host string
-	names      []string
-	shared     []string
+	file   string
+	shared []string
 }
 
 // vmIn is a VM as a survey holds it; of its report only what a merge
@@ -273,73 +295,90 @@ type checkIn struct {
 	Summary string       `json:"summary"`
 }
 
-// decode walks the document's "vms" array one VM at a time, noting
-// where each VM's bytes are for its report to be read again.
-func (d vmDecoder) decode(b []byte) ([]VM, error) {
+// decode walks the document in one pass: the head's keys, and the
+// "vms" array one VM at a time, noting where each VM's bytes are for
+// its report to be read again.
+func (d vmDecoder) decode(b []byte) (surveyHead, []VM, error) {
+	var h surveyHead
 	dec := json.NewDecoder(bytes.NewReader(b))
-	if _, err := dec.Token(); err != nil {
-		return nil, d.errAt(b, dec.InputOffset(), err)
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return h, nil, d.errAt(b, dec.InputOffset(), err, "a fleet survey is a JSON object")
 	}
 	var vms []VM
 	for dec.More() {
-		key, err := dec.Token()
+		t, err := dec.Token()
 		if err != nil {
-			return nil, d.errAt(b, dec.InputOffset(), err)
+			return h, nil, d.errAt(b, dec.InputOffset(), err, "")
 		}
-		if key != "vms" {
-			if err := dec.Decode(&skipped{}); err != nil {
-				return nil, d.errAt(b, dec.InputOffset(), err)
+		key, _ := t.(string)
+		at := dec.InputOffset()
+		if key == "vms" {
+			if vms, err = d.vms(dec, b); err != nil {
+				return h, nil, err
 			}
 			continue
 		}
-		if vms, err = d.vms(dec, b); err != nil {
-			return nil, err
+		if err := dec.Decode(h.field(key)); err != nil {
+			return h, nil, d.errAt(b, at, err, key)
 		}
 	}
-	return vms, nil
+	if _, err := dec.Token(); err != nil {
+		return h, nil, d.errAt(b, dec.InputOffset(), err, "")
+	}
+	return h, vms, nil
 }
 
 func (d vmDecoder) vms(dec *json.Decoder, b []byte) ([]VM, error) {
-	if _, err := dec.Token(); err != nil {
-		return nil, d.errAt(b, dec.InputOffset(), err)
+	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+		return nil, d.errAt(b, dec.InputOffset(), err, "vms")
 	}
 	var out []VM
-	seen := map[string]bool{}
 	for dec.More() {
 		// The VM starts past the comma and white space before it.
 		start := dec.InputOffset()
 		start += int64(len(b[start:]) - len(bytes.TrimLeft(b[start:], " \t\r\n,")))
 		var in vmIn
 		if err := dec.Decode(&in); err != nil {
-			return nil, d.errAt(b, start, err)
+			return nil, d.errAt(b, start, err, "")
 		}
-		end := dec.InputOffset()
-		vm, err := d.vm(in, b, start, end)
+		vm, err := d.vm(in, b, start, dec.InputOffset())
 		if err != nil {
 			return nil, err
 		}
-		if seen[vm.ID()] {
-			return nil, fmt.Errorf("%s: %s: VM %s is listed twice", d.file, lineCol(b, start), oneLine(vm.ID(), 80))
-		}
-		seen[vm.ID()] = true
-		if matchAny(d.names, vm.Name) {
-			out = append(out, vm)
-		}
+		out = append(out, vm)
 	}
-	_, err := dec.Token()
-	if err != nil {
-		return nil, d.errAt(b, dec.InputOffset(), err)
+	if _, err := dec.Token(); err != nil {
+		return nil, d.errAt(b, dec.InputOffset(), err, "")
 	}
 	return out, nil
 }
 
-func (d vmDecoder) errAt(b []byte, off int64, err error) error {
+// errAt says where the JSON breaks: a syntax error where it is, a value
+// of the wrong type at off, as key's.
+func (d vmDecoder) errAt(b []byte, off int64, err error, key string) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return fmt.Errorf("%s: %s: not a fleet survey: %s", d.file, lineCol(b, off), key)
+	case errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		// The stream's offsets are its buffer's: a whole-document check
+		// finds the byte (its Offset is just past it).
+		if errors.As(json.Unmarshal(b, &skipped{}), &se) {
+			return fmt.Errorf("%s: %s: not JSON: %s", d.file, lineCol(b, se.Offset-1), oneLine(se.Error(), 120))
+		}
+		return fmt.Errorf("%s: not JSON: %s", d.file, oneLine(err.Error(), 120))
+	case errors.As(err, &te):
+		field := joinNonEmpty(".", key, te.Field)
+		off = max(off, 0)
+		off += int64(len(b[off:]) - len(bytes.TrimLeft(b[off:], " \t\r\n:")))
+		return fmt.Errorf("%s: %s: %s is a JSON %s, not a fleet survey's", d.file, lineCol(b, off), oneLine(field, 80), te.Value)
+	}
 	return fmt.Errorf("%s: %s: %s", d.file, lineCol(b, off), oneLine(err.Error(), 160))
 }
 
 // vm is one VM of the file, judged afresh: its report's own status and
-// worst check (what it shared on its host is compared again), on its
-// host's networks.
+// worst check (what it shared on its host is compared again).
 func (d vmDecoder) vm(in vmIn, b []byte, start, end int64) (VM, error) {
 	vm := in.VM
 	if vm.Name == "" {
@@ -347,10 +386,7 @@ func (d vmDecoder) vm(in vmIn, b []byte, start, end int64) (VM, error) {
 	}
 	vm.Shares, vm.Report = nil, nil
 	vm.Reason = oneLine(vm.Reason, 400)
-	vm.Networks = d.networks(vm.Host, vm.Networks)
-	if vm.Host == "" {
-		vm.Host = d.host
-	}
+	vm.at = &segment{path: d.file, off: start, n: end - start}
 	if in.Report == nil {
 		// Unknown on its host, and unknown here: what it shares is not
 		// known.
@@ -365,22 +401,21 @@ func (d vmDecoder) vm(in vmIn, b []byte, start, end int64) (VM, error) {
 		return VM{}, fmt.Errorf("%s: %s: VM %s: report status %q is not one of schema version 1", d.file, lineCol(b, start), oneLine(vm.Name, 80), oneLine(string(rep.Status), 20))
 	}
 	vm.Report, vm.Status, vm.Reason = &rep, Status(rep.Status), worstIn(in.Report.Checks)
-	seg := b[start:end]
-	vm.at = &segment{path: d.file, off: start, n: end - start, sum: sha256.Sum256(seg)}
+	vm.at.sum = sha256.Sum256(b[start:end])
 	return vm, nil
 }
 
-// networks names each network with its host unless the operator named
-// it shared: libvirt's "default" on two hosts is two NAT networks. A VM
-// of a merged survey (host set) has its networks named already.
-func (d vmDecoder) networks(host string, nets map[string]string) map[string]string {
-	if host != "" || len(nets) == 0 {
+// networks names each network with host unless the operator named it
+// shared: libvirt's "default" on two hosts is two NAT networks. A VM of
+// a merged survey (vmHost set) has its networks named already.
+func (d vmDecoder) networks(host, vmHost string, nets map[string]string) map[string]string {
+	if vmHost != "" || len(nets) == 0 {
 		return nets
 	}
 	out := make(map[string]string, len(nets))
 	for mac, n := range nets {
 		if n != "" && !slices.Contains(d.shared, n) {
-			n += "@" + d.host
+			n += "@" + host
 		}
 		out[strings.ToLower(mac)] = n
 	}

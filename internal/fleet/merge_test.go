@@ -243,6 +243,7 @@ func TestMergeBadFiles(t *testing.T) {
 	}{
 		{"truncated", string(good[:200]), "line 10, column 10: not JSON: unexpected end of JSON input"},
 		{"garbage", "{\n  \"schema_version\": 1,\n  tool\n}", "line 3, column 3: not JSON: invalid character 't'"},
+		{"in-vm", strings.Replace(string(good), `"source":"libvirt"`, `"source":libvirt`, 1), "line 21, column 33: not JSON: invalid character 'l'"},
 		{"report", `{"schema_version": 1, "tool": "guestcheck", "checks": []}`, `not a guestcheck fleet survey (tool "guestcheck")`},
 		{"version", `{"schema_version": 2, "tool": "guestcheck fleet"}`, "a fleet survey of schema_version 2, and this guestcheck reads 1"},
 		{"type", `{"schema_version": 1, "tool": "guestcheck fleet", "host": 7}`, "line 1, column 59: host is a JSON number, not a fleet survey's"},
