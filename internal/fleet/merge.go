@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -153,9 +154,6 @@ func loadSurvey(p string, sch surveySchema, o MergeOptions) (hostFile, error) {
 	if err != nil {
 		return hostFile{}, err
 	}
-	if err := head.check(p); err != nil {
-		return hostFile{}, err
-	}
 	if msg := sch.check(b); msg != "" {
 		return hostFile{}, fmt.Errorf("%s: not a valid fleet survey: %s", p, msg)
 	}
@@ -300,6 +298,7 @@ type checkIn struct {
 // its report to be read again.
 func (d vmDecoder) decode(b []byte) (surveyHead, []VM, error) {
 	var h surveyHead
+	var typeErr error
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return h, nil, d.errAt(b, dec.InputOffset(), err, "a fleet survey is a JSON object")
@@ -319,13 +318,22 @@ func (d vmDecoder) decode(b []byte) (surveyHead, []VM, error) {
 			continue
 		}
 		if err := dec.Decode(h.field(key)); err != nil {
-			return h, nil, d.errAt(b, at, err, key)
+			var te *json.UnmarshalTypeError
+			if !errors.As(err, &te) {
+				return h, nil, d.errAt(b, at, err, key)
+			}
+			// The stream goes on past a value of the wrong type; a
+			// document that is no survey at all is told so first.
+			typeErr = cmp.Or(typeErr, d.errAt(b, at, err, key))
 		}
 	}
 	if _, err := dec.Token(); err != nil {
 		return h, nil, d.errAt(b, dec.InputOffset(), err, "")
 	}
-	return h, vms, nil
+	if err := h.check(d.file); err != nil {
+		return h, nil, err
+	}
+	return h, vms, typeErr
 }
 
 func (d vmDecoder) vms(dec *json.Decoder, b []byte) ([]VM, error) {
