@@ -3,6 +3,7 @@ package fleet
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -289,5 +290,26 @@ func TestMergeRefusesAFileChangedMeanwhile(t *testing.T) {
 	var out bytes.Buffer
 	if err := WriteJSON(&out, r); err == nil || err.Error() != b+" changed while it was merged: merge again" {
 		t.Errorf("changed file: %v", err)
+	}
+}
+
+// TestOneValueAmongMany: a hostname every VM keeps (localhost) is one
+// collision naming them all, while each VM's reason names five and
+// counts the others up to a bound.
+func TestOneValueAmongMany(t *testing.T) {
+	var vms []VM
+	for i := range 150 {
+		id := &guestid.Identity{MachineIDHash: fmt.Sprintf("%032x", i), Hostname: "localhost"}
+		vms = append(vms, surveyedVM(t, fmt.Sprintf("vm%03d", i), check.Pass, id, nil))
+	}
+	r := Result{VMs: vms[:8]}
+	r.finish()
+	if len(r.Collisions) != 1 || r.VMs[0].Reason != "shares hostname with vm001, vm002, vm003, vm004, vm005 and 2 others" {
+		t.Errorf("8 VMs: %d collisions, reason %q", len(r.Collisions), r.VMs[0].Reason)
+	}
+	r = Result{VMs: vms}
+	r.finish()
+	if len(r.Collisions) != 1 || len(r.Collisions[0].Members) != 150 || r.VMs[149].Reason != "shares hostname with vm000, vm001, vm002, vm003, vm004 and over 95 others" {
+		t.Errorf("150 VMs: %d collisions, reason %q", len(r.Collisions), r.VMs[149].Reason)
 	}
 }

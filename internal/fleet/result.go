@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -140,17 +141,13 @@ type GuestReport = report.Report
 // overall status.
 func (r *Result) finish() {
 	r.Collisions = collisions(r.VMs)
-	shares, with := map[string][]guestid.Item{}, map[string][]string{}
-	for _, c := range r.Collisions {
+	// Each VM's collisions, by index: a value all VMs share (hostname
+	// localhost) is one collision of thousands of members, which must
+	// not cost thousands squared.
+	in := map[string][]int{}
+	for i, c := range r.Collisions {
 		for _, m := range c.Members {
-			if !slices.Contains(shares[m], c.Item) {
-				shares[m] = append(shares[m], c.Item)
-			}
-			for _, o := range c.Members {
-				if o != m && !slices.Contains(with[m], o) {
-					with[m] = append(with[m], o)
-				}
-			}
+			in[m] = append(in[m], i)
 		}
 	}
 	r.Summary = Summary{VMs: len(r.VMs), Collisions: len(r.Collisions)}
@@ -161,12 +158,19 @@ func (r *Result) finish() {
 			vm.Status = Warn
 			vm.Reason = joinNonEmpty("; ", "its report carries no identity (guestcheck in the guest too old): not compared with other VMs", vm.Reason)
 		}
-		if vm.Shares = shares[vm.ID()]; len(vm.Shares) > 0 {
+		if cs := in[vm.ID()]; len(cs) > 0 {
 			// A clone sharing identity is broken, whatever its own
 			// guestcheck could see from inside.
-			slices.Sort(with[vm.ID()])
+			vm.Shares = nil
+			for _, i := range cs {
+				if it := r.Collisions[i].Item; !slices.Contains(vm.Shares, it) {
+					vm.Shares = append(vm.Shares, it)
+				}
+			}
 			vm.Status = Fail
-			vm.Reason = joinNonEmpty("; ", "shares "+items(vm.Shares)+" with "+strings.Join(with[vm.ID()], ", "), vm.Reason)
+			vm.Reason = joinNonEmpty("; ", "shares "+items(vm.Shares)+" with "+sharedWith(r.Collisions, cs, vm.ID()), vm.Reason)
+		} else {
+			vm.Shares = nil
 		}
 		r.Summary.add(vm.Status)
 		if vm.Status.Worse(r.Status) {
@@ -191,6 +195,37 @@ func (r *Result) finish() {
 		}
 		return cmp.Compare(a.Host, b.Host)
 	})
+}
+
+// sharedWith names the other VMs of collisions cs, sorted: all of them
+// up to five, else five and how many more. It stops counting at 100, so
+// that a VM among thousands sharing one value costs little.
+func sharedWith(cols []guestid.Collision, cs []int, me string) string {
+	const show, limit = 5, 100
+	seen := map[string]bool{}
+	var names []string
+	more := false
+	for _, i := range cs {
+		for _, o := range cols[i].Members {
+			if o == me || seen[o] {
+				continue
+			}
+			if len(names) == limit {
+				more = true
+				break
+			}
+			seen[o] = true
+			names = append(names, o)
+		}
+	}
+	slices.Sort(names)
+	switch {
+	case more:
+		return fmt.Sprintf("%s and over %d others", strings.Join(names[:show], ", "), limit-show)
+	case len(names) > show:
+		return fmt.Sprintf("%s and %d others", strings.Join(names[:show], ", "), len(names)-show)
+	}
+	return strings.Join(names, ", ")
 }
 
 func (s *Summary) add(st Status) {
