@@ -76,7 +76,7 @@ func Merge(files []string, o MergeOptions) (Result, error) {
 	}
 	res := Result{SchemaVersion: SchemaVersion, Tool: "guestcheck fleet", Version: buildinfo.Version,
 		Host: host, StartedAt: start.UTC(), merged: true}
-	byHost := map[string]string{}
+	byHost, byVM := map[string]string{}, map[string]string{}
 	var errs []error
 	for i, hf := range loaded {
 		if first, dup := byHost[hf.survey.Host]; dup {
@@ -84,6 +84,14 @@ func Merge(files []string, o MergeOptions) (Result, error) {
 			continue
 		}
 		byHost[hf.survey.Host] = files[i]
+		for _, vm := range hf.vms {
+			// A merged survey merged again with one of its hosts.
+			if first, dup := byVM[vm.ID()]; dup {
+				errs = append(errs, fmt.Errorf("%s and %s both hold VM %s: merge one survey per host", first, files[i], oneLine(vm.ID(), 80)))
+				break
+			}
+			byVM[vm.ID()] = files[i]
+		}
 		res.Hosts = append(res.Hosts, hf.survey)
 		res.VMs = append(res.VMs, hf.vms...)
 		res.SourceErrors = append(res.SourceErrors, hf.srcErrs...)

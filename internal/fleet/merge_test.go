@@ -184,6 +184,9 @@ func TestMergeOutputIsASurvey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, err := Merge([]string{again, b}, MergeOptions{}); err == nil || err.Error() != again+" and "+b+" both hold VM vm-bravo@hv-b: merge one survey per host" {
+		t.Errorf("a merge merged again with one of its hosts: %v", err)
+	}
 	if len(r2.Collisions) != 1 || !slices.Equal(r2.Collisions[0].Members, r.Collisions[0].Members) {
 		t.Errorf("merged again: %+v", r2.Collisions)
 	}
