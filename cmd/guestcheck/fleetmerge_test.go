@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/checks"
-	"github.com/guestcheck/guestcheck/internal/fleet"
-	"github.com/guestcheck/guestcheck/internal/guestid"
-	"github.com/guestcheck/guestcheck/internal/qga/qgafake"
-	"github.com/guestcheck/guestcheck/internal/report"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
+	"github.com/guestcheck/guestcheck/internal/host/fleet"
+	"github.com/guestcheck/guestcheck/internal/host/qga/qgafake"
+	"github.com/guestcheck/guestcheck/internal/shared/report"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
 // surveyHost runs the real binary's guestcheck fleet --host-name host
@@ -27,7 +27,7 @@ func surveyHost(t *testing.T, bin, dir, host string, ids map[string]*guestid.Ide
 	sockets := socketDir(t)
 	args := []string{"fleet", "--host-name", host, "--format", "json", "--vm-timeout", "10s"}
 	for name, id := range ids {
-		p := fakeGuest(t, sockets, name, &qgafake.Agent{Run: guestRunning(t, reportOf(t, check.Pass, id))})
+		p := fakeGuest(t, sockets, name, &qgafake.Agent{Run: guestRunning(t, reportOf(t, runner.Pass, id))})
 		args = append(args, "--agent-socket", name+"="+p)
 	}
 	cmd := exec.Command(bin, args...)
@@ -90,7 +90,7 @@ func TestFleetMergeErrors(t *testing.T) {
 	bad := filepath.Join(dir, "bad.json")
 	os.WriteFile(bad, []byte(`{"schema_version": 1, "tool": "guestcheck fleet",`), 0o644)
 	rep := filepath.Join(dir, "report.json")
-	os.WriteFile(rep, reportOf(t, check.Pass, nil), 0o644)
+	os.WriteFile(rep, reportOf(t, runner.Pass, nil), 0o644)
 	for args, want := range map[string]string{
 		"--merge " + bad:                 "guestcheck fleet: --merge " + bad + ": line 1, column 49: not JSON: unexpected end of JSON input\n",
 		"--merge " + rep:                 "guestcheck fleet: --merge " + rep + `: not a guestcheck fleet survey (tool "guestcheck"): merge what guestcheck fleet --format json wrote on each host` + "\n",

@@ -1,0 +1,304 @@
+package fleet
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
+	"github.com/guestcheck/guestcheck/internal/shared/report"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
+)
+
+// SchemaVersion is the version of the fleet JSON document
+// (schema/fleet-v1.schema.json). Changes within a version are additive.
+const SchemaVersion = 1
+
+// Status is a VM's verdict: its guestcheck report's overall status, or
+// Unknown when no report could be had.
+type Status string
+
+// The statuses. Unknown sits between error and fail: nothing is known to
+// be broken, but nothing is known at all.
+const (
+	Pass           = Status(runner.Pass)
+	Skip           = Status(runner.Skip)
+	Warn           = Status(runner.Warn)
+	Error          = Status(runner.Error)
+	Unknown Status = "unknown"
+	Fail           = Status(runner.Fail)
+)
+
+// Statuses lists every VM status, best first.
+var Statuses = []Status{Pass, Skip, Warn, Error, Unknown, Fail}
+
+func (s Status) rank() int { return slices.Index(Statuses, s) }
+
+// Worse reports whether s is worse than o.
+func (s Status) Worse(o Status) bool { return s.rank() > o.rank() }
+
+// Result is one whole survey: what the JSON output is.
+type Result struct {
+	SchemaVersion int       `json:"schema_version"`
+	Tool          string    `json:"tool"`
+	Version       string    `json:"version"`
+	Host          string    `json:"host"`
+	StartedAt     time.Time `json:"started_at"`
+	DurationMS    int64     `json:"duration_ms"`
+	// Status is the worst VM status; fail when VMs share identity,
+	// unknown when a source could not be read.
+	Status  Status  `json:"status"`
+	Summary Summary `json:"summary"`
+	// Collisions are the identity items two or more VMs share.
+	Collisions []guestid.Collision `json:"collisions"`
+	// SourceErrors are sources that could not be listed at all.
+	SourceErrors []SourceError `json:"source_errors,omitempty"`
+	// Hosts are the host surveys a merge (Merge) compared, in the order
+	// given; absent from one host's survey.
+	Hosts []HostSurvey `json:"hosts,omitempty"`
+	// VMs are every surveyed VM, worst first, then by name.
+	VMs []VM `json:"vms"`
+
+	// merged marks a merge: a VM without an identity cannot be compared
+	// with the other hosts' VMs, so it is not a pass.
+	merged bool
+}
+
+// HostSurvey is one host's survey in a merge.
+type HostSurvey struct {
+	Host      string    `json:"host"`
+	File      string    `json:"file"`
+	Version   string    `json:"version"`
+	StartedAt time.Time `json:"started_at"`
+	Status    Status    `json:"status"`
+	VMs       int       `json:"vms"`
+}
+
+// Summary counts VMs per status, and the collisions.
+type Summary struct {
+	VMs        int `json:"vms"`
+	Pass       int `json:"pass"`
+	Skip       int `json:"skip"`
+	Warn       int `json:"warn"`
+	Error      int `json:"error"`
+	Unknown    int `json:"unknown"`
+	Fail       int `json:"fail"`
+	Collisions int `json:"collisions"`
+}
+
+// SourceError is a source that could not list its VMs.
+type SourceError struct {
+	Source string `json:"source"`
+	Error  string `json:"error"`
+}
+
+// VM is one VM's outcome.
+type VM struct {
+	Name string `json:"name"`
+	// Host is the host the VM runs on, in a merge of many hosts' surveys
+	// (Merge); empty in one host's survey, whose Result names the host.
+	Host   string `json:"host,omitempty"`
+	Source string `json:"source"`
+	Status Status `json:"status"`
+	// Reason says why the VM is unknown, or names its worst check.
+	Reason string `json:"reason,omitempty"`
+	// Shares lists the identity items it shares with another VM.
+	Shares     []guestid.Item `json:"shares,omitempty"`
+	DurationMS int64          `json:"duration_ms"`
+	// AgentVersion is the guest agent's version from guest-info.
+	AgentVersion string `json:"agent_version,omitempty"`
+	// Report is the guest's own guestcheck report; absent when unknown.
+	Report *GuestReport `json:"report,omitempty"`
+	// Networks maps each MAC the source knows to its NIC's network (a
+	// libvirt network or bridge), as Target.Networks; a merge qualifies
+	// each with its host (see Merge).
+	Networks map[string]string `json:"networks,omitempty"`
+
+	// at is where a merged VM's full report is on disk: a merge keeps
+	// only what it compares and counts, and the JSON and JUnit outputs
+	// read each report again, one at a time.
+	at *segment
+}
+
+// ID names the VM in findings and outputs: its name, and in a merge
+// name@host, since two hosts may each have a VM of one name.
+func (vm VM) ID() string {
+	if vm.Host == "" {
+		return vm.Name
+	}
+	return vm.Name + "@" + vm.Host
+}
+
+// GuestReport is guestcheck's JSON report as the guest returned it,
+// decoded and schema-checked; its Identity is nil from a guestcheck too
+// old to report one.
+type GuestReport = report.Report
+
+// finish counts, compares identities, orders the VMs and sets the
+// overall status.
+func (r *Result) finish() {
+	r.Collisions = collisions(r.VMs)
+	// Each VM's collisions, by index: a value all VMs share (hostname
+	// localhost) is one collision of thousands of members, which must
+	// not cost thousands squared.
+	in := map[string][]int{}
+	for i, c := range r.Collisions {
+		for _, m := range c.Members {
+			in[m] = append(in[m], i)
+		}
+	}
+	r.Summary = Summary{VMs: len(r.VMs), Collisions: len(r.Collisions)}
+	r.Status = Pass
+	for i := range r.VMs {
+		vm := &r.VMs[i]
+		if r.merged && vm.Report != nil && vm.Report.Identity == nil && Warn.Worse(vm.Status) {
+			vm.Status = Warn
+			vm.Reason = joinNonEmpty("; ", "its report carries no identity (guestcheck in the guest too old): not compared with other VMs", vm.Reason)
+		}
+		if cs := in[vm.ID()]; len(cs) > 0 {
+			// A clone sharing identity is broken, whatever its own
+			// guestcheck could see from inside.
+			vm.Shares = nil
+			for _, i := range cs {
+				if it := r.Collisions[i].Item; !slices.Contains(vm.Shares, it) {
+					vm.Shares = append(vm.Shares, it)
+				}
+			}
+			vm.Status = Fail
+			vm.Reason = joinNonEmpty("; ", "shares "+items(vm.Shares)+" with "+sharedWith(r.Collisions, cs, vm.ID()), vm.Reason)
+		} else {
+			vm.Shares = nil
+		}
+		r.Summary.add(vm.Status)
+		if vm.Status.Worse(r.Status) {
+			r.Status = vm.Status
+		}
+	}
+	if len(r.VMs) > 0 && r.Summary.Skip == len(r.VMs) {
+		r.Status = Skip
+	}
+	if len(r.SourceErrors) > 0 && Unknown.Worse(r.Status) {
+		r.Status = Unknown
+	}
+	if len(r.Collisions) > 0 {
+		r.Status = Fail
+	}
+	slices.SortStableFunc(r.VMs, func(a, b VM) int {
+		if c := cmp.Compare(b.Status.rank(), a.Status.rank()); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Host, b.Host)
+	})
+}
+
+// sharedWith names the other VMs of collisions cs, sorted: all of them
+// up to five, else five and how many more. It stops counting at 100, so
+// that a VM among thousands sharing one value costs little.
+func sharedWith(cols []guestid.Collision, cs []int, me string) string {
+	const show, limit = 5, 100
+	seen := map[string]bool{}
+	var names []string
+	more := false
+	for _, i := range cs {
+		for _, o := range cols[i].Members {
+			if o == me || seen[o] {
+				continue
+			}
+			if len(names) == limit {
+				more = true
+				break
+			}
+			seen[o] = true
+			names = append(names, o)
+		}
+	}
+	slices.Sort(names)
+	switch {
+	case more:
+		return fmt.Sprintf("%s and over %d others", strings.Join(names[:show], ", "), limit-show)
+	case len(names) > show:
+		return fmt.Sprintf("%s and %d others", strings.Join(names[:show], ", "), len(names)-show)
+	}
+	return strings.Join(names, ", ")
+}
+
+func (s *Summary) add(st Status) {
+	switch st {
+	case Pass:
+		s.Pass++
+	case Skip:
+		s.Skip++
+	case Warn:
+		s.Warn++
+	case Error:
+		s.Error++
+	case Fail:
+		s.Fail++
+	default:
+		s.Unknown++
+	}
+}
+
+// collisions compares the identities of the VMs that reported one.
+// Addresses are compared only between NICs on one known network: a NIC
+// whose network the source cannot name (every --agent-socket and Proxmox
+// VM) is put on a network of its own, because unrelated networks reuse
+// addresses all the time (every QEMU user-mode NIC is 10.0.2.15) and a
+// false collision would page someone. MACs, keys and the rest are
+// compared across all VMs. In a merge each known network is named with
+// its host already (Merge), and an unknown one is the VM's own.
+func collisions(vms []VM) []guestid.Collision {
+	var ms []guestid.Member
+	for _, vm := range vms {
+		if vm.Report == nil || vm.Report.Identity == nil {
+			continue
+		}
+		nets := map[string]string{}
+		for _, nic := range vm.Report.Identity.Interfaces {
+			mac := strings.ToLower(nic.MAC)
+			if n := vm.Networks[mac]; n != "" {
+				nets[mac] = n
+			} else {
+				nets[mac] = "unknown network of " + vm.ID()
+			}
+		}
+		ms = append(ms, guestid.Member{Name: vm.ID(), ID: *vm.Report.Identity, Networks: nets})
+	}
+	return guestid.Collisions(ms)
+}
+
+// ExitCode is guestcheck's exit code for the survey: 0 when every VM
+// passed (or skipped), 2 for warnings only, 1 for any fail, error,
+// unknown VM, unreadable source or collision.
+func ExitCode(r Result) int {
+	switch r.Status {
+	case Pass, Skip:
+		return report.ExitOK
+	case Warn:
+		return report.ExitWarn
+	}
+	return report.ExitProblem
+}
+
+// oneLine makes text from a guest fit one line of a table or a log: no
+// control characters, valid UTF-8, at most max runes.
+func oneLine(s string, max int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
+			return ' '
+		}
+		return r
+	}, s)
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max-1]) + "…"
+	}
+	return s
+}
