@@ -68,8 +68,8 @@ func TestFleetMergeHosts(t *testing.T) {
 	text := string(out)
 	for _, want := range []string{
 		"machine-id hash 01234567...: vm-alpha@hv-a, vm-bravo@hv-b",
-		"vm-alpha@hv-a    socket  fail    1 pass  shares machine-id with vm-bravo@hv-b",
-		"vm-charlie@hv-a  socket  pass    1 pass",
+		"vm-alpha    hv-a  socket  fail    1 pass  shares machine-id with vm-bravo@hv-b",
+		"vm-charlie  hv-a  socket  pass    1 pass",
 		"guestcheck fleet: FAIL: 3 VMs on 2 hosts (2 fail, 1 pass), 1 shared identity item in ",
 	} {
 		if !strings.Contains(text, want) {

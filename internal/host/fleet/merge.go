@@ -181,6 +181,7 @@ func loadSurvey(p string, sch surveySchema, o MergeOptions) (hostFile, error) {
 		if vm.Host == "" {
 			vm.Host = host
 		}
+		vm.merged = true
 		if seen[vm.ID()] {
 			return hostFile{}, fmt.Errorf("%s: %s: VM %s is listed twice", p, lineCol(b, vm.at.off), oneLine(vm.ID(), 80))
 		}

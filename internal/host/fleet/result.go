@@ -97,10 +97,7 @@ type SourceError struct {
 
 // VM is one VM's outcome.
 type VM struct {
-	Name string `json:"name"`
-	// Host is the host the VM runs on, in a merge of many hosts' surveys
-	// (Merge); empty in one host's survey, whose Result names the host.
-	Host   string `json:"host,omitempty"`
+	Name   string `json:"name"`
 	Source string `json:"source"`
 	Status Status `json:"status"`
 	// Reason says why the VM is unknown, or names its worst check.
@@ -110,23 +107,38 @@ type VM struct {
 	DurationMS int64          `json:"duration_ms"`
 	// AgentVersion is the guest agent's version from guest-info.
 	AgentVersion string `json:"agent_version,omitempty"`
-	// Report is the guest's own guestcheck report; absent when unknown.
+	// Report is the guest's own guestcheck report; absent when unknown
+	// or when the VM was judged on its source's API alone.
 	Report *GuestReport `json:"report,omitempty"`
 	// Networks maps each MAC the source knows to its NIC's network (a
 	// libvirt network or bridge), as Target.Networks; a merge qualifies
 	// each with its host (see Merge).
 	Networks map[string]string `json:"networks,omitempty"`
+	// Host is the machine the VM runs on, for a cluster source
+	// (KubeVirt's node) and in a merge of many hosts' surveys (Merge);
+	// empty for this host's own VMs.
+	Host string `json:"host,omitempty"`
+	// APIIdentity is the identity the source's API gives (hostname,
+	// MACs) for a VM not surveyed in the guest.
+	APIIdentity *guestid.Identity `json:"api_identity,omitempty"`
+	// Firmware is the VM's SMBIOS identity from its definition.
+	Firmware *guestid.Firmware `json:"firmware,omitempty"`
+	// AgentDisabled are guest agent commands its RPC filter disables.
+	AgentDisabled []string `json:"agent_disabled_commands,omitempty"`
 
 	// at is where a merged VM's full report is on disk: a merge keeps
 	// only what it compares and counts, and the JSON and JUnit outputs
 	// read each report again, one at a time.
 	at *segment
+	// merged marks a VM of a merge, named name@host.
+	merged bool
 }
 
 // ID names the VM in findings and outputs: its name, and in a merge
-// name@host, since two hosts may each have a VM of one name.
+// name@host, since two hosts may each have a VM of one name (a cluster
+// source's names are the cluster's already).
 func (vm VM) ID() string {
-	if vm.Host == "" {
+	if !vm.merged || vm.Host == "" {
 		return vm.Name
 	}
 	return vm.Name + "@" + vm.Host
@@ -256,11 +268,25 @@ func (s *Summary) add(st Status) {
 func collisions(vms []VM) []guestid.Collision {
 	var ms []guestid.Member
 	for _, vm := range vms {
-		if vm.Report == nil || vm.Report.Identity == nil {
+		var id *guestid.Identity
+		if vm.Report != nil {
+			id = vm.Report.Identity
+		}
+		if id == nil {
+			id = vm.APIIdentity
+		}
+		if id == nil && vm.Firmware == nil {
 			continue
 		}
+		if id == nil {
+			id = &guestid.Identity{}
+		}
+		var fw guestid.Firmware
+		if vm.Firmware != nil {
+			fw = *vm.Firmware
+		}
 		nets := map[string]string{}
-		for _, nic := range vm.Report.Identity.Interfaces {
+		for _, nic := range id.Interfaces {
 			mac := strings.ToLower(nic.MAC)
 			if n := vm.Networks[mac]; n != "" {
 				nets[mac] = n
@@ -268,7 +294,7 @@ func collisions(vms []VM) []guestid.Collision {
 				nets[mac] = "unknown network of " + vm.ID()
 			}
 		}
-		ms = append(ms, guestid.Member{Name: vm.ID(), ID: *vm.Report.Identity, Networks: nets})
+		ms = append(ms, guestid.Member{Name: vm.ID(), ID: *id, Networks: nets, Firmware: fw})
 	}
 	return guestid.Collisions(ms)
 }
