@@ -81,7 +81,7 @@ func identitySeries(t *testing.T, views []seenGuest) []promrules.Series {
 		id := g.id
 		rep := report.New(nil, report.Meta{Host: report.Host{BootID: g.bootID()}, Identity: &id, StartedAt: time.Unix(0, 0)})
 		if g.domain != "" {
-			r := Result{VMs: []VM{{Name: g.domain, Report: &rep, networks: g.networks}}}
+			r := Result{VMs: []VM{{Name: g.domain, Report: &rep, Networks: g.networks}}}
 			if err := WritePrometheus(&b, r); err != nil {
 				t.Fatal(err)
 			}
@@ -191,7 +191,7 @@ func TestIdentitySeriesBounded(t *testing.T) {
 	}
 	rep := report.New(nil, report.Meta{Host: report.Host{BootID: "0f2c1f7e-3b0d-4e57-9c54-000000000001"}, Identity: &id})
 	var b bytes.Buffer
-	if err := WritePrometheus(&b, Result{VMs: []VM{{Name: "hostile", Report: &rep, networks: nets}}}); err != nil {
+	if err := WritePrometheus(&b, Result{VMs: []VM{{Name: "hostile", Report: &rep, Networks: nets}}}); err != nil {
 		t.Fatal(err)
 	}
 	n := 0

@@ -112,7 +112,7 @@ func TestAddressesOnlyOnKnownNetworks(t *testing.T) {
 		{"both unknown", nil, nil, 0},
 		{"one unknown", map[string]string{"52:54:00:00:00:0a": "br0"}, nil, 0},
 	} {
-		cs := collisions([]VM{{Name: "a", Report: id("52:54:00:00:00:0A"), networks: tc.netA}, {Name: "b", Report: id("52:54:00:00:00:0b"), networks: tc.netB}})
+		cs := collisions([]VM{{Name: "a", Report: id("52:54:00:00:00:0A"), Networks: tc.netA}, {Name: "b", Report: id("52:54:00:00:00:0b"), Networks: tc.netB}})
 		if len(cs) != tc.want {
 			t.Errorf("%s: %d collisions %+v, want %d", tc.name, len(cs), cs, tc.want)
 		}
