@@ -5,7 +5,7 @@
 # schema file, judging) at least 100x faster than cloud-init's schema
 # command, by medians.
 # The input is the real Debian 12 capture of the article's user-data
-# (internal/cloudinit/intent/testdata/real/debian12-healthy), unpacked into a
+# (internal/checks/cloud-config/testdata/real/debian12-healthy), unpacked into a
 # temporary directory that guestcheck reads as --root. Installs hyperfine and
 # cloud-init from Debian when missing (as root).
 set -euo pipefail
@@ -24,7 +24,7 @@ if [ ${#need[@]} -gt 0 ]; then
 fi
 [ -x bin/guestcheck ] || make build >/dev/null
 
-case=internal/cloudinit/intent/testdata/real/debian12-healthy
+case=internal/checks/cloud-config/testdata/real/debian12-healthy
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 tar -C "$root" --numeric-owner -xzf "$case/root.tar.gz"

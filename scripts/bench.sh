@@ -14,7 +14,7 @@
 # and a whole run read every device in /sys/class/block): run it on an
 # otherwise idle machine.
 # Both commands read the same cloud-init state: a real capture from a
-# Debian 12 guest (internal/cloudinit/testdata/real/debian12-healthy, made by
+# Debian 12 guest (internal/checks/cloud-init/testdata/real/debian12-healthy, made by
 # the same cloud-init 22.4 that Debian 12 installs here) is copied to a
 # tmpfs mounted over /run/cloud-init inside a private mount namespace, so the
 # host is not changed. Needs root for that namespace;
@@ -35,7 +35,7 @@ if [ ${#need[@]} -gt 0 ]; then
 	apt-get update -qq && apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
-fixture=internal/cloudinit/testdata/real/debian12-healthy
+fixture=internal/checks/cloud-init/testdata/real/debian12-healthy
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 

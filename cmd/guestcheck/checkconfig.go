@@ -9,11 +9,11 @@ import (
 	"slices"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/check"
-	"github.com/guestcheck/guestcheck/internal/cli"
-	"github.com/guestcheck/guestcheck/internal/config"
-	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
-	"github.com/guestcheck/guestcheck/internal/report"
+	"github.com/guestcheck/guestcheck/internal/parse/problem"
+	"github.com/guestcheck/guestcheck/internal/shared/cli"
+	"github.com/guestcheck/guestcheck/internal/shared/config"
+	"github.com/guestcheck/guestcheck/internal/shared/report"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
 // checkConfigCommand is `guestcheck check-config`'s description.
@@ -25,7 +25,7 @@ func checkConfigCommand() *cli.Command {
 }
 
 // runCheckConfig is `guestcheck check-config [FILE]`.
-func runCheckConfig(cmd *cli.Command, args []string, stdout, stderr io.Writer, all []check.Check) int {
+func runCheckConfig(cmd *cli.Command, args []string, stdout, stderr io.Writer, all []runner.Check) int {
 	path, code := onlyArg(cmd, args, stdout, stderr, true)
 	if code >= 0 {
 		return code
@@ -38,7 +38,7 @@ func runCheckConfig(cmd *cli.Command, args []string, stdout, stderr io.Writer, a
 		fmt.Fprintf(stdout, "%s: OK (absent: the built-in defaults apply)\n", path)
 		return report.ExitOK
 	}
-	cfg, probs := check.InspectConfig(all, path, true)
+	cfg, probs := runner.InspectConfig(all, path, true)
 	var notes []problem.Problem
 	if cfg != nil {
 		notes = cfg.Notes(time.Now())

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/guestcheck/guestcheck/internal/checks"
-	"github.com/guestcheck/guestcheck/internal/report"
+	"github.com/guestcheck/guestcheck/internal/shared/report"
 )
 
 // sampleConfigs are files check-config and the run must judge alike:

@@ -8,15 +8,16 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/docs"
-	"github.com/guestcheck/guestcheck/internal/buildinfo"
-	"github.com/guestcheck/guestcheck/internal/check"
-	"github.com/guestcheck/guestcheck/internal/cli"
-	"github.com/guestcheck/guestcheck/internal/report"
+	"github.com/guestcheck/guestcheck/internal/shared/buildinfo"
+	"github.com/guestcheck/guestcheck/internal/shared/cli"
+	"github.com/guestcheck/guestcheck/internal/shared/report"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
+	"github.com/guestcheck/guestcheck/internal/shared/suggest"
 )
 
 // runSubcommand runs the subcommand name when it is one; ok is false for
 // anything else (options, or a stray word parseFlags reports).
-func runSubcommand(cmd *cli.Command, name string, args []string, stdout, stderr io.Writer, all []check.Check) (code int, ok bool) {
+func runSubcommand(cmd *cli.Command, name string, args []string, stdout, stderr io.Writer, all []runner.Check) (code int, ok bool) {
 	switch name {
 	case "probe":
 		return runProbe(cmd.Sub("probe"), args, stdout, stderr, all), true
@@ -77,7 +78,7 @@ func runHelp(cmd *cli.Command, args []string, stdout, stderr io.Writer) int {
 	sub := cmd.Sub(name)
 	if sub == nil {
 		msg := fmt.Sprintf("%q: no such command", name)
-		if s := cli.Suggest(name, cmd.SubNames()); s != "" {
+		if s := suggest.Suggest(name, cmd.SubNames()); s != "" {
 			msg += "; did you mean " + s + "?"
 		}
 		return usage(stderr, cmd.Sub("help"), cli.Usagef("%s (commands: %s)", msg, strings.Join(cmd.SubNames(), ", ")))
@@ -100,7 +101,7 @@ func runCompletion(cmd *cli.Command, args []string, stdout, stderr io.Writer) in
 
 // runExplain is `guestcheck explain CODE`: the code's reference entry, or
 // for a check ID the list of its codes.
-func runExplain(cmd *cli.Command, args []string, stdout, stderr io.Writer, all []check.Check) int {
+func runExplain(cmd *cli.Command, args []string, stdout, stderr io.Writer, all []runner.Check) int {
 	code, exit := onlyArg(cmd, args, stdout, stderr, false)
 	if exit >= 0 {
 		return exit
@@ -128,7 +129,7 @@ func runExplain(cmd *cli.Command, args []string, stdout, stderr io.Writer, all [
 	}
 	sort.Strings(known)
 	msg := fmt.Sprintf("%q: no such finding code or check", code)
-	if s := cli.Suggest(code, known); s != "" {
+	if s := suggest.Suggest(code, known); s != "" {
 		msg += "; did you mean " + s + "?"
 	}
 	return usage(stderr, cmd, cli.Usagef("%s (guestcheck --list names the checks, guestcheck explain CHECK their codes)", msg))
@@ -149,7 +150,7 @@ func writeExplain(w io.Writer, c docs.Code) {
 		cmd.Description += "\n\nFix: " + c.Fix
 	case c.Fix != "":
 		// The page words the fix for the running system; a report under
-		// --root words it for the image (check.Fix).
+		// --root words it for the image (runner.Fix).
 		cmd.Description += "\n\nFix: " + c.Fix + "\n\nUnder --root a report words the fix for the image instead: the file to edit in it, a re-seal with sealprep, or a rebuild."
 	}
 	cmd.Description += "\n\nReference: " + c.Page()
@@ -177,7 +178,7 @@ type checkInfo struct {
 }
 
 // listChecks is --list: a text table, or with --format json an array.
-func listChecks(w io.Writer, all []check.Check, format report.Format) error {
+func listChecks(w io.Writer, all []runner.Check, format report.Format) error {
 	switch format {
 	case report.FormatText:
 		idw := 0

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/checks"
-	"github.com/guestcheck/guestcheck/internal/config"
+	"github.com/guestcheck/guestcheck/internal/shared/config"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/test/examples"
 )
 
@@ -87,6 +87,6 @@ func parseExample(args []string) error {
 	if err != nil {
 		return err
 	}
-	_, err = check.Select(checks.All, config.Default(), o.only, o.skip)
+	_, err = runner.Select(checks.All, config.Default(), o.only, o.skip)
 	return err
 }

@@ -6,19 +6,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/checks"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
 // TestExplainEveryCode runs `guestcheck explain CODE` on every code a
 // report can carry: each registered check's codes and the runner's own
-// (check.RunnerCodes). Each answers, exit 0, with the code, who reports
+// (runner.Codes). Each answers, exit 0, with the code, who reports
 // it, its meaning and its reference page, in prose (internal/checks'
 // TestEveryCodeExplained holds every code constant to the same pages).
 func TestExplainEveryCode(t *testing.T) {
 	codes := codeNames(checks.All)
-	for _, code := range check.RunnerCodes {
+	for _, code := range runner.Codes {
 		if !slices.Contains(codes, code) {
 			t.Errorf("completion of explain does not offer the runner's %s", code)
 		}
@@ -32,7 +32,7 @@ func TestExplainEveryCode(t *testing.T) {
 		text := out.String()
 		head, _, _ := strings.Cut(text, "\n")
 		who := "(check "
-		if slices.Contains(check.RunnerCodes, code) {
+		if slices.Contains(runner.Codes, code) {
 			who = "(reported by guestcheck itself on any check, "
 		}
 		if !strings.HasPrefix(head, code+" "+who) || !strings.Contains(text, "\nReference: /usr/share/doc/guestcheck/checks/") {

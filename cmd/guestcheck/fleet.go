@@ -16,12 +16,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/check"
-	"github.com/guestcheck/guestcheck/internal/cli"
-	"github.com/guestcheck/guestcheck/internal/fleet"
-	"github.com/guestcheck/guestcheck/internal/fs"
-	"github.com/guestcheck/guestcheck/internal/report"
-	"github.com/guestcheck/guestcheck/internal/tty"
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/host/fleet"
+	"github.com/guestcheck/guestcheck/internal/shared/cli"
+	"github.com/guestcheck/guestcheck/internal/shared/report"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
+	"github.com/guestcheck/guestcheck/internal/shared/tty"
 )
 
 // Defaults of the fleet command line.
@@ -186,7 +186,7 @@ func (o *fleetOptions) sources() []fleet.Source {
 }
 
 // runFleet is `guestcheck fleet`.
-func runFleet(cmd *cli.Command, args []string, stdout, stderr io.Writer, _ []check.Check) int {
+func runFleet(cmd *cli.Command, args []string, stdout, stderr io.Writer, _ []runner.Check) int {
 	o, help, err := parseFleet(cmd, args)
 	if help {
 		cmd.WriteHelp(stdout)

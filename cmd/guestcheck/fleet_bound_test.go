@@ -16,25 +16,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/check"
-	"github.com/guestcheck/guestcheck/internal/fleet"
-	"github.com/guestcheck/guestcheck/internal/guestid"
-	"github.com/guestcheck/guestcheck/internal/qga/qgafake"
-	"github.com/guestcheck/guestcheck/internal/report"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
+	"github.com/guestcheck/guestcheck/internal/host/fleet"
+	"github.com/guestcheck/guestcheck/internal/host/qga/qgafake"
+	"github.com/guestcheck/guestcheck/internal/shared/report"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
 // realisticReport is a report the size of a real guest's: 20 checks of
 // three findings each, with evidence, and an identity.
 func realisticReport(t testing.TB, i int) []byte {
 	t.Helper()
-	var results []check.Result
+	var results []runner.Result
 	for c := range 20 {
-		var fs []check.Finding
+		var fs []runner.Finding
 		for f := range 3 {
-			fs = append(fs, check.New(check.Pass, fmt.Sprintf("check%d-finding%d", c, f), "the thing this check verifies is as declared, with some words",
+			fs = append(fs, runner.New(runner.Pass, fmt.Sprintf("check%d-finding%d", c, f), "the thing this check verifies is as declared, with some words",
 				map[string]string{"path": "/etc/some/file", "value": strings.Repeat("x", 80), "source": "cloud-init"}, ""))
 		}
-		results = append(results, check.Result{ID: fmt.Sprintf("check%d", c), Title: "A check", Status: check.Pass, Summary: "ok", Findings: fs})
+		results = append(results, runner.Result{ID: fmt.Sprintf("check%d", c), Title: "A check", Status: runner.Pass, Summary: "ok", Findings: fs})
 	}
 	id := &guestid.Identity{MachineIDHash: fmt.Sprintf("%032x", i), Hostname: fmt.Sprintf("vm%d", i),
 		HostKeys:   []guestid.HostKey{{Type: "ssh-ed25519", Fingerprint: fmt.Sprintf("SHA256:key%d", i)}},
@@ -198,7 +198,7 @@ func TestFleetBound(t *testing.T) {
 func TestFleetListen(t *testing.T) {
 	dir := socketDir(t)
 	slow := &qgafake.Agent{Run: func(string, []string) qgafake.Program {
-		return qgafake.Program{Stdout: reportOf(t, check.Pass, nil), Runs: 600 * time.Millisecond}
+		return qgafake.Program{Stdout: reportOf(t, runner.Pass, nil), Runs: 600 * time.Millisecond}
 	}}
 	prom := filepath.Join(dir, "out", "fleet.prom")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperGuestcheck$")

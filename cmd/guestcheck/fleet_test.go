@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/checks"
-	"github.com/guestcheck/guestcheck/internal/fleet"
-	"github.com/guestcheck/guestcheck/internal/guestid"
-	"github.com/guestcheck/guestcheck/internal/qga/qgafake"
-	"github.com/guestcheck/guestcheck/internal/report"
-	"github.com/guestcheck/guestcheck/internal/tty/ttytest"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
+	"github.com/guestcheck/guestcheck/internal/host/fleet"
+	"github.com/guestcheck/guestcheck/internal/host/qga/qgafake"
+	"github.com/guestcheck/guestcheck/internal/shared/report"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
+	"github.com/guestcheck/guestcheck/internal/shared/tty/ttytest"
 )
 
 // socketDir is a short directory for unix sockets (sun_path holds 108
@@ -43,10 +43,10 @@ func fakeGuest(t testing.TB, dir, name string, a *qgafake.Agent) string {
 }
 
 // reportOf is guestcheck's JSON report with one check of status st.
-func reportOf(t testing.TB, st check.Status, id *guestid.Identity) []byte {
+func reportOf(t testing.TB, st runner.Status, id *guestid.Identity) []byte {
 	t.Helper()
-	rep := report.New([]check.Result{{ID: "hostname", Title: "Hostname", Status: st, Summary: "hostname " + string(st),
-		Findings: []check.Finding{check.New(st, "hostname-x", "hostname "+string(st), nil, "")}}},
+	rep := report.New([]runner.Result{{ID: "hostname", Title: "Hostname", Status: st, Summary: "hostname " + string(st),
+		Findings: []runner.Finding{runner.New(st, "hostname-x", "hostname "+string(st), nil, "")}}},
 		report.Meta{Tool: "guestcheck", Version: "1.0.0", StartedAt: time.Unix(1764417600, 0), Identity: id})
 	b, err := json.Marshal(rep)
 	if err != nil {
@@ -76,8 +76,8 @@ func TestFleetAgentSockets(t *testing.T) {
 			HostKeys:   []guestid.HostKey{{Type: "ssh-ed25519", Fingerprint: "SHA256:AAAA"}},
 			Interfaces: []guestid.Interface{{Name: "eth0", MAC: "52:54:00:00:00:0" + addr, Addresses: []string{"10.0.2.15/24"}}}}
 	}
-	a := fakeGuest(t, dir, "a", &qgafake.Agent{Run: guestRunning(t, reportOf(t, check.Pass, clone("1")))})
-	b := fakeGuest(t, dir, "b", &qgafake.Agent{Run: guestRunning(t, reportOf(t, check.Warn, clone("2")))})
+	a := fakeGuest(t, dir, "a", &qgafake.Agent{Run: guestRunning(t, reportOf(t, runner.Pass, clone("1")))})
+	b := fakeGuest(t, dir, "b", &qgafake.Agent{Run: guestRunning(t, reportOf(t, runner.Warn, clone("2")))})
 	c := fakeGuest(t, dir, "c", &qgafake.Agent{Disabled: []string{"guest-exec"}})
 	var out, errb bytes.Buffer
 	code := run([]string{"fleet", "--agent-socket", "vm-a=" + a, "--agent-socket", b, "--agent-socket", c, "--format", "json",
@@ -140,7 +140,7 @@ func TestFleetProgress(t *testing.T) {
 	dir := socketDir(t)
 	var args []string
 	for _, n := range []string{"a", "b"} {
-		args = append(args, "--agent-socket", fakeGuest(t, dir, n, &qgafake.Agent{Run: guestRunning(t, reportOf(t, check.Pass, nil))}))
+		args = append(args, "--agent-socket", fakeGuest(t, dir, n, &qgafake.Agent{Run: guestRunning(t, reportOf(t, runner.Pass, nil))}))
 	}
 	ctl, term := ttytest.Open(t, 80, 24)
 	var out bytes.Buffer

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/guestcheck/guestcheck/internal/checks"
-	"github.com/guestcheck/guestcheck/internal/fleet"
-	"github.com/guestcheck/guestcheck/internal/report"
+	"github.com/guestcheck/guestcheck/internal/host/fleet"
+	"github.com/guestcheck/guestcheck/internal/shared/report"
 )
 
 // TestFleetLibvirtFlag: --libvirt takes the local system URIs only (a

@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/check"
-	"github.com/guestcheck/guestcheck/internal/guestid"
-	"github.com/guestcheck/guestcheck/internal/qga/qgafake"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
+	"github.com/guestcheck/guestcheck/internal/host/qga/qgafake"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
@@ -36,9 +36,9 @@ func TestFleetPrometheusScrape(t *testing.T) {
 		return &guestid.Identity{MachineIDHash: "0123456789abcdef0123456789abcdef",
 			Interfaces: []guestid.Interface{{Name: "eth0", MAC: mac}}}
 	}
-	a := fakeGuest(t, dir, "a", &qgafake.Agent{Run: guestRunning(t, reportOf(t, check.Pass, id("52:54:00:00:00:01")))})
-	b := fakeGuest(t, dir, "b", &qgafake.Agent{Run: guestRunning(t, reportOf(t, check.Pass, id("52:54:00:00:00:02")))})
-	c := fakeGuest(t, dir, "c", &qgafake.Agent{Run: guestRunning(t, reportOf(t, check.Warn, nil))})
+	a := fakeGuest(t, dir, "a", &qgafake.Agent{Run: guestRunning(t, reportOf(t, runner.Pass, id("52:54:00:00:00:01")))})
+	b := fakeGuest(t, dir, "b", &qgafake.Agent{Run: guestRunning(t, reportOf(t, runner.Pass, id("52:54:00:00:00:02")))})
+	c := fakeGuest(t, dir, "c", &qgafake.Agent{Run: guestRunning(t, reportOf(t, runner.Warn, nil))})
 	d := fakeGuest(t, dir, "d", &qgafake.Agent{Disabled: []string{"guest-exec"}})
 	// The clones pass in their own reports and fail in the fleet: they
 	// share a machine-id.

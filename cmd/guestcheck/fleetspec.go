@@ -1,8 +1,8 @@
 package main
 
 import (
-	"github.com/guestcheck/guestcheck/internal/cli"
-	"github.com/guestcheck/guestcheck/internal/fleet"
+	"github.com/guestcheck/guestcheck/internal/host/fleet"
+	"github.com/guestcheck/guestcheck/internal/shared/cli"
 )
 
 // fleetCommand is `guestcheck fleet`'s description.

@@ -6,9 +6,9 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"github.com/guestcheck/guestcheck/internal/fs"
-	"github.com/guestcheck/guestcheck/internal/guestid"
-	"github.com/guestcheck/guestcheck/internal/netstate"
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
+	"github.com/guestcheck/guestcheck/internal/fact/netstate"
 )
 
 // readIdentity reads the guest's identity for the report: guestid.Read

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/checks"
-	"github.com/guestcheck/guestcheck/internal/guestid"
-	"github.com/guestcheck/guestcheck/internal/netstate/nstest"
-	"github.com/guestcheck/guestcheck/internal/report"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
+	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
+	"github.com/guestcheck/guestcheck/internal/shared/report"
 )
 
 // imageMachineID is writeImageRoot's /etc/machine-id.

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/guestcheck/guestcheck/internal/checks"
-	"github.com/guestcheck/guestcheck/internal/report"
+	"github.com/guestcheck/guestcheck/internal/shared/report"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 

@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"github.com/guestcheck/guestcheck/internal/checks"
-	"github.com/guestcheck/guestcheck/internal/freeze"
+	"github.com/guestcheck/guestcheck/internal/fact/freeze"
 )
 
 func main() {

@@ -9,11 +9,11 @@ import (
 	"os"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/check"
-	"github.com/guestcheck/guestcheck/internal/cli"
-	"github.com/guestcheck/guestcheck/internal/config"
-	"github.com/guestcheck/guestcheck/internal/fs"
-	"github.com/guestcheck/guestcheck/internal/probe"
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/shared/cli"
+	"github.com/guestcheck/guestcheck/internal/shared/config"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
+	"github.com/guestcheck/guestcheck/internal/shared/runner/probe"
 )
 
 // refuseDialer is the probe's Dialer: a probe makes no network probes, so
@@ -26,7 +26,7 @@ func (refuseDialer) DialContext(context.Context, string, string) (net.Conn, erro
 
 // runProbe is `guestcheck probe`. Everything it says goes to stdout, on one
 // line, because KubeVirt keeps only stdout; stderr carries only usage errors.
-func runProbe(cmd *cli.Command, args []string, stdout, stderr io.Writer, all []check.Check) int {
+func runProbe(cmd *cli.Command, args []string, stdout, stderr io.Writer, all []runner.Check) int {
 	start := time.Now()
 	say := func(ready bool, msg string) int {
 		verdict, code := "READY", 0
@@ -53,7 +53,7 @@ func runProbe(cmd *cli.Command, args []string, stdout, stderr io.Writer, all []c
 		return say(false, "usage error: "+err.Error())
 	}
 	configPath, explicit := v.String("config", config.DefaultPath), v.Has("config")
-	cfg, err := check.LoadConfig(all, configPath, explicit)
+	cfg, err := runner.LoadConfig(all, configPath, explicit)
 	if err != nil {
 		return say(false, "config error: "+err.Error())
 	}
@@ -77,7 +77,7 @@ func runProbe(cmd *cli.Command, args []string, stdout, stderr io.Writer, all []c
 	// No systemd client (a D-Bus connection costs more than the whole
 	// probe under emulation: unit states are the boot run's), no resolver
 	// and no dialer: the checks judge files and /proc only.
-	env := &check.Env{
+	env := &runner.Env{
 		Root:   root,
 		Live:   true,
 		Config: cfg,
@@ -85,7 +85,7 @@ func runProbe(cmd *cli.Command, args []string, stdout, stderr io.Writer, all []c
 		IsRoot: os.Geteuid() == 0,
 		Dialer: refuseDialer{},
 	}
-	results := check.Run(ctx, selected, env, check.RunOptions{Timeout: cfg.ProbeTimeoutFor})
+	results := runner.Run(ctx, selected, env, runner.RunOptions{Timeout: cfg.ProbeTimeoutFor})
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		limit := cfg.Probe.Timeout.String() + " (raise --timeout or probe.timeout)"
 		if timeout > 0 {

@@ -9,15 +9,15 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/checks"
-	"github.com/guestcheck/guestcheck/internal/config"
-	"github.com/guestcheck/guestcheck/internal/probe"
+	"github.com/guestcheck/guestcheck/internal/shared/config"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
+	"github.com/guestcheck/guestcheck/internal/shared/runner/probe"
 )
 
 // invokeProbe runs `guestcheck probe` with a private config. The fakes it
 // is given never read the machine.
-func invokeProbe(t *testing.T, all []check.Check, cfg string, args ...string) (int, string, string) {
+func invokeProbe(t *testing.T, all []runner.Check, cfg string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := run(append([]string{"probe", "--config", writeConfig(t, cfg)}, args...), &out, &errb, all)
@@ -47,36 +47,36 @@ func probeOK(t *testing.T, out string) string {
 	return line
 }
 
-func findingCheck(id string, fs ...check.Finding) check.Check {
-	return check.Check{ID: id, Title: id, Run: func(context.Context, *check.Env) []check.Finding { return fs }}
+func findingCheck(id string, fs ...runner.Finding) runner.Check {
+	return runner.Check{ID: id, Title: id, Run: func(context.Context, *runner.Env) []runner.Finding { return fs }}
 }
 
 func TestProbeVerdicts(t *testing.T) {
-	warnPending := findingCheck("c", check.New(check.Warn, "cloud-init-running", "cloud-init is still running (stage init)", nil, "wait"))
-	skipPending := findingCheck("c", check.Skipf("cloud-init-not-started", "no record of a run", nil))
+	warnPending := findingCheck("c", runner.New(runner.Warn, "cloud-init-running", "cloud-init is still running (stage init)", nil, "wait"))
+	skipPending := findingCheck("c", runner.Skipf("cloud-init-not-started", "no record of a run", nil))
 	for _, tc := range []struct {
 		name     string
-		checks   []check.Check
+		checks   []runner.Check
 		cfg      string
 		ready    bool
 		contains []string
 		absent   []string
 	}{
-		{"all pass", []check.Check{fake("a", check.Pass), fake("b", check.Skip)}, "probe: {checks: [a, b]}\n", true,
+		{"all pass", []runner.Check{fake("a", runner.Pass), fake("b", runner.Skip)}, "probe: {checks: [a, b]}\n", true,
 			[]string{"READY 2 checks (a,b) in "}, nil},
-		{"warn is ready", []check.Check{fake("a", check.Pass), fake("b", check.Warn)}, "probe: {checks: [a, b]}\n", true, nil, nil},
-		{"warn_not_ready", []check.Check{fake("a", check.Pass), fake("b", check.Warn)}, "probe: {checks: [a, b], warn_not_ready: true}\n", false,
+		{"warn is ready", []runner.Check{fake("a", runner.Pass), fake("b", runner.Warn)}, "probe: {checks: [a, b]}\n", true, nil, nil},
+		{"warn_not_ready", []runner.Check{fake("a", runner.Pass), fake("b", runner.Warn)}, "probe: {checks: [a, b], warn_not_ready: true}\n", false,
 			[]string{"NOT READY failing: b (b: warn: b says warn)"}, nil},
-		{"fail and error", []check.Check{fake("a", check.Fail), fake("b", check.Pass), fake("c", check.Error)}, "probe: {checks: [c, b, a]}\n", false,
+		{"fail and error", []runner.Check{fake("a", runner.Fail), fake("b", runner.Pass), fake("c", runner.Error)}, "probe: {checks: [c, b, a]}\n", false,
 			[]string{"NOT READY failing: a,c (a: fail: a says fail; c: error: c says error)"}, []string{"b:"}},
-		{"only probe.checks count", []check.Check{fake("a", check.Fail), fake("b", check.Pass)}, "probe: {checks: [b]}\n", true,
+		{"only probe.checks count", []runner.Check{fake("a", runner.Fail), fake("b", runner.Pass)}, "probe: {checks: [b]}\n", true,
 			[]string{"READY 1 checks (b)"}, nil},
-		{"cloud-init running is not ready", []check.Check{warnPending}, "probe: {checks: [c]}\n", false,
+		{"cloud-init running is not ready", []runner.Check{warnPending}, "probe: {checks: [c]}\n", false,
 			[]string{"failing: c (c: warn: cloud-init is still running (stage init))"}, nil},
-		{"cloud-init not started is not ready", []check.Check{skipPending}, "probe: {checks: [c]}\n", false,
+		{"cloud-init not started is not ready", []runner.Check{skipPending}, "probe: {checks: [c]}\n", false,
 			[]string{"failing: c (c: skip: no record of a run)"}, nil},
-		{"default checks without a probe section", []check.Check{fake("cloud-init", check.Pass), fake("hostname", check.Pass),
-			fake("fstab", check.Pass), fake("disk-size", check.Pass), fake("dns", check.Fail), fake("routes", check.Fail)}, "", true,
+		{"default checks without a probe section", []runner.Check{fake("cloud-init", runner.Pass), fake("hostname", runner.Pass),
+			fake("fstab", runner.Pass), fake("disk-size", runner.Pass), fake("dns", runner.Fail), fake("routes", runner.Fail)}, "", true,
 			[]string{"READY 4 checks (cloud-init,hostname,fstab,disk-size)"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -105,7 +105,7 @@ func TestProbeVerdicts(t *testing.T) {
 // Configuration and usage errors exit 1, not 3: any non-zero exit fails
 // the probe, and stdout (all KubeVirt keeps) says why, with file and line.
 func TestProbeConfigAndUsageErrors(t *testing.T) {
-	all := []check.Check{fake("a", check.Pass)}
+	all := []runner.Check{fake("a", runner.Pass)}
 	for _, tc := range []struct {
 		cfg     string
 		args    []string
@@ -145,7 +145,7 @@ func TestProbeConfigAndUsageErrors(t *testing.T) {
 // The probe answers within its deadline even when a check ignores its
 // context and hangs.
 func TestProbeDeadline(t *testing.T) {
-	hang := check.Check{ID: "hang", Title: "hang", Run: func(context.Context, *check.Env) []check.Finding {
+	hang := runner.Check{ID: "hang", Title: "hang", Run: func(context.Context, *runner.Env) []runner.Finding {
 		time.Sleep(10 * time.Second)
 		return nil
 	}}
@@ -160,7 +160,7 @@ func TestProbeDeadline(t *testing.T) {
 		{"probe: {checks: [b, hang]}\n", []string{"--timeout", "100ms"}, 100 * time.Millisecond, "guestcheck probe: NOT READY timed out after 100ms (--timeout): hang did not finish; failing: b (b: fail: b says fail)"},
 	} {
 		start := time.Now()
-		code, out, _ := invokeProbe(t, []check.Check{fake("a", check.Pass), fake("b", check.Fail), hang}, tc.cfg, tc.args...)
+		code, out, _ := invokeProbe(t, []runner.Check{fake("a", runner.Pass), fake("b", runner.Fail), hang}, tc.cfg, tc.args...)
 		took := time.Since(start)
 		line := probeOK(t, out)
 		if code != 1 || line != tc.want || strings.Contains(line, "deadline exceeded") {
@@ -176,7 +176,7 @@ func TestProbeDeadline(t *testing.T) {
 // characters (no colour, no line breaks the kubelet would mangle).
 func TestProbeLineIsBounded(t *testing.T) {
 	long := strings.Repeat("é long message\x1b[31m red\r\n", 2000)
-	code, out, _ := invokeProbe(t, []check.Check{findingCheck("x", check.New(check.Fail, "x-bad", long, nil, "fix"))}, "probe: {checks: [x]}\n")
+	code, out, _ := invokeProbe(t, []runner.Check{findingCheck("x", runner.New(runner.Fail, "x-bad", long, nil, "fix"))}, "probe: {checks: [x]}\n")
 	line := probeOK(t, out)
 	if code != 1 || !strings.HasSuffix(line, " ...") || !strings.Contains(line, "failing: x (x: fail: é long") {
 		t.Errorf("exit %d, line %q", code, line[:min(len(line), 120)])
@@ -186,12 +186,12 @@ func TestProbeLineIsBounded(t *testing.T) {
 // The probe's checks get no systemd client, no resolver and a dialer
 // that refuses: no D-Bus, no DNS, no network probe.
 func TestProbeEnvIsLocal(t *testing.T) {
-	var seen *check.Env
-	spy := check.Check{ID: "spy", Title: "spy", Run: func(ctx context.Context, env *check.Env) []check.Finding {
+	var seen *runner.Env
+	spy := runner.Check{ID: "spy", Title: "spy", Run: func(ctx context.Context, env *runner.Env) []runner.Finding {
 		seen = env
-		return []check.Finding{check.Passf("spy-ok", "looked", nil)}
+		return []runner.Finding{runner.Passf("spy-ok", "looked", nil)}
 	}}
-	if code, out, _ := invokeProbe(t, []check.Check{spy}, "probe: {checks: [spy]}\n"); code != 0 {
+	if code, out, _ := invokeProbe(t, []runner.Check{spy}, "probe: {checks: [spy]}\n"); code != 0 {
 		t.Fatalf("exit %d: %s", code, out)
 	}
 	if seen == nil || !seen.Live || seen.Systemd != nil || seen.Resolver != nil || seen.Netlink != nil || seen.Dialer == nil || seen.Config == nil {

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/guestcheck/guestcheck/internal/checks"
-	"github.com/guestcheck/guestcheck/internal/cli"
+	"github.com/guestcheck/guestcheck/internal/shared/cli"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 

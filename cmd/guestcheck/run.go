@@ -13,17 +13,18 @@ import (
 	"strings"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/buildinfo"
-	"github.com/guestcheck/guestcheck/internal/check"
 	"github.com/guestcheck/guestcheck/internal/checks"
-	"github.com/guestcheck/guestcheck/internal/cli"
-	"github.com/guestcheck/guestcheck/internal/cloudinit"
-	"github.com/guestcheck/guestcheck/internal/config"
-	"github.com/guestcheck/guestcheck/internal/fs"
-	"github.com/guestcheck/guestcheck/internal/guestid"
-	"github.com/guestcheck/guestcheck/internal/report"
-	"github.com/guestcheck/guestcheck/internal/systemd"
-	"github.com/guestcheck/guestcheck/internal/tty"
+	"github.com/guestcheck/guestcheck/internal/checks/cloud-init"
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
+	"github.com/guestcheck/guestcheck/internal/fact/systemd"
+	"github.com/guestcheck/guestcheck/internal/shared/buildinfo"
+	"github.com/guestcheck/guestcheck/internal/shared/cli"
+	"github.com/guestcheck/guestcheck/internal/shared/config"
+	"github.com/guestcheck/guestcheck/internal/shared/report"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
+	"github.com/guestcheck/guestcheck/internal/shared/suggest"
+	"github.com/guestcheck/guestcheck/internal/shared/tty"
 )
 
 // options are the parsed command line.
@@ -62,7 +63,7 @@ func parseFlags(cmd *cli.Command, args []string) (*options, error) {
 	}
 	if len(v.Args) > 0 {
 		msg := fmt.Sprintf("%q: unexpected argument", v.Args[0])
-		if s := cli.Suggest(v.Args[0], cmd.SubNames()); s != "" {
+		if s := suggest.Suggest(v.Args[0], cmd.SubNames()); s != "" {
 			msg += "; did you mean guestcheck " + s + "?"
 		}
 		return nil, usageError{msg}
@@ -152,7 +153,7 @@ func (o *options) checkPaths(v *cli.Values) error {
 
 // run is the whole command behind main, with its I/O and check registry
 // passed in so tests can drive it.
-func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
+func run(args []string, stdout, stderr io.Writer, all []runner.Check) int {
 	cmd := command(all)
 	if len(args) > 0 {
 		if code, ok := runSubcommand(cmd, args[0], args[1:], stdout, stderr, all); ok {
@@ -190,16 +191,16 @@ func run(args []string, stdout, stderr io.Writer, all []check.Check) int {
 // runChecks loads the config, selects the checks, wires their Env and
 // runs them. It returns the report, or an exit code (>= 0) after a
 // configuration mistake, when nothing ran.
-func (o *options) runChecks(stdout, stderr io.Writer, all []check.Check) (report.Report, int) {
-	cfg, err := check.LoadConfig(all, o.configPath, o.configSet)
+func (o *options) runChecks(stdout, stderr io.Writer, all []runner.Check) (report.Report, int) {
+	cfg, err := runner.LoadConfig(all, o.configPath, o.configSet)
 	if err != nil {
 		return report.Report{}, o.usageFailure(stdout, stderr, err.Error())
 	}
-	selected, err := check.Select(all, cfg, o.only, o.skip)
+	selected, err := runner.Select(all, cfg, o.only, o.skip)
 	if err != nil {
 		return report.Report{}, o.usageFailure(stdout, stderr, err.Error())
 	}
-	var freeze *check.FreezeTest
+	var freeze *runner.FreezeTest
 	if o.freezeTest != "" {
 		var protect []string
 		for _, out := range o.outputs {
@@ -225,7 +226,7 @@ func (o *options) runChecks(stdout, stderr io.Writer, all []check.Check) (report
 
 	sd := systemd.New(root.IsHost())
 	defer sd.Close()
-	env := &check.Env{
+	env := &runner.Env{
 		Root:     root,
 		Live:     root.IsHost(),
 		Systemd:  sd,
@@ -243,10 +244,10 @@ func (o *options) runChecks(stdout, stderr io.Writer, all []check.Check) (report
 		}
 	}
 	identity := startIdentity(func() guestid.Identity { return readIdentity(root, env.Live) }, cfg.CheckTimeout)
-	results := check.Run(ctx, selected, env, check.RunOptions{Timeout: cfg.CheckTimeoutFor})
+	results := runner.Run(ctx, selected, env, runner.RunOptions{Timeout: cfg.CheckTimeoutFor})
 	return report.New(results, report.Meta{
 		Tool: "guestcheck", Version: buildinfo.Version, Root: root.Dir(),
-		Host: check.ReadHost(root), StartedAt: start, Duration: time.Since(start),
+		Host: runner.ReadHost(root), StartedAt: start, Duration: time.Since(start),
 		Identity: identity(),
 	}), -1
 }
@@ -352,7 +353,7 @@ func parseOutput(v string) (outputSpec, error) {
 	if pre, p, ok := strings.Cut(v, ":"); ok && isWord(pre) {
 		if !slices.Contains(formatNames(), pre) {
 			msg := fmt.Sprintf("unknown format %q", pre)
-			if s := cli.Suggest(pre, formatNames()); s != "" {
+			if s := suggest.Suggest(pre, formatNames()); s != "" {
 				msg += "; did you mean " + s + "?"
 			}
 			return outputSpec{}, fmt.Errorf("%s (one of %s; a file name with a colon is written ./%s)", msg, strings.Join(formatNames(), ", "), v)

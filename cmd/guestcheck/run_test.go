@@ -12,20 +12,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/check"
-	"github.com/guestcheck/guestcheck/internal/report"
+	"github.com/guestcheck/guestcheck/internal/shared/report"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
-func fake(id string, st check.Status) check.Check {
-	return check.Check{ID: id, Title: "Fake " + id, Description: "returns " + string(st),
-		Run: func(context.Context, *check.Env) []check.Finding {
-			return []check.Finding{{Status: st, Code: id + "-code", Message: id + " says " + string(st), Remediation: "do something"}}
+func fake(id string, st runner.Status) runner.Check {
+	return runner.Check{ID: id, Title: "Fake " + id, Description: "returns " + string(st),
+		Run: func(context.Context, *runner.Env) []runner.Finding {
+			return []runner.Finding{{Status: st, Code: id + "-code", Message: id + " says " + string(st), Remediation: "do something"}}
 		}}
 }
 
 // invoke runs the command with a private root and config so that no test
 // reads this machine's own state.
-func invoke(t *testing.T, all []check.Check, args ...string) (int, string, string) {
+func invoke(t *testing.T, all []runner.Check, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	base := []string{"--root", t.TempDir(), "--config", writeConfig(t, "")}
@@ -44,18 +44,18 @@ func writeConfig(t *testing.T, body string) string {
 
 func TestExitCodes(t *testing.T) {
 	for _, tc := range []struct {
-		checks []check.Check
+		checks []runner.Check
 		extra  []string
 		want   int
 	}{
-		{[]check.Check{fake("a", check.Pass), fake("b", check.Skip)}, nil, 0},
-		{[]check.Check{fake("a", check.Pass), fake("b", check.Warn)}, nil, 2},
-		{[]check.Check{fake("a", check.Warn), fake("b", check.Fail)}, nil, 1},
-		{[]check.Check{fake("a", check.Error)}, nil, 1},
-		{[]check.Check{fake("a", check.Fail)}, []string{"--exit-zero"}, 0},
-		{[]check.Check{fake("a", check.Warn)}, []string{"--exit-zero"}, 0},
-		{[]check.Check{fake("a", check.Fail), fake("b", check.Pass)}, []string{"--only", "b"}, 0},
-		{[]check.Check{fake("a", check.Fail), fake("b", check.Pass)}, []string{"--skip", "a"}, 0},
+		{[]runner.Check{fake("a", runner.Pass), fake("b", runner.Skip)}, nil, 0},
+		{[]runner.Check{fake("a", runner.Pass), fake("b", runner.Warn)}, nil, 2},
+		{[]runner.Check{fake("a", runner.Warn), fake("b", runner.Fail)}, nil, 1},
+		{[]runner.Check{fake("a", runner.Error)}, nil, 1},
+		{[]runner.Check{fake("a", runner.Fail)}, []string{"--exit-zero"}, 0},
+		{[]runner.Check{fake("a", runner.Warn)}, []string{"--exit-zero"}, 0},
+		{[]runner.Check{fake("a", runner.Fail), fake("b", runner.Pass)}, []string{"--only", "b"}, 0},
+		{[]runner.Check{fake("a", runner.Fail), fake("b", runner.Pass)}, []string{"--skip", "a"}, 0},
 	} {
 		code, out, errs := invoke(t, tc.checks, tc.extra...)
 		if code != tc.want {
@@ -65,7 +65,7 @@ func TestExitCodes(t *testing.T) {
 }
 
 func TestUsageErrors(t *testing.T) {
-	all := []check.Check{fake("a", check.Pass)}
+	all := []runner.Check{fake("a", runner.Pass)}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -89,7 +89,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestConfigErrors(t *testing.T) {
-	all := []check.Check{fake("a", check.Pass)}
+	all := []runner.Check{fake("a", runner.Pass)}
 	var out, errb bytes.Buffer
 	bad := writeConfig(t, "timeout: 5s\nchecks:\n  a:\n    enabeld: true\n")
 	code := run([]string{"--root", t.TempDir(), "--config", bad}, &out, &errb, all)
@@ -110,7 +110,7 @@ func TestConfigErrors(t *testing.T) {
 }
 
 func TestConfigDisablesCheck(t *testing.T) {
-	all := []check.Check{fake("a", check.Fail), fake("b", check.Pass)}
+	all := []runner.Check{fake("a", runner.Fail), fake("b", runner.Pass)}
 	var out, errb bytes.Buffer
 	cfg := writeConfig(t, "checks:\n  a: {enabled: false}\n")
 	if code := run([]string{"--root", t.TempDir(), "--config", cfg, "--format", "json"}, &out, &errb, all); code != 0 {
@@ -131,7 +131,7 @@ func TestConfigDisablesCheck(t *testing.T) {
 }
 
 func TestHelpVersionList(t *testing.T) {
-	all := []check.Check{fake("alpha", check.Pass), fake("beta", check.Pass)}
+	all := []runner.Check{fake("alpha", runner.Pass), fake("beta", runner.Pass)}
 	var out, errb bytes.Buffer
 	if code := run([]string{"--help"}, &out, &errb, all); code != 0 || !strings.Contains(out.String(), "Exit codes:") {
 		t.Errorf("--help: exit %d, %q", code, out.String())
@@ -152,7 +152,7 @@ func TestHelpVersionList(t *testing.T) {
 }
 
 func TestOutputFile(t *testing.T) {
-	all := []check.Check{fake("a", check.Warn)}
+	all := []runner.Check{fake("a", runner.Warn)}
 	dir := t.TempDir()
 	for _, format := range []string{"text", "json"} {
 		p := filepath.Join(dir, "report."+format)
@@ -196,11 +196,11 @@ func TestOutputFile(t *testing.T) {
 func TestRunTimeoutNeverHangs(t *testing.T) {
 	block := make(chan struct{})
 	defer close(block)
-	stuck := check.Check{ID: "stuck", Title: "Stuck", Description: "never returns",
-		Run: func(context.Context, *check.Env) []check.Finding { <-block; return nil }}
+	stuck := runner.Check{ID: "stuck", Title: "Stuck", Description: "never returns",
+		Run: func(context.Context, *runner.Env) []runner.Finding { <-block; return nil }}
 	done := make(chan int, 1)
 	go func() {
-		code, _, _ := invoke(t, []check.Check{stuck, fake("b", check.Pass)}, "--timeout", "200ms", "--format", "json")
+		code, _, _ := invoke(t, []runner.Check{stuck, fake("b", runner.Pass)}, "--timeout", "200ms", "--format", "json")
 		done <- code
 	}()
 	select {
@@ -214,14 +214,14 @@ func TestRunTimeoutNeverHangs(t *testing.T) {
 }
 
 func TestWaitIgnoredUnderRoot(t *testing.T) {
-	code, _, errs := invoke(t, []check.Check{fake("a", check.Pass)}, "--wait", "1h")
+	code, _, errs := invoke(t, []runner.Check{fake("a", runner.Pass)}, "--wait", "1h")
 	if code != 0 || !strings.Contains(errs, "--wait ignored: needs the running system") {
 		t.Errorf("exit %d, stderr %q", code, errs)
 	}
 }
 
 func TestFreezeTestNeedsTheCheck(t *testing.T) {
-	code, _, errs := invoke(t, []check.Check{fake("a", check.Pass)}, "--freeze-test", "/data")
+	code, _, errs := invoke(t, []runner.Check{fake("a", runner.Pass)}, "--freeze-test", "/data")
 	if code != report.ExitUsage || !strings.Contains(errs, "--freeze-test needs the fs-freeze check") {
 		t.Errorf("exit %d, stderr %q", code, errs)
 	}
@@ -230,14 +230,14 @@ func TestFreezeTestNeedsTheCheck(t *testing.T) {
 // TestFreezeTestReachesTheCheck: --freeze-test is handed to the checks
 // through Env.FreezeTest, with every --output path protected.
 func TestFreezeTestReachesTheCheck(t *testing.T) {
-	var got *check.FreezeTest
-	ff := fake("fs-freeze", check.Pass)
-	ff.Run = func(_ context.Context, env *check.Env) []check.Finding {
+	var got *runner.FreezeTest
+	ff := fake("fs-freeze", runner.Pass)
+	ff.Run = func(_ context.Context, env *runner.Env) []runner.Finding {
 		got = env.FreezeTest
-		return []check.Finding{check.Passf("fs-freeze-list-ok", "seen", nil)}
+		return []runner.Finding{runner.Passf("fs-freeze-list-ok", "seen", nil)}
 	}
 	out := filepath.Join(t.TempDir(), "r.json")
-	if code, _, errs := invoke(t, []check.Check{ff}, "--freeze-test", "/data", "--output", "json:"+out); code != 0 {
+	if code, _, errs := invoke(t, []runner.Check{ff}, "--freeze-test", "/data", "--output", "json:"+out); code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	if got == nil || got.Mountpoint != "/data" || len(got.Protect) != 1 || got.Protect[0] != out {
@@ -246,7 +246,7 @@ func TestFreezeTestReachesTheCheck(t *testing.T) {
 }
 
 func TestSummaryAndSeveralOutputs(t *testing.T) {
-	all := []check.Check{fake("a", check.Warn), fake("b", check.Pass)}
+	all := []runner.Check{fake("a", runner.Warn), fake("b", runner.Pass)}
 	dir := t.TempDir()
 	js, txt := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.txt")
 	code, out, errs := invoke(t, all, "--summary", "--output", "json:"+js, "--output", "text:"+txt)
@@ -273,7 +273,7 @@ func TestSummaryAndSeveralOutputs(t *testing.T) {
 // TestSummaryNamesFailing: the --summary line, which the boot unit puts on
 // the console, names the checks that failed and could not run.
 func TestSummaryNamesFailing(t *testing.T) {
-	all := []check.Check{fake("a", check.Fail), fake("b", check.Error), fake("c", check.Pass)}
+	all := []runner.Check{fake("a", runner.Fail), fake("b", runner.Error), fake("c", runner.Pass)}
 	code, out, _ := invoke(t, all, "--summary")
 	if code != 1 || !strings.HasPrefix(out, "guestcheck: FAIL (3 checks: 1 fail, 1 error, 0 warn, 1 pass, 0 skip) in ") ||
 		!strings.HasSuffix(out, " ms; fail: a; error: b\n") {
@@ -285,7 +285,7 @@ func TestSummaryNamesFailing(t *testing.T) {
 // bytes both ways, nothing on stderr, and the exit code of the findings
 // whatever the format.
 func TestEveryFormat(t *testing.T) {
-	all := []check.Check{fake("a", check.Warn), fake("b", check.Pass)}
+	all := []runner.Check{fake("a", runner.Warn), fake("b", runner.Pass)}
 	dir := t.TempDir()
 	for _, f := range report.Formats {
 		p := filepath.Join(dir, "r."+string(f))
@@ -302,7 +302,7 @@ func TestEveryFormat(t *testing.T) {
 // TestJUnitStdoutIsOnlyXML: a Packer or CI step redirects stdout to the
 // file it uploads, so messages (here --wait's) must go to stderr.
 func TestJUnitStdoutIsOnlyXML(t *testing.T) {
-	code, out, errs := invoke(t, []check.Check{fake("a", check.Fail)}, "--format", "junit", "--wait", "1s")
+	code, out, errs := invoke(t, []runner.Check{fake("a", runner.Fail)}, "--format", "junit", "--wait", "1s")
 	if code != report.ExitProblem || !strings.Contains(errs, "--wait ignored") {
 		t.Fatalf("exit %d, stderr %q", code, errs)
 	}
@@ -344,19 +344,19 @@ func TestJUnitStdoutIsOnlyXML(t *testing.T) {
 func TestNagiosExitCodes(t *testing.T) {
 	nag := []string{"--exit-codes", "nagios"}
 	for _, tc := range []struct {
-		checks []check.Check
+		checks []runner.Check
 		extra  []string
 		want   int
 		word   string
 	}{
-		{[]check.Check{fake("a", check.Pass), fake("b", check.Skip)}, nag, report.NagiosOK, "OK"},
-		{[]check.Check{fake("a", check.Pass), fake("b", check.Warn)}, nag, report.NagiosWarning, "WARNING"},
-		{[]check.Check{fake("a", check.Warn), fake("b", check.Fail)}, nag, report.NagiosCritical, "CRITICAL"},
-		{[]check.Check{fake("a", check.Warn), fake("b", check.Error)}, nag, report.NagiosUnknown, "UNKNOWN"},
-		{[]check.Check{fake("a", check.Skip)}, nag, report.NagiosUnknown, "UNKNOWN"},
+		{[]runner.Check{fake("a", runner.Pass), fake("b", runner.Skip)}, nag, report.NagiosOK, "OK"},
+		{[]runner.Check{fake("a", runner.Pass), fake("b", runner.Warn)}, nag, report.NagiosWarning, "WARNING"},
+		{[]runner.Check{fake("a", runner.Warn), fake("b", runner.Fail)}, nag, report.NagiosCritical, "CRITICAL"},
+		{[]runner.Check{fake("a", runner.Warn), fake("b", runner.Error)}, nag, report.NagiosUnknown, "UNKNOWN"},
+		{[]runner.Check{fake("a", runner.Skip)}, nag, report.NagiosUnknown, "UNKNOWN"},
 		// Without the option the format changes nothing: warn is still 2.
-		{[]check.Check{fake("a", check.Pass), fake("b", check.Warn)}, nil, report.ExitWarn, "WARNING"},
-		{[]check.Check{fake("a", check.Fail)}, nil, report.ExitProblem, "CRITICAL"},
+		{[]runner.Check{fake("a", runner.Pass), fake("b", runner.Warn)}, nil, report.ExitWarn, "WARNING"},
+		{[]runner.Check{fake("a", runner.Fail)}, nil, report.ExitProblem, "CRITICAL"},
 	} {
 		args := append([]string{"--format", "nagios", "--service-name", "VM"}, tc.extra...)
 		code, out, errs := invoke(t, tc.checks, args...)
@@ -365,7 +365,7 @@ func TestNagiosExitCodes(t *testing.T) {
 		}
 	}
 	// The option works with any format.
-	if code, _, _ := invoke(t, []check.Check{fake("a", check.Warn)}, "--format", "json", "--exit-codes", "nagios"); code != report.NagiosWarning {
+	if code, _, _ := invoke(t, []runner.Check{fake("a", runner.Warn)}, "--format", "json", "--exit-codes", "nagios"); code != report.NagiosWarning {
 		t.Errorf("--format json --exit-codes nagios with a warning: exit %d, want 1", code)
 	}
 	// An unwritable --output is UNKNOWN, unless the run is CRITICAL anyway.
@@ -374,23 +374,23 @@ func TestNagiosExitCodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad := filepath.Join(blocker, "r.txt")
-	if code, _, _ := invoke(t, []check.Check{fake("a", check.Pass)}, "--exit-codes", "nagios", "--output", bad); code != report.NagiosUnknown {
+	if code, _, _ := invoke(t, []runner.Check{fake("a", runner.Pass)}, "--exit-codes", "nagios", "--output", bad); code != report.NagiosUnknown {
 		t.Errorf("unwritable output on a pass: exit %d, want 3", code)
 	}
-	if code, _, _ := invoke(t, []check.Check{fake("a", check.Fail)}, "--exit-codes", "nagios", "--output", bad); code != report.NagiosCritical {
+	if code, _, _ := invoke(t, []runner.Check{fake("a", runner.Fail)}, "--exit-codes", "nagios", "--output", bad); code != report.NagiosCritical {
 		t.Errorf("unwritable output on a fail: exit %d, want 2", code)
 	}
 	// --help, --version and --list are UNKNOWN for a plugin.
 	for _, a := range [][]string{{"--exit-codes", "nagios", "--help"}, {"--exit-codes", "nagios", "--version"}, {"--exit-codes", "nagios", "--list"}} {
 		var out, errb bytes.Buffer
-		if code := run(a, &out, &errb, []check.Check{fake("a", check.Pass)}); code != report.NagiosUnknown {
+		if code := run(a, &out, &errb, []runner.Check{fake("a", runner.Pass)}); code != report.NagiosUnknown {
 			t.Errorf("%v: exit %d, want 3", a, code)
 		}
 	}
 }
 
 func TestFormatOptionErrors(t *testing.T) {
-	all := []check.Check{fake("a", check.Pass)}
+	all := []runner.Check{fake("a", runner.Pass)}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -419,7 +419,7 @@ func TestPrometheusOutputReplacesAtomically(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := os.Stat(p)
-	code, _, errs := invoke(t, []check.Check{fake("a", check.Pass)}, "--summary", "--output", "prometheus:"+p)
+	code, _, errs := invoke(t, []runner.Check{fake("a", runner.Pass)}, "--summary", "--output", "prometheus:"+p)
 	if code != 0 || errs != "" {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
@@ -440,7 +440,7 @@ func TestPrometheusOutputReplacesAtomically(t *testing.T) {
 // TestNagiosUsageErrorOnStdout: Nagios shows only stdout, so a mistake in
 // the configuration is an UNKNOWN status line there too.
 func TestNagiosUsageErrorOnStdout(t *testing.T) {
-	code, out, errs := invoke(t, []check.Check{fake("a", check.Pass)}, "--format", "nagios", "--exit-codes", "nagios", "--only", "nope")
+	code, out, errs := invoke(t, []runner.Check{fake("a", runner.Pass)}, "--format", "nagios", "--exit-codes", "nagios", "--only", "nope")
 	want := `GUESTCHECK UNKNOWN: --only: unknown check ID "nope" (see --list)` + "\n"
 	if code != report.NagiosUnknown || out != want || !strings.Contains(errs, "unknown check ID") {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 3 and %q", code, out, errs, want)

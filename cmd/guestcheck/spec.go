@@ -3,10 +3,10 @@ package main
 import (
 	"strings"
 
-	"github.com/guestcheck/guestcheck/internal/check"
-	"github.com/guestcheck/guestcheck/internal/cli"
-	"github.com/guestcheck/guestcheck/internal/config"
-	"github.com/guestcheck/guestcheck/internal/report"
+	"github.com/guestcheck/guestcheck/internal/shared/cli"
+	"github.com/guestcheck/guestcheck/internal/shared/config"
+	"github.com/guestcheck/guestcheck/internal/shared/report"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
 // The --color choices.
@@ -22,7 +22,7 @@ func formatNames() []string {
 }
 
 // checkIDs lists the registry's check IDs.
-func checkIDs(all []check.Check) []string {
+func checkIDs(all []runner.Check) []string {
 	out := make([]string, len(all))
 	for i, c := range all {
 		out[i] = c.ID
@@ -32,7 +32,7 @@ func checkIDs(all []check.Check) []string {
 
 // command is guestcheck's whole command line, written once: the parser,
 // --help, guestcheck(8) and the completions come from it.
-func command(all []check.Check) *cli.Command {
+func command(all []runner.Check) *cli.Command {
 	ids := func() []string { return checkIDs(all) }
 	c := (&cli.Command{
 		Name:        "guestcheck",
@@ -112,10 +112,10 @@ With --exit-codes nagios instead: 2 any fail; 3 any error, or nothing but skips,
 
 // codeNames lists every finding code of the checks, and the runner's own
 // codes, for completion.
-func codeNames(all []check.Check) []string {
+func codeNames(all []runner.Check) []string {
 	var out []string
 	for _, c := range all {
 		out = append(out, c.Codes...)
 	}
-	return append(out, check.RunnerCodes...)
+	return append(out, runner.Codes...)
 }

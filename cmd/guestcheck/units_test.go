@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/report"
+	"github.com/guestcheck/guestcheck/internal/shared/report"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 

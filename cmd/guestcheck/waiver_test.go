@@ -6,17 +6,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/guestcheck/guestcheck/internal/check"
-	"github.com/guestcheck/guestcheck/internal/report"
+	"github.com/guestcheck/guestcheck/internal/shared/report"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
 // TestWaiverExitCodes: through the whole command, a waived failure is in
 // the report with its reason and exits 0 in both schemes; an expired
 // waiver lets it count again and says so.
 func TestWaiverExitCodes(t *testing.T) {
-	a := fake("a", check.Fail)
+	a := fake("a", runner.Fail)
 	a.Codes = []string{"a-code"}
-	all := []check.Check{a, fake("b", check.Pass)}
+	all := []runner.Check{a, fake("b", runner.Pass)}
 	for _, tc := range []struct {
 		expires        string
 		code, nagios   int
@@ -33,7 +33,7 @@ func TestWaiverExitCodes(t *testing.T) {
 			t.Fatalf("%s: %v\n%s", errb.String(), err, out.String())
 		}
 		fs := rep.Checks[0].Findings
-		if code != tc.code || (fs[0].Waived != nil) != tc.waived || fs[0].Status != check.Fail {
+		if code != tc.code || (fs[0].Waived != nil) != tc.waived || fs[0].Status != runner.Fail {
 			t.Errorf("expires %s: exit %d, finding %+v; want exit %d, waived %v", tc.expires, code, fs[0], tc.code, tc.waived)
 		}
 		if got := len(fs) == 2 && fs[1].Code == "waiver-expired"; got != tc.expire {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/guestcheck/guestcheck/internal/image/imagetest"
+	"github.com/guestcheck/guestcheck/internal/host/image/imagetest"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
 )
 
 // linkOut moves every third log of the tree in dir, and its machine-id,

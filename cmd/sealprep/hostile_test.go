@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/guestcheck/guestcheck/internal/image/imagetest"
+	"github.com/guestcheck/guestcheck/internal/host/image/imagetest"
 	"github.com/guestcheck/guestcheck/internal/seal"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )

@@ -11,10 +11,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/buildinfo"
-	"github.com/guestcheck/guestcheck/internal/fs"
-	"github.com/guestcheck/guestcheck/internal/image"
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/host/image"
 	"github.com/guestcheck/guestcheck/internal/seal"
+	"github.com/guestcheck/guestcheck/internal/shared/buildinfo"
 )
 
 // runImage is run for --image: attach and mount the image, seal its root

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/image/imagetest"
+	"github.com/guestcheck/guestcheck/internal/host/image/imagetest"
 	"github.com/guestcheck/guestcheck/internal/seal"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )

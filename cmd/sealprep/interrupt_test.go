@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/seal"
 )
 

@@ -10,7 +10,7 @@ import (
 	"os"
 
 	"github.com/guestcheck/guestcheck/internal/seal"
-	"github.com/guestcheck/guestcheck/internal/tty"
+	"github.com/guestcheck/guestcheck/internal/shared/tty"
 )
 
 func main() {

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/seal"
-	"github.com/guestcheck/guestcheck/internal/tty/ttytest"
+	"github.com/guestcheck/guestcheck/internal/shared/tty/ttytest"
 )
 
 // The tree: 10,000 logs and 1,000 files in /tmp wrote 11,002

@@ -13,9 +13,9 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/guestcheck/guestcheck/internal/buildinfo"
-	"github.com/guestcheck/guestcheck/internal/cli"
-	"github.com/guestcheck/guestcheck/internal/prove"
+	"github.com/guestcheck/guestcheck/internal/host/prove"
+	"github.com/guestcheck/guestcheck/internal/shared/buildinfo"
+	"github.com/guestcheck/guestcheck/internal/shared/cli"
 )
 
 // maxSeedFile bounds --user-data and --network-config.

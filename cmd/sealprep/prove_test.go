@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/guestcheck/guestcheck/internal/prove"
+	"github.com/guestcheck/guestcheck/internal/host/prove"
 )
 
 // TestProveProgress: on a terminal one line is rewritten in place, never

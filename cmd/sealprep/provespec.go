@@ -1,8 +1,8 @@
 package main
 
 import (
-	"github.com/guestcheck/guestcheck/internal/cli"
-	"github.com/guestcheck/guestcheck/internal/prove"
+	"github.com/guestcheck/guestcheck/internal/host/prove"
+	"github.com/guestcheck/guestcheck/internal/shared/cli"
 )
 
 // proveCommand is `sealprep prove`'s command line.

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/guestcheck/guestcheck/internal/cli"
 	"github.com/guestcheck/guestcheck/internal/seal"
+	"github.com/guestcheck/guestcheck/internal/shared/cli"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 

@@ -13,11 +13,12 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/guestcheck/guestcheck/internal/buildinfo"
-	"github.com/guestcheck/guestcheck/internal/cli"
-	"github.com/guestcheck/guestcheck/internal/fs"
-	"github.com/guestcheck/guestcheck/internal/prove"
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/host/prove"
 	"github.com/guestcheck/guestcheck/internal/seal"
+	"github.com/guestcheck/guestcheck/internal/shared/buildinfo"
+	"github.com/guestcheck/guestcheck/internal/shared/cli"
+	"github.com/guestcheck/guestcheck/internal/shared/suggest"
 )
 
 // env is what run needs from the outside world; tests build their own so
@@ -91,7 +92,7 @@ func parseArgs(cmd *cli.Command, args []string) (*options, error) {
 	sub := cmd.Sub(name)
 	if sub == nil {
 		msg := fmt.Sprintf("%q: unknown command", name)
-		if s := cli.Suggest(name, cmd.SubNames()); s != "" {
+		if s := suggest.Suggest(name, cmd.SubNames()); s != "" {
 			msg += "; did you mean " + s + "?"
 		}
 		return nil, cli.Usagef("%s (one of %s)", msg, strings.Join(cmd.SubNames(), ", "))
@@ -364,7 +365,7 @@ func runHelp(cmd *cli.Command, name string, stdout, stderr io.Writer) int {
 	sub := cmd.Sub(name)
 	if sub == nil {
 		msg := fmt.Sprintf("%q: no such command", name)
-		if s := cli.Suggest(name, cmd.SubNames()); s != "" {
+		if s := suggest.Suggest(name, cmd.SubNames()); s != "" {
 			msg += "; did you mean " + s + "?"
 		}
 		fmt.Fprintf(stderr, "sealprep help: %s (commands: %s)\n", msg, strings.Join(cmd.SubNames(), ", "))

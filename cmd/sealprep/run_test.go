@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/guestcheck/guestcheck/internal/buildinfo"
 	"github.com/guestcheck/guestcheck/internal/seal"
+	"github.com/guestcheck/guestcheck/internal/shared/buildinfo"
 )
 
 type fakeLive struct{ calls []string }

@@ -1,8 +1,8 @@
 package main
 
 import (
-	"github.com/guestcheck/guestcheck/internal/cli"
 	"github.com/guestcheck/guestcheck/internal/seal"
+	"github.com/guestcheck/guestcheck/internal/shared/cli"
 )
 
 // allowBacking is the one override of the image header checks: it names

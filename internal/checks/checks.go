@@ -2,11 +2,11 @@
 // its ID, and the ordered list All that the CLI runs and --list shows.
 package checks
 
-import "github.com/guestcheck/guestcheck/internal/check"
+import "github.com/guestcheck/guestcheck/internal/shared/runner"
 
 // All lists every check in display order. Adding a check means adding its
 // file, its test, its line here and its page under docs/checks/.
-var All = []check.Check{
+var All = []runner.Check{
 	CloudInit,
 	CloudConfig,
 	Hostname,
@@ -24,11 +24,11 @@ var All = []check.Check{
 }
 
 // ByID returns the check with the given ID.
-func ByID(id string) (check.Check, bool) {
+func ByID(id string) (runner.Check, bool) {
 	for _, c := range All {
 		if c.ID == id {
 			return c, true
 		}
 	}
-	return check.Check{}, false
+	return runner.Check{}, false
 }

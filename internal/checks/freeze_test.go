@@ -4,7 +4,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
 // TestFreezeTestFor: the request goes to the run only when the fs-freeze
@@ -12,12 +12,12 @@ import (
 func TestFreezeTestFor(t *testing.T) {
 	t.Parallel()
 	protect := []string{"/run/guestcheck/report.json"}
-	ft, err := FreezeTestFor([]check.Check{Hostname, FSFreeze}, "/data", protect)
-	want := &check.FreezeTest{Mountpoint: "/data", Protect: protect}
+	ft, err := FreezeTestFor([]runner.Check{Hostname, FSFreeze}, "/data", protect)
+	want := &runner.FreezeTest{Mountpoint: "/data", Protect: protect}
 	if err != nil || !reflect.DeepEqual(ft, want) {
 		t.Errorf("FreezeTestFor = %+v, %v; want %+v", ft, err, want)
 	}
-	ft, err = FreezeTestFor([]check.Check{Hostname}, "/data", nil)
+	ft, err = FreezeTestFor([]runner.Check{Hostname}, "/data", nil)
 	if ft != nil || err == nil || err.Error() != "--freeze-test needs the fs-freeze check, which --only, --skip or the config left out" {
 		t.Errorf("without fs-freeze: FreezeTestFor = %+v, %v", ft, err)
 	}

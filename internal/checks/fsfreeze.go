@@ -3,16 +3,16 @@ package checks
 import (
 	"errors"
 
-	"github.com/guestcheck/guestcheck/internal/check"
-	"github.com/guestcheck/guestcheck/internal/guestagent"
+	"github.com/guestcheck/guestcheck/internal/checks/qemu-guest-agent"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
 // FSFreeze emulates the freeze list qemu-ga builds for
 // guest-fsfreeze-freeze and judges every mount in it. It never freezes
 // anything unless Env.FreezeTest asks for the active test of
-// --freeze-test. The logic lives in internal/guestagent, beside the agent
+// --freeze-test. The logic lives in internal/checks/qemu-guest-agent, beside the agent
 // probe it shares; docs/checks/fs-freeze.md explains each code.
-var FSFreeze = check.Check{
+var FSFreeze = runner.Check{
 	ID:          "fs-freeze",
 	Title:       "filesystem freeze capability",
 	Description: "an agent and its channel exist to freeze for snapshots, and every filesystem qemu-ga freezes can be frozen in a safe order (and, with --freeze-test, a real freeze and thaw)",
@@ -24,9 +24,9 @@ var FSFreeze = check.Check{
 // filesystem at mountpoint in a run of selected. Only the fs-freeze check
 // acts on it, so selected must hold that check; protect lists the paths
 // (the report's outputs) whose filesystem must never be frozen.
-func FreezeTestFor(selected []check.Check, mountpoint string, protect []string) (*check.FreezeTest, error) {
-	if !check.Has(selected, FSFreeze.ID) {
+func FreezeTestFor(selected []runner.Check, mountpoint string, protect []string) (*runner.FreezeTest, error) {
+	if !runner.Has(selected, FSFreeze.ID) {
 		return nil, errors.New("--freeze-test needs the fs-freeze check, which --only, --skip or the config left out")
 	}
-	return &check.FreezeTest{Mountpoint: mountpoint, Protect: protect}, nil
+	return &runner.FreezeTest{Mountpoint: mountpoint, Protect: protect}, nil
 }

@@ -1,16 +1,16 @@
 package checks
 
 import (
-	"github.com/guestcheck/guestcheck/internal/check"
-	"github.com/guestcheck/guestcheck/internal/disk"
+	"github.com/guestcheck/guestcheck/internal/checks/disk"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
 // Fstab checks /etc/fstab the way a disk reorder or a cloned disk would
 // test it: kernel device names that change when disks are hot-plugged,
 // identifiers that match no device or two, data disks whose absence would
 // stop the boot, and entries that are not what is mounted. The logic
-// lives in internal/disk; docs/checks/fstab.md explains each code.
-var Fstab = check.Check{
+// lives in internal/checks/disk; docs/checks/fstab.md explains each code.
+var Fstab = runner.Check{
 	ID:          "fstab",
 	Title:       "fstab device naming and resolution",
 	Description: "fstab names disks persistently, each entry resolves to exactly one device and is mounted, and no two disks share an identifier",

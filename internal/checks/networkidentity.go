@@ -1,14 +1,14 @@
 package checks
 
 import (
-	"github.com/guestcheck/guestcheck/internal/check"
-	"github.com/guestcheck/guestcheck/internal/netcheck"
+	"github.com/guestcheck/guestcheck/internal/checks/network-identity"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
 // NetworkIdentity verifies that a cloned or restored VM does not share the
 // original's network identity: machine-id, DHCP client identifier and
 // network configuration bound to the original's MAC addresses.
-var NetworkIdentity = check.Check{
+var NetworkIdentity = runner.Check{
 	ID:    "network-identity",
 	Title: "Network identity (clone and restore safety)",
 	Description: "The machine-id is set (sealed the way systemd expects in an image) and was made for the cloud-init instance; DHCP clients identify by MAC; " +

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/check"
-	"github.com/guestcheck/guestcheck/internal/config"
-	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/shared/config"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
 // TestNewChecksUnderImageRoot runs ssh, systemd and time-sync through the
@@ -19,7 +19,7 @@ func TestNewChecksUnderImageRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer root.Close()
-	env := &check.Env{Root: root, Config: config.Default(), Now: time.Now}
+	env := &runner.Env{Root: root, Config: config.Default(), Now: time.Now}
 	for id, wantCode := range map[string]string{"ssh": "ssh-not-installed", "systemd": "systemd-not-live", "time-sync": "time-sync-not-live"} {
 		c, ok := ByID(id)
 		if !ok {
@@ -29,7 +29,7 @@ func TestNewChecksUnderImageRoot(t *testing.T) {
 		found := false
 		for _, f := range out {
 			found = found || f.Code == wantCode
-			if f.Status == check.Pass && (f.Code == "systemd-running" || f.Code == "time-sync-clock-synced") {
+			if f.Status == runner.Pass && (f.Code == "systemd-running" || f.Code == "time-sync-clock-synced") {
 				t.Errorf("%s: live verdict %s under an image root", id, f.Code)
 			}
 		}

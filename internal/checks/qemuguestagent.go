@@ -1,8 +1,8 @@
 package checks
 
 import (
-	"github.com/guestcheck/guestcheck/internal/check"
-	"github.com/guestcheck/guestcheck/internal/guestagent"
+	"github.com/guestcheck/guestcheck/internal/checks/qemu-guest-agent"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
 // QemuGuestAgent checks what a quiesced KubeVirt/Harvester/OpenStack
@@ -10,8 +10,8 @@ import (
 // installed, running and holding the port, an RPC filter that lets freeze
 // and KubeVirt's required commands through, no leftover frozen marker,
 // working freeze hooks and no SELinux denials. The logic lives in
-// internal/guestagent; docs/checks/qemu-guest-agent.md explains each code.
-var QemuGuestAgent = check.Check{
+// internal/checks/qemu-guest-agent; docs/checks/qemu-guest-agent.md explains each code.
+var QemuGuestAgent = runner.Check{
 	ID:          "qemu-guest-agent",
 	Title:       "qemu-guest-agent snapshot readiness",
 	Description: "the guest agent's channel, unit, process, RPC filter, frozen marker, freeze hooks and SELinux allow consistent snapshots",

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/guestcheck/guestcheck/internal/check"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
 // TestRegistry holds every check to the conventions: unique kebab-case IDs,
@@ -23,7 +23,7 @@ func TestRegistry(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for _, c := range All {
-		if !check.IsKebab(c.ID) || seen[c.ID] {
+		if !runner.IsKebab(c.ID) || seen[c.ID] {
 			t.Errorf("check ID %q is not unique kebab-case", c.ID)
 		}
 		seen[c.ID] = true
@@ -40,7 +40,7 @@ func TestRegistry(t *testing.T) {
 			continue
 		}
 		for _, code := range c.Codes {
-			if !check.IsKebab(code) {
+			if !runner.IsKebab(code) {
 				t.Errorf("%s: code %q is not kebab-case", c.ID, code)
 			}
 			if !strings.Contains(string(doc), "`"+code+"`") {
@@ -63,14 +63,14 @@ func TestRegistry(t *testing.T) {
 // TestDiskChecksDocumented holds both checks to their reference pages
 // until they are listed in All (whose registry test does the same).
 func TestDiskChecksDocumented(t *testing.T) {
-	for _, c := range []check.Check{Fstab, DiskSize} {
+	for _, c := range []runner.Check{Fstab, DiskSize} {
 		doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "checks", c.ID+".md"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		seen := map[string]bool{}
 		for _, code := range c.Codes {
-			if !check.IsKebab(code) || seen[code] || !strings.HasPrefix(code, strings.SplitN(c.ID, "-", 2)[0]+"-") {
+			if !runner.IsKebab(code) || seen[code] || !strings.HasPrefix(code, strings.SplitN(c.ID, "-", 2)[0]+"-") {
 				t.Errorf("%s: code %q is not unique kebab-case with the check's prefix", c.ID, code)
 			}
 			seen[code] = true
@@ -78,7 +78,7 @@ func TestDiskChecksDocumented(t *testing.T) {
 				t.Errorf("%s: code %s is not documented", c.ID, code)
 			}
 		}
-		if !check.IsKebab(c.ID) || c.Title == "" || c.Description == "" || c.Run == nil {
+		if !runner.IsKebab(c.ID) || c.Title == "" || c.Description == "" || c.Run == nil {
 			t.Errorf("%s: incomplete check", c.ID)
 		}
 	}
@@ -88,8 +88,8 @@ func TestDiskChecksDocumented(t *testing.T) {
 // registry's conventions on their own, whether or not All lists them yet:
 // unique kebab-case codes, each documented in the check's reference page.
 func TestNetworkChecksDocumented(t *testing.T) {
-	for _, c := range []check.Check{Routes, DNS, NetworkIdentity} {
-		if !check.IsKebab(c.ID) || c.Title == "" || c.Description == "" || c.Run == nil || len(c.DependsOn) != 0 {
+	for _, c := range []runner.Check{Routes, DNS, NetworkIdentity} {
+		if !runner.IsKebab(c.ID) || c.Title == "" || c.Description == "" || c.Run == nil || len(c.DependsOn) != 0 {
 			t.Errorf("%s: incomplete check %+v", c.ID, c)
 		}
 		doc, err := os.ReadFile(filepath.Join("../../docs/checks", c.ID+".md"))
@@ -98,7 +98,7 @@ func TestNetworkChecksDocumented(t *testing.T) {
 		}
 		seen := map[string]bool{}
 		for _, code := range c.Codes {
-			if !check.IsKebab(code) || seen[code] {
+			if !runner.IsKebab(code) || seen[code] {
 				t.Errorf("%s: code %q is not unique kebab-case", c.ID, code)
 			}
 			seen[code] = true

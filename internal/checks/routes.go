@@ -1,14 +1,14 @@
 package checks
 
 import (
-	"github.com/guestcheck/guestcheck/internal/check"
-	"github.com/guestcheck/guestcheck/internal/netroute"
+	"github.com/guestcheck/guestcheck/internal/checks/routes"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
 // Routes verifies links, default routes (the dual-NIC takeover KubeVirt
 // and Harvester VMs suffer from), gateways, asymmetric routing and the
 // kernel's path to every nameserver. It needs the running kernel.
-var Routes = check.Check{
+var Routes = runner.Check{
 	ID:    "routes",
 	Title: "Links and routes",
 	Description: "Every NIC is up with an address; one default route per family wins, on the expected " +

@@ -3,8 +3,8 @@ package seal
 import (
 	"errors"
 
-	"github.com/guestcheck/guestcheck/internal/cloudcfg"
-	"github.com/guestcheck/guestcheck/internal/guestfile/cloudconfig"
+	"github.com/guestcheck/guestcheck/internal/fact/cloudcfg"
+	"github.com/guestcheck/guestcheck/internal/parse/cloudconfig"
 )
 
 // cloudFile is one system configuration file for parseCloudConfig.

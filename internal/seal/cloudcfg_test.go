@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/guestcheck/guestcheck/internal/fs"
-	"github.com/guestcheck/guestcheck/internal/hostname"
+	"github.com/guestcheck/guestcheck/internal/checks/hostname"
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
@@ -101,7 +101,7 @@ type cloudCfgFacts struct {
 // TestCloudCfgOneReading reads the same system configurations with seal's
 // planner and hostname's check parser and compares both with cloud-init's
 // own read_conf_with_confd, get_cfg_option_bool and module loader. Before
-// both used internal/guestfile/cloudconfig they disagreed, e.g. on
+// both used internal/parse/cloudconfig they disagreed, e.g. on
 // "preserve_hostname: 0x1" and on a drop-in's network block.
 func TestCloudCfgOneReading(t *testing.T) {
 	py := cloudInitPython(t)

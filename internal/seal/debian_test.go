@@ -4,7 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"github.com/guestcheck/guestcheck/internal/identity"
+	"github.com/guestcheck/guestcheck/internal/fact/identity"
 	"os"
 	"os/exec"
 	"path/filepath"

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/guestcheck/guestcheck/internal/identity"
+	"github.com/guestcheck/guestcheck/internal/fact/identity"
 )
 
 // TestDHCPLeasesDhcpcd plans dhcp-leases on dhcpcd's state of every

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
 )
 
 // Live performs the steps that only exist on the running system. The

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"golang.org/x/sys/unix"
 )
 

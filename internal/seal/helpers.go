@@ -8,7 +8,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"golang.org/x/sys/unix"
 )
 

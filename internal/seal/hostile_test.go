@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
 )
 
 // outsideSentinel builds, outside the root, a mirror of the debian fixture

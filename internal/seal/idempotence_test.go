@@ -3,7 +3,7 @@ package seal
 import (
 	"context"
 	"fmt"
-	"github.com/guestcheck/guestcheck/internal/identity"
+	"github.com/guestcheck/guestcheck/internal/fact/identity"
 	"os"
 	"path/filepath"
 	"testing"

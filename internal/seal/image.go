@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
+	"github.com/guestcheck/guestcheck/internal/parse/problem"
 )
 
 // ImageInfo is how an --image run reached the root: the image, how it was

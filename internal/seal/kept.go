@@ -1,7 +1,7 @@
 package seal
 
 import (
-	"github.com/guestcheck/guestcheck/internal/sealrecord"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
 )
 
 // wasForced says whether the template record says apply's --force passed

@@ -4,7 +4,7 @@ import (
 	"context"
 	"path"
 
-	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
 )
 
 var opLogfiles = Operation{

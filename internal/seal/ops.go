@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/guestcheck/guestcheck/internal/cli"
+	"github.com/guestcheck/guestcheck/internal/shared/suggest"
 )
 
 // All lists every operation in execution order, which is also the order
@@ -129,7 +129,7 @@ func unknownOp(all []Operation, id string) error {
 		ids = append(ids, op.ID)
 	}
 	msg := fmt.Sprintf("--ops: unknown operation %q", id)
-	if s := cli.Suggest(id, append(ids, "defaults", "all")); s != "" {
+	if s := suggest.Suggest(id, append(ids, "defaults", "all")); s != "" {
 		msg += "; did you mean " + s + "?"
 	}
 	return errors.New(msg + " (see sealprep list)")

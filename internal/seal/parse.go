@@ -9,10 +9,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/guestcheck/guestcheck/internal/guestfile/envfile"
-	"github.com/guestcheck/guestcheck/internal/guestfile/hosts"
-	"github.com/guestcheck/guestcheck/internal/guestfile/ini"
-	accounts "github.com/guestcheck/guestcheck/internal/guestfile/passwd"
+	"github.com/guestcheck/guestcheck/internal/parse/envfile"
+	"github.com/guestcheck/guestcheck/internal/parse/hosts"
+	"github.com/guestcheck/guestcheck/internal/parse/ini"
+	accounts "github.com/guestcheck/guestcheck/internal/parse/passwd"
 )
 
 // passwdHomes returns "/root" and then every home directory named in an

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/guestcheck/guestcheck/internal/guestfile/envfile"
+	"github.com/guestcheck/guestcheck/internal/parse/envfile"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	accounts "github.com/guestcheck/guestcheck/internal/guestfile/passwd"
+	accounts "github.com/guestcheck/guestcheck/internal/parse/passwd"
 )
 
 func FuzzPasswdHomes(f *testing.F) {

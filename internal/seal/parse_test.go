@@ -5,7 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/guestcheck/guestcheck/internal/guestfile/envfile"
+	"github.com/guestcheck/guestcheck/internal/parse/envfile"
 )
 
 func TestPasswdHomes(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	iofs "io/fs"
 
-	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
 )
 
 // Target is the confined root as preflight needs it.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/guestcheck/guestcheck/internal/identity"
+	"github.com/guestcheck/guestcheck/internal/fact/identity"
 )
 
 // maxRefusalWidth is how wide a refusal's line may be in the text

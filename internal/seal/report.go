@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
-	"github.com/guestcheck/guestcheck/internal/sealrecord"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
+	"github.com/guestcheck/guestcheck/internal/parse/problem"
 )
 
 // SchemaVersion is the version of sealprep's JSON output. Changes within a

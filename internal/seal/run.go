@@ -5,9 +5,9 @@ import (
 	"errors"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/fs"
-	"github.com/guestcheck/guestcheck/internal/identity"
-	"github.com/guestcheck/guestcheck/internal/sealrecord"
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/identity"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
 )
 
 // The commands Run performs.

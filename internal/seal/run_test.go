@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
 	"github.com/guestcheck/guestcheck/internal/seal/sealtest"
-	"github.com/guestcheck/guestcheck/internal/sealrecord"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 

@@ -19,8 +19,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/fs"
-	"github.com/guestcheck/guestcheck/internal/sealrecord"
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
 )
 
 // ActionKind is what the executor does to a path.

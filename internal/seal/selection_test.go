@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/sealrecord"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
 )
 
 // TestSpec: the --ops a report names selects the same operations again.

@@ -7,9 +7,9 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/guestcheck/guestcheck/internal/fs"
-	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
-	"github.com/guestcheck/guestcheck/internal/guestfile/selinuxconfig"
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/parse/problem"
+	"github.com/guestcheck/guestcheck/internal/parse/selinuxconfig"
 )
 
 // SELinuxInfo is what an offline seal does about the image's SELinux

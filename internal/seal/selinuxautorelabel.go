@@ -3,7 +3,7 @@ package seal
 import (
 	"context"
 
-	"github.com/guestcheck/guestcheck/internal/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
 )
 
 var opSELinuxAutorelabel = Operation{

@@ -5,8 +5,8 @@ import (
 	"path"
 	"strings"
 
-	"github.com/guestcheck/guestcheck/internal/fs"
-	"github.com/guestcheck/guestcheck/internal/identity"
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/identity"
 )
 
 var opSSHHostKeys = Operation{

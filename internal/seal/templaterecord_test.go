@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/fs"
-	"github.com/guestcheck/guestcheck/internal/sealrecord"
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/guestcheck/guestcheck/internal/guestfile/problem"
+	"github.com/guestcheck/guestcheck/internal/parse/problem"
 )
 
 // TrimResult is what --fstrim did to one filesystem: the bytes the kernel

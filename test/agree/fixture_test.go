@@ -103,7 +103,7 @@ var testKey = sync.OnceValue(func() hostKey {
 		fingerprint: ssh.FingerprintSHA256(pub)}
 })
 
-// templateRecord is sealprep's record (internal/sealrecord's format,
+// templateRecord is sealprep's record (internal/fact/identity/sealrecord's format,
 // written out here so the test reads it as guestcheck does: as a file)
 // of a template with the test's host key and the given machine ID.
 func templateRecord(id string) string {

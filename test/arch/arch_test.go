@@ -116,7 +116,7 @@ func short(ip string) string { return strings.TrimPrefix(ip, module+"/") }
 func TestSealprepLinksNoJudge(t *testing.T) {
 	pkgs := load(t)
 	d := deps(pkgs, module+"/cmd/sealprep")
-	for _, bad := range []string{module + "/internal/check", module + "/internal/config", module + "/internal/checks", "github.com/vishvananda/netlink"} {
+	for _, bad := range []string{module + "/internal/shared/runner", module + "/internal/shared/config", module + "/internal/checks", "github.com/vishvananda/netlink"} {
 		if d[bad] {
 			t.Errorf("cmd/sealprep links %s (through %s)", short(bad), why(pkgs, module+"/cmd/sealprep", bad))
 		}
@@ -147,50 +147,6 @@ func why(pkgs map[string]*pkg, p, target string) string {
 		}
 	}
 	return "?"
-}
-
-// TestParsersImportNoLayer: a parser under internal/guestfile is bytes in,
-// values out; it may use another parser and nothing else of the module.
-func TestParsersImportNoLayer(t *testing.T) {
-	for ip, k := range load(t) {
-		if !strings.HasPrefix(ip, module+"/internal/guestfile/") {
-			continue
-		}
-		for _, im := range k.imports {
-			if strings.HasPrefix(im, module+"/") && !strings.HasPrefix(im, module+"/internal/guestfile/") {
-				t.Errorf("%s imports %s: a parser imports only other parsers", short(ip), short(im))
-			}
-		}
-	}
-}
-
-// judges are the area packages: each gathers its Facts and judges them.
-// A judge that imported another would judge by way of it; what two areas
-// share is a fact package.
-var judges = []string{
-	"internal/hostname", "internal/disk", "internal/cloudinit", "internal/cloudinit/intent",
-	"internal/guestagent", "internal/sshcheck", "internal/systemdcheck", "internal/timesync",
-	"internal/netcheck", "internal/netintent", "internal/netroute",
-}
-
-// TestJudgesImportNoJudge holds the areas apart.
-func TestJudgesImportNoJudge(t *testing.T) {
-	pkgs := load(t)
-	isJudge := map[string]bool{}
-	for _, j := range judges {
-		isJudge[module+"/"+j] = true
-		if pkgs[module+"/"+j] == nil {
-			t.Errorf("%s: no such package (update the list in test/arch)", j)
-		}
-	}
-	for ip := range isJudge {
-		for _, im := range pkgs[ip].imports {
-			// cloud-config judges user-data inside the cloud-init area.
-			if isJudge[im] && !(ip == module+"/internal/cloudinit/intent" && im == module+"/internal/cloudinit") {
-				t.Errorf("%s imports %s: areas share facts, not each other", short(ip), short(im))
-			}
-		}
-	}
 }
 
 // TestOnlyCommandsImportRegistry: the registry is wiring for guestcheck's
@@ -243,63 +199,31 @@ func TestNoLongFunctions(t *testing.T) {
 	}
 }
 
-// facts are the packages that read one guest fact for both binaries
-// (docs/architecture.md, layer 2). Each reads through internal/fs and
-// parses with internal/guestfile; none may import a judge, the runner,
-// the configuration or a command, or the two binaries could come to
-// different answers about the same guest.
-var facts = []string{
-	"internal/fs", "internal/identity", "internal/sealrecord", "internal/cloudcfg",
-	"internal/instancedata", "internal/boottime", "internal/hostnamefile",
-	"internal/blockid", "internal/freeze", "internal/netconf", "internal/netstate", "internal/mounts",
-	"internal/guestid",
-}
-
-// TestFactsImportNoJudge holds the fact packages to that rule.
-func TestFactsImportNoJudge(t *testing.T) {
-	pkgs := load(t)
-	isFact := map[string]bool{}
-	for _, f := range facts {
-		isFact[module+"/"+f] = true
-		if pkgs[module+"/"+f] == nil {
-			t.Errorf("%s: no such package (update the list in test/arch)", f)
-		}
-	}
-	for ip := range isFact {
-		k := pkgs[ip]
-		if k == nil {
-			continue
-		}
-		for _, im := range k.imports {
-			if strings.HasPrefix(im, module+"/") && !isFact[im] && !strings.HasPrefix(im, module+"/internal/guestfile/") {
-				t.Errorf("%s imports %s: a fact package reads through internal/fs, parses with internal/guestfile and uses only other fact packages", short(ip), short(im))
-			}
-		}
-	}
-}
-
 // TestGuestIDLinksNoNetlink: sealprep prove compares identities with
 // guestid, and sealprep links no netlink; a running guest's links come
 // to an Identity from its caller (netstate.IdentityInterfaces, or the
 // guest agent), never from guestid itself.
 func TestGuestIDLinksNoNetlink(t *testing.T) {
 	pkgs := load(t)
-	d := deps(pkgs, module+"/internal/guestid")
-	for _, bad := range []string{"github.com/vishvananda/netlink", module + "/internal/netstate", module + "/internal/check"} {
+	d := deps(pkgs, module+"/internal/fact/identity/guestid")
+	for _, bad := range []string{"github.com/vishvananda/netlink", module + "/internal/fact/netstate", module + "/internal/shared/runner"} {
 		if d[bad] {
-			t.Errorf("internal/guestid links %s (through %s)", short(bad), why(pkgs, module+"/internal/guestid", bad))
+			t.Errorf("internal/fact/identity/guestid links %s (through %s)", short(bad), why(pkgs, module+"/internal/fact/identity/guestid", bad))
 		}
 	}
 }
 
 // leaves are packages every layer may use because they import nothing of
-// the module: internal/junitxml is the JUnit document guestcheck's report,
-// guestcheck fleet and sealprep prove share, and cmd/sealprep links it
-// through internal/prove, so it may not reach internal/check;
-// internal/image/imgfmt is the image header parser, pure and fuzzed, that
-// runs before any tool opens a downloaded image; internal/hostrule is the
-// host name rule that the configuration and the hostname check share.
-var leaves = []string{"internal/junitxml", "internal/image/imgfmt", "internal/hostrule"}
+// the module: the JUnit document guestcheck's report, fleet and prove
+// share (sealprep links it through prove, so it may not reach the
+// runner); the image header parser, pure and fuzzed, that runs before any
+// tool opens a downloaded image; the host name rule the configuration and
+// the hostname check share; the closest-name suggestion of every message;
+// the build stamp; the embedded reference pages (docs).
+var leaves = []string{
+	"internal/shared/junitxml", "internal/host/image/imgfmt", "internal/shared/hostrule",
+	"internal/shared/suggest", "internal/shared/buildinfo", "docs",
+}
 
 // TestLeavesImportNothing holds the leaf packages to that rule.
 func TestLeavesImportNothing(t *testing.T) {

@@ -48,7 +48,7 @@ var walks = map[Kind]string{
 	NoCloudMetaData:  "parses as YAML with an instance-id (TestYAML)",
 	KubeVirtProbe:    "parses as YAML, its command path is the packaged one (TestYAML); the command runs in test/vm",
 	PromConfig:       "promtool check config, with rule_files pointed at the example rules (TestPromConfig)",
-	PromRules:        "promtool check rules (TestPromRules); promtool test rules in internal/report TestPrometheusAlertRules",
+	PromRules:        "promtool check rules (TestPromRules); promtool test rules in internal/shared/report TestPrometheusAlertRules",
 	GitLabCI:         "parses as YAML; its junit report is the one the Packer example downloads (TestYAML)",
 	GuestcheckConfig: "guestcheck check-config FILE, the real binary (TestGuestcheckConfig)",
 	JSONReport:       "validates against schema/report-v1.schema.json (TestJSONReport)",
@@ -104,7 +104,7 @@ var others = map[string]func(t *testing.T, c Command){
 		}
 	},
 	// curl ... | grep: needs node_exporter serving the textfile; not run.
-	// internal/report runs a real node_exporter on the .prom output.
+	// internal/shared/report runs a real node_exporter on the .prom output.
 	"curl": nil,
 	"grep": nil,
 }

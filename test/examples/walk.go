@@ -23,7 +23,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/guestcheck/guestcheck/internal/config"
+	"github.com/guestcheck/guestcheck/internal/shared/config"
 )
 
 // Kind says what an example is, and so how it is walked.

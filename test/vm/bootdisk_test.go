@@ -29,7 +29,7 @@ const (
 	gptTail     = 1 << 20 // room for the backup GPT (33 sectors), aligned
 	typeESPGUID = "C12A7328-F81F-11D2-BA4B-00A0C93EC93B"
 	// The DPS root partition type for x86-64: sealprep --image finds the
-	// root by it (internal/image), as systemd-gpt-auto-generator would.
+	// root by it (internal/host/image), as systemd-gpt-auto-generator would.
 	typeRootX86_64 = "4F68BCE3-E8CD-4DB1-96E7-FBCAF984B709"
 )
 

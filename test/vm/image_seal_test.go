@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	sealimage "github.com/guestcheck/guestcheck/internal/image"
-	"github.com/guestcheck/guestcheck/internal/image/imagetest"
-	"github.com/guestcheck/guestcheck/internal/sealrecord"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
+	sealimage "github.com/guestcheck/guestcheck/internal/host/image"
+	"github.com/guestcheck/guestcheck/internal/host/image/imagetest"
 )
 
 // The offline path, on the unsealed template (the healthy guest's disk

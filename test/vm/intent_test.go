@@ -14,7 +14,7 @@ import (
 // where the cloud-config check passes on every item, and a broken guest
 // whose five faults each fail (or warn) under their own key path. Both run
 // on Debian 12 and Debian 13. The user-data is the one the real captures in
-// internal/cloudinit/intent/testdata/real were made with.
+// internal/checks/cloud-config/testdata/real were made with.
 
 // intentSecrets are the values planted in the broken user-data; no report
 // may carry them.

@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/guestid"
-	"github.com/guestcheck/guestcheck/internal/prove"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
+	"github.com/guestcheck/guestcheck/internal/host/prove"
 )
 
 // templates builds, from the unsealed template, every other template

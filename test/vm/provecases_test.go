@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/guestid"
-	"github.com/guestcheck/guestcheck/internal/prove"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
+	"github.com/guestcheck/guestcheck/internal/host/prove"
 )
 
 // proveTimeout is the whole-run deadline of the runs that boot. Two TCG

@@ -23,8 +23,8 @@ import (
 
 	"github.com/digitalocean/go-qemu/qmp"
 
-	"github.com/guestcheck/guestcheck/internal/guestid"
-	"github.com/guestcheck/guestcheck/internal/qga"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
+	"github.com/guestcheck/guestcheck/internal/host/qga"
 )
 
 // nic is one user-network NIC. Every user network uses a documentation
@@ -102,7 +102,7 @@ type spec struct {
 }
 
 // VM is a running QEMU guest: its process, QMP monitor (go-qemu), guest
-// agent client (internal/qga) and serial console log.
+// agent client (internal/host/qga) and serial console log.
 type VM struct {
 	t       *testing.T
 	spec    spec

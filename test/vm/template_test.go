@@ -15,9 +15,9 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"github.com/guestcheck/guestcheck/internal/sealrecord"
-	"github.com/guestcheck/guestcheck/internal/systemd"
-	"github.com/guestcheck/guestcheck/internal/systemdcheck"
+	"github.com/guestcheck/guestcheck/internal/checks/systemd"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
+	"github.com/guestcheck/guestcheck/internal/fact/systemd"
 )
 
 // keepKeysUserData keeps the image's host keys on a new instance.
@@ -252,7 +252,7 @@ func expectCycle(ctx context.Context, t *testing.T, v *VM, c *CheckResult) {
 		t.Errorf("%s is %s, want active", other, got)
 	}
 	// The query guestcheck runs, as journalctl answers it: the source of
-	// internal/systemdcheck/testdata with GUESTCHECK_VM_CAPTURE.
+	// internal/checks/systemd/testdata with GUESTCHECK_VM_CAPTURE.
 	q := mustExec(ctx, t, v, "/usr/bin/journalctl", append([]string{"-b", "--no-pager", "-q", "-o", "json"}, systemdcheck.CycleQuery...)...)
 	if q.Exit != 0 {
 		t.Fatalf("journalctl %v: exit %d: %s", systemdcheck.CycleQuery, q.Exit, q.Stderr)

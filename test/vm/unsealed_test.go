@@ -157,7 +157,7 @@ tar -cf - .
 `
 
 // captureIdentity copies the network-identity evidence out of v into dir
-// (the source of internal/netcheck/testdata/identity/), replacing it.
+// (the source of internal/checks/network-identity/testdata/identity/), replacing it.
 func captureIdentity(ctx context.Context, t *testing.T, v *VM, dir string) {
 	t.Helper()
 	r := mustExec(ctx, t, v, "/bin/sh", "-c", identityCapture)

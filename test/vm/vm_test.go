@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/sealrecord"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
 )
 
 // Deadlines. TCG boots take about 100 s alone and longer when two guests

@@ -1,6 +1,6 @@
 // Package promrules runs Prometheus's promtool over an alerting rules file
-// for the tests of guestcheck's metrics (internal/report) and of guestcheck
-// fleet's (internal/fleet), which both hold the one shipped file,
+// for the tests of guestcheck's metrics (internal/shared/report) and of guestcheck
+// fleet's (internal/host/fleet), which both hold the one shipped file,
 // packaging/examples/prometheus-guestcheck-rules.yml, to the series they
 // emit: promtool check rules lints it, and promtool test rules evaluates
 // it over input series against the alerts, labels and annotations a test

@@ -1,0 +1,90 @@
+package cloudinit
+
+import (
+	"context"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
+)
+
+// Codes lists every finding code the cloud-init check reports.
+var Codes = []string{
+	codeCINotInstalled, codeCIDisabled, codeCINotStarted, codeCIRunning,
+	codeCIRunningInFinal, codeCIDone, codeCIModuleError, codeCIRecoverable,
+	codeCIUnitFailed, codeCIStaleResult, codeCIDatasourceNone, codeCIUnreadable,
+	codeCIResultUnreadable, codeCIInterrupted,
+}
+
+// Finding codes of the cloud-init check.
+const (
+	codeCINotInstalled   = "cloud-init-not-installed"
+	codeCIDisabled       = "cloud-init-disabled"
+	codeCINotStarted     = "cloud-init-not-started"
+	codeCIRunning        = "cloud-init-running"
+	codeCIRunningInFinal = "cloud-init-running-in-final"
+	codeCIDone           = "cloud-init-done"
+	codeCIModuleError    = "cloud-init-module-error"
+	codeCIRecoverable    = "cloud-init-recoverable-error"
+	codeCIUnitFailed     = "cloud-init-unit-failed"
+	codeCIStaleResult    = "cloud-init-stale-result"
+	codeCIDatasourceNone = "cloud-init-datasource-none"
+	codeCIUnreadable     = "cloud-init-status-unreadable"
+	// codeCIResultUnreadable is a result.json that exists but cannot be
+	// used; the verdict still comes from status.json, as cloud-init's does.
+	codeCIResultUnreadable = "cloud-init-result-unreadable"
+	codeCIInterrupted      = "cloud-init-interrupted"
+)
+
+// notStartedGrace is how long after boot a cloud-init that has not
+// started is still plausibly on its way (slow emulated boots take a few
+// minutes to reach cloud-init-local); after it, "not started" is a failure.
+const notStartedGrace = 10 * time.Minute
+
+// judgedUnits are the units whose failure fails the check: the ones
+// `cloud-init status` consults, plus cloud-init.service, the name of the
+// network stage before 24.3.
+func judgedUnits() []string {
+	return append(UnitNames(), "cloud-init.service")
+}
+
+// Run verifies that cloud-init ran on this boot and finished without
+// errors, judging status.json and result.json the way `cloud-init status`
+// does (without running it), plus cloud-init's systemd units, results left
+// over from an earlier boot, and the case where cloud-init itself started
+// guestcheck from runcmd. It gathers the Facts, then judges them.
+func Run(ctx context.Context, env *runner.Env) []runner.Finding {
+	if err := ctx.Err(); err != nil {
+		return []runner.Finding{interrupted(err)}
+	}
+	f, err := Gather(ctx, env)
+	if err != nil {
+		return []runner.Finding{interrupted(err)}
+	}
+	return Judge(f)
+}
+
+func interrupted(err error) runner.Finding {
+	return runner.Errorf(codeCIInterrupted, "cloud-init check interrupted: "+err.Error(), nil,
+		"Raise checks.cloud-init.timeout in the config file, or find out why systemd is slow to answer")
+}
+
+func or(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+// clipText shortens s to about n bytes without splitting a character.
+func clipRunes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !runeStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}
+
+func runeStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -1,0 +1,330 @@
+package cloudinit
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/parse/problem"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
+)
+
+// Judge turns the facts into findings. It is pure: the state is computed
+// from f.Snap.Inputs the way `cloud-init status` computes it, and nothing
+// is read.
+func Judge(f Facts) []runner.Finding {
+	j := judgement{f: f, st: f.Snap.State()}
+	j.base = baseDetail(f, j.st)
+	if !j.st.Installed {
+		return []runner.Finding{j.notInstalled()}
+	}
+	out := j.fileErrors()
+	if f.Snap.Usable() {
+		out = append(out, j.state()...)
+	}
+	return append(out, j.units()...)
+}
+
+// judgement is one Judge call: the facts, the state computed from them
+// and the evidence every finding carries. It reads nothing.
+type judgement struct {
+	f    Facts
+	st   *State
+	base map[string]string
+}
+
+// finding builds a finding in the check's style: one line, no trailing
+// period, no remediation on a pass or a skip.
+func finding(st runner.Status, code, msg string, d map[string]string, fix string) runner.Finding {
+	if st == runner.Pass || st == runner.Skip {
+		fix = ""
+	}
+	msg = problem.OneLine(msg)
+	if strings.HasSuffix(msg, ".") && !strings.HasSuffix(msg, "...") {
+		msg = strings.TrimSuffix(msg, ".") // messages carry no trailing period
+	}
+	return runner.New(st, code, msg, d, fix)
+}
+
+func (j judgement) notInstalled() runner.Finding {
+	st, fix := runner.Skip, ""
+	if j.f.Required {
+		st = runner.Fail
+		fix = "Install cloud-init in the image (it must provision this VM), or set cloud_init.required: false in the config file"
+	}
+	return finding(st, codeCINotInstalled, "cloud-init is not installed", runner.Detail(j.base, "looked_for",
+		strings.Join([]string{StatusPath, "/usr/bin/cloud-init", "/etc/cloud/cloud.cfg"}, ", ")), fix)
+}
+
+// fileErrors reports every cloud-init file that exists but cannot be used.
+// A broken status.json or instance-data.json is an error of the check (it
+// cannot judge, or loses the instance details). A broken result.json is
+// not: cloud-init only tests that it exists and takes the verdict and the
+// errors from status.json, so state() still reports those, and the file is
+// a warning of its own.
+func (j judgement) fileErrors() []runner.Finding {
+	var out []runner.Finding
+	snap := j.f.Snap
+	for _, fe := range []*FileError{snap.StatusErr, snap.InstanceDataErr} {
+		if fe == nil {
+			continue
+		}
+		shown := j.f.show(fe.Path)
+		out = append(out, finding(runner.Error, codeCIUnreadable, shown+": "+fe.Err.Error(),
+			runner.Detail(j.base, "file", shown, "reason", fe.Err.Error()), j.fileFix(fe, shown)))
+	}
+	if fe := snap.ResultErr; fe != nil {
+		shown := j.f.show(fe.Path)
+		judged := "the verdict comes from status.json, as cloud-init's does"
+		if snap.StatusErr != nil {
+			judged = "status.json is unusable too, so there is no verdict"
+		}
+		out = append(out, finding(runner.Warn, codeCIResultUnreadable,
+			fmt.Sprintf("%s is unusable (%s), so tools that read it get no result; %s", shown, fe.Err.Error(), judged),
+			runner.Detail(j.base, "file", shown, "reason", fe.Err.Error()), j.fileFix(fe, shown)))
+	}
+	return out
+}
+
+// resealFix is the image's fix for cloud-init state an image should not
+// carry: every clone would start from an earlier run's record.
+const resealFix = "re-seal the image with sealprep (its cloud-init operation clears cloud-init's state), or rebuild it"
+
+// fileFix is the remediation for a cloud-init file that cannot be used.
+func (j judgement) fileFix(fe *FileError, shown string) string {
+	if errors.Is(fe.Err, syscall.EACCES) || errors.Is(fe.Err, syscall.EPERM) {
+		return runner.ReadFix(j.f.IsRoot, shown, fe.Err)
+	}
+	return runner.Fix(j.f.Live,
+		"Inspect "+shown+" and /var/log/cloud-init.log; cloud-init rewrites its status files at every stage, so a reboot (or `cloud-init clean --logs --reboot` on a template) replaces a corrupt one",
+		"Inspect "+shown+" and /var/log/cloud-init.log in the image; cloud-init rewrites its status files at every stage, so "+resealFix)
+}
+
+// state turns a usable state into findings.
+func (j judgement) state() []runner.Finding {
+	st := j.st
+	var out []runner.Finding
+	switch {
+	case st.Running == Disabled:
+		// Leftovers from before it was disabled are expected; errors this
+		// boot recorded before that (cloud-init says "error - disabled")
+		// are still reported below.
+		out = append(out, j.disabled())
+	case st.StatusStale:
+		out = append(out, j.staleStatus(), j.notStarted())
+	case st.Running == NotStarted:
+		out = append(out, j.notStarted())
+	case st.Running == IsRunning:
+		out = append(out, j.running())
+	case st.Running == Done && st.Condition != Errored:
+		out = append(out, finding(runner.Pass, codeCIDone, fmt.Sprintf("cloud-init finished this boot: %s (datasource %s)",
+			st.ExtendedStatus(), or(st.Datasource, "unknown")), runner.Detail(j.base), ""))
+	}
+	if st.Running != Disabled {
+		for _, lo := range st.Leftovers {
+			shown := j.f.show(lo.Path)
+			out = append(out, finding(runner.Warn, codeCIStaleResult, fmt.Sprintf("%s is from an earlier boot (%s)", shown, lo.Reason),
+				runner.Detail(j.base, "file", shown),
+				runner.Fix(j.f.Live, "Do not take this file as proof that this boot was provisioned; find out why cloud-init did not run this boot with `journalctl -b -u 'cloud-*'`",
+					"Do not take this file as proof that the image was provisioned: "+resealFix)))
+		}
+	}
+	if st.StatusStale {
+		// Errors recorded by an earlier boot are not this boot's.
+		return out
+	}
+	out = append(out, j.moduleErrors()...)
+	out = append(out, j.recoverable()...)
+	if st.Datasource == "none" && st.Running != NotStarted {
+		out = append(out, finding(runner.Warn, codeCIDatasourceNone,
+			"cloud-init found no datasource and fell back to DataSourceNone, so no meta-data or user-data was applied",
+			runner.Detail(j.base),
+			"Check that the VM has its cloud-init source attached (NoCloud disk, config drive or metadata service) and read /run/cloud-init/ds-identify.log"))
+	}
+	return out
+}
+
+func (j judgement) disabled() runner.Finding {
+	st := j.st
+	status, fix := runner.Skip, ""
+	if j.f.Required {
+		status = runner.Fail
+		switch st.Boot.Code {
+		case DisabledByMarkerFile:
+			fix = "Remove " + j.f.show(DisabledMarkerPath) + " if this VM must be provisioned by cloud-init, or set cloud_init.required: false"
+		case DisabledByKernelCmdline:
+			fix = "Remove cloud-init=disabled from the kernel command line if this VM must be provisioned by cloud-init"
+		case DisabledByEnvironment:
+			fix = "Remove cloud-init=disabled from KERNEL_CMDLINE in the container's environment"
+		default:
+			fix = "ds-identify found no datasource: attach the NoCloud disk or config drive, and read /run/cloud-init/ds-identify.log and cloud-init-generator.log"
+		}
+	}
+	return finding(status, codeCIDisabled, fmt.Sprintf("cloud-init is disabled on this boot: %s (%s)",
+		strings.TrimSuffix(st.Boot.Reason, "."), st.Boot.Code), runner.Detail(j.base), fix)
+}
+
+func (j judgement) notStarted() runner.Finding {
+	c := j.st.Clock
+	if !j.f.Live {
+		return finding(runner.Skip, codeCINotStarted, "cloud-init has no record of a run in "+
+			j.f.show(StatusPath)+"; its run state is only meaningful on the running system",
+			runner.Detail(j.base, "reason", j.f.NotLiveReason), "")
+	}
+	status := runner.Warn
+	why := "system uptime unknown, so it may still be booting"
+	if c.UptimeKnown {
+		why = fmt.Sprintf("up %s", c.Uptime.Round(time.Second))
+		if c.Uptime > notStartedGrace {
+			status = runner.Fail
+			why += fmt.Sprintf(", more than the %s cloud-init needs to start", notStartedGrace)
+		} else {
+			why += fmt.Sprintf(", within the %s grace period for a booting system", notStartedGrace)
+		}
+	}
+	return finding(status, codeCINotStarted, "cloud-init has not started on this boot ("+why+")",
+		runner.Detail(j.base, "grace", notStartedGrace.String()),
+		"Check `systemctl status cloud-init-local.service cloud-init-main.service` and /run/cloud-init/cloud-init-generator.log for why cloud-init did not start, or re-run with `--wait 10m` while the system is still booting")
+}
+
+func (j judgement) staleStatus() runner.Finding {
+	st := j.st
+	reason := "its last event, " + when(st.LatestEvent, st.LastUpdate) + ", predates this boot"
+	if st.Encoding == EncodingUptime && st.Clock.UptimeKnown {
+		reason = fmt.Sprintf("its last event is at uptime %s, but this boot has been up only %s",
+			time.Duration(st.LatestEvent.Raw*float64(time.Second)).Round(time.Second), st.Clock.Uptime.Round(time.Second))
+	}
+	shown := j.f.show(StatusPath)
+	return finding(runner.Warn, codeCIStaleResult, shown+" is from an earlier boot ("+reason+")",
+		runner.Detail(j.base, "file", shown),
+		runner.Fix(j.f.Live, "Make sure /run is a tmpfs and find out why cloud-init did not run this boot with `journalctl -b -u 'cloud-*'`",
+			"The image carries an earlier run's status: "+resealFix))
+}
+
+func (j judgement) running() runner.Finding {
+	st := j.st
+	if j.f.Inside && st.Stage == StageModulesFinal {
+		// cloud-init cannot finish before we return: "running" is the
+		// expected state, and waiting would wait on ourselves.
+		note := "earlier stages finished cleanly"
+		if st.StageErrorsBefore(StageModulesFinal) {
+			note = "earlier stages recorded errors, reported separately"
+		}
+		return finding(runner.Pass, codeCIRunningInFinal,
+			"cloud-init is running its final stage, which started guestcheck; "+note,
+			runner.Detail(j.base, "note", "not waiting: cloud-init finishes only after guestcheck returns; a non-zero exit of the last runcmd command turns cloud-init's status to error, so run guestcheck with --exit-zero there"),
+			"")
+	}
+	if j.f.Inside {
+		return finding(runner.Warn, codeCIRunning, fmt.Sprintf("cloud-init is running stage %s, which started guestcheck, so its result is not known yet",
+			or(st.Stage, "(between stages)")), runner.Detail(j.base),
+			"Run guestcheck from runcmd (the final stage) or after cloud-final.service, not from bootcmd or an earlier stage")
+	}
+	return finding(runner.Warn, codeCIRunning, fmt.Sprintf("cloud-init is still running (stage %s)", or(st.Stage, "between stages")),
+		runner.Detail(j.base),
+		runner.Fix(j.f.Live, "Re-run with `--wait 10m` to wait for cloud-init to finish, or follow it with `cloud-init status --long` and /var/log/cloud-init.log",
+			"The image was captured while cloud-init ran: let it finish before the image is captured, then "+resealFix))
+}
+
+func (j judgement) moduleErrors() []runner.Finding {
+	var out []runner.Finding
+	for _, e := range j.st.Errors {
+		mod := ModuleName(e.Message)
+		// The full text (often a Python repr with a traceback) is in detail.
+		text := clipRunes(problem.OneLine(e.Message), 200)
+		msg := fmt.Sprintf("cloud-init stage %s failed: %s", e.Stage, text)
+		fix := runner.Fix(j.f.Live, "Read the traceback in /var/log/cloud-init.log (`cloud-init status --long` lists the errors) and validate the user-data with `cloud-init schema --system`",
+			"Read the traceback in /var/log/cloud-init.log in the image, validate the user-data it was built with (`cloud-init schema -c FILE`), then "+resealFix)
+		if mod != "" {
+			msg = fmt.Sprintf("cloud-init module %s failed in stage %s: %s", mod, e.Stage, text)
+		}
+		switch strings.ReplaceAll(mod, "-", "_") {
+		case "scripts_user", "scripts_per_boot", "scripts_per_instance", "scripts_per_once", "scripts_vendor":
+			fix = "A runcmd or user script exited non-zero: find its output in /var/log/cloud-init-output.log; when guestcheck runs from runcmd, give it --exit-zero so its own verdict does not fail the stage"
+		case "runcmd":
+			fix = "Fix the runcmd list in the user-data (every item must be a string or a list of strings; " +
+				runner.Fix(j.f.Live, "`cloud-init schema --system` points at the bad one)", "`cloud-init schema -c FILE` points at the bad one), then "+resealFix)
+		}
+		// Kept even when empty: the stage and the text are as recorded.
+		d := runner.Detail(j.base)
+		d["error_stage"], d["module"], d["error"] = e.Stage, or(mod, "unknown"), e.Message
+		out = append(out, finding(runner.Fail, codeCIModuleError, msg, d, fix))
+	}
+	return out
+}
+
+// recoverable reports the recoverable errors, one finding per log level.
+func (j judgement) recoverable() []runner.Finding {
+	by := map[string][]RecoverableError{}
+	var levels []string
+	for _, e := range j.st.Recoverable {
+		if _, ok := by[e.Level]; !ok {
+			levels = append(levels, e.Level)
+		}
+		by[e.Level] = append(by[e.Level], e)
+	}
+	sort.Strings(levels)
+	var out []runner.Finding
+	for _, lvl := range levels {
+		out = append(out, j.recoverableLevel(lvl, by[lvl]))
+	}
+	return out
+}
+
+// recoverableLevel is the finding for the messages logged at one level.
+func (j judgement) recoverableLevel(lvl string, es []RecoverableError) runner.Finding {
+	msgs := make([]string, len(es))
+	stageSet := map[string]bool{}
+	var stages []string
+	for i, e := range es {
+		msgs[i] = problem.OneLine(e.Message)
+		if !stageSet[e.Stage] {
+			stageSet[e.Stage] = true
+			stages = append(stages, e.Stage)
+		}
+	}
+	noun := "message"
+	if len(es) > 1 {
+		noun = "messages"
+	}
+	msg := fmt.Sprintf("cloud-init logged %d %s %s: %s", len(es), lvl, noun, clipRunes(msgs[0], 160))
+	if len(es) > 1 {
+		msg += fmt.Sprintf(" (+%d more)", len(es)-1)
+	}
+	fix := runner.Fix(j.f.Live, "Read the messages with `cloud-init status --long` and fix the user-data or configuration they point at (`cloud-init schema --system` reports invalid and deprecated keys)",
+		"Read the messages in /var/log/cloud-init.log in the image and fix the user-data or configuration they point at (`cloud-init schema -c FILE` reports invalid and deprecated keys), then "+resealFix)
+	if lvl == "DEPRECATED" {
+		fix = runner.Fix(j.f.Live, "Replace the deprecated keys the messages name (`cloud-init schema --system --annotate` shows where they are)",
+			"Replace the deprecated keys the messages name (`cloud-init schema -c FILE --annotate` shows where they are in a user-data file), then "+resealFix)
+	}
+	// Kept even when empty, as recorded.
+	d := runner.Detail(j.base)
+	d["level"], d["messages"], d["error_stages"] = lvl, strings.Join(msgs, "\n"), strings.Join(stages, ", ")
+	return finding(runner.Warn, codeCIRecoverable, msg, d, fix)
+}
+
+// units fails every cloud-init unit that failed, or that is disabled or
+// masked (cloud-init's own status treats both as an error).
+func (j judgement) units() []runner.Finding {
+	var out []runner.Finding
+	for _, u := range j.f.Snap.Inputs.Units {
+		if !u.Found() {
+			continue
+		}
+		// Kept even when systemd left a state empty.
+		d := runner.Detail(j.base, "unit", u.Name)
+		d["active_state"], d["sub_state"], d["unit_file_state"] = u.ActiveState, u.SubState, u.UnitFileState
+		switch {
+		case u.Failed() || u.SubState == "failed":
+			out = append(out, finding(runner.Fail, codeCIUnitFailed, fmt.Sprintf("%s failed (%s/%s)", u.Name, u.ActiveState, u.SubState), d,
+				fmt.Sprintf("Run `systemctl status %s` and `journalctl -b -u %s` to see why it failed", u.Name, u.Name)))
+		case u.UnitFileState != "" && !UnitFileEnabled(u.UnitFileState):
+			out = append(out, finding(runner.Fail, codeCIUnitFailed, fmt.Sprintf("%s is %s, so cloud-init cannot run all of its stages", u.Name, u.UnitFileState), d,
+				fmt.Sprintf("Re-enable it with `systemctl unmask %s && systemctl enable %s`, or disable cloud-init as a whole with /etc/cloud/cloud-init.disabled", u.Name, u.Name)))
+		}
+	}
+	return out
+}

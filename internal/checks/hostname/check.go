@@ -1,0 +1,75 @@
+package hostname
+
+import (
+	"context"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/fact/hostnamefile"
+	"github.com/guestcheck/guestcheck/internal/fact/instancedata"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
+)
+
+// Finding codes of the hostname check.
+const (
+	codeOK               = "hostname-ok"
+	codeInvalid          = "hostname-invalid"
+	codeLocalhost        = "hostname-localhost"
+	codeEtcMismatch      = "hostname-etc-mismatch"
+	codeEtcMissing       = "hostname-etc-missing"
+	codeMetadataMismatch = "hostname-metadata-mismatch"
+	codeExpectedMismatch = "hostname-expected-mismatch"
+	codePreserved        = "hostname-preserved"
+	codeNoMetadata       = "hostname-no-metadata"
+	codeResolves         = "hostname-resolves"
+	codeResolvesRemote   = "hostname-resolves-remote"
+	codeUnresolvable     = "hostname-unresolvable"
+	codeNSSOnly          = "hostname-nss-only"
+	codeFileUnreadable   = "hostname-file-unreadable"
+	codeConfigInvalid    = "hostname-config-invalid"
+	codeInterrupted      = "hostname-interrupted"
+	// In a sealed template (identity.TemplateState).
+	codeTemplate      = "hostname-template"
+	codeTemplateNamed = "hostname-template-named"
+)
+
+// pathEtcHostname is the static hostname's file.
+var pathEtcHostname = hostnamefile.Path
+
+// Guest paths the check reads.
+const (
+	pathKernelHostname  = hostnamefile.KernelPath
+	pathEtcHosts        = "/etc/hosts"
+	pathNsswitch        = "/etc/nsswitch.conf"
+	pathNsswitchVendor  = "/usr/etc/nsswitch.conf" // openSUSE keeps the default here
+	pathSetHostname     = "/var/lib/cloud/data/set-hostname"
+	pathInstanceData    = instancedata.Path
+	pathRunCloudCfg     = "/run/cloud-init/cloud.cfg"
+	pathVendorConfig    = "/var/lib/cloud/instance/vendor-cloud-config.txt"
+	pathVendor2Config   = "/var/lib/cloud/instance/vendor2-cloud-config.txt"
+	pathUserCloudConfig = "/var/lib/cloud/instance/cloud-config.txt"
+)
+
+// hostnameDNSTimeout bounds the DNS lookup inside the check's own deadline:
+// a hostname that takes longer than this to resolve already stalls sudo.
+const hostnameDNSTimeout = 2 * time.Second
+
+// Codes lists every finding code the hostname check reports.
+var Codes = []string{
+	codeOK, codeInvalid, codeLocalhost,
+	codeEtcMismatch, codeEtcMissing,
+	codeMetadataMismatch, codeExpectedMismatch,
+	codePreserved, codeNoMetadata,
+	codeResolves, codeResolvesRemote,
+	codeUnresolvable, codeNSSOnly,
+	codeFileUnreadable, codeConfigInvalid,
+	codeInterrupted,
+	codeTemplate, codeTemplateNamed,
+}
+
+// Run judges the VM's name: valid, not a placeholder, persisted in
+// /etc/hostname, equal to what cloud-init was asked to set (or to
+// hostname.expected), and resolvable to a local address. Interface
+// addresses come from env.InterfaceAddrs, and only on the live system.
+func Run(ctx context.Context, env *runner.Env) []runner.Finding {
+	return Judge(Gather(ctx, env))
+}

@@ -1,0 +1,323 @@
+package netcheck
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/fact/identity"
+	"github.com/guestcheck/guestcheck/internal/fact/netconf"
+	"github.com/guestcheck/guestcheck/internal/fact/netstate"
+	"github.com/guestcheck/guestcheck/internal/parse/netplan"
+	"github.com/guestcheck/guestcheck/internal/parse/networkd"
+	"github.com/guestcheck/guestcheck/internal/parse/problem"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
+)
+
+// Finding codes of the network-identity check, in groups. Each group is a section
+// of the Codes in docs/checks/network-identity.md; TestCodeGroupsDocumented in
+// internal/checks holds the two in step.
+
+// Finding codes: the machine-id.
+const (
+	CodeIDMachineIDOK           = "identity-machine-id-ok"
+	CodeIDMachineIDUnset        = "identity-machine-id-unset"
+	CodeIDMachineIDInvalid      = "identity-machine-id-invalid"
+	CodeIDMachineIDUnreadable   = "identity-machine-id-unreadable"
+	CodeIDMachineIDMode         = "identity-machine-id-mode"
+	CodeIDMachineIDDBusFallback = "identity-machine-id-dbus-fallback"
+	CodeIDMachineIDMissingRO    = "identity-machine-id-missing-read-only"
+	CodeIDMachineIDFromFirmware = "identity-machine-id-from-firmware"
+)
+
+// Finding codes: clones and templates.
+const (
+	CodeIDInstanceOK         = "identity-instance-ok"
+	CodeIDCloneKeptMachineID = "identity-clone-kept-machine-id"
+	CodeIDMachineIDTemplate  = "identity-machine-id-template"
+	CodeIDTemplateRecordBad  = "identity-template-record-invalid"
+	CodeIDMachineIDLeak      = "identity-machine-id-leak"
+	CodeIDTemplateNoInstance = "identity-template-no-instance"
+	CodeIDTemplateInstance   = "identity-template-instance"
+)
+
+// Finding codes: the DHCP client identifier.
+const (
+	CodeIDDHCPOK            = "identity-dhcp-ok"
+	CodeIDDHCPClientID      = "identity-dhcp-client-id"
+	CodeIDTemplateDHCPState = "identity-template-dhcp-state"
+	CodeIDTemplateLeftover  = "identity-template-leftover"
+)
+
+// Finding codes: configuration bound to MAC addresses.
+const (
+	CodeIDMACBindingsOK      = "identity-mac-bindings-ok"
+	CodeIDMACBindingStale    = "identity-mac-binding-stale"
+	CodeIDMACBindingOrphaned = "identity-mac-binding-orphaned"
+	CodeIDMACBindingSkipped  = "identity-mac-binding-skipped"
+	CodeIDTemplateMACBinding = "identity-template-mac-binding"
+)
+
+// Finding codes: when the state cannot be read.
+const (
+	CodeIDConfigInvalid    = "identity-config-invalid"
+	CodeIDConfigUnreadable = "identity-config-unreadable"
+	CodeIDKernelError      = "identity-kernel-error"
+)
+
+// IdentityCodes lists every code the network-identity check emits, a line per group.
+func IdentityCodes() []string {
+	return []string{
+		CodeIDMachineIDOK, CodeIDMachineIDUnset, CodeIDMachineIDInvalid, CodeIDMachineIDUnreadable, CodeIDMachineIDMode, CodeIDMachineIDDBusFallback, CodeIDMachineIDMissingRO, CodeIDMachineIDFromFirmware,
+		CodeIDInstanceOK, CodeIDCloneKeptMachineID, CodeIDMachineIDTemplate, CodeIDTemplateRecordBad, CodeIDMachineIDLeak, CodeIDTemplateNoInstance, CodeIDTemplateInstance,
+		CodeIDDHCPOK, CodeIDDHCPClientID, CodeIDTemplateDHCPState, CodeIDTemplateLeftover,
+		CodeIDMACBindingsOK, CodeIDMACBindingStale, CodeIDMACBindingOrphaned, CodeIDMACBindingSkipped, CodeIDTemplateMACBinding,
+		CodeIDConfigInvalid, CodeIDConfigUnreadable, CodeIDKernelError,
+	}
+}
+
+// MachineIDPath is the machine ID's guest path, as findings name it.
+var MachineIDPath = identity.MachineIDPath
+
+// noPreviousInstance is cloud-init's previous-instance-id on an
+// instance's first boot ever.
+const noPreviousInstance = "NO_PREVIOUS_INSTANCE_ID"
+
+// RunIdentity is the network-identity check. Files are judged under any
+// root; MAC bindings are compared with the kernel's links only on the
+// running system.
+func RunIdentity(ctx context.Context, env *runner.Env) []runner.Finding {
+	ev := identity.ReadCloneEvidence(env.Root, env.Live)
+	ev.IsRoot = env.IsRoot
+	fs := JudgeMachineID(ev, env.Live)
+	fs = append(fs, JudgeClone(ev)...)
+	fs = append(fs, JudgeFirmwareMachineID(ev.MachineID, ReadProductUUID(env.Root, env.Live))...)
+	fs = append(fs, JudgeTemplateMachineID(ev)...)
+	fs = append(fs, JudgeTemplateLeaks(ev)...)
+	fs = append(fs, JudgeTemplateInstance(ev)...)
+	cfg := ReadNetworkConfig(env.Root)
+	cfg.Live, cfg.IsRoot = env.Live, env.IsRoot
+	fs = append(fs, JudgeConfigFiles(cfg)...)
+	fs = append(fs, JudgeDHCPIdentityIn(cfg, ev)...)
+	fs = append(fs, JudgeTemplateDHCPState(ev)...)
+	fs = append(fs, JudgeTemplateLeftovers(ev)...)
+	if ctx.Err() != nil {
+		return fs
+	}
+	if !env.Live {
+		if len(cfg.Bindings) == 0 {
+			return append(fs, runner.Passf(CodeIDMACBindingsOK, "no network configuration is bound to a MAC address", nil))
+		}
+		if ev.State.Is {
+			return append(fs, JudgeTemplateMACBindings(cfg.Bindings, ev.State)...)
+		}
+		return append(fs, runner.Skipf(CodeIDMACBindingSkipped,
+			"MAC-bound network configuration not compared with the NICs: "+env.NotLiveReason(), bindingDetail(cfg.Bindings)))
+	}
+	k, done, err := netstate.OpenKernel(env.Netlink)
+	if err != nil {
+		return append(fs, identityKernelError(err))
+	}
+	defer done()
+	snap := netstate.Snapshot{}
+	if snap.Links, err = k.Links(); err == nil {
+		snap.Addrs, err = k.Addrs()
+	}
+	if err != nil {
+		return append(fs, identityKernelError(err))
+	}
+	netstate.MarkDevices(env.Root, snap.Links)
+	return append(fs, JudgeMACBindings(cfg.Bindings, netstate.NewTopology(snap))...)
+}
+
+func identityKernelError(err error) runner.Finding {
+	return runner.Errorf(CodeIDKernelError, "cannot read the network interfaces to compare MAC bindings",
+		map[string]string{"error": err.Error()}, "Run guestcheck on the guest itself, where netlink is available")
+}
+
+// unreadableFix is the fix for network configuration files that could
+// not be read: NetworkManager's root-only keyfiles ask for root only when
+// guestcheck is not root already.
+func unreadableFix(isRoot bool) string {
+	if isRoot {
+		return runner.PermissionFix("the files listed")
+	}
+	return "Run guestcheck as root (NetworkManager keyfiles are readable by root only)"
+}
+
+// JudgeConfigFiles reports configuration files that could not be read or
+// parsed, one finding per file.
+func JudgeConfigFiles(c NetworkConfig) []runner.Finding {
+	var fs []runner.Finding
+	if len(c.Unreadable) > 0 {
+		fs = append(fs, runner.Errorf(CodeIDConfigUnreadable,
+			fmt.Sprintf("cannot read %d network configuration file(s)", len(c.Unreadable)),
+			map[string]string{"files": strings.Join(c.Unreadable, "\n")},
+			unreadableFix(c.IsRoot)))
+	}
+	groups, summary := netconf.ProblemsByFile(c.Problems)
+	for i, ps := range groups {
+		f, msg := ps[0].File, summary[i]
+		fs = append(fs, runner.New(runner.Warn, CodeIDConfigInvalid, msg,
+			map[string]string{"file": f, "problems": problem.Join(ps)},
+			"Fix the reported lines; the network service may reject the whole file (netplan refuses to apply any of its files)"))
+	}
+	return fs
+}
+
+// JudgeDHCPIdentity flags DHCP clients whose identity a clone shares with
+// its original: systemd-networkd (directly or rendered from netplan)
+// without a MAC-based client identifier, and NetworkManager profiles with
+// a DUID- or machine-derived one.
+func JudgeDHCPIdentity(c NetworkConfig) []runner.Finding {
+	var fs []runner.Finding
+	conf := c.NetworkdConf
+	checked := 0
+	merged := netplan.Merge(c.Netplan)
+	for _, d := range merged.Devices {
+		r := merged.Renderer
+		if d.Renderer != nil {
+			r = *d.Renderer
+		}
+		v4 := d.DHCP4 != nil && *d.DHCP4
+		v6 := d.DHCP6 != nil && *d.DHCP6
+		if r != "networkd" || !v4 && !v6 {
+			continue
+		}
+		checked++
+		det := map[string]string{"device": d.Kind + "/" + d.ID, "defined_at": d.At, "dhcp_at": d.DHCPAt, "renderer": r}
+		if d.DHCPIdentifier != nil {
+			det["dhcp_identifier"] = *d.DHCPIdentifier + " (" + d.DHCPIDAt + ")"
+		}
+		if conf.At != "" {
+			det["networkd_conf"] = fmt.Sprintf("DUIDType v4=%q v6=%q (%s)", conf.DUIDType4, conf.DUIDType6, conf.At)
+		}
+		if v4 && (d.DHCPIdentifier == nil || *d.DHCPIdentifier != "mac") && !networkd.MACDUID(conf.DUIDType4) {
+			fs = append(fs, runner.New(runner.Warn, CodeIDDHCPClientID,
+				fmt.Sprintf("netplan %s %s (%s) uses DHCP without `dhcp-identifier: mac`", d.Kind, d.ID, d.DHCPAt), det,
+				fmt.Sprintf("Add `dhcp-identifier: mac` to %s in the cloud-init network-config or netplan file, so a restored or cloned VM does not get the original's DHCP lease", d.ID)))
+		}
+		if v6 && !networkd.MACDUID(conf.DUIDType6) {
+			fs = append(fs, runner.New(runner.Warn, CodeIDDHCPClientID,
+				fmt.Sprintf("netplan %s %s (%s) uses DHCPv6 with a DUID derived from /etc/machine-id", d.Kind, d.ID, d.DHCPAt), det,
+				"Set `DUIDType=link-layer` under [DHCPv6] in /etc/systemd/networkd.conf, or make sure every clone gets a new machine-id"))
+		}
+	}
+	for _, u := range c.Networkd {
+		if !u.DHCPv4() && !u.DHCPv6() {
+			continue
+		}
+		checked++
+		duid4, duid6 := firstNonEmpty(u.DUIDType4, conf.DUIDType4), firstNonEmpty(u.DUIDType6, conf.DUIDType6)
+		det := map[string]string{"file": u.File, "dhcp_at": u.DHCPAt, "client_identifier": firstNonEmpty(u.ClientID, "duid (default)"),
+			"duid_type_v4": firstNonEmpty(duid4, "vendor (default)"), "duid_type_v6": firstNonEmpty(duid6, "vendor (default)")}
+		if u.DHCPv4() && u.ClientID != "mac" && !networkd.MACDUID(duid4) {
+			fs = append(fs, runner.New(runner.Warn, CodeIDDHCPClientID,
+				fmt.Sprintf("%s runs DHCPv4 with a client identifier derived from /etc/machine-id", u.DHCPAt), det,
+				"Set `ClientIdentifier=mac` under [DHCPv4] in "+u.File+" (or `DUIDType=link-layer` in networkd.conf)"))
+		}
+		if u.DHCPv6() && !networkd.MACDUID(duid6) {
+			fs = append(fs, runner.New(runner.Warn, CodeIDDHCPClientID,
+				fmt.Sprintf("%s runs DHCPv6 with a DUID derived from /etc/machine-id", u.DHCPAt), det,
+				"Set `DUIDType=link-layer` under [DHCPv6] in "+u.File+" or in networkd.conf"))
+		}
+	}
+	for _, nm := range c.NM {
+		if !nm.DHCPv4() {
+			continue
+		}
+		checked++
+		if nm.MachineClientID() {
+			fs = append(fs, runner.New(runner.Warn, CodeIDDHCPClientID,
+				fmt.Sprintf("NetworkManager profile %q uses dhcp-client-id=%s, which a clone shares (%s)", nm.ID, nm.IPv4.DHCPClientID, nm.IPv4.DHCPClientAt),
+				map[string]string{"file": nm.File, "dhcp_client_id": nm.IPv4.DHCPClientID},
+				runner.Fix(c.Live, fmt.Sprintf("Use the MAC address instead: `nmcli connection modify %q ipv4.dhcp-client-id mac`", nm.ID),
+					"Use the MAC address instead: set `dhcp-client-id=mac` under [ipv4] in "+nm.File+" in the image")))
+		}
+	}
+	if len(fs) > 0 {
+		return fs
+	}
+	if checked == 0 {
+		return []runner.Finding{runner.Passf(CodeIDDHCPOK, "no DHCP client configuration found", nil)}
+	}
+	return []runner.Finding{runner.Passf(CodeIDDHCPOK, fmt.Sprintf("%d DHCP configuration(s) identify the client by MAC address", checked), nil)}
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// JudgeMACBindings compares MAC-bound configuration with the kernel's
+// links. A binding to a MAC that no interface has (current or permanent
+// address) is stale; it fails when a NIC is left without an address,
+// because that NIC is most likely the one the configuration was for.
+func JudgeMACBindings(bs []MACBinding, t *netstate.Topology) []runner.Finding {
+	if len(bs) == 0 {
+		return []runner.Finding{runner.Passf(CodeIDMACBindingsOK, "no network configuration is bound to a MAC address", nil)}
+	}
+	var bare []string
+	for _, n := range t.NICs {
+		if len(t.NICAddrs(n)) == 0 {
+			bare = append(bare, n.Name)
+		}
+	}
+	var fs []runner.Finding
+	for _, b := range bs {
+		found := ""
+		for _, l := range t.Snap.Links {
+			if netstate.MACEqual(l.MAC, b.MAC) || netstate.MACEqual(l.PermMAC, b.MAC) {
+				found = l.Name
+				break
+			}
+		}
+		if found != "" {
+			continue
+		}
+		d := map[string]string{"mac": b.MAC.String(), "binding": b.Kind, "at": b.At, "nics": nicMACs(t)}
+		what := "configuration"
+		if b.Name != "" {
+			what = "configuration for " + b.Name
+			d["interface"] = b.Name
+		}
+		if len(bare) > 0 {
+			d["nics_without_address"] = strings.Join(bare, ", ")
+			fs = append(fs, runner.New(runner.Fail, CodeIDMACBindingOrphaned,
+				fmt.Sprintf("%s: %s is bound to MAC %s, which no interface has, and %s has no address", b.At, what, b.MAC, strings.Join(bare, ", ")), d,
+				"Re-render the network config for this VM's MAC (remove the stale `match: macaddress`/HWADDR/mac-address, or `cloud-init clean --configs network` and reboot), and pin MAC addresses in the VM spec"))
+			continue
+		}
+		fs = append(fs, runner.New(runner.Warn, CodeIDMACBindingStale,
+			fmt.Sprintf("%s: %s is bound to MAC %s, which no interface has", b.At, what, b.MAC), d,
+			"Remove the stale binding (or re-render the config for this VM's MACs), so it cannot grab the wrong NIC later"))
+	}
+	if len(fs) == 0 {
+		return []runner.Finding{runner.Passf(CodeIDMACBindingsOK,
+			fmt.Sprintf("all %d MAC-bound configuration(s) match an interface", len(bs)), bindingDetail(bs))}
+	}
+	return fs
+}
+
+func nicMACs(t *netstate.Topology) string {
+	var s []string
+	for _, n := range t.NICs {
+		s = append(s, n.Name+" "+n.MAC.String())
+	}
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
+
+func bindingDetail(bs []MACBinding) map[string]string {
+	d := map[string]string{}
+	for i, b := range bs {
+		d[fmt.Sprintf("binding_%d", i+1)] = fmt.Sprintf("%s %s at %s", b.Kind, b.MAC, b.At)
+	}
+	return d
+}

@@ -1,0 +1,73 @@
+package netcheck
+
+import (
+	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/identity"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
+)
+
+// ProductUUIDPath is the SMBIOS system UUID the hypervisor gives the VM.
+const ProductUUIDPath = "/sys/class/dmi/id/product_uuid"
+
+// ReadProductUUID returns the SMBIOS product UUID on the running system,
+// or "" off it, when the file is missing, or when it cannot be read (it is
+// readable by root only).
+func ReadProductUUID(root *fs.Root, live bool) string {
+	if !live {
+		return ""
+	}
+	b, err := root.ReadFile(ProductUUIDPath)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// firmwareForms returns the 32-hex-digit forms a product UUID takes as a
+// machine ID: as written, and with its first three fields byte-swapped,
+// the little-endian order some firmware and tools use. Nothing for a
+// value that is not a UUID or is all zeros (no UUID set).
+func firmwareForms(uuid string) []string {
+	u := strings.ToLower(strings.ReplaceAll(uuid, "-", ""))
+	if !identity.ValidFormat(u) || strings.Trim(u, "0") == "" {
+		return nil
+	}
+	swap := func(s string) string {
+		var b strings.Builder
+		for i := len(s) - 2; i >= 0; i -= 2 {
+			b.WriteString(s[i : i+2])
+		}
+		return b.String()
+	}
+	return []string{u, swap(u[0:8]) + swap(u[8:12]) + swap(u[12:16]) + u[16:]}
+}
+
+// JudgeFirmwareMachineID warns when the machine-id is the VM's SMBIOS
+// product UUID. KubeVirt derives that UUID from the VM's name, so a clone
+// or restore under the same name, or a template booted with
+// systemd.machine_id=firmware, shares the identity of every other VM with
+// that UUID. Nothing is said when either value is unknown.
+func JudgeFirmwareMachineID(machineID, productUUID string) []runner.Finding {
+	mid := strings.ToLower(strings.TrimSpace(machineID))
+	if !identity.ValidFormat(mid) {
+		return nil
+	}
+	for i, form := range firmwareForms(productUUID) {
+		if form != mid {
+			continue
+		}
+		d := map[string]string{"file": MachineIDPath, "machine_id": mid, "product_uuid_file": ProductUUIDPath,
+			"product_uuid": productUUID, "source": "firmware"}
+		if i == 1 {
+			d["byte_order"] = "first three fields swapped"
+		}
+		return []runner.Finding{{Status: runner.Warn, Code: CodeIDMachineIDFromFirmware,
+			Message: "the machine-id equals the SMBIOS product UUID: clones and restores that keep the VM's name or UUID share this identity",
+			Detail:  d,
+			Remediation: "give every VM its own firmware UUID (KubeVirt: spec.template.spec.domain.firmware.uuid, or distinct VM names), " +
+				"and drop systemd.machine_id=firmware from the kernel command line; seal the template with an empty /etc/machine-id (sealprep apply)"}}
+	}
+	return nil
+}

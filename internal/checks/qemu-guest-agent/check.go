@@ -1,0 +1,188 @@
+package guestagent
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
+)
+
+// Finding codes of the qemu-guest-agent check, in groups. Each group is a section
+// of the Codes in docs/checks/qemu-guest-agent.md; TestCodeGroupsDocumented in
+// internal/checks holds the two in step.
+
+// Finding codes: where the check applies.
+const (
+	CodeNotLive = "qga-not-live"
+	CodeNotVM   = "qga-not-a-vm"
+)
+
+// Finding codes: the virtio-serial channel.
+const (
+	CodeChannelOK      = "qga-channel-ok"
+	CodeChannelMissing = "qga-channel-missing"
+	CodeChannelLink    = "qga-channel-link-missing"
+)
+
+// Finding codes: the package.
+const (
+	CodeInstalled    = "qga-installed"
+	CodeNotInstalled = "qga-not-installed"
+)
+
+// Finding codes: the unit.
+const (
+	CodeNoSystemd    = "qga-no-systemd"
+	CodeUnitActive   = "qga-unit-active"
+	CodeUnitInactive = "qga-unit-inactive"
+	CodeUnitWaits    = "qga-unit-waits-for-channel"
+	CodeUnitMasked   = "qga-unit-masked"
+	CodeUnitDisabled = "qga-unit-disabled"
+	CodeRestartLoop  = "qga-restart-loop"
+)
+
+// Finding codes: the agent process.
+const (
+	CodeProcessOK        = "qga-process-holds-port"
+	CodeProcessMissing   = "qga-process-missing"
+	CodeProcessNotOnPort = "qga-process-not-on-port"
+)
+
+// Finding codes: the configuration and its RPC filter.
+const (
+	CodeConfigInvalid   = "qga-config-invalid"
+	CodeConfigIgnored   = "qga-config-ignored"
+	CodeFilterOK        = "qga-rpc-filter-ok"
+	CodeFreezeBlocked   = "qga-freeze-rpc-blocked"
+	CodeKubeVirtBlocked = "qga-kubevirt-rpc-blocked"
+	CodeExecBlocked     = "qga-exec-blocked"
+	CodeFilterUnknown   = "qga-filter-unknown-rpc"
+)
+
+// Finding codes: A freeze left behind.
+const (
+	CodeNotFrozen    = "qga-not-frozen"
+	CodeFrozenMarker = "qga-frozen-marker"
+	CodeFrozenRecent = "qga-frozen-marker-recent"
+)
+
+// Finding codes: freeze hooks.
+const (
+	CodeHookOK            = "qga-hook-ok"
+	CodeHookMissing       = "qga-hook-missing"
+	CodeHookScriptIgnored = "qga-hook-script-ignored"
+	CodeHookDisabled      = "qga-hook-disabled-scripts"
+)
+
+// Finding codes: SELinux.
+const (
+	CodeSELinuxOK       = "qga-selinux-ok"
+	CodeSELinuxDenied   = "qga-selinux-denied"
+	CodeSELinuxConfined = "qga-selinux-hooks-confined"
+)
+
+// Finding codes: when the state cannot be read.
+const (
+	CodeUnreadable = "qga-state-unreadable"
+)
+
+// Codes lists every code Run can emit, a line per group.
+var Codes = []string{
+	CodeNotLive, CodeNotVM,
+	CodeChannelOK, CodeChannelMissing, CodeChannelLink,
+	CodeInstalled, CodeNotInstalled,
+	CodeNoSystemd, CodeUnitActive, CodeUnitInactive, CodeUnitWaits, CodeUnitMasked, CodeUnitDisabled, CodeRestartLoop,
+	CodeProcessOK, CodeProcessMissing, CodeProcessNotOnPort,
+	CodeConfigInvalid, CodeConfigIgnored, CodeFilterOK, CodeFreezeBlocked, CodeKubeVirtBlocked, CodeExecBlocked, CodeFilterUnknown,
+	CodeNotFrozen, CodeFrozenMarker, CodeFrozenRecent,
+	CodeHookOK, CodeHookMissing, CodeHookScriptIgnored, CodeHookDisabled,
+	CodeSELinuxOK, CodeSELinuxDenied, CodeSELinuxConfined,
+	CodeUnreadable,
+}
+
+// UnitName is the systemd unit every distribution ships.
+const UnitName = "qemu-guest-agent.service"
+
+// crash is the consequence every snapshot-related remediation starts with.
+const crash = "Snapshots and backups of this VM will be crash-consistent (or fail to quiesce): "
+
+// FrozenGrace is how long a frozen marker may exist before it is judged
+// left over rather than a snapshot in progress (KubeVirt's unfreeze
+// timeout is 5 minutes).
+const FrozenGrace = 10 * time.Minute
+
+var (
+	binaries      = []string{"/usr/bin/qemu-ga", "/usr/sbin/qemu-ga", "/usr/local/bin/qemu-ga", "/usr/libexec/qemu-ga"}
+	unitDirs      = []string{"/etc/systemd/system", "/run/systemd/system", "/usr/lib/systemd/system", "/lib/systemd/system"}
+	versionRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`QEMU Guest Agent ([0-9]+\.[0-9]+(?:\.[0-9]+)?)`) })
+	confdirRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(/[A-Za-z0-9_./-]+)/qemu-ga\.conf\x00`) })
+	hypervisorRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^flags\s*:.*\bhypervisor\b`) })
+	filterVars    = []string{"BLACKLIST_RPC", "BLOCK_RPCS", "FILTER_RPC_ARGS", "FSFREEZE_HOOK_PATHNAME", "DAEMON_ARGS"}
+	hookIgnoreExt = []string{"~", ".bak", ".orig", ".rpmnew", ".rpmorig", ".rpmsave", ".sample", ".dpkg-old", ".dpkg-new",
+		".dpkg-tmp", ".dpkg-dist", ".dpkg-bak", ".dpkg-backup", ".dpkg-remove"}
+)
+
+// proc is one running qemu-ga.
+type proc struct {
+	pid  int
+	argv []string
+	env  map[string]string
+	fds  []string
+}
+
+// port is the guest-agent virtio port as sysfs describes it.
+type port struct {
+	dev  string // "vport2p1"
+	link string // target of /dev/virtio-ports/org.qemu.guest_agent.0, "" when missing
+}
+
+// Run is the qemu-guest-agent check: it gathers the Facts, then judges
+// them.
+func Run(ctx context.Context, env *runner.Env) []runner.Finding {
+	return Judge(Gather(ctx, env))
+}
+
+// confLit ends every confdirRE match; the class before it excludes NUL.
+const confLit = "/qemu-ga.conf\x00"
+
+// findConfdir is confdirRE's first submatch in a binary. The regexp has
+// no literal prefix, so on a whole binary (a megabyte) it costs a scan
+// by the regexp engine; here it runs only on the run of path bytes that
+// ends at each "/qemu-ga.conf\0", in order. That gives the same leftmost
+// match: a match contains its literal, the bytes before it up to its
+// start are all in the class, and the class has no NUL, so no match
+// reaches back past the previous literal.
+func findConfdir(data []byte) (string, bool) {
+	off := 0
+	for {
+		i := bytes.Index(data[off:], []byte(confLit))
+		if i < 0 {
+			return "", false
+		}
+		i += off
+		start := i
+		for start > off && confdirByte(data[start-1]) {
+			start--
+		}
+		if m := confdirRE().FindSubmatch(data[start : i+len(confLit)]); m != nil {
+			return string(m[1]), true
+		}
+		off = i + len(confLit)
+	}
+}
+
+// confdirByte is confdirRE's class [A-Za-z0-9_./-].
+func confdirByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '/' || c == '-'
+}
+
+// ChannelFix says how to give a VM its guest-agent channel on each
+// platform; the fs-freeze check uses it too.
+const ChannelFix = "add the virtio-serial channel org.qemu.guest_agent.0 to the VM definition: KubeVirt and Harvester always add it (restart the VM so virt-launcher regenerates the domain), " +
+	"libvirt needs <channel type='unix'><target type='virtio' name='org.qemu.guest_agent.0'/></channel> under <devices>, " +
+	"plain QEMU needs -chardev socket,path=/run/qga.sock,server=on,wait=off,id=qga0 -device virtio-serial -device virtserialport,chardev=qga0,name=org.qemu.guest_agent.0, " +
+	"OpenStack the image property hw_qemu_guest_agent=yes, Proxmox `qm set VMID --agent enabled=1`; the guest also needs the virtio_console module. " +
+	"The agent's unit starts by itself when the channel appears: `systemctl start` cannot help before"

@@ -1,0 +1,556 @@
+package netroute
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net"
+	"net/netip"
+	"slices"
+	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/netstate"
+	"github.com/guestcheck/guestcheck/internal/shared/config"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
+)
+
+// Finding codes of the routes check, in groups. Each group is a section
+// of the Codes in docs/checks/routes.md; TestCodeGroupsDocumented in
+// internal/checks holds the two in step.
+
+// Finding codes: links and addresses.
+const (
+	CodeRoutesLinksOK         = "routes-links-ok"
+	CodeRoutesNoNIC           = "routes-no-nic"
+	CodeRoutesNoAddress       = "routes-no-address"
+	CodeRoutesNICDown         = "routes-nic-down"
+	CodeRoutesNICNoAddress    = "routes-nic-no-address"
+	CodeRoutesExpectedMissing = "routes-expected-missing"
+)
+
+// Finding codes: default routes.
+const (
+	CodeRoutesDefaultOK       = "routes-default-ok"
+	CodeRoutesNoDefault       = "routes-no-default"
+	CodeRoutesDefaultTie      = "routes-default-tie"
+	CodeRoutesDefaultTakeover = "routes-default-takeover"
+	CodeRoutesDefaultMultiple = "routes-default-multiple"
+)
+
+// Finding codes: gateways and symmetry.
+const (
+	CodeRoutesGatewayOffLink   = "routes-gateway-offlink"
+	CodeRoutesGatewayNeighFail = "routes-gateway-neigh-failed"
+	CodeRoutesAsymmetric       = "routes-asymmetric"
+)
+
+// Finding codes: paths to nameservers and targets.
+const (
+	CodeRoutesPath              = "routes-path"
+	CodeRoutesPathUnreachable   = "routes-path-unreachable"
+	CodeRoutesNameserverOffPath = "routes-nameserver-secondary"
+	CodeRoutesTargetInvalid     = "routes-target-invalid"
+)
+
+// Finding codes: when the kernel cannot be asked.
+const (
+	CodeRoutesKernelError = "routes-kernel-error"
+	CodeRoutesNotLive     = "routes-not-live"
+)
+
+// RoutesCodes lists every code the routes check emits, a line per group.
+func RoutesCodes() []string {
+	return []string{
+		CodeRoutesLinksOK, CodeRoutesNoNIC, CodeRoutesNoAddress, CodeRoutesNICDown, CodeRoutesNICNoAddress, CodeRoutesExpectedMissing,
+		CodeRoutesDefaultOK, CodeRoutesNoDefault, CodeRoutesDefaultTie, CodeRoutesDefaultTakeover, CodeRoutesDefaultMultiple,
+		CodeRoutesGatewayOffLink, CodeRoutesGatewayNeighFail, CodeRoutesAsymmetric,
+		CodeRoutesPath, CodeRoutesPathUnreachable, CodeRoutesNameserverOffPath, CodeRoutesTargetInvalid,
+		CodeRoutesKernelError, CodeRoutesNotLive,
+	}
+}
+
+// Remediations shared by several findings.
+const (
+	fixTie     = "Give the management NIC's default route the lowest metric, or stop the other NIC installing one: netplan `dhcp4-overrides: {use-routes: false}` or `route-metric`, NetworkManager `ipv4.never-default yes`"
+	fixNoRoute = "Give the management NIC a gateway: DHCP with routes, or netplan `routes: [{to: default, via: <gateway>}]`"
+)
+
+// RunRoutes is the routes check: on the running system it reads the
+// kernel's links, addresses, routes, rules and neighbours through
+// env.Netlink and judges them.
+func RunRoutes(ctx context.Context, env *runner.Env) []runner.Finding {
+	if !env.Live {
+		return []runner.Finding{runner.Skipf(CodeRoutesNotLive, env.NotLiveReason(), nil)}
+	}
+	k, done, err := netstate.OpenKernel(env.Netlink)
+	if err != nil {
+		return []runner.Finding{kernelError(err)}
+	}
+	defer done()
+	var cfg config.RoutesConfig
+	if env.Config != nil {
+		cfg = env.Config.Routes
+	}
+	return CheckRoutes(ctx, k, env.Root, cfg)
+}
+
+func kernelError(err error) runner.Finding {
+	return runner.Errorf(CodeRoutesKernelError, "cannot read the kernel's network state",
+		map[string]string{"error": err.Error()},
+		"Run guestcheck on the guest itself (netlink needs no privileges, but a seccomp or container profile may block it)")
+}
+
+// CheckRoutes judges the network state read from k. root supplies
+// /sys/class/net (NIC detection) and the resolver files (nameserver
+// paths).
+func CheckRoutes(ctx context.Context, k netstate.Kernel, root *fs.Root, cfg config.RoutesConfig) []runner.Finding {
+	t, err := GatherTopology(k, root)
+	if err != nil {
+		return []runner.Finding{kernelError(err)}
+	}
+	fs, primary := JudgeTopology(t, cfg)
+	if ctx.Err() != nil {
+		return fs
+	}
+	probes, bad := pathProbes(ctx, k, root, cfg.Targets)
+	fs = append(fs, bad...)
+	return append(fs, JudgePaths(t, probes, primary)...)
+}
+
+// GatherTopology reads the kernel's network state through k, with root's
+// /sys/class/net telling NICs from virtual links.
+func GatherTopology(k netstate.Kernel, root *fs.Root) (*netstate.Topology, error) {
+	snap, err := netstate.TakeSnapshot(k)
+	if err != nil {
+		return nil, err
+	}
+	netstate.MarkDevices(root, snap.Links)
+	return netstate.NewTopology(snap), nil
+}
+
+// JudgeTopology judges links, default routes, gateways and asymmetric
+// routing, and returns the interface per family that nameserver paths
+// are compared with: the expected one when it is known (after a takeover
+// the winner is the wrong reference), else the one that won the default
+// route.
+func JudgeTopology(t *netstate.Topology, cfg config.RoutesConfig) ([]runner.Finding, map[netstate.Family]*netstate.Link) {
+	fs := JudgeLinks(t)
+	if exp := ExpectedInterface(t, cfg.DefaultInterface, netstate.IPv4); exp.Missing != "" {
+		fs = append(fs, runner.New(runner.Fail, CodeRoutesExpectedMissing,
+			fmt.Sprintf("routes.default_interface %q matches no interface", exp.Missing),
+			map[string]string{"interfaces": t.LinkList()},
+			"Set routes.default_interface to the management NIC's name or MAC address, or attach that NIC to the VM"))
+	}
+	primary := map[netstate.Family]*netstate.Link{}
+	for _, f := range []netstate.Family{netstate.IPv4, netstate.IPv6} {
+		// IPv4 is always judged unless the guest is IPv6-only; IPv6 only
+		// when the guest has global IPv6 addresses.
+		if f == netstate.IPv6 && !t.HasGlobal(netstate.IPv6) || f == netstate.IPv4 && !t.HasGlobal(netstate.IPv4) && t.HasGlobal(netstate.IPv6) {
+			continue
+		}
+		exp := ExpectedInterface(t, cfg.DefaultInterface, f)
+		dfs, w := JudgeDefaults(t, f, exp)
+		fs = append(fs, dfs...)
+		if primary[f] = exp.Link; primary[f] == nil {
+			primary[f] = w
+		}
+	}
+	fs = append(fs, JudgeGateways(t)...)
+	return append(fs, JudgeAsymmetric(t)...), primary
+}
+
+// JudgeLinks checks that every NIC is up with an address.
+func JudgeLinks(t *netstate.Topology) []runner.Finding {
+	if len(t.NICs) == 0 {
+		return []runner.Finding{runner.New(runner.Fail, CodeRoutesNoNIC, "no network card found",
+			map[string]string{"interfaces": t.LinkList()},
+			"Attach a network interface to the VM (and load its driver, e.g. virtio_net)")}
+	}
+	var fs []runner.Finding
+	detail := map[string]string{}
+	withAddr := 0
+	for _, n := range t.NICs {
+		h := t.Holder(n)
+		name := n.Name
+		if h.Index != n.Index {
+			name += " (via " + h.Name + ")"
+		}
+		addrs := t.NICAddrs(n)
+		if len(addrs) > 0 {
+			withAddr++
+		}
+		state := "up"
+		if !n.Up() || !h.Up() {
+			state = "down"
+		}
+		detail["nic_"+snake(n.Name)] = fmt.Sprintf("%s, %s, mac %s, addresses: %s", name, state, n.MAC, netstate.AddrList(addrs))
+		d := map[string]string{"interface": n.Name, "holder": h.Name, "admin_up": fmt.Sprint(n.AdminUp && h.AdminUp),
+			"carrier": fmt.Sprint(n.LowerUp && h.LowerUp), "mac": n.MAC.String()}
+		switch {
+		case state == "down":
+			fs = append(fs, runner.New(runner.Warn, CodeRoutesNICDown, name+" is down", d,
+				fmt.Sprintf("Bring %s up (`ip link set %s up`) and check the VM's interface is attached to an existing network with link state up", n.Name, n.Name)))
+		case len(addrs) == 0:
+			fs = append(fs, runner.New(runner.Warn, CodeRoutesNICNoAddress, name+" is up but has no global address", d,
+				"Configure the interface (DHCP or a static address in netplan or cloud-init network-config), or remove the unused NIC from the VM"))
+		}
+	}
+	if withAddr == 0 {
+		return append(fs, runner.New(runner.Fail, CodeRoutesNoAddress, "no network card has a global address", detail,
+			"Check the guest's network config (netplan, NetworkManager, ifcfg) and that its DHCP server answers on the VM's network"))
+	}
+	return append(fs, runner.Passf(CodeRoutesLinksOK, fmt.Sprintf("%d of %d network card(s) have a global address", withAddr, len(t.NICs)), detail))
+}
+
+// Expectation is the interface that must carry the winning default route.
+type Expectation struct {
+	Link    *netstate.Link // nil when unknown
+	From    string         // how it was chosen, for the detail
+	Missing string         // routes.default_interface when it matched nothing
+}
+
+// ExpectedInterface decides which interface must hold family f's default
+// route: routes.default_interface (a name or a MAC address) when
+// configured, else the interface holding the first NIC's address, the
+// first NIC being the one with the lowest interface index that has a
+// global address of family f (PCI order, which on KubeVirt/Harvester is
+// the order of the VM's interfaces). Per family, because a management
+// network without IPv6 beside a dual-stack VLAN rightly sends IPv6 out of
+// the VLAN.
+func ExpectedInterface(t *netstate.Topology, configured string, f netstate.Family) Expectation {
+	if configured = strings.TrimSpace(configured); configured != "" {
+		mac, macErr := net.ParseMAC(configured)
+		for _, l := range t.Snap.Links {
+			if l.Name == configured || macErr == nil && (netstate.MACEqual(l.MAC, mac) || netstate.MACEqual(l.PermMAC, mac)) {
+				h := t.Holder(l)
+				from := "config routes.default_interface=" + configured
+				if h.Name != configured {
+					from += " (" + l.Name + ")"
+				}
+				if h.Index != l.Index {
+					from += ", whose address is held by " + h.Name
+				}
+				return Expectation{Link: &h, From: from}
+			}
+		}
+		return Expectation{Missing: configured, From: "config routes.default_interface=" + configured + " (no such interface)"}
+	}
+	for _, n := range t.NICs {
+		as := t.FamilyAddrs(n, f)
+		if len(as) == 0 {
+			continue
+		}
+		// The holder when it has an address itself, else the first VLAN
+		// stacked on the NIC that has one.
+		h := t.Holder(n)
+		if !slices.ContainsFunc(as, func(a netstate.Addr) bool { return a.LinkIndex == h.Index }) {
+			h, _ = t.Link(as[0].LinkIndex)
+		}
+		from := fmt.Sprintf("first NIC with a global %s address (lowest interface index): %s", f, n.Name)
+		if h.Index != n.Index {
+			from += ", whose address is held by " + h.Name
+		}
+		return Expectation{Link: &h, From: from}
+	}
+	return Expectation{From: fmt.Sprintf("unknown: no NIC has a global %s address", f)}
+}
+
+// JudgeDefaults judges the default routes of family f: there must be one,
+// the lowest metric must not be shared between interfaces, and it must
+// leave through the expected interface. It returns the interface that
+// carries general traffic (nil when there is none).
+func JudgeDefaults(t *netstate.Topology, f netstate.Family, exp Expectation) ([]runner.Finding, *netstate.Link) {
+	all := t.Defaults(f)
+	table, ok := t.GeneralTable(f, all)
+	var gen, policy []netstate.Route
+	for _, r := range all {
+		if ok && r.Table == table {
+			gen = append(gen, r)
+		} else {
+			policy = append(policy, r)
+		}
+	}
+	d := map[string]string{"family": f.String(), "expected_interface": "unknown", "expected_from": exp.From}
+	if exp.Link != nil {
+		d["expected_interface"] = exp.Link.Name
+	}
+	if len(policy) > 0 {
+		d["policy_defaults"] = t.DescribeRoutes(policy)
+		var rules []string
+		for _, tb := range uniqueTables(policy) {
+			rules = append(rules, t.RulesTo(f, tb)...)
+		}
+		if len(rules) > 0 {
+			d["policy_rules"] = strings.Join(rules, "\n")
+		}
+	}
+	if len(all) == 0 {
+		return []runner.Finding{runner.New(runner.Fail, CodeRoutesNoDefault,
+			fmt.Sprintf("no %s default route in any routing table", f), d, fixNoRoute)}, nil
+	}
+	if len(gen) == 0 {
+		return []runner.Finding{runner.New(runner.Fail, CodeRoutesNoDefault,
+			fmt.Sprintf("no %s default route for general traffic; only policy tables %s have one", f, tableList(policy)), d,
+			fixNoRoute+"; policy tables only serve traffic their rules select")}, nil
+	}
+	slices.SortStableFunc(gen, func(a, b netstate.Route) int { return a.Metric - b.Metric })
+	d["table"] = netstate.TableName(table)
+	d["defaults"] = t.DescribeRoutes(gen)
+	low := gen[0].Metric
+	var tiedLinks []int
+	for _, r := range gen {
+		if r.Metric != low {
+			break
+		}
+		for _, h := range r.Hops {
+			if !slices.Contains(tiedLinks, h.LinkIndex) {
+				tiedLinks = append(tiedLinks, h.LinkIndex)
+			}
+		}
+	}
+	winIdx := tiedLinks[0]
+	if exp.Link != nil && slices.Contains(tiedLinks, exp.Link.Index) {
+		winIdx = exp.Link.Index
+	}
+	win, _ := t.Link(winIdx)
+	if len(tiedLinks) > 1 {
+		names := make([]string, len(tiedLinks))
+		for i, x := range tiedLinks {
+			names[i] = t.Name(x)
+		}
+		return []runner.Finding{runner.New(runner.Fail, CodeRoutesDefaultTie,
+			fmt.Sprintf("%s default routes share the lowest metric %d on %s: which one wins is arbitrary", f, low, strings.Join(names, " and ")), d,
+			fixTie)}, &win
+	}
+	if exp.Link != nil && winIdx != exp.Link.Index {
+		d["winner"] = t.DescribeRoute(gen[0])
+		return []runner.Finding{runner.New(runner.Fail, CodeRoutesDefaultTakeover,
+			fmt.Sprintf("%s default route leaves through %s (metric %d), not the expected %s", f, win.Name, low, exp.Link.Name), d,
+			netstate.FixTakeover)}, &win
+	}
+	if len(gen) > 1 {
+		return []runner.Finding{runner.New(runner.Warn, CodeRoutesDefaultMultiple,
+			fmt.Sprintf("%d %s default routes with different metrics; %s wins", len(gen), f, win.Name), d,
+			"Remove the extra default routes unless they are a deliberate failover: on secondary NICs set netplan `dhcp4-overrides: {use-routes: false}` or NetworkManager `ipv4.never-default yes`")}, &win
+	}
+	return []runner.Finding{runner.Passf(CodeRoutesDefaultOK,
+		fmt.Sprintf("%s default route leaves through %s", f, win.Name)+viaGateway(gen[0]), d)}, &win
+}
+
+func viaGateway(r netstate.Route) string {
+	if len(r.Hops) > 0 && r.Hops[0].Gateway.IsValid() {
+		return " via " + r.Hops[0].Gateway.String()
+	}
+	return ""
+}
+
+func uniqueTables(rs []netstate.Route) []int {
+	var out []int
+	for _, r := range rs {
+		if !slices.Contains(out, r.Table) {
+			out = append(out, r.Table)
+		}
+	}
+	return out
+}
+
+func tableList(rs []netstate.Route) string {
+	var s []string
+	for _, tb := range uniqueTables(rs) {
+		s = append(s, netstate.TableName(tb))
+	}
+	return strings.Join(s, ", ")
+}
+
+// JudgeGateways checks every default route's gateway: it must be on-link
+// for its interface, and its neighbour entry must not be FAILED.
+func JudgeGateways(t *netstate.Topology) []runner.Finding {
+	var fs []runner.Finding
+	type key struct {
+		link int
+		gw   netip.Addr
+	}
+	seen := map[key]bool{}
+	for _, f := range []netstate.Family{netstate.IPv4, netstate.IPv6} {
+		for _, r := range t.Defaults(f) {
+			for _, h := range r.Hops {
+				k := key{h.LinkIndex, h.Gateway}
+				if !h.Gateway.IsValid() || seen[k] {
+					continue
+				}
+				seen[k] = true
+				dev := t.Name(h.LinkIndex)
+				d := map[string]string{"gateway": h.Gateway.String(), "interface": dev, "route": t.DescribeRoute(r)}
+				if !h.OnLink && !h.Gateway.IsLinkLocalUnicast() && !t.OnLink(h.LinkIndex, h.Gateway) {
+					od := maps.Clone(d)
+					od["interface_addresses"] = netstate.AddrList(t.AddrsOn(h.LinkIndex))
+					fs = append(fs, runner.New(runner.Warn, CodeRoutesGatewayOffLink,
+						fmt.Sprintf("%s gateway %s is not on-link for %s", f, h.Gateway, dev), od,
+						fmt.Sprintf("Give %s an address in the gateway's subnet or fix the gateway in the network config (a gateway outside the subnet needs netplan `on-link: true`)", dev)))
+				}
+				for _, n := range t.Snap.Neighs {
+					if n.LinkIndex == h.LinkIndex && n.IP.WithZone("") == h.Gateway.WithZone("") && n.Failed() {
+						proto := "ARP"
+						if f == netstate.IPv6 {
+							proto = "neighbour discovery"
+						}
+						nd := maps.Clone(d)
+						nd["neighbour_state"] = "FAILED"
+						fs = append(fs, runner.New(runner.Warn, CodeRoutesGatewayNeighFail,
+							fmt.Sprintf("%s gateway %s on %s does not answer %s (neighbour entry FAILED)", f, h.Gateway, dev, proto), nd,
+							fmt.Sprintf("Check that the gateway exists on %s's network (VLAN ID, the VM network's attachment, the router the DHCP server advertises) and that nothing filters %s", dev, proto)))
+					}
+				}
+			}
+		}
+	}
+	return fs
+}
+
+// JudgeAsymmetric flags two or more NICs with addresses in one subnet and
+// no source-based rules for them (the EC2Rescue asymmetricroute test):
+// replies then leave through whichever NIC the main table prefers, and
+// reverse-path filters drop them.
+func JudgeAsymmetric(t *netstate.Topology) []runner.Finding {
+	holders := t.HolderSet()
+	groups := map[netip.Prefix][]netstate.Addr{}
+	var order []netip.Prefix
+	for _, a := range t.Snap.Addrs {
+		if !holders[a.LinkIndex] || !a.Global() || a.Secondary || a.Prefix.IsSingleIP() {
+			continue
+		}
+		p := a.Prefix.Masked()
+		if _, ok := groups[p]; !ok {
+			order = append(order, p)
+		}
+		groups[p] = append(groups[p], a)
+	}
+	var fs []runner.Finding
+	for _, p := range order {
+		as := groups[p]
+		var unmatched []int
+		var desc []string
+		for _, a := range as {
+			desc = append(desc, a.Prefix.Addr().String()+" on "+t.Name(a.LinkIndex))
+			if !t.HasSourceRule(a.Prefix.Addr()) && !slices.Contains(unmatched, a.LinkIndex) {
+				unmatched = append(unmatched, a.LinkIndex)
+			}
+		}
+		if len(unmatched) < 2 {
+			continue
+		}
+		names := make([]string, len(unmatched))
+		for i, x := range unmatched {
+			names[i] = t.Name(x)
+		}
+		fs = append(fs, runner.New(runner.Warn, CodeRoutesAsymmetric,
+			fmt.Sprintf("%s are all in %s without source-based routing rules", strings.Join(names, ", "), p),
+			map[string]string{"subnet": p.String(), "addresses": strings.Join(desc, ", ")},
+			"Add a routing policy per NIC (netplan `routing-policy: [{from: <address>, table: <n>}]` with `routes` in that table), or keep one NIC per subnet"))
+	}
+	return fs
+}
+
+// PathProbe is the kernel's answer to "how would you reach Dst".
+type PathProbe struct {
+	Dst    netip.Addr
+	What   string // "nameserver" or "target"
+	Source string // where Dst came from
+	Result netstate.PathResult
+	Err    error
+}
+
+// pathProbes asks the kernel for the route to every nameserver and every
+// configured target. Targets that are not IP addresses become findings.
+func pathProbes(ctx context.Context, k netstate.Kernel, root *fs.Root, targets []string) ([]PathProbe, []runner.Finding) {
+	var probes []PathProbe
+	var bad []runner.Finding
+	for _, s := range netstate.ReadResolverStack(root).Servers() {
+		probes = append(probes, PathProbe{Dst: s.Addr, What: "nameserver", Source: s.Source})
+	}
+	for _, tg := range targets {
+		// The loader's rule: a loaded file never gets here with a bad one.
+		a, err := config.RouteTarget(tg)
+		if err != nil {
+			bad = append(bad, runner.Errorf(CodeRoutesTargetInvalid,
+				fmt.Sprintf("routes.targets entry %q is not an IP address", tg), nil,
+				"List IP addresses in routes.targets (names are not resolved, so that the check sends no traffic)"))
+			continue
+		}
+		probes = append(probes, PathProbe{Dst: a, What: "target", Source: "config routes.targets"})
+	}
+	for i := range probes {
+		if ctx.Err() != nil {
+			return probes[:i], bad
+		}
+		probes[i].Result, probes[i].Err = k.RouteGet(probes[i].Dst)
+	}
+	return probes, bad
+}
+
+// JudgePaths reports the kernel's route to each probed destination and
+// flags nameservers reached through an interface other than primary, the
+// interface that should carry the default route of their family.
+func JudgePaths(t *netstate.Topology, probes []PathProbe, primary map[netstate.Family]*netstate.Link) []runner.Finding {
+	var fs []runner.Finding
+	for _, p := range probes {
+		d := map[string]string{"destination": p.Dst.String(), "from": p.Source}
+		label := p.What + " " + p.Dst.String()
+		if p.Err != nil {
+			d["error"] = p.Err.Error()
+			fs = append(fs, runner.New(runner.Warn, CodeRoutesPathUnreachable,
+				fmt.Sprintf("the kernel has no route to %s", label), d,
+				"Add a route (usually a default route on the management NIC) that reaches "+p.Dst.String()))
+			continue
+		}
+		r := p.Result
+		dev := t.Name(r.LinkIndex)
+		d["interface"] = dev
+		d["table"] = netstate.TableName(r.Table)
+		path := "dev " + dev
+		if r.Gateway.IsValid() {
+			d["gateway"] = r.Gateway.String()
+			path = "via " + r.Gateway.String() + " " + path
+		}
+		if r.Src.IsValid() {
+			d["source"] = r.Src.String()
+			path += " src " + r.Src.String()
+		}
+		if p.Dst.IsLoopback() {
+			fs = append(fs, runner.Passf(CodeRoutesPath, label+" is a local resolver (loopback)", d))
+			continue
+		}
+		if w := primary[netstate.FamilyOf(p.Dst)]; p.What == "nameserver" && w != nil && r.LinkIndex != w.Index {
+			d["default_interface"] = w.Name
+			fs = append(fs, runner.New(runner.Warn, CodeRoutesNameserverOffPath,
+				fmt.Sprintf("%s is reached through %s, not through the default-route interface %s", label, dev, w.Name), d,
+				fmt.Sprintf("Use a nameserver reachable through %s, or keep %s's DNS servers out of the resolver (netplan `dhcp4-overrides: {use-dns: false}`, NetworkManager `ipv4.ignore-auto-dns yes`)", w.Name, dev)))
+			continue
+		}
+		fs = append(fs, runner.Passf(CodeRoutesPath, label+": "+path, d))
+	}
+	return fs
+}
+
+// snake turns an interface name into a detail-key fragment: lower-case
+// letters and digits, other runs of characters as one underscore.
+func snake(s string) string {
+	var b strings.Builder
+	under := false
+	for _, c := range strings.ToLower(s) {
+		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' {
+			if under && b.Len() > 0 {
+				b.WriteByte('_')
+			}
+			b.WriteRune(c)
+			under = false
+			continue
+		}
+		under = true
+	}
+	if b.Len() == 0 {
+		return "x"
+	}
+	return b.String()
+}

@@ -1,0 +1,913 @@
+package sshcheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"net/netip"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
+	"github.com/guestcheck/guestcheck/internal/fact/systemd"
+	"github.com/guestcheck/guestcheck/internal/parse/problem"
+	"github.com/guestcheck/guestcheck/internal/parse/sshdconfig"
+	"github.com/guestcheck/guestcheck/internal/shared/config"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
+)
+
+// Finding codes of the ssh check, in groups. Each group is a section
+// of the Codes in docs/checks/ssh.md; TestCodeGroupsDocumented in
+// internal/checks holds the two in step.
+
+// Finding codes: the package.
+const (
+	CodeInstalled    = "ssh-installed"
+	CodeNotInstalled = "ssh-not-installed"
+)
+
+// Finding codes: the unit.
+const (
+	CodeNotLive      = "ssh-not-live"
+	CodeNoSystemd    = "ssh-no-systemd"
+	CodeUnitActive   = "ssh-unit-active"
+	CodeUnitEnabled  = "ssh-unit-enabled"
+	CodeUnitInactive = "ssh-unit-inactive"
+	CodeUnitDisabled = "ssh-unit-disabled"
+	CodeUnitMasked   = "ssh-unit-masked"
+)
+
+// Finding codes: the listening port.
+const (
+	CodeListening    = "ssh-listening"
+	CodeNotListening = "ssh-not-listening"
+	CodePortOther    = "ssh-port-other-process"
+)
+
+// Finding codes: the configuration.
+const (
+	CodeConfigInvalid = "ssh-config-invalid"
+	CodeConfigUnread  = "ssh-config-unreadable"
+)
+
+// Finding codes: host keys.
+const (
+	CodeHostKeyOK       = "ssh-hostkey-ok"
+	CodeHostKeyMissing  = "ssh-hostkey-missing"
+	CodeHostKeyNone     = "ssh-hostkey-none"
+	CodeHostKeyUnread   = "ssh-hostkey-unreadable"
+	CodeHostKeyInvalid  = "ssh-hostkey-invalid"
+	CodeHostKeyMismatch = "ssh-hostkey-mismatch"
+	CodeHostKeyPerms    = "ssh-hostkey-permissions"
+	CodeHostKeyNoPub    = "ssh-hostkey-pub-missing"
+)
+
+// Finding codes: host keys of a clone.
+const (
+	CodeHostKeyFresh    = "ssh-hostkey-fresh"
+	CodeHostKeyKept     = "ssh-hostkey-kept"
+	CodeHostKeyTemplate = "ssh-hostkey-template"
+	CodeHostKeyUndated  = "ssh-hostkey-undated"
+	// In a sealed template (identity.TemplateState).
+	CodeHostKeyTemplateNone = "ssh-hostkey-template-none"
+	CodeHostKeyInTemplate   = "ssh-hostkey-in-template"
+)
+
+// Finding codes: authentication.
+const (
+	CodeAuthOK          = "ssh-auth-ok"
+	CodeAuthBaseline    = "ssh-auth-baseline"
+	CodeAuthConditional = "ssh-auth-conditional"
+	CodePwAuthUnread    = "ssh-pwauth-unread"
+)
+
+// Finding codes: when the state cannot be read.
+const (
+	CodeUnreadable = "ssh-state-unreadable"
+)
+
+// Codes lists every code Run can emit, a line per group.
+var Codes = []string{
+	CodeInstalled, CodeNotInstalled,
+	CodeNotLive, CodeNoSystemd, CodeUnitActive, CodeUnitEnabled, CodeUnitInactive, CodeUnitDisabled, CodeUnitMasked,
+	CodeListening, CodeNotListening, CodePortOther,
+	CodeConfigInvalid, CodeConfigUnread,
+	CodeHostKeyOK, CodeHostKeyMissing, CodeHostKeyNone, CodeHostKeyUnread, CodeHostKeyInvalid, CodeHostKeyMismatch, CodeHostKeyPerms, CodeHostKeyNoPub,
+	CodeHostKeyFresh, CodeHostKeyKept, CodeHostKeyTemplate, CodeHostKeyUndated, CodeHostKeyTemplateNone, CodeHostKeyInTemplate,
+	CodeAuthOK, CodeAuthBaseline, CodeAuthConditional, CodePwAuthUnread,
+	CodeUnreadable,
+}
+
+// Run is the ssh check.
+func Run(ctx context.Context, env *runner.Env) []runner.Finding {
+	f := Gather(ctx, env)
+	if ctx.Err() != nil {
+		return []runner.Finding{runner.Errorf(CodeUnreadable, "the check's deadline passed while reading sshd's state", nil,
+			"Raise checks.ssh.timeout in the config file")}
+	}
+	return Judge(f)
+}
+
+// Judge turns the facts into findings.
+func Judge(f Facts) []runner.Finding {
+	out := JudgeInstalled(f)
+	if f.Binary == "" && !f.Live {
+		return out
+	}
+	if p := f.Config.Unreadable(); p != nil {
+		// Without the whole configuration neither the addresses, the host
+		// keys nor the settings are known; judging defaults would mislead.
+		if f.Live {
+			out = append(out, JudgeUnits(f)...)
+		}
+		d := map[string]string{"file": f.show(p.File), "error": p.Msg}
+		if !f.IsRoot {
+			return append(out, runner.Skipf(CodeConfigUnread, "sshd's configuration not judged: "+f.show(p.File)+" is readable by root only", d))
+		}
+		return append(out, runner.Errorf(CodeConfigUnread, "cannot read sshd's configuration "+f.show(p.File), d,
+			f.fix("Check the file's mode and owner (`ls -l "+p.File+"`)", runner.PermissionFix(f.show(p.File)+" in the image"))))
+	}
+	if f.Live {
+		out = append(out, JudgeUnits(f)...)
+		out = append(out, JudgeListening(f)...)
+	} else {
+		out = append(out, runner.Skipf(CodeNotLive, "running state and listening sockets not checked: "+f.NotLiveReason, nil))
+		out = append(out, JudgeUnitFiles(f)...)
+	}
+	out = append(out, JudgeConfig(f)...)
+	out = append(out, JudgeHostKeys(f)...)
+	out = append(out, JudgeTemplateKeys(f)...)
+	out = append(out, JudgeKeyAge(f)...)
+	out = append(out, JudgeAuth(f)...)
+	return out
+}
+
+func (f Facts) show(p string) string {
+	if f.Display == nil {
+		return p
+	}
+	return f.Display(p)
+}
+
+// fix chooses a remediation's wording: running on the live system; image
+// under an image root, where ssh-keygen, chmod or a restart would act on
+// the host's own keys and sshd.
+func (f Facts) fix(running, image string) string { return runner.Fix(f.Live, running, image) }
+
+// rootOr is fix, after "Run guestcheck as root, or" when guestcheck is
+// not root: as root, a refused query is not a matter of privilege.
+func rootOr(isRoot bool, fix string) string {
+	if isRoot {
+		return strings.ToUpper(fix[:1]) + fix[1:]
+	}
+	return "Run guestcheck as root, or " + fix
+}
+
+// reseal is the image's fix for host keys it should not carry.
+const reseal = "remove it and its .pub from the image (a clone makes its own at first boot), or re-seal the image with sealprep (its ssh-host-keys operation)"
+
+// JudgeInstalled: is there an sshd binary at all.
+func JudgeInstalled(f Facts) []runner.Finding {
+	if f.Binary != "" {
+		return []runner.Finding{runner.Passf(CodeInstalled, "sshd is installed at "+f.Binary, map[string]string{"binary": f.show(f.Binary)})}
+	}
+	return []runner.Finding{runner.New(runner.Fail, CodeNotInstalled, "sshd is not installed",
+		map[string]string{"searched": strings.Join(binaries, ",")},
+		f.fix("Install the OpenSSH server (apt install openssh-server, dnf install openssh-server)", "Install the OpenSSH server in the image's build (the openssh-server package)")+
+			", or disable this check with `checks: {ssh: {enabled: false}}` for images reached only through the console")}
+}
+
+func unitByName(us []systemd.UnitState, names []string) (systemd.UnitState, bool) {
+	for _, n := range names {
+		for _, u := range us {
+			if u.Name == n && u.Found() {
+				return u, true
+			}
+		}
+	}
+	return systemd.UnitState{}, false
+}
+
+// socketActive reports whether sshd is socket-activated (Ubuntu 22.10+):
+// systemd then holds the listening socket and ssh.service runs per need.
+func (f Facts) socketActive() (systemd.UnitState, bool) {
+	u, ok := unitByName(f.Units, socketUnits)
+	return u, ok && u.ActiveState == "active"
+}
+
+// JudgeUnits: the unit is enabled and active (or its socket is).
+func JudgeUnits(f Facts) []runner.Finding {
+	if f.UnitsErr != nil {
+		if errors.Is(f.UnitsErr, systemd.ErrNotRunning) {
+			return []runner.Finding{runner.Skipf(CodeNoSystemd, "sshd's unit state not checked: "+f.UnitsErr.Error(), nil)}
+		}
+		return []runner.Finding{runner.Errorf(CodeUnreadable, "cannot read sshd's unit state", map[string]string{"error": f.UnitsErr.Error()},
+			rootOr(f.IsRoot, "check that systemd answers on D-Bus (`systemctl status ssh sshd`)"))}
+	}
+	svc, found := unitByName(f.Units, serviceUnits)
+	sock, sockActive := f.socketActive()
+	d := map[string]string{}
+	for _, u := range f.Units {
+		if u.Found() {
+			d[strings.ReplaceAll(strings.ReplaceAll(u.Name, ".", "_"), "-", "_")] = fmt.Sprintf("%s/%s (%s, %s)", u.ActiveState, u.SubState, u.LoadState, u.UnitFileState)
+		}
+	}
+	if !found && !sockActive {
+		return []runner.Finding{runner.New(runner.Fail, CodeUnitInactive, "no ssh.service or sshd.service unit is loaded", d,
+			"Install openssh-server, or enable its unit: `systemctl enable --now ssh` (Debian, Ubuntu) or `systemctl enable --now sshd` (RHEL, SUSE)")}
+	}
+	name := svc.Name
+	if !found {
+		name = sock.Name
+	}
+	if svc.LoadState == "masked" || svc.UnitFileState == "masked" {
+		return []runner.Finding{runner.New(runner.Fail, CodeUnitMasked, svc.Name+" is masked", d,
+			"Unmask and start it: `systemctl unmask "+svc.Name+" && systemctl enable --now "+svc.Name+"`")}
+	}
+	var out []runner.Finding
+	switch {
+	case sockActive:
+		out = append(out, runner.Passf(CodeUnitActive, sock.Name+" is active: systemd listens and starts sshd per connection", d))
+		name = sock.Name
+		svc = sock
+	case svc.ActiveState == "active":
+		out = append(out, runner.Passf(CodeUnitActive, svc.Name+" is active ("+svc.SubState+")", d))
+	default:
+		return append(out, runner.New(runner.Fail, CodeUnitInactive, fmt.Sprintf("%s is %s (%s)", svc.Name, svc.ActiveState, svc.SubState), d,
+			"Read why with `journalctl -b -u "+svc.Name+"`, check the configuration with `sshd -t`, then `systemctl start "+svc.Name+"`"))
+	}
+	switch svc.UnitFileState {
+	case "enabled", "enabled-runtime", "static", "indirect", "alias", "generated", "transient":
+	default:
+		out = append(out, runner.New(runner.Warn, CodeUnitDisabled, fmt.Sprintf("%s is running but %s: it will not start at the next boot", name, svc.UnitFileState), d,
+			"Enable it: `systemctl enable "+name+"`"))
+	}
+	return out
+}
+
+// JudgeUnitFiles judges an image root: the sshd unit (or socket) is
+// enabled, so the VM starts sshd at boot.
+func JudgeUnitFiles(f Facts) []runner.Finding {
+	d := map[string]string{"unit_files": "/etc/systemd/system"}
+	systemctl := "systemctl --root=" + runner.ShellWord(f.RootDir)
+	switch f.Enablement {
+	case "enabled":
+		d["unit"] = f.EnabledUnit
+		return []runner.Finding{runner.Passf(CodeUnitEnabled, f.EnabledUnit+" is enabled in the image", d)}
+	case "masked":
+		return []runner.Finding{runner.New(runner.Fail, CodeUnitMasked, f.EnabledUnit+" is masked in the image", d,
+			"In the image: `"+systemctl+" unmask "+f.EnabledUnit+"` and enable it")}
+	}
+	return []runner.Finding{runner.New(runner.Warn, CodeUnitDisabled, "no ssh or sshd unit is enabled in the image: sshd will not start at boot", d,
+		"In the image: `"+systemctl+" enable ssh` (Debian, Ubuntu) or `sshd` (RHEL, SUSE); presets applied at first boot are not evaluated here")}
+}
+
+// Endpoint is an address and port sshd is configured to listen on.
+type Endpoint struct {
+	Addr netip.AddrPort
+	Name string // a ListenAddress host name that is not an IP literal
+	At   string
+}
+
+// String is "addr:port" ("[v6]:port"), or "name:port" for an unresolved host name.
+func (e Endpoint) String() string {
+	if e.Name != "" {
+		return e.Name + ":" + strconv.Itoa(int(e.Addr.Port()))
+	}
+	return e.Addr.String()
+}
+
+// Endpoints computes where sshd listens from Port, ListenAddress and
+// AddressFamily (servconf.c: a ListenAddress without a port takes every
+// Port; no ListenAddress means the wildcard of each family).
+func Endpoints(c sshdconfig.Config) []Endpoint {
+	var ports []uint16
+	portAt := "default"
+	for _, d := range c.All("Port") {
+		if p, err := strconv.ParseUint(d.Value(), 10, 16); err == nil && p > 0 {
+			ports = append(ports, uint16(p))
+			portAt = d.At()
+		}
+	}
+	if len(ports) == 0 {
+		ports = []uint16{22}
+	}
+	fam := "any"
+	if d, ok := c.First("AddressFamily"); ok {
+		fam = strings.ToLower(d.Value())
+	}
+	var out []Endpoint
+	las := c.All("ListenAddress")
+	if len(las) == 0 {
+		for _, p := range ports {
+			if fam != "inet6" {
+				out = append(out, Endpoint{Addr: netip.AddrPortFrom(netip.IPv4Unspecified(), p), At: portAt})
+			}
+			if fam != "inet" {
+				out = append(out, Endpoint{Addr: netip.AddrPortFrom(netip.IPv6Unspecified(), p), At: portAt})
+			}
+		}
+		return out
+	}
+	for _, d := range las {
+		host, port := splitHostPort(d.Value())
+		ps := ports
+		if port != 0 {
+			ps = []uint16{port}
+		}
+		for _, p := range ps {
+			e := Endpoint{At: d.At()}
+			if a, err := netip.ParseAddr(host); err == nil {
+				e.Addr = netip.AddrPortFrom(a.WithZone(""), p)
+			} else {
+				e.Name, e.Addr = host, netip.AddrPortFrom(netip.Addr{}, p)
+			}
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// splitHostPort reads "addr", "addr:port", "[v6]:port" and bare IPv6.
+func splitHostPort(s string) (string, uint16) {
+	if strings.HasPrefix(s, "[") {
+		h, rest, _ := strings.Cut(s[1:], "]")
+		p, _ := strconv.ParseUint(strings.TrimPrefix(rest, ":"), 10, 16)
+		return h, uint16(p)
+	}
+	if strings.Count(s, ":") == 1 {
+		h, ps, _ := strings.Cut(s, ":")
+		p, _ := strconv.ParseUint(ps, 10, 16)
+		return h, uint16(p)
+	}
+	return s, 0
+}
+
+// isSSHD reports whether a listener belongs to sshd, or to systemd holding
+// sshd's socket for activation.
+func isSSHD(l Listener, socketActivated bool) bool {
+	if l.Comm == "sshd" || path.Base(l.Exe) == "sshd" {
+		return true
+	}
+	return socketActivated && (l.PID == 1 || l.Comm == "systemd")
+}
+
+// JudgeListening: something listens on each configured endpoint, and it is sshd.
+func JudgeListening(f Facts) []runner.Finding {
+	if f.ListenErr != nil {
+		return []runner.Finding{runner.Errorf(CodeUnreadable, "cannot read the listening sockets", map[string]string{"error": f.ListenErr.Error()},
+			"Run guestcheck on the guest itself, with /proc mounted")}
+	}
+	_, sockAct := f.socketActive()
+	var ok, missing, other []string
+	for _, e := range Endpoints(f.Config) {
+		if e.Name != "" {
+			// sshd resolves names at start; only IP literals can be compared.
+			ok = append(ok, e.String()+" (name, not resolved)")
+			continue
+		}
+		var match []Listener
+		for _, l := range f.Listeners {
+			if l.Addr == e.Addr {
+				match = append(match, l)
+			}
+		}
+		if len(match) == 0 {
+			missing = append(missing, e.String()+" ("+e.At+")")
+			continue
+		}
+		l := match[0]
+		switch {
+		case isSSHD(l, sockAct):
+			ok = append(ok, e.String()+" by "+l.Owner())
+		case l.PID == 0 && !f.OwnersKnown:
+			ok = append(ok, e.String()+" by an unverified process (not root)")
+		default:
+			other = append(other, e.String()+" by "+l.Owner())
+		}
+	}
+	d := map[string]string{}
+	if len(ok) > 0 {
+		d["listening"] = strings.Join(ok, ", ")
+	}
+	var out []runner.Finding
+	if len(missing) > 0 {
+		d["not_listening"] = strings.Join(missing, ", ")
+		out = append(out, runner.New(runner.Fail, CodeNotListening, "sshd does not listen on "+strings.Join(missing, ", "), d,
+			"Check `journalctl -b -u ssh -u sshd` for bind errors and compare Port/ListenAddress with the addresses this VM has; restart sshd after fixing"))
+	}
+	if len(other) > 0 {
+		d["held_by_other"] = strings.Join(other, ", ")
+		out = append(out, runner.New(runner.Fail, CodePortOther, "sshd's port is held by another process: "+strings.Join(other, ", "), d,
+			"Stop the other service or move sshd to another Port, then restart sshd"))
+	}
+	if len(out) > 0 {
+		return out
+	}
+	return []runner.Finding{runner.Passf(CodeListening, "sshd listens on "+strings.Join(ok, ", "), d)}
+}
+
+// authSettings are the judged keywords with sshd's compiled-in defaults
+// (OpenSSH 7.0 and later) and the values sshd accepts.
+var authSettings = []struct {
+	key, def string
+	valid    []string
+}{
+	{"PasswordAuthentication", "yes", []string{"yes", "no"}},
+	{"KbdInteractiveAuthentication", "yes", []string{"yes", "no"}},
+	{"PermitRootLogin", "prohibit-password", []string{"yes", "no", "prohibit-password", "without-password", "forced-commands-only"}},
+	{"PermitEmptyPasswords", "no", []string{"yes", "no"}},
+	{"PubkeyAuthentication", "yes", []string{"yes", "no"}},
+}
+
+// aliases are keywords sshd treats as another (servconf.c keywords[]).
+var aliases = map[string]string{"KbdInteractiveAuthentication": "ChallengeResponseAuthentication"}
+
+// first returns the winning global directive for key or its alias.
+func first(c sshdconfig.Config, key string) (sshdconfig.Directive, bool) {
+	for _, d := range c.Directives {
+		if d.Match == nil && (strings.EqualFold(d.Keyword, key) || (aliases[key] != "" && strings.EqualFold(d.Keyword, aliases[key]))) {
+			return d, true
+		}
+	}
+	return sshdconfig.Directive{}, false
+}
+
+func conditional(c sshdconfig.Config, key string) []sshdconfig.Directive {
+	out := c.Conditional(key)
+	if a := aliases[key]; a != "" {
+		out = append(out, c.Conditional(a)...)
+	}
+	return out
+}
+
+// JudgeConfig reports lines sshd would reject: it refuses to start (or
+// to restart after a change) with any of them.
+func JudgeConfig(f Facts) []runner.Finding {
+	var probs []string
+	for _, p := range f.Config.Problems {
+		if p.Line == 0 && p.File == sshdconfig.DefaultPath && f.Binary == "" {
+			continue
+		}
+		if errors.Is(p.Err, iofs.ErrPermission) {
+			continue // Judge reports it as ssh-config-unreadable
+		}
+		probs = append(probs, p.In(f.show(p.File)).String())
+	}
+	for _, s := range authSettings {
+		for _, d := range f.Config.Directives {
+			if (strings.EqualFold(d.Keyword, s.key) || strings.EqualFold(d.Keyword, aliases[s.key])) && !slices.Contains(s.valid, strings.ToLower(d.Value())) {
+				probs = append(probs, fmt.Sprintf("%s:%d: unsupported %s value %q", f.show(d.File), d.Line.Line, d.Keyword, d.Value()))
+			}
+		}
+	}
+	if len(probs) == 0 {
+		return nil
+	}
+	return []runner.Finding{runner.New(runner.Fail, CodeConfigInvalid, probs[0], map[string]string{"problems": strings.Join(probs, "\n")},
+		f.fix("Fix the reported lines and check with `sshd -t`: sshd refuses to start, and a restart or reboot leaves the VM without SSH",
+			"Fix the reported lines in the image: sshd refuses to start, and every clone boots without SSH"))}
+}
+
+// privateModeOK is sshd's sshkey_perm_ok: no group or other bits. Red
+// Hat's openssh (openssh-6.6p1-keyperm.patch) also accepts 0640 when the
+// group is ssh_keys, which RHEL 7 to 9 ship.
+func privateModeOK(k HostKey, redHat bool) bool {
+	perm := k.Mode.Perm()
+	if perm&0o077 == 0 {
+		return true
+	}
+	return redHat && k.Group == "ssh_keys" && perm&0o077 == 0o040
+}
+
+// JudgeHostKeys: each configured key exists, parses, matches its .pub and
+// has a mode and owner sshd accepts. In a sealed template no key is the
+// expected state (JudgeTemplateHostKeys). On a sealed image's first boot
+// keys that exist may have been generated by this boot already (a
+// regenerator that runs before cloud-init): they are judged as a guest's.
+func JudgeHostKeys(f Facts) []runner.Finding {
+	if f.State.Is && !(f.Live && len(templateKeys(f)) > 0) {
+		return JudgeTemplateHostKeys(f)
+	}
+	var out []runner.Finding
+	var good []string
+	usable := 0
+	for _, k := range f.HostKeys {
+		d := map[string]string{"path": f.show(k.Path), "configured": k.At}
+		if k.Err != nil {
+			if errors.Is(k.Err, iofs.ErrNotExist) {
+				if f.DefaultHostKeys {
+					continue // sshd skips missing default keys
+				}
+				out = append(out, runner.New(runner.Warn, CodeHostKeyMissing, "host key "+k.Path+" ("+k.At+") does not exist", d,
+					f.fix("Generate it (`ssh-keygen -A` creates the default types) or remove the HostKey line",
+						"Remove the HostKey line in the image, or have a clone generate the key at first boot (cloud-init's ssh module, sshd-keygen)")))
+				continue
+			}
+			d["error"] = k.Err.Error()
+			if errors.Is(k.Err, iofs.ErrPermission) && !f.IsRoot {
+				out = append(out, runner.Skipf(CodeHostKeyUnread, "host key "+k.Path+" not checked: reading it needs root", d))
+				usable++ // unknown, not judged missing
+				continue
+			}
+			out = append(out, runner.Errorf(CodeHostKeyUnread, "cannot read host key "+k.Path, d,
+				f.fix("Check the file with `ls -l "+k.Path+"`", runner.ReadFix(f.IsRoot, k.Path+" in the image", k.Err))))
+			continue
+		}
+		d["mode"] = fmt.Sprintf("%04o", k.Mode.Perm())
+		d["owner"] = fmt.Sprintf("%d:%d", k.UID, k.GID)
+		if k.Group != "" {
+			d["group"] = k.Group
+		}
+		if k.ParseErr != nil {
+			d["error"] = problem.OneLine(k.ParseErr.Error())
+			out = append(out, runner.New(runner.Fail, CodeHostKeyInvalid, "host key "+k.Path+" does not parse as an unencrypted private key", d,
+				f.fix("Regenerate it: `rm "+k.Path+" "+k.Path+".pub && ssh-keygen -A`, then restart sshd", "In the image: "+reseal)))
+			continue
+		}
+		d["type"], d["fingerprint"] = k.Type, k.Fingerprint
+		permOK := true
+		switch {
+		case k.UID != 0:
+			permOK = false
+			out = append(out, runner.New(runner.Fail, CodeHostKeyPerms, fmt.Sprintf("host key %s is owned by uid %d, not root", k.Path, k.UID), d,
+				f.fix("`chown root:root "+k.Path+" && chmod 0600 "+k.Path+"`", "Make "+k.Path+" in the image owned by root with mode 0600")+
+					": another owner can read or replace the server's identity"))
+		case !privateModeOK(k, f.RedHat):
+			permOK = false
+			want := "0600"
+			if f.RedHat {
+				want = "0600 (or 0640 with group ssh_keys)"
+			}
+			out = append(out, runner.New(runner.Fail, CodeHostKeyPerms, fmt.Sprintf("host key %s has mode %04o: sshd refuses it as unprotected (wants %s)", k.Path, k.Mode.Perm(), want), d,
+				f.fix("`chmod 0600 "+k.Path+"` and restart sshd", "Give "+k.Path+" in the image mode 0600")))
+		}
+		if permOK {
+			usable++
+		}
+		switch {
+		case errors.Is(k.PubErr, iofs.ErrNotExist):
+			out = append(out, runner.New(runner.Warn, CodeHostKeyNoPub, "host key "+k.Path+" has no "+path.Base(k.Path)+".pub", d,
+				f.fix("Recreate it: `ssh-keygen -y -f "+k.Path+" > "+k.Path+".pub`", "In the image: "+reseal)+
+					"; cloud-init publishes the .pub files to the console for fingerprint checks"))
+		case k.PubErr != nil:
+			d["pub_error"] = problem.OneLine(k.PubErr.Error())
+			out = append(out, runner.New(runner.Fail, CodeHostKeyMismatch, k.Path+".pub does not parse as a public key", d,
+				f.fix("Recreate it: `ssh-keygen -y -f "+k.Path+" > "+k.Path+".pub`", "In the image: "+reseal)))
+		case k.PubFingerprint != k.Fingerprint:
+			d["pub_fingerprint"] = k.PubFingerprint
+			out = append(out, runner.New(runner.Fail, CodeHostKeyMismatch, k.Path+".pub is not the public half of "+k.Path, d,
+				f.fix("Recreate it: `ssh-keygen -y -f "+k.Path+" > "+k.Path+".pub`", "In the image: "+reseal)+
+					"; clients and cloud-init's published fingerprints then agree with what sshd presents"))
+		case k.PubMode.Perm()&0o022 != 0 || k.PubUID != 0:
+			d["pub_mode"] = fmt.Sprintf("%04o", k.PubMode.Perm())
+			out = append(out, runner.New(runner.Warn, CodeHostKeyPerms, fmt.Sprintf("%s.pub is writable by others or not owned by root (mode %04o, uid %d)", k.Path, k.PubMode.Perm(), k.PubUID), d,
+				f.fix("`chown root:root "+k.Path+".pub && chmod 0644 "+k.Path+".pub`", "Make "+k.Path+".pub in the image owned by root with mode 0644")))
+		default:
+			if permOK {
+				good = append(good, path.Base(k.Path)+" "+k.Type+" "+k.Fingerprint)
+			}
+		}
+	}
+	if usable == 0 {
+		out = append(out, runner.New(runner.Fail, CodeHostKeyNone, "sshd has no usable host key", map[string]string{"configured": keyPaths(f.HostKeys)},
+			f.fix("Generate keys with `ssh-keygen -A` and restart sshd",
+				"Have a clone generate its keys at first boot (cloud-init's ssh module, sshd-keygen), or re-seal the image with sealprep, which installs a first-boot generator when nothing else regenerates them")+
+				"; without a host key sshd exits at start"))
+	}
+	if len(good) > 0 {
+		out = append(out, runner.Passf(CodeHostKeyOK, fmt.Sprintf("%d host key(s) exist, parse and match their .pub files", len(good)),
+			map[string]string{"keys": strings.Join(good, "\n")}))
+	}
+	return out
+}
+
+// JudgeTemplateHostKeys judges the host keys of a sealed template: none
+// is expected, with something that generates them at first boot. A key
+// left in the template is one every clone answers with; no key and no
+// regenerator is a clone whose sshd cannot start.
+func JudgeTemplateHostKeys(f Facts) []runner.Finding {
+	present := templateKeys(f)
+	d := f.State.Detail(map[string]string{"configured": keyPaths(f.HostKeys)})
+	kept, forced := keptHostKeys(f)
+	switch {
+	case len(present) > 0 && kept != nil:
+		d["keys"] = strings.Join(present, "\n")
+		d["kept"] = f.show(sealrecord.Path)
+		return []runner.Finding{runner.New(runner.Warn, CodeHostKeyInTemplate, kept.Message, d,
+			"Re-seal the image with sealprep (its ssh-host-keys operation) if clones must not share them")}
+	case len(present) > 0:
+		d["keys"] = strings.Join(present, "\n")
+		return []runner.Finding{runner.New(runner.Fail, CodeHostKeyInTemplate,
+			fmt.Sprintf("%d host key file(s) left in a sealed template (%s): every clone answers with the same identity", len(present), present[0]), d,
+			"Remove /etc/ssh/ssh_host_* in the image, or re-seal it with sealprep (its ssh-host-keys operation)")}
+	case f.Regenerator != "":
+		d["regenerator"] = f.Regenerator
+		return []runner.Finding{runner.Passf(CodeHostKeyTemplateNone,
+			"no host keys, as in a sealed template: "+f.Regenerator+" generates them at first boot", d)}
+	}
+	status, msg := runner.Fail, "no host keys in the template and nothing generates them at first boot: clones boot an sshd without keys, which cannot start"
+	if forced != nil {
+		status, msg = runner.Warn, forced.Message
+		d["kept"] = f.show(sealrecord.Path)
+	}
+	return []runner.Finding{runner.New(status, CodeHostKeyNone, msg, d,
+		"Install cloud-init's ssh module or sshd-keygen in the image, or re-seal it with sealprep, which installs its own key-generating unit")}
+}
+
+// keptHostKeys is what sealprep's record says the template keeps by
+// choice about its host keys: the ssh-host-keys operation dropped
+// (--ops), or its refusal passed (--force); nil when neither.
+func keptHostKeys(f Facts) (kept, forced *sealrecord.Item) {
+	if f.Template == nil {
+		return nil, nil
+	}
+	if it, ok := f.Template.KeptItem("ssh-host-keys", false); ok {
+		kept = &it
+	}
+	if it, ok := f.Template.KeptItem("ssh-host-keys", true); ok {
+		forced = &it
+	}
+	return kept, forced
+}
+
+// templateKeys lists the host key files a template holds: every
+// /etc/ssh/ssh_host_* and every configured key that is there.
+func templateKeys(f Facts) []string {
+	present := append([]string(nil), f.KeyFiles...)
+	for _, k := range f.HostKeys {
+		if !errors.Is(k.Err, iofs.ErrNotExist) && !slices.Contains(present, k.Path) {
+			present = append(present, k.Path)
+		}
+	}
+	return present
+}
+
+func keyPaths(ks []HostKey) string {
+	var s []string
+	for _, k := range ks {
+		s = append(s, k.Path)
+	}
+	return strings.Join(s, ", ")
+}
+
+// Tolerances when dating keys against the instance, the same as
+// network-identity uses for the machine-id.
+const (
+	slackBoot  = 2 * time.Minute
+	slackBirth = 10 * time.Minute
+)
+
+// instanceStart says when this cloud-init instance began, the way
+// network-identity dates the machine-id: this boot when the instance
+// changed on it, else the first per-instance semaphore, else when
+// instance-id was written.
+func (f Facts) instanceStart() (time.Time, time.Duration, string) {
+	ev := f.Instance
+	if ev.InstanceID == "" {
+		return time.Time{}, 0, ""
+	}
+	changed := ev.PreviousID != "" && ev.PreviousID != "NO_PREVIOUS_INSTANCE_ID" && ev.PreviousID != ev.InstanceID
+	switch {
+	case changed && !ev.BootTime.IsZero():
+		return ev.BootTime, slackBoot, "this boot (" + ev.BootTime.UTC().Format(time.RFC3339) + "), when the instance changed from " + ev.PreviousID
+	case !ev.InstanceBirth.IsZero():
+		return ev.InstanceBirth, slackBirth, ev.InstanceBirth.UTC().Format(time.RFC3339) + " (first cloud-init semaphore)"
+	case !ev.InstanceIDTime.IsZero():
+		return ev.InstanceIDTime, slackBirth, ev.InstanceIDTime.UTC().Format(time.RFC3339) + " (instance-id written)"
+	}
+	return time.Time{}, 0, ""
+}
+
+// JudgeKeyAge: the host keys were generated for this instance. Keys older
+// than the instance mean the VM kept its template's or original's keys,
+// and every VM from that template answers with the same identity.
+func JudgeKeyAge(f Facts) []runner.Finding {
+	var dated []HostKey
+	for _, k := range f.HostKeys {
+		if k.Err == nil && !k.ModTime.IsZero() {
+			dated = append(dated, k)
+		}
+	}
+	if len(dated) == 0 {
+		return nil
+	}
+	ref, slack, why := f.instanceStart()
+	if ref.IsZero() {
+		return []runner.Finding{runner.Skipf(CodeHostKeyUndated, "host keys not dated: there is no cloud-init instance record to compare them with", nil)}
+	}
+	d := map[string]string{"instance_id": f.Instance.InstanceID, "instance_started": why}
+	var old, fresh []string
+	for _, k := range dated {
+		s := path.Base(k.Path) + " " + k.ModTime.UTC().Format(time.RFC3339)
+		if k.ModTime.Before(ref.Add(-slack)) {
+			old = append(old, s)
+		} else {
+			fresh = append(fresh, s)
+		}
+	}
+	if len(old) > 0 {
+		d["older_keys"] = strings.Join(old, ", ")
+		return []runner.Finding{runner.New(runner.Fail, CodeHostKeyKept,
+			fmt.Sprintf("%d host key(s) predate instance %s: the VM kept its template's or original's keys", len(old), f.Instance.InstanceID), d,
+			f.fix("Regenerate them: `rm /etc/ssh/ssh_host_*; ssh-keygen -A; systemctl restart ssh` (tell users the new fingerprints), and seal templates (sealprep, or cloud-init's ssh_deletekeys) before cloning",
+				"Re-seal the image with sealprep (its ssh-host-keys operation), or remove /etc/ssh/ssh_host_* from it, so that each clone makes its own"))}
+	}
+	d["keys"] = strings.Join(fresh, ", ")
+	return []runner.Finding{runner.Passf(CodeHostKeyFresh, fmt.Sprintf("host keys were generated for instance %s", f.Instance.InstanceID), d)}
+}
+
+// Baseline is the accepted values per judged keyword, lower case.
+type Baseline map[string][]string
+
+// DefaultBaseline is the article's: no password login, root only with
+// keys or not at all, keys allowed.
+func DefaultBaseline() Baseline {
+	return Baseline{
+		"PasswordAuthentication":       {"no"},
+		"KbdInteractiveAuthentication": {"no"},
+		"PermitRootLogin":              {"no", "prohibit-password", "without-password", "forced-commands-only"},
+		"PermitEmptyPasswords":         {"no"},
+		"PubkeyAuthentication":         {"yes"},
+	}
+}
+
+// EffectiveBaseline applies the configured ssh.baseline, then cloud-init's
+// ssh_pwauth, which decides PasswordAuthentication when it is set. source
+// says where the PasswordAuthentication expectation came from.
+func EffectiveBaseline(cfg config.SSHBaseline, pw PwAuth) (Baseline, string) {
+	b := DefaultBaseline()
+	set := func(k string, v []string) {
+		if v != nil {
+			b[k] = lower(v)
+		}
+	}
+	set("PasswordAuthentication", cfg.PasswordAuthentication)
+	set("KbdInteractiveAuthentication", cfg.KbdInteractiveAuthentication)
+	set("PermitRootLogin", cfg.PermitRootLogin)
+	set("PermitEmptyPasswords", cfg.PermitEmptyPasswords)
+	set("PubkeyAuthentication", cfg.PubkeyAuthentication)
+	source := "default baseline"
+	if cfg.PasswordAuthentication != nil {
+		source = "ssh.baseline"
+	}
+	if pw.Value != nil {
+		v := "no"
+		if *pw.Value {
+			v = "yes"
+		}
+		b["PasswordAuthentication"] = []string{v}
+		source = "cloud-init ssh_pwauth: " + pw.Raw + " (" + pw.Source + ")"
+	}
+	return b, source
+}
+
+func lower(v []string) []string {
+	out := make([]string, len(v))
+	for i, s := range v {
+		out[i] = strings.ToLower(s)
+	}
+	return out
+}
+
+// accepts compares like sshd: without-password is prohibit-password.
+func accepts(allowed []string, v string) bool {
+	v = strings.ToLower(v)
+	for _, a := range allowed {
+		if a == v || (a == "prohibit-password" && v == "without-password") || (a == "without-password" && v == "prohibit-password") {
+			return true
+		}
+	}
+	return false
+}
+
+// JudgeAuth judges the five authentication settings against the baseline.
+func JudgeAuth(f Facts) []runner.Finding {
+	var out []runner.Finding
+	switch {
+	case f.PwAuth.Denied:
+		out = append(out, runner.Skipf(CodePwAuthUnread, "cloud-init's ssh_pwauth not read: "+CloudConfigPath+" is readable by root only (mode 0600); the baseline applies as configured", nil))
+	case f.PwAuth.Err != nil:
+		out = append(out, runner.Errorf(CodePwAuthUnread, "cannot read ssh_pwauth from "+CloudConfigPath+": "+problem.OneLine(f.PwAuth.Err.Error()), nil,
+			f.fix("Check the user-data with `cloud-init schema --system`", "Check "+CloudConfigPath+" in the image (`cloud-init schema -c FILE` on a copy)")))
+	}
+	base, source := EffectiveBaseline(f.Baseline, f.PwAuth)
+	if f.Binary == "" && len(f.Config.Files) == 0 {
+		return out
+	}
+	d := map[string]string{"files": strings.Join(showAll(f, f.Config.Files), ", "), "password_authentication_expected_from": source}
+	var bad []runner.Finding
+	for _, s := range authSettings {
+		v, at := s.def, "sshd default"
+		if dir, ok := first(f.Config, s.key); ok {
+			v, at = strings.ToLower(dir.Value()), f.show(dir.File)+":"+strconv.Itoa(dir.Line.Line)
+		}
+		key := snake(s.key)
+		d[key] = v + " (" + at + ")"
+		if !accepts(base[s.key], v) {
+			bad = append(bad, runner.New(runner.Fail, CodeAuthBaseline,
+				fmt.Sprintf("%s is %s (%s); the baseline allows %s", s.key, v, at, strings.Join(base[s.key], " or ")),
+				map[string]string{"setting": s.key, "value": v, "at": at, "allowed": strings.Join(base[s.key], ","), "expected_from": sourceFor(s.key, source)},
+				authFix(s.key, base[s.key], at, f.Live)))
+		}
+		for _, c := range conditional(f.Config, s.key) {
+			cv := strings.ToLower(c.Value())
+			if accepts(base[s.key], cv) {
+				continue
+			}
+			cat := f.show(c.File) + ":" + strconv.Itoa(c.Line.Line)
+			bad = append(bad, runner.New(runner.Warn, CodeAuthConditional,
+				fmt.Sprintf("Match %s (%s) sets %s %s for the connections it matches", c.Match.Criteria, cat, s.key, cv),
+				map[string]string{"setting": s.key, "value": cv, "at": cat, "match": c.Match.Criteria, "allowed": strings.Join(base[s.key], ",")},
+				"Make sure the Match condition is as narrow as intended, or set "+s.key+" "+base[s.key][0]+" in that block"))
+		}
+	}
+	if len(bad) > 0 {
+		return append(out, bad...)
+	}
+	return append(out, runner.Passf(CodeAuthOK, "PasswordAuthentication, KbdInteractiveAuthentication, PermitRootLogin, PermitEmptyPasswords and PubkeyAuthentication meet the baseline", d))
+}
+
+func sourceFor(key, pwSource string) string {
+	if key == "PasswordAuthentication" {
+		return pwSource
+	}
+	return "baseline"
+}
+
+func authFix(key string, allowed []string, at string, live bool) string {
+	where := "in /etc/ssh/sshd_config.d/ (a drop-in sorted before the others: the first value wins)"
+	if at != "sshd default" {
+		where = "at " + at + " (the first value wins, so change that line rather than adding one later)"
+	}
+	if !live {
+		return fmt.Sprintf("Set `%s %s` %s in the image", key, allowed[0], where)
+	}
+	return fmt.Sprintf("Set `%s %s` %s, check with `sshd -T | grep -i %s`, and reload sshd", key, allowed[0], where, strings.ToLower(key))
+}
+
+func snake(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if r >= 'A' && r <= 'Z' {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func showAll(f Facts, ps []string) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = f.show(p)
+	}
+	return out
+}
+
+// JudgeTemplateKeys: no host key is one that sealprep recorded as the
+// template's. The record outlives the keys, so this names a clone of a
+// half-sealed image (--ops -ssh-host-keys) and the template it came from
+// whatever the file times say.
+func JudgeTemplateKeys(f Facts) []runner.Finding {
+	t := f.Template
+	if t == nil {
+		return nil
+	}
+	var hits []string
+	for _, k := range f.HostKeys {
+		fp := k.Fingerprint
+		if fp == "" {
+			fp = k.PubFingerprint
+		}
+		if fp == "" {
+			continue
+		}
+		if rk, ok := t.KeyByFingerprint(fp); ok {
+			hits = append(hits, k.Path+" "+rk.Type+" "+fp)
+		}
+	}
+	if len(hits) == 0 {
+		return nil
+	}
+	if kept, _ := keptHostKeys(f); kept != nil && f.State.Is {
+		return nil // the template itself: JudgeTemplateHostKeys warns, once
+	}
+	how := " without its ssh-host-keys operation"
+	if t.HostKeysRemoved {
+		how = ", whose ssh-host-keys operation removed them; they were put back since"
+	}
+	d := map[string]string{"keys": strings.Join(hits, "\n"), "record": f.show(sealrecord.Path),
+		"sealed_at": t.SealedAt.UTC().Format(time.RFC3339), "sealprep_version": t.SealprepVersion}
+	return []runner.Finding{runner.New(runner.Fail, CodeHostKeyTemplate,
+		fmt.Sprintf("%d host key(s) are the template's keys (%s%s): every clone of the image presents them, so clones can impersonate each other", len(hits), t.Describe(), how), d,
+		f.fix("Regenerate them: `rm /etc/ssh/ssh_host_* && ssh-keygen -A`, restart sshd, and tell clients the new fingerprints; seal the template with the ssh-host-keys operation so that later clones get their own",
+			"Re-seal the image with sealprep (its ssh-host-keys operation), or remove /etc/ssh/ssh_host_* from it, so that each clone makes its own"))}
+}

@@ -1,0 +1,79 @@
+package sshcheck
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/guestcheck/guestcheck/internal/parse/cloudconfig"
+)
+
+// ParsePwAuth reads ssh_pwauth from a cloud-config document with
+// cloud-init's rules (cc_set_passwords.handle_ssh_pwauth) over the shared
+// cloud-config parser, so YAML 1.1 scalars read as cloud-init reads them:
+// util.is_true values ("true", "yes", "on", "1" in any case, YAML true)
+// set PasswordAuthentication yes, util.is_false values ("false", "no",
+// "off", "0", YAML false) set no, and anything else, "unchanged" or an
+// absent key, leaves sshd's configuration alone (value nil). A document
+// whose top level is not a mapping is ignored, as cloud-init ignores it.
+// raw is the value as written.
+func ParsePwAuth(b []byte) (value *bool, raw string, err error) {
+	d, err := cloudconfig.Parse("", b)
+	if err != nil {
+		var ce *cloudconfig.Error
+		if !errors.As(err, &ce) {
+			return nil, "", err
+		}
+		if strings.HasPrefix(ce.Msg, "top level is ") {
+			return nil, "", nil
+		}
+		msg := ce.Msg
+		if ce.Line > 0 && !strings.Contains(msg, fmt.Sprintf("line %d", ce.Line)) {
+			msg = fmt.Sprintf("line %d: %s", ce.Line, msg)
+		}
+		return nil, "", errors.New(strings.ReplaceAll(msg, "\n", " "))
+	}
+	v, ok := d.Value["ssh_pwauth"]
+	if !ok {
+		return nil, "", nil
+	}
+	switch v.(type) {
+	case []any, map[string]any:
+		return nil, "", fmt.Errorf("line %d: ssh_pwauth is not a scalar", d.Line("ssh_pwauth"))
+	}
+	raw = rawScalar(b, "ssh_pwauth")
+	switch {
+	case cloudconfig.IsTrue(v):
+		t := true
+		value = &t
+	case cloudconfig.IsFalse(v):
+		f := false
+		value = &f
+	}
+	return value, raw, nil
+}
+
+// rawScalar is the text of top-level key's scalar value as written (an
+// alias followed), for showing the setting in the user's own words; the
+// last of repeated keys, which is the one that counts.
+func rawScalar(b []byte, key string) string {
+	var doc yaml.Node
+	if yaml.NewDecoder(bytes.NewReader(b)).Decode(&doc) != nil || len(doc.Content) == 0 {
+		return ""
+	}
+	root, raw := doc.Content[0], ""
+	for i := 0; root.Kind == yaml.MappingNode && i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value != key {
+			continue
+		}
+		v := root.Content[i+1]
+		for n := 0; n < 32 && v.Kind == yaml.AliasNode && v.Alias != nil; n++ {
+			v = v.Alias
+		}
+		raw = v.Value
+	}
+	return raw
+}

@@ -1,0 +1,208 @@
+package fleet
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
+)
+
+// The output formats of guestcheck fleet.
+const (
+	FormatText       = "text"
+	FormatJSON       = "json"
+	FormatJUnit      = "junit"
+	FormatPrometheus = "prometheus"
+)
+
+// Formats lists them, for --format and its completion.
+var Formats = []string{FormatText, FormatJSON, FormatJUnit, FormatPrometheus}
+
+// Render writes r in format.
+func Render(w io.Writer, r Result, format string) error {
+	switch format {
+	case FormatText:
+		return WriteText(w, r)
+	case FormatJSON:
+		return WriteJSON(w, r)
+	case FormatJUnit:
+		return WriteJUnit(w, r)
+	case FormatPrometheus:
+		return WritePrometheus(w, r)
+	}
+	return fmt.Errorf("unknown format %q", format)
+}
+
+// WriteJSON writes r as one JSON document (schema/fleet-v1.schema.json):
+// indented, but each VM on one line, written as it is encoded, so that
+// a survey of many VMs never sits in memory twice.
+func WriteJSON(w io.Writer, r Result) error {
+	vms := r.VMs
+	r.VMs = nil
+	if r.Collisions == nil {
+		r.Collisions = []guestid.Collision{}
+	}
+	head, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	// The head ends in `"vms": null` and "}": the VMs go in their place.
+	head = bytes.TrimSuffix(head, []byte("null\n}"))
+	bw := bufio.NewWriter(w)
+	bw.Write(head)
+	bw.WriteString("[")
+	var line bytes.Buffer
+	enc := json.NewEncoder(&line)
+	enc.SetEscapeHTML(false)
+	for i, vm := range vms {
+		line.Reset()
+		if err := enc.Encode(vm); err != nil {
+			return err
+		}
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString("\n    ")
+		bw.Write(bytes.TrimSuffix(line.Bytes(), []byte("\n")))
+	}
+	if len(vms) > 0 {
+		bw.WriteString("\n  ")
+	}
+	bw.WriteString("]\n}\n")
+	return bw.Flush()
+}
+
+// WriteText writes the table, worst VM first, then the collisions with
+// their fix, then one summary line.
+func WriteText(w io.Writer, r Result) error {
+	bw := bufio.NewWriter(w)
+	rows := [][]string{{"VM", "SOURCE", "STATUS", "CHECKS", "REASON"}}
+	for _, vm := range r.VMs {
+		rows = append(rows, []string{oneLine(vm.Name, 60), vm.Source, string(vm.Status), checkCounts(vm), vm.Reason})
+	}
+	if len(r.VMs) > 0 {
+		writeTable(bw, rows)
+	}
+	for _, e := range r.SourceErrors {
+		fmt.Fprintf(bw, "source %s: %s\n", e.Source, e.Error)
+	}
+	if len(r.Collisions) > 0 {
+		fmt.Fprintf(bw, "\nShared identity (%d):\n", len(r.Collisions))
+		for _, g := range guestid.Group(r.Collisions) {
+			name := string(g.Item)
+			if len(g.Values) > 1 {
+				name = fmt.Sprintf("%d %ss", len(g.Values), g.Item)
+			}
+			for i, v := range g.Values {
+				g.Values[i] = oneLine(v, 120)
+			}
+			fmt.Fprintf(bw, "  %s %s: %s\n    fix: %s\n", name, strings.Join(g.Values, ", "), strings.Join(g.Members, ", "), g.Fix)
+		}
+	}
+	fmt.Fprintln(bw, SummaryLine(r))
+	return bw.Flush()
+}
+
+// SummaryLine is the survey in one line.
+func SummaryLine(r Result) string {
+	s := r.Summary
+	var parts []string
+	for _, p := range []struct {
+		n  int
+		st Status
+	}{{s.Fail, Fail}, {s.Unknown, Unknown}, {s.Error, Error}, {s.Warn, Warn}, {s.Skip, Skip}, {s.Pass, Pass}} {
+		if p.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.st))
+		}
+	}
+	line := fmt.Sprintf("guestcheck fleet: %s: %s", strings.ToUpper(string(r.Status)), plural(s.VMs, "VM"))
+	if len(parts) > 0 {
+		line += " (" + strings.Join(parts, ", ") + ")"
+	}
+	if s.Collisions > 0 {
+		line += ", " + plural(s.Collisions, "shared identity item")
+	}
+	if n := len(r.SourceErrors); n > 0 {
+		line += ", " + plural(n, "source") + " unreadable"
+	}
+	return line + fmt.Sprintf(" in %s", millisText(r.DurationMS))
+}
+
+func millisText(ms int64) string {
+	if ms < 1000 {
+		return strconv.FormatInt(ms, 10) + " ms"
+	}
+	return strconv.FormatFloat(float64(ms)/1000, 'f', 1, 64) + " s"
+}
+
+// checkCounts is a VM's checks per status, worst first: "1 fail, 9 pass".
+func checkCounts(vm VM) string {
+	if vm.Report == nil {
+		return "-"
+	}
+	s := vm.Report.Summary
+	var parts []string
+	for _, p := range []struct {
+		n  int
+		st string
+	}{{s.Fail, "fail"}, {s.Error, "error"}, {s.Warn, "warn"}, {s.Pass, "pass"}, {s.Skip, "skip"}} {
+		if p.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", p.n, p.st))
+		}
+	}
+	if len(parts) == 0 {
+		return "no checks"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func items(its []guestid.Item) string {
+	s := make([]string, len(its))
+	for i, it := range its {
+		s[i] = string(it)
+	}
+	return strings.Join(s, ", ")
+}
+
+func joinNonEmpty(sep string, parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, sep)
+}
+
+// writeTable pads every column but the last to its widest cell.
+func writeTable(w *bufio.Writer, rows [][]string) {
+	width := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, c := range r {
+			width[i] = max(width[i], len([]rune(c)))
+		}
+	}
+	for _, r := range rows {
+		var b strings.Builder
+		for i, c := range r {
+			if i == len(r)-1 {
+				b.WriteString(c)
+				break
+			}
+			b.WriteString(c + strings.Repeat(" ", width[i]-len([]rune(c))+2))
+		}
+		w.WriteString(strings.TrimRight(b.String(), " ") + "\n")
+	}
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.Itoa(n) + " " + what + "s"
+}

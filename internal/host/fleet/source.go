@@ -1,0 +1,54 @@
+// Package fleet is guestcheck's host side: it surveys the VMs on a host
+// through their guest agents (guest-exec of the guestcheck inside each),
+// and compares their identities to find what clones share, which no
+// single guest can see. It only reads: it never writes a guest file and
+// runs nothing in a guest but guestcheck's own read-only report.
+package fleet
+
+import (
+	"context"
+
+	"github.com/guestcheck/guestcheck/internal/host/qga"
+)
+
+// Agent is one open guest-agent connection: a *qga.Client on a chardev
+// socket, or libvirt's agent passthrough (virDomainQemuAgentCommand).
+type Agent interface {
+	qga.Agent
+	Close() error
+}
+
+// Target is one VM to survey.
+type Target struct {
+	// Name is the VM's name as the operator knows it: the libvirt domain,
+	// the NAME of --agent-socket NAME=PATH, the Proxmox VMID.
+	Name string
+	// Source is where the target came from: "libvirt", "socket",
+	// "proxmox".
+	Source string
+	// Networks maps a MAC (lower-case, colon-separated) to the network
+	// its NIC is on (a libvirt network or bridge name). Addresses are
+	// compared only between NICs on one known network; nil when the
+	// source cannot say (see Member).
+	Networks map[string]string
+	// Unreachable, when set, says why the VM cannot be surveyed at all
+	// ("no guest agent channel"); the VM is reported unknown with it and
+	// Dial is never called.
+	Unreachable string
+	// Dial opens the agent connection; it must honour ctx's deadline.
+	Dial func(ctx context.Context) (Agent, error)
+}
+
+// Source lists targets. A source may also have a Name() string method:
+// source errors are then reported under that name ("libvirt").
+//
+// What Dial's Agent returns decides the reasons a VM is unknown with: an
+// agent's error reply as *qga.Error, a deadline as an error wrapping
+// context.DeadlineExceeded, a connection that went away as one wrapping
+// io.EOF, net.ErrClosed, ECONNRESET or EPIPE.
+type Source interface {
+	// Targets lists the VMs of this source, in a stable order. An error
+	// means the source itself could not be read (libvirtd down); a VM
+	// that cannot be surveyed is a Target with Unreachable set.
+	Targets(ctx context.Context) ([]Target, error)
+}

@@ -1,0 +1,391 @@
+package prove
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
+	"github.com/guestcheck/guestcheck/internal/host/nocloud"
+	"github.com/guestcheck/guestcheck/internal/host/qga"
+)
+
+// Boot outcomes of a clone (CloneResult.Boot).
+const (
+	BootUp      = "up"      // the clone booted and answered
+	BootFailed  = "failed"  // it died, or came up with nothing to judge
+	BootTimeout = "timeout" // the run's deadline passed first
+)
+
+// Verdict sources (CloneResult.VerdictSource).
+const (
+	SourceAgent   = "agent"   // guestcheck's report.json through the agent
+	SourceConsole = "console" // guestcheck's summary line on the serial console
+)
+
+// Timings are a clone's phases in milliseconds; a phase not seen is 0.
+type Timings struct {
+	Seed       int64 `json:"seed_ms"`
+	Boot       int64 `json:"boot_ms"`
+	CloudInit  int64 `json:"cloud_init_ms"`
+	Guestcheck int64 `json:"guestcheck_ms"`
+	Collection int64 `json:"collection_ms"`
+}
+
+// CloneResult is what one clone showed.
+type CloneResult struct {
+	Name    string `json:"name"`
+	MAC     string `json:"mac"`
+	Network string `json:"network"`
+	// Boot is up, failed or timeout; Problem says why when not up.
+	Boot    string `json:"boot"`
+	Problem string `json:"problem,omitempty"`
+	// Verdict is guestcheck's boot verdict, nil when there is none;
+	// VerdictSource says where it came from.
+	Verdict       *BootVerdict `json:"verdict,omitempty"`
+	VerdictSource string       `json:"verdict_source,omitempty"`
+	// Failing are guestcheck's failing checks, "id: summary".
+	Failing []string `json:"failing,omitempty"`
+	// Checks are guestcheck's checks with their status and summary, when
+	// its report came through the agent (the console gives counts only).
+	Checks []CheckVerdict `json:"checks,omitempty"`
+	// IdentityOnly is set when guestcheck is not in the image: only
+	// identity was compared.
+	IdentityOnly bool `json:"identity_only"`
+	// Identity is nil when it could not be read (no agent).
+	Identity       *guestid.Identity `json:"identity,omitempty"`
+	IdentitySource string            `json:"identity_source,omitempty"`
+	Notes          []string          `json:"notes,omitempty"`
+	// ConsoleTail is the console's last lines when the clone failed.
+	ConsoleTail []string `json:"console_tail,omitempty"`
+	Timings     Timings  `json:"timings"`
+
+	// sealHash is the clone's machine-id as sealprep's template record
+	// hashes it (sealrecord.HashMachineID), for the comparison with the
+	// template's ID before the seal; "" when not read.
+	sealHash string
+}
+
+// Bounds of a problem or a note in a report.
+const (
+	textRunes = 1000
+	textBytes = 2048
+)
+
+// safe is the result with every text that a guest or QEMU could have
+// shaped (the console's lines, a problem quoting the console or QEMU's
+// stderr, the notes) bounded and stripped of control characters and
+// escapes, whatever path it came by: every renderer prints these.
+func (c CloneResult) safe() CloneResult {
+	c.Problem = safeText(c.Problem, textRunes, textBytes)
+	c.Notes = safeTexts(c.Notes, textRunes, textBytes)
+	c.ConsoleTail = safeTexts(c.ConsoleTail, lineRunes, lineBytes)
+	c.Failing = safeTexts(c.Failing, lineRunes, lineBytes)
+	if len(c.ConsoleTail) > tailLines {
+		c.ConsoleTail = c.ConsoleTail[len(c.ConsoleTail)-tailLines:]
+	}
+	return c
+}
+
+func safeTexts(l []string, runes, bytes int) []string {
+	if l == nil {
+		return nil
+	}
+	out := make([]string, 0, len(l))
+	for _, s := range l {
+		out = append(out, safeText(s, runes, bytes))
+	}
+	return out
+}
+
+// cloneRun is everything one clone's boot needs.
+type cloneRun struct {
+	cfg   Config
+	clone Clone
+	boot  Boot
+	jail  jail // who QEMU runs as
+	res   CloneResult
+	con   *Console
+	vm    *vm
+}
+
+// prepare creates the clone's directory (QEMU's user's own, 0700), its
+// overlay on the template, its seed, its console file and, for UEFI, its
+// own variable store, each a file of QEMU's user, mode 0600.
+func (r *cloneRun) prepare(ctx context.Context, instanceTag string) error {
+	c := r.clone
+	if err := os.MkdirAll(c.Dir, 0o700); err != nil {
+		return err
+	}
+	if err := r.jail.own(c.Dir, 0o700); err != nil {
+		return err
+	}
+	if err := r.overlay(ctx); err != nil {
+		return err
+	}
+	seed := nocloud.Seed{InstanceID: "prove-" + instanceTag + "-" + fmt.Sprint(c.Index+1), Hostname: "prove-" + fmt.Sprint(c.Index+1),
+		UserData: r.cfg.UserData, NetworkConfig: r.cfg.NetworkConfig}
+	if len(seed.NetworkConfig) == 0 {
+		seed.NetworkConfig = DefaultNetworkConfig(c) // netconfig.go: QEMU's restricted DHCP offers no router
+	}
+	if err := nocloud.Write(c.Seed(), seed); err != nil {
+		return fmt.Errorf("seed: %w", err)
+	}
+	if err := r.jail.own(c.Seed(), 0o600); err != nil {
+		return err
+	}
+	return r.freshFiles()
+}
+
+// freshFiles creates the clone's empty console (QEMU's -serial file:
+// truncates it) and, for UEFI, copies its variable store.
+func (r *cloneRun) freshFiles() error {
+	c := r.clone
+	f, err := os.OpenFile(c.Console(), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	if err := r.jail.own(c.Console(), 0o600); err != nil {
+		return err
+	}
+	if r.boot.Firmware == FirmwareUEFI {
+		return r.jail.stageFile(r.boot.OVMF.Vars, c.Vars(), maxVars)
+	}
+	return nil
+}
+
+// maxVars bounds a UEFI variable store (Debian's are 128 KiB and 528 KiB).
+const maxVars = 64 << 20
+
+// overlay creates the clone's qcow2 overlay on the template, as QEMU's
+// user's, with -u: qemu-img writes the top layer's path and format into
+// the header without opening it (QEMU is told its backing node anyway),
+// and the size comes from Boot.
+func (r *cloneRun) overlay(ctx context.Context) error {
+	c := r.clone
+	layers := r.boot.layers()
+	if len(layers) == 0 || layers[0].VirtualSize <= 0 {
+		return fmt.Errorf("no vetted template chain (%d layers)", len(layers))
+	}
+	top := layers[0]
+	args := []string{"create", "-q", "-u", "-f", "qcow2", "-F", top.Format, "-b", top.Path, c.Overlay(), fmt.Sprint(top.VirtualSize)}
+	out, err := exec.CommandContext(ctx, r.cfg.QEMUImg, args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("qemu-img create %s: %v: %s", c.Overlay(), err, firstLines(string(out), 2))
+	}
+	return r.jail.own(c.Overlay(), 0o600)
+}
+
+// copyFileLimit copies src to a new file dst, failing when src holds
+// more than limit bytes.
+func copyFileLimit(src, dst string, limit int64) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	n, err := io.Copy(out, io.LimitReader(in, limit+1))
+	if err == nil && n > limit {
+		err = fmt.Errorf("%s: larger than %d MiB", src, limit>>20)
+	}
+	if err != nil {
+		out.Close()
+		os.Remove(dst)
+		return err
+	}
+	return out.Close()
+}
+
+// run boots the clone and collects its verdict and identity. It always
+// stops QEMU before returning.
+func (r *cloneRun) run(ctx context.Context, tag string) CloneResult {
+	c := r.clone
+	r.res = CloneResult{Name: c.Name, MAC: c.MAC, Network: c.Net.String(), Boot: BootFailed}
+	t0 := time.Now()
+	r.cfg.Progress.Phase(c.Name, "seed and overlay")
+	if err := r.prepare(ctx, tag); err != nil {
+		r.res.Problem = err.Error()
+		return r.res
+	}
+	r.res.Timings.Seed = ms(time.Since(t0))
+	r.cfg.Progress.Phase(c.Name, "booting")
+	launched := time.Now()
+	a, err := r.bootAgent(ctx)
+	if r.vm != nil {
+		defer r.vm.stop()
+	}
+	if err != nil {
+		r.res.Problem = err.Error()
+		r.fail(ctx)
+		return r.res
+	}
+	if a == nil {
+		r.consoleVerdict()
+		return r.res
+	}
+	defer a.Close()
+	r.collect(ctx, a)
+	r.phaseTimes(launched)
+	return r.res
+}
+
+// maxAttempts bounds the boots of one clone: a guest kernel under TCG
+// now and then panics in its first second (a timer or IO-APIC check that
+// the host's load upset), before it runs init; that is booted again on a
+// fresh overlay. A panic after init, or any other failure, never is.
+const maxAttempts = 3
+
+// bootAgent starts QEMU and waits for the guest agent (see waitAgent), booting
+// again after an early kernel panic under TCG. r.vm is the last QEMU.
+func (r *cloneRun) bootAgent(ctx context.Context) (*qga.Client, error) {
+	c := r.clone
+	for attempt := 1; ; attempt++ {
+		r.con = NewConsole(c.Console(), time.Now())
+		v, err := start(ctx, r.cfg.QEMU, c, Args(c, r.boot), r.boot.files(), r.jail)
+		if err != nil {
+			return nil, err
+		}
+		r.vm = v
+		a, err := r.waitAgent(ctx)
+		st := r.con.State()
+		_, ranInit := st.Marks["init"]
+		if err == nil || attempt == maxAttempts || ctx.Err() != nil || r.boot.Accel != AccelTCG ||
+			ranInit || !strings.Contains(st.Dead, "Kernel panic") {
+			return a, err
+		}
+		r.res.Notes = append(r.res.Notes, fmt.Sprintf("attempt %d: the guest kernel panicked before it ran init (%s), as TCG guests on a loaded host now and then do; booted again on a fresh overlay", attempt, st.Dead))
+		v.kill()
+		if err := r.fresh(ctx, attempt); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// fresh puts the failed attempt's console aside and gives the clone a new
+// overlay (and UEFI variables).
+func (r *cloneRun) fresh(ctx context.Context, attempt int) error {
+	c := r.clone
+	os.Rename(c.Console(), fmt.Sprintf("%s.attempt%d", c.Console(), attempt))
+	for _, p := range []string{c.Overlay(), c.QMP(), c.QGA()} {
+		os.Remove(p)
+	}
+	if err := r.overlay(ctx); err != nil {
+		return err
+	}
+	os.Remove(c.Vars())
+	return r.freshFiles()
+}
+
+// fail records the console tail and whether the deadline ended the boot.
+func (r *cloneRun) fail(ctx context.Context) {
+	r.con.Poll()
+	r.res.Boot = BootFailed
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		r.res.Boot = BootTimeout
+	}
+	r.res.ConsoleTail = r.con.Tail()
+}
+
+// ms rounds a phase's duration up, so a phase that ran in under a
+// millisecond shows 0.0s rather than "-", which means it never ran.
+func ms(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
+}
+
+// ended says why ctx ended: the run's deadline, or an interrupt.
+func ended(ctx context.Context) string {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return "the deadline passed"
+	}
+	return "the run was interrupted"
+}
+
+// phaseTimes fills boot, cloud-init and guestcheck from the console's
+// markers, when it showed them.
+func (r *cloneRun) phaseTimes(launched time.Time) {
+	m := r.con.State().Marks
+	if d, ok := m["init-local"]; ok {
+		r.res.Timings.Boot = ms(d)
+		if f, ok := m["cloud-init-finished"]; ok {
+			r.res.Timings.CloudInit = ms(f - d)
+			if g, ok := m["guestcheck"]; ok && g > f {
+				r.res.Timings.Guestcheck = ms(g - f)
+			}
+		}
+	}
+}
+
+// noAgentGrace is how long prove waits for the agent after the console
+// showed guestcheck's summary line or a login prompt: past it, the guest
+// has no agent. qemu-ga starts as soon as its virtio port appears, long
+// before either line, so this only covers a loaded host. A variable for
+// the tests.
+var noAgentGrace = 45 * time.Second
+
+// waitAgent waits until the agent answers (the client), the console
+// shows the boot finished without an agent (nil, nil), or the guest
+// dies or the deadline passes (an error).
+func (r *cloneRun) waitAgent(ctx context.Context) (*qga.Client, error) {
+	var finishedAt time.Time
+	for {
+		r.con.Poll()
+		st := r.con.State()
+		switch {
+		case st.Dead != "":
+			return nil, fmt.Errorf("the guest did not come up: %s", st.Dead)
+		case st.Overflow:
+			return nil, errors.New("the guest wrote more than 64 MiB to its console")
+		case !r.vm.alive():
+			return nil, fmt.Errorf("QEMU stopped before the guest came up (%v)", r.vm.exitErr)
+		case ctx.Err() != nil:
+			return nil, fmt.Errorf("%s before the guest agent answered", ended(ctx))
+		}
+		_, login := st.Marks["login"]
+		if finishedAt.IsZero() && (st.Summary != "" || login) {
+			finishedAt = time.Now()
+		}
+		if !finishedAt.IsZero() && time.Since(finishedAt) > noAgentGrace {
+			return nil, nil
+		}
+		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		a, err := qga.Dial(dctx, "unix", r.clone.QGA())
+		cancel()
+		if err == nil {
+			a.SetTimeout(30 * time.Second)
+			r.res.Timings.Boot = ms(time.Since(r.con.start))
+			return a, nil
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+// consoleVerdict judges a clone without an agent from its console.
+func (r *cloneRun) consoleVerdict() {
+	st := r.con.State()
+	r.res.Notes = append(r.res.Notes, "no guest agent answered: the boot verdict is the console's summary line, and identity was not compared for this clone")
+	bv, ok := ParseSummary(st.Summary)
+	if !ok {
+		r.res.Boot = BootFailed
+		r.res.Problem = "the guest booted (a login prompt on the console) but neither the guest agent nor guestcheck's console summary showed up: nothing to judge it by"
+		r.res.ConsoleTail = r.con.Tail()
+		return
+	}
+	r.res.Boot, r.res.Verdict, r.res.VerdictSource = BootUp, &bv, SourceConsole
+	r.phaseTimes(r.con.start)
+}

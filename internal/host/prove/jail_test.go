@@ -1,0 +1,349 @@
+package prove
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/host/image"
+	"github.com/guestcheck/guestcheck/internal/testenv"
+)
+
+// TestPickDynamicID: the pick skips every id a passwd or group entry,
+// systemd's dynamic-uid registry or a running process (any of its four
+// uids or gids) names, wraps around the range, and fails when it is full.
+func TestPickDynamicID(t *testing.T) {
+	tab := idTables{
+		Passwd:  []byte("root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534::/nonexistent:/usr/sbin/nologin\nsvc:x:61184:100::/:/bin/false\n"),
+		Group:   []byte("root:x:0:\nkvm:x:61185:\n"),
+		Dynamic: []string{"61186", "direct:61187", "direct:systemd-foo"},
+		Proc: [][]byte{
+			[]byte("Name:\tqemu\nUid:\t61188\t61188\t61188\t61188\nGid:\t61189\t61189\t61189\t61189\n"),
+			[]byte("Name:\tx\nUid:\t0\t61190\t0\t0\nGid:\t0\t0\t0\t61191\n"),
+		},
+	}
+	got, err := pickDynamicID(tab, func(int) int { return 0 })
+	if err != nil || got != 61192 {
+		t.Errorf("from the range's start: %d %v, want 61192 (61184-61191 are taken)", got, err)
+	}
+	// Starting at the last id, which is free, takes it.
+	if got, _ := pickDynamicID(tab, func(n int) int { return n - 1 }); got != dynamicLast {
+		t.Errorf("from the last id: %d, want %d", got, dynamicLast)
+	}
+	// A taken last id wraps around to the first free one.
+	tab.Passwd = append(tab.Passwd, []byte("x:x:65519:65519::/:/bin/false\n")...)
+	if got, _ := pickDynamicID(tab, func(n int) int { return n - 1 }); got != 61192 {
+		t.Errorf("wrapped: %d, want 61192", got)
+	}
+	var full strings.Builder
+	for id := dynamicFirst; id <= dynamicLast; id++ {
+		full.WriteString("u:x:" + itoa(id) + ":0::/:/bin/false\n")
+	}
+	if got, err := pickDynamicID(idTables{Passwd: []byte(full.String())}, func(int) int { return 7 }); err == nil {
+		t.Errorf("a full range gave %d", got)
+	}
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: QEMU drops to a dynamic uid only when prove runs as root (as a user it runs as that user)")
+	}
+}
+
+// TestJailNotRoot: as a user, QEMU runs as that user, no credential.
+func TestJailNotRoot(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("runs as a user: as root the jail drops to a dynamic uid (TestJailRoot)")
+	}
+	j, err := newJail(AccelTCG, "/dev/kvm")
+	if err != nil || j.dropped() || j.uid != os.Geteuid() {
+		t.Errorf("%+v %v: want prove's own user, no credential", j, err)
+	}
+}
+
+// TestJailRoot: as root, the credential is an unused dynamic uid with no
+// groups under TCG, and the kvm group only with KVM and a /dev/kvm whose
+// group may read and write it; a directory QEMU's user cannot pass
+// through is refused.
+func TestJailRoot(t *testing.T) {
+	needRoot(t)
+	j, err := newJail(AccelTCG, "/dev/kvm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := j.cred
+	if c == nil || c.Uid < dynamicFirst || c.Uid > dynamicLast || c.Gid != c.Uid || len(c.Groups) != 0 || c.NoSetGroups {
+		t.Fatalf("credential %+v: want a dynamic uid = gid, groups set to none", c)
+	}
+	dev := filepath.Join(t.TempDir(), "kvm")
+	os.WriteFile(dev, nil, 0o600)
+	os.Chmod(dev, 0o660)
+	os.Chown(dev, 0, 4242)
+	if k, _ := newJail(AccelKVM, dev); len(k.cred.Groups) != 1 || k.cred.Groups[0] != 4242 {
+		t.Errorf("kvm with a group-rw device: groups %v, want [4242]", k.cred.Groups)
+	}
+	os.Chmod(dev, 0o600)
+	if k, _ := newJail(AccelKVM, dev); len(k.cred.Groups) != 0 {
+		t.Errorf("kvm with a 0600 device: groups %v, want none", k.cred.Groups)
+	}
+	closed := filepath.Join(t.TempDir(), "run") // under a 0700 directory
+	os.Mkdir(closed, 0o700)
+	if err := j.reachable(closed); err == nil || !strings.Contains(err.Error(), "cannot pass through") {
+		t.Errorf("a run directory under a 0700 one: %v", err)
+	}
+	if err := j.reachable(filepath.Join(searchableTempDir(t), "run")); err != nil {
+		t.Errorf("under 0711 directories: %v", err)
+	}
+}
+
+// TestFakeQEMUConfined: as root, the fake QEMU runs as the run's dynamic
+// uid with no groups, its clone directory and files are that uid's with
+// modes 0700 and 0600, it reads the template through its descriptor, and
+// its arguments hold the seccomp sandbox and the template only as an fd
+// set: no -drive or -blockdev names the template's path.
+func TestFakeQEMUConfined(t *testing.T) {
+	needRoot(t)
+	res, _, dir, j := fakeRunDir(t, "silent", 3*time.Second)
+	for _, c := range res {
+		cdir := filepath.Join(dir, c.Name)
+		b, err := os.ReadFile(filepath.Join(cdir, "fake-qemu.json"))
+		if err != nil {
+			t.Fatalf("%s: %v (%s)", c.Name, err, c.Problem)
+		}
+		var who struct {
+			UID, GID int
+			Groups   []int
+			Args     []string
+			FDs      []string
+		}
+		json.Unmarshal(b, &who)
+		if who.UID != j.uid || who.GID != j.gid || who.UID < dynamicFirst || who.UID > dynamicLast || len(who.Groups) != 0 {
+			t.Errorf("%s: the fake QEMU ran as uid %d gid %d groups %v; want the run's dynamic uid %d, no groups", c.Name, who.UID, who.GID, who.Groups, j.uid)
+		}
+		if len(who.FDs) != 1 || !strings.Contains(who.FDs[0], "read 512 bytes <nil>") {
+			t.Errorf("%s: the template's descriptor: %q", c.Name, who.FDs)
+		}
+		checkConfinedArgs(t, c.Name, who.Args, "template.img")
+		for p, mode := range map[string]os.FileMode{cdir: 0o700 | os.ModeDir, filepath.Join(cdir, "disk.qcow2"): 0o600,
+			filepath.Join(cdir, "seed.iso"): 0o600, filepath.Join(cdir, "console.log"): 0o600, dir: 0o700 | os.ModeDir} {
+			st, err := os.Stat(p)
+			if err != nil {
+				t.Errorf("%v", err)
+				continue
+			}
+			if uid := st.Sys().(*syscall.Stat_t).Uid; int(uid) != j.uid || st.Mode() != mode {
+				t.Errorf("%s: owner %d mode %v; want %d, %v", p, uid, st.Mode(), j.uid, mode)
+			}
+		}
+	}
+	noFakeLeft(t)
+}
+
+// checkConfinedArgs asserts the sandbox, the fd set and that no disk
+// option names the template.
+func checkConfinedArgs(t *testing.T, name string, args []string, template string) {
+	t.Helper()
+	if sb := argValues(args, "-sandbox"); len(sb) != 1 || sb[0] != "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny" {
+		t.Errorf("%s: -sandbox %q", name, sb)
+	}
+	if fd := argValues(args, "-add-fd"); len(fd) != 1 || fd[0] != "fd=3,set=1,opaque=tmpl-0" {
+		t.Errorf("%s: -add-fd %q", name, fd)
+	}
+	bd := strings.Join(argValues(args, "-blockdev"), "\n")
+	if !strings.Contains(bd, `"filename":"/dev/fdset/1"`) || !strings.Contains(bd, `"backing":"tmpl-0"`) {
+		t.Errorf("%s: -blockdev %s", name, bd)
+	}
+	for _, v := range append(argValues(args, "-drive"), argValues(args, "-blockdev")...) {
+		if strings.Contains(v, template) {
+			t.Errorf("%s: a disk option names the template: %s", name, v)
+		}
+	}
+}
+
+// TestRealQEMUConfined starts the installed qemu-system-x86_64 with
+// prove's arguments for a 1 MiB raw template (nothing boots: SeaBIOS
+// finds no disk to boot, under TCG) as prove does as root, and asks the
+// kernel and QEMU: it runs as a dynamic uid under a seccomp filter, and
+// its disk is the overlay on the fd set, the template's path nowhere,
+// though the overlay's header names a file that does not exist.
+func TestRealQEMUConfined(t *testing.T) {
+	needRoot(t)
+	qemu := testenv.Tool(t, "qemu-system-x86_64", "qemu-system-x86")
+	qemuImg := testenv.Tool(t, "qemu-img", "qemu-utils")
+	dir := searchableTempDir(t)
+	img, f := tinyTemplate(t, dir, 0o600)
+	j, err := newJail(AccelTCG, "/dev/kvm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(dir, "run")
+	os.Mkdir(run, 0o700)
+	if err := stageBoot(run, &Boot{}, j); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := NewClone(0, filepath.Join(run, "clone-1"))
+	// The header names a path that does not exist: QEMU must not care.
+	boot := Boot{Firmware: FirmwareBIOS, Accel: AccelTCG, MemoryMiB: 128, CPUs: 1,
+		Chain: &image.Chain{Layers: []image.Layer{{Path: filepath.Join(dir, "nonexistent.img"), Format: "raw", VirtualSize: 1 << 20, File: f}}}}
+	r := &cloneRun{cfg: Config{QEMUImg: qemuImg}, clone: c, boot: boot, jail: j}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := r.prepare(ctx, "t"); err != nil {
+		t.Fatal(err)
+	}
+	args := Args(c, boot)
+	checkConfinedArgs(t, "qemu", args, img)
+	// A second monitor for the test's own client: go-qemu hands its
+	// scanner's buffer to the caller, which a long reply overwrites.
+	mon2 := filepath.Join(c.Dir, "test-qmp.sock")
+	v, err := start(ctx, qemu, c, append(args, "-qmp", "unix:"+mon2+",server=on,wait=off"), boot.files(), j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.stop()
+	st, err := os.ReadFile(filepath.Join("/proc", itoa(v.cmd.Process.Pid), "status"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Uid:\t" + itoa(j.uid) + "\t" + itoa(j.uid) + "\t" + itoa(j.uid) + "\t" + itoa(j.uid) + "\n"
+	if !strings.Contains(string(st), want) || !strings.Contains(string(st), "\nSeccomp:\t2\n") || strings.Contains(string(st), "Uid:\t0") {
+		t.Errorf("QEMU's status, want %q and Seccomp 2:\n%s", want, st)
+	}
+	var nodes []struct {
+		Node    string `json:"node-name"`
+		File    string `json:"file"`
+		Backing string `json:"backing_file"`
+	}
+	qmpQuery(t, mon2, "query-named-block-nodes", &nodes)
+	files := map[string]string{}
+	for _, n := range nodes {
+		files[n.Node] = n.File
+		// The header's name shows up as backing-filename, metadata QEMU
+		// read; what it opened are the nodes' files and backing files.
+		if strings.Contains(n.File+n.Backing, "template.img") || strings.Contains(n.File+n.Backing, "nonexistent.img") {
+			t.Errorf("QEMU opened a template path: node %s, file %s, backing %s", n.Node, n.File, n.Backing)
+		}
+		if n.Node == "disk0" && n.Backing != "/dev/fdset/1" {
+			t.Errorf("disk0's backing file is %q, want /dev/fdset/1", n.Backing)
+		}
+	}
+	if files["tmpl-file0"] != "/dev/fdset/1" || files["tmpl-0"] != "/dev/fdset/1" || !strings.Contains(files["disk0"], "/dev/fdset/1") {
+		t.Errorf("block nodes %v: want the template as /dev/fdset/1 under disk0", files)
+	}
+}
+
+// qmpQuery runs one QMP command on a monitor socket of its own and
+// decodes its return into v, skipping events.
+func qmpQuery(t *testing.T, sock, cmd string, v any) {
+	t.Helper()
+	var conn net.Conn
+	var err error
+	for i := 0; i < 50; i++ {
+		if conn, err = net.Dial("unix", sock); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	dec := json.NewDecoder(conn)
+	var greeting map[string]any
+	if err := dec.Decode(&greeting); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{"qmp_capabilities", cmd} {
+		if _, err := conn.Write([]byte(`{"execute":"` + c + `"}`)); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			var r struct {
+				Event  string          `json:"event"`
+				Return json.RawMessage `json:"return"`
+				Error  any             `json:"error"`
+			}
+			if err := dec.Decode(&r); err != nil {
+				t.Fatalf("QMP %s: %v", c, err)
+			}
+			if r.Event != "" {
+				continue
+			}
+			if r.Error != nil {
+				t.Fatalf("QMP %s: %v", c, r.Error)
+			}
+			if c == cmd {
+				if err := json.Unmarshal(r.Return, v); err != nil {
+					t.Fatalf("QMP %s: %v", c, err)
+				}
+			}
+			break
+		}
+	}
+}
+
+// TestRunConfined: Run itself, on the fake QEMU with a kernel boot and
+// --keep: the template reaches QEMU as a descriptor, the kernel and
+// initrd as the run's own copies (the dynamic user's, 0600), and the
+// template's file is closed when Run returns.
+func TestRunConfined(t *testing.T) {
+	needRoot(t)
+	qemuImg := testenv.Tool(t, "qemu-img", "qemu-utils")
+	old := noAgentGrace
+	noAgentGrace = time.Second
+	defer func() { noAgentGrace = old }()
+	t.Setenv(fakeEnv, "noagent")
+	dir := searchableTempDir(t)
+	img, kernel, initrd := filepath.Join(dir, "template.img"), filepath.Join(dir, "vmlinuz-host"), filepath.Join(dir, "initrd-host")
+	os.WriteFile(img, make([]byte, 1<<20), 0o600)
+	os.WriteFile(kernel, []byte("kernel"), 0o600)
+	os.WriteFile(initrd, []byte("initrd"), 0o600)
+	rep, err := Run(context.Background(), Config{Image: img, Clones: 1, Kernel: kernel, Initrd: initrd, Accel: AccelTCG,
+		QEMU: fakeBin, QEMUImg: qemuImg, Keep: filepath.Join(dir, "keep"), Timeout: time.Minute}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := rep.Clones[0]; c.Boot != BootUp {
+		t.Fatalf("%s: %s: %s", c.Name, c.Boot, c.Problem)
+	}
+	b, err := os.ReadFile(filepath.Join(rep.Kept, "clone-1", "fake-qemu.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var who struct {
+		UID  int
+		Args []string
+		FDs  []string
+	}
+	json.Unmarshal(b, &who)
+	checkConfinedArgs(t, "run", who.Args, "template.img")
+	if k := argValues(who.Args, "-kernel"); len(k) != 1 || k[0] != filepath.Join(rep.Kept, "vmlinuz") {
+		t.Errorf("-kernel %q, want the run's copy", k)
+	}
+	if len(who.FDs) != 1 || !strings.Contains(who.FDs[0], "read 512 bytes <nil>") {
+		t.Errorf("the template's descriptor: %q", who.FDs)
+	}
+	for _, f := range []string{"vmlinuz", "initrd"} {
+		st, err := os.Stat(filepath.Join(rep.Kept, f))
+		if err != nil || int(st.Sys().(*syscall.Stat_t).Uid) != who.UID || st.Mode() != 0o600 {
+			t.Errorf("%s: %v %v; want QEMU's uid %d's, 0600", f, st, err, who.UID)
+		}
+	}
+	// The template is no longer open in this process.
+	fds, _ := filepath.Glob("/proc/self/fd/*")
+	for _, fd := range fds {
+		if l, _ := os.Readlink(fd); l == img {
+			t.Errorf("the template is still open as %s", fd)
+		}
+	}
+}

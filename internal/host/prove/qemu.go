@@ -1,0 +1,208 @@
+package prove
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/host/image"
+)
+
+// Clone is one throwaway clone: its name, network and files.
+type Clone struct {
+	Name  string
+	Index int
+	// MAC is 52:54:00 (QEMU's prefix) and three random bytes.
+	MAC string
+	// Net is the clone's own /28 of 192.0.2.0/24: QEMU's user network
+	// hands out an address from it, so clones get different addresses
+	// while a static address baked into the template stays the same.
+	Net netip.Prefix
+	// Dir holds the overlay, seed, console, sockets and UEFI variables.
+	Dir string
+}
+
+// Files of a clone's directory.
+func (c Clone) Overlay() string { return filepath.Join(c.Dir, "disk.qcow2") }
+
+// Seed is the NoCloud seed's path.
+func (c Clone) Seed() string { return filepath.Join(c.Dir, "seed.iso") }
+
+// Console is the serial console's capture.
+func (c Clone) Console() string { return filepath.Join(c.Dir, "console.log") }
+
+// QGA is the guest agent's chardev socket.
+func (c Clone) QGA() string { return filepath.Join(c.Dir, "qga.sock") }
+
+// QMP is QEMU's monitor socket.
+func (c Clone) QMP() string { return filepath.Join(c.Dir, "qmp.sock") }
+
+// Vars is the clone's own copy of the UEFI variable store.
+func (c Clone) Vars() string { return filepath.Join(c.Dir, "OVMF_VARS.fd") }
+
+// host returns the nth address of the clone's network.
+func (c Clone) host(n int) netip.Addr {
+	a := c.Net.Addr().As4()
+	a[3] += byte(n)
+	return netip.AddrFrom4(a)
+}
+
+// NewClone names clone i (from 0) and gives it a MAC and a network.
+func NewClone(i int, dir string) (Clone, error) {
+	var b [3]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return Clone{}, err
+	}
+	if i < 0 || i >= MaxClones {
+		return Clone{}, fmt.Errorf("clone %d: at most %d clones", i+1, MaxClones)
+	}
+	net := netip.PrefixFrom(netip.AddrFrom4([4]byte{192, 0, 2, byte(16 * i)}), 28)
+	return Clone{
+		Name: fmt.Sprintf("clone-%d", i+1), Index: i,
+		MAC: fmt.Sprintf("52:54:00:%02x:%02x:%02x", b[0], b[1], b[2]),
+		Net: net, Dir: dir,
+	}, nil
+}
+
+// Boot is how every clone boots: firmware, accelerator, size and the
+// template's layers.
+type Boot struct {
+	Firmware               string // bios, uefi or kernel
+	OVMF                   OVMF   // for uefi
+	Kernel, Initrd, Append string // for kernel
+	Accel                  string
+	MemoryMiB, CPUs        int
+	// Chain is the template's vetted backing chain, top first: QEMU gets
+	// each layer as an open file descriptor and the disk graph spelled
+	// out, so it opens no template path and follows no backing name
+	// written in a header. There is no other way to give QEMU the template.
+	// A layer's Path is for display and the overlay's header only.
+	Chain *image.Chain
+}
+
+// sandbox is QEMU's seccomp filter: no obsolete system calls, no setuid
+// or capabilities, no fork or exec, no scheduler or CPU affinity tuning.
+const sandbox = "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny"
+
+// firstLayerFD is the descriptor of Chain[0] in QEMU: the files follow
+// stdin, stdout and stderr in the order of Boot.files (exec.Cmd's
+// ExtraFiles).
+const firstLayerFD = 3
+
+// files are the descriptors QEMU inherits, Chain's files in order.
+func (b Boot) files() []*os.File {
+	var out []*os.File
+	for _, l := range b.layers() {
+		out = append(out, l.File)
+	}
+	return out
+}
+
+// layers are the chain's layers, none without a chain.
+func (b Boot) layers() []image.Layer {
+	if b.Chain == nil {
+		return nil
+	}
+	return b.Chain.Layers
+}
+
+// Args is QEMU's command line for clone c. The guest gets only QEMU's
+// user network with restrict=on (no way out of the host), its overlay,
+// its seed, an agent channel, a serial console into a file, QMP and a
+// virtio RNG (entropy for SSH host key generation under TCG).
+func Args(c Clone, b Boot) []string {
+	a := []string{
+		"-name", c.Name, "-sandbox", sandbox, "-accel", b.Accel,
+		"-m", fmt.Sprint(b.MemoryMiB), "-smp", fmt.Sprint(b.CPUs),
+		"-no-reboot", "-nodefaults", "-display", "none", "-monitor", "none",
+		"-serial", "file:" + c.Console(),
+		"-qmp", "unix:" + c.QMP() + ",server=on,wait=off",
+	}
+	if b.Accel == AccelKVM {
+		a = append(a, "-cpu", "host")
+	}
+	switch b.Firmware {
+	case FirmwareKernel:
+		a = append(a, "-kernel", b.Kernel)
+		if b.Initrd != "" {
+			a = append(a, "-initrd", b.Initrd)
+		}
+		if b.Append != "" {
+			a = append(a, "-append", b.Append)
+		}
+	case FirmwareUEFI:
+		a = append(a, "-machine", "q35",
+			"-drive", "if=pflash,format=raw,unit=0,readonly=on,file="+b.OVMF.Code,
+			"-drive", "if=pflash,format=raw,unit=1,file="+c.Vars())
+	}
+	// The NIC first, in slot 3 as QEMU's default NIC (the guest names it
+	// ens3 before cloud-init renames it), before another device takes it.
+	a = append(a,
+		"-netdev", netdev(c),
+		"-device", "virtio-net-pci,netdev=net0,addr=0x3,mac="+c.MAC)
+	a = append(a, diskArgs(c, b)...)
+	a = append(a,
+		"-device", "virtio-blk-pci,drive=disk0,bootindex=1",
+		"-drive", "file="+c.Seed()+",if=none,id=seed0,format=raw,readonly=on",
+		"-device", "virtio-blk-pci,drive=seed0",
+		"-device", "virtio-serial-pci",
+		"-chardev", "socket,path="+c.QGA()+",server=on,wait=off,id=qga0",
+		"-device", "virtserialport,chardev=qga0,name=org.qemu.guest_agent.0",
+		"-object", "rng-random,filename=/dev/urandom,id=rng0", "-device", "virtio-rng-pci,rng=rng0",
+	)
+	return a
+}
+
+// diskArgs give QEMU the clone's disk, node disk0: the overlay on the
+// template. With a chain, each layer is passed as a descriptor (-add-fd,
+// fd set i+1, read through /dev/fdset/i+1) and the graph is spelled out
+// with -blockdev, bottom first (a backing reference must name a node
+// that exists): the overlay's backing is node tmpl-0 whatever its header
+// says, each layer's backing is the next layer, the bottom's none. So
+// QEMU opens no template path, by name or by a header's backing name.
+func diskArgs(c Clone, b Boot) []string {
+	var a []string
+	chain := b.layers()
+	for i := range chain {
+		a = append(a, "-add-fd", fmt.Sprintf("fd=%d,set=%d,opaque=tmpl-%d", firstLayerFD+i, i+1, i))
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		file := map[string]any{"driver": "file", "filename": fmt.Sprintf("/dev/fdset/%d", i+1), "read-only": true,
+			"node-name": fmt.Sprintf("tmpl-file%d", i)}
+		node := map[string]any{"driver": chain[i].Format, "file": fmt.Sprintf("tmpl-file%d", i), "read-only": true,
+			"node-name": fmt.Sprintf("tmpl-%d", i)}
+		// A raw layer has no backing option at all; qcow2's is the next
+		// layer, or null (none) at the bottom.
+		if chain[i].Format != "raw" {
+			node["backing"] = nil
+			if i+1 < len(chain) {
+				node["backing"] = fmt.Sprintf("tmpl-%d", i+1)
+			}
+		}
+		a = append(a, "-blockdev", jsonArg(file), "-blockdev", jsonArg(node))
+	}
+	top := map[string]any{"driver": "qcow2", "node-name": "disk0", "discard": "unmap", "backing": "tmpl-0",
+		"file": map[string]any{"driver": "file", "filename": c.Overlay(), "discard": "unmap"}}
+	return append(a, "-blockdev", jsonArg(top))
+}
+
+func jsonArg(v map[string]any) string {
+	b, _ := json.Marshal(v) // maps of strings and bools always marshal
+	return string(b)
+}
+
+// netdev is the clone's user network: restrict=on always, no IPv6, and
+// its own /28 with the gateway at .2, DNS at .3 and DHCP from .8.
+func netdev(c Clone) string {
+	return strings.Join([]string{
+		"user", "id=net0", "restrict=on", "ipv6=off",
+		"net=" + c.Net.String(),
+		"host=" + c.host(2).String(),
+		"dns=" + c.host(3).String(),
+		"dhcpstart=" + c.host(8).String(),
+	}, ",")
+}

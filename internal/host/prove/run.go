@@ -1,0 +1,297 @@
+package prove
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
+	"github.com/guestcheck/guestcheck/internal/host/image"
+)
+
+// Refusal is a reason prove did not boot anything: a usage problem, a
+// template in use, a missing tool. Its exit code is 3.
+type Refusal struct{ Reason string }
+
+func (r *Refusal) Error() string { return r.Reason }
+
+func refuse(format string, args ...any) error { return &Refusal{fmt.Sprintf(format, args...)} }
+
+// Report is a prove run's result; renderers are pure functions of it.
+type Report struct {
+	SchemaVersion int    `json:"schema_version"`
+	Tool          string `json:"tool"`
+	Command       string `json:"command"`
+	Version       string `json:"version"`
+	Image         struct {
+		File   string `json:"file"`
+		Format string `json:"format"`
+		// Backing is the template's vetted backing chain, nearest
+		// first: every clone reads it, read-only.
+		Backing []BackingFile `json:"backing,omitempty"`
+	} `json:"image"`
+	Accel          string `json:"accel"`
+	AccelReason    string `json:"accel_reason"`
+	Firmware       string `json:"firmware"`
+	FirmwareReason string `json:"firmware_reason"`
+	MemoryMiB      int    `json:"memory_mib"`
+	CPUs           int    `json:"cpus"`
+	// Proven is the verdict: every clone came up healthy and no identity
+	// item is shared.
+	Proven     bool                `json:"proven"`
+	Clones     []CloneResult       `json:"clones"`
+	Template   TemplateIdentity    `json:"template"`
+	Items      []ItemResult        `json:"items"`
+	Collisions []guestid.Collision `json:"collisions"`
+	Failures   []Failure           `json:"failures"`
+	Notes      []string            `json:"notes,omitempty"`
+	// Kept is --keep's directory, when the clones' files were kept.
+	Kept       string    `json:"kept,omitempty"`
+	StartedAt  time.Time `json:"started_at"`
+	DurationMS int64     `json:"duration_ms"`
+	// PeakRSSKiB is the prove process's own peak resident memory
+	// (VmHWM), apart from the QEMU processes.
+	PeakRSSKiB int64 `json:"peak_rss_kib"`
+}
+
+// BackingFile is one file of the template's backing chain.
+type BackingFile struct {
+	File   string `json:"file"`
+	Format string `json:"format"`
+	// Named is the name the layer above wrote in its header.
+	Named string `json:"named"`
+}
+
+// Exit codes.
+const (
+	ExitProven  = 0 // every clone healthy, nothing shared
+	ExitFailed  = 1 // a clone failed or identity is shared
+	ExitRefused = 3 // usage error or refusal: nothing was booted
+)
+
+// ExitCode is the report's exit code.
+func ExitCode(r Report) int {
+	if r.Proven {
+		return ExitProven
+	}
+	return ExitFailed
+}
+
+// TemplateReader reads the template's identity offline (sealprep passes
+// one that attaches the image read-only as root); nil leaves it unread.
+type TemplateReader func(ctx context.Context, file string) TemplateIdentity
+
+// Run proves cfg.Image. An error is a *Refusal (nothing booted) or a
+// failure to set up; a report with Proven false is a template that
+// failed.
+func Run(ctx context.Context, cfg Config, readTemplate TemplateReader) (Report, error) {
+	cfg = cfg.withDefaults()
+	start := time.Now()
+	if err := cfg.Validate(); err != nil {
+		return Report{}, &Refusal{err.Error()}
+	}
+	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
+	defer cancel()
+	rep := Report{SchemaVersion: 1, Tool: "sealprep", Command: "prove", Version: cfg.Version, StartedAt: start.UTC(),
+		MemoryMiB: cfg.MemoryMiB, CPUs: cfg.CPUs, Clones: []CloneResult{}, Failures: []Failure{}, Collisions: []guestid.Collision{}}
+	// plan hands back the chain it opened even when it then refuses.
+	boot, err := plan(ctx, &cfg, &rep)
+	if err != nil {
+		boot.Chain.Close()
+		return Report{}, err
+	}
+	defer boot.Chain.Close()
+	j, err := newJail(boot.Accel, cfg.KVMDevice)
+	if err != nil {
+		return Report{}, &Refusal{err.Error()}
+	}
+	if readTemplate != nil {
+		rep.Template = readTemplate(ctx, cfg.Image)
+	} else {
+		rep.Template = TemplateIdentity{NotRead: "the template's own identity is read only as root"}
+	}
+	dir, cleanup, err := workDir(cfg.Keep)
+	if err != nil {
+		return Report{}, err
+	}
+	defer cleanup()
+	if cfg.Keep != "" {
+		rep.Kept = dir
+	}
+	if err := stageBoot(dir, &boot, j); err != nil {
+		return Report{}, err
+	}
+	rep.Clones = runClones(ctx, cfg, boot, dir, j)
+	cfg.Progress.Done()
+	var cols []guestid.Collision
+	rep.Items, cols = Compare(rep.Clones, rep.Template)
+	if cols != nil {
+		rep.Collisions = cols
+	}
+	rep.Failures = failures(rep.Clones, rep.Collisions, rep.Template)
+	rep.Proven = len(rep.Failures) == 0
+	rep.DurationMS = ms(time.Since(start))
+	rep.PeakRSSKiB = PeakRSS()
+	return rep, nil
+}
+
+// plan checks the template and the tools and decides the firmware and
+// accelerator, all before anything boots.
+func plan(ctx context.Context, cfg *Config, rep *Report) (Boot, error) {
+	abs, err := filepath.Abs(cfg.Image)
+	if err != nil {
+		return Boot{}, err
+	}
+	cfg.Image = abs
+	rep.Image.File = abs
+	if st, err := os.Stat(abs); errors.Is(err, os.ErrNotExist) {
+		return Boot{}, refuse("--image %s: no such file", cfg.Image)
+	} else if err != nil || !st.Mode().IsRegular() {
+		return Boot{}, refuse("--image %s: not a regular file", cfg.Image)
+	}
+	for _, t := range []struct{ bin, pkg string }{{cfg.QEMU, "qemu-system-x86"}, {cfg.QEMUImg, "qemu-utils"}} {
+		if _, err := exec.LookPath(t.bin); err != nil {
+			return Boot{}, refuse("%s is missing (Debian package %s)", t.bin, t.pkg)
+		}
+	}
+	chain, err := image.OpenChain(ctx, cfg.QEMUImg, abs, image.Policy{AllowBacking: cfg.AllowBacking})
+	if errors.Is(err, image.ErrInUse) {
+		return Boot{}, refuse("the template is in use: a running VM or another tool holds its lock; power it off first (clones of a template that is being written prove nothing)")
+	}
+	var ir *image.Refusal
+	if errors.As(err, &ir) {
+		return Boot{}, &Refusal{ir.Reason}
+	}
+	if err != nil {
+		return Boot{}, refuse("--image %s: %v", cfg.Image, err)
+	}
+	info := chain.Top()
+	rep.Image.Format = info.Format
+	for _, l := range chain.Layers[1:] {
+		rep.Image.Backing = append(rep.Image.Backing, BackingFile{File: l.Path, Format: l.Format, Named: l.Named})
+	}
+	// From here the chain's files belong to b: Run closes them.
+	b := Boot{MemoryMiB: cfg.MemoryMiB, CPUs: cfg.CPUs, Kernel: cfg.Kernel, Initrd: cfg.Initrd, Append: cfg.Append,
+		Chain: chain}
+	if err := chooseBoot(ctx, cfg, chain, &b, rep); err != nil {
+		return b, err
+	}
+	ac, err := ChooseAccel(cfg.Accel, cfg.KVMDevice, cfg.CPUInfo)
+	if err != nil {
+		return b, &Refusal{err.Error()}
+	}
+	b.Accel, rep.Accel, rep.AccelReason = ac.Accel, ac.Accel, ac.Reason
+	return b, nil
+}
+
+// maxBootFile bounds a kernel, initrd or OVMF code file prove copies.
+const maxBootFile = 1 << 30
+
+// stageBoot makes the run's directory QEMU's user's own and copies the
+// kernel, initrd and OVMF code into it, pointing b at the copies: QEMU
+// runs as that user and must open nothing of root's. It checks that the
+// user can reach the directory at all.
+func stageBoot(dir string, b *Boot, j jail) error {
+	if err := j.own(dir, 0o700); err != nil {
+		return err
+	}
+	if err := j.reachable(dir); err != nil {
+		return &Refusal{err.Error()}
+	}
+	for _, f := range []struct {
+		p    *string
+		name string
+	}{{&b.Kernel, "vmlinuz"}, {&b.Initrd, "initrd"}, {&b.OVMF.Code, "OVMF_CODE.fd"}} {
+		if *f.p == "" {
+			continue
+		}
+		dst := filepath.Join(dir, f.name)
+		if err := j.stageFile(*f.p, dst, maxBootFile); err != nil {
+			return fmt.Errorf("copy %s for QEMU: %w", *f.p, err)
+		}
+		*f.p = dst
+	}
+	return nil
+}
+
+// chooseBoot picks the firmware: direct kernel boot when --kernel is
+// given, else from the disk's partition table.
+func chooseBoot(ctx context.Context, cfg *Config, chain *image.Chain, b *Boot, rep *Report) error {
+	if cfg.Kernel != "" {
+		for _, f := range []string{cfg.Kernel, cfg.Initrd} {
+			if f != "" && !regular(f) {
+				return refuse("%s: no such file", f)
+			}
+		}
+		b.Firmware, rep.Firmware, rep.FirmwareReason = FirmwareKernel, FirmwareKernel, "--kernel"
+		return nil
+	}
+	head, err := image.ReadHead(ctx, cfg.QEMUImg, chain, headSectors)
+	if err != nil {
+		return err
+	}
+	fc, err := ChooseFirmware(head, cfg.Firmware)
+	if err != nil {
+		return &Refusal{err.Error()}
+	}
+	if fc.Firmware == FirmwareUEFI {
+		if b.OVMF, err = FindOVMF(cfg.OVMFDir); err != nil {
+			return &Refusal{err.Error()}
+		}
+	}
+	b.Firmware, rep.Firmware, rep.FirmwareReason = fc.Firmware, fc.Firmware, fc.Reason
+	return nil
+}
+
+// headSectors is what the firmware choice reads: the MBR, the GPT header
+// and a standard GPT entry array (34 sectors), with room to spare.
+const headSectors = 64
+
+// workDir is the clones' parent directory: --keep's (created, and kept)
+// or a new temporary one (removed by cleanup).
+func workDir(keep string) (string, func(), error) {
+	if keep != "" {
+		// 0711: QEMU's user must pass through to its run's directory.
+		if err := os.MkdirAll(keep, 0o711); err != nil {
+			return "", nil, refuse("--keep %s: %v", keep, err)
+		}
+		d, err := os.MkdirTemp(keep, "prove-")
+		return d, func() {}, err
+	}
+	d, err := os.MkdirTemp("", "sealprep-prove-")
+	if err != nil {
+		return "", nil, err
+	}
+	return d, func() { os.RemoveAll(d) }, nil
+}
+
+// runClones boots every clone in parallel and waits for all of them.
+func runClones(ctx context.Context, cfg Config, boot Boot, dir string, j jail) []CloneResult {
+	var tagb [3]byte
+	rand.Read(tagb[:])
+	tag := hex.EncodeToString(tagb[:])
+	out := make([]CloneResult, cfg.Clones)
+	var wg sync.WaitGroup
+	for i := range cfg.Clones {
+		c, err := NewClone(i, filepath.Join(dir, fmt.Sprintf("clone-%d", i+1)))
+		if err != nil {
+			out[i] = CloneResult{Name: fmt.Sprintf("clone-%d", i+1), Boot: BootFailed, Problem: err.Error()}.safe()
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := &cloneRun{cfg: cfg, clone: c, boot: boot, jail: j}
+			out[i] = r.run(ctx, tag).safe()
+		}()
+	}
+	wg.Wait()
+	return out
+}

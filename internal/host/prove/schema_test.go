@@ -1,0 +1,69 @@
+package prove
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/guestcheck/guestcheck/internal/testenv"
+)
+
+// TestJSONSchema holds prove's JSON, the goldens' reports and the real
+// ones TestVM/prove captured (testdata/captured, GUESTCHECK_VM_CAPTURE),
+// to schema/prove-v1.schema.json, and proves the schema is not vacuous:
+// broken documents fail it.
+func TestJSONSchema(t *testing.T) {
+	s := testenv.Schema(t, "../../../schema", "prove-v1.schema.json")
+	docs := map[string][]byte{}
+	for name, r := range map[string]Report{"good": goodReport(), "bad": badReport(), "kept": keptReport()} {
+		var b bytes.Buffer
+		if err := WriteJSON(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		docs[name] = b.Bytes()
+	}
+	captured, _ := filepath.Glob("testdata/captured/*.json")
+	if len(captured) < 5 {
+		t.Fatalf("%d captured reports in testdata/captured, want the five of TestVM/prove", len(captured))
+	}
+	for _, p := range captured {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs[p] = b
+	}
+	for name, b := range docs {
+		if msg := testenv.Validate(s, b); msg != "" {
+			t.Errorf("%s: %s", name, msg)
+		}
+	}
+	clone := func(d map[string]any) map[string]any { return d["clones"].([]any)[0].(map[string]any) }
+	for name, mutate := range map[string]func(d map[string]any){
+		"no schema version": func(d map[string]any) { delete(d, "schema_version") },
+		"another tool":      func(d map[string]any) { d["tool"] = "guestcheck" },
+		"no clones":         func(d map[string]any) { d["clones"] = []any{} },
+		"bad boot":          func(d map[string]any) { clone(d)["boot"] = "maybe" },
+		"bad check status":  func(d map[string]any) { clone(d)["checks"].([]any)[0].(map[string]any)["status"] = "ok" },
+		"collision of one":  func(d map[string]any) { d["collisions"].([]any)[0].(map[string]any)["members"] = []any{"clone-1"} },
+		"unknown item":      func(d map[string]any) { d["items"].([]any)[0].(map[string]any)["item"] = "colour" },
+		"bad item status":   func(d map[string]any) { d["items"].([]any)[0].(map[string]any)["status"] = "fine" },
+		"raw machine-id length": func(d map[string]any) {
+			clone(d)["identity"].(map[string]any)["machine_id_hash"] = strings.Repeat("a", 64)
+		},
+		"missing timings": func(d map[string]any) { delete(clone(d), "timings") },
+	} {
+		var d map[string]any
+		if err := json.Unmarshal(docs["bad"], &d); err != nil {
+			t.Fatal(err)
+		}
+		mutate(d)
+		b, _ := json.Marshal(d)
+		if testenv.Validate(s, b) == "" {
+			t.Errorf("%s: the schema accepts it", name)
+		}
+	}
+}

@@ -1,0 +1,170 @@
+package prove
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
+)
+
+// itemHeads are the text table's short column heads, in guestid.Items
+// order.
+var itemHeads = map[guestid.Item]string{
+	guestid.ItemMachineID: "MACHINE-ID", guestid.ItemHostKey: "HOST-KEYS", guestid.ItemDHCPClient: "DHCP-ID",
+	guestid.ItemMACBinding: "MAC-PIN", guestid.ItemHostname: "HOSTNAME", guestid.ItemInstanceID: "INSTANCE-ID",
+	guestid.ItemMAC: "MAC", guestid.ItemAddress: "ADDRESS",
+}
+
+// WriteText renders the report for a person: the setup, a table of
+// clones (boot, verdict, each identity item distinct or shared), the
+// template, the failures with their fixes, the phases and a verdict line.
+func WriteText(w io.Writer, r Report) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "sealprep prove %s (%s): %d %s, %s (%s), %s (%s)\n", r.Image.File, r.Image.Format,
+		len(r.Clones), plural(len(r.Clones), "clone", "clones"), r.Accel, r.AccelReason, r.Firmware, r.FirmwareReason)
+	for _, b := range r.Image.Backing {
+		fmt.Fprintf(bw, "  backing file (only read): %s (%s)\n", b.File, b.Format)
+	}
+	bw.WriteString("\n")
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+	head := []string{"CLONE", "BOOT", "VERDICT"}
+	for _, it := range guestid.Items {
+		head = append(head, itemHeads[it])
+	}
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	for _, c := range r.Clones {
+		row := []string{c.Name, c.Boot, verdictText(c)}
+		for _, it := range guestid.Items {
+			row = append(row, cellText(c, it, r.Collisions))
+		}
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
+	}
+	tw.Flush()
+	bw.WriteString("\n" + templateText(r.Template) + "\n")
+	for _, c := range r.Clones {
+		for _, n := range c.Notes {
+			fmt.Fprintf(bw, "note: %s: %s\n", c.Name, n)
+		}
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(bw, "note: %s\n", n)
+	}
+	for _, it := range r.Items {
+		if it.Status == ItemNotCompared {
+			fmt.Fprintf(bw, "not compared: %s (%s)\n", it.Item, it.Detail)
+		}
+	}
+	writeFailures(bw, r)
+	bw.WriteString("\n")
+	tw = tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "PHASES\tSEED\tBOOT\tCLOUD-INIT\tGUESTCHECK\tCOLLECTION\t")
+	for _, c := range r.Clones {
+		t := c.Timings
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Name, secs(t.Seed), secs(t.Boot), secs(t.CloudInit), secs(t.Guestcheck), secs(t.Collection))
+	}
+	tw.Flush()
+	if r.Kept != "" {
+		fmt.Fprintf(bw, "kept: %s\n", r.Kept)
+	}
+	fmt.Fprintf(bw, "\n%s\n", verdictLine(r))
+	return bw.Flush()
+}
+
+func writeFailures(bw *bufio.Writer, r Report) {
+	if len(r.Failures) == 0 {
+		return
+	}
+	bw.WriteString("\nfailures:\n")
+	for _, f := range r.Failures {
+		who := f.Clone
+		if f.Item != "" {
+			who = f.Item
+		}
+		fmt.Fprintf(bw, "  FAIL %s: %s\n", who, f.Message)
+		if f.Fix != "" {
+			fmt.Fprintf(bw, "       fix: %s\n", f.Fix)
+		}
+		if f.Clone == "" {
+			continue
+		}
+		for _, c := range r.Clones {
+			if c.Name == f.Clone && len(c.ConsoleTail) > 0 {
+				fmt.Fprintf(bw, "       console tail:\n")
+				for _, l := range c.ConsoleTail {
+					fmt.Fprintf(bw, "         | %s\n", l)
+				}
+			}
+		}
+	}
+}
+
+func verdictText(c CloneResult) string {
+	switch {
+	case c.Verdict != nil && c.VerdictSource == SourceConsole:
+		return c.Verdict.Status + " (console)"
+	case c.Verdict != nil:
+		return c.Verdict.Status
+	case c.IdentityOnly:
+		return "identity only"
+	}
+	return "-"
+}
+
+// cellText is one clone's state for one item: TEMPLATE when it keeps
+// the template's, SHARED when it shares it with another clone, distinct
+// when it has its own, - when it has none or it was not read.
+func cellText(c CloneResult, it guestid.Item, cols []guestid.Collision) string {
+	for _, col := range cols {
+		if col.Item == it && slices.Contains(col.Members, c.Name) {
+			if slices.Contains(col.Members, TemplateName) {
+				return "TEMPLATE"
+			}
+			return "SHARED"
+		}
+	}
+	if c.Identity != nil && hasItem(*c.Identity, it) {
+		return "distinct"
+	}
+	return "-"
+}
+
+func templateText(t TemplateIdentity) string {
+	switch {
+	case !t.Read:
+		return "template: not read (" + t.NotRead + ")"
+	case t.Record:
+		s := fmt.Sprintf("template: sealed by sealprep at %s (%s); compared with the clones", t.SealedAt, strings.Join(t.Operations, ", "))
+		for _, k := range t.Kept {
+			s += "\ntemplate: " + k.Message
+		}
+		return s
+	}
+	return "template: no sealprep template record; its identity was compared with the clones"
+}
+
+func verdictLine(r Report) string {
+	d := (time.Duration(r.DurationMS) * time.Millisecond).Round(time.Second)
+	if r.Proven {
+		return fmt.Sprintf("PROVEN: %d %s came up healthy and distinct (%s)", len(r.Clones), plural(len(r.Clones), "clone", "clones"), d)
+	}
+	return fmt.Sprintf("NOT PROVEN: %d %s (%s)", len(r.Failures), plural(len(r.Failures), "failure", "failures"), d)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func secs(ms int64) string {
+	if ms <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1fs", float64(ms)/1000)
+}

@@ -1,9 +1,0 @@
-// Package netcheck holds guestcheck's network-identity check: DHCP client
-// identity, cloned machine-id and network configuration bound to vanished
-// MAC addresses, so that a cloned or restored VM does not share the
-// original's network identity.
-//
-// The network configuration files come from internal/netconf, the one
-// reader network-config (internal/netintent) uses too; the kernel's links
-// come from internal/netstate.
-package netcheck

@@ -1,7 +1,0 @@
-package netcheck
-
-import "github.com/guestcheck/guestcheck/internal/guestfile/netval"
-
-// quoteShort quotes s for a message, cut so that a finding stays one
-// readable line.
-func quoteShort(s string) string { return netval.Quote(s) }

@@ -1,0 +1,85 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
+)
+
+// Format names one rendering of a Report. Every format renders the same
+// Report; none of them decides the exit code.
+type Format string
+
+// The formats, each for the consumer named in its comment.
+const (
+	FormatText       Format = "text"       // a person on a console
+	FormatJSON       Format = "json"       // programs: schema/report-v1.schema.json
+	FormatPrometheus Format = "prometheus" // node_exporter's textfile collector
+	FormatNagios     Format = "nagios"     // Nagios, Icinga, NRPE: plugin output
+	FormatJUnit      Format = "junit"      // CI systems and Packer pipelines
+	FormatTAP        Format = "tap"        // TAP version 13 harnesses (prove)
+	FormatJSONL      Format = "jsonl"      // journald and log shippers: one finding a line
+)
+
+// Formats lists every format, in the order --help names them.
+var Formats = []Format{FormatText, FormatJSON, FormatPrometheus, FormatNagios, FormatJUnit, FormatTAP, FormatJSONL}
+
+// ParseFormat returns the format named s, or an error listing the valid ones.
+func ParseFormat(s string) (Format, error) {
+	for _, f := range Formats {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("unknown format %q: want %s", s, FormatNames())
+}
+
+// FormatNames is the list of format names for messages: "text, json, ...".
+func FormatNames() string {
+	names := make([]string, len(Formats))
+	for i, f := range Formats {
+		names[i] = string(f)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Options tunes the renderers that have choices; each ignores the fields
+// of the others.
+type Options struct {
+	// Text is for FormatText.
+	Text TextOptions
+	// Nagios is for FormatNagios.
+	Nagios NagiosOptions
+}
+
+// Render writes r in format f.
+func Render(w io.Writer, r Report, f Format, o Options) error {
+	switch f {
+	case FormatText:
+		return WriteText(w, r, o.Text)
+	case FormatJSON:
+		return WriteJSON(w, r)
+	case FormatPrometheus:
+		return WritePrometheus(w, r)
+	case FormatNagios:
+		return WriteNagios(w, r, o.Nagios)
+	case FormatJUnit:
+		return WriteJUnit(w, r)
+	case FormatTAP:
+		return WriteTAP(w, r)
+	case FormatJSONL:
+		return WriteJSONL(w, r)
+	}
+	return fmt.Errorf("unknown format %q", f)
+}
+
+// valid maps a status that is not one of the five to error, as the overall
+// status does: a renderer never shows an unknown status as healthy.
+func valid(s runner.Status) runner.Status {
+	if !s.Valid() {
+		return runner.Error
+	}
+	return s
+}

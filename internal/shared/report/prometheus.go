@@ -1,0 +1,98 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
+)
+
+// WritePrometheus renders r in the Prometheus text exposition format for
+// node_exporter's textfile collector. Everything is a gauge: the file holds
+// the last run's state, not a count that grows. No sample carries a
+// timestamp, because the textfile collector rejects files whose samples
+// have one; the run's time is a value instead
+// (guestcheck_last_run_timestamp_seconds). Each family is written whole,
+// HELP and TYPE first, checks in report order and statuses best first, so
+// the output is stable for a given report.
+func WritePrometheus(w io.Writer, r Report) error {
+	bw := bufio.NewWriter(w)
+	family := func(name, help string) {
+		fmt.Fprintf(bw, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name)
+	}
+	sample := func(name string, value string, labels ...string) {
+		bw.WriteString(name)
+		if len(labels) > 0 {
+			bw.WriteByte('{')
+			for i := 0; i+1 < len(labels); i += 2 {
+				if i > 0 {
+					bw.WriteByte(',')
+				}
+				fmt.Fprintf(bw, "%s=\"%s\"", labels[i], promEscape(labels[i+1]))
+			}
+			bw.WriteByte('}')
+		}
+		fmt.Fprintf(bw, " %s\n", value)
+	}
+	bit := func(b bool) string {
+		if b {
+			return "1"
+		}
+		return "0"
+	}
+
+	family("guestcheck_status", "Whether the last run's overall status (the worst check status) is the one in the status label: 1 for that status, 0 for the others.")
+	overall := valid(r.Status)
+	for _, st := range runner.Statuses {
+		sample("guestcheck_status", bit(st == overall), "status", string(st))
+	}
+	family("guestcheck_check_status", "Whether the check ended the last run with the status in the status label: 1 for its status, 0 for the others.")
+	for _, c := range r.Checks {
+		cs := valid(c.Status)
+		for _, st := range runner.Statuses {
+			sample("guestcheck_check_status", bit(st == cs), "check", c.ID, "status", string(st))
+		}
+	}
+	family("guestcheck_findings", "Number of findings the check reported in the last run, per finding status.")
+	for _, c := range r.Checks {
+		n := map[runner.Status]int{}
+		for _, f := range c.Findings {
+			n[valid(f.Status)]++
+		}
+		for _, st := range runner.Statuses {
+			sample("guestcheck_findings", strconv.Itoa(n[st]), "check", c.ID, "status", string(st))
+		}
+	}
+	family("guestcheck_findings_waived", "Number of the check's findings a configuration waiver accepted in the last run (they are also counted in guestcheck_findings under their own status).")
+	for _, c := range r.Checks {
+		sample("guestcheck_findings_waived", strconv.Itoa(waivedIn(c)), "check", c.ID)
+	}
+	family("guestcheck_check_duration_seconds", "How long the check took in the last run.")
+	for _, c := range r.Checks {
+		sample("guestcheck_check_duration_seconds", millis(c.DurationMS), "check", c.ID)
+	}
+	family("guestcheck_run_duration_seconds", "How long the last run took, all checks included.")
+	sample("guestcheck_run_duration_seconds", millis(r.DurationMS))
+	family("guestcheck_last_run_timestamp_seconds", "Unix time at which the last run started.")
+	sample("guestcheck_last_run_timestamp_seconds", millis(r.StartedAt.UnixMilli()))
+	family("guestcheck_build_info", "The version of the guestcheck that wrote this file; the value is always 1.")
+	sample("guestcheck_build_info", "1", "version", r.Version)
+	return bw.Flush()
+}
+
+// millis formats a count of milliseconds as seconds, without exponent or
+// trailing zeros: 42 -> "0.042", 1764417600000 -> "1764417600".
+func millis(ms int64) string {
+	return strconv.FormatFloat(float64(ms)/1000, 'f', -1, 64)
+}
+
+// promEscape escapes a label value as the exposition format requires
+// (backslash, double quote, newline) and replaces invalid UTF-8, which
+// Prometheus's parser rejects.
+func promEscape(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
+}

@@ -1,0 +1,274 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func fixed(fs ...Finding) func(context.Context, *Env) []Finding {
+	return func(context.Context, *Env) []Finding { return fs }
+}
+
+func opts(d time.Duration) RunOptions {
+	return RunOptions{Timeout: func(string) time.Duration { return d }}
+}
+
+func TestRunStatusAndOrder(t *testing.T) {
+	t.Parallel()
+	checks := []Check{
+		{ID: "a", Run: fixed(Passf("ok", "fine", nil))},
+		{ID: "b", Run: fixed(Passf("ok", "fine", nil), New(Warn, "meh", "not great", nil, "fix it"))},
+		{ID: "c", Run: fixed(Passf("ok", "fine", nil), Skipf("na", "not applicable", nil))},
+	}
+	rs := Run(context.Background(), checks, &Env{}, opts(time.Second))
+	want := []struct {
+		id  string
+		st  Status
+		sum string
+	}{{"a", Pass, "fine"}, {"b", Warn, "not great"}, {"c", Pass, "fine"}}
+	for i, w := range want {
+		if rs[i].ID != w.id || rs[i].Status != w.st || rs[i].Summary != w.sum {
+			t.Errorf("result %d = %s/%s/%q, want %s/%s/%q", i, rs[i].ID, rs[i].Status, rs[i].Summary, w.id, w.st, w.sum)
+		}
+	}
+}
+
+func TestRunDependsOn(t *testing.T) {
+	t.Parallel()
+	checks := []Check{
+		{ID: "dep-ok", Run: fixed(Passf("ok", "fine", nil))},
+		{ID: "dep-bad", Run: fixed(New(Fail, "bad", "broken", nil, "fix"))},
+		{ID: "x", DependsOn: []string{"dep-ok"}, Run: fixed(Passf("ok", "ran", nil))},
+		{ID: "y", DependsOn: []string{"dep-ok", "dep-bad"}, Run: fixed(Passf("ok", "ran", nil))},
+		{ID: "z", DependsOn: []string{"not-in-run"}, Run: fixed(Passf("ok", "ran", nil))},
+	}
+	rs := Run(context.Background(), checks, &Env{}, opts(time.Second))
+	if rs[2].Status != Pass {
+		t.Errorf("x = %s, want pass", rs[2].Status)
+	}
+	if rs[3].Status != Skip || !strings.Contains(rs[3].Summary, "dep-bad reported fail") {
+		t.Errorf("y = %s %q, want skip naming dep-bad", rs[3].Status, rs[3].Summary)
+	}
+	if rs[4].Status != Pass {
+		t.Errorf("z = %s, want pass (dependency not in the run is not enforced)", rs[4].Status)
+	}
+}
+
+func TestRunPanicBecomesError(t *testing.T) {
+	t.Parallel()
+	checks := []Check{
+		{ID: "boom", Run: func(context.Context, *Env) []Finding { panic("kaboom") }},
+		{ID: "fine", Run: fixed(Passf("ok", "fine", nil))},
+	}
+	rs := Run(context.Background(), checks, &Env{}, opts(time.Second))
+	if rs[0].Status != Error || rs[0].Findings[0].Code != "check-panic" || !strings.Contains(rs[0].Summary, "kaboom") {
+		t.Errorf("panicking check = %+v", rs[0])
+	}
+	if rs[1].Status != Pass {
+		t.Errorf("other check = %s, want pass", rs[1].Status)
+	}
+}
+
+func TestRunCheckDeadline(t *testing.T) {
+	t.Parallel()
+	block := make(chan struct{})
+	defer close(block)
+	checks := []Check{
+		// Ignores its context entirely: the runner must still move on.
+		{ID: "stuck", Run: func(context.Context, *Env) []Finding { <-block; return nil }},
+		{ID: "fine", Run: fixed(Passf("ok", "fine", nil))},
+	}
+	rs := Run(context.Background(), checks, &Env{}, opts(50*time.Millisecond))
+	if rs[0].Status != Error || rs[0].Findings[0].Code != "check-timeout" {
+		t.Errorf("stuck check = %s %+v, want error check-timeout", rs[0].Status, rs[0].Findings)
+	}
+	if rs[1].Status != Pass {
+		t.Errorf("other check = %s, want pass", rs[1].Status)
+	}
+}
+
+func TestRunWholeDeadline(t *testing.T) {
+	t.Parallel()
+	block := make(chan struct{})
+	defer close(block)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	checks := []Check{
+		{ID: "stuck", Run: func(context.Context, *Env) []Finding { <-block; return nil }},
+		{ID: "waits", DependsOn: []string{"stuck"}, Run: fixed(Passf("ok", "ran", nil))},
+	}
+	rs := Run(ctx, checks, &Env{}, opts(time.Hour))
+	for _, r := range rs {
+		if r.Status != Error {
+			t.Errorf("%s = %s, want error after the run deadline", r.ID, r.Status)
+		}
+	}
+}
+
+func TestRunChecksAreConcurrent(t *testing.T) {
+	t.Parallel()
+	// Each check waits until both have started: this deadlocks (and the
+	// per-check deadline turns it into errors) unless they run at once.
+	var wg sync.WaitGroup
+	wg.Add(2)
+	both := func(ctx context.Context, _ *Env) []Finding {
+		wg.Done()
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+			return []Finding{Passf("ok", "met", nil)}
+		case <-ctx.Done():
+			return []Finding{Errorf("alone", "the other check never started", nil, "")}
+		}
+	}
+	rs := Run(context.Background(), []Check{{ID: "a", Run: both}, {ID: "b", Run: both}}, &Env{}, opts(5*time.Second))
+	for _, r := range rs {
+		if r.Status != Pass {
+			t.Errorf("%s = %s %q, want pass", r.ID, r.Status, r.Summary)
+		}
+	}
+}
+
+func TestRunBadFindings(t *testing.T) {
+	t.Parallel()
+	checks := []Check{
+		{ID: "none", Run: fixed()},
+		{ID: "zero", Run: fixed(Finding{Code: "x", Message: "forgot the status"})},
+	}
+	rs := Run(context.Background(), checks, &Env{}, opts(time.Second))
+	if rs[0].Status != Error || rs[0].Findings[0].Code != "no-findings" {
+		t.Errorf("no findings = %+v, want error", rs[0])
+	}
+	if rs[1].Status != Error {
+		t.Errorf("zero-status finding = %s, want error", rs[1].Status)
+	}
+}
+
+// TestRunMessagesOneLine: whatever a check writes, the runner hands on
+// one-line messages, remediations and summaries, leaves detail values (the
+// evidence) as they are, and does not change the check's own findings.
+func TestRunMessagesOneLine(t *testing.T) {
+	t.Parallel()
+	own := []Finding{
+		New(Fail, "bad", "read /etc/x:\n  line 3: bad\r\n", map[string]string{"lines": "a\nb"}, "edit /etc/x\n\tthen reboot"),
+		New(Fail, "worse", "second\tone", nil, "fix"),
+	}
+	checks := []Check{
+		{ID: "multi", Run: fixed(own...)},
+		{ID: "boom", Run: func(context.Context, *Env) []Finding { panic("two\nlines") }},
+	}
+	rs := Run(context.Background(), checks, &Env{}, opts(time.Second))
+	f := rs[0].Findings[0]
+	if f.Message != "read /etc/x: line 3: bad" || f.Remediation != "edit /etc/x then reboot" {
+		t.Errorf("finding not folded: %q / %q", f.Message, f.Remediation)
+	}
+	if rs[0].Findings[1].Message != "second one" {
+		t.Errorf("second finding: %q", rs[0].Findings[1].Message)
+	}
+	if rs[0].Summary != "read /etc/x: line 3: bad (+1 more)" {
+		t.Errorf("summary %q", rs[0].Summary)
+	}
+	if f.Detail["lines"] != "a\nb" {
+		t.Errorf("detail changed: %q", f.Detail["lines"])
+	}
+	if own[0].Message != "read /etc/x:\n  line 3: bad\r\n" {
+		t.Errorf("the check's own finding changed: %q", own[0].Message)
+	}
+	for _, r := range rs {
+		for _, s := range append([]string{r.Summary}, r.Findings[0].Message, r.Findings[0].Remediation) {
+			if strings.ContainsAny(s, "\r\n") {
+				t.Errorf("%s: %q is not one line", r.ID, s)
+			}
+		}
+	}
+}
+
+func TestWorstAndRank(t *testing.T) {
+	t.Parallel()
+	if Worst(Pass, Skip, Warn) != Warn || Worst(Warn, Error) != Error || Worst(Error, Fail) != Fail {
+		t.Error("wrong ordering")
+	}
+	if Worst("") != Error || Status("").Valid() {
+		t.Error("a zero status must rank as an error")
+	}
+	if Worst() != Skip {
+		t.Error("no statuses must be skip")
+	}
+	for _, s := range Statuses {
+		if got, err := ParseStatus(string(s)); err != nil || got != s {
+			t.Errorf("ParseStatus(%q) = %q, %v", s, got, err)
+		}
+	}
+	if _, err := ParseStatus("ok"); err == nil {
+		t.Error("ParseStatus accepted ok")
+	}
+	if !IsKebab("cloud-init-module-error") || IsKebab("Cloud_init") || IsKebab("-x") {
+		t.Error("IsKebab")
+	}
+}
+
+// TestSharedFacts: checks of one run share one probe; a second run probes
+// again; without a store (a check called directly) every call probes.
+func TestSharedFacts(t *testing.T) {
+	t.Parallel()
+	type key struct{}
+	var mu sync.Mutex
+	probes := 0
+	probe := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		probes++
+		return 42
+	}
+	use := func(_ context.Context, env *Env) []Finding {
+		if v := Shared(env, key{}, probe); v != 42 {
+			return []Finding{New(Fail, "wrong", fmt.Sprint(v), nil, "fix")}
+		}
+		return []Finding{Passf("ok", "shared", nil)}
+	}
+	checks := []Check{{ID: "a", Run: use}, {ID: "b", Run: use}, {ID: "c", DependsOn: []string{"a"}, Run: use}}
+	env := &Env{}
+	for run := 1; run <= 2; run++ {
+		for _, r := range Run(context.Background(), checks, env, opts(time.Second)) {
+			if r.Status != Pass {
+				t.Errorf("run %d: %s = %s %q", run, r.ID, r.Status, r.Summary)
+			}
+		}
+		if probes != run {
+			t.Errorf("after run %d the probe ran %d times, want %d (once per run)", run, probes, run)
+		}
+	}
+	if env.Facts != nil {
+		t.Error("Run stored its facts in the caller's Env")
+	}
+	Shared(env, key{}, probe)
+	Shared(env, key{}, probe)
+	if probes != 4 {
+		t.Errorf("without a store the probe ran %d times in total, want 4", probes)
+	}
+}
+
+// TestOverall: skips count only when nothing else was judged.
+func TestOverall(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   []Status
+		want Status
+	}{
+		{nil, Skip},
+		{[]Status{Skip, Skip}, Skip},
+		{[]Status{Pass, Skip}, Pass},
+		{[]Status{Skip, Warn, Pass}, Warn},
+		{[]Status{Fail, Skip, Error}, Fail},
+		{[]Status{Skip, "bogus"}, Error},
+	} {
+		if got := Overall(tc.in...); got != tc.want {
+			t.Errorf("Overall(%v) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}

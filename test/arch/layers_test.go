@@ -1,0 +1,170 @@
+package arch
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// A layer is what a folder of the house holds (docs/architecture.md). A
+// package's layer follows from its path alone, so a new package lands in
+// a layer by where it is put, and one put nowhere fails TestEveryPackageHasALayer.
+type layer string
+
+const (
+	lParse    layer = "parser"         // internal/parse/*: bytes in, values out
+	lFact     layer = "fact"           // internal/fact/**: one guest fact, read once, for both binaries
+	lShared   layer = "shared"         // internal/shared/*: runner, report, config, command lines
+	lLeaf     layer = "leaf"           // imports nothing of the module (the leaves list)
+	lJudge    layer = "check"          // internal/checks/<check-id>: gathers Facts, judges them
+	lRegistry layer = "registry"       // internal/checks: one adapter per check
+	lSeal     layer = "seal"           // internal/seal: sealprep's plan, executor and verify
+	lHost     layer = "host side"      // internal/host/*: fleet, prove, qga, image, nocloud
+	lTestKit  layer = "test support"   // *test, *fake and internal/testenv: linked by tests only
+	lCommand  layer = "command"        // cmd/*: flags, wiring, rendering, exit codes
+	lTest     layer = "test programme" // test/*: suites across the binaries
+)
+
+// layerOf is the layer a package's path puts it in, or "" for none.
+func layerOf(rel string) layer {
+	base := path.Base(rel)
+	switch {
+	case slices.Contains(leaves, rel):
+		return lLeaf
+	case rel == "internal/testenv" || strings.HasPrefix(rel, "internal/testenv/") ||
+		strings.HasPrefix(rel, "internal/") && (strings.HasSuffix(base, "test") || strings.HasSuffix(base, "fake")):
+		return lTestKit
+	case strings.HasPrefix(rel, "internal/parse/"):
+		return lParse
+	case strings.HasPrefix(rel, "internal/fact/"):
+		return lFact
+	case strings.HasPrefix(rel, "internal/shared/"):
+		return lShared
+	case rel == "internal/checks":
+		return lRegistry
+	case strings.HasPrefix(rel, "internal/checks/") && strings.Count(rel, "/") == 2:
+		return lJudge
+	case rel == "internal/seal":
+		return lSeal
+	case strings.HasPrefix(rel, "internal/host/"):
+		return lHost
+	case strings.HasPrefix(rel, "cmd/"):
+		return lCommand
+	case strings.HasPrefix(rel, "test/"):
+		return lTest
+	}
+	return ""
+}
+
+// mayImport says which layers a layer's production code may import.
+// Nothing imports upward: facts never reach the runner or a check, checks
+// never reach each other or the registry, sealprep's seal never reaches a
+// check, the runner or the host side.
+var mayImport = map[layer][]layer{
+	lLeaf:     nil,
+	lParse:    {lParse},
+	lFact:     {lParse, lFact, lLeaf},
+	lShared:   {lParse, lFact, lShared, lLeaf},
+	lJudge:    {lParse, lFact, lShared, lLeaf},
+	lRegistry: {lJudge, lShared, lLeaf},
+	lSeal:     {lParse, lFact, lLeaf},
+	lHost:     {lParse, lFact, lShared, lLeaf, lHost},
+	lTestKit:  {lParse, lFact, lShared, lLeaf, lHost, lTestKit, lJudge, lSeal},
+	lCommand:  {lParse, lFact, lShared, lLeaf, lHost, lJudge, lRegistry, lSeal},
+	lTest:     {lParse, lFact, lShared, lLeaf, lHost, lTestKit, lSeal},
+}
+
+// TestEveryPackageHasALayer: a package in no folder of the house would
+// escape every rule below.
+func TestEveryPackageHasALayer(t *testing.T) {
+	for ip := range load(t) {
+		if rel := short(ip); layerOf(rel) == "" {
+			t.Errorf("%s is in no layer: put it under internal/parse, fact, shared, checks/<check-id>, seal or host (docs/architecture.md)", rel)
+		}
+	}
+}
+
+// TestLayersImportDownward holds every package to its layer's imports.
+func TestLayersImportDownward(t *testing.T) {
+	pkgs := load(t)
+	var names []string
+	for ip := range pkgs {
+		names = append(names, ip)
+	}
+	sort.Strings(names)
+	for _, ip := range names {
+		from := layerOf(short(ip))
+		for _, im := range pkgs[ip].imports {
+			if !strings.HasPrefix(im, module+"/") {
+				continue
+			}
+			to := layerOf(short(im))
+			if ok := slices.Contains(mayImport[from], to); !ok && !allowedWithinLayer(short(ip), short(im)) {
+				t.Errorf("%s (%s) imports %s (%s): a %s may import only %v", short(ip), from, short(im), to, from, mayImport[from])
+			}
+		}
+	}
+}
+
+// allowedWithinLayer are the imports across a layer's own rule that the
+// design keeps on purpose: cloud-config judges user-data inside the
+// cloud-init area and reuses its reading of cloud-init's state.
+func allowedWithinLayer(from, to string) bool {
+	return from == "internal/checks/cloud-config" && to == "internal/checks/cloud-init"
+}
+
+// TestChecksAreNamedAfterTheirIDs: a folder under internal/checks is a
+// check ID the registry registers, so the tree reads as --list does.
+func TestChecksAreNamedAfterTheirIDs(t *testing.T) {
+	ids := registeredIDs(t)
+	for ip := range load(t) {
+		rel := short(ip)
+		if layerOf(rel) != lJudge {
+			continue
+		}
+		if id := path.Base(rel); !slices.Contains(ids, id) {
+			t.Errorf("%s: %q is no check ID (guestcheck --list: %s)", rel, id, strings.Join(ids, ", "))
+		}
+	}
+}
+
+// registeredIDs reads the check IDs from the registry's adapters: every
+// ID field of a composite literal in internal/checks.
+func registeredIDs(t *testing.T) []string {
+	t.Helper()
+	k := load(t)[module+"/internal/checks"]
+	if k == nil {
+		t.Fatal("internal/checks: no such package")
+	}
+	var ids []string
+	for _, p := range k.files {
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			kv, ok := n.(*ast.KeyValueExpr)
+			if !ok {
+				return true
+			}
+			if key, ok := kv.Key.(*ast.Ident); ok && key.Name == "ID" {
+				if lit, ok := kv.Value.(*ast.BasicLit); ok {
+					if v, err := strconv.Unquote(lit.Value); err == nil {
+						ids = append(ids, v)
+					}
+				}
+			}
+			return true
+		})
+	}
+	if len(ids) < 10 {
+		t.Fatalf("found only %d check IDs in internal/checks: %v", len(ids), ids)
+	}
+	return ids
+}
