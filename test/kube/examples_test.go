@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,8 +22,8 @@ import (
 
 // served are the kinds this API server serves, by apiVersion and kind.
 var served = map[string]schema.GroupVersionResource{
-	"kubevirt.io/v1 VirtualMachine":            {Group: "kubevirt.io", Version: "v1", Resource: "virtualmachines"},
-	"kubevirt.io/v1 VirtualMachineInstance":    {Group: "kubevirt.io", Version: "v1", Resource: "virtualmachineinstances"},
+	"kubevirt.io/v1 VirtualMachine":           {Group: "kubevirt.io", Version: "v1", Resource: "virtualmachines"},
+	"kubevirt.io/v1 VirtualMachineInstance":   {Group: "kubevirt.io", Version: "v1", Resource: "virtualmachineinstances"},
 	"monitoring.coreos.com/v1 ServiceMonitor": {Group: "monitoring.coreos.com", Version: "v1", Resource: "servicemonitors"},
 }
 
@@ -99,28 +100,28 @@ func strictDecode(u *unstructured.Unstructured, v any) error {
 // field misspelt or of the wrong type, so that TestExamples can fail.
 func TestExamplesRejectWrongField(t *testing.T) {
 	objs := kubeExamples(t)
-	for _, tc := range []struct {
+	for i, tc := range []struct {
 		file  string
 		field []string
 		value any
 		want  string
 	}{
 		{"virtualmachine.yaml", []string{"spec", "template", "spec", "readinessProbe", "exec", "comand"}, []any{"/usr/bin/guestcheck"}, `unknown field "spec.template.spec.readinessProbe.exec.comand"`},
-		{"virtualmachine.yaml", []string{"spec", "template", "spec", "readinessProbe", "periodSeconds"}, "10s", "periodSeconds"},
-		{"virtualmachine.yaml", []string{"spec", "runStrategy"}, "Sometimes", "runStrategy"},
+		{"virtualmachine.yaml", []string{"spec", "template", "spec", "readinessProbe", "periodSeconds"}, "10s", "spec.template.spec.readinessProbe.periodSeconds in body must be of type integer"},
+		{"virtualmachine.yaml", []string{"spec", "runStrategy"}, int64(1), "spec.runStrategy in body must be of type string"},
 		{"servicemonitor.yaml", []string{"spec", "endpoints"}, []any{map[string]any{"prot": "metrics"}}, `unknown field "spec.endpoints[0].prot"`},
-		{"servicemonitor.yaml", []string{"spec", "endpoints"}, []any{map[string]any{"port": "metrics", "interval": "1 minute"}}, "interval"},
+		{"servicemonitor.yaml", []string{"spec", "endpoints"}, []any{map[string]any{"port": "metrics", "interval": "1 minute"}}, "spec.endpoints[0].interval in body should match"},
 	} {
 		u := objs["packaging/examples/kubevirt/"+tc.file]
 		if u == nil {
 			t.Fatalf("no example %s", tc.file)
 		}
 		u = u.DeepCopy()
-		u.SetName("wrong")
+		u.SetName(fmt.Sprintf("wrong-%d", i))
 		if err := unstructured.SetNestedField(u.Object, tc.value, tc.field...); err != nil {
 			t.Fatal(err)
 		}
-		err := create("wrong-"+strings.ReplaceAll(strings.Join(tc.field, "-"), "_", ""), u)
+		err := create("wrong", u)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s with %s = %v: got %v, want an error naming %s", tc.file, strings.Join(tc.field, "."), tc.value, err, tc.want)
 		} else {

@@ -73,8 +73,8 @@ func runtime(m map[string]any) map[string]any {
 // kubeconfig as an operator's, reports one shared firmware UUID naming
 // the two.
 //
-// Skipped while guestcheck fleet has no KubeVirt source (its --source
-// kubevirt is an unknown option): the source is written on another branch.
+// Skipped while guestcheck fleet has no KubeVirt source (--kubevirt is
+// an unknown option): the source is written on another branch.
 func TestFleetKubeVirt(t *testing.T) {
 	ctx := context.Background()
 	const ns = "fleet"
@@ -117,8 +117,8 @@ func TestFleetKubeVirt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, stderr, code := runFleet(t, kc, "--source", "kubevirt", "--format", "json", "--timeout", "60s")
-	if code == 3 && strings.Contains(stderr, "--source: unknown option") {
+	out, stderr, code := runFleet(t, "--kubevirt", "--kubeconfig", kc, "--namespace", ns, "--format", "json", "--timeout", "60s")
+	if code == 3 && strings.Contains(stderr, "--kubevirt: unknown option") {
 		testenv.Skip(t, "kubevirt-source", "this guestcheck fleet has no KubeVirt source: "+strings.TrimSpace(stderr))
 	}
 	var survey struct {
@@ -136,7 +136,7 @@ func TestFleetKubeVirt(t *testing.T) {
 	}
 	var uuid []int
 	for i, c := range survey.Collisions {
-		if strings.Contains(strings.ToLower(c.Item), "uuid") {
+		if c.Item == "firmware-uuid" {
 			uuid = append(uuid, i)
 		}
 	}
@@ -161,18 +161,14 @@ func TestFleetKubeVirt(t *testing.T) {
 	t.Logf("collision: %+v", c)
 }
 
-// runFleet runs the real guestcheck fleet with KUBECONFIG and
-// --kubeconfig (when the binary has that option) set to kc.
-func runFleet(t *testing.T, kc string, args ...string) (stdout []byte, stderr string, code int) {
+// runFleet runs the real guestcheck fleet with args.
+func runFleet(t *testing.T, args ...string) (stdout []byte, stderr string, code int) {
 	t.Helper()
-	help, _ := exec.Command(guestcheckBin, "fleet", "--help").Output()
-	if bytes.Contains(help, []byte("--kubeconfig")) {
-		args = append([]string{"--kubeconfig", kc}, args...)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, guestcheckBin, append([]string{"fleet"}, args...)...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kc)
+	// No kubeconfig but the one named.
+	cmd.Env = append(os.Environ(), "KUBECONFIG=/nonexistent", "HOME="+t.TempDir())
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
