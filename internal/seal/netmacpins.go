@@ -13,7 +13,7 @@ import (
 var opNetMACPins = Operation{
 	ID:      "net-mac-pins",
 	Default: true,
-	Summary: "remove 70-persistent-net.rules; drop HWADDR/UUID from ifcfg, mac-address/uuid from NM keyfiles and [Match] MACAddress= from networkd units; refuse MAC matches it cannot edit",
+	Summary: "remove 70-persistent-net.rules; drop HWADDR/MACADDR/UUID from ifcfg, mac-address, a cloned-mac-address address and uuid from NM keyfiles, hwaddress from ifupdown and [Match] MACAddress= from networkd units; refuse MAC matches it cannot edit",
 	Plan:    planNetMACPins,
 }
 
@@ -57,7 +57,7 @@ func planNetMACPins(ctx context.Context, p *Planner) ([]Action, error) {
 				continue
 			}
 			acts, err := p.rewritePath(path.Join(dir, e.Name), macReason, func(b []byte) []byte {
-				return stripKeys(b, "HWADDR", "UUID")
+				return stripKeys(b, "HWADDR", "MACADDR", "UUID")
 			})
 			if err != nil {
 				return nil, err
@@ -80,7 +80,12 @@ func planNetMACPins(ctx context.Context, p *Planner) ([]Action, error) {
 		out = append(out, acts...)
 	}
 	f := netconf.ReadFacts(p.Root)
-	acts, err := p.networkdMACPins(f)
+	acts, err := p.eniMACPins(f)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, acts...)
+	acts, err = p.networkdMACPins(f)
 	if err != nil {
 		return nil, err
 	}
@@ -90,6 +95,37 @@ func planNetMACPins(ctx context.Context, p *Planner) ([]Action, error) {
 		return nil, err
 	}
 	return append(out, acts...), nil
+}
+
+// eniMACPins drops ifupdown's hwaddress lines, which give the interface
+// the template's MAC on every clone; the interface then keeps its own.
+func (p *Planner) eniMACPins(f netconf.Facts) ([]Action, error) {
+	var out []Action
+	for _, e := range f.ENI {
+		drop := map[int]bool{}
+		for _, st := range e.File.Stanzas {
+			if _, line, ok := st.HWAddress(); ok {
+				drop[line] = true
+			}
+		}
+		if !e.OK || len(drop) == 0 {
+			continue
+		}
+		acts, err := p.rewritePath(e.Path, macReason, func(b []byte) []byte {
+			var nb bytes.Buffer
+			for i, line := range splitKeepNL(b) {
+				if !drop[i+1] {
+					nb.Write(line)
+				}
+			}
+			return nb.Bytes()
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, acts...)
+	}
+	return out, nil
 }
 
 // cloudInitRenders reports whether cloud-init renders its network

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/guestcheck/guestcheck/internal/fact/mounts"
 	"github.com/guestcheck/guestcheck/internal/parse/fstab"
 	"github.com/guestcheck/guestcheck/internal/parse/mountinfo"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
@@ -67,7 +68,7 @@ var FstabCodes = []string{
 	codeFstabNotLive, codeFstabProbeLimited, codeFstabUnverifiable, codeFstabStateUnreadable,
 }
 
-const fstabPath = "/etc/fstab"
+const fstabPath = mounts.FstabPath
 
 // systemMounts are mount points of the OS layout: a missing one is a broken
 // system, not a missing data disk, so nofail is not expected on them.
@@ -103,7 +104,7 @@ func JudgeFstab(f FstabFacts) []runner.Finding {
 	if f.ReadErr != nil {
 		return []runner.Finding{runner.Errorf(codeFstabUnreadable, "cannot read /etc/fstab",
 			map[string]string{"file": f.File, "error": f.ReadErr.Error()},
-			runner.ReadFix(f.IsRoot, "/etc/fstab", f.ReadErr))}
+			runner.ReadFix(f.IsRoot, fstabPath, f.ReadErr))}
 	}
 	if len(f.Entries) == 0 && len(f.Problems) == 0 {
 		return []runner.Finding{runner.Skipf(codeFstabAbsent, "/etc/fstab has no entries", map[string]string{"file": f.File})}
