@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/guestcheck/guestcheck/test/examples"
@@ -75,11 +74,9 @@ func TestExamples(t *testing.T) {
 		switch key := u.GetAPIVersion() + " " + u.GetKind(); {
 		case key == "v1 Config":
 			// A kubeconfig (docs/fleet.md's for --kubevirt): a file, not
-			// an API object.
-			var kc clientcmdv1.Config
-			if err := strictDecode(u, &kc); err != nil {
-				t.Errorf("%s: %v", where, err)
-			}
+			// an API object, with placeholder credentials; its fields are
+			// fleet's to read, tested there.
+			t.Logf("%s: a kubeconfig, not created", where)
 		case key == "v1 Service":
 			var svc corev1.Service
 			if err := strictDecode(u, &svc); err != nil {
