@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
+	"github.com/guestcheck/guestcheck/internal/shared/report"
 )
 
 // WritePrometheus writes r in the Prometheus text exposition format, for
@@ -50,6 +51,15 @@ func WritePrometheus(w io.Writer, r Result) error {
 			p.sample("guestcheck_fleet_vm_shared_identity", "1", "domain", vm.Name, "item", string(it))
 		}
 	}
+	p.family(IdentityMetric, "One of the VM's identity items as its guestcheck reports it (the labels of guestcheck_identity_info, and domain), for comparing VMs across hosts; the value is always 1.")
+	for _, vm := range r.VMs {
+		if vm.Report == nil || vm.Report.Identity == nil {
+			continue
+		}
+		for _, l := range report.IdentityLabels(vm.Report.Identity, vm.Report.Host.BootID, vm.networks) {
+			p.sample(IdentityMetric, "1", append([]string{"domain", vm.Name}, l...)...)
+		}
+	}
 	p.family("guestcheck_fleet_collisions", "Number of identity values (a machine-id, a host key, an address on one network, ...) that two or more VMs share, per item.")
 	n := map[guestid.Item]int{}
 	for _, c := range r.Collisions {
@@ -80,6 +90,9 @@ func WritePrometheus(w io.Writer, r Result) error {
 	p.sample("guestcheck_fleet_build_info", "1", "version", r.Version)
 	return p.bw.Flush()
 }
+
+// IdentityMetric is the name of the VMs' identity series.
+const IdentityMetric = "guestcheck_fleet_vm_identity_info"
 
 type promWriter struct{ bw *bufio.Writer }
 
@@ -115,5 +128,23 @@ func seconds(ms int64) string { return strconv.FormatFloat(float64(ms)/1000, 'f'
 // replaces invalid UTF-8, which Prometheus refuses.
 func promEscape(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
-	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
+	if !strings.ContainsAny(s, "\\\"\n") {
+		return s
+	}
+	// By hand: a strings.Replacer is costly to build for each value and,
+	// built once, would be startup work for every run.
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			b.WriteString(`\\`)
+		case '"':
+			b.WriteString(`\"`)
+		case '\n':
+			b.WriteString(`\n`)
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
 }
