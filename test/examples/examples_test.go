@@ -54,6 +54,7 @@ var walks = map[Kind]string{
 	JSONReport:       "validates against schema/report-v1.schema.json (TestJSONReport)",
 	Packer:           "a real packer build in test/vm/packer_test.go, packer validate and the README's quotes in packaging/examples/packer",
 	GoTest:           "the example directory's own test, run by go test ./...",
+	Kubernetes:       "created in a real API server serving the published CRD schemas, unknown fields refused (test/kube TestExamples); a VirtualMachine's probe commands as command lines, its user-data as a cloud-config",
 }
 
 // packerTests are the tests that walk Packer examples; they must exist.
