@@ -64,6 +64,18 @@ var packerTests = []string{"test/vm/packer_test.go"}
 // guestcheck, sealprep (cmd/*/examples_test.go parse each line, test/vm
 // runs them) and make (TestMakeTargets): how each is walked.
 var others = map[string]func(t *testing.T, c Command){
+	// kubectl create ...: the cluster set-up of guestcheck fleet --kubevirt
+	// (docs/fleet.md); read-only access is the kubevirt.io:view role the
+	// source's 403 message names.
+	"kubectl": func(t *testing.T, c Command) {
+		if len(c.Args) < 2 || c.Args[0] != "create" || !slices.Contains([]string{"serviceaccount", "clusterrolebinding", "token"}, c.Args[1]) {
+			t.Errorf("%s: %s: not kubectl create serviceaccount|clusterrolebinding|token", c.Where, c.Line)
+			return
+		}
+		if c.Args[1] == "clusterrolebinding" && !slices.Contains(c.Args, "--clusterrole=kubevirt.io:view") {
+			t.Errorf("%s: %s: the binding must be to kubevirt.io:view, the read-only role guestcheck fleet needs", c.Where, c.Line)
+		}
+	},
 	// apt install ./dist/guestcheck_*_amd64.deb: the glob matches the
 	// name make package gives the .deb (test/vm checks it against dist/).
 	"apt": func(t *testing.T, c Command) {

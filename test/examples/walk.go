@@ -159,6 +159,10 @@ var fleetSummary = regexp.MustCompile(`(?m)^guestcheck fleet: [A-Z]+: \d+ VMs?\b
 // proveSummary ends sealprep prove's text report.
 var proveSummary = regexp.MustCompile(`(?m)^(PROVEN|NOT PROVEN): .*\(\d+m?[\d.]*s\)$`)
 
+// promSample is one line of the Prometheus text format: a sample (its
+// label values may be shortened with "...") or a comment.
+var promSample = regexp.MustCompile(`^(#.*|[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})? -?[0-9.eE+]+)$`)
+
 // configMessage is a configuration error as guestcheck prints it.
 var configMessage = regexp.MustCompile(`^[\w./-]+\.ya?ml:\d+: \S`)
 
@@ -185,6 +189,10 @@ func classifyBlock(e Example) Kind {
 			return CommandLines
 		}
 		if len(lines) > 0 && !slices.ContainsFunc(lines, func(l string) bool { return !configMessage.MatchString(l) }) {
+			return Output
+		}
+		// Prometheus samples, as /metrics and the textfile show them.
+		if len(lines) > 0 && !slices.ContainsFunc(lines, func(l string) bool { return !promSample.MatchString(l) }) {
 			return Output
 		}
 	}
