@@ -1,14 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	iofs "io/fs"
 	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -77,6 +80,48 @@ func planCount(t *testing.T, bin, dir string) int {
 	return len(r.Actions)
 }
 
+// opDoneRE is apply's progress line for an operation done, "op: tally
+// (duration)".
+var opDoneRE = regexp.MustCompile(`^[a-z0-9-]+: .*\(\S+\)\n$`)
+
+// killApply starts apply on dir and SIGKILLs it: after delay, or, when
+// afterOps > 0, as soon as apply has reported that many operations done.
+// Its progress lines are written unbuffered as each operation finishes,
+// so the second way lands inside the run however loaded the machine is,
+// where a delay calibrated on a quiet run may fall wholly before the
+// first change or after the last.
+func killApply(t *testing.T, bin, dir string, delay time.Duration, afterOps int) string {
+	t.Helper()
+	cmd := exec.Command(bin, "apply", "--yes", "--root", dir)
+	progress, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	how := "after " + delay.String()
+	if afterOps > 0 {
+		how = fmt.Sprintf("after %d operations", afterOps)
+		rd := bufio.NewReader(progress)
+		for n := 0; n < afterOps; {
+			line, err := rd.ReadString('\n')
+			if err != nil {
+				break // apply ended first: nothing left to interrupt
+			}
+			if opDoneRE.MatchString(line) {
+				n++
+			}
+		}
+	} else {
+		go io.Copy(io.Discard, progress)
+		time.Sleep(delay)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	return how
+}
+
 // TestInterruptedApplyConverges kills `apply` with SIGKILL at 20 random
 // points of its run; each time a second apply must finish (exit 0), verify
 // must pass and a re-plan must be empty. The seed is fixed and logged;
@@ -113,26 +158,23 @@ func TestInterruptedApplyConverges(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		dir := scratch(t)
 		makeTree(t, dir, nLogs, nTmp)
-		delay := time.Duration(rng.Int63n(int64(full)))
-		cmd := exec.Command(bin, "apply", "--yes", "--root", dir)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
+		// Every other kill waits for apply's own progress, so that some
+		// land mid-run on a loaded machine too.
+		delay, after := time.Duration(rng.Int63n(int64(full))), 0
+		if i%2 == 1 {
+			after = 1 + rng.Intn(3)
 		}
-		time.Sleep(delay)
-		cmd.Process.Signal(syscall.SIGKILL)
-		cmd.Wait()
+		how := killApply(t, bin, dir, delay, after)
 		left := planCount(t, bin, dir)
 		if left > 0 && left < total {
 			midRun++
 		}
 		out, err := exec.Command(bin, "apply", "--yes", "--root", dir).CombinedOutput()
 		if err != nil {
-			t.Fatalf("kill %d after %v (%d of %d actions left): second apply failed: %v\n%s", i, delay, left, total, err, lastLines(out, 30))
+			t.Fatalf("kill %d %s (%d of %d actions left): second apply failed: %v\n%s", i, how, left, total, err, lastLines(out, 30))
 		}
 		if out, err := exec.Command(bin, "verify", "--root", dir).CombinedOutput(); err != nil {
-			t.Fatalf("kill %d after %v: verify failed: %v\n%s", i, delay, err, lastLines(out, 30))
+			t.Fatalf("kill %d %s: verify failed: %v\n%s", i, how, err, lastLines(out, 30))
 		}
 		if n := planCount(t, bin, dir); n != 0 {
 			t.Fatalf("kill %d: plan after the second apply has %d actions", i, n)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/guestcheck/guestcheck/internal/checks"
+	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 )
 
 // action is one entry of sealprep verify's JSON "actions": an identity
@@ -33,19 +34,8 @@ type verifyReport struct {
 	Errors []struct{ Op, Error string } `json:"errors"`
 }
 
-// finding and checkReport are the part of guestcheck's JSON the test reads.
-type finding struct {
-	Status string            `json:"status"`
-	Code   string            `json:"code"`
-	Detail map[string]string `json:"detail"`
-}
-
-type checkReport struct {
-	Checks []struct {
-		ID       string    `json:"id"`
-		Findings []finding `json:"findings"`
-	} `json:"checks"`
-}
+// checkReport is guestcheck's JSON report, its own type.
+type checkReport = reportv1.Report
 
 // guestRoot is one root to judge: its name and how to make it.
 type guestRoot struct {
@@ -147,7 +137,7 @@ func (v verdicts) findings(it item) []string {
 		}
 		for _, f := range c.Findings {
 			if (f.Status == "warn" || f.Status == "fail") && it.hasCode(f.Code) {
-				out = append(out, f.Status+" "+f.Code)
+				out = append(out, string(f.Status)+" "+f.Code)
 			}
 		}
 	}

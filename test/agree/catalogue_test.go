@@ -185,7 +185,7 @@ func (r placeRoot) findings(c checkReport, status string) []string {
 			}
 			for _, code := range catalogueCodes[r.item.Name] {
 				if f.Code == code && (code != "identity-template-leftover" || f.Detail["item"] == r.item.Name) {
-					out = append(out, f.Status+" "+f.Code)
+					out = append(out, string(f.Status)+" "+f.Code)
 				}
 			}
 		}

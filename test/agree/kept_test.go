@@ -30,18 +30,6 @@ type keptVerify struct {
 	} `json:"kept"`
 }
 
-// keptFindings are guestcheck's ssh findings with their messages.
-type keptFindings struct {
-	Checks []struct {
-		ID       string `json:"id"`
-		Findings []struct {
-			Status  string `json:"status"`
-			Code    string `json:"code"`
-			Message string `json:"message"`
-		} `json:"findings"`
-	} `json:"checks"`
-}
-
 // noRegenerator is bootedOnce without cloud-init and without systemd:
 // nothing regenerates host keys and sealprep cannot install its unit, so
 // ssh-host-keys refuses, forcibly.
@@ -105,7 +93,7 @@ func TestKeptByChoice(t *testing.T) {
 		}
 		var v keptVerify
 		runJSON(t, &v, bin.sealprep, "verify", "--root", dir, "--format", "json")
-		var g keptFindings
+		var g checkReport
 		runJSON(t, &g, bin.guestcheck, "--root", dir, "--format", "json", "--config", bin.config, "--only", "ssh")
 		fmt.Fprintf(&b, "# %s: apply exit %d\n$ sealprep verify --root ROOT\nexit %d\n%s", sc.name, applyCode, verifyCode, text)
 		kj, _ := json.MarshalIndent(v, "", "  ")

@@ -382,22 +382,13 @@ type fleetResult struct {
 		Source, Error string
 	} `json:"source_errors"`
 	VMs []struct {
-		Name   string         `json:"name"`
-		Source string         `json:"source"`
-		Status string         `json:"status"`
-		Reason string         `json:"reason"`
-		Shares []string       `json:"shares"`
-		Report *fleetVMReport `json:"report"`
+		Name   string   `json:"name"`
+		Source string   `json:"source"`
+		Status string   `json:"status"`
+		Reason string   `json:"reason"`
+		Shares []string `json:"shares"`
+		Report *Report  `json:"report"`
 	} `json:"vms"`
-}
-
-// fleetVMReport is a VM's guestcheck report with its identity.
-type fleetVMReport struct {
-	Report
-	Identity *struct {
-		MachineIDHash string   `json:"machine_id_hash"`
-		Unread        []string `json:"unread"`
-	} `json:"identity"`
 }
 
 // expectFleet asserts issue 24's scenario on a survey: the two clones of
@@ -430,7 +421,7 @@ func expectFleet(t *testing.T, out []byte, unknown map[string]string, machineID 
 			if vm.Status != "fail" || vm.Report == nil {
 				t.Errorf("%s: %s (%s), want fail with its report", vm.Name, vm.Status, vm.Reason)
 			} else {
-				expect(t, &vm.Report.Report, "network-identity", "identity-clone-kept-machine-id", "fail")
+				expect(t, vm.Report, "network-identity", "identity-clone-kept-machine-id", "fail")
 				if id := vm.Report.Identity; id == nil || id.MachineIDHash == "" || len(id.Unread) > 0 {
 					t.Errorf("%s: the report's identity is incomplete, nothing can be compared: %+v", vm.Name, id)
 				}

@@ -90,7 +90,7 @@ func intentGuest(ctx context.Context, t *testing.T, img image, netcfg, name, ud 
 			}
 		}
 	}
-	c, err := r.Check("cloud-config")
+	c, err := checkOf(r, "cloud-config")
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}

@@ -7,7 +7,6 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -20,6 +19,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 )
 
 // The network-stack guests stand for the distributions Harvester users
@@ -264,8 +265,8 @@ func consoleReport(ctx context.Context, t *testing.T, v *VM) (*Report, string) {
 	}
 	text := string(dec(txt.String()))
 	v.lastReport = text
-	var r Report
-	if err := json.Unmarshal(dec(js.String()), &r); err != nil {
+	r, err := reportv1.Decode(dec(js.String()))
+	if err != nil {
 		t.Fatalf("%s: report: %v", v.spec.Name, err)
 	}
 	return &r, text
@@ -414,7 +415,7 @@ func netGuest(ctx context.Context, t *testing.T, stack string, img image, broken
 	if dir := os.Getenv("GUESTCHECK_VM_REPORTS"); dir != "" {
 		os.WriteFile(filepath.Join(dir, name+".txt"), []byte(text), 0o644)
 	}
-	nc, err := r.Check("network-config")
+	nc, err := checkOf(r, "network-config")
 	if err != nil {
 		t.Fatal(err)
 	}

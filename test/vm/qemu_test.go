@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,8 +22,8 @@ import (
 
 	"github.com/digitalocean/go-qemu/qmp"
 
-	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
 	"github.com/guestcheck/guestcheck/internal/host/qga"
+	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 )
 
 // nic is one user-network NIC. Every user network uses a documentation
@@ -527,12 +526,9 @@ func (v *VM) Report(ctx context.Context, path string) (*Report, error) {
 	if txt, err := v.ReadFile(ctx, strings.TrimSuffix(path, ".json")+".txt"); err == nil {
 		v.lastReport = string(txt)
 	}
-	var r Report
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", path, err)
-	}
-	if r.SchemaVersion != 1 || r.Tool != "guestcheck" {
-		return nil, fmt.Errorf("%s: not a guestcheck v1 report: schema %d, tool %q", path, r.SchemaVersion, r.Tool)
+	r, err := reportv1.Decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &r, nil
 }
@@ -577,68 +573,21 @@ func (v *VM) cleanup() {
 	os.RemoveAll(v.dir)
 }
 
-// Report is the part of guestcheck's JSON report (schema v1) the
-// scenarios assert on.
-type Report struct {
-	SchemaVersion int    `json:"schema_version"`
-	Tool          string `json:"tool"`
-	Host          struct {
-		Hostname string `json:"hostname"`
-		BootID   string `json:"boot_id"`
-	} `json:"host"`
-	Status     string         `json:"status"`
-	Summary    map[string]int `json:"summary"`
-	Checks     []CheckResult  `json:"checks"`
-	DurationMS int64          `json:"duration_ms"`
-	// Identity is the guest's identity, compared across clones.
-	Identity *guestid.Identity `json:"identity"`
-}
+// The report types are guestcheck's own (reportv1), read with its one
+// decoder, so that the scenarios assert on what guestcheck writes.
+type (
+	// Report is a guestcheck JSON report.
+	Report = reportv1.Report
+	// CheckResult is one check in a report.
+	CheckResult = reportv1.Result
+	// Finding is one finding of a check.
+	Finding = reportv1.Finding
+)
 
-// CheckResult is one check in a report.
-type CheckResult struct {
-	ID         string    `json:"id"`
-	Status     string    `json:"status"`
-	Summary    string    `json:"summary"`
-	Findings   []Finding `json:"findings"`
-	DurationMS int64     `json:"duration_ms"`
-}
-
-// Finding is one finding of a check.
-type Finding struct {
-	Status  string            `json:"status"`
-	Code    string            `json:"code"`
-	Message string            `json:"message"`
-	Detail  map[string]string `json:"detail"`
-}
-
-// Check returns the result of check id.
-func (r *Report) Check(id string) (*CheckResult, error) {
-	for i := range r.Checks {
-		if r.Checks[i].ID == id {
-			return &r.Checks[i], nil
-		}
+// checkOf returns the result of check id in r, or an error naming it.
+func checkOf(r *Report, id string) (*CheckResult, error) {
+	if c := r.Check(id); c != nil {
+		return c, nil
 	}
 	return nil, errors.New("report has no check " + id)
-}
-
-// Finding returns the first finding with code, or nil.
-func (c *CheckResult) Finding(code string) *Finding {
-	if c == nil {
-		return nil
-	}
-	for i := range c.Findings {
-		if c.Findings[i].Code == code {
-			return &c.Findings[i]
-		}
-	}
-	return nil
-}
-
-func (c *CheckResult) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s: %s", c.ID, c.Status, c.Summary)
-	for _, f := range c.Findings {
-		fmt.Fprintf(&b, "\n    %s %s: %s", f.Status, f.Code, f.Message)
-	}
-	return b.String()
 }

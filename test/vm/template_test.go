@@ -5,7 +5,6 @@ package vm
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/checks/systemd"
 	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
 	"github.com/guestcheck/guestcheck/internal/fact/systemd"
+	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 )
 
 // keepKeysUserData keeps the image's host keys on a new instance.
@@ -44,8 +44,8 @@ func templateChecks(ctx context.Context, t *testing.T, v *VM) *Report {
 		t.Logf("systemctl is-system-running --wait: exit %d %s", w.Exit, w.Stderr)
 	}
 	out := mustExec(ctx, t, v, "/usr/bin/guestcheck", "--config", "/etc/guestcheck/vm-template.yaml", "--only", "ssh,network-identity", "--format", "json")
-	var r Report
-	if err := json.Unmarshal([]byte(out.Stdout), &r); err != nil {
+	r, err := reportv1.Decode([]byte(out.Stdout))
+	if err != nil {
 		t.Fatalf("guestcheck --only ssh,network-identity: %v\n%s%s", err, out.Stdout, out.Stderr)
 	}
 	return &r
@@ -178,7 +178,7 @@ func halfSealedClone(ctx context.Context, t *testing.T, e *env) {
 		}
 		// The boot run: the same verdicts where its deadlines let ssh
 		// finish, and nothing else wrong with the clone.
-		if bs, err := boot.Check("ssh"); err == nil && bs.Finding("check-timeout") == nil {
+		if bs, err := checkOf(boot, "ssh"); err == nil && bs.Finding("check-timeout") == nil {
 			expect(t, boot, "ssh", "ssh-hostkey-template", "fail")
 		}
 		expect(t, boot, "network-identity", "", "pass")

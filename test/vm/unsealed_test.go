@@ -6,7 +6,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 )
 
 // noChannelClone boots one clone of the unsealed template (the healthy
@@ -86,11 +87,11 @@ func noChannel(ctx context.Context, t *testing.T, v *VM) (*Report, map[string][]
 		t.Fatal(err)
 	}
 	v.lastReport = string(files["report/report.txt"])
-	var r Report
-	if err := json.Unmarshal(files["report/report.json"], &r); err != nil {
+	r, err := reportv1.Decode(files["report/report.json"])
+	if err != nil {
 		t.Fatalf("%s: exported report.json: %v", v.spec.Name, err)
 	}
-	if m := summaryLine.FindStringSubmatch(line); m[1] != strings.ToUpper(r.Status) {
+	if m := summaryLine.FindStringSubmatch(line); m[1] != strings.ToUpper(string(r.Status)) {
 		t.Errorf("%s: console says %s, the exported report.json says %s", v.spec.Name, m[1], r.Status)
 	}
 	t.Run("no-channel", func(t *testing.T) {

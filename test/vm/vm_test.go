@@ -4,7 +4,6 @@ package vm
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
+	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 )
 
 // Deadlines. TCG boots take about 100 s alone and longer when two guests
@@ -204,7 +204,7 @@ func bootReport(ctx context.Context, t *testing.T, v *VM) (*Report, []string) {
 		t.Fatalf("%s: %v", v.spec.Name, err)
 	}
 	m := summaryLine.FindStringSubmatch(line)
-	if want := strings.ToUpper(r.Status); m[1] != want {
+	if want := strings.ToUpper(string(r.Status)); m[1] != want {
 		t.Errorf("%s: console says %s, report.json says %s", v.spec.Name, m[1], r.Status)
 	}
 	return r, m
@@ -214,14 +214,14 @@ func bootReport(ctx context.Context, t *testing.T, v *VM) (*Report, []string) {
 // empty, that a finding with that code exists; it returns the check.
 func expect(t *testing.T, r *Report, id string, code string, want ...string) *CheckResult {
 	t.Helper()
-	c, err := r.Check(id)
+	c, err := checkOf(r, id)
 	if err != nil {
 		t.Errorf("%v", err)
 		return nil
 	}
 	ok := false
 	for _, w := range want {
-		ok = ok || c.Status == w
+		ok = ok || string(c.Status) == w
 	}
 	if !ok {
 		t.Errorf("check %s is %s, want %s:\n  %s", id, c.Status, strings.Join(want, " or "), c)
@@ -310,7 +310,7 @@ var allowedWarnings = map[string]bool{"time-sync-clock-unsynced": true, "systemd
 // when every warning is one of allowedWarnings; never fail or error.
 func expectHealthy(t *testing.T, name string, r *Report, console string) {
 	t.Helper()
-	if console != strings.ToUpper(r.Status) {
+	if console != strings.ToUpper(string(r.Status)) {
 		t.Errorf("%s: console says %s, report.json says %s", name, console, r.Status)
 	}
 	switch r.Status {
@@ -366,7 +366,7 @@ func expectFinding(t *testing.T, c *CheckResult, code, st string) *Finding {
 		t.Errorf("check %s has no %s finding:\n  %s", c.ID, code, c)
 		return nil
 	}
-	if f.Status != st {
+	if string(f.Status) != st {
 		t.Errorf("check %s: %s is %s, want %s: %s", c.ID, code, f.Status, st, f.Message)
 	}
 	return f
@@ -592,7 +592,7 @@ func healthyGuest(ctx context.Context, t *testing.T, e *env) {
 	t.Run("examples", func(t *testing.T) { examplesScenario(ctx, t, v) }) // examples_test.go
 
 	t.Run("freeze-for-real", func(t *testing.T) {
-		if c, err := r.Check("fs-freeze"); err != nil || c.Status != "pass" {
+		if c, err := checkOf(r, "fs-freeze"); err != nil || c.Status != "pass" {
 			t.Fatalf("guestcheck does not call this guest freeze-ready: %v %v", c, err)
 		}
 		a, err := v.Agent(ctx)
@@ -813,7 +813,7 @@ runcmd:
 					t.Errorf("gc-false.service: result %q, journal %q; want exit-code and journalctl -b -u gc-false.service", f.Detail["result"], f.Detail["journal"])
 				}
 			case "cloud-init.service":
-				if ci, _ := r.Check("cloud-init"); ci.Finding("cloud-init-unit-failed") == nil {
+				if ci, _ := checkOf(r, "cloud-init"); ci.Finding("cloud-init-unit-failed") == nil {
 					t.Errorf("systemd says cloud-init.service failed, the cloud-init check does not")
 				}
 			default:
@@ -831,8 +831,8 @@ runcmd:
 			t.Errorf("systemctl is-system-running --wait: %q, want degraded", got)
 		}
 		later := mustExec(ctx, t, v, "/usr/bin/guestcheck", "--only", "systemd", "--format", "json")
-		var lr Report
-		if err := json.Unmarshal([]byte(later.Stdout), &lr); err != nil {
+		lr, err := reportv1.Decode([]byte(later.Stdout))
+		if err != nil {
 			t.Fatalf("guestcheck --only systemd after boot: %v\n%s%s", err, later.Stdout, later.Stderr)
 		}
 		lc := expectOnlyFailures(t, &lr, "systemd", "systemd-degraded", "systemd-unit-failed", "systemd-ordering-cycle", "systemd-ordering-cycle-broken")

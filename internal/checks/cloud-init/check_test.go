@@ -15,6 +15,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/checks/cloud-init/cloudinittest"
 	"github.com/guestcheck/guestcheck/internal/fact/systemd"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
+	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -629,7 +630,7 @@ func ciVerdict(fs []runner.Finding) runner.Status {
 		sts[i] = f.Status
 		pass = pass || f.Status == runner.Pass
 	}
-	if w := runner.Worst(sts...); w != runner.Skip || !pass {
+	if w := reportv1.Worst(sts...); w != runner.Skip || !pass {
 		return w
 	}
 	return runner.Pass

@@ -23,6 +23,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/checks/cloud-init/cloudinittest"
 	gfs "github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
+	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
@@ -475,7 +476,7 @@ func worstOf(fs []runner.Finding) runner.Status {
 	for i, f := range fs {
 		sts[i] = f.Status
 	}
-	return runner.Worst(sts...)
+	return reportv1.Worst(sts...)
 }
 
 func hasCode(fs []runner.Finding, code string) bool {

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/shared/buildinfo"
-	"github.com/guestcheck/guestcheck/internal/shared/report"
+	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -292,7 +292,7 @@ type vmIn struct {
 }
 
 type reportIn struct {
-	report.Report
+	reportv1.Report
 	Checks []checkIn `json:"checks"`
 }
 
@@ -414,8 +414,8 @@ func (d vmDecoder) vm(in vmIn, b []byte, start, end int64) (VM, error) {
 		return vm, nil
 	}
 	rep := in.Report.Report
-	if !rep.Status.Valid() {
-		return VM{}, fmt.Errorf("%s: %s: VM %s: report status %q is not one of schema version 1", d.file, lineCol(b, start), oneLine(vm.Name, 80), oneLine(string(rep.Status), 20))
+	if err := rep.Valid(); err != nil {
+		return VM{}, fmt.Errorf("%s: %s: VM %s: report: %v", d.file, lineCol(b, start), oneLine(vm.Name, 80), err)
 	}
 	vm.Report, vm.Status, vm.Reason = &rep, Status(rep.Status), worstIn(in.Report.Checks)
 	vm.at.sum = sha256.Sum256(b[start:end])

@@ -83,7 +83,7 @@ func TestRealQemuGA(t *testing.T) {
 		{"blocked", blocked, "guestcheck-a", "guest-exec is disabled in the guest agent", Unknown},
 		{"not-installed", open, "absent", "guestcheck is not installed in the guest", Unknown},
 		{"denied", open, "not-executable", "permission denied running", Unknown},
-		{"garbage", open, "garbage", "guestcheck's output is not a JSON report", Unknown},
+		{"garbage", open, "garbage", "guestcheck's output: not a JSON report", Unknown},
 	}
 	// One target per case: each its own --guestcheck-path, so each its
 	// own survey, compared together afterwards.

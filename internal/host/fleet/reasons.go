@@ -3,7 +3,6 @@ package fleet
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/host/qga"
 	"github.com/guestcheck/guestcheck/internal/shared/report"
+	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -162,35 +162,19 @@ func firstLine(b []byte) string {
 	return oneLine(string(b[:min(len(b), 1000)]), 200)
 }
 
-// decodeReport decodes and schema-checks a guestcheck JSON report.
+// decodeReport decodes and schema-checks a guestcheck JSON report
+// (reportv1.Decode, the one reader of reports).
 func decodeReport(b []byte) (*GuestReport, string) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, "guestcheck wrote nothing on stdout"
 	}
-	var head struct {
-		SchemaVersion *int   `json:"schema_version"`
-		Tool          string `json:"tool"`
-	}
-	if err := json.Unmarshal(b, &head); err != nil {
-		return nil, "guestcheck's output is not a JSON report: " + oneLine(err.Error(), 160)
-	}
-	if head.Tool != "guestcheck" || head.SchemaVersion == nil {
-		return nil, fmt.Sprintf("the output is not a guestcheck report (tool %q)", oneLine(head.Tool, 40))
-	}
-	if *head.SchemaVersion != report.SchemaVersion {
-		return nil, fmt.Sprintf("guestcheck in the guest writes report schema_version %d and this one reads %d: install the same guestcheck on the host and in the guests", *head.SchemaVersion, report.SchemaVersion)
-	}
-	var r GuestReport
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, "guestcheck's report does not match schema version 1: " + oneLine(err.Error(), 160)
-	}
-	if !r.Status.Valid() {
-		return nil, fmt.Sprintf("guestcheck's report has status %q, not one of schema version 1", oneLine(string(r.Status), 40))
-	}
-	for _, c := range r.Checks {
-		if !c.Status.Valid() {
-			return nil, fmt.Sprintf("guestcheck's report has check %q with status %q, not one of schema version 1", oneLine(c.ID, 60), oneLine(string(c.Status), 40))
-		}
+	r, err := reportv1.Decode(b)
+	var ve *reportv1.VersionError
+	switch {
+	case errors.As(err, &ve):
+		return nil, fmt.Sprintf("guestcheck in the guest writes report schema_version %d and this one reads %d: install the same guestcheck on the host and in the guests", ve.Got, reportv1.SchemaVersion)
+	case err != nil:
+		return nil, "guestcheck's output: " + err.Error()
 	}
 	return &r, ""
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
 	"github.com/guestcheck/guestcheck/internal/shared/report"
+	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -147,7 +148,7 @@ func (vm VM) ID() string {
 // GuestReport is guestcheck's JSON report as the guest returned it,
 // decoded and schema-checked; its Identity is nil from a guestcheck too
 // old to report one.
-type GuestReport = report.Report
+type GuestReport = reportv1.Report
 
 // finish counts, compares identities, orders the VMs and sets the
 // overall status.

@@ -2,14 +2,14 @@ package prove
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"net/netip"
-	"slices"
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
 	"github.com/guestcheck/guestcheck/internal/host/qga"
+	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 )
 
 // Guest paths prove reads through the agent, and their bounds.
@@ -20,44 +20,24 @@ const (
 	guestcheckUnit = "/usr/lib/systemd/system/guestcheck.service"
 )
 
-// GuestReport is the part of guestcheck's JSON report (schema v1) prove
-// uses: the verdict, the failing checks and, when guestcheck reports it,
-// the identity.
-type GuestReport struct {
-	SchemaVersion int    `json:"schema_version"`
-	Tool          string `json:"tool"`
-	Status        string `json:"status"`
-	Summary       struct {
-		Pass, Warn, Fail, Skip, Error int
-	} `json:"summary"`
-	Checks []struct {
-		ID      string `json:"id"`
-		Status  string `json:"status"`
-		Summary string `json:"summary"`
-	} `json:"checks"`
-	Identity *guestid.Identity `json:"identity"`
-}
-
-// ParseGuestReport schema-checks a guestcheck report: schema_version 1,
-// tool guestcheck, a known status.
-func ParseGuestReport(b []byte) (GuestReport, error) {
-	var r GuestReport
-	if err := json.Unmarshal(b, &r); err != nil {
-		return r, fmt.Errorf("%s: not JSON: %v", ReportPath, err)
-	}
-	if r.SchemaVersion != 1 || r.Tool != "guestcheck" {
-		return r, fmt.Errorf("%s: not a guestcheck schema 1 report (schema_version %d, tool %.40q)", ReportPath, r.SchemaVersion, r.Tool)
-	}
-	if !slices.Contains([]string{"pass", "warn", "fail", "error", "skip"}, r.Status) {
-		return r, fmt.Errorf("%s: unknown status %.40q", ReportPath, r.Status)
+// parseReport decodes and schema-checks guestcheck's report, as every
+// reader of reports does (reportv1.Decode).
+func parseReport(b []byte) (reportv1.Report, error) {
+	r, err := reportv1.Decode(b)
+	if err != nil {
+		var ve *reportv1.VersionError
+		if errors.As(err, &ve) {
+			return r, fmt.Errorf("%s: %v: install the guestcheck of this sealprep's release in the template", ReportPath, err)
+		}
+		return r, fmt.Errorf("%s: %v", ReportPath, err)
 	}
 	return r, nil
 }
 
-// Verdict is the report's verdict in the console's words.
-func (r GuestReport) Verdict() BootVerdict {
+// verdictOf is the report's verdict in the console's words.
+func verdictOf(r reportv1.Report) BootVerdict {
 	s := r.Summary
-	return BootVerdict{Status: strings.ToUpper(r.Status), Checks: len(r.Checks), Counts: map[string]int{
+	return BootVerdict{Status: strings.ToUpper(string(r.Status)), Checks: len(r.Checks), Counts: map[string]int{
 		"fail": s.Fail, "error": s.Error, "warn": s.Warn, "pass": s.Pass, "skip": s.Skip,
 	}}
 }
@@ -69,21 +49,21 @@ type CheckVerdict struct {
 	Summary string `json:"summary"`
 }
 
-// CheckVerdicts lists the report's checks, their guest text cleaned and
+// checkVerdicts lists the report's checks, their guest text cleaned and
 // bounded.
-func (r GuestReport) CheckVerdicts() []CheckVerdict {
+func checkVerdicts(r reportv1.Report) []CheckVerdict {
 	out := make([]CheckVerdict, 0, len(r.Checks))
 	for _, c := range r.Checks {
-		out = append(out, CheckVerdict{ID: clean(c.ID), Status: clean(c.Status), Summary: clean(c.Summary)})
+		out = append(out, CheckVerdict{ID: clean(c.ID), Status: clean(string(c.Status)), Summary: clean(c.Summary)})
 	}
 	return out
 }
 
-// Failing lists the checks that failed or could not run, "id: summary".
-func (r GuestReport) Failing() []string {
+// failing lists the checks that failed or could not run, "id: summary".
+func failing(r reportv1.Report) []string {
 	var out []string
 	for _, c := range r.Checks {
-		if c.Status == "fail" || c.Status == "error" {
+		if c.Status == reportv1.Fail || c.Status == reportv1.Error {
 			out = append(out, clean(c.ID+": "+c.Summary))
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/host/qga"
+	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 )
 
 // pollEvery is how often prove looks for a file the guest writes late.
@@ -27,7 +28,7 @@ func (r *cloneRun) collect(ctx context.Context, a *qga.Client) {
 		return
 	}
 	t := time.Now()
-	var rep *GuestReport
+	var rep *reportv1.Report
 	if gc {
 		r.cfg.Progress.Phase(name, "waiting for guestcheck's report")
 		got, err := r.waitReport(ctx, a)
@@ -40,8 +41,8 @@ func (r *cloneRun) collect(ctx context.Context, a *qga.Client) {
 			return
 		}
 		rep = &got
-		v := got.Verdict()
-		r.res.Verdict, r.res.VerdictSource, r.res.Failing, r.res.Checks = &v, SourceAgent, got.Failing(), got.CheckVerdicts()
+		v := verdictOf(got)
+		r.res.Verdict, r.res.VerdictSource, r.res.Failing, r.res.Checks = &v, SourceAgent, failing(got), checkVerdicts(got)
 	} else {
 		r.res.IdentityOnly = true
 		r.res.Notes = append(r.res.Notes, "guestcheck is not in the image: only identity was compared")
@@ -60,7 +61,7 @@ func (r *cloneRun) collect(ctx context.Context, a *qga.Client) {
 // identity takes guestcheck's identity when its report carries one (it
 // reads the DHCP client identity and MAC-pinned configuration as well),
 // and otherwise reads what the agent can.
-func (r *cloneRun) identity(ctx context.Context, a qga.Agent, rep *GuestReport) {
+func (r *cloneRun) identity(ctx context.Context, a qga.Agent, rep *reportv1.Report) {
 	if rep != nil && rep.Identity != nil {
 		id := *rep.Identity
 		if len(id.Interfaces) == 0 {
@@ -88,12 +89,12 @@ func (r *cloneRun) hasGuestcheck(ctx context.Context, a qga.Agent) (bool, error)
 
 // waitReport polls for guestcheck's report until it parses, the guest
 // dies or the deadline passes.
-func (r *cloneRun) waitReport(ctx context.Context, a qga.Agent) (GuestReport, error) {
+func (r *cloneRun) waitReport(ctx context.Context, a qga.Agent) (reportv1.Report, error) {
 	var last error
 	for {
 		b, err := qga.ReadFile(ctx, a, ReportPath, maxReport)
 		if err == nil {
-			rep, perr := ParseGuestReport(b)
+			rep, perr := parseReport(b)
 			if perr == nil {
 				// Beside the clone's console and disk, so that --keep
 				// keeps the report prove judged by.
@@ -106,9 +107,9 @@ func (r *cloneRun) waitReport(ctx context.Context, a qga.Agent) (GuestReport, er
 		}
 		if err := r.still(ctx); err != nil {
 			if last != nil {
-				return GuestReport{}, fmt.Errorf("%v; the last report read: %v", err, last)
+				return reportv1.Report{}, fmt.Errorf("%v; the last report read: %v", err, last)
 			}
-			return GuestReport{}, fmt.Errorf("%v: guestcheck.service wrote no %s", err, ReportPath)
+			return reportv1.Report{}, fmt.Errorf("%v: guestcheck.service wrote no %s", err, ReportPath)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/guestcheck/guestcheck/internal/shared/junitxml"
+	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -27,7 +28,7 @@ func FuzzRenderers(f *testing.F) {
 		status := statuses[int(st)%len(statuses)]
 		fs := []runner.Finding{{Status: status, Code: code, Message: msg, Detail: map[string]string{key: val}, Remediation: fix},
 			{Status: runner.Pass, Code: code + "-ok", Message: msg}}
-		r := New([]runner.Result{{ID: id, Title: msg, Status: runner.Worst(status, runner.Pass), Summary: msg, Findings: fs},
+		r := New([]runner.Result{{ID: id, Title: msg, Status: reportv1.Worst(status, runner.Pass), Summary: msg, Findings: fs},
 			{ID: "second", Status: runner.Skip, Summary: val, Findings: []runner.Finding{{Status: runner.Skip, Code: "s", Message: val}}}},
 			Meta{Tool: "guestcheck", Version: version, Root: "/", Host: Host{Hostname: host}, StartedAt: time.Unix(1700000000, 0), Duration: time.Second})
 

@@ -5,33 +5,12 @@ import (
 	"encoding/json"
 	"io"
 
-	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
+	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
-// FindingLine is one line of the jsonl format: a finding with the run and
-// check it belongs to, so that each line stands alone in a log pipeline.
-type FindingLine struct {
-	Time        string            `json:"time"` // the run's start, RFC 3339 UTC
-	Tool        string            `json:"tool"`
-	Version     string            `json:"version"`
-	Host        string            `json:"host"`
-	BootID      string            `json:"boot_id"`
-	Root        string            `json:"root"`
-	Check       string            `json:"check"`
-	CheckStatus runner.Status     `json:"check_status"`
-	Status      runner.Status     `json:"status"`
-	Priority    int               `json:"priority"` // syslog severity of Status
-	Code        string            `json:"code"`
-	Message     string            `json:"message"`
-	Detail      map[string]string `json:"detail,omitempty"`
-	Remediation string            `json:"remediation,omitempty"`
-	Waived      *runner.Waived    `json:"waived,omitempty"`
-	Reference   string            `json:"reference,omitempty"`
-	// Identity is the report's identity, on every line: a line stands
-	// alone in a log pipeline, as its host and boot_id do.
-	Identity *guestid.Identity `json:"identity,omitempty"`
-}
+// FindingLine is one line of the jsonl format (reportv1.FindingLine).
+type FindingLine = reportv1.FindingLine
 
 // syslogPriority maps a status onto the syslog severities journald and
 // log shippers filter by: fail and error are err (3), warn is warning (4),

@@ -12,12 +12,12 @@ import (
 
 	"github.com/guestcheck/guestcheck/docs"
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
+	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
-// SchemaVersion is the version of the JSON report. Changes within a
-// version are additive only.
-const SchemaVersion = 1
+// SchemaVersion is the version of the JSON report.
+const SchemaVersion = reportv1.SchemaVersion
 
 // Exit codes, shared by every output format (NagiosExitCode maps onto the
 // plugin codes instead, when asked to).
@@ -28,39 +28,16 @@ const (
 	ExitUsage   = 3 // usage or configuration error
 )
 
-// Report is the whole result of one run.
-type Report struct {
-	SchemaVersion int           `json:"schema_version"`
-	Tool          string        `json:"tool"`
-	Version       string        `json:"version"`
-	Host          Host          `json:"host"`
-	Root          string        `json:"root"`
-	StartedAt     time.Time     `json:"started_at"`
-	DurationMS    int64         `json:"duration_ms"`
-	Status        runner.Status `json:"status"`
-	Summary       Summary       `json:"summary"`
-	Checks        []Check       `json:"checks"`
-	// Identity is the guest's identity items (guestid.Read), for
-	// comparing VMs: every run of guestcheck fills it; the text formats
-	// leave it out.
-	Identity *guestid.Identity `json:"identity,omitempty"`
-}
+// Report is the whole result of one run, as reportv1 defines it for
+// every reader.
+type Report = reportv1.Report
 
 // Host identifies the machine and boot the report describes; runner.ReadHost
 // fills it from the guest's root.
 type Host = runner.Host
 
 // Summary counts checks per status, and the findings waivers accepted.
-type Summary struct {
-	Pass  int `json:"pass"`
-	Warn  int `json:"warn"`
-	Fail  int `json:"fail"`
-	Skip  int `json:"skip"`
-	Error int `json:"error"`
-	// Waived counts findings (not checks) that a waiver accepted; each is
-	// still in its check's findings, with its own status.
-	Waived int `json:"waived,omitempty"`
-}
+type Summary = reportv1.Summary
 
 // Check is one check's entry in the report: the runner's result itself.
 type Check = runner.Result
@@ -101,35 +78,20 @@ func New(results []runner.Result, m Meta) Report {
 		}
 		res.Findings, res.DurationMS = fs, res.Duration.Milliseconds()
 		r.Checks = append(r.Checks, res)
-		r.Summary.add(res.Status)
+		r.Summary.Add(res.Status)
 		r.Summary.Waived += waivedIn(res)
 	}
-	r.Status = r.overall()
+	r.Status = overall(r)
 	return r
 }
 
-func (s *Summary) add(st runner.Status) {
-	switch st {
-	case runner.Pass:
-		s.Pass++
-	case runner.Warn:
-		s.Warn++
-	case runner.Fail:
-		s.Fail++
-	case runner.Skip:
-		s.Skip++
-	default:
-		s.Error++
-	}
-}
-
-// overall is the run's verdict over its checks (runner.Overall).
-func (r Report) overall() runner.Status {
+// overall is the run's verdict over its checks (reportv1.Overall).
+func overall(r Report) runner.Status {
 	sts := make([]runner.Status, len(r.Checks))
 	for i, c := range r.Checks {
 		sts[i] = c.Status
 	}
-	return runner.Overall(sts...)
+	return reportv1.Overall(sts...)
 }
 
 // ExitCode is the process exit status for r: 1 for any fail or error, 2 for

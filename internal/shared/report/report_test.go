@@ -15,6 +15,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
+	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
@@ -42,7 +43,7 @@ func res(id string, fs ...runner.Finding) runner.Result {
 	for i, f := range fs {
 		sts[i] = f.Counted()
 	}
-	return runner.Result{ID: id, Title: "Title of " + id, Status: runner.Worst(sts...),
+	return runner.Result{ID: id, Title: "Title of " + id, Status: reportv1.Worst(sts...),
 		Summary: fs[0].Message, Duration: 3 * time.Millisecond, Findings: fs}
 }
 

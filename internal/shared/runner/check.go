@@ -1,10 +1,15 @@
+// Package runner holds guestcheck's core vocabulary: a Check is data
+// plus a Run function, a Finding (reportv1's) is one judged fact with its
+// evidence and remediation, and the runner executes checks concurrently,
+// each under its own deadline, honouring dependencies between them.
 package runner
 
 import (
 	"context"
 	"regexp"
 	"sync"
-	"time"
+
+	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 )
 
 // Check is one verification, described as data plus the function that runs
@@ -33,60 +38,31 @@ type Check struct {
 	Run func(ctx context.Context, env *Env) []Finding
 }
 
-// Finding is one judged fact. Every finding that is not a pass carries a
-// remediation sentence.
-type Finding struct {
-	Status Status `json:"status"`
-	// Code is stable and kebab-case, e.g. "cloud-init-module-error".
-	Code string `json:"code"`
-	// Message is one line saying what was found.
-	Message string `json:"message"`
-	// Detail is the evidence: which files, values and states led to the verdict.
-	Detail map[string]string `json:"detail,omitempty"`
-	// Remediation says how to fix it; empty only for passes and skips.
-	Remediation string `json:"remediation,omitempty"`
-	// Waived is set when a configuration waiver accepts this finding: it
-	// keeps its status and is still reported, but counts as a pass for its
-	// check and the exit code.
-	Waived *Waived `json:"waived,omitempty"`
-	// Pending is set by the runner on a finding whose code the check lists
-	// in Check.Pending; reports do not show it, the probe reads it.
-	Pending bool `json:"-"`
-	// Reference is the installed reference page of the finding's check,
-	// where its code's meaning and fix are (guestcheck explain CODE prints
-	// the same entry); the report fills it in.
-	Reference string `json:"reference,omitempty"`
-}
+// The report's vocabulary, defined once in reportv1 so that the readers
+// of reports (prove, fleet, the VM tests) decode the very types the runner
+// fills.
+type (
+	// Status is the verdict of a finding or a check.
+	Status = reportv1.Status
+	// Finding is one judged fact, with its evidence and remediation.
+	Finding = reportv1.Finding
+	// Waived says which waiver accepted a finding, and why.
+	Waived = reportv1.Waived
+	// Result is the outcome of one check in a run.
+	Result = reportv1.Result
+)
 
-// Waived says which waiver accepted a finding, and why.
-type Waived struct {
-	Reason string `json:"reason"`
-	// Expires is the waiver's expiry date (YYYY-MM-DD); empty for never.
-	Expires string `json:"expires,omitempty"`
-}
+// The statuses, from best to worst.
+const (
+	Pass  = reportv1.Pass
+	Skip  = reportv1.Skip
+	Warn  = reportv1.Warn
+	Error = reportv1.Error
+	Fail  = reportv1.Fail
+)
 
-// Counted is the status a finding counts with towards its check's status
-// and the exit code: its own, or pass when it is waived.
-func (f Finding) Counted() Status {
-	if f.Waived != nil {
-		return Pass
-	}
-	return f.Status
-}
-
-// Result is the outcome of one check in a run, and the report's entry for
-// it: the runner fills Duration, and the report's JSON carries it as
-// duration_ms.
-type Result struct {
-	ID       string        `json:"id"`
-	Title    string        `json:"title"`
-	Status   Status        `json:"status"`
-	Summary  string        `json:"summary"`
-	Duration time.Duration `json:"-"`
-	// DurationMS is Duration in whole milliseconds, as reports show it.
-	DurationMS int64     `json:"duration_ms"`
-	Findings   []Finding `json:"findings"`
-}
+// Statuses lists every valid status, best first.
+var Statuses = reportv1.Statuses
 
 var kebab = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`) })
 

@@ -5,14 +5,12 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/hostnamefile"
+	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 )
 
 // Host identifies the machine and boot a run describes, as the report's
 // header names them.
-type Host struct {
-	Hostname string `json:"hostname"`
-	BootID   string `json:"boot_id"`
-}
+type Host = reportv1.Host
 
 // ReadHost names the machine behind root: the kernel's view (hostname and
 // boot ID) on the running system, the first name in /etc/hostname under an

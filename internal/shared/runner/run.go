@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/parse/problem"
+	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 )
 
 // Finding codes the runner itself reports on any check, beside the
@@ -185,7 +186,7 @@ func summarise(fs []Finding) (Status, string) {
 	for i, f := range fs {
 		sts[i] = f.Counted()
 	}
-	w := Overall(sts...)
+	w := reportv1.Overall(sts...)
 	for _, f := range fs {
 		if f.Counted() == w {
 			if n := countAt(fs, w); n > 1 && w != Pass && w != Skip {

@@ -188,25 +188,8 @@ func TestRunMessagesOneLine(t *testing.T) {
 	}
 }
 
-func TestWorstAndRank(t *testing.T) {
+func TestIsKebab(t *testing.T) {
 	t.Parallel()
-	if Worst(Pass, Skip, Warn) != Warn || Worst(Warn, Error) != Error || Worst(Error, Fail) != Fail {
-		t.Error("wrong ordering")
-	}
-	if Worst("") != Error || Status("").Valid() {
-		t.Error("a zero status must rank as an error")
-	}
-	if Worst() != Skip {
-		t.Error("no statuses must be skip")
-	}
-	for _, s := range Statuses {
-		if got, err := ParseStatus(string(s)); err != nil || got != s {
-			t.Errorf("ParseStatus(%q) = %q, %v", s, got, err)
-		}
-	}
-	if _, err := ParseStatus("ok"); err == nil {
-		t.Error("ParseStatus accepted ok")
-	}
 	if !IsKebab("cloud-init-module-error") || IsKebab("Cloud_init") || IsKebab("-x") {
 		t.Error("IsKebab")
 	}
@@ -254,21 +237,3 @@ func TestSharedFacts(t *testing.T) {
 }
 
 // TestOverall: skips count only when nothing else was judged.
-func TestOverall(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		in   []Status
-		want Status
-	}{
-		{nil, Skip},
-		{[]Status{Skip, Skip}, Skip},
-		{[]Status{Pass, Skip}, Pass},
-		{[]Status{Skip, Warn, Pass}, Warn},
-		{[]Status{Fail, Skip, Error}, Fail},
-		{[]Status{Skip, "bogus"}, Error},
-	} {
-		if got := Overall(tc.in...); got != tc.want {
-			t.Errorf("Overall(%v) = %s, want %s", tc.in, got, tc.want)
-		}
-	}
-}

@@ -1,10 +1,4 @@
-// Package check holds guestcheck's core vocabulary: a Check is data plus a
-// Run function, a Finding is one judged fact with its evidence and
-// remediation, and the runner executes checks concurrently, each under its
-// own deadline, honouring dependencies between them.
-package runner
-
-import "fmt"
+package reportv1
 
 // Status is the verdict of a finding or a check. The zero value is not a
 // valid status and is never treated as a pass.
@@ -78,13 +72,4 @@ func Overall(ss ...Status) Status {
 		return Skip
 	}
 	return Worst(judged...)
-}
-
-// ParseStatus converts a status word; it is used by tests and golden files.
-func ParseStatus(s string) (Status, error) {
-	st := Status(s)
-	if !st.Valid() {
-		return "", fmt.Errorf("unknown status %q", s)
-	}
-	return st, nil
 }

@@ -1,0 +1,67 @@
+package reportv1
+
+// Identity is one guest's identity items. Empty fields were not found or
+// could not be read; Unread says which and why.
+type Identity struct {
+	// MachineIDHash is guestid.MachineIDHash of /etc/machine-id, empty when the
+	// file holds no ID (a sealed template, or unreadable).
+	MachineIDHash string `json:"machine_id_hash,omitempty"`
+	// MachineIDState is the file's state as identity.Kind names it
+	// (valid, empty, uninitialized, missing, ...).
+	MachineIDState string `json:"machine_id_state,omitempty"`
+	// HostKeys are the SSH host keys' public fingerprints.
+	HostKeys []HostKey `json:"ssh_host_keys,omitempty"`
+	// DHCPClients are the DHCP client identities the guest's network
+	// stack presents (or will present) to a DHCP server.
+	DHCPClients []DHCPClient `json:"dhcp_client_ids,omitempty"`
+	// MACBindings are network configuration entries that apply only to
+	// one MAC address: a clone with a new MAC does not match them.
+	MACBindings []MACBinding `json:"mac_bindings,omitempty"`
+	// Hostname is the kernel hostname on a running guest, the first name
+	// of /etc/hostname under an image root.
+	Hostname string `json:"hostname,omitempty"`
+	// InstanceID is cloud-init's current instance-id.
+	InstanceID string `json:"instance_id,omitempty"`
+	// Interfaces are the running guest's NICs (never loopback), with
+	// their addresses; empty under an image root.
+	Interfaces []Interface `json:"interfaces,omitempty"`
+	// Unread lists the items that could not be read, each "item: why".
+	Unread []string `json:"unread,omitempty"`
+}
+
+// HostKey is one SSH host key, by its public half.
+type HostKey struct {
+	Type        string `json:"type"`        // ssh-ed25519, ecdsa-sha2-nistp256, ssh-rsa
+	Fingerprint string `json:"fingerprint"` // SHA256:..., as ssh-keygen -l prints it
+	Path        string `json:"path,omitempty"`
+}
+
+// DHCPClient is one DHCP client identity: what a DHCP server keys its
+// leases on, besides the MAC.
+type DHCPClient struct {
+	// Kind is "duid" (DHCPv6, and DHCPv4 clients that send an RFC 4361
+	// identifier) or "client-id" (a DHCPv4 option 61 value).
+	Kind string `json:"kind"`
+	// Value is the identifier in lower-case hex, colon-separated.
+	Value string `json:"value"`
+	// Source is where it comes from: a lease or DUID file's guest path,
+	// or how the client derives it ("systemd-networkd: from machine-id").
+	Source string `json:"source"`
+	// Interface is the NIC it is for, when the source says.
+	Interface string `json:"interface,omitempty"`
+}
+
+// MACBinding is network configuration that applies only to the NIC with
+// one MAC address.
+type MACBinding struct {
+	MAC  string `json:"mac"`
+	At   string `json:"at"`   // guest path:line
+	Kind string `json:"kind"` // "netplan match: macaddress", ...
+}
+
+// Interface is one NIC of a running guest.
+type Interface struct {
+	Name      string   `json:"name"`
+	MAC       string   `json:"mac,omitempty"`
+	Addresses []string `json:"addresses,omitempty"` // CIDR, global scope only
+}
