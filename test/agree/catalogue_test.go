@@ -50,9 +50,6 @@ type gap struct{ root, prop, why string }
 // knownGaps are the gaps left. One that closes fails the test until it is
 // removed from here.
 var knownGaps = []gap{
-	{"dbus-machine-id", "collide", "guestid hashes /etc/machine-id only, not the D-Bus copy systemd falls back to when it is empty"},
-	{"machine-id-cmdline", "collide", "guestid hashes /etc/machine-id only, not the ID the template hands systemd at boot (identity.ReadMachineIDLeaks)"},
-	{"machine-id-credential", "collide", "guestid hashes /etc/machine-id only, not the ID the template hands systemd at boot (identity.ReadMachineIDLeaks)"},
 	{"dhcpcd-leases", "collide", "guestid does not parse dhcpcd's lease files (saved BOOTP messages)"},
 	{"networkd-leases", "collide", "guestid reads /run's networkd leases on the running system only"},
 	{"wicked-duid/var/lib/wicked/iaid.xml", "collide", "an IAID is no client identifier by itself; guestid reads duid.xml"},

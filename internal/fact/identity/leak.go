@@ -40,9 +40,58 @@ var machineIDParams = []string{
 // double-quoted: systemd.machine_id="..."). Pure, for the fuzzer.
 func StripMachineIDParams(s string) (string, int) {
 	n := 0
-	for i := 0; i < len(s); {
+	for i := 0; ; n++ {
+		w, ok := nextMachineIDWord(s, i)
+		if !ok {
+			return s, n
+		}
+		start, end := w.start, w.end
+		switch {
+		case start > 0 && isBlank(s[start-1]):
+			start-- // " word" goes with its blank
+		case end < len(s) && isBlank(s[end]):
+			end++ // "word " at the start, or after a quote
+		}
+		s = s[:start] + s[end:]
+		i = start
+	}
+}
+
+// machineIDValue is the value one machine-ID word hands systemd, as the
+// word spells it (quotes removed); binary says it is base64
+// (set_credential_binary), so no ID as written.
+type machineIDValue struct {
+	value  string
+	binary bool
+}
+
+// machineIDWords lists the values of the machine-ID words of s.
+func machineIDWords(s string) []machineIDValue {
+	var out []machineIDValue
+	for i := 0; ; {
+		w, ok := nextMachineIDWord(s, i)
+		if !ok {
+			return out
+		}
+		out = append(out, machineIDValue{
+			value:  strings.Trim(s[w.start+len(w.param):w.end], `"`),
+			binary: w.param == "systemd.set_credential_binary=system.machine_id:",
+		})
+		i = w.end
+	}
+}
+
+// machineIDWord is one machine-ID word of a line: s[start:end], which
+// begins with param.
+type machineIDWord struct {
+	start, end int
+	param      string
+}
+
+// nextMachineIDWord finds the first machine-ID word of s at or after i.
+func nextMachineIDWord(s string, i int) (machineIDWord, bool) {
+	for ; i < len(s); i++ {
 		if i > 0 && !isWordStart(s[i-1]) {
-			i++
 			continue
 		}
 		pfx := ""
@@ -53,7 +102,6 @@ func StripMachineIDParams(s string) (string, int) {
 			}
 		}
 		if pfx == "" {
-			i++
 			continue
 		}
 		end := i + len(pfx)
@@ -67,18 +115,9 @@ func StripMachineIDParams(s string) (string, int) {
 		for end < len(s) && !isBlank(s[end]) && s[end] != '"' && s[end] != '\'' && s[end] != '\n' {
 			end++
 		}
-		start := i
-		switch {
-		case start > 0 && isBlank(s[start-1]):
-			start-- // " word" goes with its blank
-		case end < len(s) && isBlank(s[end]):
-			end++ // "word " at the start, or after a quote
-		}
-		s = s[:start] + s[end:]
-		n++
-		i = start
+		return machineIDWord{start: i, end: end, param: pfx}, true
 	}
-	return s, n
+	return machineIDWord{}, false
 }
 
 func isBlank(c byte) bool     { return c == ' ' || c == '\t' }
@@ -92,10 +131,47 @@ func isWordStart(c byte) bool { return isBlank(c) || c == '"' || c == '\'' || c 
 // and the sources they are generated from.
 func ReadMachineIDLeaks(r fs.Reader) []string {
 	var out []string
-	for _, p := range MachineIDCredentialPaths {
-		if _, err := r.Lstat(p); err == nil {
-			out = append(out, p+" (a "+MachineIDCredential+" credential)")
+	for _, p := range ReadMachineIDPins(r) {
+		if len(out) == 0 || !strings.HasPrefix(out[len(out)-1], p.Path+" ") {
+			out = append(out, p.Path+" ("+p.What+")")
 		}
+	}
+	return out
+}
+
+// MachineIDPin is one machine ID the image hands systemd at boot.
+type MachineIDPin struct {
+	// Path is the guest file that holds it.
+	Path string
+	// What says how it is handed over, in the words of a finding.
+	What string
+	// ID is the ID as written, "" when it is not readable as written (an
+	// encrypted credential, one set from base64).
+	ID string
+	// Opaque is what stands for the ID when it is not written plainly:
+	// the encrypted credential's bytes, the base64 word. Clones that hold
+	// the same get the same ID; it is never shown.
+	Opaque string
+}
+
+// ReadMachineIDPins reads every machine ID the image hands systemd at
+// boot (ReadMachineIDLeaks' places), with its value where it is written
+// plainly: what guestid compares between clones.
+func ReadMachineIDPins(r fs.Reader) []MachineIDPin {
+	var out []MachineIDPin
+	for _, p := range MachineIDCredentialPaths {
+		if _, err := r.Lstat(p); err != nil {
+			continue
+		}
+		pin := MachineIDPin{Path: p, What: "a " + MachineIDCredential + " credential"}
+		if b, err := r.ReadFileLimit(p, 4096); err == nil {
+			if Classify(b) == Valid {
+				pin.ID = strings.ToLower(strings.TrimSpace(string(b)))
+			} else {
+				pin.Opaque = string(b)
+			}
+		}
+		out = append(out, pin)
 	}
 	files, _ := CmdlineFiles(r.ReadDir)
 	for _, f := range files {
@@ -103,10 +179,17 @@ func ReadMachineIDLeaks(r fs.Reader) []string {
 		if err != nil {
 			continue
 		}
+		const what = "systemd.machine_id= on the kernel command line"
 		for _, l := range strings.SplitAfter(string(b), "\n") {
-			if _, n := StripMachineIDParams(l); n > 0 && f.Line(l) {
-				out = append(out, f.Path+" (systemd.machine_id= on the kernel command line)")
-				break
+			if !f.Line(l) {
+				continue
+			}
+			for _, w := range machineIDWords(l) {
+				pin := MachineIDPin{Path: f.Path, What: what, Opaque: w.value}
+				if !w.binary {
+					pin.ID, pin.Opaque = w.value, ""
+				}
+				out = append(out, pin)
 			}
 		}
 	}

@@ -51,6 +51,9 @@ func FuzzStripMachineIDParams(f *testing.F) {
 			t.Fatalf("found nothing, then %d in its own output %q", m, got)
 		}
 		_ = again
+		if w := machineIDWords(s); len(w) != n {
+			t.Fatalf("%d words of %q stripped, %d values read", n, s, len(w))
+		}
 		if n == 0 && got != s {
 			t.Fatalf("changed %q without a match", s)
 		}

@@ -9,6 +9,14 @@ type Identity struct {
 	// MachineIDState is the file's state as identity.Kind names it
 	// (valid, empty, uninitialized, missing, ...).
 	MachineIDState string `json:"machine_id_state,omitempty"`
+	// OtherMachineIDs are the machine IDs the guest holds besides
+	// /etc/machine-id, each hashed as MachineIDHash is: the D-Bus copy
+	// when it is a file of its own (libdbus reads it first), and the IDs
+	// the image hands systemd at boot (systemd.machine_id= on a kernel
+	// command line source, a system.machine_id credential). One that
+	// equals MachineIDHash is left out. Clones that share one share the
+	// machine ID it stands for.
+	OtherMachineIDs []MachineIDCopy `json:"other_machine_ids,omitempty"`
 	// HostKeys are the SSH host keys' public fingerprints.
 	HostKeys []HostKey `json:"ssh_host_keys,omitempty"`
 	// DHCPClients are the DHCP client identities the guest's network
@@ -27,6 +35,14 @@ type Identity struct {
 	Interfaces []Interface `json:"interfaces,omitempty"`
 	// Unread lists the items that could not be read, each "item: why".
 	Unread []string `json:"unread,omitempty"`
+}
+
+// MachineIDCopy is a machine ID held outside /etc/machine-id.
+type MachineIDCopy struct {
+	// Hash is the ID hashed as MachineIDHash is.
+	Hash string `json:"hash"`
+	// Source is the guest path that holds it.
+	Source string `json:"source"`
 }
 
 // HostKey is one SSH host key, by its public half.

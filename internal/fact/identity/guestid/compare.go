@@ -152,6 +152,9 @@ func (m Member) values() map[Item][]string {
 		ItemFirmwareUUID:   {strings.ToLower(m.Firmware.UUID)},
 		ItemFirmwareSerial: {m.Firmware.Serial},
 	}
+	for _, c := range id.OtherMachineIDs {
+		v[ItemMachineID] = append(v[ItemMachineID], c.Hash)
+	}
 	for _, k := range id.HostKeys {
 		v[ItemHostKey] = append(v[ItemHostKey], k.Fingerprint)
 	}

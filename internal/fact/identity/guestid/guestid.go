@@ -45,6 +45,8 @@ func MachineIDHash(id string) (hash string, ok bool) {
 type (
 	// Identity is one guest's identity items.
 	Identity = reportv1.Identity
+	// MachineIDCopy is a machine ID held outside /etc/machine-id.
+	MachineIDCopy = reportv1.MachineIDCopy
 	// HostKey is one SSH host key, by its public half.
 	HostKey = reportv1.HostKey
 	// DHCPClient is one DHCP client identity.

@@ -1,8 +1,10 @@
 package guestid
 
 import (
+	"encoding/hex"
 	"errors"
 	iofs "io/fs"
+	"slices"
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
@@ -49,6 +51,7 @@ func Read(r fs.Reader, live bool) Identity {
 func ReadWithRecordHash(r fs.Reader, live bool) (Identity, string) {
 	rd := &reader{r: r}
 	id := rd.machineID()
+	rd.otherMachineIDs()
 	rd.hostKeys()
 	rd.instanceID()
 	rd.hostname(live)
@@ -121,6 +124,39 @@ func (rd *reader) machineID() string {
 	}
 	rd.id.MachineIDHash = h
 	return f.ID()
+}
+
+// otherMachineIDs fills the machine IDs held besides /etc/machine-id:
+// the D-Bus copy when it is a regular file (libdbus reads it before
+// /etc/machine-id; a symlink to it is the same ID), and the IDs the image
+// hands systemd at boot (identity.ReadMachineIDPins). Each is hashed as
+// /etc/machine-id is, and one equal to it, or listed already, is left
+// out.
+func (rd *reader) otherMachineIDs() {
+	add := func(raw, source string) {
+		// systemd also takes an ID in UUID form (sd_id128_from_string).
+		if len(raw) == 36 && strings.Count(raw, "-") == 4 {
+			raw = strings.ReplaceAll(raw, "-", "")
+		}
+		h, ok := MachineIDHash(raw)
+		if !ok || h == rd.id.MachineIDHash || slices.ContainsFunc(rd.id.OtherMachineIDs, func(c MachineIDCopy) bool { return c.Hash == h }) {
+			return
+		}
+		rd.id.OtherMachineIDs = append(rd.id.OtherMachineIDs, MachineIDCopy{Hash: h, Source: source})
+	}
+	if f := identity.ReadFile(rd.r, identity.DBusMachineIDPath); f.Err == nil && f.Regular() && f.Kind == identity.Valid {
+		add(f.ID(), f.Path)
+	}
+	for _, p := range identity.ReadMachineIDPins(rd.r) {
+		switch {
+		case p.ID != "":
+			add(p.ID, p.Path)
+		case p.Opaque != "":
+			// An encrypted or base64 ID: clones holding the same bytes
+			// get the same ID, so its bytes are compared, hashed alike.
+			add(hex.EncodeToString(appSpecific([]byte(p.Opaque), AppID)), p.Path)
+		}
+	}
 }
 
 // hostKeys fills the fingerprints of the host keys sshd loads, each from

@@ -372,3 +372,68 @@ func TestReadDhcpcdDUIDs(t *testing.T) {
 		t.Errorf("DHCP clients\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestReadOtherMachineIDs: the machine IDs a guest holds besides
+// /etc/machine-id are hashed like it, once each; one equal to it, or a
+// D-Bus symlink to it, adds nothing; two clones sharing only the D-Bus
+// copy, or a pin on the kernel command line, collide on machine-id.
+func TestReadOtherMachineIDs(t *testing.T) {
+	const dbus = "0123456789abcdef0123456789abcdef"
+	const pinned = "fedcba98-7654-3210-fedc-ba9876543210"
+	files := map[string]string{
+		"/etc/machine-id":                            testMachineID + "\n",
+		"/var/lib/dbus/machine-id":                   dbus + "\n",
+		"/etc/kernel/cmdline":                        "root=/dev/vda1 systemd.machine_id=" + pinned + " quiet systemd.machine_id=" + testMachineID + "\n",
+		"/etc/credstore/system.machine_id":           dbus,
+		"/etc/credstore.encrypted/system.machine_id": "\x00sealed-bytes",
+	}
+	id := Read(openRoot(t, testenv.WriteTree(t, files)), false)
+	hash := func(s string) string {
+		h, ok := MachineIDHash(strings.ReplaceAll(s, "-", ""))
+		if !ok {
+			t.Fatalf("%s is no ID", s)
+		}
+		return h
+	}
+	want := []MachineIDCopy{
+		{Hash: hash(dbus), Source: "/var/lib/dbus/machine-id"},
+		{Hash: hash(pinned), Source: "/etc/kernel/cmdline"},
+	}
+	var got []MachineIDCopy
+	for _, c := range id.OtherMachineIDs {
+		if c.Source != "/etc/credstore.encrypted/system.machine_id" {
+			got = append(got, c)
+		} else if len(c.Hash) != 32 {
+			t.Errorf("the encrypted credential's hash %q", c.Hash)
+		}
+	}
+	if !slices.Equal(got, want) || len(id.OtherMachineIDs) != 3 {
+		t.Errorf("other machine IDs %+v, want %+v and the encrypted credential", id.OtherMachineIDs, want)
+	}
+	b, _ := json.Marshal(id)
+	for _, raw := range []string{dbus, pinned, testMachineID, "sealed-bytes"} {
+		if strings.Contains(string(b), raw) {
+			t.Errorf("the identity's JSON carries %q: %s", raw, b)
+		}
+	}
+
+	// A D-Bus symlink is /etc/machine-id itself.
+	dir := testenv.WriteTree(t, map[string]string{"/etc/machine-id": testMachineID + "\n"})
+	if err := os.MkdirAll(filepath.Join(dir, "var/lib/dbus"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/machine-id", filepath.Join(dir, "var/lib/dbus/machine-id")); err != nil {
+		t.Fatal(err)
+	}
+	if id := Read(openRoot(t, dir), false); id.OtherMachineIDs != nil {
+		t.Errorf("a D-Bus symlink counted: %+v", id.OtherMachineIDs)
+	}
+
+	// Clones with their own /etc/machine-id that keep the D-Bus copy.
+	a := Identity{MachineIDHash: hash(testMachineID), OtherMachineIDs: want[:1]}
+	c := Identity{MachineIDHash: hash(pinned), OtherMachineIDs: want[:1]}
+	cols := Collisions([]Member{{Name: "a", ID: a}, {Name: "b", ID: c}})
+	if len(cols) != 1 || cols[0].Item != ItemMachineID || cols[0].Value != hash(dbus) {
+		t.Errorf("collisions %+v, want machine-id on the D-Bus copy", cols)
+	}
+}
