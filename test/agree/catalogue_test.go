@@ -56,8 +56,6 @@ var knownGaps = []gap{
 	{"wicked-leases", "collide", "guestid does not read wicked's lease XML"},
 	{"cloud-init-instance/var/lib/cloud/instance", "collide", "guestid compares the current instance-id (data/instance-id) only"},
 	{"cloud-init-instance/var/lib/cloud/data/previous-instance-id", "collide", "guestid compares the current instance-id (data/instance-id) only"},
-	{"hostname/etc/HOSTNAME", "flagged", "guestcheck reads /etc/hostname only (hostnamefile); sealprep's hostname operation empties SUSE's /etc/HOSTNAME too"},
-	{"hostname/etc/HOSTNAME", "collide", "guestid reads /etc/hostname only (hostnamefile)"},
 	{"networkd-duid", "unsealed", "DUIDRawData= pins one DUID for every clone; the catalogue gives it to the machine-id operation, which only renews the DUID derived from the machine ID"},
 	{"networkd-duid", "flagged", "guestcheck does not judge DUIDRawData= in networkd.conf"},
 	{"networkd-duid", "collide", "guestid computes no DUID when DUIDRawData= is set (networkdVendorDUID)"},

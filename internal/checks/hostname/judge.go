@@ -176,9 +176,9 @@ func (v *verdict) names() {
 	v.etcState = f.Static.State
 	switch {
 	case f.Static.ReadErr != nil:
-		v.fileProblem(pathEtcHostname, errReason(f.Static.ReadErr))
+		v.fileProblem(f.Static.File(), errReason(f.Static.ReadErr))
 	case f.Static.ParseErr != nil:
-		v.fileProblem(pathEtcHostname, f.Static.ParseErr.Error())
+		v.fileProblem(f.Static.File(), f.Static.ParseErr.Error())
 	case f.Static.State == hostnamefile.Set:
 		v.etc = f.Static.Name
 	}
@@ -190,7 +190,7 @@ func (v *verdict) names() {
 	case v.kernelRead:
 		v.subject, v.subjectSrc = f.KernelName, "kernel hostname"
 	case v.etcState == hostnamefile.Set:
-		v.subject, v.subjectSrc = v.etc, hostnamefile.Path
+		v.subject, v.subjectSrc = v.etc, f.Static.File()
 	}
 	if v.subjectSrc != "" {
 		v.detail["judged_name"] = v.subjectSrc
@@ -416,12 +416,12 @@ func (v *verdict) judgeTemplate() {
 	switch v.etcState {
 	case hostnamefile.Missing, hostnamefile.Empty:
 		v.add(runner.Pass, codeTemplate,
-			fmt.Sprintf("no static hostname (%s is %s), as in a sealed template: each clone takes its name from cloud-init or DHCP", pathEtcHostname, v.etcState),
+			fmt.Sprintf("no static hostname (%s is %s), as in a sealed template: each clone takes its name from cloud-init or DHCP", v.f.Static.File(), v.etcState),
 			"", "template", why)
 	case hostnamefile.Set:
 		v.add(runner.Warn, codeTemplateNamed,
-			fmt.Sprintf("%s names %s in a sealed template: every clone claims that name until cloud-init or DHCP renames it", pathEtcHostname, show(v.etc)),
-			"Empty /etc/hostname in the image, or re-seal it with sealprep (its hostname operation)",
+			fmt.Sprintf("%s names %s in a sealed template: every clone claims that name until cloud-init or DHCP renames it", v.f.Static.File(), show(v.etc)),
+			"Empty "+v.f.Static.File()+" in the image, or re-seal it with sealprep (its hostname operation)",
 			"template", why)
 	}
 	// An unusable /etc/hostname is already a file problem.

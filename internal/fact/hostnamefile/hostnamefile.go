@@ -1,5 +1,6 @@
 // Package hostnamefile is the machine's own record of its name: the
-// static hostname in /etc/hostname and, on the running system, the kernel
+// static hostname in /etc/hostname (SUSE's /etc/HOSTNAME where there is
+// none) and, on the running system, the kernel
 // hostname. guestcheck (the hostname and dns checks, the report header)
 // and sealprep (which empties /etc/hostname) read them through here, so
 // that both binaries agree on what the file names.
@@ -19,6 +20,11 @@ import (
 // Path holds the static hostname, which systemd restores at boot (the
 // catalogue's hostname item).
 var Path = catalogue.Lookup(catalogue.Hostname).Files()[0]
+
+// Fallbacks hold the static hostname on a system without Path: SUSE's
+// /etc/HOSTNAME, which its boot scripts read before systemd (and which
+// it now links to /etc/hostname). The catalogue's other hostname places.
+var Fallbacks = catalogue.Lookup(catalogue.Hostname).Files()[1:]
 
 // KernelPath is the running kernel's (transient) hostname.
 const KernelPath = "/proc/sys/kernel/hostname"
@@ -46,6 +52,18 @@ type Static struct {
 	// ReadErr is why the file could not be read (Unusable); ParseErr why
 	// its content is not one name (Unusable).
 	ReadErr, ParseErr error
+	// Path is the file the state is of: Path, or a fallback that exists
+	// where Path does not; File reads it.
+	Path string
+}
+
+// File is the file s is the state of: /etc/hostname unless s was read
+// from a fallback.
+func (s Static) File() string {
+	if s.Path == "" {
+		return Path
+	}
+	return s.Path
 }
 
 // Parse returns the static hostname stored in /etc/hostname: the first
@@ -100,8 +118,22 @@ func Decide(b []byte, err error) Static {
 	return Static{State: Set, Name: name, First: name}
 }
 
-// ReadStatic reads /etc/hostname through r.
-func ReadStatic(r fs.Reader) Static { return Decide(r.ReadFile(Path)) }
+// ReadStatic reads the static hostname through r: /etc/hostname, or,
+// when there is none, the first fallback there is (SUSE's /etc/HOSTNAME).
+func ReadStatic(r fs.Reader) Static {
+	st := Decide(r.ReadFile(Path))
+	st.Path = Path
+	for _, p := range Fallbacks {
+		if st.State != Missing {
+			break
+		}
+		if fb := Decide(r.ReadFile(p)); fb.State != Missing {
+			st = fb
+			st.Path = p
+		}
+	}
+	return st
+}
 
 // ReadKernel reads the kernel hostname through r, which must be the
 // running system's root. An empty name is returned as "".

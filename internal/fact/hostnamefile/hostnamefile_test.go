@@ -138,3 +138,37 @@ func TestReadersAgree(t *testing.T) {
 		t.Errorf("kernel: Root %q (%v), Confined %q (%v)", ka, errA, kb, errB)
 	}
 }
+
+// TestReadStaticFallback: SUSE's /etc/HOSTNAME names the host where there
+// is no /etc/hostname, and only then; a link to /etc/hostname is it.
+func TestReadStaticFallback(t *testing.T) {
+	for _, tc := range []struct {
+		files      map[string]string
+		name, file string
+		state      State
+	}{
+		{map[string]string{"etc/HOSTNAME": "suse1\n"}, "suse1", "/etc/HOSTNAME", Set},
+		{map[string]string{"etc/HOSTNAME": "\n"}, "", "/etc/HOSTNAME", Empty},
+		{map[string]string{"etc/hostname": "web1\n", "etc/HOSTNAME": "suse1\n"}, "web1", "/etc/hostname", Set},
+		{map[string]string{"etc/hostname": "", "etc/HOSTNAME": "suse1\n"}, "", "/etc/hostname", Empty},
+		{map[string]string{}, "", "/etc/hostname", Missing},
+	} {
+		dir := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(dir, "etc"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for p, c := range tc.files {
+			if err := os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r, err := fs.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := ReadStatic(r)
+		if s.Name != tc.name || s.File() != tc.file || s.State != tc.state {
+			t.Errorf("%v: %q from %s (%s), want %q from %s (%s)", tc.files, s.Name, s.File(), s.State, tc.name, tc.file, tc.state)
+		}
+	}
+}

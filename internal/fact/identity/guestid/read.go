@@ -218,11 +218,11 @@ func (rd *reader) hostname(live bool) {
 	}
 	s := hostnamefile.ReadStatic(rd.r)
 	if s.ReadErr != nil {
-		rd.unread(ItemHostname, fs.ErrorText(hostnamefile.Path, s.ReadErr))
+		rd.unread(ItemHostname, fs.ErrorText(s.File(), s.ReadErr))
 		return
 	}
 	if !printable(s.First) || len(s.First) > maxNameLen {
-		rd.unread(ItemHostname, hostnamefile.Path+": not a host name")
+		rd.unread(ItemHostname, s.File()+": not a host name")
 		return
 	}
 	rd.id.Hostname = s.First
