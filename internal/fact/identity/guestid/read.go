@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"errors"
 	iofs "io/fs"
+	"path"
 	"slices"
 	"strings"
 
@@ -193,6 +194,7 @@ func (rd *reader) hostKeys() {
 func (rd *reader) instanceID() {
 	b, ok := rd.readFile(ItemInstanceID, identity.InstanceIDPath, maxSmallFile)
 	if !ok {
+		rd.id.InstanceID = rd.instanceDir()
 		return
 	}
 	v, _, _ := strings.Cut(string(b), "\n")
@@ -202,6 +204,33 @@ func (rd *reader) instanceID() {
 		return
 	}
 	rd.id.InstanceID = v
+}
+
+// instanceDir names the instance cloud-init's state holds when its
+// instance-id cache is not there: cloud-init names each instance's
+// directory after its instance-id (with "/" as "_"), and links
+// /var/lib/cloud/instance to the current one. Without the link, the one
+// directory under instances/ is; "" when it cannot tell (none, several, or a reader
+// that cannot list, such as the guest agent's).
+func (rd *reader) instanceDir() string {
+	name := ""
+	if t, err := rd.r.Readlink(identity.CloudInstancePath); err == nil && path.Dir(path.Clean(t)) == identity.CloudInstancesDir {
+		name = path.Base(t)
+	} else if es, err := rd.r.ReadDir(identity.CloudInstancesDir); err == nil {
+		var dirs []string
+		for _, e := range es {
+			if e.Kind == fs.KindDir {
+				dirs = append(dirs, e.Name)
+			}
+		}
+		if len(dirs) == 1 {
+			name = dirs[0]
+		}
+	}
+	if !printable(name) || len(name) > maxNameLen {
+		return ""
+	}
+	return name
 }
 
 // hostname fills the kernel hostname on the running system, the first

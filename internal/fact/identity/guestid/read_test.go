@@ -437,3 +437,26 @@ func TestReadOtherMachineIDs(t *testing.T) {
 		t.Errorf("collisions %+v, want machine-id on the D-Bus copy", cols)
 	}
 }
+
+// TestReadInstanceFromState: without cloud-init's instance-id cache, the
+// instance link names the instance, else the one instance directory.
+func TestReadInstanceFromState(t *testing.T) {
+	dir := testenv.WriteTree(t, map[string]string{"/var/lib/cloud/instances/i-1/datasource": "x", "/var/lib/cloud/instances/i-2/datasource": "x"})
+	if id := Read(openRoot(t, dir), false); id.InstanceID != "" {
+		t.Errorf("two instances, no link: instance-id %q", id.InstanceID)
+	}
+	if err := os.Symlink("/var/lib/cloud/instances/i-2", filepath.Join(dir, "var/lib/cloud/instance")); err != nil {
+		t.Fatal(err)
+	}
+	if id := Read(openRoot(t, dir), false); id.InstanceID != "i-2" {
+		t.Errorf("linked to i-2: instance-id %q", id.InstanceID)
+	}
+	one := testenv.WriteTree(t, map[string]string{"/var/lib/cloud/instances/iid-abc/datasource": "x", "/var/lib/cloud/instances/notes.json": "{}"})
+	if id := Read(openRoot(t, one), false); id.InstanceID != "iid-abc" {
+		t.Errorf("one instance directory: instance-id %q", id.InstanceID)
+	}
+	cached := testenv.WriteTree(t, map[string]string{"/var/lib/cloud/instances/old/datasource": "x", "/var/lib/cloud/data/instance-id": "new\n"})
+	if id := Read(openRoot(t, cached), false); id.InstanceID != "new" {
+		t.Errorf("the cache is the current instance: instance-id %q", id.InstanceID)
+	}
+}
