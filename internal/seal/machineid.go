@@ -4,22 +4,61 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/identity"
+	"github.com/guestcheck/guestcheck/internal/fact/netconf"
 )
 
 var opMachineID = Operation{
 	ID:      "machine-id",
 	Default: true,
-	Summary: "empty /etc/machine-id in place (0444); make a regular /var/lib/dbus/machine-id a symlink to it",
+	Summary: "empty /etc/machine-id in place (0444); make a regular /var/lib/dbus/machine-id a symlink to it; drop DUIDRawData= from networkd.conf and its drop-ins",
 	Plan:    planMachineID,
 }
 
 const machineIDReason = "every clone must generate its own machine ID at first boot: DHCP DUIDs, journal directories and IPv6 addresses derive from it"
 
 func planMachineID(ctx context.Context, p *Planner) ([]Action, error) {
+	out, err := planMachineIDFiles(p)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := p.networkdRawDUID()
+	return append(out, raw...), err
+}
+
+// networkdRawDUID drops DUIDRawData= from networkd.conf and its drop-ins
+// (the catalogue's networkd-duid item): the DUID networkd presents is
+// otherwise derived from the machine ID, which this operation renews,
+// but a raw one pinned there is every clone's.
+func (p *Planner) networkdRawDUID() ([]Action, error) {
+	var out []Action
+	for _, u := range netconf.ReadFacts(p.Root).NetworkdConf {
+		if !u.OK || !slices.ContainsFunc(u.INI.Entries, isRawDUID) {
+			continue
+		}
+		acts, err := p.rewritePath(u.Path, "a DUIDRawData= pinned in the template makes every clone present one DHCP DUID", func(b []byte) []byte {
+			return stripUnitEntries(b, isRawDUID)
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, acts...)
+	}
+	return out, nil
+}
+
+// isRawDUID is a DUIDRawData= of the DHCP client's sections ([DHCP] is
+// [DHCPv4]'s old name).
+func isRawDUID(e netconf.INIEntry) bool {
+	return e.Key == "DUIDRawData" && (e.Section == "DHCPv4" || e.Section == "DHCPv6" || e.Section == "DHCP")
+}
+
+// planMachineIDFiles plans /etc/machine-id and its D-Bus copy.
+func planMachineIDFiles(p *Planner) ([]Action, error) {
 	var out []Action
 	mid := identity.ReadMachineID(p.Root)
 	// The D-Bus copy first: systemd falls back to a regular

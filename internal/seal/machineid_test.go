@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -250,5 +251,32 @@ func TestMachineIDVerdictAgreesWithSystemd(t *testing.T) {
 	}
 	if ok, _ := systemdSays(t, setup, unshare, hand[1], "ro"); !ok {
 		t.Error("systemd did not generate an ID for an empty file: the oracle is not set up")
+	}
+}
+
+// TestMachineIDDropsRawDUID: the machine-id operation renews the DUID
+// systemd-networkd derives from the machine ID, and drops a
+// DUIDRawData= (with its continuation line) that would pin one DUID for
+// every clone; DUIDType= and everything else stay.
+func TestMachineIDDropsRawDUID(t *testing.T) {
+	dir, root := newRoot(t, append(base("debian"),
+		f("/etc/systemd/networkd.conf", "[Network]\nSpeedMeter=no\n\n[DHCPv4]\nDUIDType=link-layer-time\nDUIDRawData=00:01:52:54:00:12:34:56\n"),
+		f("/usr/lib/systemd/networkd.conf.d/50-duid.conf", "[DHCPv6]\nDUIDRawData=00:01:\\\n  52:54\n# kept\n"),
+		f("/etc/systemd/networkd.conf.d/60-other.conf", "[DHCPv6]\nDUIDType=link-layer\n"),
+	))
+	ops, _ := Select(All, "machine-id")
+	_, res := applyAll(t, root, ops, Options{})
+	for p, w := range map[string]string{
+		"etc/systemd/networkd.conf":                    "[Network]\nSpeedMeter=no\n\n[DHCPv4]\nDUIDType=link-layer-time\n",
+		"usr/lib/systemd/networkd.conf.d/50-duid.conf": "[DHCPv6]\n# kept\n",
+		"etc/systemd/networkd.conf.d/60-other.conf":    "[DHCPv6]\nDUIDType=link-layer\n",
+	} {
+		b, err := os.ReadFile(filepath.Join(dir, p))
+		if err != nil || string(b) != w {
+			t.Errorf("%s = %q (%v), want %q (results %+v)", p, b, err, w, res)
+		}
+	}
+	if again := MakePlan(context.Background(), root, ops, Options{}); len(again.Actions) != 0 {
+		t.Errorf("verify after apply: %+v", again.Actions)
 	}
 }

@@ -276,20 +276,27 @@ var networkdNarrowKeys = map[string]bool{
 // as systemd reads it, with their continuation lines; every other byte
 // stays.
 func stripNetworkdMACMatch(b []byte) []byte {
+	return stripUnitEntries(b, func(e netconf.INIEntry) bool { return e.Section == "Match" && networkdMACKeys[e.Key] })
+}
+
+// stripUnitEntries removes the assignments of a systemd unit file (or
+// networkd.conf) that drop selects, read as systemd reads them, with
+// their continuation lines; every other byte stays.
+func stripUnitEntries(b []byte, drop func(netconf.INIEntry) bool) []byte {
 	u, _ := netconf.ParseUnit("", b)
-	drop := map[int]bool{}
+	lines := map[int]bool{}
 	for _, e := range u.Entries {
-		if e.Section == "Match" && networkdMACKeys[e.Key] {
-			drop[e.Line] = true
+		if drop(e) {
+			lines[e.Line] = true
 		}
 	}
-	if len(drop) == 0 {
+	if len(lines) == 0 {
 		return b
 	}
 	var out bytes.Buffer
 	cont := false
 	for i, line := range splitKeepNL(b) {
-		skip := drop[i+1] || cont
+		skip := lines[i+1] || cont
 		cont = skip && bytes.HasSuffix(bytes.TrimRight(line, "\r\n"), []byte(`\`))
 		if !skip {
 			out.Write(line)

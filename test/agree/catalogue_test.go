@@ -55,9 +55,6 @@ var knownGaps = []gap{
 	{"wicked-duid/var/lib/wicked/iaid.xml", "collide", "an IAID is no client identifier by itself; guestid reads duid.xml"},
 	{"wicked-leases", "collide", "guestid does not read wicked's lease XML"},
 	{"cloud-init-instance/var/lib/cloud/data/previous-instance-id", "collide", "guestid compares the current instance-id (data/instance-id) only"},
-	{"networkd-duid", "unsealed", "DUIDRawData= pins one DUID for every clone; the catalogue gives it to the machine-id operation, which only renews the DUID derived from the machine ID"},
-	{"networkd-duid", "flagged", "guestcheck does not judge DUIDRawData= in networkd.conf"},
-	{"networkd-duid", "collide", "guestid computes no DUID when DUIDRawData= is set (networkdVendorDUID)"},
 }
 
 // TestCatalogue (issue 29, part 4) holds, on a root for every form of

@@ -222,6 +222,14 @@ func JudgeDHCPIdentity(c NetworkConfig) []runner.Finding {
 				"Set `DUIDType=link-layer` under [DHCPv6] in "+u.File+" or in networkd.conf"))
 		}
 	}
+	if checked > 0 && (conf.DUIDRaw4 != "" || conf.DUIDRaw6 != "") {
+		// Whatever DUIDType= says, the data is fixed: every machine with
+		// this networkd.conf presents the one DUID (networkd.conf(5)).
+		fs = append(fs, runner.New(runner.Warn, CodeIDDHCPClientID,
+			fmt.Sprintf("%s pins DUIDRawData=: every clone presents the same DHCP DUID, and a DHCP server gives them one lease", conf.RawAt),
+			map[string]string{detailRawDUID: conf.RawAt, "duid_type_v4": firstNonEmpty(conf.DUIDType4, "vendor (default)"), "duid_type_v6": firstNonEmpty(conf.DUIDType6, "vendor (default)")},
+			"Remove DUIDRawData= from "+netvalFile(conf.RawAt)+" in the image (sealprep's machine-id operation does), so each clone's DUID derives from its own machine-id, or from its MAC with `DUIDType=link-layer`"))
+	}
 	for _, nm := range c.NM {
 		if !nm.DHCPv4() {
 			continue
@@ -320,4 +328,15 @@ func bindingDetail(bs []MACBinding) map[string]string {
 		d[fmt.Sprintf("binding_%d", i+1)] = fmt.Sprintf("%s %s at %s", b.Kind, b.MAC, b.At)
 	}
 	return d
+}
+
+// detailRawDUID is the detail key of a DUID pinned by DUIDRawData=.
+const detailRawDUID = "duid_raw_data_at"
+
+// netvalFile is the file of a "path:line" location.
+func netvalFile(at string) string {
+	if i := strings.LastIndexByte(at, ':'); i > 0 {
+		return at[:i]
+	}
+	return at
 }

@@ -452,3 +452,31 @@ func TestLstatTimesChange(t *testing.T) {
 		t.Errorf("times %+v: want mtime %s and a ctime of now", ft, old)
 	}
 }
+
+// TestJudgeRawDUID: a DUIDRawData= in networkd.conf pins one DUID for
+// every machine that runs a networkd DHCP client, whatever DUIDType=
+// says: a warning on a guest, a failure in a sealed template (where the
+// identifiers derived from the machine ID pass).
+func TestJudgeRawDUID(t *testing.T) {
+	root := writeRoot(t, map[string]string{
+		"/etc/systemd/networkd.conf.d/50-duid.conf": "[DHCPv6]\nDUIDType=link-layer\nDUIDRawData=00:01:52:54:00:12:34:56\n",
+		"/etc/systemd/network/20-eth0.network":      "[Match]\nName=eth0\n\n[Network]\nDHCP=ipv6\n",
+	})
+	c := ReadNetworkConfig(root)
+	fs := JudgeDHCPIdentity(c)
+	if got := codesOf(fs); !slices.Equal(got, []string{"warn identity-dhcp-client-id"}) ||
+		!strings.Contains(fs[0].Message, "/etc/systemd/networkd.conf.d/50-duid.conf:3 pins DUIDRawData=") || !strings.Contains(fs[0].Remediation, "Remove DUIDRawData= from /etc/systemd/networkd.conf.d/50-duid.conf") {
+		t.Errorf("guest: %+v", fs)
+	}
+	fs = JudgeDHCPIdentityIn(c, identity.CloneEvidence{State: identity.TemplateState{Is: true, Why: "sealed"}})
+	if got := codesOf(fs); !slices.Equal(got, []string{"fail identity-dhcp-client-id"}) {
+		t.Errorf("template: %v", got)
+	}
+	// Without a networkd DHCP client, nothing presents the DUID.
+	quiet := writeRoot(t, map[string]string{"/etc/systemd/networkd.conf": "[DHCPv4]\nDUIDRawData=aa:bb\n"})
+	for _, f := range JudgeDHCPIdentity(ReadNetworkConfig(quiet)) {
+		if f.Status != runner.Pass && f.Status != runner.Skip {
+			t.Errorf("no DHCP client: %+v", f)
+		}
+	}
+}

@@ -82,23 +82,33 @@ func JudgeTemplateInstance(ev identity.CloneEvidence) []runner.Finding {
 // identifiers derived from the machine ID are new in every clone, so the
 // warnings a guest gets become one pass; on a guest they stay: a
 // restored or cloned guest keeps its ID.
+//
+// A DUID pinned by DUIDRawData= derives from nothing: every clone
+// presents it, so in a template it fails, as a kept lease does.
 func JudgeDHCPIdentityIn(c NetworkConfig, ev identity.CloneEvidence) []runner.Finding {
 	fs := JudgeDHCPIdentity(c)
-	if !ev.State.Is || ev.DBusMachineID != "" || ev.NMSecretKey {
+	if !ev.State.Is {
 		return fs
 	}
 	var derived []string
+	var out []runner.Finding
 	for _, f := range fs {
-		if f.Code == CodeIDDHCPClientID {
+		switch {
+		case f.Code == CodeIDDHCPClientID && f.Detail[detailRawDUID] != "":
+			f.Status, f.Detail = runner.Fail, ev.State.Detail(f.Detail)
+			out = append(out, f)
+		case f.Code == CodeIDDHCPClientID && ev.DBusMachineID == "" && !ev.NMSecretKey:
 			derived = append(derived, f.Message)
+		default:
+			out = append(out, f)
 		}
 	}
 	if len(derived) == 0 {
-		return fs
+		return out
 	}
 	d := ev.State.Detail(map[string]string{"derived": strings.Join(derived, "\n")})
-	return []runner.Finding{runner.Passf(CodeIDDHCPOK,
-		fmt.Sprintf("%d DHCP client identifier(s) derive from the machine ID, unset as in a sealed template: each clone derives its own", len(derived)), d)}
+	return append(out, runner.Passf(CodeIDDHCPOK,
+		fmt.Sprintf("%d DHCP client identifier(s) derive from the machine ID, unset as in a sealed template: each clone derives its own", len(derived)), d))
 }
 
 // JudgeTemplateLeaks fails a sealed template that hands systemd a machine

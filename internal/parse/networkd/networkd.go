@@ -325,11 +325,15 @@ func ParseNetDev(u Unit) (NetDev, []problem.Problem) {
 	return d, p.list
 }
 
-// Conf holds the [DHCPv4] and [DHCPv6] DUIDType= of networkd.conf and its
-// drop-ins: the default for every .network file.
+// Conf holds the [DHCPv4] and [DHCPv6] DUIDType= and DUIDRawData= of
+// networkd.conf and its drop-ins: the default for every .network file.
 type Conf struct {
 	DUIDType4, DUIDType6 string
-	At                   string // the last setting that applied
+	At                   string // the last DUIDType= that applied
+	// DUIDRaw4 and DUIDRaw6 are DUIDRawData=, as written: a DUID every
+	// machine with this configuration presents (with the DUID type).
+	DUIDRaw4, DUIDRaw6 string
+	RawAt              string // the last DUIDRawData= that applied
 }
 
 // Apply layers one networkd.conf (or drop-in) over c, as networkd reads
@@ -341,6 +345,42 @@ func (c *Conf) Apply(u Unit) {
 	if e, ok := u.last("DHCPv6", "DUIDType"); ok {
 		c.DUIDType6, c.At = strings.ToLower(e.Value), netval.Loc(u.File, e.Line)
 	}
+	if e, ok := u.last("DHCPv4", "DUIDRawData"); ok {
+		c.DUIDRaw4, c.RawAt = strings.ToLower(strings.TrimSpace(e.Value)), netval.Loc(u.File, e.Line)
+	}
+	if e, ok := u.last("DHCPv6", "DUIDRawData"); ok {
+		c.DUIDRaw6, c.RawAt = strings.ToLower(strings.TrimSpace(e.Value)), netval.Loc(u.File, e.Line)
+	}
+}
+
+// RawDUID is the DUID a DUIDRawData= value pins: the DUIDType= code in
+// two bytes, then the data (networkd.conf(5)); ok is false when either
+// cannot be read.
+func RawDUID(duidType, raw string) (duid []byte, ok bool) {
+	code := map[string]uint16{"": 2, "vendor": 2, "link-layer-time": 1, "link-layer": 3, "uuid": 4}
+	t, known := code[duidType]
+	if !known {
+		if strings.HasPrefix(duidType, "link-layer-time:") {
+			t = 1
+		} else if n, err := strconv.ParseUint(duidType, 10, 16); err == nil {
+			t = uint16(n)
+		} else {
+			return nil, false
+		}
+	}
+	bs := strings.Split(raw, ":")
+	if raw == "" || len(bs) > 128 {
+		return nil, false
+	}
+	out := []byte{byte(t >> 8), byte(t)}
+	for _, b := range bs {
+		v, err := strconv.ParseUint(b, 16, 8)
+		if err != nil || len(b) > 2 {
+			return nil, false
+		}
+		out = append(out, byte(v))
+	}
+	return out, true
 }
 
 // MACDUID reports whether a DUIDType= value derives the DUID from the

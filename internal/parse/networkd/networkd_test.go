@@ -1,6 +1,7 @@
 package networkd
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -178,4 +179,27 @@ func FuzzParseNetwork(f *testing.F) {
 		var c Conf
 		c.Apply(u)
 	})
+}
+
+func TestRawDUID(t *testing.T) {
+	for _, tc := range []struct{ typ, raw, want string }{
+		{"", "aa:BB:0c", "00:02:aa:bb:0c"},
+		{"link-layer-time", "00:01:52:54:00:12:34:56", "00:01:00:01:52:54:00:12:34:56"},
+		{"link-layer-time:2023-01-01 00:00:00 UTC", "01", "00:01:01"},
+		{"uuid", "01:02", "00:04:01:02"},
+		{"300", "ff", "01:2c:ff"},
+		{"bogus", "ff", ""},
+		{"vendor", "", ""},
+		{"vendor", "1:2:300", ""},
+		{"vendor", "zz", ""},
+	} {
+		b, ok := RawDUID(tc.typ, strings.ToLower(tc.raw))
+		var hx []string
+		for _, c := range b {
+			hx = append(hx, fmt.Sprintf("%02x", c))
+		}
+		if got := strings.Join(hx, ":"); got != tc.want || ok != (tc.want != "") {
+			t.Errorf("RawDUID(%q, %q) = %q, %v, want %q", tc.typ, tc.raw, got, ok, tc.want)
+		}
+	}
 }

@@ -272,10 +272,29 @@ func (rd *reader) ifaceNames() map[string]string {
 	return m
 }
 
-// networkdDerived adds the DUID-EN systemd-networkd derives from the
-// machine ID, when its configuration runs a DHCP client that presents
-// one (see networkdVendorDUID).
+// networkdDerived adds the DUID systemd-networkd presents when its
+// configuration runs a DHCP client: a DUIDRawData= pinned in networkd.conf
+// (every machine with the file presents it), else the DUID-EN it derives
+// from the machine ID (see networkdVendorDUID).
 func (rd *reader) networkdDerived(f netconf.Facts, machineID string) {
+	var conf networkd.Conf
+	for _, u := range f.NetworkdConf {
+		if u.OK {
+			conf.Apply(netconf.UnitOf(u.INI))
+		}
+	}
+	if conf.DUIDRaw4 != "" || conf.DUIDRaw6 != "" {
+		where, ok := networkdClient(f, func(netconf.INI) bool { return true })
+		if !ok {
+			return
+		}
+		for _, r := range [][2]string{{conf.DUIDType4, conf.DUIDRaw4}, {conf.DUIDType6, conf.DUIDRaw6}} {
+			if d, ok := networkd.RawDUID(r[0], r[1]); ok {
+				rd.addDHCP(KindDUID, d, "systemd-networkd: DUIDRawData= ("+conf.RawAt+"; "+where+")", "")
+			}
+		}
+		return
+	}
 	if machineID == "" {
 		return
 	}
@@ -301,12 +320,19 @@ func networkdVendorDUID(f netconf.Facts) (where string, ok bool) {
 			return "", false
 		}
 	}
+	return networkdClient(f, vendorOnly)
+}
+
+// networkdClient finds a DHCP client systemd-networkd runs that presents
+// a DUID: in a .network file that unit accepts, or for a netplan device
+// it renders. where is the setting that runs it.
+func networkdClient(f netconf.Facts, unit func(netconf.INI) bool) (where string, ok bool) {
 	for _, u := range f.Networkd {
 		if !u.OK || !strings.HasSuffix(u.Path, ".network") {
 			continue
 		}
 		n, _ := networkd.ParseNetwork(netconf.UnitOf(u.INI))
-		if (n.DHCPv6() || n.DHCPv4() && n.ClientID != "mac") && vendorOnly(u.INI) {
+		if (n.DHCPv6() || n.DHCPv4() && n.ClientID != "mac") && unit(u.INI) {
 			return n.DHCPAt, true
 		}
 	}
