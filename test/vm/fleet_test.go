@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/digitalocean/go-libvirt"
+
+	"github.com/guestcheck/guestcheck/internal/host/nocloud"
 )
 
 // fleetDomain is one libvirt domain of the fleet scenario.
@@ -94,12 +96,10 @@ func (f *fleetDomain) create(ctx context.Context, t *testing.T, l *libvirt.Libvi
 		if _, err := run(ctx, "qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", f.Base, filepath.Join(f.dir, "disk.qcow2")); err != nil {
 			t.Fatal(err)
 		}
-		v := &VM{dir: f.dir, spec: spec{
-			MetaData: fmt.Sprintf("instance-id: %s-iid\nlocal-hostname: %s\n", f.Name, f.Name),
-			UserData: f.UserData, NICs: []nic{f.NIC},
-			NetworkConfig: strings.Replace(networkConfig([]nic{f.NIC}), ".15/24", fmt.Sprintf(".%d/24", f.Host), 1),
-		}}
-		if err := v.writeSeed(ctx); err != nil {
+		seed := filepath.Join(f.dir, "seed.iso")
+		os.Remove(seed)
+		if err := nocloud.Write(seed, nocloud.Seed{InstanceID: f.Name + "-iid", Hostname: f.Name, UserData: []byte(f.UserData),
+			NetworkConfig: []byte(strings.Replace(networkConfig([]nic{f.NIC}), ".15/24", fmt.Sprintf(".%d/24", f.Host), 1))}); err != nil {
 			t.Fatal(err)
 		}
 	}
