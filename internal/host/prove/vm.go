@@ -28,11 +28,14 @@ type VM struct {
 	waitErr error
 	mon     *qmp.SocketMonitor
 	monMu   sync.Mutex
-	// events holds the first QMP event of each name: bounded by QEMU's
-	// event names, however many a guest provokes.
+	// events holds the first QMP event of each name, at most maxEvents
+	// names however many events a guest provokes.
 	evMu   sync.Mutex
 	events map[string]qmp.Event
 }
+
+// maxEvents bounds the QMP event names kept (QEMU has about a hundred).
+const maxEvents = 128
 
 // stderrLimit bounds what is kept of QEMU's own stderr.
 const stderrLimit = 8 << 10
@@ -129,7 +132,7 @@ func (v *VM) connectQMP(ctx context.Context) error {
 	go func() {
 		for e := range evs {
 			v.evMu.Lock()
-			if _, ok := v.events[e.Event]; !ok {
+			if _, ok := v.events[e.Event]; !ok && len(v.events) < maxEvents {
 				v.events[e.Event] = e
 			}
 			v.evMu.Unlock()
