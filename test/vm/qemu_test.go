@@ -131,9 +131,10 @@ type VM struct {
 }
 
 // startVM creates the guest's overlay, seed and sockets and boots it. A
-// guest kernel under TCG now and then oopses before userspace: a boot that
-// does not reach cloud-init's first stage is retried on a fresh overlay;
-// one that did is never retried.
+// guest kernel under TCG now and then oopses before userspace: a boot
+// whose kernel died, whose console went silent or whose QEMU exited before
+// cloud-init's first stage is retried on a fresh overlay; one that got
+// there is never retried.
 func startVM(ctx context.Context, t *testing.T, s spec) *VM {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "gcvm-"+s.Name+"-")
@@ -153,9 +154,7 @@ func startVM(ctx context.Context, t *testing.T, s spec) *VM {
 		if v.qemu, err = prove.Start(ctx, "qemu-system-x86_64", v.clone, v.boot, v.devices(), v.jail); err != nil {
 			t.Fatal(err)
 		}
-		wctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-		_, err := v.WaitConsole(wctx, regexp.MustCompile(`running 'init-local'`))
-		cancel()
+		err := firstStage(ctx, v.console, v.qemu.Exited()) // fleet_test.go
 		if err == nil {
 			t.Logf("%s: cloud-init init-local after %s (attempt %d)", s.Name, time.Since(start).Round(time.Second), attempt)
 			break
