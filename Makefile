@@ -7,7 +7,7 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 # the toolchain records no VCS data (GOFLAGS=-buildvcs=false, a tarball:
 # make build COMMIT=...).
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
-LDFLAGS := -s -w -X $(PKG)/internal/buildinfo.Version=$(VERSION) -X $(PKG)/internal/buildinfo.Date=$(SOURCE_DATE_EPOCH) -X $(PKG)/internal/buildinfo.Commit=$(COMMIT)
+LDFLAGS := -s -w -X $(PKG)/internal/shared/buildinfo.Version=$(VERSION) -X $(PKG)/internal/shared/buildinfo.Date=$(SOURCE_DATE_EPOCH) -X $(PKG)/internal/shared/buildinfo.Commit=$(COMMIT)
 BUILD   := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.7.0
 

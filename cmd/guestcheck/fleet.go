@@ -18,6 +18,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/host/fleet"
+	"github.com/guestcheck/guestcheck/internal/host/fleet/kubevirt"
 	"github.com/guestcheck/guestcheck/internal/shared/cli"
 	"github.com/guestcheck/guestcheck/internal/shared/report"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
@@ -35,6 +36,7 @@ type fleetOptions struct {
 	libvirt  string
 	sockets  []fleet.Socket
 	proxmox  bool
+	kubevirt *kubevirt.Source
 	names    []string
 	survey   fleet.Options
 	format   string
@@ -75,6 +77,15 @@ func parseFleet(cmd *cli.Command, args []string) (o *fleetOptions, help bool, er
 			}
 		}
 		o.sockets = append(o.sockets, s)
+	}
+	if v.Bool("kubevirt") {
+		o.kubevirt = &kubevirt.Source{Kubeconfig: v.String("kubeconfig", ""), Context: v.String("context", ""), Namespace: v.String("namespace", "")}
+	} else {
+		for _, k := range []string{"kubeconfig", "context", "namespace"} {
+			if v.Has(k) {
+				return nil, false, cli.Usagef("--%s needs --kubevirt: it says which cluster's VMs to survey", k)
+			}
+		}
 	}
 	for _, p := range o.names {
 		if err := fleet.CheckPattern(p); err != nil {
@@ -173,6 +184,9 @@ func (o *fleetOptions) sources() []fleet.Source {
 	if o.proxmox {
 		out = append(out, fleet.ProxmoxSource{})
 	}
+	if o.kubevirt != nil {
+		out = append(out, *o.kubevirt)
+	}
 	if len(out) > 0 {
 		return out
 	}
@@ -197,7 +211,7 @@ func runFleet(cmd *cli.Command, args []string, stdout, stderr io.Writer, _ []run
 	}
 	sources := o.sources()
 	if len(sources) == 0 {
-		return usage(stderr, cmd, cli.Usagef("no VMs to survey: name a libvirt URI with --libvirt or guest agent sockets with --agent-socket (no %s socket and no Proxmox directory %s here)", fleet.LibvirtSystemURI, fleet.ProxmoxDir))
+		return usage(stderr, cmd, cli.Usagef("no VMs to survey: name a libvirt URI with --libvirt, guest agent sockets with --agent-socket or a KubeVirt cluster with --kubevirt (no %s socket and no Proxmox directory %s here)", fleet.LibvirtSystemURI, fleet.ProxmoxDir))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -2,22 +2,27 @@ package main
 
 import (
 	"github.com/guestcheck/guestcheck/internal/host/fleet"
+	"github.com/guestcheck/guestcheck/internal/host/fleet/kubevirt"
 	"github.com/guestcheck/guestcheck/internal/shared/cli"
 )
 
 // fleetCommand is `guestcheck fleet`'s description.
 func fleetCommand(ids func() []string) *cli.Command {
 	return &cli.Command{Name: "fleet", Summary: "survey the VMs on this host through their guest agents and find the identity clones share",
-		Synopsis: []string{"[--libvirt URI] [--proxmox] [OPTIONS]", "--agent-socket [NAME=]PATH... [OPTIONS]", "--listen ADDR [--interval DUR] [OPTIONS]"},
+		Synopsis: []string{"[--libvirt URI] [--proxmox] [OPTIONS]", "--agent-socket [NAME=]PATH... [OPTIONS]", "--kubevirt [--kubeconfig PATH] [OPTIONS]", "--listen ADDR [--interval DUR] [OPTIONS]"},
 		Description: `Run guestcheck in every VM on this host through its QEMU guest agent (guest-exec of ` + fleet.DefaultGuestcheckPath + ` --format json --exit-zero, arguments as a list, never a shell), and compare the identities their reports carry: a machine-id, SSH host key, DHCP client identity, hostname, instance-id, MAC or address (on one network) that two VMs share is a finding no single guest can see. Prints a table, worst VM first, the shared items with their fix, and a summary line.
 
 It only reads: per VM it sends guest-ping, guest-info, guest-exec and guest-exec-status, and nothing that writes to or changes the guest. A VM it cannot survey is unknown, with the reason: no agent channel, agent not connected or not answering, guest-exec disabled by the agent's RPC filter, guestcheck not installed, permission denied (SELinux), a timeout, a report of an unknown schema version, output over the bound or not JSON.
 
-Without a source option it surveys ` + fleet.LibvirtSystemURI + `'s running domains when its socket exists, and Proxmox's sockets (` + fleet.ProxmoxDir + `/VMID.qga) when that directory exists. Chardev sockets need root (or the socket's group); libvirt's agent passthrough needs a read-write connection (root, the libvirt group, or polkit's org.libvirt.unix.manage). /usr/share/doc/guestcheck/fleet.md describes sources, outputs and access.`,
+Without a source option it surveys ` + fleet.LibvirtSystemURI + `'s running domains when its socket exists, and Proxmox's sockets (` + fleet.ProxmoxDir + `/VMID.qga) when that directory exists. --kubevirt reads a KubeVirt cluster's VMs from its API instead, without guest access. Chardev sockets need root (or the socket's group); libvirt's agent passthrough needs a read-write connection (root, the libvirt group, or polkit's org.libvirt.unix.manage). /usr/share/doc/guestcheck/fleet.md describes sources, outputs and access.`,
 		Options: []cli.Option{
 			{Long: "libvirt", Arg: "URI", Help: "Survey the running domains of this libvirt URI (" + fleet.LibvirtSystemURI + ", or qemu+unix:///system?socket=PATH) through libvirt's agent passthrough; a domain without the org.qemu.guest_agent.0 channel, or whose agent is not connected, is unknown with that reason. The default when " + fleet.LibvirtSystemURI + "'s socket exists and no other source is named."},
 			{Long: "agent-socket", Arg: "[NAME=]PATH", Help: "Survey the guest agent on this chardev socket (QEMU -chardev socket,path=PATH,server=on,wait=off bound to org.qemu.guest_agent.0); NAME defaults to the file's name without extension. Repeatable.", Repeat: true, Complete: cli.CompleteFile},
 			{Long: "proxmox", Help: "Survey every Proxmox VM's agent socket, " + fleet.ProxmoxDir + "/VMID.qga, named by VMID (the default when no other source is named and the directory exists)."},
+			{Long: "kubevirt", Help: "Survey every VirtualMachine of a KubeVirt (Harvester) cluster from its API alone, read-only (ClusterRole " + kubevirt.ViewRole + "), named NAMESPACE/NAME with the node it runs on: their firmware UUID and serial, MACs, hostname and guest agent are compared before boot and without guest access; the VMs are not surveyed in the guest."},
+			{Long: "kubeconfig", Arg: "PATH", Help: "With --kubevirt: the kubeconfig (default the first existing file of $KUBECONFIG, else ~/.kube/config). Its user authenticates with a token, tokenFile or client certificate; exec and auth-provider plugins are refused.", Complete: cli.CompleteFile},
+			{Long: "context", Arg: "NAME", Help: "With --kubevirt: the kubeconfig's context (default its current-context)."},
+			{Long: "namespace", Arg: "NS", Help: "With --kubevirt: survey only this namespace (default all namespaces, whatever the context's namespace)."},
 			{Long: "name", Arg: "GLOB", Help: "Survey only VMs whose name matches GLOB (*, ? and [...]). Repeatable: a VM matching any is surveyed.", Repeat: true},
 			{Long: "guestcheck-path", Arg: "PATH", Help: "guestcheck's absolute path in the guests (default " + fleet.DefaultGuestcheckPath + ")."},
 			{Long: "only", Arg: "IDS", Help: "Run only these checks in the guests (guestcheck --only).", Complete: cli.CompleteWords, Words: ids, ListWords: true},
@@ -35,6 +40,7 @@ Without a source option it surveys ` + fleet.LibvirtSystemURI + `'s running doma
 		Examples: []cli.Example{
 			{Command: "guestcheck fleet --agent-socket web1=/run/qemu/web1.qga --agent-socket /run/qemu/db1.qga", Comment: "Two plain QEMU VMs."},
 			{Command: "guestcheck fleet --proxmox --name '1*' --format json", Comment: "Proxmox VMs 100 to 199, as JSON."},
+			{Command: "guestcheck fleet --kubevirt --kubeconfig /etc/guestcheck/harvester.kubeconfig", Comment: "A Harvester cluster's VMs, from its API alone."},
 			{Command: "guestcheck fleet --format prometheus --output /var/lib/prometheus/node-exporter/guestcheck-fleet.prom", Comment: "For node_exporter's textfile collector, from a timer."},
 			{Command: "guestcheck fleet --listen 127.0.0.1:9847 --interval 10m", Comment: "For Prometheus to scrape."},
 		},

@@ -3,6 +3,7 @@ package checks
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -106,5 +107,21 @@ func TestNetworkChecksDocumented(t *testing.T) {
 				t.Errorf("%s: code %s is not documented", c.ID, code)
 			}
 		}
+	}
+}
+
+// TestPendingCodesAreTheirChecks: a check's pending codes (the probe's
+// "not ready yet") are codes it emits, so a renamed code cannot leave the
+// probe blind; cloud-init has them.
+func TestPendingCodesAreTheirChecks(t *testing.T) {
+	for _, c := range All {
+		for _, p := range c.Pending {
+			if !slices.Contains(c.Codes, p) {
+				t.Errorf("%s: pending code %q is not one of its codes", c.ID, p)
+			}
+		}
+	}
+	if len(CloudInit.Pending) == 0 {
+		t.Error("cloud-init lists no pending codes: the probe would call a machine still provisioning ready")
 	}
 }

@@ -58,8 +58,8 @@ func planCloudInit(ctx context.Context, p *Planner) ([]Action, error) {
 	}
 	generated := append([]string(nil), cloudNetworkFiles...)
 	for _, g := range []struct{ dir, prefix, suffix string }{
-		{"/etc/systemd/network", "10-cloud-init-", ".network"},
-		{"/etc/NetworkManager/system-connections", "cloud-init-", ".nmconnection"},
+		{etcNetworkdDir, "10-cloud-init-", ".network"},
+		{etcNMDir, "cloud-init-", ".nmconnection"},
 	} {
 		ents, err := p.readDir(g.dir)
 		if err != nil {

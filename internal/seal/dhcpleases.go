@@ -2,10 +2,11 @@ package seal
 
 import (
 	"context"
-	"strings"
+	"path"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/identity"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/catalogue"
 )
 
 var opDHCPLeases = Operation{
@@ -23,45 +24,27 @@ const dhcpcdSecretReason = "dhcpcd's secret seeds its stable private IPv6 addres
 
 func planDHCPLeases(ctx context.Context, p *Planner) ([]Action, error) {
 	var out []Action
-	add := func(acts []Action, err error) error {
-		out = append(out, acts...)
-		return err
-	}
-	// dhcpcd 7 and later keep the DUID, the secret and the leases in
-	// DBDIR (identity.DhcpcdDBDirs): everything in it goes, as in
-	// dhclient's directories.
-	dirs := append([]string{"/var/lib/dhclient", "/var/lib/dhcp"}, identity.DhcpcdDBDirs...)
-	for _, d := range dirs {
-		if err := add(p.removeChildren(d, nil, stateTree, leaseReason)); err != nil {
-			return nil, err
-		}
-	}
-	// dhcpcd 6 and earlier: the DUID and the secret in /etc (dhcpcd(8)
-	// FILES of 6.x), the leases as /var/db/dhcpcd-interface.lease.
-	for _, f := range identity.DhcpcdEtcFiles {
+	for _, name := range identity.DHCPStateItems {
+		it := catalogue.Lookup(name)
 		reason := leaseReason
-		if strings.HasSuffix(f, ".secret") {
+		if name == catalogue.DhcpcdSecret {
 			reason = dhcpcdSecretReason
 		}
-		if err := add(p.removePath(f, regularLink, reason)); err != nil {
+		acts, err := p.removePaths(it.Files(), regularLink, reason)
+		if err != nil {
 			return nil, err
 		}
-	}
-	if err := add(p.removeChildren(identity.DhcpcdOldDBDir, func(e fs.Entry) bool {
-		return strings.HasPrefix(e.Name, "dhclient.leases") || identity.DhcpcdState(e.Name, true) != ""
-	}, regular, leaseReason)); err != nil {
-		return nil, err
-	}
-	if err := add(p.removeChildren("/var/lib/NetworkManager", func(e fs.Entry) bool {
-		return strings.HasSuffix(e.Name, ".lease")
-	}, regular, leaseReason)); err != nil {
-		return nil, err
-	}
-	// SUSE's wicked keeps its DUID and IAID next to the leases.
-	if err := add(p.removeChildren("/var/lib/wicked", func(e fs.Entry) bool {
-		return e.Name == "duid.xml" || e.Name == "iaid.xml" || strings.HasPrefix(e.Name, "lease-")
-	}, regular, leaseReason)); err != nil {
-		return nil, err
+		out = append(out, acts...)
+		for _, d := range it.Dirs() {
+			acts, err := p.removeChildren(d.Path, func(e fs.Entry) bool {
+				ok, _ := path.Match(d.Match, e.Name)
+				return d.Match == "" || ok
+			}, regularLink, reason)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, acts...)
+		}
 	}
 	return out, nil
 }

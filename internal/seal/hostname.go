@@ -27,7 +27,7 @@ func planHostname(ctx context.Context, p *Planner) ([]Action, error) {
 	// DHCP or cloud-init, and clones do not all resolve to one fixed name.
 	const why = "a fixed hostname makes every clone claim the template's name"
 	var out []Action
-	for _, f := range []string{"/etc/hostname", "/etc/HOSTNAME"} {
+	for _, f := range hostnameFiles {
 		e, ok, err := p.lstat(f)
 		if err != nil {
 			return nil, err
@@ -45,7 +45,7 @@ func planHostname(ctx context.Context, p *Planner) ([]Action, error) {
 		}
 		out = append(out, acts...)
 	}
-	ents, err := p.readDir("/etc/sysconfig/network-scripts")
+	ents, err := p.readDir(ifcfgDirs[0])
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +53,7 @@ func planHostname(ctx context.Context, p *Planner) ([]Action, error) {
 		if !strings.HasPrefix(e.Name, "ifcfg-") {
 			continue
 		}
-		acts, err := p.rewritePath(path.Join("/etc/sysconfig/network-scripts", e.Name), why, func(b []byte) []byte {
+		acts, err := p.rewritePath(path.Join(ifcfgDirs[0], e.Name), why, func(b []byte) []byte {
 			return stripKeys(b, "HOSTNAME", "DHCP_HOSTNAME")
 		})
 		if err != nil {
@@ -61,7 +61,7 @@ func planHostname(ctx context.Context, p *Planner) ([]Action, error) {
 		}
 		out = append(out, acts...)
 	}
-	acts, err := p.rewritePath("/etc/sysconfig/network", why, func(b []byte) []byte { return stripKeys(b, "HOSTNAME") })
+	acts, err := p.rewritePath(ifcfgDirs[1], why, func(b []byte) []byte { return stripKeys(b, "HOSTNAME") })
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,10 @@
 package seal
 
-import "context"
+import (
+	"context"
+
+	"github.com/guestcheck/guestcheck/internal/fact/identity/catalogue"
+)
 
 var opLVMDevicesFile = Operation{
 	ID:      "lvm-devices-file",
@@ -10,6 +14,6 @@ var opLVMDevicesFile = Operation{
 }
 
 func planLVMDevicesFile(ctx context.Context, p *Planner) ([]Action, error) {
-	return p.removePath("/etc/lvm/devices/system.devices", regular,
+	return p.removePaths(catalogue.Lookup(catalogue.LVMDevices).Files(), regular,
 		"lists the template's disks by WWID/serial: a clone's disks differ and LVM would not find its PVs")
 }

@@ -25,7 +25,7 @@ func planMachineID(ctx context.Context, p *Planner) ([]Action, error) {
 	// The D-Bus copy first: systemd falls back to a regular
 	// /var/lib/dbus/machine-id when /etc/machine-id is empty, which would
 	// resurrect the old ID. A symlink is what Debian and kiwi install.
-	const dbus = identity.DBusMachineIDPath
+	dbus := identity.DBusMachineIDPath
 	e, ok, err := p.lstat(dbus)
 	if err != nil {
 		return nil, err
@@ -51,7 +51,7 @@ func planMachineID(ctx context.Context, p *Planner) ([]Action, error) {
 		}
 	}
 
-	const etc = identity.MachineIDPath
+	etc := identity.MachineIDPath
 	e, ok, err = p.lstat(etc)
 	if err != nil {
 		return nil, err
@@ -95,7 +95,7 @@ func planMachineID(ctx context.Context, p *Planner) ([]Action, error) {
 // a missing file elsewhere is refused: systemd can create it only if its
 // file system is writable at boot.
 func (p *Planner) planMachineIDLink(out []Action, f identity.File, want string) ([]Action, error) {
-	const etc = identity.MachineIDPath
+	etc := identity.MachineIDPath
 	switch {
 	case f.Target == "":
 		p.Note(etc, "left alone: a symlink that cannot be resolved")

@@ -3,7 +3,6 @@ package seal
 import (
 	"bytes"
 	"context"
-	"path"
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fact/identity"
@@ -23,86 +22,24 @@ var opMachineIDCmdline = Operation{
 
 const cmdlineReason = "systemd.machine_id= on the kernel command line makes systemd use that ID on every boot: every clone would share it"
 
-// cmdlineFile is a file that carries a kernel command line, and which of
-// its lines do.
-type cmdlineFile struct {
-	path string
-	// line reports whether a line holds a command line to edit.
-	line func(string) bool
-	// fixedSize pads the result back to the file's size (grubenv is a
-	// 1024-byte block GRUB rewrites in place).
-	fixedSize bool
-}
-
-func everyLine(string) bool { return true }
-
-func firstWordIs(words ...string) func(string) bool {
-	return func(l string) bool {
-		f := strings.Fields(l)
-		if len(f) == 0 {
-			return false
-		}
-		for _, w := range words {
-			if f[0] == w {
-				return true
-			}
-		}
-		return false
-	}
-}
-
-func grubDefaultLine(l string) bool {
-	l = strings.TrimSpace(l)
-	l = strings.TrimPrefix(l, "export ")
-	return strings.HasPrefix(l, "GRUB_CMDLINE_LINUX=") || strings.HasPrefix(l, "GRUB_CMDLINE_LINUX_DEFAULT=")
-}
-
-func grubenvLine(l string) bool { return strings.HasPrefix(l, "kernelopts=") }
-
 func planMachineIDCmdline(ctx context.Context, p *Planner) ([]Action, error) {
-	// The command lines identity.ReadCmdlines reads, and the GRUB
-	// defaults and environment they are generated from.
-	files := []cmdlineFile{
-		{path: identity.KernelCmdlinePath, line: everyLine},
-		{path: "/etc/default/grub", line: grubDefaultLine},
-	}
-	for _, g := range identity.GrubCfgPaths {
-		files = append(files, cmdlineFile{path: g, line: firstWordIs("linux", "linuxefi", "linux16")})
-	}
-	files = append(files,
-		cmdlineFile{path: "/boot/grub2/grubenv", line: grubenvLine, fixedSize: true},
-		cmdlineFile{path: "/boot/grub/grubenv", line: grubenvLine, fixedSize: true})
-	ents, err := p.readDir("/etc/default/grub.d")
+	// The files guestcheck's leak check reads: the command lines the
+	// image boots with and the GRUB defaults and environment they are
+	// generated from.
+	files, err := identity.CmdlineFiles(p.readDir)
 	if err != nil {
 		return nil, err
-	}
-	for _, e := range ents {
-		if strings.HasSuffix(e.Name, ".cfg") {
-			files = append(files, cmdlineFile{path: "/etc/default/grub.d/" + e.Name, line: grubDefaultLine})
-		}
-	}
-	// Boot Loader Specification entries, on /boot (XBOOTLDR) and the ESP.
-	for _, dir := range []string{identity.BLSEntriesDir, "/efi/loader/entries", "/boot/efi/loader/entries"} {
-		ents, err := p.readDir(dir)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range ents {
-			if strings.HasSuffix(e.Name, ".conf") {
-				files = append(files, cmdlineFile{path: path.Join(dir, e.Name), line: firstWordIs("options")})
-			}
-		}
 	}
 	var out []Action
 	found := false
 	for _, f := range files {
 		f := f
-		acts, err := p.rewritePath(f.path, cmdlineReason, func(b []byte) []byte {
-			nw, n := stripMachineIDLines(b, f.line)
+		acts, err := p.rewritePath(f.Path, cmdlineReason, func(b []byte) []byte {
+			nw, n := stripMachineIDLines(b, f.Line)
 			if n == 0 {
 				return b
 			}
-			if f.fixedSize && len(nw) < len(b) {
+			if f.FixedSize && len(nw) < len(b) {
 				nw = append(nw, bytes.Repeat([]byte("#"), len(b)-len(nw))...)
 			}
 			return nw

@@ -2,6 +2,7 @@ package seal
 
 import (
 	"context"
+	"path"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/identity"
@@ -18,7 +19,8 @@ const credentialReason = "a system.machine_id credential sets the machine ID at 
 
 func planMachineIDCredential(ctx context.Context, p *Planner) ([]Action, error) {
 	var out []Action
-	for _, d := range identity.CredstoreDirs {
+	for _, cred := range identity.MachineIDCredentialPaths {
+		d := path.Dir(cred)
 		e, ok, err := p.lstat(d)
 		if err != nil {
 			return nil, err
@@ -30,7 +32,7 @@ func planMachineIDCredential(ctx context.Context, p *Planner) ([]Action, error) 
 			p.Note(d, "left alone: is a %s, not a directory", e.Kind)
 			continue
 		}
-		acts, err := p.removePath(d+"/"+identity.MachineIDCredential, regularLink, credentialReason)
+		acts, err := p.removePath(cred, regularLink, credentialReason)
 		if err != nil {
 			return nil, err
 		}

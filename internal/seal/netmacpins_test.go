@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/guestcheck/guestcheck/internal/fact/netconf"
 )
 
 // TestNetMACPinsNetworkd: a networkd unit that also matches by name loses
@@ -49,5 +51,42 @@ func TestNetMACPinsNetworkd(t *testing.T) {
 	again := MakePlan(context.Background(), root, ops, Options{})
 	if len(again.Actions) != 0 || len(again.Refusals) != 2 {
 		t.Errorf("verify after apply: actions %+v, refusals %+v (want the two refusals still)", again.Actions, again.Refusals)
+	}
+}
+
+// TestNetMACPinsThatSetTheMAC: configuration that gives the NIC the
+// template's MAC (ifcfg MACADDR=, an address in NetworkManager's
+// cloned-mac-address, ifupdown's hwaddress) is a pin too, found by
+// netconf.MACBindings as guestcheck finds it, and goes; a
+// cloned-mac-address policy ("stable") stays.
+func TestNetMACPinsThatSetTheMAC(t *testing.T) {
+	const mac = "52:54:00:12:34:56"
+	dir, root := newRoot(t, append(base("debian"),
+		f("/etc/sysconfig/network-scripts/ifcfg-eth0", "DEVICE=eth0\nMACADDR="+mac+"\nBOOTPROTO=dhcp\n"),
+		f("/etc/NetworkManager/system-connections/lan.nmconnection", "[connection]\nid=lan\ntype=ethernet\n[ethernet]\ncloned-mac-address="+mac+"\n[ipv4]\nmethod=auto\n"),
+		f("/etc/NetworkManager/system-connections/wan.nmconnection", "[connection]\nid=wan\ntype=ethernet\n[ethernet]\ncloned-mac-address=stable\n[ipv4]\nmethod=auto\n"),
+		f("/etc/network/interfaces", "auto eth0\niface eth0 inet dhcp\n    hwaddress ether "+mac+"\n"),
+	))
+	if bs := netconf.MACBindings(netconf.ReadFacts(root)); len(bs) != 3 {
+		t.Fatalf("bindings before = %+v, want MACADDR, cloned-mac-address and hwaddress", bs)
+	}
+	ops, _ := Select(All, "net-mac-pins")
+	if _, res := applyAll(t, root, ops, Options{}); len(res) != 3 {
+		t.Errorf("results = %+v", res)
+	}
+	want := map[string]string{
+		"etc/sysconfig/network-scripts/ifcfg-eth0":               "DEVICE=eth0\nBOOTPROTO=dhcp\n",
+		"etc/NetworkManager/system-connections/lan.nmconnection": "[connection]\nid=lan\ntype=ethernet\n[ethernet]\n[ipv4]\nmethod=auto\n",
+		"etc/NetworkManager/system-connections/wan.nmconnection": "[connection]\nid=wan\ntype=ethernet\n[ethernet]\ncloned-mac-address=stable\n[ipv4]\nmethod=auto\n",
+		"etc/network/interfaces":                                 "auto eth0\niface eth0 inet dhcp\n",
+	}
+	for p, w := range want {
+		b, err := os.ReadFile(filepath.Join(dir, p))
+		if err != nil || string(b) != w {
+			t.Errorf("%s = %q (%v), want %q", p, b, err, w)
+		}
+	}
+	if bs := netconf.MACBindings(netconf.ReadFacts(root)); len(bs) != 0 {
+		t.Errorf("bindings after = %+v", bs)
 	}
 }

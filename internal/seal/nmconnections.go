@@ -14,7 +14,7 @@ var opNMConnections = Operation{
 }
 
 func planNMConnections(ctx context.Context, p *Planner) ([]Action, error) {
-	return p.removeChildren("/etc/NetworkManager/system-connections", func(e fs.Entry) bool {
+	return p.removeChildren(etcNMDir, func(e fs.Entry) bool {
 		return strings.HasSuffix(e.Name, ".nmconnection")
 	}, regular, "connection profiles made on the template: the clone's NICs get fresh automatic profiles")
 }

@@ -1,6 +1,10 @@
 package seal
 
-import "context"
+import (
+	"context"
+
+	"github.com/guestcheck/guestcheck/internal/fact/identity/catalogue"
+)
 
 var opNMIdentity = Operation{
 	ID:      "nm-identity",
@@ -10,12 +14,12 @@ var opNMIdentity = Operation{
 }
 
 func planNMIdentity(ctx context.Context, p *Planner) ([]Action, error) {
-	acts, err := p.removePath("/var/lib/NetworkManager/secret_key", regular,
+	acts, err := p.removePaths(catalogue.Lookup(catalogue.NMSecretKey).Files(), regular,
 		"the per-host key behind stable-privacy IPv6 addresses and stable MACs: clones would share link-local addresses and fail DAD")
 	if err != nil {
 		return nil, err
 	}
-	more, err := p.removePaths([]string{"/var/lib/NetworkManager/timestamps", "/var/lib/NetworkManager/seen-bssids"}, regular,
+	more, err := p.removePaths(catalogue.Lookup(catalogue.NMHistory).Files(), regular,
 		"the template's connection history")
 	return append(acts, more...), err
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/parse/envfile"
 	"github.com/guestcheck/guestcheck/internal/parse/hosts"
 	"github.com/guestcheck/guestcheck/internal/parse/ini"
+	"github.com/guestcheck/guestcheck/internal/parse/nmconn"
 	accounts "github.com/guestcheck/guestcheck/internal/parse/passwd"
 )
 
@@ -159,7 +160,9 @@ var nmMACSections = map[string]bool{
 // stripNMKeyfile drops uuid= from [connection] and mac-address= from the
 // device sections of a NetworkManager keyfile. Without a uuid NM derives a
 // stable one from the file name; without mac-address the profile applies
-// to the clone's NIC. cloned-mac-address and everything else stays.
+// to the clone's NIC. cloned-mac-address goes when it is an address (every
+// clone would take it), and stays when it is a policy ("stable", "random").
+// Everything else stays.
 func stripNMKeyfile(b []byte) []byte {
 	// The keyfile is read as NetworkManager reads it (GLib's key-file
 	// rules: group names are case-sensitive, one assignment per line), and
@@ -168,7 +171,9 @@ func stripNMKeyfile(b []byte) []byte {
 	f, _ := ini.Parse("", b, ini.GLib)
 	drop := map[int]bool{}
 	for _, e := range f.Entries {
-		if (e.Section == "connection" && e.Key == "uuid") || (nmMACSections[e.Section] && e.Key == "mac-address") {
+		_, macErr := nmconn.ParseMAC(e.Value)
+		cloned := nmMACSections[e.Section] && e.Key == "cloned-mac-address" && macErr == nil
+		if (e.Section == "connection" && e.Key == "uuid") || (nmMACSections[e.Section] && e.Key == "mac-address") || cloned {
 			drop[e.Line] = true
 		}
 	}

@@ -1,6 +1,10 @@
 package seal
 
-import "context"
+import (
+	"context"
+
+	"github.com/guestcheck/guestcheck/internal/fact/identity/catalogue"
+)
 
 var opRandomSeed = Operation{
 	ID:      "random-seed",
@@ -9,18 +13,8 @@ var opRandomSeed = Operation{
 	Plan:    planRandomSeed,
 }
 
-var randomSeeds = []string{
-	"/var/lib/systemd/random-seed",
-	"/var/lib/random-seed",
-	"/var/lib/urandom/random-seed",
-	"/var/lib/misc/random-seed",
-	"/boot/efi/loader/random-seed",
-	"/efi/loader/random-seed",
-	"/boot/loader/random-seed",
-}
-
 func planRandomSeed(ctx context.Context, p *Planner) ([]Action, error) {
-	acts, err := p.removePaths(randomSeeds, regular, "clones sharing one saved seed start their entropy pools identically")
+	acts, err := p.removePaths(catalogue.Lookup(catalogue.RandomSeed).Files(), regular, "clones sharing one saved seed start their entropy pools identically")
 	if err != nil || len(acts) == 0 {
 		return acts, err
 	}

@@ -3,6 +3,7 @@ package seal
 import (
 	"context"
 	"fmt"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/catalogue"
 )
 
 var opSystemdCredentialSecret = Operation{
@@ -13,7 +14,7 @@ var opSystemdCredentialSecret = Operation{
 }
 
 func planCredentialSecret(ctx context.Context, p *Planner) ([]Action, error) {
-	const secret = "/var/lib/systemd/credential.secret"
+	secret := catalogue.Lookup(catalogue.CredentialSecret).Files()[0]
 	acts, err := p.removePath(secret, regular, "the host key for systemd-creds: clones must not decrypt each other's credentials")
 	if err != nil || len(acts) == 0 {
 		return acts, err

@@ -12,7 +12,7 @@ import (
 // hostSide are the packages only the host-side verbs use (guestcheck
 // fleet, sealprep prove) but that the guest's guestcheck links too, as
 // one static binary.
-var hostSide = []string{"internal/host/fleet", "internal/host/qga"}
+var hostSide = []string{"internal/host/fleet", "internal/host/fleet/kubevirt", "internal/host/qga"}
 
 // TestHostSideAddsNoStartupWork: a normal in-guest guestcheck run must not
 // pay for the fleet code it links. These packages have no init function

@@ -123,6 +123,6 @@ func golden(t *testing.T, file string, fs []runner.Finding) {
 		t.Fatalf("%v (run with -update to create it)", err)
 	}
 	if string(old) != string(b) {
-		t.Errorf("%s differs from the judged findings; run `go test ./internal/cloudinit/intent -run TestCaptures -update` and review the diff\n%s", file, b)
+		t.Errorf("%s differs from the judged findings; run `go test ./internal/checks/cloud-config -run TestCaptures -update` and review the diff\n%s", file, b)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/checks/cloud-init"
 	"github.com/guestcheck/guestcheck/internal/fact/cloudcfg"
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/identity"
 	"github.com/guestcheck/guestcheck/internal/parse/authkeys"
 	cc "github.com/guestcheck/guestcheck/internal/parse/cloudconfig"
 	"github.com/guestcheck/guestcheck/internal/parse/dpkgstatus"
@@ -24,11 +25,13 @@ import (
 	"github.com/guestcheck/guestcheck/internal/parse/sudoers"
 )
 
+// InstanceLink is cloud-init's link to the current instance.
+var InstanceLink = identity.CloudInstancePath
+
 // Guest paths the check reads.
 const (
 	UserDataPath  = "/var/lib/cloud/instance/cloud-config.txt"
 	CombinedPath  = "/run/cloud-init/combined-cloud-config.json"
-	InstanceLink  = "/var/lib/cloud/instance"
 	SudoersDropIn = "/etc/sudoers.d/90-cloud-init-users"
 	StatusPath    = "/run/cloud-init/status.json"
 	statusData    = "/var/lib/cloud/data/status.json"

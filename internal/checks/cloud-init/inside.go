@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/identity"
 )
 
 // maxHops bounds the walk up the process tree: real chains are a handful
@@ -115,7 +116,7 @@ func isCloudScript(p string) bool {
 		strings.HasPrefix(p, "/var/lib/cloud/scripts/per-instance/"),
 		strings.HasPrefix(p, "/var/lib/cloud/scripts/per-once/"):
 		return true
-	case strings.HasPrefix(p, "/var/lib/cloud/instances/"):
+	case strings.HasPrefix(p, identity.CloudInstancesDir+"/"):
 		return strings.Contains(p, "/scripts/")
 	}
 	return false

@@ -32,10 +32,12 @@ const (
 	codeTemplateNamed = "hostname-template-named"
 )
 
+// pathEtcHostname is the static hostname's file.
+var pathEtcHostname = hostnamefile.Path
+
 // Guest paths the check reads.
 const (
 	pathKernelHostname  = hostnamefile.KernelPath
-	pathEtcHostname     = hostnamefile.Path
 	pathEtcHosts        = "/etc/hosts"
 	pathNsswitch        = "/etc/nsswitch.conf"
 	pathNsswitchVendor  = "/usr/etc/nsswitch.conf" // openSUSE keeps the default here

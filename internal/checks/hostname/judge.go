@@ -190,7 +190,7 @@ func (v *verdict) names() {
 	case v.kernelRead:
 		v.subject, v.subjectSrc = f.KernelName, "kernel hostname"
 	case v.etcState == hostnamefile.Set:
-		v.subject, v.subjectSrc = v.etc, "/etc/hostname"
+		v.subject, v.subjectSrc = v.etc, hostnamefile.Path
 	}
 	if v.subjectSrc != "" {
 		v.detail["judged_name"] = v.subjectSrc

@@ -1,7 +1,9 @@
 package netintent
 
 import (
+	"github.com/guestcheck/guestcheck/internal/fact/identity/catalogue"
 	"net/netip"
+	"path"
 	"strconv"
 	"strings"
 
@@ -79,12 +81,15 @@ func ParseDhclientLeases(name string, b []byte, iface string) (Lease, bool) {
 // NetworkManager's (internal client or dhclient) and ifupdown's dhclient.
 func readLeases(root fs.Reader, links []netstate.Link) map[string]Lease {
 	out := map[string]Lease{}
-	nm, _ := root.ReadDir("/var/lib/NetworkManager")
+	nmDir := catalogue.Lookup(catalogue.NMLeases).Dirs()[0].Path
+	networkdDir := catalogue.Lookup(catalogue.NetworkdLeases).Dirs()[0].Path
+	dhclientDir := catalogue.Lookup(catalogue.DhclientLeases).Dirs()[0].Path
+	nm, _ := root.ReadDir(nmDir)
 	for _, l := range links {
 		if strings.ContainsAny(l.Name, "/\x00") {
 			continue
 		}
-		p := "/run/systemd/netif/leases/" + strconv.Itoa(l.Index)
+		p := path.Join(networkdDir, strconv.Itoa(l.Index))
 		if b, err := root.ReadFile(p); err == nil {
 			if le, _ := ParseEnvLease(root.Display(p), b); le.Address.IsValid() {
 				out[l.Name] = le
@@ -95,14 +100,14 @@ func readLeases(root fs.Reader, links []netstate.Link) map[string]Lease {
 			n := e.Name
 			switch {
 			case strings.HasPrefix(n, "internal-") && strings.HasSuffix(n, "-"+l.Name+".lease"):
-				if b, err := root.ReadFile("/var/lib/NetworkManager/" + n); err == nil {
-					if le, _ := ParseEnvLease(root.Display("/var/lib/NetworkManager/"+n), b); le.Address.IsValid() {
+				if b, err := root.ReadFile(path.Join(nmDir, n)); err == nil {
+					if le, _ := ParseEnvLease(root.Display(path.Join(nmDir, n)), b); le.Address.IsValid() {
 						out[l.Name] = le
 					}
 				}
 			case strings.HasPrefix(n, "dhclient-") && strings.HasSuffix(n, "-"+l.Name+".lease"):
-				if b, err := root.ReadFile("/var/lib/NetworkManager/" + n); err == nil {
-					if le, ok := ParseDhclientLeases(root.Display("/var/lib/NetworkManager/"+n), b, l.Name); ok {
+				if b, err := root.ReadFile(path.Join(nmDir, n)); err == nil {
+					if le, ok := ParseDhclientLeases(root.Display(path.Join(nmDir, n)), b, l.Name); ok {
 						out[l.Name] = le
 					}
 				}
@@ -111,7 +116,7 @@ func readLeases(root fs.Reader, links []netstate.Link) map[string]Lease {
 		if _, ok := out[l.Name]; ok {
 			continue
 		}
-		for _, p := range []string{"/var/lib/dhcp/dhclient." + l.Name + ".leases", "/var/lib/dhcp/dhclient.leases"} {
+		for _, p := range []string{path.Join(dhclientDir, "dhclient."+l.Name+".leases"), path.Join(dhclientDir, "dhclient.leases")} {
 			if b, err := root.ReadFile(p); err == nil {
 				if le, ok := ParseDhclientLeases(root.Display(p), b, l.Name); ok {
 					out[l.Name] = le

@@ -46,6 +46,7 @@ const (
 	CodeIDDHCPOK            = "identity-dhcp-ok"
 	CodeIDDHCPClientID      = "identity-dhcp-client-id"
 	CodeIDTemplateDHCPState = "identity-template-dhcp-state"
+	CodeIDTemplateLeftover  = "identity-template-leftover"
 )
 
 // Finding codes: configuration bound to MAC addresses.
@@ -69,17 +70,18 @@ func IdentityCodes() []string {
 	return []string{
 		CodeIDMachineIDOK, CodeIDMachineIDUnset, CodeIDMachineIDInvalid, CodeIDMachineIDUnreadable, CodeIDMachineIDMode, CodeIDMachineIDDBusFallback, CodeIDMachineIDMissingRO, CodeIDMachineIDFromFirmware,
 		CodeIDInstanceOK, CodeIDCloneKeptMachineID, CodeIDMachineIDTemplate, CodeIDTemplateRecordBad, CodeIDMachineIDLeak, CodeIDTemplateNoInstance, CodeIDTemplateInstance,
-		CodeIDDHCPOK, CodeIDDHCPClientID, CodeIDTemplateDHCPState,
+		CodeIDDHCPOK, CodeIDDHCPClientID, CodeIDTemplateDHCPState, CodeIDTemplateLeftover,
 		CodeIDMACBindingsOK, CodeIDMACBindingStale, CodeIDMACBindingOrphaned, CodeIDMACBindingSkipped, CodeIDTemplateMACBinding,
 		CodeIDConfigInvalid, CodeIDConfigUnreadable, CodeIDKernelError,
 	}
 }
 
-// Guest paths network-identity reads.
-const (
-	MachineIDPath      = identity.MachineIDPath
-	noPreviousInstance = "NO_PREVIOUS_INSTANCE_ID" // cloud-init's value on an instance's first boot ever
-)
+// MachineIDPath is the machine ID's guest path, as findings name it.
+var MachineIDPath = identity.MachineIDPath
+
+// noPreviousInstance is cloud-init's previous-instance-id on an
+// instance's first boot ever.
+const noPreviousInstance = "NO_PREVIOUS_INSTANCE_ID"
 
 // RunIdentity is the network-identity check. Files are judged under any
 // root; MAC bindings are compared with the kernel's links only on the
@@ -98,6 +100,7 @@ func RunIdentity(ctx context.Context, env *runner.Env) []runner.Finding {
 	fs = append(fs, JudgeConfigFiles(cfg)...)
 	fs = append(fs, JudgeDHCPIdentityIn(cfg, ev)...)
 	fs = append(fs, JudgeTemplateDHCPState(ev)...)
+	fs = append(fs, JudgeTemplateLeftovers(ev)...)
 	if ctx.Err() != nil {
 		return fs
 	}

@@ -2,10 +2,12 @@ package netcheck
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/fact/identity"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/catalogue"
 	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
@@ -61,8 +63,11 @@ func JudgeTemplateInstance(ev identity.CloneEvidence) []runner.Finding {
 			"no cloud-init instance, as in a sealed template: each clone is a new instance at first boot", d)}
 	}
 	d["left"] = strings.Join(left, "\n")
-	return []runner.Finding{runner.New(runner.Fail, CodeIDTemplateInstance,
-		fmt.Sprintf("cloud-init instance state is left in the template (%s): every clone starts with its user-data, semaphores and rendered network config", left[0]), d,
+	status, summary := runner.Fail, fmt.Sprintf("cloud-init instance state is left in the template (%s): every clone starts with its user-data, semaphores and rendered network config", left[0])
+	if k, ok := keptBy(ev.State, "cloud-init", ""); ok {
+		status, summary = runner.Warn, k.Message
+	}
+	return []runner.Finding{runner.New(status, CodeIDTemplateInstance, summary, d,
 		"Re-seal the image with sealprep (its cloud-init operation), or remove everything under /var/lib/cloud except seed/ in the image")}
 }
 
@@ -99,8 +104,28 @@ func JudgeTemplateLeaks(ev identity.CloneEvidence) []runner.Finding {
 		return nil
 	}
 	d := ev.State.Detail(map[string]string{"leaks": strings.Join(ev.Leaks, "\n")})
-	return []runner.Finding{runner.New(runner.Fail, CodeIDMachineIDLeak,
-		fmt.Sprintf("the template hands systemd a machine ID at boot (%s): every clone gets the same ID", ev.Leaks[0]), d,
+	status, summary := runner.Fail, fmt.Sprintf("the template hands systemd a machine ID at boot (%s): every clone gets the same ID", ev.Leaks[0])
+	// Kept by choice only when the operation of every leak was dropped:
+	// a credential's (machine-id-credential) or a command line's.
+	var kept []string
+	for _, l := range ev.Leaks {
+		op := "machine-id-cmdline"
+		if strings.HasSuffix(l, identity.MachineIDCredential+" credential)") {
+			op = "machine-id-credential"
+		}
+		k, ok := keptBy(ev.State, op, "")
+		if !ok {
+			kept = nil
+			break
+		}
+		if !slices.Contains(kept, k.Message) {
+			kept = append(kept, k.Message)
+		}
+	}
+	if len(kept) > 0 {
+		status, summary = runner.Warn, strings.Join(kept, "; ")
+	}
+	return []runner.Finding{runner.New(status, CodeIDMachineIDLeak, summary, d,
 		"Remove systemd.machine_id= from the image's kernel command lines and the system.machine_id credential, or re-seal it with sealprep (its machine-id-cmdline and machine-id-credential operations)")}
 }
 
@@ -120,6 +145,39 @@ func JudgeTemplateDHCPState(ev identity.CloneEvidence) []runner.Finding {
 	}
 	return []runner.Finding{runner.New(status, CodeIDTemplateDHCPState, summary, d,
 		"Re-seal the image with sealprep (its dhcp-leases operation), or remove the files listed in the image")}
+}
+
+// JudgeTemplateLeftovers judges the catalogue items of a sealed template
+// that nothing else reads (identity.TemplateLeftoverItems: saved random
+// seeds, systemd's credential.secret, NetworkManager's secret_key and
+// history, LVM's devices file, per-host enrolment): one finding per item
+// left, a failure unless the template record says the item's operation
+// was dropped by choice, then a warning in the record's words.
+func JudgeTemplateLeftovers(ev identity.CloneEvidence) []runner.Finding {
+	if !ev.State.Is || len(ev.Leftovers) == 0 {
+		return nil
+	}
+	byItem := map[string][]string{}
+	var order []string
+	for _, f := range ev.Leftovers {
+		if _, ok := byItem[f.Item]; !ok {
+			order = append(order, f.Item)
+		}
+		byItem[f.Item] = append(byItem[f.Item], f.Path)
+	}
+	var out []runner.Finding
+	for _, name := range order {
+		it := catalogue.Lookup(name)
+		paths := byItem[name]
+		d := ev.State.Detail(map[string]string{"item": name, "left": strings.Join(paths, "\n"), "source": it.Source})
+		status, summary := runner.Fail, fmt.Sprintf("the template holds %s (%s): clones would share %s", it.What, paths[0], it.Shared)
+		if k, ok := keptBy(ev.State, it.Op, ""); ok {
+			status, summary = runner.Warn, k.Message
+		}
+		out = append(out, runner.New(status, CodeIDTemplateLeftover, summary, d,
+			"Re-seal the image with sealprep (its "+it.Op+" operation), or remove "+strings.Join(paths, ", ")+" in the image"))
+	}
+	return out
 }
 
 // keptBy is the template record's kept-by-choice item for op: the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/identity"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/catalogue"
 	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
@@ -117,5 +118,31 @@ func TestTemplateKeptByChoiceWarns(t *testing.T) {
 	ev.State.Record = nil
 	if fs := JudgeTemplateDHCPState(ev); len(fs) != 1 || fs[0].Status != runner.Fail {
 		t.Errorf("DHCP state: %+v", fs)
+	}
+}
+
+// TestTemplateLeftovers: each catalogue item a template holds that no
+// other finding judges is one finding naming the item and what clones
+// share; the item's operation dropped by choice makes it a warning in
+// the record's words, only for that item.
+func TestTemplateLeftovers(t *testing.T) {
+	seed := catalogue.Lookup(catalogue.RandomSeed)
+	key := catalogue.Lookup(catalogue.NMSecretKey)
+	rec := &sealrecord.Record{SealedAt: time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC), SealprepVersion: "v9.9", Kept: []string{seed.Op}}
+	ev := identity.CloneEvidence{State: identity.TemplateState{Is: true, Why: "sealed", Record: rec}, Leftovers: []catalogue.Found{
+		{Item: seed.Name, Path: seed.Files()[0]}, {Item: seed.Name, Path: seed.Files()[1]}, {Item: key.Name, Path: key.Files()[0]},
+	}}
+	fs := JudgeTemplateLeftovers(ev)
+	kept, _ := rec.KeptItem(seed.Op, false)
+	if len(fs) != 2 || fs[0].Status != runner.Warn || fs[0].Message != kept.Message || fs[0].Detail["item"] != seed.Name ||
+		fs[0].Detail["left"] != seed.Files()[0]+"\n"+seed.Files()[1] {
+		t.Errorf("random seed kept by choice: %+v", fs)
+	}
+	if len(fs) == 2 && (fs[1].Status != runner.Fail || !strings.Contains(fs[1].Message, key.Shared) || !strings.Contains(fs[1].Remediation, key.Op)) {
+		t.Errorf("secret_key: %+v", fs[1])
+	}
+	ev.State.Is = false
+	if fs := JudgeTemplateLeftovers(ev); len(fs) != 0 {
+		t.Errorf("off a template: %+v", fs)
 	}
 }

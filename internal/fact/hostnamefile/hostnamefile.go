@@ -13,15 +13,15 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/catalogue"
 )
 
-// Guest paths of the two names.
-const (
-	// Path holds the static hostname, which systemd restores at boot.
-	Path = "/etc/hostname"
-	// KernelPath is the running kernel's (transient) hostname.
-	KernelPath = "/proc/sys/kernel/hostname"
-)
+// Path holds the static hostname, which systemd restores at boot (the
+// catalogue's hostname item).
+var Path = catalogue.Lookup(catalogue.Hostname).Files()[0]
+
+// KernelPath is the running kernel's (transient) hostname.
+const KernelPath = "/proc/sys/kernel/hostname"
 
 // State is what /etc/hostname says about the static hostname. Its
 // values read as the end of "/etc/hostname is ...".

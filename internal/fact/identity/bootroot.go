@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/catalogue"
 	"github.com/guestcheck/guestcheck/internal/parse/fstab"
 )
 
@@ -40,15 +41,25 @@ type Cmdline struct {
 	Args   string
 }
 
-// Boot configuration files that carry kernel command lines, in the order
-// they are consulted.
-const (
-	KernelCmdlinePath = "/etc/kernel/cmdline"
-	BLSEntriesDir     = "/boot/loader/entries"
+// Boot configuration files that carry kernel command lines, from the
+// catalogue's machine-id-cmdline item: kernel-install's command line
+// first, then the BLS entry directories (XBOOTLDR /boot, the ESP at /efi
+// and /boot/efi), GRUB's generated configurations (Debian, then Red
+// Hat), and the files those are generated from.
+var (
+	cmdlineItem       = catalogue.Lookup(catalogue.MachineIDCmdline)
+	KernelCmdlinePath = cmdlineItem.Files()[0]
+	// BLSEntriesDirs hold Boot Loader Specification entries.
+	BLSEntriesDirs = cmdlineItem.DirPaths(catalogue.StackBoot)[1:]
+	// GrubCfgPaths are GRUB's generated configurations.
+	GrubCfgPaths = cmdlineItem.Files()[1:3]
+	// GrubDefaultPath and GrubDefaultDir hold GRUB_CMDLINE_LINUX, which
+	// grub-mkconfig writes into grub.cfg.
+	GrubDefaultPath = cmdlineItem.Files()[3]
+	GrubDefaultDir  = cmdlineItem.DirPaths(catalogue.StackBoot)[0]
+	// GrubenvPaths hold kernelopts= (Red Hat's BLS entries expand it).
+	GrubenvPaths = cmdlineItem.Files()[4:]
 )
-
-// GrubCfgPaths are GRUB's generated configurations (Debian, then Red Hat).
-var GrubCfgPaths = []string{"/boot/grub/grub.cfg", "/boot/grub2/grub.cfg"}
 
 // ReadRootMode decides from a guest's files whether its root is
 // read-only when systemd starts. The rule, after the tools that mount it:
@@ -80,12 +91,16 @@ func ReadCmdlines(r fs.Reader) []Cmdline {
 	if b, err := r.ReadFile(KernelCmdlinePath); err == nil {
 		lines = append(lines, Cmdline{Source: KernelCmdlinePath, Args: string(b)})
 	}
-	if ents, err := r.ReadDir(BLSEntriesDir); err == nil {
+	for _, dir := range BLSEntriesDirs {
+		ents, err := r.ReadDir(dir)
+		if err != nil {
+			continue
+		}
 		for _, e := range ents {
 			if e.Kind == fs.KindDir || !strings.HasSuffix(e.Name, ".conf") {
 				continue
 			}
-			src := path.Join(BLSEntriesDir, e.Name)
+			src := path.Join(dir, e.Name)
 			if b, err := r.ReadFile(src); err == nil {
 				lines = append(lines, ParseBLSEntry(src, b)...)
 			}
@@ -103,7 +118,7 @@ func ReadCmdlines(r fs.Reader) []Cmdline {
 // lines. Pure.
 func RootModeOf(lines []Cmdline) RootMode {
 	if len(lines) == 0 {
-		return RootMode{Why: "no kernel command line in the image (" + KernelCmdlinePath + ", " + BLSEntriesDir +
+		return RootMode{Why: "no kernel command line in the image (" + KernelCmdlinePath + ", " + BLSEntriesDirs[0] +
 			", grub.cfg), and the kernel mounts the root read-only unless told rw"}
 	}
 	for _, l := range lines {

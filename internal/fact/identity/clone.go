@@ -10,18 +10,21 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/fact/boottime"
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/catalogue"
 	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
 	"github.com/guestcheck/guestcheck/internal/parse/journalhdr"
 )
 
-// The cloud-init state that tells one instance from another.
-const (
+// The cloud-init state that tells one instance from another, from the
+// catalogue's cloud-init-instance item.
+var (
+	cloudInitInstance = catalogue.Lookup(catalogue.CloudInitInstance)
 	// InstanceIDPath is the current instance's ID, as cloud-init wrote it.
-	InstanceIDPath = "/var/lib/cloud/data/instance-id"
+	InstanceIDPath = cloudInitInstance.Files()[1]
 	// PreviousInstanceIDPath is the instance before it.
-	PreviousInstanceIDPath = "/var/lib/cloud/data/previous-instance-id"
+	PreviousInstanceIDPath = cloudInitInstance.Files()[2]
 	// CloudInstancesDir holds one directory per instance cloud-init ran.
-	CloudInstancesDir = "/var/lib/cloud/instances"
+	CloudInstancesDir = cloudInitInstance.Dirs()[0].Path
 )
 
 // JournalDir holds the persistent journal, one directory per machine-id.
@@ -29,7 +32,7 @@ const JournalDir = "/var/log/journal"
 
 // NMSecretKeyPath is NetworkManager's per-machine secret, from which it
 // derives stable identifiers together with the machine ID.
-const NMSecretKeyPath = "/var/lib/NetworkManager/secret_key"
+var NMSecretKeyPath = catalogue.Lookup(catalogue.NMSecretKey).Files()[0]
 
 // FileTimes is a file's modification and status-change times.
 type FileTimes struct{ Mod, Change time.Time }
@@ -138,6 +141,9 @@ type CloneEvidence struct {
 	// (ReadDHCPState), read off the running system only: a template must
 	// hold none.
 	DHCPState []string
+	// Leftovers are the places of TemplateLeftoverItems the root holds,
+	// read off an image only, as DHCPState is.
+	Leftovers []catalogue.Found
 
 	// Leaks are where an image hands systemd a machine ID at boot
 	// (ReadMachineIDLeaks), read off the running system only.
@@ -171,6 +177,7 @@ func ReadCloneEvidenceTimes(root *fs.Root, live bool, times TimesFunc) CloneEvid
 		ev.NoSystemd = !SystemdPresent(root)
 		ev.Leaks = ReadMachineIDLeaks(root)
 		ev.DHCPState = ReadDHCPState(root)
+		ev.Leftovers = ReadLeftovers(root)
 	}
 	ev.State = TemplateStateOf(mid, tpl, boot)
 	if es, err := root.ReadDir(CloudInstancesDir); err == nil {
@@ -300,4 +307,27 @@ func readJournalHeader(root *fs.Root, p string) (journalhdr.Header, error) {
 		return journalhdr.Header{}, fmt.Errorf("read header: %w", err)
 	}
 	return journalhdr.Parse(b[:n])
+}
+
+// TemplateLeftoverItems are the catalogue items a template must not hold
+// that no other judgement reads: what the item is decides alone, by the
+// catalogue's generic reader. The machine ID, host keys, DHCP state, MAC
+// bindings, the hostname and cloud-init's instance have their own.
+var TemplateLeftoverItems = []string{
+	catalogue.RandomSeed, catalogue.CredentialSecret, catalogue.NMSecretKey, catalogue.NMHistory,
+	catalogue.LVMDevices, catalogue.Enrolment,
+}
+
+// ReadLeftovers lists the places of TemplateLeftoverItems that r holds
+// as regular files (a link to elsewhere is not the item's content).
+func ReadLeftovers(r fs.Reader) []catalogue.Found {
+	var out []catalogue.Found
+	for _, name := range TemplateLeftoverItems {
+		for _, f := range catalogue.Lookup(name).Find(r) {
+			if e, err := r.Lstat(f.Path); err == nil && e.Kind == fs.KindRegular {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
 }

@@ -1,23 +1,25 @@
 package identity
 
 import (
+	"errors"
+	iofs "io/fs"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/catalogue"
 )
 
 // The machine-ID leak paths: places that hand systemd a machine ID at
 // boot, so that an emptied /etc/machine-id is rewritten with the
 // template's on every boot of every clone.
 
-// CredstoreDirs are where systemd looks up credentials by name
-// (systemd.exec(5), LoadCredential=), except /run, which a reboot empties.
-var CredstoreDirs = []string{
-	"/etc/credstore", "/etc/credstore.encrypted",
-	"/usr/local/lib/credstore", "/usr/local/lib/credstore.encrypted",
-	"/usr/lib/credstore", "/usr/lib/credstore.encrypted",
-}
+// MachineIDCredentialPaths are the system.machine_id credential in each
+// store systemd looks credentials up in by name (systemd.exec(5),
+// LoadCredential=), except /run, which a reboot empties: the catalogue's
+// machine-id-credential item.
+var MachineIDCredentialPaths = catalogue.Lookup(catalogue.MachineIDCredential).Files()
 
 // MachineIDCredential is the credential systemd sets the machine ID from.
 const MachineIDCredential = "system.machine_id"
@@ -90,16 +92,87 @@ func isWordStart(c byte) bool { return isBlank(c) || c == '"' || c == '\'' || c 
 // and the sources they are generated from.
 func ReadMachineIDLeaks(r fs.Reader) []string {
 	var out []string
-	for _, d := range CredstoreDirs {
-		p := path.Join(d, MachineIDCredential)
+	for _, p := range MachineIDCredentialPaths {
 		if _, err := r.Lstat(p); err == nil {
 			out = append(out, p+" (a "+MachineIDCredential+" credential)")
 		}
 	}
-	for _, l := range ReadCmdlines(r) {
-		if _, n := StripMachineIDParams(l.Args); n > 0 {
-			out = append(out, l.Source+" (systemd.machine_id= on the kernel command line)")
+	files, _ := CmdlineFiles(r.ReadDir)
+	for _, f := range files {
+		b, err := r.ReadFile(f.Path)
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.SplitAfter(string(b), "\n") {
+			if _, n := StripMachineIDParams(l); n > 0 && f.Line(l) {
+				out = append(out, f.Path+" (systemd.machine_id= on the kernel command line)")
+				break
+			}
 		}
 	}
 	return out
 }
+
+// CmdlineFile is a file that carries a kernel command line, or one a
+// command line is generated from, and which of its lines do.
+type CmdlineFile struct {
+	Path string
+	// Line reports whether a line holds a command line.
+	Line func(string) bool
+	// FixedSize: the file is a block rewritten in place (grubenv is 1024
+	// bytes that GRUB edits without changing the size).
+	FixedSize bool
+}
+
+// CmdlineFiles lists every file of the catalogue's machine-id-cmdline
+// item, directories expanded through readDir: /etc/kernel/cmdline, the
+// GRUB defaults and their drop-ins (GRUB_CMDLINE_LINUX lines), grub.cfg
+// (linux lines), grubenv (kernelopts=) and each BLS entry on /boot and
+// the ESP (options lines). sealprep's machine-id-cmdline edits exactly
+// these, and ReadMachineIDLeaks reads exactly these. A directory that
+// readDir cannot list is an error for the caller to judge; missing is not.
+func CmdlineFiles(readDir func(string) ([]fs.Entry, error)) ([]CmdlineFile, error) {
+	out := []CmdlineFile{
+		{Path: KernelCmdlinePath, Line: everyLine},
+		{Path: GrubDefaultPath, Line: grubDefaultLine},
+	}
+	for _, g := range GrubCfgPaths {
+		out = append(out, CmdlineFile{Path: g, Line: firstWordIs("linux", "linuxefi", "linux16")})
+	}
+	for _, g := range GrubenvPaths {
+		out = append(out, CmdlineFile{Path: g, Line: grubenvLine, FixedSize: true})
+	}
+	for _, pl := range cmdlineItem.Dirs() {
+		ents, err := readDir(pl.Path)
+		if err != nil && !errors.Is(err, iofs.ErrNotExist) {
+			return out, err
+		}
+		line := firstWordIs("options")
+		if pl.Path == GrubDefaultDir {
+			line = grubDefaultLine
+		}
+		for _, e := range ents {
+			if ok, _ := path.Match(pl.Match, e.Name); ok && e.Kind != fs.KindDir {
+				out = append(out, CmdlineFile{Path: path.Join(pl.Path, e.Name), Line: line})
+			}
+		}
+	}
+	return out, nil
+}
+
+func everyLine(string) bool { return true }
+
+func firstWordIs(words ...string) func(string) bool {
+	return func(l string) bool {
+		f := strings.Fields(l)
+		return len(f) > 0 && slices.Contains(words, f[0])
+	}
+}
+
+func grubDefaultLine(l string) bool {
+	l = strings.TrimSpace(l)
+	l = strings.TrimPrefix(l, "export ")
+	return strings.HasPrefix(l, "GRUB_CMDLINE_LINUX=") || strings.HasPrefix(l, "GRUB_CMDLINE_LINUX_DEFAULT=")
+}
+
+func grubenvLine(l string) bool { return strings.HasPrefix(l, "kernelopts=") }

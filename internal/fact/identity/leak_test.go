@@ -61,7 +61,7 @@ func TestReadMachineIDLeaks(t *testing.T) {
 	dir := testenv.WriteTree(t, map[string]string{
 		"/etc/credstore/system.machine_id": "0123456789abcdef0123456789abcdef",
 		KernelCmdlinePath:                  "root=/dev/vda1 rw systemd.machine_id=0123456789abcdef0123456789abcdef\n",
-		BLSEntriesDir + "/a.conf":          "title a\noptions root=/dev/vda1 rw\n",
+		BLSEntriesDirs[0] + "/a.conf":      "title a\noptions root=/dev/vda1 rw\n",
 	})
 	for name, r := range readers(t, dir) {
 		got := ReadMachineIDLeaks(r)

@@ -17,14 +17,15 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/catalogue"
 )
 
-// Guest paths of the machine ID.
-const (
-	MachineIDPath = "/etc/machine-id"
+// Guest paths of the machine ID, from the catalogue.
+var (
+	MachineIDPath = catalogue.Lookup(catalogue.MachineID).Files()[0]
 	// DBusMachineIDPath is where systemd looks for an ID to reuse when
 	// /etc/machine-id is empty or missing (unless it is a symlink).
-	DBusMachineIDPath = "/var/lib/dbus/machine-id"
+	DBusMachineIDPath = catalogue.Lookup(catalogue.DBusMachineID).Files()[0]
 )
 
 // MachineIDMode is the mode systemd creates /etc/machine-id with, as a

@@ -8,12 +8,13 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/catalogue"
 	"github.com/guestcheck/guestcheck/internal/parse/sshdconfig"
 )
 
 // DefaultHostKeys are the host keys sshd loads when its configuration
 // names none.
-var DefaultHostKeys = []string{"/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key", "/etc/ssh/ssh_host_ed25519_key"}
+var DefaultHostKeys = catalogue.Lookup(catalogue.SSHHostKeys).Files()
 
 // SSHDSource lets sshdconfig.Load read sshd_config and its Include files
 // through a guest root.

@@ -2,13 +2,14 @@ package identity
 
 import (
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/catalogue"
 	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
 	"github.com/guestcheck/guestcheck/internal/parse/mountinfo"
 )
 
 // CloudInstancePath is cloud-init's link to the current instance's
 // directory, made during its first run on an instance.
-const CloudInstancePath = "/var/lib/cloud/instance"
+var CloudInstancePath = catalogue.Lookup(catalogue.CloudInitInstance).Files()[0]
 
 // TemplateState is whether a root is a sealed template, decided once for
 // every check that judges identity: in a template, an unset machine ID,

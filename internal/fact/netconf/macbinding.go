@@ -2,6 +2,7 @@ package netconf
 
 import (
 	"cmp"
+	"fmt"
 	"net"
 	"strings"
 
@@ -17,11 +18,16 @@ type MACBinding struct {
 	At   string // "file:line"
 	Kind string // what kind of binding, for messages
 	Name string // the interface the configuration is for, when it says
+	// Sets: the configuration gives the NIC this MAC (ifcfg MACADDR=,
+	// NetworkManager cloned-mac-address, ifupdown hwaddress) rather than
+	// matching it: every clone's NIC then takes the template's MAC.
+	Sets bool
 }
 
 // MACBindings lists every entry of the guest's network configuration that
 // is bound to one MAC address: networkd [Match] MACAddress= of .network
-// and .link units, NetworkManager mac-address, ifcfg HWADDR=, udev's
+// and .link units, NetworkManager mac-address (and cloned-mac-address),
+// ifcfg HWADDR= (and MACADDR=), ifupdown's hwaddress, udev's
 // persistent-net rules and netplan's match macaddress (after netplan's
 // merge), in that order. It is the one reader of MAC bindings:
 // network-identity judges them against the NICs, and guestid reports
@@ -42,10 +48,26 @@ func MACBindings(f Facts) []MACBinding {
 		if nm.MAC != nil {
 			out = append(out, MACBinding{MAC: nm.MAC.MAC, At: nm.MAC.At, Kind: "NetworkManager mac-address", Name: cmp.Or(nm.InterfaceName, nm.ID)})
 		}
+		if nm.ClonedMAC != nil {
+			out = append(out, MACBinding{MAC: nm.ClonedMAC.MAC, At: nm.ClonedMAC.At, Kind: "NetworkManager cloned-mac-address", Name: cmp.Or(nm.InterfaceName, nm.ID), Sets: true})
+		}
 	}
 	for _, i := range f.Ifcfg {
 		if i.OK && i.IfaceOK && i.Iface.MAC != nil {
 			out = append(out, MACBinding{MAC: i.Iface.MAC.MAC, At: i.Iface.MAC.At, Kind: "ifcfg HWADDR", Name: i.Iface.Name})
+		}
+		if i.OK && i.IfaceOK && i.Iface.SetMAC != nil {
+			out = append(out, MACBinding{MAC: i.Iface.SetMAC.MAC, At: i.Iface.SetMAC.At, Kind: "ifcfg MACADDR", Name: i.Iface.Name, Sets: true})
+		}
+	}
+	for _, e := range f.ENI {
+		if !e.OK {
+			continue
+		}
+		for _, st := range e.File.Stanzas {
+			if m, line, ok := st.HWAddress(); ok {
+				out = append(out, MACBinding{MAC: m, At: fmt.Sprintf("%s:%d", e.Name, line), Kind: "ifupdown hwaddress", Name: st.Name, Sets: true})
+			}
 		}
 	}
 	if u := f.PersistentNet; u.OK {

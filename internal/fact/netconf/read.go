@@ -2,6 +2,7 @@ package netconf
 
 import (
 	"errors"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/catalogue"
 	iofs "io/fs"
 	"path"
 	"slices"
@@ -20,26 +21,28 @@ import (
 // shipped under /usr/lib are left out: they are distribution defaults for
 // containers and examples, not this VM's configuration.
 var (
-	netplanDirs  = []string{"/lib/netplan", "/etc/netplan", "/run/netplan"}
-	networkdDirs = []string{"/run/systemd/network", "/etc/systemd/network"}
-	nmDirs       = []string{"/run/NetworkManager/system-connections", "/etc/NetworkManager/system-connections"}
-	ifcfgDirs    = []string{"/etc/sysconfig/network-scripts", "/etc/sysconfig/network"}
+	macPins      = catalogue.Lookup(catalogue.MACPins)
+	netplanDirs  = macPins.DirPaths(catalogue.StackNetplan)
+	networkdDirs = macPins.DirPaths(catalogue.StackNetworkd)
+	nmDirs       = macPins.DirPaths(catalogue.StackNM)
+	ifcfgDirs    = macPins.DirPaths(catalogue.StackIfcfg)
 
 	// Where cloud-init leaves the network configuration it applied,
 	// newest format first.
 	cloudInitNetworkJSON = []string{"/var/lib/cloud/instance/network-config.json", "/run/cloud-init/network-config.json"}
 
-	networkdConfDirs  = []string{"/usr/lib/systemd", "/run/systemd", "/etc/systemd"}
-	networkdConfDDirs = []string{"/usr/lib/systemd/networkd.conf.d", "/run/systemd/networkd.conf.d", "/etc/systemd/networkd.conf.d"}
+	networkdDUID      = catalogue.Lookup(catalogue.NetworkdDUID)
+	networkdConfFiles = networkdDUID.FilePaths(catalogue.StackNetworkd)
+	networkdConfDDirs = networkdDUID.DirPaths(catalogue.StackNetworkd)
+
+	// ENIMain is ifupdown's interfaces(5) file, where its includes start.
+	ENIMain = macPins.FilePaths(catalogue.StackENI)[0]
+	// PersistentNetRules is udev's MAC-to-name rules file of old releases.
+	PersistentNetRules = catalogue.Lookup(catalogue.UdevPersistentNet).Files()[0]
 )
 
 // Single files.
 const (
-	// ENIMain is ifupdown's interfaces(5) file, where its includes start.
-	ENIMain = "/etc/network/interfaces"
-	// PersistentNetRules is udev's MAC-to-name rules file of old releases.
-	PersistentNetRules = "/etc/udev/rules.d/70-persistent-net.rules"
-
 	ciENI    = "/etc/network/interfaces.d/50-cloud-init"
 	ciENIOld = "/etc/network/interfaces.d/50-cloud-init.cfg"
 	// netplanOutput starts the names of the networkd units netplan
@@ -156,7 +159,13 @@ func ReadFacts(root fs.Reader) Facts {
 	for _, p := range rd.overlay(netplanDirs, yamlName) {
 		f.Netplan = append(f.Netplan, rd.netplan(p))
 	}
-	conf := rd.overlay(networkdConfDirs, func(n string) bool { return n == "networkd.conf" })
+	// The highest-priority networkd.conf replaces the others, as systemd
+	// reads it; the drop-ins then apply in name order.
+	var confDirs []string
+	for _, p := range networkdConfFiles {
+		confDirs = append(confDirs, path.Dir(p))
+	}
+	conf := rd.overlay(confDirs, func(n string) bool { return n == "networkd.conf" })
 	for _, p := range append(conf, rd.overlay(networkdConfDDirs, confName)...) {
 		f.NetworkdConf = append(f.NetworkdConf, rd.unit(p, ParseUnit, false))
 	}

@@ -22,8 +22,13 @@ func WriteJUnit(w io.Writer, r Result) error {
 			Time: junitxml.Seconds(vm.DurationMS),
 			Props: []junitxml.Property{{Name: "source", Value: vm.Source}, {Name: "status", Value: string(vm.Status)},
 				{Name: "agent_version", Value: vm.AgentVersion}}}
+		if vm.Host != "" {
+			s.Props = append(s.Props, junitxml.Property{Name: "host", Value: vm.Host})
+		}
 		class := "fleet." + vm.Name
-		if vm.Report == nil {
+		if vm.Report == nil && vm.APIIdentity != nil {
+			s.Add(junitxml.Case{Name: "survey", Classname: class, Time: s.Time, Skipped: &junitxml.Skipped{Message: APIOnly}})
+		} else if vm.Report == nil {
 			s.Add(junitxml.Case{Name: "survey", Classname: class, Time: s.Time,
 				Error: &junitxml.Problem{Type: string(Unknown), Message: vm.Reason, Body: junitxml.Body(vm.Reason)}})
 		} else {

@@ -23,9 +23,13 @@ func WritePrometheus(w io.Writer, r Result) error {
 			p.sample("guestcheck_fleet_vm_status", bit(vm.Status == st), "domain", vm.Name, "status", string(st))
 		}
 	}
-	p.family("guestcheck_fleet_vm_info", "The VM's source and guest agent version; the value is always 1.")
+	p.family("guestcheck_fleet_vm_info", "The VM's source, guest agent version and, for a cluster, the host it runs on; the value is always 1.")
 	for _, vm := range r.VMs {
-		p.sample("guestcheck_fleet_vm_info", "1", "domain", vm.Name, "source", vm.Source, "agent_version", vm.AgentVersion)
+		labels := []string{"domain", vm.Name, "source", vm.Source, "agent_version", vm.AgentVersion}
+		if vm.Host != "" {
+			labels = append(labels, "host", vm.Host)
+		}
+		p.sample("guestcheck_fleet_vm_info", "1", labels...)
 	}
 	p.family("guestcheck_fleet_vm_checks", "Number of the VM's checks per status in its guestcheck report.")
 	for _, vm := range r.VMs {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -84,6 +85,14 @@ func WriteText(w io.Writer, r Result) error {
 	rows := [][]string{{"VM", "SOURCE", "STATUS", "CHECKS", "REASON"}}
 	for _, vm := range r.VMs {
 		rows = append(rows, []string{oneLine(vm.Name, 60), vm.Source, string(vm.Status), checkCounts(vm), vm.Reason})
+	}
+	if slices.ContainsFunc(r.VMs, func(vm VM) bool { return vm.Host != "" }) {
+		// A cluster's VMs run on several machines: which one is part
+		// of the finding.
+		rows[0] = slices.Insert(rows[0], 1, "HOST")
+		for i, vm := range r.VMs {
+			rows[i+1] = slices.Insert(rows[i+1], 1, orDash(oneLine(vm.Host, 60)))
+		}
 	}
 	if len(r.VMs) > 0 {
 		writeTable(bw, rows)
@@ -167,6 +176,13 @@ func items(its []guestid.Item) string {
 		s[i] = string(it)
 	}
 	return strings.Join(s, ", ")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func joinNonEmpty(sep string, parts ...string) string {

@@ -89,8 +89,19 @@ type VM struct {
 	DurationMS int64          `json:"duration_ms"`
 	// AgentVersion is the guest agent's version from guest-info.
 	AgentVersion string `json:"agent_version,omitempty"`
-	// Report is the guest's own guestcheck report; absent when unknown.
+	// Report is the guest's own guestcheck report; absent when unknown
+	// or when the VM was judged on its source's API alone.
 	Report *GuestReport `json:"report,omitempty"`
+	// Host is the machine the VM runs on, for a cluster source
+	// (KubeVirt's node); empty for this host's own VMs.
+	Host string `json:"host,omitempty"`
+	// APIIdentity is the identity the source's API gives (hostname,
+	// MACs) for a VM not surveyed in the guest.
+	APIIdentity *guestid.Identity `json:"api_identity,omitempty"`
+	// Firmware is the VM's SMBIOS identity from its definition.
+	Firmware *guestid.Firmware `json:"firmware,omitempty"`
+	// AgentDisabled are guest agent commands its RPC filter disables.
+	AgentDisabled []string `json:"agent_disabled_commands,omitempty"`
 
 	networks map[string]string
 }
@@ -177,11 +188,25 @@ func (s *Summary) add(st Status) {
 func collisions(vms []VM) []guestid.Collision {
 	var ms []guestid.Member
 	for _, vm := range vms {
-		if vm.Report == nil || vm.Report.Identity == nil {
+		var id *guestid.Identity
+		if vm.Report != nil {
+			id = vm.Report.Identity
+		}
+		if id == nil {
+			id = vm.APIIdentity
+		}
+		if id == nil && vm.Firmware == nil {
 			continue
 		}
+		if id == nil {
+			id = &guestid.Identity{}
+		}
+		var fw guestid.Firmware
+		if vm.Firmware != nil {
+			fw = *vm.Firmware
+		}
 		nets := map[string]string{}
-		for _, nic := range vm.Report.Identity.Interfaces {
+		for _, nic := range id.Interfaces {
 			mac := strings.ToLower(nic.MAC)
 			if n := vm.networks[mac]; n != "" {
 				nets[mac] = n
@@ -189,7 +214,7 @@ func collisions(vms []VM) []guestid.Collision {
 				nets[mac] = "unknown network of " + vm.Name
 			}
 		}
-		ms = append(ms, guestid.Member{Name: vm.Name, ID: *vm.Report.Identity, Networks: nets})
+		ms = append(ms, guestid.Member{Name: vm.Name, ID: *id, Networks: nets, Firmware: fw})
 	}
 	return guestid.Collisions(ms)
 }

@@ -8,6 +8,7 @@ package fleet
 import (
 	"context"
 
+	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
 	"github.com/guestcheck/guestcheck/internal/host/qga"
 )
 
@@ -37,6 +38,31 @@ type Target struct {
 	Unreachable string
 	// Dial opens the agent connection; it must honour ctx's deadline.
 	Dial func(ctx context.Context) (Agent, error)
+	// Host is the machine the VM runs on when the source is a cluster
+	// (KubeVirt: the VMI's node); empty for this host's own VMs.
+	Host string
+	// Known is what the source's API says of the VM without entering
+	// it (KubeVirt). A target with Known and no Dial is not surveyed in
+	// the guest: it is judged on Known alone, which is enough to find
+	// the identity copies share before they even boot.
+	Known *Known
+}
+
+// Known is a VM's identity and agent state as a source's API reports
+// them, read without guest access.
+type Known struct {
+	// Identity holds the items the API gives: hostname and MACs.
+	Identity guestid.Identity
+	// Firmware is the VM's SMBIOS identity from its definition.
+	Firmware guestid.Firmware
+	// State is one line on the VM's state ("stopped", "running, guest
+	// agent connected").
+	State string
+	// AgentVersion is the guest agent's version, when it reports one.
+	AgentVersion string
+	// AgentDisabled are the agent commands its RPC filter disables,
+	// among those a survey in the guest needs or that write to it.
+	AgentDisabled []string
 }
 
 // Source lists targets. A source may also have a Name() string method:

@@ -153,7 +153,22 @@ func Survey(ctx context.Context, targets []Target, srcErrs []SourceError, o Opti
 }
 
 func unknown(t Target, why string) VM {
-	return VM{Name: t.Name, Source: t.Source, Status: Unknown, Reason: why, networks: t.Networks}
+	return VM{Name: t.Name, Source: t.Source, Host: t.Host, Status: Unknown, Reason: why, networks: t.Networks}
+}
+
+// APIOnly is the reason of a VM judged on its source's API alone.
+const APIOnly = "not surveyed in the guest: identity from the API only"
+
+// known is a VM its source's API describes and that is not surveyed in
+// the guest: skipped, unless it shares identity with another VM.
+func known(t Target) VM {
+	k := t.Known
+	id := k.Identity
+	fw := k.Firmware
+	vm := VM{Name: t.Name, Source: t.Source, Host: t.Host, Status: Skip, networks: t.Networks,
+		Reason: joinNonEmpty("; ", oneLine(k.State, 200), APIOnly), AgentVersion: oneLine(k.AgentVersion, 40),
+		APIIdentity: &id, Firmware: &fw, AgentDisabled: k.AgentDisabled}
+	return vm
 }
 
 // surveyBounded runs surveyVM and abandons it a little after its
@@ -185,6 +200,9 @@ func surveyBounded(ctx context.Context, t Target, o Options) VM {
 // surveyVM is one VM, read-only: guest-ping, guest-info, then guestcheck
 // through guest-exec, and its report decoded.
 func surveyVM(parent context.Context, t Target, o Options) VM {
+	if t.Known != nil && t.Dial == nil && t.Unreachable == "" {
+		return known(t)
+	}
 	if t.Unreachable != "" {
 		return unknown(t, t.Unreachable)
 	}

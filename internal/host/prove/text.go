@@ -12,7 +12,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
 )
 
-// itemHeads are the text table's short column heads, in guestid.Items
+// itemHeads are the text table's short column heads, in guestid.GuestItems
 // order.
 var itemHeads = map[guestid.Item]string{
 	guestid.ItemMachineID: "MACHINE-ID", guestid.ItemHostKey: "HOST-KEYS", guestid.ItemDHCPClient: "DHCP-ID",
@@ -33,13 +33,13 @@ func WriteText(w io.Writer, r Report) error {
 	bw.WriteString("\n")
 	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 	head := []string{"CLONE", "BOOT", "VERDICT"}
-	for _, it := range guestid.Items {
+	for _, it := range guestid.GuestItems {
 		head = append(head, itemHeads[it])
 	}
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for _, c := range r.Clones {
 		row := []string{c.Name, c.Boot, verdictText(c)}
-		for _, it := range guestid.Items {
+		for _, it := range guestid.GuestItems {
 			row = append(row, cellText(c, it, r.Collisions))
 		}
 		fmt.Fprintln(tw, strings.Join(row, "\t"))

@@ -123,7 +123,7 @@ func Compare(clones []CloneResult, tmpl TemplateIdentity) ([]ItemResult, []guest
 	}
 	cols := append(guestid.Collisions(members), recordCollisions(clones, tmpl)...)
 	var items []ItemResult
-	for _, it := range guestid.Items {
+	for _, it := range guestid.GuestItems {
 		items = append(items, itemResult(it, members, noIdentity, cols))
 	}
 	return items, cols

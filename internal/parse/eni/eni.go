@@ -176,3 +176,25 @@ func Prefix(addr, netmask, family string) (netip.Prefix, bool) {
 	}
 	return netip.PrefixFrom(a, bits), true
 }
+
+// HWAddress is a stanza's hwaddress option: the MAC the interface is
+// given ("hwaddress [ether] MAC", interfaces(5)), the same on every copy
+// of the file. ok is false without one, or with a value that is no MAC
+// (ifupdown2's "random" among them).
+func (s Stanza) HWAddress() (mac net.HardwareAddr, line int, ok bool) {
+	for _, o := range s.Options {
+		if o.Key != "hwaddress" {
+			continue
+		}
+		w := strings.Fields(o.Value)
+		if len(w) == 2 && w[0] == "ether" {
+			w = w[1:]
+		}
+		if len(w) == 1 {
+			if m, err := net.ParseMAC(w[0]); err == nil {
+				return m, o.Line, true
+			}
+		}
+	}
+	return nil, 0, false
+}

@@ -32,6 +32,9 @@ type Iface struct {
 	Name string      // DEVICE=, else the file name after "ifcfg-"
 	At   string      // where the name is given
 	MAC  *netval.MAC // HWADDR=
+	// SetMAC is MACADDR=: the MAC the interface is given, whatever its own
+	// ("clones" the address, ifcfg-rh); every copy of the file gives it.
+	SetMAC *netval.MAC
 	// Type is TYPE= in lower case ("ethernet", "bond", "bridge", "vlan"),
 	// "vlan" also for VLAN=yes.
 	Type      string
@@ -109,6 +112,13 @@ func (r *reader) device(d *Iface) {
 			d.MAC = &netval.MAC{MAC: m, At: r.at(v)}
 		} else {
 			r.bad(v, "HWADDR "+netval.Quote(v.Value)+" is not a MAC address")
+		}
+	}
+	if v, ok := r.val("MACADDR"); ok {
+		if m, err := net.ParseMAC(v.Value); err == nil {
+			d.SetMAC = &netval.MAC{MAC: m, At: r.at(v)}
+		} else {
+			r.bad(v, "MACADDR "+netval.Quote(v.Value)+" is not a MAC address")
 		}
 	}
 	if v, ok := r.val("TYPE"); ok {

@@ -60,12 +60,16 @@ type Connection struct {
 	Master        string // connection.master or .controller: a UUID or an interface name
 	MasterAt      string
 	MAC           *netval.MAC // [ethernet] mac-address: the profile applies only to that NIC
-	MTU           int
-	MTUAt         string
-	VLANID        int
-	VLANAt        string
-	VLANParent    string // a UUID or an interface name
-	IPv4, IPv6    IP
+	// ClonedMAC is [ethernet] cloned-mac-address when it is an address
+	// (not "permanent", "preserve", "random" or "stable"): the MAC the
+	// NIC is given, the same on every copy of the profile.
+	ClonedMAC  *netval.MAC
+	MTU        int
+	MTUAt      string
+	VLANID     int
+	VLANAt     string
+	VLANParent string // a UUID or an interface name
+	IPv4, IPv6 IP
 }
 
 // IP is an [ipv4] or [ipv6] group.
@@ -130,6 +134,11 @@ func Parse(k Keyfile) (Connection, []problem.Problem) {
 				c.MAC = &netval.MAC{MAC: m, At: netval.Loc(k.File, e.Line)}
 			} else {
 				bad(e.Line, "mac-address "+netval.Quote(e.Value)+" is not a MAC address")
+			}
+		}
+		if e, ok := k.get(g, "cloned-mac-address"); ok {
+			if m, err := ParseMAC(e.Value); err == nil {
+				c.ClonedMAC = &netval.MAC{MAC: m, At: netval.Loc(k.File, e.Line)}
 			}
 		}
 		if e, ok := k.get(g, "mtu"); ok {

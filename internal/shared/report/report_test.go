@@ -140,7 +140,7 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 	want, err := os.ReadFile(p)
 	if err != nil {
-		t.Fatalf("%v (run go test ./internal/report -update)", err)
+		t.Fatalf("%v (run go test ./internal/shared/report -update)", err)
 	}
 	if d := cmp.Diff(string(want), string(got)); d != "" {
 		t.Errorf("%s mismatch (-want +got):\n%s", p, d)

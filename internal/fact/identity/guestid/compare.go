@@ -20,10 +20,19 @@ const (
 	ItemInstanceID Item = "instance-id"
 	ItemMAC        Item = "mac"
 	ItemAddress    Item = "address"
+	// The VM's SMBIOS identity, which a host reads from the VM's
+	// definition (KubeVirt's API) before the guest boots.
+	ItemFirmwareUUID   Item = "firmware-uuid"
+	ItemFirmwareSerial Item = "firmware-serial"
 )
 
-// Items lists every Item in report order.
-var Items = []Item{ItemMachineID, ItemHostKey, ItemDHCPClient, ItemMACBinding, ItemHostname, ItemInstanceID, ItemMAC, ItemAddress}
+// GuestItems are the items a guest's own report carries: what sealprep
+// prove compares between the clones it boots.
+var GuestItems = []Item{ItemMachineID, ItemHostKey, ItemDHCPClient, ItemMACBinding, ItemHostname, ItemInstanceID, ItemMAC, ItemAddress}
+
+// Items lists every Item in report order: the guest's items, then the
+// firmware's, which only a host's definition of the VM holds.
+var Items = []Item{ItemMachineID, ItemHostKey, ItemDHCPClient, ItemMACBinding, ItemHostname, ItemInstanceID, ItemMAC, ItemAddress, ItemFirmwareUUID, ItemFirmwareSerial}
 
 // fixes says, per item, what to do when members share it: what to seal
 // in the template, or what to give each VM.
@@ -36,6 +45,11 @@ var fixes = map[Item]string{
 	ItemInstanceID: "give each VM its own instance-id in its metadata (NoCloud meta-data, the cloud's datasource) and seal the template's cloud-init state (sealprep operation cloud-init)",
 	ItemMAC:        "give each VM its own MAC address in its definition (libvirt <mac address=...>, QEMU -device ...,mac=)",
 	ItemAddress:    "remove the static address from the template's network configuration (use DHCP or per-VM network-config), or give each VM its own",
+	// KubeVirt makes the firmware UUID the NoCloud instance-id
+	// (pkg/cloud-init, cloudInitUUIDFromVMI) and QEMU gives it to the
+	// guest as the SMBIOS product UUID.
+	ItemFirmwareUUID:   "a copied VM (a clone, a restore as a new VM) kept the firmware UUID: KubeVirt makes it the NoCloud instance-id, so cloud-init takes the copy for the same instance and skips its first boot; it is the SMBIOS product UUID, from which systemd makes the machine-id when /etc/machine-id is empty, and which DHCP clients may send as their identity. Clear it on the copy while it is stopped, and KubeVirt generates a new one: kubectl patch vm NAME -n NAMESPACE --type json -p '[{\"op\":\"remove\",\"path\":\"/spec/template/spec/domain/firmware/uuid\"}]'",
+	ItemFirmwareSerial: "give each VM its own SMBIOS serial number, or none: remove spec.template.spec.domain.firmware.serial on the copy (kubectl patch vm NAME -n NAMESPACE --type json -p '[{\"op\":\"remove\",\"path\":\"/spec/template/spec/domain/firmware/serial\"}]')",
 }
 
 // Fix is what to do about a shared item.
@@ -50,6 +64,21 @@ type Member struct {
 	// interfaces on the same network; an interface missing here is on
 	// the network "", which every such interface shares.
 	Networks map[string]string
+	// Firmware is the VM's SMBIOS identity as its host defines it; the
+	// guest's own report has none.
+	Firmware Firmware
+}
+
+// Firmware is a VM's SMBIOS system identity as the host's definition of
+// the VM gives it (KubeVirt's spec.domain.firmware).
+type Firmware struct {
+	// UUID is the SMBIOS product UUID, lower-case.
+	UUID string `json:"uuid,omitempty"`
+	// UUIDFrom says where UUID comes from when the definition does not
+	// hold it ("derived from the VM name by KubeVirt").
+	UUIDFrom string `json:"uuid_from,omitempty"`
+	// Serial is the SMBIOS system serial number.
+	Serial string `json:"serial,omitempty"`
 }
 
 // Collision is one item value that two or more members share.
@@ -114,9 +143,11 @@ func Collisions(members []Member) []Collision {
 func (m Member) values() map[Item][]string {
 	id := m.ID
 	v := map[Item][]string{
-		ItemMachineID:  {id.MachineIDHash},
-		ItemHostname:   {strings.ToLower(id.Hostname)},
-		ItemInstanceID: {id.InstanceID},
+		ItemMachineID:      {id.MachineIDHash},
+		ItemHostname:       {strings.ToLower(id.Hostname)},
+		ItemInstanceID:     {id.InstanceID},
+		ItemFirmwareUUID:   {strings.ToLower(m.Firmware.UUID)},
+		ItemFirmwareSerial: {m.Firmware.Serial},
 	}
 	for _, k := range id.HostKeys {
 		v[ItemHostKey] = append(v[ItemHostKey], k.Fingerprint)

@@ -76,6 +76,14 @@ func TestCollisions(t *testing.T) {
 			{ItemHostname, "web-1", []string{"a", "b"}},
 			{ItemInstanceID, "i-1", []string{"a", "b"}},
 		}},
+		{"firmware UUID case folded, after the guest's items; serial apart", []Member{
+			{Name: "ns/a", ID: Identity{Hostname: "a"}, Firmware: Firmware{UUID: "6A1A24A1-4061-4607-8BF4-A3963D0C5895", Serial: "s-1"}},
+			{Name: "ns/b", ID: Identity{Hostname: "b"}, Firmware: Firmware{UUID: "6a1a24a1-4061-4607-8bf4-a3963d0c5895", Serial: "s-2"}},
+			{Name: "ns/c", Firmware: Firmware{UUID: "7a1a24a1-4061-4607-8bf4-a3963d0c5895", Serial: "s-2"}},
+		}, []want{
+			{ItemFirmwareUUID, "6a1a24a1-4061-4607-8bf4-a3963d0c5895", []string{"ns/a", "ns/b"}},
+			{ItemFirmwareSerial, "s-2", []string{"ns/b", "ns/c"}},
+		}},
 		{"one member", []Member{{Name: "a", ID: Identity{MachineIDHash: hashA, Hostname: "x"}}}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

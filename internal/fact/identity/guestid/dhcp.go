@@ -2,15 +2,18 @@ package guestid
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	iofs "io/fs"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/identity"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/catalogue"
 	"github.com/guestcheck/guestcheck/internal/fact/netconf"
 	"github.com/guestcheck/guestcheck/internal/parse/dhcplease"
 	"github.com/guestcheck/guestcheck/internal/parse/netplan"
@@ -24,18 +27,21 @@ const (
 	KindClientID = "client-id"
 )
 
-// Where DHCP clients keep the identity they present.
-const (
-	// DhclientDir holds ISC dhclient's dhclient*.leases.
-	DhclientDir = "/var/lib/dhcp"
+// Where DHCP clients keep the identity they present, from the catalogue.
+var (
+	// DhclientDir holds ISC dhclient's dhclient*.leases (Debian's path).
+	DhclientDir = catalogue.Lookup(catalogue.DhclientLeases).Dirs()[0].Path
 	// NetworkdLeaseDir holds systemd-networkd's DHCPv4 leases, one file
 	// per interface index (on the running system only).
-	NetworkdLeaseDir = "/run/systemd/netif/leases"
+	NetworkdLeaseDir = catalogue.Lookup(catalogue.NetworkdLeases).Dirs()[0].Path
 	// NMLeaseDir holds NetworkManager's dhclient-*.lease and
 	// internal-*.lease files.
-	NMLeaseDir  = "/var/lib/NetworkManager"
-	sysClassNet = "/sys/class/net"
+	NMLeaseDir = catalogue.Lookup(catalogue.NMLeases).Dirs()[0].Path
+	// WickedDUIDPath is wicked's DUID map (SUSE).
+	WickedDUIDPath = catalogue.Lookup(catalogue.WickedDUID).Files()[0]
 )
+
+const sysClassNet = "/sys/class/net"
 
 // DhcpcdDUIDPaths are dhcpcd's DUID files: /etc/dhcpcd.duid up to
 // dhcpcd 6, DBDIR/duid since dhcpcd 7 (dhcpcd(8) FILES), DBDIR as the
@@ -52,6 +58,7 @@ var dhclientKnown = []string{"dhclient.leases", "dhclient6.leases"}
 func (rd *reader) dhcpClients(f netconf.Facts, machineID string, live bool) {
 	rd.dhclientFiles()
 	rd.dhcpcdDUID()
+	rd.wickedDUID()
 	rd.nmLeases()
 	if live && rd.networkdLeases() {
 		return
@@ -158,6 +165,25 @@ func (rd *reader) dhcpcdDUID() {
 		rd.problems(probs)
 		if d != nil {
 			rd.addDHCP(KindDUID, d, p, "")
+		}
+	}
+}
+
+// duidToken is a DUID as wicked writes it in duid.xml: colon-separated
+// hex bytes, at least the 2-byte type and a 2-byte value.
+var duidToken = regexp.MustCompile(`\b[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){3,129}\b`)
+
+// wickedDUID reads the DUIDs of wicked's duid.xml: its default and any
+// per-device entry, whatever the element names, since each is a DUID
+// wicked presents.
+func (rd *reader) wickedDUID() {
+	b, ok := rd.readFile(ItemDHCPClient, WickedDUIDPath, maxSmallFile)
+	if !ok {
+		return
+	}
+	for _, tok := range duidToken.FindAll(b, 8) {
+		if v, err := hex.DecodeString(strings.ReplaceAll(string(tok), ":", "")); err == nil {
+			rd.addDHCP(KindDUID, v, WickedDUIDPath, "")
 		}
 	}
 }

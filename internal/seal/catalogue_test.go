@@ -1,0 +1,56 @@
+package seal
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/guestcheck/guestcheck/internal/fact/identity/catalogue"
+	"github.com/guestcheck/guestcheck/internal/testenv"
+)
+
+// TestCatalogueOpsExist: every item of the identity catalogue is handled
+// by an operation sealprep has, and every operation that clears identity
+// says which items it handles; a typo would leave an item no operation
+// seals.
+func TestCatalogueOpsExist(t *testing.T) {
+	var ids []string
+	for _, op := range All {
+		ids = append(ids, op.ID)
+	}
+	for _, it := range catalogue.Items {
+		if !slices.Contains(ids, it.Op) {
+			t.Errorf("catalogue item %s names the operation %q, which sealprep does not have", it.Name, it.Op)
+		}
+	}
+}
+
+// TestCatalogueTable holds docs/identity.md's table to the catalogue.
+func TestCatalogueTable(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("| item | where | template holds | operation | compared as | source |\n|---|---|---|---|---|---|\n")
+	for _, it := range catalogue.Items {
+		var where []string
+		for _, pl := range it.Places {
+			p := pl.Path
+			if pl.Dir {
+				p += "/" + cmpOr(pl.Match, "*")
+			}
+			where = append(where, fmt.Sprintf("`%s` (%s)", p, pl.Stack))
+		}
+		cmp := it.Compare
+		if cmp == "" {
+			cmp = "—"
+		}
+		fmt.Fprintf(&b, "| `%s`: %s | %s | %s | `%s` | %s | %s |\n", it.Name, it.What, strings.Join(where, "<br>"), it.Rule, it.Op, cmp, it.Source)
+	}
+	testenv.GeneratedBlock(t, "../../docs/identity.md", "identity-catalogue", b.String(), *update)
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
