@@ -44,6 +44,10 @@ type fleetOptions struct {
 	timeout  time.Duration
 	listen   string
 	interval time.Duration
+	// merge are the survey files of --merge; the merge's options are
+	// mergeOpts.
+	merge     []string
+	mergeOpts fleet.MergeOptions
 }
 
 // parseFleet reads the command line; help is true for --help.
@@ -55,11 +59,15 @@ func parseFleet(cmd *cli.Command, args []string) (o *fleetOptions, help bool, er
 	if v.Bool("help") {
 		return nil, true, nil
 	}
-	if len(v.Args) > 0 {
-		return nil, false, cli.Usagef("%q: unexpected argument (name VMs with --name, sockets with --agent-socket)", v.Args[0])
+	if len(v.Args) > 0 && !v.Has("merge") {
+		return nil, false, cli.Usagef("%q: unexpected argument (name VMs with --name, sockets with --agent-socket, survey files with --merge)", v.Args[0])
 	}
 	o = &fleetOptions{proxmox: v.Bool("proxmox"), names: v.All("name"), format: v.String("format", fleet.FormatText),
 		listen: v.String("listen", ""), libvirt: v.String("libvirt", "")}
+	if err := o.parseMerge(v); err != nil {
+		return nil, false, err
+	}
+	o.survey.HostName = v.String("host-name", "")
 	if v.Has("libvirt") {
 		if err := fleet.CheckLibvirtURI(o.libvirt); err != nil {
 			return nil, false, cli.Usagef("%v", err)
@@ -140,6 +148,33 @@ func (o *fleetOptions) finish(v *cli.Values) error {
 	return nil
 }
 
+// surveyOnly are the options that shape a survey of this host, which a
+// merge does not make.
+var surveyOnly = []string{"libvirt", "agent-socket", "proxmox", "guestcheck-path", "only", "skip", "concurrency", "vm-timeout", "timeout", "listen", "interval"}
+
+// parseMerge reads --merge FILE [FILE...] and --shared-network.
+func (o *fleetOptions) parseMerge(v *cli.Values) error {
+	if !v.Has("merge") {
+		if v.Has("shared-network") {
+			return cli.Usagef("--shared-network needs --merge: one host's networks are all its own")
+		}
+		return nil
+	}
+	for _, k := range surveyOnly {
+		if v.Has(k) {
+			return cli.Usagef("--%s surveys this host, and --merge compares surveys made already: survey each host on its own, then merge", k)
+		}
+	}
+	o.merge = append(v.All("merge"), v.Args...)
+	for _, f := range o.merge {
+		if f == "" {
+			return cli.Usagef("--merge: an empty file name")
+		}
+	}
+	o.mergeOpts = fleet.MergeOptions{SharedNetworks: v.All("shared-network"), Names: o.names, HostName: v.String("host-name", "")}
+	return nil
+}
+
 // positive parses a whole number option above zero.
 func positive(v *cli.Values, name string, def int) (int, error) {
 	if !v.Has(name) {
@@ -209,6 +244,9 @@ func runFleet(cmd *cli.Command, args []string, stdout, stderr io.Writer, _ []run
 	if err != nil {
 		return usage(stderr, cmd, err)
 	}
+	if len(o.merge) > 0 {
+		return o.runMerge(stdout, stderr)
+	}
 	sources := o.sources()
 	if len(sources) == 0 {
 		return usage(stderr, cmd, cli.Usagef("no VMs to survey: name a libvirt URI with --libvirt, guest agent sockets with --agent-socket or a KubeVirt cluster with --kubevirt (no %s socket and no Proxmox directory %s here)", fleet.LibvirtSystemURI, fleet.ProxmoxDir))
@@ -220,6 +258,27 @@ func runFleet(cmd *cli.Command, args []string, stdout, stderr io.Writer, _ []run
 	}
 	r := o.surveyOnce(ctx, sources, stderr)
 	// Straight to stdout: a survey of many VMs is not held twice.
+	if err := fleet.Render(stdout, r, o.format); err != nil {
+		fmt.Fprintf(stderr, "guestcheck fleet: write report: %v\n", err)
+		return report.ExitProblem
+	}
+	if !o.writeOutputs(r, stderr) {
+		return report.ExitProblem
+	}
+	return fleet.ExitCode(r)
+}
+
+// runMerge is --merge: the surveys of many hosts compared as one
+// fleet, rendered as a survey is.
+func (o *fleetOptions) runMerge(stdout, stderr io.Writer) int {
+	r, err := fleet.Merge(o.merge, o.mergeOpts)
+	if err != nil {
+		// One line per file at fault.
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(stderr, "guestcheck fleet: --merge %s\n", line)
+		}
+		return report.ExitProblem
+	}
 	if err := fleet.Render(stdout, r, o.format); err != nil {
 		fmt.Fprintf(stderr, "guestcheck fleet: write report: %v\n", err)
 		return report.ExitProblem

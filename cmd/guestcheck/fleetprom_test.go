@@ -91,7 +91,7 @@ scrape_configs:
 }
 
 // freePort is a loopback address with a port nobody listens on now.
-func freePort(t *testing.T) string {
+func freePort(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -103,7 +103,7 @@ func freePort(t *testing.T) string {
 
 // startLogged starts c with its output in logPath, and stops it (SIGTERM,
 // then SIGKILL) when the test ends; the returned func reads the log.
-func startLogged(t *testing.T, c *exec.Cmd, logPath string) func() string {
+func startLogged(t testing.TB, c *exec.Cmd, logPath string) func() string {
 	t.Helper()
 	f, err := os.Create(logPath)
 	if err != nil {

@@ -1,7 +1,7 @@
 package checks
 
 import (
-	"github.com/guestcheck/guestcheck/internal/checks/cloud-config"
+	intent "github.com/guestcheck/guestcheck/internal/checks/cloud-config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 

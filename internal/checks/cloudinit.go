@@ -1,7 +1,7 @@
 package checks
 
 import (
-	"github.com/guestcheck/guestcheck/internal/checks/cloud-init"
+	cloudinit "github.com/guestcheck/guestcheck/internal/checks/cloud-init"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 

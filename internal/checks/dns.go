@@ -1,7 +1,7 @@
 package checks
 
 import (
-	"github.com/guestcheck/guestcheck/internal/checks/routes"
+	dnscheck "github.com/guestcheck/guestcheck/internal/checks/dns"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -14,6 +14,6 @@ var DNS = runner.Check{
 	Title: "DNS resolvers",
 	Description: "The resolver lists one to three nameservers (behind systemd-resolved, its upstreams) " +
 		"and each of them answers within dns.timeout",
-	Codes: netroute.DNSCodes(),
-	Run:   netroute.RunDNS,
+	Codes: dnscheck.DNSCodes(),
+	Run:   dnscheck.RunDNS,
 }

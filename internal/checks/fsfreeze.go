@@ -3,21 +3,22 @@ package checks
 import (
 	"errors"
 
-	"github.com/guestcheck/guestcheck/internal/checks/qemu-guest-agent"
+	fsfreeze "github.com/guestcheck/guestcheck/internal/checks/fs-freeze"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
 // FSFreeze emulates the freeze list qemu-ga builds for
 // guest-fsfreeze-freeze and judges every mount in it. It never freezes
 // anything unless Env.FreezeTest asks for the active test of
-// --freeze-test. The logic lives in internal/checks/qemu-guest-agent, beside the agent
-// probe it shares; docs/checks/fs-freeze.md explains each code.
+// --freeze-test. The logic lives in internal/checks/fs-freeze, the agent
+// presence it shares with qemu-guest-agent in internal/fact/agent;
+// docs/checks/fs-freeze.md explains each code.
 var FSFreeze = runner.Check{
 	ID:          "fs-freeze",
 	Title:       "filesystem freeze capability",
 	Description: "an agent and its channel exist to freeze for snapshots, and every filesystem qemu-ga freezes can be frozen in a safe order (and, with --freeze-test, a real freeze and thaw)",
-	Codes:       guestagent.FSFreezeCodes,
-	Run:         guestagent.RunFSFreeze,
+	Codes:       fsfreeze.FSFreezeCodes,
+	Run:         fsfreeze.RunFSFreeze,
 }
 
 // FreezeTestFor is the --freeze-test request to freeze and thaw the

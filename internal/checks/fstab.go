@@ -1,7 +1,7 @@
 package checks
 
 import (
-	"github.com/guestcheck/guestcheck/internal/checks/disk"
+	fstabcheck "github.com/guestcheck/guestcheck/internal/checks/fstab"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -9,11 +9,11 @@ import (
 // test it: kernel device names that change when disks are hot-plugged,
 // identifiers that match no device or two, data disks whose absence would
 // stop the boot, and entries that are not what is mounted. The logic
-// lives in internal/checks/disk; docs/checks/fstab.md explains each code.
+// lives in internal/checks/fstab; docs/checks/fstab.md explains each code.
 var Fstab = runner.Check{
 	ID:          "fstab",
 	Title:       "fstab device naming and resolution",
 	Description: "fstab names disks persistently, each entry resolves to exactly one device and is mounted, and no two disks share an identifier",
-	Codes:       disk.FstabCodes,
-	Run:         disk.RunFstab,
+	Codes:       fstabcheck.FstabCodes,
+	Run:         fstabcheck.RunFstab,
 }

@@ -1,7 +1,7 @@
 package checks
 
 import (
-	"github.com/guestcheck/guestcheck/internal/checks/network-config"
+	netintent "github.com/guestcheck/guestcheck/internal/checks/network-config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 

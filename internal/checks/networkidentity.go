@@ -1,7 +1,7 @@
 package checks
 
 import (
-	"github.com/guestcheck/guestcheck/internal/checks/network-identity"
+	netcheck "github.com/guestcheck/guestcheck/internal/checks/network-identity"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 

@@ -1,7 +1,7 @@
 package checks
 
 import (
-	"github.com/guestcheck/guestcheck/internal/checks/qemu-guest-agent"
+	guestagent "github.com/guestcheck/guestcheck/internal/checks/qemu-guest-agent"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 

@@ -1,7 +1,7 @@
 package checks
 
 import (
-	"github.com/guestcheck/guestcheck/internal/checks/routes"
+	netroute "github.com/guestcheck/guestcheck/internal/checks/routes"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 

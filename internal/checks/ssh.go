@@ -1,7 +1,7 @@
 package checks
 
 import (
-	"github.com/guestcheck/guestcheck/internal/checks/ssh"
+	sshcheck "github.com/guestcheck/guestcheck/internal/checks/ssh"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 

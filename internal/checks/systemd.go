@@ -1,7 +1,7 @@
 package checks
 
 import (
-	"github.com/guestcheck/guestcheck/internal/checks/systemd"
+	systemdcheck "github.com/guestcheck/guestcheck/internal/checks/systemd"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 

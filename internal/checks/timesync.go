@@ -1,7 +1,7 @@
 package checks
 
 import (
-	"github.com/guestcheck/guestcheck/internal/checks/time-sync"
+	timesync "github.com/guestcheck/guestcheck/internal/checks/time-sync"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 

@@ -219,10 +219,11 @@ func TestGuestIDLinksNoNetlink(t *testing.T) {
 // runner); the image header parser, pure and fuzzed, that runs before any
 // tool opens a downloaded image; the host name rule the configuration and
 // the hostname check share; the closest-name suggestion of every message;
-// the build stamp; the embedded reference pages (docs).
+// the build stamp; the embedded reference pages (docs) and JSON schemas
+// (schema, which guestcheck fleet --merge checks surveys against).
 var leaves = []string{
 	"internal/shared/junitxml", "internal/host/image/imgfmt", "internal/shared/hostrule",
-	"internal/shared/suggest", "internal/shared/buildinfo", "docs",
+	"internal/shared/suggest", "internal/shared/buildinfo", "docs", "schema",
 }
 
 // TestLeavesImportNothing holds the leaf packages to that rule.

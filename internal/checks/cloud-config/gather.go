@@ -17,6 +17,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fact/cloudcfg"
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/identity"
+	"github.com/guestcheck/guestcheck/internal/fact/mounts"
 	"github.com/guestcheck/guestcheck/internal/parse/authkeys"
 	cc "github.com/guestcheck/guestcheck/internal/parse/cloudconfig"
 	"github.com/guestcheck/guestcheck/internal/parse/dpkgstatus"
@@ -35,7 +36,7 @@ const (
 	SudoersDropIn = "/etc/sudoers.d/90-cloud-init-users"
 	StatusPath    = "/run/cloud-init/status.json"
 	statusData    = "/var/lib/cloud/data/status.json"
-	fstabPath     = "/etc/fstab"
+	fstabPath     = mounts.FstabPath
 )
 
 // maxContent bounds the write_files content read back for comparison.

@@ -1,6 +1,10 @@
 package cloudinit
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/fact/instancedata"
+)
 
 // BootStatusCode is cloud-init's boot_status_code: whether and why
 // cloud-init is enabled on this boot. The strings are cloud-init's own
@@ -35,7 +39,7 @@ const (
 	GeneratorEnabledPath  = "/run/cloud-init/enabled"
 	StatusPath            = "/run/cloud-init/status.json"
 	ResultPath            = "/run/cloud-init/result.json"
-	InstanceDataPath      = "/run/cloud-init/instance-data.json"
+	InstanceDataPath      = instancedata.Path
 	BootFinishedPath      = "/var/lib/cloud/instance/boot-finished"
 	// DataResultPath is the persistent copy that /run/cloud-init/result.json
 	// links to; it survives reboots, so it can be a leftover.

@@ -108,7 +108,7 @@ func (s *Snapshot) readRunFiles(root *fs.Root) {
 	in.Status, _, s.StatusErr = readParsed(root, StatusPath, ParseStatus)
 	// A result.json that cannot be read still exists, as cloud-init sees it.
 	in.Result, in.ResultExists, s.ResultErr = readParsed(root, ResultPath, ParseResult)
-	s.InstanceData, _, s.InstanceDataErr = readParsed(root, InstanceDataPath, instancedata.Parse)
+	s.InstanceData, s.InstanceDataErr = readInstanceData(root)
 }
 
 // readParsed reads p and parses it. exists is false only for a missing
@@ -125,6 +125,21 @@ func readParsed[T any](root *fs.Root, p string, parse func([]byte) (*T, error)) 
 		return nil, true, &FileError{p, err}
 	}
 	return v, true, nil
+}
+
+// readInstanceData reads the instance data through its one reader; absent
+// is no error, as for the other optional files.
+func readInstanceData(root *fs.Root) (*instancedata.Data, *FileError) {
+	d, rerr, perr := instancedata.Read(root)
+	switch {
+	case errors.Is(rerr, iofs.ErrNotExist):
+		return nil, nil
+	case rerr != nil:
+		return nil, &FileError{InstanceDataPath, stripPath(rerr)}
+	case perr != nil:
+		return nil, &FileError{InstanceDataPath, perr}
+	}
+	return d, nil
 }
 
 // installedEvidence names what shows cloud-init is installed: status.json,

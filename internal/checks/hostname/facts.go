@@ -140,11 +140,7 @@ func Gather(ctx context.Context, env *runner.Env) Facts {
 	} else {
 		f.SetHostname.Value, f.SetHostname.ParseErr = ParseSetHostname(b)
 	}
-	if b, err := env.Root.ReadFile(pathInstanceData); err != nil {
-		f.Instance.ReadErr = err
-	} else {
-		f.Instance.Value, f.Instance.ParseErr = instancedata.Parse(b)
-	}
+	f.Instance.Value, f.Instance.ReadErr, f.Instance.ParseErr = instancedata.Read(env.Root)
 	f.System = cloudcfg.Read(env.Root)
 	for _, p := range layerPaths {
 		f.Layers = append(f.Layers, cloudcfg.ReadFile(env.Root, p))

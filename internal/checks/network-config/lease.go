@@ -1,16 +1,15 @@
 package netintent
 
 import (
-	"github.com/guestcheck/guestcheck/internal/fact/identity/catalogue"
 	"net/netip"
 	"path"
 	"strconv"
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
-	"github.com/guestcheck/guestcheck/internal/fact/netconf"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/catalogue"
 	"github.com/guestcheck/guestcheck/internal/fact/netstate"
-	"github.com/guestcheck/guestcheck/internal/parse/envfile"
+	"github.com/guestcheck/guestcheck/internal/parse/dhcplease"
 	"github.com/guestcheck/guestcheck/internal/parse/problem"
 )
 
@@ -22,59 +21,28 @@ type Lease struct {
 	DNS     []netip.Addr
 }
 
-// ParseEnvLease parses systemd-networkd's lease file format
+// ParseEnvLease reads systemd-networkd's lease file format
 // (/run/systemd/netif/leases/<ifindex>), which NetworkManager's internal
-// client also writes: networkd writes and reads it with systemd's env-file
-// code (guestfile/envfile's Systemd dialect), lists space-separated.
+// client also writes, through the one lease parser (parse/dhcplease)
+// that guestid reads client identifiers with.
 func ParseEnvLease(name string, b []byte) (Lease, []problem.Problem) {
-	vars, probs := envfile.Parse(name, b, envfile.Systemd)
-	l := Lease{File: name, Routers: addrWords(vars["ROUTER"].Value), DNS: addrWords(vars["DNS"].Value)}
-	l.Address, _ = netip.ParseAddr(vars["ADDRESS"].Value)
-	return l, netconf.FromParser(probs)
+	sd, probs := dhcplease.ParseSDLease(name, b)
+	l := Lease{File: name, Routers: sd.Routers, DNS: sd.DNS}
+	l.Address, _ = netip.ParseAddr(sd.Address)
+	return l, probs
 }
 
-func addrWords(s string) []netip.Addr {
-	var out []netip.Addr
-	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' || r == ';' }) {
-		if a, err := netip.ParseAddr(w); err == nil {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
-// ParseDhclientLeases parses ISC dhclient's lease database and returns
-// the last lease recorded for iface (the one in force); ok is false
-// when the file holds none for it.
+// ParseDhclientLeases reads ISC dhclient's lease database through the one
+// lease parser and returns the last lease recorded for iface (the one in
+// force; dhclient appends); ok is false when the file holds none for it.
 func ParseDhclientLeases(name string, b []byte, iface string) (Lease, bool) {
-	var cur, last Lease
-	in, ifaceOK, found := false, false, false
-	for _, line := range lines(b) {
-		t := strings.TrimSpace(line)
-		switch {
-		case strings.HasPrefix(t, "lease") && strings.HasSuffix(t, "{"):
-			cur, in, ifaceOK = Lease{File: name}, true, false
-		case t == "}":
-			if in && ifaceOK {
-				last, found = cur, true
-			}
-			in = false
-		case in:
-			t = strings.TrimSuffix(t, ";")
-			w := strings.Fields(t)
-			switch {
-			case len(w) == 2 && w[0] == "interface":
-				ifaceOK = strings.Trim(w[1], `"`) == iface
-			case len(w) == 2 && w[0] == "fixed-address":
-				cur.Address, _ = netip.ParseAddr(w[1])
-			case len(w) >= 3 && w[0] == "option" && w[1] == "routers":
-				cur.Routers = addrWords(strings.Join(w[2:], " "))
-			case len(w) >= 3 && w[0] == "option" && w[1] == "domain-name-servers":
-				cur.DNS = addrWords(strings.Join(w[2:], " "))
-			}
+	d, _ := dhcplease.ParseDhclient(name, b)
+	for i := len(d.Leases) - 1; i >= 0; i-- {
+		if l := d.Leases[i]; l.Interface == iface {
+			return Lease{File: name, Address: l.Address, Routers: l.Routers, DNS: l.DNS}, true
 		}
 	}
-	return last, found
+	return Lease{}, false
 }
 
 // readLeases finds the DHCP lease of each link: systemd-networkd's,

@@ -39,6 +39,7 @@ const (
 	CodeIDMachineIDLeak      = "identity-machine-id-leak"
 	CodeIDTemplateNoInstance = "identity-template-no-instance"
 	CodeIDTemplateInstance   = "identity-template-instance"
+	CodeIDTemplateLeftover   = "identity-template-leftover"
 )
 
 // Finding codes: the DHCP client identifier.
@@ -46,7 +47,6 @@ const (
 	CodeIDDHCPOK            = "identity-dhcp-ok"
 	CodeIDDHCPClientID      = "identity-dhcp-client-id"
 	CodeIDTemplateDHCPState = "identity-template-dhcp-state"
-	CodeIDTemplateLeftover  = "identity-template-leftover"
 )
 
 // Finding codes: configuration bound to MAC addresses.
@@ -69,8 +69,8 @@ const (
 func IdentityCodes() []string {
 	return []string{
 		CodeIDMachineIDOK, CodeIDMachineIDUnset, CodeIDMachineIDInvalid, CodeIDMachineIDUnreadable, CodeIDMachineIDMode, CodeIDMachineIDDBusFallback, CodeIDMachineIDMissingRO, CodeIDMachineIDFromFirmware,
-		CodeIDInstanceOK, CodeIDCloneKeptMachineID, CodeIDMachineIDTemplate, CodeIDTemplateRecordBad, CodeIDMachineIDLeak, CodeIDTemplateNoInstance, CodeIDTemplateInstance,
-		CodeIDDHCPOK, CodeIDDHCPClientID, CodeIDTemplateDHCPState, CodeIDTemplateLeftover,
+		CodeIDInstanceOK, CodeIDCloneKeptMachineID, CodeIDMachineIDTemplate, CodeIDTemplateRecordBad, CodeIDMachineIDLeak, CodeIDTemplateNoInstance, CodeIDTemplateInstance, CodeIDTemplateLeftover,
+		CodeIDDHCPOK, CodeIDDHCPClientID, CodeIDTemplateDHCPState,
 		CodeIDMACBindingsOK, CodeIDMACBindingStale, CodeIDMACBindingOrphaned, CodeIDMACBindingSkipped, CodeIDTemplateMACBinding,
 		CodeIDConfigInvalid, CodeIDConfigUnreadable, CodeIDKernelError,
 	}

@@ -115,23 +115,13 @@ const crash = "Snapshots and backups of this VM will be crash-consistent (or fai
 const FrozenGrace = 10 * time.Minute
 
 var (
-	binaries      = []string{"/usr/bin/qemu-ga", "/usr/sbin/qemu-ga", "/usr/local/bin/qemu-ga", "/usr/libexec/qemu-ga"}
 	unitDirs      = []string{"/etc/systemd/system", "/run/systemd/system", "/usr/lib/systemd/system", "/lib/systemd/system"}
 	versionRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`QEMU Guest Agent ([0-9]+\.[0-9]+(?:\.[0-9]+)?)`) })
 	confdirRE     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(/[A-Za-z0-9_./-]+)/qemu-ga\.conf\x00`) })
-	hypervisorRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^flags\s*:.*\bhypervisor\b`) })
 	filterVars    = []string{"BLACKLIST_RPC", "BLOCK_RPCS", "FILTER_RPC_ARGS", "FSFREEZE_HOOK_PATHNAME", "DAEMON_ARGS"}
 	hookIgnoreExt = []string{"~", ".bak", ".orig", ".rpmnew", ".rpmorig", ".rpmsave", ".sample", ".dpkg-old", ".dpkg-new",
 		".dpkg-tmp", ".dpkg-dist", ".dpkg-bak", ".dpkg-backup", ".dpkg-remove"}
 )
-
-// proc is one running qemu-ga.
-type proc struct {
-	pid  int
-	argv []string
-	env  map[string]string
-	fds  []string
-}
 
 // port is the guest-agent virtio port as sysfs describes it.
 type port struct {
@@ -178,11 +168,3 @@ func findConfdir(data []byte) (string, bool) {
 func confdirByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '/' || c == '-'
 }
-
-// ChannelFix says how to give a VM its guest-agent channel on each
-// platform; the fs-freeze check uses it too.
-const ChannelFix = "add the virtio-serial channel org.qemu.guest_agent.0 to the VM definition: KubeVirt and Harvester always add it (restart the VM so virt-launcher regenerates the domain), " +
-	"libvirt needs <channel type='unix'><target type='virtio' name='org.qemu.guest_agent.0'/></channel> under <devices>, " +
-	"plain QEMU needs -chardev socket,path=/run/qga.sock,server=on,wait=off,id=qga0 -device virtio-serial -device virtserialport,chardev=qga0,name=org.qemu.guest_agent.0, " +
-	"OpenStack the image property hw_qemu_guest_agent=yes, Proxmox `qm set VMID --agent enabled=1`; the guest also needs the virtio_console module. " +
-	"The agent's unit starts by itself when the channel appears: `systemctl start` cannot help before"

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"os"
 	"testing"
+
+	"github.com/guestcheck/guestcheck/internal/fact/agent"
 )
 
 // sameAsRegexp holds findConfdir to confdirRE run on the whole data.
@@ -32,7 +34,7 @@ func TestFindConfdir(t *testing.T) {
 		sameAsRegexp(t, []byte(s))
 	}
 	// The agent binaries this machine has, when it has any.
-	for _, b := range binaries {
+	for _, b := range agent.Binaries {
 		if data, err := os.ReadFile(b); err == nil {
 			sameAsRegexp(t, data)
 		}

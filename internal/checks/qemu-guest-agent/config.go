@@ -4,15 +4,17 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/fact/agent"
 )
 
 // Defaults of a Linux qemu-ga build (qga/main.c).
 const (
-	DefaultVirtioPath = "/dev/virtio-ports/org.qemu.guest_agent.0"
+	DefaultVirtioPath = agent.DefaultVirtioPath
 	DefaultSerialPath = "/dev/ttyS0"
 	DefaultStateDir   = "/var/run"
 	// PortName is the virtio-serial port name the hypervisor gives the channel.
-	PortName = "org.qemu.guest_agent.0"
+	PortName = agent.PortName
 	// FrozenMarker is created in the state directory on freeze and removed
 	// on thaw; an agent that starts and finds it refuses most commands.
 	FrozenMarker = "qga.state.isfrozen"

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/guestcheck/guestcheck/internal/fact/agent"
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/systemd"
 	"github.com/guestcheck/guestcheck/internal/parse/dpkgstatus"
@@ -30,7 +31,7 @@ type Facts struct {
 	// Now is the clock the marker's and the denials' ages are taken at.
 	Now time.Time
 	// Pres is the shared probe: binary, port, processes, platform.
-	Pres *Presence
+	Pres *agent.Presence
 	// Version is the installed agent's; VersionFrom says where it was
 	// read. Confdir is its compiled-in configuration directory.
 	Version     Version

@@ -5,10 +5,9 @@
 // files the agent reads), a leftover frozen marker, fsfreeze hooks and
 // SELinux. The parsers are pure functions over bytes; Gather reads what
 // they need into Facts and Judge, a pure function, turns the Facts into
-// findings (Run is the two). RunFSFreeze, the fs-freeze check, judges
-// which filesystems qemu-ga would freeze (using internal/parse/mountinfo
-// and internal/fact/freeze) from the same agent Probe, the same way:
-// GatherFreeze, then JudgeFreeze.
+// findings (Run is the two). The agent's presence (internal/fact/agent) is
+// read once per run and shared with the fs-freeze check
+// (internal/checks/fs-freeze).
 package guestagent
 
 import (

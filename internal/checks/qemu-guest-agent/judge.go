@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/guestcheck/guestcheck/internal/fact/agent"
 	"github.com/guestcheck/guestcheck/internal/fact/systemd"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
@@ -62,13 +63,13 @@ func (r *judgement) inImage(restart string) string {
 // installed judges whether an agent is installed; false ends the check.
 func (r *judgement) installed() bool {
 	p := r.f.Pres
-	if p.Binary == "" && len(p.procs) == 0 {
+	if p.Binary == "" && len(p.Procs) == 0 {
 		if r.f.Live {
 			r.add(runner.New(runner.Fail, CodeNotInstalled, "qemu-guest-agent is not installed",
-				map[string]string{"searched": strings.Join(binaries, ",")},
+				map[string]string{"searched": strings.Join(agent.Binaries, ",")},
 				crash+"install the qemu-guest-agent package in the image (apt/dnf/zypper install qemu-guest-agent) and enable its service"))
 		} else {
-			r.add(runner.Skipf(CodeNotInstalled, "qemu-guest-agent is not installed", map[string]string{"searched": strings.Join(binaries, ",")}))
+			r.add(runner.Skipf(CodeNotInstalled, "qemu-guest-agent is not installed", map[string]string{"searched": strings.Join(agent.Binaries, ",")}))
 		}
 		return false
 	}
@@ -100,7 +101,7 @@ func (r *judgement) channel() bool {
 		}
 		r.chanBad = len(r.out)
 		r.add(runner.New(runner.Fail, CodeChannelMissing, "the VM has no org.qemu.guest_agent.0 virtio-serial channel", d,
-			crash+ChannelFix))
+			crash+agent.ChannelFix))
 		return true
 	}
 	d["port"] = p.Port
@@ -112,7 +113,7 @@ func (r *judgement) channel() bool {
 	// Without the link the unit (bound to the link's device) never starts:
 	// that is a failure unless some agent runs anyway on the raw port.
 	st := runner.Warn
-	if len(r.f.Pres.procs) == 0 {
+	if len(r.f.Pres.Procs) == 0 {
 		st = runner.Fail
 	}
 	r.chanBad = len(r.out)
@@ -236,7 +237,7 @@ func firstPath(missing []string) string {
 }
 
 func (r *judgement) processFindings() {
-	if len(r.f.Pres.procs) == 0 {
+	if len(r.f.Pres.Procs) == 0 {
 		r.evidence("agent_processes", "none")
 		switch {
 		case r.waiting:
@@ -251,22 +252,22 @@ func (r *judgement) processFindings() {
 		}
 		return
 	}
-	port := r.f.Pres.port()
+	port := portOf(r.f.Pres)
 	var pids []string
-	for _, p := range r.f.Pres.procs {
-		pids = append(pids, strconv.Itoa(p.pid))
+	for _, p := range r.f.Pres.Procs {
+		pids = append(pids, strconv.Itoa(p.PID))
 		if port == nil {
 			continue
 		}
-		for _, fd := range p.fds {
+		for _, fd := range p.FDs {
 			if fd == "/dev/"+port.dev || (port.link != "" && fd == path.Join("/dev/virtio-ports", port.link)) {
-				r.add(runner.Passf(CodeProcessOK, fmt.Sprintf("qemu-ga (pid %d) holds the guest-agent port open", p.pid),
-					map[string]string{"pid": strconv.Itoa(p.pid), "device": fd, "cmdline": strings.Join(p.argv, " ")}))
+				r.add(runner.Passf(CodeProcessOK, fmt.Sprintf("qemu-ga (pid %d) holds the guest-agent port open", p.PID),
+					map[string]string{"pid": strconv.Itoa(p.PID), "device": fd, "cmdline": strings.Join(p.Argv, " ")}))
 				return
 			}
 		}
 	}
-	d := map[string]string{"pids": strings.Join(pids, ","), "cmdline": strings.Join(r.f.Pres.procs[0].argv, " ")}
+	d := map[string]string{"pids": strings.Join(pids, ","), "cmdline": strings.Join(r.f.Pres.Procs[0].Argv, " ")}
 	if port == nil {
 		d["port"] = "absent"
 	} else {
@@ -392,7 +393,7 @@ func (r *judgement) marker() {
 	age := r.f.Now.Sub(mtime).Round(time.Second)
 	d["marker_age"] = age.String()
 	d["marker_mtime"] = mtime.UTC().Format(time.RFC3339)
-	if age < FrozenGrace && len(r.f.Pres.procs) > 0 {
+	if age < FrozenGrace && len(r.f.Pres.Procs) > 0 {
 		r.add(runner.New(runner.Warn, CodeFrozenRecent, "the agent froze the filesystems "+age.String()+" ago (a snapshot may be in progress)", d,
 			runner.Fix(r.f.Live, "if no snapshot or backup is running, thaw with `virsh domfsthaw` / `virtctl unfreeze` from the host; a VM left frozen stalls every write and the next snapshot's freeze fails",
 				"the image was captured with the agent's frozen marker: remove "+p+" from the image, or capture it again from a thawed VM")))

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/fact/freeze"
+	"github.com/guestcheck/guestcheck/internal/fact/agent"
+	"github.com/guestcheck/guestcheck/internal/fact/agent/agenttest"
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/systemd"
-	"github.com/guestcheck/guestcheck/internal/parse/mountinfo"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -24,11 +24,9 @@ var factsNow = time.Unix(1767225600, 0)
 func healthyFacts() Facts {
 	v, _ := ParseVersion("7.2.22")
 	return Facts{
-		Live: true,
-		Now:  factsNow,
-		Pres: &Presence{Live: true, Binary: "/usr/sbin/qemu-ga", Port: "vport2p1", Link: "../vport2p1",
-			Ports: []string{"vport2p1=" + PortName}, QEMU: true, VM: true, Platform: "the guest-agent port exists", VirtioConsole: true,
-			procs: []proc{{pid: 55, argv: []string{"/usr/sbin/qemu-ga"}, env: map[string]string{}, fds: []string{"/dev/vport2p1"}}}},
+		Live:    true,
+		Now:     factsNow,
+		Pres:    agenttest.Healthy(),
 		Version: v, VersionFrom: "/usr/sbin/qemu-ga", Confdir: "/etc/qemu",
 		HasSystemd: true,
 		Units: []systemd.UnitState{{Name: UnitName, LoadState: "loaded", ActiveState: "active", SubState: "running",
@@ -60,7 +58,7 @@ func TestJudgeHealthy(t *testing.T) {
 }
 
 func TestJudgeNotLiveNotInstalled(t *testing.T) {
-	f := Facts{NotLiveReason: "needs the running system, but --root is /mnt", Pres: &Presence{}}
+	f := Facts{NotLiveReason: "needs the running system, but --root is /mnt", Pres: &agent.Presence{}}
 	fs := Judge(f)
 	if len(fs) != 2 || fs[0].Code != CodeNotLive || fs[1].Code != CodeNotInstalled || fs[1].Status != runner.Skip {
 		t.Errorf("got %+v", fs)
@@ -72,7 +70,7 @@ func TestJudgeNotLiveNotInstalled(t *testing.T) {
 
 func TestJudgeNotAVM(t *testing.T) {
 	f := healthyFacts()
-	f.Pres = &Presence{Live: true, Binary: "/usr/sbin/qemu-ga", Platform: "no hypervisor flag and no QEMU/KVM DMI vendor"}
+	f.Pres = &agent.Presence{Live: true, Binary: "/usr/sbin/qemu-ga", Platform: "no hypervisor flag and no QEMU/KVM DMI vendor"}
 	fs := Judge(f)
 	if len(fs) != 1 || fs[0].Code != CodeNotVM || fs[0].Status != runner.Skip {
 		t.Errorf("got %+v", fs)
@@ -84,7 +82,7 @@ func TestJudgeNotAVM(t *testing.T) {
 // not failures of their own.
 func TestJudgeWaitingUnitAddsEvidence(t *testing.T) {
 	f := healthyFacts()
-	f.Pres.Port, f.Pres.Link, f.Pres.procs = "", "", nil
+	f.Pres.Port, f.Pres.Link, f.Pres.Procs = "", "", nil
 	f.Pres.Platform = "/sys/class/dmi/id/sys_vendor is QEMU"
 	f.Units[0].ActiveState, f.Units[0].SubState = "inactive", "dead"
 	f.Missing = []string{debianDevice + " (" + DefaultVirtioPath + ")"}
@@ -179,31 +177,5 @@ func TestJudgeInterrupted(t *testing.T) {
 	}
 	if _, ok := statuses(fs)[CodeFilterOK]; ok {
 		t.Error("judged the filter after the deadline")
-	}
-}
-
-func TestJudgeFreeze(t *testing.T) {
-	ms, errs := mountinfo.Parse([]byte(`20 1 0:20 / / rw - overlay overlay rw
-23 20 254:16 / /data rw shared:4 - xfs /dev/vdb rw
-27 23 7:0 / /data/img rw shared:7 - ext4 /dev/loop0 rw
-`))
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	f := FreezeFacts{Live: true, Pres: healthyFacts().Pres, Mounts: ms, Backing: map[string]string{"loop0": "/data/disk.img"},
-		Test: &freezeTestFacts{Req: freeze.Request{Mountpoint: "/data"}, IsHost: true}}
-	got := statuses(JudgeFreeze(f))
-	if got[codeFreezeRootUnfreez].Status != runner.Fail || got[codeFreezeLoopBacked].Detail["backing_mount"] != "/data" {
-		t.Errorf("list %+v", got)
-	}
-	if l := got[codeFreezeListOK]; l.Message != "qemu-ga will freeze 2 filesystem(s): /data/img, /data" {
-		t.Errorf("list ok %+v", l)
-	}
-	if r := got[codeFreezeTestRefused]; r.Message != "--freeze-test needs root" {
-		t.Errorf("test %+v", r)
-	}
-	f.Pres = &Presence{Live: true, QEMU: true, Platform: "QEMU"}
-	if b := statuses(JudgeFreeze(f)); b[codeFreezeNoAgent].Detail["freeze_order"] == "" || b[codeFreezeNoChannel].Status != runner.Fail {
-		t.Errorf("blockers %+v", b)
 	}
 }

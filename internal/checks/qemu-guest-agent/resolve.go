@@ -130,10 +130,10 @@ func resolve(root *fs.Root, f Facts) (Settings, string) {
 // agentArgv picks the command line and environment the agent runs with,
 // and says where they came from.
 func agentArgv(f Facts) (argv []string, env map[string]string, from string) {
-	ui, procs := f.Unit, f.Pres.procs
+	ui, procs := f.Unit, f.Pres.Procs
 	switch {
 	case len(procs) > 0:
-		return procs[0].argv, procs[0].env, fmt.Sprintf("process %d (/proc/%d/cmdline)", procs[0].pid, procs[0].pid)
+		return procs[0].Argv, procs[0].Env, fmt.Sprintf("process %d (/proc/%d/cmdline)", procs[0].PID, procs[0].PID)
 	case ui != nil && ui.err == nil && ui.unit.ExecStart != "":
 		return ui.argv, ui.env, "unit " + strings.Join(ui.files, " + ")
 	case f.DefaultsFound && ui == nil:

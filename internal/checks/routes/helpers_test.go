@@ -9,7 +9,6 @@ import (
 // tests: fake guest roots, a live Env, the rules every finding is held to.
 var (
 	writeRoot         = nstest.WriteRoot
-	openRoot          = nstest.OpenRoot
 	liveEnv           = nstest.LiveEnv
 	assertConventions = netstatetest.AssertConventions
 	codesOf           = netstatetest.Codes

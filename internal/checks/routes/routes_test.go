@@ -8,12 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/guestcheck/guestcheck/internal/fact/netstate"
 	"github.com/guestcheck/guestcheck/internal/fact/netstate/netstatetest"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/internal/shared/runner/checktest"
-	"golang.org/x/sys/unix"
 )
 
 func TestCheckRoutesSynthetic(t *testing.T) {

@@ -228,18 +228,12 @@ func osFamily(r *fs.Root) (string, bool) {
 
 func readHostKeys(r *fs.Root, c sshdconfig.Config) ([]HostKey, bool) {
 	var keys []HostKey
-	ds := c.All("HostKey")
 	groups := readGroups(r)
-	if len(ds) == 0 {
-		for _, p := range identity.DefaultHostKeys {
-			keys = append(keys, readHostKey(r, p, "default", groups))
-		}
-		return keys, true
+	places, def := identity.SSHDHostKeyPlaces(c)
+	for _, p := range places {
+		keys = append(keys, readHostKey(r, p.Path, p.At, groups))
 	}
-	for _, d := range ds {
-		keys = append(keys, readHostKey(r, d.Value(), d.At(), groups))
-	}
-	return keys, false
+	return keys, def
 }
 
 // readGroups maps GIDs to group names; the first entry for a GID wins, as

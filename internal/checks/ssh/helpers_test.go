@@ -1,20 +1,16 @@
 package sshcheck
 
 import (
-	"crypto/ed25519"
-	"crypto/rand"
-	"encoding/pem"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"golang.org/x/crypto/ssh"
-
-	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/internal/shared/runner/checktest"
+	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
 // guestMachineID is the machine ID tree gives a root that names none: a
@@ -55,19 +51,8 @@ func tree(t *testing.T, files map[string]string) string {
 // keyPair returns an OpenSSH private key and its authorized_keys line.
 func keyPair(t *testing.T) (priv, pub string) {
 	t.Helper()
-	pk, sk, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	blk, err := ssh.MarshalPrivateKey(sk, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := ssh.NewPublicKey(pk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(blk)), string(ssh.MarshalAuthorizedKey(sp))
+	priv, pub, _ = testenv.HostKeyPair(t, "")
+	return priv, pub
 }
 
 // writeKey writes a key pair with the given private mode and mtime.
@@ -97,15 +82,8 @@ func writeKey(t *testing.T, dir, p string, mode os.FileMode, mtime time.Time, pu
 	}
 }
 
-func openRoot(t *testing.T, dir string) *fs.Root {
-	t.Helper()
-	r, err := fs.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	return r
-}
+// openRoot opens a test tree as a guest root, closed when the test ends.
+var openRoot = nstest.OpenRoot
 
 // validate holds findings to the conventions every check follows, and
 // to ssh's own: no detail carries key material.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/identity/catalogue"
+	"github.com/guestcheck/guestcheck/internal/fact/mounts"
 	"github.com/guestcheck/guestcheck/internal/parse/fstab"
 )
 
@@ -75,9 +76,9 @@ var (
 //   - the image may boot any entry, so the root counts as writable only
 //     when at least one command line is found and every one ends in rw.
 func ReadRootMode(r fs.Reader) RootMode {
-	if b, err := r.ReadFile("/etc/fstab"); err == nil {
+	if b, err := r.ReadFile(mounts.FstabPath); err == nil {
 		if line, ro := FstabRootRO(b); ro {
-			src := fmt.Sprintf("/etc/fstab:%d", line)
+			src := fmt.Sprintf("%s:%d", mounts.FstabPath, line)
 			return RootMode{Known: true, Source: src, Why: src + " mounts / read-only"}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
@@ -13,15 +14,8 @@ func writeHost(t testing.TB, root, p, content string) {
 	testenv.WriteFiles(t, root, map[string]string{p: content})
 }
 
-func openRoot(t testing.TB, dir string) *fs.Root {
-	t.Helper()
-	r, err := fs.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	return r
-}
+// openRoot opens a test tree as a guest root, closed when the test ends.
+var openRoot = nstest.OpenRoot
 
 func openConfined(t testing.TB, dir string) *fs.Confined {
 	t.Helper()

@@ -65,6 +65,22 @@ func (s sshdSource) Glob(pattern string) ([]string, error) {
 // c: its global HostKey lines in order, each once, or DefaultHostKeys
 // when there are none. def reports the latter.
 func SSHDHostKeys(c sshdconfig.Config) (paths []string, def bool) {
+	places, def := SSHDHostKeyPlaces(c)
+	for _, p := range places {
+		paths = append(paths, p.Path)
+	}
+	return paths, def
+}
+
+// HostKeyPlace is a host key file sshd loads and where that is said: the
+// HostKey line ("file:line"), or "default".
+type HostKeyPlace struct{ Path, At string }
+
+// SSHDHostKeyPlaces is SSHDHostKeys with where each path comes from: the
+// one list of host keys that sealprep's ssh-host-keys, guestid and the
+// ssh check read.
+func SSHDHostKeyPlaces(c sshdconfig.Config) (places []HostKeyPlace, def bool) {
+	seen := map[string]bool{}
 	for _, d := range c.All("HostKey") {
 		p := d.Value()
 		if p == "" {
@@ -73,21 +89,16 @@ func SSHDHostKeys(c sshdconfig.Config) (paths []string, def bool) {
 		if !path.IsAbs(p) {
 			p = "/" + p
 		}
-		if p = path.Clean(p); !containsString(paths, p) {
-			paths = append(paths, p)
+		if p = path.Clean(p); !seen[p] {
+			seen[p] = true
+			places = append(places, HostKeyPlace{p, d.At()})
 		}
 	}
-	if len(paths) == 0 {
-		return append([]string(nil), DefaultHostKeys...), true
-	}
-	return paths, false
-}
-
-func containsString(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
+	if len(places) == 0 {
+		for _, p := range DefaultHostKeys {
+			places = append(places, HostKeyPlace{p, "default"})
 		}
+		return places, true
 	}
-	return false
+	return places, false
 }

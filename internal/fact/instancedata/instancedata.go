@@ -110,13 +110,15 @@ func (d *Data) v1(top map[string]json.RawMessage) error {
 	return err
 }
 
-// Read reads and parses Path through r. A read error is returned as it
-// is (iofs.ErrNotExist when there is no instance data), so that callers
-// decide what absence means.
-func Read(r fs.Reader) (*Data, error) {
+// Read reads and parses Path through r: the one reader of the instance
+// data, for the cloud-init and hostname checks. A read error is returned
+// as it is (iofs.ErrNotExist when there is no instance data), apart from
+// a parse error, so that callers decide what absence means.
+func Read(r fs.Reader) (d *Data, readErr, parseErr error) {
 	b, err := r.ReadFile(Path)
 	if err != nil {
-		return nil, err
+		return nil, err, nil
 	}
-	return Parse(b)
+	d, err = Parse(b)
+	return d, nil, err
 }

@@ -140,9 +140,9 @@ func TestReadersAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	a, errA := Read(r)
-	b, errB := Read(c)
-	if errA != nil || errB != nil || *a != *b || a.LocalHostname != "vm1" {
+	a, errA, perrA := Read(r)
+	b, errB, perrB := Read(c)
+	if errA != nil || errB != nil || perrA != nil || perrB != nil || *a != *b || a.LocalHostname != "vm1" {
 		t.Errorf("Root %+v (%v), Confined %+v (%v)", a, errA, b, errB)
 	}
 }

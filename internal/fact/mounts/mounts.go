@@ -21,3 +21,8 @@ func Read(r fs.Reader) ([]mountinfo.Mount, error) {
 	}
 	return mountinfo.ParseTable(b)
 }
+
+// FstabPath is the static mount table: the disk checks, the cloud-config
+// check's mounts, the boot root mode and sealprep's image mounting read
+// it by this one name.
+const FstabPath = "/etc/fstab"

@@ -4,7 +4,7 @@
 // Topology built over them, which links are NICs, and the resolver
 // configuration (resolv.conf and the systemd-resolved stack).
 //
-// The judges (internal/checks/routes, internal/checks/network-config, internal/checks/network-identity)
+// The judges (internal/checks/routes, internal/checks/dns, internal/checks/network-config, internal/checks/network-identity)
 // work on these values, so that most of their logic is testable without
 // root.
 package netstate

@@ -3,11 +3,16 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
 	"github.com/guestcheck/guestcheck/internal/host/qga/qgafake"
+	"github.com/guestcheck/guestcheck/internal/shared/report"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -38,3 +43,94 @@ func BenchmarkSurvey500(b *testing.B) {
 		b.ReportMetric(time.Since(start).Seconds(), "s/survey")
 	}
 }
+
+// realisticReport is a report the size of a real guest's, as
+// cmd/guestcheck's TestFleetBound serves: 20 checks of three findings
+// each, with evidence (about 21 KiB), and identity id.
+func realisticReport(tb testing.TB, id *guestid.Identity) *GuestReport {
+	tb.Helper()
+	var results []runner.Result
+	for c := range 20 {
+		var fs []runner.Finding
+		for f := range 3 {
+			fs = append(fs, runner.New(runner.Pass, fmt.Sprintf("check%d-finding%d", c, f), "the thing this check verifies is as declared, with some words",
+				map[string]string{"path": "/etc/some/file", "value": strings.Repeat("x", 80), "source": "cloud-init"}, ""))
+		}
+		results = append(results, runner.Result{ID: fmt.Sprintf("check%d", c), Title: "A check", Status: runner.Pass, Summary: "ok", Findings: fs})
+	}
+	rep := report.New(results, report.Meta{Tool: "guestcheck", Version: "1.0.0", StartedAt: time.Unix(1764417600, 0), Identity: id})
+	return &rep
+}
+
+// writeHosts writes hosts surveys of perHost VMs each to dir. Every VM
+// has its own identity but one: the first VM of each host shares its
+// machine-id with the first VM of the host before (clones of one
+// template scheduled on two hosts).
+func writeHosts(tb testing.TB, dir string, hosts, perHost int) []string {
+	tb.Helper()
+	var files []string
+	for h := range hosts {
+		var vms []VM
+		for v := range perHost {
+			n := h*perHost + v
+			mid := fmt.Sprintf("%032x", n)
+			if v == 0 && h%2 == 1 {
+				mid = fmt.Sprintf("%032x", n-perHost)
+			}
+			mac := fmt.Sprintf("52:54:00:%02x:%02x:%02x", n>>16&0xff, n>>8&0xff, n&0xff)
+			id := &guestid.Identity{MachineIDHash: mid, Hostname: fmt.Sprintf("vm%d", n),
+				HostKeys:   []guestid.HostKey{{Type: "ssh-ed25519", Fingerprint: fmt.Sprintf("SHA256:%043d", n)}},
+				Interfaces: []guestid.Interface{{Name: "enp1s0", MAC: mac, Addresses: []string{fmt.Sprintf("198.51.100.%d/24", v+1)}}}}
+			vms = append(vms, VM{Name: fmt.Sprintf("vm%02d", v), Source: "libvirt", Status: Pass, AgentVersion: "9.2.0",
+				Report: realisticReport(tb, id), Networks: map[string]string{mac: "default"}})
+		}
+		files = append(files, writeSurvey(tb, dir, fmt.Sprintf("hv%03d.json", h), fmt.Sprintf("hv%03d", h), vms))
+	}
+	return files
+}
+
+// BenchmarkMerge is issue #30's merge without Prometheus: 100 host
+// surveys of 50 VMs each (5,000 VMs, about 105 MiB of JSON) from files
+// on disk, through reading, schema check, decoding and Collisions.
+// BenchmarkMergeJSON also writes the merged JSON, which reads every
+// report again from its file.
+func BenchmarkMerge(b *testing.B) {
+	files := writeHosts(b, b.TempDir(), benchHosts, 50)
+	cpu := cpuTime()
+	for b.Loop() {
+		r, err := Merge(files, MergeOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(r.VMs) != benchHosts*50 || len(r.Collisions) != benchHosts/2 {
+			b.Fatalf("%d VMs, %d collisions", len(r.VMs), len(r.Collisions))
+		}
+	}
+	b.ReportMetric((cpuTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
+}
+
+func BenchmarkMergeJSON(b *testing.B) {
+	files := writeHosts(b, b.TempDir(), benchHosts, 50)
+	cpu := cpuTime()
+	for b.Loop() {
+		r, err := Merge(files, MergeOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := WriteJSON(io.Discard, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric((cpuTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
+}
+
+// cpuTime is the process's CPU time (user and system) so far: on a
+// shared machine the wall time says more about the neighbours.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchHosts is the issue's number of hosts.
+const benchHosts = 100

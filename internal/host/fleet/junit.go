@@ -14,18 +14,27 @@ import (
 // its report (fail and warn a <failure>, error an <error>, skip
 // <skipped>), one <failure> per identity item it shares with another VM,
 // and for a VM that could not be surveyed one <error> with the reason.
+// In a merge a suite is name@host, with its host as hostname.
 func WriteJUnit(w io.Writer, r Result) error {
 	var doc junitxml.Suites
 	for i, vm := range r.VMs {
-		s := junitxml.Suite{Name: vm.Name, Package: "guestcheck.fleet", ID: i,
-			Timestamp: junitxml.Timestamp(r.StartedAt), Hostname: junitxml.Hostname(r.Host),
+		vm, err := vm.full()
+		if err != nil {
+			return err
+		}
+		host := r.Host
+		if vm.Host != "" {
+			host = vm.Host
+		}
+		s := junitxml.Suite{Name: vm.ID(), Package: "guestcheck.fleet", ID: i,
+			Timestamp: junitxml.Timestamp(r.StartedAt), Hostname: junitxml.Hostname(host),
 			Time: junitxml.Seconds(vm.DurationMS),
 			Props: []junitxml.Property{{Name: "source", Value: vm.Source}, {Name: "status", Value: string(vm.Status)},
 				{Name: "agent_version", Value: vm.AgentVersion}}}
 		if vm.Host != "" {
 			s.Props = append(s.Props, junitxml.Property{Name: "host", Value: vm.Host})
 		}
-		class := "fleet." + vm.Name
+		class := "fleet." + vm.ID()
 		if vm.Report == nil && vm.APIIdentity != nil {
 			s.Add(junitxml.Case{Name: "survey", Classname: class, Time: s.Time, Skipped: &junitxml.Skipped{Message: APIOnly}})
 		} else if vm.Report == nil {
@@ -38,10 +47,10 @@ func WriteJUnit(w io.Writer, r Result) error {
 		}
 		for _, c := range r.Collisions {
 			for _, m := range c.Members {
-				if m != vm.Name {
+				if m != vm.ID() {
 					continue
 				}
-				msg := fmt.Sprintf("%s %s shared with %s", c.Item, c.Value, strings.Join(others(c.Members, vm.Name), ", "))
+				msg := fmt.Sprintf("%s %s shared with %s", c.Item, c.Value, strings.Join(others(c.Members, vm.ID()), ", "))
 				s.Add(junitxml.Case{Name: "identity: " + msg, Classname: class + ".identity", Time: "0",
 					Failure: &junitxml.Problem{Type: string(Fail), Message: msg, Body: junitxml.Body(msg + "\nfix: " + c.Fix + "\n")}})
 			}

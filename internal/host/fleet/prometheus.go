@@ -8,19 +8,21 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
+	"github.com/guestcheck/guestcheck/internal/shared/report"
 )
 
 // WritePrometheus writes r in the Prometheus text exposition format, for
 // node_exporter's textfile collector or --listen's /metrics. Everything
 // is a gauge of the last survey; no sample has a timestamp (the textfile
 // collector refuses them), the survey's time is a value instead. VMs are
-// labelled domain, the name their source gives them.
+// labelled domain, the name their source gives them, and in a merge of
+// many hosts' surveys host too.
 func WritePrometheus(w io.Writer, r Result) error {
 	p := &promWriter{bw: bufio.NewWriter(w)}
 	p.family("guestcheck_fleet_vm_status", "Whether the VM's verdict in the last survey is the one in the status label (1) or not (0); unknown means it could not be surveyed.")
 	for _, vm := range r.VMs {
 		for _, st := range Statuses {
-			p.sample("guestcheck_fleet_vm_status", bit(vm.Status == st), "domain", vm.Name, "status", string(st))
+			p.sample("guestcheck_fleet_vm_status", bit(vm.Status == st), "domain", vm.Name, "host", vm.Host, "status", string(st))
 		}
 	}
 	p.family("guestcheck_fleet_vm_info", "The VM's source, guest agent version and, for a cluster, the host it runs on; the value is always 1.")
@@ -41,13 +43,22 @@ func WritePrometheus(w io.Writer, r Result) error {
 			st string
 			n  int
 		}{{"pass", s.Pass}, {"skip", s.Skip}, {"warn", s.Warn}, {"error", s.Error}, {"fail", s.Fail}} {
-			p.sample("guestcheck_fleet_vm_checks", strconv.Itoa(c.n), "domain", vm.Name, "status", c.st)
+			p.sample("guestcheck_fleet_vm_checks", strconv.Itoa(c.n), "domain", vm.Name, "host", vm.Host, "status", c.st)
 		}
 	}
 	p.family("guestcheck_fleet_vm_shared_identity", "Whether the VM shares the identity item with another VM (1); only VMs that do are listed.")
 	for _, vm := range r.VMs {
 		for _, it := range vm.Shares {
-			p.sample("guestcheck_fleet_vm_shared_identity", "1", "domain", vm.Name, "item", string(it))
+			p.sample("guestcheck_fleet_vm_shared_identity", "1", "domain", vm.Name, "host", vm.Host, "item", string(it))
+		}
+	}
+	p.family(IdentityMetric, "One of the VM's identity items as its guestcheck reports it (the labels of guestcheck_identity_info, and domain), for comparing VMs across hosts; the value is always 1.")
+	for _, vm := range r.VMs {
+		if vm.Report == nil || vm.Report.Identity == nil {
+			continue
+		}
+		for _, l := range report.IdentityLabels(vm.Report.Identity, vm.Report.Host.BootID, vm.Networks) {
+			p.sample(IdentityMetric, "1", append([]string{"domain", vm.Name}, l...)...)
 		}
 	}
 	p.family("guestcheck_fleet_collisions", "Number of identity values (a machine-id, a host key, an address on one network, ...) that two or more VMs share, per item.")
@@ -70,7 +81,7 @@ func WritePrometheus(w io.Writer, r Result) error {
 	p.sample("guestcheck_fleet_source_errors", strconv.Itoa(len(r.SourceErrors)))
 	p.family("guestcheck_fleet_vm_survey_duration_seconds", "How long surveying the VM took.")
 	for _, vm := range r.VMs {
-		p.sample("guestcheck_fleet_vm_survey_duration_seconds", seconds(vm.DurationMS), "domain", vm.Name)
+		p.sample("guestcheck_fleet_vm_survey_duration_seconds", seconds(vm.DurationMS), "domain", vm.Name, "host", vm.Host)
 	}
 	p.family("guestcheck_fleet_survey_duration_seconds", "How long the last survey took.")
 	p.sample("guestcheck_fleet_survey_duration_seconds", seconds(r.DurationMS))
@@ -80,6 +91,9 @@ func WritePrometheus(w io.Writer, r Result) error {
 	p.sample("guestcheck_fleet_build_info", "1", "version", r.Version)
 	return p.bw.Flush()
 }
+
+// IdentityMetric is the name of the VMs' identity series.
+const IdentityMetric = "guestcheck_fleet_vm_identity_info"
 
 type promWriter struct{ bw *bufio.Writer }
 
@@ -91,10 +105,15 @@ func (p *promWriter) sample(name, value string, labels ...string) {
 	p.bw.WriteString(name)
 	if len(labels) > 0 {
 		p.bw.WriteByte('{')
+		sep := false
 		for i := 0; i+1 < len(labels); i += 2 {
-			if i > 0 {
+			if labels[i] == "host" && labels[i+1] == "" {
+				continue // one host's survey: the scrape's instance is the host
+			}
+			if sep {
 				p.bw.WriteByte(',')
 			}
+			sep = true
 			fmt.Fprintf(p.bw, "%s=\"%s\"", labels[i], promEscape(labels[i+1]))
 		}
 		p.bw.WriteByte('}')
@@ -115,5 +134,23 @@ func seconds(ms int64) string { return strconv.FormatFloat(float64(ms)/1000, 'f'
 // replaces invalid UTF-8, which Prometheus refuses.
 func promEscape(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
-	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
+	if !strings.ContainsAny(s, "\\\"\n") {
+		return s
+	}
+	// By hand: a strings.Replacer is costly to build for each value and,
+	// built once, would be startup work for every run.
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			b.WriteString(`\\`)
+		case '"':
+			b.WriteString(`\"`)
+		case '\n':
+			b.WriteString(`\n`)
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
 }

@@ -41,7 +41,8 @@ func Render(w io.Writer, r Result, format string) error {
 
 // WriteJSON writes r as one JSON document (schema/fleet-v1.schema.json):
 // indented, but each VM on one line, written as it is encoded, so that
-// a survey of many VMs never sits in memory twice.
+// a survey of many VMs never sits in memory twice (a merge's reports are
+// read from their files one at a time).
 func WriteJSON(w io.Writer, r Result) error {
 	vms := r.VMs
 	r.VMs = nil
@@ -62,6 +63,10 @@ func WriteJSON(w io.Writer, r Result) error {
 	enc.SetEscapeHTML(false)
 	for i, vm := range vms {
 		line.Reset()
+		vm, err := vm.full()
+		if err != nil {
+			return err
+		}
 		if err := enc.Encode(vm); err != nil {
 			return err
 		}
@@ -130,6 +135,9 @@ func SummaryLine(r Result) string {
 		}
 	}
 	line := fmt.Sprintf("guestcheck fleet: %s: %s", strings.ToUpper(string(r.Status)), plural(s.VMs, "VM"))
+	if len(r.Hosts) > 0 {
+		line += " on " + plural(len(r.Hosts), "host")
+	}
 	if len(parts) > 0 {
 		line += " (" + strings.Join(parts, ", ") + ")"
 	}

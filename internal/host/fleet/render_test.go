@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"flag"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,9 +46,9 @@ func sampleSurvey(t testing.TB) Result {
 		return t
 	}
 	targets := []Target{
-		tg("web-1", &qgafake.Agent{Run: runs(guestReport(t, runner.Pass, clone("52:54:00:00:00:01")), 0)}),
-		tg("web-2", &qgafake.Agent{Run: runs(guestReport(t, runner.Pass, clone("52:54:00:00:00:02")), 0)}),
-		tg("db-1", &qgafake.Agent{Run: runs(guestReport(t, runner.Fail, other), 0)}),
+		tg("web-1", &qgafake.Agent{Run: runs(booted(guestReport(t, runner.Pass, clone("52:54:00:00:00:01")), 1), 0)}),
+		tg("web-2", &qgafake.Agent{Run: runs(booted(guestReport(t, runner.Pass, clone("52:54:00:00:00:02")), 2), 0)}),
+		tg("db-1", &qgafake.Agent{Run: runs(booted(guestReport(t, runner.Fail, other), 3), 0)}),
 		tg("app-1", &qgafake.Agent{Run: runs(guestReport(t, runner.Error, &guestid.Identity{MachineIDHash: "ffeeddccbbaa99887766554433221100", Hostname: "app-1"}), 0)}),
 		tg("rhel-9", &qgafake.Agent{Disabled: []string{"guest-exec"}}),
 		{Name: "win <&>", Source: "libvirt", Unreachable: "no guest agent channel (add <channel type='unix'><target type='virtio' name='org.qemu.guest_agent.0'/></channel>)"},
@@ -58,6 +59,11 @@ func sampleSurvey(t testing.TB) Result {
 		r.VMs[i].DurationMS = 100 * int64(i+1)
 	}
 	return r
+}
+
+// booted gives a guest report the boot ID 0f2c1f7e-3b0d-4e57-9c54-N.
+func booted(rep []byte, n int) []byte {
+	return bytes.Replace(rep, []byte(`"boot_id":""`), fmt.Appendf(nil, `"boot_id":"0f2c1f7e-3b0d-4e57-9c54-%012d"`, n), 1)
 }
 
 func render(t *testing.T, r Result, format string) []byte {
@@ -106,7 +112,7 @@ func TestAddressesOnlyOnKnownNetworks(t *testing.T) {
 		{"both unknown", nil, nil, 0},
 		{"one unknown", map[string]string{"52:54:00:00:00:0a": "br0"}, nil, 0},
 	} {
-		cs := collisions([]VM{{Name: "a", Report: id("52:54:00:00:00:0A"), networks: tc.netA}, {Name: "b", Report: id("52:54:00:00:00:0b"), networks: tc.netB}})
+		cs := collisions([]VM{{Name: "a", Report: id("52:54:00:00:00:0A"), Networks: tc.netA}, {Name: "b", Report: id("52:54:00:00:00:0b"), Networks: tc.netB}})
 		if len(cs) != tc.want {
 			t.Errorf("%s: %d collisions %+v, want %d", tc.name, len(cs), cs, tc.want)
 		}

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -55,8 +56,25 @@ type Result struct {
 	Collisions []guestid.Collision `json:"collisions"`
 	// SourceErrors are sources that could not be listed at all.
 	SourceErrors []SourceError `json:"source_errors,omitempty"`
+	// Hosts are the host surveys a merge (Merge) compared, in the order
+	// given; absent from one host's survey.
+	Hosts []HostSurvey `json:"hosts,omitempty"`
 	// VMs are every surveyed VM, worst first, then by name.
 	VMs []VM `json:"vms"`
+
+	// merged marks a merge: a VM without an identity cannot be compared
+	// with the other hosts' VMs, so it is not a pass.
+	merged bool
+}
+
+// HostSurvey is one host's survey in a merge.
+type HostSurvey struct {
+	Host      string    `json:"host"`
+	File      string    `json:"file"`
+	Version   string    `json:"version"`
+	StartedAt time.Time `json:"started_at"`
+	Status    Status    `json:"status"`
+	VMs       int       `json:"vms"`
 }
 
 // Summary counts VMs per status, and the collisions.
@@ -92,8 +110,13 @@ type VM struct {
 	// Report is the guest's own guestcheck report; absent when unknown
 	// or when the VM was judged on its source's API alone.
 	Report *GuestReport `json:"report,omitempty"`
+	// Networks maps each MAC the source knows to its NIC's network (a
+	// libvirt network or bridge), as Target.Networks; a merge qualifies
+	// each with its host (see Merge).
+	Networks map[string]string `json:"networks,omitempty"`
 	// Host is the machine the VM runs on, for a cluster source
-	// (KubeVirt's node); empty for this host's own VMs.
+	// (KubeVirt's node) and in a merge of many hosts' surveys (Merge);
+	// empty for this host's own VMs.
 	Host string `json:"host,omitempty"`
 	// APIIdentity is the identity the source's API gives (hostname,
 	// MACs) for a VM not surveyed in the guest.
@@ -103,7 +126,22 @@ type VM struct {
 	// AgentDisabled are guest agent commands its RPC filter disables.
 	AgentDisabled []string `json:"agent_disabled_commands,omitempty"`
 
-	networks map[string]string
+	// at is where a merged VM's full report is on disk: a merge keeps
+	// only what it compares and counts, and the JSON and JUnit outputs
+	// read each report again, one at a time.
+	at *segment
+	// merged marks a VM of a merge, named name@host.
+	merged bool
+}
+
+// ID names the VM in findings and outputs: its name, and in a merge
+// name@host, since two hosts may each have a VM of one name (a cluster
+// source's names are the cluster's already).
+func (vm VM) ID() string {
+	if !vm.merged || vm.Host == "" {
+		return vm.Name
+	}
+	return vm.Name + "@" + vm.Host
 }
 
 // GuestReport is guestcheck's JSON report as the guest returned it,
@@ -115,29 +153,36 @@ type GuestReport = report.Report
 // overall status.
 func (r *Result) finish() {
 	r.Collisions = collisions(r.VMs)
-	shares, with := map[string][]guestid.Item{}, map[string][]string{}
-	for _, c := range r.Collisions {
+	// Each VM's collisions, by index: a value all VMs share (hostname
+	// localhost) is one collision of thousands of members, which must
+	// not cost thousands squared.
+	in := map[string][]int{}
+	for i, c := range r.Collisions {
 		for _, m := range c.Members {
-			if !slices.Contains(shares[m], c.Item) {
-				shares[m] = append(shares[m], c.Item)
-			}
-			for _, o := range c.Members {
-				if o != m && !slices.Contains(with[m], o) {
-					with[m] = append(with[m], o)
-				}
-			}
+			in[m] = append(in[m], i)
 		}
 	}
 	r.Summary = Summary{VMs: len(r.VMs), Collisions: len(r.Collisions)}
 	r.Status = Pass
 	for i := range r.VMs {
 		vm := &r.VMs[i]
-		if vm.Shares = shares[vm.Name]; len(vm.Shares) > 0 {
+		if r.merged && vm.Report != nil && vm.Report.Identity == nil && Warn.Worse(vm.Status) {
+			vm.Status = Warn
+			vm.Reason = joinNonEmpty("; ", "its report carries no identity (guestcheck in the guest too old): not compared with other VMs", vm.Reason)
+		}
+		if cs := in[vm.ID()]; len(cs) > 0 {
 			// A clone sharing identity is broken, whatever its own
 			// guestcheck could see from inside.
-			slices.Sort(with[vm.Name])
+			vm.Shares = nil
+			for _, i := range cs {
+				if it := r.Collisions[i].Item; !slices.Contains(vm.Shares, it) {
+					vm.Shares = append(vm.Shares, it)
+				}
+			}
 			vm.Status = Fail
-			vm.Reason = joinNonEmpty("; ", "shares "+items(vm.Shares)+" with "+strings.Join(with[vm.Name], ", "), vm.Reason)
+			vm.Reason = joinNonEmpty("; ", "shares "+items(vm.Shares)+" with "+sharedWith(r.Collisions, cs, vm.ID()), vm.Reason)
+		} else {
+			vm.Shares = nil
 		}
 		r.Summary.add(vm.Status)
 		if vm.Status.Worse(r.Status) {
@@ -157,8 +202,42 @@ func (r *Result) finish() {
 		if c := cmp.Compare(b.Status.rank(), a.Status.rank()); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.Name, b.Name)
+		if c := cmp.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Host, b.Host)
 	})
+}
+
+// sharedWith names the other VMs of collisions cs, sorted: all of them
+// up to five, else five and how many more. It stops counting at 100, so
+// that a VM among thousands sharing one value costs little.
+func sharedWith(cols []guestid.Collision, cs []int, me string) string {
+	const show, limit = 5, 100
+	seen := map[string]bool{}
+	var names []string
+	more := false
+	for _, i := range cs {
+		for _, o := range cols[i].Members {
+			if o == me || seen[o] {
+				continue
+			}
+			if len(names) == limit {
+				more = true
+				break
+			}
+			seen[o] = true
+			names = append(names, o)
+		}
+	}
+	slices.Sort(names)
+	switch {
+	case more:
+		return fmt.Sprintf("%s and over %d others", strings.Join(names[:show], ", "), limit-show)
+	case len(names) > show:
+		return fmt.Sprintf("%s and %d others", strings.Join(names[:show], ", "), len(names)-show)
+	}
+	return strings.Join(names, ", ")
 }
 
 func (s *Summary) add(st Status) {
@@ -184,7 +263,8 @@ func (s *Summary) add(st Status) {
 // VM) is put on a network of its own, because unrelated networks reuse
 // addresses all the time (every QEMU user-mode NIC is 10.0.2.15) and a
 // false collision would page someone. MACs, keys and the rest are
-// compared across all VMs.
+// compared across all VMs. In a merge each known network is named with
+// its host already (Merge), and an unknown one is the VM's own.
 func collisions(vms []VM) []guestid.Collision {
 	var ms []guestid.Member
 	for _, vm := range vms {
@@ -208,13 +288,13 @@ func collisions(vms []VM) []guestid.Collision {
 		nets := map[string]string{}
 		for _, nic := range id.Interfaces {
 			mac := strings.ToLower(nic.MAC)
-			if n := vm.networks[mac]; n != "" {
+			if n := vm.Networks[mac]; n != "" {
 				nets[mac] = n
 			} else {
-				nets[mac] = "unknown network of " + vm.Name
+				nets[mac] = "unknown network of " + vm.ID()
 			}
 		}
-		ms = append(ms, guestid.Member{Name: vm.Name, ID: *id, Networks: nets, Firmware: fw})
+		ms = append(ms, guestid.Member{Name: vm.ID(), ID: *id, Networks: nets, Firmware: fw})
 	}
 	return guestid.Collisions(ms)
 }

@@ -43,6 +43,9 @@ type Options struct {
 	MaxOutput int
 	// Progress, when set, is called after each VM, one call at a time.
 	Progress func(done, total int, vm VM)
+	// HostName names this host in the result (--host-name); empty: its
+	// hostname. A merge of many hosts' surveys tells them apart by it.
+	HostName string
 }
 
 func (o Options) withDefaults() Options {
@@ -110,7 +113,10 @@ func sourceName(s Source) string {
 func Survey(ctx context.Context, targets []Target, srcErrs []SourceError, o Options) Result {
 	o = o.withDefaults()
 	start := time.Now()
-	host, _ := os.Hostname()
+	host := o.HostName
+	if host == "" {
+		host, _ = os.Hostname()
+	}
 	res := Result{SchemaVersion: SchemaVersion, Tool: "guestcheck fleet", Version: buildinfo.Version,
 		Host: host, StartedAt: start.UTC(), SourceErrors: srcErrs, VMs: make([]VM, len(targets))}
 	sem := make(chan struct{}, o.Concurrency)
@@ -153,7 +159,7 @@ func Survey(ctx context.Context, targets []Target, srcErrs []SourceError, o Opti
 }
 
 func unknown(t Target, why string) VM {
-	return VM{Name: t.Name, Source: t.Source, Host: t.Host, Status: Unknown, Reason: why, networks: t.Networks}
+	return VM{Name: t.Name, Source: t.Source, Host: t.Host, Status: Unknown, Reason: why, Networks: t.Networks}
 }
 
 // APIOnly is the reason of a VM judged on its source's API alone.
@@ -165,7 +171,7 @@ func known(t Target) VM {
 	k := t.Known
 	id := k.Identity
 	fw := k.Firmware
-	vm := VM{Name: t.Name, Source: t.Source, Host: t.Host, Status: Skip, networks: t.Networks,
+	vm := VM{Name: t.Name, Source: t.Source, Host: t.Host, Status: Skip, Networks: t.Networks,
 		Reason: joinNonEmpty("; ", oneLine(k.State, 200), APIOnly), AgentVersion: oneLine(k.AgentVersion, 40),
 		APIIdentity: &id, Firmware: &fw, AgentDisabled: k.AgentDisabled}
 	return vm

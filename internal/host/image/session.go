@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	factmounts "github.com/guestcheck/guestcheck/internal/fact/mounts"
 	"github.com/guestcheck/guestcheck/internal/parse/fstab"
 	"github.com/guestcheck/guestcheck/internal/parse/problem"
 )
@@ -427,7 +428,7 @@ func (s *Session) mountAll(ctx context.Context) error {
 	}
 	defer root.Close()
 	var entries []fstab.Entry
-	if b, err := root.ReadFileLimit("/etc/fstab", 1<<20); err == nil {
+	if b, err := root.ReadFileLimit(factmounts.FstabPath, 1<<20); err == nil {
 		var bad []problem.Problem
 		entries, bad = fstab.Parse(b)
 		for _, e := range bad {

@@ -10,6 +10,7 @@ package dhcplease
 import (
 	"encoding/hex"
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 
@@ -36,6 +37,12 @@ type Lease struct {
 	// dhcp6.client-id (lease6), nil when absent; ClientIDLine its line.
 	ClientID     []byte
 	ClientIDLine int
+	// Address is fixed-address, the leased IPv4 address; Routers and DNS
+	// are option routers and option domain-name-servers. network-config
+	// compares them with the kernel's.
+	Address netip.Addr
+	Routers []netip.Addr
+	DNS     []netip.Addr
 }
 
 // maxDepth bounds the nesting of blocks (lease6 holds ia-na, which holds
@@ -141,11 +148,35 @@ func (p *dhParser) statement(depth int, l *Lease, w []token) {
 			return
 		}
 		l.Interface = w[1].text
+	case l != nil && w[0].kind == 'w' && kw == "fixed-address" && len(w) == 2:
+		l.Address, _ = netip.ParseAddr(w[1].text)
+	case l != nil && w[0].kind == 'w' && kw == "option" && len(w) > 2 && (w[1].text == "routers" || w[1].text == "domain-name-servers"):
+		var words []string
+		for _, t := range w[2:] {
+			words = append(words, t.text)
+		}
+		if as := AddrList(strings.Join(words, " ")); w[1].text == "routers" {
+			l.Routers = as
+		} else {
+			l.DNS = as
+		}
 	case l != nil && w[0].kind == 'w' && kw == "option" && len(w) > 1 && isClientIDOption(w[1].text, l.V6):
 		if v, ok := p.value(w, 2, "option "+w[1].text); ok {
 			l.ClientID, l.ClientIDLine = v, w[0].line
 		}
 	}
+}
+
+// AddrList reads the addresses of a list as DHCP clients write them,
+// separated by blanks, commas or semicolons; other words are skipped.
+func AddrList(s string) []netip.Addr {
+	var out []netip.Addr
+	for _, w := range strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' || r == ';' || r == '\t' }) {
+		if a, err := netip.ParseAddr(w); err == nil {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 func isClientIDOption(name string, v6 bool) bool {

@@ -2,8 +2,10 @@ package dhcplease
 
 import (
 	"encoding/hex"
+	"net/netip"
 	"strings"
 
+	"github.com/guestcheck/guestcheck/internal/parse/envfile"
 	"github.com/guestcheck/guestcheck/internal/parse/problem"
 )
 
@@ -17,34 +19,26 @@ type SDLease struct {
 	ClientIDLine int
 	// Address is ADDRESS=, the leased address, as written.
 	Address string
+	// Routers and DNS are ROUTER= and DNS=, for network-config.
+	Routers []netip.Addr
+	DNS     []netip.Addr
 }
 
-// ParseSDLease parses a systemd-networkd lease file: KEY=VALUE lines,
-// blank lines and # comments. A line without '=' and a CLIENTID= that is
-// not hexadecimal are problems; the last assignment of a key wins.
+// ParseSDLease parses a systemd-networkd lease file as networkd reads it
+// back: systemd's environment-file rules (envfile's Systemd dialect:
+// quotes, continuations, comments), the last assignment of a key winning.
+// A line systemd rejects and a CLIENTID= that is not hexadecimal are
+// problems.
 func ParseSDLease(name string, b []byte) (SDLease, []problem.Problem) {
-	var l SDLease
-	var probs []problem.Problem
-	for i, line := range strings.Split(string(b), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || line[0] == '#' || line[0] == ';' {
-			continue
-		}
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			probs = append(probs, problem.At(name, i+1, "line has no '='"))
-			continue
-		}
-		switch strings.TrimSpace(k) {
-		case "CLIENTID":
-			id, err := hex.DecodeString(strings.TrimSpace(v))
-			if err != nil || len(id) < 2 {
-				probs = append(probs, problem.At(name, i+1, "CLIENTID= is not an identifier in hexadecimal"))
-				continue
-			}
-			l.ClientID, l.ClientIDLine = id, i+1
-		case "ADDRESS":
-			l.Address = strings.TrimSpace(v)
+	vars, probs := envfile.Parse(name, b, envfile.Systemd)
+	l := SDLease{Address: strings.TrimSpace(vars["ADDRESS"].Value),
+		Routers: AddrList(vars["ROUTER"].Value), DNS: AddrList(vars["DNS"].Value)}
+	if v, ok := vars["CLIENTID"]; ok {
+		id, err := hex.DecodeString(strings.TrimSpace(v.Value))
+		if err != nil || len(id) < 2 {
+			probs = append(probs, problem.At(name, v.Line, "CLIENTID= is not an identifier in hexadecimal"))
+		} else {
+			l.ClientID, l.ClientIDLine = id, v.Line
 		}
 	}
 	return l, probs

@@ -23,6 +23,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
 	"github.com/guestcheck/guestcheck/internal/shared/junitxml"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/internal/testenv"
@@ -172,6 +173,12 @@ func TestPrometheusValues(t *testing.T) {
 		want["guestcheck_run_duration_seconds"] = float64(tc.rep.DurationMS) / 1000
 		want["guestcheck_last_run_timestamp_seconds"] = float64(tc.rep.StartedAt.UnixMilli()) / 1000
 		want[fmt.Sprintf(`guestcheck_build_info{version=%q}`, tc.rep.Version)] = 1
+		if tc.rep.Identity != nil {
+			boot, _ := guestid.BootHash(tc.rep.Host.BootID)
+			for _, e := range guestid.Export(guestid.Member{ID: *tc.rep.Identity}) {
+				want[fmt.Sprintf(`guestcheck_identity_info{boot=%q,item=%q,value=%q}`, boot, e.Item, e.Value)] = 1
+			}
+		}
 		if d := cmp.Diff(want, got); d != "" {
 			t.Errorf("%s: series (-want +got):\n%s", tc.name, d)
 		}
@@ -1013,4 +1020,24 @@ func TestPrometheusAlertRules(t *testing.T) {
 		Alerts: []promrules.AlertTest{{EvalTime: "30m", Alertname: "GuestcheckMetricsStale",
 			ExpAlerts: []promrules.Alert{{Labels: staleLabels, Annotations: rules.Annotations(t, "GuestcheckMetricsStale", map[string]string{"instance": instance}, "30m 0s")}}}}})
 	rules.Run(t, tests)
+}
+
+// BenchmarkPrometheus renders a report with and without its identity:
+// the identity series are all that --format prometheus adds to a run,
+// since the identity is read on every run anyway.
+func BenchmarkPrometheus(b *testing.B) {
+	for _, withID := range []bool{false, true} {
+		m := meta
+		if !withID {
+			m.Identity = nil
+		}
+		rep := New(cases[2].results, m)
+		b.Run(fmt.Sprintf("identity=%v", withID), func(b *testing.B) {
+			for range b.N {
+				if err := WritePrometheus(io.Discard, rep); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -16,10 +16,7 @@ import (
 func TestIdentitySchemaRejects(t *testing.T) {
 	t.Parallel()
 	schema := compileSchema(t)
-	var good bytes.Buffer
-	if err := WriteJSON(&good, New(cases[0].results, meta)); err != nil {
-		t.Fatal(err)
-	}
+	good := render(t, New(cases[0].results, meta), FormatJSON, Options{})
 	idOf := func(m map[string]any) map[string]any { return m["identity"].(map[string]any) }
 	first := func(m map[string]any, k string) map[string]any { return idOf(m)[k].([]any)[0].(map[string]any) }
 	mutations := map[string]func(m map[string]any){
@@ -35,7 +32,7 @@ func TestIdentitySchemaRejects(t *testing.T) {
 	}
 	for name, mut := range mutations {
 		var m map[string]any
-		if err := json.Unmarshal(good.Bytes(), &m); err != nil {
+		if err := json.Unmarshal(good, &m); err != nil {
 			t.Fatal(err)
 		}
 		mut(m)
@@ -77,11 +74,7 @@ func TestIdentitySchemasAgree(t *testing.T) {
 func TestIdentityOnEveryLine(t *testing.T) {
 	t.Parallel()
 	r := New(cases[2].results, meta)
-	var b bytes.Buffer
-	if err := WriteJSONL(&b, r); err != nil {
-		t.Fatal(err)
-	}
-	for i, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+	for i, l := range strings.Split(strings.TrimSpace(string(render(t, r, FormatJSONL, Options{}))), "\n") {
 		var line FindingLine
 		if err := json.Unmarshal([]byte(l), &line); err != nil {
 			t.Fatal(err)
@@ -90,11 +83,8 @@ func TestIdentityOnEveryLine(t *testing.T) {
 			t.Errorf("line %d: identity %+v", i+1, line.Identity)
 		}
 	}
-	var txt bytes.Buffer
-	if err := WriteText(&txt, r, TextOptions{Verbose: true}); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(txt.String(), testIdentity.MachineIDHash) || strings.Contains(txt.String(), testIdentity.InstanceID) {
-		t.Errorf("the text report shows the identity:\n%s", txt.String())
+	txt := string(render(t, r, FormatText, Options{Text: TextOptions{Verbose: true}}))
+	if strings.Contains(txt, testIdentity.MachineIDHash) || strings.Contains(txt, testIdentity.InstanceID) {
+		t.Errorf("the text report shows the identity:\n%s", txt)
 	}
 }

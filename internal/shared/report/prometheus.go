@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -80,7 +81,47 @@ func WritePrometheus(w io.Writer, r Report) error {
 	sample("guestcheck_last_run_timestamp_seconds", millis(r.StartedAt.UnixMilli()))
 	family("guestcheck_build_info", "The version of the guestcheck that wrote this file; the value is always 1.")
 	sample("guestcheck_build_info", "1", "version", r.Version)
+	if ids := identityOf(r); len(ids) > 0 {
+		family(IdentityMetric, "One of the guest's identity items (guestid.Export: hashed where the raw value would identify it, bounded in number), for comparing guests across hosts; the value is always 1.")
+		for _, l := range ids {
+			sample(IdentityMetric, "1", l...)
+		}
+	}
 	return bw.Flush()
+}
+
+// IdentityMetric is the in-guest identity series' name; guestcheck fleet
+// writes the same labels, and its domain, as guestcheck_fleet_vm_identity_info.
+const IdentityMetric = "guestcheck_identity_info"
+
+// IdentityLabels is the label pairs of each identity series of one guest:
+// boot (guestid.BootHash of its boot ID), item, value, and network for an
+// address (networks by MAC, from a host that knows them). Both the
+// in-guest report and guestcheck fleet write them, so the two compare in
+// one PromQL expression. Without a boot ID (an image root has no boot)
+// there are none: boot is what tells two guests' series apart, and two
+// views of one guest's alike.
+func IdentityLabels(id *guestid.Identity, bootID string, networks map[string]string) [][]string {
+	boot, ok := guestid.BootHash(bootID)
+	if !ok {
+		return nil
+	}
+	var out [][]string
+	for _, e := range guestid.Export(guestid.Member{ID: *id, Networks: networks}) {
+		l := []string{"boot", boot, "item", string(e.Item), "value", e.Value}
+		if e.Network != "" {
+			l = append(l, "network", e.Network)
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func identityOf(r Report) [][]string {
+	if r.Identity == nil {
+		return nil
+	}
+	return IdentityLabels(r.Identity, r.Host.BootID, nil)
 }
 
 // millis formats a count of milliseconds as seconds, without exponent or
@@ -94,5 +135,23 @@ func millis(ms int64) string {
 // Prometheus's parser rejects.
 func promEscape(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
-	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
+	if !strings.ContainsAny(s, "\\\"\n") {
+		return s
+	}
+	// By hand: a strings.Replacer is costly to build for each value and,
+	// built once, would be startup work for every run.
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			b.WriteString(`\\`)
+		case '"':
+			b.WriteString(`\"`)
+		case '\n':
+			b.WriteString(`\n`)
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
 }

@@ -5,7 +5,10 @@
 // emit: promtool check rules lints it, and promtool test rules evaluates
 // it over input series against the alerts, labels and annotations a test
 // expects. What a test expects is its own; this package only loads the
-// rules, expands their annotations and runs promtool.
+// rules, expands their annotations and runs promtool. The guestcheck-identity
+// group's alert runs queries in its annotations (the other guests sharing
+// a value), which only Prometheus can expand: its test
+// (internal/host/fleet, TestIdentityRulesAcrossHosts) writes them out.
 //
 // It is imported by tests only; nothing here runs in guestcheck itself.
 package promrules

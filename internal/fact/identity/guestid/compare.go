@@ -107,8 +107,11 @@ func Collisions(members []Member) []Collision {
 		if seen[it] == nil {
 			seen[it] = map[string][]string{}
 		}
-		if !slices.Contains(seen[it][value], member) {
-			seen[it][value] = append(seen[it][value], member)
+		// A member's values come together, so its own repeat (two NICs
+		// with one address) is the last one: no search of thousands of
+		// members sharing one value.
+		if ms := seen[it][value]; len(ms) == 0 || ms[len(ms)-1] != member {
+			seen[it][value] = append(ms, member)
 		}
 	}
 	for _, m := range members {

@@ -1,10 +1,7 @@
 package guestid
 
 import (
-	"crypto/ed25519"
-	"crypto/rand"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"os"
 	"path/filepath"
@@ -13,43 +10,22 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/crypto/ssh"
-
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
+	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
 	"github.com/guestcheck/guestcheck/internal/parse/dhcplease"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
 const testMachineID = "0102030405060708090a0b0c0d0e0f10"
 
-func openRoot(t testing.TB, dir string) *fs.Root {
-	t.Helper()
-	r, err := fs.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	return r
-}
+// openRoot opens a test tree as a guest root, closed when the test ends.
+var openRoot = nstest.OpenRoot
 
-// hostKey makes an ed25519 key pair: the private key in OpenSSH form, the
-// public one in authorized_keys form, and its fingerprint.
+// hostKey makes a template's ed25519 key pair (testenv.HostKeyPair).
 func hostKey(t testing.TB) (priv, pub, fp string) {
 	t.Helper()
-	pk, sk, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	blk, err := ssh.MarshalPrivateKey(sk, "root@template")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp, err := ssh.NewPublicKey(pk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(pem.EncodeToMemory(blk)), string(ssh.MarshalAuthorizedKey(sp)), ssh.FingerprintSHA256(sp)
+	return testenv.HostKeyPair(t, "root@template")
 }
 
 // fullTree is an image root with every identity item.

@@ -1,0 +1,184 @@
+package agent
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
+)
+
+const (
+	// DefaultVirtioPath is where a Linux qemu-ga build opens its channel
+	// (qga/main.c).
+	DefaultVirtioPath = "/dev/virtio-ports/org.qemu.guest_agent.0"
+	// PortName is the virtio-serial port name the hypervisor gives the channel.
+	PortName = "org.qemu.guest_agent.0"
+)
+
+// Binaries are where qemu-ga is installed, in the order they are searched.
+var Binaries = []string{"/usr/bin/qemu-ga", "/usr/sbin/qemu-ga", "/usr/local/bin/qemu-ga", "/usr/libexec/qemu-ga"}
+
+var hypervisorRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^flags\s*:.*\bhypervisor\b`) })
+
+// Proc is one running qemu-ga as /proc shows it.
+type Proc struct {
+	PID  int
+	Argv []string
+	Env  map[string]string
+	FDs  []string // targets of its open descriptors
+}
+
+// Presence is what decides whether a qemu-ga can serve the host at all:
+// the installed binary, the running agents, the guest-agent virtio port
+// and the platform. The qemu-guest-agent and fs-freeze checks both judge
+// it, so it is read once per run (under RunKey) and never modified afterwards.
+// Ports and processes exist only on the running system: under --root they
+// stay empty.
+type Presence struct {
+	// Live is true when the port, processes and platform were looked at.
+	Live bool
+	// Binary is the first qemu-ga found in the usual places, "" when none.
+	Binary string
+	// Port is the sysfs name of the org.qemu.guest_agent.0 port
+	// ("vport2p1"), "" when the VM has no guest-agent channel.
+	Port string
+	// Link is the target of DefaultVirtioPath, "" when it is missing.
+	Link string
+	// Ports lists every virtio port as dev=name, the evidence when the
+	// guest-agent one is missing.
+	Ports []string
+	// QEMU is true on a QEMU/KVM guest, where a channel can exist; VM is
+	// true on any virtual machine. Platform says how that was decided.
+	// They are judged only when the port is missing.
+	QEMU, VM bool
+	Platform string
+	// VirtioConsole is false when the virtio_console module is not loaded.
+	VirtioConsole bool
+
+	// Procs are the running qemu-ga processes.
+	Procs []Proc
+}
+
+// Installed reports whether an agent is installed or running.
+func (p *Presence) Installed() bool { return p.Binary != "" || len(p.Procs) > 0 }
+
+// PIDs returns the running qemu-ga processes.
+func (p *Presence) PIDs() []int {
+	var out []int
+	for _, pr := range p.Procs {
+		out = append(out, pr.PID)
+	}
+	return out
+}
+
+// RunKey is the key under which a run keeps its one Presence
+// (runner.Shared), judged by both qemu-guest-agent and fs-freeze.
+type RunKey struct{}
+
+// Read finds the agent through r: the installed binary always; the
+// port, processes and platform only when live (r is the running system).
+func Read(r *fs.Root, live bool) *Presence {
+	p := &Presence{Live: live}
+	for _, b := range Binaries {
+		if st, err := r.Stat(b); err == nil && st.Mode().IsRegular() {
+			p.Binary = b
+			break
+		}
+	}
+	if !live {
+		return p
+	}
+	names, _ := r.ReadDirNames("/sys/class/virtio-ports")
+	for _, name := range names {
+		b, err := r.ReadFile("/sys/class/virtio-ports/" + name + "/name")
+		if err != nil {
+			continue
+		}
+		n := strings.TrimSpace(string(b))
+		p.Ports = append(p.Ports, name+"="+n)
+		if n == PortName && p.Port == "" {
+			p.Port = name
+		}
+	}
+	p.VirtioConsole = r.Exists("/sys/module/virtio_console")
+	if p.Port != "" {
+		p.QEMU, p.VM, p.Platform = true, true, "the guest-agent port exists"
+		if t, err := r.Readlink(DefaultVirtioPath); err == nil {
+			p.Link = t
+		}
+	} else {
+		p.QEMU, p.VM, p.Platform = platform(r)
+	}
+	p.Procs = findProcs(r)
+	return p
+}
+
+// platform says whether this is a QEMU/KVM guest (KubeVirt, Harvester,
+// OpenStack, libvirt), where the host can give it a guest-agent channel, or
+// a virtual machine on another hypervisor (Firecracker, Hyper-V, VMware,
+// Xen), or no VM at all, and why.
+func platform(r *fs.Root) (qemu, vm bool, why string) {
+	for _, p := range []string{"/sys/class/dmi/id/sys_vendor", "/sys/class/dmi/id/product_name"} {
+		b, _ := r.ReadFile(p)
+		s := strings.ToLower(strings.TrimSpace(string(b)))
+		for _, k := range []string{"qemu", "kvm", "kubevirt", "openstack", "harvester", "red hat", "bochs"} {
+			if strings.Contains(s, k) {
+				return true, true, p + " is " + strings.TrimSpace(string(b))
+			}
+		}
+	}
+	if b, err := r.ReadFile("/proc/cpuinfo"); err == nil && hypervisorRE().Match(b) {
+		return false, true, "the CPU has the hypervisor flag, but DMI names no QEMU, KVM, KubeVirt or OpenStack"
+	}
+	return false, false, "no hypervisor flag and no QEMU/KVM DMI vendor"
+}
+
+// findProcs lists qemu-ga processes from /proc (works without systemd).
+func findProcs(r *fs.Root) []Proc {
+	names, err := r.ReadDirNames("/proc")
+	if err != nil {
+		return nil
+	}
+	var out []Proc
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil {
+			continue
+		}
+		base := "/proc/" + name
+		comm, err := r.ReadFile(base + "/comm")
+		if err != nil || strings.TrimSpace(string(comm)) != "qemu-ga" {
+			continue
+		}
+		p := Proc{PID: pid, Env: map[string]string{}}
+		if b, err := r.ReadFile(base + "/cmdline"); err == nil {
+			p.Argv = strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		}
+		if b, err := r.ReadFile(base + "/environ"); err == nil {
+			for _, kv := range strings.Split(string(b), "\x00") {
+				if k, v, ok := strings.Cut(kv, "="); ok {
+					p.Env[k] = v
+				}
+			}
+		}
+		fds, _ := r.ReadDirNames(base + "/fd")
+		for _, fd := range fds {
+			if t, err := r.Readlink(base + "/fd/" + fd); err == nil {
+				p.FDs = append(p.FDs, t)
+			}
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// ChannelFix says how to give a VM its guest-agent channel on each
+// platform: the remedy both the qemu-guest-agent and fs-freeze checks
+// give for a missing channel.
+const ChannelFix = "add the virtio-serial channel org.qemu.guest_agent.0 to the VM definition: KubeVirt and Harvester always add it (restart the VM so virt-launcher regenerates the domain), " +
+	"libvirt needs <channel type='unix'><target type='virtio' name='org.qemu.guest_agent.0'/></channel> under <devices>, " +
+	"plain QEMU needs -chardev socket,path=/run/qga.sock,server=on,wait=off,id=qga0 -device virtio-serial -device virtserialport,chardev=qga0,name=org.qemu.guest_agent.0, " +
+	"OpenStack the image property hw_qemu_guest_agent=yes, Proxmox `qm set VMID --agent enabled=1`; the guest also needs the virtio_console module. " +
+	"The agent's unit starts by itself when the channel appears: `systemctl start` cannot help before"
