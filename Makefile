@@ -11,7 +11,7 @@ LDFLAGS := -s -w -X $(PKG)/internal/shared/buildinfo.Version=$(VERSION) -X $(PKG
 BUILD   := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.7.0
 
-.PHONY: help ldflags build run test test-short bench bench-sysprep bench-prove lint fuzz clean package vm-test
+.PHONY: help ldflags build run test test-kube test-short bench bench-sysprep bench-prove lint fuzz clean package vm-test
 
 help: ## list the targets
 	@awk -F':.*## ' '/^[a-z-]+:.*## /{printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -36,7 +36,14 @@ test: ## the whole suite: installs its Debian packages as root, lint, then every
 	@bash scripts/test-deps.sh install
 	@$(MAKE) --no-print-directory lint
 	@log=$$(mktemp); GUESTCHECK_SKIP_LOG=$$log $(GO) test -race -count=1 ./...; rc=$$?; \
+	  GUESTCHECK_SKIP_LOG=$$log $(MAKE) --no-print-directory test-kube || rc=1; \
 	  bash scripts/test-deps.sh summary $$log; rm -f $$log; exit $$rc
+
+# test/kube is a module of its own (its Kubernetes dependencies stay out of
+# go.mod). No -race: the code it drives is kube-apiserver's and the built
+# guestcheck, a separate process; race instrumentation would only slow both.
+test-kube: ## the KubeVirt examples and guestcheck fleet against a real API server (test/kube, loopback only)
+	cd test/kube && $(GO) test -count=1 ./...
 
 test-short: ## unit tests only
 	$(GO) test -count=1 ./...
@@ -74,6 +81,7 @@ lint: ## gofmt, go vet, staticcheck
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
+	cd test/kube && $(GO) vet ./... && $(STATICCHECK) ./...
 
 PKG_ARCH    ?= $(shell $(GO) env GOARCH)
 PKG_VERSION ?= $(shell git describe --tags --match 'v[0-9]*' 2>/dev/null || echo 0.0.0-git.$$(git rev-parse --short HEAD))

@@ -71,6 +71,11 @@ var items = []item{
 	// template: dhcp-leases removes them.
 	{name: "dhcp-client-state", ops: []string{"dhcp-leases"},
 		check: "network-identity", codes: []string{"identity-template-dhcp-state"}},
+	// The catalogue's items no other finding judges (random seeds,
+	// credential.secret, NetworkManager's secret_key and history, LVM's
+	// devices file, per-host enrolment): each has its operation.
+	{name: "template-leftovers", ops: []string{"random-seed", "systemd-credential-secret", "nm-identity", "lvm-devices-file", "host-credentials"},
+		check: "network-identity", codes: []string{"identity-template-leftover"}},
 	// A binding is the template's NIC (off the running system, judged in
 	// a template only). cloud-init's rendered files are removed by
 	// cloud-init as well as by net-mac-pins.

@@ -54,6 +54,7 @@ var walks = map[Kind]string{
 	JSONReport:       "validates against schema/report-v1.schema.json (TestJSONReport)",
 	Packer:           "a real packer build in test/vm/packer_test.go, packer validate and the README's quotes in packaging/examples/packer",
 	GoTest:           "the example directory's own test, run by go test ./...",
+	Kubernetes:       "created in a real API server serving the published CRD schemas, unknown fields refused (test/kube TestExamples); a VirtualMachine's probe commands as command lines, its user-data as a cloud-config",
 }
 
 // packerTests are the tests that walk Packer examples; they must exist.
@@ -63,6 +64,18 @@ var packerTests = []string{"test/vm/packer_test.go"}
 // guestcheck, sealprep (cmd/*/examples_test.go parse each line, test/vm
 // runs them) and make (TestMakeTargets): how each is walked.
 var others = map[string]func(t *testing.T, c Command){
+	// kubectl create ...: the cluster set-up of guestcheck fleet --kubevirt
+	// (docs/fleet.md); read-only access is the kubevirt.io:view role the
+	// source's 403 message names.
+	"kubectl": func(t *testing.T, c Command) {
+		if len(c.Args) < 2 || c.Args[0] != "create" || !slices.Contains([]string{"serviceaccount", "clusterrolebinding", "token"}, c.Args[1]) {
+			t.Errorf("%s: %s: not kubectl create serviceaccount|clusterrolebinding|token", c.Where, c.Line)
+			return
+		}
+		if c.Args[1] == "clusterrolebinding" && !slices.Contains(c.Args, "--clusterrole=kubevirt.io:view") {
+			t.Errorf("%s: %s: the binding must be to kubevirt.io:view, the read-only role guestcheck fleet needs", c.Where, c.Line)
+		}
+	},
 	// apt install ./dist/guestcheck_*_amd64.deb: the glob matches the
 	// name make package gives the .deb (test/vm checks it against dist/).
 	"apt": func(t *testing.T, c Command) {

@@ -45,6 +45,7 @@ const (
 	JSONReport       Kind = "json-report"       // a --format json report
 	Packer           Kind = "packer"            // Packer HCL, walked by the Packer tests
 	GoTest           Kind = "go-test"           // an example directory's own Go test
+	Kubernetes       Kind = "kubernetes"        // a Kubernetes object (apiVersion, kind)
 )
 
 // Example is one example as a user sees it.
@@ -99,6 +100,9 @@ func Walk(repo string) ([]Example, error) {
 		e := Example{Where: filepath.ToSlash(rel), Lang: de.Name(), Text: string(b)}
 		e.Kind = classifyFile(e)
 		out = append(out, e)
+		if e.Kind == Kubernetes {
+			out = append(out, embedded(e)...)
+		}
 		return nil
 	})
 	return out, err
@@ -155,6 +159,10 @@ var fleetSummary = regexp.MustCompile(`(?m)^guestcheck fleet: [A-Z]+: \d+ VMs?\b
 // proveSummary ends sealprep prove's text report.
 var proveSummary = regexp.MustCompile(`(?m)^(PROVEN|NOT PROVEN): .*\(\d+m?[\d.]*s\)$`)
 
+// promSample is one line of the Prometheus text format: a sample (its
+// label values may be shortened with "...") or a comment.
+var promSample = regexp.MustCompile(`^(#.*|[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})? -?[0-9.eE+]+)$`)
+
 // configMessage is a configuration error as guestcheck prints it.
 var configMessage = regexp.MustCompile(`^[\w./-]+\.ya?ml:\d+: \S`)
 
@@ -181,6 +189,10 @@ func classifyBlock(e Example) Kind {
 			return CommandLines
 		}
 		if len(lines) > 0 && !slices.ContainsFunc(lines, func(l string) bool { return !configMessage.MatchString(l) }) {
+			return Output
+		}
+		// Prometheus samples, as /metrics and the textfile show them.
+		if len(lines) > 0 && !slices.ContainsFunc(lines, func(l string) bool { return !promSample.MatchString(l) }) {
 			return Output
 		}
 	}
@@ -232,6 +244,8 @@ func classifyYAML(text string) Kind {
 		return CloudConfig
 	case strings.HasPrefix(first, "# .gitlab-ci.yml"):
 		return GitLabCI
+	case top["apiVersion"] != nil && top["kind"] != nil:
+		return Kubernetes
 	case top["readinessProbe"] != nil && len(top) == 1:
 		return KubeVirtProbe
 	case top["scrape_configs"] != nil:
@@ -293,6 +307,12 @@ func Commands(examples []Example) []Command {
 			}
 		case e.Kind == CloudConfig:
 			for _, c := range runcmds(e) {
+				c.From = e.Where
+				out = append(out, c)
+			}
+		case e.Kind == Kubernetes:
+			for _, argv := range ProbeCommands(e) {
+				c := argvCommand(e.Where, argv)
 				c.From = e.Where
 				out = append(out, c)
 			}
@@ -415,4 +435,71 @@ var Fragments = map[string]string{
 	"sealprep --image":       "names the option",
 	"sealprep verify --root": "names the option",
 	"make test: skipped the root tier (41 tests: needs root for loop devices); tool mmdebstrap (...)": "quotes make test's last line",
+}
+
+// ProbeCommands are the exec commands of a VirtualMachine's readiness
+// and liveness probes (KubeVirt runs them in the guest, through its
+// agent).
+func ProbeCommands(e Example) [][]string {
+	var vm struct {
+		Kind string `yaml:"kind"`
+		Spec struct {
+			Template struct {
+				Spec struct {
+					ReadinessProbe probe `yaml:"readinessProbe"`
+					LivenessProbe  probe `yaml:"livenessProbe"`
+				} `yaml:"spec"`
+			} `yaml:"template"`
+		} `yaml:"spec"`
+	}
+	if yaml.Unmarshal([]byte(e.Text), &vm) != nil || vm.Kind != "VirtualMachine" {
+		return nil
+	}
+	var out [][]string
+	for _, p := range []probe{vm.Spec.Template.Spec.ReadinessProbe, vm.Spec.Template.Spec.LivenessProbe} {
+		if len(p.Exec.Command) > 0 {
+			out = append(out, p.Exec.Command)
+		}
+	}
+	return out
+}
+
+type probe struct {
+	Exec struct {
+		Command []string `yaml:"command"`
+	} `yaml:"exec"`
+}
+
+// embedded are the examples inside a Kubernetes object: a
+// VirtualMachine's cloud-init user-data, each placed at its userData
+// key's line so that a runcmd entry's line is its line in the file.
+func embedded(e Example) []Example {
+	var vm struct {
+		Kind string `yaml:"kind"`
+		Spec struct {
+			Template struct {
+				Spec struct {
+					Volumes []struct {
+						CloudInitNoCloud struct {
+							UserData yaml.Node `yaml:"userData"`
+						} `yaml:"cloudInitNoCloud"`
+					} `yaml:"volumes"`
+				} `yaml:"spec"`
+			} `yaml:"template"`
+		} `yaml:"spec"`
+	}
+	if yaml.Unmarshal([]byte(e.Text), &vm) != nil || vm.Kind != "VirtualMachine" {
+		return nil
+	}
+	var out []Example
+	for _, v := range vm.Spec.Template.Spec.Volumes {
+		n := v.CloudInitNoCloud.UserData
+		if n.Kind != yaml.ScalarNode {
+			continue
+		}
+		u := Example{Where: fmt.Sprintf("%s:%d", e.Where, n.Line), Lang: "userData", Text: n.Value}
+		u.Kind = classifyYAML(u.Text)
+		out = append(out, u)
+	}
+	return out
 }
