@@ -65,19 +65,24 @@ func planNetMACPins(ctx context.Context, p *Planner) ([]Action, error) {
 			out = append(out, acts...)
 		}
 	}
-	ents, err := p.readDir(etcNMDir)
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range ents {
-		if !strings.HasSuffix(e.Name, ".nmconnection") {
-			continue
-		}
-		acts, err := p.rewritePath(path.Join(etcNMDir, e.Name), macReason, stripNMKeyfile)
+	// /run's keyfiles too: guestcheck reads them (netconf), and a root
+	// captured from a running guest holds them, as it does /run's
+	// networkd units, which networkdMACPins edits.
+	for _, dir := range nmDirs {
+		ents, err := p.readDir(dir)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, acts...)
+		for _, e := range ents {
+			if !strings.HasSuffix(e.Name, ".nmconnection") {
+				continue
+			}
+			acts, err := p.rewritePath(path.Join(dir, e.Name), macReason, stripNMKeyfile)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, acts...)
+		}
 	}
 	f := netconf.ReadFacts(p.Root)
 	acts, err := p.eniMACPins(f)

@@ -12,6 +12,8 @@ var (
 	// are gone at reboot).
 	etcNetworkdDir = macPins.DirPaths(catalogue.StackNetworkd)[1]
 	etcNMDir       = macPins.DirPaths(catalogue.StackNM)[1]
+	// nmDirs are NetworkManager's keyfile directories, /run and /etc.
+	nmDirs = macPins.DirPaths(catalogue.StackNM)
 	// ifcfgDirs are /etc/sysconfig/network-scripts (Red Hat) and
 	// /etc/sysconfig/network (SUSE's ifcfg directory; on Red Hat the
 	// file that holds HOSTNAME=).

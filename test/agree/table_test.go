@@ -85,6 +85,11 @@ var items = []item{
 				strings.HasPrefix(a.Path, "/etc/NetworkManager/system-connections/")
 		},
 		check: "network-identity", codes: []string{"identity-mac-binding-stale", "identity-mac-binding-orphaned", "identity-template-mac-binding"}},
+	// The catalogue items no other finding judges (saved random seeds,
+	// credential.secret, NetworkManager's secret_key and history, LVM's
+	// devices file, enrolment): one finding per item left.
+	{name: "template-leftovers", ops: []string{"random-seed", "systemd-credential-secret", "nm-identity", "lvm-devices-file", "host-credentials"},
+		check: "network-identity", codes: []string{"identity-template-leftover"}},
 }
 
 // notIdentity are the codes of the identity checks that judge something

@@ -51,6 +51,11 @@ func JudgeTemplateInstance(ev identity.CloneEvidence) []runner.Finding {
 	if ev.InstanceID != "" {
 		left = append(left, identity.InstanceIDPath+" ("+ev.InstanceID+")")
 	}
+	// sealprep's cloud-init operation removes it too: the template's
+	// instance-id as the one before a clone's.
+	if ev.PreviousID != "" {
+		left = append(left, identity.PreviousInstanceIDPath+" ("+ev.PreviousID+")")
+	}
 	if ev.InstanceLink {
 		left = append(left, identity.CloudInstancePath)
 	}

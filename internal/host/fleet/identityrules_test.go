@@ -105,22 +105,20 @@ func identitySeries(t *testing.T, views []seenGuest) []promrules.Series {
 }
 
 // sharedAlert is the alert the rules should fire for g sharing item's
-// value with the guests named in others.
-func sharedAlert(g seenGuest, it guestid.Item, value string, n int, others string, extra map[string]string) promrules.Alert {
+// values (sorted, as the summary lists them) with the guests named in
+// others: one alert per guest and item, however many values.
+func sharedAlert(g seenGuest, it guestid.Item, values []string, others string) promrules.Alert {
 	boot, _ := guestid.BootHash(g.bootID())
 	name := g.domain
-	l := map[string]string{"boot": boot, "item": string(it), "value": value, "instance": g.instance, "job": g.job, "severity": "critical"}
+	l := map[string]string{"boot": boot, "item": string(it), "instance": g.instance, "job": g.job, "severity": "critical"}
 	if g.domain != "" {
 		l["domain"] = g.domain
 	} else {
 		name = g.instance
 	}
 	l["name"] = name
-	for k, v := range extra {
-		l[k] = v
-	}
 	return promrules.Alert{Labels: l, Annotations: map[string]string{
-		"summary": fmt.Sprintf("%s on %s shares %s %s with %d guests in all", name, g.instance, it, value, n),
+		"summary": fmt.Sprintf("%s on %s shares %s with other guests (%d value(s): %s)", name, g.instance, it, len(values), strings.Join(values, ", ")),
 		"others":  others,
 		"fix":     guestid.Fix(it),
 	}}
@@ -133,7 +131,7 @@ func sharedAlert(g seenGuest, it guestid.Item, value string, n int, others strin
 // through their textfiles. vm-alpha and vm-charlie are also seen through
 // their own textfiles, and vm-charlie through a second host (a migration
 // window): one guest seen twice is one guest. An address is shared on
-// one network of one host only.
+// one network of one host only. Each guest alerts once per item.
 func TestIdentityRulesAcrossHosts(t *testing.T) {
 	rules := promrules.Load(t, rulesFile)
 	const shared, other, third = "4f1d2c3b4a5968778695a4b3c2d1e0f9", "00112233445566778899aabbccddeeff", "ffeeddccbbaa99887766554433221100"
@@ -159,16 +157,13 @@ func TestIdentityRulesAcrossHosts(t *testing.T) {
 	z := seenGuest{"hv-d:9847", "guestcheck-fleet", "vm-z", 8, vm("8"+other[1:], "z", "52:54:00:00:00:08", "203.0.113.7"), br("52:54:00:00:00:08", "bridge br0")}
 
 	input := identitySeries(t, []seenGuest{alpha, bravo, charlie, charlieOnA, own(alpha, "alpha:9100"), own(charlie, "charlie:9100"), g1, g2, x, y, z})
-	addr := func(net, host string) map[string]string {
-		return map[string]string{"network": net, "scope": net + " on " + host}
-	}
 	want := []promrules.Alert{
-		sharedAlert(alpha, guestid.ItemMachineID, shared, 2, "vm-bravo on hv-b:9847", nil),
-		sharedAlert(bravo, guestid.ItemMachineID, shared, 2, "vm-alpha on hv-a:9847", nil),
-		sharedAlert(g1, guestid.ItemMachineID, third, 2, "guest-2:9100 on guest-2:9100", nil),
-		sharedAlert(g2, guestid.ItemMachineID, third, 2, "guest-1:9100 on guest-1:9100", nil),
-		sharedAlert(x, guestid.ItemAddress, "203.0.113.7", 2, "vm-y on hv-c:9847", addr("bridge br0", "hv-c:9847")),
-		sharedAlert(y, guestid.ItemAddress, "203.0.113.7", 2, "vm-x on hv-c:9847", addr("bridge br0", "hv-c:9847")),
+		sharedAlert(alpha, guestid.ItemMachineID, []string{shared}, "vm-bravo on hv-b:9847"),
+		sharedAlert(bravo, guestid.ItemMachineID, []string{shared}, "vm-alpha on hv-a:9847"),
+		sharedAlert(g1, guestid.ItemMachineID, []string{third}, "guest-2:9100 on guest-2:9100"),
+		sharedAlert(g2, guestid.ItemMachineID, []string{third}, "guest-1:9100 on guest-1:9100"),
+		sharedAlert(x, guestid.ItemAddress, []string{"203.0.113.7"}, "vm-y on hv-c:9847"),
+		sharedAlert(y, guestid.ItemAddress, []string{"203.0.113.7"}, "vm-x on hv-c:9847"),
 	}
 	rules.Run(t, []promrules.Test{{Interval: "1m", Input: input, Alerts: []promrules.AlertTest{
 		{EvalTime: "10m", Alertname: "GuestcheckSharedIdentity", ExpAlerts: []promrules.Alert{}},
@@ -209,4 +204,23 @@ func TestIdentitySeriesBounded(t *testing.T) {
 	if n == 0 || n > guestid.MaxExportedSeries {
 		t.Errorf("%d identity series for one guest, want 1 to %d", n, guestid.MaxExportedSeries)
 	}
+}
+
+// TestIdentityRulesOncePerGuest: two clones on two hosts sharing two host
+// keys alert once each for ssh-host-key, the summary listing both keys.
+func TestIdentityRulesOncePerGuest(t *testing.T) {
+	rules := promrules.Load(t, rulesFile)
+	keys := []guestid.HostKey{{Type: "ssh-ed25519", Fingerprint: "SHA256:aaaa"}, {Type: "ssh-rsa", Fingerprint: "SHA256:bbbb"}}
+	vm := func(mid, host string) guestid.Identity {
+		return guestid.Identity{MachineIDHash: mid, Hostname: host, HostKeys: keys}
+	}
+	a := seenGuest{"hv-a:9847", "guestcheck-fleet", "vm-a", 1, vm("1"+strings.Repeat("0", 31), "a"), nil}
+	b := seenGuest{"hv-b:9847", "guestcheck-fleet", "vm-b", 2, vm("2"+strings.Repeat("0", 31), "b"), nil}
+	want := []promrules.Alert{
+		sharedAlert(a, guestid.ItemHostKey, []string{"SHA256:aaaa", "SHA256:bbbb"}, "vm-b on hv-b:9847"),
+		sharedAlert(b, guestid.ItemHostKey, []string{"SHA256:aaaa", "SHA256:bbbb"}, "vm-a on hv-a:9847"),
+	}
+	rules.Run(t, []promrules.Test{{Interval: "1m", Input: identitySeries(t, []seenGuest{a, b}), Alerts: []promrules.AlertTest{
+		{EvalTime: "20m", Alertname: "GuestcheckSharedIdentity", ExpAlerts: want},
+	}}})
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
 	"github.com/guestcheck/guestcheck/internal/shared/report"
@@ -114,7 +113,7 @@ func (p *promWriter) sample(name, value string, labels ...string) {
 				p.bw.WriteByte(',')
 			}
 			sep = true
-			fmt.Fprintf(p.bw, "%s=\"%s\"", labels[i], promEscape(labels[i+1]))
+			fmt.Fprintf(p.bw, "%s=\"%s\"", labels[i], report.PromEscape(labels[i+1]))
 		}
 		p.bw.WriteByte('}')
 	}
@@ -129,28 +128,3 @@ func bit(b bool) string {
 }
 
 func seconds(ms int64) string { return strconv.FormatFloat(float64(ms)/1000, 'f', -1, 64) }
-
-// promEscape escapes a label value (backslash, quote, newline) and
-// replaces invalid UTF-8, which Prometheus refuses.
-func promEscape(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if !strings.ContainsAny(s, "\\\"\n") {
-		return s
-	}
-	// By hand: a strings.Replacer is costly to build for each value and,
-	// built once, would be startup work for every run.
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			b.WriteString(`\\`)
-		case '"':
-			b.WriteString(`\"`)
-		case '\n':
-			b.WriteString(`\n`)
-		default:
-			b.WriteByte(s[i])
-		}
-	}
-	return b.String()
-}

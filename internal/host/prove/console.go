@@ -91,23 +91,25 @@ func (c *Console) Feed(b []byte) {
 }
 
 func (c *Console) feed(b []byte) {
-	c.tail = append(c.tail, b...)
-	if len(c.tail) > tailBytes {
-		c.tail = c.tail[len(c.tail)-tailBytes:]
-	}
-	buf := append(c.partial, b...)
-	for {
-		i := bytes.IndexByte(buf, '\n')
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		seg := b
+		if i >= 0 {
+			seg = b[:i+1]
+		}
+		b = b[len(seg):]
+		c.keep(seg)
 		if i < 0 {
+			c.partial = append(c.partial, seg...)
 			break
 		}
-		c.line(string(buf[:i]))
-		buf = buf[i+1:]
+		full := append(c.partial, seg[:len(seg)-1]...)
+		c.partial = nil
+		c.line(string(full))
 	}
-	if len(buf) > 4096 {
-		buf = buf[len(buf)-4096:]
+	if len(c.partial) > 4096 {
+		c.partial = append([]byte(nil), c.partial[len(c.partial)-4096:]...)
 	}
-	c.partial = append([]byte(nil), buf...)
 	// A prompt waits without a newline.
 	p := string(c.partial)
 	if deadLines.MatchString(p) && c.dead == "" {
@@ -115,6 +117,20 @@ func (c *Console) feed(b []byte) {
 	}
 	if _, ok := c.marks["login"]; !ok && loginLine.MatchString(p) {
 		c.marks["login"] = time.Since(c.start)
+	}
+}
+
+// keep adds console bytes to the tail until a line showed the guest
+// dead: prove stops the clone there, and what the guest wrote in the
+// same poll after it (cloud-init's tables under a loaded host) would push
+// that line out of the report's tail.
+func (c *Console) keep(seg []byte) {
+	if c.dead != "" {
+		return
+	}
+	c.tail = append(c.tail, seg...)
+	if len(c.tail) > tailBytes {
+		c.tail = c.tail[len(c.tail)-tailBytes:]
 	}
 }
 

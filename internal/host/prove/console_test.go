@@ -59,6 +59,20 @@ func TestConsoleDead(t *testing.T) {
 	}
 }
 
+// TestConsoleTailEndsAtDeath: what the guest writes after the line that
+// shows it dead, in the same poll (cloud-init's tables while a loaded
+// host polls late), stays out of the tail, so the report's tail shows
+// why the clone was stopped.
+func TestConsoleTailEndsAtDeath(t *testing.T) {
+	con := NewConsole("/nonexistent", time.Now())
+	after := strings.Repeat("[   41.2] cloud-init[305]: ci-info: | eth0 | True | 192.0.2.8 |\r\n", 40)
+	con.Feed([]byte(emergencyConsole + after))
+	tail := con.Tail()
+	if len(tail) == 0 || !strings.Contains(strings.Join(tail, "\n"), "You are in emergency mode") || strings.Contains(strings.Join(tail, "\n"), "ci-info") {
+		t.Errorf("tail after the emergency shell:\n%s", strings.Join(tail, "\n"))
+	}
+}
+
 func TestConsoleMarksAndSummary(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "console.log")
 	os.WriteFile(p, []byte("[   30.1] cloud-init[220]: Cloud-init v. 22.4.2 running 'init-local' at Wed, 02 Dec 2026 03:50:00 +0000. Up 30.10 seconds.\r\n"), 0o644)

@@ -32,7 +32,7 @@ func WritePrometheus(w io.Writer, r Report) error {
 				if i > 0 {
 					bw.WriteByte(',')
 				}
-				fmt.Fprintf(bw, "%s=\"%s\"", labels[i], promEscape(labels[i+1]))
+				fmt.Fprintf(bw, "%s=\"%s\"", labels[i], PromEscape(labels[i+1]))
 			}
 			bw.WriteByte('}')
 		}
@@ -130,10 +130,10 @@ func millis(ms int64) string {
 	return strconv.FormatFloat(float64(ms)/1000, 'f', -1, 64)
 }
 
-// promEscape escapes a label value as the exposition format requires
+// PromEscape escapes a label value as the exposition format requires
 // (backslash, double quote, newline) and replaces invalid UTF-8, which
-// Prometheus's parser rejects.
-func promEscape(s string) string {
+// Prometheus's parser rejects. guestcheck fleet's /metrics uses it too.
+func PromEscape(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	if !strings.ContainsAny(s, "\\\"\n") {
 		return s

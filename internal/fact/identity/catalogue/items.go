@@ -259,7 +259,7 @@ var Items = []Item{
 		Name: NMSecretKey, What: "NetworkManager's secret_key",
 		Places: files(StackNM, "/var/lib/NetworkManager/secret_key"),
 		Rule:   Absent, Op: "nm-identity",
-		Shared: "NetworkManager's secret_key: the same stable-privacy IPv6 addresses, stable MACs and stable DHCP client IDs",
+		Shared: "the same stable-privacy IPv6 addresses, stable MACs and stable DHCP client IDs",
 		Source: "NetworkManager(8) FILES, nm-settings-nmcli(5) ipv6.addr-gen-mode, ipv4.dhcp-client-id",
 	},
 	{

@@ -89,26 +89,31 @@ func (rd *reader) problems(ps []problem.Problem) {
 	rd.unread(ItemDHCPClient, msg)
 }
 
-// dhclientFiles reads DhclientDir's dhclient*.leases, or the two known
-// names when the directory cannot be listed.
+// dhclientFiles reads dhclient's lease files in each of the catalogue's
+// directories (Debian's, Red Hat's, the BSD default), or in DhclientDir
+// the two known names when it cannot be listed.
 func (rd *reader) dhclientFiles() {
-	es, err := rd.r.ReadDir(DhclientDir)
-	var names []string
-	switch {
-	case err == nil:
-		for _, e := range es {
-			if !e.IsDir() && strings.HasPrefix(e.Name, "dhclient") && strings.HasSuffix(e.Name, ".leases") {
-				names = append(names, e.Name)
+	for _, pl := range catalogue.Lookup(catalogue.DhclientLeases).Dirs() {
+		es, err := rd.r.ReadDir(pl.Path)
+		var names []string
+		switch {
+		case err == nil:
+			for _, e := range es {
+				if ok, _ := path.Match(pl.Match, e.Name); !e.IsDir() && (pl.Match == "" || ok) {
+					names = append(names, e.Name)
+				}
+			}
+		case errors.Is(err, iofs.ErrNotExist):
+			continue
+		default:
+			rd.unread(ItemDHCPClient, "cannot list "+fs.ErrorText(pl.Path, err))
+			if pl.Path == DhclientDir {
+				names = dhclientKnown
 			}
 		}
-	case errors.Is(err, iofs.ErrNotExist):
-		return
-	default:
-		rd.unread(ItemDHCPClient, "cannot list "+fs.ErrorText(DhclientDir, err))
-		names = dhclientKnown
-	}
-	for _, n := range names {
-		rd.dhclientFile(path.Join(DhclientDir, n), "")
+		for _, n := range names {
+			rd.dhclientFile(path.Join(pl.Path, n), "")
+		}
 	}
 }
 
