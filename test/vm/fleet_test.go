@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/digitalocean/go-libvirt"
+
+	"github.com/guestcheck/guestcheck/internal/host/nocloud"
 )
 
 // fleetDomain is one libvirt domain of the fleet scenario.
@@ -94,12 +96,10 @@ func (f *fleetDomain) create(ctx context.Context, t *testing.T, l *libvirt.Libvi
 		if _, err := run(ctx, "qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", f.Base, filepath.Join(f.dir, "disk.qcow2")); err != nil {
 			t.Fatal(err)
 		}
-		v := &VM{dir: f.dir, spec: spec{
-			MetaData: fmt.Sprintf("instance-id: %s-iid\nlocal-hostname: %s\n", f.Name, f.Name),
-			UserData: f.UserData, NICs: []nic{f.NIC},
-			NetworkConfig: strings.Replace(networkConfig([]nic{f.NIC}), ".15/24", fmt.Sprintf(".%d/24", f.Host), 1),
-		}}
-		if err := v.writeSeed(ctx); err != nil {
+		seed := filepath.Join(f.dir, "seed.iso")
+		os.Remove(seed)
+		if err := nocloud.Write(seed, nocloud.Seed{InstanceID: f.Name + "-iid", Hostname: f.Name, UserData: []byte(f.UserData),
+			NetworkConfig: []byte(strings.Replace(networkConfig([]nic{f.NIC}), ".15/24", fmt.Sprintf(".%d/24", f.Host), 1))}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -131,7 +131,7 @@ func (f *fleetDomain) waitConsole(ctx context.Context, re *regexp.Regexp) (strin
 func (f *fleetDomain) boot(ctx context.Context, t *testing.T, l *libvirt.Libvirt, img image) error {
 	start := time.Now()
 	for attempt := 1; ; attempt++ {
-		err := f.waitFirstStage(ctx)
+		err := firstStage(ctx, f.console(), nil)
 		if err == nil {
 			break
 		}
@@ -158,16 +158,17 @@ func (f *fleetDomain) boot(ctx context.Context, t *testing.T, l *libvirt.Libvirt
 // stuckConsole is a guest kernel that will not reach userspace.
 var stuckConsole = regexp.MustCompile(`Kernel panic|Oops|BUG: |general protection fault`)
 
-// waitFirstStage waits for cloud-init's init-local on the console, within
-// bootTimeout, and gives up early on a kernel that died or a console
-// silent for two minutes.
-func (f *fleetDomain) waitFirstStage(ctx context.Context) error {
+// firstStage waits for cloud-init's init-local on console, within
+// bootTimeout, and gives up early on a kernel that died, a console
+// silent for two minutes, or QEMU's exit (exited; nil when the caller
+// does not see QEMU): a loaded host makes a TCG guest slow, not stuck.
+func firstStage(ctx context.Context, console string, exited <-chan struct{}) error {
 	ctx, cancel := context.WithTimeout(ctx, bootTimeout)
 	defer cancel()
 	initLocal := regexp.MustCompile(`running 'init-local'`)
 	size, grew := int64(-1), time.Now()
 	for {
-		b, _ := os.ReadFile(f.console())
+		b, _ := os.ReadFile(console)
 		switch {
 		case initLocal.Match(b):
 			return nil
@@ -182,6 +183,8 @@ func (f *fleetDomain) waitFirstStage(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("no cloud-init on the console: %w", ctx.Err())
+		case <-exited:
+			return fmt.Errorf("QEMU exited before cloud-init")
 		case <-time.After(time.Second):
 		}
 	}

@@ -71,7 +71,7 @@ func TestVMIntent(t *testing.T) {
 func intentGuest(ctx context.Context, t *testing.T, img image, netcfg, name, ud string) (*VM, *CheckResult, string) {
 	v := startVM(ctx, t, spec{
 		Name: name, Base: img.Root, Image: img,
-		MetaData:      "instance-id: gc-" + name + "-1\nlocal-hostname: demo-linux-01\n",
+		InstanceID: "gc-" + name + "-1", Hostname: "demo-linux-01",
 		UserData:      ud,
 		NetworkConfig: netcfg,
 		NICs:          []nic{mgmtNIC},

@@ -337,9 +337,9 @@ func TestVMNetIntent(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("the VM tests need root: run `make vm-test` as root")
 	}
-	for _, tool := range []string{"mmdebstrap", "qemu-system-x86_64", "qemu-img", "genisoimage", "mkfs.ext4"} {
+	for _, tool := range []string{"mmdebstrap", "qemu-system-x86_64", "qemu-img", "mkfs.ext4"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("missing %s: apt-get install qemu-system-x86 qemu-utils mmdebstrap genisoimage e2fsprogs", tool)
+			t.Fatalf("missing %s: apt-get install qemu-system-x86 qemu-utils mmdebstrap e2fsprogs", tool)
 		}
 	}
 	ctx, cancel := testContext(t)
@@ -405,7 +405,7 @@ func netGuest(ctx context.Context, t *testing.T, stack string, img image, broken
 	name := "net-" + stack + "-" + kind
 	v := startVM(ctx, t, spec{
 		Name: name, Base: img.Root, Image: img,
-		MetaData:      fmt.Sprintf("instance-id: gc-%s-1\nlocal-hostname: gc-%s\n", name, name),
+		InstanceID: "gc-" + name + "-1", Hostname: "gc-" + name,
 		UserData:      netUserData(runcmd...),
 		NetworkConfig: netConfig(stack, broken),
 		NICs:          nics,

@@ -10,18 +10,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/digitalocean/go-qemu/qmp"
 
+	hostimage "github.com/guestcheck/guestcheck/internal/host/image"
+	"github.com/guestcheck/guestcheck/internal/host/nocloud"
+	"github.com/guestcheck/guestcheck/internal/host/prove"
 	"github.com/guestcheck/guestcheck/internal/host/qga"
 	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 )
@@ -81,16 +83,21 @@ var (
 	secondNIC = nic{Net: "198.51.100", MAC: "52:54:00:00:02:04", Slot: 4, Metric: 100}
 )
 
+// prefix is the NIC's network as prove takes it.
+func (n nic) prefix() netip.Prefix { return netip.MustParsePrefix(n.Net + ".0/24") }
+
 // spec describes one guest.
 type spec struct {
-	Name          string
-	Base          string // raw image the qcow2 overlay is backed by
-	Image         image  // kernel and initrd
-	MetaData      string
-	UserData      string
-	NetworkConfig string // NoCloud network-config; default networkConfig(NICs)
-	NICs          []nic
-	DataDisk      bool // a 64 MiB ext4 disk as /dev/vdb (the seed is then /dev/vdc)
+	Name  string
+	Base  string // raw image the qcow2 overlay is backed by
+	Image image  // kernel and initrd
+	// InstanceID and Hostname are the seed's meta-data.
+	InstanceID, Hostname string
+	UserData             string
+	NetworkConfig        string // NoCloud network-config; default networkConfig(NICs)
+	// NICs: the first is the guest's own (slot 3, as prove's clones).
+	NICs     []nic
+	DataDisk bool // a 64 MiB ext4 disk as /dev/vdb (the seed is then /dev/vdc)
 	// NoAgentChannel leaves out the org.qemu.guest_agent.0 port (the
 	// virtio-serial controller stays): no agent can answer, so the test
 	// reads the guest through its console and ExportDisk.
@@ -100,8 +107,11 @@ type spec struct {
 	ExportDisk bool
 }
 
-// VM is a running QEMU guest: its process, QMP monitor (go-qemu), guest
-// agent client (internal/host/qga) and serial console log.
+// VM is a guest booted the way sealprep prove boots its clones, through
+// prove's own launcher (prove.Start: restricted user networks, the base
+// passed as a vetted descriptor chain, QEMU confined to a dynamic uid and
+// its seccomp sandbox) and a NoCloud seed from internal/host/nocloud;
+// with its guest agent client (internal/host/qga) and serial console log.
 type VM struct {
 	t       *testing.T
 	spec    spec
@@ -109,13 +119,10 @@ type VM struct {
 	Overlay string
 	console string
 
-	cmd     *exec.Cmd
-	exited  chan struct{}
-	exitErr error
-
-	mon    *qmp.SocketMonitor
-	evMu   sync.Mutex
-	events []qmp.Event
+	clone prove.Clone
+	boot  prove.Boot // its Chain is the vetted base, open until cleanup
+	jail  prove.Jail
+	qemu  *prove.VM
 
 	agent *qga.Client
 
@@ -123,44 +130,30 @@ type VM struct {
 }
 
 // startVM creates the guest's overlay, seed and sockets and boots it. A
-// guest kernel under TCG now and then oopses before userspace: a boot that
-// does not reach cloud-init's first stage is retried on a fresh overlay;
-// one that did is never retried.
+// guest kernel under TCG now and then oopses before userspace: a boot
+// whose kernel died, whose console went silent or whose QEMU exited before
+// cloud-init's first stage is retried on a fresh overlay; one that got
+// there is never retried.
 func startVM(ctx context.Context, t *testing.T, s spec) *VM {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "gcvm-"+s.Name+"-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := &VM{t: t, spec: s, dir: dir, Overlay: filepath.Join(dir, "disk.qcow2"), console: filepath.Join(dir, "console.log")}
+	v := &VM{t: t, spec: s, dir: dir}
 	t.Cleanup(v.cleanup)
-	if err := v.writeSeed(ctx); err != nil {
+	if err := v.prepare(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if s.DataDisk {
-		data := filepath.Join(dir, "data.img")
-		for _, c := range [][]string{{"truncate", "-s", "64M", data}, {"mkfs.ext4", "-q", "-F", "-L", "data", data}} {
-			if _, err := run(ctx, c[0], c[1:]...); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if s.ExportDisk {
-		if _, err := run(ctx, "truncate", "-s", "16M", v.exportDisk()); err != nil {
-			t.Fatal(err)
-		}
-	}
 	for attempt := 1; ; attempt++ {
-		if _, err := run(ctx, "qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", s.Base, v.Overlay); err != nil {
+		if err := prove.CreateOverlay(ctx, "qemu-img", v.boot, v.Overlay, v.jail); err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		if err := v.launch(); err != nil {
+		if v.qemu, err = prove.Start(ctx, "qemu-system-x86_64", v.clone, v.boot, v.devices(), v.jail); err != nil {
 			t.Fatal(err)
 		}
-		wctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-		_, err := v.WaitConsole(wctx, regexp.MustCompile(`running 'init-local'`))
-		cancel()
+		err := firstStage(ctx, v.console, v.qemu.Exited()) // fleet_test.go
 		if err == nil {
 			t.Logf("%s: cloud-init init-local after %s (attempt %d)", s.Name, time.Since(start).Round(time.Second), attempt)
 			break
@@ -169,174 +162,92 @@ func startVM(ctx context.Context, t *testing.T, s spec) *VM {
 			t.Fatalf("%s: guest never reached cloud-init: %v", s.Name, err)
 		}
 		t.Logf("%s: guest never reached cloud-init (%v), retrying; console tail:\n%s", s.Name, err, v.ConsoleTail(15))
-		v.kill()
+		v.qemu.Kill()
 		os.Rename(v.console, fmt.Sprintf("%s.attempt%d", v.console, attempt))
-		os.Remove(v.Overlay)
+		for _, p := range []string{v.Overlay, v.clone.QMP(), v.clone.QGA()} {
+			os.Remove(p)
+		}
 	}
 	return v
 }
 
-func (v *VM) writeSeed(ctx context.Context) error {
-	seed := filepath.Join(v.dir, "seed")
-	if err := os.MkdirAll(seed, 0o755); err != nil {
+// prepare vets the base (prove passes it to QEMU as descriptors), picks
+// QEMU's user, stages the kernel and initrd for it in the guest's
+// directory and writes the seed and the extra disks there as its own.
+func (v *VM) prepare(ctx context.Context) error {
+	s := v.spec
+	if len(s.NICs) == 0 || s.NICs[0].Slot != 3 {
+		return fmt.Errorf("%s: the first NIC is the guest's own, in slot 3", s.Name)
+	}
+	v.clone = prove.Clone{Name: s.Name, MAC: s.NICs[0].MAC, Net: s.NICs[0].prefix(), Dir: v.dir}
+	v.Overlay, v.console = v.clone.Overlay(), v.clone.Console()
+	chain, err := hostimage.OpenChain(ctx, "qemu-img", s.Base, hostimage.Policy{})
+	if err != nil {
 		return err
 	}
-	files := map[string]string{"meta-data": v.spec.MetaData, "user-data": v.spec.UserData}
-	files["network-config"] = v.spec.NetworkConfig
-	if files["network-config"] == "" {
-		files["network-config"] = networkConfig(v.spec.NICs)
+	v.boot = prove.Boot{Firmware: prove.FirmwareKernel, Kernel: s.Image.Kernel, Initrd: s.Image.Initrd,
+		Append: "root=/dev/vda rw console=ttyS0 panic=-1", Accel: prove.AccelTCG, MemoryMiB: 1024, CPUs: 2, Chain: chain}
+	if v.jail, err = prove.NewJail(prove.AccelTCG, "/dev/kvm"); err != nil {
+		return err
 	}
-	args := []string{"-quiet", "-output", filepath.Join(v.dir, "seed.iso"), "-volid", "cidata", "-joliet", "-rock"}
-	for name, body := range files {
-		p := filepath.Join(seed, name)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			return err
-		}
-		args = append(args, p)
+	if err := prove.StageBoot(v.dir, &v.boot, v.jail); err != nil {
+		return err
 	}
-	_, err := run(ctx, "genisoimage", args...)
-	return err
+	netcfg := s.NetworkConfig
+	if netcfg == "" {
+		netcfg = networkConfig(s.NICs)
+	}
+	seed := nocloud.Seed{InstanceID: s.InstanceID, Hostname: s.Hostname, UserData: []byte(s.UserData), NetworkConfig: []byte(netcfg)}
+	if err := nocloud.Write(v.clone.Seed(), seed); err != nil {
+		return fmt.Errorf("%s: seed: %w", s.Name, err)
+	}
+	if err := v.jail.Own(v.clone.Seed(), 0o600); err != nil {
+		return err
+	}
+	return v.extraDisks(ctx)
 }
 
-func (v *VM) qemuArgs() []string {
-	a := []string{"-accel", "tcg", "-m", "1024", "-smp", "2", "-no-reboot", "-nodefaults",
-		"-display", "none", "-monitor", "none", "-serial", "file:" + v.console,
-		"-kernel", v.spec.Image.Kernel, "-initrd", v.spec.Image.Initrd,
-		"-append", "root=/dev/vda rw console=ttyS0 panic=-1",
-		"-drive", "file=" + v.Overlay + ",if=none,id=root,format=qcow2",
-		"-device", "virtio-blk-pci,drive=root,addr=0x5",
-	}
+// extraDisks creates the data and export disks as QEMU's user's.
+func (v *VM) extraDisks(ctx context.Context) error {
+	var cmds [][]string
 	if v.spec.DataDisk {
-		a = append(a, "-drive", "file="+filepath.Join(v.dir, "data.img")+",if=none,id=data,format=raw",
-			"-device", "virtio-blk-pci,drive=data,addr=0x6")
+		cmds = append(cmds, []string{"truncate", "-s", "64M", v.dataDisk()}, []string{"mkfs.ext4", "-q", "-F", "-L", "data", v.dataDisk()})
 	}
 	if v.spec.ExportDisk {
-		a = append(a, "-drive", "file="+v.exportDisk()+",if=none,id=export,format=raw",
-			"-device", "virtio-blk-pci,drive=export,serial=gcexport,addr=0x8")
+		cmds = append(cmds, []string{"truncate", "-s", "16M", v.exportDisk()})
 	}
-	a = append(a,
-		"-drive", "file="+filepath.Join(v.dir, "seed.iso")+",if=none,id=seed,format=raw,readonly=on",
-		"-device", "virtio-blk-pci,drive=seed,addr=0x7",
-		"-device", "virtio-serial-pci,addr=0x9",
-	)
-	if !v.spec.NoAgentChannel {
-		a = append(a,
-			"-chardev", "socket,path="+filepath.Join(v.dir, "qga.sock")+",server=on,wait=off,id=qga0",
-			"-device", "virtserialport,chardev=qga0,name=org.qemu.guest_agent.0")
-	}
-	a = append(a,
-		// Entropy for the guest's SSH key generation under TCG.
-		"-object", "rng-random,filename=/dev/urandom,id=rng0", "-device", "virtio-rng-pci,rng=rng0,addr=0xa",
-		"-qmp", "unix:"+filepath.Join(v.dir, "qmp.sock")+",server=on,wait=off",
-	)
-	for i, n := range v.spec.NICs {
-		a = append(a,
-			"-netdev", fmt.Sprintf("user,id=n%d,restrict=on,ipv6=off,net=%s.0/24,host=%s.2,dns=%s.3,dhcpstart=%s.15",
-				i, n.Net, n.Net, n.Net, n.Net),
-			"-device", fmt.Sprintf("virtio-net-pci,netdev=n%d,mac=%s,addr=0x%x", i, n.MAC, n.Slot))
-	}
-	return a
-}
-
-// launch starts QEMU and connects QMP; events are drained continuously
-// (go-qemu's Run deadlocks when nobody reads them).
-func (v *VM) launch() error {
-	v.cmd = exec.Command("qemu-system-x86_64", v.qemuArgs()...)
-	var stderr bytes.Buffer
-	v.cmd.Stderr = &stderr
-	if err := v.cmd.Start(); err != nil {
-		return fmt.Errorf("start qemu: %w", err)
-	}
-	v.exited = make(chan struct{})
-	go func(cmd *exec.Cmd, done chan struct{}) {
-		err := cmd.Wait()
-		if err != nil && stderr.Len() > 0 {
-			err = fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
+	for _, c := range cmds {
+		if _, err := run(ctx, c[0], c[1:]...); err != nil {
+			return err
 		}
-		v.exitErr = err
-		close(done)
-	}(v.cmd, v.exited)
-	sock := filepath.Join(v.dir, "qmp.sock")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		mon, err := qmp.NewSocketMonitor("unix", sock, 2*time.Second)
-		if err == nil {
-			if err = mon.Connect(); err == nil {
-				v.mon = mon
-				break
-			}
+		if err := v.jail.Own(c[len(c)-1], 0o600); err != nil {
+			return err
 		}
-		select {
-		case <-v.exited:
-			return fmt.Errorf("qemu exited at start: %v", v.exitErr)
-		default:
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("qmp %s: %w", sock, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	evs, err := v.mon.Events(context.Background())
-	if err != nil {
-		return fmt.Errorf("qmp events: %w", err)
-	}
-	go func() {
-		for e := range evs {
-			v.evMu.Lock()
-			v.events = append(v.events, e)
-			v.evMu.Unlock()
-		}
-	}()
-	out, err := v.qmpRun(`{"execute":"query-status"}`, 10*time.Second)
-	if err != nil {
-		return err
-	}
-	if !bytes.Contains(out, []byte(`"running"`)) {
-		return fmt.Errorf("qmp query-status: %s", out)
 	}
 	return nil
 }
 
-// qmpRun runs a QMP command with a deadline (go-qemu's Run has none).
-func (v *VM) qmpRun(cmd string, d time.Duration) ([]byte, error) {
-	type res struct {
-		out []byte
-		err error
+// devices are what the guest has beyond a prove clone's.
+func (v *VM) devices() prove.Devices {
+	var d prove.Devices
+	for _, n := range v.spec.NICs[1:] {
+		d.NICs = append(d.NICs, prove.NIC{Net: n.prefix(), MAC: n.MAC, Slot: n.Slot})
 	}
-	ch := make(chan res, 1)
-	go func() { out, err := v.mon.Run([]byte(cmd)); ch <- res{out, err} }()
-	select {
-	case r := <-ch:
-		if r.err != nil {
-			return nil, fmt.Errorf("qmp %s: %w", cmd, r.err)
-		}
-		return r.out, nil
-	case <-time.After(d):
-		return nil, fmt.Errorf("qmp %s: no reply in %s", cmd, d)
+	if v.spec.DataDisk {
+		d.Disks = append(d.Disks, prove.Disk{Path: v.dataDisk()})
 	}
+	if v.spec.ExportDisk {
+		d.Disks = append(d.Disks, prove.Disk{Path: v.exportDisk(), Serial: "gcexport"})
+	}
+	d.NoAgentPort = v.spec.NoAgentChannel
+	return d
 }
 
 // Event returns the first QMP event named name seen so far.
-func (v *VM) Event(name string) (qmp.Event, bool) {
-	v.evMu.Lock()
-	defer v.evMu.Unlock()
-	for _, e := range v.events {
-		if e.Event == name {
-			return e, true
-		}
-	}
-	return qmp.Event{}, false
-}
+func (v *VM) Event(name string) (qmp.Event, bool) { return v.qemu.Event(name) }
 
 // WaitExit waits for QEMU to exit by itself.
-func (v *VM) WaitExit(ctx context.Context) error {
-	select {
-	case <-v.exited:
-		return v.exitErr
-	case <-ctx.Done():
-		return fmt.Errorf("%s: qemu still running: %w", v.spec.Name, ctx.Err())
-	}
-}
+func (v *VM) WaitExit(ctx context.Context) error { return v.qemu.Wait(ctx) }
 
 // WaitConsole polls the serial console log until re matches and returns
 // the match. It gives up when QEMU exits or ctx ends.
@@ -349,12 +260,12 @@ func (v *VM) WaitConsole(ctx context.Context, re *regexp.Regexp) (string, error)
 			return string(m), nil
 		}
 		select {
-		case <-v.exited:
+		case <-v.qemu.Exited():
 			b, _ = os.ReadFile(v.console)
 			if m := re.Find(b); m != nil {
 				return string(m), nil
 			}
-			return "", fmt.Errorf("console: qemu exited (%v) before %q", v.exitErr, re)
+			return "", fmt.Errorf("console: qemu exited (%v) before %q", v.qemu.Wait(ctx), re)
 		case <-ctx.Done():
 			return "", fmt.Errorf("console: no %q: %w", re, ctx.Err())
 		case <-tick.C:
@@ -369,6 +280,8 @@ func (v *VM) ConsoleTail(n int) string {
 }
 
 func (v *VM) exportDisk() string { return filepath.Join(v.dir, "export.img") }
+
+func (v *VM) dataDisk() string { return filepath.Join(v.dir, "data.img") }
 
 // Exported waits for the guest to power itself off after writing its
 // export tar (exportUserData) and returns the tar's regular files by
@@ -449,7 +362,7 @@ func (v *VM) Agent(ctx context.Context) (*qga.Client, error) {
 	var last error
 	for {
 		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		c, err := qga.Dial(actx, "unix", filepath.Join(v.dir, "qga.sock"))
+		c, err := qga.Dial(actx, "unix", v.clone.QGA())
 		cancel()
 		if err == nil {
 			c.SetTimeout(60 * time.Second)
@@ -460,8 +373,8 @@ func (v *VM) Agent(ctx context.Context) (*qga.Client, error) {
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("%s: guest agent: %v (%w)", v.spec.Name, last, ctx.Err())
-		case <-v.exited:
-			return nil, fmt.Errorf("%s: qemu exited: %v", v.spec.Name, v.exitErr)
+		case <-v.qemu.Exited():
+			return nil, fmt.Errorf("%s: qemu exited: %v", v.spec.Name, v.qemu.Wait(ctx))
 		case <-time.After(2 * time.Second):
 		}
 	}
@@ -533,33 +446,16 @@ func (v *VM) Report(ctx context.Context, path string) (*Report, error) {
 	return &r, nil
 }
 
-func (v *VM) kill() {
-	if v.cmd == nil || v.cmd.Process == nil {
-		return
-	}
-	select {
-	case <-v.exited:
-	default:
-		v.cmd.Process.Kill()
-		select {
-		case <-v.exited:
-		case <-time.After(10 * time.Second):
-			v.t.Logf("%s: qemu did not exit after SIGKILL", v.spec.Name)
-		}
-	}
-	if v.mon != nil {
-		v.mon.Disconnect()
-		v.mon = nil
-	}
-}
-
 // cleanup kills QEMU and, when the test failed, prints the console tail
 // and the last guestcheck report; the guest's directory is kept then.
 func (v *VM) cleanup() {
 	if v.agent != nil {
 		v.agent.Close()
 	}
-	v.kill()
+	if v.qemu != nil {
+		v.qemu.Kill()
+	}
+	v.boot.Chain.Close()
 	if v.t.Failed() {
 		v.t.Logf("%s: console tail (%s):\n%s", v.spec.Name, v.console, v.ConsoleTail(40))
 		if v.lastReport != "" {

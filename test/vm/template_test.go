@@ -123,7 +123,7 @@ func halfSealedClone(ctx context.Context, t *testing.T, e *env) {
 		n.MAC = "52:54:00:00:05:01"
 		v := startVM(ctx, t, spec{
 			Name: name, Base: img, Image: e.img,
-			MetaData: "instance-id: " + name + "-iid\nlocal-hostname: " + name + "\n",
+			InstanceID: name + "-iid", Hostname: name,
 			UserData: keepKeysUserData,
 			NICs:     []nic{n},
 		})

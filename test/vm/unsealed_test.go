@@ -7,7 +7,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path"
@@ -36,7 +35,7 @@ func noChannelClone(ctx context.Context, t *testing.T, e *env) {
 	n.MAC = "52:54:00:00:04:02"
 	v := startVM(ctx, t, spec{
 		Name: name, Base: e.unsealed, Image: e.img,
-		MetaData:       fmt.Sprintf("instance-id: %s-iid\nlocal-hostname: %s\n", name, name),
+		InstanceID: name + "-iid", Hostname: name,
 		UserData:       baseUserData + exportUserData(),
 		NICs:           []nic{n},
 		NoAgentChannel: true, ExportDisk: true,

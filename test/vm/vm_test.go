@@ -66,7 +66,7 @@ func TestVM(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("the VM tests need root (mmdebstrap, chroot, mkfs -d, loop mounts): run `make vm-test` as root")
 	}
-	for _, tool := range []string{"mmdebstrap", "qemu-system-x86_64", "qemu-img", "genisoimage", "mkfs.ext4", "debugfs", "mount",
+	for _, tool := range []string{"mmdebstrap", "qemu-system-x86_64", "qemu-img", "mkfs.ext4", "debugfs", "mount",
 		"sfdisk", "mkfs.vfat", "mmd", "mcopy", "grub-mkstandalone", "virt-sysprep"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("missing %s: bash scripts/test-deps.sh vm installs what the VM tests need", tool)
@@ -423,7 +423,7 @@ func logDurations(t *testing.T, what string, r *Report) {
 func healthyGuest(ctx context.Context, t *testing.T, e *env) {
 	v := startVM(ctx, t, spec{
 		Name: "healthy", Base: e.img.Root, Image: e.img,
-		MetaData: "instance-id: gc-healthy-1\nlocal-hostname: gc-healthy\n",
+		InstanceID: "gc-healthy-1", Hostname: "gc-healthy",
 		UserData: healthyUserData(t),
 		NICs:     []nic{mgmtNIC},
 	})
@@ -702,7 +702,7 @@ func sealInGuest(ctx context.Context, t *testing.T, e *env, v *VM) {
 func brokenGuest(ctx context.Context, t *testing.T, e *env) {
 	v := startVM(ctx, t, spec{
 		Name: "broken", Base: e.img.Root, Image: e.img,
-		MetaData: "instance-id: gc-broken-1\nlocal-hostname: gc-broken\n",
+		InstanceID: "gc-broken-1", Hostname: "gc-broken",
 		// The second NIC's default route has the lower metric (100 < 200):
 		// the dual-NIC takeover (see networkConfig).
 		UserData: baseUserData + `bootcmd:

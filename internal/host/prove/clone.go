@@ -108,10 +108,10 @@ type cloneRun struct {
 	cfg   Config
 	clone Clone
 	boot  Boot
-	jail  jail // who QEMU runs as
+	jail  Jail // who QEMU runs as
 	res   CloneResult
 	con   *Console
-	vm    *vm
+	vm    *VM
 }
 
 // prepare creates the clone's directory (QEMU's user's own, 0700), its
@@ -122,7 +122,7 @@ func (r *cloneRun) prepare(ctx context.Context, instanceTag string) error {
 	if err := os.MkdirAll(c.Dir, 0o700); err != nil {
 		return err
 	}
-	if err := r.jail.own(c.Dir, 0o700); err != nil {
+	if err := r.jail.Own(c.Dir, 0o700); err != nil {
 		return err
 	}
 	if err := r.overlay(ctx); err != nil {
@@ -136,7 +136,7 @@ func (r *cloneRun) prepare(ctx context.Context, instanceTag string) error {
 	if err := nocloud.Write(c.Seed(), seed); err != nil {
 		return fmt.Errorf("seed: %w", err)
 	}
-	if err := r.jail.own(c.Seed(), 0o600); err != nil {
+	if err := r.jail.Own(c.Seed(), 0o600); err != nil {
 		return err
 	}
 	return r.freshFiles()
@@ -151,11 +151,11 @@ func (r *cloneRun) freshFiles() error {
 		return err
 	}
 	f.Close()
-	if err := r.jail.own(c.Console(), 0o600); err != nil {
+	if err := r.jail.Own(c.Console(), 0o600); err != nil {
 		return err
 	}
 	if r.boot.Firmware == FirmwareUEFI {
-		return r.jail.stageFile(r.boot.OVMF.Vars, c.Vars(), maxVars)
+		return r.jail.StageFile(r.boot.OVMF.Vars, c.Vars(), maxVars)
 	}
 	return nil
 }
@@ -163,23 +163,27 @@ func (r *cloneRun) freshFiles() error {
 // maxVars bounds a UEFI variable store (Debian's are 128 KiB and 528 KiB).
 const maxVars = 64 << 20
 
-// overlay creates the clone's qcow2 overlay on the template, as QEMU's
-// user's, with -u: qemu-img writes the top layer's path and format into
-// the header without opening it (QEMU is told its backing node anyway),
-// and the size comes from Boot.
+// overlay creates the clone's qcow2 overlay on the template.
 func (r *cloneRun) overlay(ctx context.Context) error {
-	c := r.clone
-	layers := r.boot.layers()
+	return CreateOverlay(ctx, r.cfg.QEMUImg, r.boot, r.clone.Overlay(), r.jail)
+}
+
+// CreateOverlay creates a qcow2 overlay at path on b's template chain, as
+// j's user's, with -u: qemu-img writes the top layer's path and format
+// into the header without opening it (QEMU is told its backing node
+// anyway), and the size comes from the chain.
+func CreateOverlay(ctx context.Context, qemuImg string, b Boot, path string, j Jail) error {
+	layers := b.layers()
 	if len(layers) == 0 || layers[0].VirtualSize <= 0 {
 		return fmt.Errorf("no vetted template chain (%d layers)", len(layers))
 	}
 	top := layers[0]
-	args := []string{"create", "-q", "-u", "-f", "qcow2", "-F", top.Format, "-b", top.Path, c.Overlay(), fmt.Sprint(top.VirtualSize)}
-	out, err := exec.CommandContext(ctx, r.cfg.QEMUImg, args...).CombinedOutput()
+	args := []string{"create", "-q", "-u", "-f", "qcow2", "-F", top.Format, "-b", top.Path, path, fmt.Sprint(top.VirtualSize)}
+	out, err := exec.CommandContext(ctx, qemuImg, args...).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("qemu-img create %s: %v: %s", c.Overlay(), err, firstLines(string(out), 2))
+		return fmt.Errorf("qemu-img create %s: %v: %s", path, err, firstLines(string(out), 2))
 	}
-	return r.jail.own(c.Overlay(), 0o600)
+	return j.Own(path, 0o600)
 }
 
 // copyFileLimit copies src to a new file dst, failing when src holds
@@ -222,7 +226,7 @@ func (r *cloneRun) run(ctx context.Context, tag string) CloneResult {
 	launched := time.Now()
 	a, err := r.bootAgent(ctx)
 	if r.vm != nil {
-		defer r.vm.stop()
+		defer r.vm.Stop()
 	}
 	if err != nil {
 		r.res.Problem = err.Error()
@@ -251,7 +255,7 @@ func (r *cloneRun) bootAgent(ctx context.Context) (*qga.Client, error) {
 	c := r.clone
 	for attempt := 1; ; attempt++ {
 		r.con = NewConsole(c.Console(), time.Now())
-		v, err := start(ctx, r.cfg.QEMU, c, Args(c, r.boot), r.boot.files(), r.jail)
+		v, err := Start(ctx, r.cfg.QEMU, c, r.boot, Devices{}, r.jail)
 		if err != nil {
 			return nil, err
 		}
@@ -264,7 +268,7 @@ func (r *cloneRun) bootAgent(ctx context.Context) (*qga.Client, error) {
 			return a, err
 		}
 		r.res.Notes = append(r.res.Notes, fmt.Sprintf("attempt %d: the guest kernel panicked before it ran init (%s), as TCG guests on a loaded host now and then do; booted again on a fresh overlay", attempt, st.Dead))
-		v.kill()
+		v.Kill()
 		if err := r.fresh(ctx, attempt); err != nil {
 			return nil, err
 		}
@@ -348,8 +352,8 @@ func (r *cloneRun) waitAgent(ctx context.Context) (*qga.Client, error) {
 			return nil, fmt.Errorf("the guest did not come up: %s", st.Dead)
 		case st.Overflow:
 			return nil, errors.New("the guest wrote more than 64 MiB to its console")
-		case !r.vm.alive():
-			return nil, fmt.Errorf("QEMU stopped before the guest came up (%v)", r.vm.exitErr)
+		case !r.vm.Alive():
+			return nil, fmt.Errorf("QEMU stopped before the guest came up (%v)", r.vm.exitErr())
 		case ctx.Err() != nil:
 			return nil, fmt.Errorf("%s before the guest agent answered", ended(ctx))
 		}

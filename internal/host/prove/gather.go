@@ -145,8 +145,8 @@ func (r *cloneRun) still(ctx context.Context) error {
 		return errors.New(ended(ctx))
 	case st.Dead != "":
 		return fmt.Errorf("the guest went down: %s", st.Dead)
-	case !r.vm.alive():
-		return fmt.Errorf("QEMU stopped (%v)", r.vm.exitErr)
+	case !r.vm.Alive():
+		return fmt.Errorf("QEMU stopped (%v)", r.vm.exitErr())
 	}
 	return nil
 }

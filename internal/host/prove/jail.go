@@ -20,13 +20,13 @@ const (
 	dynamicLast  = 65519
 )
 
-// jail is the user QEMU runs as and the files it is given. QEMU reads a
+// Jail is the user QEMU runs as and the files it is given. QEMU reads a
 // hostile template and talks to a hostile guest: as root, a QEMU escape
 // would be root on the host. So when prove runs as root, every QEMU of
 // the run runs as one unused dynamic uid (the same gid), owns its run
 // directory and reaches nothing of root's. When prove is not root, QEMU
 // runs as the invoking user, already unprivileged, and cred is nil.
-type jail struct {
+type Jail struct {
 	uid, gid int
 	// cred is what QEMU's process drops to before exec; nil keeps
 	// prove's own user.
@@ -111,16 +111,16 @@ func hostIDTables() idTables {
 	return t
 }
 
-// newJail decides who the run's QEMUs run as: as root, a fresh dynamic
+// NewJail decides who the run's QEMUs run as: as root, a fresh dynamic
 // uid with the kvm group when the accelerator is KVM and /dev/kvm's
 // group may read and write it; otherwise prove's own user.
-func newJail(accel, kvmDev string) (jail, error) {
+func NewJail(accel, kvmDev string) (Jail, error) {
 	if os.Geteuid() != 0 {
-		return jail{uid: os.Geteuid(), gid: os.Getegid()}, nil
+		return Jail{uid: os.Geteuid(), gid: os.Getegid()}, nil
 	}
 	id, err := pickDynamicID(hostIDTables(), rand.IntN)
 	if err != nil {
-		return jail{}, err
+		return Jail{}, err
 	}
 	// Groups is set (NoSetGroups false), so root's supplementary groups
 	// are dropped too; an empty list leaves none.
@@ -132,15 +132,15 @@ func newJail(accel, kvmDev string) (jail, error) {
 			}
 		}
 	}
-	return jail{uid: id, gid: id, cred: cred}, nil
+	return Jail{uid: id, gid: id, cred: cred}, nil
 }
 
 // dropped says whether QEMU runs as another user than prove.
-func (j jail) dropped() bool { return j.cred != nil }
+func (j Jail) dropped() bool { return j.cred != nil }
 
-// own gives path to QEMU's user with mode: the run's directories 0700
+// Own gives path to QEMU's user with mode: the run's directories 0700
 // and files 0600, so that only that user (and root) reaches them.
-func (j jail) own(path string, mode os.FileMode) error {
+func (j Jail) Own(path string, mode os.FileMode) error {
 	if j.dropped() {
 		if err := os.Lchown(path, j.uid, j.gid); err != nil {
 			return err
@@ -149,11 +149,11 @@ func (j jail) own(path string, mode os.FileMode) error {
 	return os.Chmod(path, mode)
 }
 
-// reachable checks that QEMU's user may pass through every directory
+// Reachable checks that QEMU's user may pass through every directory
 // above dir (dir itself it owns): a parent of mode 0700, such as an
 // existing --keep directory, would fail every clone with "permission
 // denied" in QEMU's own words.
-func (j jail) reachable(dir string) error {
+func (j Jail) Reachable(dir string) error {
 	if !j.dropped() {
 		return nil
 	}
@@ -174,13 +174,13 @@ func (j jail) reachable(dir string) error {
 	}
 }
 
-// stageFile copies src, a host file QEMU reads (a kernel, an initrd, the
+// StageFile copies src, a host file QEMU reads (a kernel, an initrd, the
 // OVMF code), into dst in the run's directory as QEMU's user's own, so
 // that QEMU never opens a path of root's. It refuses a file over limit
 // rather than boot a truncated copy.
-func (j jail) stageFile(src, dst string, limit int64) error {
+func (j Jail) StageFile(src, dst string, limit int64) error {
 	if err := copyFileLimit(src, dst, limit); err != nil {
 		return err
 	}
-	return j.own(dst, 0o600)
+	return j.Own(dst, 0o600)
 }

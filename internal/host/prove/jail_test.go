@@ -64,7 +64,7 @@ func TestJailNotRoot(t *testing.T) {
 	if os.Geteuid() == 0 {
 		t.Skip("runs as a user: as root the jail drops to a dynamic uid (TestJailRoot)")
 	}
-	j, err := newJail(AccelTCG, "/dev/kvm")
+	j, err := NewJail(AccelTCG, "/dev/kvm")
 	if err != nil || j.dropped() || j.uid != os.Geteuid() {
 		t.Errorf("%+v %v: want prove's own user, no credential", j, err)
 	}
@@ -76,7 +76,7 @@ func TestJailNotRoot(t *testing.T) {
 // through is refused.
 func TestJailRoot(t *testing.T) {
 	needRoot(t)
-	j, err := newJail(AccelTCG, "/dev/kvm")
+	j, err := NewJail(AccelTCG, "/dev/kvm")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,19 +88,19 @@ func TestJailRoot(t *testing.T) {
 	os.WriteFile(dev, nil, 0o600)
 	os.Chmod(dev, 0o660)
 	os.Chown(dev, 0, 4242)
-	if k, _ := newJail(AccelKVM, dev); len(k.cred.Groups) != 1 || k.cred.Groups[0] != 4242 {
+	if k, _ := NewJail(AccelKVM, dev); len(k.cred.Groups) != 1 || k.cred.Groups[0] != 4242 {
 		t.Errorf("kvm with a group-rw device: groups %v, want [4242]", k.cred.Groups)
 	}
 	os.Chmod(dev, 0o600)
-	if k, _ := newJail(AccelKVM, dev); len(k.cred.Groups) != 0 {
+	if k, _ := NewJail(AccelKVM, dev); len(k.cred.Groups) != 0 {
 		t.Errorf("kvm with a 0600 device: groups %v, want none", k.cred.Groups)
 	}
 	closed := filepath.Join(t.TempDir(), "run") // under a 0700 directory
 	os.Mkdir(closed, 0o700)
-	if err := j.reachable(closed); err == nil || !strings.Contains(err.Error(), "cannot pass through") {
+	if err := j.Reachable(closed); err == nil || !strings.Contains(err.Error(), "cannot pass through") {
 		t.Errorf("a run directory under a 0700 one: %v", err)
 	}
-	if err := j.reachable(filepath.Join(searchableTempDir(t), "run")); err != nil {
+	if err := j.Reachable(filepath.Join(searchableTempDir(t), "run")); err != nil {
 		t.Errorf("under 0711 directories: %v", err)
 	}
 }
@@ -181,13 +181,13 @@ func TestRealQEMUConfined(t *testing.T) {
 	qemuImg := testenv.Tool(t, "qemu-img", "qemu-utils")
 	dir := searchableTempDir(t)
 	img, f := tinyTemplate(t, dir, 0o600)
-	j, err := newJail(AccelTCG, "/dev/kvm")
+	j, err := NewJail(AccelTCG, "/dev/kvm")
 	if err != nil {
 		t.Fatal(err)
 	}
 	run := filepath.Join(dir, "run")
 	os.Mkdir(run, 0o700)
-	if err := stageBoot(run, &Boot{}, j); err != nil {
+	if err := StageBoot(run, &Boot{}, j); err != nil {
 		t.Fatal(err)
 	}
 	c, _ := NewClone(0, filepath.Join(run, "clone-1"))
@@ -200,7 +200,7 @@ func TestRealQEMUConfined(t *testing.T) {
 	if err := r.prepare(ctx, "t"); err != nil {
 		t.Fatal(err)
 	}
-	args := Args(c, boot)
+	args := Args(c, boot, Devices{})
 	checkConfinedArgs(t, "qemu", args, img)
 	// A second monitor for the test's own client: go-qemu hands its
 	// scanner's buffer to the caller, which a long reply overwrites.
@@ -209,7 +209,7 @@ func TestRealQEMUConfined(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer v.stop()
+	defer v.Stop()
 	st, err := os.ReadFile(filepath.Join("/proc", itoa(v.cmd.Process.Pid), "status"))
 	if err != nil {
 		t.Fatal(err)

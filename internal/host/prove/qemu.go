@@ -45,8 +45,11 @@ func (c Clone) QMP() string { return filepath.Join(c.Dir, "qmp.sock") }
 func (c Clone) Vars() string { return filepath.Join(c.Dir, "OVMF_VARS.fd") }
 
 // host returns the nth address of the clone's network.
-func (c Clone) host(n int) netip.Addr {
-	a := c.Net.Addr().As4()
+func (c Clone) host(n int) netip.Addr { return nthHost(c.Net, n) }
+
+// nthHost returns the nth address of an IPv4 network of /24 or smaller.
+func nthHost(net netip.Prefix, n int) netip.Addr {
+	a := net.Masked().Addr().As4()
 	a[3] += byte(n)
 	return netip.AddrFrom4(a)
 }
@@ -110,11 +113,42 @@ func (b Boot) layers() []image.Layer {
 	return b.Chain.Layers
 }
 
-// Args is QEMU's command line for clone c. The guest gets only QEMU's
-// user network with restrict=on (no way out of the host), its overlay,
-// its seed, an agent channel, a serial console into a file, QMP and a
-// virtio RNG (entropy for SSH host key generation under TCG).
-func Args(c Clone, b Boot) []string {
+// NIC is a further NIC: another user network, restrict=on as the
+// clone's own, with the gateway at .2, DNS at .3 and DHCP from .8 of Net.
+type NIC struct {
+	Net netip.Prefix
+	MAC string
+	// Slot is its PCI slot (the guest names it ens<Slot>); not 3, the
+	// clone's own NIC's.
+	Slot int
+}
+
+// Disk is a further raw disk, after the clone's own and before the seed,
+// so that the guest sees it as /dev/vdb, /dev/vdc and on.
+type Disk struct {
+	Path string
+	// Serial is its virtio serial (/dev/disk/by-id/virtio-<Serial>).
+	Serial string
+}
+
+// Devices are what a guest gets beyond a clone's: prove's clones get
+// none; the VM test harness (test/vm) gives second NICs, data and export
+// disks, and a guest without the agent's port.
+type Devices struct {
+	NICs  []NIC
+	Disks []Disk
+	// NoAgentPort leaves out the org.qemu.guest_agent.0 port (the
+	// virtio-serial controller stays): for a test of a guest no agent
+	// can answer. prove always gives its clones the port.
+	NoAgentPort bool
+}
+
+// Args is QEMU's command line for clone c with devices d. The guest gets
+// only QEMU's user networks with restrict=on (no way out of the host),
+// its overlay, its seed, an agent channel, a serial console into a
+// file, QMP and a virtio RNG (entropy for SSH host key generation under
+// TCG).
+func Args(c Clone, b Boot, d Devices) []string {
 	a := []string{
 		"-name", c.Name, "-sandbox", sandbox, "-accel", b.Accel,
 		"-m", fmt.Sprint(b.MemoryMiB), "-smp", fmt.Sprint(b.CPUs),
@@ -125,6 +159,44 @@ func Args(c Clone, b Boot) []string {
 	if b.Accel == AccelKVM {
 		a = append(a, "-cpu", "host")
 	}
+	a = append(a, firmwareArgs(c, b)...)
+	// The NIC first, in slot 3 as QEMU's default NIC (the guest names it
+	// ens3 before cloud-init renames it), before another device takes it.
+	a = append(a,
+		"-netdev", netdev("net0", c.Net),
+		"-device", "virtio-net-pci,netdev=net0,addr=0x3,mac="+c.MAC)
+	for i, n := range d.NICs {
+		id := fmt.Sprintf("net%d", i+1)
+		a = append(a, "-netdev", netdev(id, n.Net),
+			"-device", fmt.Sprintf("virtio-net-pci,netdev=%s,addr=0x%x,mac=%s", id, n.Slot, n.MAC))
+	}
+	a = append(a, diskArgs(c, b)...)
+	a = append(a, "-device", "virtio-blk-pci,drive=disk0,bootindex=1")
+	for i, k := range d.Disks {
+		id := fmt.Sprintf("extra%d", i)
+		dev := "virtio-blk-pci,drive=" + id
+		if k.Serial != "" {
+			dev += ",serial=" + k.Serial
+		}
+		a = append(a, "-drive", "file="+k.Path+",if=none,id="+id+",format=raw", "-device", dev)
+	}
+	a = append(a,
+		"-drive", "file="+c.Seed()+",if=none,id=seed0,format=raw,readonly=on",
+		"-device", "virtio-blk-pci,drive=seed0",
+		"-device", "virtio-serial-pci",
+	)
+	if !d.NoAgentPort {
+		a = append(a,
+			"-chardev", "socket,path="+c.QGA()+",server=on,wait=off,id=qga0",
+			"-device", "virtserialport,chardev=qga0,name=org.qemu.guest_agent.0")
+	}
+	return append(a, "-object", "rng-random,filename=/dev/urandom,id=rng0", "-device", "virtio-rng-pci,rng=rng0")
+}
+
+// firmwareArgs boot the kernel given, or UEFI with the clone's own
+// variables; BIOS needs none.
+func firmwareArgs(c Clone, b Boot) []string {
+	var a []string
 	switch b.Firmware {
 	case FirmwareKernel:
 		a = append(a, "-kernel", b.Kernel)
@@ -139,21 +211,6 @@ func Args(c Clone, b Boot) []string {
 			"-drive", "if=pflash,format=raw,unit=0,readonly=on,file="+b.OVMF.Code,
 			"-drive", "if=pflash,format=raw,unit=1,file="+c.Vars())
 	}
-	// The NIC first, in slot 3 as QEMU's default NIC (the guest names it
-	// ens3 before cloud-init renames it), before another device takes it.
-	a = append(a,
-		"-netdev", netdev(c),
-		"-device", "virtio-net-pci,netdev=net0,addr=0x3,mac="+c.MAC)
-	a = append(a, diskArgs(c, b)...)
-	a = append(a,
-		"-device", "virtio-blk-pci,drive=disk0,bootindex=1",
-		"-drive", "file="+c.Seed()+",if=none,id=seed0,format=raw,readonly=on",
-		"-device", "virtio-blk-pci,drive=seed0",
-		"-device", "virtio-serial-pci",
-		"-chardev", "socket,path="+c.QGA()+",server=on,wait=off,id=qga0",
-		"-device", "virtserialport,chardev=qga0,name=org.qemu.guest_agent.0",
-		"-object", "rng-random,filename=/dev/urandom,id=rng0", "-device", "virtio-rng-pci,rng=rng0",
-	)
 	return a
 }
 
@@ -195,14 +252,14 @@ func jsonArg(v map[string]any) string {
 	return string(b)
 }
 
-// netdev is the clone's user network: restrict=on always, no IPv6, and
-// its own /28 with the gateway at .2, DNS at .3 and DHCP from .8.
-func netdev(c Clone) string {
+// netdev is user network id on net: restrict=on always, no IPv6, the
+// gateway at .2, DNS at .3 and DHCP from .8.
+func netdev(id string, net netip.Prefix) string {
 	return strings.Join([]string{
-		"user", "id=net0", "restrict=on", "ipv6=off",
-		"net=" + c.Net.String(),
-		"host=" + c.host(2).String(),
-		"dns=" + c.host(3).String(),
-		"dhcpstart=" + c.host(8).String(),
+		"user", "id=" + id, "restrict=on", "ipv6=off",
+		"net=" + net.String(),
+		"host=" + nthHost(net, 2).String(),
+		"dns=" + nthHost(net, 3).String(),
+		"dhcpstart=" + nthHost(net, 8).String(),
 	}, ",")
 }

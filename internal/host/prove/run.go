@@ -108,7 +108,7 @@ func Run(ctx context.Context, cfg Config, readTemplate TemplateReader) (Report, 
 		return Report{}, err
 	}
 	defer boot.Chain.Close()
-	j, err := newJail(boot.Accel, cfg.KVMDevice)
+	j, err := NewJail(boot.Accel, cfg.KVMDevice)
 	if err != nil {
 		return Report{}, &Refusal{err.Error()}
 	}
@@ -125,7 +125,7 @@ func Run(ctx context.Context, cfg Config, readTemplate TemplateReader) (Report, 
 	if cfg.Keep != "" {
 		rep.Kept = dir
 	}
-	if err := stageBoot(dir, &boot, j); err != nil {
+	if err := StageBoot(dir, &boot, j); err != nil {
 		return Report{}, err
 	}
 	rep.Clones = runClones(ctx, cfg, boot, dir, j)
@@ -194,15 +194,15 @@ func plan(ctx context.Context, cfg *Config, rep *Report) (Boot, error) {
 // maxBootFile bounds a kernel, initrd or OVMF code file prove copies.
 const maxBootFile = 1 << 30
 
-// stageBoot makes the run's directory QEMU's user's own and copies the
+// StageBoot makes the run's directory QEMU's user's own and copies the
 // kernel, initrd and OVMF code into it, pointing b at the copies: QEMU
 // runs as that user and must open nothing of root's. It checks that the
 // user can reach the directory at all.
-func stageBoot(dir string, b *Boot, j jail) error {
-	if err := j.own(dir, 0o700); err != nil {
+func StageBoot(dir string, b *Boot, j Jail) error {
+	if err := j.Own(dir, 0o700); err != nil {
 		return err
 	}
-	if err := j.reachable(dir); err != nil {
+	if err := j.Reachable(dir); err != nil {
 		return &Refusal{err.Error()}
 	}
 	for _, f := range []struct {
@@ -213,7 +213,7 @@ func stageBoot(dir string, b *Boot, j jail) error {
 			continue
 		}
 		dst := filepath.Join(dir, f.name)
-		if err := j.stageFile(*f.p, dst, maxBootFile); err != nil {
+		if err := j.StageFile(*f.p, dst, maxBootFile); err != nil {
 			return fmt.Errorf("copy %s for QEMU: %w", *f.p, err)
 		}
 		*f.p = dst
@@ -273,7 +273,7 @@ func workDir(keep string) (string, func(), error) {
 }
 
 // runClones boots every clone in parallel and waits for all of them.
-func runClones(ctx context.Context, cfg Config, boot Boot, dir string, j jail) []CloneResult {
+func runClones(ctx context.Context, cfg Config, boot Boot, dir string, j Jail) []CloneResult {
 	var tagb [3]byte
 	rand.Read(tagb[:])
 	tag := hex.EncodeToString(tagb[:])

@@ -55,7 +55,7 @@ func tinyTemplate(t *testing.T, dir string, mode os.FileMode) (string, *os.File)
 // fakeRunDir boots clones of a small raw template, passed as a one-layer
 // chain, on the fake QEMU under the run's jail; it returns the run's
 // directory (clones/clone-N) and the jail too.
-func fakeRunDir(t *testing.T, mode string, d time.Duration) ([]CloneResult, time.Duration, string, jail) {
+func fakeRunDir(t *testing.T, mode string, d time.Duration) ([]CloneResult, time.Duration, string, Jail) {
 	t.Helper()
 	qemuImg := testenv.Tool(t, "qemu-img", "qemu-utils")
 	t.Setenv(fakeEnv, mode)
@@ -64,7 +64,7 @@ func fakeRunDir(t *testing.T, mode string, d time.Duration) ([]CloneResult, time
 	cfg := Config{Image: img, Clones: 2, QEMU: fakeBin, QEMUImg: qemuImg, Kernel: "/vmlinuz"}.withDefaults()
 	boot := Boot{Firmware: FirmwareKernel, Kernel: "/vmlinuz", Accel: AccelTCG, MemoryMiB: 128, CPUs: 1,
 		Chain: &image.Chain{Layers: []image.Layer{{Path: img, Format: "raw", VirtualSize: 1 << 20, File: f}}}}
-	j, err := newJail(AccelTCG, "/dev/kvm")
+	j, err := NewJail(AccelTCG, "/dev/kvm")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func fakeRunDir(t *testing.T, mode string, d time.Duration) ([]CloneResult, time
 	if err := os.Mkdir(clones, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := stageBoot(clones, &Boot{}, j); err != nil {
+	if err := StageBoot(clones, &Boot{}, j); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), d)

@@ -3,6 +3,7 @@ package prove
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -16,32 +17,47 @@ import (
 	"github.com/guestcheck/guestcheck/internal/host/image"
 )
 
-// vm is one running QEMU.
-type vm struct {
+// VM is one running QEMU: a clone of prove's, or a guest of the VM test
+// harness (test/vm), which boots through this same code.
+type VM struct {
 	clone  Clone
 	cmd    *exec.Cmd
 	exited chan struct{}
-	// exitErr is QEMU's exit and the end of its stderr, set before
-	// exited closes.
-	exitErr error
+	// waitErr is QEMU's exit status and the end of its stderr, nil for
+	// a clean exit; set before exited closes.
+	waitErr error
 	mon     *qmp.SocketMonitor
 	monMu   sync.Mutex
+	// events holds the first QMP event of each name, at most maxEvents
+	// names however many events a guest provokes.
+	evMu   sync.Mutex
+	events map[string]qmp.Event
 }
+
+// maxEvents bounds the QMP event names kept (QEMU has about a hundred).
+const maxEvents = 128
 
 // stderrLimit bounds what is kept of QEMU's own stderr.
 const stderrLimit = 8 << 10
 
-// start runs QEMU for the clone in its own process group (so that a
-// kill takes all of it), as the jail's user with files as its
-// descriptors 3 and up, and connects QMP.
+// Start runs QEMU (the binary qemu) for clone c booted as b with devices
+// d (Args), in its own process group (so that a kill takes all of it),
+// as the jail's user with the template chain's files as its descriptors
+// 3 and up, and connects QMP. c's directory and files must be j's
+// (Jail.Own, CreateOverlay, StageBoot).
 //
 // The privileges are dropped here, before exec, and never through
 // QEMU's own -runas (7.2's; -run-with user= in later QEMUs): with
 // those, QEMU parses its options and opens the disks, firmware, chardevs
 // and sockets as root and changes user only just before the guest runs, so a hostile template and
 // every path in the command line would still meet a root process.
-func start(ctx context.Context, qemu string, c Clone, args []string, files []*os.File, j jail) (*vm, error) {
-	v := &vm{clone: c, exited: make(chan struct{})}
+func Start(ctx context.Context, qemu string, c Clone, b Boot, d Devices, j Jail) (*VM, error) {
+	return start(ctx, qemu, c, Args(c, b, d), b.files(), j)
+}
+
+// start is Start with the command line given (tests add to it).
+func start(ctx context.Context, qemu string, c Clone, args []string, files []*os.File, j Jail) (*VM, error) {
+	v := &VM{clone: c, exited: make(chan struct{}), events: map[string]qmp.Event{}}
 	v.cmd = exec.Command(qemu, args...)
 	v.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: j.cred}
 	v.cmd.ExtraFiles = files
@@ -54,21 +70,28 @@ func start(ctx context.Context, qemu string, c Clone, args []string, files []*os
 		err := v.cmd.Wait()
 		if s := stderr.String(); err != nil && s != "" {
 			err = fmt.Errorf("%w: %s", err, firstLines(s, 3))
-		} else if err == nil {
-			err = fmt.Errorf("exited")
 		}
-		v.exitErr = err
+		v.waitErr = err
 		close(v.exited)
 	}()
 	if err := v.connectQMP(ctx); err != nil {
-		v.kill()
+		v.Kill()
 		return nil, err
 	}
 	if err := v.running(); err != nil {
-		v.kill()
+		v.Kill()
 		return nil, err
 	}
 	return v, nil
+}
+
+// exitErr is why QEMU stopped, for messages: its exit status and
+// stderr, or "exited".
+func (v *VM) exitErr() error {
+	if v.waitErr == nil {
+		return errors.New("exited")
+	}
+	return v.waitErr
 }
 
 func firstLines(s string, n int) string {
@@ -81,7 +104,7 @@ func firstLines(s string, n int) string {
 
 // connectQMP connects to QEMU's monitor, retrying while QEMU starts, and
 // drains its events (go-qemu blocks when nobody reads them).
-func (v *vm) connectQMP(ctx context.Context) error {
+func (v *VM) connectQMP(ctx context.Context) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		mon, err := qmp.NewSocketMonitor("unix", v.clone.QMP(), 2*time.Second)
@@ -93,7 +116,7 @@ func (v *vm) connectQMP(ctx context.Context) error {
 		}
 		select {
 		case <-v.exited:
-			return fmt.Errorf("QEMU exited at start: %v", v.exitErr)
+			return fmt.Errorf("QEMU exited at start: %v", v.exitErr())
 		case <-ctx.Done():
 			return fmt.Errorf("QMP %s: %w", v.clone.QMP(), ctx.Err())
 		case <-time.After(200 * time.Millisecond):
@@ -107,14 +130,19 @@ func (v *vm) connectQMP(ctx context.Context) error {
 		return fmt.Errorf("QMP events: %w", err)
 	}
 	go func() {
-		for range evs {
+		for e := range evs {
+			v.evMu.Lock()
+			if _, ok := v.events[e.Event]; !ok && len(v.events) < maxEvents {
+				v.events[e.Event] = e
+			}
+			v.evMu.Unlock()
 		}
 	}()
 	return nil
 }
 
 // qmp runs one QMP command with a deadline (go-qemu's Run has none).
-func (v *vm) qmp(cmd string, d time.Duration) ([]byte, error) {
+func (v *VM) qmp(cmd string, d time.Duration) ([]byte, error) {
 	v.monMu.Lock()
 	mon := v.mon
 	v.monMu.Unlock()
@@ -139,7 +167,7 @@ func (v *vm) qmp(cmd string, d time.Duration) ([]byte, error) {
 }
 
 // running reports whether QMP says the guest runs.
-func (v *vm) running() error {
+func (v *VM) running() error {
 	out, err := v.qmp(`{"execute":"query-status"}`, 10*time.Second)
 	if err != nil {
 		return err
@@ -155,8 +183,31 @@ func (v *vm) running() error {
 	return nil
 }
 
-// alive reports whether QEMU still runs.
-func (v *vm) alive() bool {
+// Event returns the first QMP event named name seen so far (SHUTDOWN
+// tells whether the guest powered itself off).
+func (v *VM) Event(name string) (qmp.Event, bool) {
+	v.evMu.Lock()
+	defer v.evMu.Unlock()
+	e, ok := v.events[name]
+	return e, ok
+}
+
+// Exited is closed once QEMU has exited.
+func (v *VM) Exited() <-chan struct{} { return v.exited }
+
+// Wait waits for QEMU to exit by itself and returns its exit status
+// with the end of its stderr, nil for a clean exit.
+func (v *VM) Wait(ctx context.Context) error {
+	select {
+	case <-v.exited:
+		return v.waitErr
+	case <-ctx.Done():
+		return fmt.Errorf("%s: QEMU still running: %w", v.clone.Name, ctx.Err())
+	}
+}
+
+// Alive reports whether QEMU still runs.
+func (v *VM) Alive() bool {
 	select {
 	case <-v.exited:
 		return false
@@ -165,23 +216,23 @@ func (v *vm) alive() bool {
 	}
 }
 
-// stop asks QEMU to quit over QMP (the clone is thrown away, so there is
+// Stop asks QEMU to quit over QMP (the clone is thrown away, so there is
 // no guest shutdown to wait for) and kills it when it does not exit
 // within 10 s.
-func (v *vm) stop() {
-	if v.alive() {
+func (v *VM) Stop() {
+	if v.Alive() {
 		v.qmp(`{"execute":"quit"}`, 5*time.Second)
 		select {
 		case <-v.exited:
 		case <-time.After(10 * time.Second):
 		}
 	}
-	v.kill()
+	v.Kill()
 }
 
-// kill SIGKILLs QEMU's process group and waits for it.
-func (v *vm) kill() {
-	if v.alive() && v.cmd.Process != nil {
+// Kill SIGKILLs QEMU's process group and waits for it.
+func (v *VM) Kill() {
+	if v.Alive() && v.cmd.Process != nil {
 		syscall.Kill(-v.cmd.Process.Pid, syscall.SIGKILL)
 		select {
 		case <-v.exited:
