@@ -32,9 +32,6 @@ const (
 	codeTemplateNamed = "hostname-template-named"
 )
 
-// pathEtcHostname is the static hostname's file.
-var pathEtcHostname = hostnamefile.Path
-
 // Guest paths the check reads.
 const (
 	pathKernelHostname  = hostnamefile.KernelPath
