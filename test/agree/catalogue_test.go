@@ -50,7 +50,6 @@ type gap struct{ root, prop, why string }
 // knownGaps are the gaps left. One that closes fails the test until it is
 // removed from here.
 var knownGaps = []gap{
-	{"dhcpcd-leases", "collide", "guestid does not parse dhcpcd's lease files (saved BOOTP messages)"},
 	{"networkd-leases", "collide", "guestid reads /run's networkd leases on the running system only"},
 	{"wicked-duid/var/lib/wicked/iaid.xml", "collide", "an IAID is no client identifier by itself; guestid reads duid.xml"},
 	{"wicked-leases", "collide", "guestid does not read wicked's lease XML"},

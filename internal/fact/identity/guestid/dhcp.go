@@ -58,6 +58,7 @@ var dhclientKnown = []string{"dhclient.leases", "dhclient6.leases"}
 func (rd *reader) dhcpClients(f netconf.Facts, machineID string, live bool) {
 	rd.dhclientFiles()
 	rd.dhcpcdDUID()
+	rd.dhcpcdLeases()
 	rd.wickedDUID()
 	rd.nmLeases()
 	if live && rd.networkdLeases() {
@@ -170,6 +171,36 @@ func (rd *reader) dhcpcdDUID() {
 		rd.problems(probs)
 		if d != nil {
 			rd.addDHCP(KindDUID, d, p, "")
+		}
+	}
+}
+
+// dhcpcdLeases reads dhcpcd's lease files, in every directory the
+// catalogue names: each is the server's last reply, which echoes the
+// identifier the client presented (DHCPv4 option 61, DHCPv6's client
+// DUID). A file that is no DHCP message is noted, not guessed at.
+func (rd *reader) dhcpcdLeases() {
+	for _, pl := range catalogue.Lookup(catalogue.DhcpcdLeases).Dirs() {
+		for _, e := range rd.listDir(ItemDHCPClient, pl.Path) {
+			if ok, _ := path.Match(pl.Match, e.Name); !ok || e.Kind != fs.KindRegular {
+				continue
+			}
+			p := path.Join(pl.Path, e.Name)
+			b, ok := rd.readFile(ItemDHCPClient, p, maxLeaseFile)
+			if !ok {
+				continue
+			}
+			v6 := strings.HasSuffix(e.Name, ".lease6")
+			l, err := dhcplease.ParseDhcpcdLease(b, v6)
+			switch {
+			case err != nil:
+				rd.unread(ItemDHCPClient, p+": not a dhcpcd lease: "+err.Error())
+			case l.ClientID == nil:
+			case v6:
+				rd.addDHCP(KindDUID, l.ClientID, p, "")
+			default:
+				rd.addDHCP(KindClientID, l.ClientID, p, "")
+			}
 		}
 	}
 }

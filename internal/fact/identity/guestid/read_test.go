@@ -460,3 +460,29 @@ func TestReadInstanceFromState(t *testing.T) {
 		t.Errorf("the cache is the current instance: instance-id %q", id.InstanceID)
 	}
 }
+
+// TestReadDhcpcdLeases: dhcpcd's saved replies give the identifier the
+// client presented; two clones that keep one collide on it; a file that
+// is no DHCP message is noted as unread.
+func TestReadDhcpcdLeases(t *testing.T) {
+	ack := make([]byte, 236)
+	ack[0], ack[1], ack[2] = 2, 1, 6
+	ack = append(ack, 99, 130, 83, 99, 53, 1, 5, 61, 7, 1, 0x52, 0x54, 0, 0x12, 0x34, 0x56, 255)
+	reply6 := []byte{7, 1, 2, 3, 0, 1, 0, 4, 0, 4, 0xab, 0xcd}
+	id := Read(openRoot(t, testenv.WriteTree(t, map[string]string{
+		"/var/lib/dhcpcd/eth0.lease":  string(ack),
+		"/var/lib/dhcpcd/eth0.lease6": string(reply6),
+		"/var/lib/dhcpcd/eth1.lease":  "garbage",
+		"/var/lib/dhcpcd/duid":        "00:04:ab:cd\n",
+	})), false)
+	want := []DHCPClient{
+		{Kind: KindDUID, Value: "00:04:ab:cd", Source: "/var/lib/dhcpcd/duid"},
+		{Kind: KindClientID, Value: "01:52:54:00:12:34:56", Source: "/var/lib/dhcpcd/eth0.lease"},
+	}
+	if !slices.Equal(id.DHCPClients, want) {
+		t.Errorf("DHCP clients %+v, want %+v (the .lease6 DUID is the duid file's)", id.DHCPClients, want)
+	}
+	if len(id.Unread) != 1 || !strings.HasPrefix(id.Unread[0], "dhcp-client-id: /var/lib/dhcpcd/eth1.lease: not a dhcpcd lease: ") {
+		t.Errorf("unread %q", id.Unread)
+	}
+}
