@@ -52,7 +52,6 @@ type gap struct{ root, prop, why string }
 var knownGaps = []gap{
 	{"networkd-leases", "collide", "guestid reads /run's networkd leases on the running system only"},
 	{"wicked-duid/var/lib/wicked/iaid.xml", "collide", "an IAID is no client identifier by itself; guestid reads duid.xml"},
-	{"wicked-leases", "collide", "guestid does not read wicked's lease XML"},
 	{"cloud-init-instance/var/lib/cloud/data/previous-instance-id", "collide", "guestid compares the current instance-id (data/instance-id) only"},
 }
 

@@ -60,6 +60,7 @@ func (rd *reader) dhcpClients(f netconf.Facts, machineID string, live bool) {
 	rd.dhcpcdDUID()
 	rd.dhcpcdLeases()
 	rd.wickedDUID()
+	rd.wickedLeases()
 	rd.nmLeases()
 	if live && rd.networkdLeases() {
 		return
@@ -220,6 +221,36 @@ func (rd *reader) wickedDUID() {
 	for _, tok := range duidToken.FindAll(b, 8) {
 		if v, err := hex.DecodeString(strings.ReplaceAll(string(tok), ":", "")); err == nil {
 			rd.addDHCP(KindDUID, v, WickedDUIDPath, "")
+		}
+	}
+}
+
+// wickedClientID is a lease's <client-id> element as wicked writes it
+// (lease-IFACE-dhcp-ipv4.xml, -ipv6.xml): colon-separated hex bytes.
+var wickedClientID = regexp.MustCompile(`<client-id>\s*([0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){1,129})\s*</client-id>`)
+
+// wickedLeases reads the client identifiers of wicked's lease files: a
+// DHCPv4 lease's client-id, a DHCPv6 lease's (its DUID).
+func (rd *reader) wickedLeases() {
+	for _, pl := range catalogue.Lookup(catalogue.WickedLeases).Dirs() {
+		for _, e := range rd.listDir(ItemDHCPClient, pl.Path) {
+			if ok, _ := path.Match(pl.Match, e.Name); !ok || e.Kind != fs.KindRegular || !strings.HasSuffix(e.Name, ".xml") {
+				continue
+			}
+			p := path.Join(pl.Path, e.Name)
+			b, ok := rd.readFile(ItemDHCPClient, p, maxLeaseFile)
+			if !ok {
+				continue
+			}
+			kind := KindClientID
+			if strings.HasSuffix(e.Name, "-ipv6.xml") {
+				kind = KindDUID
+			}
+			for _, m := range wickedClientID.FindAllSubmatch(b, 4) {
+				if v, err := hex.DecodeString(strings.ReplaceAll(string(m[1]), ":", "")); err == nil {
+					rd.addDHCP(kind, v, p, "")
+				}
+			}
 		}
 	}
 }

@@ -486,3 +486,20 @@ func TestReadDhcpcdLeases(t *testing.T) {
 		t.Errorf("unread %q", id.Unread)
 	}
 }
+
+// TestReadWickedLeases: a wicked DHCPv4 lease gives its client-id, a
+// DHCPv6 lease its DUID; other files of /var/lib/wicked are not leases.
+func TestReadWickedLeases(t *testing.T) {
+	id := Read(openRoot(t, testenv.WriteTree(t, map[string]string{
+		"/var/lib/wicked/lease-eth0-dhcp-ipv4.xml": "<lease>\n  <family>ipv4</family>\n  <ipv4:dhcp>\n    <client-id>ff:00:12:34:56:00:01</client-id>\n  </ipv4:dhcp>\n</lease>\n",
+		"/var/lib/wicked/lease-eth0-dhcp-ipv6.xml": "<lease><ipv6:dhcp><client-id>00:04:ab:cd:ef</client-id></ipv6:dhcp></lease>",
+		"/var/lib/wicked/lease-eth0-dhcp-ipv4.bak": "<client-id>01:02</client-id>",
+	})), false)
+	want := []DHCPClient{
+		{Kind: KindClientID, Value: "ff:00:12:34:56:00:01", Source: "/var/lib/wicked/lease-eth0-dhcp-ipv4.xml"},
+		{Kind: KindDUID, Value: "00:04:ab:cd:ef", Source: "/var/lib/wicked/lease-eth0-dhcp-ipv6.xml"},
+	}
+	if !slices.Equal(id.DHCPClients, want) {
+		t.Errorf("DHCP clients %+v, want %+v", id.DHCPClients, want)
+	}
+}
