@@ -43,16 +43,16 @@ var catalogueCodes = map[string][]string{
 	catalogue.Enrolment:           {"identity-template-leftover"},
 }
 
-// gap is a property that does not hold today on the roots whose names
-// start with root: a disagreement reported rather than fixed, with why.
+// gap is a property that does not hold on the roots whose names start
+// with root, with why: each left is one the comparison should not make.
 type gap struct{ root, prop, why string }
 
-// knownGaps are the gaps left. One that closes fails the test until it is
-// removed from here.
+// knownGaps are the properties that do not hold, each by design. One
+// that comes to hold fails the test until it is removed from here.
 var knownGaps = []gap{
-	{"networkd-leases", "collide", "guestid reads /run's networkd leases on the running system only"},
-	{"wicked-duid/var/lib/wicked/iaid.xml", "collide", "an IAID is no client identifier by itself; guestid reads duid.xml"},
-	{"cloud-init-instance/var/lib/cloud/data/previous-instance-id", "collide", "guestid compares the current instance-id (data/instance-id) only"},
+	{"networkd-leases", "collide", "a tmpfs covers an image's /run at boot, so no clone presents these leases: guestid reads them on the running system only (sealprep still removes them, and guestcheck flags them, since a root captured from a running guest holds them)"},
+	{"wicked-duid/var/lib/wicked/iaid.xml", "collide", "an IAID identifies a client only together with its DUID (RFC 8415 section 12): clones that share the IAID but not duid.xml present different identities; guestid compares duid.xml"},
+	{"cloud-init-instance/var/lib/cloud/data/previous-instance-id", "collide", "the previous instance-id is history: cloud-init decides a first boot on the current one (data/instance-id, the instance link), which guestid compares"},
 }
 
 // TestCatalogue (issue 29, part 4) holds, on a root for every form of
