@@ -324,7 +324,7 @@ func ReadLeftovers(r fs.Reader) []catalogue.Found {
 	var out []catalogue.Found
 	for _, name := range TemplateLeftoverItems {
 		for _, f := range catalogue.Lookup(name).Find(r) {
-			if e, err := r.Lstat(f.Path); err == nil && e.Kind == fs.KindRegular {
+			if f.Kind == fs.KindRegular {
 				out = append(out, f)
 			}
 		}

@@ -30,7 +30,7 @@ func ReadDHCPState(r fs.Reader) []string {
 	for _, name := range DHCPStateItems {
 		it := catalogue.Lookup(name)
 		for _, f := range it.Find(r) {
-			if e, err := r.Lstat(f.Path); err == nil && e.Kind == fs.KindRegular {
+			if f.Kind == fs.KindRegular {
 				out = append(out, f.Path+" ("+it.What+")")
 			}
 		}

@@ -78,6 +78,8 @@ type Item struct {
 type Found struct {
 	Item string
 	Path string
+	// Kind is what Path is: a regular file or a symlink.
+	Kind fs.Kind
 }
 
 // Find lists the places of it that r holds: the file itself for a file
@@ -89,7 +91,7 @@ func (it Item) Find(r fs.Reader) []Found {
 	for _, pl := range it.Places {
 		if !pl.Dir {
 			if e, err := r.Lstat(pl.Path); err == nil && (e.Kind == fs.KindRegular || e.Kind == fs.KindSymlink) {
-				out = append(out, Found{it.Name, pl.Path})
+				out = append(out, Found{Item: it.Name, Path: pl.Path, Kind: e.Kind})
 			}
 			continue
 		}
@@ -102,7 +104,7 @@ func (it Item) Find(r fs.Reader) []Found {
 				continue
 			}
 			if ok, _ := path.Match(pl.Match, e.Name); pl.Match == "" || ok {
-				out = append(out, Found{it.Name, path.Join(pl.Path, e.Name)})
+				out = append(out, Found{Item: it.Name, Path: path.Join(pl.Path, e.Name), Kind: e.Kind})
 			}
 		}
 	}
