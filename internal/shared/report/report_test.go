@@ -30,10 +30,11 @@ var meta = Meta{Tool: "guestcheck", Version: "1.2.3", Root: "/",
 // testIdentity has every identity item once, for the JSON formats.
 var testIdentity = guestid.Identity{
 	MachineIDHash: "76eb71b6730144dfbb51776f36fd12fc", MachineIDState: "valid",
-	HostKeys:    []guestid.HostKey{{Type: "ssh-ed25519", Fingerprint: "SHA256:pR8fS2Ctq1bUxv6tGZ0H5c0wH9mXhLuJ3ZqkVw9Zb1I", Path: "/etc/ssh/ssh_host_ed25519_key"}},
-	DHCPClients: []guestid.DHCPClient{{Kind: "duid", Value: "00:02:00:00:ab:11:61:77:40:de:13:42:c3:a2", Source: "systemd-networkd: DUID-EN from /etc/machine-id (/etc/netplan/50-cloud-init.yaml:6)"}},
-	MACBindings: []guestid.MACBinding{{MAC: "52:54:00:12:34:56", At: "/etc/netplan/50-cloud-init.yaml:8", Kind: "netplan match: macaddress"}},
-	Hostname:    "vm1", InstanceID: "i-0123456789",
+	OtherMachineIDs: []guestid.MachineIDCopy{{Hash: "6428146d0c0847759accdcda8b4a5231", Source: "/var/lib/dbus/machine-id"}},
+	HostKeys:        []guestid.HostKey{{Type: "ssh-ed25519", Fingerprint: "SHA256:pR8fS2Ctq1bUxv6tGZ0H5c0wH9mXhLuJ3ZqkVw9Zb1I", Path: "/etc/ssh/ssh_host_ed25519_key"}},
+	DHCPClients:     []guestid.DHCPClient{{Kind: "duid", Value: "00:02:00:00:ab:11:61:77:40:de:13:42:c3:a2", Source: "systemd-networkd: DUID-EN from /etc/machine-id (/etc/netplan/50-cloud-init.yaml:6)"}},
+	MACBindings:     []guestid.MACBinding{{MAC: "52:54:00:12:34:56", At: "/etc/netplan/50-cloud-init.yaml:8", Kind: "netplan match: macaddress"}},
+	Hostname:        "vm1", InstanceID: "i-0123456789",
 	Interfaces: []guestid.Interface{{Name: "enp1s0", MAC: "52:54:00:12:34:56", Addresses: []string{"192.0.2.10/24", "2001:db8::10/64"}}},
 	Unread:     []string{"dhcp-client-id: cannot list /var/lib/NetworkManager: permission denied"},
 }
