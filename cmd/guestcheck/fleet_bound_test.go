@@ -18,29 +18,19 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
 	"github.com/guestcheck/guestcheck/internal/host/fleet"
+	"github.com/guestcheck/guestcheck/internal/host/fleet/fleettest"
 	"github.com/guestcheck/guestcheck/internal/host/qga/qgafake"
-	"github.com/guestcheck/guestcheck/internal/shared/report"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
-// realisticReport is a report the size of a real guest's: 20 checks of
-// three findings each, with evidence, and an identity.
+// realisticReport is fleettest's report of a real guest's size, with
+// VM i's own identity, as JSON.
 func realisticReport(t testing.TB, i int) []byte {
 	t.Helper()
-	var results []runner.Result
-	for c := range 20 {
-		var fs []runner.Finding
-		for f := range 3 {
-			fs = append(fs, runner.New(runner.Pass, fmt.Sprintf("check%d-finding%d", c, f), "the thing this check verifies is as declared, with some words",
-				map[string]string{"path": "/etc/some/file", "value": strings.Repeat("x", 80), "source": "cloud-init"}, ""))
-		}
-		results = append(results, runner.Result{ID: fmt.Sprintf("check%d", c), Title: "A check", Status: runner.Pass, Summary: "ok", Findings: fs})
-	}
 	id := &guestid.Identity{MachineIDHash: fmt.Sprintf("%032x", i), Hostname: fmt.Sprintf("vm%d", i),
 		HostKeys:   []guestid.HostKey{{Type: "ssh-ed25519", Fingerprint: fmt.Sprintf("SHA256:key%d", i)}},
 		Interfaces: []guestid.Interface{{Name: "enp1s0", MAC: fmt.Sprintf("52:54:00:00:%02x:%02x", i/256, i%256), Addresses: []string{"192.0.2.10/24"}}}}
-	rep := report.New(results, report.Meta{Tool: "guestcheck", Version: "1.0.0", StartedAt: time.Unix(1764417600, 0), Identity: id})
-	b, err := json.Marshal(rep)
+	b, err := json.Marshal(fleettest.RealisticReport(id))
 	if err != nil {
 		t.Fatal(err)
 	}

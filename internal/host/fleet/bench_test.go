@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
+	"github.com/guestcheck/guestcheck/internal/host/fleet/fleettest"
 	"github.com/guestcheck/guestcheck/internal/host/qga/qgafake"
-	"github.com/guestcheck/guestcheck/internal/shared/report"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -44,24 +43,6 @@ func BenchmarkSurvey500(b *testing.B) {
 	}
 }
 
-// realisticReport is a report the size of a real guest's, as
-// cmd/guestcheck's TestFleetBound serves: 20 checks of three findings
-// each, with evidence (about 21 KiB), and identity id.
-func realisticReport(tb testing.TB, id *guestid.Identity) *GuestReport {
-	tb.Helper()
-	var results []runner.Result
-	for c := range 20 {
-		var fs []runner.Finding
-		for f := range 3 {
-			fs = append(fs, runner.New(runner.Pass, fmt.Sprintf("check%d-finding%d", c, f), "the thing this check verifies is as declared, with some words",
-				map[string]string{"path": "/etc/some/file", "value": strings.Repeat("x", 80), "source": "cloud-init"}, ""))
-		}
-		results = append(results, runner.Result{ID: fmt.Sprintf("check%d", c), Title: "A check", Status: runner.Pass, Summary: "ok", Findings: fs})
-	}
-	rep := report.New(results, report.Meta{Tool: "guestcheck", Version: "1.0.0", StartedAt: time.Unix(1764417600, 0), Identity: id})
-	return &rep
-}
-
 // writeHosts writes hosts surveys of perHost VMs each to dir. Every VM
 // has its own identity but one: the first VM of each host shares its
 // machine-id with the first VM of the host before (clones of one
@@ -82,7 +63,7 @@ func writeHosts(tb testing.TB, dir string, hosts, perHost int) []string {
 				HostKeys:   []guestid.HostKey{{Type: "ssh-ed25519", Fingerprint: fmt.Sprintf("SHA256:%043d", n)}},
 				Interfaces: []guestid.Interface{{Name: "enp1s0", MAC: mac, Addresses: []string{fmt.Sprintf("198.51.100.%d/24", v+1)}}}}
 			vms = append(vms, VM{Name: fmt.Sprintf("vm%02d", v), Source: "libvirt", Status: Pass, AgentVersion: "9.2.0",
-				Report: realisticReport(tb, id), Networks: map[string]string{mac: "default"}})
+				Report: ptr(fleettest.RealisticReport(id)), Networks: map[string]string{mac: "default"}})
 		}
 		files = append(files, writeSurvey(tb, dir, fmt.Sprintf("hv%03d.json", h), fmt.Sprintf("hv%03d", h), vms))
 	}
@@ -134,3 +115,5 @@ func cpuTime() time.Duration {
 
 // benchHosts is the number of hosts.
 const benchHosts = 100
+
+func ptr[T any](v T) *T { return &v }
