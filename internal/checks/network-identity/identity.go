@@ -172,7 +172,10 @@ func JudgeConfigFiles(c NetworkConfig) []runner.Finding {
 func JudgeDHCPIdentity(c NetworkConfig) []runner.Finding {
 	var fs []runner.Finding
 	conf := c.NetworkdConf
-	checked := 0
+	// checked counts the DHCP clients judged; duidClients those of
+	// networkd that present a DUID (DHCPv6, DHCPv4 without a MAC client
+	// identifier), which a DUIDRawData= pins.
+	checked, duidClients := 0, 0
 	merged := netplan.Merge(c.Netplan)
 	for _, d := range merged.Devices {
 		r := merged.Renderer
@@ -185,6 +188,9 @@ func JudgeDHCPIdentity(c NetworkConfig) []runner.Finding {
 			continue
 		}
 		checked++
+		if v6 || v4 && (d.DHCPIdentifier == nil || *d.DHCPIdentifier != "mac") {
+			duidClients++
+		}
 		det := map[string]string{"device": d.Kind + "/" + d.ID, "defined_at": d.At, "dhcp_at": d.DHCPAt, "renderer": r}
 		if d.DHCPIdentifier != nil {
 			det["dhcp_identifier"] = *d.DHCPIdentifier + " (" + d.DHCPIDAt + ")"
@@ -208,6 +214,9 @@ func JudgeDHCPIdentity(c NetworkConfig) []runner.Finding {
 			continue
 		}
 		checked++
+		if u.DHCPv6() || u.DHCPv4() && u.ClientID != "mac" {
+			duidClients++
+		}
 		duid4, duid6 := firstNonEmpty(u.DUIDType4, conf.DUIDType4), firstNonEmpty(u.DUIDType6, conf.DUIDType6)
 		det := map[string]string{"file": u.File, "dhcp_at": u.DHCPAt, "client_identifier": firstNonEmpty(u.ClientID, "duid (default)"),
 			"duid_type_v4": firstNonEmpty(duid4, "vendor (default)"), "duid_type_v6": firstNonEmpty(duid6, "vendor (default)")}
@@ -222,13 +231,8 @@ func JudgeDHCPIdentity(c NetworkConfig) []runner.Finding {
 				"Set `DUIDType=link-layer` under [DHCPv6] in "+u.File+" or in networkd.conf"))
 		}
 	}
-	if checked > 0 && (conf.DUIDRaw4 != "" || conf.DUIDRaw6 != "") {
-		// Whatever DUIDType= says, the data is fixed: every machine with
-		// this networkd.conf presents the one DUID (networkd.conf(5)).
-		fs = append(fs, runner.New(runner.Warn, CodeIDDHCPClientID,
-			fmt.Sprintf("%s pins DUIDRawData=: every clone presents the same DHCP DUID, and a DHCP server gives them one lease", conf.RawAt),
-			map[string]string{detailRawDUID: conf.RawAt, "duid_type_v4": firstNonEmpty(conf.DUIDType4, "vendor (default)"), "duid_type_v6": firstNonEmpty(conf.DUIDType6, "vendor (default)")},
-			"Remove DUIDRawData= from "+netvalFile(conf.RawAt)+" in the image (sealprep's machine-id operation does), so each clone's DUID derives from its own machine-id, or from its MAC with `DUIDType=link-layer`"))
+	if duidClients > 0 && rawDUID(conf) {
+		fs = append(fs, rawDUIDFinding(conf))
 	}
 	for _, nm := range c.NM {
 		if !nm.DHCPv4() {
@@ -328,6 +332,19 @@ func bindingDetail(bs []MACBinding) map[string]string {
 		d[fmt.Sprintf("binding_%d", i+1)] = fmt.Sprintf("%s %s at %s", b.Kind, b.MAC, b.At)
 	}
 	return d
+}
+
+// rawDUID reports whether networkd.conf pins a DUID.
+func rawDUID(conf networkd.Conf) bool { return conf.DUIDRaw4 != "" || conf.DUIDRaw6 != "" }
+
+// rawDUIDFinding warns of a DUIDRawData= in networkd.conf: whatever
+// DUIDType= says, the data is fixed, so every machine with this
+// networkd.conf presents the one DUID (networkd.conf(5)).
+func rawDUIDFinding(conf networkd.Conf) runner.Finding {
+	return runner.New(runner.Warn, CodeIDDHCPClientID,
+		fmt.Sprintf("%s pins DUIDRawData=: every clone presents the same DHCP DUID, and a DHCP server gives them one lease", conf.RawAt),
+		map[string]string{detailRawDUID: conf.RawAt, "duid_type_v4": firstNonEmpty(conf.DUIDType4, "vendor (default)"), "duid_type_v6": firstNonEmpty(conf.DUIDType6, "vendor (default)")},
+		"Remove DUIDRawData= from "+netvalFile(conf.RawAt)+" in the image (sealprep's machine-id operation does), so each clone's DUID derives from its own machine-id, or from its MAC with `DUIDType=link-layer`")
 }
 
 // detailRawDUID is the detail key of a DUID pinned by DUIDRawData=.

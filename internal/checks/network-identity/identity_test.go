@@ -480,3 +480,24 @@ func TestJudgeRawDUID(t *testing.T) {
 		}
 	}
 }
+
+// TestJudgeRawDUIDNoDUIDClient: a DHCPv4 client with a MAC client
+// identifier presents no DUID, so a guest's DUIDRawData= shares nothing
+// (guestid compares none either); a template still must not pin one, as
+// sealprep's machine-id operation removes it.
+func TestJudgeRawDUIDNoDUIDClient(t *testing.T) {
+	root := writeRoot(t, map[string]string{
+		"/etc/systemd/networkd.conf":           "[DHCPv4]\nDUIDRawData=aa:bb:cc\n",
+		"/etc/systemd/network/20-eth0.network": "[Match]\nName=eth0\n\n[Network]\nDHCP=ipv4\n\n[DHCPv4]\nClientIdentifier=mac\n",
+	})
+	c := ReadNetworkConfig(root)
+	for _, f := range JudgeDHCPIdentity(c) {
+		if f.Code == CodeIDDHCPClientID {
+			t.Errorf("guest: %+v", f)
+		}
+	}
+	fs := JudgeDHCPIdentityIn(c, identity.CloneEvidence{State: identity.TemplateState{Is: true, Why: "sealed"}})
+	if got := codesOf(fs); !slices.Contains(got, "fail identity-dhcp-client-id") {
+		t.Errorf("template: %v", got)
+	}
+}

@@ -84,7 +84,8 @@ func JudgeTemplateInstance(ev identity.CloneEvidence) []runner.Finding {
 // restored or cloned guest keeps its ID.
 //
 // A DUID pinned by DUIDRawData= derives from nothing: every clone
-// presents it, so in a template it fails, as a kept lease does.
+// presents it, so in a template it fails, as a kept lease does, even
+// where no client presents it yet.
 func JudgeDHCPIdentityIn(c NetworkConfig, ev identity.CloneEvidence) []runner.Finding {
 	fs := JudgeDHCPIdentity(c)
 	if !ev.State.Is {
@@ -92,11 +93,18 @@ func JudgeDHCPIdentityIn(c NetworkConfig, ev identity.CloneEvidence) []runner.Fi
 	}
 	var derived []string
 	var out []runner.Finding
+	if rawDUID(c.NetworkdConf) {
+		// A template must not pin one, whether or not a client uses it
+		// yet (the catalogue's rule, which sealprep's machine-id
+		// operation follows).
+		f := rawDUIDFinding(c.NetworkdConf)
+		f.Status, f.Detail = runner.Fail, ev.State.Detail(f.Detail)
+		out = append(out, f)
+	}
 	for _, f := range fs {
 		switch {
 		case f.Code == CodeIDDHCPClientID && f.Detail[detailRawDUID] != "":
-			f.Status, f.Detail = runner.Fail, ev.State.Detail(f.Detail)
-			out = append(out, f)
+			// told above, as the template's failure
 		case f.Code == CodeIDDHCPClientID && ev.DBusMachineID == "" && !ev.NMSecretKey:
 			derived = append(derived, f.Message)
 		default:
