@@ -32,8 +32,12 @@ type Facts struct {
 	// KernelErr says why it was not (iofs.ErrNotExist included).
 	KernelName string
 	KernelErr  error
-	// Static is /etc/hostname.
+	// Static is /etc/hostname (or its fallback, where it is missing).
 	Static hostnamefile.Static
+	// Fallbacks are the other static hostname files that are files of
+	// their own (SUSE's /etc/HOSTNAME): a template holds no name there
+	// either.
+	Fallbacks []hostnamefile.Static
 
 	// SetHostname is what cc_set_hostname last applied.
 	SetHostname Input[SetHostname]
@@ -134,6 +138,7 @@ func Gather(ctx context.Context, env *runner.Env) Facts {
 		f.KernelName, f.KernelErr = hostnamefile.ReadKernel(env.Root)
 	}
 	f.Static = hostnamefile.ReadStatic(env.Root)
+	f.Fallbacks = hostnamefile.ReadFallbacks(env.Root)
 
 	if b, err := env.Root.ReadFile(pathSetHostname); err != nil {
 		f.SetHostname.ReadErr = err

@@ -425,6 +425,14 @@ func (v *verdict) judgeTemplate() {
 			"template", why)
 	}
 	// An unusable /etc/hostname is already a file problem.
+	for _, fb := range v.f.Fallbacks {
+		if fb.State == hostnamefile.Set && fb.File() != v.f.Static.File() {
+			v.add(runner.Warn, codeTemplateNamed,
+				fmt.Sprintf("%s names %s in a sealed template: a system that reads it makes every clone claim that name", fb.File(), show(fb.Name)),
+				"Empty "+fb.File()+" in the image, or re-seal it with sealprep (its hostname operation)",
+				"template", why)
+		}
+	}
 }
 
 // addOK records the summary pass for the name itself.

@@ -185,3 +185,21 @@ func TestJudgeTemplate(t *testing.T) {
 		})
 	}
 }
+
+// TestJudgeTemplateFallback: SUSE's /etc/HOSTNAME, a file of its own,
+// must name nobody in a template either, as sealprep's hostname
+// operation empties it, even beside an empty /etc/hostname.
+func TestJudgeTemplateFallback(t *testing.T) {
+	f := healthyFacts(t)
+	f.Live, f.KernelErr, f.NotLive = false, nil, "needs the running system"
+	f.Resolution = Resolution{}
+	f.Template = identity.TemplateState{Is: true, Why: "sealed"}
+	f.Static = hostnamefile.Decide(nil, nil)
+	suse := hostnamefile.Decide([]byte("suse1\n"), nil)
+	suse.Path = "/etc/HOSTNAME"
+	f.Fallbacks = []hostnamefile.Static{suse}
+	out := Judge(f)
+	if got := codes(out); got != "pass hostname-template, warn hostname-template-named" || !strings.HasPrefix(out[1].Message, "/etc/HOSTNAME names suse1") {
+		t.Fatalf("got %s\n%+v", got, out)
+	}
+}

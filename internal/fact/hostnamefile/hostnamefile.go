@@ -123,16 +123,29 @@ func Decide(b []byte, err error) Static {
 func ReadStatic(r fs.Reader) Static {
 	st := Decide(r.ReadFile(Path))
 	st.Path = Path
-	for _, p := range Fallbacks {
-		if st.State != Missing {
-			break
-		}
-		if fb := Decide(r.ReadFile(p)); fb.State != Missing {
-			st = fb
-			st.Path = p
-		}
+	if st.State != Missing {
+		return st
+	}
+	if fbs := ReadFallbacks(r); len(fbs) > 0 {
+		return fbs[0]
 	}
 	return st
+}
+
+// ReadFallbacks reads each fallback that is a file of its own (a link
+// is the file it names: SUSE links /etc/HOSTNAME to /etc/hostname). A
+// template must hold no name in any of them, whichever the system reads.
+func ReadFallbacks(r fs.Reader) []Static {
+	var out []Static
+	for _, p := range Fallbacks {
+		if e, err := r.Lstat(p); err != nil || e.Kind != fs.KindRegular {
+			continue
+		}
+		st := Decide(r.ReadFile(p))
+		st.Path = p
+		out = append(out, st)
+	}
+	return out
 }
 
 // ReadKernel reads the kernel hostname through r, which must be the
