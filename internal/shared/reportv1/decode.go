@@ -28,25 +28,33 @@ func Decode(b []byte) (Report, error) {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return r, errors.New("empty: no report")
 	}
+	// One pass for a good report; the head alone is read again only to
+	// say what a bad one is, the version before the types.
+	full := json.Unmarshal(b, &r)
 	var head struct {
 		SchemaVersion *int   `json:"schema_version"`
 		Tool          string `json:"tool"`
 	}
-	if err := json.Unmarshal(b, &head); err != nil {
+	if full == nil {
+		// No version is 0: a missing schema_version decodes as one.
+		if r.SchemaVersion != 0 {
+			head.SchemaVersion = &r.SchemaVersion
+		}
+		head.Tool = r.Tool
+	} else if err := json.Unmarshal(b, &head); err != nil {
 		return r, fmt.Errorf("not a JSON report: %s", bounded(err.Error(), 160))
 	}
-	if head.Tool != Tool || head.SchemaVersion == nil {
+	switch {
+	case head.Tool != Tool || head.SchemaVersion == nil:
 		return r, fmt.Errorf("not a guestcheck report (tool %q)", bounded(head.Tool, 40))
-	}
-	if *head.SchemaVersion != SchemaVersion {
+	case *head.SchemaVersion != SchemaVersion:
 		return r, &VersionError{Got: *head.SchemaVersion}
-	}
-	if err := json.Unmarshal(b, &r); err != nil {
+	case full != nil:
 		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
+		if errors.As(full, &te) {
 			return r, fmt.Errorf("%s is a JSON %s, not what schema version 1 has there", bounded(te.Field, 80), te.Value)
 		}
-		return r, fmt.Errorf("not a report of schema version 1: %s", bounded(err.Error(), 160))
+		return r, fmt.Errorf("not a report of schema version 1: %s", bounded(full.Error(), 160))
 	}
 	return r, r.Valid()
 }
