@@ -3,8 +3,6 @@ package dhcplease
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"net"
 	"os"
 	"os/exec"
@@ -24,19 +22,7 @@ func TestRealDhclientDUID(t *testing.T) {
 	testenv.RequireRoot(t, "a network namespace for dhclient needs root")
 	ipCmd := testenv.Tool(t, "ip", "iproute2")
 	dhclient := testenv.Tool(t, "dhclient", "isc-dhcp-client")
-	var rb [4]byte
-	rand.Read(rb[:])
-	ns := "gc-dhcplease-" + hex.EncodeToString(rb[:])
-	ip := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command(ipCmd, args...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
-	ip("netns", "add", ns)
-	t.Cleanup(func() { exec.Command(ipCmd, "netns", "del", ns).Run() })
+	ns, ip := testNetns(t, ipCmd)
 	ip("-n", ns, "link", "add", "veth-a", "type", "veth", "peer", "name", "veth-b")
 	ip("-n", ns, "link", "set", "veth-a", "up")
 	ip("-n", ns, "link", "set", "veth-b", "up")
