@@ -40,12 +40,14 @@ set -euo pipefail
 #   netplan.io `netplan generate`, the oracle network-config's netplan parser is held to
 #   ifupdown   `ifquery`, the oracle the interfaces(5) reader and its includes are held to
 #   isc-dhcp-client  dhclient -6, whose own lease file the dhclient lease parser is held to
+#   dhcpcd-base dnsmasq-base  dhcpcd, whose DUID and lease files the dhcpcd parsers are held to,
+#              and dnsmasq, the DHCP server it leases from (neither package starts a daemon)
 #   packer     `packer validate` (1.6.6, QEMU builder built in) of packaging/examples/packer
 #   genisoimage  isoinfo -R/-J, which reads sealprep prove's NoCloud seed back by its Rock Ridge and Joliet names
 test_pkgs=(dbus make e2fsprogs xfsprogs btrfs-progs dosfstools util-linux mount fdisk iproute2
 	mmdebstrap qemu-guest-agent systemd cloud-init shellcheck prometheus prometheus-node-exporter
 	libxml2-utils perl jq openssh-server openssh-client qemu-utils qemu-system-common
-	netplan.io ifupdown isc-dhcp-client packer man-db groff-base bash zsh fish dash genisoimage)
+	netplan.io ifupdown isc-dhcp-client dhcpcd-base dnsmasq-base packer man-db groff-base bash zsh fish dash genisoimage)
 # Packages make vm-test adds: QEMU guests under TCG and their NoCloud seeds,
 # and packer for the real build of the Packer example (TestPackerBuild);
 # ovmf for sealprep prove's UEFI boots of a template with only an ESP;

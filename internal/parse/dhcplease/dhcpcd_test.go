@@ -2,6 +2,8 @@ package dhcplease
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -56,6 +58,14 @@ func TestParseDhcpcdLease(t *testing.T) {
 func FuzzParseDhcpcdLease(f *testing.F) {
 	f.Add(ack(61, 2, 1, 2, 255), false)
 	f.Add([]byte{7, 0, 0, 0, 0, 1, 0, 3, 0, 1, 2}, true)
+	// The real dhcpcd's files (testdata/dhcpcd/README.md).
+	for _, n := range []string{"eth0.lease", "eth0.lease6"} {
+		b, err := os.ReadFile(filepath.Join(dhcpcdCapture, n))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, strings.HasSuffix(n, "6"))
+	}
 	f.Fuzz(func(t *testing.T, b []byte, v6 bool) {
 		l, err := ParseDhcpcdLease(b, v6)
 		if l.ClientID != nil && (len(l.ClientID) == 0 || !bytes.Contains(b, l.ClientID)) {
