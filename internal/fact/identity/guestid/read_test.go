@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/identity"
 	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
 	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
 	"github.com/guestcheck/guestcheck/internal/parse/dhcplease"
@@ -484,6 +485,41 @@ func TestReadDhcpcdLeases(t *testing.T) {
 	}
 	if len(id.Unread) != 1 || !strings.HasPrefix(id.Unread[0], "dhcp-client-id: /var/lib/dhcpcd/eth1.lease: not a dhcpcd lease: ") {
 		t.Errorf("unread %q", id.Unread)
+	}
+}
+
+// TestReadDhcpcdCapture reads a root holding the files the real dhcpcd
+// 9.4.1 wrote (internal/parse/dhcplease/testdata/dhcpcd): the DUID, once,
+// as the .lease6 presents the duid file's; the DHCPv4 lease adds nothing,
+// as dnsmasq echoed no client ID into it.
+func TestReadDhcpcdCapture(t *testing.T) {
+	const capture = "../../../parse/dhcplease/testdata/dhcpcd"
+	files := map[string]string{}
+	for _, n := range []string{"duid", "eth0.lease", "eth0.lease6"} {
+		b, err := os.ReadFile(filepath.Join(capture, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files["/var/lib/dhcpcd/"+n] = string(b)
+	}
+	root := openRoot(t, testenv.WriteTree(t, files))
+	id := Read(root, false)
+	duid := strings.TrimSpace(files["/var/lib/dhcpcd/duid"])
+	if want := []DHCPClient{{Kind: KindDUID, Value: duid, Source: "/var/lib/dhcpcd/duid"}}; !slices.Equal(id.DHCPClients, want) {
+		t.Errorf("DHCP clients %+v, want %+v", id.DHCPClients, want)
+	}
+	if id.Unread != nil {
+		t.Errorf("unread %q", id.Unread)
+	}
+	// What a template must not hold: each of the three, by the names
+	// dhcpcd gave them.
+	want := []string{
+		"/var/lib/dhcpcd/duid (dhcpcd's DUID)",
+		"/var/lib/dhcpcd/eth0.lease (a dhcpcd lease)",
+		"/var/lib/dhcpcd/eth0.lease6 (a dhcpcd lease)",
+	}
+	if got := identity.ReadDHCPState(root); !slices.Equal(got, want) {
+		t.Errorf("DHCP state %q, want %q", got, want)
 	}
 }
 
