@@ -25,7 +25,10 @@ var magicCookie = [4]byte{99, 130, 83, 99}
 type DhcpcdLease struct {
 	// V6 says the file is a DHCPv6 message (dhcpcd's .lease6).
 	V6 bool
-	// ClientID is the client identifier, nil when the reply carries none.
+	// ClientID is the client identifier, nil when the reply carries none:
+	// a DHCPv6 reply always does, a DHCPv4 one only from a server that
+	// echoes option 61 (dnsmasq 2.90 does not; ISC dhcpd only with
+	// echo-client-id), so a DHCPv4 lease often names no client.
 	ClientID []byte
 	// HWAddr is the DHCPv4 reply's chaddr, nil for DHCPv6.
 	HWAddr []byte

@@ -178,8 +178,10 @@ func (rd *reader) dhcpcdDUID() {
 
 // dhcpcdLeases reads dhcpcd's lease files, in every directory the
 // catalogue names: each is the server's last reply, which echoes the
-// identifier the client presented (DHCPv4 option 61, DHCPv6's client
-// DUID). A file that is no DHCP message is noted, not guessed at.
+// identifier the client presented (DHCPv6's client DUID; DHCPv4 option
+// 61 only from a server that follows RFC 6842, which dnsmasq does not:
+// dhcpcd's DUID file names such a client). A file that is no DHCP
+// message is noted, not guessed at.
 func (rd *reader) dhcpcdLeases() {
 	for _, pl := range catalogue.Lookup(catalogue.DhcpcdLeases).Dirs() {
 		for _, e := range rd.listDir(ItemDHCPClient, pl.Path) {
