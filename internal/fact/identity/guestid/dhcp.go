@@ -228,7 +228,11 @@ func (rd *reader) wickedDUID() {
 }
 
 // wickedClientID is a lease's <client-id> element as wicked writes it
-// (lease-IFACE-dhcp-ipv4.xml, -ipv6.xml): colon-separated hex bytes.
+// (lease-IFACE-dhcp-ipv4.xml, -ipv6.xml): colon-separated hex bytes, the
+// DHCPv4 client ID or the DHCPv6 client DUID (wicked's
+// __ni_dhcp4_lease_head_to_xml in src/dhcp4/lease.c and its dhcp6
+// counterpart in src/dhcp6/lease.c, which print them with ni_print_hex
+// and ni_duid_print_hex).
 var wickedClientID = regexp.MustCompile(`<client-id>\s*([0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){1,129})\s*</client-id>`)
 
 // wickedLeases reads the client identifiers of wicked's lease files: a
