@@ -111,5 +111,15 @@ func checkSurvey(b []byte) string {
 	return sch.check(b)
 }
 
-// fallbackSchema is compiled once, the first time a survey needs it.
-var fallbackSchema = sync.OnceValues(compileSurveySchema)
+// fallback is the schema, compiled once, the first time a survey needs
+// it: never at guestcheck's start, nor in a merge of good surveys.
+var fallback struct {
+	once sync.Once
+	sch  surveySchema
+	err  error
+}
+
+func fallbackSchema() (surveySchema, error) {
+	fallback.once.Do(func() { fallback.sch, fallback.err = compileSurveySchema() })
+	return fallback.sch, fallback.err
+}
