@@ -242,20 +242,7 @@ func TestMergeBadFiles(t *testing.T) {
 	a, _ := twoHosts(t)
 	good, _ := os.ReadFile(a)
 	dir := t.TempDir()
-	cases := []struct {
-		name, content, want string
-	}{
-		{"truncated", string(good[:200]), "line 10, column 10: not JSON: unexpected end of JSON input"},
-		{"garbage", "{\n  \"schema_version\": 1,\n  tool\n}", "line 3, column 3: not JSON: invalid character 't'"},
-		{"in-vm", strings.Replace(string(good), `"source":"libvirt"`, `"source":libvirt`, 1), "line 21, column 33: not JSON: invalid character 'l'"},
-		{"report", `{"schema_version": 1, "tool": "guestcheck", "checks": []}`, `not a guestcheck fleet survey (tool "guestcheck")`},
-		{"version", `{"schema_version": 2, "tool": "guestcheck fleet"}`, "a fleet survey of schema_version 2, and this guestcheck reads 1"},
-		{"type", `{"schema_version": 1, "tool": "guestcheck fleet", "host": 7}`, "line 1, column 59: host is a JSON number, not a fleet survey's"},
-		{"status", strings.Replace(string(good), `"status":"pass"`, `"status":"great"`, 1), "not a valid fleet survey: line 21, at /vms/0/status: value must be one of"},
-		{"no-report", strings.Replace(string(good), `"report":`, `"rapport":`, 1), "not a valid fleet survey: line 21, at /vms/0: missing property 'report'"},
-		{"twice", strings.Replace(string(good), `"vm-charlie"`, `"vm-alpha"`, 1), "line 22, column 5: VM vm-alpha@hv-a is listed twice"},
-		{"big", string(good) + strings.Repeat(" ", 1<<20), "larger than 1 MiB: not a fleet survey"},
-	}
+	cases := badSurveys(good)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := filepath.Join(dir, tc.name+".json")
@@ -314,5 +301,22 @@ func TestOneValueAmongMany(t *testing.T) {
 	r.finish()
 	if len(r.Collisions) != 1 || len(r.Collisions[0].Members) != 150 || r.VMs[149].Reason != "shares hostname with vm000, vm001, vm002, vm003, vm004 and over 95 others" {
 		t.Errorf("150 VMs: %d collisions, reason %q", len(r.Collisions), r.VMs[149].Reason)
+	}
+}
+
+// badSurveys are survey files a merge refuses, made from the good
+// survey good, each with what its error says.
+func badSurveys(good []byte) []struct{ name, content, want string } {
+	return []struct{ name, content, want string }{
+		{"truncated", string(good[:200]), "line 10, column 10: not JSON: unexpected end of JSON input"},
+		{"garbage", "{\n  \"schema_version\": 1,\n  tool\n}", "line 3, column 3: not JSON: invalid character 't'"},
+		{"in-vm", strings.Replace(string(good), `"source":"libvirt"`, `"source":libvirt`, 1), "line 21, column 33: not JSON: invalid character 'l'"},
+		{"report", `{"schema_version": 1, "tool": "guestcheck", "checks": []}`, `not a guestcheck fleet survey (tool "guestcheck")`},
+		{"version", `{"schema_version": 2, "tool": "guestcheck fleet"}`, "a fleet survey of schema_version 2, and this guestcheck reads 1"},
+		{"type", `{"schema_version": 1, "tool": "guestcheck fleet", "host": 7}`, "line 1, column 59: host is a JSON number, not a fleet survey's"},
+		{"status", strings.Replace(string(good), `"status":"pass"`, `"status":"great"`, 1), "not a valid fleet survey: line 21, at /vms/0/status: value must be one of"},
+		{"no-report", strings.Replace(string(good), `"report":`, `"rapport":`, 1), "not a valid fleet survey: line 21, at /vms/0: missing property 'report'"},
+		{"twice", strings.Replace(string(good), `"vm-charlie"`, `"vm-alpha"`, 1), "line 22, column 5: VM vm-alpha@hv-a is listed twice"},
+		{"big", string(good) + strings.Repeat(" ", 1<<20), "larger than 1 MiB: not a fleet survey"},
 	}
 }
