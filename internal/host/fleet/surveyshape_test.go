@@ -14,6 +14,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
 	"github.com/guestcheck/guestcheck/internal/host/fleet/fleettest"
 	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
+	"github.com/guestcheck/guestcheck/schema"
 )
 
 // deferrals are the shape's refusals of what the schema may allow,
@@ -385,4 +386,59 @@ func FuzzSurveyShape(f *testing.F) {
 			t.Fatalf("not a SchemaError: %v", shapeErr)
 		}
 	})
+}
+
+// TestFullSurveyHoldsEverySchemaKey keeps fullSurvey whole as the
+// schemas grow: every name under a "properties" of the fleet and report
+// schemas is a key somewhere in it, so that a key added to a schema and
+// not to the shape is mutated, and the differential test sees the two
+// part.
+func TestFullSurveyHoldsEverySchemaKey(t *testing.T) {
+	have := map[string]bool{}
+	var keys func(v any)
+	keys = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				have[k] = true
+				keys(e)
+			}
+		case []any:
+			for _, e := range v {
+				keys(e)
+			}
+		}
+	}
+	keys(fullSurvey(t))
+	for _, n := range []string{"fleet-v1.schema.json", "report-v1.schema.json"} {
+		b, err := schema.Files.ReadFile(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc any
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatalf("%s: %v", n, err)
+		}
+		var props func(v any, at string)
+		props = func(v any, at string) {
+			switch v := v.(type) {
+			case map[string]any:
+				for k, e := range v {
+					if p, ok := e.(map[string]any); ok && k == "properties" {
+						for name := range p {
+							if !have[name] {
+								t.Errorf("%s: %s/properties/%s is in no key of fullSurvey: add it there, and to the shape", n, at, name)
+							}
+						}
+					}
+					props(e, at+"/"+k)
+				}
+			case []any:
+				for i, e := range v {
+					props(e, fmt.Sprintf("%s/%d", at, i))
+				}
+			}
+		}
+		props(doc, "#")
+	}
 }
