@@ -284,7 +284,14 @@ func (c *Command) take(v *Values, o *Option, typed, val string, hasVal bool, arg
 	if i+1 >= len(args) {
 		return 0, Usagef("%s needs an argument (%s)", typed, o.Arg)
 	}
-	return 1, c.set(v, o, typed, args[i+1])
+	// "--merge --format json a.json" means the FILE was forgotten, not a
+	// file named --format: no option of ours takes an option's name, and
+	// --merge=--format still says the odd name on purpose.
+	next := args[i+1]
+	if name, _, _ := strings.Cut(strings.TrimPrefix(next, "--"), "="); len(name) > 1 && strings.HasPrefix(next, "--") && c.option(name) != nil {
+		return 0, Usagef("%s needs %s, and the word after it is the option --%s: put %s right after %s", typed, o.Arg, name, o.Arg, typed)
+	}
+	return 1, c.set(v, o, typed, next)
 }
 
 func (c *Command) set(v *Values, o *Option, typed, val string) error {

@@ -56,6 +56,8 @@ func TestParse(t *testing.T) {
 		{[]string{"--zzz"}, "--zzz: unknown option (see tool --help)"},
 		{[]string{"-x"}, "-x: unknown option (see tool --help)"},
 		{[]string{"--timeout"}, "--timeout needs an argument (DUR)"},
+		{[]string{"--output", "--format", "json"}, "--output needs FILE, and the word after it is the option --format: put FILE right after --output"},
+		{[]string{"--output", "--verbose=1"}, "--output needs FILE, and the word after it is the option --verbose: put FILE right after --output"},
 		{[]string{"--verbose=yes"}, "--verbose takes no argument"},
 		{[]string{"--format", "a", "--format", "b"}, "--format given twice; give it once"},
 	} {
@@ -63,6 +65,12 @@ func TestParse(t *testing.T) {
 		if err == nil || err.Error() != tc.want {
 			t.Errorf("%q: %v, want %q", tc.args, err, tc.want)
 		}
+	}
+	// A value that only looks like an option is taken: an unknown
+	// name, a sealprep --ops spec, or the odd name given inline.
+	v, err = c.Parse([]string{"--output", "--not-ours", "--only", "-alpha", "--output=--format"})
+	if err != nil || !reflect.DeepEqual(v.All("output"), []string{"--not-ours", "--format"}) || v.String("only", "") != "-alpha" {
+		t.Errorf("option-like values: %+v %v", v, err)
 	}
 	v, _ = c.Parse([]string{"--timeout", "5"})
 	if _, err := v.Duration("timeout"); err == nil || err.Error() != `--timeout "5": not a duration; write one as 30s, 5m or 1h30m` {
