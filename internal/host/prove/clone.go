@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
 	"github.com/guestcheck/guestcheck/internal/host/nocloud"
 	"github.com/guestcheck/guestcheck/internal/host/qga"
+	"github.com/guestcheck/guestcheck/internal/host/vmm"
 )
 
 // Boot outcomes of a clone (CloneResult.Boot).
@@ -181,33 +181,9 @@ func CreateOverlay(ctx context.Context, qemuImg string, b Boot, path string, j J
 	args := []string{"create", "-q", "-u", "-f", "qcow2", "-F", top.Format, "-b", top.Path, path, fmt.Sprint(top.VirtualSize)}
 	out, err := exec.CommandContext(ctx, qemuImg, args...).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("qemu-img create %s: %v: %s", path, err, firstLines(string(out), 2))
+		return fmt.Errorf("qemu-img create %s: %v: %s", path, err, vmm.FirstLines(string(out), 2))
 	}
 	return j.Own(path, 0o600)
-}
-
-// copyFileLimit copies src to a new file dst, failing when src holds
-// more than limit bytes.
-func copyFileLimit(src, dst string, limit int64) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	n, err := io.Copy(out, io.LimitReader(in, limit+1))
-	if err == nil && n > limit {
-		err = fmt.Errorf("%s: larger than %d MiB", src, limit>>20)
-	}
-	if err != nil {
-		out.Close()
-		os.Remove(dst)
-		return err
-	}
-	return out.Close()
 }
 
 // run boots the clone and collects its verdict and identity. It always

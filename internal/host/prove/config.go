@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/guestcheck/guestcheck/internal/host/vmm"
 )
 
 // Firmware choices (Config.Firmware and Report.Firmware).
@@ -16,12 +18,23 @@ const (
 	FirmwareKernel = "kernel" // direct kernel boot: --kernel, --initrd, --append
 )
 
-// Accelerator choices (Config.Accel and Report.Accel).
+// Accelerator choices (Config.Accel and Report.Accel): vmm's, which
+// the appliance shares.
 const (
-	AccelAuto = "auto"
-	AccelKVM  = "kvm"
-	AccelTCG  = "tcg"
+	AccelAuto = vmm.AccelAuto
+	AccelKVM  = vmm.AccelKVM
+	AccelTCG  = vmm.AccelTCG
 )
+
+// Jail is who every QEMU of a run runs as (vmm's, shared with the
+// appliance).
+type Jail = vmm.Jail
+
+// NewJail is vmm.NewJail.
+var NewJail = vmm.NewJail
+
+// ChooseAccel is vmm.ChooseAccel.
+var ChooseAccel = vmm.ChooseAccel
 
 // DefaultTimeout is the whole run's deadline unless --timeout says.
 const DefaultTimeout = 15 * time.Minute

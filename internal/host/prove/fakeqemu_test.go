@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/guestcheck/guestcheck/internal/host/vmm"
 )
 
 // fakeEnv makes the test binary a fake qemu-system-x86_64 (TestMain):
@@ -33,7 +35,7 @@ func TestMain(m *testing.M) {
 		}
 		if err == nil {
 			fakeBin = filepath.Join(dir, "qemu-system-x86_64")
-			err = copyFileLimit(os.Args[0], fakeBin, 1<<30)
+			err = vmm.CopyFileLimit(os.Args[0], fakeBin, 1<<30)
 		}
 		if err == nil {
 			err = os.Chmod(fakeBin, 0o755)

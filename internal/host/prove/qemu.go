@@ -2,12 +2,13 @@ package prove
 
 import (
 	"crypto/rand"
-	"encoding/json"
 	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/host/vmm"
 
 	"github.com/guestcheck/guestcheck/internal/host/image"
 )
@@ -87,10 +88,6 @@ type Boot struct {
 	Chain *image.Chain
 }
 
-// sandbox is QEMU's seccomp filter: no obsolete system calls, no setuid
-// or capabilities, no fork or exec, no scheduler or CPU affinity tuning.
-const sandbox = "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny"
-
 // firstLayerFD is the descriptor of Chain[0] in QEMU: the files follow
 // stdin, stdout and stderr in the order of Boot.files (exec.Cmd's
 // ExtraFiles).
@@ -149,16 +146,10 @@ type Devices struct {
 // file, QMP and a virtio RNG (entropy for SSH host key generation under
 // TCG).
 func Args(c Clone, b Boot, d Devices) []string {
-	a := []string{
-		"-name", c.Name, "-sandbox", sandbox, "-accel", b.Accel,
-		"-m", fmt.Sprint(b.MemoryMiB), "-smp", fmt.Sprint(b.CPUs),
-		"-no-reboot", "-nodefaults", "-display", "none", "-monitor", "none",
-		"-serial", "file:" + c.Console(),
-		"-qmp", "unix:" + c.QMP() + ",server=on,wait=off",
-	}
-	if b.Accel == AccelKVM {
-		a = append(a, "-cpu", "host")
-	}
+	a := append(vmm.BaseArgs(c.Name, b.Accel, b.MemoryMiB, b.CPUs),
+		"-serial", "file:"+c.Console(),
+		"-qmp", "unix:"+c.QMP()+",server=on,wait=off",
+	)
 	a = append(a, firmwareArgs(c, b)...)
 	// The NIC first, in slot 3 as QEMU's default NIC (the guest names it
 	// ens3 before cloud-init renames it), before another device takes it.
@@ -215,41 +206,14 @@ func firmwareArgs(c Clone, b Boot) []string {
 }
 
 // diskArgs give QEMU the clone's disk, node disk0: the overlay on the
-// template. With a chain, each layer is passed as a descriptor (-add-fd,
-// fd set i+1, read through /dev/fdset/i+1) and the graph is spelled out
-// with -blockdev, bottom first (a backing reference must name a node
-// that exists): the overlay's backing is node tmpl-0 whatever its header
-// says, each layer's backing is the next layer, the bottom's none. So
-// QEMU opens no template path, by name or by a header's backing name.
+// template, whose layers vmm.ChainArgs passes as descriptors (nodes
+// tmpl-0 and on): the overlay's backing is node tmpl-0 whatever its
+// header says, so QEMU opens no template path.
 func diskArgs(c Clone, b Boot) []string {
-	var a []string
-	chain := b.layers()
-	for i := range chain {
-		a = append(a, "-add-fd", fmt.Sprintf("fd=%d,set=%d,opaque=tmpl-%d", firstLayerFD+i, i+1, i))
-	}
-	for i := len(chain) - 1; i >= 0; i-- {
-		file := map[string]any{"driver": "file", "filename": fmt.Sprintf("/dev/fdset/%d", i+1), "read-only": true,
-			"node-name": fmt.Sprintf("tmpl-file%d", i)}
-		node := map[string]any{"driver": chain[i].Format, "file": fmt.Sprintf("tmpl-file%d", i), "read-only": true,
-			"node-name": fmt.Sprintf("tmpl-%d", i)}
-		// A raw layer has no backing option at all; qcow2's is the next
-		// layer, or null (none) at the bottom.
-		if chain[i].Format != "raw" {
-			node["backing"] = nil
-			if i+1 < len(chain) {
-				node["backing"] = fmt.Sprintf("tmpl-%d", i+1)
-			}
-		}
-		a = append(a, "-blockdev", jsonArg(file), "-blockdev", jsonArg(node))
-	}
+	a := vmm.ChainArgs(b.layers(), firstLayerFD, "tmpl", false)
 	top := map[string]any{"driver": "qcow2", "node-name": "disk0", "discard": "unmap", "backing": "tmpl-0",
 		"file": map[string]any{"driver": "file", "filename": c.Overlay(), "discard": "unmap"}}
-	return append(a, "-blockdev", jsonArg(top))
-}
-
-func jsonArg(v map[string]any) string {
-	b, _ := json.Marshal(v) // maps of strings and bools always marshal
-	return string(b)
+	return append(a, "-blockdev", vmm.JSONArg(top))
 }
 
 // netdev is user network id on net: restrict=on always, no IPv6, the

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/guestcheck/guestcheck/internal/host/image"
+	"github.com/guestcheck/guestcheck/internal/host/vmm"
 )
 
 func argValues(a []string, flag string) []string {
@@ -114,7 +115,7 @@ func TestArgsChain(t *testing.T) {
 	if got := argValues(a, "-blockdev"); !slices.Equal(got, want) {
 		t.Errorf("-blockdev\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if sb := argValues(a, "-sandbox"); len(sb) != 1 || sb[0] != sandbox {
+	if sb := argValues(a, "-sandbox"); len(sb) != 1 || sb[0] != vmm.Sandbox {
 		t.Errorf("-sandbox %q", sb)
 	}
 	if strings.Contains(strings.Join(a, " "), "/t/") {

@@ -3,31 +3,24 @@ package prove
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
 
-	"github.com/digitalocean/go-qemu/qmp"
+	"github.com/guestcheck/guestcheck/internal/host/vmm"
 
-	"github.com/guestcheck/guestcheck/internal/host/image"
+	"github.com/digitalocean/go-qemu/qmp"
 )
 
 // VM is one running QEMU: a clone of prove's, or a guest of the VM test
 // harness (test/vm), which boots through this same code.
 type VM struct {
 	clone  Clone
-	cmd    *exec.Cmd
-	exited chan struct{}
-	// waitErr is QEMU's exit status and the end of its stderr, nil for
-	// a clean exit; set before exited closes.
-	waitErr error
-	mon     *qmp.SocketMonitor
-	monMu   sync.Mutex
+	proc   *vmm.Process
+	exited <-chan struct{}
+	mon    *qmp.SocketMonitor
+	monMu  sync.Mutex
 	// events holds the first QMP event of each name, at most maxEvents
 	// names however many events a guest provokes.
 	evMu   sync.Mutex
@@ -37,43 +30,22 @@ type VM struct {
 // maxEvents bounds the QMP event names kept (QEMU has about a hundred).
 const maxEvents = 128
 
-// stderrLimit bounds what is kept of QEMU's own stderr.
-const stderrLimit = 8 << 10
-
 // Start runs QEMU (the binary qemu) for clone c booted as b with devices
-// d (Args), in its own process group (so that a kill takes all of it),
-// as the jail's user with the template chain's files as its descriptors
-// 3 and up, and connects QMP. c's directory and files must be j's
-// (Jail.Own, CreateOverlay, StageBoot).
-//
-// The privileges are dropped here, before exec, and never through
-// QEMU's own -runas (7.2's; -run-with user= in later QEMUs): with
-// those, QEMU parses its options and opens the disks, firmware, chardevs
-// and sockets as root and changes user only just before the guest runs, so a hostile template and
-// every path in the command line would still meet a root process.
+// d (Args) through vmm.Launch, the one confined launcher, with the
+// template chain's files as its descriptors 3 and up, and connects QMP.
+// c's directory and files must be j's (Jail.Own, CreateOverlay,
+// StageBoot).
 func Start(ctx context.Context, qemu string, c Clone, b Boot, d Devices, j Jail) (*VM, error) {
 	return start(ctx, qemu, c, Args(c, b, d), b.files(), j)
 }
 
 // start is Start with the command line given (tests add to it).
 func start(ctx context.Context, qemu string, c Clone, args []string, files []*os.File, j Jail) (*VM, error) {
-	v := &VM{clone: c, exited: make(chan struct{}), events: map[string]qmp.Event{}}
-	v.cmd = exec.Command(qemu, args...)
-	v.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: j.cred}
-	v.cmd.ExtraFiles = files
-	stderr := image.NewBoundedBuffer(stderrLimit)
-	v.cmd.Stderr = stderr
-	if err := v.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", qemu, err)
+	p, err := vmm.Launch(vmm.Spec{QEMU: qemu, Args: args, Files: files, Jail: j})
+	if err != nil {
+		return nil, err
 	}
-	go func() {
-		err := v.cmd.Wait()
-		if s := stderr.String(); err != nil && s != "" {
-			err = fmt.Errorf("%w: %s", err, firstLines(s, 3))
-		}
-		v.waitErr = err
-		close(v.exited)
-	}()
+	v := &VM{clone: c, proc: p, exited: p.Exited(), events: map[string]qmp.Event{}}
 	if err := v.connectQMP(ctx); err != nil {
 		v.Kill()
 		return nil, err
@@ -87,20 +59,7 @@ func start(ctx context.Context, qemu string, c Clone, args []string, files []*os
 
 // exitErr is why QEMU stopped, for messages: its exit status and
 // stderr, or "exited".
-func (v *VM) exitErr() error {
-	if v.waitErr == nil {
-		return errors.New("exited")
-	}
-	return v.waitErr
-}
-
-func firstLines(s string, n int) string {
-	l := strings.Split(s, "\n")
-	if len(l) > n {
-		l = l[:n]
-	}
-	return strings.Join(l, "; ")
-}
+func (v *VM) exitErr() error { return v.proc.ExitErr() }
 
 // connectQMP connects to QEMU's monitor, retrying while QEMU starts, and
 // drains its events (go-qemu blocks when nobody reads them).
@@ -198,23 +157,15 @@ func (v *VM) Exited() <-chan struct{} { return v.exited }
 // Wait waits for QEMU to exit by itself and returns its exit status
 // with the end of its stderr, nil for a clean exit.
 func (v *VM) Wait(ctx context.Context) error {
-	select {
-	case <-v.exited:
-		return v.waitErr
-	case <-ctx.Done():
-		return fmt.Errorf("%s: QEMU still running: %w", v.clone.Name, ctx.Err())
+	if err := v.proc.Wait(ctx); err != nil && ctx.Err() != nil && v.Alive() {
+		return fmt.Errorf("%s: %w", v.clone.Name, err)
+	} else {
+		return err
 	}
 }
 
 // Alive reports whether QEMU still runs.
-func (v *VM) Alive() bool {
-	select {
-	case <-v.exited:
-		return false
-	default:
-		return true
-	}
-}
+func (v *VM) Alive() bool { return v.proc.Alive() }
 
 // Stop asks QEMU to quit over QMP (the clone is thrown away, so there is
 // no guest shutdown to wait for) and kills it when it does not exit
@@ -232,13 +183,7 @@ func (v *VM) Stop() {
 
 // Kill SIGKILLs QEMU's process group and waits for it.
 func (v *VM) Kill() {
-	if v.Alive() && v.cmd.Process != nil {
-		syscall.Kill(-v.cmd.Process.Pid, syscall.SIGKILL)
-		select {
-		case <-v.exited:
-		case <-time.After(10 * time.Second):
-		}
-	}
+	v.proc.Kill()
 	v.monMu.Lock()
 	if v.mon != nil {
 		v.mon.Disconnect()

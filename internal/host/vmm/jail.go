@@ -1,4 +1,4 @@
-package prove
+package vmm
 
 import (
 	"bufio"
@@ -22,14 +22,14 @@ const (
 
 // Jail is the user QEMU runs as and the files it is given. QEMU reads a
 // hostile template and talks to a hostile guest: as root, a QEMU escape
-// would be root on the host. So when prove runs as root, every QEMU of
+// would be root on the host. So when sealprep runs as root, every QEMU of
 // the run runs as one unused dynamic uid (the same gid), owns its run
-// directory and reaches nothing of root's. When prove is not root, QEMU
+// directory and reaches nothing of root's. When sealprep is not root, QEMU
 // runs as the invoking user, already unprivileged, and cred is nil.
 type Jail struct {
 	uid, gid int
 	// cred is what QEMU's process drops to before exec; nil keeps
-	// prove's own user.
+	// sealprep's own user.
 	cred *syscall.Credential
 }
 
@@ -113,7 +113,7 @@ func hostIDTables() idTables {
 
 // NewJail decides who the run's QEMUs run as: as root, a fresh dynamic
 // uid with the kvm group when the accelerator is KVM and /dev/kvm's
-// group may read and write it; otherwise prove's own user.
+// group may read and write it; otherwise sealprep's own user.
 func NewJail(accel, kvmDev string) (Jail, error) {
 	if os.Geteuid() != 0 {
 		return Jail{uid: os.Geteuid(), gid: os.Getegid()}, nil
@@ -135,8 +135,22 @@ func NewJail(accel, kvmDev string) (Jail, error) {
 	return Jail{uid: id, gid: id, cred: cred}, nil
 }
 
-// dropped says whether QEMU runs as another user than prove.
+// dropped says whether QEMU runs as another user than sealprep.
 func (j Jail) dropped() bool { return j.cred != nil }
+
+// Dropped says whether QEMU runs as another user than sealprep (a
+// dynamic uid, when sealprep runs as root).
+func (j Jail) Dropped() bool { return j.dropped() }
+
+// UID and GID are the ids QEMU runs as.
+func (j Jail) UID() int { return j.uid }
+
+// GID is the group QEMU runs as.
+func (j Jail) GID() int { return j.gid }
+
+// Credential is what QEMU's process drops to before exec, nil to keep
+// sealprep's own user; for tests that start a process of their own.
+func (j Jail) Credential() *syscall.Credential { return j.cred }
 
 // Own gives path to QEMU's user with mode: the run's directories 0700
 // and files 0600, so that only that user (and root) reaches them.
@@ -179,7 +193,7 @@ func (j Jail) Reachable(dir string) error {
 // that QEMU never opens a path of root's. It refuses a file over limit
 // rather than boot a truncated copy.
 func (j Jail) StageFile(src, dst string, limit int64) error {
-	if err := copyFileLimit(src, dst, limit); err != nil {
+	if err := CopyFileLimit(src, dst, limit); err != nil {
 		return err
 	}
 	return j.Own(dst, 0o600)

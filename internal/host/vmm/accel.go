@@ -1,4 +1,4 @@
-package prove
+package vmm
 
 import (
 	"bytes"
@@ -13,6 +13,14 @@ const (
 	kvmGetAPIVersion = 0xAE00
 	kvmCreateVM      = 0xAE01
 	kvmAPIVersion    = 12
+)
+
+// Accelerator choices (prove's and the appliance's --accel, and their
+// reports).
+const (
+	AccelAuto = "auto"
+	AccelKVM  = "kvm"
+	AccelTCG  = "tcg"
 )
 
 // AccelChoice is the accelerator and why.
