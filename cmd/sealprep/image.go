@@ -17,23 +17,30 @@ import (
 	"github.com/guestcheck/guestcheck/internal/shared/buildinfo"
 )
 
-// runImage is run for --image: attach and mount the image, seal its root
-// as --root would, then unmount and detach. From the first step to the
-// last, SIGINT, SIGTERM and SIGHUP only cancel: the teardown always runs,
-// and a SIGKILL's leftovers are taken down by the next --image run.
+// runImage is run for --image: through the sealing appliance
+// (runAppliance), or, with --trust-image-filesystems, on this host's
+// kernel (runImageHost).
 func runImage(o *options, ops []seal.Operation, stdin io.Reader, stdout, stderr io.Writer, e env) int {
+	ctx, signalled, stop := imageSignals(e)
+	defer stop()
+	if !o.trustFS {
+		return runAppliance(ctx, signalled, o, ops, stdin, stdout, stderr, e)
+	}
+	return runImageHost(ctx, signalled, o, ops, stdin, stdout, stderr, e)
+}
+
+// imageSignals makes SIGINT, SIGTERM and SIGHUP only cancel the context,
+// so that the teardown always runs; signalled says which one came.
+func imageSignals(e env) (context.Context, func() os.Signal, func()) {
 	base := e.ctx
 	if base == nil {
 		base = context.Background()
 	}
 	ctx, cancel := context.WithCancel(base)
-	defer cancel()
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
 	var caught os.Signal
 	done := make(chan struct{})
-	defer close(done)
 	caughtCh := make(chan os.Signal, 1)
 	go func() {
 		select {
@@ -52,32 +59,45 @@ func runImage(o *options, ops []seal.Operation, stdin io.Reader, stdout, stderr 
 		}
 		return caught
 	}
+	return ctx, signalled, func() { signal.Stop(sigs); close(done); cancel() }
+}
 
+// imageOpenFailed reports why the image could not be opened: a refusal
+// (its header, its use, the appliance it needs) as a report with the
+// run's other refusals, anything else as one line.
+func imageOpenFailed(o *options, ops []seal.Operation, stdin io.Reader, stdout, stderr io.Writer, e env, start time.Time, signalled func() os.Signal, err error) int {
+	if s := signalled(); s != nil {
+		fmt.Fprintf(stderr, "sealprep: --image: interrupted by %v while attaching; nothing is left attached\n", s)
+		return seal.ExitProblem
+	}
+	var ref *image.Refusal
+	if errors.As(err, &ref) {
+		// The header names the image; the refusal says what is wrong
+		// with it, without naming it a second time.
+		file, _ := filepath.Abs(o.image)
+		meta := seal.Meta{Tool: "sealprep", Version: buildinfo.Version, Command: o.cmd, Root: o.image,
+			MachineIDMode: seal.MachineIDMode(o.mode), Operations: ops, StartedAt: start, Duration: time.Since(start),
+			Image: &seal.ImageInfo{File: file, Mounts: []seal.ImageMount{}}}
+		refs := append([]seal.Refusal{{Op: seal.OpImage, Message: ref.Reason}}, unconfirmable(o, e, stdin)...)
+		rep := seal.RefusedReport(meta, seal.Plan{}, refs, nil)
+		return finish(o, e, rep, stdout, stderr)
+	}
+	if errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(stderr, "sealprep: --image %s: no such file\n", o.image)
+		return seal.ExitUsage
+	}
+	fmt.Fprintf(stderr, "sealprep: --image %s: %v\n", o.image, err)
+	return seal.ExitProblem
+}
+
+// runImageHost attaches and mounts the image on this host's kernel, seals
+// its root as --root would, then unmounts and detaches. A SIGKILL's
+// leftovers are taken down by the next --trust-image-filesystems run.
+func runImageHost(ctx context.Context, signalled func() os.Signal, o *options, ops []seal.Operation, stdin io.Reader, stdout, stderr io.Writer, e env) int {
 	start := time.Now()
 	sess, err := image.Open(ctx, o.image, image.Options{ReadOnly: o.cmd != "apply", StateDir: e.imageStateDir, Policy: image.Policy{AllowBacking: o.allowBacking}})
 	if err != nil {
-		if s := signalled(); s != nil {
-			fmt.Fprintf(stderr, "sealprep: --image: interrupted by %v while attaching; nothing is left attached\n", s)
-			return seal.ExitProblem
-		}
-		var ref *image.Refusal
-		if errors.As(err, &ref) {
-			// The header names the image; the refusal says what is wrong
-			// with it, without naming it a second time.
-			file, _ := filepath.Abs(o.image)
-			meta := seal.Meta{Tool: "sealprep", Version: buildinfo.Version, Command: o.cmd, Root: o.image,
-				MachineIDMode: seal.MachineIDMode(o.mode), Operations: ops, StartedAt: start, Duration: time.Since(start),
-				Image: &seal.ImageInfo{File: file, Mounts: []seal.ImageMount{}}}
-			refs := append([]seal.Refusal{{Op: seal.OpImage, Message: ref.Reason}}, unconfirmable(o, e, stdin)...)
-			rep := seal.RefusedReport(meta, seal.Plan{}, refs, nil)
-			return finish(o, e, rep, stdout, stderr)
-		}
-		if errors.Is(err, os.ErrNotExist) {
-			fmt.Fprintf(stderr, "sealprep: --image %s: no such file\n", o.image)
-			return seal.ExitUsage
-		}
-		fmt.Fprintf(stderr, "sealprep: --image %s: %v\n", o.image, err)
-		return seal.ExitProblem
+		return imageOpenFailed(o, ops, stdin, stdout, stderr, e, start, signalled, err)
 	}
 	info := imageInfo(sess)
 	rep, code := func() (seal.Report, int) {

@@ -9,11 +9,15 @@ import (
 	"io"
 	"os"
 
+	"github.com/guestcheck/guestcheck/internal/host/appliance"
 	"github.com/guestcheck/guestcheck/internal/seal"
 	"github.com/guestcheck/guestcheck/internal/shared/tty"
 )
 
 func main() {
+	if appliance.IsInit() {
+		applianceInit() // never returns: the appliance powers off
+	}
 	live := &seal.SystemLive{}
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, env{
 		all:        seal.All,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/host/prove"
+	"github.com/guestcheck/guestcheck/internal/host/vmm"
 	"github.com/guestcheck/guestcheck/internal/seal"
 	"github.com/guestcheck/guestcheck/internal/shared/buildinfo"
 	"github.com/guestcheck/guestcheck/internal/shared/cli"
@@ -40,6 +41,9 @@ type env struct {
 	// proveSetup, when set, adjusts prove's configuration (tests point it
 	// at a fake QEMU) and chooses how the template's identity is read.
 	proveSetup func(*prove.Config) prove.TemplateReader
+	// confirmPlan, when set, is apply's question instead of the
+	// terminal's: the appliance asks the host's user through its port.
+	confirmPlan func(seal.Report) error
 }
 
 type options struct {
@@ -51,8 +55,12 @@ type options struct {
 	// --machine-id-mode were on the command line: verify then checks
 	// those instead of what the template record says apply used.
 	opsGiven, modeGiven bool
-	// image is --image FILE: attach, mount, seal, detach.
-	image string
+	// image is --image FILE: seal it through the appliance, or with
+	// trustFS (--trust-image-filesystems) on this host's kernel.
+	image   string
+	trustFS bool
+	// applianceKernel and accel are --appliance-kernel and --accel.
+	applianceKernel, accel string
 	// allowBacking are --allow-backing's exact paths.
 	allowBacking []string
 	// fstrim discards free blocks after apply.
@@ -131,6 +139,10 @@ func (o *options) fill(v *cli.Values) error {
 	o.yes, o.poweroff, o.force = v.Bool("yes"), v.Bool("poweroff"), v.Bool("force")
 	o.image, o.fstrim, o.autorelabel = v.String("image", ""), v.Bool("fstrim"), v.Bool("autorelabel")
 	o.allowBacking = v.All("allow-backing")
+	o.trustFS, o.applianceKernel, o.accel = v.Bool("trust-image-filesystems"), v.String("appliance-kernel", ""), v.String("accel", vmm.AccelAuto)
+	if err := cli.OneOf("--accel", "accelerator", o.accel, []string{vmm.AccelAuto, vmm.AccelKVM, vmm.AccelTCG}); err != nil {
+		return err
+	}
 	o.opsGiven, o.modeGiven = v.Has("ops") || o.autorelabel, v.Has("machine-id-mode")
 	if err := cli.OneOf("--format", "format", o.format, []string{"text", "json"}); err != nil {
 		return err
@@ -151,6 +163,14 @@ func (o *options) fill(v *cli.Values) error {
 	}
 	if err := absPaths("--allow-backing", o.allowBacking); err != nil {
 		return err
+	}
+	for _, f := range []string{"trust-image-filesystems", "appliance-kernel", "accel"} {
+		if v.Has(f) && o.image == "" {
+			return cli.Usagef("--%s goes with --image", f)
+		}
+	}
+	if o.trustFS && (v.Has("appliance-kernel") || v.Has("accel")) {
+		return cli.Usagef("--trust-image-filesystems mounts on this host: it boots no appliance, so --appliance-kernel and --accel do not apply")
 	}
 	if len(o.allowBacking) > 0 && o.image == "" {
 		return cli.Usagef("--allow-backing goes with --image: it allows a backing file of that image")
@@ -316,6 +336,9 @@ func unconfirmable(o *options, e env, stdin io.Reader) []seal.Refusal {
 func confirm(o *options, e env, stdin io.Reader, stderr io.Writer) func(seal.Report) error {
 	if o.yes || !askable(e, stdin) {
 		return nil
+	}
+	if e.confirmPlan != nil {
+		return e.confirmPlan
 	}
 	return func(plan seal.Report) error {
 		var buf bytes.Buffer

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/guestcheck/guestcheck/internal/host/vmm"
 	"github.com/guestcheck/guestcheck/internal/seal"
 	"github.com/guestcheck/guestcheck/internal/shared/cli"
 )
@@ -28,7 +29,10 @@ func command(all []seal.Operation) *cli.Command {
 	target := []cli.Option{
 		allowBacking,
 		{Long: "root", Arg: "DIR", Help: "Guest root: / (default, the running system), a mounted image or an extracted tree. Nothing outside it is changed.", Complete: cli.CompleteDir},
-		{Long: "image", Arg: "FILE", Help: "A raw or qcow2 disk image: attach it, find and mount its root (and /boot, the EFI system partition and /var from its fstab), seal, unmount and detach; needs root.", Complete: cli.CompleteFile},
+		{Long: "image", Arg: "FILE", Help: "A raw or qcow2 disk image: boot the sealing appliance (a throwaway QEMU VM with a kernel of this host's /boot) to find and mount its root (and /boot, the EFI system partition and /var from its fstab) and seal it there; this host's kernel never mounts the image's filesystems.", Complete: cli.CompleteFile},
+		{Long: "trust-image-filesystems", Help: "With --image: mount the image's filesystems on this host's kernel instead of in the appliance (needs root). Only for an image you built yourself on this host: a crafted filesystem can exploit the kernel that mounts it."},
+		{Long: "appliance-kernel", Arg: "FILE", Help: "With --image: the appliance's kernel, a vmlinuz-VERSION whose modules are in /lib/modules/VERSION (default: the newest /boot/vmlinuz-* with its modules).", Complete: cli.CompleteFile},
+		{Long: "accel", Arg: "ACCEL", Help: "With --image: the appliance's accelerator: auto (default: KVM when /dev/kvm creates VMs and the CPU has hardware virtualization, else TCG), kvm or tcg.", Complete: cli.CompleteWords, Words: func() []string { return []string{vmm.AccelAuto, vmm.AccelKVM, vmm.AccelTCG} }},
 		ops, format,
 		{Long: "machine-id-mode", Arg: "MODE", Help: "What /etc/machine-id is left as: empty (default; every systemd generates a new ID at boot) or uninitialized (also runs systemd's first-boot units).", Complete: cli.CompleteWords, Words: func() []string { return []string{string(seal.MachineIDEmpty), string(seal.MachineIDUninitialized)} }},
 		{Long: "autorelabel", Help: "On an SELinux image, also create /.autorelabel (operation selinux-autorelabel)."},

@@ -28,6 +28,19 @@ type ImageInfo struct {
 	// failure to detach is reported in DetachError.
 	Detached    bool   `json:"detached"`
 	DetachError string `json:"detach_error,omitempty"`
+	// Appliance is set when the sealing appliance did the work: the
+	// image's filesystems were mounted only by its kernel, inside QEMU.
+	Appliance *ApplianceInfo `json:"appliance,omitempty"`
+}
+
+// ApplianceInfo says how the sealing appliance ran.
+type ApplianceInfo struct {
+	// Kernel is the appliance kernel's release, Accel QEMU's
+	// accelerator (kvm or tcg).
+	Kernel string `json:"kernel"`
+	Accel  string `json:"accel"`
+	// Seconds is from QEMU's start to its end.
+	Seconds float64 `json:"seconds"`
 }
 
 // ImageMount is one filesystem of the image mounted for the run.
@@ -87,6 +100,9 @@ func writeImageHeader(w io.Writer, command string, im *ImageInfo) {
 		for _, m := range im.Mounts[1:] {
 			fmt.Fprintf(w, "  %s: %s, %s\n", m.Path, m.Name(), m.How)
 		}
+	}
+	if a := im.Appliance; a != nil {
+		fmt.Fprintf(w, "  appliance: kernel %s under %s, %.1f s; the image's filesystems were mounted only inside it\n", a.Kernel, a.Accel, a.Seconds)
 	}
 	for _, b := range im.Backing {
 		fmt.Fprintf(w, "  backing file (only read): %s\n", b)

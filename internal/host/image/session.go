@@ -131,11 +131,13 @@ func (o Options) tool(name, pkg string) (string, error) {
 	return "", fmt.Errorf("%s is missing (Debian package %s)", name, pkg)
 }
 
-// Open attaches file, finds its root filesystem and mounts it, with the
-// /boot, ESP and /var filesystems, under a new session directory. On any
-// error everything it did is undone. Open first takes down what killed
-// earlier runs left behind (Recovered).
-func Open(ctx context.Context, file string, o Options) (s *Session, err error) {
+// Prepare checks file as every --image run does before anything reads
+// it as a disk: a regular file, in use by nobody (no loop device, no
+// QEMU lock), writable for a seal, and its header and backing chain
+// vetted (OpenChain). The session it returns holds the vetted chain,
+// open, and nothing else: Open attaches and mounts it on this host, the
+// sealing appliance hands it to QEMU. Close releases it.
+func Prepare(ctx context.Context, file string, o Options) (s *Session, err error) {
 	abs, err := filepath.Abs(file)
 	if err != nil {
 		return nil, err
@@ -147,19 +149,21 @@ func Open(ctx context.Context, file string, o Options) (s *Session, err error) {
 	if !st.Mode().IsRegular() {
 		return nil, refuse("the image is not a regular file (a block device or a directory: use --root on a mounted filesystem instead)")
 	}
-	if os.Geteuid() != 0 {
-		return nil, refuse("--image needs root: it attaches loop devices and mounts filesystems")
-	}
-	recovered, err := Recover(o.stateDir(), abs)
-	var ref *Refusal
-	if errors.As(err, &ref) {
-		return nil, err
-	}
-	s = &Session{File: abs, opts: o, lockFD: -1, Recovered: recovered}
-	if err != nil {
-		// Another image's leftovers are not this run's business; this
-		// image's own are caught below as a loop device or a lock.
-		s.Notes = append(s.Notes, fmt.Sprintf("leftovers of earlier runs not taken down: %v", err))
+	s = &Session{File: abs, opts: o, lockFD: -1}
+	if os.Geteuid() == 0 {
+		// Only root attaches anything on the host: a user's run has no
+		// earlier host session to take down.
+		recovered, err := Recover(o.stateDir(), abs)
+		var ref *Refusal
+		if errors.As(err, &ref) {
+			return nil, err
+		}
+		s.Recovered = recovered
+		if err != nil {
+			// Another image's leftovers are not this run's business; this
+			// image's own are caught below as a loop device or a lock.
+			s.Notes = append(s.Notes, fmt.Sprintf("leftovers of earlier runs not taken down: %v", err))
+		}
 	}
 	if devs := loopsOn(abs); len(devs) > 0 {
 		return nil, refuse("the image is in use: loop device %s is attached to it (losetup -d it, or wait for whoever uses it)", strings.Join(devs, ", "))
@@ -192,6 +196,30 @@ func Open(ctx context.Context, file string, o Options) (s *Session, err error) {
 		s.Notes = append(s.Notes, fmt.Sprintf("%s has backing files (%s): only the top layer is written; the backing files are opened read-only and stay as they are, so other images on the same backing file are not affected",
 			abs, strings.Join(backing, " <- ")))
 	}
+	return s, nil
+}
+
+// Open attaches file, finds its root filesystem and mounts it, with the
+// /boot, ESP and /var filesystems, under a new session directory. On any
+// error everything it did is undone. Open first takes down what killed
+// earlier runs left behind (Recovered).
+//
+// Open hands the image's filesystems to this host's kernel: it is the
+// path for images the user built and trusts (--trust-image-filesystems);
+// the sealing appliance (Prepare here, then OpenDevice inside it) is the path for
+// every other image.
+func Open(ctx context.Context, file string, o Options) (s *Session, err error) {
+	if os.Geteuid() != 0 {
+		if _, err := os.Stat(file); err != nil {
+			return nil, err
+		}
+		return nil, refuse("--trust-image-filesystems needs root: it attaches loop devices and mounts filesystems on this host")
+	}
+	s, err = Prepare(ctx, file, o)
+	if err != nil {
+		return nil, err
+	}
+	chain := s.Chain
 	if err := s.makeDir(); err != nil {
 		chain.Close()
 		return nil, err
@@ -378,7 +406,15 @@ func (s *Session) mountAll(ctx context.Context) error {
 		f.Close()
 		return err
 	}
-	parts, _, err := ScanDisk(f, st.Size())
+	size := st.Size()
+	if st.Mode()&os.ModeDevice != 0 {
+		// A block device (the appliance's /dev/vda) stats as 0 bytes.
+		if size, err = f.Seek(0, io.SeekEnd); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	parts, _, err := ScanDisk(f, size)
 	f.Close()
 	if err != nil {
 		return refuse("%v", err)

@@ -79,6 +79,9 @@ func (c *Chain) Top() Layer { return c.Layers[0] }
 // Backing are the backing files' paths, nearest first.
 func (c *Chain) Backing() []string {
 	var out []string
+	if c == nil {
+		return nil // the appliance's session: the host holds the chain
+	}
 	for _, l := range c.Layers[1:] {
 		out = append(out, l.Path)
 	}
