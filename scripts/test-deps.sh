@@ -44,10 +44,16 @@ set -euo pipefail
 #              and dnsmasq, the DHCP server it leases from (neither package starts a daemon)
 #   packer     `packer validate` (1.6.6, QEMU builder built in) of packaging/examples/packer
 #   genisoimage  isoinfo -R/-J, which reads sealprep prove's NoCloud seed back by its Rock Ridge and Joliet names
+#   linux-image-cloud-amd64  /boot/vmlinuz-* and /lib/modules: the kernel sealprep --image boots its
+#              sealing appliance with (supermin's rule: the host's newest kernel with its modules)
+#   qemu-system-x86  the appliance's QEMU (sealprep --image seals inside it)
+#   cpio       GNU cpio, the oracle the appliance's initramfs writer is held to
+#   strace     traces sealprep --image and its children: no mount(2), fsopen(2) or loop ioctl on the host
 test_pkgs=(dbus make e2fsprogs xfsprogs btrfs-progs dosfstools util-linux mount fdisk iproute2
 	mmdebstrap qemu-guest-agent systemd cloud-init shellcheck prometheus prometheus-node-exporter
 	libxml2-utils perl jq openssh-server openssh-client qemu-utils qemu-system-common
-	netplan.io ifupdown isc-dhcp-client dhcpcd-base dnsmasq-base packer man-db groff-base bash zsh fish dash genisoimage)
+	netplan.io ifupdown isc-dhcp-client dhcpcd-base dnsmasq-base packer man-db groff-base bash zsh fish dash genisoimage
+	linux-image-cloud-amd64 qemu-system-x86 cpio strace)
 # Packages make vm-test adds: QEMU guests under TCG and their NoCloud seeds,
 # and packer for the real build of the Packer example (TestPackerBuild);
 # ovmf for sealprep prove's UEFI boots of a template with only an ESP;

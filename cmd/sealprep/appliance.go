@@ -36,8 +36,10 @@ type applianceJob struct {
 	ModeGiven     bool   `json:"mode_given"`
 	Ask           bool   `json:"ask"`
 	Unconfirmable bool   `json:"unconfirmable"`
-	// File is the image's path on the host, for messages.
-	File string `json:"file"`
+	// File is the image's path on the host, for messages; Format its
+	// format (raw or qcow2), for the plan's header.
+	File   string `json:"file"`
+	Format string `json:"format"`
 }
 
 // applianceEnv is what the host side of the appliance takes from the
@@ -122,6 +124,7 @@ func runAppliance(ctx context.Context, signalled func() os.Signal, o *options, o
 	rep.Image.Recovered = sess.Recovered
 	rep.Image.Appliance = &seal.ApplianceInfo{Kernel: kernel.Version, Accel: cfg.Accel, Seconds: float64(res.Duration.Milliseconds()) / 1000}
 	rep.Root = o.image
+	rep.StartedAt = start.UTC()
 	rep.DurationMS = time.Since(start).Milliseconds()
 	return finish(o, e, rep, stdout, stderr)
 }
@@ -158,7 +161,7 @@ func applianceConfig(ctx context.Context, o *options, sess *image.Session, stdin
 		return cfg, k, err
 	}
 	job, _ := json.Marshal(applianceJob{Cmd: o.cmd, Ops: o.ops, Mode: o.mode, Force: o.force, Yes: o.yes, FSTrim: o.fstrim,
-		OpsGiven: o.opsGiven, ModeGiven: o.modeGiven, File: sess.File,
+		OpsGiven: o.opsGiven, ModeGiven: o.modeGiven, File: sess.File, Format: sess.Format,
 		Ask: o.cmd == seal.CommandApply && !o.yes && askable(e, stdin), Unconfirmable: len(unconfirmable(o, e, stdin)) > 0})
 	cfg = appliance.Config{QEMU: set.qemu, Kernel: k, Init: set.init, CacheDir: set.cacheDir, Accel: ac.Accel,
 		Layers: sess.Chain.Layers, Write: o.cmd == seal.CommandApply, FSTypes: types, Job: job, Timeout: set.timeout, Jail: j}
@@ -384,7 +387,9 @@ func applianceRun(ctx context.Context, o *options, ops []seal.Operation, sess *i
 		}
 	}
 	progress := &portLines{port: port}
-	rep, code := sealRoot(o, ops, root, imageInfo(sess), strings.NewReader(""), progress, e)
+	info := imageInfo(sess)
+	info.Format = job.Format
+	rep, code := sealRoot(o, ops, root, info, strings.NewReader(""), progress, e)
 	if code >= 0 {
 		return rep, progress.all.String(), false
 	}

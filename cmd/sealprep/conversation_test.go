@@ -51,12 +51,16 @@ func talk(t *testing.T, b *strings.Builder, root, stateDir string, steps []step)
 var (
 	msRE   = regexp.MustCompile(`\((<?\d+ ?ms)\)`)
 	timeRE = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`)
+	// The appliance line: its kernel, accelerator and time are this
+	// host's.
+	applRE = regexp.MustCompile(`appliance: kernel \S+ under \w+, [\d.]+ s;`)
 )
 
 // stable is l without what differs between runs.
 func stable(l, root string) string {
 	l = strings.ReplaceAll(l, root, "ROOT")
 	l = msRE.ReplaceAllString(l, "(N ms)")
+	l = applRE.ReplaceAllString(l, "appliance: kernel KERNEL under ACCEL, N s;")
 	return timeRE.ReplaceAllString(l, "TIME")
 }
 
@@ -140,6 +144,8 @@ func TestConversation(t *testing.T) {
 // partition once, in its header, and speaks of guest paths only.
 func TestImageConversation(t *testing.T) {
 	requireImage(t)
+	requireAppliance(t)
+	t.Setenv("SEALPREP_APPLIANCE_INIT", sealprepBinary(t))
 	dir := t.TempDir()
 	tree := imagetest.Tree(t, map[string]string{
 		"etc/os-release":          "ID=debian\nVERSION_ID=12\n",
@@ -158,6 +164,8 @@ func TestImageConversation(t *testing.T) {
 	var b strings.Builder
 	talk(t, &b, dir, filepath.Join(dir, "state"), []step{
 		{args: []string{"plan", "--image", name}},
+		{args: []string{"plan", "--image", name, "--trust-image-filesystems"}},
+		{args: []string{"apply", "--image", name}, tty: true, stdin: "n\n"},
 		{args: []string{"apply", "--image", name, "--yes"}},
 		{args: []string{"verify", "--image", name}},
 		{args: []string{"plan", "--image", "ROOT/missing.qcow2"}},

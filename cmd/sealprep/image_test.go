@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guestcheck/guestcheck/internal/host/appliance"
 	"github.com/guestcheck/guestcheck/internal/host/image/imagetest"
 	"github.com/guestcheck/guestcheck/internal/seal"
 	"github.com/guestcheck/guestcheck/internal/testenv"
@@ -41,6 +42,16 @@ func requireImage(t *testing.T) {
 	testenv.Tool(t, "qemu-storage-daemon", "qemu-system-common")
 }
 
+// requireAppliance skips without what the sealing appliance needs here:
+// QEMU and a kernel with its modules (as root, a missing one fails).
+func requireAppliance(t *testing.T) {
+	t.Helper()
+	testenv.Tool(t, "qemu-system-x86_64", "qemu-system-x86")
+	if _, err := appliance.FindKernel("", "/boot", "/lib/modules"); err != nil {
+		testenv.Missing(t, "tool:kernel", err.Error()+" (bash scripts/test-deps.sh install)")
+	}
+}
+
 func runBin(t *testing.T, bin, state string, args ...string) (string, string, int) {
 	t.Helper()
 	c := exec.Command(bin, args...)
@@ -62,15 +73,23 @@ func runBin(t *testing.T, bin, state string, args ...string) (string, string, in
 // attached after any of them.
 func TestImagePlanApplyVerify(t *testing.T) {
 	requireImage(t)
+	requireAppliance(t)
 	bin := sealprepBinary(t)
-	for _, qcow2 := range []bool{false, true} {
+	for _, c := range []struct {
+		qcow2, host bool
+	}{{false, false}, {true, false}, {false, true}, {true, true}} {
+		qcow2, host := c.qcow2, c.host
 		dir := t.TempDir()
 		state := filepath.Join(dir, "state")
 		img := imagetest.Build(t, dir, "disk", []imagetest.Part{
 			{Type: imagetest.TypeLinux, FS: "ext4", SizeMiB: 32, Tree: identityTree(t)},
 		}, qcow2)
 		before := imagetest.Hash(t, img)
-		out, stderr, code := runBin(t, bin, state, "plan", "--image", img, "--ops", "-ssh-host-keys", "--format", "json")
+		var trust []string
+		if host {
+			trust = []string{"--trust-image-filesystems"}
+		}
+		out, stderr, code := runBin(t, bin, state, append([]string{"plan", "--image", img, "--ops", "-ssh-host-keys", "--format", "json"}, trust...)...)
 		if code != seal.ExitOK {
 			t.Fatalf("plan: exit %d\n%s\n%s", code, out, stderr)
 		}
@@ -82,6 +101,14 @@ func TestImagePlanApplyVerify(t *testing.T) {
 			t.Fatalf("plan's image section: %+v", rep.Image)
 		}
 		wantMethod := map[bool]string{false: "a loop device on the raw file", true: "qemu-storage-daemon's FUSE export"}[qcow2]
+		if !host {
+			wantMethod = "loop devices inside the sealing appliance"
+			if a := rep.Image.Appliance; a == nil || a.Kernel == "" || a.Accel == "" || a.Seconds <= 0 {
+				t.Errorf("the appliance's run is not in the report: %+v", a)
+			}
+		} else if rep.Image.Appliance != nil {
+			t.Errorf("--trust-image-filesystems reports an appliance: %+v", rep.Image.Appliance)
+		}
 		if !strings.Contains(rep.Image.Method, wantMethod) {
 			t.Errorf("method %q, want %q", rep.Image.Method, wantMethod)
 		}
@@ -92,12 +119,12 @@ func TestImagePlanApplyVerify(t *testing.T) {
 			t.Fatal("plan --image changed the image")
 		}
 		checkNoLeftovers(t, state, img)
-		out, stderr, code = runBin(t, bin, state, "apply", "--yes", "--image", img, "--ops", "-ssh-host-keys")
+		out, stderr, code = runBin(t, bin, state, append([]string{"apply", "--yes", "--image", img, "--ops", "-ssh-host-keys"}, trust...)...)
 		if code != seal.ExitOK || !strings.Contains(out, "SEALED") || !strings.Contains(out, "unmounted and detached") {
 			t.Fatalf("apply: exit %d\n%s\n%s", code, out, stderr)
 		}
 		checkNoLeftovers(t, state, img)
-		out, stderr, code = runBin(t, bin, state, "verify", "--image", img, "--ops", "-ssh-host-keys")
+		out, stderr, code = runBin(t, bin, state, append([]string{"verify", "--image", img, "--ops", "-ssh-host-keys"}, trust...)...)
 		if code != seal.ExitOK || !strings.Contains(out, "SEALED") {
 			t.Fatalf("verify after apply: exit %d\n%s\n%s", code, out, stderr)
 		}

@@ -10,6 +10,8 @@ _sealprep() {
 	--allow-backing) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	--root) COMPREPLY=($(compgen -d -- "$cur")); return ;;
 	--image) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+	--appliance-kernel) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+	--accel) COMPREPLY=($(compgen -W "auto kvm tcg" -- "$cur")); return ;;
 	--machine-id-mode) COMPREPLY=($(compgen -W "empty uninitialized" -- "$cur")); return ;;
 	--clones) return ;;
 	--memory) return ;;
@@ -18,7 +20,6 @@ _sealprep() {
 	--kernel) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	--initrd) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	--append) return ;;
-	--accel) COMPREPLY=($(compgen -W "auto kvm tcg" -- "$cur")); return ;;
 	--timeout) return ;;
 	--user-data) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	--network-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -28,8 +29,8 @@ _sealprep() {
 	esac
 	case $sub in
 	list) COMPREPLY=($(compgen -W "--ops --format --help -h" -- "$cur")) ;;
-	plan|verify) COMPREPLY=($(compgen -W "--allow-backing --root --image --ops --format --machine-id-mode --autorelabel --force --help -h" -- "$cur")) ;;
-	apply) COMPREPLY=($(compgen -W "--allow-backing --root --image --ops --format --machine-id-mode --autorelabel --force --yes -y --poweroff --fstrim --help -h" -- "$cur")) ;;
+	plan|verify) COMPREPLY=($(compgen -W "--allow-backing --root --image --trust-image-filesystems --appliance-kernel --accel --ops --format --machine-id-mode --autorelabel --force --help -h" -- "$cur")) ;;
+	apply) COMPREPLY=($(compgen -W "--allow-backing --root --image --trust-image-filesystems --appliance-kernel --accel --ops --format --machine-id-mode --autorelabel --force --yes -y --poweroff --fstrim --help -h" -- "$cur")) ;;
 	prove) COMPREPLY=($(compgen -W "--image --clones --memory --cpus --firmware --kernel --initrd --append --accel --timeout --user-data --network-config --allow-backing --keep --format --junit --json --help -h" -- "$cur")) ;;
 	help) COMPREPLY=($(compgen -W "--help -h list plan apply verify prove help completion" -- "$cur")) ;;
 	completion) COMPREPLY=($(compgen -W "--help -h bash zsh fish" -- "$cur")) ;;

@@ -78,6 +78,9 @@ func (r *ChainReader) ReadAt(p []byte, off int64) (int, error) {
 		if err != nil {
 			return n, err
 		}
+		if pos%chunkSize >= int64(len(c)) {
+			return n, io.EOF
+		}
 		k := copy(p[n:], c[pos%chunkSize:])
 		if k == 0 {
 			return n, io.EOF
@@ -105,7 +108,9 @@ func (r *ChainReader) chunk(i int64) ([]byte, error) {
 }
 
 // readRange reads n bytes of the guest disk at off (both multiples of
-// 512) through qemu-img dd, like ReadHead.
+// 512) through qemu-img dd, like ReadHead. qemu-img dd's count is where
+// it stops, counted from the disk's start with the skipped blocks
+// included, not how many it copies.
 func readRange(ctx context.Context, qemuImg string, c *Chain, off, n int64) ([]byte, error) {
 	tmp, err := os.CreateTemp("", "sealprep-range-")
 	if err != nil {
@@ -120,7 +125,7 @@ func readRange(ctx context.Context, qemuImg string, c *Chain, off, n int64) ([]b
 		files = append(files, l.File)
 	}
 	_, errs, err := runLimited(ctx, QemuImgLimits, qemuImg, []string{"dd", "-f", c.Top().Format, "-O", "raw", "bs=512",
-		fmt.Sprintf("skip=%d", off/512), fmt.Sprintf("count=%d", n/512), "if=" + chainSpec(c), "of=" + name}, files)
+		fmt.Sprintf("skip=%d", off/512), fmt.Sprintf("count=%d", (off+n)/512), "if=" + chainSpec(c), "of=" + name}, files)
 	if err != nil {
 		return nil, fmt.Errorf("qemu-img dd %s: %v: %s", c.Top().Path, err, firstLine(errs))
 	}
