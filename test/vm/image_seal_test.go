@@ -35,8 +35,8 @@ func (e *env) stateDir() string { return filepath.Join(e.scratch, "sealprep-stat
 // sealGPT builds the GPT disk (bootdisk_test.go) from the unsealed
 // template and seals it with `sealprep apply --image`: plan first (the
 // image's hash must not move), then apply and verify, nothing left
-// attached. sealprep finds the root partition by its DPS type and attaches
-// the raw file through a loop device. The record it leaves names the
+// attached. sealprep finds the root partition by its DPS type inside the
+// sealing appliance, whose kernel alone mounts it. The record it leaves names the
 // template's keys and machine ID. It sets e.sealed and e.sealedRoot (the
 // root partition alone, for the --kernel templates).
 func sealGPT(ctx context.Context, t *testing.T, e *env) {
@@ -47,8 +47,10 @@ func sealGPT(ctx context.Context, t *testing.T, e *env) {
 	if err != nil {
 		t.Fatalf("plan --image: %v\n%s", err, out)
 	}
-	// The header names the image once and how it was attached.
-	if !strings.Contains(out, "a loop device on the raw file") || !strings.Contains(out, "sealprep plan: image "+gpt) {
+	// The header names the image once and how it was attached: inside
+	// the appliance, with the ESP's vfat, by the appliance's kernel.
+	if !strings.Contains(out, "loop devices inside the sealing appliance") || !strings.Contains(out, "appliance: kernel ") ||
+		!strings.Contains(out, "sealprep plan: image "+gpt) {
 		t.Errorf("plan does not say how it attached:\n%s", tail(out, 40))
 	}
 	if imagetest.Hash(t, gpt) != before {
@@ -109,7 +111,9 @@ func leakPath(ctx context.Context, t *testing.T, e *env) {
 	if err := s.Close(); err != nil || werr != nil {
 		t.Fatalf("inject: %v %v", werr, err)
 	}
-	out, err := e.sp(ctx, "plan", "--image", leak, "--ops", "machine-id-cmdline")
+	// The plan on the host-kernel path (the image was made here), apply
+	// and verify through the appliance: both paths see the same leak.
+	out, err := e.sp(ctx, "plan", "--image", leak, "--ops", "machine-id-cmdline", "--trust-image-filesystems")
 	if err != nil || !strings.Contains(out, "rewrite /etc/kernel/cmdline") {
 		t.Fatalf("plan does not fix the leak (%v):\n%s", err, out)
 	}
