@@ -49,11 +49,13 @@ set -euo pipefail
 #   qemu-system-x86  the appliance's QEMU (sealprep --image seals inside it)
 #   cpio       GNU cpio, the oracle the appliance's initramfs writer is held to
 #   strace     traces sealprep --image and its children: no mount(2), fsopen(2) or loop ioctl on the host
+#   lvm2       pvcreate, vgcreate, lvcreate and lvs: the real LVM2 metadata the lvm2 parser is held to,
+#              and the LVM images the appliance activates (activation off on the host: no device mapper)
 test_pkgs=(dbus make e2fsprogs xfsprogs btrfs-progs dosfstools util-linux mount fdisk iproute2
 	mmdebstrap qemu-guest-agent systemd cloud-init shellcheck prometheus prometheus-node-exporter
 	libxml2-utils perl jq openssh-server openssh-client qemu-utils qemu-system-common
 	netplan.io ifupdown isc-dhcp-client dhcpcd-base dnsmasq-base packer man-db groff-base bash zsh fish dash genisoimage
-	linux-image-cloud-amd64 qemu-system-x86 cpio strace)
+	linux-image-cloud-amd64 qemu-system-x86 cpio strace lvm2)
 # Packages make vm-test adds: QEMU guests under TCG and their NoCloud seeds,
 # and packer for the real build of the Packer example (TestPackerBuild);
 # ovmf for sealprep prove's UEFI boots of a template with only an ESP;
