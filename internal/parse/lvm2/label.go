@@ -26,7 +26,7 @@ type Label struct {
 	// UUID is the PV's id, 32 characters without dashes.
 	UUID string
 	// DeviceSize is the PV's size in bytes as recorded.
-	DeviceSize uint64
+	DeviceSize     uint64
 	Data, Metadata []Area
 }
 
