@@ -142,12 +142,7 @@ func applianceConfig(ctx context.Context, o *options, sess *image.Session, stdin
 	if err != nil {
 		return cfg, appliance.Kernel{}, err
 	}
-	var types []string
-	for _, p := range parts {
-		if p.Mountable() {
-			types = append(types, p.FS.Type)
-		}
-	}
+	types := applianceFSTypes(parts)
 	k, err := appliance.FindKernel(o.applianceKernel, "/boot", "/lib/modules")
 	if err != nil {
 		return cfg, k, &image.Refusal{Reason: err.Error()}
@@ -166,6 +161,23 @@ func applianceConfig(ctx context.Context, o *options, sess *image.Session, stdin
 	cfg = appliance.Config{QEMU: set.qemu, Kernel: k, Init: set.init, CacheDir: set.cacheDir, Accel: ac.Accel,
 		Layers: sess.Chain.Layers, Write: o.cmd == seal.CommandApply, FSTypes: types, Job: job, Timeout: set.timeout, Jail: j}
 	return cfg, k, nil
+}
+
+// applianceFSTypes are the filesystem types whose modules the appliance
+// loads: those of the image's partitions, and, when it has an LVM PV,
+// the device mapper and every type sealprep mounts (what is inside a
+// logical volume is read only in the appliance).
+func applianceFSTypes(parts []image.Part) []string {
+	var types []string
+	for _, p := range parts {
+		if p.Mountable() {
+			types = append(types, p.FS.Type)
+		}
+		if p.Container == "lvm" {
+			types = append(types, "lvm", "ext4", "xfs", "btrfs", "vfat")
+		}
+	}
+	return types
 }
 
 // applianceConfirm is apply's question on this terminal, about the plan

@@ -138,7 +138,7 @@ func imageInfo(s *image.Session) *seal.ImageInfo {
 		Notes: s.Notes, Recovered: s.Recovered, Mounts: []seal.ImageMount{}}
 	for _, m := range s.Mounts {
 		in.Mounts = append(in.Mounts, seal.ImageMount{Path: m.Path, Dir: m.Dir, Device: m.Device, Source: m.Source,
-			How: m.How, ReadOnly: m.ReadOnly, Partition: m.Partition, FSType: m.FSType, Label: m.Label, UUID: m.UUID})
+			How: m.How, ReadOnly: m.ReadOnly, Partition: m.Partition, Volume: m.Volume, FSType: m.FSType, Label: m.Label, UUID: m.UUID})
 	}
 	return in
 }

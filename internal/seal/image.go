@@ -53,17 +53,22 @@ type ImageMount struct {
 	ReadOnly bool   `json:"read_only"`
 	// Partition is its number (0: the whole disk); FSType, Label and UUID
 	// are its filesystem's.
-	Partition int    `json:"partition"`
-	FSType    string `json:"fstype"`
-	Label     string `json:"label,omitempty"`
-	UUID      string `json:"uuid,omitempty"`
+	Partition int `json:"partition"`
+	// Volume is the LVM logical volume ("vg/lv") it is on, if any.
+	Volume string `json:"volume,omitempty"`
+	FSType string `json:"fstype"`
+	Label  string `json:"label,omitempty"`
+	UUID   string `json:"uuid,omitempty"`
 }
 
 // Name is the partition as a person finds it in the image: "partition 1
 // (ext4, LABEL=rootfs)", or by UUID when the filesystem has no label.
 func (m ImageMount) Name() string {
 	name := "the whole disk"
-	if m.Partition > 0 {
+	switch {
+	case m.Volume != "":
+		name = "logical volume " + m.Volume
+	case m.Partition > 0:
 		name = fmt.Sprintf("partition %d", m.Partition)
 	}
 	var in []string

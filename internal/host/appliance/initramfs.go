@@ -43,6 +43,9 @@ var FSModules = map[string][]string{
 	"xfs":   {"xfs", "crc32c_generic", "crc32c_intel"},
 	"btrfs": {"btrfs", "crc32c_generic", "crc32c_intel", "xxhash_generic", "sha256_generic", "blake2b_generic"},
 	"vfat":  {"vfat", "nls_cp437", "nls_ascii", "nls_iso8859_1"},
+	// An LVM physical volume: the device mapper, to map its logical
+	// volumes.
+	"lvm": {"dm_mod"},
 }
 
 // Index reads the kernel's depmod index files; a missing modules.dep is

@@ -14,7 +14,7 @@ import (
 // same rules (mountAll), on loop devices over dev as on the host, but by
 // the appliance's own kernel. file names the image in messages.
 func OpenDevice(ctx context.Context, dev, file string, o Options) (s *Session, err error) {
-	s = &Session{File: file, opts: o, lockFD: -1, disk: dev,
+	s = &Session{File: file, opts: o, lockFD: -1, disk: dev, lvm: true,
 		Method: "loop devices inside the sealing appliance"}
 	if err := s.makeDir(); err != nil {
 		return nil, err
@@ -31,6 +31,15 @@ func OpenDevice(ctx context.Context, dev, file string, o Options) (s *Session, e
 		return s, err
 	}
 	return s, nil
+}
+
+// backing is the file a loop device for p reads: the disk, or the
+// logical volume's own device.
+func (p Part) backing(disk string) string {
+	if p.Device != "" {
+		return p.Device
+	}
+	return disk
 }
 
 // chunkSize is how much of the guest disk ChainReader fetches at once:

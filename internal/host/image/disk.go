@@ -63,12 +63,20 @@ type Part struct {
 	FS blockid.Superblock
 	// Container is "lvm" or "luks" when the partition holds one.
 	Container string
+	// Device is set on a logical volume the appliance activated: the
+	// device-mapper node that holds the filesystem from its first byte
+	// (Offset is then 0), and Volume its name, "vg/lv".
+	Device string
+	Volume string
 }
 
 // String names the partition for messages: "partition 2 (ext4)".
 func (p Part) String() string {
 	name := "the whole disk"
-	if p.Number > 0 {
+	switch {
+	case p.Volume != "":
+		name = "logical volume " + p.Volume
+	case p.Number > 0:
 		name = "partition " + strconv.Itoa(p.Number)
 	}
 	switch {
@@ -197,7 +205,7 @@ func ChooseRoot(parts []Part, arch string) (RootChoice, error) {
 	}
 	if len(c.Candidates) == 0 {
 		if len(containers) > 0 {
-			return c, fmt.Errorf("no root filesystem outside %s: LVM and LUKS volumes are not opened by sealprep (activate and mount the volume, then use --root)", strings.Join(containers, ", "))
+			return c, fmt.Errorf("no root filesystem outside %s: LUKS volumes are never opened, and LVM volumes only by the sealing appliance, linear ones (without --trust-image-filesystems; or activate and mount the volume yourself, then use --root)", strings.Join(containers, ", "))
 		}
 		return c, errors.New("no partition holds an ext2/3/4, XFS or btrfs filesystem")
 	}
@@ -209,6 +217,9 @@ func ChooseRoot(parts []Part, arch string) (RootChoice, error) {
 // name is not resolved: the image's device names are the guest's, not
 // knowable here.
 func ResolveSpec(spec string, parts []Part) (int, bool) {
+	if i, ok := resolveVolume(spec, parts); ok {
+		return i, true
+	}
 	key, val, ok := strings.Cut(spec, "=")
 	if !ok {
 		for _, m := range []struct{ prefix, key string }{
@@ -249,6 +260,22 @@ func ResolveSpec(spec string, parts []Part) (int, bool) {
 		}
 	}
 	return found, found >= 0
+}
+
+// resolveVolume finds the logical volume an fstab source names as
+// /dev/mapper/VG-LV (a dash in a name doubled) or /dev/VG/LV.
+func resolveVolume(spec string, parts []Part) (int, bool) {
+	for i, p := range parts {
+		if p.Volume == "" {
+			continue
+		}
+		vg, lv, _ := strings.Cut(p.Volume, "/")
+		mapper := "/dev/mapper/" + strings.ReplaceAll(vg, "-", "--") + "-" + strings.ReplaceAll(lv, "-", "--")
+		if spec == mapper || spec == "/dev/"+p.Volume {
+			return i, true
+		}
+	}
+	return -1, false
 }
 
 // ExtraMount is a filesystem to mount under the root.

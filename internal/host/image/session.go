@@ -56,10 +56,12 @@ type Mount struct {
 	// Partition is the partition number (0: the whole disk), and FSType,
 	// Label and UUID its filesystem's, so that reports can name it as a
 	// person knows it (partition 1, ext4, LABEL=rootfs).
-	Partition int    `json:"partition"`
-	FSType    string `json:"fstype"`
-	Label     string `json:"label,omitempty"`
-	UUID      string `json:"uuid,omitempty"`
+	Partition int `json:"partition"`
+	// Volume is the logical volume ("vg/lv") the filesystem is on.
+	Volume string `json:"volume,omitempty"`
+	FSType string `json:"fstype"`
+	Label  string `json:"label,omitempty"`
+	UUID   string `json:"uuid,omitempty"`
 }
 
 // Refusal is an image sealprep will not attach, and why. Nothing was
@@ -100,6 +102,10 @@ type Session struct {
 	qsdErr  *BoundedBuffer
 	once    sync.Once
 	closeEr error
+	// lvm: activate the image's LVM volumes (only in the appliance);
+	// dmNames are the device-mapper devices made, removed at Close.
+	lvm     bool
+	dmNames []string
 }
 
 type state struct {
@@ -415,6 +421,9 @@ func (s *Session) mountAll(ctx context.Context) error {
 		}
 	}
 	parts, _, err := ScanDisk(f, size)
+	if err == nil && s.lvm {
+		parts = append(parts, s.activateVolumes(f, parts)...)
+	}
 	f.Close()
 	if err != nil {
 		return refuse("%v", err)
@@ -440,6 +449,11 @@ func (s *Session) mountAll(ctx context.Context) error {
 		}
 		switch len(found) {
 		case 0:
+			for _, p := range parts {
+				if p.Container == "lvm" && !s.lvm {
+					return refuse("no partition holds /etc/os-release, and %s is an LVM physical volume: the root is likely in its volume group, whose volumes only the sealing appliance activates (run without --trust-image-filesystems)", p)
+				}
+			}
 			return refuse("no partition holds /etc/os-release or /usr/lib/os-release, and the partition types mark none as the Linux root (Discoverable Partitions Specification)")
 		case 1:
 			choice.Index, choice.How = found[0], "the only partition with an os-release; no partition type marks a Linux root (Discoverable Partitions Specification)"
@@ -510,12 +524,12 @@ func (s *Session) holdsOSRelease(p Part) (bool, error) {
 		return false, err
 	}
 	defer os.Remove(dir)
-	l, err := attachLoop(s.disk, p.Offset, p.Size, true, s.tag)
+	l, err := attachLoop(p.backing(s.disk), p.Offset, p.Size, true, s.tag)
 	if err != nil {
 		return false, err
 	}
 	defer l.release()
-	if err := mountFS(l.Dev, dir, p.FS.Type, true, ""); err != nil {
+	if _, err := mountFS(l.Dev, dir, p.FS.Type, true, ""); err != nil {
 		return false, err
 	}
 	defer unmount(dir)
@@ -538,49 +552,56 @@ func (s *Session) mountPart(p Part, guest, dir, data, how string) error {
 			return err
 		}
 	}
-	l, err := attachLoop(s.disk, p.Offset, p.Size, s.opts.ReadOnly, s.tag)
+	l, err := attachLoop(p.backing(s.disk), p.Offset, p.Size, s.opts.ReadOnly, s.tag)
 	if err != nil {
 		return err
 	}
 	defer l.release()
-	if err := mountFS(l.Dev, dir, p.FS.Type, s.opts.ReadOnly, data); err != nil {
+	noReplay, err := mountFS(l.Dev, dir, p.FS.Type, s.opts.ReadOnly, data)
+	if err != nil {
 		return fmt.Errorf("mount %s on %s: %w", p, guest, err)
 	}
+	if noReplay != "" {
+		s.Notes = append(s.Notes, fmt.Sprintf("%s on %s needs its journal replayed (it was not cleanly unmounted), which plan and verify do not do: mounted with %s, this run does not see the changes still in the journal; apply replays it first, and may find more, or fail to mount a journal that is damaged", p, guest, noReplay))
+	}
 	s.Mounts = append(s.Mounts, Mount{Path: guest, Dir: dir, Device: l.Dev, Source: p.String(), How: how, ReadOnly: s.opts.ReadOnly,
-		Partition: p.Number, FSType: p.FS.Type, Label: p.FS.Label, UUID: p.FS.UUID})
+		Partition: p.Number, Volume: p.Volume, FSType: p.FS.Type, Label: p.FS.Label, UUID: p.FS.UUID})
 	return nil
 }
 
 // mountFS mounts dev on dir, never with setuid, device or exec rights: the
 // image's files are data to the host. A read-only mount that fails (a
-// journal to replay on a read-only device) is retried without replay.
-func mountFS(dev, dir, typ string, readOnly bool, data string) error {
+// journal to replay on a read-only device) is retried without replay; the
+// option that did it (noload, norecovery) is returned, so that the run
+// can say what it did not see.
+func mountFS(dev, dir, typ string, readOnly bool, data string) (string, error) {
 	flags := uintptr(unix.MS_NOSUID | unix.MS_NODEV | unix.MS_NOEXEC)
 	if readOnly {
 		flags |= unix.MS_RDONLY
 	}
 	err := unix.Mount(dev, dir, typ, flags, data)
 	if err == nil || !readOnly {
-		return err
+		return "", err
 	}
 	norec := map[string]string{"ext2": "noload", "ext3": "noload", "ext4": "noload", "xfs": "norecovery", "btrfs": "rescue=nologreplay"}[typ]
 	if norec == "" {
-		return err
+		return "", err
 	}
+	opts := norec
 	if data != "" {
-		norec = data + "," + norec
+		opts = data + "," + norec
 	}
-	if err2 := unix.Mount(dev, dir, typ, flags, norec); err2 != nil {
-		return err
+	if err2 := unix.Mount(dev, dir, typ, flags, opts); err2 != nil {
+		return "", err
 	}
-	return nil
+	return norec, nil
 }
 
 // Close unmounts and detaches everything of the session; it is safe to
 // call more than once and from a signal path.
 func (s *Session) Close() error {
 	s.once.Do(func() {
-		s.closeEr = teardown(s.Dir, s.tag, s)
+		s.closeEr = errors.Join(teardown(s.Dir, s.tag, s), dmRemove(s.dmNames))
 		s.Chain.Close()
 		if s.lockFD >= 0 {
 			unix.Fsync(s.lockFD)

@@ -79,7 +79,11 @@ func limitedCommand(l Limits, bin string, args []string, files []*os.File) (*exe
 	if err != nil {
 		return nil, fmt.Errorf("prlimit is missing (Debian package util-linux); sealprep bounds the tools that read an image with it")
 	}
-	full := []string{"--core=0"}
+	// A stack limit of 2 MiB is also every thread's default stack size
+	// (glibc takes it from RLIMIT_STACK): with 8 MiB each, the worker
+	// threads a loaded host makes QEMU's thread pool start used up the
+	// address space and qemu-img aborted in qemu_thread_create.
+	full := []string{"--core=0", "--stack=2097152"}
 	if l.AddressSpace > 0 {
 		full = append(full, fmt.Sprintf("--as=%d", l.AddressSpace))
 	}
