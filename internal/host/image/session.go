@@ -402,22 +402,24 @@ func lockRaw(file string, readOnly bool) (int, error) {
 	return fd, nil
 }
 
-func (s *Session) mountAll(ctx context.Context) error {
+// scan reads the disk's partitions, and in the appliance activates its
+// LVM volumes as parts of their own.
+func (s *Session) scan() ([]Part, error) {
 	f, err := os.Open(s.disk)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return err
+		return nil, err
 	}
 	size := st.Size()
 	if st.Mode()&os.ModeDevice != 0 {
 		// A block device (the appliance's /dev/vda) stats as 0 bytes.
 		if size, err = f.Seek(0, io.SeekEnd); err != nil {
 			f.Close()
-			return err
+			return nil, err
 		}
 	}
 	parts, _, err := ScanDisk(f, size)
@@ -426,43 +428,60 @@ func (s *Session) mountAll(ctx context.Context) error {
 	}
 	f.Close()
 	if err != nil {
-		return refuse("%v", err)
+		return nil, refuse("%v", err)
+	}
+	return parts, nil
+}
+
+// probeRoots mounts each candidate read-only and keeps the one with an
+// os-release.
+func (s *Session) probeRoots(ctx context.Context, parts []Part, choice RootChoice) (RootChoice, error) {
+	var found []int
+	for _, i := range choice.Candidates {
+		if err := ctx.Err(); err != nil {
+			return choice, err
+		}
+		ok, err := s.holdsOSRelease(parts[i])
+		if err != nil {
+			s.Notes = append(s.Notes, fmt.Sprintf("%s: not probed for a root: %v", parts[i], err))
+			continue
+		}
+		if ok {
+			found = append(found, i)
+		}
+	}
+	switch len(found) {
+	case 0:
+		for _, p := range parts {
+			if p.Container == "lvm" && !s.lvm {
+				return choice, refuse("no partition holds /etc/os-release, and %s is an LVM physical volume: the root is likely in its volume group, whose volumes only the sealing appliance activates (run without --trust-image-filesystems)", p)
+			}
+		}
+		return choice, refuse("no partition holds /etc/os-release or /usr/lib/os-release, and the partition types mark none as the Linux root (Discoverable Partitions Specification)")
+	case 1:
+		choice.Index, choice.How = found[0], "the only partition with an os-release; no partition type marks a Linux root (Discoverable Partitions Specification)"
+	default:
+		var names []string
+		for _, i := range found {
+			names = append(names, parts[i].String())
+		}
+		return choice, refuse("several partitions hold an os-release (%s), so which one is the root is ambiguous: mount it yourself and use --root", strings.Join(names, ", "))
+	}
+	return choice, nil
+}
+
+func (s *Session) mountAll(ctx context.Context) error {
+	parts, err := s.scan()
+	if err != nil {
+		return err
 	}
 	choice, err := ChooseRoot(parts, "")
 	if err != nil {
 		return refuse("%v", err)
 	}
 	if choice.Index < 0 {
-		var found []int
-		for _, i := range choice.Candidates {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			ok, err := s.holdsOSRelease(parts[i])
-			if err != nil {
-				s.Notes = append(s.Notes, fmt.Sprintf("%s: not probed for a root: %v", parts[i], err))
-				continue
-			}
-			if ok {
-				found = append(found, i)
-			}
-		}
-		switch len(found) {
-		case 0:
-			for _, p := range parts {
-				if p.Container == "lvm" && !s.lvm {
-					return refuse("no partition holds /etc/os-release, and %s is an LVM physical volume: the root is likely in its volume group, whose volumes only the sealing appliance activates (run without --trust-image-filesystems)", p)
-				}
-			}
-			return refuse("no partition holds /etc/os-release or /usr/lib/os-release, and the partition types mark none as the Linux root (Discoverable Partitions Specification)")
-		case 1:
-			choice.Index, choice.How = found[0], "the only partition with an os-release; no partition type marks a Linux root (Discoverable Partitions Specification)"
-		default:
-			var names []string
-			for _, i := range found {
-				names = append(names, parts[i].String())
-			}
-			return refuse("several partitions hold an os-release (%s), so which one is the root is ambiguous: mount it yourself and use --root", strings.Join(names, ", "))
+		if choice, err = s.probeRoots(ctx, parts, choice); err != nil {
+			return err
 		}
 	}
 	if err := ctx.Err(); err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -218,7 +217,7 @@ func FuzzParse(f *testing.F) {
 			for _, tg := range ts {
 				pv := vg.PVs[tg.PV]
 				if tg.Length <= 0 || tg.Offset < pv.PEStart || tg.Offset+tg.Length > pv.PEStart+pv.PECount*vg.ExtentSize {
-					t.Fatal(fmt.Sprintf("target %+v outside %+v", tg, pv))
+					t.Fatalf("target %+v outside %+v", tg, pv)
 				}
 			}
 		}
