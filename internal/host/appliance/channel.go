@@ -58,30 +58,32 @@ func newMessageReader(r io.Reader) *messageReader {
 // is the end of the stream between messages; a stream cut in the middle
 // of a line is io.ErrUnexpectedEOF.
 func (m *messageReader) next() (Message, error) {
-	var line []byte
+	// A loop, not a recursion, over blank lines: MaxTotal of newlines
+	// would otherwise overflow the goroutine's stack.
 	for {
-		chunk, err := m.r.ReadSlice('\n')
-		line = append(line, chunk...)
-		m.total += len(chunk)
-		if len(line) > MaxMessage || m.total > MaxTotal {
-			return Message{}, ErrTooLong
+		var line []byte
+		for {
+			chunk, err := m.r.ReadSlice('\n')
+			line = append(line, chunk...)
+			m.total += len(chunk)
+			if len(line) > MaxMessage || m.total > MaxTotal {
+				return Message{}, ErrTooLong
+			}
+			if err == bufio.ErrBufferFull {
+				continue
+			}
+			if err == io.EOF && len(line) > 0 {
+				return Message{}, io.ErrUnexpectedEOF
+			}
+			if err != nil {
+				return Message{}, err
+			}
+			break
 		}
-		if err == bufio.ErrBufferFull {
-			continue
+		if line = bytes.TrimSpace(line); len(line) > 0 {
+			return DecodeMessage(line)
 		}
-		if err == io.EOF && len(line) > 0 {
-			return Message{}, io.ErrUnexpectedEOF
-		}
-		if err != nil {
-			return Message{}, err
-		}
-		break
 	}
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return m.next()
-	}
-	return DecodeMessage(line)
 }
 
 // DecodeMessage decodes one line: a JSON object of Message's fields and
@@ -93,7 +95,8 @@ func DecodeMessage(line []byte) (Message, error) {
 	if err := dec.Decode(&msg); err != nil {
 		return Message{}, fmt.Errorf("a message that is not the appliance's: %s", Clean(err.Error(), 200))
 	}
-	if dec.More() {
+	// Not dec.More, which is false before a stray '}' or ']'.
+	if len(bytes.TrimSpace(line[dec.InputOffset():])) > 0 {
 		return Message{}, errors.New("a message with data after it")
 	}
 	switch msg.Type {

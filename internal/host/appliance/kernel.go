@@ -81,10 +81,14 @@ func versionLess(a, b string) bool {
 		if da != db {
 			na, ea := strconv.ParseUint(da, 10, 64)
 			nb, eb := strconv.ParseUint(db, 10, 64)
-			if ea == nil && eb == nil {
+			if ea != nil || eb != nil {
+				return da < db
+			}
+			if na != nb {
 				return na < nb
 			}
-			return da < db
+			// The same value written differently ("01", "1"): on
+			// to the next run.
 		}
 		a, b = ra, rb
 	}
