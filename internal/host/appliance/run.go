@@ -86,6 +86,9 @@ func (e *Error) Error() string {
 	return e.Why + "; its console ended with: " + strings.Join(e.Console, " | ")
 }
 
+// terminateGrace is how long QEMU has to flush and quit on SIGTERM.
+const terminateGrace = 10 * time.Second
+
 // consoleLines are how many of the console's last lines an Error keeps.
 const consoleLines = 4
 
@@ -163,7 +166,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	deadline := time.NewTimer(cfg.Timeout)
 	defer deadline.Stop()
 	fail := func(why string) (Result, error) {
-		p.Kill()
+		// SIGTERM first: QEMU flushes the image (a qcow2's metadata
+		// stays consistent) before it goes; the guest's filesystems
+		// are journalled, and every action of the executor is safe to
+		// run again.
+		p.Terminate(terminateGrace)
 		res.Duration = time.Since(start)
 		return res, &Error{Why: why, Console: console.lines(consoleLines)}
 	}

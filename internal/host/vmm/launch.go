@@ -126,6 +126,21 @@ func (p *Process) Kill() {
 	}
 }
 
+// Terminate asks QEMU to quit with SIGTERM, on which it flushes its
+// block devices (a qcow2's metadata included) and exits, and kills the
+// process group when it has not exited within grace.
+func (p *Process) Terminate(grace time.Duration) {
+	if !p.Alive() || p.cmd.Process == nil {
+		return
+	}
+	syscall.Kill(p.cmd.Process.Pid, syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(grace):
+	}
+	p.Kill()
+}
+
 // FirstLines joins the first n lines of s with "; ", for one-line
 // messages.
 func FirstLines(s string, n int) string {
