@@ -152,7 +152,11 @@ func cleanJSON(b []byte) (json.RawMessage, error) {
 				if err != nil {
 					return nil, err
 				}
-				out[Clean(k, 200)] = c
+				ck := Clean(k, 200)
+				if _, dup := out[ck]; dup {
+					return nil, fmt.Errorf("two keys that read the same, %q", ck)
+				}
+				out[ck] = c
 			}
 			return out, nil
 		}
@@ -167,7 +171,8 @@ func cleanJSON(b []byte) (json.RawMessage, error) {
 
 // Clean makes hostile text safe to print on a terminal and in a log:
 // invalid UTF-8 becomes U+FFFD, control characters (escape sequences,
-// carriage returns, newlines) and bidirectional overrides are dropped,
+// carriage returns, newlines), line and paragraph separators and
+// bidirectional marks, embeddings, overrides and isolates are dropped,
 // and the text is cut to max bytes.
 func Clean(s string, max int) string {
 	var b strings.Builder
@@ -177,7 +182,7 @@ func Clean(s string, max int) string {
 				r = '\uFFFD'
 			}
 		}
-		if unicode.IsControl(r) || (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069) {
+		if unicode.IsControl(r) || hiddenFormat(r) {
 			continue
 		}
 		if b.Len()+utf8.RuneLen(r) > max {
@@ -186,6 +191,19 @@ func Clean(s string, max int) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// hiddenFormat reports the format characters that move or hide text: the
+// bidirectional marks, embeddings, overrides and isolates, and the line
+// and paragraph separators some terminals break lines at.
+func hiddenFormat(r rune) bool {
+	switch {
+	case r == 0x061C, r == 0x200E, r == 0x200F, r == 0x2028, r == 0x2029:
+		return true
+	case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069:
+		return true
+	}
+	return false
 }
 
 // tail keeps the last bytes written to it: the appliance's console, whose

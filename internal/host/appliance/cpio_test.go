@@ -12,9 +12,9 @@ import (
 )
 
 // TestCpioAgainstCpio holds the newc writer to GNU cpio, which extracts
-// what it wrote, names, modes and contents, from two archives laid end to
-// end as the appliance's initramfs is (cpio reads the first, then the
-// second after skipping the padding the kernel skips too).
+// what it wrote: names, modes and contents, directories included. (GNU
+// cpio stops at the first trailer, so the job's archive, which the kernel
+// unpacks after the cached one, is read on its own: TestJobArchive.)
 func TestCpioAgainstCpio(t *testing.T) {
 	bin := testenv.Tool(t, "cpio", "cpio")
 	var buf bytes.Buffer

@@ -63,6 +63,10 @@ func Launch(s Spec) (*Process, error) {
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: s.Jail.cred}
 	p.cmd.ExtraFiles = s.Files
 	p.cmd.Stdin, p.cmd.Stdout = s.Stdin, s.Stdout
+	// Once QEMU has exited, its output is read for half a second more at
+	// most: a process that kept QEMU's stdout open must not keep Wait,
+	// and the kill of the group that follows it, waiting.
+	p.cmd.WaitDelay = 500 * time.Millisecond
 	stderr := image.NewBoundedBuffer(StderrLimit)
 	p.cmd.Stderr = stderr
 	if err := p.cmd.Start(); err != nil {
@@ -115,14 +119,17 @@ func (p *Process) Alive() bool {
 	}
 }
 
-// Kill SIGKILLs QEMU's process group and waits (10 s at most) for it.
+// Kill SIGKILLs QEMU's process group and waits (10 s at most) for QEMU.
 func (p *Process) Kill() {
-	if p.Alive() && p.cmd.Process != nil {
-		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		select {
-		case <-p.exited:
-		case <-time.After(10 * time.Second):
-		}
+	if p.cmd.Process == nil {
+		return
+	}
+	// The group, even when QEMU itself is gone: whatever it left in its
+	// group goes too (a real QEMU, under spawn=deny, leaves nothing).
+	syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	select {
+	case <-p.exited:
+	case <-time.After(10 * time.Second):
 	}
 }
 
