@@ -225,24 +225,25 @@ func Open(ctx context.Context, file string, o Options) (s *Session, err error) {
 	if err != nil {
 		return nil, err
 	}
-	chain := s.Chain
 	if err := s.makeDir(); err != nil {
-		chain.Close()
+		s.Chain.Close()
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			if cerr := s.Close(); cerr != nil {
-				err = fmt.Errorf("%w (and cleaning up: %v)", err, cerr)
-			}
-			s = nil
-		}
-	}()
-	if err := s.attach(ctx); err != nil {
-		return s, err
+	return s.mount(ctx, s.attach)
+}
+
+// mount runs attach, then finds and mounts the root and the rest; on an
+// error everything is undone and the session is nil.
+func (s *Session) mount(ctx context.Context, attach func(context.Context) error) (*Session, error) {
+	err := attach(ctx)
+	if err == nil {
+		err = s.mountAll(ctx)
 	}
-	if err := s.mountAll(ctx); err != nil {
-		return s, err
+	if err != nil {
+		if cerr := s.Close(); cerr != nil {
+			err = fmt.Errorf("%w (and cleaning up: %v)", err, cerr)
+		}
+		return nil, err
 	}
 	return s, nil
 }
