@@ -13,24 +13,14 @@ import (
 // is nothing to vet, lock or export; the root is found and mounted by the
 // same rules (mountAll), on loop devices over dev as on the host, but by
 // the appliance's own kernel. file names the image in messages.
-func OpenDevice(ctx context.Context, dev, file string, o Options) (s *Session, err error) {
-	s = &Session{File: file, opts: o, lockFD: -1, disk: dev, lvm: true,
+func OpenDevice(ctx context.Context, dev, file string, o Options) (*Session, error) {
+	s := &Session{File: file, opts: o, lockFD: -1, disk: dev, lvm: true,
 		Method: "loop devices inside the sealing appliance"}
 	if err := s.makeDir(); err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			if cerr := s.Close(); cerr != nil {
-				err = fmt.Errorf("%w (and cleaning up: %v)", err, cerr)
-			}
-			s = nil
-		}
-	}()
-	if err := s.mountAll(ctx); err != nil {
-		return s, err
-	}
-	return s, nil
+	// The disk is QEMU's: nothing to attach.
+	return s.mount(ctx, func(context.Context) error { return nil })
 }
 
 // backing is the file a loop device for p reads: the disk, or the
