@@ -122,7 +122,8 @@ func runAppliance(ctx context.Context, signalled func() os.Signal, o *options, o
 	rep.Image.File, rep.Image.Format, rep.Image.Backing = sess.File, sess.Format, sess.Chain.Backing()
 	rep.Image.Notes = append(append([]string(nil), sess.Notes...), rep.Image.Notes...)
 	rep.Image.Recovered = sess.Recovered
-	rep.Image.Appliance = &seal.ApplianceInfo{Kernel: kernel.Version, Accel: cfg.Accel, Seconds: float64(res.Duration.Milliseconds()) / 1000}
+	rep.Image.Appliance = &seal.ApplianceInfo{Kernel: kernel.Version, Accel: cfg.Accel,
+		Seconds: float64(res.Duration.Milliseconds()) / 1000, BootSeconds: float64(res.Boot.Milliseconds()) / 1000}
 	rep.Root = o.image
 	rep.StartedAt = start.UTC()
 	rep.DurationMS = time.Since(start).Milliseconds()
@@ -280,7 +281,11 @@ func applianceStart() (*os.File, error) {
 	if err := appliance.LoadModules(); err != nil {
 		return nil, err
 	}
-	return appliance.OpenPort(30 * time.Second)
+	port, err := appliance.OpenPort(30 * time.Second)
+	if err == nil {
+		err = sendMsg(port, appliance.Message{Type: appliance.MsgReady})
+	}
+	return port, err
 }
 
 // sendMsg writes one message line on the port.

@@ -53,7 +53,7 @@ var (
 	timeRE = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ`)
 	// The appliance line: its kernel, accelerator and time are this
 	// host's.
-	applRE = regexp.MustCompile(`appliance: kernel \S+ under \w+, [\d.]+ s;`)
+	applRE = regexp.MustCompile(`appliance: kernel \S+ under \w+, [\d.]+ s \([\d.]+ s to boot\);`)
 )
 
 // stable is l without what differs between runs.

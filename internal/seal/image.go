@@ -39,8 +39,10 @@ type ApplianceInfo struct {
 	// accelerator (kvm or tcg).
 	Kernel string `json:"kernel"`
 	Accel  string `json:"accel"`
-	// Seconds is from QEMU's start to its end.
-	Seconds float64 `json:"seconds"`
+	// Seconds is from QEMU's start to its end, BootSeconds to the
+	// appliance's first word (its kernel booted, its modules loaded).
+	Seconds     float64 `json:"seconds"`
+	BootSeconds float64 `json:"boot_seconds"`
 }
 
 // ImageMount is one filesystem of the image mounted for the run.
@@ -107,7 +109,7 @@ func writeImageHeader(w io.Writer, command string, im *ImageInfo) {
 		}
 	}
 	if a := im.Appliance; a != nil {
-		fmt.Fprintf(w, "  appliance: kernel %s under %s, %.1f s; the image's filesystems were mounted only inside it\n", a.Kernel, a.Accel, a.Seconds)
+		fmt.Fprintf(w, "  appliance: kernel %s under %s, %.1f s (%.1f s to boot); the image's filesystems were mounted only inside it\n", a.Kernel, a.Accel, a.Seconds, a.BootSeconds)
 	}
 	for _, b := range im.Backing {
 		fmt.Fprintf(w, "  backing file (only read): %s\n", b)

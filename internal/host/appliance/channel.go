@@ -24,6 +24,7 @@ const (
 	MsgReport   = "report"   // Report and Exit: the run's report
 	MsgError    = "error"    // Text: why the appliance could not seal
 	MsgDone     = "done"     // Exit: everything unmounted and flushed
+	MsgReady    = "ready"    // the kernel booted and the modules loaded
 )
 
 // Message is one line on the port.
@@ -111,7 +112,7 @@ func DecodeMessage(line []byte) (Message, error) {
 			return Message{}, fmt.Errorf("the %s message's report: %v", msg.Type, err)
 		}
 		msg.Report = r
-	case MsgDone:
+	case MsgDone, MsgReady:
 	default:
 		return Message{}, fmt.Errorf("a message of unknown type %q", Clean(msg.Type, 40))
 	}

@@ -363,7 +363,7 @@ func talkOver(t *testing.T, confirm func([]byte) bool, lines ...string) conversa
 		app.Close()
 	}()
 	done := make(chan converse, 1)
-	go func() { done <- talk(host, cfg) }()
+	go func() { done <- talk(host, cfg, time.Now()) }()
 	select {
 	case conv.c = <-done:
 	case <-time.After(5 * time.Second):
@@ -388,6 +388,8 @@ const (
 // verdict of no error.
 func TestTalkWhole(t *testing.T) {
 	conv := talkOver(t, func([]byte) bool { return true },
+		`{"type":"ready"}`+"\n",
+		`{"type":"ready"}`+"\n",
 		`{"type":"progress","text":"mount /dev/vda1\u001b[K\r"}`+"\n",
 		lineConf,
 		"\n",
@@ -406,6 +408,9 @@ func TestTalkWhole(t *testing.T) {
 	}
 	if len(conv.answers) != 1 || conv.answers[0] != "yes\n" {
 		t.Errorf("answers %q, want yes", conv.answers)
+	}
+	if conv.c.boot <= 0 {
+		t.Errorf("the ready message's time was not kept: %v", conv.c.boot)
 	}
 	if string(conv.c.report) != `{"status":"sealed"}` || *conv.c.exit != 0 || *conv.c.done != 0 {
 		t.Errorf("report %s exit %v done %v", conv.c.report, conv.c.exit, conv.c.done)
@@ -489,7 +494,7 @@ func TestTalkEndlessLine(t *testing.T) {
 		}
 	}()
 	done := make(chan converse, 1)
-	go func() { done <- talk(host, Config{}) }()
+	go func() { done <- talk(host, Config{}, time.Now()) }()
 	select {
 	case c := <-done:
 		if !errors.Is(c.err, ErrTooLong) {
@@ -510,7 +515,7 @@ func TestTalkStalledPort(t *testing.T) {
 	defer app.Close()
 	go io.WriteString(app, lineReport+`{"type":"do`)
 	done := make(chan converse, 1)
-	go func() { done <- talk(host, Config{}) }()
+	go func() { done <- talk(host, Config{}, time.Now()) }()
 	select {
 	case c := <-done:
 		t.Fatalf("talk returned while the port was open: %+v", c)

@@ -65,8 +65,9 @@ type Result struct {
 	// the exit code the appliance gave it.
 	Report []byte
 	Exit   int
-	// Duration is from QEMU's start to its end.
-	Duration time.Duration
+	// Duration is from QEMU's start to its end, Boot to the appliance's
+	// ready message (its kernel booted and its modules loaded).
+	Duration, Boot time.Duration
 	// Modules are the modules the initramfs held, Initramfs its cache file.
 	Modules   []string
 	Initramfs string
@@ -162,7 +163,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	defer p.Kill()
 	got := make(chan converse, 1)
-	go func() { got <- talk(conn, cfg) }()
+	go func() { got <- talk(conn, cfg, start) }()
 	deadline := time.NewTimer(cfg.Timeout)
 	defer deadline.Stop()
 	fail := func(why string) (Result, error) {
@@ -196,12 +197,14 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if err := c.verdict(); err != nil {
 		return res, &Error{Why: err.Error(), Console: console.lines(consoleLines)}
 	}
-	res.Report, res.Exit = c.report, *c.exit
+	res.Report, res.Exit, res.Boot = c.report, *c.exit, c.boot
 	return res, nil
 }
 
 // converse is what the appliance said.
 type converse struct {
+	// boot is from QEMU's start to the ready message.
+	boot   time.Duration
 	report []byte
 	exit   *int
 	done   *int
@@ -232,7 +235,7 @@ func (c converse) verdict() error {
 
 // talk reads the appliance's messages until the port closes, answering
 // a confirm and passing progress on.
-func talk(conn net.Conn, cfg Config) converse {
+func talk(conn net.Conn, cfg Config, start time.Time) converse {
 	var c converse
 	r := newMessageReader(conn)
 	for {
@@ -272,6 +275,10 @@ func talk(conn net.Conn, cfg Config) converse {
 			c.errMsg = "the appliance could not seal the image: " + m.Text
 		case m.Type == MsgDone:
 			c.done = m.Exit
+		case m.Type == MsgReady:
+			if c.boot == 0 {
+				c.boot = time.Since(start)
+			}
 		}
 	}
 }
