@@ -162,21 +162,7 @@ func BuildInitramfs(cacheDir, init string, k Kernel, modules []string) (string, 
 	if err := os.MkdirAll(cacheDir, 0o700); err != nil {
 		return "", err
 	}
-	tmp, err := os.CreateTemp(cacheDir, ".initramfs-*")
-	if err != nil {
-		return "", err
-	}
-	if _, err = tmp.Write(buf.Bytes()); err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := writeCache(cacheDir, path, buf.Bytes()); err != nil {
 		return "", err
 	}
 	return path, nil

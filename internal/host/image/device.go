@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"sync"
 )
 
@@ -111,29 +110,7 @@ func (r *ChainReader) chunk(i int64) ([]byte, error) {
 // it stops, counted from the disk's start with the skipped blocks
 // included, not how many it copies.
 func readRange(ctx context.Context, qemuImg string, c *Chain, off, n int64) ([]byte, error) {
-	tmp, err := os.CreateTemp("", "sealprep-range-")
-	if err != nil {
-		return nil, err
-	}
-	name := tmp.Name()
-	tmp.Close()
-	os.Remove(name) // qemu-img creates it anew
-	defer os.Remove(name)
-	var files []*os.File
-	for _, l := range c.Layers {
-		files = append(files, l.File)
-	}
-	_, errs, err := runLimited(ctx, QemuImgLimits, qemuImg, []string{"dd", "-f", c.Top().Format, "-O", "raw", "bs=512",
-		fmt.Sprintf("skip=%d", off/512), fmt.Sprintf("count=%d", (off+n)/512), "if=" + chainSpec(c), "of=" + name}, files)
-	if err != nil {
-		return nil, fmt.Errorf("qemu-img dd %s: %v: %s", c.Top().Path, err, firstLine(errs))
-	}
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, n))
+	return ddRaw(ctx, qemuImg, c, n, fmt.Sprintf("skip=%d", off/512), fmt.Sprintf("count=%d", (off+n)/512))
 }
 
 // ScanChain is ScanDisk on the session's vetted chain (Prepare), read in

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"strings"
 )
 
@@ -180,25 +178,5 @@ func chainSpec(c *Chain) string {
 // qemu-img, which knows qcow2's clusters and compression, into memory:
 // the chain as vetted, bounded as every qemu-img run is.
 func ReadHead(ctx context.Context, qemuImg string, c *Chain, sectors int) ([]byte, error) {
-	tmp, err := os.MkdirTemp("", "sealprep-head-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	out := filepath.Join(tmp, "head")
-	var files []*os.File
-	for _, l := range c.Layers {
-		files = append(files, l.File)
-	}
-	_, errs, err := runLimited(ctx, QemuImgLimits, qemuImg, []string{"dd", "-f", c.Top().Format, "-O", "raw", "bs=512",
-		fmt.Sprintf("count=%d", sectors), "if=" + chainSpec(c), "of=" + out}, files)
-	if err != nil {
-		return nil, fmt.Errorf("qemu-img dd %s: %v: %s", c.Top().Path, err, firstLine(errs))
-	}
-	f, err := os.Open(out)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, int64(sectors)*512))
+	return ddRaw(ctx, qemuImg, c, int64(sectors)*512, fmt.Sprintf("count=%d", sectors))
 }
