@@ -29,7 +29,7 @@ const NoKernelFix = "install Debian's linux-image-cloud-amd64 (or any /boot/vmli
 
 // FindKernel finds the appliance's kernel as supermin does: named (a
 // kernel image whose modules are in modulesRoot/VERSION, VERSION read
-// from its name vmlinuz-VERSION or, failing that, the one directory
+// from its name vmlinuz-VERSION or, for another name, the one directory
 // there), or the newest bootDir/vmlinuz-* whose modules directory exists.
 func FindKernel(named, bootDir, modulesRoot string) (Kernel, error) {
 	if named != "" {
@@ -38,8 +38,13 @@ func FindKernel(named, bootDir, modulesRoot string) (Kernel, error) {
 			return Kernel{}, fmt.Errorf("--appliance-kernel %s: not a kernel image file", named)
 		}
 		v := strings.TrimPrefix(filepath.Base(named), "vmlinuz-")
-		if v != filepath.Base(named) && isDir(filepath.Join(modulesRoot, v)) {
-			return Kernel{Path: named, Version: v, Modules: filepath.Join(modulesRoot, v)}, nil
+		if v != filepath.Base(named) {
+			// Named for its release: its modules are those of that
+			// release, or none (another release's would not load).
+			if isDir(filepath.Join(modulesRoot, v)) {
+				return Kernel{Path: named, Version: v, Modules: filepath.Join(modulesRoot, v)}, nil
+			}
+			return Kernel{}, fmt.Errorf("--appliance-kernel %s: no modules for it in %s/%s", named, modulesRoot, v)
 		}
 		dirs, _ := filepath.Glob(filepath.Join(modulesRoot, "*", "modules.dep"))
 		if len(dirs) == 1 {

@@ -127,11 +127,11 @@ func TestFindKernelNamed(t *testing.T) {
 	if err != nil || k != want {
 		t.Errorf("named otherwise, one modules directory: %+v, %v; want %+v", k, err, want)
 	}
-	// A vmlinuz-VERSION whose VERSION has no directory also falls back
-	// to the one there is.
+	// A vmlinuz-VERSION whose VERSION has no directory is refused even
+	// beside one other release's modules: they would not load in it.
 	unknown := filepath.Join(t.TempDir(), "vmlinuz-9.9.9")
 	writeFile(t, unknown, []byte("k"), 0o644)
-	if k, err = FindKernel(unknown, boot, oneMods); err != nil || k.Version != "6.6.6-custom" {
+	if k, err = FindKernel(unknown, boot, oneMods); err == nil || !strings.Contains(err.Error(), "no modules for it in "+filepath.Join(oneMods, "9.9.9")) {
 		t.Errorf("vmlinuz of an unknown version, one modules directory: %+v, %v", k, err)
 	}
 
