@@ -35,7 +35,7 @@ run: build ## build guestcheck and run it on this machine (text report)
 test: ## the whole suite: installs its Debian packages as root, lint, then every test with -race (fuzz seeds and saved crashers run as regressions); ends with what was skipped
 	@bash scripts/test-deps.sh install
 	@$(MAKE) --no-print-directory lint
-	@log=$$(mktemp); GUESTCHECK_SKIP_LOG=$$log $(GO) test -race -count=1 ./...; rc=$$?; \
+	@log=$$(mktemp); GUESTCHECK_SKIP_LOG=$$log $(GO) test -race -count=1 -timeout 30m ./...; rc=$$?; \
 	  GUESTCHECK_SKIP_LOG=$$log $(MAKE) --no-print-directory test-kube || rc=1; \
 	  bash scripts/test-deps.sh summary $$log; rm -f $$log; exit $$rc
 
