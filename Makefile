@@ -70,7 +70,7 @@ bench: build ## Go benchmarks, then guestcheck vs cloud-init status (hyperfine),
 	else echo "bench: no sealprep prove run: no VM test image yet (make vm-test builds it; then make bench-prove)"; fi
 	bash scripts/bench-intent.sh
 
-bench-sysprep: build ## sealprep apply --image vs virt-sysprep -a on a booted-once Debian 12 image, clones booted (root)
+bench-sysprep: build ## sealprep apply --image (appliance; host kernel) vs virt-sysprep -a on one booted-once Debian 12 image: wall s, peak memory of the process tree, clones booted (root)
 	bash scripts/bench-sysprep.sh
 
 bench-prove: build ## sealprep prove: two clones of the Debian 12 test image under TCG, wall time, prove's peak RSS, phases (root)
