@@ -2,6 +2,7 @@ package appliance
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,14 +12,14 @@ import (
 // stale file of the same name, mode 0600, and leave no other file in the
 // cache.
 func TestWriteCache(t *testing.T) {
-	for name, write := range map[string]func(dir, path string, b []byte) error{"O_TMPFILE": writeCache, "named": writeRenamed} {
+	for name, write := range map[string]func(dir, path string, write func(io.Writer) error) error{"O_TMPFILE": writeCache, "named": writeRenamed} {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "initramfs-0123.cpio")
 		if err := os.WriteFile(path, []byte("stale, and shorter"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		want := bytes.Repeat([]byte("070701"), 1<<18)
-		if err := write(dir, path, want); err != nil {
+		if err := write(dir, path, func(w io.Writer) error { _, err := w.Write(want); return err }); err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		got, err := os.ReadFile(path)
@@ -32,6 +33,16 @@ func TestWriteCache(t *testing.T) {
 		}
 		if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 			t.Errorf("%s: the cache holds %d files, want only %s", name, len(ents), filepath.Base(path))
+		}
+		// A write that fails leaves the old file and no other.
+		if err := write(dir, path, func(w io.Writer) error { w.Write([]byte("part")); return io.ErrUnexpectedEOF }); err == nil {
+			t.Errorf("%s: a failed write was reported as done", name)
+		}
+		if got, _ := os.ReadFile(path); !bytes.Equal(got, want) {
+			t.Errorf("%s: a failed write replaced the cached file", name)
+		}
+		if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+			t.Errorf("%s: a failed write left %d files", name, len(ents))
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package appliance
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -25,11 +26,20 @@ const (
 )
 
 func (c *cpioWriter) entry(name string, mode uint32, data []byte) {
+	c.entryFrom(name, mode, int64(len(data)), bytes.NewReader(data))
+}
+
+// entryFrom writes an entry of size bytes read from r.
+func (c *cpioWriter) entryFrom(name string, mode uint32, size int64, r io.Reader) {
 	if c.err != nil {
 		return
 	}
 	if name == "" || strings.HasPrefix(name, "/") || strings.Contains(name, "\x00") {
 		c.err = fmt.Errorf("cpio: bad name %q", name)
+		return
+	}
+	if size < 0 || size > 0xffffffff {
+		c.err = fmt.Errorf("cpio: %s: %d bytes do not fit newc's size field", name, size)
 		return
 	}
 	c.ino++
@@ -41,15 +51,26 @@ func (c *cpioWriter) entry(name string, mode uint32, data []byte) {
 	// devminor, rdevmajor, rdevminor, namesize, check. mtime 0 keeps the
 	// archive the same for the same content (the cache key).
 	hdr := fmt.Sprintf("070701%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X",
-		c.ino, mode, 0, 0, nlink, 0, len(data), 0, 0, 0, 0, len(name)+1, 0)
-	buf := make([]byte, 0, len(hdr)+len(name)+4+len(data)+4)
+		c.ino, mode, 0, 0, nlink, 0, size, 0, 0, 0, 0, len(name)+1, 0)
+	buf := make([]byte, 0, len(hdr)+len(name)+4)
 	buf = append(buf, hdr...)
 	buf = append(buf, name...)
 	buf = append(buf, 0)
 	buf = pad4(buf)
-	buf = append(buf, data...)
-	buf = pad4(buf)
-	_, c.err = c.w.Write(buf)
+	if _, c.err = c.w.Write(buf); c.err != nil {
+		return
+	}
+	n, err := io.Copy(c.w, io.LimitReader(r, size))
+	if err == nil && n != size {
+		err = fmt.Errorf("cpio: %s: %d bytes of %d", name, n, size)
+	}
+	if err != nil {
+		c.err = err
+		return
+	}
+	if pad := (4 - size%4) % 4; pad > 0 {
+		_, c.err = c.w.Write(make([]byte, pad))
+	}
 }
 
 func pad4(b []byte) []byte {
@@ -65,6 +86,11 @@ func (c *cpioWriter) Dir(name string) { c.entry(name, cpioDir|0o755, nil) }
 // File adds a regular file with mode's permission bits.
 func (c *cpioWriter) File(name string, perm uint32, data []byte) {
 	c.entry(name, cpioFile|perm&0o7777, data)
+}
+
+// FileFrom adds a regular file of size bytes read from r.
+func (c *cpioWriter) FileFrom(name string, perm uint32, size int64, r io.Reader) {
+	c.entryFrom(name, cpioFile|perm&0o7777, size, r)
 }
 
 // Close writes the trailer and says whether every write went through.

@@ -1,6 +1,7 @@
 package appliance
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"debug/elf"
@@ -28,10 +29,14 @@ const (
 )
 
 // BaseModules are what every appliance loads: the virtio PCI transport,
-// block device and console (the report's port), and loop devices (the
+// block device and console (the report's port), loop devices (the
 // image's partitions are attached on them inside the appliance, as the
 // host path attaches them on the host).
 var BaseModules = []string{"virtio_pci", "virtio_blk", "virtio_console", "loop"}
+
+// OptionalModules speed the appliance up where the kernel has them: the
+// virtio RNG gives its kernel entropy at once.
+var OptionalModules = []string{"virtio_rng"}
 
 // FSModules are the modules (or aliases) each filesystem type sealprep
 // mounts needs; the kernel asks modprobe for the checksum algorithms a
@@ -87,7 +92,7 @@ func (k Kernel) ModulesFor(fsTypes []string) ([]string, error) {
 		return nil, err
 	}
 	need := append([]string(nil), BaseModules...)
-	var optional []string
+	optional := append([]string(nil), OptionalModules...)
 	for _, t := range fsTypes {
 		mods := FSModules[t]
 		if len(mods) == 0 {
@@ -130,42 +135,97 @@ func BuildInitramfs(cacheDir, init string, k Kernel, modules []string) (string, 
 	if err := staticELF(init); err != nil {
 		return "", err
 	}
-	bin, err := readLimit(init, 256<<20)
+	// Written twice, streamed from the files: once into the hash that
+	// names it, then, unless the cache has it, into the cache. The
+	// archive (sealprep and the modules, 10 MiB and more) is never held
+	// in memory.
+	write := func(w io.Writer) error { return writeInitramfs(w, init, k, modules) }
+	sum, size, err := hashOf(write)
 	if err != nil {
 		return "", err
 	}
-	var buf bytes.Buffer
-	w := &cpioWriter{w: &buf}
-	for _, d := range []string{"dev", "proc", "sys", "run", "tmp", "etc", "etc/sealprep-appliance", "lib", ModuleDir} {
-		w.Dir(d)
-	}
-	w.File("init", 0o755, bin)
-	var names []string
-	for _, m := range modules {
-		b, err := readLimit(filepath.Join(k.Modules, m), 64<<20)
-		if err != nil {
-			return "", fmt.Errorf("kernel %s: %w", k.Version, err)
-		}
-		name := filepath.Base(m)
-		w.File(ModuleDir+"/"+name, 0o644, b)
-		names = append(names, name)
-	}
-	w.File(ModuleList, 0o644, []byte(strings.Join(names, "\n")+"\n"))
-	if err := w.Close(); err != nil {
-		return "", err
-	}
-	sum := sha256.Sum256(buf.Bytes())
 	path := filepath.Join(cacheDir, "initramfs-"+hex.EncodeToString(sum[:16])+".cpio")
-	if st, err := os.Stat(path); err == nil && st.Size() == int64(buf.Len()) {
+	if st, err := os.Stat(path); err == nil && st.Size() == size {
 		return path, nil
 	}
 	if err := os.MkdirAll(cacheDir, 0o700); err != nil {
 		return "", err
 	}
-	if err := writeCache(cacheDir, path, buf.Bytes()); err != nil {
+	again := func(w io.Writer) error {
+		h := sha256.New()
+		if err := write(io.MultiWriter(w, h)); err != nil {
+			return err
+		}
+		if !bytes.Equal(h.Sum(nil), sum[:]) {
+			return fmt.Errorf("sealprep or the kernel's modules changed while the appliance's initramfs was built; run again")
+		}
+		return nil
+	}
+	if err := writeCache(cacheDir, path, again); err != nil {
 		return "", err
 	}
 	return path, nil
+}
+
+// hashOf is the SHA-256 and the size of what write writes.
+func hashOf(write func(io.Writer) error) ([sha256.Size]byte, int64, error) {
+	h := sha256.New()
+	n := &counter{}
+	var sum [sha256.Size]byte
+	if err := write(io.MultiWriter(h, n)); err != nil {
+		return sum, 0, err
+	}
+	copy(sum[:], h.Sum(nil))
+	return sum, n.n, nil
+}
+
+type counter struct{ n int64 }
+
+func (c *counter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+
+// writeInitramfs writes the archive: the mount points, init as /init, the
+// modules and their load order.
+func writeInitramfs(out io.Writer, init string, k Kernel, modules []string) error {
+	bw := bufio.NewWriterSize(out, 256<<10)
+	w := &cpioWriter{w: bw}
+	for _, d := range []string{"dev", "proc", "sys", "run", "tmp", "etc", "etc/sealprep-appliance", "lib", ModuleDir} {
+		w.Dir(d)
+	}
+	if err := addFile(w, "init", 0o755, init, 256<<20); err != nil {
+		return err
+	}
+	var names []string
+	for _, m := range modules {
+		name := filepath.Base(m)
+		if err := addFile(w, ModuleDir+"/"+name, 0o644, filepath.Join(k.Modules, m), 64<<20); err != nil {
+			return fmt.Errorf("kernel %s: %w", k.Version, err)
+		}
+		names = append(names, name)
+	}
+	w.File(ModuleList, 0o644, []byte(strings.Join(names, "\n")+"\n"))
+	if err := w.Close(); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// addFile streams the host file src, of at most limit bytes, into the
+// archive as name.
+func addFile(w *cpioWriter, name string, perm uint32, src string, limit int64) error {
+	f, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() || st.Size() > limit {
+		return fmt.Errorf("%s: not a regular file of at most %d MiB", src, limit>>20)
+	}
+	w.FileFrom(name, perm, st.Size(), f)
+	return w.err
 }
 
 // JobArchive is the run's job as a cpio archive of its own, which the

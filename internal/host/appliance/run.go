@@ -357,9 +357,20 @@ func launchArgs(cfg Config, kernel, initrd, port *os.File) ([]*os.File, []string
 		files = append(files, f)
 		return fmt.Sprintf("/proc/self/fd/%d", 2+len(files))
 	}
-	args := vmm.BaseArgs("sealprep-appliance", cfg.Accel, cfg.MemoryMiB, 1)
+	accel := cfg.Accel
+	if accel == vmm.AccelTCG {
+		// TCG's translated-code cache defaults to a quarter of the
+		// host's memory at most, 1 GiB; 32 MiB holds what a kernel,
+		// sealprep and a seal run, and is most of QEMU's memory saved.
+		accel += ",tb-size=32"
+	}
+	args := vmm.BaseArgs("sealprep-appliance", accel, cfg.MemoryMiB, 1)
 	args = append(args,
 		"-nic", "none",
+		// Entropy from the host (getrandom(2), no file opened): without
+		// it the appliance's kernel waits a second or more for its
+		// random pool before sealprep's first random byte.
+		"-object", "rng-builtin,id=rng0", "-device", "virtio-rng-pci,rng=rng0",
 		"-kernel", fd(kernel), "-initrd", fd(initrd),
 		"-append", "console=ttyS0 panic=-1 quiet loglevel=4 rdinit=/init",
 		"-serial", "stdio",
