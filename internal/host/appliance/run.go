@@ -129,20 +129,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return res, err
 	}
 	defer initrd.Close()
-	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	conn, qemuEnd, err := portPair()
 	if err != nil {
-		return res, err
-	}
-	hostEnd := os.NewFile(uintptr(pair[0]), "appliance-port")
-	qemuEnd := os.NewFile(uintptr(pair[1]), "appliance-port-qemu")
-	conn, err := net.FileConn(hostEnd)
-	hostEnd.Close()
-	if err != nil {
-		qemuEnd.Close()
 		return res, err
 	}
 	defer conn.Close()
-
 	files, args, err := launchArgs(cfg, kernel, initrd, qemuEnd)
 	if err != nil {
 		qemuEnd.Close()
@@ -199,6 +190,24 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	res.Report, res.Exit, res.Boot = c.report, *c.exit, c.boot
 	return res, nil
+}
+
+// portPair is the port's socket pair: the host's end as a connection,
+// QEMU's as the file it inherits.
+func portPair() (net.Conn, *os.File, error) {
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	hostEnd := os.NewFile(uintptr(pair[0]), "appliance-port")
+	qemuEnd := os.NewFile(uintptr(pair[1]), "appliance-port-qemu")
+	conn, err := net.FileConn(hostEnd)
+	hostEnd.Close()
+	if err != nil {
+		qemuEnd.Close()
+		return nil, nil, err
+	}
+	return conn, qemuEnd, nil
 }
 
 // converse is what the appliance said.
