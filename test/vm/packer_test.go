@@ -74,7 +74,9 @@ func TestPackerBuild(t *testing.T) {
 	deb := debPath(t)
 	img := buildImage(ctx, t, cacheDir(), deb)
 	sealprep := filepath.Join(t.TempDir(), "sealprep")
-	if _, err := run(ctx, "go", "build", "-o", sealprep, "github.com/guestcheck/guestcheck/cmd/sealprep"); err != nil {
+	// Static, as make build makes it: it is also the sealing
+	// appliance's init, which a dynamic binary cannot be.
+	if _, err := run(ctx, "env", "CGO_ENABLED=0", "go", "build", "-o", sealprep, "github.com/guestcheck/guestcheck/cmd/sealprep"); err != nil {
 		t.Fatal(err)
 	}
 	example, err := filepath.Abs(packerExample)
@@ -218,12 +220,14 @@ func expectPackerSealed(ctx context.Context, t *testing.T, b *packerBuild, sealp
 
 	vc := exec.CommandContext(ctx, sealprep, "verify", "--format", "json", "--image", tpl)
 	vc.Env = append(os.Environ(), "SEALPREP_STATE_DIR="+filepath.Join(b.dir, "sealprep-state"))
+	var verrb strings.Builder
+	vc.Stderr = &verrb
 	vout, verr := vc.Output()
 	var rep struct {
 		Status string `json:"status"`
 	}
 	if err := json.Unmarshal(vout, &rep); err != nil || verr != nil || rep.Status != "sealed" {
-		t.Fatalf("sealprep verify --image on the template: %v, status %q (%v)\n%s", verr, rep.Status, err, tail(string(vout), 40))
+		t.Fatalf("sealprep verify --image on the template: %v, status %q (%v)\n%s\nstderr: %s", verr, rep.Status, err, tail(string(vout), 40), tail(verrb.String(), 10))
 	}
 	t.Log("sealed: sealprep verify --image: status sealed")
 
