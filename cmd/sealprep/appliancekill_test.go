@@ -429,7 +429,9 @@ func applianceKills(t *testing.T, bin string, qcow2 bool) {
 		// Half the shortest boot seen, and never more than 800 ms after
 		// QEMU's start: a boot under TCG takes seconds, and on a host
 		// whose load changes the previous runs' boot says little.
-		{"during boot", func(now, qemu, _ time.Duration) bool { return qemu > 0 && now-qemu >= min(boot/2, 800*time.Millisecond) }},
+		{"during boot", func(now, qemu, _ time.Duration) bool {
+			return qemu > 0 && now-qemu >= min(boot/2, 800*time.Millisecond)
+		}},
 		{"before boot", func(now, _, _ time.Duration) bool { return now >= early }},
 	}
 	for _, p := range points {
