@@ -48,15 +48,13 @@ func Build(t testing.TB, dir, name string, parts []Part, qcow2 bool) string {
 		total += p.SizeMiB
 	}
 	raw := blocktest.Sparse(t, dir, name+".raw", int64(total)<<20)
-	var script strings.Builder
-	script.WriteString("label: gpt\n")
-	start := 2048
+	var types []string
+	var sizes []int
 	for _, p := range parts {
-		fmt.Fprintf(&script, "start=%d, size=%d, type=%s\n", start, p.SizeMiB*2048, p.Type)
-		start += p.SizeMiB * 2048
+		types, sizes = append(types, p.Type), append(sizes, p.SizeMiB)
 	}
-	blocktest.RunInput(t, script.String(), "sfdisk", "-q", raw)
-	start = 2048
+	writeGPT(t, raw, types, sizes)
+	start := 2048
 	for _, p := range parts {
 		off := int64(start) * 512
 		switch p.FS {
@@ -95,6 +93,20 @@ func Build(t testing.TB, dir, name string, parts []Part, qcow2 bool) string {
 	blocktest.Run(t, "qemu-img", "convert", "-f", "raw", "-O", "qcow2", raw, q)
 	os.Remove(raw)
 	return q
+}
+
+// writeGPT writes a GPT to raw: one partition of each type and size
+// (MiB), one after another from 1 MiB.
+func writeGPT(t testing.TB, raw string, types []string, sizes []int) {
+	t.Helper()
+	var script strings.Builder
+	script.WriteString("label: gpt\n")
+	start := 2048
+	for i := range types {
+		fmt.Fprintf(&script, "start=%d, size=%d, type=%s\n", start, sizes[i]*2048, types[i])
+		start += sizes[i] * 2048
+	}
+	blocktest.RunInput(t, script.String(), "sfdisk", "-q", raw)
 }
 
 // Tree writes files (path -> content) under a new directory; a path ending

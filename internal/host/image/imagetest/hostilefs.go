@@ -53,14 +53,12 @@ func BuildFS(t testing.TB, dir, name string, parts []FSPart) string {
 		total += p.SizeMiB
 	}
 	raw := blocktest.Sparse(t, dir, name+".raw", int64(total)<<20)
-	var script strings.Builder
-	script.WriteString("label: gpt\n")
-	start := 2048
+	var types []string
+	var sizes []int
 	for _, p := range parts {
-		fmt.Fprintf(&script, "start=%d, size=%d, type=%s\n", start, p.SizeMiB*2048, p.Type)
-		start += p.SizeMiB * 2048
+		types, sizes = append(types, p.Type), append(sizes, p.SizeMiB)
 	}
-	blocktest.RunInput(t, script.String(), "sfdisk", "-q", raw)
+	writeGPT(t, raw, types, sizes)
 	off := int64(1 << 20)
 	for i, p := range parts {
 		fsFile := blocktest.Sparse(t, dir, fmt.Sprintf("%s.p%d.fs", name, i+1), int64(p.SizeMiB)<<20)

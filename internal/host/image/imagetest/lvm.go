@@ -3,7 +3,6 @@ package imagetest
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guestcheck/guestcheck/internal/fact/blockid/blocktest"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
@@ -18,7 +18,7 @@ import (
 type Volume struct {
 	Name    string
 	SizeMiB int
-	FS      string // "ext4" (filled from Tree) or "xfs" (empty)
+	FS      string // as FSPart's: "ext4", "xfs", "btrfs" or "vfat", filled from Tree
 	Tree    string
 	Label   string
 }
@@ -106,51 +106,12 @@ func BuildLVM(t testing.TB, dir, name string, parts []Part, vg string, vols []Vo
 	return q
 }
 
-// writeFS makes v's filesystem in a file of its own and copies it into
-// raw at off.
+// writeFS makes v's filesystem in a file of its own (MakeFS) and copies
+// it into raw at off.
 func writeFS(t testing.TB, raw string, off int64, v Volume) {
 	t.Helper()
-	fsFile := filepath.Join(t.TempDir(), v.Name+".fs")
-	f, err := os.Create(fsFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Truncate(int64(v.SizeMiB) << 20)
-	f.Close()
-	var c *exec.Cmd
-	switch v.FS {
-	case "ext4":
-		args := []string{"-q", "-F", "-t", "ext4"}
-		if v.Label != "" {
-			args = append(args, "-L", v.Label)
-		}
-		if v.Tree != "" {
-			args = append(args, "-d", v.Tree)
-		}
-		c = exec.Command(testenv.Tool(t, "mke2fs", "e2fsprogs"), append(args, fsFile)...)
-	case "xfs":
-		args := []string{"-q", "-f"}
-		if v.Label != "" {
-			args = append(args, "-L", v.Label)
-		}
-		c = exec.Command(testenv.Tool(t, "mkfs.xfs", "xfsprogs"), append(args, fsFile)...)
-	default:
-		t.Fatalf("imagetest: unknown filesystem %q", v.FS)
-	}
-	if out, err := c.CombinedOutput(); err != nil {
-		t.Fatalf("%v: %v: %s", c.Args, err, out)
-	}
-	src, err := os.Open(fsFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := os.OpenFile(raw, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dst.Close()
-	if _, err := io.Copy(io.NewOffsetWriter(dst, off), src); err != nil {
-		t.Fatal(err)
-	}
+	dir := t.TempDir()
+	fsFile := blocktest.Sparse(t, dir, v.Name+".fs", int64(v.SizeMiB)<<20)
+	MakeFS(t, fsFile, FSPart{FS: v.FS, SizeMiB: v.SizeMiB, Tree: v.Tree, Label: v.Label})
+	copySparse(t, fsFile, raw, off)
 }
