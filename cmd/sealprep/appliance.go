@@ -270,8 +270,8 @@ func applianceInit() {
 	appliance.PowerOff()
 }
 
-// applianceStart mounts the kernel's filesystems, opens the port and
-// loads the modules.
+// applianceStart mounts the kernel's filesystems, loads the modules, then
+// opens the port and says that the appliance is ready.
 func applianceStart() (*os.File, error) {
 	if err := appliance.Boot(); err != nil {
 		return nil, err
