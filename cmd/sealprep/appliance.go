@@ -298,26 +298,29 @@ func sendMsg(port io.Writer, m appliance.Message) error {
 	return err
 }
 
-// portLines turns apply's progress lines into progress messages, and
-// keeps the text for an error message.
+// portLines turns apply's progress lines into progress messages. A line
+// of sealRoot's own failure ("sealprep: ...") is kept back instead: it
+// is the error message the host prints, once.
 type portLines struct {
-	port io.Writer
-	buf  []byte
-	all  bytes.Buffer
+	port   io.Writer
+	buf    []byte
+	failed []string
 }
 
 func (p *portLines) Write(b []byte) (int, error) {
-	if p.all.Len() < 4<<10 {
-		p.all.Write(b)
-	}
 	p.buf = append(p.buf, b...)
 	for {
 		i := bytes.IndexByte(p.buf, '\n')
 		if i < 0 {
 			return len(b), nil
 		}
-		sendMsg(p.port, appliance.Message{Type: appliance.MsgProgress, Text: string(p.buf[:i])})
+		line := string(p.buf[:i])
 		p.buf = p.buf[i+1:]
+		if msg, ok := strings.CutPrefix(line, "sealprep: "); ok {
+			p.failed = append(p.failed, msg)
+			continue
+		}
+		sendMsg(p.port, appliance.Message{Type: appliance.MsgProgress, Text: line})
 	}
 }
 
@@ -408,7 +411,7 @@ func applianceRun(ctx context.Context, o *options, ops []seal.Operation, sess *i
 	info.Format = job.Format
 	rep, code := sealRoot(o, ops, root, info, strings.NewReader(""), progress, e)
 	if code >= 0 {
-		return rep, progress.all.String(), false
+		return rep, strings.Join(progress.failed, "; "), false
 	}
 	return rep, "", true
 }
