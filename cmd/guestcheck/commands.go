@@ -99,16 +99,16 @@ func runCompletion(cmd *cli.Command, args []string, stdout, stderr io.Writer) in
 	return report.ExitOK
 }
 
-// runExplain is `guestcheck explain CODE`: the code's reference entry, or
+// runExplain is `guestcheck explain CODE`: the code's entry, from the
+// code's own description (the one the finding's fix is built from), or
 // for a check ID the list of its codes.
 func runExplain(cmd *cli.Command, args []string, stdout, stderr io.Writer, all []runner.Check) int {
 	code, exit := onlyArg(cmd, args, stdout, stderr, false)
 	if exit >= 0 {
 		return exit
 	}
-	ref := docs.Codes()
-	if c, ok := ref[code]; ok {
-		writeExplain(stdout, c)
+	if c, check, ok := findCode(all, code); ok {
+		writeExplain(stdout, c, check)
 		return report.ExitOK
 	}
 	for _, c := range all {
@@ -117,16 +117,13 @@ func runExplain(cmd *cli.Command, args []string, stdout, stderr io.Writer, all [
 			helpProse(&b, c.ID+": "+c.Title+"\n\n"+c.Description)
 			fmt.Fprintf(stdout, "%s\nCodes (guestcheck explain CODE for each):\n", b.String())
 			for _, k := range c.Codes {
-				fmt.Fprintf(stdout, "  %-34s %s\n", k, ref[k].Status)
+				fmt.Fprintf(stdout, "  %-34s %s\n", k.ID, k.Status)
 			}
 			fmt.Fprintf(stdout, "\nReference: %s\n", docs.PageOf(c.ID))
 			return report.ExitOK
 		}
 	}
-	known := checkIDs(all)
-	for k := range ref {
-		known = append(known, k)
-	}
+	known := append(checkIDs(all), codeNames(all)...)
 	sort.Strings(known)
 	msg := fmt.Sprintf("%q: no such finding code or check", code)
 	if s := suggest.Suggest(code, known); s != "" {
@@ -135,27 +132,45 @@ func runExplain(cmd *cli.Command, args []string, stdout, stderr io.Writer, all [
 	return usage(stderr, cmd, cli.Usagef("%s (guestcheck --list names the checks, guestcheck explain CHECK their codes)", msg))
 }
 
-// writeExplain prints one code's entry, wrapped for a console.
-func writeExplain(w io.Writer, c docs.Code) {
-	if c.Check == docs.Runner {
-		fmt.Fprintf(w, "%s (reported by guestcheck itself on any check, %s)\n\n", c.Code, c.Status)
+// findCode finds a code among the checks' and the runner's own; check
+// is "" for the runner's.
+func findCode(all []runner.Check, id string) (runner.Code, string, bool) {
+	for _, c := range all {
+		if k, ok := c.CodeByID(id); ok {
+			return k, c.ID, true
+		}
+	}
+	for _, k := range runner.Codes {
+		if k.ID == id {
+			return k, "", true
+		}
+	}
+	return runner.Code{}, "", false
+}
+
+// writeExplain prints one code's entry, wrapped for a console: what it
+// means, then each of its fixes with when it applies.
+func writeExplain(w io.Writer, c runner.Code, check string) {
+	page := docs.PageOf(docs.Runner)
+	if check == "" {
+		fmt.Fprintf(w, "%s (reported by guestcheck itself on any check, %s)\n\n", c.ID, c.Status)
 	} else {
-		fmt.Fprintf(w, "%s (check %s, %s)\n\n", c.Code, c.Check, c.Status)
+		fmt.Fprintf(w, "%s (check %s, %s)\n\n", c.ID, check, c.Status)
+		page = docs.PageOf(check)
+	}
+	text := docs.Plain(c.Meaning)
+	if c.Fix != "" {
+		text += "\n\nFix: " + docs.Plain(runner.Metavars(c.Fix))
+	}
+	if c.RootFix != "" {
+		text += "\n\nUnder --root (an image): " + docs.Plain(runner.Metavars(c.RootFix))
+	}
+	for _, k := range c.Cases {
+		text += "\n\nFix " + k.When + ": " + docs.Plain(runner.Metavars(k.Fix))
 	}
 	var b strings.Builder
-	cmd := &cli.Command{Description: c.Meaning}
-	switch {
-	case c.Fix != "" && c.Check == docs.Runner:
-		// The runner's fixes are the same on an image root.
-		cmd.Description += "\n\nFix: " + c.Fix
-	case c.Fix != "":
-		// The page words the fix for the running system; a report under
-		// --root words it for the image (runner.Fix).
-		cmd.Description += "\n\nFix: " + c.Fix + "\n\nUnder --root a report words the fix for the image instead: the file to edit in it, a re-seal with sealprep, or a rebuild."
-	}
-	cmd.Description += "\n\nReference: " + c.Page()
 	// The description renderer wraps prose the way --help does.
-	helpProse(&b, cmd.Description)
+	helpProse(&b, text+"\n\nReference: "+page)
 	io.WriteString(w, b.String())
 }
 
@@ -192,7 +207,7 @@ func listChecks(w io.Writer, all []runner.Check, format report.Format) error {
 	case report.FormatJSON:
 		out := make([]checkInfo, 0, len(all))
 		for _, c := range all {
-			out = append(out, checkInfo{c.ID, c.Title, c.Description, c.DependsOn, c.Codes, docs.PageOf(c.ID)})
+			out = append(out, checkInfo{c.ID, c.Title, c.Description, c.DependsOn, runner.IDs(c.Codes), docs.PageOf(c.ID)})
 		}
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

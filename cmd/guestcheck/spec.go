@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/shared/cli"
@@ -86,6 +87,7 @@ func command(all []runner.Check) *cli.Command {
 				Description: "The packages install these already; this is for a guestcheck installed by hand, e.g. guestcheck completion bash > /etc/bash_completion.d/guestcheck."},
 		},
 		Sections: []cli.Section{
+			{Title: "Checks", Body: checksSection(all)},
 			{Title: "Exit codes", Body: `0 nothing worse than pass or skip; 2 warnings and no failure; 1 any fail or error, or a report that --output could not write; 3 usage or configuration error. --exit-zero turns 1 and 2 from findings into 0, never a lost report.
 
 With --exit-codes nagios instead: 2 any fail; 3 any error, or nothing but skips, or a usage error or unwritable --output; 1 warnings; 0 OK (help, --version and --list exit 3 too, as the plugin guidelines ask).`},
@@ -110,12 +112,21 @@ With --exit-codes nagios instead: 2 any fail; 3 any error, or nothing but skips,
 	return c
 }
 
+// checksSection is the man page's list of the checks, a paragraph each.
+func checksSection(all []runner.Check) string {
+	var b strings.Builder
+	for _, c := range all {
+		fmt.Fprintf(&b, "%s (%s): %s. guestcheck explain %s lists its codes.\n\n", c.ID, c.Title, c.Description, c.ID)
+	}
+	return strings.TrimSuffix(b.String(), "\n\n")
+}
+
 // codeNames lists every finding code of the checks, and the runner's own
 // codes, for completion.
 func codeNames(all []runner.Check) []string {
 	var out []string
 	for _, c := range all {
-		out = append(out, c.Codes...)
+		out = append(out, runner.IDs(c.Codes)...)
 	}
-	return append(out, runner.Codes...)
+	return append(out, runner.IDs(runner.Codes)...)
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/guestcheck/guestcheck/internal/fact/agent/agenttest"
+	"github.com/guestcheck/guestcheck/internal/testenv/agenttest"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 

@@ -17,22 +17,8 @@ var Codes = []string{
 
 // Finding codes of the cloud-init check.
 const (
-	codeCINotInstalled   = "cloud-init-not-installed"
-	codeCIDisabled       = "cloud-init-disabled"
-	codeCINotStarted     = "cloud-init-not-started"
-	codeCIRunning        = "cloud-init-running"
-	codeCIRunningInFinal = "cloud-init-running-in-final"
-	codeCIDone           = "cloud-init-done"
-	codeCIModuleError    = "cloud-init-module-error"
-	codeCIRecoverable    = "cloud-init-recoverable-error"
-	codeCIUnitFailed     = "cloud-init-unit-failed"
-	codeCIStaleResult    = "cloud-init-stale-result"
-	codeCIDatasourceNone = "cloud-init-datasource-none"
-	codeCIUnreadable     = "cloud-init-status-unreadable"
 	// codeCIResultUnreadable is a result.json that exists but cannot be
 	// used; the verdict still comes from status.json, as cloud-init's does.
-	codeCIResultUnreadable = "cloud-init-result-unreadable"
-	codeCIInterrupted      = "cloud-init-interrupted"
 )
 
 // notStartedGrace is how long after boot a cloud-init that has not

@@ -20,25 +20,14 @@ import (
 
 // Finding codes: space and inodes.
 const (
-	codeDiskUsageOK       = "disk-usage-ok"
-	codeDiskUsageHigh     = "disk-usage-high"
-	codeDiskUsageCritical = "disk-usage-critical"
-	codeDiskInodesHigh    = "disk-inodes-high"
-	codeDiskInodesCrit    = "disk-inodes-critical"
 )
 
 // Finding codes: growth after a disk resize.
 const (
-	codeDiskFSNotGrown     = "disk-fs-not-grown"
-	codeDiskPartNotGrown   = "disk-partition-not-grown"
-	codeDiskSizeUnverified = "disk-size-unverified"
 )
 
 // Finding codes: when the disks cannot be measured.
 const (
-	codeDiskNotLive         = "disk-not-live"
-	codeDiskStatfsFailed    = "disk-statfs-failed"
-	codeDiskStateUnreadable = "disk-state-unreadable"
 )
 
 // DiskSizeCodes lists every finding code RunDiskSize reports, a line per group.

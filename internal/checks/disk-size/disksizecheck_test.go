@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/guestcheck/guestcheck/internal/fact/blockdev"
-	"github.com/guestcheck/guestcheck/internal/fact/blockdev/blockdevtest"
+	"github.com/guestcheck/guestcheck/internal/testenv/blockdevtest"
 	"github.com/guestcheck/guestcheck/internal/fact/blockid/blocktest"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"

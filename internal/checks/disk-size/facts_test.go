@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/guestcheck/guestcheck/internal/fact/blockdev"
-	"github.com/guestcheck/guestcheck/internal/fact/blockdev/blockdevtest"
+	"github.com/guestcheck/guestcheck/internal/testenv/blockdevtest"
 	"github.com/guestcheck/guestcheck/internal/parse/mountinfo"
 	"github.com/guestcheck/guestcheck/internal/shared/runner/checktest"
 )

@@ -19,23 +19,10 @@ import (
 
 // Finding codes: the resolver configuration.
 const (
-	CodeDNSConfigOK         = "dns-config-ok"
-	CodeDNSNoNameserver     = "dns-no-nameserver"
-	CodeDNSTooMany          = "dns-too-many-nameservers"
-	CodeDNSConfigInvalid    = "dns-config-invalid"
-	CodeDNSConfigUnreadable = "dns-config-unreadable"
-	CodeDNSConfigRuntime    = "dns-config-runtime"
-	CodeDNSStubNoUpstream   = "dns-stub-no-upstream"
 )
 
 // Finding codes: the nameservers' answers.
 const (
-	CodeDNSServersOK       = "dns-servers-ok"
-	CodeDNSServersSomeDead = "dns-servers-some-dead"
-	CodeDNSServersDead     = "dns-servers-dead"
-	CodeDNSNameNotFound    = "dns-name-not-found"
-	CodeDNSNameInvalid     = "dns-name-invalid"
-	CodeDNSProbeSkipped    = "dns-probe-skipped"
 )
 
 // DNSCodes lists every code the dns check emits, a line per group.

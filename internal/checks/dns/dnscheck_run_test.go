@@ -11,7 +11,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/guestcheck/guestcheck/internal/checks/dns/dnstest"
-	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
+	"github.com/guestcheck/guestcheck/internal/testenv/nstest"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )

@@ -22,28 +22,14 @@ import (
 
 // Finding codes: whether an agent can freeze.
 const (
-	codeFreezeNotLive   = "fs-freeze-not-live"
-	codeFreezeNotQEMU   = "fs-freeze-not-qemu"
-	codeFreezeNoAgent   = "fs-freeze-no-agent"
-	codeFreezeNoChannel = "fs-freeze-no-channel"
 )
 
 // Finding codes: the freeze list.
 const (
-	codeFreezeUnreadable   = "fs-freeze-mounts-unreadable"
-	codeFreezeListOK       = "fs-freeze-list-ok"
-	codeFreezeRootUnfreez  = "fs-freeze-root-unfreezable"
-	codeFreezeMountSkipped = "fs-freeze-mount-skipped"
-	codeFreezeLoopBacked   = "fs-freeze-loop-backed"
 )
 
 // Finding codes: the freeze test (--freeze-test).
 const (
-	codeFreezeTestOK        = "fs-freeze-test-ok"
-	codeFreezeTestUnsupport = "fs-freeze-test-unsupported"
-	codeFreezeTestBusy      = "fs-freeze-test-busy"
-	codeFreezeTestFailed    = "fs-freeze-test-failed"
-	codeFreezeTestRefused   = "fs-freeze-test-refused"
 )
 
 // FSFreezeCodes lists every finding code RunFSFreeze reports, a line per group.

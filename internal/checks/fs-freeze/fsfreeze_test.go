@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/guestcheck/guestcheck/internal/fact/agent"
-	"github.com/guestcheck/guestcheck/internal/fact/agent/agenttest"
+	"github.com/guestcheck/guestcheck/internal/testenv/agenttest"
 	"github.com/guestcheck/guestcheck/internal/fact/freeze"
 	"github.com/guestcheck/guestcheck/internal/parse/mountinfo"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"

@@ -22,42 +22,22 @@ import (
 
 // Finding codes: the file and its entries.
 const (
-	codeFstabEntryOK     = "fstab-entry-ok"
-	codeFstabAbsent      = "fstab-absent"
-	codeFstabUnreadable  = "fstab-unreadable"
-	codeFstabSyntax      = "fstab-syntax-error"
-	codeFstabMountPoint  = "fstab-mount-point-invalid"
-	codeFstabIgnoredText = "fstab-ignored-text"
 )
 
 // Finding codes: device names.
 const (
-	codeFstabKernelName = "fstab-kernel-device-name"
-	codeFstabByPath     = "fstab-by-path-device-name"
-	codeFstabMissing    = "fstab-device-missing"
-	codeFstabAmbiguous  = "fstab-device-ambiguous"
 )
 
 // Finding codes: mount options.
 const (
-	codeFstabNoNofail = "fstab-data-without-nofail"
-	codeFstabNoNetdev = "fstab-network-without-netdev"
 )
 
 // Finding codes: the mounted system.
 const (
-	codeFstabNotMounted   = "fstab-not-mounted"
-	codeFstabOtherDevice  = "fstab-mounted-device-differs"
-	codeFstabDuplicate    = "fstab-duplicate-id"
-	codeFstabLinkMismatch = "fstab-udev-link-mismatch"
 )
 
 // Finding codes: when an entry cannot be verified.
 const (
-	codeFstabNotLive         = "fstab-not-live"
-	codeFstabProbeLimited    = "fstab-probe-limited"
-	codeFstabUnverifiable    = "fstab-device-unverifiable"
-	codeFstabStateUnreadable = "fstab-state-unreadable"
 )
 
 // FstabCodes lists every finding code RunFstab reports, a line per group.

@@ -11,25 +11,7 @@ import (
 
 // Finding codes of the hostname check.
 const (
-	codeOK               = "hostname-ok"
-	codeInvalid          = "hostname-invalid"
-	codeLocalhost        = "hostname-localhost"
-	codeEtcMismatch      = "hostname-etc-mismatch"
-	codeEtcMissing       = "hostname-etc-missing"
-	codeMetadataMismatch = "hostname-metadata-mismatch"
-	codeExpectedMismatch = "hostname-expected-mismatch"
-	codePreserved        = "hostname-preserved"
-	codeNoMetadata       = "hostname-no-metadata"
-	codeResolves         = "hostname-resolves"
-	codeResolvesRemote   = "hostname-resolves-remote"
-	codeUnresolvable     = "hostname-unresolvable"
-	codeNSSOnly          = "hostname-nss-only"
-	codeFileUnreadable   = "hostname-file-unreadable"
-	codeConfigInvalid    = "hostname-config-invalid"
-	codeInterrupted      = "hostname-interrupted"
 	// In a sealed template (identity.TemplateState).
-	codeTemplate      = "hostname-template"
-	codeTemplateNamed = "hostname-template-named"
 )
 
 // Guest paths the check reads.

@@ -11,8 +11,8 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/guestcheck/guestcheck/internal/fact/netstate"
-	"github.com/guestcheck/guestcheck/internal/fact/netstate/netstatetest"
-	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
+	"github.com/guestcheck/guestcheck/internal/testenv/netstatetest"
+	"github.com/guestcheck/guestcheck/internal/testenv/nstest"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )

@@ -1,8 +1,8 @@
 package netcheck
 
 import (
-	"github.com/guestcheck/guestcheck/internal/fact/netstate/netstatetest"
-	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
+	"github.com/guestcheck/guestcheck/internal/testenv/netstatetest"
+	"github.com/guestcheck/guestcheck/internal/testenv/nstest"
 )
 
 // The helpers the package's tests share with the other network checks'

@@ -20,49 +20,22 @@ import (
 
 // Finding codes: the machine-id.
 const (
-	CodeIDMachineIDOK           = "identity-machine-id-ok"
-	CodeIDMachineIDUnset        = "identity-machine-id-unset"
-	CodeIDMachineIDInvalid      = "identity-machine-id-invalid"
-	CodeIDMachineIDUnreadable   = "identity-machine-id-unreadable"
-	CodeIDMachineIDMode         = "identity-machine-id-mode"
-	CodeIDMachineIDDBusFallback = "identity-machine-id-dbus-fallback"
-	CodeIDMachineIDMissingRO    = "identity-machine-id-missing-read-only"
-	CodeIDMachineIDFromFirmware = "identity-machine-id-from-firmware"
 )
 
 // Finding codes: clones and templates.
 const (
-	CodeIDInstanceOK         = "identity-instance-ok"
-	CodeIDCloneKeptMachineID = "identity-clone-kept-machine-id"
-	CodeIDMachineIDTemplate  = "identity-machine-id-template"
-	CodeIDTemplateRecordBad  = "identity-template-record-invalid"
-	CodeIDMachineIDLeak      = "identity-machine-id-leak"
-	CodeIDTemplateNoInstance = "identity-template-no-instance"
-	CodeIDTemplateInstance   = "identity-template-instance"
-	CodeIDTemplateLeftover   = "identity-template-leftover"
 )
 
 // Finding codes: the DHCP client identifier.
 const (
-	CodeIDDHCPOK            = "identity-dhcp-ok"
-	CodeIDDHCPClientID      = "identity-dhcp-client-id"
-	CodeIDTemplateDHCPState = "identity-template-dhcp-state"
 )
 
 // Finding codes: configuration bound to MAC addresses.
 const (
-	CodeIDMACBindingsOK      = "identity-mac-bindings-ok"
-	CodeIDMACBindingStale    = "identity-mac-binding-stale"
-	CodeIDMACBindingOrphaned = "identity-mac-binding-orphaned"
-	CodeIDMACBindingSkipped  = "identity-mac-binding-skipped"
-	CodeIDTemplateMACBinding = "identity-template-mac-binding"
 )
 
 // Finding codes: when the state cannot be read.
 const (
-	CodeIDConfigInvalid    = "identity-config-invalid"
-	CodeIDConfigUnreadable = "identity-config-unreadable"
-	CodeIDKernelError      = "identity-kernel-error"
 )
 
 // IdentityCodes lists every code the network-identity check emits, a line per group.

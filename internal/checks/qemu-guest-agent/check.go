@@ -16,77 +16,42 @@ import (
 
 // Finding codes: where the check applies.
 const (
-	CodeNotLive = "qga-not-live"
-	CodeNotVM   = "qga-not-a-vm"
 )
 
 // Finding codes: the virtio-serial channel.
 const (
-	CodeChannelOK      = "qga-channel-ok"
-	CodeChannelMissing = "qga-channel-missing"
-	CodeChannelLink    = "qga-channel-link-missing"
 )
 
 // Finding codes: the package.
 const (
-	CodeInstalled    = "qga-installed"
-	CodeNotInstalled = "qga-not-installed"
 )
 
 // Finding codes: the unit.
 const (
-	CodeNoSystemd    = "qga-no-systemd"
-	CodeUnitActive   = "qga-unit-active"
-	CodeUnitInactive = "qga-unit-inactive"
-	CodeUnitWaits    = "qga-unit-waits-for-channel"
-	CodeUnitMasked   = "qga-unit-masked"
-	CodeUnitDisabled = "qga-unit-disabled"
-	CodeRestartLoop  = "qga-restart-loop"
 )
 
 // Finding codes: the agent process.
 const (
-	CodeProcessOK        = "qga-process-holds-port"
-	CodeProcessMissing   = "qga-process-missing"
-	CodeProcessNotOnPort = "qga-process-not-on-port"
 )
 
 // Finding codes: the configuration and its RPC filter.
 const (
-	CodeConfigInvalid   = "qga-config-invalid"
-	CodeConfigIgnored   = "qga-config-ignored"
-	CodeFilterOK        = "qga-rpc-filter-ok"
-	CodeFreezeBlocked   = "qga-freeze-rpc-blocked"
-	CodeKubeVirtBlocked = "qga-kubevirt-rpc-blocked"
-	CodeExecBlocked     = "qga-exec-blocked"
-	CodeFilterUnknown   = "qga-filter-unknown-rpc"
 )
 
 // Finding codes: A freeze left behind.
 const (
-	CodeNotFrozen    = "qga-not-frozen"
-	CodeFrozenMarker = "qga-frozen-marker"
-	CodeFrozenRecent = "qga-frozen-marker-recent"
 )
 
 // Finding codes: freeze hooks.
 const (
-	CodeHookOK            = "qga-hook-ok"
-	CodeHookMissing       = "qga-hook-missing"
-	CodeHookScriptIgnored = "qga-hook-script-ignored"
-	CodeHookDisabled      = "qga-hook-disabled-scripts"
 )
 
 // Finding codes: SELinux.
 const (
-	CodeSELinuxOK       = "qga-selinux-ok"
-	CodeSELinuxDenied   = "qga-selinux-denied"
-	CodeSELinuxConfined = "qga-selinux-hooks-confined"
 )
 
 // Finding codes: when the state cannot be read.
 const (
-	CodeUnreadable = "qga-state-unreadable"
 )
 
 // Codes lists every code Run can emit, a line per group.

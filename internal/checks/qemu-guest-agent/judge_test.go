@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/fact/agent"
-	"github.com/guestcheck/guestcheck/internal/fact/agent/agenttest"
+	"github.com/guestcheck/guestcheck/internal/testenv/agenttest"
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/systemd"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"

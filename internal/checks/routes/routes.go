@@ -21,42 +21,22 @@ import (
 
 // Finding codes: links and addresses.
 const (
-	CodeRoutesLinksOK         = "routes-links-ok"
-	CodeRoutesNoNIC           = "routes-no-nic"
-	CodeRoutesNoAddress       = "routes-no-address"
-	CodeRoutesNICDown         = "routes-nic-down"
-	CodeRoutesNICNoAddress    = "routes-nic-no-address"
-	CodeRoutesExpectedMissing = "routes-expected-missing"
 )
 
 // Finding codes: default routes.
 const (
-	CodeRoutesDefaultOK       = "routes-default-ok"
-	CodeRoutesNoDefault       = "routes-no-default"
-	CodeRoutesDefaultTie      = "routes-default-tie"
-	CodeRoutesDefaultTakeover = "routes-default-takeover"
-	CodeRoutesDefaultMultiple = "routes-default-multiple"
 )
 
 // Finding codes: gateways and symmetry.
 const (
-	CodeRoutesGatewayOffLink   = "routes-gateway-offlink"
-	CodeRoutesGatewayNeighFail = "routes-gateway-neigh-failed"
-	CodeRoutesAsymmetric       = "routes-asymmetric"
 )
 
 // Finding codes: paths to nameservers and targets.
 const (
-	CodeRoutesPath              = "routes-path"
-	CodeRoutesPathUnreachable   = "routes-path-unreachable"
-	CodeRoutesNameserverOffPath = "routes-nameserver-secondary"
-	CodeRoutesTargetInvalid     = "routes-target-invalid"
 )
 
 // Finding codes: when the kernel cannot be asked.
 const (
-	CodeRoutesKernelError = "routes-kernel-error"
-	CodeRoutesNotLive     = "routes-not-live"
 )
 
 // RoutesCodes lists every code the routes check emits, a line per group.

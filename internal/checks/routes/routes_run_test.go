@@ -8,7 +8,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
+	"github.com/guestcheck/guestcheck/internal/testenv/nstest"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )

@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/guestcheck/guestcheck/internal/fact/netstate"
-	"github.com/guestcheck/guestcheck/internal/fact/netstate/netstatetest"
+	"github.com/guestcheck/guestcheck/internal/testenv/netstatetest"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/internal/shared/runner/checktest"

@@ -26,68 +26,35 @@ import (
 
 // Finding codes: the package.
 const (
-	CodeInstalled    = "ssh-installed"
-	CodeNotInstalled = "ssh-not-installed"
 )
 
 // Finding codes: the unit.
 const (
-	CodeNotLive      = "ssh-not-live"
-	CodeNoSystemd    = "ssh-no-systemd"
-	CodeUnitActive   = "ssh-unit-active"
-	CodeUnitEnabled  = "ssh-unit-enabled"
-	CodeUnitInactive = "ssh-unit-inactive"
-	CodeUnitDisabled = "ssh-unit-disabled"
-	CodeUnitMasked   = "ssh-unit-masked"
 )
 
 // Finding codes: the listening port.
 const (
-	CodeListening    = "ssh-listening"
-	CodeNotListening = "ssh-not-listening"
-	CodePortOther    = "ssh-port-other-process"
 )
 
 // Finding codes: the configuration.
 const (
-	CodeConfigInvalid = "ssh-config-invalid"
-	CodeConfigUnread  = "ssh-config-unreadable"
 )
 
 // Finding codes: host keys.
 const (
-	CodeHostKeyOK       = "ssh-hostkey-ok"
-	CodeHostKeyMissing  = "ssh-hostkey-missing"
-	CodeHostKeyNone     = "ssh-hostkey-none"
-	CodeHostKeyUnread   = "ssh-hostkey-unreadable"
-	CodeHostKeyInvalid  = "ssh-hostkey-invalid"
-	CodeHostKeyMismatch = "ssh-hostkey-mismatch"
-	CodeHostKeyPerms    = "ssh-hostkey-permissions"
-	CodeHostKeyNoPub    = "ssh-hostkey-pub-missing"
 )
 
 // Finding codes: host keys of a clone.
 const (
-	CodeHostKeyFresh    = "ssh-hostkey-fresh"
-	CodeHostKeyKept     = "ssh-hostkey-kept"
-	CodeHostKeyTemplate = "ssh-hostkey-template"
-	CodeHostKeyUndated  = "ssh-hostkey-undated"
 	// In a sealed template (identity.TemplateState).
-	CodeHostKeyTemplateNone = "ssh-hostkey-template-none"
-	CodeHostKeyInTemplate   = "ssh-hostkey-in-template"
 )
 
 // Finding codes: authentication.
 const (
-	CodeAuthOK          = "ssh-auth-ok"
-	CodeAuthBaseline    = "ssh-auth-baseline"
-	CodeAuthConditional = "ssh-auth-conditional"
-	CodePwAuthUnread    = "ssh-pwauth-unread"
 )
 
 // Finding codes: when the state cannot be read.
 const (
-	CodeUnreadable = "ssh-state-unreadable"
 )
 
 // Codes lists every code Run can emit, a line per group.

@@ -19,43 +19,23 @@ import (
 
 // Finding codes: when systemd cannot be asked.
 const (
-	CodeNotLive    = "systemd-not-live"
-	CodeNotRunning = "systemd-not-running"
-	CodeUnreadable = "systemd-state-unreadable"
 )
 
 // Finding codes: the manager's state.
 const (
-	CodeRunning     = "systemd-running"
-	CodeDegraded    = "systemd-degraded"
-	CodeUnitFailed  = "systemd-unit-failed"
-	CodeMaintenance = "systemd-maintenance"
-	CodeStopping    = "systemd-stopping"
 )
 
 // Finding codes: the boot.
 const (
-	CodeBootFinished   = "systemd-boot-finished"
-	CodeBootInProgress = "systemd-boot-in-progress"
-	CodeJobStuck       = "systemd-job-stuck"
-	CodeBootTime       = "systemd-boot-time"
-	CodeBootSlow       = "systemd-boot-slow"
 )
 
 // Finding codes: ordering cycles among the loaded units.
 const (
-	CodeNoCycle = "systemd-no-ordering-cycle"
-	CodeCycle   = "systemd-ordering-cycle"
 )
 
 // Finding codes: ordering cycles in this boot's journal.
 // They come from what systemd logged (journal.go).
 const (
-	CodeJournalNoCycle       = "systemd-journal-no-ordering-cycle"
-	CodeJournalCycleBroken   = "systemd-ordering-cycle-broken"
-	CodeJournalCycleUnbroken = "systemd-ordering-cycle-unbreakable"
-	CodeJournalUnavailable   = "systemd-journal-unavailable"
-	CodeJournalUnreadable    = "systemd-journal-unreadable"
 )
 
 // Codes lists every code Run can emit, a line per group.

@@ -17,32 +17,18 @@ import (
 
 // Finding codes: where the check applies.
 const (
-	CodeNotLive = "time-sync-not-live"
 )
 
 // Finding codes: the clock.
 const (
-	CodeSynced          = "time-sync-clock-synced"
-	CodeUnsynced        = "time-sync-clock-unsynced"
-	CodeClockOff        = "time-sync-clock-off"
-	CodeClockUnreadable = "time-sync-clock-unreadable"
 )
 
 // Finding codes: the time daemon.
 const (
-	CodeDaemonActive    = "time-sync-daemon-active"
-	CodeDaemonDisabled  = "time-sync-daemon-disabled"
-	CodeNoDaemon        = "time-sync-no-daemon"
-	CodeMultiple        = "time-sync-multiple-daemons"
-	CodeNoSystemd       = "time-sync-no-systemd"
-	CodeUnitsUnreadable = "time-sync-units-unreadable"
 )
 
 // Finding codes: its time sources.
 const (
-	CodeServersOK     = "time-sync-servers-ok"
-	CodeNoServers     = "time-sync-no-servers"
-	CodeConfigInvalid = "time-sync-config-invalid"
 )
 
 // Codes lists every code Run can emit, a line per group.

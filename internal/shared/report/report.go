@@ -72,7 +72,7 @@ func New(results []runner.Result, m Meta) Report {
 		for i := range fs {
 			// The runner's own codes are explained on their own page.
 			fs[i].Reference = docs.PageOf(res.ID)
-			if slices.Contains(runner.Codes, fs[i].Code) {
+			if slices.Contains(runner.IDs(runner.Codes), fs[i].Code) {
 				fs[i].Reference = docs.PageOf(docs.Runner)
 			}
 		}

@@ -22,13 +22,18 @@ type Check struct {
 	Title string
 	// Description says in one line what the check verifies (for --list).
 	Description string
+	// Why says why the check matters on the platforms guestcheck serves
+	// (Markdown): the first section of the check's reference page when
+	// the page is generated whole.
+	Why string
 	// DependsOn names checks that must pass first; when one of them does
 	// not pass, this check is reported as skip with the reason. A
 	// dependency that is not part of the run is not enforced.
 	DependsOn []string
-	// Codes lists every finding code the check can emit; tests hold the
-	// check and the reference documentation to it.
-	Codes []string
+	// Codes describes every finding code the check can emit, in the
+	// order of its reference page; the page's tables, explain and each
+	// finding's fix come from it.
+	Codes []Code
 	// Pending lists the codes that mean the machine is still being
 	// provisioned (cloud-init running): a readiness probe is not ready on
 	// one of them whatever its status. The runner marks such findings.

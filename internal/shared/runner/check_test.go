@@ -15,3 +15,12 @@ func TestDetail(t *testing.T) {
 		t.Fatalf("Detail(nil) = %v", d)
 	}
 }
+
+// codesOf declares codes by ID alone, for checks made up by tests.
+func codesOf(ids ...string) []Code {
+	out := make([]Code, len(ids))
+	for i, id := range ids {
+		out[i] = Code{ID: id}
+	}
+	return out
+}

@@ -13,20 +13,9 @@ import (
 	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 )
 
-// Finding codes the runner itself reports on any check, beside the
-// check's own Codes; README.md documents each one where it lists the
-// checks' codes.
-const (
-	codeCheckTimeout        = "check-timeout"
-	codeRunTimeout          = "run-timeout"
-	codeCheckPanic          = "check-panic"
-	codeNoFindings          = "no-findings"
-	codeDependencyNotPassed = "dependency-not-passed"
-)
-
-// Codes lists the codes the runner reports, so that the registry's
-// tests can hold them to the docs and keep them apart from every check's.
-var Codes = []string{codeCheckTimeout, codeRunTimeout, codeCheckPanic, codeNoFindings, codeDependencyNotPassed, codeWaiverExpired}
+// Codes lists the codes the runner itself reports on any check, beside
+// the check's own Codes (codes.go describes each).
+var Codes = []Code{codeCheckTimeout, codeRunTimeout, codeCheckPanic, codeNoFindings, codeDependencyNotPassed, codeWaiverExpired}
 
 // RunOptions tunes a run.
 type RunOptions struct {
@@ -75,8 +64,7 @@ func Run(ctx context.Context, checks []Check, env *Env, opts RunOptions) []Resul
 					out[i] = results[i]
 					continue
 				}
-				out[i] = oneLine(errorResult(c, codeRunTimeout, unfinished(ctx),
-					"raise --timeout, or find what the check waits on in its other findings"))
+				out[i] = oneLine(errorResult(c, codeRunTimeout, unfinished(ctx), codeRunTimeout.Fixf()))
 			}
 			return out
 		}
@@ -87,7 +75,7 @@ func Run(ctx context.Context, checks []Check, env *Env, opts RunOptions) []Resul
 // TimedOut reports whether the runner cut r off at a deadline, the
 // check's own or the run's, rather than the check reporting an error.
 func TimedOut(r Result) bool {
-	return slices.ContainsFunc(r.Findings, func(f Finding) bool { return f.Code == codeCheckTimeout || f.Code == codeRunTimeout })
+	return slices.ContainsFunc(r.Findings, func(f Finding) bool { return f.Code == codeCheckTimeout.ID || f.Code == codeRunTimeout.ID })
 }
 
 // unfinished says why a check was cut off when the run's ctx ended: its
@@ -110,11 +98,11 @@ func runOne(ctx context.Context, c Check, env *Env, opts RunOptions, results []R
 		select {
 		case <-done[j]:
 		case <-ctx.Done():
-			return errorResult(c, codeRunTimeout, "run deadline passed while waiting for "+dep, "raise --timeout")
+			return errorResult(c, codeRunTimeout, "run deadline passed while waiting for "+dep, codeRunTimeout.Fixf())
 		}
 		if st := results[j].Status; st != Pass {
 			r := Result{ID: c.ID, Title: c.Title, Status: Skip,
-				Findings: []Finding{Skipf(codeDependencyNotPassed,
+				Findings: []Finding{Skipf(codeDependencyNotPassed.ID,
 					fmt.Sprintf("skipped because %s reported %s", dep, st),
 					map[string]string{"dependency": dep, "dependency_status": string(st)})}}
 			r.Summary = r.Findings[0].Message
@@ -133,9 +121,8 @@ func runOne(ctx context.Context, c Check, env *Env, opts RunOptions, results []R
 		defer func() {
 			if p := recover(); p != nil {
 				stack := string(debug.Stack())
-				ch <- []Finding{Errorf(codeCheckPanic, fmt.Sprintf("the check crashed: %v", p),
-					map[string]string{"stack": trimStack(stack)},
-					"this is a guestcheck bug: report it with the stack in detail")}
+				ch <- []Finding{Errorf(codeCheckPanic.ID, fmt.Sprintf("the check crashed: %v", p),
+					map[string]string{"stack": trimStack(stack)}, codeCheckPanic.Fixf("check", c.ID))}
 			}
 		}()
 		ch <- c.Run(cctx, env)
@@ -150,8 +137,7 @@ func runOne(ctx context.Context, c Check, env *Env, opts RunOptions, results []R
 		if ctx.Err() != nil {
 			msg = unfinished(ctx)
 		}
-		r := errorResult(c, codeCheckTimeout, msg,
-			fmt.Sprintf("raise checks.%s.timeout in the config file, or find what it waits on", c.ID))
+		r := errorResult(c, codeCheckTimeout, msg, codeCheckTimeout.Fixf("check", c.ID))
 		r.Duration = time.Since(start)
 		return r
 	}
@@ -165,8 +151,7 @@ func runOne(ctx context.Context, c Check, env *Env, opts RunOptions, results []R
 		fs[i].Pending = slices.Contains(c.Pending, f.Code)
 	}
 	if len(fs) == 0 {
-		r.Findings = []Finding{Errorf(codeNoFindings, "the check returned no findings", nil,
-			"this is a guestcheck bug: a check must always say what it found")}
+		r.Findings = []Finding{Errorf(codeNoFindings.ID, "the check returned no findings", nil, codeNoFindings.Fixf("check", c.ID))}
 	}
 	now := time.Now
 	if env.Now != nil {
@@ -228,9 +213,9 @@ func oneLine(r Result) Result {
 	return r
 }
 
-func errorResult(c Check, code, msg, fix string) Result {
+func errorResult(c Check, code Code, msg, fix string) Result {
 	return Result{ID: c.ID, Title: c.Title, Status: Error, Summary: msg,
-		Findings: []Finding{Errorf(code, msg, nil, fix)}}
+		Findings: []Finding{Errorf(code.ID, msg, nil, fix)}}
 }
 
 // trimStack keeps the frames that matter: the panic site and its callers,

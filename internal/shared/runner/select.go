@@ -84,7 +84,7 @@ func idSet(all []Check, ids []string, flagName, s string) (map[string]bool, erro
 // check emits it, a near miss gets the closest ID.
 func unknownID(all []Check, ids []string, id string) string {
 	for _, c := range all {
-		if slices.Contains(c.Codes, id) {
+		if c.Has(id) {
 			return fmt.Sprintf("%q is a finding code of check %s; this takes check IDs (--only %s)", id, c.ID, c.ID)
 		}
 	}

@@ -10,7 +10,7 @@ import (
 
 func selectFixture() []Check {
 	run := func(context.Context, *Env) []Finding { return nil }
-	return []Check{{ID: "a", Run: run, Codes: []string{"a-ok"}}, {ID: "b", Run: run}, {ID: "cloud-init", Run: run}}
+	return []Check{{ID: "a", Run: run, Codes: codesOf("a-ok")}, {ID: "b", Run: run}, {ID: "cloud-init", Run: run}}
 }
 
 func ids(cs []Check) []string {

@@ -49,7 +49,7 @@ func Validate(all []Check, cfg *config.Config) error {
 			// The decoder has said what the entry lacks.
 		case i < 0:
 			at(w.Path+".check", "%s", configID(all, ids, w.Check, strconv.Quote(w.Check), "check: takes a check ID, code: the finding code"))
-		case !slices.Contains(all[i].Codes, w.Code):
+		case !all[i].Has(w.Code):
 			at(w.Path+".code", "%s", unknownCode(all, all[i], w.Code))
 		}
 	}
@@ -95,7 +95,7 @@ func LoadConfig(all []Check, path string, explicit bool) (*config.Config, error)
 // the key path already names it.
 func configID(all []Check, ids []string, id, quoted, codeHint string) string {
 	for _, c := range all {
-		if slices.Contains(c.Codes, id) {
+		if c.Has(id) {
 			if quoted == "" {
 				return fmt.Sprintf("a finding code of check %s, not a check ID; %s", c.ID, codeHint)
 			}
@@ -113,11 +113,11 @@ func configID(all []Check, ids []string, id, quoted, codeHint string) string {
 func unknownCode(all []Check, c Check, code string) string {
 	msg := fmt.Sprintf("%s has no finding code %q", c.ID, code)
 	for _, o := range all {
-		if slices.Contains(o.Codes, code) {
+		if o.Has(code) {
 			return msg + fmt.Sprintf("; it is a code of check %s (check: %s)", o.ID, o.ID)
 		}
 	}
-	if s := cmp.Or(suggest.Suggest(code, c.Codes), wordsIn(code, c.Codes)); s != "" {
+	if s := cmp.Or(suggest.Suggest(code, IDs(c.Codes)), wordsIn(code, IDs(c.Codes))); s != "" {
 		msg += "; did you mean " + s + "?"
 	}
 	return msg + fmt.Sprintf(" (guestcheck explain %s lists them)", c.ID)

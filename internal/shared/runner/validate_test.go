@@ -10,7 +10,7 @@ import (
 // check IDs under checks:, probe.checks and waivers, and waivers' codes,
 // each at its line with a suggestion.
 func TestValidate(t *testing.T) {
-	all := []Check{{ID: "time-sync", Codes: []string{"time-sync-clock-unsynced", "time-sync-ok"}}, {ID: "fstab", Codes: []string{"fstab-ok"}}}
+	all := []Check{{ID: "time-sync", Codes: codesOf("time-sync-clock-unsynced", "time-sync-ok")}, {ID: "fstab", Codes: codesOf("fstab-ok")}}
 	for _, tc := range []struct{ in, want string }{
 		{"checks:\n  time-synk: {enabled: false}\n", "g.yaml:2: checks.time-synk: unknown check ID; did you mean time-sync? (see guestcheck --list)"},
 		{"checks:\n  fstab-ok: {enabled: false}\n", "g.yaml:2: checks.fstab-ok: a finding code of check fstab, not a check ID; to accept one finding, list it under waivers:"},

@@ -8,11 +8,6 @@ import (
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 )
 
-// codeWaiverExpired is the runner's finding for a waiver whose expiry
-// date has passed: the finding it waived counts again, and the entry
-// wants renewing or removing.
-const codeWaiverExpired = "waiver-expired"
-
 // waive marks the findings of check c that a waiver in cfg accepts, and
 // adds a waiver-expired warning for each of c's waivers that has expired
 // at now. fs is not changed; the marked copy is returned.
@@ -27,10 +22,10 @@ func waive(c Check, fs []Finding, cfg *config.Config, now time.Time) []Finding {
 			continue
 		}
 		if w.Expired(now) {
-			out = append(out[:len(out):len(out)], New(Warn, codeWaiverExpired,
+			out = append(out[:len(out):len(out)], codeWaiverExpired.New(Warn,
 				fmt.Sprintf("the waiver of %s (%s) expired on %s: the finding counts again", w.Code, w.Reason, w.ExpiresText()),
 				map[string]string{"waiver": w.Path, "code": w.Code, "expires": w.ExpiresText(), "where": w.Where()},
-				fmt.Sprintf("fix what %s reports, or renew or remove the waiver at %s (guestcheck check-config checks the file)", w.Code, w.Where())))
+				codeWaiverExpired.Fixf("code", w.Code, "where", w.Where())))
 			continue
 		}
 		for i := range out {

@@ -21,8 +21,8 @@ func TestRunWaivers(t *testing.T) {
 		t.Fatal(err)
 	}
 	checks := []Check{
-		{ID: "time-sync", Codes: []string{"unsynced", "ok"}, Run: fixed(New(Fail, "unsynced", "the clock is not synchronised", nil, "start chrony"))},
-		{ID: "other", Codes: []string{"bad"}, Run: fixed(Passf("fine", "all fine", nil))},
+		{ID: "time-sync", Codes: codesOf("unsynced", "ok"), Run: fixed(New(Fail, "unsynced", "the clock is not synchronised", nil, "start chrony"))},
+		{ID: "other", Codes: codesOf("bad"), Run: fixed(Passf("fine", "all fine", nil))},
 		{ID: "dependant", DependsOn: []string{"time-sync"}, Run: fixed(Passf("ok", "ran", nil))},
 	}
 	before := func() time.Time { return time.Date(2027, 2, 28, 23, 59, 0, 0, time.UTC) }
@@ -44,7 +44,7 @@ func TestRunWaivers(t *testing.T) {
 	on := func() time.Time { return time.Date(2027, 3, 1, 0, 0, 0, 0, time.UTC) }
 	rs = Run(context.Background(), checks, &Env{Config: cfg, Now: on}, opts(time.Second))
 	fs := rs[0].Findings
-	if rs[0].Status != Fail || fs[0].Waived != nil || len(fs) != 2 || fs[1].Code != codeWaiverExpired || fs[1].Status != Warn {
+	if rs[0].Status != Fail || fs[0].Waived != nil || len(fs) != 2 || fs[1].Code != codeWaiverExpired.ID || fs[1].Status != Warn {
 		t.Fatalf("expired: %s %+v", rs[0].Status, fs)
 	}
 	if want := "the waiver of unsynced (no NTP on the test network) expired on 2027-03-01: the finding counts again"; fs[1].Message != want {

@@ -20,9 +20,11 @@ func IsSnake(k string) bool { return snakeKey.MatchString(k) }
 
 // Conventions holds findings to the rules every check follows: at least
 // one finding, each with a valid status and a code from codes (the check's
-// declared list), a one-line message without a trailing period, a
-// remediation unless it passes or skips, and snake_case detail keys.
-func Conventions(t testing.TB, fs []runner.Finding, codes []string) {
+// declared codes), a one-line message without a trailing period, a
+// remediation unless it passes or skips, that remediation one of the
+// code's own fixes with its placeholders filled (so that what a report
+// says is what the reference says), and snake_case detail keys.
+func Conventions(t testing.TB, fs []runner.Finding, codes []runner.Code) {
 	t.Helper()
 	if len(fs) == 0 {
 		t.Fatal("no findings")
@@ -31,8 +33,11 @@ func Conventions(t testing.TB, fs []runner.Finding, codes []string) {
 		if !f.Status.Valid() {
 			t.Errorf("%s: invalid status %q", f.Code, f.Status)
 		}
-		if !slices.Contains(codes, f.Code) {
+		i := slices.IndexFunc(codes, func(c runner.Code) bool { return c.ID == f.Code })
+		if i < 0 {
 			t.Errorf("undeclared code %q", f.Code)
+		} else if f.Remediation != "" && !codes[i].Matches(f.Remediation) {
+			t.Errorf("%s: remediation %q is none of the code's fixes %q", f.Code, f.Remediation, codes[i].Fixes())
 		}
 		if f.Message == "" || strings.HasSuffix(f.Message, ".") || strings.Contains(f.Message, "\n") {
 			t.Errorf("%s: message %q must be one line without a trailing period", f.Code, f.Message)

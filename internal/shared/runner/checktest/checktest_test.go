@@ -42,21 +42,25 @@ func failures(t *testing.T, f func(tb testing.TB)) []string {
 
 func TestConventions(t *testing.T) {
 	t.Parallel()
-	codes := []string{"a-ok", "a-bad"}
+	bad := runner.Code{ID: "a-bad", Fix: "Fix {path}.", RootFix: "Fix {path} in the image."}
+	codes := []runner.Code{{ID: "a-ok"}, bad}
 	good := []runner.Finding{runner.Passf("a-ok", "fine", map[string]string{"mount_point": "/"}),
-		runner.New(runner.Fail, "a-bad", "broken", nil, "fix it")}
+		bad.New(runner.Fail, "broken", nil, bad.Fixf("path", "/etc/fstab")),
+		bad.New(runner.Fail, "broken", nil, bad.FixOn(false, "path", "/etc/hosts"))}
 	if got := failures(t, func(tb testing.TB) { Conventions(tb, good, codes) }); len(got) != 0 {
 		t.Errorf("good findings: %v", got)
 	}
 	for name, fs := range map[string][]runner.Finding{
-		"none":            nil,
-		"undeclared code": {runner.Passf("a-other", "fine", nil)},
-		"invalid status":  {{Status: "ok", Code: "a-ok", Message: "fine", Remediation: "fix it"}},
-		"no remediation":  {runner.New(runner.Warn, "a-bad", "broken", nil, "")},
-		"trailing period": {runner.Passf("a-ok", "fine.", nil)},
-		"two lines":       {runner.Passf("a-ok", "fine\nreally", nil)},
-		"empty message":   {runner.Passf("a-ok", "", nil)},
-		"detail key":      {runner.Passf("a-ok", "fine", map[string]string{"mountPoint": "/"})},
+		"none":                  nil,
+		"undeclared code":       {runner.Passf("a-other", "fine", nil)},
+		"invalid status":        {{Status: "ok", Code: "a-bad", Message: "fine", Remediation: "Fix /x."}},
+		"no remediation":        {runner.New(runner.Warn, "a-bad", "broken", nil, "")},
+		"fix not the code's":    {runner.New(runner.Warn, "a-bad", "broken", nil, "fix it")},
+		"fix of a passing code": {runner.New(runner.Warn, "a-ok", "broken", nil, "fix it")},
+		"trailing period":       {runner.Passf("a-ok", "fine.", nil)},
+		"two lines":             {runner.Passf("a-ok", "fine\nreally", nil)},
+		"empty message":         {runner.Passf("a-ok", "", nil)},
+		"detail key":            {runner.Passf("a-ok", "fine", map[string]string{"mountPoint": "/"})},
 	} {
 		if got := failures(t, func(tb testing.TB) { Conventions(tb, fs, codes) }); len(got) != 1 {
 			t.Errorf("%s: %d failures %v, want 1", name, len(got), got)

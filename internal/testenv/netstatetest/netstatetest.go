@@ -18,7 +18,7 @@ import (
 )
 
 // AssertConventions holds findings to the project's rules.
-func AssertConventions(t *testing.T, fs []runner.Finding, codes []string) {
+func AssertConventions(t *testing.T, fs []runner.Finding, codes []runner.Code) {
 	t.Helper()
 	checktest.Conventions(t, fs, codes)
 }
