@@ -42,3 +42,32 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestParseLines(t *testing.T) {
+	in := "# online hot-added CPUs\nSUBSYSTEM==\"cpu\", ACTION==\"add\", \\\n  TEST==\"online\", ATTR{online}==\"0\", ATTR{online}=\"1\"\n\nbroken\nSUBSYSTEM==\"memory\", ACTION==\"add\", ATTR{state}=\"online\"\n"
+	got, probs := ParseLines("r.rules", []byte(in))
+	if len(got) != 2 || len(probs) != 1 || probs[0].Line != 5 {
+		t.Fatalf("got %+v, problems %v", got, probs)
+	}
+	if got[0].At != "r.rules:2" || len(got[0].Pairs) != 5 {
+		t.Errorf("continued rule: %+v", got[0])
+	}
+	if v, ok := got[0].Get("ATTR{online}", "="); !ok || v != "1" {
+		t.Errorf("Get(ATTR{online}, =) = %q, %v", v, ok)
+	}
+	if v, ok := got[1].Get("ATTR{state}", "="); !ok || v != "online" || got[1].At != "r.rules:6" {
+		t.Errorf("memory rule: %+v", got[1])
+	}
+}
+
+func FuzzParseLines(f *testing.F) {
+	f.Add([]byte("SUBSYSTEM==\"cpu\", ATTR{online}=\"1\"\\\n, X=\"y\"\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		lines, _ := ParseLines("f", b)
+		for _, l := range lines {
+			if len(l.Pairs) == 0 {
+				t.Fatalf("a rule without pairs: %+v", l)
+			}
+		}
+	})
+}
