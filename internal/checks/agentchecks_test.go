@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	qemuguestagent "github.com/guestcheck/guestcheck/internal/checks/qemu-guest-agent"
+	fsfreeze "github.com/guestcheck/guestcheck/internal/checks/fs-freeze"
 	"github.com/guestcheck/guestcheck/internal/testenv/agenttest"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
@@ -14,7 +16,7 @@ import (
 func TestAgentChecksAgree(t *testing.T) {
 	env := agenttest.Env(t, "20 1 254:1 / / rw shared:1 - ext4 /dev/vda1 rw\n", map[string]string{
 		"/sys/class/virtio-ports/vport2p1/name": ""})
-	rs := runner.Run(context.Background(), []runner.Check{QemuGuestAgent, FSFreeze}, env, runner.RunOptions{})
+	rs := runner.Run(context.Background(), []runner.Check{qemuguestagent.Check, fsfreeze.Check}, env, runner.RunOptions{})
 	if rs[0].Status != runner.Fail || agenttest.Index(rs[0].Findings)["qga-channel-missing"].Status != runner.Fail {
 		t.Errorf("qemu-guest-agent: %s %+v", rs[0].Status, rs[0].Findings)
 	}

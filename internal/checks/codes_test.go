@@ -1,0 +1,99 @@
+package checks
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
+)
+
+// stubFix matches fixes that send the reader elsewhere instead of saying
+// what to do: a fix is read on its own, in a report or from explain.
+var stubFix = regexp.MustCompile(`(?i)^(same\.?|as above\.?)$|\bas above\b|\bsee above\b|\bsee the message\b|^unblock it\.?$|^—$|\(see [a-z ]*above\)`)
+
+// statusWords are the words a code's Status may use.
+var statusWords = []string{"pass", "warn", "fail", "skip", "error", "or", "and"}
+
+// TestCodes holds every code of every check and of the runner to the
+// rules a reader relies on: unique kebab-case IDs, a status in the
+// report's words, a meaning, a fix for every status that asks for one
+// (warn, fail, error) that is an instruction on its own, and placeholders
+// in snake_case.
+func TestCodes(t *testing.T) {
+	seen := map[string]string{}
+	all := append([]runner.Check{{ID: "runner", Codes: runner.Codes}}, All...)
+	for _, c := range all {
+		for _, k := range c.Codes {
+			if !runner.IsKebab(k.ID) {
+				t.Errorf("%s: code %q is not kebab-case", c.ID, k.ID)
+			}
+			if other, dup := seen[k.ID]; dup {
+				t.Errorf("code %s is declared by %s and %s", k.ID, other, c.ID)
+			}
+			seen[k.ID] = c.ID
+			words := strings.FieldsFunc(k.Status, func(r rune) bool { return r == ',' || r == '/' || r == ' ' || r == '(' || r == ')' })
+			needsFix := false
+			for _, w := range words {
+				if !slices.Contains(statusWords, w) {
+					t.Errorf("%s: status %q: %q is not a status", k.ID, k.Status, w)
+				}
+				needsFix = needsFix || w == "warn" || w == "fail" || w == "error"
+			}
+			if len(words) == 0 || k.Meaning == "" {
+				t.Errorf("%s: needs a status and a meaning", k.ID)
+			}
+			if needsFix && k.Fix == "" && k.RootFix == "" && len(k.Cases) == 0 {
+				t.Errorf("%s (%s): no fix", k.ID, k.Status)
+			}
+			for _, f := range k.Fixes() {
+				if stubFix.MatchString(f) {
+					t.Errorf("%s: fix %q does not say what to do on its own", k.ID, f)
+				}
+				for _, p := range runner.Placeholders(f) {
+					if strings.ToLower(p) != p {
+						t.Errorf("%s: placeholder {%s} is not snake_case", k.ID, p)
+					}
+				}
+			}
+			if stubFix.MatchString(k.Meaning) {
+				t.Errorf("%s: meaning %q refers elsewhere", k.ID, k.Meaning)
+			}
+		}
+	}
+}
+
+// TestRegistry holds every check to the conventions: unique kebab-case
+// IDs, a title and a description, declared codes, dependencies and
+// pending codes that exist.
+func TestRegistry(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range All {
+		if !runner.IsKebab(c.ID) || seen[c.ID] {
+			t.Errorf("check ID %q is not unique kebab-case", c.ID)
+		}
+		seen[c.ID] = true
+		if c.Title == "" || c.Description == "" || c.Run == nil || len(c.Codes) == 0 {
+			t.Errorf("%s: needs a Title, a Description, a Run and codes", c.ID)
+		}
+		if strings.HasSuffix(c.Description, ".") || strings.ToLower(c.Description[:1]) != c.Description[:1] {
+			t.Errorf("%s: the description is read after the ID in lists: lower-case first, no final period: %q", c.ID, c.Description)
+		}
+		for _, p := range c.Pending {
+			if !c.Has(p) {
+				t.Errorf("%s: pending code %q is not one of its codes", c.ID, p)
+			}
+		}
+	}
+	for _, c := range All {
+		for _, d := range c.DependsOn {
+			if !seen[d] {
+				t.Errorf("%s depends on unknown check %q", c.ID, d)
+			}
+		}
+	}
+	if c, _ := ByID("cloud-init"); len(c.Pending) == 0 {
+		t.Error("cloud-init lists no pending codes: the probe would call a machine still provisioning ready")
+	}
+}
