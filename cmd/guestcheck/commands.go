@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -126,7 +127,7 @@ func runExplain(cmd *cli.Command, args []string, stdout, stderr io.Writer, all [
 	known := append(checkIDs(all), codeNames(all)...)
 	sort.Strings(known)
 	msg := fmt.Sprintf("%q: no such finding code or check", code)
-	if s := suggest.Suggest(code, known); s != "" {
+	if s := cmp.Or(suggest.Suggest(code, known), suggest.Abbrev(code, known)); s != "" {
 		msg += "; did you mean " + s + "?"
 	}
 	return usage(stderr, cmd, cli.Usagef("%s (guestcheck --list names the checks, guestcheck explain CHECK their codes)", msg))

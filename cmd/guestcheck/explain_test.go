@@ -14,11 +14,11 @@ import (
 // TestExplainEveryCode runs `guestcheck explain CODE` on every code a
 // report can carry: each registered check's codes and the runner's own
 // (runner.Codes). Each answers, exit 0, with the code, who reports
-// it, its meaning and its reference page, in prose (internal/checks'
-// TestEveryCodeExplained holds every code constant to the same pages).
+// it, its meaning, its fix and its reference page, in prose, with the
+// fix's placeholders as metavariables and no stub.
 func TestExplainEveryCode(t *testing.T) {
 	codes := codeNames(checks.All)
-	for _, code := range runner.Codes {
+	for _, code := range runner.IDs(runner.Codes) {
 		if !slices.Contains(codes, code) {
 			t.Errorf("completion of explain does not offer the runner's %s", code)
 		}
@@ -32,14 +32,31 @@ func TestExplainEveryCode(t *testing.T) {
 		text := out.String()
 		head, _, _ := strings.Cut(text, "\n")
 		who := "(check "
-		if slices.Contains(runner.Codes, code) {
+		if slices.Contains(runner.IDs(runner.Codes), code) {
 			who = "(reported by guestcheck itself on any check, "
 		}
 		if !strings.HasPrefix(head, code+" "+who) || !strings.Contains(text, "\nReference: /usr/share/doc/guestcheck/checks/") {
 			t.Errorf("explain %s:\n%s", code, text)
 		}
+		if c, _, _ := findCode(checks.All, code); c.Fix != "" && !strings.Contains(text, "\nFix: ") {
+			t.Errorf("explain %s prints no fix:\n%s", code, text)
+		}
+		if strings.ContainsAny(text, "{}") && !strings.Contains(text, "${") {
+			t.Errorf("explain %s shows a placeholder unfilled:\n%s", code, text)
+		}
 		for _, p := range testenv.NotProse(text, nil) {
 			t.Errorf("explain %s does not read as prose: %s", code, p)
 		}
+	}
+}
+
+// TestExplainNearMiss: a mistyped code gets the code it was meant to be.
+func TestExplainNearMiss(t *testing.T) {
+	var out, errb bytes.Buffer
+	if exit := run([]string{"explain", "fstab-kernel-devname"}, &out, &errb, checks.All); exit != 3 {
+		t.Fatalf("exit %d, want 3", exit)
+	}
+	if !strings.Contains(errb.String(), "did you mean fstab-kernel-device-name?") {
+		t.Errorf("no did-you-mean: %s", errb.String())
 	}
 }

@@ -64,3 +64,41 @@ func distance(a, b string) int {
 	}
 	return prev[len(rb)]
 }
+
+// Abbrev returns the candidate that s abbreviates: one with the same
+// first hyphen-separated word whose letters, hyphens left out, hold
+// those of s in order (fstab-kernel-devname for
+// fstab-kernel-device-name). Of several, the shortest, when only one is
+// that short; "" otherwise.
+func Abbrev(s string, candidates []string) string {
+	first, _, _ := strings.Cut(s, "-")
+	letters := strings.ReplaceAll(strings.ToLower(s), "-", "")
+	best, n := "", 0
+	for _, c := range candidates {
+		cf, _, _ := strings.Cut(c, "-")
+		if cf != first || !subsequence(letters, strings.ReplaceAll(strings.ToLower(c), "-", "")) {
+			continue
+		}
+		switch {
+		case best == "" || len(c) < len(best):
+			best, n = c, 1
+		case len(c) == len(best):
+			n++
+		}
+	}
+	if n != 1 {
+		return ""
+	}
+	return best
+}
+
+// subsequence reports whether a's bytes appear in b in order.
+func subsequence(a, b string) bool {
+	i := 0
+	for j := 0; i < len(a) && j < len(b); j++ {
+		if a[i] == b[j] {
+			i++
+		}
+	}
+	return i == len(a)
+}

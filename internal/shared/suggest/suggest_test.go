@@ -13,3 +13,19 @@ func TestSuggest(t *testing.T) {
 		}
 	}
 }
+
+func TestAbbrev(t *testing.T) {
+	codes := []string{"fstab-kernel-device-name", "fstab-device-missing", "fstab-by-path-device-name", "hostname-etc-missing"}
+	for in, want := range map[string]string{
+		"fstab-kernel-devname": "fstab-kernel-device-name",
+		"fstab-dev-missing":    "fstab-device-missing",
+		"fstab-devname":        "fstab-kernel-device-name",
+		"hostname-missing":     "hostname-etc-missing",
+		"dns-missing":          "",
+		"fstab-zzz":            "",
+	} {
+		if got := Abbrev(in, codes); got != want {
+			t.Errorf("Abbrev(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
