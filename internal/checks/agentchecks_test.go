@@ -4,10 +4,10 @@ import (
 	"context"
 	"testing"
 
-	qemuguestagent "github.com/guestcheck/guestcheck/internal/checks/qemu-guest-agent"
 	fsfreeze "github.com/guestcheck/guestcheck/internal/checks/fs-freeze"
-	"github.com/guestcheck/guestcheck/internal/testenv/agenttest"
+	qemuguestagent "github.com/guestcheck/guestcheck/internal/checks/qemu-guest-agent"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
+	"github.com/guestcheck/guestcheck/internal/testenv/agenttest"
 )
 
 // TestAgentChecksAgree runs the qemu-guest-agent and fs-freeze checks
