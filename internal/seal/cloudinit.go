@@ -16,6 +16,7 @@ var opCloudInit = Operation{
 	ID:      "cloud-init",
 	Default: true,
 	Summary: "cloud-init clean --logs: /var/lib/cloud except seed/, its logs, generated network config and sshd drop-in",
+	Kept:    keptOne("cloud-init's instance state"),
 	Plan:    planCloudInit,
 }
 

@@ -6,6 +6,7 @@ var opCrashData = Operation{
 	ID:      "crash-data",
 	Default: true,
 	Summary: "remove crash dumps: /var/crash, /var/log/dump, /var/spool/abrt, /var/lib/systemd/coredump",
+	Kept:    keptMany("crash dumps"),
 	Plan:    planCrashData,
 }
 

@@ -13,6 +13,7 @@ var opDHCPLeases = Operation{
 	ID:      "dhcp-leases",
 	Default: true,
 	Summary: "remove DHCP client leases and client identifiers (DUIDs) of dhclient, dhcpcd, NetworkManager and wicked, and dhcpcd's secret",
+	Kept:    keptMany("DHCP leases and client identifiers"),
 	Plan:    planDHCPLeases,
 }
 

@@ -10,6 +10,7 @@ var opHostCredentials = Operation{
 	ID:      "host-credentials",
 	Default: true,
 	Summary: "remove per-host enrolment: Kerberos keytab, IPA client, SSSD cache, RHSM/RHN, SUSEConnect, yum/smolt UUIDs",
+	Kept:    keptMany("per-host enrolment credentials"),
 	Plan:    planHostCredentials,
 }
 

@@ -13,6 +13,7 @@ var opHostname = Operation{
 	ID:      "hostname",
 	Default: true,
 	Summary: "empty /etc/hostname in place; drop HOSTNAME=/DHCP_HOSTNAME= from RH ifcfg files; report /etc/hosts lines",
+	Kept:    keptOne("the hostname"),
 	Plan:    planHostname,
 }
 

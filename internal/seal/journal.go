@@ -10,6 +10,7 @@ var opJournal = Operation{
 	ID:      "journal",
 	Default: true,
 	Summary: "remove every /var/log/journal/<machine-id>/ directory (journald relinquishes /var first when live)",
+	Kept:    keptOne("the template's journal"),
 	Plan:    planJournal,
 }
 

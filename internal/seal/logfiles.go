@@ -11,6 +11,7 @@ var opLogfiles = Operation{
 	ID:      "logfiles",
 	Default: true,
 	Summary: "empty logs under /var/log in place, remove rotated ones, and installer logs in /root",
+	Kept:    keptMany("log files"),
 	Plan:    planLogfiles,
 }
 

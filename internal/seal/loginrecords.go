@@ -11,6 +11,7 @@ var opLoginRecords = Operation{
 	ID:      "login-records",
 	Default: true,
 	Summary: "empty wtmp, btmp, lastlog, faillog, tallylog in place; remove rotated copies, wtmpdb/lastlog2 and offline utmp",
+	Kept:    keptMany("login records"),
 	Plan:    planLoginRecords,
 }
 

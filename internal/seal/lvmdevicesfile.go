@@ -10,6 +10,7 @@ var opLVMDevicesFile = Operation{
 	ID:      "lvm-devices-file",
 	Default: true,
 	Summary: "remove /etc/lvm/devices/system.devices, which pins the template's disk IDs",
+	Kept:    keptOne("the LVM devices file"),
 	Plan:    planLVMDevicesFile,
 }
 

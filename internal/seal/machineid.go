@@ -16,6 +16,7 @@ var opMachineID = Operation{
 	ID:      "machine-id",
 	Default: true,
 	Summary: "empty /etc/machine-id in place (0444); make a regular /var/lib/dbus/machine-id a symlink to it; drop DUIDRawData= from networkd.conf and its drop-ins",
+	Kept:    keptOne("the machine ID"),
 	Plan:    planMachineID,
 }
 

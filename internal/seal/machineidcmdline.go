@@ -17,6 +17,7 @@ var opMachineIDCmdline = Operation{
 	ID:      "machine-id-cmdline",
 	Default: true,
 	Summary: "drop systemd.machine_id= (and a system.machine_id credential) from /etc/kernel/cmdline, boot loader entries, GRUB defaults, grub.cfg and grubenv",
+	Kept:    keptOne("a machine ID on the kernel command line"),
 	Plan:    planMachineIDCmdline,
 }
 

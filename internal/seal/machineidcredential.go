@@ -12,6 +12,7 @@ var opMachineIDCredential = Operation{
 	ID:      "machine-id-credential",
 	Default: true,
 	Summary: "remove a system.machine_id credential from /etc/credstore, /etc/credstore.encrypted and /usr/lib/credstore*",
+	Kept:    keptOne("a machine ID credential"),
 	Plan:    planMachineIDCredential,
 }
 

@@ -14,6 +14,7 @@ var opNetMACPins = Operation{
 	ID:      "net-mac-pins",
 	Default: true,
 	Summary: "remove 70-persistent-net.rules; drop HWADDR/MACADDR/UUID from ifcfg, mac-address, a cloned-mac-address address and uuid from NM keyfiles, hwaddress from ifupdown and [Match] MACAddress= from networkd units; refuse MAC matches it cannot edit",
+	Kept:    keptOne("network configuration pinned to the template's MAC addresses"),
 	Plan:    planNetMACPins,
 }
 

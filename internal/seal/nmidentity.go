@@ -10,6 +10,7 @@ var opNMIdentity = Operation{
 	ID:      "nm-identity",
 	Default: true,
 	Summary: "remove NetworkManager's secret_key (stable-privacy IPv6, stable MACs), timestamps and seen-bssids",
+	Kept:    keptOne("NetworkManager's secret key and identity"),
 	Plan:    planNMIdentity,
 }
 

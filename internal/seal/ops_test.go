@@ -42,6 +42,12 @@ func TestRegistry(t *testing.T) {
 		if op.Summary == "" || op.Plan == nil {
 			t.Errorf("%s: no summary or plan", op.ID)
 		}
+		// What --ops drops is told in the operation's own words; only a
+		// default operation can be dropped, and without template-record
+		// there is no record to tell it.
+		if wantKept := op.Default && op.ID != opTemplateRecord.ID; wantKept != (op.Kept.What != "") {
+			t.Errorf("%s: Kept %q; a default operation other than template-record says what clones keep, no other does", op.ID, op.Kept.What)
+		}
 		// One file per operation, named after its ID.
 		file := strings.ReplaceAll(op.ID, "-", "") + ".go"
 		if _, err := os.Stat(file); err != nil {

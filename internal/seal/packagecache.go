@@ -11,6 +11,7 @@ var opPackageCache = Operation{
 	ID:      "package-cache",
 	Default: true,
 	Summary: "remove cached package files (apt archives and pkgcache, dnf, yum, zypp); directories stay",
+	Kept:    keptMany("cached package files"),
 	Plan:    planPackageCache,
 }
 

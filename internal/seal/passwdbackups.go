@@ -6,6 +6,7 @@ var opPasswdBackups = Operation{
 	ID:      "passwd-backups",
 	Default: true,
 	Summary: "remove /etc/{passwd,shadow,group,gshadow,subuid,subgid}- backups",
+	Kept:    keptMany("password file backups"),
 	Plan:    planPasswdBackups,
 }
 

@@ -10,6 +10,7 @@ var opRandomSeed = Operation{
 	ID:      "random-seed",
 	Default: true,
 	Summary: "remove saved random seeds (/var/lib/systemd/random-seed, loader/random-seed on the EFI system partition, ...)",
+	Kept:    keptMany("saved random seeds"),
 	Plan:    planRandomSeed,
 }
 

@@ -196,15 +196,32 @@ type View interface {
 
 var _ View = (*fs.Confined)(nil)
 
-// Operation is one named group of actions, e.g. "machine-id".
+// Operation is one named group of actions, e.g. "machine-id", and its
+// descriptor: what sealprep says about it is written here, once, in the
+// operation's own file. `sealprep list`, the template record's wording,
+// the completions, sealprep(8) and docs/reference.md's operation table
+// come from it.
 type Operation struct {
-	ID      string
+	// ID is the operation's name in --ops, reports and the record.
+	ID string
+	// Default operations run under --ops defaults; the others are opt-in.
 	Default bool
+	// Summary says in one line what the operation clears, as `sealprep
+	// list` and docs/reference.md show it.
 	Summary string
+	// Kept is how the template record tells this default operation when
+	// --ops drops it: what every clone then shares. Opt-in operations,
+	// and template-record (without which there is no record), have none.
+	Kept sealrecord.Wording
 	// Plan returns the actions that would clear this operation's identity;
 	// none when it is already clear. It only reads, through p.
 	Plan func(ctx context.Context, p *Planner) ([]Action, error)
 }
+
+// keptOne is the Kept of an operation that clears one thing ("every
+// clone will share it"), keptMany of one that clears many ("them").
+func keptOne(what string) sealrecord.Wording  { return sealrecord.Wording{What: what, One: true} }
+func keptMany(what string) sealrecord.Wording { return sealrecord.Wording{What: what} }
 
 // Planner is what an operation plans with: the read-only root, the
 // options, and the place to record notes and refusals.

@@ -9,6 +9,7 @@ var opShellHistory = Operation{
 	ID:      "shell-history",
 	Default: true,
 	Summary: "remove shell and tool histories (.bash_history, .zsh_history, ...) in every home in /etc/passwd",
+	Kept:    keptMany("shell histories"),
 	Plan:    planShellHistory,
 }
 

@@ -13,6 +13,7 @@ var opSSHHostKeys = Operation{
 	ID:      "ssh-host-keys",
 	Default: true,
 	Summary: "remove /etc/ssh/ssh_host_*; install a first-boot ssh-keygen unit when nothing else regenerates them",
+	Kept:    keptMany("ssh host keys"),
 	Plan:    planSSHHostKeys,
 }
 

@@ -10,6 +10,7 @@ var opSystemdCredentialSecret = Operation{
 	ID:      "systemd-credential-secret",
 	Default: true,
 	Summary: "remove /var/lib/systemd/credential.secret (refused while encrypted credentials depend on it)",
+	Kept:    keptOne("systemd's credential secret"),
 	Plan:    planCredentialSecret,
 }
 

@@ -11,6 +11,7 @@ var opTmp = Operation{
 	ID:      "tmp",
 	Default: true,
 	Summary: "remove the contents of /tmp and /var/tmp (device nodes are reported, not removed)",
+	Kept:    keptMany("the contents of /tmp and /var/tmp"),
 	Plan:    planTmp,
 }
 
