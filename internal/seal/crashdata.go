@@ -7,7 +7,12 @@ var opCrashData = Operation{
 	Default: true,
 	Summary: "remove crash dumps: /var/crash, /var/log/dump, /var/spool/abrt, /var/lib/systemd/coredump",
 	Kept:    keptMany("crash dumps"),
-	Plan:    planCrashData,
+	Doc: Doc{
+		What: "removes the contents of `/var/crash`, `/var/log/dump`, `/var/spool/abrt`, " +
+			"`/var/lib/systemd/coredump`",
+		Why: "process memory images: keys and passwords",
+	},
+	Plan: planCrashData,
 }
 
 func planCrashData(ctx context.Context, p *Planner) ([]Action, error) {

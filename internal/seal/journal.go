@@ -11,7 +11,13 @@ var opJournal = Operation{
 	Default: true,
 	Summary: "remove every /var/log/journal/<machine-id>/ directory (journald relinquishes /var first when live)",
 	Kept:    keptOne("the template's journal"),
-	Plan:    planJournal,
+	Doc: Doc{
+		What: "removes every directory under `/var/log/journal` (one per machine ID); keeps " +
+			"`/var/log/journal`, which keeps persistent journaling on. Live: `journalctl " +
+			"--relinquish-var` first",
+		Why: "the template's journal would never be vacuumed on clones, and holds its history",
+	},
+	Plan: planJournal,
 }
 
 func planJournal(ctx context.Context, p *Planner) ([]Action, error) {

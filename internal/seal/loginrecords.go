@@ -12,7 +12,13 @@ var opLoginRecords = Operation{
 	Default: true,
 	Summary: "empty wtmp, btmp, lastlog, faillog, tallylog in place; remove rotated copies, wtmpdb/lastlog2 and offline utmp",
 	Kept:    keptMany("login records"),
-	Plan:    planLoginRecords,
+	Doc: Doc{
+		What: "truncates `/var/log/{wtmp,btmp,lastlog,faillog,tallylog}` in place (owner `root:utmp` " +
+			"and mode stay); removes rotated `wtmp.*`/`btmp.*`, wtmpdb `/var/lib/wtmpdb/wtmp.db` and " +
+			"`/var/lib/lastlog/lastlog2.db`; offline also `/var/run/utmp`",
+		Why: "who logged in to the template, and when",
+	},
+	Plan: planLoginRecords,
 }
 
 // loginRecordFiles are binary login records: truncated, never parsed, so

@@ -11,7 +11,11 @@ var opLVMDevicesFile = Operation{
 	Default: true,
 	Summary: "remove /etc/lvm/devices/system.devices, which pins the template's disk IDs",
 	Kept:    keptOne("the LVM devices file"),
-	Plan:    planLVMDevicesFile,
+	Doc: Doc{
+		What: "removes `/etc/lvm/devices/system.devices`",
+		Why:  "it lists the template's disks by WWID; a clone's LVM would not find its PVs",
+	},
+	Plan: planLVMDevicesFile,
 }
 
 func planLVMDevicesFile(ctx context.Context, p *Planner) ([]Action, error) {

@@ -12,7 +12,13 @@ var opPackageCache = Operation{
 	Default: true,
 	Summary: "remove cached package files (apt archives and pkgcache, dnf, yum, zypp); directories stay",
 	Kept:    keptMany("cached package files"),
-	Plan:    planPackageCache,
+	Doc: Doc{
+		What: "removes regular files under `/var/cache/apt/archives` (not `lock`), " +
+			"`/var/cache/apt/*pkgcache.bin`, `/var/cache/dnf`, `/var/cache/yum`, `/var/cache/zypp*`; " +
+			"directories stay",
+		Why: "size, and what the template downloaded",
+	},
+	Plan: planPackageCache,
 }
 
 func planPackageCache(ctx context.Context, p *Planner) ([]Action, error) {

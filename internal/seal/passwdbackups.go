@@ -7,7 +7,11 @@ var opPasswdBackups = Operation{
 	Default: true,
 	Summary: "remove /etc/{passwd,shadow,group,gshadow,subuid,subgid}- backups",
 	Kept:    keptMany("password file backups"),
-	Plan:    planPasswdBackups,
+	Doc: Doc{
+		What: "removes `/etc/{passwd,shadow,group,gshadow,subuid,subgid}-`",
+		Why:  "old password hashes and removed accounts",
+	},
+	Plan: planPasswdBackups,
 }
 
 func planPasswdBackups(ctx context.Context, p *Planner) ([]Action, error) {

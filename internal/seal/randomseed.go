@@ -11,7 +11,14 @@ var opRandomSeed = Operation{
 	Default: true,
 	Summary: "remove saved random seeds (/var/lib/systemd/random-seed, loader/random-seed on the EFI system partition, ...)",
 	Kept:    keptMany("saved random seeds"),
-	Plan:    planRandomSeed,
+	Doc: Doc{
+		What: "removes `/var/lib/systemd/random-seed`, `/var/lib/random-seed`, " +
+			"`/var/lib/urandom/random-seed`, `/var/lib/misc/random-seed` and the systemd-boot seed " +
+			"`loader/random-seed` on `/boot/efi`, `/efi`, `/boot`. Live: stops " +
+			"`systemd-random-seed.service` first",
+		Why: "clones sharing a seed start with the same entropy pool",
+	},
+	Plan: planRandomSeed,
 }
 
 func planRandomSeed(ctx context.Context, p *Planner) ([]Action, error) {

@@ -197,10 +197,10 @@ type View interface {
 var _ View = (*fs.Confined)(nil)
 
 // Operation is one named group of actions, e.g. "machine-id", and its
-// descriptor: what sealprep says about it is written here, once, in the
-// operation's own file. `sealprep list`, the template record's wording,
-// the completions, sealprep(8) and docs/reference.md's operation table
-// come from it.
+// descriptor: everything sealprep says about it is written here, once, in
+// the operation's own file. `sealprep list`, the template record's
+// wording, the completions, sealprep(8) and the operation tables of
+// docs/reference.md and docs/sealprep.md all come from it.
 type Operation struct {
 	// ID is the operation's name in --ops, reports and the record.
 	ID string
@@ -213,9 +213,26 @@ type Operation struct {
 	// --ops drops it: what every clone then shares. Opt-in operations,
 	// and template-record (without which there is no record), have none.
 	Kept sealrecord.Wording
+	// Doc is the operation's row in docs/sealprep.md.
+	Doc Doc
 	// Plan returns the actions that would clear this operation's identity;
 	// none when it is already clear. It only reads, through p.
 	Plan func(ctx context.Context, p *Planner) ([]Action, error)
+}
+
+// Doc is an operation's row in docs/sealprep.md's table of default or
+// opt-in operations: Markdown, each field one table cell (a bar in it is
+// escaped).
+type Doc struct {
+	// Tag follows the ID in the first column, in parentheses ("runs
+	// last"); "" for none.
+	Tag string
+	// What says what the operation does, in detail: the paths, the
+	// distributions, the live case.
+	What string
+	// Why says why clones need it (a default operation), or why it is
+	// opt-in.
+	Why string
 }
 
 // keptOne is the Kept of an operation that clears one thing ("every

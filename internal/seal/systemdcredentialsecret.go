@@ -11,7 +11,12 @@ var opSystemdCredentialSecret = Operation{
 	Default: true,
 	Summary: "remove /var/lib/systemd/credential.secret (refused while encrypted credentials depend on it)",
 	Kept:    keptOne("systemd's credential secret"),
-	Plan:    planCredentialSecret,
+	Doc: Doc{
+		What: "removes `/var/lib/systemd/credential.secret` (refused while encrypted credentials depend " +
+			"on it)",
+		Why: "clones must not decrypt each other's credentials",
+	},
+	Plan: planCredentialSecret,
 }
 
 func planCredentialSecret(ctx context.Context, p *Planner) ([]Action, error) {

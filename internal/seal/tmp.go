@@ -12,7 +12,13 @@ var opTmp = Operation{
 	Default: true,
 	Summary: "remove the contents of /tmp and /var/tmp (device nodes are reported, not removed)",
 	Kept:    keptMany("the contents of /tmp and /var/tmp"),
-	Plan:    planTmp,
+	Doc: Doc{
+		What: "removes the contents of `/tmp` and `/var/tmp` (files, directories, links, FIFOs, " +
+			"sockets; device nodes are reported, never removed). Live without `--poweroff`: keeps " +
+			"`systemd-private-*` and the X11/ICE socket directories",
+		Why: "temporary files of the template's sessions and builds",
+	},
+	Plan: planTmp,
 }
 
 // liveTmpKeep are entries that running services own on a live system;
