@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/catalogue"
 	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
 )
 
@@ -200,7 +201,8 @@ var _ View = (*fs.Confined)(nil)
 // descriptor: everything sealprep says about it is written here, once, in
 // the operation's own file. `sealprep list`, the template record's
 // wording, the completions, sealprep(8) and the operation tables of
-// docs/reference.md and docs/sealprep.md all come from it.
+// docs/reference.md and docs/sealprep.md all come from it; the identity
+// items it owns are the catalogue's (Items).
 type Operation struct {
 	// ID is the operation's name in --ops, reports and the record.
 	ID string
@@ -234,6 +236,11 @@ type Doc struct {
 	// opt-in.
 	Why string
 }
+
+// Items lists the identity items of the catalogue this operation owns:
+// those whose Op names it. The catalogue says which operation handles
+// each item, so the two cannot disagree.
+func (op Operation) Items() []catalogue.Item { return catalogue.ForOp(op.ID) }
 
 // keptOne is the Kept of an operation that clears one thing ("every
 // clone will share it"), keptMany of one that clears many ("them").
