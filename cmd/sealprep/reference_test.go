@@ -150,9 +150,10 @@ func TestBashCompletion(t *testing.T) {
 	}
 }
 
-// TestReferenceTables holds the sealprep tables of docs/reference.md to
-// the code: the commands from the command description, the operations in
-// the order `sealprep list` prints them (go test -update rewrites them).
+// TestReferenceTables holds the sealprep tables of docs/reference.md and
+// docs/sealprep.md to the code: the commands from the command
+// description, the operations from their descriptors, in the order
+// `sealprep list` prints them (go test -update rewrites them).
 func TestReferenceTables(t *testing.T) {
 	testenv.GeneratedBlock(t, "../../docs/reference.md", "sealprep-commands", command(seal.All).MarkdownCommands(), *update)
 	var b strings.Builder
@@ -162,7 +163,30 @@ func TestReferenceTables(t *testing.T) {
 		if op.Default {
 			kind = "default"
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", op.ID, kind, strings.ReplaceAll(op.Summary, "|", `\|`))
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", op.ID, kind, cell(op.Summary))
 	}
 	testenv.GeneratedBlock(t, "../../docs/reference.md", "sealprep-operations", b.String(), *update)
+	testenv.GeneratedBlock(t, "../../docs/sealprep.md", "sealprep-defaults", docTable(true, "why"), *update)
+	testenv.GeneratedBlock(t, "../../docs/sealprep.md", "sealprep-opt-in", docTable(false, "why it is opt-in"), *update)
 }
+
+// docTable is docs/sealprep.md's table of the default (or the opt-in)
+// operations, from their Doc.
+func docTable(defaults bool, why string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| ID | what it does | %s |\n|---|---|---|\n", why)
+	for _, op := range seal.All {
+		if op.Default != defaults {
+			continue
+		}
+		id := "`" + op.ID + "`"
+		if op.Doc.Tag != "" {
+			id += " (" + op.Doc.Tag + ")"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", id, cell(op.Doc.What), cell(op.Doc.Why))
+	}
+	return b.String()
+}
+
+// cell makes s one Markdown table cell: a bar would end it.
+func cell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }

@@ -8,7 +8,12 @@ import (
 var opAuthorizedKeys = Operation{
 	ID:      "authorized-keys",
 	Summary: "remove ~/.ssh/authorized_keys{,2} of root and every home in /etc/passwd (opt-in: lock-out risk)",
-	Plan:    planAuthorizedKeys,
+	Doc: Doc{
+		What: "removes `~/.ssh/authorized_keys` and `authorized_keys2` of root and every home in " +
+			"`/etc/passwd`",
+		Why: "may lock everyone out of the clones",
+	},
+	Plan: planAuthorizedKeys,
 }
 
 func planAuthorizedKeys(ctx context.Context, p *Planner) ([]Action, error) {

@@ -10,18 +10,25 @@ import (
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
-// TestCatalogueOpsExist: every item of the identity catalogue is handled
-// by an operation sealprep has, and every operation that clears identity
-// says which items it handles; a typo would leave an item no operation
-// seals.
+// TestCatalogueOpsExist: every item of the identity catalogue is owned by
+// exactly one operation sealprep has (its Items, which the catalogue's Op
+// decides); a typo would leave an item no operation seals.
 func TestCatalogueOpsExist(t *testing.T) {
-	var ids []string
+	owner := map[string]string{}
 	for _, op := range All {
-		ids = append(ids, op.ID)
+		for _, it := range op.Items() {
+			owner[it.Name] = op.ID
+		}
 	}
 	for _, it := range catalogue.Items {
-		if !slices.Contains(ids, it.Op) {
+		if owner[it.Name] != it.Op {
 			t.Errorf("catalogue item %s names the operation %q, which sealprep does not have", it.Name, it.Op)
+		}
+	}
+	l := NewListReport(All, nil)
+	for _, o := range l.Operations {
+		if o.ID == "machine-id" && !slices.Equal(o.Items, []string{catalogue.MachineID, catalogue.DBusMachineID, catalogue.NetworkdDUID}) {
+			t.Errorf("sealprep list: machine-id owns %q", o.Items)
 		}
 	}
 }

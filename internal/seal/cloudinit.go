@@ -16,7 +16,22 @@ var opCloudInit = Operation{
 	ID:      "cloud-init",
 	Default: true,
 	Summary: "cloud-init clean --logs: /var/lib/cloud except seed/, its logs, generated network config and sshd drop-in",
-	Plan:    planCloudInit,
+	Kept:    keptOne("cloud-init's instance state"),
+	Doc: Doc{
+		What: "`cloud-init clean --logs` equivalent: removes `/var/lib/cloud/*` except `seed/`; " +
+			"`/var/log/cloud-init.log*` and `cloud-init-output.log*`; the network config cloud-init " +
+			"rendered (`/etc/netplan/50-cloud-init.yaml`, `/etc/network/interfaces.d/50-cloud-init*`, " +
+			"`/etc/systemd/network/10-cloud-init-*.network`, " +
+			"`/etc/NetworkManager/system-connections/cloud-init-*.nmconnection`, NM " +
+			"`conf.d/99-cloud-init.conf`, `30-cloud-init-ip6-addr-gen-mode.conf`) and " +
+			"`/etc/ssh/sshd_config.d/50-cloud-init.conf`. Live: then runs each executable in " +
+			"`/etc/cloud/clean.d` in lexical order",
+		Why: "the instance ID makes cloud-init skip per-instance setup on clones; the netplan file " +
+			"pins the template's MAC. Generated files are removed only when cloud-init is installed, " +
+			"not disabled (`/etc/cloud/cloud-init.disabled`) and not told `network: {config: " +
+			"disabled}`: otherwise nothing would regenerate them, and they are kept with a note",
+	},
+	Plan: planCloudInit,
 }
 
 // cloudNetworkFiles are what cloud-init renders from its network config

@@ -5,7 +5,13 @@ import "context"
 var opCloudInitInstallerPins = Operation{
 	ID:      "cloud-init-installer-pins",
 	Summary: "remove the installer's cloud-init pins (subiquity 99-installer.cfg, ds-identify.cfg, ...) (opt-in)",
-	Plan:    planCloudInitInstallerPins,
+	Doc: Doc{
+		What: "removes subiquity/curtin pins: " +
+			"`/etc/cloud/cloud.cfg.d/{99-installer.cfg,90-installer-network.cfg,subiquity-disable-cloudinit-networking.cfg,curtin-preserve-sources.cfg}`, " +
+			"`/etc/cloud/ds-identify.cfg`",
+		Why: "changes which datasource cloud-init uses",
+	},
+	Plan: planCloudInitInstallerPins,
 }
 
 func planCloudInitInstallerPins(ctx context.Context, p *Planner) ([]Action, error) {

@@ -5,7 +5,11 @@ import "context"
 var opCloudInitSeed = Operation{
 	ID:      "cloud-init-seed",
 	Summary: "remove /var/lib/cloud/seed, the local NoCloud seed (cloud-init clean --seed) (opt-in)",
-	Plan:    planCloudInitSeed,
+	Doc: Doc{
+		What: "removes `/var/lib/cloud/seed` (`cloud-init clean --seed`)",
+		Why:  "a baked-in NoCloud seed may be intended",
+	},
+	Plan: planCloudInitSeed,
 }
 
 func planCloudInitSeed(ctx context.Context, p *Planner) ([]Action, error) {

@@ -6,7 +6,13 @@ var opCrashData = Operation{
 	ID:      "crash-data",
 	Default: true,
 	Summary: "remove crash dumps: /var/crash, /var/log/dump, /var/spool/abrt, /var/lib/systemd/coredump",
-	Plan:    planCrashData,
+	Kept:    keptMany("crash dumps"),
+	Doc: Doc{
+		What: "removes the contents of `/var/crash`, `/var/log/dump`, `/var/spool/abrt`, " +
+			"`/var/lib/systemd/coredump`",
+		Why: "process memory images: keys and passwords",
+	},
+	Plan: planCrashData,
 }
 
 func planCrashData(ctx context.Context, p *Planner) ([]Action, error) {

@@ -9,7 +9,12 @@ import (
 var opCronSpool = Operation{
 	ID:      "cron-spool",
 	Summary: "remove user crontabs and queued at jobs; spool directories and at's .SEQ stay (opt-in)",
-	Plan:    planCronSpool,
+	Doc: Doc{
+		What: "removes user crontabs and queued `at` jobs (regular files under `/var/spool/cron`, " +
+			"`/var/spool/at*`), keeping the directories and `at`'s `.SEQ`",
+		Why: "a template's root crontab is usually intentional",
+	},
+	Plan: planCronSpool,
 }
 
 func planCronSpool(ctx context.Context, p *Planner) ([]Action, error) {

@@ -13,7 +13,22 @@ var opDHCPLeases = Operation{
 	ID:      "dhcp-leases",
 	Default: true,
 	Summary: "remove DHCP client leases and client identifiers (DUIDs) of dhclient, dhcpcd, NetworkManager and wicked, and dhcpcd's secret",
-	Plan:    planDHCPLeases,
+	Kept:    keptMany("DHCP leases and client identifiers"),
+	Doc: Doc{
+		What: "removes the contents of `/var/lib/dhclient`, `/var/lib/dhcp`, and dhcpcd's DBDIR " +
+			"`/var/lib/dhcpcd` (as distributions build it) and `/var/db/dhcpcd` (dhcpcd's default): " +
+			"since dhcpcd 7 its `duid`, `secret`, `*.lease` and `*.lease6` (dhcpcd(8) FILES); dhcpcd " +
+			"6's `/etc/dhcpcd.duid`, `/etc/dhcpcd.secret` and `/var/db/dhcpcd-*.lease`/`.lease6`; " +
+			"`/var/db/dhclient.leases.*`, `/var/lib/NetworkManager/*.lease` (dhclient and internal " +
+			"client), and wicked's `duid.xml`, `iaid.xml`, `lease-*` (SUSE). Files are removed by " +
+			"name: a link goes as a link, never followed, and a hard-linked file's other names keep " +
+			"their inode",
+		Why: "a clone presenting the template's lease or DUID gets the template's address; dhcpcd's " +
+			"secret seeds its stable private IPv6 addresses (`slaac private`, dhcpcd.conf(5)), which " +
+			"clones would share. guestcheck `--root` fails a template holding any of them " +
+			"(`identity-template-dhcp-state`)",
+	},
+	Plan: planDHCPLeases,
 }
 
 const leaseReason = "a clone offering the template's lease or DHCP client identifier (DUID) gets the template's address"

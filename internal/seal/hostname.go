@@ -13,7 +13,17 @@ var opHostname = Operation{
 	ID:      "hostname",
 	Default: true,
 	Summary: "empty /etc/hostname in place; drop HOSTNAME=/DHCP_HOSTNAME= from RH ifcfg files; report /etc/hosts lines",
-	Plan:    planHostname,
+	Kept:    keptOne("the hostname"),
+	Doc: Doc{
+		What: "truncates `/etc/hostname` (and a regular `/etc/HOSTNAME`, SUSE) in place; drops " +
+			"`HOSTNAME=`/`DHCP_HOSTNAME=` from `/etc/sysconfig/network-scripts/ifcfg-*` and " +
+			"`HOSTNAME=` from `/etc/sysconfig/network` (RHEL); reports, without editing, `/etc/hosts` " +
+			"lines naming the old host. A file of blank lines names no host: emptying it is a tidy " +
+			"change (verify warns, the template is sealed)",
+		Why: "an empty hostname lets DHCP or cloud-init name the clone; sealprep never writes " +
+			"`localhost.localdomain`",
+	},
+	Plan: planHostname,
 }
 
 func planHostname(ctx context.Context, p *Planner) ([]Action, error) {

@@ -10,7 +10,14 @@ var opJournal = Operation{
 	ID:      "journal",
 	Default: true,
 	Summary: "remove every /var/log/journal/<machine-id>/ directory (journald relinquishes /var first when live)",
-	Plan:    planJournal,
+	Kept:    keptOne("the template's journal"),
+	Doc: Doc{
+		What: "removes every directory under `/var/log/journal` (one per machine ID); keeps " +
+			"`/var/log/journal`, which keeps persistent journaling on. Live: `journalctl " +
+			"--relinquish-var` first",
+		Why: "the template's journal would never be vacuumed on clones, and holds its history",
+	},
+	Plan: planJournal,
 }
 
 func planJournal(ctx context.Context, p *Planner) ([]Action, error) {

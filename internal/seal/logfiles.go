@@ -11,7 +11,17 @@ var opLogfiles = Operation{
 	ID:      "logfiles",
 	Default: true,
 	Summary: "empty logs under /var/log in place, remove rotated ones, and installer logs in /root",
-	Plan:    planLogfiles,
+	Kept:    keptMany("log files"),
+	Doc: Doc{
+		What: "walks `/var/log` (not `journal/`, not the login records, not into other mounts, never " +
+			"through symlinks): truncates regular logs in place, removes rotated ones (`.1`, `.gz`, " +
+			"`.xz`, `.zst`, `-YYYYMMDD`, `.old`); removes installer leftovers in `/root` " +
+			"(`anaconda-ks.cfg`, `original-ks.cfg`, `initial-setup-ks.cfg`, `anaconda-post.log`, " +
+			"`install.log*`)",
+		Why: "logs name the template's host, addresses and users. In place, so running daemons keep " +
+			"writing to their file (a hard-linked log gets a new file instead, see Safety)",
+	},
+	Plan: planLogfiles,
 }
 
 // installerLeftovers are installer logs and kickstarts left in /root.

@@ -11,7 +11,14 @@ var opLoginRecords = Operation{
 	ID:      "login-records",
 	Default: true,
 	Summary: "empty wtmp, btmp, lastlog, faillog, tallylog in place; remove rotated copies, wtmpdb/lastlog2 and offline utmp",
-	Plan:    planLoginRecords,
+	Kept:    keptMany("login records"),
+	Doc: Doc{
+		What: "truncates `/var/log/{wtmp,btmp,lastlog,faillog,tallylog}` in place (owner `root:utmp` " +
+			"and mode stay); removes rotated `wtmp.*`/`btmp.*`, wtmpdb `/var/lib/wtmpdb/wtmp.db` and " +
+			"`/var/lib/lastlog/lastlog2.db`; offline also `/var/run/utmp`",
+		Why: "who logged in to the template, and when",
+	},
+	Plan: planLoginRecords,
 }
 
 // loginRecordFiles are binary login records: truncated, never parsed, so

@@ -16,7 +16,23 @@ var opMachineID = Operation{
 	ID:      "machine-id",
 	Default: true,
 	Summary: "empty /etc/machine-id in place (0444); make a regular /var/lib/dbus/machine-id a symlink to it; drop DUIDRawData= from networkd.conf and its drop-ins",
-	Plan:    planMachineID,
+	Kept:    keptOne("the machine ID"),
+	Doc: Doc{
+		Tag: "runs last",
+		What: "`/etc/machine-id`: emptied in place, mode 0444 (`--machine-id-mode empty`), or " +
+			"`uninitialized\\n` with mode 0444 (`--machine-id-mode uninitialized`); an `uninitialized` " +
+			"file is kept under `empty`; created if missing on a systemd image. A regular " +
+			"`/var/lib/dbus/machine-id` becomes a symlink to `/etc/machine-id` (an existing link is " +
+			"left alone). A symlinked `/etc/machine-id` is judged by the file it ends at: one in the " +
+			"image is sealed in place like the regular file (the link stays); a link to `/run` that " +
+			"the image does not hold is left alone (systemd writes a new ID there at every boot); a " +
+			"link to a missing file elsewhere is refused (systemd can create it only on a writable " +
+			"file system)",
+		Why: "every clone must generate its own ID at boot: DHCP DUIDs, journal directories and IPv6 " +
+			"addresses derive from it. systemd falls back to a regular D-Bus copy, which would " +
+			"resurrect the old ID",
+	},
+	Plan: planMachineID,
 }
 
 const machineIDReason = "every clone must generate its own machine ID at first boot: DHCP DUIDs, journal directories and IPv6 addresses derive from it"

@@ -17,7 +17,20 @@ var opMachineIDCmdline = Operation{
 	ID:      "machine-id-cmdline",
 	Default: true,
 	Summary: "drop systemd.machine_id= (and a system.machine_id credential) from /etc/kernel/cmdline, boot loader entries, GRUB defaults, grub.cfg and grubenv",
-	Plan:    planMachineIDCmdline,
+	Kept:    keptOne("a machine ID on the kernel command line"),
+	Doc: Doc{
+		What: "drops `systemd.machine_id=…`, `systemd.set_credential=system.machine_id:…` and " +
+			"`systemd.set_credential_binary=system.machine_id:…` (one word each, with one separating " +
+			"blank; every other byte is kept) from `/etc/kernel/cmdline`; the `options` lines of Boot " +
+			"Loader Specification entries in `/boot/loader/entries`, `/efi/loader/entries` and " +
+			"`/boot/efi/loader/entries`; `GRUB_CMDLINE_LINUX=` and `GRUB_CMDLINE_LINUX_DEFAULT=` in " +
+			"`/etc/default/grub` and `/etc/default/grub.d/*.cfg`; the `linux`/`linuxefi`/`linux16` " +
+			"lines of `/boot/grub/grub.cfg` and `/boot/grub2/grub.cfg`; `kernelopts=` in `grubenv` " +
+			"(padded back to its 1024 bytes). See [Machine-ID leak paths](#machine-id-leak-paths)",
+		Why: "systemd writes the ID from the command line into `/etc/machine-id` on every boot: every " +
+			"clone shares it",
+	},
+	Plan: planMachineIDCmdline,
 }
 
 const cmdlineReason = "systemd.machine_id= on the kernel command line makes systemd use that ID on every boot: every clone would share it"

@@ -12,7 +12,13 @@ var opMachineIDCredential = Operation{
 	ID:      "machine-id-credential",
 	Default: true,
 	Summary: "remove a system.machine_id credential from /etc/credstore, /etc/credstore.encrypted and /usr/lib/credstore*",
-	Plan:    planMachineIDCredential,
+	Kept:    keptOne("a machine ID credential"),
+	Doc: Doc{
+		What: "removes `system.machine_id` (a regular file or a link) from `/etc/credstore`, " +
+			"`/etc/credstore.encrypted`, `/usr/local/lib/credstore*` and `/usr/lib/credstore*`",
+		Why: "a credential of that name sets the machine ID at boot",
+	},
+	Plan: planMachineIDCredential,
 }
 
 const credentialReason = "a system.machine_id credential sets the machine ID at boot: every clone would share it"

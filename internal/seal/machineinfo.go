@@ -5,7 +5,11 @@ import "context"
 var opMachineInfo = Operation{
 	ID:      "machine-info",
 	Summary: "remove /etc/machine-info (pretty hostname, location, deployment) (opt-in)",
-	Plan:    planMachineInfo,
+	Doc: Doc{
+		What: "removes `/etc/machine-info`",
+		Why:  "may be intended admin metadata",
+	},
+	Plan: planMachineInfo,
 }
 
 func planMachineInfo(ctx context.Context, p *Planner) ([]Action, error) {

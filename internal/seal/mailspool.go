@@ -5,7 +5,11 @@ import "context"
 var opMailSpool = Operation{
 	ID:      "mail-spool",
 	Summary: "remove local mailboxes in /var/spool/mail and /var/mail (opt-in)",
-	Plan:    planMailSpool,
+	Doc: Doc{
+		What: "removes local mailboxes in `/var/spool/mail` and `/var/mail`",
+		Why:  "may hold wanted mail",
+	},
+	Plan: planMailSpool,
 }
 
 func planMailSpool(ctx context.Context, p *Planner) ([]Action, error) {

@@ -14,7 +14,27 @@ var opNetMACPins = Operation{
 	ID:      "net-mac-pins",
 	Default: true,
 	Summary: "remove 70-persistent-net.rules; drop HWADDR/MACADDR/UUID from ifcfg, mac-address, a cloned-mac-address address and uuid from NM keyfiles, hwaddress from ifupdown and [Match] MACAddress= from networkd units; refuse MAC matches it cannot edit",
-	Plan:    planNetMACPins,
+	Kept:    keptOne("network configuration pinned to the template's MAC addresses"),
+	Doc: Doc{
+		What: "finds every MAC pin with the readers guestcheck judges them with: removes " +
+			"`/etc/udev/rules.d/70-persistent-net.rules` (a directory or `/dev/null` link there, the " +
+			"deliberate blocker, is kept); drops `HWADDR=`/`UUID=` from `ifcfg-*` except `ifcfg-lo` " +
+			"(`/etc/sysconfig/network-scripts`, SUSE's `/etc/sysconfig/network`); drops `uuid=` from " +
+			"`[connection]` and `mac-address=` from device sections of `*.nmconnection` (keeps " +
+			"`cloned-mac-address`, which sets the MAC rather than matching it); drops `[Match] " +
+			"MACAddress=`/`PermanentMACAddress=` lines from systemd-networkd `.network` and `.link` " +
+			"units and their `.d/*.conf` drop-ins when another `[Match]` condition that picks " +
+			"interfaces (`Name=`, `OriginalName=`, `Type=`, `Driver=`, `Path=`, ...) remains; removes " +
+			"cloud-init's `50-cloud-init.yaml` and `10-cloud-init-*.network` when they match a MAC " +
+			"and cloud-init renders them again. It refuses (forcible) a netplan file of the " +
+			"administrator's with `match: macaddress` (YAML it does not edit), a networkd unit that " +
+			"matches by MAC only (without the match it would apply to every interface), and " +
+			"cloud-init's files when nothing renders them again: verify then says NOT-SEALED until " +
+			"the pin is gone",
+		Why: "a clone has another MAC and would come up without network. guestcheck `--root` fails " +
+			"each MAC binding in a template (`identity-template-mac-binding`)",
+	},
+	Plan: planNetMACPins,
 }
 
 const macReason = "pins the configuration to the template's NIC: a clone has another MAC and would come up without network"

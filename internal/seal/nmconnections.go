@@ -10,7 +10,11 @@ import (
 var opNMConnections = Operation{
 	ID:      "nm-connections",
 	Summary: "remove NetworkManager keyfiles (*.nmconnection); static configurations go too (opt-in)",
-	Plan:    planNMConnections,
+	Doc: Doc{
+		What: "removes every `/etc/NetworkManager/system-connections/*.nmconnection`",
+		Why:  "static configurations go too",
+	},
+	Plan: planNMConnections,
 }
 
 func planNMConnections(ctx context.Context, p *Planner) ([]Action, error) {

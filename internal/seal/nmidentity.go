@@ -10,7 +10,13 @@ var opNMIdentity = Operation{
 	ID:      "nm-identity",
 	Default: true,
 	Summary: "remove NetworkManager's secret_key (stable-privacy IPv6, stable MACs), timestamps and seen-bssids",
-	Plan:    planNMIdentity,
+	Kept:    keptOne("NetworkManager's secret key and identity"),
+	Doc: Doc{
+		What: "removes `/var/lib/NetworkManager/secret_key`, `timestamps`, `seen-bssids`",
+		Why: "the secret key derives stable-privacy IPv6 addresses and stable MACs: clones would " +
+			"collide",
+	},
+	Plan: planNMIdentity,
 }
 
 func planNMIdentity(ctx context.Context, p *Planner) ([]Action, error) {

@@ -11,7 +11,14 @@ var opPackageCache = Operation{
 	ID:      "package-cache",
 	Default: true,
 	Summary: "remove cached package files (apt archives and pkgcache, dnf, yum, zypp); directories stay",
-	Plan:    planPackageCache,
+	Kept:    keptMany("cached package files"),
+	Doc: Doc{
+		What: "removes regular files under `/var/cache/apt/archives` (not `lock`), " +
+			"`/var/cache/apt/*pkgcache.bin`, `/var/cache/dnf`, `/var/cache/yum`, `/var/cache/zypp*`; " +
+			"directories stay",
+		Why: "size, and what the template downloaded",
+	},
+	Plan: planPackageCache,
 }
 
 func planPackageCache(ctx context.Context, p *Planner) ([]Action, error) {

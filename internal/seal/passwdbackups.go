@@ -6,7 +6,12 @@ var opPasswdBackups = Operation{
 	ID:      "passwd-backups",
 	Default: true,
 	Summary: "remove /etc/{passwd,shadow,group,gshadow,subuid,subgid}- backups",
-	Plan:    planPasswdBackups,
+	Kept:    keptMany("password file backups"),
+	Doc: Doc{
+		What: "removes `/etc/{passwd,shadow,group,gshadow,subuid,subgid}-`",
+		Why:  "old password hashes and removed accounts",
+	},
+	Plan: planPasswdBackups,
 }
 
 func planPasswdBackups(ctx context.Context, p *Planner) ([]Action, error) {

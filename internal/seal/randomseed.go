@@ -10,7 +10,15 @@ var opRandomSeed = Operation{
 	ID:      "random-seed",
 	Default: true,
 	Summary: "remove saved random seeds (/var/lib/systemd/random-seed, loader/random-seed on the EFI system partition, ...)",
-	Plan:    planRandomSeed,
+	Kept:    keptMany("saved random seeds"),
+	Doc: Doc{
+		What: "removes `/var/lib/systemd/random-seed`, `/var/lib/random-seed`, " +
+			"`/var/lib/urandom/random-seed`, `/var/lib/misc/random-seed` and the systemd-boot seed " +
+			"`loader/random-seed` on `/boot/efi`, `/efi`, `/boot`. Live: stops " +
+			"`systemd-random-seed.service` first",
+		Why: "clones sharing a seed start with the same entropy pool",
+	},
+	Plan: planRandomSeed,
 }
 
 func planRandomSeed(ctx context.Context, p *Planner) ([]Action, error) {

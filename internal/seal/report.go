@@ -519,6 +519,8 @@ type OpInfo struct {
 	Default  bool   `json:"default"`
 	Selected bool   `json:"selected"`
 	Summary  string `json:"summary"`
+	// Items are the identity items of the catalogue it owns, by name.
+	Items []string `json:"items,omitempty"`
 }
 
 // ListReport is the JSON of `sealprep list`.
@@ -535,7 +537,11 @@ func NewListReport(all, selected []Operation) ListReport {
 	}
 	l := ListReport{SchemaVersion: SchemaVersion}
 	for _, op := range all {
-		l.Operations = append(l.Operations, OpInfo{ID: op.ID, Default: op.Default, Selected: on[op.ID], Summary: op.Summary})
+		info := OpInfo{ID: op.ID, Default: op.Default, Selected: on[op.ID], Summary: op.Summary}
+		for _, it := range op.Items() {
+			info.Items = append(info.Items, it.Name)
+		}
+		l.Operations = append(l.Operations, info)
 	}
 	return l
 }

@@ -9,7 +9,12 @@ import (
 var opResolvConf = Operation{
 	ID:      "resolv-conf",
 	Summary: "remove /etc/resolv.conf when it is a regular file; a symlink (resolved's stub) is kept (opt-in)",
-	Plan:    planResolvConf,
+	Doc: Doc{
+		What: "removes `/etc/resolv.conf` only when it is a regular file; a symlink (systemd-resolved's " +
+			"stub, resolvconf) is kept",
+		Why: "a static resolver may be intended; deleting the link breaks DNS",
+	},
+	Plan: planResolvConf,
 }
 
 func planResolvConf(ctx context.Context, p *Planner) ([]Action, error) {

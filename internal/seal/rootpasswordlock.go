@@ -8,7 +8,12 @@ import (
 var opRootPasswordLock = Operation{
 	ID:      "root-password-lock",
 	Summary: "set root's password field in /etc/shadow to \"*\": no password login, no shared hash (opt-in)",
-	Plan:    planRootPasswordLock,
+	Doc: Doc{
+		What: "sets root's password field in `/etc/shadow` to `*` (atomic rewrite, mode and label kept) " +
+			"unless it already holds no hash (`*`, `!`, `!!`, `!*`, `*LOCK*`)",
+		Why: "changes how the console can be used",
+	},
+	Plan: planRootPasswordLock,
 }
 
 func planRootPasswordLock(ctx context.Context, p *Planner) ([]Action, error) {

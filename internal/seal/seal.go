@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/catalogue"
 	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
 )
 
@@ -196,15 +197,55 @@ type View interface {
 
 var _ View = (*fs.Confined)(nil)
 
-// Operation is one named group of actions, e.g. "machine-id".
+// Operation is one named group of actions, e.g. "machine-id", and its
+// descriptor: everything sealprep says about it is written here, once, in
+// the operation's own file. `sealprep list`, the template record's
+// wording, the completions, sealprep(8) and the operation tables of
+// docs/reference.md and docs/sealprep.md all come from it; the identity
+// items it owns are the catalogue's (Items).
 type Operation struct {
-	ID      string
+	// ID is the operation's name in --ops, reports and the record.
+	ID string
+	// Default operations run under --ops defaults; the others are opt-in.
 	Default bool
+	// Summary says in one line what the operation clears, as `sealprep
+	// list` and docs/reference.md show it.
 	Summary string
+	// Kept is how the template record tells this default operation when
+	// --ops drops it: what every clone then shares. Opt-in operations,
+	// and template-record (without which there is no record), have none.
+	Kept sealrecord.Wording
+	// Doc is the operation's row in docs/sealprep.md.
+	Doc Doc
 	// Plan returns the actions that would clear this operation's identity;
 	// none when it is already clear. It only reads, through p.
 	Plan func(ctx context.Context, p *Planner) ([]Action, error)
 }
+
+// Doc is an operation's row in docs/sealprep.md's table of default or
+// opt-in operations: Markdown, each field one table cell (a bar in it is
+// escaped).
+type Doc struct {
+	// Tag follows the ID in the first column, in parentheses ("runs
+	// last"); "" for none.
+	Tag string
+	// What says what the operation does, in detail: the paths, the
+	// distributions, the live case.
+	What string
+	// Why says why clones need it (a default operation), or why it is
+	// opt-in.
+	Why string
+}
+
+// Items lists the identity items of the catalogue this operation owns:
+// those whose Op names it. The catalogue says which operation handles
+// each item, so the two cannot disagree.
+func (op Operation) Items() []catalogue.Item { return catalogue.ForOp(op.ID) }
+
+// keptOne is the Kept of an operation that clears one thing ("every
+// clone will share it"), keptMany of one that clears many ("them").
+func keptOne(what string) sealrecord.Wording  { return sealrecord.Wording{What: what, One: true} }
+func keptMany(what string) sealrecord.Wording { return sealrecord.Wording{What: what} }
 
 // Planner is what an operation plans with: the read-only root, the
 // options, and the place to record notes and refusals.

@@ -10,7 +10,14 @@ var opSELinuxAutorelabel = Operation{
 	ID:      "selinux-autorelabel",
 	Default: false,
 	Summary: "on an image with SELinux enforcing or permissive, create /.autorelabel: the first boot relabels every file (--autorelabel)",
-	Plan:    planSELinuxAutorelabel,
+	Doc: Doc{
+		Tag: "`--autorelabel`",
+		What: "creates an empty `/.autorelabel` when `/etc/selinux/config` says `SELINUX=enforcing` or " +
+			"`permissive`. See [SELinux labels](#selinux-labels-offline)",
+		Why: "the first boot then relabels every file and reboots: on a large image that has cost " +
+			"users hours",
+	},
+	Plan: planSELinuxAutorelabel,
 }
 
 func planSELinuxAutorelabel(ctx context.Context, p *Planner) ([]Action, error) {

@@ -13,7 +13,20 @@ var opSSHHostKeys = Operation{
 	ID:      "ssh-host-keys",
 	Default: true,
 	Summary: "remove /etc/ssh/ssh_host_*; install a first-boot ssh-keygen unit when nothing else regenerates them",
-	Plan:    planSSHHostKeys,
+	Kept:    keptMany("ssh host keys"),
+	Doc: Doc{
+		What: "removes `/etc/ssh/ssh_host_*` (regular files and symlinks) when something regenerates " +
+			"them at first boot: cloud-init with its `ssh` module (and key types not emptied), an " +
+			"`sshd-keygen@.service`/`sshd-keygen.target` unit (RHEL, Fedora), an ssh unit running " +
+			"`ssh-keygen -A` or `sshd-gen-keys-start` (SUSE, Arch). Otherwise, with sshd, systemd and " +
+			"`ssh-keygen` present (Debian, Ubuntu without cloud-init), it first installs and enables " +
+			"`/etc/systemd/system/sealprep-ssh-keygen.service`, a oneshot `ssh-keygen -A` ordered " +
+			"before `ssh.service`/`sshd.service`; it creates only missing keys, so it is a no-op on " +
+			"later boots. Otherwise it refuses (see above)",
+		Why: "shared host keys let clones impersonate each other; removing them with nothing to " +
+			"regenerate them leaves sshd dead",
+	},
+	Plan: planSSHHostKeys,
 }
 
 func planSSHHostKeys(ctx context.Context, p *Planner) ([]Action, error) {

@@ -10,7 +10,13 @@ var opSystemdCredentialSecret = Operation{
 	ID:      "systemd-credential-secret",
 	Default: true,
 	Summary: "remove /var/lib/systemd/credential.secret (refused while encrypted credentials depend on it)",
-	Plan:    planCredentialSecret,
+	Kept:    keptOne("systemd's credential secret"),
+	Doc: Doc{
+		What: "removes `/var/lib/systemd/credential.secret` (refused while encrypted credentials depend " +
+			"on it)",
+		Why: "clones must not decrypt each other's credentials",
+	},
+	Plan: planCredentialSecret,
 }
 
 func planCredentialSecret(ctx context.Context, p *Planner) ([]Action, error) {

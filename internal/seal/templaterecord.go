@@ -15,7 +15,15 @@ var opTemplateRecord = Operation{
 	ID:      "template-record",
 	Default: true,
 	Summary: "write " + sealrecord.Path + ": fingerprints of the host keys and a hash of the machine ID, so guestcheck can name clones that kept them",
-	Plan:    planTemplateRecord,
+	Doc: Doc{
+		What: "writes `/var/lib/sealprep/template.json` (mode 0644) before `ssh-host-keys` and " +
+			"`machine-id` run: the SHA-256 fingerprints of `/etc/ssh/ssh_host_*` and a salted SHA-256 " +
+			"of `/etc/machine-id`, with the seal time and sealprep version; see [The template " +
+			"record](#the-template-record)",
+		Why: "guestcheck's `ssh` and `network-identity` checks then name a clone that still has the " +
+			"template's host keys or machine ID, and the seal that left them",
+	},
+	Plan: planTemplateRecord,
 }
 
 const templateRecordReason = "guestcheck's ssh and network-identity checks name a clone that still has the template's host keys or machine ID from this record, and verify reads the operations and machine-id mode to check from it; it holds fingerprints and a hash, no secret"

@@ -11,7 +11,14 @@ var opTmp = Operation{
 	ID:      "tmp",
 	Default: true,
 	Summary: "remove the contents of /tmp and /var/tmp (device nodes are reported, not removed)",
-	Plan:    planTmp,
+	Kept:    keptMany("the contents of /tmp and /var/tmp"),
+	Doc: Doc{
+		What: "removes the contents of `/tmp` and `/var/tmp` (files, directories, links, FIFOs, " +
+			"sockets; device nodes are reported, never removed). Live without `--poweroff`: keeps " +
+			"`systemd-private-*` and the X11/ICE socket directories",
+		Why: "temporary files of the template's sessions and builds",
+	},
+	Plan: planTmp,
 }
 
 // liveTmpKeep are entries that running services own on a live system;

@@ -26,35 +26,22 @@ type Item struct {
 	Message string `json:"message"`
 }
 
-// kept says what each default operation clears, as what a clone would
-// share when --ops drops it: a noun phrase, and whether it is one thing
-// ("it") or many ("them"). An operation not named here (a newer one) is
-// "what <op> clears".
-var kept = map[string]struct {
-	what string
-	one  bool
-}{
-	"cloud-init":                {"cloud-init's instance state", true},
-	"ssh-host-keys":             {"ssh host keys", false},
-	"hostname":                  {"the hostname", true},
-	"net-mac-pins":              {"network configuration pinned to the template's MAC addresses", true},
-	"dhcp-leases":               {"DHCP leases and client identifiers", false},
-	"nm-identity":               {"NetworkManager's secret key and identity", true},
-	"random-seed":               {"saved random seeds", false},
-	"systemd-credential-secret": {"systemd's credential secret", true},
-	"host-credentials":          {"per-host enrolment credentials", false},
-	"machine-id-cmdline":        {"a machine ID on the kernel command line", true},
-	"machine-id-credential":     {"a machine ID credential", true},
-	"lvm-devices-file":          {"the LVM devices file", true},
-	"crash-data":                {"crash dumps", false},
-	"journal":                   {"the template's journal", true},
-	"login-records":             {"login records", false},
-	"logfiles":                  {"log files", false},
-	"shell-history":             {"shell histories", false},
-	"tmp":                       {"the contents of /tmp and /var/tmp", false},
-	"passwd-backups":            {"password file backups", false},
-	"package-cache":             {"cached package files", false},
-	"machine-id":                {"the machine ID", true},
+// Wording is how the record tells an operation --ops dropped: what a
+// clone would share, as a noun phrase ("ssh host keys"), and whether it is
+// one thing ("it") or many ("them"). Each operation's descriptor in
+// sealprep says it; keptWording is generated from them.
+type Wording struct {
+	What string
+	One  bool
+}
+
+// wording is op's Wording; an operation keptWording does not name (one of
+// a newer sealprep) is "what <op> clears".
+func wording(op string) Wording {
+	if w, ok := keptWording[op]; ok {
+		return w
+	}
+	return Wording{What: "what " + op + " clears", One: true}
 }
 
 // KeptItems lists what the template keeps by choice, in the record's
@@ -68,12 +55,9 @@ func (r Record) KeptItems() []Item {
 	at := r.SealedAt.UTC().Format(time.RFC3339)
 	var out []Item
 	for _, op := range r.Kept {
-		k, ok := kept[op]
-		if !ok {
-			k.what, k.one = "what "+op+" clears", true
-		}
+		k := wording(op)
 		pron := "them"
-		if k.one {
+		if k.One {
 			pron = "it"
 		}
 		// The flag is written apart: "--ops" followed by a verb would read
@@ -81,7 +65,7 @@ func (r Record) KeptItems() []Item {
 		dropped := "--ops" + " -" + op
 		out = append(out, Item{Op: op, Message: fmt.Sprintf(
 			"%s kept by choice (sealprep apply %s at %s): every clone will share %s; seal with %s to give each clone its own",
-			k.what, dropped, at, pron, op)})
+			k.What, dropped, at, pron, op)})
 	}
 	for _, f := range r.Forced {
 		what := f.Reason
