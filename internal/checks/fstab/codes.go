@@ -72,7 +72,7 @@ var (
 		}}
 	codeFstabAmbiguous = runner.Code{ID: "fstab-device-ambiguous", Group: "Device names", Status: "fail",
 		Meaning: "The identifier matches more than one block device (a cloned or restored disk); detail `devices`.",
-		Fix:     "Give the copy that is not mounted a new identity ({command}) or detach it, so that `{spec}` names one device."}
+		Fix:     "Give the copy a new identity ({command}) or detach it, so that `{spec}` names one device."}
 
 	// Mount options
 	codeFstabNoNofail = runner.Code{ID: "fstab-data-without-nofail", Group: "Mount options", Status: "warn",

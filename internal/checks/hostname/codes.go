@@ -21,11 +21,11 @@ var (
 		RootFix: "Write the host name to `/etc/hostname` in the image."}
 	codeEtcMismatch = runner.Code{ID: "hostname-etc-mismatch", Group: "", Status: "warn",
 		Meaning: "`/etc/hostname` and the kernel hostname name different hosts: something changed the transient name, or the static name was edited without applying it. The next boot will bring back the static one.",
-		Fix:     "Run `hostnamectl set-hostname {kernel}` to keep the running name, or `hostnamectl set-hostname {etc}` to go back to the static one: either sets both the kernel hostname and `/etc/hostname`."}
+		Fix:     "Run `hostnamectl set-hostname {kernel_name}` to keep the running name, or `hostnamectl set-hostname {static_name}` to go back to the static one: either sets both the kernel hostname and `/etc/hostname`."}
 	codeMetadataMismatch = runner.Code{ID: "hostname-metadata-mismatch", Group: "", Status: "fail, or warn",
 		Meaning: "The name differs from what cloud-init was asked for (user-data `hostname`/`fqdn`, meta-data `local-hostname`) or, when that is unknown, from what it applied (`set-hostname`). Something renamed the VM after cloud-init, or the image was cloned without re-running cloud-init. It is a **warn** when the request comes from meta-data alone and user-data could not be read, because user-data may override it.",
-		Fix:     "If {want} is the right name, run `hostnamectl set-hostname {want}`; otherwise correct meta-data `local-hostname` or user-data `hostname`/`fqdn` and reboot. If the name is managed elsewhere, set `preserve_hostname: true` in user-data.",
-		RootFix: "If {want} is the right name, write it to `/etc/hostname` in the image (the name a clone boots with until cloud-init sets one); otherwise correct meta-data `local-hostname` or user-data `hostname`/`fqdn`. If the name is managed elsewhere, set `preserve_hostname: true` in user-data.",
+		Fix:     "If {requested} is the right name, run `hostnamectl set-hostname {requested}`; otherwise correct meta-data `local-hostname` or user-data `hostname`/`fqdn` and reboot. If the name is managed elsewhere, set `preserve_hostname: true` in user-data.",
+		RootFix: "If {requested} is the right name, write it to `/etc/hostname` in the image (the name a clone boots with until cloud-init sets one); otherwise correct meta-data `local-hostname` or user-data `hostname`/`fqdn`. If the name is managed elsewhere, set `preserve_hostname: true` in user-data.",
 		Cases: []runner.Case{
 			{When: "when user-data could not be read without root", Fix: "Run guestcheck as root so that user-data, which may set its own `hostname` or `preserve_hostname` over meta-data `local-hostname`, can be read and compared."},
 			{When: "when user-data could not be read as root", Fix: "Repair the user-data file that the `hostname-file-unreadable` finding names, so that its `hostname` or `preserve_hostname`, which may override meta-data `local-hostname`, can be read and compared."},
@@ -47,7 +47,7 @@ var (
 		Meaning: "The name resolves through neither `/etc/hosts` nor DNS. sudo prints \"unable to resolve host\" and waits for DNS timeouts; mail and other programs that look up the local name stall. A malformed `/etc/hosts` line meant for the name is pointed out. Off the live system only `/etc/hosts` is consulted.",
 		Fix:     "Add the line `127.0.1.1 {fqdn} {short}` to `/etc/hosts` (or set `manage_etc_hosts: true` in user-data) so that sudo and mail do not wait on DNS.",
 		Cases: []runner.Case{
-			{When: "when a malformed line names it", Fix: "Correct line {line} of `/etc/hosts`, which names {short} but is skipped ({reason}), for instance as `127.0.1.1 {fqdn} {short}`."},
+			{When: "when a malformed line names it", Fix: "Correct line {line} of `/etc/hosts`, which names {name} but is skipped ({reason}), for instance as `127.0.1.1 {fqdn} {short}`."},
 		}}
 	codeNSSOnly = runner.Code{ID: "hostname-nss-only", Group: "", Status: "pass",
 		Meaning: "Neither `/etc/hosts` nor DNS resolves the name, but `nsswitch.conf` lists an NSS module that synthesises it (`myhostname`, or `resolve` with systemd-resolved) and its library is installed. glibc programs such as sudo resolve the name; guestcheck, a static binary, cannot load NSS modules to do the same. If the module is listed but not installed, the result is `hostname-unresolvable` instead."}

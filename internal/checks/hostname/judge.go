@@ -403,7 +403,7 @@ func (v *verdict) judgeEtc() bool {
 	if m == MatchNone {
 		v.add(runner.Warn, codeEtcMismatch,
 			fmt.Sprintf("/etc/hostname says %s but the kernel hostname is %s: the static and transient names differ", show(v.etc), show(v.f.KernelName)),
-			codeEtcMismatch.Fixf("kernel", runner.ShellWord(v.f.KernelName), "etc", runner.ShellWord(v.etc)))
+			codeEtcMismatch.Fixf("kernel_name", runner.ShellWord(v.f.KernelName), "static_name", runner.ShellWord(v.etc)))
 		return false
 	}
 	return true

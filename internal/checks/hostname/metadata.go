@@ -99,7 +99,7 @@ func (v *verdict) judgeMetadata() (ok bool, note string) {
 // the request at its source and a reboot; in an image, where hostnamectl
 // would rename the host, /etc/hostname.
 func (v *verdict) metadataFix(short, fqdn string) string {
-	return codeMetadataMismatch.FixOn(v.f.Live, "want", runner.ShellWord(or(short, fqdn)))
+	return codeMetadataMismatch.FixOn(v.f.Live, "requested", runner.ShellWord(or(short, fqdn)))
 }
 
 // wantNames shows the short name and the FQDN cloud-init may apply.

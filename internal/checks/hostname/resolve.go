@@ -71,7 +71,7 @@ func unresolvableFix(name string, bad *hosts.LineError) string {
 		kv = append(kv, "fqdn", strings.TrimSuffix(name, "."))
 	}
 	if bad != nil {
-		return codeUnresolvable.CaseFix("when a malformed line names it", append(kv, "line", fmt.Sprint(bad.Line), "reason", bad.Msg)...)
+		return codeUnresolvable.CaseFix("when a malformed line names it", append(kv, "name", name, "line", fmt.Sprint(bad.Line), "reason", bad.Msg)...)
 	}
 	return codeUnresolvable.Fixf(kv...)
 }

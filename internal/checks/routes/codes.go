@@ -33,9 +33,9 @@ var (
 		Meaning: "One default route wins for the family, on the expected interface. Detail `defaults`, `table`, `expected_interface`, `expected_from`, `policy_defaults`, `policy_rules`."}
 	codeRoutesNoDefault = runner.Code{ID: "routes-no-default", Group: "Default routes", Status: "fail",
 		Meaning: "No default route for the family in any table, or only in policy tables, which serve only the traffic their rules select (an unbound socket finds no route).",
-		Fix:     "Give the management NIC an {family} gateway: a DHCP server that hands out a router, or netplan `routes: [{to: default, via: GATEWAY}]`.",
+		Fix:     "Give the management NIC a gateway for {family}: a DHCP server that hands out a router, or netplan `routes: [{to: default, via: GATEWAY}]`.",
 		Cases: []runner.Case{
-			{When: "when only policy tables have a default route", Fix: "Give the management NIC an {family} default route in the main table: a DHCP server that hands out a router, or netplan `routes: [{to: default, via: GATEWAY}]`; the policy tables {tables} serve only the traffic their rules select."},
+			{When: "when only policy tables have a default route", Fix: "Give the management NIC a default route for {family} in the main table: a DHCP server that hands out a router, or netplan `routes: [{to: default, via: GATEWAY}]`; the policy tables {tables} serve only the traffic their rules select."},
 		}}
 	codeRoutesDefaultTie = runner.Code{ID: "routes-default-tie", Group: "Default routes", Status: "fail",
 		Meaning: "Two or more default routes share the lowest metric on different interfaces; which one the kernel uses depends on insertion order, so it changes with the order DHCP leases arrive.",
