@@ -1,4 +1,4 @@
-package fstabcheck
+package fstab
 
 import (
 	"context"
@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	"github.com/guestcheck/guestcheck/internal/fact/blockdev"
-	"github.com/guestcheck/guestcheck/internal/testenv/blockdevtest"
-	"github.com/guestcheck/guestcheck/internal/parse/fstab"
+	fstabfile "github.com/guestcheck/guestcheck/internal/parse/fstab"
 	"github.com/guestcheck/guestcheck/internal/parse/mountinfo"
 	"github.com/guestcheck/guestcheck/internal/shared/runner/checktest"
+	"github.com/guestcheck/guestcheck/internal/testenv/blockdevtest"
 )
 
 // liveFacts are the facts of a VM with its root on vda1 and a data disk
@@ -26,7 +26,7 @@ func liveFacts(t *testing.T, content string) FstabFacts {
 	f := FstabFacts{File: "/etc/fstab", Data: []byte(content), Live: true, IsRoot: true, Mounts: ms, SwapsOK: true,
 		Inventory: blockdev.NewInventory(true, vda, vda1, vdb),
 		Paths:     map[string]PathDevice{"/dev/vdb": {Device: vdb}, "/dev/vda1": {Device: vda1}}, Missing: map[string]bool{}}
-	f.Entries, f.Problems = fstab.Parse(f.Data)
+	f.Entries, f.Problems = fstabfile.Parse(f.Data)
 	return f
 }
 
@@ -77,7 +77,7 @@ func TestJudgeFstabOnFacts(t *testing.T) {
 				c.edit(&f)
 			}
 			fs := JudgeFstab(f)
-			checktest.Conventions(t, fs, FstabCodes)
+			checktest.Conventions(t, fs, Codes)
 			blockdevtest.WantGroups(t, fstabByLine(fs), c.want)
 		})
 	}

@@ -1,4 +1,4 @@
-package fstabcheck
+package fstab
 
 import (
 	"context"
@@ -11,43 +11,10 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/fact/blockdev"
 	"github.com/guestcheck/guestcheck/internal/fact/mounts"
-	"github.com/guestcheck/guestcheck/internal/parse/fstab"
+	fstabfile "github.com/guestcheck/guestcheck/internal/parse/fstab"
 	"github.com/guestcheck/guestcheck/internal/parse/mountinfo"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
-
-// Finding codes of the fstab check, in groups. Each group is a section
-// of the Codes in docs/checks/fstab.md; TestCodeGroupsDocumented in
-// internal/checks holds the two in step.
-
-// Finding codes: the file and its entries.
-const (
-)
-
-// Finding codes: device names.
-const (
-)
-
-// Finding codes: mount options.
-const (
-)
-
-// Finding codes: the mounted system.
-const (
-)
-
-// Finding codes: when an entry cannot be verified.
-const (
-)
-
-// FstabCodes lists every finding code RunFstab reports, a line per group.
-var FstabCodes = []string{
-	codeFstabEntryOK, codeFstabAbsent, codeFstabUnreadable, codeFstabSyntax, codeFstabMountPoint, codeFstabIgnoredText,
-	codeFstabKernelName, codeFstabByPath, codeFstabMissing, codeFstabAmbiguous,
-	codeFstabNoNofail, codeFstabNoNetdev,
-	codeFstabNotMounted, codeFstabOtherDevice, codeFstabDuplicate, codeFstabLinkMismatch,
-	codeFstabNotLive, codeFstabProbeLimited, codeFstabUnverifiable, codeFstabStateUnreadable,
-}
 
 const fstabPath = mounts.FstabPath
 
@@ -79,33 +46,32 @@ type fstabJudge struct {
 // JudgeFstab judges gathered fstab facts.
 func JudgeFstab(f FstabFacts) []runner.Finding {
 	if errors.Is(f.ReadErr, iofs.ErrNotExist) {
-		return []runner.Finding{runner.Skipf(codeFstabAbsent, "no /etc/fstab: nothing is mounted from it",
+		return []runner.Finding{runner.Skipf(codeFstabAbsent.ID, "no /etc/fstab: nothing is mounted from it",
 			map[string]string{"file": f.File})}
 	}
 	if f.ReadErr != nil {
-		return []runner.Finding{runner.Errorf(codeFstabUnreadable, "cannot read /etc/fstab",
-			map[string]string{"file": f.File, "error": f.ReadErr.Error()},
-			runner.ReadFix(f.IsRoot, fstabPath, f.ReadErr))}
+		return []runner.Finding{codeFstabUnreadable.New(runner.Error, "cannot read /etc/fstab",
+			map[string]string{"file": f.File, "error": f.ReadErr.Error()}, unreadableFix(f.IsRoot, f.ReadErr))}
 	}
 	if len(f.Entries) == 0 && len(f.Problems) == 0 {
-		return []runner.Finding{runner.Skipf(codeFstabAbsent, "/etc/fstab has no entries", map[string]string{"file": f.File})}
+		return []runner.Finding{runner.Skipf(codeFstabAbsent.ID, "/etc/fstab has no entries", map[string]string{"file": f.File})}
 	}
 	r := newFstabJudge(&f)
 	out := r.syntax()
 	if f.Live {
 		out = append(out, r.state()...)
 	} else {
-		out = append(out, runner.Skipf(codeFstabNotLive,
+		out = append(out, runner.Skipf(codeFstabNotLive.ID,
 			"device resolution and mount state not checked: "+f.NotLiveReason, map[string]string{"file": f.File}))
 	}
-	var judged []fstab.Entry
+	var judged []fstabfile.Entry
 	for i, e := range f.Entries {
 		if !validMountPoint(e) {
 			continue
 		}
 		if f.Deadline != nil && i >= f.Cut {
-			out = append(out, runner.Errorf(codeFstabStateUnreadable, "the check's deadline passed before every entry was judged",
-				map[string]string{"error": f.Deadline.Error()}, "raise checks.fstab.timeout in the config file"))
+			out = append(out, codeFstabStateUnreadable.New(runner.Error, "the check's deadline passed before every entry was judged",
+				map[string]string{"error": f.Deadline.Error()}, codeFstabStateUnreadable.CaseFix("when the deadline passed")))
 			break
 		}
 		out = append(out, r.entry(e)...)
@@ -114,9 +80,8 @@ func JudgeFstab(f FstabFacts) []runner.Finding {
 	if r.inv != nil {
 		out = append(out, r.duplicates(r.referenced(judged))...)
 		for _, c := range r.inv.Conflicts {
-			out = append(out, runner.New(runner.Warn, codeFstabLinkMismatch, "udev link disagrees with the disk: "+c,
-				map[string]string{"conflict": c},
-				"run `udevadm trigger --settle` (or reboot) so that udev re-reads the device and rewrites its /dev/disk links"))
+			out = append(out, codeFstabLinkMismatch.New(runner.Warn, "udev link disagrees with the disk: "+c,
+				map[string]string{"conflict": c}, codeFstabLinkMismatch.Fixf()))
 		}
 	}
 	return out
@@ -146,7 +111,7 @@ func newFstabJudge(f *FstabFacts) *fstabJudge {
 // as an entry, but systemd-fstab-generator skips it ("is not a valid
 // path, ignoring") and mount would resolve it against its working
 // directory. syntax judges it; the rest leaves such an entry out.
-func validMountPoint(e fstab.Entry) bool {
+func validMountPoint(e fstabfile.Entry) bool {
 	return e.IsSwap() || strings.HasPrefix(e.MountPoint, "/") || e.MountPoint == "none"
 }
 
@@ -155,16 +120,16 @@ func validMountPoint(e fstab.Entry) bool {
 func (r *fstabJudge) syntax() []runner.Finding {
 	var out []runner.Finding
 	for _, le := range r.f.Problems {
-		out = append(out, runner.New(runner.Fail, codeFstabSyntax,
+		out = append(out, codeFstabSyntax.New(runner.Fail,
 			fmt.Sprintf("line %d of /etc/fstab cannot be parsed: %s", le.Line, le.Msg),
-			map[string]string{"entry": fmt.Sprintf("%s:%d", r.f.File, le.Line), "text": fstab.LineText(r.f.Data, le.Line), "reason": le.Msg},
-			fmt.Sprintf("fix or comment out line %d: mount and systemd-fstab-generator reject or ignore it, so what it should mount is not mounted", le.Line)))
+			map[string]string{"entry": fmt.Sprintf("%s:%d", r.f.File, le.Line), "text": fstabfile.LineText(r.f.Data, le.Line), "reason": le.Msg},
+			codeFstabSyntax.Fixf("line", fmt.Sprint(le.Line), "reason", le.Msg)))
 	}
 	for _, e := range r.f.Entries {
 		if validMountPoint(e) {
 			continue
 		}
-		out = append(out, runner.New(runner.Fail, codeFstabMountPoint,
+		out = append(out, codeFstabMountPoint.New(runner.Fail,
 			fmt.Sprintf("line %d of /etc/fstab mounts %s on %q, which is not an absolute path", e.Line, e.Spec, e.MountPoint),
 			map[string]string{"entry": fmt.Sprintf("%s:%d", r.f.File, e.Line), "spec": e.Spec, "mount_point": e.MountPoint,
 				"why": "systemd-fstab-generator ignores the line, so nothing is mounted at boot"},
@@ -177,12 +142,12 @@ func (r *fstabJudge) syntax() []runner.Finding {
 func (r *fstabJudge) state() []runner.Finding {
 	var out []runner.Finding
 	if err := r.f.MountsErr; err != nil {
-		out = append(out, runner.Errorf(codeFstabStateUnreadable, "cannot read the mount table; mounted state not checked",
-			map[string]string{"file": "/proc/self/mountinfo", "error": err.Error()}, "check that /proc is mounted"))
+		out = append(out, codeFstabStateUnreadable.New(runner.Error, "cannot read the mount table; mounted state not checked",
+			map[string]string{"file": "/proc/self/mountinfo", "error": err.Error()}, codeFstabStateUnreadable.Fixf()))
 	}
 	if err := r.f.InventoryErr; err != nil {
-		return append(out, runner.Errorf(codeFstabStateUnreadable, "cannot list block devices; device resolution not checked",
-			map[string]string{"error": err.Error()}, "check that /sys is mounted"))
+		return append(out, codeFstabStateUnreadable.New(runner.Error, "cannot list block devices; device resolution not checked",
+			map[string]string{"error": err.Error()}, codeFstabStateUnreadable.CaseFix("when the block devices cannot be listed")))
 	}
 	if inv := r.inv; inv != nil && (len(inv.Denied) > 0 || len(inv.Notes) > 0) {
 		out = append(out, probeLimited(inv, r.f.IsRoot))
@@ -195,12 +160,18 @@ func (r *fstabJudge) state() []runner.Finding {
 func probeLimited(inv *blockdev.Inventory, isRoot bool) runner.Finding {
 	d := map[string]string{"udev_links": udevPresence(inv.UdevLinks)}
 	msg := "some block devices were not probed"
+	fix := codeFstabProbeLimited.CaseFix("when the probe was cut short")
 	if len(inv.Denied) > 0 {
+		devs := strings.Join(inv.Denied, ", ")
+		fix = codeFstabProbeLimited.Fixf("devices", devs)
+		if isRoot {
+			fix = codeFstabProbeLimited.CaseFix("when root is denied", "devices", devs)
+		}
 		var notes []string
 		for _, n := range inv.Denied {
 			notes = append(notes, inv.ByName(n).ProbeNote)
 		}
-		d["unreadable_devices"] = strings.Join(inv.Denied, ", ")
+		d["unreadable_devices"] = devs
 		d["errors"] = strings.Join(notes, "; ")
 		why := "could not be opened (a device cgroup or security policy denies it)"
 		if !isRoot {
@@ -217,7 +188,7 @@ func probeLimited(inv *blockdev.Inventory, isRoot bool) runner.Finding {
 			msg = "some block devices were not probed: " + inv.Notes[0]
 		}
 	}
-	return runner.Skipf(codeFstabProbeLimited, msg, d)
+	return codeFstabProbeLimited.New(runner.Skip, msg, d, fix)
 }
 
 func udevPresence(b bool) string {
@@ -229,16 +200,16 @@ func udevPresence(b bool) string {
 
 // fstabEntryView is the per-entry context shared by the judgements.
 type fstabEntryView struct {
-	e        fstab.Entry
-	src      fstab.Source
+	e        fstabfile.Entry
+	src      fstabfile.Source
 	what     string // "/data" or "swap /dev/vdb"
 	optional bool   // nofail, noauto or automount: boot does not wait on it
 	detail   map[string]string
 	cloud    bool // written by cloud-init's mounts module
 }
 
-func (r *fstabJudge) view(e fstab.Entry) fstabEntryView {
-	v := fstabEntryView{e: e, src: fstab.ClassifySource(e), what: e.MountPoint}
+func (r *fstabJudge) view(e fstabfile.Entry) fstabEntryView {
+	v := fstabEntryView{e: e, src: fstabfile.ClassifySource(e), what: e.MountPoint}
 	if e.IsSwap() {
 		v.what = "swap " + e.Spec
 	}
@@ -257,7 +228,7 @@ func (r *fstabJudge) view(e fstab.Entry) fstabEntryView {
 func (v fstabEntryView) with(kv ...string) map[string]string { return runner.Detail(v.detail, kv...) }
 
 // entry judges one fstab entry.
-func (r *fstabJudge) entry(e fstab.Entry) []runner.Finding {
+func (r *fstabJudge) entry(e fstabfile.Entry) []runner.Finding {
 	v := r.view(e)
 	var out []runner.Finding
 	if f, ok := ignoredText(v); ok {
@@ -268,7 +239,7 @@ func (r *fstabJudge) entry(e fstab.Entry) []runner.Finding {
 	addNofail := data && !e.HasOption("nofail") && !e.HasOption("noauto")
 
 	// Naming.
-	namedByKernel := v.src.Kind == fstab.SourceDevice && fstab.IsKernelDeviceName(v.src.Value)
+	namedByKernel := v.src.Kind == fstabfile.SourceDevice && fstabfile.IsKernelDeviceName(v.src.Value)
 	if namedByKernel {
 		st := runner.Fail
 		why := "without nofail the boot stops in emergency mode when that name points at no disk, and mounts the wrong disk when it points at another"
@@ -280,28 +251,27 @@ func (r *fstabJudge) entry(e fstab.Entry) []runner.Finding {
 		if e.IsSwap() {
 			msg = fmt.Sprintf("swap is on kernel device name %s%s", v.src.Value, cloudNote(v))
 		}
-		out = append(out, runner.New(st, codeFstabKernelName, msg,
+		out = append(out, codeFstabKernelName.New(st, msg,
 			v.with(append(res.detailPairs(), "why", why, "data_judged_by", dataWhy)...),
-			r.persistentFix(v, res.dev, addNofail)))
+			r.persistentFix(codeFstabKernelName, v, res.dev, addNofail)))
 	}
-	if v.src.Kind == fstab.SourceDiskLink && v.src.LinkDir == "by-path" {
-		out = append(out, runner.New(runner.Warn, codeFstabByPath,
+	if v.src.Kind == fstabfile.SourceDiskLink && v.src.LinkDir == "by-path" {
+		out = append(out, codeFstabByPath.New(runner.Warn,
 			fmt.Sprintf("%s is mounted by bus path %s, which changes when the disk moves to another slot", v.what, v.src.Value),
-			v.with(res.detailPairs()...), r.persistentFix(v, res.dev, addNofail)))
+			v.with(res.detailPairs()...), r.persistentFix(codeFstabByPath, v, res.dev, addNofail)))
 	}
 
 	// Options.
 	if v.src.IsBlock() && data && !e.IsSwap() && !v.optional && !namedByKernel {
-		out = append(out, runner.New(runner.Warn, codeFstabNoNofail,
+		out = append(out, codeFstabNoNofail.New(runner.Warn,
 			fmt.Sprintf("data filesystem %s has no nofail: boot stops in emergency mode if its disk is missing", v.what),
 			v.with(append(res.detailPairs(), "data_judged_by", dataWhy)...),
-			fmt.Sprintf("add nofail (and x-systemd.device-timeout=10s to bound the wait for a hot-plugged disk) to line %d: `%s`",
-				e.Line, fstabLineWith(e, "", "nofail", "x-systemd.device-timeout=10s"))))
+			codeFstabNoNofail.Fixf("line", fmt.Sprint(e.Line), "fstab_line", fstabLineWith(e, "", "nofail", "x-systemd.device-timeout=10s"))))
 	}
-	if v.src.Kind == fstab.SourceNetwork && !e.HasOption("_netdev") {
-		out = append(out, runner.New(runner.Warn, codeFstabNoNetdev,
+	if v.src.Kind == fstabfile.SourceNetwork && !e.HasOption("_netdev") {
+		out = append(out, codeFstabNoNetdev.New(runner.Warn,
 			fmt.Sprintf("network filesystem %s has no _netdev: it may be mounted before the network is up", v.what),
-			v.with(), fmt.Sprintf("add _netdev to the options of line %d: `%s`", e.Line, fstabLineWith(e, "", "_netdev"))))
+			v.with(), codeFstabNoNetdev.Fixf("line", fmt.Sprint(e.Line), "fstab_line", fstabLineWith(e, "", "_netdev"))))
 	}
 
 	// Resolution (live only).
@@ -325,7 +295,7 @@ func (r *fstabJudge) entry(e fstab.Entry) []runner.Finding {
 		default:
 			msg += " is a persistent name"
 		}
-		out = append(out, runner.Passf(codeFstabEntryOK, msg, v.with(res.detailPairs()...)))
+		out = append(out, runner.Passf(codeFstabEntryOK.ID, msg, v.with(res.detailPairs()...)))
 	}
 	return out
 }
@@ -336,15 +306,15 @@ func ignoredText(v fstabEntryView) (runner.Finding, bool) {
 	e := v.e
 	switch {
 	case e.Trailing != "":
-		return runner.New(runner.Warn, codeFstabIgnoredText,
+		return codeFstabIgnoredText.New(runner.Warn,
 			fmt.Sprintf("line %d of /etc/fstab has text after the sixth field (%q), which mount ignores", e.Line, e.Trailing),
 			v.with("ignored", e.Trailing, "why", "fields after the pass number are not read: a comment there is harmless, an option there is not applied"),
-			fmt.Sprintf("move a comment to its own line starting with #, or move options into the fourth field: `%s`", fstabLineWith(e, ""))), true
+			codeFstabIgnoredText.Fixf("line", fmt.Sprint(e.Line), "fstab_line", fstabLineWith(e, ""))), true
 	case e.CutAtNUL:
-		return runner.New(runner.Warn, codeFstabIgnoredText,
+		return codeFstabIgnoredText.New(runner.Warn,
 			fmt.Sprintf("line %d of /etc/fstab holds a NUL byte; mount reads the line only up to it", e.Line),
 			v.with("why", "the last line has no final newline and holds a NUL byte: libmount reads it only up to the NUL"),
-			fmt.Sprintf("rewrite line %d without the NUL byte and end the file with a newline: `%s`", e.Line, fstabLineWith(e, ""))), true
+			codeFstabIgnoredText.CaseFix("when the line holds a NUL byte", "line", fmt.Sprint(e.Line), "fstab_line", fstabLineWith(e, ""))), true
 	}
 	return runner.Finding{}, false
 }
@@ -373,16 +343,16 @@ func (r *fstabJudge) mountedFinding(v fstabEntryView, res fstabResolution) (runn
 				return runner.Finding{}, false
 			}
 		}
-		return runner.New(runner.Warn, codeFstabNotMounted, fmt.Sprintf("%s is not active", v.what),
-			v.with("swaps", "/proc/swaps"), fmt.Sprintf("run `swapon %s` and read its error", e.Spec)), true
+		return codeFstabNotMounted.New(runner.Warn, fmt.Sprintf("%s is not active", v.what),
+			v.with("swaps", "/proc/swaps"), codeFstabNotMounted.CaseFix("when the entry is a swap area", "spec", e.Spec)), true
 	}
 	if !r.mountsOK {
 		return runner.Finding{}, false
 	}
 	m, ok := mountinfo.Find(r.f.Mounts, e.MountPoint)
 	if !ok {
-		return runner.New(runner.Warn, codeFstabNotMounted, fmt.Sprintf("%s is not mounted", v.what), v.with(),
-			fmt.Sprintf("run `mount %s` and read its error (or `journalctl -b -u %s`)", e.MountPoint, mountUnit(e.MountPoint))), true
+		return codeFstabNotMounted.New(runner.Warn, fmt.Sprintf("%s is not mounted", v.what), v.with(),
+			codeFstabNotMounted.Fixf("mount_point", e.MountPoint, "unit", mountUnit(e.MountPoint))), true
 	}
 	if dev == nil || r.inv == nil {
 		return runner.Finding{}, false
@@ -391,11 +361,10 @@ func (r *fstabJudge) mountedFinding(v fstabEntryView, res fstabResolution) (runn
 	if md == nil || md == dev {
 		return runner.Finding{}, false
 	}
-	return runner.New(runner.Warn, codeFstabOtherDevice,
+	return codeFstabOtherDevice.New(runner.Warn,
 		fmt.Sprintf("%s is mounted from %s, but its fstab entry %s names %s", v.what, md.Path(), e.Spec, dev.Path()),
 		v.with("mounted_device", md.Path(), "mounted_source", m.Source, "fstab_device", dev.Path()),
-		fmt.Sprintf("find out which disk holds the data %s needs, then fix line %d or remount (`umount %s && mount %s`)",
-			e.MountPoint, e.Line, e.MountPoint, e.MountPoint)), true
+		codeFstabOtherDevice.Fixf("mount_point", e.MountPoint, "line", fmt.Sprint(e.Line))), true
 }
 
 func (r *fstabJudge) deviceOf(p string) *blockdev.BlockDevice {
@@ -431,10 +400,10 @@ func (r *fstabJudge) isData(v fstabEntryView, dev *blockdev.BlockDevice) (bool, 
 }
 
 // referenced is the identifiers the judged entries name, as "KIND=value".
-func (r *fstabJudge) referenced(entries []fstab.Entry) map[string]bool {
+func (r *fstabJudge) referenced(entries []fstabfile.Entry) map[string]bool {
 	ids := map[string]bool{}
 	for _, e := range entries {
-		if src := fstab.ClassifySource(e); src.ID != "" {
+		if src := fstabfile.ClassifySource(e); src.ID != "" {
 			ids[string(src.ID)+"="+src.Value] = true
 		}
 	}
@@ -456,11 +425,11 @@ func (r *fstabJudge) duplicates(referenced map[string]bool) []runner.Finding {
 			ms = append(ms, blockdev.Match{Device: x})
 		}
 		victim := r.likelyCopy(ms)
-		out = append(out, runner.New(runner.Warn, codeFstabDuplicate,
+		out = append(out, codeFstabDuplicate.New(runner.Warn,
 			fmt.Sprintf("%s %s is carried by %d devices: %s", d.Kind, d.Value, len(paths), strings.Join(paths, ", ")),
 			map[string]string{"id_kind": string(d.Kind), "id_value": d.Value, "devices": strings.Join(paths, ", "),
 				"why": "a cloned or restored disk is attached next to its original; mounting by this identifier picks one at random"},
-			fmt.Sprintf("give the copy a new identity (%s) before anything refers to it", newIdentityCommand(d.Kind, victim, r.inv))))
+			codeFstabDuplicate.Fixf("command", newIdentityCommand(d.Kind, victim, r.inv), "id", string(d.Kind)+"="+d.Value)))
 	}
 	return out
 }

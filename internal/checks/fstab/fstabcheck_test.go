@@ -1,4 +1,4 @@
-package fstabcheck
+package fstab
 
 import (
 	"context"
@@ -16,12 +16,12 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/guestcheck/guestcheck/internal/fact/blockdev"
-	"github.com/guestcheck/guestcheck/internal/testenv/blockdevtest"
 	"github.com/guestcheck/guestcheck/internal/fact/blockid/blocktest"
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/internal/shared/runner/checktest"
+	"github.com/guestcheck/guestcheck/internal/testenv/blockdevtest"
 )
 
 // fakeDiskVM is a KubeVirt guest: a root disk with GPT, a data disk, an xfs log
@@ -109,7 +109,7 @@ func TestFstabLiveFakeVM(t *testing.T) {
 	s := fakeDiskVM(t)
 	s.WriteFile("etc/fstab", strings.Join(fakeDiskFstab, "\n")+"\n")
 	fs := RunFstab(context.Background(), blockdevtest.Env(t, s.Dir, true))
-	checktest.Conventions(t, fs, FstabCodes)
+	checktest.Conventions(t, fs, Codes)
 	got := fstabByLine(fs)
 	want := map[string]string{
 		"2":  "pass:fstab-entry-ok",
@@ -134,7 +134,7 @@ func TestFstabLiveFakeVM(t *testing.T) {
 	blockdevtest.WantGroups(t, got, want)
 
 	vdb := got["4"][0]
-	wantFix := "replace line 4 with `UUID=" + blockdevtest.DataUUID + " /data ext4 defaults,nofail 0 2`"
+	wantFix := "Replace line 4 of `/etc/fstab` with `UUID=" + blockdevtest.DataUUID + " /data ext4 defaults,nofail 0 2`."
 	if vdb.Remediation != wantFix {
 		t.Errorf("vdb remediation:\n got %q\nwant %q", vdb.Remediation, wantFix)
 	}
@@ -144,11 +144,11 @@ func TestFstabLiveFakeVM(t *testing.T) {
 	}
 	cloud := got["9"]
 	for _, f := range cloud {
-		if f.Code == codeFstabKernelName && (!strings.Contains(f.Message, "written by cloud-init") || !strings.Contains(f.Remediation, "user-data") ||
+		if f.Code == codeFstabKernelName.ID && (!strings.Contains(f.Message, "written by cloud-init") || !strings.Contains(f.Remediation, "user-data") ||
 			!strings.Contains(f.Remediation, "blkid /dev/vdh") || strings.Contains(f.Remediation, "comment=cloudconfig")) {
 			t.Errorf("cloud-init swap entry: %+v", f)
 		}
-		if f.Code == codeFstabMissing && !strings.Contains(f.Detail["why"], "continues without this swap") {
+		if f.Code == codeFstabMissing.ID && !strings.Contains(f.Detail["why"], "continues without this swap") {
 			t.Errorf("missing swap must explain the boot continues: %+v", f)
 		}
 	}
@@ -179,11 +179,11 @@ func TestFstabLiveFakeVM(t *testing.T) {
 	}
 	for _, f := range got[""] {
 		switch f.Code {
-		case codeFstabDuplicate:
+		case codeFstabDuplicate.ID:
 			if f.Detail["id_value"] != blockdevtest.TwinUUID || f.Detail["devices"] != "/dev/vdf, /dev/vdg" {
 				t.Errorf("duplicate = %v", f.Detail)
 			}
-		case codeFstabLinkMismatch:
+		case codeFstabLinkMismatch.ID:
 			if !strings.Contains(f.Message, blockdevtest.StaleUUID) {
 				t.Errorf("link mismatch = %q", f.Message)
 			}
@@ -197,10 +197,10 @@ func TestFstabVdbWithoutNofail(t *testing.T) {
 	for _, c := range []struct {
 		name, line, status, fix string
 	}{
-		{"no nofail", "/dev/vdb /data ext4 defaults 0 2", "fail", "replace line 1 with `UUID=" + blockdevtest.DataUUID + " /data ext4 defaults,nofail 0 2`"},
-		{"nofail", "/dev/vdb /data ext4 defaults,nofail 0 2", "warn", "replace line 1 with `UUID=" + blockdevtest.DataUUID + " /data ext4 defaults,nofail 0 2`"},
-		{"noauto", "/dev/vdb /data ext4 noauto", "warn", "replace line 1 with `UUID=" + blockdevtest.DataUUID + " /data ext4 noauto 0 0`"},
-		{"root by kernel name", "/dev/vda / ext4 defaults 0 1", "fail", "replace line 1 with `UUID=" + blockdevtest.RootUUID + " / ext4 defaults 0 1`"},
+		{"no nofail", "/dev/vdb /data ext4 defaults 0 2", "fail", "Replace line 1 of `/etc/fstab` with `UUID=" + blockdevtest.DataUUID + " /data ext4 defaults,nofail 0 2`."},
+		{"nofail", "/dev/vdb /data ext4 defaults,nofail 0 2", "warn", "Replace line 1 of `/etc/fstab` with `UUID=" + blockdevtest.DataUUID + " /data ext4 defaults,nofail 0 2`."},
+		{"noauto", "/dev/vdb /data ext4 noauto", "warn", "Replace line 1 of `/etc/fstab` with `UUID=" + blockdevtest.DataUUID + " /data ext4 noauto 0 0`."},
+		{"root by kernel name", "/dev/vda / ext4 defaults 0 1", "fail", "Replace line 1 of `/etc/fstab` with `UUID=" + blockdevtest.RootUUID + " / ext4 defaults 0 1`."},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := blocktest.NewSystem(t)
@@ -209,9 +209,9 @@ func TestFstabVdbWithoutNofail(t *testing.T) {
 			s.WriteFile("proc/self/mountinfo", "20 1 254:0 / / rw - ext4 /dev/vda rw\n23 20 254:16 / /data rw - ext4 /dev/vdb rw\n")
 			s.WriteFile("etc/fstab", c.line+"\n")
 			fs := RunFstab(context.Background(), blockdevtest.Env(t, s.Dir, true))
-			checktest.Conventions(t, fs, FstabCodes)
-			if len(fs) != 1 || string(fs[0].Status) != c.status || fs[0].Code != codeFstabKernelName || fs[0].Remediation != c.fix {
-				t.Fatalf("findings = %+v\nwant one %s %s with remediation %q", fs, c.status, codeFstabKernelName, c.fix)
+			checktest.Conventions(t, fs, Codes)
+			if len(fs) != 1 || string(fs[0].Status) != c.status || fs[0].Code != codeFstabKernelName.ID || fs[0].Remediation != c.fix {
+				t.Fatalf("findings = %+v\nwant one %s %s with remediation %q", fs, c.status, codeFstabKernelName.ID, c.fix)
 			}
 		})
 	}
@@ -221,7 +221,7 @@ func TestFstabImageRoot(t *testing.T) {
 	s := blocktest.NewSystem(t)
 	s.WriteFile("etc/fstab", strings.Join(fakeDiskFstab, "\n")+"\n")
 	fs := RunFstab(context.Background(), blockdevtest.Env(t, s.Dir, false))
-	checktest.Conventions(t, fs, FstabCodes)
+	checktest.Conventions(t, fs, Codes)
 	got := fstabByLine(fs)
 	want := map[string]string{
 		"2": "pass:fstab-entry-ok", "3": "pass:fstab-entry-ok", "4": "fail:fstab-kernel-device-name", "5": "pass:fstab-entry-ok",
@@ -238,7 +238,7 @@ func TestFstabImageRoot(t *testing.T) {
 	}
 	f := got["4"][0]
 	// An image root's fix never runs blkid: /dev/vdb would be the host's.
-	if f.Remediation != "replace line 4 of /etc/fstab in the image with `UUID=<uuid> /data ext4 defaults,nofail 0 2`, using the UUID the image's build gave that filesystem (or LABEL= a label it sets)" {
+	if f.Remediation != "Replace line 4 of `/etc/fstab` in the image with `UUID=<uuid> /data ext4 defaults,nofail 0 2`, putting in the UUID the image's build gave that filesystem (or `LABEL=` and a label the build sets)." {
 		t.Errorf("unprobed remediation = %q", f.Remediation)
 	}
 	if f.Detail["data_judged_by"] != "mount point outside the OS layout (disk unknown)" {
@@ -251,11 +251,11 @@ func TestFstabImageRoot(t *testing.T) {
 
 func TestFstabAbsentEmptyUnreadable(t *testing.T) {
 	s := blocktest.NewSystem(t)
-	if fs := RunFstab(context.Background(), blockdevtest.Env(t, s.Dir, false)); len(fs) != 1 || fs[0].Code != codeFstabAbsent || fs[0].Status != runner.Skip {
+	if fs := RunFstab(context.Background(), blockdevtest.Env(t, s.Dir, false)); len(fs) != 1 || fs[0].Code != codeFstabAbsent.ID || fs[0].Status != runner.Skip {
 		t.Errorf("absent: %+v", fs)
 	}
 	s.WriteFile("etc/fstab", "# nothing\n\n")
-	if fs := RunFstab(context.Background(), blockdevtest.Env(t, s.Dir, false)); len(fs) != 1 || fs[0].Code != codeFstabAbsent {
+	if fs := RunFstab(context.Background(), blockdevtest.Env(t, s.Dir, false)); len(fs) != 1 || fs[0].Code != codeFstabAbsent.ID {
 		t.Errorf("empty: %+v", fs)
 	}
 	if err := os.Remove(filepath.Join(s.Dir, "etc/fstab")); err != nil {
@@ -264,7 +264,7 @@ func TestFstabAbsentEmptyUnreadable(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(s.Dir, "etc/fstab"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if fs := RunFstab(context.Background(), blockdevtest.Env(t, s.Dir, false)); len(fs) != 1 || fs[0].Code != codeFstabUnreadable || fs[0].Status != runner.Error {
+	if fs := RunFstab(context.Background(), blockdevtest.Env(t, s.Dir, false)); len(fs) != 1 || fs[0].Code != codeFstabUnreadable.ID || fs[0].Status != runner.Error {
 		t.Errorf("unreadable: %+v", fs)
 	}
 }
@@ -295,7 +295,7 @@ func TestFstabWithoutUdevOrSysfs(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs := RunFstab(context.Background(), blockdevtest.Env(t, s.Dir, true))
-	checktest.Conventions(t, fs, FstabCodes)
+	checktest.Conventions(t, fs, Codes)
 	if c := blockdevtest.Codes(fstabByLine(fs)[""]); c != "error:fstab-state-unreadable" {
 		t.Errorf("no sysfs: %s", c)
 	}
@@ -448,7 +448,7 @@ func TestFstabLoopDevices(t *testing.T) {
 		missingWant = "skip:fstab-device-unverifiable warn:fstab-data-without-nofail"
 	}
 	fs := runFstabFixture(t, strings.Join(lines, "\n")+"\n")
-	checktest.Conventions(t, fs, FstabCodes)
+	checktest.Conventions(t, fs, Codes)
 	got := fstabByLine(fs)
 	want := map[string]string{
 		"1": "pass:fstab-entry-ok", "2": "pass:fstab-entry-ok", "3": "pass:fstab-entry-ok", "4": "pass:fstab-entry-ok",
@@ -478,10 +478,10 @@ func TestFstabLoopDevices(t *testing.T) {
 	}
 	dup := false
 	for _, f := range got[""] {
-		if f.Code == codeFstabDuplicate && f.Detail["id_value"] == twin {
+		if f.Code == codeFstabDuplicate.ID && f.Detail["id_value"] == twin {
 			dup = f.Detail["devices"] == strings.Join(sortedStrings(d1.dev, d2.dev), ", ")
 		}
-		if f.Code == codeFstabDuplicate && f.Detail["id_value"] == clone {
+		if f.Code == codeFstabDuplicate.ID && f.Detail["id_value"] == clone {
 			t.Errorf("the referenced clone is reported again as a duplicate: %+v", f)
 		}
 	}
@@ -521,7 +521,7 @@ func TestFstabLibmountSyntax(t *testing.T) {
 		u + " /opt ext4 defaults 0 2\x00junk",      // 8, no final newline
 	}, "\n"))
 	fs := RunFstab(context.Background(), blockdevtest.Env(t, s.Dir, false))
-	checktest.Conventions(t, fs, FstabCodes)
+	checktest.Conventions(t, fs, Codes)
 	got := fstabByLine(fs)
 	want := map[string]string{
 		"1": "pass:fstab-entry-ok",
@@ -544,7 +544,7 @@ func TestFstabLibmountSyntax(t *testing.T) {
 	if f := got["6"][0]; strings.Contains(f.Detail["text"], "\x00") || !strings.Contains(f.Message, "NUL") {
 		t.Errorf("NUL line: %+v", f)
 	}
-	if f := got["7"][0]; !strings.Contains(f.Remediation, "give line 7 an absolute mount point") {
+	if f := got["7"][0]; !strings.Contains(f.Remediation, "Give line 7 of `/etc/fstab` an absolute mount point") {
 		t.Errorf("empty mount point: %+v", f)
 	}
 	if f := got["8"][0]; !strings.Contains(f.Message, "NUL") || f.Detail["mount_point"] != "/opt" {

@@ -1,4 +1,4 @@
-package fstabcheck
+package fstab
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/fact/blockdev"
 	"github.com/guestcheck/guestcheck/internal/fact/mounts"
-	"github.com/guestcheck/guestcheck/internal/parse/fstab"
+	fstabfile "github.com/guestcheck/guestcheck/internal/parse/fstab"
 	"github.com/guestcheck/guestcheck/internal/parse/mountinfo"
 	"github.com/guestcheck/guestcheck/internal/parse/problem"
 	"github.com/guestcheck/guestcheck/internal/parse/swaps"
@@ -27,7 +27,7 @@ type FstabFacts struct {
 	Data    []byte
 	ReadErr error
 	// Entries and Problems are Data parsed.
-	Entries  []fstab.Entry
+	Entries  []fstabfile.Entry
 	Problems []problem.Problem
 	// Live is true on the running system; NotLiveReason says why not.
 	// Nothing below is read when it is false.
@@ -74,7 +74,7 @@ func GatherFstab(ctx context.Context, env *runner.Env) FstabFacts {
 	if f.ReadErr != nil {
 		return f
 	}
-	f.Entries, f.Problems = fstab.Parse(f.Data)
+	f.Entries, f.Problems = fstabfile.Parse(f.Data)
 	if len(f.Entries) == 0 && len(f.Problems) == 0 {
 		return f
 	}
@@ -117,16 +117,16 @@ func (f *FstabFacts) gatherState(ctx context.Context, env *runner.Env) {
 }
 
 // gatherEntry resolves what one entry names, as the judgement will ask.
-func (f *FstabFacts) gatherEntry(env *runner.Env, e fstab.Entry) {
+func (f *FstabFacts) gatherEntry(env *runner.Env, e fstabfile.Entry) {
 	if f.Inventory == nil {
 		return
 	}
-	src := fstab.ClassifySource(e)
+	src := fstabfile.ClassifySource(e)
 	switch {
 	case src.ID != "":
-	case src.Kind == fstab.SourceDiskLink && f.Inventory.UdevLinks, src.Kind == fstab.SourceDevice:
+	case src.Kind == fstabfile.SourceDiskLink && f.Inventory.UdevLinks, src.Kind == fstabfile.SourceDevice:
 		f.resolver(env)(src.Value)
-	case src.Kind == fstab.SourceFile:
+	case src.Kind == fstabfile.SourceFile:
 		if _, err := env.Root.Stat(src.Value); errors.Is(err, iofs.ErrNotExist) {
 			f.Missing[src.Value] = true
 		}

@@ -1,4 +1,4 @@
-package fstabcheck
+package fstab
 
 // The remediations of the fstab check: the exact line, option or command
 // that fixes what a finding reports.
@@ -9,23 +9,23 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fact/blockdev"
-	"github.com/guestcheck/guestcheck/internal/parse/fstab"
+	fstabfile "github.com/guestcheck/guestcheck/internal/parse/fstab"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
 // mountPointFix is the remediation for a relative or empty mount point.
-func mountPointFix(e fstab.Entry) string {
+func mountPointFix(e fstabfile.Entry) string {
+	line := fmt.Sprint(e.Line)
 	if e.MountPoint == "" {
-		return fmt.Sprintf("give line %d an absolute mount point, or comment the line out", e.Line)
+		return codeFstabMountPoint.CaseFix("when the mount point is empty", "line", line)
 	}
 	e.MountPoint = path.Clean("/" + e.MountPoint)
-	return fmt.Sprintf("write the mount point of line %d as an absolute path (`%s`), or comment the line out",
-		e.Line, fstabLineWith(e, ""))
+	return codeFstabMountPoint.Fixf("line", line, "fstab_line", fstabLineWith(e, ""))
 }
 
-// persistentFix builds the remediation of a kernel-name or by-path entry:
-// the exact line to use, from the probed identity of the device.
-func (r *fstabJudge) persistentFix(v fstabEntryView, dev *blockdev.BlockDevice, addNofail bool) string {
+// persistentFix builds code's remediation for a kernel-name or by-path
+// entry: the exact line to use, from the probed identity of the device.
+func (r *fstabJudge) persistentFix(code runner.Code, v fstabEntryView, dev *blockdev.BlockDevice, addNofail bool) string {
 	e := v.e
 	var extra []string
 	if addNofail {
@@ -33,35 +33,42 @@ func (r *fstabJudge) persistentFix(v fstabEntryView, dev *blockdev.BlockDevice, 
 	}
 	var spec string
 	if dev != nil {
-		if id, ok := dev.ID(fstab.IDUUID); ok {
+		if id, ok := dev.ID(fstabfile.IDUUID); ok {
 			spec = "UUID=" + id.Value
-		} else if id, ok := dev.ID(fstab.IDPartUUID); ok {
+		} else if id, ok := dev.ID(fstabfile.IDPartUUID); ok {
 			spec = "PARTUUID=" + id.Value
 		}
 	}
-	prefix := ""
-	if v.cloud {
-		prefix = "cloud-init wrote this line from the mounts/swap user-data, so change the device there and "
+	probed := spec != ""
+	if !probed {
+		spec = "UUID=<uuid>"
 	}
-	if spec != "" {
-		return fmt.Sprintf("%sreplace line %d with `%s`", prefix, e.Line, fstabLineWith(e, spec, extra...))
-	}
-	dev0 := v.src.Value
+	devPath := v.src.Value
 	if dev != nil {
-		dev0 = dev.Path()
+		devPath = dev.Path()
 	}
-	line := fstabLineWith(e, "UUID=<uuid>", extra...)
+	kv := []string{"line", fmt.Sprint(e.Line), "fstab_line", fstabLineWith(e, spec, extra...), "device", devPath}
 	// Under an image root, blkid would read the host's own disk of that
 	// name: the UUID is the one the image's build gave the filesystem.
-	return runner.Fix(r.f.Live,
-		fmt.Sprintf("%srun `blkid %s` and replace line %d with `%s`, using the UUID it prints", prefix, dev0, e.Line, line),
-		fmt.Sprintf("%sreplace line %d of /etc/fstab in the image with `%s`, using the UUID the image's build gave that filesystem (or LABEL= a label it sets)", prefix, e.Line, line))
+	// cloud-init rewrites a line it wrote from user-data, so that is
+	// where its fix starts.
+	switch {
+	case v.cloud && !r.f.Live:
+		return code.CaseFix(caseCloudImage, kv...)
+	case v.cloud && !probed:
+		return code.CaseFix(caseCloudUnprobed, kv...)
+	case v.cloud:
+		return code.CaseFix(caseCloud, kv...)
+	case !probed && r.f.Live:
+		return code.CaseFix(caseUnprobed, kv...)
+	}
+	return code.FixOn(r.f.Live, kv...)
 }
 
 // fstabLineWith formats e with another spec (when not empty) and extra
 // options appended if missing; cloud-init's ownership tag is dropped so
 // that it does not rewrite a line the operator fixed.
-func fstabLineWith(e fstab.Entry, spec string, extra ...string) string {
+func fstabLineWith(e fstabfile.Entry, spec string, extra ...string) string {
 	if spec != "" {
 		e.Spec = spec
 	}
@@ -98,26 +105,26 @@ var fsReidentify = func() map[string][2]string {
 }()
 
 // newIdentityCommand says how to give device d a new identifier of kind k.
-func newIdentityCommand(k fstab.IDKind, d *blockdev.BlockDevice, inv *blockdev.Inventory) string {
+func newIdentityCommand(k fstabfile.IDKind, d *blockdev.BlockDevice, inv *blockdev.Inventory) string {
 	dev := d.Path()
 	typ := ""
 	if d.FS != nil {
 		typ = d.FS.Type
 	}
-	if k == fstab.IDUUID || k == fstab.IDLabel {
+	if k == fstabfile.IDUUID || k == fstabfile.IDLabel {
 		cmds, known := fsReidentify[typ]
 		switch {
-		case known && k == fstab.IDUUID:
+		case known && k == fstabfile.IDUUID:
 			return fmt.Sprintf(cmds[0], dev)
 		case known:
 			return fmt.Sprintf(cmds[1], dev)
-		case k == fstab.IDUUID:
+		case k == fstabfile.IDUUID:
 			return "the filesystem's tool for a new UUID on " + dev
 		}
 		return "a new label on " + dev
 	}
 	whole := inv.Disk(d)
-	if id, ok := d.ID(fstab.IDPartUUID); ok && strings.Contains(strings.Join(id.Sources, ","), blockdev.SourceMBR) {
+	if id, ok := d.ID(fstabfile.IDPartUUID); ok && strings.Contains(strings.Join(id.Sources, ","), blockdev.SourceMBR) {
 		return fmt.Sprintf("`sfdisk --disk-id %s 0x$(openssl rand -hex 4)`", whole.Path())
 	}
 	return fmt.Sprintf("`sfdisk --part-uuid %s %d $(uuidgen)`", whole.Path(), d.Partition)
@@ -142,4 +149,18 @@ func mountUnit(p string) string {
 		}
 	}
 	return b.String() + ".mount"
+}
+
+// unreadableFix words the fix for an /etc/fstab that could not be read:
+// a permission error says "run as root" only to a user who is not root,
+// since root that is denied has a mode, a security policy or a root that
+// squashes root in its way.
+func unreadableFix(isRoot bool, err error) string {
+	switch {
+	case runner.IsPermission(err) && !isRoot:
+		return codeFstabUnreadable.Fixf()
+	case runner.IsPermission(err):
+		return codeFstabUnreadable.CaseFix("when root is denied")
+	}
+	return codeFstabUnreadable.CaseFix("when the read fails otherwise", "error", err.Error())
 }

@@ -1,4 +1,4 @@
-package fstabcheck
+package fstab
 
 // Resolution: what an fstab entry's fs_spec names on the live system, and
 // the findings about a name that matches no device or more than one.
@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fact/blockdev"
-	"github.com/guestcheck/guestcheck/internal/parse/fstab"
+	fstabfile "github.com/guestcheck/guestcheck/internal/parse/fstab"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -21,6 +21,7 @@ type fstabResolution struct {
 	matches  []blockdev.Match // when more than one
 	missing  string           // why it is missing, when it is
 	skip     string           // why it could not be judged
+	unread   string           // the devices that could not be read, when they are why
 	foldHint []blockdev.Match // case-insensitive matches of a missing identifier
 }
 
@@ -35,7 +36,7 @@ func (res fstabResolution) detailPairs() []string {
 	if d.FS != nil {
 		kv = append(kv, "fs_type", d.FS.Type, "fs_uuid", d.FS.UUID, "fs_label", d.FS.Label)
 	}
-	if id, ok := d.ID(fstab.IDPartUUID); ok {
+	if id, ok := d.ID(fstabfile.IDPartUUID); ok {
 		kv = append(kv, "partuuid", id.Value)
 	}
 	if d.ProbeNote != "" {
@@ -57,8 +58,9 @@ func (r *fstabJudge) resolve(v fstabEntryView) fstabResolution {
 		case 0:
 			if unread := r.inv.Unread(); len(unread) > 0 && !r.inv.UdevLinks {
 				// The identifier may be on a device that could not be read.
+				res.unread = strings.Join(unread, ", ")
 				res.skip = fmt.Sprintf("no readable device has %s %s, but %s could not be read and there are no /dev/disk links to consult",
-					v.src.ID, v.src.Value, strings.Join(unread, ", "))
+					v.src.ID, v.src.Value, res.unread)
 				return res
 			}
 			res.missing = fmt.Sprintf("no block device has %s %s", v.src.ID, v.src.Value)
@@ -68,15 +70,15 @@ func (r *fstabJudge) resolve(v fstabEntryView) fstabResolution {
 		default:
 			res.matches = ms
 		}
-	case v.src.Kind == fstab.SourceDiskLink: // by-id, by-path: only udev knows them
+	case v.src.Kind == fstabfile.SourceDiskLink: // by-id, by-path: only udev knows them
 		if !r.inv.UdevLinks {
 			res.skip = "/dev/disk does not exist (udev is not running), so " + v.src.Value + " cannot be resolved"
 			return res
 		}
 		r.resolvePath(v.src.Value, &res)
-	case v.src.Kind == fstab.SourceDevice:
+	case v.src.Kind == fstabfile.SourceDevice:
 		r.resolvePath(v.src.Value, &res)
-	case v.src.Kind == fstab.SourceFile:
+	case v.src.Kind == fstabfile.SourceFile:
 		if r.f.Missing[v.src.Value] {
 			res.missing = v.src.Value + " does not exist"
 		}
@@ -104,17 +106,21 @@ func (r *fstabJudge) resolutionFindings(v fstabEntryView, res fstabResolution) [
 	e := v.e
 	switch {
 	case res.skip != "":
-		return []runner.Finding{runner.Skipf(codeFstabUnverifiable, fmt.Sprintf("%s: %s", v.what, res.skip), v.with())}
+		fix := codeFstabUnverifiable.Fixf("spec", e.Spec)
+		if res.unread != "" {
+			fix = codeFstabUnverifiable.CaseFix("when some devices could not be read", "devices", res.unread, "spec", e.Spec)
+		}
+		return []runner.Finding{codeFstabUnverifiable.New(runner.Skip, fmt.Sprintf("%s: %s", v.what, res.skip), v.with(), fix)}
 	case len(res.matches) > 1:
 		var paths []string
 		for _, m := range res.matches {
 			paths = append(paths, m.Device.Path())
 		}
 		victim := r.likelyCopy(res.matches)
-		return []runner.Finding{runner.New(runner.Fail, codeFstabAmbiguous,
+		return []runner.Finding{codeFstabAmbiguous.New(runner.Fail,
 			fmt.Sprintf("%s for %s matches %d block devices: %s", e.Spec, v.what, len(paths), strings.Join(paths, ", ")),
 			v.with("devices", strings.Join(paths, ", "), "why", "a cloned or restored disk carries the same identifier; which one is mounted depends on probe order"),
-			fmt.Sprintf("give the copy a new identity (%s) or detach it, so that %s names one device", newIdentityCommand(v.src.ID, victim, r.inv), e.Spec))}
+			codeFstabAmbiguous.Fixf("command", newIdentityCommand(v.src.ID, victim, r.inv), "spec", e.Spec))}
 	case res.missing != "":
 		st := runner.Fail
 		why := "systemd waits for the device (90 s by default), then the boot drops to emergency mode"
@@ -128,16 +134,18 @@ func (r *fstabJudge) resolutionFindings(v fstabEntryView, res fstabResolution) [
 		if len(res.foldHint) > 0 {
 			kv = append(kv, "case_mismatch", fmt.Sprintf("%s has it with different case; mount compares exactly", res.foldHint[0].Device.Path()))
 		}
-		fix := "attach the disk, or correct the identifier (`blkid` lists the present ones)"
+		line := fmt.Sprint(e.Line)
+		fix := codeFstabMissing.CaseFix("when the entry has `nofail`, `noauto` or `x-systemd.automount`",
+			"spec", e.Spec, "line", line)
 		if !v.optional {
 			spec := ""
-			if v.src.Kind == fstab.SourceDevice && fstab.IsKernelDeviceName(v.src.Value) {
+			if v.src.Kind == fstabfile.SourceDevice && fstabfile.IsKernelDeviceName(v.src.Value) {
 				spec = "UUID=<uuid>" // never suggest keeping a kernel name
 			}
-			fix += fmt.Sprintf(", or add nofail,x-systemd.device-timeout=10s so that boot continues without it: `%s`",
-				fstabLineWith(e, spec, "nofail", "x-systemd.device-timeout=10s"))
+			fix = codeFstabMissing.Fixf("spec", e.Spec, "line", line,
+				"fstab_line", fstabLineWith(e, spec, "nofail", "x-systemd.device-timeout=10s"))
 		}
-		return []runner.Finding{runner.New(st, codeFstabMissing,
+		return []runner.Finding{codeFstabMissing.New(st,
 			fmt.Sprintf("%s for %s is not present: %s", e.Spec, v.what, res.missing), v.with(kv...), fix)}
 	}
 	return nil

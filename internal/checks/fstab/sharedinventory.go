@@ -1,4 +1,4 @@
-package fstabcheck
+package fstab
 
 import (
 	"context"

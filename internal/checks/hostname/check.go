@@ -9,11 +9,6 @@ import (
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
-// Finding codes of the hostname check.
-const (
-	// In a sealed template (identity.TemplateState).
-)
-
 // Guest paths the check reads.
 const (
 	pathKernelHostname  = hostnamefile.KernelPath
@@ -32,23 +27,23 @@ const (
 // a hostname that takes longer than this to resolve already stalls sudo.
 const hostnameDNSTimeout = 2 * time.Second
 
-// Codes lists every finding code the hostname check reports.
-var Codes = []string{
-	codeOK, codeInvalid, codeLocalhost,
-	codeEtcMismatch, codeEtcMissing,
-	codeMetadataMismatch, codeExpectedMismatch,
-	codePreserved, codeNoMetadata,
-	codeResolves, codeResolvesRemote,
-	codeUnresolvable, codeNSSOnly,
-	codeFileUnreadable, codeConfigInvalid,
-	codeInterrupted,
-	codeTemplate, codeTemplateNamed,
-}
-
 // Run judges the VM's name: valid, not a placeholder, persisted in
 // /etc/hostname, equal to what cloud-init was asked to set (or to
 // hostname.expected), and resolvable to a local address. Interface
 // addresses come from env.InterfaceAddrs, and only on the live system.
 func Run(ctx context.Context, env *runner.Env) []runner.Finding {
 	return Judge(Gather(ctx, env))
+}
+
+// Check verifies the VM's name: valid, not a placeholder, persisted in
+// /etc/hostname, equal to what cloud-init was asked to set (or to
+// hostname.expected), and resolvable to a local address.
+// docs/checks/hostname.md explains each code.
+var Check = runner.Check{
+	ID:    "hostname",
+	Title: "Hostname",
+	Description: "the kernel hostname is valid, not localhost, persisted in /etc/hostname, " +
+		"matches what cloud-init set (or hostname.expected) and resolves to a local address",
+	Codes: Codes,
+	Run:   Run,
 }

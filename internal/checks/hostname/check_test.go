@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
+	"github.com/guestcheck/guestcheck/internal/shared/runner/checktest"
 )
 
 // tcase is a fake guest under t.TempDir(): files to write, and how
@@ -138,44 +138,23 @@ func (c tcase) run(t *testing.T, ctx context.Context) ([]runner.Finding, *fakeRe
 	return got, res
 }
 
-var trailingPeriod = regexp.MustCompile(`[.]$`)
-
-// assertInvariants holds every finding to the framework's rules.
+// assertInvariants holds every finding to the framework's rules, each
+// remediation to its code's fix templates among them, and to the check's
+// own: a pass carries no remediation, and the full evidence heads the
+// check and rides on every finding that needs attention.
 func assertInvariants(t *testing.T, fs []runner.Finding) {
 	t.Helper()
-	if len(fs) == 0 {
-		t.Fatal("no findings")
-	}
-	known := map[string]bool{}
-	for _, c := range Codes {
-		known[c] = true
-	}
+	checktest.Conventions(t, fs, Codes)
 	for i, f := range fs {
-		if !known[f.Code] {
-			t.Errorf("code %q not listed in Codes", f.Code)
-		}
-		if !f.Status.Valid() {
-			t.Errorf("%s: invalid status %q", f.Code, f.Status)
-		}
-		if f.Message == "" || strings.Contains(f.Message, "\n") || trailingPeriod.MatchString(f.Message) {
-			t.Errorf("%s: message must be one line without a trailing period: %q", f.Code, f.Message)
-		}
 		needFix := f.Status != runner.Pass && f.Status != runner.Skip
-		if needFix != (f.Remediation != "") {
+		if !needFix && f.Remediation != "" {
 			t.Errorf("%s (%s): remediation %q", f.Code, f.Status, f.Remediation)
 		}
-		// The full evidence heads the check and rides on every finding that
-		// needs attention; further passing notes carry only their own.
 		for _, k := range []string{"kernel_hostname", "etc_hostname", "cloud_init_hostname", "cloud_init_fqdn",
 			"cloud_init_source", "set_hostname", "metadata_local_hostname", "preserve_hostname",
 			"preserve_hostname_source", "expected", "resolution"} {
 			if _, ok := f.Detail[k]; !ok && (i == 0 || needFix) {
 				t.Errorf("%s: detail lacks %q: %v", f.Code, k, f.Detail)
-			}
-		}
-		for k := range f.Detail {
-			if !regexp.MustCompile(`^[a-z0-9]+(_[a-z0-9]+)*$`).MatchString(k) {
-				t.Errorf("%s: detail key %q is not snake_case", f.Code, k)
 			}
 		}
 	}
@@ -532,7 +511,7 @@ func TestHostnameResolution(t *testing.T) {
 	t.Run("unresolvable", func(t *testing.T) {
 		fs, res := tcase{files: noHosts(), live: true}.run(t, context.Background())
 		f := expect(t, fs, "hostname-unresolvable", runner.Warn, "web1 resolves through neither /etc/hosts nor DNS (DNS: no such host)", "sudo")
-		if !strings.Contains(f.Remediation, `"127.0.1.1 FQDN web1"`) || res.callCount() != 1 {
+		if !strings.Contains(f.Remediation, "`127.0.1.1 FQDN web1`") || res.callCount() != 1 {
 			t.Errorf("remediation %q, DNS calls %d", f.Remediation, res.callCount())
 		}
 		absent(t, fs, "hostname-nss-only", "hostname-resolves")
@@ -545,6 +524,9 @@ func TestHostnameResolution(t *testing.T) {
 		f := expect(t, fs, "hostname-unresolvable", runner.Warn, `/etc/hosts line 2 names it but is skipped: invalid address "127.0.1.l"`)
 		if f.Detail["etc_hosts_problems"] == "" {
 			t.Error("etc_hosts_problems missing")
+		}
+		if want := "Correct line 2 of `/etc/hosts`, which names web1 but is skipped (invalid address \"127.0.1.l\")"; !strings.HasPrefix(f.Remediation, want) {
+			t.Errorf("remediation %q, want it to start %q", f.Remediation, want)
 		}
 	})
 	t.Run("NSS only", func(t *testing.T) {
@@ -672,10 +654,10 @@ func TestHostnameCodes(t *testing.T) {
 	t.Parallel()
 	seen := map[string]bool{}
 	for _, c := range Codes {
-		if !runner.IsKebab(c) || seen[c] {
-			t.Errorf("code %q is not kebab-case or is listed twice", c)
+		if !runner.IsKebab(c.ID) || seen[c.ID] {
+			t.Errorf("code %q is not kebab-case or is listed twice", c.ID)
 		}
-		seen[c] = true
+		seen[c.ID] = true
 	}
 	// The reference page documents every code.
 	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "checks", "hostname.md"))
@@ -683,8 +665,8 @@ func TestHostnameCodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range Codes {
-		if !strings.Contains(string(doc), "`"+c+"`") {
-			t.Errorf("docs/checks/hostname.md does not document %s", c)
+		if !strings.Contains(string(doc), "`"+c.ID+"`") {
+			t.Errorf("docs/checks/hostname.md does not document %s", c.ID)
 		}
 	}
 }

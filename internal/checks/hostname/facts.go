@@ -12,6 +12,8 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fact/identity"
 	"github.com/guestcheck/guestcheck/internal/fact/instancedata"
 	"github.com/guestcheck/guestcheck/internal/parse/hosts"
+	"github.com/guestcheck/guestcheck/internal/parse/nsswitch"
+	"github.com/guestcheck/guestcheck/internal/parse/problem"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -118,6 +120,9 @@ type NSS struct {
 	// Sources is the hosts line; Found whether there is one.
 	Sources []string
 	Found   bool
+	// Problems are the file's lines glibc reads otherwise than written
+	// (internal/parse/nsswitch), shown when the hosts line is judged.
+	Problems []problem.Problem
 	// Module is the first of myhostname and resolve in Sources, Lib its
 	// installed library as shown ("" when there is none).
 	Module, Lib string
@@ -258,7 +263,11 @@ func gatherNSS(env *runner.Env) NSS {
 		}
 		return n
 	}
-	n.Sources, n.Found = ParseNsswitch(b, "hosts")
+	entries, problems := nsswitch.Parse(b)
+	n.Sources, n.Found = nsswitch.Lookup(entries, "hosts")
+	for _, p := range problems {
+		n.Problems = append(n.Problems, p.In(env.Root.Display(n.Path)))
+	}
 	for _, s := range n.Sources {
 		if s == "myhostname" || s == "resolve" {
 			n.Module, n.Lib = s, findNSSLib(env, s)

@@ -65,27 +65,6 @@ func FuzzValidate(f *testing.F) {
 	})
 }
 
-func FuzzParseNsswitch(f *testing.F) {
-	for _, s := range []string{"hosts: files [NOTFOUND=return] dns myhostname\n", "hosts:\n", "x"} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		srcs, found := ParseNsswitch(b, "hosts")
-		if !found && srcs != nil {
-			t.Fatalf("sources %q without a hosts line", srcs)
-		}
-		// The last hosts line wins.
-		if last, ok := ParseNsswitch(append(append([]byte(nil), b...), "\nhosts: files DNS\n"...), "hosts"); !ok || strings.Join(last, ",") != "files,dns" {
-			t.Fatalf("a last hosts line gave %q, %v", last, ok)
-		}
-		for _, s := range srcs {
-			if s == "" || strings.ContainsAny(s, " \t\n\r") || s != strings.ToLower(s) {
-				t.Fatalf("bad source %q", s)
-			}
-		}
-	})
-}
-
 func FuzzParseSetHostname(f *testing.F) {
 	for _, s := range []string{`{"hostname":"web1","fqdn":"web1.example.com"}`, `{"hostname":1}`, `{"hostname":"a"`, `[]`, ``, `null`} {
 		f.Add([]byte(s))

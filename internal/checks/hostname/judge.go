@@ -72,13 +72,13 @@ type verdict struct {
 // are its own key/value pairs.
 type pendingFinding struct {
 	status runner.Status
-	code   string
+	code   runner.Code
 	msg    string
 	fix    string
 	extra  []string
 }
 
-func (v *verdict) add(st runner.Status, code, msg, fix string, extra ...string) {
+func (v *verdict) add(st runner.Status, code runner.Code, msg, fix string, extra ...string) {
 	v.pending = append(v.pending, pendingFinding{st, code, msg, fix, extra})
 }
 
@@ -97,7 +97,7 @@ func (v *verdict) show(p string) string {
 func (v *verdict) findings() []runner.Finding {
 	pend := append([]pendingFinding{}, v.pending...)
 	sort.SliceStable(pend, func(i, j int) bool {
-		return pend[i].code == codeOK && pend[j].code != codeOK
+		return pend[i].code.ID == codeOK.ID && pend[j].code.ID != codeOK.ID
 	})
 	all := append(append([]pendingFinding{}, v.problems...), pend...)
 	out := make([]runner.Finding, 0, len(all))
@@ -112,19 +112,24 @@ func (v *verdict) findings() []runner.Finding {
 		}
 		// Parser errors may quote file content; keep messages on one line.
 		msg := strings.NewReplacer("\n", " ", "\r", " ").Replace(p.msg)
-		out = append(out, runner.New(p.status, p.code, msg, runner.Detail(shared, p.extra...), fix))
+		out = append(out, p.code.New(p.status, msg, runner.Detail(shared, p.extra...), fix))
 	}
 	return out
 }
 
-// fileProblem records that p could not be used, and why.
+// fileProblem records that p could not be used, and why. The kernel
+// hostname is no file to repair: /proc is what is missing there.
 func (v *verdict) fileProblem(p, reason string) {
 	shown := v.show(p)
+	fix := codeFileUnreadable.Fixf("file", shown, "reason", reason)
+	if p == pathKernelHostname {
+		fix = codeFileUnreadable.CaseFix("when the kernel hostname cannot be read", "file", shown, "reason", reason)
+	}
 	v.problems = append(v.problems, pendingFinding{
 		status: runner.Error,
 		code:   codeFileUnreadable,
 		msg:    shown + ": " + reason,
-		fix:    fmt.Sprintf("Repair or remove %s (%s) so that the hostname can be verified against it", shown, reason),
+		fix:    fix,
 		extra:  []string{"file", shown, "reason", reason},
 	})
 }
@@ -329,8 +334,7 @@ func validName(name string) error {
 func (v *verdict) judgeName() bool {
 	if v.subject == "" {
 		if v.kernelRead {
-			v.add(runner.Fail, codeLocalhost, "kernel hostname is empty"+v.askedFor(),
-				"Give the VM a name through meta-data local-hostname or user-data hostname, or run `hostnamectl set-hostname NAME`")
+			v.add(runner.Fail, codeLocalhost, "kernel hostname is empty"+v.askedFor(), codeLocalhost.FixOn(v.f.Live))
 		}
 		// Otherwise the missing sources are already reported.
 		return false
@@ -338,16 +342,13 @@ func (v *verdict) judgeName() bool {
 	if v.subject == "(none)" || IsLocalhost(v.subject) {
 		v.add(runner.Fail, codeLocalhost,
 			fmt.Sprintf("%s is %s, a placeholder: nothing gave this VM a name%s", v.subjectSrc, show(v.subject), v.askedFor()),
-			"Give the VM a name through meta-data local-hostname or user-data hostname (check that cloud-init ran), or "+
-				runner.Fix(v.f.Live, "run `hostnamectl set-hostname NAME`", "write it to /etc/hostname in the image"))
+			codeLocalhost.FixOn(v.f.Live))
 		return false
 	}
 	if err := validName(v.subject); err != nil {
 		v.add(runner.Fail, codeInvalid,
 			fmt.Sprintf("%s %s is not a valid RFC 1123 host name: %v", v.subjectSrc, show(v.subject), err),
-			"Use only letters, digits and inner hyphens (labels of 1-63 characters): fix the name at its source (meta-data local-hostname or user-data hostname) and "+
-				runner.Fix(v.f.Live, "run `hostnamectl set-hostname NAME`", "in /etc/hostname in the image"),
-			"invalid_reason", err.Error())
+			codeInvalid.FixOn(v.f.Live), "invalid_reason", err.Error())
 		return false
 	}
 	return true
@@ -385,9 +386,11 @@ func (v *verdict) judgeEtc() bool {
 		default:
 			msg = fmt.Sprintf("/etc/hostname is %s and the kernel hostname was not consulted (%s)", v.etcState, v.f.NotLive)
 		}
-		v.add(runner.Warn, codeEtcMissing, msg,
-			runner.Fix(v.f.Live, "Persist the name with `hostnamectl set-hostname NAME`, which writes /etc/hostname",
-				"Write the name to /etc/hostname in the image"))
+		var kv []string
+		if v.kernelRead && kernel != "" {
+			kv = []string{"name", runner.ShellWord(kernel)}
+		}
+		v.add(runner.Warn, codeEtcMissing, msg, codeEtcMissing.FixOn(v.f.Live, kv...))
 		return false
 	}
 	if v.etcState != hostnamefile.Set || !v.kernelRead || v.f.KernelName == "" {
@@ -400,7 +403,7 @@ func (v *verdict) judgeEtc() bool {
 	if m == MatchNone {
 		v.add(runner.Warn, codeEtcMismatch,
 			fmt.Sprintf("/etc/hostname says %s but the kernel hostname is %s: the static and transient names differ", show(v.etc), show(v.f.KernelName)),
-			"Make them agree with `hostnamectl set-hostname NAME`, which sets both the kernel hostname and /etc/hostname")
+			codeEtcMismatch.Fixf("kernel_name", runner.ShellWord(v.f.KernelName), "static_name", runner.ShellWord(v.etc)))
 		return false
 	}
 	return true
@@ -421,16 +424,14 @@ func (v *verdict) judgeTemplate() {
 	case hostnamefile.Set:
 		v.add(runner.Warn, codeTemplateNamed,
 			fmt.Sprintf("%s names %s in a sealed template: every clone claims that name until cloud-init or DHCP renames it", v.f.Static.File(), show(v.etc)),
-			"Empty "+v.f.Static.File()+" in the image, or re-seal it with sealprep (its hostname operation)",
-			"template", why)
+			codeTemplateNamed.Fixf("file", v.f.Static.File()), "template", why)
 	}
 	// An unusable /etc/hostname is already a file problem.
 	for _, fb := range v.f.Fallbacks {
 		if fb.State == hostnamefile.Set && fb.File() != v.f.Static.File() {
 			v.add(runner.Warn, codeTemplateNamed,
 				fmt.Sprintf("%s names %s in a sealed template: a system that reads it makes every clone claim that name", fb.File(), show(fb.Name)),
-				"Empty "+fb.File()+" in the image, or re-seal it with sealprep (its hostname operation)",
-				"template", why)
+				codeTemplateNamed.Fixf("file", fb.File()), "template", why)
 		}
 	}
 }

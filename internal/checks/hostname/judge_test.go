@@ -13,6 +13,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fact/instancedata"
 	"github.com/guestcheck/guestcheck/internal/parse/hosts"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
+	"github.com/guestcheck/guestcheck/internal/shared/runner/checktest"
 )
 
 // healthyFacts is a live, cloud-init-provisioned guest named web1, as
@@ -98,6 +99,7 @@ func TestJudgeFacts(t *testing.T) {
 		f := healthyFacts(t)
 		tc.edit(&f)
 		got := Judge(f)
+		checktest.Conventions(t, got, Codes)
 		if c := codes(got); c != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, c, tc.want)
 			continue
@@ -115,6 +117,7 @@ func TestJudgeEvidence(t *testing.T) {
 	f.Show = func(p string) string { return "/mnt" + p }
 	f.Static = hostnamefile.Decide([]byte("web1 web2\n"), nil)
 	got := Judge(f)
+	checktest.Conventions(t, got, Codes)
 	if codes(got) != "error hostname-file-unreadable, pass hostname-ok, pass hostname-resolves" {
 		t.Fatalf("findings %s", codes(got))
 	}
@@ -176,6 +179,7 @@ func TestJudgeTemplate(t *testing.T) {
 				f.Static = hostnamefile.Decide([]byte(tc.etc), nil)
 			}
 			out := Judge(f)
+			checktest.Conventions(t, out, Codes)
 			if got := codes(out); got != tc.want {
 				t.Fatalf("got %s, want %s\n%+v", got, tc.want, out)
 			}
@@ -199,6 +203,7 @@ func TestJudgeTemplateFallback(t *testing.T) {
 	suse.Path = "/etc/HOSTNAME"
 	f.Fallbacks = []hostnamefile.Static{suse}
 	out := Judge(f)
+	checktest.Conventions(t, out, Codes)
 	if got := codes(out); got != "pass hostname-template, warn hostname-template-named" || !strings.HasPrefix(out[1].Message, "/etc/HOSTNAME names suse1") {
 		t.Fatalf("got %s\n%+v", got, out)
 	}

@@ -2,7 +2,6 @@ package hostname
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
@@ -21,14 +20,13 @@ func (v *verdict) judgeMetadata() (ok bool, note string) {
 		if err := config.ExpectedHostname(exp); err != nil { // the loader's rule: a loaded file never gets here
 			v.add(runner.Error, codeConfigInvalid,
 				fmt.Sprintf("hostname.expected %s is not a valid host name: %v", show(exp), err),
-				"Correct hostname.expected in the guestcheck configuration file")
+				codeConfigInvalid.Fixf("expected", show(exp)))
 			return false, ""
 		}
 		if m := Compare(name, exp); m == MatchNone {
 			v.add(runner.Fail, codeExpectedMismatch,
 				fmt.Sprintf("%s %s differs from hostname.expected %s", v.subjectSrc, show(name), exp),
-				runner.Fix(v.f.Live, "Run `hostnamectl set-hostname "+exp+"`", "Write "+exp+" to /etc/hostname in the image")+
-					" and fix the name the platform passes in meta-data, or correct hostname.expected if it is wrong")
+				codeExpectedMismatch.FixOn(v.f.Live, "expected", exp))
 			return false, ""
 		}
 		return true, "matches hostname.expected"
@@ -54,16 +52,16 @@ func (v *verdict) judgeMetadata() (ok bool, note string) {
 	switch {
 	case v.requested && !(metaOnly && v.setHost != nil):
 		if MatchRequest(name, v.request.Hostname, v.request.FQDN) == MatchNone {
-			st, fix := runner.Fail, v.metadataFix()
+			st, fix := runner.Fail, v.metadataFix(v.request.Hostname, v.request.FQDN)
 			msg := fmt.Sprintf("%s %s differs from %s: %s", v.subjectSrc, show(name), askWhat, wantNames(v.request.Hostname, v.request.FQDN))
 			if metaOnly {
 				// user-data may hold a hostname or preserve_hostname that
 				// explains the difference; do not fail on a guess.
 				st = runner.Warn
 				msg += " (user-data was not readable and may override it)"
-				fix = "Run guestcheck as root so that user-data can be read; otherwise " + lowerFirst(v.metadataFix())
+				fix = codeMetadataMismatch.CaseFix("when user-data could not be read without root")
 				if v.f.IsRoot {
-					fix = "Find why user-data could not be read although guestcheck runs as root (its own finding says); otherwise " + lowerFirst(v.metadataFix())
+					fix = codeMetadataMismatch.CaseFix("when user-data could not be read as root")
 				}
 			}
 			v.add(st, codeMetadataMismatch, msg, fix, "compared_with", askWhat)
@@ -81,7 +79,7 @@ func (v *verdict) judgeMetadata() (ok bool, note string) {
 		if MatchRequest(name, v.setHost.Hostname, v.setHost.FQDN) == MatchNone {
 			v.add(runner.Fail, codeMetadataMismatch,
 				fmt.Sprintf("%s %s differs from %s: %s", v.subjectSrc, show(name), setWhat, wantNames(v.setHost.Hostname, v.setHost.FQDN)),
-				v.metadataFix(), "compared_with", setWhat)
+				v.metadataFix(v.setHost.Hostname, v.setHost.FQDN), "compared_with", setWhat)
 			return false, ""
 		}
 		v.detail["compared_with"] = setWhat
@@ -97,21 +95,11 @@ func (v *verdict) judgeMetadata() (ok bool, note string) {
 }
 
 // metadataFix is the fix for a name that differs from what cloud-init
-// was asked for: at the source, then a reboot on the running system; in
-// an image, where hostnamectl would rename the host, /etc/hostname.
-func (v *verdict) metadataFix() string {
-	return runner.Fix(v.f.Live,
-		"Fix meta-data local-hostname or user-data hostname/fqdn and reboot (or run `hostnamectl set-hostname NAME`)",
-		"Fix meta-data local-hostname or user-data hostname/fqdn (and /etc/hostname in the image, the name a clone boots with until cloud-init sets one)") +
-		"; if the name is managed elsewhere, set `preserve_hostname: true` in user-data"
-}
-
-// lowerFirst lower-cases s's first letter, to continue a sentence.
-func lowerFirst(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToLower(s[:1]) + s[1:]
+// was asked for (short, fqdn): the name itself on the running system, or
+// the request at its source and a reboot; in an image, where hostnamectl
+// would rename the host, /etc/hostname.
+func (v *verdict) metadataFix(short, fqdn string) string {
+	return codeMetadataMismatch.FixOn(v.f.Live, "requested", runner.ShellWord(or(short, fqdn)))
 }
 
 // wantNames shows the short name and the FQDN cloud-init may apply.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/parse/hosts"
+	"github.com/guestcheck/guestcheck/internal/parse/problem"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -19,7 +20,7 @@ import (
 // of failing: glibc programs will resolve the name.
 func (v *verdict) judgeResolution() {
 	name, res := v.subject, v.f.Resolution
-	hostsProblem, hit := v.judgeHosts(name)
+	hostsProblem, bad, hit := v.judgeHosts(name)
 	if hit {
 		return
 	}
@@ -58,17 +59,30 @@ func (v *verdict) judgeResolution() {
 	default:
 		msg = fmt.Sprintf("%s is not in /etc/hosts (%s): sudo, mail and other programs that look up the local name stall or complain unless DNS has it", name, dnsResult)
 	}
-	v.add(runner.Warn, codeUnresolvable, msg,
-		fmt.Sprintf("Add \"127.0.1.1 FQDN %s\" to /etc/hosts (or set `manage_etc_hosts: true` in user-data) so that sudo and mail do not wait on DNS", Short(name)))
+	v.add(runner.Warn, codeUnresolvable, msg, unresolvableFix(name, bad))
+}
+
+// unresolvableFix is the line that makes name resolve through /etc/hosts:
+// the broken line that meant to, corrected, when there is one. A short
+// name leaves the FQDN for the operator to fill in.
+func unresolvableFix(name string, bad *hosts.LineError) string {
+	kv := []string{"short", Short(name)}
+	if strings.Contains(strings.TrimSuffix(name, "."), ".") {
+		kv = append(kv, "fqdn", strings.TrimSuffix(name, "."))
+	}
+	if bad != nil {
+		return codeUnresolvable.CaseFix("when a malformed line names it", append(kv, "name", name, "line", fmt.Sprint(bad.Line), "reason", bad.Msg)...)
+	}
+	return codeUnresolvable.Fixf(kv...)
 }
 
 // judgeHosts looks name up in /etc/hosts and judges the addresses when it
 // is there (hit). hostsProblem names a line that lists the name but that
-// resolvers skip.
-func (v *verdict) judgeHosts(name string) (hostsProblem string, hit bool) {
+// resolvers skip, and bad is that line.
+func (v *verdict) judgeHosts(name string) (hostsProblem string, bad *hosts.LineError, hit bool) {
 	h := v.f.Resolution.Hosts
 	if !v.readProblem(pathEtcHosts, h.ReadErr) {
-		return "", false
+		return "", nil, false
 	}
 	var he *hosts.Error
 	if errors.As(h.ParseErr, &he) {
@@ -78,6 +92,7 @@ func (v *verdict) judgeHosts(name string) (hostsProblem string, hit bool) {
 			for _, f := range p.Fields {
 				if Compare(f, name) == MatchExact && hostsProblem == "" {
 					hostsProblem = fmt.Sprintf("%s line %d names it but is skipped: %s", pathEtcHosts, p.Line, p.Msg)
+					bad = &p
 				}
 			}
 		}
@@ -85,14 +100,14 @@ func (v *verdict) judgeHosts(name string) (hostsProblem string, hit bool) {
 	}
 	hits := hosts.Lookup(h.Value, name)
 	if len(hits) == 0 {
-		return hostsProblem, false
+		return hostsProblem, bad, false
 	}
 	var addrs []netip.Addr
 	for _, e := range hits {
 		addrs = append(addrs, e.Addr)
 	}
 	v.judgeAddrs(name, fmt.Sprintf("via /etc/hosts line %d", hits[0].Line), addrs)
-	return hostsProblem, true
+	return hostsProblem, bad, true
 }
 
 // judgeNSS passes a name that only an NSS module resolves, and notes a
@@ -104,6 +119,9 @@ func (v *verdict) judgeNSS(name string) bool {
 	}
 	if n.Found {
 		v.detail["nsswitch_hosts"] = strings.Join(n.Sources, " ")
+	}
+	if len(n.Problems) > 0 {
+		v.detail["nsswitch_problems"] = problem.Join(n.Problems)
 	}
 	switch {
 	case n.Module != "" && n.Lib != "":
@@ -140,8 +158,7 @@ func dnsReason(err error, got []string) string {
 // interrupted reports that the check's deadline ran out before resolution.
 func (v *verdict) interrupted(err error) {
 	v.detail["resolution"] = "interrupted: " + err.Error()
-	v.add(runner.Error, codeInterrupted, "hostname check interrupted before name resolution: "+err.Error(),
-		"Raise checks.hostname.timeout in the guestcheck configuration if DNS is slow here")
+	v.add(runner.Error, codeInterrupted, "hostname check interrupted before name resolution: "+err.Error(), codeInterrupted.Fixf())
 }
 
 // judgeAddrs classifies the addresses name resolved to: loopback (127/8,
@@ -179,7 +196,7 @@ func (v *verdict) judgeAddrs(name, via string, addrs []netip.Addr) {
 	default:
 		v.add(runner.Warn, codeResolvesRemote,
 			fmt.Sprintf("%s resolves %s to %s, which is not an address of this VM", name, via, strings.Join(remote, ", ")),
-			"Point the name at 127.0.1.1 or this VM's own address in /etc/hosts (a stale entry often comes from the template), or fix its DNS record")
+			codeResolvesRemote.Fixf("name", name, "addresses", strings.Join(remote, ", ")))
 	}
 }
 

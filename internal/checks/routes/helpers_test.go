@@ -1,4 +1,4 @@
-package netroute
+package routes
 
 import (
 	"github.com/guestcheck/guestcheck/internal/testenv/netstatetest"

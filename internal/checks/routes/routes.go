@@ -1,4 +1,4 @@
-package netroute
+package routes
 
 import (
 	"context"
@@ -15,53 +15,12 @@ import (
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
-// Finding codes of the routes check, in groups. Each group is a section
-// of the Codes in docs/checks/routes.md; TestCodeGroupsDocumented in
-// internal/checks holds the two in step.
-
-// Finding codes: links and addresses.
-const (
-)
-
-// Finding codes: default routes.
-const (
-)
-
-// Finding codes: gateways and symmetry.
-const (
-)
-
-// Finding codes: paths to nameservers and targets.
-const (
-)
-
-// Finding codes: when the kernel cannot be asked.
-const (
-)
-
-// RoutesCodes lists every code the routes check emits, a line per group.
-func RoutesCodes() []string {
-	return []string{
-		CodeRoutesLinksOK, CodeRoutesNoNIC, CodeRoutesNoAddress, CodeRoutesNICDown, CodeRoutesNICNoAddress, CodeRoutesExpectedMissing,
-		CodeRoutesDefaultOK, CodeRoutesNoDefault, CodeRoutesDefaultTie, CodeRoutesDefaultTakeover, CodeRoutesDefaultMultiple,
-		CodeRoutesGatewayOffLink, CodeRoutesGatewayNeighFail, CodeRoutesAsymmetric,
-		CodeRoutesPath, CodeRoutesPathUnreachable, CodeRoutesNameserverOffPath, CodeRoutesTargetInvalid,
-		CodeRoutesKernelError, CodeRoutesNotLive,
-	}
-}
-
-// Remediations shared by several findings.
-const (
-	fixTie     = "Give the management NIC's default route the lowest metric, or stop the other NIC installing one: netplan `dhcp4-overrides: {use-routes: false}` or `route-metric`, NetworkManager `ipv4.never-default yes`"
-	fixNoRoute = "Give the management NIC a gateway: DHCP with routes, or netplan `routes: [{to: default, via: <gateway>}]`"
-)
-
 // RunRoutes is the routes check: on the running system it reads the
 // kernel's links, addresses, routes, rules and neighbours through
 // env.Netlink and judges them.
 func RunRoutes(ctx context.Context, env *runner.Env) []runner.Finding {
 	if !env.Live {
-		return []runner.Finding{runner.Skipf(CodeRoutesNotLive, env.NotLiveReason(), nil)}
+		return []runner.Finding{runner.Skipf(codeRoutesNotLive.ID, env.NotLiveReason(), nil)}
 	}
 	k, done, err := netstate.OpenKernel(env.Netlink)
 	if err != nil {
@@ -76,9 +35,8 @@ func RunRoutes(ctx context.Context, env *runner.Env) []runner.Finding {
 }
 
 func kernelError(err error) runner.Finding {
-	return runner.Errorf(CodeRoutesKernelError, "cannot read the kernel's network state",
-		map[string]string{"error": err.Error()},
-		"Run guestcheck on the guest itself (netlink needs no privileges, but a seccomp or container profile may block it)")
+	return codeRoutesKernelError.New(runner.Error, "cannot read the kernel's network state",
+		map[string]string{"error": err.Error()}, codeRoutesKernelError.Fixf())
 }
 
 // CheckRoutes judges the network state read from k. root supplies
@@ -117,10 +75,9 @@ func GatherTopology(k netstate.Kernel, root *fs.Root) (*netstate.Topology, error
 func JudgeTopology(t *netstate.Topology, cfg config.RoutesConfig) ([]runner.Finding, map[netstate.Family]*netstate.Link) {
 	fs := JudgeLinks(t)
 	if exp := ExpectedInterface(t, cfg.DefaultInterface, netstate.IPv4); exp.Missing != "" {
-		fs = append(fs, runner.New(runner.Fail, CodeRoutesExpectedMissing,
+		fs = append(fs, codeRoutesExpectedMissing.New(runner.Fail,
 			fmt.Sprintf("routes.default_interface %q matches no interface", exp.Missing),
-			map[string]string{"interfaces": t.LinkList()},
-			"Set routes.default_interface to the management NIC's name or MAC address, or attach that NIC to the VM"))
+			map[string]string{"interfaces": t.LinkList()}, codeRoutesExpectedMissing.Fixf("configured", exp.Missing)))
 	}
 	primary := map[netstate.Family]*netstate.Link{}
 	for _, f := range []netstate.Family{netstate.IPv4, netstate.IPv6} {
@@ -143,9 +100,8 @@ func JudgeTopology(t *netstate.Topology, cfg config.RoutesConfig) ([]runner.Find
 // JudgeLinks checks that every NIC is up with an address.
 func JudgeLinks(t *netstate.Topology) []runner.Finding {
 	if len(t.NICs) == 0 {
-		return []runner.Finding{runner.New(runner.Fail, CodeRoutesNoNIC, "no network card found",
-			map[string]string{"interfaces": t.LinkList()},
-			"Attach a network interface to the VM (and load its driver, e.g. virtio_net)")}
+		return []runner.Finding{codeRoutesNoNIC.New(runner.Fail, "no network card found",
+			map[string]string{"interfaces": t.LinkList()}, codeRoutesNoNIC.Fixf())}
 	}
 	var fs []runner.Finding
 	detail := map[string]string{}
@@ -169,18 +125,20 @@ func JudgeLinks(t *netstate.Topology) []runner.Finding {
 			"carrier": fmt.Sprint(n.LowerUp && h.LowerUp), "mac": n.MAC.String()}
 		switch {
 		case state == "down":
-			fs = append(fs, runner.New(runner.Warn, CodeRoutesNICDown, name+" is down", d,
-				fmt.Sprintf("Bring %s up (`ip link set %s up`) and check the VM's interface is attached to an existing network with link state up", n.Name, n.Name)))
+			fix := codeRoutesNICDown.Fixf("interface", n.Name)
+			if h.Index != n.Index && !h.Up() {
+				fix = codeRoutesNICDown.CaseFix("when the bridge or bond holding it is down", "holder", h.Name, "interface", n.Name)
+			}
+			fs = append(fs, codeRoutesNICDown.New(runner.Warn, name+" is down", d, fix))
 		case len(addrs) == 0:
-			fs = append(fs, runner.New(runner.Warn, CodeRoutesNICNoAddress, name+" is up but has no global address", d,
-				"Configure the interface (DHCP or a static address in netplan or cloud-init network-config), or remove the unused NIC from the VM"))
+			fs = append(fs, codeRoutesNICNoAddress.New(runner.Warn, name+" is up but has no global address", d,
+				codeRoutesNICNoAddress.Fixf("interface", n.Name)))
 		}
 	}
 	if withAddr == 0 {
-		return append(fs, runner.New(runner.Fail, CodeRoutesNoAddress, "no network card has a global address", detail,
-			"Check the guest's network config (netplan, NetworkManager, ifcfg) and that its DHCP server answers on the VM's network"))
+		return append(fs, codeRoutesNoAddress.New(runner.Fail, "no network card has a global address", detail, codeRoutesNoAddress.Fixf()))
 	}
-	return append(fs, runner.Passf(CodeRoutesLinksOK, fmt.Sprintf("%d of %d network card(s) have a global address", withAddr, len(t.NICs)), detail))
+	return append(fs, runner.Passf(codeRoutesLinksOK.ID, fmt.Sprintf("%d of %d network card(s) have a global address", withAddr, len(t.NICs)), detail))
 }
 
 // Expectation is the interface that must carry the winning default route.
@@ -266,13 +224,13 @@ func JudgeDefaults(t *netstate.Topology, f netstate.Family, exp Expectation) ([]
 		}
 	}
 	if len(all) == 0 {
-		return []runner.Finding{runner.New(runner.Fail, CodeRoutesNoDefault,
-			fmt.Sprintf("no %s default route in any routing table", f), d, fixNoRoute)}, nil
+		return []runner.Finding{codeRoutesNoDefault.New(runner.Fail,
+			fmt.Sprintf("no %s default route in any routing table", f), d, codeRoutesNoDefault.Fixf("family", f.String()))}, nil
 	}
 	if len(gen) == 0 {
-		return []runner.Finding{runner.New(runner.Fail, CodeRoutesNoDefault,
+		return []runner.Finding{codeRoutesNoDefault.New(runner.Fail,
 			fmt.Sprintf("no %s default route for general traffic; only policy tables %s have one", f, tableList(policy)), d,
-			fixNoRoute+"; policy tables only serve traffic their rules select")}, nil
+			codeRoutesNoDefault.CaseFix("when only policy tables have a default route", "family", f.String(), "tables", tableList(policy)))}, nil
 	}
 	slices.SortStableFunc(gen, func(a, b netstate.Route) int { return a.Metric - b.Metric })
 	d["table"] = netstate.TableName(table)
@@ -299,22 +257,22 @@ func JudgeDefaults(t *netstate.Topology, f netstate.Family, exp Expectation) ([]
 		for i, x := range tiedLinks {
 			names[i] = t.Name(x)
 		}
-		return []runner.Finding{runner.New(runner.Fail, CodeRoutesDefaultTie,
+		return []runner.Finding{codeRoutesDefaultTie.New(runner.Fail,
 			fmt.Sprintf("%s default routes share the lowest metric %d on %s: which one wins is arbitrary", f, low, strings.Join(names, " and ")), d,
-			fixTie)}, &win
+			codeRoutesDefaultTie.Fixf("interfaces", strings.Join(names, " and ")))}, &win
 	}
 	if exp.Link != nil && winIdx != exp.Link.Index {
 		d["winner"] = t.DescribeRoute(gen[0])
-		return []runner.Finding{runner.New(runner.Fail, CodeRoutesDefaultTakeover,
+		return []runner.Finding{codeRoutesDefaultTakeover.New(runner.Fail,
 			fmt.Sprintf("%s default route leaves through %s (metric %d), not the expected %s", f, win.Name, low, exp.Link.Name), d,
-			netstate.FixTakeover)}, &win
+			codeRoutesDefaultTakeover.Fixf("family", f.String(), "expected", exp.Link.Name, "winner", win.Name))}, &win
 	}
 	if len(gen) > 1 {
-		return []runner.Finding{runner.New(runner.Warn, CodeRoutesDefaultMultiple,
+		return []runner.Finding{codeRoutesDefaultMultiple.New(runner.Warn,
 			fmt.Sprintf("%d %s default routes with different metrics; %s wins", len(gen), f, win.Name), d,
-			"Remove the extra default routes unless they are a deliberate failover: on secondary NICs set netplan `dhcp4-overrides: {use-routes: false}` or NetworkManager `ipv4.never-default yes`")}, &win
+			codeRoutesDefaultMultiple.Fixf("family", f.String(), "winner", win.Name))}, &win
 	}
-	return []runner.Finding{runner.Passf(CodeRoutesDefaultOK,
+	return []runner.Finding{runner.Passf(codeRoutesDefaultOK.ID,
 		fmt.Sprintf("%s default route leaves through %s", f, win.Name)+viaGateway(gen[0]), d)}, &win
 }
 
@@ -365,9 +323,9 @@ func JudgeGateways(t *netstate.Topology) []runner.Finding {
 				if !h.OnLink && !h.Gateway.IsLinkLocalUnicast() && !t.OnLink(h.LinkIndex, h.Gateway) {
 					od := maps.Clone(d)
 					od["interface_addresses"] = netstate.AddrList(t.AddrsOn(h.LinkIndex))
-					fs = append(fs, runner.New(runner.Warn, CodeRoutesGatewayOffLink,
+					fs = append(fs, codeRoutesGatewayOffLink.New(runner.Warn,
 						fmt.Sprintf("%s gateway %s is not on-link for %s", f, h.Gateway, dev), od,
-						fmt.Sprintf("Give %s an address in the gateway's subnet or fix the gateway in the network config (a gateway outside the subnet needs netplan `on-link: true`)", dev)))
+						codeRoutesGatewayOffLink.Fixf("interface", dev, "gateway", h.Gateway.String())))
 				}
 				for _, n := range t.Snap.Neighs {
 					if n.LinkIndex == h.LinkIndex && n.IP.WithZone("") == h.Gateway.WithZone("") && n.Failed() {
@@ -377,9 +335,9 @@ func JudgeGateways(t *netstate.Topology) []runner.Finding {
 						}
 						nd := maps.Clone(d)
 						nd["neighbour_state"] = "FAILED"
-						fs = append(fs, runner.New(runner.Warn, CodeRoutesGatewayNeighFail,
+						fs = append(fs, codeRoutesGatewayNeighFail.New(runner.Warn,
 							fmt.Sprintf("%s gateway %s on %s does not answer %s (neighbour entry FAILED)", f, h.Gateway, dev, proto), nd,
-							fmt.Sprintf("Check that the gateway exists on %s's network (VLAN ID, the VM network's attachment, the router the DHCP server advertises) and that nothing filters %s", dev, proto)))
+							codeRoutesGatewayNeighFail.Fixf("gateway", h.Gateway.String(), "interface", dev, "protocol", proto)))
 					}
 				}
 			}
@@ -424,10 +382,10 @@ func JudgeAsymmetric(t *netstate.Topology) []runner.Finding {
 		for i, x := range unmatched {
 			names[i] = t.Name(x)
 		}
-		fs = append(fs, runner.New(runner.Warn, CodeRoutesAsymmetric,
+		fs = append(fs, codeRoutesAsymmetric.New(runner.Warn,
 			fmt.Sprintf("%s are all in %s without source-based routing rules", strings.Join(names, ", "), p),
 			map[string]string{"subnet": p.String(), "addresses": strings.Join(desc, ", ")},
-			"Add a routing policy per NIC (netplan `routing-policy: [{from: <address>, table: <n>}]` with `routes` in that table), or keep one NIC per subnet"))
+			codeRoutesAsymmetric.Fixf("subnet", p.String())))
 	}
 	return fs
 }
@@ -453,9 +411,9 @@ func pathProbes(ctx context.Context, k netstate.Kernel, root *fs.Root, targets [
 		// The loader's rule: a loaded file never gets here with a bad one.
 		a, err := config.RouteTarget(tg)
 		if err != nil {
-			bad = append(bad, runner.Errorf(CodeRoutesTargetInvalid,
+			bad = append(bad, codeRoutesTargetInvalid.New(runner.Error,
 				fmt.Sprintf("routes.targets entry %q is not an IP address", tg), nil,
-				"List IP addresses in routes.targets (names are not resolved, so that the check sends no traffic)"))
+				codeRoutesTargetInvalid.Fixf("target", tg)))
 			continue
 		}
 		probes = append(probes, PathProbe{Dst: a, What: "target", Source: "config routes.targets"})
@@ -479,9 +437,9 @@ func JudgePaths(t *netstate.Topology, probes []PathProbe, primary map[netstate.F
 		label := p.What + " " + p.Dst.String()
 		if p.Err != nil {
 			d["error"] = p.Err.Error()
-			fs = append(fs, runner.New(runner.Warn, CodeRoutesPathUnreachable,
+			fs = append(fs, codeRoutesPathUnreachable.New(runner.Warn,
 				fmt.Sprintf("the kernel has no route to %s", label), d,
-				"Add a route (usually a default route on the management NIC) that reaches "+p.Dst.String()))
+				codeRoutesPathUnreachable.Fixf("destination", p.Dst.String())))
 			continue
 		}
 		r := p.Result
@@ -498,17 +456,17 @@ func JudgePaths(t *netstate.Topology, probes []PathProbe, primary map[netstate.F
 			path += " src " + r.Src.String()
 		}
 		if p.Dst.IsLoopback() {
-			fs = append(fs, runner.Passf(CodeRoutesPath, label+" is a local resolver (loopback)", d))
+			fs = append(fs, runner.Passf(codeRoutesPath.ID, label+" is a local resolver (loopback)", d))
 			continue
 		}
 		if w := primary[netstate.FamilyOf(p.Dst)]; p.What == "nameserver" && w != nil && r.LinkIndex != w.Index {
 			d["default_interface"] = w.Name
-			fs = append(fs, runner.New(runner.Warn, CodeRoutesNameserverOffPath,
+			fs = append(fs, codeRoutesNameserverOffPath.New(runner.Warn,
 				fmt.Sprintf("%s is reached through %s, not through the default-route interface %s", label, dev, w.Name), d,
-				fmt.Sprintf("Use a nameserver reachable through %s, or keep %s's DNS servers out of the resolver (netplan `dhcp4-overrides: {use-dns: false}`, NetworkManager `ipv4.ignore-auto-dns yes`)", w.Name, dev)))
+				codeRoutesNameserverOffPath.Fixf("default_interface", w.Name, "interface", dev)))
 			continue
 		}
-		fs = append(fs, runner.Passf(CodeRoutesPath, label+": "+path, d))
+		fs = append(fs, runner.Passf(codeRoutesPath.ID, label+": "+path, d))
 	}
 	return fs
 }

@@ -1,4 +1,4 @@
-package netroute
+package routes
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 
 	"github.com/vishvananda/netlink"
 
-	"github.com/guestcheck/guestcheck/internal/testenv/nstest"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
+	"github.com/guestcheck/guestcheck/internal/testenv/nstest"
 )
 
 // The tests below run RunRoutes whole, against network namespaces they
@@ -41,7 +41,7 @@ func rtRun(t *testing.T, ns *nstest.NS, files map[string]string, cfg *config.Con
 		files = map[string]string{"/etc/resolv.conf": ncResolv}
 	}
 	fs := RunRoutes(context.Background(), liveEnv(writeRoot(t, files), ns, cfg))
-	assertConventions(t, fs, RoutesCodes())
+	assertConventions(t, fs, Codes)
 	return fs
 }
 
@@ -213,7 +213,7 @@ func TestRoutesNotLive(t *testing.T) {
 	env := liveEnv(writeRoot(t, map[string]string{"/etc/resolv.conf": ncResolv}), nil, nil)
 	env.Live = false
 	fs := RunRoutes(context.Background(), env)
-	assertConventions(t, fs, RoutesCodes())
+	assertConventions(t, fs, Codes)
 	if got := codesOf(fs); !slices.Equal(got, []string{"skip routes-not-live"}) || !strings.Contains(fs[0].Message, "needs the running system") {
 		t.Errorf("got %+v", fs)
 	}

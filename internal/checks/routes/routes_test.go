@@ -1,4 +1,4 @@
-package netroute
+package routes
 
 import (
 	"context"
@@ -11,10 +11,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/guestcheck/guestcheck/internal/fact/netstate"
-	"github.com/guestcheck/guestcheck/internal/testenv/netstatetest"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/internal/shared/runner/checktest"
+	"github.com/guestcheck/guestcheck/internal/testenv/netstatetest"
 )
 
 func TestCheckRoutesSynthetic(t *testing.T) {
@@ -33,7 +33,7 @@ func TestCheckRoutesSynthetic(t *testing.T) {
 		{name: "healthy single NIC", snap: singleNIC, paths: okPath,
 			want: []string{"pass routes-links-ok", "pass routes-default-ok", "pass routes-path", "pass routes-path"},
 			check: func(t *testing.T, fs []runner.Finding) {
-				d := find(fs, CodeRoutesDefaultOK).Detail
+				d := find(fs, codeRoutesDefaultOK.ID).Detail
 				if d["expected_interface"] != "eth0" || !strings.Contains(d["expected_from"], "first NIC") ||
 					d["defaults"] != "default via 192.0.2.1 dev eth0 table main metric 100 proto dhcp" {
 					t.Errorf("detail = %v", d)
@@ -45,7 +45,7 @@ func TestCheckRoutesSynthetic(t *testing.T) {
 		{name: "dual-NIC takeover", snap: func() netstate.Snapshot { return dualNIC(200, 100) }, paths: okPath,
 			want: []string{"pass routes-links-ok", "fail routes-default-takeover", "pass routes-path", "pass routes-path"},
 			check: func(t *testing.T, fs []runner.Finding) {
-				f := find(fs, CodeRoutesDefaultTakeover)
+				f := find(fs, codeRoutesDefaultTakeover.ID)
 				if f.Message != "IPv4 default route leaves through eth1 (metric 100), not the expected eth0" ||
 					!strings.Contains(f.Detail["defaults"], "dev eth1 table main metric 100") || !strings.Contains(f.Detail["defaults"], "dev eth0 table main metric 200") ||
 					!strings.Contains(f.Remediation, "use-routes: false") {
@@ -56,7 +56,7 @@ func TestCheckRoutesSynthetic(t *testing.T) {
 			cfg: config.RoutesConfig{DefaultInterface: "52:54:00:00:00:03"}, paths: okPath,
 			want: []string{"pass routes-links-ok", "warn routes-default-multiple", "warn routes-nameserver-secondary", "pass routes-path"},
 			check: func(t *testing.T, fs []runner.Finding) {
-				if d := find(fs, CodeRoutesDefaultMultiple).Detail; d["expected_from"] != "config routes.default_interface=52:54:00:00:00:03 (eth1)" {
+				if d := find(fs, codeRoutesDefaultMultiple.ID).Detail; d["expected_from"] != "config routes.default_interface=52:54:00:00:00:03 (eth1)" {
 					t.Errorf("expected_from = %q", d["expected_from"])
 				}
 			}},
@@ -73,7 +73,7 @@ func TestCheckRoutesSynthetic(t *testing.T) {
 			return s
 		}, want: []string{"pass routes-links-ok", "pass routes-default-ok", "pass routes-path", "pass routes-path"},
 			check: func(t *testing.T, fs []runner.Finding) {
-				d := find(fs, CodeRoutesDefaultOK).Detail
+				d := find(fs, codeRoutesDefaultOK.ID).Detail
 				if !strings.Contains(d["policy_defaults"], "via 198.51.100.1 dev eth1 table 100") || d["policy_rules"] != "1000: from 198.51.100.10/32 lookup 100" {
 					t.Errorf("detail = %v", d)
 				}
@@ -85,7 +85,7 @@ func TestCheckRoutesSynthetic(t *testing.T) {
 			return s
 		}, want: []string{"pass routes-links-ok", "fail routes-no-default", "pass routes-path", "pass routes-path"},
 			check: func(t *testing.T, fs []runner.Finding) {
-				if m := find(fs, CodeRoutesNoDefault).Message; m != "no IPv4 default route for general traffic; only policy tables 100 have one" {
+				if m := find(fs, codeRoutesNoDefault.ID).Message; m != "no IPv4 default route for general traffic; only policy tables 100 have one" {
 					t.Errorf("message %q", m)
 				}
 			}},
@@ -110,11 +110,11 @@ func TestCheckRoutesSynthetic(t *testing.T) {
 			return s
 		}, want: []string{"pass routes-links-ok", "pass routes-default-ok", "warn routes-gateway-offlink", "warn routes-gateway-neigh-failed", "pass routes-path", "pass routes-path"},
 			check: func(t *testing.T, fs []runner.Finding) {
-				f := find(fs, CodeRoutesGatewayOffLink)
+				f := find(fs, codeRoutesGatewayOffLink.ID)
 				if f.Detail["interface_addresses"] != "192.0.2.10/24" || f.Detail["gateway"] != "203.0.113.1" || f.Detail["neighbour_state"] != "" {
 					t.Errorf("off-link detail = %v", f.Detail)
 				}
-				if find(fs, CodeRoutesGatewayNeighFail).Detail["neighbour_state"] != "FAILED" {
+				if find(fs, codeRoutesGatewayNeighFail.ID).Detail["neighbour_state"] != "FAILED" {
 					t.Error("no neighbour state")
 				}
 			}},
@@ -133,7 +133,7 @@ func TestCheckRoutesSynthetic(t *testing.T) {
 			return s
 		}, want: []string{"pass routes-links-ok", "pass routes-default-ok", "warn routes-asymmetric", "pass routes-path", "pass routes-path"},
 			check: func(t *testing.T, fs []runner.Finding) {
-				if m := find(fs, CodeRoutesAsymmetric).Message; m != "eth0, eth1 are all in 192.0.2.0/24 without source-based routing rules" {
+				if m := find(fs, codeRoutesAsymmetric.ID).Message; m != "eth0, eth1 are all in 192.0.2.0/24 without source-based routing rules" {
 					t.Errorf("message %q", m)
 				}
 			}},
@@ -167,7 +167,7 @@ func TestCheckRoutesSynthetic(t *testing.T) {
 		}, paths: map[string]netstate.PathResult{"192.0.2.53": {LinkIndex: 7}, "127.0.0.53": {LinkIndex: 1}},
 			want: []string{"pass routes-links-ok", "pass routes-default-ok", "pass routes-path", "pass routes-path"},
 			check: func(t *testing.T, fs []runner.Finding) {
-				d := find(fs, CodeRoutesDefaultOK).Detail
+				d := find(fs, codeRoutesDefaultOK.ID).Detail
 				if d["expected_interface"] != "br0" || !strings.Contains(d["expected_from"], "held by br0") {
 					t.Errorf("detail = %v", d)
 				}
@@ -181,7 +181,7 @@ func TestCheckRoutesSynthetic(t *testing.T) {
 		}, paths: map[string]netstate.PathResult{"192.0.2.53": {LinkIndex: 8}, "127.0.0.53": {LinkIndex: 1}},
 			want: []string{"pass routes-links-ok", "pass routes-default-ok", "pass routes-path", "pass routes-path"},
 			check: func(t *testing.T, fs []runner.Finding) {
-				if d := find(fs, CodeRoutesDefaultOK).Detail; d["expected_interface"] != "eth0.100" {
+				if d := find(fs, codeRoutesDefaultOK.ID).Detail; d["expected_interface"] != "eth0.100" {
 					t.Errorf("detail = %v", d)
 				}
 			}},
@@ -197,11 +197,11 @@ func TestCheckRoutesSynthetic(t *testing.T) {
 			want: []string{"pass routes-links-ok", "warn routes-default-multiple", "error routes-target-invalid",
 				"warn routes-nameserver-secondary", "pass routes-path", "warn routes-path-unreachable"},
 			check: func(t *testing.T, fs []runner.Finding) {
-				f := find(fs, CodeRoutesNameserverOffPath)
+				f := find(fs, codeRoutesNameserverOffPath.ID)
 				if f.Message != "nameserver 192.0.2.53 is reached through eth1, not through the default-route interface eth0" || f.Detail["gateway"] != "198.51.100.1" {
 					t.Errorf("finding = %+v", f)
 				}
-				if f := find(fs, CodeRoutesPathUnreachable); f.Detail["error"] != "network is unreachable" || f.Detail["from"] != "config routes.targets" {
+				if f := find(fs, codeRoutesPathUnreachable.ID); f.Detail["error"] != "network is unreachable" || f.Detail["from"] != "config routes.targets" {
 					t.Errorf("unreachable = %+v", f)
 				}
 			}},
@@ -248,7 +248,7 @@ func TestCheckRoutesSynthetic(t *testing.T) {
 				k.Paths[netip.MustParseAddr(a)] = p
 			}
 			fs := CheckRoutes(context.Background(), k, root, tc.cfg)
-			assertConventions(t, fs, RoutesCodes())
+			assertConventions(t, fs, Codes)
 			if got := codesOf(fs); !slices.Equal(got, tc.want) {
 				t.Fatalf("findings:\n  %s\nwant:\n  %s\n%+v", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "), fs)
 			}
@@ -261,8 +261,8 @@ func TestCheckRoutesSynthetic(t *testing.T) {
 
 func TestCheckRoutesKernelError(t *testing.T) {
 	fs := CheckRoutes(context.Background(), &netstatetest.Kernel{Err: errors.New("netlink: operation not permitted")}, writeRoot(t, nil), config.RoutesConfig{})
-	assertConventions(t, fs, RoutesCodes())
-	if len(fs) != 1 || fs[0].Status != runner.Error || fs[0].Code != CodeRoutesKernelError || fs[0].Detail["error"] != "list links: netlink: operation not permitted" && fs[0].Detail["error"] != "netlink: operation not permitted" {
+	assertConventions(t, fs, Codes)
+	if len(fs) != 1 || fs[0].Status != runner.Error || fs[0].Code != codeRoutesKernelError.ID || fs[0].Detail["error"] != "list links: netlink: operation not permitted" && fs[0].Detail["error"] != "netlink: operation not permitted" {
 		t.Errorf("got %+v", fs)
 	}
 }
