@@ -1,4 +1,4 @@
-package checks
+package fsfreeze
 
 import (
 	"reflect"
@@ -11,13 +11,14 @@ import (
 // check is part of it, and carries the paths it must never freeze.
 func TestFreezeTestFor(t *testing.T) {
 	t.Parallel()
+	other := runner.Check{ID: "hostname"}
 	protect := []string{"/run/guestcheck/report.json"}
-	ft, err := FreezeTestFor([]runner.Check{Hostname, FSFreeze}, "/data", protect)
+	ft, err := FreezeTestFor([]runner.Check{other, Check}, "/data", protect)
 	want := &runner.FreezeTest{Mountpoint: "/data", Protect: protect}
 	if err != nil || !reflect.DeepEqual(ft, want) {
 		t.Errorf("FreezeTestFor = %+v, %v; want %+v", ft, err, want)
 	}
-	ft, err = FreezeTestFor([]runner.Check{Hostname}, "/data", nil)
+	ft, err = FreezeTestFor([]runner.Check{other}, "/data", nil)
 	if ft != nil || err == nil || err.Error() != "--freeze-test needs the fs-freeze check, which --only, --skip or the config left out" {
 		t.Errorf("without fs-freeze: FreezeTestFor = %+v, %v", ft, err)
 	}
