@@ -53,7 +53,7 @@ func TestJudgeClock(t *testing.T) {
 		name string
 		tx   Timex
 		err  error
-		code string
+		code runner.Code
 		st   runner.Status
 		msg  string
 	}{
@@ -89,7 +89,7 @@ func TestJudgeDaemons(t *testing.T) {
 		name string
 		ds   []Daemon
 		err  error
-		code string
+		code runner.Code
 		st   runner.Status
 		msg  string
 	}{
@@ -254,10 +254,10 @@ func TestLiveRealClock(t *testing.T) {
 	n := 0
 	for _, f := range out {
 		switch f.Code {
-		case CodeSynced, CodeUnsynced, CodeClockOff:
+		case CodeSynced.ID, CodeUnsynced.ID, CodeClockOff.ID:
 			n++
 			t.Logf("%s %s: %s %v", f.Status, f.Code, f.Message, f.Detail)
-		case CodeClockUnreadable:
+		case CodeClockUnreadable.ID:
 			t.Errorf("clock unreadable: %s", f.Message)
 		}
 	}
@@ -273,7 +273,44 @@ func validate(t *testing.T, fs []runner.Finding) {
 	checktest.Conventions(t, fs, Codes)
 }
 
-func want(t *testing.T, fs []runner.Finding, code string, st runner.Status, subs ...string) runner.Finding {
+func want(t *testing.T, fs []runner.Finding, code runner.Code, st runner.Status, subs ...string) runner.Finding {
 	t.Helper()
-	return checktest.Want(t, fs, code, st, subs...)
+	return checktest.Want(t, fs, code.ID, st, subs...)
+}
+
+// TestFixesOnEveryPath: the fixes of the daemon and server findings, on
+// the running system and in an image, are their codes' own, filled in.
+func TestFixesOnEveryPath(t *testing.T) {
+	t.Parallel()
+	for _, isLive := range []bool{true, false} {
+		for _, name := range []string{"chrony", "systemd-timesyncd", "ntpd"} {
+			d := Daemon{Name: name, Units: []string{name + ".service"}, Installed: true, Enablement: "enabled",
+				Unit: live(name+".service", "active", "enabled")}
+			out := JudgeServers(Facts{Live: isLive}, []Daemon{d})
+			validate(t, out)
+			f := want(t, out, CodeNoServers, runner.Warn)
+			if strings.ContainsAny(f.Remediation, "{}") || strings.Contains(f.Remediation, "UNIT") {
+				t.Errorf("%s, live %v: fix not filled in: %q", name, isLive, f.Remediation)
+			}
+		}
+		masked := Daemon{Name: "chrony", Units: []string{"chrony.service"}, Installed: true, Enablement: "masked",
+			Unit: systemd.UnitState{Name: "chrony.service", LoadState: "masked", UnitFileState: "masked"}}
+		for _, ds := range [][]Daemon{nil, {masked}} {
+			out := Judge(Facts{Live: isLive, Timex: synced, MaxOffset: time.Second, Daemons: ds})
+			validate(t, out)
+			f := want(t, out, CodeNoDaemon, runner.Fail)
+			if len(ds) > 0 && !strings.Contains(f.Remediation, "chrony.service") {
+				t.Errorf("live %v: the fix %q does not name the masked unit", isLive, f.Remediation)
+			}
+		}
+		two := []Daemon{
+			{Name: "chrony", Units: []string{"chrony.service"}, Installed: true, Enablement: "enabled", Unit: live("chrony.service", "active", "enabled")},
+			{Name: "ntpd", Units: []string{"ntp.service"}, Installed: true, Enablement: "enabled", Unit: live("ntp.service", "active", "enabled")},
+		}
+		out := Judge(Facts{Live: isLive, Timex: synced, MaxOffset: time.Second, Daemons: two})
+		validate(t, out)
+		if f := want(t, out, CodeMultiple, runner.Warn); !strings.Contains(f.Remediation, "Keep chrony.service") || !strings.Contains(f.Remediation, "ntp.service") {
+			t.Errorf("live %v: multiple fix %q", isLive, f.Remediation)
+		}
+	}
 }
