@@ -3,6 +3,7 @@ package fsfreeze
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -172,6 +173,7 @@ func TestFreezeFixes(t *testing.T) {
 		return f
 	}
 	slow := freeze.Result{ThawedBy: "watchdog"}
+	var all []runner.Finding
 	for name, f := range map[string]FreezeFacts{
 		"not live":    {NotLiveReason: "under --root"},
 		"not qemu":    {Live: true, Pres: &agent.Presence{Live: true, Platform: "bare metal"}},
@@ -188,10 +190,20 @@ func TestFreezeFixes(t *testing.T) {
 		"ok":          test(true, true, freeze.Result{ThawedBy: "guestcheck"}, nil),
 	} {
 		fs := JudgeFreeze(f)
+		all = append(all, fs...)
 		t.Run(name, func(t *testing.T) { checktest.Conventions(t, fs, Codes) })
 		for _, x := range fs {
 			if strings.Contains(x.Remediation, "{") || strings.Contains(x.Remediation, "MOUNTPOINT") {
 				t.Errorf("%s: %s: fix not filled in: %q", name, x.Code, x.Remediation)
+			}
+		}
+	}
+	// Every wording a code declares is one some path gives.
+	for _, c := range Codes {
+		for _, tmpl := range c.Fixes() {
+			one := runner.Code{ID: c.ID, Fix: tmpl}
+			if !slices.ContainsFunc(all, func(f runner.Finding) bool { return f.Code == c.ID && one.Matches(f.Remediation) }) {
+				t.Errorf("%s: no finding gives the fix %q", c.ID, tmpl)
 			}
 		}
 	}

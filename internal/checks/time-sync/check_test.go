@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -311,6 +312,48 @@ func TestFixesOnEveryPath(t *testing.T) {
 		validate(t, out)
 		if f := want(t, out, CodeMultiple, runner.Warn); !strings.Contains(f.Remediation, "Keep chrony.service") || !strings.Contains(f.Remediation, "ntp.service") {
 			t.Errorf("live %v: multiple fix %q", isLive, f.Remediation)
+		}
+	}
+}
+
+// TestEveryFixIsGiven: every wording a code declares is one some path
+// gives, so that the reference lists no fix a report never carries.
+func TestEveryFixIsGiven(t *testing.T) {
+	t.Parallel()
+	var all []runner.Finding
+	for _, tx := range []Timex{{Status: StaUnsync, MaxError: 16000000}, {Offset: 1500000, MaxError: 3000000}} {
+		all = append(all, JudgeClock(Facts{Live: true, Timex: tx, MaxOffset: time.Second})...)
+	}
+	all = append(all, JudgeClock(Facts{Live: true, TimexErr: errors.New("denied")})...)
+	_, f := JudgeDaemons(Facts{Live: true, UnitsErr: errors.New("denied")})
+	all = append(all, f...)
+	disabled := Daemon{Name: "chrony", Units: []string{"chrony.service"}, Installed: true, Unit: live("chrony.service", "active", "disabled")}
+	masked := Daemon{Name: "chrony", Units: []string{"chrony.service"}, Installed: true, Enablement: "masked",
+		Unit: systemd.UnitState{Name: "chrony.service", LoadState: "masked", UnitFileState: "masked"}}
+	bad := Daemon{Name: "ntpd", Problems: []string{"/etc/ntp.conf:4: server without a host"}}
+	for _, isLive := range []bool{true, false} {
+		for _, ds := range [][]Daemon{nil, {masked}, {disabled, bad}} {
+			_, f := JudgeDaemons(Facts{Live: isLive, Daemons: ds})
+			all = append(all, f...)
+			all = append(all, JudgeServers(Facts{Live: isLive, Daemons: ds}, nil)...)
+		}
+		two := []Daemon{
+			{Name: "chrony", Units: []string{"chrony.service"}, Installed: true, Enablement: "enabled", Unit: live("chrony.service", "active", "enabled")},
+			{Name: "ntpd", Units: []string{"ntp.service"}, Installed: true, Enablement: "enabled", Unit: live("ntp.service", "active", "enabled")},
+		}
+		_, f := JudgeDaemons(Facts{Live: isLive, Daemons: two})
+		all = append(all, f...)
+		for _, name := range []string{"chrony", "systemd-timesyncd", "ntpd"} {
+			all = append(all, JudgeServers(Facts{Live: isLive}, []Daemon{{Name: name, Units: []string{name + ".service"}}})...)
+		}
+	}
+	validate(t, all)
+	for _, c := range Codes {
+		for _, tmpl := range c.Fixes() {
+			one := runner.Code{ID: c.ID, Fix: tmpl}
+			if !slices.ContainsFunc(all, func(f runner.Finding) bool { return f.Code == c.ID && one.Matches(f.Remediation) }) {
+				t.Errorf("%s: no finding gives the fix %q", c.ID, tmpl)
+			}
 		}
 	}
 }
