@@ -16,37 +16,12 @@ import (
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
-// Finding codes of the fs-freeze check, in groups. Each group is a section
-// of the Codes in docs/checks/fs-freeze.md; TestCodeGroupsDocumented in
-// internal/checks holds the two in step.
-
-// Finding codes: whether an agent can freeze.
-const (
-)
-
-// Finding codes: the freeze list.
-const (
-)
-
-// Finding codes: the freeze test (--freeze-test).
-const (
-)
-
-// FSFreezeCodes lists every finding code RunFSFreeze reports, a line per group.
-var FSFreezeCodes = []string{
-	codeFreezeNotLive, codeFreezeNotQEMU, codeFreezeNoAgent, codeFreezeNoChannel,
-	codeFreezeUnreadable, codeFreezeListOK, codeFreezeRootUnfreez, codeFreezeMountSkipped, codeFreezeLoopBacked,
-	codeFreezeTestOK, codeFreezeTestUnsupport, codeFreezeTestBusy, codeFreezeTestFailed, codeFreezeTestRefused,
-}
-
-const crashFS = "Snapshots and backups of this VM will be crash-consistent for "
-
-// RunFSFreeze emulates the freeze list qemu-ga builds for
-// guest-fsfreeze-freeze and judges every mount in it, after whether an
-// agent can receive a freeze request at all (the Probe it shares with
-// Run). It never freezes anything unless env.FreezeTest asks for the
+// Run emulates the freeze list qemu-ga builds for guest-fsfreeze-freeze
+// and judges every mount in it, after whether an agent can receive a
+// freeze request at all (the presence it shares with the qemu-guest-agent
+// check). It never freezes anything unless env.FreezeTest asks for the
 // active freeze-and-thaw test of --freeze-test.
-func RunFSFreeze(ctx context.Context, env *runner.Env) []runner.Finding {
+func Run(ctx context.Context, env *runner.Env) []runner.Finding {
 	return JudgeFreeze(GatherFreeze(ctx, env))
 }
 
@@ -126,17 +101,17 @@ func gatherMounts(root *fs.Root, f *FreezeFacts) {
 // JudgeFreeze turns the facts into findings. It is pure.
 func JudgeFreeze(f FreezeFacts) []runner.Finding {
 	if !f.Live {
-		return []runner.Finding{runner.Skipf(codeFreezeNotLive, "the mount table was not read: "+f.NotLiveReason, nil)}
+		return []runner.Finding{codeFreezeNotLive.New(runner.Skip, "the mount table was not read: "+f.NotLiveReason, nil, codeFreezeNotLive.Fixf())}
 	}
 	var out []runner.Finding
 	ga := f.Pres
 	switch {
 	case ga.Port == "" && !ga.QEMU:
-		out = append(out, runner.Skipf(codeFreezeNotQEMU, "qemu-ga never freezes filesystems here: "+ga.Platform,
+		out = append(out, runner.Skipf(codeFreezeNotQEMU.ID, "qemu-ga never freezes filesystems here: "+ga.Platform,
 			map[string]string{"platform": ga.Platform}))
 	case f.MountsErr != nil:
-		out = append(out, runner.Errorf(codeFreezeUnreadable, "cannot read the mount table",
-			map[string]string{"file": "/proc/self/mountinfo", "error": f.MountsErr.Error()}, "check that /proc is mounted"))
+		out = append(out, codeFreezeUnreadable.New(runner.Error, "cannot read the mount table",
+			map[string]string{"file": "/proc/self/mountinfo", "error": f.MountsErr.Error()}, codeFreezeUnreadable.Fixf()))
 	default:
 		out = append(out, judgeFreezeList(f, agentBlockers(ga))...)
 	}
@@ -152,17 +127,16 @@ func JudgeFreeze(f FreezeFacts) []runner.Finding {
 // exits 0 with "No guest agent"), so every snapshot is silently
 // crash-consistent however freezable the filesystems are.
 func agentBlockers(ga *agent.Presence) []runner.Finding {
-	const all = "Snapshots and backups of this VM are crash-consistent for every filesystem: "
 	var out []runner.Finding
 	if !ga.Installed() {
-		out = append(out, runner.New(runner.Fail, codeFreezeNoAgent, "no filesystem is frozen for snapshots: qemu-guest-agent is not installed",
+		out = append(out, codeFreezeNoAgent.New(runner.Fail, "no filesystem is frozen for snapshots: qemu-guest-agent is not installed",
 			map[string]string{"agent": "not installed (see the qemu-guest-agent check)"},
-			all+"install the qemu-guest-agent package in the image (apt/dnf/zypper install qemu-guest-agent)"))
+			codeFreezeNoAgent.Fixf()))
 	}
 	if ga.Port == "" {
-		out = append(out, runner.New(runner.Fail, codeFreezeNoChannel, "no filesystem is frozen for snapshots: the VM has no org.qemu.guest_agent.0 channel, so the host cannot reach an agent",
+		out = append(out, codeFreezeNoChannel.New(runner.Fail, "no filesystem is frozen for snapshots: the VM has no org.qemu.guest_agent.0 channel, so the host cannot reach an agent",
 			map[string]string{"platform": ga.Platform, "ports": strings.Join(ga.Ports, ",")},
-			all+agent.ChannelFix))
+			codeFreezeNoChannel.Fixf()))
 	}
 	return out
 }
@@ -195,7 +169,7 @@ func judgeFreezeList(f FreezeFacts, blockers []runner.Finding) []runner.Finding 
 			b.Detail["freeze_order"] = d["freeze_order"]
 		}
 	}
-	out = append(out, runner.Passf(codeFreezeListOK, msg, d))
+	out = append(out, runner.Passf(codeFreezeListOK.ID, msg, d))
 	return out
 }
 
@@ -217,9 +191,9 @@ func rootUnfreezable(ms []mountinfo.Mount, list []freeze.Candidate, skipped []mo
 			why = "type " + root.FSType + " has no block device, so qemu-ga never freezes it"
 		}
 	}
-	return []runner.Finding{runner.New(runner.Fail, codeFreezeRootUnfreez, "the root filesystem is not frozen by qemu-ga: "+why,
+	return []runner.Finding{codeFreezeRootUnfreez.New(runner.Fail, "the root filesystem is not frozen by qemu-ga: "+why,
 		map[string]string{"root_type": root.FSType, "root_source": root.Source, "freeze_order": order},
-		crashFS+"/: install the OS on a freezable filesystem (ext4, xfs or btrfs) on a virtual disk")}
+		codeFreezeRootUnfreez.Fixf())}
 }
 
 // skippedMounts notes the mounts qemu-ga passes over: those that cannot
@@ -229,16 +203,18 @@ func skippedMounts(list []freeze.Candidate, skipped []mountinfo.Mount) []runner.
 	for _, c := range list {
 		m := c.Mount
 		if !c.Freezable && m.MountPoint != "/" {
-			out = append(out, runner.Passf(codeFreezeMountSkipped,
+			out = append(out, codeFreezeMountSkipped.New(runner.Pass,
 				fmt.Sprintf("info: %s (%s) cannot be frozen and is skipped by qemu-ga", m.MountPoint, m.FSType),
-				map[string]string{"mountpoint": m.MountPoint, "type": m.FSType, "source": m.Source}))
+				map[string]string{"mountpoint": m.MountPoint, "type": m.FSType, "source": m.Source},
+				codeFreezeMountSkipped.Fixf("mountpoint", m.MountPoint)))
 		}
 	}
 	for _, s := range skipped {
 		if s.FSType == "btrfs" {
-			out = append(out, runner.Passf(codeFreezeMountSkipped,
+			out = append(out, codeFreezeMountSkipped.New(runner.Pass,
 				fmt.Sprintf("info: btrfs %s is skipped by qemu-ga: its source device cannot be resolved from mountinfo", s.MountPoint),
-				map[string]string{"mountpoint": s.MountPoint, "type": s.FSType, "source": s.Source, "optional_fields": strconv.Itoa(len(s.Optional))}))
+				map[string]string{"mountpoint": s.MountPoint, "type": s.FSType, "source": s.Source, "optional_fields": strconv.Itoa(len(s.Optional))},
+				codeFreezeMountSkipped.Fixf("mountpoint", s.MountPoint)))
 		}
 	}
 	return out
@@ -271,11 +247,11 @@ func loopBacked(f FreezeFacts, list []freeze.Candidate, order []string, freezeOr
 		if hok && hp < lp {
 			orderNote = "the backing filesystem is frozen first: freezing the loop filesystem then blocks on it and the guest hangs"
 		}
-		out = append(out, runner.New(runner.Warn, codeFreezeLoopBacked,
+		out = append(out, codeFreezeLoopBacked.New(runner.Warn,
 			fmt.Sprintf("%s is a loop device backed by %s on %s, which is also frozen", c.Mount.MountPoint, backing, host.MountPoint),
 			map[string]string{"mountpoint": c.Mount.MountPoint, "loop_device": "/dev/" + loop, "backing_file": backing,
 				"backing_mount": host.MountPoint, "order": orderNote, "freeze_order": freezeOrder},
-			"a snapshot freeze of nested filesystems can hang the guest when the order changes (remount, reboot): move the data to its own virtual disk instead of a loop-mounted image file"))
+			codeFreezeLoopBacked.Fixf("mountpoint", c.Mount.MountPoint)))
 	}
 	return out
 }
@@ -286,11 +262,12 @@ func judgeFreezeTest(t freezeTestFacts) runner.Finding {
 	req := t.Req
 	d := map[string]string{"mountpoint": req.Mountpoint}
 	if !t.IsHost {
-		return runner.Errorf(codeFreezeTestRefused, "--freeze-test works only on the running system, not under --root", d,
-			"run guestcheck without --root inside the VM")
+		return codeFreezeTestRefused.New(runner.Error, "--freeze-test works only on the running system, not under --root", d,
+			codeFreezeTestRefused.CaseFix("when run under --root", "mountpoint", req.Mountpoint))
 	}
 	if !t.IsRoot {
-		return runner.Errorf(codeFreezeTestRefused, "--freeze-test needs root", d, "run guestcheck as root (FIFREEZE needs CAP_SYS_ADMIN)")
+		return codeFreezeTestRefused.New(runner.Error, "--freeze-test needs root", d,
+			codeFreezeTestRefused.CaseFix("when not run as root", "mountpoint", req.Mountpoint))
 	}
 	res, err := t.Result, t.Err
 	if res.Device != "" {
@@ -303,28 +280,27 @@ func judgeFreezeTest(t freezeTestFacts) runner.Finding {
 	switch {
 	case errors.Is(err, freeze.ErrRefused) || errors.Is(err, freeze.ErrNeedRoot):
 		d["error"] = err.Error()
-		return runner.Errorf(codeFreezeTestRefused, "the freeze test was refused: "+err.Error(), d,
-			"pass the mount point of a data filesystem that holds neither guestcheck nor its output")
+		return codeFreezeTestRefused.New(runner.Error, "the freeze test was refused: "+err.Error(), d, codeFreezeTestRefused.Fixf())
 	case errors.Is(err, freeze.ErrCannotFreeze):
 		d["error"] = err.Error()
-		return runner.New(runner.Warn, codeFreezeTestUnsupport, req.Mountpoint+" cannot freeze (EOPNOTSUPP)", d,
-			crashFS+req.Mountpoint+": qemu-ga skips it; put data that must be consistent on ext4, xfs or btrfs")
+		return codeFreezeTestUnsupport.New(runner.Warn, req.Mountpoint+" cannot freeze (EOPNOTSUPP)", d,
+			codeFreezeTestUnsupport.Fixf("mountpoint", req.Mountpoint))
 	case errors.Is(err, freeze.ErrAlreadyFrozen):
 		d["error"] = err.Error()
-		return runner.New(runner.Warn, codeFreezeTestBusy, req.Mountpoint+" is already frozen (EBUSY)", d,
-			"something else holds a freeze (a snapshot in progress, or a leftover from fsfreeze -f): thaw it with `fsfreeze -u "+req.Mountpoint+"` once no snapshot runs")
+		return codeFreezeTestBusy.New(runner.Warn, req.Mountpoint+" is already frozen (EBUSY)", d,
+			codeFreezeTestBusy.Fixf("mountpoint", req.Mountpoint))
 	case err != nil:
 		d["error"] = err.Error()
-		return runner.New(runner.Fail, codeFreezeTestFailed, "freezing "+req.Mountpoint+" failed: "+err.Error(), d,
-			crashFS+req.Mountpoint+": qemu-ga hits the same error, aborts the freeze and the snapshot retries until it fails; fix the cause (SELinux, permissions, the filesystem's state) and rerun --freeze-test")
+		return codeFreezeTestFailed.New(runner.Fail, "freezing "+req.Mountpoint+" failed: "+err.Error(), d,
+			codeFreezeTestFailed.Fixf("mountpoint", req.Mountpoint))
 	}
 	d["thaw_latency"] = res.ThawLatency.String()
 	d["thawed_by"] = res.ThawedBy
 	if res.ThawedBy == "watchdog" {
-		return runner.New(runner.Fail, codeFreezeTestFailed,
+		return codeFreezeTestFailed.New(runner.Fail,
 			fmt.Sprintf("freezing %s took %v, past the watchdog deadline", req.Mountpoint, res.FreezeLatency.Round(1e6)), d,
-			"the freeze flushes dirty data first: a freeze this slow risks KubeVirt's freeze timeout; reduce write load or dirty page limits before snapshots")
+			codeFreezeTestFailed.CaseFix("when the freeze outlasted the watchdog", "mountpoint", req.Mountpoint))
 	}
-	return runner.Passf(codeFreezeTestOK, fmt.Sprintf("%s froze in %v and thawed in %v", req.Mountpoint,
+	return runner.Passf(codeFreezeTestOK.ID, fmt.Sprintf("%s froze in %v and thawed in %v", req.Mountpoint,
 		res.FreezeLatency.Round(1e3), res.ThawLatency.Round(1e3)), d)
 }

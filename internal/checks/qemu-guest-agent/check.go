@@ -1,4 +1,4 @@
-package guestagent
+package qemuguestagent
 
 import (
 	"bytes"
@@ -10,69 +10,20 @@ import (
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
-// Finding codes of the qemu-guest-agent check, in groups. Each group is a section
-// of the Codes in docs/checks/qemu-guest-agent.md; TestCodeGroupsDocumented in
-// internal/checks holds the two in step.
-
-// Finding codes: where the check applies.
-const (
-)
-
-// Finding codes: the virtio-serial channel.
-const (
-)
-
-// Finding codes: the package.
-const (
-)
-
-// Finding codes: the unit.
-const (
-)
-
-// Finding codes: the agent process.
-const (
-)
-
-// Finding codes: the configuration and its RPC filter.
-const (
-)
-
-// Finding codes: A freeze left behind.
-const (
-)
-
-// Finding codes: freeze hooks.
-const (
-)
-
-// Finding codes: SELinux.
-const (
-)
-
-// Finding codes: when the state cannot be read.
-const (
-)
-
-// Codes lists every code Run can emit, a line per group.
-var Codes = []string{
-	CodeNotLive, CodeNotVM,
-	CodeChannelOK, CodeChannelMissing, CodeChannelLink,
-	CodeInstalled, CodeNotInstalled,
-	CodeNoSystemd, CodeUnitActive, CodeUnitInactive, CodeUnitWaits, CodeUnitMasked, CodeUnitDisabled, CodeRestartLoop,
-	CodeProcessOK, CodeProcessMissing, CodeProcessNotOnPort,
-	CodeConfigInvalid, CodeConfigIgnored, CodeFilterOK, CodeFreezeBlocked, CodeKubeVirtBlocked, CodeExecBlocked, CodeFilterUnknown,
-	CodeNotFrozen, CodeFrozenMarker, CodeFrozenRecent,
-	CodeHookOK, CodeHookMissing, CodeHookScriptIgnored, CodeHookDisabled,
-	CodeSELinuxOK, CodeSELinuxDenied, CodeSELinuxConfined,
-	CodeUnreadable,
+// Check is what a quiesced KubeVirt, Harvester or OpenStack snapshot
+// needs from qemu-guest-agent; docs/checks/qemu-guest-agent.md explains
+// each code.
+var Check = runner.Check{
+	ID:    "qemu-guest-agent",
+	Title: "qemu-guest-agent snapshot readiness",
+	Description: "the virtio channel, the agent's unit and process, its RPC filter, no leftover frozen marker, " +
+		"working freeze hooks and SELinux let the agent quiesce snapshots",
+	Codes: Codes,
+	Run:   Run,
 }
 
 // UnitName is the systemd unit every distribution ships.
 const UnitName = "qemu-guest-agent.service"
-
-// crash is the consequence every snapshot-related remediation starts with.
-const crash = "Snapshots and backups of this VM will be crash-consistent (or fail to quiesce): "
 
 // FrozenGrace is how long a frozen marker may exist before it is judged
 // left over rather than a snapshot in progress (KubeVirt's unfreeze

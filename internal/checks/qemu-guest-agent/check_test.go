@@ -1,4 +1,4 @@
-package guestagent
+package qemuguestagent
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fact/systemd"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
+	"github.com/guestcheck/guestcheck/internal/shared/runner/checktest"
 )
 
 type fakeSystemd struct {
@@ -40,32 +41,8 @@ func runRoot(t *testing.T, name string, live bool, sd systemd.Manager) []runner.
 	env := &runner.Env{Root: root, Live: live, Systemd: sd,
 		Now: func() time.Time { return time.Unix(1767225600, 0).Add(time.Hour) }}
 	out := Run(context.Background(), env)
-	for _, f := range out {
-		if !runner.IsKebab(f.Code) || !containsStr(Codes, f.Code) {
-			t.Errorf("undeclared code %q", f.Code)
-		}
-		if f.Status != runner.Pass && f.Status != runner.Skip && f.Remediation == "" {
-			t.Errorf("%s: %s without remediation", f.Code, f.Status)
-		}
-		if strings.HasSuffix(f.Message, ".") || strings.Contains(f.Message, "\n") {
-			t.Errorf("%s: message %q is not one line without a trailing period", f.Code, f.Message)
-		}
-		for k := range f.Detail {
-			if strings.ToLower(k) != k || strings.ContainsAny(k, "- ") {
-				t.Errorf("%s: detail key %q is not snake_case", f.Code, k)
-			}
-		}
-	}
+	checktest.Conventions(t, out, Codes)
 	return out
-}
-
-func containsStr(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func index(fs []runner.Finding) map[string]runner.Finding {
@@ -87,34 +64,34 @@ func TestFixtureRoots(t *testing.T) {
 		detail map[string]string // code/key -> substring
 	}{
 		{root: "debian", sd: active(),
-			want: map[string]runner.Status{CodeChannelOK: runner.Pass, CodeInstalled: runner.Pass, CodeUnitActive: runner.Pass,
-				CodeProcessOK: runner.Pass, CodeFilterOK: runner.Pass, CodeNotFrozen: runner.Pass, CodeHookDisabled: runner.Warn,
-				CodeConfigIgnored: runner.Warn, CodeSELinuxOK: runner.Pass},
-			absent: []string{CodeExecBlocked, CodeFreezeBlocked, CodeKubeVirtBlocked, CodeUnitDisabled},
-			detail: map[string]string{CodeInstalled + "/version": "7.2.22", CodeConfigIgnored + "/setting": "DAEMON_ARGS",
-				CodeFilterOK + "/effective_disabled": "guest-get-devices", CodeFilterOK + "/settings_from": "process 812"}},
+			want: map[string]runner.Status{CodeChannelOK.ID: runner.Pass, CodeInstalled.ID: runner.Pass, CodeUnitActive.ID: runner.Pass,
+				CodeProcessOK.ID: runner.Pass, CodeFilterOK.ID: runner.Pass, CodeNotFrozen.ID: runner.Pass, CodeHookDisabled.ID: runner.Warn,
+				CodeConfigIgnored.ID: runner.Warn, CodeSELinuxOK.ID: runner.Pass},
+			absent: []string{CodeExecBlocked.ID, CodeFreezeBlocked.ID, CodeKubeVirtBlocked.ID, CodeUnitDisabled.ID},
+			detail: map[string]string{CodeInstalled.ID + "/version": "7.2.22", CodeConfigIgnored.ID + "/setting": "DAEMON_ARGS",
+				CodeFilterOK.ID + "/effective_disabled": "guest-get-devices", CodeFilterOK.ID + "/settings_from": "process 812"}},
 		{root: "rhel8", sd: fakeSystemd{err: fmt.Errorf("%w: test", systemd.ErrNotRunning)},
-			want: map[string]runner.Status{CodeNoSystemd: runner.Skip, CodeProcessMissing: runner.Fail, CodeExecBlocked: runner.Pass,
-				CodeFilterOK: runner.Pass, CodeHookScriptIgnored: runner.Warn, CodeHookOK: runner.Pass, CodeSELinuxDenied: runner.Fail},
-			absent: []string{CodeFilterUnknown, CodeConfigIgnored},
-			detail: map[string]string{CodeExecBlocked + "/origin_block_rpcs": "command line", CodeExecBlocked + "/settings_from": "unit /usr/lib/systemd/system/qemu-guest-agent.service",
-				CodeHookOK + "/hook": "/etc/qemu-ga/fsfreeze-hook", CodeSELinuxDenied + "/denied": "/data {open}",
-				CodeHookScriptIgnored + "/skipped": "mysql-flush.sh (not executable)"}},
+			want: map[string]runner.Status{CodeNoSystemd.ID: runner.Skip, CodeProcessMissing.ID: runner.Fail, CodeExecBlocked.ID: runner.Pass,
+				CodeFilterOK.ID: runner.Pass, CodeHookScriptIgnored.ID: runner.Warn, CodeHookOK.ID: runner.Pass, CodeSELinuxDenied.ID: runner.Fail},
+			absent: []string{CodeFilterUnknown.ID, CodeConfigIgnored.ID},
+			detail: map[string]string{CodeExecBlocked.ID + "/origin_block_rpcs": "command line", CodeExecBlocked.ID + "/settings_from": "unit /usr/lib/systemd/system/qemu-guest-agent.service",
+				CodeHookOK.ID + "/hook": "/etc/qemu-ga/fsfreeze-hook", CodeSELinuxDenied.ID + "/denied": "/data {open}",
+				CodeHookScriptIgnored.ID + "/skipped": "mysql-flush.sh (not executable)"}},
 		{root: "rhel9.0", sd: active(),
-			want:   map[string]runner.Status{CodeFilterUnknown: runner.Warn, CodeExecBlocked: runner.Pass, CodeFilterOK: runner.Pass},
-			detail: map[string]string{CodeFilterUnknown + "/unknown_names": "guest-file-*"}},
+			want:   map[string]runner.Status{CodeFilterUnknown.ID: runner.Warn, CodeExecBlocked.ID: runner.Pass, CodeFilterOK.ID: runner.Pass},
+			detail: map[string]string{CodeFilterUnknown.ID + "/unknown_names": "guest-file-*"}},
 		{root: "rhel9.4", sd: active(),
-			want: map[string]runner.Status{CodeExecBlocked: runner.Pass, CodeFilterOK: runner.Pass, CodeFrozenMarker: runner.Fail,
-				CodeConfigIgnored: runner.Warn},
-			absent: []string{CodeFilterUnknown},
-			detail: map[string]string{CodeExecBlocked + "/effective_disabled": "guest-file-open", CodeConfigIgnored + "/setting": "BLOCK_RPCS",
-				CodeFrozenMarker + "/marker_age": "1h0m0s"}},
+			want: map[string]runner.Status{CodeExecBlocked.ID: runner.Pass, CodeFilterOK.ID: runner.Pass, CodeFrozenMarker.ID: runner.Fail,
+				CodeConfigIgnored.ID: runner.Warn},
+			absent: []string{CodeFilterUnknown.ID},
+			detail: map[string]string{CodeExecBlocked.ID + "/effective_disabled": "guest-file-open", CodeConfigIgnored.ID + "/setting": "BLOCK_RPCS",
+				CodeFrozenMarker.ID + "/marker_age": "1h0m0s"}},
 		{root: "suse", sd: fakeSystemd{u: systemd.UnitState{Name: UnitName, LoadState: "loaded", ActiveState: "failed", SubState: "failed", UnitFileState: "disabled", NRestarts: 5}},
-			want: map[string]runner.Status{CodeFreezeBlocked: runner.Fail, CodeKubeVirtBlocked: runner.Fail, CodeExecBlocked: runner.Pass,
-				CodeUnitInactive: runner.Fail, CodeUnitDisabled: runner.Warn, CodeRestartLoop: runner.Warn, CodeProcessMissing: runner.Fail},
-			absent: []string{CodeFilterOK},
-			detail: map[string]string{CodeFreezeBlocked + "/origin_block_rpcs": "/etc/qemu/qemu-ga.conf (block-rpcs) + command line",
-				CodeKubeVirtBlocked + "/blocked_rpcs": "guest-get-users"}},
+			want: map[string]runner.Status{CodeFreezeBlocked.ID: runner.Fail, CodeKubeVirtBlocked.ID: runner.Fail, CodeExecBlocked.ID: runner.Pass,
+				CodeUnitInactive.ID: runner.Fail, CodeUnitDisabled.ID: runner.Warn, CodeRestartLoop.ID: runner.Warn, CodeProcessMissing.ID: runner.Fail},
+			absent: []string{CodeFilterOK.ID},
+			detail: map[string]string{CodeFreezeBlocked.ID + "/origin_block_rpcs": "/etc/qemu/qemu-ga.conf (block-rpcs) + command line",
+				CodeKubeVirtBlocked.ID + "/blocked_rpcs": "guest-get-users"}},
 	}
 	// Git does not keep mtimes: give the frozen marker its age here.
 	marker := "testdata/roots/rhel9.4/var/run/" + FrozenMarker
@@ -174,12 +151,12 @@ func TestExecBlockedFailsWhenProbesDeclared(t *testing.T) {
 			Now: func() time.Time { return time.Unix(1767225600, 0).Add(time.Hour) }}
 		got := index(Run(context.Background(), env))
 		root.Close()
-		f, ok := got[CodeExecBlocked]
+		f, ok := got[CodeExecBlocked.ID]
 		switch {
 		case tc.want == "" && ok:
 			t.Errorf("%s %q: unexpected %+v", tc.root, tc.cfg, f)
 		case tc.want != "" && (!ok || f.Status != tc.want):
-			t.Errorf("%s %q: %s = %+v, want %s", tc.root, tc.cfg, CodeExecBlocked, f, tc.want)
+			t.Errorf("%s %q: %s = %+v, want %s", tc.root, tc.cfg, CodeExecBlocked.ID, f, tc.want)
 		case tc.want == runner.Fail && (f.Remediation == "" || f.Detail["probe_declared_in"] != "g.yaml:1" || !strings.Contains(f.Message, "guest-exec")):
 			t.Errorf("%s %q: fail without remediation or evidence: %+v", tc.root, tc.cfg, f)
 		}
@@ -188,15 +165,15 @@ func TestExecBlockedFailsWhenProbesDeclared(t *testing.T) {
 
 func TestNotLiveJudgesFilesOnly(t *testing.T) {
 	got := index(runRoot(t, "rhel8", false, nil))
-	if got[CodeNotLive].Status != runner.Skip {
-		t.Errorf("want %s skip", CodeNotLive)
+	if got[CodeNotLive.ID].Status != runner.Skip {
+		t.Errorf("want %s skip", CodeNotLive.ID)
 	}
-	for _, c := range []string{CodeChannelOK, CodeProcessMissing, CodeProcessOK, CodeUnitActive} {
+	for _, c := range []string{CodeChannelOK.ID, CodeProcessMissing.ID, CodeProcessOK.ID, CodeUnitActive.ID} {
 		if _, ok := got[c]; ok {
 			t.Errorf("not live but got %s", c)
 		}
 	}
-	if got[CodeExecBlocked].Status != runner.Pass || got[CodeHookScriptIgnored].Status != runner.Warn {
+	if got[CodeExecBlocked.ID].Status != runner.Pass || got[CodeHookScriptIgnored.ID].Status != runner.Warn {
 		t.Errorf("file findings missing offline: %v", got)
 	}
 }
@@ -232,7 +209,7 @@ func TestConfdirFromOSRelease(t *testing.T) {
 		env := &runner.Env{Root: root, Now: time.Now}
 		got := ""
 		for _, f := range Run(context.Background(), env) {
-			if f.Code == CodeInstalled {
+			if f.Code == CodeInstalled.ID {
 				got = f.Detail["confdir"]
 			}
 		}

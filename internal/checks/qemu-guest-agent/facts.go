@@ -1,4 +1,4 @@
-package guestagent
+package qemuguestagent
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fact/agent"
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/systemd"
+	"github.com/guestcheck/guestcheck/internal/parse/auditlog"
 	"github.com/guestcheck/guestcheck/internal/parse/dpkgstatus"
 	"github.com/guestcheck/guestcheck/internal/parse/envfile"
 	"github.com/guestcheck/guestcheck/internal/parse/osrelease"
@@ -96,9 +97,9 @@ type marker struct {
 type selinux struct {
 	Enforcing bool
 	From      string // the file that said so, "" without SELinux
-	// AVCs are the audit log's records (all of them: the judge picks the
-	// agent's recent denials).
-	AVCs []AVC
+	// AVCs are the audit log's denials (all of them: the judge picks the
+	// agent's recent ones).
+	AVCs []auditlog.AVC
 	// UnconfinedOff is true when virt_qemu_ga_run_unconfined is off.
 	UnconfinedOff bool
 }
@@ -331,7 +332,9 @@ func readSELinux(root *fs.Root, live bool) selinux {
 		return s
 	}
 	if b, err := root.ReadFile("/var/log/audit/audit.log"); err == nil {
-		s.AVCs = ParseAuditLog(b)
+		// A denial read in part still counts; the lines it could not read
+		// are the log's business, not the agent's.
+		s.AVCs, _ = auditlog.Parse(b)
 	}
 	b, err := root.ReadFile("/sys/fs/selinux/booleans/virt_qemu_ga_run_unconfined")
 	s.UnconfinedOff = err == nil && strings.HasPrefix(strings.TrimSpace(string(b)), "0")

@@ -1,4 +1,4 @@
-package guestagent
+package qemuguestagent
 
 import (
 	"reflect"
@@ -27,46 +27,6 @@ func FuzzParseVersion(f *testing.F) {
 		}
 		if v.Major < 1<<30 && v.Minor < 1<<30 && (!v.AtLeast(v.Major, v.Minor) || v.AtLeast(v.Major, v.Minor+1) || v.AtLeast(v.Major+1, 0)) {
 			t.Fatalf("AtLeast is not an order around %s", v)
-		}
-	})
-}
-
-func FuzzParseAVC(f *testing.F) {
-	f.Add(`type=AVC msg=audit(1700000000.123:42): avc:  denied  { open read } for  pid=1 comm="qemu-ga" path="/a b" dev="vda1" scontext=system_u:system_r:virt_qemu_ga_t:s0 tcontext=u:o:t:s0 tclass=file permissive=1`)
-	f.Add(`type=AVC msg=audit(1.5:2): avc: denied { write } for comm="x" name="y" permissive=0`)
-	f.Add(`type=SYSCALL msg=audit(1.5:2): denied `)
-	f.Fuzz(func(t *testing.T, line string) {
-		a, ok := ParseAVC(line)
-		if b, ok2 := ParseAVC(line); ok != ok2 || !reflect.DeepEqual(a, b) {
-			t.Fatal("not deterministic")
-		}
-		if !ok {
-			return
-		}
-		if !strings.HasPrefix(line, "type=AVC ") {
-			t.Fatalf("accepted a %q record", line)
-		}
-		// Every field is text of the line, not invented.
-		for _, v := range append([]string{a.Comm, a.Path, a.SContext, a.TContext, a.TClass}, a.Perms...) {
-			if !strings.Contains(line, v) {
-				t.Fatalf("field %q is not in %q", v, line)
-			}
-		}
-		for _, p := range a.Perms {
-			if p == "" || strings.ContainsAny(p, " \t\n") {
-				t.Fatalf("bad permission %q", p)
-			}
-		}
-		if !a.Time.IsZero() && (a.Time.Unix() < 0 || a.Time.Unix() >= 1e12) {
-			t.Fatalf("time %v out of range", a.Time)
-		}
-		// The log reader finds the same denial on a line of its own.
-		log := ParseAuditLog([]byte("type=USER_AUTH msg=x\n" + line + "\n"))
-		if strings.Contains(line, "\n") {
-			return
-		}
-		if len(log) != 1 || !reflect.DeepEqual(log[0], a) {
-			t.Fatalf("ParseAuditLog = %+v, ParseAVC = %+v", log, a)
 		}
 	})
 }

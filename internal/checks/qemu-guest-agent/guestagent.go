@@ -1,14 +1,15 @@
-// Package guestagent inspects qemu-guest-agent the way a KubeVirt,
+// Package qemuguestagent inspects qemu-guest-agent the way a KubeVirt,
 // Harvester or OpenStack snapshot depends on it: the virtio channel, the
 // installed agent and its unit and process, the RPC filter it will apply
 // (computed from the same command line, configuration file and environment
 // files the agent reads), a leftover frozen marker, fsfreeze hooks and
-// SELinux. The parsers are pure functions over bytes; Gather reads what
-// they need into Facts and Judge, a pure function, turns the Facts into
+// SELinux. The parsers of the agent's own formats are pure functions
+// over bytes here (the audit log's SELinux denials are
+// internal/parse/auditlog's); Gather reads what they need into Facts and Judge, a pure function, turns the Facts into
 // findings (Run is the two). The agent's presence (internal/fact/agent) is
 // read once per run and shared with the fs-freeze check
-// (internal/checks/fs-freeze).
-package guestagent
+// (internal/checks/fs-freeze, package fsfreeze).
+package qemuguestagent
 
 import (
 	"fmt"

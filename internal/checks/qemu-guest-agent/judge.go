@@ -1,4 +1,4 @@
-package guestagent
+package qemuguestagent
 
 import (
 	"errors"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/fact/agent"
 	"github.com/guestcheck/guestcheck/internal/fact/systemd"
+	"github.com/guestcheck/guestcheck/internal/parse/auditlog"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -23,7 +24,7 @@ func Judge(f Facts) []runner.Finding {
 			return r.out // not a QEMU/KVM guest: nothing else applies
 		}
 	} else {
-		r.add(runner.Skipf(CodeNotLive, "virtio channel, unit and process not checked: "+f.NotLiveReason, nil))
+		r.add(CodeNotLive.New(runner.Skip, "virtio channel, unit and process not checked: "+f.NotLiveReason, nil, CodeNotLive.Fixf()))
 	}
 	if !r.installed() {
 		return r.out
@@ -33,7 +34,7 @@ func Judge(f Facts) []runner.Finding {
 		r.processFindings()
 	}
 	if f.Interrupted {
-		return append(r.out, runner.Errorf(CodeUnreadable, "the check's deadline passed", nil, "raise checks.qemu-guest-agent.timeout in the config file"))
+		return append(r.out, CodeUnreadable.New(runner.Error, "the check's deadline passed", nil, CodeUnreadable.CaseFix("when the deadline passed")))
 	}
 	r.ignored()
 	r.filter()
@@ -54,10 +55,13 @@ type judgement struct {
 
 func (r *judgement) add(f ...runner.Finding) { r.out = append(r.out, f...) }
 
-// inImage ends a fix of the agent's files: restart, the running system's
-// words, or "in the image", where a restart would be the host's agent.
-func (r *judgement) inImage(restart string) string {
-	return runner.Fix(r.f.Live, restart, " in the image")
+// channelCase names the case of a fix that depends on the channel
+// failure found (r.chanBad >= 0): the port missing, or only its link.
+func (r *judgement) channelCase() string {
+	if r.out[r.chanBad].Code == CodeChannelMissing.ID {
+		return whenNoChannel
+	}
+	return whenNoLink
 }
 
 // installed judges whether an agent is installed; false ends the check.
@@ -65,16 +69,15 @@ func (r *judgement) installed() bool {
 	p := r.f.Pres
 	if p.Binary == "" && len(p.Procs) == 0 {
 		if r.f.Live {
-			r.add(runner.New(runner.Fail, CodeNotInstalled, "qemu-guest-agent is not installed",
-				map[string]string{"searched": strings.Join(agent.Binaries, ",")},
-				crash+"install the qemu-guest-agent package in the image (apt/dnf/zypper install qemu-guest-agent) and enable its service"))
+			r.add(CodeNotInstalled.New(runner.Fail, "qemu-guest-agent is not installed",
+				map[string]string{"searched": strings.Join(agent.Binaries, ",")}, CodeNotInstalled.Fixf()))
 		} else {
-			r.add(runner.Skipf(CodeNotInstalled, "qemu-guest-agent is not installed", map[string]string{"searched": strings.Join(agent.Binaries, ",")}))
+			r.add(runner.Skipf(CodeNotInstalled.ID, "qemu-guest-agent is not installed", map[string]string{"searched": strings.Join(agent.Binaries, ",")}))
 		}
 		return false
 	}
 	if p.Binary != "" {
-		r.add(runner.Passf(CodeInstalled, fmt.Sprintf("qemu-guest-agent %s is installed", r.f.Version),
+		r.add(runner.Passf(CodeInstalled.ID, fmt.Sprintf("qemu-guest-agent %s is installed", r.f.Version),
 			map[string]string{"binary": r.f.show(p.Binary), "version": r.f.Version.String(), "version_source": r.f.VersionFrom, "confdir": r.f.Confdir}))
 	}
 	return true
@@ -93,21 +96,20 @@ func (r *judgement) channel() bool {
 			if p.VM {
 				msg = "no virtio guest-agent channel, and this VM does not run on QEMU/KVM, so none is expected"
 			}
-			r.add(runner.Skipf(CodeNotVM, msg, d))
+			r.add(runner.Skipf(CodeNotVM.ID, msg, d))
 			return false
 		}
 		if !p.VirtioConsole {
 			d["virtio_console"] = "module not loaded"
 		}
 		r.chanBad = len(r.out)
-		r.add(runner.New(runner.Fail, CodeChannelMissing, "the VM has no org.qemu.guest_agent.0 virtio-serial channel", d,
-			crash+agent.ChannelFix))
+		r.add(CodeChannelMissing.New(runner.Fail, "the VM has no org.qemu.guest_agent.0 virtio-serial channel", d, CodeChannelMissing.Fixf()))
 		return true
 	}
 	d["port"] = p.Port
 	if p.Link != "" {
 		d["link"] = DefaultVirtioPath + " -> " + p.Link
-		r.add(runner.Passf(CodeChannelOK, "the guest-agent virtio channel is present as "+DefaultVirtioPath, d))
+		r.add(runner.Passf(CodeChannelOK.ID, "the guest-agent virtio channel is present as "+DefaultVirtioPath, d))
 		return true
 	}
 	// Without the link the unit (bound to the link's device) never starts:
@@ -117,8 +119,7 @@ func (r *judgement) channel() bool {
 		st = runner.Fail
 	}
 	r.chanBad = len(r.out)
-	r.add(runner.New(st, CodeChannelLink, "the guest-agent port "+p.Port+" exists but "+DefaultVirtioPath+" is missing", d,
-		"the agent opens "+DefaultVirtioPath+" by default and its unit waits for that device: make sure udev runs with its 50-udev-default.rules (run `udevadm trigger --subsystem-match=virtio-ports`), otherwise snapshots will be crash-consistent"))
+	r.add(CodeChannelLink.New(st, "the guest-agent port "+p.Port+" exists but "+DefaultVirtioPath+" is missing", d, CodeChannelLink.Fixf()))
 	return true
 }
 
@@ -138,14 +139,14 @@ func (r *judgement) unitState() {
 	if err != nil || len(us) == 0 {
 		msg := "systemd is not available; the agent is judged from /proc only"
 		if err != nil && !errors.Is(err, systemd.ErrNotRunning) {
-			fix := "check that the system bus or systemd's private socket is reachable"
+			fix := CodeUnreadable.Fixf()
 			if !r.f.IsRoot {
-				fix += " (run as root)"
+				fix = CodeUnreadable.CaseFix("when systemd refuses a user that is not root")
 			}
-			r.add(runner.Errorf(CodeUnreadable, "cannot read the state of "+UnitName, map[string]string{"error": err.Error()}, fix))
+			r.add(CodeUnreadable.New(runner.Error, "cannot read the state of "+UnitName, map[string]string{"error": err.Error()}, fix))
 			return
 		}
-		r.add(runner.Skipf(CodeNoSystemd, msg, map[string]string{"error": fmt.Sprint(err)}))
+		r.add(runner.Skipf(CodeNoSystemd.ID, msg, map[string]string{"error": fmt.Sprint(err)}))
 		return
 	}
 	u := us[0]
@@ -158,15 +159,14 @@ func (r *judgement) unitState() {
 	noChannel := r.chanBad >= 0
 	switch {
 	case !u.Found():
-		r.add(runner.New(runner.Fail, CodeUnitInactive, UnitName+" is not installed", d,
-			crash+"install the distribution's qemu-guest-agent package, which ships the unit"))
+		r.add(CodeUnitInactive.New(runner.Fail, UnitName+" is not installed", d, CodeUnitInactive.CaseFix("when the unit is not installed")))
 		return
 	case u.LoadState == "masked" || u.UnitFileState == "masked":
-		fix := "run `systemctl unmask " + UnitName + " && systemctl start " + UnitName + "`"
+		fix := CodeUnitMasked.Fixf()
 		if noChannel {
-			fix = "run `systemctl unmask " + UnitName + "` and fix the guest-agent channel (see " + r.out[r.chanBad].Code + "); the unit starts with the channel"
+			fix = CodeUnitMasked.CaseFix(r.channelCase())
 		}
-		r.add(runner.New(runner.Fail, CodeUnitMasked, UnitName+" is masked", d, crash+fix))
+		r.add(CodeUnitMasked.New(runner.Fail, UnitName+" is masked", d, fix))
 		return
 	case u.ActiveState != "active" && noChannel && len(r.f.Missing) > 0:
 		r.waiting = true
@@ -175,31 +175,27 @@ func (r *judgement) unitState() {
 		d["started_by"] = by
 		r.evidence("unit_waits_for", d["waits_for"])
 		if ok {
-			r.add(runner.Skipf(CodeUnitWaits, fmt.Sprintf("%s is %s: it waits for the guest-agent channel %s and starts when the channel appears",
+			r.add(runner.Skipf(CodeUnitWaits.ID, fmt.Sprintf("%s is %s: it waits for the guest-agent channel %s and starts when the channel appears",
 				UnitName, state, firstPath(r.f.Missing)), d))
 			break
 		}
 		dev, _, _ := strings.Cut(r.f.Missing[0], " (")
-		r.add(runner.New(runner.Warn, CodeUnitWaits, fmt.Sprintf("%s is %s: it waits for the guest-agent channel %s, but nothing starts it when the channel appears",
+		r.add(CodeUnitWaits.New(runner.Warn, fmt.Sprintf("%s is %s: it waits for the guest-agent channel %s, but nothing starts it when the channel appears",
 			UnitName, state, firstPath(r.f.Missing)), d,
-			"have systemd start the agent with its device: `systemctl add-wants '"+dev+"' "+UnitName+"` (or reinstall the package's udev rule); otherwise the agent stays down after the channel is added"))
+			CodeUnitWaits.Fixf("device", dev)))
 	case u.ActiveState != "active" && noChannel:
-		r.add(runner.New(runner.Fail, CodeUnitInactive, fmt.Sprintf("%s is %s (%s)", UnitName, u.ActiveState, u.SubState), d,
-			crash+"fix the guest-agent channel first (see "+r.out[r.chanBad].Code+"): qemu-ga exits at once without it; then run `systemctl restart "+UnitName+
-				"`, since this unit is not bound to the channel's device (no BindsTo=) and does not wait for it"))
+		r.add(CodeUnitInactive.New(runner.Fail, fmt.Sprintf("%s is %s (%s)", UnitName, u.ActiveState, u.SubState), d,
+			CodeUnitInactive.CaseFix(r.channelCase())))
 	case u.ActiveState != "active":
-		r.add(runner.New(runner.Fail, CodeUnitInactive, fmt.Sprintf("%s is %s (%s)", UnitName, u.ActiveState, u.SubState), d,
-			crash+"start it with `systemctl start "+UnitName+"` and read `journalctl -u "+UnitName+"` for why it stopped"))
+		r.add(CodeUnitInactive.New(runner.Fail, fmt.Sprintf("%s is %s (%s)", UnitName, u.ActiveState, u.SubState), d, CodeUnitInactive.Fixf()))
 	default:
-		r.add(runner.Passf(CodeUnitActive, UnitName+" is active", d))
+		r.add(runner.Passf(CodeUnitActive.ID, UnitName+" is active", d))
 	}
 	if u.UnitFileState == "disabled" && r.f.UdevRule == "" {
-		r.add(runner.New(runner.Warn, CodeUnitDisabled, UnitName+" is disabled and no udev rule starts it", d,
-			"run `systemctl enable "+UnitName+"` so the agent starts at every boot; without it the next boot's snapshots are crash-consistent"))
+		r.add(CodeUnitDisabled.New(runner.Warn, UnitName+" is disabled and no udev rule starts it", d, CodeUnitDisabled.Fixf()))
 	}
 	if u.NRestarts >= 3 {
-		r.add(runner.New(runner.Warn, CodeRestartLoop, fmt.Sprintf("%s has restarted %d times", UnitName, u.NRestarts), d,
-			"read `journalctl -u "+UnitName+"` for why the agent exits: while it restarts, a snapshot's freeze request can fail or hit a stale frozen state"))
+		r.add(CodeRestartLoop.New(runner.Warn, fmt.Sprintf("%s has restarted %d times", UnitName, u.NRestarts), d, CodeRestartLoop.Fixf()))
 	}
 }
 
@@ -244,11 +240,9 @@ func (r *judgement) processFindings() {
 			// The unit waits for the channel: qga-unit-waits-for-channel
 			// already says why nothing runs, and the channel is the fix.
 		case r.chanBad >= 0:
-			r.add(runner.New(runner.Fail, CodeProcessMissing, "no qemu-ga process is running", nil,
-				crash+"fix the guest-agent channel first (see "+r.out[r.chanBad].Code+"): qemu-ga exits at once without it; then start the agent"))
+			r.add(CodeProcessMissing.New(runner.Fail, "no qemu-ga process is running", nil, CodeProcessMissing.CaseFix(r.channelCase())))
 		default:
-			r.add(runner.New(runner.Fail, CodeProcessMissing, "no qemu-ga process is running", nil,
-				crash+"start the agent (`systemctl start "+UnitName+"`); KubeVirt's AgentConnected condition and every quiesced snapshot need it holding the virtio port"))
+			r.add(CodeProcessMissing.New(runner.Fail, "no qemu-ga process is running", nil, CodeProcessMissing.Fixf()))
 		}
 		return
 	}
@@ -261,7 +255,7 @@ func (r *judgement) processFindings() {
 		}
 		for _, fd := range p.FDs {
 			if fd == "/dev/"+port.dev || (port.link != "" && fd == path.Join("/dev/virtio-ports", port.link)) {
-				r.add(runner.Passf(CodeProcessOK, fmt.Sprintf("qemu-ga (pid %d) holds the guest-agent port open", p.PID),
+				r.add(runner.Passf(CodeProcessOK.ID, fmt.Sprintf("qemu-ga (pid %d) holds the guest-agent port open", p.PID),
 					map[string]string{"pid": strconv.Itoa(p.PID), "device": fd, "cmdline": strings.Join(p.Argv, " ")}))
 				return
 			}
@@ -273,8 +267,7 @@ func (r *judgement) processFindings() {
 	} else {
 		d["port"] = "/dev/" + port.dev
 	}
-	r.add(runner.New(runner.Fail, CodeProcessNotOnPort, "qemu-ga is running but does not hold the guest-agent virtio port", d,
-		crash+"run the agent with its default method (virtio-serial on "+DefaultVirtioPath+"): remove -m/-p overrides from its command line and configuration, and restart it"))
+	r.add(CodeProcessNotOnPort.New(runner.Fail, "qemu-ga is running but does not hold the guest-agent virtio port", d, CodeProcessNotOnPort.Fixf()))
 }
 
 // ignored warns about filter settings in environment files that the
@@ -282,12 +275,16 @@ func (r *judgement) processFindings() {
 // RHEL 9.4 unit that only expands FILTER_RPC_ARGS, or DAEMON_ARGS under
 // systemd), and about the configuration directory the build does not read.
 func (r *judgement) ignored() {
-	type ign struct{ file, what string }
+	// whole is true when the agent reads no setting of the file at all.
+	type ign struct {
+		file, what string
+		whole      bool
+	}
 	var found []ign
 	if ui := r.f.Unit; ui != nil {
 		for _, v := range filterVars {
 			if ui.env[v] != "" && !slices.Contains(ui.used, v) {
-				found = append(found, ign{ui.envFrom[v], v})
+				found = append(found, ign{file: ui.envFrom[v], what: v})
 			}
 		}
 		referenced := false
@@ -295,7 +292,7 @@ func (r *judgement) ignored() {
 			referenced = referenced || f.Path == "/etc/default/qemu-guest-agent"
 		}
 		if r.f.DefaultsFound && r.f.DefaultsArgs != "" && !referenced {
-			found = append(found, ign{"/etc/default/qemu-guest-agent", "DAEMON_ARGS"})
+			found = append(found, ign{file: "/etc/default/qemu-guest-agent", what: "DAEMON_ARGS"})
 		}
 	}
 	for _, other := range r.f.OtherConfs {
@@ -303,13 +300,20 @@ func (r *judgement) ignored() {
 			continue
 		}
 		if !strings.Contains(strings.Join(r.f.Settings.Notes, " "), other) {
-			found = append(found, ign{other, "the whole file (this build reads " + path.Join(r.f.Confdir, "qemu-ga.conf") + ")"})
+			found = append(found, ign{file: other, what: "the whole file (this build reads " + path.Join(r.f.Confdir, "qemu-ga.conf") + ")", whole: true})
 		}
 	}
+	conf := path.Join(r.f.Confdir, "qemu-ga.conf")
 	for _, f := range found {
-		r.add(runner.New(runner.Warn, CodeConfigIgnored, fmt.Sprintf("%s in %s is not used by the agent", f.what, f.file),
-			map[string]string{"file": r.f.show(f.file), "setting": f.what, "settings_from": r.f.SettingsFrom},
-			"move the setting to where the agent reads it (the variable its unit's ExecStart= expands, or "+path.Join(r.f.Confdir, "qemu-ga.conf")+"), then restart the agent; otherwise the filter you meant to apply to snapshot RPCs is not in force"))
+		fix := CodeConfigIgnored.FixOn(r.f.Live, "setting", f.what, "file", f.file, "conf", conf)
+		switch {
+		case f.whole && r.f.Live:
+			fix = CodeConfigIgnored.CaseFix("when a whole file is not read", "file", f.file, "conf", conf)
+		case f.whole:
+			fix = CodeConfigIgnored.CaseFix("when a whole file in an image is not read", "file", f.file, "conf", conf)
+		}
+		r.add(CodeConfigIgnored.New(runner.Warn, fmt.Sprintf("%s in %s is not used by the agent", f.what, f.file),
+			map[string]string{"file": r.f.show(f.file), "setting": f.what, "settings_from": r.f.SettingsFrom}, fix))
 	}
 }
 
@@ -329,31 +333,30 @@ func (r *judgement) filter() {
 	}
 	if len(s.Fatal) > 0 {
 		d["errors"] = strings.Join(s.Fatal, "; ")
-		r.add(runner.New(runner.Fail, CodeConfigInvalid, "qemu-ga refuses this configuration and will not start: "+s.Fatal[0], d,
-			crash+"fix the agent's configuration as the error says (qemu-ga exits at start-up with it)"+r.inImage(", then restart the agent")))
+		r.add(CodeConfigInvalid.New(runner.Fail, "qemu-ga refuses this configuration and will not start: "+s.Fatal[0], d,
+			CodeConfigInvalid.FixOn(r.f.Live, "error", s.Fatal[0])))
 		return
 	}
 	bad := false
 	if len(f.Unknown) > 0 {
 		dd := runner.Detail(d, "unknown_names", strings.Join(f.Unknown, ","))
 		msg := "the RPC filter names commands this agent does not have: " + strings.Join(f.Unknown, ",")
-		fix := "qemu-ga compares names exactly (no wildcards, no spaces after commas): list every command by its full name, e.g. guest-file-open,guest-file-close instead of guest-file-*"
+		names := strings.Join(f.Unknown, ",")
+		fix := CodeFilterUnknown.Fixf("names", names)
 		if f.AllowList {
-			fix += "; in an allow-list an unknown name allows nothing"
-		} else {
-			fix += "; in a block-list an unknown name blocks nothing"
+			fix = CodeFilterUnknown.CaseFix("in an allow-list", "names", names)
 		}
-		r.add(runner.New(runner.Warn, CodeFilterUnknown, msg, dd, fix))
+		r.add(CodeFilterUnknown.New(runner.Warn, msg, dd, fix))
 	}
 	if off := f.Disabled(FreezeRPCs); len(off) > 0 {
 		bad = true
-		r.add(runner.New(runner.Fail, CodeFreezeBlocked, "the agent's RPC filter disables "+strings.Join(off, ","), d,
-			crash+"remove "+strings.Join(off, ",")+" from the block-list (or add them to the allow-list) where settings_from says"+r.inImage(", then restart the agent")))
+		r.add(CodeFreezeBlocked.New(runner.Fail, "the agent's RPC filter disables "+strings.Join(off, ","), d,
+			CodeFreezeBlocked.FixOn(r.f.Live, "rpcs", strings.Join(off, ","), "settings_from", r.f.SettingsFrom)))
 	}
 	if off := f.Disabled(KubeVirtRequiredRPCs); len(off) > 0 {
 		bad = true
-		r.add(runner.New(runner.Fail, CodeKubeVirtBlocked, "KubeVirt-required RPCs are disabled: "+strings.Join(off, ","), d,
-			"KubeVirt marks this agent AgentVersionNotSupported and Harvester shows no guest information; enable "+strings.Join(off, ",")+" in the agent's filter (or upgrade an agent that lacks them)"+r.inImage(" and restart it")))
+		r.add(CodeKubeVirtBlocked.New(runner.Fail, "KubeVirt-required RPCs are disabled: "+strings.Join(off, ","), d,
+			CodeKubeVirtBlocked.FixOn(r.f.Live, "rpcs", strings.Join(off, ","), "settings_from", r.f.SettingsFrom)))
 	}
 	if off := f.Disabled(ExecRPCs); len(off) > 0 {
 		if r.f.ProbeDeclared {
@@ -361,15 +364,14 @@ func (r *judgement) filter() {
 			// probes, and each one goes through guest-exec.
 			dd := runner.Detail(d)
 			dd["probe_declared_in"] = r.f.ProbeWhere
-			r.add(runner.New(runner.Fail, CodeExecBlocked, "the agent's RPC filter disables "+strings.Join(off, ",")+", which every exec probe needs", dd,
-				"KubeVirt runs readinessProbe.exec and livenessProbe.exec through guest-exec, so every such probe fails and the VMI never becomes Ready (or is restarted): remove "+
-					strings.Join(off, ",")+" from the block-list (or add them to the allow-list) where settings_from says"+r.inImage(" and restart the agent")+", or remove the probe: section from the guestcheck config if no exec probe is used"))
+			r.add(CodeExecBlocked.New(runner.Fail, "the agent's RPC filter disables "+strings.Join(off, ",")+", which every exec probe needs", dd,
+				CodeExecBlocked.FixOn(r.f.Live, "rpcs", strings.Join(off, ","), "settings_from", r.f.SettingsFrom, "probe_where", r.f.ProbeWhere)))
 		} else {
-			r.add(runner.Passf(CodeExecBlocked, "info: guest-exec is disabled, so virtctl/automation cannot run commands through the agent (snapshots are unaffected)", d))
+			r.add(runner.Passf(CodeExecBlocked.ID, "info: guest-exec is disabled, so virtctl/automation cannot run commands through the agent (snapshots are unaffected)", d))
 		}
 	}
 	if !bad {
-		r.add(runner.Passf(CodeFilterOK, "the agent's RPC filter allows every freeze and KubeVirt-required RPC", d))
+		r.add(runner.Passf(CodeFilterOK.ID, "the agent's RPC filter allows every freeze and KubeVirt-required RPC", d))
 	}
 }
 
@@ -383,10 +385,10 @@ func (r *judgement) marker() {
 	if err != nil {
 		if !errors.Is(err, iofs.ErrNotExist) {
 			d["error"] = err.Error()
-			r.add(runner.Errorf(CodeUnreadable, "cannot check for the frozen marker", d, runner.ReadFix(r.f.IsRoot, r.f.show(p), err)))
+			r.add(CodeUnreadable.New(runner.Error, "cannot check for the frozen marker", d, markerFix(r.f.IsRoot, r.f.show(p), err)))
 			return
 		}
-		r.add(runner.Passf(CodeNotFrozen, "no leftover frozen marker in "+dir, d))
+		r.add(runner.Passf(CodeNotFrozen.ID, "no leftover frozen marker in "+dir, d))
 		return
 	}
 	mtime := r.f.Marker.Mtime
@@ -394,14 +396,26 @@ func (r *judgement) marker() {
 	d["marker_age"] = age.String()
 	d["marker_mtime"] = mtime.UTC().Format(time.RFC3339)
 	if age < FrozenGrace && len(r.f.Pres.Procs) > 0 {
-		r.add(runner.New(runner.Warn, CodeFrozenRecent, "the agent froze the filesystems "+age.String()+" ago (a snapshot may be in progress)", d,
-			runner.Fix(r.f.Live, "if no snapshot or backup is running, thaw with `virsh domfsthaw` / `virtctl unfreeze` from the host; a VM left frozen stalls every write and the next snapshot's freeze fails",
-				"the image was captured with the agent's frozen marker: remove "+p+" from the image, or capture it again from a thawed VM")))
+		r.add(CodeFrozenRecent.New(runner.Warn, "the agent froze the filesystems "+age.String()+" ago (a snapshot may be in progress)", d,
+			CodeFrozenRecent.FixOn(r.f.Live, "marker", p)))
 		return
 	}
-	r.add(runner.New(runner.Fail, CodeFrozenMarker, "a leftover frozen marker makes the agent refuse most commands", d,
-		crash+runner.Fix(r.f.Live, "thaw from the host (`virtctl unfreeze`, `virsh domfsthaw`), or if nothing is frozen remove "+p+" and restart the agent",
-			"remove "+p+" from the image: every clone's agent would start refusing commands")))
+	r.add(CodeFrozenMarker.New(runner.Fail, "a leftover frozen marker makes the agent refuse most commands", d,
+		CodeFrozenMarker.FixOn(r.f.Live, "marker", p)))
+}
+
+// markerFix is the fix for a frozen marker that could not be checked, by
+// the error and by whether guestcheck runs as root: root that is denied
+// has a file mode, an LSM policy or a root that squashes root in its way,
+// and rerunning as root would change nothing.
+func markerFix(isRoot bool, p string, err error) string {
+	switch {
+	case errors.Is(err, iofs.ErrPermission) && !isRoot:
+		return CodeUnreadable.CaseFix("when a user may not read the frozen marker", "path", p)
+	case errors.Is(err, iofs.ErrPermission):
+		return CodeUnreadable.CaseFix("when root may not read the frozen marker", "path", p)
+	}
+	return CodeUnreadable.CaseFix("when the frozen marker cannot be read", "path", p)
 }
 
 func orDefault(s, d string) string {
@@ -417,11 +431,12 @@ func (r *judgement) hooks() []string {
 	s := r.f.Settings
 	if !s.HookEnabled {
 		if stranded := r.f.Stranded; len(stranded) > 0 {
-			r.add(runner.New(runner.Warn, CodeHookDisabled, "freeze hook scripts exist but the agent runs no hook", map[string]string{"scripts": strings.Join(stranded, ","), "settings_from": r.f.SettingsFrom},
-				"enable the hook with -F (or fsfreeze-hook= in "+path.Join(r.f.Confdir, "qemu-ga.conf")+")"+r.inImage(" and restart the agent")+"; until then these scripts never run and applications are not quiesced before snapshots"))
+			r.add(CodeHookDisabled.New(runner.Warn, "freeze hook scripts exist but the agent runs no hook",
+				map[string]string{"scripts": strings.Join(stranded, ","), "settings_from": r.f.SettingsFrom},
+				CodeHookDisabled.FixOn(r.f.Live, "conf", path.Join(r.f.Confdir, "qemu-ga.conf"), "scripts", strings.Join(stranded, ", "))))
 			return nil
 		}
-		r.add(runner.Passf(CodeHookOK, "no freeze hook is configured and no hook scripts are waiting", map[string]string{"settings_from": r.f.SettingsFrom}))
+		r.add(runner.Passf(CodeHookOK.ID, "no freeze hook is configured and no hook scripts are waiting", map[string]string{"settings_from": r.f.SettingsFrom}))
 		return nil
 	}
 	d := map[string]string{"hook": s.Hook, "hook_from": s.Origin["fsfreeze-hook"]}
@@ -439,8 +454,8 @@ func (r *judgement) hooks() []string {
 			why = "not executable"
 		}
 		d["problem"] = why
-		r.add(runner.New(runner.Fail, CodeHookMissing, fmt.Sprintf("the configured freeze hook %q is %s", s.Hook, why), d,
-			crash+"qemu-ga fails every freeze when its hook cannot be executed: install the hook (mode 755) or remove -F/fsfreeze-hook"+r.inImage(", then restart the agent")))
+		r.add(CodeHookMissing.New(runner.Fail, fmt.Sprintf("the configured freeze hook %q is %s", s.Hook, why), d,
+			CodeHookMissing.FixOn(r.f.Live, "hook", s.Hook)))
 		return nil
 	}
 	d["hook_dir"] = hookDir(s.Hook)
@@ -455,11 +470,17 @@ func (r *judgement) hooks() []string {
 	d["scripts"] = list(scripts)
 	if len(skipped) > 0 {
 		dd := runner.Detail(d, "skipped", strings.Join(skipped, ","))
-		r.add(runner.New(runner.Warn, CodeHookScriptIgnored, "freeze hook scripts that will never run: "+strings.Join(skipped, ", "), dd,
-			"make the scripts executable (chmod 755) and drop backup suffixes, or delete them; the hook skips them silently, so the application they should quiesce is snapshotted mid-write"))
+		r.add(CodeHookScriptIgnored.New(runner.Warn, "freeze hook scripts that will never run: "+strings.Join(skipped, ", "), dd,
+			CodeHookScriptIgnored.Fixf("scripts", strings.Join(skipped, ", "))))
 	}
-	r.add(runner.Passf(CodeHookOK, fmt.Sprintf("the freeze hook %s is executable and runs %d script(s)", s.Hook, len(scripts)), d))
+	r.add(runner.Passf(CodeHookOK.ID, fmt.Sprintf("the freeze hook %s is executable and runs %d script(s)", s.Hook, len(scripts)), d))
 	return scripts
+}
+
+// isAgent reports whether a denial is qemu-ga's, by its command or its
+// SELinux domain.
+func isAgent(a auditlog.AVC) bool {
+	return a.Comm == "qemu-ga" || strings.Contains(a.SContext, ":virt_qemu_ga_")
 }
 
 // AuditWindow is how far back a qemu-ga denial counts as recent.
@@ -471,14 +492,14 @@ func (r *judgement) selinux(scripts []string) {
 	se := r.f.SELinux
 	d := map[string]string{"enforcing": fmt.Sprint(se.Enforcing), "enforce_from": orDefault(se.From, "no SELinux")}
 	if !se.Enforcing {
-		r.add(runner.Passf(CodeSELinuxOK, "SELinux is not enforcing, so it cannot block freezes", d))
+		r.add(runner.Passf(CodeSELinuxOK.ID, "SELinux is not enforcing, so it cannot block freezes", d))
 		return
 	}
 	worst := false
 	var paths []string
 	n := 0
 	for _, a := range se.AVCs {
-		if !a.IsAgent() || a.Permissive || (!a.Time.IsZero() && r.f.Now.Sub(a.Time) > AuditWindow) {
+		if !isAgent(a) || a.Permissive || (!a.Time.IsZero() && r.f.Now.Sub(a.Time) > AuditWindow) {
 			continue
 		}
 		n++
@@ -491,16 +512,15 @@ func (r *judgement) selinux(scripts []string) {
 		worst = true
 		dd := runner.Detail(d, "denials", fmt.Sprint(n), "denied", strings.Join(paths, "; "), "audit_log", r.f.show("/var/log/audit/audit.log"))
 		first := strings.SplitN(paths[0], " ", 2)[0]
-		r.add(runner.New(runner.Fail, CodeSELinuxDenied, "SELinux denied qemu-ga access to "+first, dd,
-			crash+runner.Fix(r.f.Live, "allow the access (`ausearch -c qemu-ga --raw | audit2allow -M qga-local && semodule -i qga-local.pp`, or fix the mountpoint's label/owner) and retry a freeze with `virsh domfsfreeze`",
-				"allow the access in the image's build (an SELinux module made from the denials in its audit log, or the mountpoint's label and owner), then retry a freeze on a booted clone with `virsh domfsfreeze`")))
+		r.add(CodeSELinuxDenied.New(runner.Fail, "SELinux denied qemu-ga access to "+first, dd,
+			CodeSELinuxDenied.FixOn(r.f.Live, "path", first)))
 	}
 	if len(scripts) > 0 && se.UnconfinedOff {
 		worst = true
-		r.add(runner.New(runner.Warn, CodeSELinuxConfined, "freeze hook scripts run confined because virt_qemu_ga_run_unconfined is off", runner.Detail(d),
-			"run `setsebool -P virt_qemu_ga_run_unconfined on` so hook scripts (database flushes) may do their work; confined, they fail and snapshots are only filesystem-consistent"))
+		r.add(CodeSELinuxConfined.New(runner.Warn, "freeze hook scripts run confined because virt_qemu_ga_run_unconfined is off", runner.Detail(d),
+			CodeSELinuxConfined.Fixf()))
 	}
 	if !worst {
-		r.add(runner.Passf(CodeSELinuxOK, "SELinux is enforcing and shows no recent qemu-ga denials", d))
+		r.add(runner.Passf(CodeSELinuxOK.ID, "SELinux is enforcing and shows no recent qemu-ga denials", d))
 	}
 }

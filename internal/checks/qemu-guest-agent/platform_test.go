@@ -1,4 +1,4 @@
-package guestagent
+package qemuguestagent
 
 import (
 	"context"
@@ -26,13 +26,13 @@ func TestChannelMissingByPlatform(t *testing.T) {
 		says  string
 	}{
 		{"kubevirt", map[string]string{"/sys/class/dmi/id/sys_vendor": "KubeVirt\n", "/proc/cpuinfo": vmFlags},
-			runner.Fail, CodeChannelMissing, "no org.qemu.guest_agent.0"},
+			runner.Fail, CodeChannelMissing.ID, "no org.qemu.guest_agent.0"},
 		{"libvirt", map[string]string{"/sys/class/dmi/id/sys_vendor": "QEMU\n"},
-			runner.Fail, CodeChannelMissing, "no org.qemu.guest_agent.0"},
+			runner.Fail, CodeChannelMissing.ID, "no org.qemu.guest_agent.0"},
 		{"other hypervisor", map[string]string{"/proc/cpuinfo": vmFlags, "/usr/sbin/qemu-ga": "ELF"},
-			runner.Skip, CodeNotVM, "does not run on QEMU/KVM"},
+			runner.Skip, CodeNotVM.ID, "does not run on QEMU/KVM"},
 		{"bare metal", map[string]string{"/proc/cpuinfo": "processor\t: 0\nflags\t\t: fpu vme\n"},
-			runner.Skip, CodeNotVM, "does not look like a virtual machine"},
+			runner.Skip, CodeNotVM.ID, "does not look like a virtual machine"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

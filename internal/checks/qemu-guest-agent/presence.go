@@ -1,4 +1,4 @@
-package guestagent
+package qemuguestagent
 
 import (
 	"github.com/guestcheck/guestcheck/internal/fact/agent"

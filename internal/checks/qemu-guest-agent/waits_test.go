@@ -1,4 +1,4 @@
-package guestagent
+package qemuguestagent
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/systemd"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
+	"github.com/guestcheck/guestcheck/internal/shared/runner/checktest"
 )
 
 const debianDevice = `dev-virtio\x2dports-org.qemu.guest_agent.0.device`
@@ -76,13 +77,8 @@ func runOn(t *testing.T, root *fs.Root, sd systemd.Manager) []runner.Finding {
 	t.Helper()
 	env := &runner.Env{Root: root, Live: true, Systemd: sd, Now: time.Now}
 	out := Run(context.Background(), env)
+	checktest.Conventions(t, out, Codes)
 	for _, f := range out {
-		if !containsStr(Codes, f.Code) {
-			t.Errorf("undeclared code %q", f.Code)
-		}
-		if f.Status != runner.Pass && f.Status != runner.Skip && f.Remediation == "" {
-			t.Errorf("%s: %s without remediation", f.Code, f.Status)
-		}
 		if strings.Contains(f.Remediation, "systemctl start "+UnitName) {
 			t.Errorf("%s recommends `systemctl start`, which cannot work without the channel: %s", f.Code, f.Remediation)
 		}
@@ -115,15 +111,15 @@ func failures(out []runner.Finding) []string {
 // `systemctl start`.
 func TestNoChannelUnitWaits(t *testing.T) {
 	out := runOn(t, noChannelRoot(t, nil), waitingUnit("static"))
-	if got := failures(out); len(got) != 1 || got[0] != CodeChannelMissing {
+	if got := failures(out); len(got) != 1 || got[0] != CodeChannelMissing.ID {
 		dump(t, out)
-		t.Fatalf("failures %v, want only %s", got, CodeChannelMissing)
+		t.Fatalf("failures %v, want only %s", got, CodeChannelMissing.ID)
 	}
 	got := index(out)
-	ch := got[CodeChannelMissing]
+	ch := got[CodeChannelMissing.ID]
 	for k, want := range map[string]string{"unit_state": "inactive (dead)", "unit_waits_for": debianDevice + " (" + DefaultVirtioPath + ")", "agent_processes": "none"} {
 		if !strings.Contains(ch.Detail[k], want) {
-			t.Errorf("%s detail %s = %q, want %q", CodeChannelMissing, k, ch.Detail[k], want)
+			t.Errorf("%s detail %s = %q, want %q", CodeChannelMissing.ID, k, ch.Detail[k], want)
 		}
 	}
 	for _, want := range []string{"<target type='virtio' name='org.qemu.guest_agent.0'/>", "-device virtserialport,chardev=qga0,name=org.qemu.guest_agent.0", "KubeVirt", "starts by itself"} {
@@ -131,12 +127,12 @@ func TestNoChannelUnitWaits(t *testing.T) {
 			t.Errorf("channel remediation lacks %q: %s", want, ch.Remediation)
 		}
 	}
-	w, ok := got[CodeUnitWaits]
+	w, ok := got[CodeUnitWaits.ID]
 	if !ok || w.Status != runner.Skip || !strings.Contains(w.Message, "waits for the guest-agent channel "+DefaultVirtioPath) ||
 		!strings.Contains(w.Detail["started_by"], "60-qemu-guest-agent.rules") {
-		t.Errorf("%s = %+v", CodeUnitWaits, w)
+		t.Errorf("%s = %+v", CodeUnitWaits.ID, w)
 	}
-	for _, c := range []string{CodeUnitInactive, CodeProcessMissing, CodeUnitDisabled} {
+	for _, c := range []string{CodeUnitInactive.ID, CodeProcessMissing.ID, CodeUnitDisabled.ID} {
 		if f, ok := got[c]; ok {
 			t.Errorf("unexpected %s: %+v", c, f)
 		}
@@ -162,31 +158,32 @@ func TestNoChannelVariants(t *testing.T) {
 		says   map[string]string // code -> substring of message or remediation
 	}{
 		{name: "link-missing", edit: map[string]string{"/sys/class/virtio-ports/vport1p1/name": PortName + "\n", "/sys/module/virtio_console/refcnt": "1\n"},
-			sd: waitingUnit("static"), fails: []string{CodeChannelLink},
-			want:   map[string]runner.Status{CodeUnitWaits: runner.Skip},
-			absent: []string{CodeUnitInactive, CodeProcessMissing, CodeChannelMissing},
-			says:   map[string]string{CodeChannelLink: "udevadm trigger"}},
+			sd: waitingUnit("static"), fails: []string{CodeChannelLink.ID},
+			want:   map[string]runner.Status{CodeUnitWaits.ID: runner.Skip},
+			absent: []string{CodeUnitInactive.ID, CodeProcessMissing.ID, CodeChannelMissing.ID},
+			says:   map[string]string{CodeChannelLink.ID: "udevadm trigger"}},
 		{name: "rhel-bindsto-without-after", edit: mergeMaps(noUdev, map[string]string{"/lib/systemd/system/" + UnitName: ""}, map[string]string{"/usr/lib/systemd/system/" + UnitName: rhelUnit}),
-			sd: waitingUnit("enabled"), fails: []string{CodeChannelMissing},
-			want: map[string]runner.Status{CodeUnitWaits: runner.Skip}, absent: []string{CodeUnitInactive, CodeProcessMissing},
-			says: map[string]string{CodeUnitWaits: "WantedBy=" + debianDevice + " (enabled)"}},
-		{name: "nothing-starts-it", edit: noUdev, sd: waitingUnit("static"), fails: []string{CodeChannelMissing},
-			want: map[string]runner.Status{CodeUnitWaits: runner.Warn}, absent: []string{CodeUnitInactive, CodeProcessMissing},
-			says: map[string]string{CodeUnitWaits: "systemctl add-wants '" + debianDevice + "' " + UnitName}},
+			sd: waitingUnit("enabled"), fails: []string{CodeChannelMissing.ID},
+			want: map[string]runner.Status{CodeUnitWaits.ID: runner.Skip}, absent: []string{CodeUnitInactive.ID, CodeProcessMissing.ID},
+			says: map[string]string{CodeUnitWaits.ID: "WantedBy=" + debianDevice + " (enabled)"}},
+		{name: "nothing-starts-it", edit: noUdev, sd: waitingUnit("static"), fails: []string{CodeChannelMissing.ID},
+			want: map[string]runner.Status{CodeUnitWaits.ID: runner.Warn}, absent: []string{CodeUnitInactive.ID, CodeProcessMissing.ID},
+			says: map[string]string{CodeUnitWaits.ID: "systemctl add-wants '" + debianDevice + "' " + UnitName}},
 		{name: "unbound-by-drop-in", edit: map[string]string{"/etc/systemd/system/" + UnitName + ".d/override.conf": "[Unit]\nBindsTo=\nAfter=\n"},
-			sd: waitingUnit("static"), fails: []string{CodeChannelMissing, CodeUnitInactive, CodeProcessMissing},
-			absent: []string{CodeUnitWaits},
-			says:   map[string]string{CodeUnitInactive: "fix the guest-agent channel first (see " + CodeChannelMissing + ")", CodeProcessMissing: "fix the guest-agent channel first"}},
+			sd: waitingUnit("static"), fails: []string{CodeChannelMissing.ID, CodeUnitInactive.ID, CodeProcessMissing.ID},
+			absent: []string{CodeUnitWaits.ID},
+			says: map[string]string{CodeUnitInactive.ID: "Add the virtio-serial channel org.qemu.guest_agent.0 to the VM definition (on KubeVirt and Harvester, restart the VM so virt-launcher regenerates the domain) first",
+				CodeProcessMissing.ID: "first: qemu-ga exits at once without it"}},
 		{name: "requires-without-after", edit: map[string]string{"/lib/systemd/system/" + UnitName: "[Unit]\nRequires=" + debianDevice + "\n[Service]\nExecStart=-/usr/sbin/qemu-ga\n"},
-			sd: waitingUnit("static"), fails: []string{CodeChannelMissing, CodeUnitInactive, CodeProcessMissing}, absent: []string{CodeUnitWaits}},
+			sd: waitingUnit("static"), fails: []string{CodeChannelMissing.ID, CodeUnitInactive.ID, CodeProcessMissing.ID}, absent: []string{CodeUnitWaits.ID}},
 		{name: "requires-with-after", edit: map[string]string{"/lib/systemd/system/" + UnitName: "[Unit]\nRequires=" + debianDevice + "\nAfter=" + debianDevice + "\n[Service]\nExecStart=-/usr/sbin/qemu-ga\n"},
-			sd: waitingUnit("static"), fails: []string{CodeChannelMissing}, want: map[string]runner.Status{CodeUnitWaits: runner.Skip}},
+			sd: waitingUnit("static"), fails: []string{CodeChannelMissing.ID}, want: map[string]runner.Status{CodeUnitWaits.ID: runner.Skip}},
 		{name: "no-systemd", sd: fakeSystemd{err: fmt.Errorf("%w: test", systemd.ErrNotRunning)},
-			fails: []string{CodeChannelMissing, CodeProcessMissing}, want: map[string]runner.Status{CodeNoSystemd: runner.Skip},
-			says: map[string]string{CodeProcessMissing: "fix the guest-agent channel first"}},
+			fails: []string{CodeChannelMissing.ID, CodeProcessMissing.ID}, want: map[string]runner.Status{CodeNoSystemd.ID: runner.Skip},
+			says: map[string]string{CodeProcessMissing.ID: "first: qemu-ga exits at once without it"}},
 		{name: "masked", sd: fakeSystemd{u: systemd.UnitState{Name: UnitName, LoadState: "masked", ActiveState: "inactive", SubState: "dead", UnitFileState: "masked"}},
-			fails: []string{CodeChannelMissing, CodeUnitMasked, CodeProcessMissing}, absent: []string{CodeUnitWaits},
-			says: map[string]string{CodeUnitMasked: "the unit starts with the channel"}},
+			fails: []string{CodeChannelMissing.ID, CodeUnitMasked.ID, CodeProcessMissing.ID}, absent: []string{CodeUnitWaits.ID},
+			says: map[string]string{CodeUnitMasked.ID: "the unit starts with the channel"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := runOn(t, noChannelRoot(t, tc.edit), tc.sd)
@@ -228,7 +225,7 @@ func mergeMaps(ms ...map[string]string) map[string]string {
 }
 
 // TestVersionFromDpkgStatus: a binary without its version string leaves
-// dpkg's status file, read by guestfile/dpkgstatus: the installed stanza
+// dpkg's status file, read by internal/parse/dpkgstatus: the installed stanza
 // counts, not a removed one before it, and a bad stanza elsewhere does not
 // hide it.
 func TestVersionFromDpkgStatus(t *testing.T) {
@@ -238,12 +235,12 @@ func TestVersionFromDpkgStatus(t *testing.T) {
 	root := noChannelRoot(t, map[string]string{"/usr/sbin/qemu-ga": "\x7fELF no strings here", "/var/lib/dpkg/status": status})
 	out := runOn(t, root, waitingUnit("enabled"))
 	for _, f := range out {
-		if f.Code == CodeInstalled {
+		if f.Code == CodeInstalled.ID {
 			if f.Detail["version"] != "8.1.3" || f.Detail["version_source"] != "/var/lib/dpkg/status" {
 				t.Errorf("detail = %v", f.Detail)
 			}
 			return
 		}
 	}
-	t.Fatalf("no %s finding", CodeInstalled)
+	t.Fatalf("no %s finding", CodeInstalled.ID)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -53,7 +54,7 @@ func TestJudgeClock(t *testing.T) {
 		name string
 		tx   Timex
 		err  error
-		code string
+		code runner.Code
 		st   runner.Status
 		msg  string
 	}{
@@ -89,7 +90,7 @@ func TestJudgeDaemons(t *testing.T) {
 		name string
 		ds   []Daemon
 		err  error
-		code string
+		code runner.Code
 		st   runner.Status
 		msg  string
 	}{
@@ -254,10 +255,10 @@ func TestLiveRealClock(t *testing.T) {
 	n := 0
 	for _, f := range out {
 		switch f.Code {
-		case CodeSynced, CodeUnsynced, CodeClockOff:
+		case CodeSynced.ID, CodeUnsynced.ID, CodeClockOff.ID:
 			n++
 			t.Logf("%s %s: %s %v", f.Status, f.Code, f.Message, f.Detail)
-		case CodeClockUnreadable:
+		case CodeClockUnreadable.ID:
 			t.Errorf("clock unreadable: %s", f.Message)
 		}
 	}
@@ -273,7 +274,86 @@ func validate(t *testing.T, fs []runner.Finding) {
 	checktest.Conventions(t, fs, Codes)
 }
 
-func want(t *testing.T, fs []runner.Finding, code string, st runner.Status, subs ...string) runner.Finding {
+func want(t *testing.T, fs []runner.Finding, code runner.Code, st runner.Status, subs ...string) runner.Finding {
 	t.Helper()
-	return checktest.Want(t, fs, code, st, subs...)
+	return checktest.Want(t, fs, code.ID, st, subs...)
+}
+
+// TestFixesOnEveryPath: the fixes of the daemon and server findings, on
+// the running system and in an image, are their codes' own, filled in.
+func TestFixesOnEveryPath(t *testing.T) {
+	t.Parallel()
+	for _, isLive := range []bool{true, false} {
+		for _, name := range []string{"chrony", "systemd-timesyncd", "ntpd"} {
+			d := Daemon{Name: name, Units: []string{name + ".service"}, Installed: true, Enablement: "enabled",
+				Unit: live(name+".service", "active", "enabled")}
+			out := JudgeServers(Facts{Live: isLive}, []Daemon{d})
+			validate(t, out)
+			f := want(t, out, CodeNoServers, runner.Warn)
+			if strings.ContainsAny(f.Remediation, "{}") || strings.Contains(f.Remediation, "UNIT") {
+				t.Errorf("%s, live %v: fix not filled in: %q", name, isLive, f.Remediation)
+			}
+		}
+		masked := Daemon{Name: "chrony", Units: []string{"chrony.service"}, Installed: true, Enablement: "masked",
+			Unit: systemd.UnitState{Name: "chrony.service", LoadState: "masked", UnitFileState: "masked"}}
+		for _, ds := range [][]Daemon{nil, {masked}} {
+			out := Judge(Facts{Live: isLive, Timex: synced, MaxOffset: time.Second, Daemons: ds})
+			validate(t, out)
+			f := want(t, out, CodeNoDaemon, runner.Fail)
+			if len(ds) > 0 && !strings.Contains(f.Remediation, "chrony.service") {
+				t.Errorf("live %v: the fix %q does not name the masked unit", isLive, f.Remediation)
+			}
+		}
+		two := []Daemon{
+			{Name: "chrony", Units: []string{"chrony.service"}, Installed: true, Enablement: "enabled", Unit: live("chrony.service", "active", "enabled")},
+			{Name: "ntpd", Units: []string{"ntp.service"}, Installed: true, Enablement: "enabled", Unit: live("ntp.service", "active", "enabled")},
+		}
+		out := Judge(Facts{Live: isLive, Timex: synced, MaxOffset: time.Second, Daemons: two})
+		validate(t, out)
+		if f := want(t, out, CodeMultiple, runner.Warn); !strings.Contains(f.Remediation, "Keep chrony.service") || !strings.Contains(f.Remediation, "ntp.service") {
+			t.Errorf("live %v: multiple fix %q", isLive, f.Remediation)
+		}
+	}
+}
+
+// TestEveryFixIsGiven: every wording a code declares is one some path
+// gives, so that the reference lists no fix a report never carries.
+func TestEveryFixIsGiven(t *testing.T) {
+	t.Parallel()
+	var all []runner.Finding
+	for _, tx := range []Timex{{Status: StaUnsync, MaxError: 16000000}, {Offset: 1500000, MaxError: 3000000}} {
+		all = append(all, JudgeClock(Facts{Live: true, Timex: tx, MaxOffset: time.Second})...)
+	}
+	all = append(all, JudgeClock(Facts{Live: true, TimexErr: errors.New("denied")})...)
+	_, f := JudgeDaemons(Facts{Live: true, UnitsErr: errors.New("denied")})
+	all = append(all, f...)
+	disabled := Daemon{Name: "chrony", Units: []string{"chrony.service"}, Installed: true, Unit: live("chrony.service", "active", "disabled")}
+	masked := Daemon{Name: "chrony", Units: []string{"chrony.service"}, Installed: true, Enablement: "masked",
+		Unit: systemd.UnitState{Name: "chrony.service", LoadState: "masked", UnitFileState: "masked"}}
+	bad := Daemon{Name: "ntpd", Problems: []string{"/etc/ntp.conf:4: server without a host"}}
+	for _, isLive := range []bool{true, false} {
+		for _, ds := range [][]Daemon{nil, {masked}, {disabled, bad}} {
+			_, f := JudgeDaemons(Facts{Live: isLive, Daemons: ds})
+			all = append(all, f...)
+			all = append(all, JudgeServers(Facts{Live: isLive, Daemons: ds}, nil)...)
+		}
+		two := []Daemon{
+			{Name: "chrony", Units: []string{"chrony.service"}, Installed: true, Enablement: "enabled", Unit: live("chrony.service", "active", "enabled")},
+			{Name: "ntpd", Units: []string{"ntp.service"}, Installed: true, Enablement: "enabled", Unit: live("ntp.service", "active", "enabled")},
+		}
+		_, f := JudgeDaemons(Facts{Live: isLive, Daemons: two})
+		all = append(all, f...)
+		for _, name := range []string{"chrony", "systemd-timesyncd", "ntpd"} {
+			all = append(all, JudgeServers(Facts{Live: isLive}, []Daemon{{Name: name, Units: []string{name + ".service"}}})...)
+		}
+	}
+	validate(t, all)
+	for _, c := range Codes {
+		for _, tmpl := range c.Fixes() {
+			one := runner.Code{ID: c.ID, Fix: tmpl}
+			if !slices.ContainsFunc(all, func(f runner.Finding) bool { return f.Code == c.ID && one.Matches(f.Remediation) }) {
+				t.Errorf("%s: no finding gives the fix %q", c.ID, tmpl)
+			}
+		}
+	}
 }

@@ -11,37 +11,6 @@ import (
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
-// Finding codes of the time-sync check, in groups. Each group is a section
-// of the Codes in docs/checks/time-sync.md; TestCodeGroupsDocumented in
-// internal/checks holds the two in step.
-
-// Finding codes: where the check applies.
-const (
-)
-
-// Finding codes: the clock.
-const (
-)
-
-// Finding codes: the time daemon.
-const (
-)
-
-// Finding codes: its time sources.
-const (
-)
-
-// Codes lists every code Run can emit, a line per group.
-var Codes = []string{
-	CodeNotLive,
-	CodeSynced, CodeUnsynced, CodeClockOff, CodeClockUnreadable,
-	CodeDaemonActive, CodeDaemonDisabled, CodeNoDaemon, CodeMultiple, CodeNoSystemd, CodeUnitsUnreadable,
-	CodeServersOK, CodeNoServers, CodeConfigInvalid,
-}
-
-// why is the consequence every clock remediation starts from.
-const why = "TLS certificate checks, Kerberos (5 minutes of skew), log correlation and snapshot schedules depend on the clock"
-
 // Run is the time-sync check.
 func Run(ctx context.Context, env *runner.Env) []runner.Finding {
 	return Judge(Gather(ctx, env))
@@ -53,7 +22,7 @@ func Judge(f Facts) []runner.Finding {
 	if f.Live {
 		out = append(out, JudgeClock(f)...)
 	} else {
-		out = append(out, runner.Skipf(CodeNotLive, "kernel clock and running daemons not checked: "+f.NotLiveReason, nil))
+		out = append(out, runner.Skipf(CodeNotLive.ID, "kernel clock and running daemons not checked: "+f.NotLiveReason, nil))
 	}
 	active, find := JudgeDaemons(f)
 	out = append(out, find...)
@@ -91,25 +60,25 @@ func abs(d time.Duration) time.Duration {
 // estimated error) within time_sync.max_offset.
 func JudgeClock(f Facts) []runner.Finding {
 	if f.TimexErr != nil {
-		return []runner.Finding{runner.Errorf(CodeClockUnreadable, "cannot read the kernel clock state", map[string]string{"error": f.TimexErr.Error()},
-			"Run guestcheck on the guest itself; adjtimex(2) with modes 0 needs no privilege")}
+		return []runner.Finding{CodeClockUnreadable.New(runner.Error, "cannot read the kernel clock state", map[string]string{"error": f.TimexErr.Error()},
+			CodeClockUnreadable.Fixf())}
 	}
 	t := f.Timex
 	d := clockDetail(t)
 	d["max_offset"] = f.MaxOffset.String()
 	if !t.Synchronized() {
-		return []runner.Finding{runner.New(runner.Warn, CodeUnsynced,
+		return []runner.Finding{CodeUnsynced.New(runner.Warn,
 			fmt.Sprintf("the kernel clock is not synchronised (maximum error %s): timedatectl shows NTPSynchronized=no", time.Duration(t.MaxError)*time.Microsecond), d,
-			"Make a time daemon reach its servers (`chronyc sources`, `timedatectl timesync-status`, `ntpq -p`); "+why)}
+			CodeUnsynced.Fixf())}
 	}
 	off := abs(t.OffsetDuration()) + time.Duration(t.EstError)*time.Microsecond
 	if off > f.MaxOffset {
-		return []runner.Finding{runner.New(runner.Fail, CodeClockOff,
+		return []runner.Finding{CodeClockOff.New(runner.Fail,
 			fmt.Sprintf("the clock is off by about %s (offset %s, estimated error %s), more than time_sync.max_offset %s",
 				off, t.OffsetDuration(), time.Duration(t.EstError)*time.Microsecond, f.MaxOffset), d,
-			"Let the daemon step the clock (`chronyc makestep`, or restart systemd-timesyncd) and find why it drifted (a paused or restored VM, an unreachable server); "+why)}
+			CodeClockOff.Fixf())}
 	}
-	return []runner.Finding{runner.Passf(CodeSynced,
+	return []runner.Finding{runner.Passf(CodeSynced.ID,
 		fmt.Sprintf("the kernel clock is synchronised (estimated error %s, maximum error %s)", time.Duration(t.EstError)*time.Microsecond, time.Duration(t.MaxError)*time.Microsecond), d)}
 }
 
@@ -120,7 +89,10 @@ func (d Daemon) unitName() string {
 	if d.EnabledUnit != "" {
 		return d.EnabledUnit
 	}
-	return d.Units[0]
+	if len(d.Units) > 0 {
+		return d.Units[0]
+	}
+	return d.Name
 }
 
 func (d Daemon) masked() bool {
@@ -133,15 +105,16 @@ func (d Daemon) masked() bool {
 func JudgeDaemons(f Facts) ([]Daemon, []runner.Finding) {
 	if f.Live && f.UnitsErr != nil {
 		if errors.Is(f.UnitsErr, systemd.ErrNotRunning) {
-			return nil, []runner.Finding{runner.Skipf(CodeNoSystemd, "time daemons' unit state not checked: "+f.UnitsErr.Error(), nil)}
+			return nil, []runner.Finding{runner.Skipf(CodeNoSystemd.ID, "time daemons' unit state not checked: "+f.UnitsErr.Error(), nil)}
 		}
-		return nil, []runner.Finding{runner.Errorf(CodeUnitsUnreadable, "cannot read the time daemons' unit state", map[string]string{"error": f.UnitsErr.Error()},
-			"Check that systemd answers on D-Bus (`systemctl status chrony systemd-timesyncd ntp`)")}
+		return nil, []runner.Finding{CodeUnitsUnreadable.New(runner.Error, "cannot read the time daemons' unit state", map[string]string{"error": f.UnitsErr.Error()},
+			CodeUnitsUnreadable.Fixf())}
 	}
 	var active []Daemon
 	var out []runner.Finding
 	states := map[string]string{}
 	var masked []string
+	firstMasked := ""
 	for _, d := range f.Daemons {
 		key := strings.ReplaceAll(d.Name, "-", "_")
 		switch {
@@ -154,6 +127,9 @@ func JudgeDaemons(f Facts) ([]Daemon, []runner.Finding) {
 		}
 		if d.masked() && (d.Installed || d.Unit.Found()) {
 			masked = append(masked, d.Name+" ("+d.unitName()+") is masked")
+			if firstMasked == "" {
+				firstMasked = d.unitName()
+			}
 		}
 		if f.Live {
 			if d.Unit.ActiveState != "active" && d.Unit.ActiveState != "activating" {
@@ -163,9 +139,9 @@ func JudgeDaemons(f Facts) ([]Daemon, []runner.Finding) {
 			switch d.Unit.UnitFileState {
 			case "enabled", "enabled-runtime", "static", "indirect", "alias", "generated", "linked":
 			default:
-				out = append(out, runner.New(runner.Warn, CodeDaemonDisabled,
+				out = append(out, CodeDaemonDisabled.New(runner.Warn,
 					fmt.Sprintf("%s runs but is %s: it will not start at the next boot", d.Unit.Name, d.Unit.UnitFileState), states,
-					"Enable it: `systemctl enable "+d.Unit.Name+"` (or `timedatectl set-ntp true`)"))
+					CodeDaemonDisabled.Fixf("unit", d.Unit.Name)))
 			}
 		} else if d.Enablement == "enabled" && d.Installed {
 			active = append(active, d)
@@ -179,26 +155,21 @@ func JudgeDaemons(f Facts) ([]Daemon, []runner.Finding) {
 		if len(masked) > 0 {
 			msg += ": " + strings.Join(masked, ", ")
 		}
-		return nil, append(out, runner.New(runner.Fail, CodeNoDaemon, msg, states,
-			runner.Fix(f.Live,
-				"Install and enable one: `apt install systemd-timesyncd` or `chrony`, `systemctl unmask` a masked one, then `timedatectl set-ntp true`",
-				"Install one in the image's build (the systemd-timesyncd or chrony package enables its unit), or enable an installed one with its link in /etc/systemd/system/*.wants/ of the image; a masked one is a link to /dev/null in /etc/systemd/system/ of the image: remove it")+
-				"; without one the clock drifts from the moment the VM starts, and "+why))
+		return nil, append(out, CodeNoDaemon.New(runner.Fail, msg, states, noDaemonFix(f.Live, firstMasked)))
 	}
 	var names []string
 	for _, d := range active {
 		names = append(names, d.unitName())
 	}
 	if len(active) > 1 {
-		out = append(out, runner.New(runner.Warn, CodeMultiple, "more than one time daemon runs: "+strings.Join(names, ", "), states,
-			"Keep one: the daemons fight over the clock (chrony and timesyncd conflict in their units, ntpd does not); "+
-				runner.Fix(f.Live, "`systemctl disable --now` the others", "remove the others' links in /etc/systemd/system/*.wants/ of the image, or their packages from its build")))
+		out = append(out, CodeMultiple.New(runner.Warn, "more than one time daemon runs: "+strings.Join(names, ", "), states,
+			CodeMultiple.FixOn(f.Live, "keep", names[0], "others", strings.Join(names[1:], " "))))
 	}
 	verb := "runs"
 	if !f.Live {
 		verb = "is enabled"
 	}
-	out = append(out, runner.Passf(CodeDaemonActive, names[0]+" "+verb, states))
+	out = append(out, runner.Passf(CodeDaemonActive.ID, names[0]+" "+verb, states))
 	return active, out
 }
 
@@ -207,21 +178,20 @@ func JudgeServers(f Facts, active []Daemon) []runner.Finding {
 	var out []runner.Finding
 	for _, d := range f.Daemons {
 		if len(d.Problems) > 0 {
-			out = append(out, runner.New(runner.Warn, CodeConfigInvalid, d.Problems[0],
+			out = append(out, CodeConfigInvalid.New(runner.Warn, d.Problems[0],
 				map[string]string{"daemon": d.Name, "problems": strings.Join(d.Problems, "\n")},
-				"Fix the reported lines; "+d.Name+" ignores or rejects them"))
+				CodeConfigInvalid.Fixf("daemon", d.Name, "problem", d.Problems[0])))
 		}
 	}
 	for _, d := range active {
 		det := map[string]string{"daemon": d.Name, "files": strings.Join(d.Files, ", ")}
 		if d.Fallback {
 			det["servers"] = "compiled-in FallbackNTP"
-			out = append(out, runner.Passf(CodeServersOK, d.Name+" has no NTP= configured and uses its compiled-in fallback servers", det))
+			out = append(out, runner.Passf(CodeServersOK.ID, d.Name+" has no NTP= configured and uses its compiled-in fallback servers", det))
 			continue
 		}
 		if len(d.Servers) == 0 {
-			out = append(out, runner.New(runner.Warn, CodeNoServers, d.Name+" has no time servers configured", det,
-				serverFix(d.Name, f.Live)))
+			out = append(out, CodeNoServers.New(runner.Warn, d.Name+" has no time servers configured", det, serverFix(d, f.Live)))
 			continue
 		}
 		var s []string
@@ -229,20 +199,36 @@ func JudgeServers(f Facts, active []Daemon) []runner.Finding {
 			s = append(s, x.Kind+" "+x.Host+" ("+x.At+")")
 		}
 		det["servers"] = strings.Join(s, "\n")
-		out = append(out, runner.Passf(CodeServersOK, fmt.Sprintf("%s has %d time source(s): %s", d.Name, len(d.Servers), d.Servers[0].Host), det))
+		out = append(out, runner.Passf(CodeServersOK.ID, fmt.Sprintf("%s has %d time source(s): %s", d.Name, len(d.Servers), d.Servers[0].Host), det))
 	}
 	return out
 }
 
-// serverFix says where daemon name's servers go; on the running system
-// the daemon is then restarted, in an image it reads them at first boot.
-func serverFix(name string, live bool) string {
-	then := runner.Fix(live, " and restart "+name, " in the image")
-	switch name {
-	case "chrony":
-		return "Add `pool 2.pool.ntp.org iburst` (or your site's servers) to /etc/chrony/chrony.conf (/etc/chrony.conf on RHEL), or `refclock PHC /dev/ptp0` with the ptp_kvm module on KVM" + then
-	case "systemd-timesyncd":
-		return "Set `NTP=` under [Time] in /etc/systemd/timesyncd.conf.d/*.conf (an empty FallbackNTP= removed the built-in servers)" + then
+// noDaemonFix is the fix when no time daemon runs (live) or is enabled
+// in the image: install one, or unmask the first masked one.
+func noDaemonFix(live bool, masked string) string {
+	switch {
+	case masked != "" && live:
+		return CodeNoDaemon.CaseFix("when one is masked", "unit", masked)
+	case masked != "":
+		return CodeNoDaemon.CaseFix("when one is masked in the image", "unit", masked)
 	}
-	return "Add `pool 2.pool.ntp.org iburst` (or your site's servers) to /etc/ntp.conf" + runner.Fix(live, " and restart ntpd", " in the image")
+	return CodeNoDaemon.FixOn(live)
+}
+
+// serverFix says where daemon d's servers go; on the running system the
+// daemon is then restarted, in an image it reads them at first boot.
+func serverFix(d Daemon, live bool) string {
+	unit := d.unitName()
+	switch {
+	case d.Name == "chrony":
+		return CodeNoServers.FixOn(live, "unit", unit)
+	case d.Name == "systemd-timesyncd" && live:
+		return CodeNoServers.CaseFix("for systemd-timesyncd")
+	case d.Name == "systemd-timesyncd":
+		return CodeNoServers.CaseFix("for systemd-timesyncd in an image")
+	case live:
+		return CodeNoServers.CaseFix("for ntpd", "unit", unit)
+	}
+	return CodeNoServers.CaseFix("for ntpd in an image")
 }

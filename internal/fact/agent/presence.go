@@ -176,9 +176,12 @@ func findProcs(r *fs.Root) []Proc {
 
 // ChannelFix says how to give a VM its guest-agent channel on each
 // platform: the remedy both the qemu-guest-agent and fs-freeze checks
-// give for a missing channel.
-const ChannelFix = "add the virtio-serial channel org.qemu.guest_agent.0 to the VM definition: KubeVirt and Harvester always add it (restart the VM so virt-launcher regenerates the domain), " +
-	"libvirt needs <channel type='unix'><target type='virtio' name='org.qemu.guest_agent.0'/></channel> under <devices>, " +
-	"plain QEMU needs -chardev socket,path=/run/qga.sock,server=on,wait=off,id=qga0 -device virtio-serial -device virtserialport,chardev=qga0,name=org.qemu.guest_agent.0, " +
-	"OpenStack the image property hw_qemu_guest_agent=yes, Proxmox `qm set VMID --agent enabled=1`; the guest also needs the virtio_console module. " +
-	"The agent's unit starts by itself when the channel appears: `systemctl start` cannot help before"
+// give for a missing channel, so it is written once and in full
+// sentences, each of which a reader can act on alone.
+const ChannelFix = "Add the virtio-serial channel org.qemu.guest_agent.0 to the VM definition. " +
+	"KubeVirt and Harvester always add it: restart the VM so virt-launcher regenerates the domain. " +
+	"With libvirt, add `<channel type='unix'><target type='virtio' name='org.qemu.guest_agent.0'/></channel>` under `<devices>`. " +
+	"With plain QEMU, add `-chardev socket,path=/run/qga.sock,server=on,wait=off,id=qga0 -device virtio-serial -device virtserialport,chardev=qga0,name=org.qemu.guest_agent.0`. " +
+	"On OpenStack, set the image property `hw_qemu_guest_agent=yes`; on Proxmox, run `qm set VMID --agent enabled=1`. " +
+	"The guest also needs the virtio_console module. " +
+	"The agent's unit starts by itself when the channel appears: `systemctl start` cannot help before."
