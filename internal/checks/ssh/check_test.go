@@ -1,4 +1,4 @@
-package sshcheck
+package ssh
 
 import (
 	"context"
@@ -232,7 +232,7 @@ func TestJudgeHostKeyOwner(t *testing.T) {
 		name   string
 		k      HostKey
 		redHat bool
-		code   string
+		code   runner.Code
 		st     runner.Status
 		msg    string
 	}{
@@ -291,7 +291,7 @@ func TestJudgeUnits(t *testing.T) {
 		name  string
 		units []systemd.UnitState
 		err   error
-		code  string
+		code  runner.Code
 		st    runner.Status
 		msg   string
 	}{
@@ -352,7 +352,7 @@ func TestJudgeListening(t *testing.T) {
 		units []systemd.UnitState
 		known bool
 		err   error
-		code  string
+		code  runner.Code
 		st    runner.Status
 		msg   string
 	}{
@@ -446,7 +446,7 @@ func FuzzParsePwAuth(f *testing.F) {
 	})
 }
 
-// TestOSFamily reads os-release through guestfile/osrelease: the
+// TestOSFamily reads os-release through internal/parse/osrelease: the
 // /usr/lib/os-release fallback of os-release(5) counts, and a release
 // like RHEL is recognised from ID_LIKE.
 func TestOSFamily(t *testing.T) {
