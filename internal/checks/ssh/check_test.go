@@ -215,7 +215,7 @@ func TestConfigInvalid(t *testing.T) {
 func TestConfigUnreadable(t *testing.T) {
 	// RHEL ships sshd_config 0600: as another user nothing that depends
 	// on it may be judged from sshd's defaults.
-	f := Facts{Binary: "/usr/sbin/sshd", Config: sshdconfig.Config{Problems: []sshdconfig.Problem{{Problem: problem.Problem{File: sshdconfig.DefaultPath, Msg: "permission denied"}, Err: iofs.ErrPermission}}}}
+	f := Facts{Binary: "/usr/sbin/sshd", Config: sshdconfig.Config{Denied: []problem.Problem{{File: sshdconfig.DefaultPath, Msg: "permission denied"}}}}
 	out := Judge(f)
 	validate(t, out)
 	want(t, out, CodeConfigUnread, runner.Skip, "readable by root only")

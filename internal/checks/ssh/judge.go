@@ -369,9 +369,6 @@ func JudgeConfig(f Facts) []runner.Finding {
 		if p.Line == 0 && p.File == sshdconfig.DefaultPath && f.Binary == "" {
 			continue
 		}
-		if errors.Is(p.Err, iofs.ErrPermission) {
-			continue // Judge reports it as ssh-config-unreadable
-		}
 		probs = append(probs, p.In(f.show(p.File)).String())
 	}
 	for _, s := range authSettings {
