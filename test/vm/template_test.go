@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/crypto/ssh"
 
-	"github.com/guestcheck/guestcheck/internal/checks/systemd"
+	systemdcheck "github.com/guestcheck/guestcheck/internal/checks/systemd"
 	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
 	"github.com/guestcheck/guestcheck/internal/fact/systemd"
 	"github.com/guestcheck/guestcheck/internal/shared/reportv1"

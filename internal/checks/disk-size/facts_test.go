@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/guestcheck/guestcheck/internal/fact/blockdev"
-	"github.com/guestcheck/guestcheck/internal/testenv/blockdevtest"
 	"github.com/guestcheck/guestcheck/internal/parse/mountinfo"
 	"github.com/guestcheck/guestcheck/internal/shared/runner/checktest"
+	"github.com/guestcheck/guestcheck/internal/testenv/blockdevtest"
 )
 
 // TestJudgeDiskSizeOnFacts judges hand-made disk-size facts: a root that
@@ -29,15 +29,15 @@ func TestJudgeDiskSizeOnFacts(t *testing.T) {
 	use := func(pct uint64) Usage {
 		return Usage{BlockSize: 4096, Blocks: 1000, Free: 1000 - pct*10, Avail: 1000 - pct*10, Files: 100, FilesFree: 90}
 	}
-	f := DiskSizeFacts{Live: true, WarnPercent: 85, FailPercent: 95, Inventory: blockdev.NewInventory(true, vda, vda1, vdb),
+	f := Facts{Live: true, WarnPercent: 85, FailPercent: 95, Inventory: blockdev.NewInventory(true, vda, vda1, vdb),
 		Filesystems: []FilesystemFacts{
 			{Mount: mount("1 0 254:1 / / rw - ext4 /dev/vda1 rw"), Device: vda1, Usage: use(40)},
 			{Mount: mount("2 1 254:16 / /data rw - ext4 /dev/vdb rw"), Device: vdb, Usage: use(97)},
 			{Mount: mount("3 1 0:40 / /nfs rw - ext4 /dev/vdc rw"), StatErr: errors.New("stale handle")},
 		}}
 	vda1.Start, vda1.Size = 1<<20, 1<<30
-	fs := JudgeDiskSize(f)
-	checktest.Conventions(t, fs, DiskSizeCodes)
+	fs := Judge(f)
+	checktest.Conventions(t, fs, Codes)
 	blockdevtest.WantGroups(t, diskByMount(fs), map[string]string{
 		"/":     "pass:disk-usage-ok warn:disk-partition-not-grown",
 		"/data": "fail:disk-usage-critical warn:disk-fs-not-grown",
@@ -46,13 +46,13 @@ func TestJudgeDiskSizeOnFacts(t *testing.T) {
 
 	f.Deadline = context.DeadlineExceeded
 	f.Filesystems = nil
-	if c := blockdevtest.Codes(JudgeDiskSize(f)); c != "error:disk-state-unreadable" {
+	if c := blockdevtest.Codes(Judge(f)); c != "error:disk-state-unreadable" {
 		t.Errorf("past the deadline: %s", c)
 	}
-	if c := blockdevtest.Codes(JudgeDiskSize(DiskSizeFacts{NotLiveReason: "--root"})); c != "skip:disk-not-live" {
+	if c := blockdevtest.Codes(Judge(Facts{NotLiveReason: "--root"})); c != "skip:disk-not-live" {
 		t.Errorf("not live: %s", c)
 	}
-	if c := blockdevtest.Codes(JudgeDiskSize(DiskSizeFacts{Live: true})); c != "skip:disk-size-unverified" {
+	if c := blockdevtest.Codes(Judge(Facts{Live: true})); c != "skip:disk-size-unverified" {
 		t.Errorf("nothing mounted: %s", c)
 	}
 }

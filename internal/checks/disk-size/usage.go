@@ -60,7 +60,7 @@ func (u Usage) InodePercent() (pct float64, ok bool) {
 func Statfs(ctx context.Context, p string) (Usage, error) { return statfsWith(ctx, unix.Statfs, p) }
 
 // statfsWith is Statfs through call, which is unix.Statfs or the stand-in
-// a test put in check.Env.Statfs.
+// a test put in runner.Env.Statfs.
 func statfsWith(ctx context.Context, call func(string, *unix.Statfs_t) error, p string) (Usage, error) {
 	type result struct {
 		u   Usage

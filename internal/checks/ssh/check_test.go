@@ -1,4 +1,4 @@
-package sshcheck
+package ssh
 
 import (
 	"context"
@@ -215,7 +215,7 @@ func TestConfigInvalid(t *testing.T) {
 func TestConfigUnreadable(t *testing.T) {
 	// RHEL ships sshd_config 0600: as another user nothing that depends
 	// on it may be judged from sshd's defaults.
-	f := Facts{Binary: "/usr/sbin/sshd", Config: sshdconfig.Config{Problems: []sshdconfig.Problem{{Problem: problem.Problem{File: sshdconfig.DefaultPath, Msg: "permission denied"}, Err: iofs.ErrPermission}}}}
+	f := Facts{Binary: "/usr/sbin/sshd", Config: sshdconfig.Config{Denied: []problem.Problem{{File: sshdconfig.DefaultPath, Msg: "permission denied"}}}}
 	out := Judge(f)
 	validate(t, out)
 	want(t, out, CodeConfigUnread, runner.Skip, "readable by root only")
@@ -232,7 +232,7 @@ func TestJudgeHostKeyOwner(t *testing.T) {
 		name   string
 		k      HostKey
 		redHat bool
-		code   string
+		code   runner.Code
 		st     runner.Status
 		msg    string
 	}{
@@ -291,7 +291,7 @@ func TestJudgeUnits(t *testing.T) {
 		name  string
 		units []systemd.UnitState
 		err   error
-		code  string
+		code  runner.Code
 		st    runner.Status
 		msg   string
 	}{
@@ -352,7 +352,7 @@ func TestJudgeListening(t *testing.T) {
 		units []systemd.UnitState
 		known bool
 		err   error
-		code  string
+		code  runner.Code
 		st    runner.Status
 		msg   string
 	}{
@@ -446,7 +446,7 @@ func FuzzParsePwAuth(f *testing.F) {
 	})
 }
 
-// TestOSFamily reads os-release through guestfile/osrelease: the
+// TestOSFamily reads os-release through internal/parse/osrelease: the
 // /usr/lib/os-release fallback of os-release(5) counts, and a release
 // like RHEL is recognised from ID_LIKE.
 func TestOSFamily(t *testing.T) {

@@ -1,11 +1,11 @@
-// Package sshcheck is the ssh check: sshd installed, enabled, active and
+// Package ssh is the ssh check: sshd installed, enabled, active and
 // listening where its configuration says (sockets read from sock_diag or
 // /proc/net/tcp* and attributed to their process through /proc/PID/fd),
 // host keys that exist, parse, match their public halves, have modes sshd
 // accepts and were generated for this instance, and the effective authentication settings
 // judged against a baseline that cloud-init's ssh_pwauth can override.
 // Gather reads the facts through runner.Env; every Judge function is pure.
-package sshcheck
+package ssh
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package sshcheck
+package ssh
 
 import (
 	"os"
@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/testenv/nstest"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/internal/shared/runner/checktest"
 	"github.com/guestcheck/guestcheck/internal/testenv"
+	"github.com/guestcheck/guestcheck/internal/testenv/nstest"
 )
 
 // guestMachineID is the machine ID tree gives a root that names none: a
@@ -100,10 +100,10 @@ func validate(t *testing.T, fs []runner.Finding) {
 }
 
 // find returns the findings with code.
-func find(fs []runner.Finding, code string) []runner.Finding {
+func find(fs []runner.Finding, code runner.Code) []runner.Finding {
 	var out []runner.Finding
 	for _, f := range fs {
-		if f.Code == code {
+		if f.Code == code.ID {
 			out = append(out, f)
 		}
 	}
@@ -112,9 +112,9 @@ func find(fs []runner.Finding, code string) []runner.Finding {
 
 // want asserts exactly one finding with code and status whose message
 // contains each of subs, and returns it.
-func want(t *testing.T, fs []runner.Finding, code string, st runner.Status, subs ...string) runner.Finding {
+func want(t *testing.T, fs []runner.Finding, code runner.Code, st runner.Status, subs ...string) runner.Finding {
 	t.Helper()
-	return checktest.Want(t, fs, code, st, subs...)
+	return checktest.Want(t, fs, code.ID, st, subs...)
 }
 
 func dumpFindings(fs []runner.Finding) string {

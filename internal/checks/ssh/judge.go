@@ -1,4 +1,4 @@
-package sshcheck
+package ssh
 
 import (
 	"context"
@@ -20,61 +20,26 @@ import (
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
-// Finding codes of the ssh check, in groups. Each group is a section
-// of the Codes in docs/checks/ssh.md; TestCodeGroupsDocumented in
-// internal/checks holds the two in step.
-
-// Finding codes: the package.
-const (
-)
-
-// Finding codes: the unit.
-const (
-)
-
-// Finding codes: the listening port.
-const (
-)
-
-// Finding codes: the configuration.
-const (
-)
-
-// Finding codes: host keys.
-const (
-)
-
-// Finding codes: host keys of a clone.
-const (
-	// In a sealed template (identity.TemplateState).
-)
-
-// Finding codes: authentication.
-const (
-)
-
-// Finding codes: when the state cannot be read.
-const (
-)
-
-// Codes lists every code Run can emit, a line per group.
-var Codes = []string{
-	CodeInstalled, CodeNotInstalled,
-	CodeNotLive, CodeNoSystemd, CodeUnitActive, CodeUnitEnabled, CodeUnitInactive, CodeUnitDisabled, CodeUnitMasked,
-	CodeListening, CodeNotListening, CodePortOther,
-	CodeConfigInvalid, CodeConfigUnread,
-	CodeHostKeyOK, CodeHostKeyMissing, CodeHostKeyNone, CodeHostKeyUnread, CodeHostKeyInvalid, CodeHostKeyMismatch, CodeHostKeyPerms, CodeHostKeyNoPub,
-	CodeHostKeyFresh, CodeHostKeyKept, CodeHostKeyTemplate, CodeHostKeyUndated, CodeHostKeyTemplateNone, CodeHostKeyInTemplate,
-	CodeAuthOK, CodeAuthBaseline, CodeAuthConditional, CodePwAuthUnread,
-	CodeUnreadable,
+// Check is the ssh check: sshd is installed, enabled, active and
+// listening where its configuration says, its host keys are sound and
+// were generated for this instance, and the effective authentication
+// settings meet the baseline. docs/checks/ssh.md explains each code.
+var Check = runner.Check{
+	ID:    "ssh",
+	Title: "SSH server, host keys and authentication settings",
+	Description: "sshd is installed, enabled, active and listening on its configured addresses; host keys exist, parse, " +
+		"match, have accepted modes and are newer than the instance; password and root login meet ssh.baseline",
+	Codes: Codes,
+	Run:   Run,
 }
 
-// Run is the ssh check.
+// Run gathers the facts and judges them; past the check's deadline the
+// facts are partial, and judging them would report what was not read.
 func Run(ctx context.Context, env *runner.Env) []runner.Finding {
 	f := Gather(ctx, env)
 	if ctx.Err() != nil {
-		return []runner.Finding{runner.Errorf(CodeUnreadable, "the check's deadline passed while reading sshd's state", nil,
-			"Raise checks.ssh.timeout in the config file")}
+		return []runner.Finding{CodeUnreadable.New(runner.Error, "the check's deadline passed while reading sshd's state", nil,
+			CodeUnreadable.CaseFix("when the deadline passed"))}
 	}
 	return Judge(f)
 }
@@ -91,18 +56,20 @@ func Judge(f Facts) []runner.Finding {
 		if f.Live {
 			out = append(out, JudgeUnits(f)...)
 		}
-		d := map[string]string{"file": f.show(p.File), "error": p.Msg}
+		file := f.show(p.File)
+		d := map[string]string{"file": file, "error": p.Msg}
 		if !f.IsRoot {
-			return append(out, runner.Skipf(CodeConfigUnread, "sshd's configuration not judged: "+f.show(p.File)+" is readable by root only", d))
+			return append(out, CodeConfigUnread.New(runner.Skip, "sshd's configuration not judged: "+file+" is readable by root only", d,
+				CodeConfigUnread.CaseFix("when guestcheck is not root", "file", file)))
 		}
-		return append(out, runner.Errorf(CodeConfigUnread, "cannot read sshd's configuration "+f.show(p.File), d,
-			f.fix("Check the file's mode and owner (`ls -l "+p.File+"`)", runner.PermissionFix(f.show(p.File)+" in the image"))))
+		return append(out, CodeConfigUnread.New(runner.Error, "cannot read sshd's configuration "+file, d,
+			CodeConfigUnread.FixOn(f.Live, "file", file)))
 	}
 	if f.Live {
 		out = append(out, JudgeUnits(f)...)
 		out = append(out, JudgeListening(f)...)
 	} else {
-		out = append(out, runner.Skipf(CodeNotLive, "running state and listening sockets not checked: "+f.NotLiveReason, nil))
+		out = append(out, runner.Skipf(CodeNotLive.ID, "running state and listening sockets not checked: "+f.NotLiveReason, nil))
 		out = append(out, JudgeUnitFiles(f)...)
 	}
 	out = append(out, JudgeConfig(f)...)
@@ -120,32 +87,13 @@ func (f Facts) show(p string) string {
 	return f.Display(p)
 }
 
-// fix chooses a remediation's wording: running on the live system; image
-// under an image root, where ssh-keygen, chmod or a restart would act on
-// the host's own keys and sshd.
-func (f Facts) fix(running, image string) string { return runner.Fix(f.Live, running, image) }
-
-// rootOr is fix, after "Run guestcheck as root, or" when guestcheck is
-// not root: as root, a refused query is not a matter of privilege.
-func rootOr(isRoot bool, fix string) string {
-	if isRoot {
-		return strings.ToUpper(fix[:1]) + fix[1:]
-	}
-	return "Run guestcheck as root, or " + fix
-}
-
-// reseal is the image's fix for host keys it should not carry.
-const reseal = "remove it and its .pub from the image (a clone makes its own at first boot), or re-seal the image with sealprep (its ssh-host-keys operation)"
-
 // JudgeInstalled: is there an sshd binary at all.
 func JudgeInstalled(f Facts) []runner.Finding {
 	if f.Binary != "" {
-		return []runner.Finding{runner.Passf(CodeInstalled, "sshd is installed at "+f.Binary, map[string]string{"binary": f.show(f.Binary)})}
+		return []runner.Finding{runner.Passf(CodeInstalled.ID, "sshd is installed at "+f.Binary, map[string]string{"binary": f.show(f.Binary)})}
 	}
-	return []runner.Finding{runner.New(runner.Fail, CodeNotInstalled, "sshd is not installed",
-		map[string]string{"searched": strings.Join(binaries, ",")},
-		f.fix("Install the OpenSSH server (apt install openssh-server, dnf install openssh-server)", "Install the OpenSSH server in the image's build (the openssh-server package)")+
-			", or disable this check with `checks: {ssh: {enabled: false}}` for images reached only through the console")}
+	return []runner.Finding{CodeNotInstalled.New(runner.Fail, "sshd is not installed",
+		map[string]string{"searched": strings.Join(binaries, ",")}, CodeNotInstalled.FixOn(f.Live))}
 }
 
 func unitByName(us []systemd.UnitState, names []string) (systemd.UnitState, bool) {
@@ -170,10 +118,13 @@ func (f Facts) socketActive() (systemd.UnitState, bool) {
 func JudgeUnits(f Facts) []runner.Finding {
 	if f.UnitsErr != nil {
 		if errors.Is(f.UnitsErr, systemd.ErrNotRunning) {
-			return []runner.Finding{runner.Skipf(CodeNoSystemd, "sshd's unit state not checked: "+f.UnitsErr.Error(), nil)}
+			return []runner.Finding{runner.Skipf(CodeNoSystemd.ID, "sshd's unit state not checked: "+f.UnitsErr.Error(), nil)}
 		}
-		return []runner.Finding{runner.Errorf(CodeUnreadable, "cannot read sshd's unit state", map[string]string{"error": f.UnitsErr.Error()},
-			rootOr(f.IsRoot, "check that systemd answers on D-Bus (`systemctl status ssh sshd`)"))}
+		fix := CodeUnreadable.Fixf()
+		if !f.IsRoot {
+			fix = CodeUnreadable.CaseFix("when guestcheck is not root")
+		}
+		return []runner.Finding{CodeUnreadable.New(runner.Error, "cannot read sshd's unit state", map[string]string{"error": f.UnitsErr.Error()}, fix)}
 	}
 	svc, found := unitByName(f.Units, serviceUnits)
 	sock, sockActive := f.socketActive()
@@ -184,34 +135,33 @@ func JudgeUnits(f Facts) []runner.Finding {
 		}
 	}
 	if !found && !sockActive {
-		return []runner.Finding{runner.New(runner.Fail, CodeUnitInactive, "no ssh.service or sshd.service unit is loaded", d,
-			"Install openssh-server, or enable its unit: `systemctl enable --now ssh` (Debian, Ubuntu) or `systemctl enable --now sshd` (RHEL, SUSE)")}
+		return []runner.Finding{CodeUnitInactive.New(runner.Fail, "no ssh.service or sshd.service unit is loaded", d,
+			CodeUnitInactive.CaseFix("when no sshd unit is loaded"))}
 	}
 	name := svc.Name
 	if !found {
 		name = sock.Name
 	}
 	if svc.LoadState == "masked" || svc.UnitFileState == "masked" {
-		return []runner.Finding{runner.New(runner.Fail, CodeUnitMasked, svc.Name+" is masked", d,
-			"Unmask and start it: `systemctl unmask "+svc.Name+" && systemctl enable --now "+svc.Name+"`")}
+		return []runner.Finding{CodeUnitMasked.New(runner.Fail, svc.Name+" is masked", d, CodeUnitMasked.Fixf("unit", svc.Name))}
 	}
 	var out []runner.Finding
 	switch {
 	case sockActive:
-		out = append(out, runner.Passf(CodeUnitActive, sock.Name+" is active: systemd listens and starts sshd per connection", d))
+		out = append(out, runner.Passf(CodeUnitActive.ID, sock.Name+" is active: systemd listens and starts sshd per connection", d))
 		name = sock.Name
 		svc = sock
 	case svc.ActiveState == "active":
-		out = append(out, runner.Passf(CodeUnitActive, svc.Name+" is active ("+svc.SubState+")", d))
+		out = append(out, runner.Passf(CodeUnitActive.ID, svc.Name+" is active ("+svc.SubState+")", d))
 	default:
-		return append(out, runner.New(runner.Fail, CodeUnitInactive, fmt.Sprintf("%s is %s (%s)", svc.Name, svc.ActiveState, svc.SubState), d,
-			"Read why with `journalctl -b -u "+svc.Name+"`, check the configuration with `sshd -t`, then `systemctl start "+svc.Name+"`"))
+		return append(out, CodeUnitInactive.New(runner.Fail, fmt.Sprintf("%s is %s (%s)", svc.Name, svc.ActiveState, svc.SubState), d,
+			CodeUnitInactive.Fixf("unit", svc.Name)))
 	}
 	switch svc.UnitFileState {
 	case "enabled", "enabled-runtime", "static", "indirect", "alias", "generated", "transient":
 	default:
-		out = append(out, runner.New(runner.Warn, CodeUnitDisabled, fmt.Sprintf("%s is running but %s: it will not start at the next boot", name, svc.UnitFileState), d,
-			"Enable it: `systemctl enable "+name+"`"))
+		out = append(out, CodeUnitDisabled.New(runner.Warn, fmt.Sprintf("%s is running but %s: it will not start at the next boot", name, svc.UnitFileState), d,
+			CodeUnitDisabled.Fixf("unit", name)))
 	}
 	return out
 }
@@ -220,17 +170,17 @@ func JudgeUnits(f Facts) []runner.Finding {
 // enabled, so the VM starts sshd at boot.
 func JudgeUnitFiles(f Facts) []runner.Finding {
 	d := map[string]string{"unit_files": "/etc/systemd/system"}
-	systemctl := "systemctl --root=" + runner.ShellWord(f.RootDir)
+	root := runner.ShellWord(f.RootDir)
 	switch f.Enablement {
 	case "enabled":
 		d["unit"] = f.EnabledUnit
-		return []runner.Finding{runner.Passf(CodeUnitEnabled, f.EnabledUnit+" is enabled in the image", d)}
+		return []runner.Finding{runner.Passf(CodeUnitEnabled.ID, f.EnabledUnit+" is enabled in the image", d)}
 	case "masked":
-		return []runner.Finding{runner.New(runner.Fail, CodeUnitMasked, f.EnabledUnit+" is masked in the image", d,
-			"In the image: `"+systemctl+" unmask "+f.EnabledUnit+"` and enable it")}
+		return []runner.Finding{CodeUnitMasked.New(runner.Fail, f.EnabledUnit+" is masked in the image", d,
+			CodeUnitMasked.FixOn(f.Live, "root", root, "unit", f.EnabledUnit))}
 	}
-	return []runner.Finding{runner.New(runner.Warn, CodeUnitDisabled, "no ssh or sshd unit is enabled in the image: sshd will not start at boot", d,
-		"In the image: `"+systemctl+" enable ssh` (Debian, Ubuntu) or `sshd` (RHEL, SUSE); presets applied at first boot are not evaluated here")}
+	return []runner.Finding{CodeUnitDisabled.New(runner.Warn, "no ssh or sshd unit is enabled in the image: sshd will not start at boot", d,
+		CodeUnitDisabled.FixOn(f.Live, "root", root))}
 }
 
 // Endpoint is an address and port sshd is configured to listen on.
@@ -326,8 +276,8 @@ func isSSHD(l Listener, socketActivated bool) bool {
 // JudgeListening: something listens on each configured endpoint, and it is sshd.
 func JudgeListening(f Facts) []runner.Finding {
 	if f.ListenErr != nil {
-		return []runner.Finding{runner.Errorf(CodeUnreadable, "cannot read the listening sockets", map[string]string{"error": f.ListenErr.Error()},
-			"Run guestcheck on the guest itself, with /proc mounted")}
+		return []runner.Finding{CodeUnreadable.New(runner.Error, "cannot read the listening sockets", map[string]string{"error": f.ListenErr.Error()},
+			CodeUnreadable.CaseFix("when the listening sockets cannot be read"))}
 	}
 	_, sockAct := f.socketActive()
 	var ok, missing, other []string
@@ -364,18 +314,17 @@ func JudgeListening(f Facts) []runner.Finding {
 	var out []runner.Finding
 	if len(missing) > 0 {
 		d["not_listening"] = strings.Join(missing, ", ")
-		out = append(out, runner.New(runner.Fail, CodeNotListening, "sshd does not listen on "+strings.Join(missing, ", "), d,
-			"Check `journalctl -b -u ssh -u sshd` for bind errors and compare Port/ListenAddress with the addresses this VM has; restart sshd after fixing"))
+		out = append(out, CodeNotListening.New(runner.Fail, "sshd does not listen on "+strings.Join(missing, ", "), d, CodeNotListening.Fixf()))
 	}
 	if len(other) > 0 {
 		d["held_by_other"] = strings.Join(other, ", ")
-		out = append(out, runner.New(runner.Fail, CodePortOther, "sshd's port is held by another process: "+strings.Join(other, ", "), d,
-			"Stop the other service or move sshd to another Port, then restart sshd"))
+		out = append(out, CodePortOther.New(runner.Fail, "sshd's port is held by another process: "+strings.Join(other, ", "), d,
+			CodePortOther.Fixf("held_by", strings.Join(other, ", "))))
 	}
 	if len(out) > 0 {
 		return out
 	}
-	return []runner.Finding{runner.Passf(CodeListening, "sshd listens on "+strings.Join(ok, ", "), d)}
+	return []runner.Finding{runner.Passf(CodeListening.ID, "sshd listens on "+strings.Join(ok, ", "), d)}
 }
 
 // authSettings are the judged keywords with sshd's compiled-in defaults
@@ -420,9 +369,6 @@ func JudgeConfig(f Facts) []runner.Finding {
 		if p.Line == 0 && p.File == sshdconfig.DefaultPath && f.Binary == "" {
 			continue
 		}
-		if errors.Is(p.Err, iofs.ErrPermission) {
-			continue // Judge reports it as ssh-config-unreadable
-		}
 		probs = append(probs, p.In(f.show(p.File)).String())
 	}
 	for _, s := range authSettings {
@@ -435,9 +381,8 @@ func JudgeConfig(f Facts) []runner.Finding {
 	if len(probs) == 0 {
 		return nil
 	}
-	return []runner.Finding{runner.New(runner.Fail, CodeConfigInvalid, probs[0], map[string]string{"problems": strings.Join(probs, "\n")},
-		f.fix("Fix the reported lines and check with `sshd -t`: sshd refuses to start, and a restart or reboot leaves the VM without SSH",
-			"Fix the reported lines in the image: sshd refuses to start, and every clone boots without SSH"))}
+	return []runner.Finding{CodeConfigInvalid.New(runner.Fail, probs[0], map[string]string{"problems": strings.Join(probs, "\n")},
+		CodeConfigInvalid.FixOn(f.Live, "problems", strings.Join(probs, "; ")))}
 }
 
 // privateModeOK is sshd's sshkey_perm_ok: no group or other bits. Red
@@ -470,19 +415,22 @@ func JudgeHostKeys(f Facts) []runner.Finding {
 				if f.DefaultHostKeys {
 					continue // sshd skips missing default keys
 				}
-				out = append(out, runner.New(runner.Warn, CodeHostKeyMissing, "host key "+k.Path+" ("+k.At+") does not exist", d,
-					f.fix("Generate it (`ssh-keygen -A` creates the default types) or remove the HostKey line",
-						"Remove the HostKey line in the image, or have a clone generate the key at first boot (cloud-init's ssh module, sshd-keygen)")))
+				out = append(out, CodeHostKeyMissing.New(runner.Warn, "host key "+k.Path+" ("+k.At+") does not exist", d,
+					CodeHostKeyMissing.FixOn(f.Live, "path", k.Path, "at", k.At)))
 				continue
 			}
 			d["error"] = k.Err.Error()
 			if errors.Is(k.Err, iofs.ErrPermission) && !f.IsRoot {
-				out = append(out, runner.Skipf(CodeHostKeyUnread, "host key "+k.Path+" not checked: reading it needs root", d))
+				out = append(out, CodeHostKeyUnread.New(runner.Skip, "host key "+k.Path+" not checked: reading it needs root", d,
+					CodeHostKeyUnread.CaseFix("when guestcheck is not root", "path", k.Path)))
 				usable++ // unknown, not judged missing
 				continue
 			}
-			out = append(out, runner.Errorf(CodeHostKeyUnread, "cannot read host key "+k.Path, d,
-				f.fix("Check the file with `ls -l "+k.Path+"`", runner.ReadFix(f.IsRoot, k.Path+" in the image", k.Err))))
+			fix := CodeHostKeyUnread.FixOn(f.Live, "path", k.Path)
+			if !f.Live && runner.IsPermission(k.Err) {
+				fix = CodeHostKeyUnread.CaseFix("under an image root, when root is denied", "path", k.Path)
+			}
+			out = append(out, CodeHostKeyUnread.New(runner.Error, "cannot read host key "+k.Path, d, fix))
 			continue
 		}
 		d["mode"] = fmt.Sprintf("%04o", k.Mode.Perm())
@@ -492,8 +440,8 @@ func JudgeHostKeys(f Facts) []runner.Finding {
 		}
 		if k.ParseErr != nil {
 			d["error"] = problem.OneLine(k.ParseErr.Error())
-			out = append(out, runner.New(runner.Fail, CodeHostKeyInvalid, "host key "+k.Path+" does not parse as an unencrypted private key", d,
-				f.fix("Regenerate it: `rm "+k.Path+" "+k.Path+".pub && ssh-keygen -A`, then restart sshd", "In the image: "+reseal)))
+			out = append(out, CodeHostKeyInvalid.New(runner.Fail, "host key "+k.Path+" does not parse as an unencrypted private key", d,
+				CodeHostKeyInvalid.FixOn(f.Live, "path", k.Path)))
 			continue
 		}
 		d["type"], d["fingerprint"] = k.Type, k.Fingerprint
@@ -501,39 +449,36 @@ func JudgeHostKeys(f Facts) []runner.Finding {
 		switch {
 		case k.UID != 0:
 			permOK = false
-			out = append(out, runner.New(runner.Fail, CodeHostKeyPerms, fmt.Sprintf("host key %s is owned by uid %d, not root", k.Path, k.UID), d,
-				f.fix("`chown root:root "+k.Path+" && chmod 0600 "+k.Path+"`", "Make "+k.Path+" in the image owned by root with mode 0600")+
-					": another owner can read or replace the server's identity"))
+			out = append(out, CodeHostKeyPerms.New(runner.Fail, fmt.Sprintf("host key %s is owned by uid %d, not root", k.Path, k.UID), d,
+				CodeHostKeyPerms.FixOn(f.Live, "path", k.Path)))
 		case !privateModeOK(k, f.RedHat):
 			permOK = false
 			want := "0600"
 			if f.RedHat {
 				want = "0600 (or 0640 with group ssh_keys)"
 			}
-			out = append(out, runner.New(runner.Fail, CodeHostKeyPerms, fmt.Sprintf("host key %s has mode %04o: sshd refuses it as unprotected (wants %s)", k.Path, k.Mode.Perm(), want), d,
-				f.fix("`chmod 0600 "+k.Path+"` and restart sshd", "Give "+k.Path+" in the image mode 0600")))
+			out = append(out, CodeHostKeyPerms.New(runner.Fail, fmt.Sprintf("host key %s has mode %04o: sshd refuses it as unprotected (wants %s)", k.Path, k.Mode.Perm(), want), d,
+				CodeHostKeyPerms.CaseFix(onImage(f.Live, "when only the mode is wrong"), "path", k.Path)))
 		}
 		if permOK {
 			usable++
 		}
 		switch {
 		case errors.Is(k.PubErr, iofs.ErrNotExist):
-			out = append(out, runner.New(runner.Warn, CodeHostKeyNoPub, "host key "+k.Path+" has no "+path.Base(k.Path)+".pub", d,
-				f.fix("Recreate it: `ssh-keygen -y -f "+k.Path+" > "+k.Path+".pub`", "In the image: "+reseal)+
-					"; cloud-init publishes the .pub files to the console for fingerprint checks"))
+			out = append(out, CodeHostKeyNoPub.New(runner.Warn, "host key "+k.Path+" has no "+path.Base(k.Path)+".pub", d,
+				CodeHostKeyNoPub.FixOn(f.Live, "path", k.Path)))
 		case k.PubErr != nil:
 			d["pub_error"] = problem.OneLine(k.PubErr.Error())
-			out = append(out, runner.New(runner.Fail, CodeHostKeyMismatch, k.Path+".pub does not parse as a public key", d,
-				f.fix("Recreate it: `ssh-keygen -y -f "+k.Path+" > "+k.Path+".pub`", "In the image: "+reseal)))
+			out = append(out, CodeHostKeyMismatch.New(runner.Fail, k.Path+".pub does not parse as a public key", d,
+				CodeHostKeyMismatch.FixOn(f.Live, "path", k.Path)))
 		case k.PubFingerprint != k.Fingerprint:
 			d["pub_fingerprint"] = k.PubFingerprint
-			out = append(out, runner.New(runner.Fail, CodeHostKeyMismatch, k.Path+".pub is not the public half of "+k.Path, d,
-				f.fix("Recreate it: `ssh-keygen -y -f "+k.Path+" > "+k.Path+".pub`", "In the image: "+reseal)+
-					"; clients and cloud-init's published fingerprints then agree with what sshd presents"))
+			out = append(out, CodeHostKeyMismatch.New(runner.Fail, k.Path+".pub is not the public half of "+k.Path, d,
+				CodeHostKeyMismatch.FixOn(f.Live, "path", k.Path)))
 		case k.PubMode.Perm()&0o022 != 0 || k.PubUID != 0:
 			d["pub_mode"] = fmt.Sprintf("%04o", k.PubMode.Perm())
-			out = append(out, runner.New(runner.Warn, CodeHostKeyPerms, fmt.Sprintf("%s.pub is writable by others or not owned by root (mode %04o, uid %d)", k.Path, k.PubMode.Perm(), k.PubUID), d,
-				f.fix("`chown root:root "+k.Path+".pub && chmod 0644 "+k.Path+".pub`", "Make "+k.Path+".pub in the image owned by root with mode 0644")))
+			out = append(out, CodeHostKeyPerms.New(runner.Warn, fmt.Sprintf("%s.pub is writable by others or not owned by root (mode %04o, uid %d)", k.Path, k.PubMode.Perm(), k.PubUID), d,
+				CodeHostKeyPerms.CaseFix(onImage(f.Live, "for the .pub file"), "path", k.Path)))
 		default:
 			if permOK {
 				good = append(good, path.Base(k.Path)+" "+k.Type+" "+k.Fingerprint)
@@ -541,13 +486,11 @@ func JudgeHostKeys(f Facts) []runner.Finding {
 		}
 	}
 	if usable == 0 {
-		out = append(out, runner.New(runner.Fail, CodeHostKeyNone, "sshd has no usable host key", map[string]string{"configured": keyPaths(f.HostKeys)},
-			f.fix("Generate keys with `ssh-keygen -A` and restart sshd",
-				"Have a clone generate its keys at first boot (cloud-init's ssh module, sshd-keygen), or re-seal the image with sealprep, which installs a first-boot generator when nothing else regenerates them")+
-				"; without a host key sshd exits at start"))
+		out = append(out, CodeHostKeyNone.New(runner.Fail, "sshd has no usable host key", map[string]string{"configured": keyPaths(f.HostKeys)},
+			CodeHostKeyNone.FixOn(f.Live)))
 	}
 	if len(good) > 0 {
-		out = append(out, runner.Passf(CodeHostKeyOK, fmt.Sprintf("%d host key(s) exist, parse and match their .pub files", len(good)),
+		out = append(out, runner.Passf(CodeHostKeyOK.ID, fmt.Sprintf("%d host key(s) exist, parse and match their .pub files", len(good)),
 			map[string]string{"keys": strings.Join(good, "\n")}))
 	}
 	return out
@@ -565,16 +508,16 @@ func JudgeTemplateHostKeys(f Facts) []runner.Finding {
 	case len(present) > 0 && kept != nil:
 		d["keys"] = strings.Join(present, "\n")
 		d["kept"] = f.show(sealrecord.Path)
-		return []runner.Finding{runner.New(runner.Warn, CodeHostKeyInTemplate, kept.Message, d,
-			"Re-seal the image with sealprep (its ssh-host-keys operation) if clones must not share them")}
+		return []runner.Finding{CodeHostKeyInTemplate.New(runner.Warn, kept.Message, d,
+			CodeHostKeyInTemplate.CaseFix("when the template keeps them by choice"))}
 	case len(present) > 0:
 		d["keys"] = strings.Join(present, "\n")
-		return []runner.Finding{runner.New(runner.Fail, CodeHostKeyInTemplate,
+		return []runner.Finding{CodeHostKeyInTemplate.New(runner.Fail,
 			fmt.Sprintf("%d host key file(s) left in a sealed template (%s): every clone answers with the same identity", len(present), present[0]), d,
-			"Remove /etc/ssh/ssh_host_* in the image, or re-seal it with sealprep (its ssh-host-keys operation)")}
+			CodeHostKeyInTemplate.Fixf("keys", strings.Join(present, " ")))}
 	case f.Regenerator != "":
 		d["regenerator"] = f.Regenerator
-		return []runner.Finding{runner.Passf(CodeHostKeyTemplateNone,
+		return []runner.Finding{runner.Passf(CodeHostKeyTemplateNone.ID,
 			"no host keys, as in a sealed template: "+f.Regenerator+" generates them at first boot", d)}
 	}
 	status, msg := runner.Fail, "no host keys in the template and nothing generates them at first boot: clones boot an sshd without keys, which cannot start"
@@ -582,8 +525,7 @@ func JudgeTemplateHostKeys(f Facts) []runner.Finding {
 		status, msg = runner.Warn, forced.Message
 		d["kept"] = f.show(sealrecord.Path)
 	}
-	return []runner.Finding{runner.New(status, CodeHostKeyNone, msg, d,
-		"Install cloud-init's ssh module or sshd-keygen in the image, or re-seal it with sealprep, which installs its own key-generating unit")}
+	return []runner.Finding{CodeHostKeyNone.New(status, msg, d, CodeHostKeyNone.CaseFix("in a sealed template"))}
 }
 
 // keptHostKeys is what sealprep's record says the template keeps by
@@ -665,7 +607,7 @@ func JudgeKeyAge(f Facts) []runner.Finding {
 	}
 	ref, slack, why := f.instanceStart()
 	if ref.IsZero() {
-		return []runner.Finding{runner.Skipf(CodeHostKeyUndated, "host keys not dated: there is no cloud-init instance record to compare them with", nil)}
+		return []runner.Finding{runner.Skipf(CodeHostKeyUndated.ID, "host keys not dated: there is no cloud-init instance record to compare them with", nil)}
 	}
 	d := map[string]string{"instance_id": f.Instance.InstanceID, "instance_started": why}
 	var old, fresh []string
@@ -679,13 +621,12 @@ func JudgeKeyAge(f Facts) []runner.Finding {
 	}
 	if len(old) > 0 {
 		d["older_keys"] = strings.Join(old, ", ")
-		return []runner.Finding{runner.New(runner.Fail, CodeHostKeyKept,
+		return []runner.Finding{CodeHostKeyKept.New(runner.Fail,
 			fmt.Sprintf("%d host key(s) predate instance %s: the VM kept its template's or original's keys", len(old), f.Instance.InstanceID), d,
-			f.fix("Regenerate them: `rm /etc/ssh/ssh_host_*; ssh-keygen -A; systemctl restart ssh` (tell users the new fingerprints), and seal templates (sealprep, or cloud-init's ssh_deletekeys) before cloning",
-				"Re-seal the image with sealprep (its ssh-host-keys operation), or remove /etc/ssh/ssh_host_* from it, so that each clone makes its own"))}
+			CodeHostKeyKept.FixOn(f.Live))}
 	}
 	d["keys"] = strings.Join(fresh, ", ")
-	return []runner.Finding{runner.Passf(CodeHostKeyFresh, fmt.Sprintf("host keys were generated for instance %s", f.Instance.InstanceID), d)}
+	return []runner.Finding{runner.Passf(CodeHostKeyFresh.ID, fmt.Sprintf("host keys were generated for instance %s", f.Instance.InstanceID), d)}
 }
 
 // Baseline is the accepted values per judged keyword, lower case.
@@ -757,10 +698,11 @@ func JudgeAuth(f Facts) []runner.Finding {
 	var out []runner.Finding
 	switch {
 	case f.PwAuth.Denied:
-		out = append(out, runner.Skipf(CodePwAuthUnread, "cloud-init's ssh_pwauth not read: "+CloudConfigPath+" is readable by root only (mode 0600); the baseline applies as configured", nil))
+		out = append(out, CodePwAuthUnread.New(runner.Skip, "cloud-init's ssh_pwauth not read: "+CloudConfigPath+" is readable by root only (mode 0600); the baseline applies as configured", nil,
+			CodePwAuthUnread.CaseFix("when guestcheck is not root")))
 	case f.PwAuth.Err != nil:
-		out = append(out, runner.Errorf(CodePwAuthUnread, "cannot read ssh_pwauth from "+CloudConfigPath+": "+problem.OneLine(f.PwAuth.Err.Error()), nil,
-			f.fix("Check the user-data with `cloud-init schema --system`", "Check "+CloudConfigPath+" in the image (`cloud-init schema -c FILE` on a copy)")))
+		out = append(out, CodePwAuthUnread.New(runner.Error, "cannot read ssh_pwauth from "+CloudConfigPath+": "+problem.OneLine(f.PwAuth.Err.Error()), nil,
+			CodePwAuthUnread.FixOn(f.Live)))
 	}
 	base, source := EffectiveBaseline(f.Baseline, f.PwAuth)
 	if f.Binary == "" && len(f.Config.Files) == 0 {
@@ -776,7 +718,7 @@ func JudgeAuth(f Facts) []runner.Finding {
 		key := snake(s.key)
 		d[key] = v + " (" + at + ")"
 		if !accepts(base[s.key], v) {
-			bad = append(bad, runner.New(runner.Fail, CodeAuthBaseline,
+			bad = append(bad, CodeAuthBaseline.New(runner.Fail,
 				fmt.Sprintf("%s is %s (%s); the baseline allows %s", s.key, v, at, strings.Join(base[s.key], " or ")),
 				map[string]string{"setting": s.key, "value": v, "at": at, "allowed": strings.Join(base[s.key], ","), "expected_from": sourceFor(s.key, source)},
 				authFix(s.key, base[s.key], at, f.Live)))
@@ -787,16 +729,16 @@ func JudgeAuth(f Facts) []runner.Finding {
 				continue
 			}
 			cat := f.show(c.File) + ":" + strconv.Itoa(c.Line.Line)
-			bad = append(bad, runner.New(runner.Warn, CodeAuthConditional,
+			bad = append(bad, CodeAuthConditional.New(runner.Warn,
 				fmt.Sprintf("Match %s (%s) sets %s %s for the connections it matches", c.Match.Criteria, cat, s.key, cv),
 				map[string]string{"setting": s.key, "value": cv, "at": cat, "match": c.Match.Criteria, "allowed": strings.Join(base[s.key], ",")},
-				"Make sure the Match condition is as narrow as intended, or set "+s.key+" "+base[s.key][0]+" in that block"))
+				CodeAuthConditional.Fixf("at", cat, "setting", s.key, "value", base[s.key][0])))
 		}
 	}
 	if len(bad) > 0 {
 		return append(out, bad...)
 	}
-	return append(out, runner.Passf(CodeAuthOK, "PasswordAuthentication, KbdInteractiveAuthentication, PermitRootLogin, PermitEmptyPasswords and PubkeyAuthentication meet the baseline", d))
+	return append(out, runner.Passf(CodeAuthOK.ID, "PasswordAuthentication, KbdInteractiveAuthentication, PermitRootLogin, PermitEmptyPasswords and PubkeyAuthentication meet the baseline", d))
 }
 
 func sourceFor(key, pwSource string) string {
@@ -806,15 +748,27 @@ func sourceFor(key, pwSource string) string {
 	return "baseline"
 }
 
+// authFix is the fix for a setting outside the baseline: change the line
+// that won, or, when sshd's default wins, add a drop-in read first.
 func authFix(key string, allowed []string, at string, live bool) string {
-	where := "in /etc/ssh/sshd_config.d/ (a drop-in sorted before the others: the first value wins)"
-	if at != "sshd default" {
-		where = "at " + at + " (the first value wins, so change that line rather than adding one later)"
+	kv := []string{"setting", key, "value", allowed[0], "at", at}
+	if at == "sshd default" {
+		return CodeAuthBaseline.CaseFix(onImage(live, "when the value is sshd's default"), kv...)
 	}
-	if !live {
-		return fmt.Sprintf("Set `%s %s` %s in the image", key, allowed[0], where)
+	return CodeAuthBaseline.FixOn(live, kv...)
+}
+
+// onImage is the name of a case of a code's fix, or of its image root's
+// variant ("under an image root, " and the case) when not live: the
+// commands of the running system's wording would act on the host.
+func onImage(live bool, when string) string {
+	if live {
+		return when
 	}
-	return fmt.Sprintf("Set `%s %s` %s, check with `sshd -T | grep -i %s`, and reload sshd", key, allowed[0], where, strings.ToLower(key))
+	if rest, ok := strings.CutPrefix(when, "when "); ok {
+		return "under an image root, when " + rest
+	}
+	return when + " under an image root"
 }
 
 func snake(s string) string {
@@ -873,8 +827,7 @@ func JudgeTemplateKeys(f Facts) []runner.Finding {
 	}
 	d := map[string]string{"keys": strings.Join(hits, "\n"), "record": f.show(sealrecord.Path),
 		"sealed_at": t.SealedAt.UTC().Format(time.RFC3339), "sealprep_version": t.SealprepVersion}
-	return []runner.Finding{runner.New(runner.Fail, CodeHostKeyTemplate,
+	return []runner.Finding{CodeHostKeyTemplate.New(runner.Fail,
 		fmt.Sprintf("%d host key(s) are the template's keys (%s%s): every clone of the image presents them, so clones can impersonate each other", len(hits), t.Describe(), how), d,
-		f.fix("Regenerate them: `rm /etc/ssh/ssh_host_* && ssh-keygen -A`, restart sshd, and tell clients the new fingerprints; seal the template with the ssh-host-keys operation so that later clones get their own",
-			"Re-seal the image with sealprep (its ssh-host-keys operation), or remove /etc/ssh/ssh_host_* from it, so that each clone makes its own"))}
+		CodeHostKeyTemplate.FixOn(f.Live))}
 }

@@ -1,4 +1,4 @@
-package sshcheck
+package ssh
 
 import (
 	"fmt"

@@ -1,11 +1,11 @@
-package systemdcheck
+package systemd
 
 import (
 	"slices"
 	"sort"
 	"strings"
 
-	"github.com/guestcheck/guestcheck/internal/fact/systemd"
+	systemdfact "github.com/guestcheck/guestcheck/internal/fact/systemd"
 )
 
 // Link is one unit of the critical chain.
@@ -23,13 +23,13 @@ type Link struct {
 // this boot, before it finished. systemd-analyze leaves units that never
 // began activating (InactiveExitTimestamp 0) out of its time data, so
 // they cannot be on the chain either.
-func inRange(u systemd.UnitInfo, finish uint64) bool {
+func inRange(u systemdfact.UnitInfo, finish uint64) bool {
 	return u.InactiveExitMono > 0 && u.ActiveEnterMono > 0 && (finish == 0 || u.ActiveEnterMono <= finish)
 }
 
 // took is systemd-analyze's per-unit time: activating to active (or to
 // inactive, for a unit that failed or exited while starting).
-func took(u systemd.UnitInfo) uint64 {
+func took(u systemdfact.UnitInfo) uint64 {
 	switch {
 	case u.ActiveEnterMono >= u.InactiveExitMono && u.InactiveExitMono > 0:
 		return u.ActiveEnterMono - u.InactiveExitMono
@@ -44,7 +44,7 @@ func took(u systemd.UnitInfo) uint64 {
 // dependency that became active last (during this boot); stop when no
 // dependency was activated. Ties are broken by name, where systemd-analyze
 // would print each of them. Every unit's timestamps count as read.
-func CriticalChain(units map[string]systemd.UnitInfo, start string, userspace, finish uint64) []Link {
+func CriticalChain(units map[string]systemdfact.UnitInfo, start string, userspace, finish uint64) []Link {
 	chain, _ := walk(units, start, userspace, finish, false)
 	return chain
 }
@@ -56,7 +56,7 @@ func CriticalChain(units map[string]systemd.UnitInfo, start string, userspace, f
 // round trips per loaded unit; the walk needs when each of its units'
 // dependencies became active, and when the one it follows and the units
 // on the chain began activating.
-func ChainNeeds(units map[string]systemd.UnitInfo, start string, userspace, finish uint64) map[string]systemd.TimeFields {
+func ChainNeeds(units map[string]systemdfact.UnitInfo, start string, userspace, finish uint64) map[string]systemdfact.TimeFields {
 	_, need := walk(units, start, userspace, finish, true)
 	return need
 }
@@ -66,10 +66,10 @@ func ChainNeeds(units map[string]systemd.UnitInfo, start string, userspace, fini
 // timestamps that choice needs. When that is whether the next unit began
 // activating, it adds what the step after it needs: when that unit's own
 // dependencies became active, so one read serves each step.
-func walk(units map[string]systemd.UnitInfo, start string, userspace, finish uint64, partial bool) ([]Link, map[string]systemd.TimeFields) {
-	need := map[string]systemd.TimeFields{}
+func walk(units map[string]systemdfact.UnitInfo, start string, userspace, finish uint64, partial bool) ([]Link, map[string]systemdfact.TimeFields) {
+	need := map[string]systemdfact.TimeFields{}
 	// unread adds to need the timestamps of f that u lacks.
-	unread := func(u systemd.UnitInfo, f systemd.TimeFields) bool {
+	unread := func(u systemdfact.UnitInfo, f systemdfact.TimeFields) bool {
 		if !partial || u.Read&f == f {
 			return false
 		}
@@ -85,12 +85,12 @@ func walk(units map[string]systemd.UnitInfo, start string, userspace, finish uin
 		if !ok {
 			break
 		}
-		if unread(u, systemd.InactiveExit|systemd.ActiveEnter) {
+		if unread(u, systemdfact.InactiveExit|systemdfact.ActiveEnter) {
 			return out, need
 		}
 		// took reads InactiveEnter only for a unit that began activating
 		// after it last became active.
-		if u.InactiveExitMono > 0 && u.ActiveEnterMono < u.InactiveExitMono && unread(u, systemd.InactiveEnter) {
+		if u.InactiveExitMono > 0 && u.ActiveEnterMono < u.InactiveExitMono && unread(u, systemdfact.InactiveEnter) {
 			return out, need
 		}
 		l := Link{Unit: cur, At: sub(u.ActiveEnterMono, userspace), Took: took(u)}
@@ -100,11 +100,11 @@ func walk(units map[string]systemd.UnitInfo, start string, userspace, finish uin
 		out = append(out, l)
 		// The dependency that became active last, during the boot, and
 		// had begun activating (inRange); the first by name on a tie.
-		var deps []systemd.UnitInfo
+		var deps []systemdfact.UnitInfo
 		missing := false
 		for _, d := range u.After {
 			if du, ok := units[d]; ok {
-				missing = unread(du, systemd.ActiveEnter) || missing
+				missing = unread(du, systemdfact.ActiveEnter) || missing
 				deps = append(deps, du)
 			}
 		}
@@ -125,10 +125,10 @@ func walk(units map[string]systemd.UnitInfo, start string, userspace, finish uin
 			if finish != 0 && du.ActiveEnterMono > finish {
 				continue // active after the boot: not part of it
 			}
-			if unread(du, systemd.InactiveExit) {
+			if unread(du, systemdfact.InactiveExit) {
 				for _, e := range du.After {
 					if eu, ok := units[e]; ok {
-						unread(eu, systemd.ActiveEnter)
+						unread(eu, systemdfact.ActiveEnter)
 					}
 				}
 				return out, need
@@ -168,7 +168,7 @@ func Slowest(chain []Link, n int) []Link {
 // unit ordered after itself. Each cycle is sorted; the list is sorted by
 // first unit. systemd breaks such a cycle at start-up by deleting a job
 // of one of its units ("Found ordering cycle"), so that unit never starts.
-func Cycles(units map[string]systemd.UnitInfo) [][]string {
+func Cycles(units map[string]systemdfact.UnitInfo) [][]string {
 	names := make([]string, 0, len(units))
 	for n := range units {
 		names = append(names, n)

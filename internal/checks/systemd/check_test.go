@@ -1,4 +1,4 @@
-package systemdcheck
+package systemd
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
-	"github.com/guestcheck/guestcheck/internal/fact/systemd"
+	systemdfact "github.com/guestcheck/guestcheck/internal/fact/systemd"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/internal/shared/runner/checktest"
@@ -22,19 +22,19 @@ const s = uint64(1000000) // one second in µs
 
 // unit builds a unit; activating 0 means it became active at once, as a
 // target does (systemd sets InactiveExit and ActiveEnter together).
-func unit(name, state string, activating, active uint64, after ...string) systemd.UnitInfo {
+func unit(name, state string, activating, active uint64, after ...string) systemdfact.UnitInfo {
 	if activating == 0 {
 		activating = active
 	}
-	return systemd.UnitInfo{UnitState: systemd.UnitState{Name: name, LoadState: "loaded", ActiveState: state, SubState: "x"},
+	return systemdfact.UnitInfo{UnitState: systemdfact.UnitState{Name: name, LoadState: "loaded", ActiveState: state, SubState: "x"},
 		ID: name, InactiveExitMono: activating, ActiveEnterMono: active, After: after}
 }
 
 // healthy is a Debian cloud guest's boot: kernel 2s, the boot finished
 // 14s into userspace, ssh and the agent early, cloud-final last.
 func healthy() Facts {
-	us := map[string]systemd.UnitInfo{}
-	for _, u := range []systemd.UnitInfo{
+	us := map[string]systemdfact.UnitInfo{}
+	for _, u := range []systemdfact.UnitInfo{
 		unit("graphical.target", "active", 0, 16*s, "multi-user.target"),
 		unit("multi-user.target", "active", 0, 16*s, "cloud-final.service", "ssh.service", "qemu-guest-agent.service", "basic.target"),
 		unit("cloud-final.service", "active", 12*s, 16*s, "cloud-config.service", "network-online.target"),
@@ -51,16 +51,16 @@ func healthy() Facts {
 		us[u.Name] = u
 	}
 	return Facts{Live: true, Budget: 60 * time.Second, DefaultTarget: "graphical.target", NowMono: 120 * s,
-		State: systemd.ManagerState{SystemState: "running", Version: "252", UserspaceMonotonic: 2 * s, FinishMonotonic: 16 * s},
+		State: systemdfact.ManagerState{SystemState: "running", Version: "252", UserspaceMonotonic: 2 * s, FinishMonotonic: 16 * s},
 		Units: us, Journal: JournalFacts{Visible: true, Entries: 3}}
 }
 
 func TestHealthy(t *testing.T) {
 	out := Judge(healthy())
 	validate(t, out)
-	want(t, out, CodeRunning, runner.Pass)
-	want(t, out, CodeBootFinished, runner.Pass, "14s after userspace")
-	bt := want(t, out, CodeBootTime, runner.Pass, "kernel 2s", "cloud-final.service +14s", "qemu-guest-agent.service +2.2s", "ssh.service +3.5s")
+	want(t, out, CodeRunning.ID, runner.Pass)
+	want(t, out, CodeBootFinished.ID, runner.Pass, "14s after userspace")
+	bt := want(t, out, CodeBootTime.ID, runner.Pass, "kernel 2s", "cloud-final.service +14s", "qemu-guest-agent.service +2.2s", "ssh.service +3.5s")
 	// As systemd-analyze prints it: "@" is the start of activation when
 	// it took time (cloud-final began at 10s and took 4s).
 	wantChain := "graphical.target @14s\nmulti-user.target @14s\ncloud-final.service @10s +4s\ncloud-config.service @7s +3s\n" +
@@ -74,7 +74,7 @@ func TestHealthy(t *testing.T) {
 	if bt.Detail["kernel_to_last_milestone"] != "16s (cloud-final.service)" && bt.Detail["kernel_to_last_milestone"] != "16s (the end of the boot)" {
 		t.Errorf("kernel_to_last_milestone = %q", bt.Detail["kernel_to_last_milestone"])
 	}
-	want(t, out, CodeNoCycle, runner.Pass, "12 loaded units")
+	want(t, out, CodeNoCycle.ID, runner.Pass, "12 loaded units")
 }
 
 func TestDegraded(t *testing.T) {
@@ -89,10 +89,10 @@ func TestDegraded(t *testing.T) {
 	f.Units["app.service"] = svc
 	out := Judge(f)
 	validate(t, out)
-	want(t, out, CodeDegraded, runner.Fail, "app.service (timeout), data.mount (exit-code)")
+	want(t, out, CodeDegraded.ID, runner.Fail, "app.service (timeout), data.mount (exit-code)")
 	var failed []string
 	for _, x := range out {
-		if x.Code == CodeUnitFailed {
+		if x.Code == CodeUnitFailed.ID {
 			failed = append(failed, x.Message+" | "+x.Detail["journal"])
 			if !strings.Contains(x.Remediation, "`journalctl -b -u "+x.Detail["unit"]+"`") {
 				t.Errorf("remediation %q lacks the journalctl command", x.Remediation)
@@ -109,7 +109,7 @@ func TestOtherStates(t *testing.T) {
 	for _, tc := range []struct {
 		state, code string
 		st          runner.Status
-	}{{"maintenance", CodeMaintenance, runner.Fail}, {"stopping", CodeStopping, runner.Warn}, {"unknown", CodeUnreadable, runner.Error}} {
+	}{{"maintenance", CodeMaintenance.ID, runner.Fail}, {"stopping", CodeStopping.ID, runner.Warn}, {"unknown", CodeUnreadable.ID, runner.Error}} {
 		f := healthy()
 		f.State.SystemState = tc.state
 		out := Judge(f)
@@ -124,15 +124,15 @@ func TestBootInProgress(t *testing.T) {
 	f.State.SystemState, f.State.FinishMonotonic = "starting", 0
 	f.Self = "guestcheck.service"
 	f.NowMono = 30 * s
-	f.Jobs = []systemd.Job{{ID: 1, Unit: "multi-user.target", Type: "start", State: "waiting"},
+	f.Jobs = []systemdfact.Job{{ID: 1, Unit: "multi-user.target", Type: "start", State: "waiting"},
 		{ID: 7, Unit: "guestcheck.service", Type: "start", State: "running"}}
 	out := Judge(f)
 	validate(t, out)
-	want(t, out, CodeBootInProgress, runner.Pass, "only this check's own unit guestcheck.service")
+	want(t, out, CodeBootInProgress.ID, runner.Pass, "only this check's own unit guestcheck.service")
 
 	// Another job still running, within the budget: not finished yet.
-	f.Jobs = append(f.Jobs, systemd.Job{ID: 9, Unit: "cloud-final.service", Type: "start", State: "running"})
-	want(t, Judge(f), CodeBootInProgress, runner.Warn, "1 job(s) running")
+	f.Jobs = append(f.Jobs, systemdfact.Job{ID: 9, Unit: "cloud-final.service", Type: "start", State: "running"})
+	want(t, Judge(f), CodeBootInProgress.ID, runner.Warn, "1 job(s) running")
 
 	// The same job, running for longer than the budget: stuck.
 	f.NowMono = 200 * s
@@ -141,7 +141,7 @@ func TestBootInProgress(t *testing.T) {
 	f.Units["cloud-final.service"] = cf
 	out = Judge(f)
 	validate(t, out)
-	st := want(t, out, CodeJobStuck, runner.Fail, "start job for cloud-final.service has been running for 3m8s")
+	st := want(t, out, CodeJobStuck.ID, runner.Fail, "start job for cloud-final.service has been running for 3m8s")
 	if st.Detail["age"] != "3m8s" {
 		t.Errorf("age = %q", st.Detail["age"])
 	}
@@ -152,7 +152,7 @@ func TestBootSlow(t *testing.T) {
 	f.Budget = 10 * time.Second
 	out := Judge(f)
 	validate(t, out)
-	want(t, out, CodeBootSlow, runner.Warn, "the boot took 16s to", "over the 10s budget", "slowest on the critical chain: cloud-final.service +4s")
+	want(t, out, CodeBootSlow.ID, runner.Warn, "the boot took 16s to", "over the 10s budget", "slowest on the critical chain: cloud-final.service +4s")
 }
 
 func TestCycles(t *testing.T) {
@@ -165,7 +165,7 @@ func TestCycles(t *testing.T) {
 	validate(t, out)
 	var got []string
 	for _, x := range out {
-		if x.Code == CodeCycle {
+		if x.Code == CodeCycle.ID {
 			got = append(got, x.Message)
 		}
 	}
@@ -176,7 +176,7 @@ func TestCycles(t *testing.T) {
 
 func TestCyclesLongChain(t *testing.T) {
 	// A long linear chain must not overflow or report a cycle.
-	us := map[string]systemd.UnitInfo{}
+	us := map[string]systemdfact.UnitInfo{}
 	prev := ""
 	for i := range 20000 {
 		n := "u" + strconv.Itoa(i) + ".service"
@@ -198,69 +198,43 @@ func TestCyclesLongChain(t *testing.T) {
 	}
 }
 
-func TestParseSelfUnit(t *testing.T) {
-	for in, want := range map[string]string{
-		"0::/system.slice/guestcheck.service\n":                        "guestcheck.service",
-		"0::/system.slice/cloud-final.service\n":                       "cloud-final.service",
-		"0::/user.slice/user-0.slice/session-3.scope\n":                "session-3.scope",
-		"12:pids:/x\n1:name=systemd:/system.slice/ssh.service\n0::/\n": "ssh.service",
-		"0::/system.slice/docker-0123.scope/init.scope\n":              "init.scope",
-		"0::/\n":  "",
-		"garbage": "",
-		"0::/system.slice/system-getty.slice/getty@tty1.service/payload/extra.dir\n": "getty@tty1.service",
-	} {
-		if got := ParseSelfUnit(in); got != want {
-			t.Errorf("ParseSelfUnit(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-func FuzzParseSelfUnit(f *testing.F) {
-	f.Add("0::/system.slice/guestcheck.service\n")
-	f.Fuzz(func(t *testing.T, s string) {
-		if u := ParseSelfUnit(s); u != "" && !strings.HasSuffix(u, ".service") && !strings.HasSuffix(u, ".scope") {
-			t.Fatalf("ParseSelfUnit(%q) = %q", s, u)
-		}
-	})
-}
-
 // fakeInspector serves Facts-shaped answers through the Inspector API, so
 // Run's gathering is exercised end to end.
 type fakeInspector struct {
 	f   Facts
 	err error
 	// journal answers BootJournal: by the query's first argument.
-	journal map[string][]systemd.JournalEntry
+	journal map[string][]systemdfact.JournalEntry
 	// reads, when set, records the timestamps ReadTimes read per unit,
 	// and gets, when set, counts them (one Get each).
-	reads map[string]systemd.TimeFields
+	reads map[string]systemdfact.TimeFields
 	gets  *int
 }
 
-func (i fakeInspector) BootJournal(ctx context.Context, args ...string) ([]systemd.JournalEntry, error) {
+func (i fakeInspector) BootJournal(ctx context.Context, args ...string) ([]systemdfact.JournalEntry, error) {
 	if i.err != nil {
 		return nil, i.err
 	}
 	return i.journal[args[0]], nil
 }
 
-func (i fakeInspector) Units(ctx context.Context, names ...string) ([]systemd.UnitState, error) {
+func (i fakeInspector) Units(ctx context.Context, names ...string) ([]systemdfact.UnitState, error) {
 	return nil, i.err
 }
-func (i fakeInspector) State(ctx context.Context) (systemd.ManagerState, error) {
+func (i fakeInspector) State(ctx context.Context) (systemdfact.ManagerState, error) {
 	return i.f.State, i.err
 }
-func (i fakeInspector) Jobs(ctx context.Context) ([]systemd.Job, error) { return i.f.Jobs, i.err }
-func (i fakeInspector) Unit(ctx context.Context, name string) (systemd.UnitInfo, error) {
+func (i fakeInspector) Jobs(ctx context.Context) ([]systemdfact.Job, error) { return i.f.Jobs, i.err }
+func (i fakeInspector) Unit(ctx context.Context, name string) (systemdfact.UnitInfo, error) {
 	if name == "default.target" {
-		return systemd.UnitInfo{ID: i.f.DefaultTarget}, i.err
+		return systemdfact.UnitInfo{ID: i.f.DefaultTarget}, i.err
 	}
 	return i.f.Units[name], i.err
 }
 
 // LoadedUnits answers as the real one does: no timestamps.
-func (i fakeInspector) LoadedUnits(ctx context.Context) ([]systemd.UnitInfo, error) {
-	var out []systemd.UnitInfo
+func (i fakeInspector) LoadedUnits(ctx context.Context) ([]systemdfact.UnitInfo, error) {
+	var out []systemdfact.UnitInfo
 	for _, u := range i.f.Units {
 		u.InactiveExitMono, u.ActiveEnterMono, u.InactiveEnterMono, u.Read = 0, 0, 0, 0
 		out = append(out, u)
@@ -270,23 +244,23 @@ func (i fakeInspector) LoadedUnits(ctx context.Context) ([]systemd.UnitInfo, err
 
 // ReadTimes serves the timestamps from f.Units and counts them in reads,
 // when set, as the real one makes a Get of each.
-func (i fakeInspector) ReadTimes(ctx context.Context, want map[string]systemd.TimeFields) (map[string]systemd.Times, error) {
+func (i fakeInspector) ReadTimes(ctx context.Context, want map[string]systemdfact.TimeFields) (map[string]systemdfact.Times, error) {
 	if i.err != nil {
 		return nil, i.err
 	}
-	out := map[string]systemd.Times{}
+	out := map[string]systemdfact.Times{}
 	for name, fs := range want {
 		u, ok := i.f.Units[name]
 		if !ok {
 			return nil, errors.New("no unit " + name)
 		}
-		out[name] = systemd.Times{InactiveExitMono: u.InactiveExitMono, ActiveEnterMono: u.ActiveEnterMono,
-			InactiveEnterMono: u.InactiveEnterMono, Read: fs & systemd.AllTimes}
+		out[name] = systemdfact.Times{InactiveExitMono: u.InactiveExitMono, ActiveEnterMono: u.ActiveEnterMono,
+			InactiveEnterMono: u.InactiveEnterMono, Read: fs & systemdfact.AllTimes}
 		if i.reads != nil {
 			i.reads[name] |= fs
 		}
 		if i.gets != nil {
-			*i.gets += bits.OnesCount8(uint8(fs & systemd.AllTimes))
+			*i.gets += bits.OnesCount8(uint8(fs & systemdfact.AllTimes))
 		}
 	}
 	return out, nil
@@ -294,7 +268,7 @@ func (i fakeInspector) ReadTimes(ctx context.Context, want map[string]systemd.Ti
 
 type unitsOnly struct{}
 
-func (unitsOnly) Units(ctx context.Context, names ...string) ([]systemd.UnitState, error) {
+func (unitsOnly) Units(ctx context.Context, names ...string) ([]systemdfact.UnitState, error) {
 	return nil, nil
 }
 
@@ -308,21 +282,21 @@ func TestRun(t *testing.T) {
 	env := &runner.Env{Root: root, Live: true, Config: cfg, Systemd: fakeInspector{f: healthy()}}
 	out := Run(context.Background(), env)
 	validate(t, out)
-	want(t, out, CodeRunning, runner.Pass)
-	want(t, out, CodeBootTime, runner.Pass, "cloud-final.service +14s")
+	want(t, out, CodeRunning.ID, runner.Pass)
+	want(t, out, CodeBootTime.ID, runner.Pass, "cloud-final.service +14s")
 	// No journal answer at all: nothing of PID 1 visible, a skip.
-	want(t, out, CodeJournalUnavailable, runner.Skip, "no message of systemd (PID 1)")
-	env.Systemd = fakeInspector{f: healthy(), journal: map[string][]systemd.JournalEntry{"-n": {entry("systemd 252 running in system mode")}}}
-	want(t, Run(context.Background(), env), CodeJournalNoCycle, runner.Pass)
+	want(t, out, CodeJournalUnavailable.ID, runner.Skip, "no message of systemd (PID 1)")
+	env.Systemd = fakeInspector{f: healthy(), journal: map[string][]systemdfact.JournalEntry{"-n": {entry("systemd 252 running in system mode")}}}
+	want(t, Run(context.Background(), env), CodeJournalNoCycle.ID, runner.Pass)
 
-	env.Systemd = fakeInspector{err: systemd.ErrNotRunning}
-	want(t, Run(context.Background(), env), CodeNotRunning, runner.Skip, "systemd is not running")
+	env.Systemd = fakeInspector{err: systemdfact.ErrNotRunning}
+	want(t, Run(context.Background(), env), CodeNotRunning.ID, runner.Skip, "systemd is not running")
 	env.Systemd = fakeInspector{err: errors.New("org.freedesktop.DBus.Error.AccessDenied")}
-	want(t, Run(context.Background(), env), CodeUnreadable, runner.Error, "cannot read systemd's state")
+	want(t, Run(context.Background(), env), CodeUnreadable.ID, runner.Error, "cannot read systemd's state")
 	env.Systemd = unitsOnly{}
-	want(t, Run(context.Background(), env), CodeUnreadable, runner.Error)
+	want(t, Run(context.Background(), env), CodeUnreadable.ID, runner.Error)
 	env.Live = false
-	want(t, Run(context.Background(), env), CodeNotLive, runner.Skip)
+	want(t, Run(context.Background(), env), CodeNotLive.ID, runner.Skip)
 }
 
 // TestCycleOfDefaultDependencies is the cycle packaging/…/guestcheck.service
@@ -341,14 +315,14 @@ func TestCycleOfDefaultDependencies(t *testing.T) {
 	f.Units["guestcheck.service"] = unit("guestcheck.service", "inactive", 0, 0, "cloud-final.service", "basic.target")
 	out := JudgeCycles(f)
 	validate(t, out)
-	c := want(t, out, CodeCycle, runner.Fail, "cloud-final.service, guestcheck.service, multi-user.target")
+	c := want(t, out, CodeCycle.ID, runner.Fail, "cloud-final.service, guestcheck.service, multi-user.target")
 	if !strings.Contains(c.Remediation, "systemd-analyze verify cloud-final.service") {
 		t.Errorf("remediation %q", c.Remediation)
 	}
 	// With DefaultDependencies=no, as the package ships it, there is none.
 	mu.After = mu.After[:len(mu.After)-1]
 	f.Units["multi-user.target"] = mu
-	want(t, JudgeCycles(f), CodeNoCycle, runner.Pass)
+	want(t, JudgeCycles(f), CodeNoCycle.ID, runner.Pass)
 }
 
 // validate and want are the assertions every area's tests share.

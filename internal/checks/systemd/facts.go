@@ -1,4 +1,4 @@
-// Package systemdcheck is the systemd check: the system state with
+// Package systemd is the systemd check: the system state with
 // is-system-running semantics (a degraded system lists each failed unit,
 // its result and the journalctl command that shows why), whether the boot
 // finished and no start job is stuck, how long the boot took (kernel to
@@ -7,19 +7,19 @@
 // systemd-analyze critical-chain computes it) and ordering cycles in the
 // loaded unit graph and in this boot's journal. Facts come from systemd
 // over D-Bus and from journalctl; judging is pure.
-package systemdcheck
+package systemd
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
-	"github.com/guestcheck/guestcheck/internal/fact/systemd"
+	systemdfact "github.com/guestcheck/guestcheck/internal/fact/systemd"
+	"github.com/guestcheck/guestcheck/internal/parse/cgroup"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
@@ -30,15 +30,15 @@ type Facts struct {
 	NotLiveReason string
 
 	// Err is set when systemd could not be asked at all (wrapping
-	// systemd.ErrNotRunning when there is none).
+	// systemdfact.ErrNotRunning when there is none).
 	Err error
 
-	State systemd.ManagerState
-	Jobs  []systemd.Job
+	State systemdfact.ManagerState
+	Jobs  []systemdfact.Job
 	// Units are all loaded units, by name. Their timestamps are read
 	// where a verdict needs them (UnitInfo.Read): the critical chain's
 	// walk (ChainNeeds), the milestones and the units of running jobs.
-	Units map[string]systemd.UnitInfo
+	Units map[string]systemdfact.UnitInfo
 	// UnitsErr is set when the unit list could not be read; the state
 	// and jobs may still be judged.
 	UnitsErr error
@@ -68,7 +68,7 @@ func Gather(ctx context.Context, env *runner.Env) (f Facts) {
 		f.NotLiveReason = env.NotLiveReason()
 		return f
 	}
-	in, ok := env.Systemd.(systemd.Inspector)
+	in, ok := env.Systemd.(systemdfact.Inspector)
 	if !ok {
 		f.Err = errors.New("the systemd client cannot read manager state")
 		return f
@@ -94,7 +94,7 @@ func Gather(ctx context.Context, env *runner.Env) (f Facts) {
 		f.UnitsErr = err
 		return f
 	}
-	f.Units = make(map[string]systemd.UnitInfo, len(us))
+	f.Units = make(map[string]systemdfact.UnitInfo, len(us))
 	for _, u := range us {
 		f.Units[u.Name] = u
 	}
@@ -110,7 +110,7 @@ func Gather(ctx context.Context, env *runner.Env) (f Facts) {
 // readTimes reads the timestamps the verdicts need, a batch per step of
 // the critical chain. Each batch reads at least one timestamp not read
 // before, so the loop ends.
-func readTimes(ctx context.Context, in systemd.Inspector, f *Facts) error {
+func readTimes(ctx context.Context, in systemdfact.Inspector, f *Facts) error {
 	need := TimeNeeds(*f)
 	for len(need) > 0 {
 		ts, err := in.ReadTimes(ctx, need)
@@ -137,24 +137,24 @@ func readTimes(ctx context.Context, in systemd.Inspector, f *Facts) error {
 // TimeNeeds is every timestamp the verdicts need that is not read yet:
 // ChainNeeds, and the milestones' activations (JudgeBootTime) and when
 // each running job's unit began activating (JudgeBoot).
-func TimeNeeds(f Facts) map[string]systemd.TimeFields {
+func TimeNeeds(f Facts) map[string]systemdfact.TimeFields {
 	need := ChainNeeds(f.Units, f.DefaultTarget, f.State.UserspaceMonotonic, f.State.FinishMonotonic)
 	if need == nil {
-		need = map[string]systemd.TimeFields{}
+		need = map[string]systemdfact.TimeFields{}
 	}
-	add := func(name string, t systemd.TimeFields) {
+	add := func(name string, t systemdfact.TimeFields) {
 		if u, ok := f.Units[name]; ok && u.Read&t != t {
 			need[name] |= t &^ u.Read
 		}
 	}
 	for _, names := range Milestones {
 		for _, n := range names {
-			add(n, systemd.ActiveEnter)
+			add(n, systemdfact.ActiveEnter)
 		}
 	}
 	for _, j := range f.Jobs {
 		if j.State == "running" {
-			add(j.Unit, systemd.InactiveExit)
+			add(j.Unit, systemdfact.InactiveExit)
 		}
 	}
 	if len(need) == 0 {
@@ -163,31 +163,15 @@ func TimeNeeds(f Facts) map[string]systemd.TimeFields {
 	return need
 }
 
-// selfUnit is the unit named by the last component of this process's
-// cgroup v2 path ("0::/system.slice/guestcheck.service"), or "".
+// selfUnit is the unit this process runs in, from its cgroup
+// ("0::/system.slice/guestcheck.service"), or "" when it cannot be told:
+// without it the check's own job would count as a boot still running.
 func selfUnit(r *fs.Root) string {
 	b, err := r.ReadFile("/proc/self/cgroup")
 	if err != nil {
 		return ""
 	}
-	return ParseSelfUnit(string(b))
-}
-
-// ParseSelfUnit reads /proc/self/cgroup. With cgroup v1 the name=systemd
-// hierarchy carries the same path.
-func ParseSelfUnit(s string) string {
-	for _, l := range strings.Split(s, "\n") {
-		parts := strings.SplitN(l, ":", 3)
-		if len(parts) != 3 || (parts[1] != "" && parts[1] != "name=systemd") {
-			continue
-		}
-		comps := strings.Split(parts[2], "/")
-		for i := len(comps) - 1; i >= 0; i-- {
-			c := comps[i]
-			if strings.HasSuffix(c, ".service") || strings.HasSuffix(c, ".scope") {
-				return c
-			}
-		}
-	}
-	return ""
+	// A malformed line hides nothing the other lines say.
+	es, _ := cgroup.Parse(b)
+	return cgroup.Unit(es)
 }

@@ -1,4 +1,4 @@
-package systemdcheck
+package systemd
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/fact/systemd"
+	systemdfact "github.com/guestcheck/guestcheck/internal/fact/systemd"
 	"github.com/guestcheck/guestcheck/internal/parse/problem"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
@@ -101,7 +101,7 @@ func (c BrokenCycle) key() string {
 // are none of these are ignored; a cycle whose closing message is missing
 // (journald dropped it) is kept with what was logged. Identical cycles
 // are counted once.
-func CyclesFromJournal(es []systemd.JournalEntry) []BrokenCycle {
+func CyclesFromJournal(es []systemdfact.JournalEntry) []BrokenCycle {
 	var out []BrokenCycle
 	index := map[string]int{}
 	var cur *BrokenCycle
@@ -178,7 +178,7 @@ type JournalFacts struct {
 	// this boot: nothing can be concluded from an empty answer then.
 	Visible bool
 	// Err is why the journal could not be read (journalctl missing, a
-	// deadline, a failure); wraps systemd.ErrNoJournalctl when it is not
+	// deadline, a failure); wraps systemdfact.ErrNoJournalctl when it is not
 	// installed.
 	Err error
 	// Took is how long the journalctl runs took, for the evidence: they
@@ -191,7 +191,7 @@ type JournalFacts struct {
 
 // gatherJournal reads the journal side of the facts.
 func gatherJournal(ctx context.Context, env *runner.Env) JournalFacts {
-	jr, ok := env.Systemd.(systemd.JournalReader)
+	jr, ok := env.Systemd.(systemdfact.JournalReader)
 	if !ok {
 		return JournalFacts{Err: errors.New("the systemd client cannot read the journal")}
 	}
@@ -223,26 +223,27 @@ const journalCmd = "journalctl -b _PID=1 + _TRANSPORT=kernel SYSLOG_PID=1 | grep
 // an error (journalctl failed or hung), never a pass.
 func JudgeJournalCycles(j JournalFacts) []runner.Finding {
 	switch {
-	case errors.Is(j.Err, systemd.ErrNoJournalctl):
-		return []runner.Finding{runner.Skipf(CodeJournalUnavailable,
-			"this boot's journal not read for ordering cycles: journalctl is not installed", map[string]string{"error": j.Err.Error()})}
+	case errors.Is(j.Err, systemdfact.ErrNoJournalctl):
+		return []runner.Finding{CodeJournalUnavailable.New(runner.Skip,
+			"this boot's journal not read for ordering cycles: journalctl is not installed", map[string]string{"error": j.Err.Error()},
+			CodeJournalUnavailable.CaseFix("when journalctl is not installed"))}
 	case j.Err != nil:
-		return []runner.Finding{runner.Errorf(CodeJournalUnreadable,
+		return []runner.Finding{CodeJournalUnreadable.New(runner.Error,
 			"cannot read this boot's journal for ordering cycles: "+problem.OneLine(j.Err.Error()),
 			map[string]string{"error": j.Err.Error(), "query": journalCmd, "read_in": j.Took.Round(time.Millisecond).String()},
-			"Check that `journalctl -b _PID=1` answers (journald running, the journal not corrupt: `journalctl --verify`); raise checks.systemd.timeout if it is only slow")}
+			CodeJournalUnreadable.Fixf())}
 	case !j.Visible:
-		how := "run as root or in the systemd-journal group, or let journald keep PID 1's messages"
+		fix := CodeJournalUnavailable.Fixf()
 		if j.IsRoot {
-			how = "let journald keep PID 1's messages (Storage= and MaxLevelStore= in journald.conf, a rate limit, or a journal rotated away)"
+			fix = CodeJournalUnavailable.CaseFix("when guestcheck runs as root")
 		}
-		return []runner.Finding{runner.Skipf(CodeJournalUnavailable,
-			"this boot's journal not read for ordering cycles: it shows no message of systemd (PID 1): "+how,
-			map[string]string{"query": "journalctl -b -n 1 _PID=1"})}
+		return []runner.Finding{CodeJournalUnavailable.New(runner.Skip,
+			"this boot's journal not read for ordering cycles: it shows no message of systemd (PID 1)",
+			map[string]string{"query": "journalctl -b -n 1 _PID=1"}, fix)}
 	}
 	took := j.Took.Round(time.Millisecond).String()
 	if len(j.Cycles) == 0 {
-		return []runner.Finding{runner.Passf(CodeJournalNoCycle, "systemd met no ordering cycle this boot (its journal)",
+		return []runner.Finding{runner.Passf(CodeJournalNoCycle.ID, "systemd met no ordering cycle this boot (its journal)",
 			map[string]string{"entries_read": strconv.Itoa(j.Entries), "query": journalCmd, "read_in": took})}
 	}
 	var out []runner.Finding
@@ -256,16 +257,16 @@ func JudgeJournalCycles(j JournalFacts) []runner.Finding {
 		if c.Deleted == "" {
 			d["unit"] = verify
 			d["journal"] = "journalctl -b -u " + verify
-			out = append(out, runner.New(runner.Fail, CodeJournalCycleUnbroken,
+			out = append(out, CodeJournalCycleUnbroken.New(runner.Fail,
 				fmt.Sprintf("this boot systemd could not break an ordering cycle starting with %s (%s): the request to start it failed", c.Start, cycle), d,
-				fmt.Sprintf("Read `journalctl -b -u %s` and `systemd-analyze verify %s`, which name the edges; remove the After=/Before= (or the Requires/Wants that implies it) that closes the loop", verify, verify)))
+				CodeJournalCycleUnbroken.Fixf("unit", verify)))
 			continue
 		}
 		u := c.DeletedUnit()
 		d["unit"], d["deleted_job"], d["journal"] = u, c.Deleted, "journalctl -b -u "+u
-		out = append(out, runner.New(runner.Fail, CodeJournalCycleBroken,
+		out = append(out, CodeJournalCycleBroken.New(runner.Fail,
 			fmt.Sprintf("this boot systemd deleted job %s to break an ordering cycle (%s), so %s was not started by that request", c.Deleted, cycle, u), d,
-			fmt.Sprintf("Read `journalctl -b -u %s` and `systemd-analyze verify %s`, which name the edges; remove the After=/Before= (or the Requires/Wants that implies it) that closes the loop, then start %s", u, u, u)))
+			CodeJournalCycleBroken.Fixf("unit", u)))
 	}
 	return out
 }

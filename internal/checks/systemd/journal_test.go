@@ -1,4 +1,4 @@
-package systemdcheck
+package systemd
 
 import (
 	"context"
@@ -9,13 +9,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/guestcheck/guestcheck/internal/fact/systemd"
+	systemdfact "github.com/guestcheck/guestcheck/internal/fact/systemd"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
 // entry is a journal entry of PID 1 with message msg.
-func entry(msg string, kv ...string) systemd.JournalEntry {
-	e := systemd.JournalEntry{Fields: map[string][]string{"MESSAGE": {msg}, "_PID": {"1"}, "PRIORITY": {"4"}}}
+func entry(msg string, kv ...string) systemdfact.JournalEntry {
+	e := systemdfact.JournalEntry{Fields: map[string][]string{"MESSAGE": {msg}, "_PID": {"1"}, "PRIORITY": {"4"}}}
 	for i := 0; i+1 < len(kv); i += 2 {
 		e.Fields[kv[i]] = append(e.Fields[kv[i]], kv[i+1])
 	}
@@ -25,8 +25,8 @@ func entry(msg string, kv ...string) systemd.JournalEntry {
 // kmsg is how journald stores a message PID 1 wrote to the kernel log
 // before journald ran (the boot transaction): the "systemd[1]: " prefix
 // becomes SYSLOG_IDENTIFIER and SYSLOG_PID, there is no _PID and no UNIT=.
-func kmsg(msg string) systemd.JournalEntry {
-	return systemd.JournalEntry{Fields: map[string][]string{"MESSAGE": {msg}, "_TRANSPORT": {"kernel"},
+func kmsg(msg string) systemdfact.JournalEntry {
+	return systemdfact.JournalEntry{Fields: map[string][]string{"MESSAGE": {msg}, "_TRANSPORT": {"kernel"},
 		"SYSLOG_IDENTIFIER": {"systemd"}, "SYSLOG_PID": {"1"}, "PRIORITY": {"4"}}}
 }
 
@@ -41,7 +41,7 @@ func TestCyclesFromCapture(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	es, err := systemd.ParseJournalJSON(f)
+	es, err := systemdfact.ParseJournalJSON(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestCyclesFromCapture(t *testing.T) {
 	}
 	out := JudgeJournalCycles(JournalFacts{Cycles: cs, Entries: len(es), Visible: true})
 	validate(t, out)
-	got := want(t, out, CodeJournalCycleBroken, runner.Fail, "deleted job gc-cycle-b.service/start", "so gc-cycle-b.service was not started")
+	got := want(t, out, CodeJournalCycleBroken.ID, runner.Fail, "deleted job gc-cycle-b.service/start", "so gc-cycle-b.service was not started")
 	if got.Detail["unit"] != "gc-cycle-b.service" || got.Detail["journal"] != "journalctl -b -u gc-cycle-b.service" {
 		t.Errorf("detail %v", got.Detail)
 	}
@@ -70,7 +70,7 @@ func TestCyclesFromCapture(t *testing.T) {
 }
 
 func TestCyclesFromJournal(t *testing.T) {
-	boot := []systemd.JournalEntry{
+	boot := []systemdfact.JournalEntry{
 		kmsg("basic.target: Found ordering cycle on sysinit.target/start"),
 		kmsg("basic.target: Found dependency on local-fs.target/start"),
 		kmsg("basic.target: Found dependency on data.mount/start"),
@@ -96,21 +96,21 @@ func TestCyclesFromJournal(t *testing.T) {
 	}
 	out := JudgeJournalCycles(JournalFacts{Cycles: cs, Visible: true})
 	validate(t, out)
-	want(t, out, CodeJournalCycleBroken, runner.Fail, "deleted job local-fs.target/start", "sysinit.target/start -> local-fs.target/start -> data.mount/start -> basic.target/start")
-	u := want(t, out, CodeJournalCycleUnbroken, runner.Fail, "starting with x.service/start")
+	want(t, out, CodeJournalCycleBroken.ID, runner.Fail, "deleted job local-fs.target/start", "sysinit.target/start -> local-fs.target/start -> data.mount/start -> basic.target/start")
+	u := want(t, out, CodeJournalCycleUnbroken.ID, runner.Fail, "starting with x.service/start")
 	if !strings.Contains(u.Remediation, "systemd-analyze verify x.service") {
 		t.Errorf("remediation %q", u.Remediation)
 	}
 
 	// Only the closing message kept (journald rate-limited the rest): the
 	// UNIT= fields name the cycle.
-	cs = CyclesFromJournal([]systemd.JournalEntry{entry("a.service: Job b.service/start deleted to break ordering cycle starting with a.service/start",
+	cs = CyclesFromJournal([]systemdfact.JournalEntry{entry("a.service: Job b.service/start deleted to break ordering cycle starting with a.service/start",
 		"UNIT", "a.service", "UNIT", "b.service")})
 	if len(cs) != 1 || !slices.Equal(cs[0].Jobs, []string{"a.service", "b.service"}) || cs[0].DeletedUnit() != "b.service" {
 		t.Errorf("closing message alone: %+v", cs)
 	}
 	// systemd 258 and later tag the messages with IDs.
-	cs = CyclesFromJournal([]systemd.JournalEntry{
+	cs = CyclesFromJournal([]systemdfact.JournalEntry{
 		entry("a.service: Found ordering cycle on b.service/start", "MESSAGE_ID", msgIDOrderingCycle),
 		entry("a.service: Found dependency on a.service/start"),
 		entry("a.service: Job b.service/start deleted to break ordering cycle starting with a.service/start", "MESSAGE_ID", "50843675-42f7-472d-bc6a-94125d5debce"),
@@ -119,7 +119,7 @@ func TestCyclesFromJournal(t *testing.T) {
 		t.Errorf("with message IDs: %+v", cs)
 	}
 	// Other warnings of PID 1 are no cycle.
-	if cs := CyclesFromJournal([]systemd.JournalEntry{entry("Failed to start gc-false.service."), entry("ordering cycle mentioned in passing")}); len(cs) != 0 {
+	if cs := CyclesFromJournal([]systemdfact.JournalEntry{entry("Failed to start gc-false.service."), entry("ordering cycle mentioned in passing")}); len(cs) != 0 {
 		t.Errorf("cycles from unrelated messages: %+v", cs)
 	}
 }
@@ -127,11 +127,11 @@ func TestCyclesFromJournal(t *testing.T) {
 func TestJudgeJournalCyclesCannotRead(t *testing.T) {
 	for _, tc := range []struct {
 		j    JournalFacts
-		code string
+		code runner.Code
 		st   runner.Status
 		sub  string
 	}{
-		{JournalFacts{Err: fmt.Errorf("look up: %w", systemd.ErrNoJournalctl)}, CodeJournalUnavailable, runner.Skip, "journalctl is not installed"},
+		{JournalFacts{Err: fmt.Errorf("look up: %w", systemdfact.ErrNoJournalctl)}, CodeJournalUnavailable, runner.Skip, "journalctl is not installed"},
 		{JournalFacts{Err: errors.New("/usr/bin/journalctl -b: no answer within 10s: context deadline exceeded")}, CodeJournalUnreadable, runner.Error, "no answer within 10s"},
 		{JournalFacts{Err: errors.New("exit status 1:\nFailed to open journal")}, CodeJournalUnreadable, runner.Error, "exit status 1: Failed"},
 		{JournalFacts{}, CodeJournalUnavailable, runner.Skip, "no message of systemd (PID 1)"},
@@ -142,7 +142,7 @@ func TestJudgeJournalCyclesCannotRead(t *testing.T) {
 		if len(out) != 1 {
 			t.Errorf("%+v: %d findings", tc.j, len(out))
 		}
-		want(t, out, tc.code, tc.st, tc.sub)
+		want(t, out, tc.code.ID, tc.st, tc.sub)
 	}
 }
 
@@ -150,12 +150,12 @@ func TestJudgeJournalCyclesCannotRead(t *testing.T) {
 // and records the queries.
 type journalFake struct {
 	unitsOnly
-	answers map[string][]systemd.JournalEntry
+	answers map[string][]systemdfact.JournalEntry
 	err     error
 	asked   *[]string
 }
 
-func (j journalFake) BootJournal(ctx context.Context, args ...string) ([]systemd.JournalEntry, error) {
+func (j journalFake) BootJournal(ctx context.Context, args ...string) ([]systemdfact.JournalEntry, error) {
 	*j.asked = append(*j.asked, strings.Join(args, " "))
 	if j.err != nil {
 		return nil, j.err
@@ -165,11 +165,11 @@ func (j journalFake) BootJournal(ctx context.Context, args ...string) ([]systemd
 
 func TestGatherJournal(t *testing.T) {
 	var asked []string
-	cycle := []systemd.JournalEntry{
+	cycle := []systemdfact.JournalEntry{
 		entry("a.service: Found ordering cycle on b.service/start"),
 		entry("a.service: Job b.service/start deleted to break ordering cycle starting with a.service/start"),
 	}
-	env := &runner.Env{Live: true, Systemd: journalFake{answers: map[string][]systemd.JournalEntry{"-p": cycle}, asked: &asked}}
+	env := &runner.Env{Live: true, Systemd: journalFake{answers: map[string][]systemdfact.JournalEntry{"-p": cycle}, asked: &asked}}
 	j := gatherJournal(context.Background(), env)
 	if len(j.Cycles) != 1 || !j.Visible || j.Err != nil || len(asked) != 1 || asked[0] != strings.Join(CycleQuery, " ") {
 		t.Errorf("with a cycle: %+v, asked %q", j, asked)
@@ -177,18 +177,18 @@ func TestGatherJournal(t *testing.T) {
 
 	// No cycle message: PID 1 must be seen at all before that counts.
 	asked = nil
-	env.Systemd = journalFake{answers: map[string][]systemd.JournalEntry{"-n": {entry("Startup finished in 2s.")}}, asked: &asked}
+	env.Systemd = journalFake{answers: map[string][]systemdfact.JournalEntry{"-n": {entry("Startup finished in 2s.")}}, asked: &asked}
 	j = gatherJournal(context.Background(), env)
 	if !j.Visible || len(j.Cycles) != 0 || len(asked) != 2 || asked[1] != strings.Join(VisibleQuery, " ") {
 		t.Errorf("no cycle: %+v, asked %q", j, asked)
 	}
 	asked = nil
-	env.Systemd = journalFake{answers: map[string][]systemd.JournalEntry{}, asked: &asked}
+	env.Systemd = journalFake{answers: map[string][]systemdfact.JournalEntry{}, asked: &asked}
 	if j = gatherJournal(context.Background(), env); j.Visible {
 		t.Errorf("nothing visible: %+v", j)
 	}
-	env.Systemd = journalFake{err: systemd.ErrNoJournalctl, asked: &asked}
-	if j = gatherJournal(context.Background(), env); !errors.Is(j.Err, systemd.ErrNoJournalctl) {
+	env.Systemd = journalFake{err: systemdfact.ErrNoJournalctl, asked: &asked}
+	if j = gatherJournal(context.Background(), env); !errors.Is(j.Err, systemdfact.ErrNoJournalctl) {
 		t.Errorf("no journalctl: %+v", j)
 	}
 	env.Systemd = unitsOnly{}

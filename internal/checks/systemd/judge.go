@@ -1,4 +1,4 @@
-package systemdcheck
+package systemd
 
 import (
 	"context"
@@ -9,49 +9,28 @@ import (
 	"strings"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/fact/systemd"
+	systemdfact "github.com/guestcheck/guestcheck/internal/fact/systemd"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
-
-// Finding codes of the systemd check, in groups. Each group is a section
-// of the Codes in docs/checks/systemd.md; TestCodeGroupsDocumented in
-// internal/checks holds the two in step.
-
-// Finding codes: when systemd cannot be asked.
-const (
-)
-
-// Finding codes: the manager's state.
-const (
-)
-
-// Finding codes: the boot.
-const (
-)
-
-// Finding codes: ordering cycles among the loaded units.
-const (
-)
-
-// Finding codes: ordering cycles in this boot's journal.
-// They come from what systemd logged (journal.go).
-const (
-)
-
-// Codes lists every code Run can emit, a line per group.
-var Codes = []string{
-	CodeNotLive, CodeNotRunning, CodeUnreadable,
-	CodeRunning, CodeDegraded, CodeUnitFailed, CodeMaintenance, CodeStopping,
-	CodeBootFinished, CodeBootInProgress, CodeJobStuck, CodeBootTime, CodeBootSlow,
-	CodeNoCycle, CodeCycle,
-	CodeJournalNoCycle, CodeJournalCycleBroken, CodeJournalCycleUnbroken, CodeJournalUnavailable, CodeJournalUnreadable,
-}
 
 // Milestones are the units whose activation the boot-time figures report:
 // cloud-init's last stage, the guest agent and sshd (either name).
 var Milestones = [][]string{{"cloud-final.service"}, {"qemu-guest-agent.service"}, {"ssh.service", "sshd.service"}}
 
-// Run is the systemd check.
+// Check is the systemd check: the system state as is-system-running
+// reports it, each failed unit, that the boot finished with no stuck job,
+// the boot time against systemd.boot_budget and ordering cycles.
+// docs/checks/systemd.md explains each code.
+var Check = runner.Check{
+	ID:    "systemd",
+	Title: "systemd state, failed units and boot time",
+	Description: "the system is running (not degraded: each failed unit with its result), the boot finished with no stuck job, " +
+		"boot time within systemd.boot_budget with the critical chain, no ordering cycle",
+	Codes: Codes,
+	Run:   Run,
+}
+
+// Run gathers the facts from systemd and judges them.
 func Run(ctx context.Context, env *runner.Env) []runner.Finding {
 	f := Gather(ctx, env)
 	if ctx.Err() != nil && f.Err == nil && f.UnitsErr == nil {
@@ -63,21 +42,21 @@ func Run(ctx context.Context, env *runner.Env) []runner.Finding {
 // Judge turns the facts into findings.
 func Judge(f Facts) []runner.Finding {
 	if !f.Live {
-		return []runner.Finding{runner.Skipf(CodeNotLive, "system state not checked: "+f.NotLiveReason, nil)}
+		return []runner.Finding{runner.Skipf(CodeNotLive.ID, "system state not checked: "+f.NotLiveReason, nil)}
 	}
 	if f.Err != nil {
-		if errors.Is(f.Err, systemd.ErrNotRunning) {
-			return []runner.Finding{runner.Skipf(CodeNotRunning, f.Err.Error(), nil)}
+		if errors.Is(f.Err, systemdfact.ErrNotRunning) {
+			return []runner.Finding{runner.Skipf(CodeNotRunning.ID, f.Err.Error(), nil)}
 		}
-		return []runner.Finding{runner.Errorf(CodeUnreadable, "cannot read systemd's state", map[string]string{"error": f.Err.Error()},
-			"Check that systemd answers on D-Bus (`systemctl is-system-running`); as a non-root user the system bus policy may refuse")}
+		return []runner.Finding{CodeUnreadable.New(runner.Error, "cannot read systemd's state", map[string]string{"error": f.Err.Error()},
+			CodeUnreadable.Fixf())}
 	}
 	out := JudgeState(f)
 	out = append(out, JudgeBoot(f)...)
 	out = append(out, JudgeJournalCycles(f.Journal)...)
 	if f.UnitsErr != nil {
-		return append(out, runner.Errorf(CodeUnreadable, "cannot list the units: failed units, boot times and ordering cycles not judged",
-			map[string]string{"error": f.UnitsErr.Error()}, "Raise checks.systemd.timeout in the config file, or check `systemctl list-units`"))
+		return append(out, CodeUnreadable.New(runner.Error, "cannot list the units: failed units, boot times and ordering cycles not judged",
+			map[string]string{"error": f.UnitsErr.Error()}, CodeUnreadable.CaseFix("when the unit list could not be read")))
 	}
 	out = append(out, JudgeFailed(f)...)
 	out = append(out, JudgeBootTime(f)...)
@@ -89,8 +68,8 @@ func sec(us uint64) string {
 	return (time.Duration(us) * time.Microsecond).Round(10 * time.Millisecond).String()
 }
 
-func failedUnits(f Facts) []systemd.UnitInfo {
-	var out []systemd.UnitInfo
+func failedUnits(f Facts) []systemdfact.UnitInfo {
+	var out []systemdfact.UnitInfo
 	for _, u := range f.Units {
 		if u.Failed() {
 			out = append(out, u)
@@ -100,7 +79,7 @@ func failedUnits(f Facts) []systemd.UnitInfo {
 	return out
 }
 
-func result(u systemd.UnitInfo) string {
+func result(u systemdfact.UnitInfo) string {
 	if u.Result == "" {
 		return "failed"
 	}
@@ -113,7 +92,7 @@ func JudgeState(f Facts) []runner.Finding {
 	d := map[string]string{"system_state": s, "systemd_version": f.State.Version}
 	switch s {
 	case "running":
-		return []runner.Finding{runner.Passf(CodeRunning, "the system is running: booted, no failed units", d)}
+		return []runner.Finding{runner.Passf(CodeRunning.ID, "the system is running: booted, no failed units", d)}
 	case "degraded":
 		var names []string
 		for _, u := range failedUnits(f) {
@@ -122,19 +101,16 @@ func JudgeState(f Facts) []runner.Finding {
 		if len(names) == 0 {
 			names = []string{strconv.Itoa(int(f.State.NFailedUnits)) + " unit(s)"}
 		}
-		return []runner.Finding{runner.New(runner.Fail, CodeDegraded, "the system is degraded: failed "+strings.Join(names, ", "), d,
-			"Read why each unit failed (`systemctl --failed`, then the journalctl command of each systemd-unit-failed finding), fix it, and `systemctl reset-failed` once it is repaired")}
+		return []runner.Finding{CodeDegraded.New(runner.Fail, "the system is degraded: failed "+strings.Join(names, ", "), d, CodeDegraded.Fixf())}
 	case "maintenance":
-		return []runner.Finding{runner.New(runner.Fail, CodeMaintenance, "the system is in maintenance mode (rescue or emergency target)", d,
-			"Read `journalctl -b -p err` for what dropped the boot into emergency mode (often an fstab entry), fix it and reboot")}
+		return []runner.Finding{CodeMaintenance.New(runner.Fail, "the system is in maintenance mode (rescue or emergency target)", d, CodeMaintenance.Fixf())}
 	case "stopping", "offline":
-		return []runner.Finding{runner.New(runner.Warn, CodeStopping, "the system is "+s, d,
-			"Run guestcheck on a running system; a shutdown is in progress")}
+		return []runner.Finding{CodeStopping.New(runner.Warn, "the system is "+s, d, CodeStopping.Fixf())}
 	case "initializing", "starting":
 		return nil // JudgeBoot says whether that is expected
 	}
-	return []runner.Finding{runner.Errorf(CodeUnreadable, "systemd reports system state "+strconv.Quote(s), d,
-		"Check `systemctl is-system-running`")}
+	return []runner.Finding{CodeUnreadable.New(runner.Error, "systemd reports system state "+strconv.Quote(s), d,
+		CodeUnreadable.CaseFix("when systemd reports a state guestcheck does not know", "state", strconv.Quote(s)))}
 }
 
 // JudgeFailed gives one finding per failed unit, with the command that
@@ -146,8 +122,8 @@ func JudgeFailed(f Facts) []runner.Finding {
 		if u.ResultFromProperty != "" {
 			d["result_from"] = u.ResultFromProperty
 		}
-		out = append(out, runner.New(runner.Fail, CodeUnitFailed, fmt.Sprintf("%s failed (result: %s)", u.Name, result(u)), d,
-			fmt.Sprintf("Read why with `journalctl -b -u %s`, fix the cause, then `systemctl restart %s` (or `systemctl reset-failed %s` if it is not needed)", u.Name, u.Name, u.Name)))
+		out = append(out, CodeUnitFailed.New(runner.Fail, fmt.Sprintf("%s failed (result: %s)", u.Name, result(u)), d,
+			CodeUnitFailed.Fixf("unit", u.Name)))
 	}
 	return out
 }
@@ -156,7 +132,7 @@ func JudgeFailed(f Facts) []runner.Finding {
 // unit, and no running job has been running longer than the budget.
 func JudgeBoot(f Facts) []runner.Finding {
 	st := f.State
-	var running, waiting []systemd.Job
+	var running, waiting []systemdfact.Job
 	for _, j := range f.Jobs {
 		if j.Unit == f.Self && f.Self != "" {
 			continue
@@ -178,14 +154,14 @@ func JudgeBoot(f Facts) []runner.Finding {
 		if age <= f.Budget {
 			continue
 		}
-		out = append(out, runner.New(runner.Fail, CodeJobStuck,
+		out = append(out, CodeJobStuck.New(runner.Fail,
 			fmt.Sprintf("%s job for %s has been running for %s (budget %s)", j.Type, j.Unit, age.Round(time.Second), f.Budget),
 			map[string]string{"unit": j.Unit, "job_id": strconv.Itoa(int(j.ID)), "job_type": j.Type, "age": age.Round(time.Second).String(),
 				"waiting_jobs": strconv.Itoa(len(waiting))},
-			fmt.Sprintf("See what it waits for with `systemctl list-jobs` and `journalctl -b -u %s`; a start job that never finishes holds back every unit ordered after it", j.Unit)))
+			CodeJobStuck.Fixf("unit", j.Unit)))
 	}
 	if st.FinishMonotonic > 0 {
-		return append(out, runner.Passf(CodeBootFinished, "the boot finished "+sec(sub(st.FinishMonotonic, st.UserspaceMonotonic))+" after userspace started",
+		return append(out, runner.Passf(CodeBootFinished.ID, "the boot finished "+sec(sub(st.FinishMonotonic, st.UserspaceMonotonic))+" after userspace started",
 			map[string]string{"userspace_to_finish": sec(sub(st.FinishMonotonic, st.UserspaceMonotonic))}))
 	}
 	if len(out) > 0 {
@@ -198,14 +174,14 @@ func JudgeBoot(f Facts) []runner.Finding {
 	elapsed := time.Duration(sub(f.NowMono, st.UserspaceMonotonic)) * time.Microsecond
 	d["since_userspace"] = elapsed.Round(time.Second).String()
 	if len(running) == 0 && f.Self != "" {
-		return []runner.Finding{runner.Passf(CodeBootInProgress, "the boot is finishing: only this check's own unit "+f.Self+" is still running", d)}
+		return []runner.Finding{runner.Passf(CodeBootInProgress.ID, "the boot is finishing: only this check's own unit "+f.Self+" is still running", d)}
 	}
-	return []runner.Finding{runner.New(runner.Warn, CodeBootInProgress,
+	return []runner.Finding{CodeBootInProgress.New(runner.Warn,
 		fmt.Sprintf("the boot has not finished yet (%s since userspace started, %d job(s) running)", elapsed.Round(time.Second), len(running)), d,
-		"Run guestcheck again once `systemctl is-system-running --wait` returns, or order its unit after the services it checks")}
+		CodeBootInProgress.Fixf())}
 }
 
-func jobList(js []systemd.Job) string {
+func jobList(js []systemdfact.Job) string {
 	var s []string
 	for _, j := range js {
 		s = append(s, j.Unit+" ("+j.Type+")")
@@ -273,7 +249,7 @@ func JudgeBootTime(f Facts) []runner.Finding {
 	d["budget"] = f.Budget.String()
 	total := time.Duration(last) * time.Microsecond
 	if last == 0 {
-		return []runner.Finding{runner.Passf(CodeBootTime, "boot times so far: "+strings.Join(parts, ", "), d)}
+		return []runner.Finding{runner.Passf(CodeBootTime.ID, "boot times so far: "+strings.Join(parts, ", "), d)}
 	}
 	d["kernel_to_last_milestone"] = total.Round(10*time.Millisecond).String() + " (" + lastWhat + ")"
 	if total > f.Budget {
@@ -281,23 +257,22 @@ func JudgeBootTime(f Facts) []runner.Finding {
 		if len(slow) > 0 {
 			msg += "; slowest on the critical chain: " + strings.Join(slow, ", ")
 		}
-		return []runner.Finding{runner.New(runner.Warn, CodeBootSlow, msg, d,
-			"Look at the slowest units (`systemd-analyze critical-chain`, `systemd-analyze blame`); under TCG (no KVM) raise systemd.boot_budget instead")}
+		return []runner.Finding{CodeBootSlow.New(runner.Warn, msg, d, CodeBootSlow.Fixf())}
 	}
-	return []runner.Finding{runner.Passf(CodeBootTime, "boot: "+strings.Join(parts, ", "), d)}
+	return []runner.Finding{runner.Passf(CodeBootTime.ID, "boot: "+strings.Join(parts, ", "), d)}
 }
 
 // JudgeCycles reports ordering cycles among the loaded units.
 func JudgeCycles(f Facts) []runner.Finding {
 	cs := Cycles(f.Units)
 	if len(cs) == 0 {
-		return []runner.Finding{runner.Passf(CodeNoCycle, fmt.Sprintf("no ordering cycle among the %d loaded units", len(f.Units)), nil)}
+		return []runner.Finding{runner.Passf(CodeNoCycle.ID, fmt.Sprintf("no ordering cycle among the %d loaded units", len(f.Units)), nil)}
 	}
 	var out []runner.Finding
 	for _, c := range cs {
-		out = append(out, runner.New(runner.Fail, CodeCycle, "ordering cycle: "+strings.Join(c, ", "),
+		out = append(out, CodeCycle.New(runner.Fail, "ordering cycle: "+strings.Join(c, ", "),
 			map[string]string{"units": strings.Join(c, " "), "journal": "journalctl -b | grep -i 'ordering cycle'"},
-			"systemd breaks the cycle by not starting one of these units; `systemd-analyze verify "+c[0]+"` names the edges: remove the After=/Before= (or the Requires/Wants that implies it) that closes the loop"))
+			CodeCycle.Fixf("unit", c[0])))
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package systemdcheck
+package systemd
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/guestcheck/guestcheck/internal/fact/systemd"
+	systemdfact "github.com/guestcheck/guestcheck/internal/fact/systemd"
 )
 
 // randomBoot is a boot of n units: layers of units ordered after a few
@@ -19,7 +19,7 @@ import (
 // the odd unit that never activated, became active after the boot
 // finished, failed while starting or ties with another.
 func randomBoot(r *rand.Rand, n int) Facts {
-	us := map[string]systemd.UnitInfo{}
+	us := map[string]systemdfact.UnitInfo{}
 	names := make([]string, n)
 	for i := range n {
 		names[i] = fmt.Sprintf("u%03d.service", i)
@@ -59,25 +59,25 @@ func randomBoot(r *rand.Rand, n int) Facts {
 				u.ActiveEnterMono = us[names[r.IntN(i)]].ActiveEnterMono
 			}
 		}
-		u.Read = systemd.AllTimes
+		u.Read = systemdfact.AllTimes
 		us[name] = u
 	}
 	t := unit("default.target", "active", 0, finish, names[n-r.IntN(min(n, 8))-1:]...)
-	t.Read = systemd.AllTimes
+	t.Read = systemdfact.AllTimes
 	us["default.target"] = t
-	var jobs []systemd.Job
+	var jobs []systemdfact.Job
 	if r.IntN(3) == 0 {
-		jobs = append(jobs, systemd.Job{ID: 7, Unit: names[r.IntN(n)], Type: "start", State: "running"})
+		jobs = append(jobs, systemdfact.Job{ID: 7, Unit: names[r.IntN(n)], Type: "start", State: "running"})
 	}
 	return Facts{Live: true, Budget: 60 * time.Second, DefaultTarget: "default.target", NowMono: 200 * s, Jobs: jobs,
-		State: systemd.ManagerState{SystemState: "running", Version: "252", UserspaceMonotonic: 2 * s, FinishMonotonic: finish},
+		State: systemdfact.ManagerState{SystemState: "running", Version: "252", UserspaceMonotonic: 2 * s, FinishMonotonic: finish},
 		Units: us, Journal: JournalFacts{Visible: true, Entries: 3}}
 }
 
 // referenceChain is CriticalChain as it was before the walk learnt to
 // read timestamps on demand (the one checked against systemd-analyze in
 // TestAgainstUserManager), kept as the differential tests' oracle.
-func referenceChain(units map[string]systemd.UnitInfo, start string, userspace, finish uint64) []Link {
+func referenceChain(units map[string]systemdfact.UnitInfo, start string, userspace, finish uint64) []Link {
 	var out []Link
 	seen := map[string]bool{}
 	cur := start
@@ -116,7 +116,7 @@ func lazyGather(t *testing.T, full Facts) (Facts, int) {
 		t.Fatal(err)
 	}
 	lazy := full
-	lazy.Units = map[string]systemd.UnitInfo{}
+	lazy.Units = map[string]systemdfact.UnitInfo{}
 	for _, u := range us {
 		lazy.Units[u.Name] = u
 	}
@@ -190,22 +190,22 @@ func TestChainNeeds(t *testing.T) {
 	}
 	st := f.State
 	need := ChainNeeds(f.Units, "graphical.target", st.UserspaceMonotonic, st.FinishMonotonic)
-	want := map[string]systemd.TimeFields{"graphical.target": systemd.InactiveExit | systemd.ActiveEnter}
+	want := map[string]systemdfact.TimeFields{"graphical.target": systemdfact.InactiveExit | systemdfact.ActiveEnter}
 	if diff := cmp.Diff(want, need); diff != "" {
 		t.Fatalf("first need (-want +got):\n%s", diff)
 	}
-	f.Units["graphical.target"] = f.Units["graphical.target"].WithTimes(systemd.Times{InactiveExitMono: 16 * s, ActiveEnterMono: 16 * s, Read: systemd.AllTimes})
+	f.Units["graphical.target"] = f.Units["graphical.target"].WithTimes(systemdfact.Times{InactiveExitMono: 16 * s, ActiveEnterMono: 16 * s, Read: systemdfact.AllTimes})
 	need = ChainNeeds(f.Units, "graphical.target", st.UserspaceMonotonic, st.FinishMonotonic)
-	if diff := cmp.Diff(map[string]systemd.TimeFields{"multi-user.target": systemd.ActiveEnter}, need); diff != "" {
+	if diff := cmp.Diff(map[string]systemdfact.TimeFields{"multi-user.target": systemdfact.ActiveEnter}, need); diff != "" {
 		t.Fatalf("second need (-want +got):\n%s", diff)
 	}
 	u := f.Units["multi-user.target"]
-	f.Units["multi-user.target"] = u.WithTimes(systemd.Times{ActiveEnterMono: 16 * s, Read: systemd.ActiveEnter})
+	f.Units["multi-user.target"] = u.WithTimes(systemdfact.Times{ActiveEnterMono: 16 * s, Read: systemdfact.ActiveEnter})
 	// Whether it began activating, and, for the step after, when its own
 	// dependencies became active.
 	need = ChainNeeds(f.Units, "graphical.target", st.UserspaceMonotonic, st.FinishMonotonic)
-	want = map[string]systemd.TimeFields{"multi-user.target": systemd.InactiveExit, "cloud-final.service": systemd.ActiveEnter,
-		"ssh.service": systemd.ActiveEnter, "qemu-guest-agent.service": systemd.ActiveEnter, "basic.target": systemd.ActiveEnter}
+	want = map[string]systemdfact.TimeFields{"multi-user.target": systemdfact.InactiveExit, "cloud-final.service": systemdfact.ActiveEnter,
+		"ssh.service": systemdfact.ActiveEnter, "qemu-guest-agent.service": systemdfact.ActiveEnter, "basic.target": systemdfact.ActiveEnter}
 	if diff := cmp.Diff(want, need); diff != "" {
 		t.Fatalf("third need (-want +got):\n%s", diff)
 	}

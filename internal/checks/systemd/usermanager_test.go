@@ -1,4 +1,4 @@
-package systemdcheck
+package systemd
 
 import (
 	"bufio"
@@ -20,7 +20,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
-	"github.com/guestcheck/guestcheck/internal/fact/systemd"
+	systemdfact "github.com/guestcheck/guestcheck/internal/fact/systemd"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
@@ -209,17 +209,17 @@ func TestAgainstUserManager(t *testing.T) {
 
 	out2 := Judge(f)
 	validate(t, out2)
-	want(t, out2, CodeDegraded, runner.Fail, "broken.service (exit-code)")
-	failed := want(t, out2, CodeUnitFailed, runner.Fail, "broken.service failed (result: exit-code)")
+	want(t, out2, CodeDegraded.ID, runner.Fail, "broken.service (exit-code)")
+	failed := want(t, out2, CodeUnitFailed.ID, runner.Fail, "broken.service failed (result: exit-code)")
 	if failed.Detail["journal"] != "journalctl -b -u broken.service" {
 		t.Errorf("journal detail = %q", failed.Detail["journal"])
 	}
-	want(t, out2, CodeCycle, runner.Fail, "ordering cycle: x.service, y.service")
+	want(t, out2, CodeCycle.ID, runner.Fail, "ordering cycle: x.service, y.service")
 	// systemd itself found it and broke it by deleting one of the two
 	// start jobs (what the journal's "Found ordering cycle" reports): one
 	// unit ran, the other never began activating.
 	// Gather read only the timestamps its verdicts need: read x's and y's.
-	ts, err := c.ReadTimes(ctx, map[string]systemd.TimeFields{"x.service": systemd.AllTimes, "y.service": systemd.AllTimes})
+	ts, err := c.ReadTimes(ctx, map[string]systemdfact.TimeFields{"x.service": systemdfact.AllTimes, "y.service": systemdfact.AllTimes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestAgainstUserManager(t *testing.T) {
 	if (x.ActiveState == "active") == (y.ActiveState == "active") || min(x.InactiveExitMono, y.InactiveExitMono) != 0 {
 		t.Errorf("systemd did not break the x/y cycle: x %s (%d), y %s (%d)", x.ActiveState, x.InactiveExitMono, y.ActiveState, y.InactiveExitMono)
 	}
-	want(t, out2, CodeBootFinished, runner.Pass)
+	want(t, out2, CodeBootFinished.ID, runner.Pass)
 }
 
 // TestGeneratedAgainstUserManager runs a start-up of 120 generated units
@@ -263,10 +263,10 @@ func TestGeneratedAgainstUserManager(t *testing.T) {
 	sameChainAsAnalyze(ctx, t, analyze, env, lazy)
 
 	full := lazy
-	full.Units = map[string]systemd.UnitInfo{}
-	all := map[string]systemd.TimeFields{}
+	full.Units = map[string]systemdfact.UnitInfo{}
+	all := map[string]systemdfact.TimeFields{}
 	for name := range lazy.Units {
-		all[name] = systemd.AllTimes
+		all[name] = systemdfact.AllTimes
 	}
 	ts, err := c.ReadTimes(ctx, all)
 	if err != nil {
@@ -287,15 +287,15 @@ func TestGeneratedAgainstUserManager(t *testing.T) {
 
 // gatherFinished connects to the user manager at socket once it has
 // finished starting and gathers the facts.
-func gatherFinished(ctx context.Context, t *testing.T, socket string) (*systemd.Client, Facts) {
+func gatherFinished(ctx context.Context, t *testing.T, socket string) (*systemdfact.Client, Facts) {
 	t.Helper()
 	waitSocket(ctx, t, socket)
 	// A Client keeps its first dial's outcome, and the socket file exists
 	// (bound) a moment before the manager listens: dial afresh until the
 	// manager answers and has finished starting.
-	var c *systemd.Client
+	var c *systemdfact.Client
 	for {
-		c = systemd.NewPrivate(socket)
+		c = systemdfact.NewPrivate(socket)
 		st, err := c.State(ctx)
 		if err == nil && st.FinishMonotonic > 0 {
 			break
@@ -399,9 +399,9 @@ func TestStuckJobAgainstUserManager(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	waitSocket(ctx, t, socket)
-	var c *systemd.Client
+	var c *systemdfact.Client
 	for {
-		c = systemd.NewPrivate(socket)
+		c = systemdfact.NewPrivate(socket)
 		js, err := c.Jobs(ctx)
 		running := false
 		for _, j := range js {
@@ -434,14 +434,14 @@ func TestStuckJobAgainstUserManager(t *testing.T) {
 	f.Budget = time.Minute
 	out := Judge(f)
 	validate(t, out)
-	want(t, out, CodeBootInProgress, runner.Warn, "has not finished yet", "1 job(s) running")
+	want(t, out, CodeBootInProgress.ID, runner.Warn, "has not finished yet", "1 job(s) running")
 
 	time.Sleep(1200 * time.Millisecond)
 	f = Gather(ctx, env)
 	f.Budget = time.Second
 	out = Judge(f)
 	validate(t, out)
-	st := want(t, out, CodeJobStuck, runner.Fail, "start job for slow.service has been running for")
+	st := want(t, out, CodeJobStuck.ID, runner.Fail, "start job for slow.service has been running for")
 	age, err := time.ParseDuration(st.Detail["age"])
 	if err != nil || age < time.Second || age > 25*time.Second {
 		t.Errorf("age %q (%v), want between 1s and 25s", st.Detail["age"], err)

@@ -42,25 +42,16 @@ type Line struct {
 // Key is the keyword in lower case, the form sshd -T prints.
 func (l Line) Key() string { return strings.ToLower(l.Keyword) }
 
-// Problem is a line sshd rejects (it then refuses to start), or an Include
-// that cannot be followed: the shared "file:line: message" plus the read
-// error, when there is one.
-type Problem struct {
-	problem.Problem
-	// Err is the read error when the problem is a file that could not be
-	// read, so callers can tell "needs root" from a broken configuration.
-	Err error
+// at is a problem at file:line.
+func at(file string, line int, msg string) problem.Problem {
+	return problem.Problem{File: file, Line: line, Msg: msg}
 }
 
-// at is a problem at file:line without a read error.
-func at(file string, line int, msg string) Problem {
-	return Problem{Problem: problem.Problem{File: file, Line: line, Msg: msg}}
-}
-
-// Parse splits one file's bytes into lines. It does not follow Include.
-func Parse(name string, b []byte) ([]Line, []Problem) {
+// Parse splits one file's bytes into lines; each line sshd rejects (it
+// then refuses to start) is a problem. It does not follow Include.
+func Parse(name string, b []byte) ([]Line, []problem.Problem) {
 	var out []Line
-	var probs []Problem
+	var probs []problem.Problem
 	for i, raw := range strings.Split(string(b), "\n") {
 		n := i + 1
 		raw = strings.TrimRight(raw, " \t\r\f")
@@ -189,8 +180,15 @@ func (d Directive) Value() string {
 type Config struct {
 	Directives []Directive
 	// Files lists every file read, in reading order.
-	Files    []string
-	Problems []Problem
+	Files []string
+	// Problems are the lines sshd rejects and the Include files that
+	// cannot be followed: sshd refuses to start with any of them.
+	Problems []problem.Problem
+	// Denied are the files this process was not allowed to read
+	// (permission denied), kept apart from Problems: sshd, as root, may
+	// read them, so they say that the configuration is not known, not
+	// that it is broken.
+	Denied []problem.Problem
 }
 
 // Load reads main and every file it includes, in sshd's order.
@@ -198,7 +196,7 @@ func Load(main string, src Source) Config {
 	var c Config
 	b, err := src.ReadFile(main)
 	if err != nil {
-		c.Problems = append(c.Problems, Problem{Problem: problem.Problem{File: main, Msg: err.Error()}, Err: err})
+		c.readError(problem.Problem{File: main, Msg: err.Error()}, err)
 		return c
 	}
 	c.load(main, b, nil, src, 0)
@@ -240,7 +238,7 @@ func (c *Config) load(name string, b []byte, match *Match, src Source, depth int
 				for _, f := range names {
 					ib, err := src.ReadFile(f)
 					if err != nil {
-						c.Problems = append(c.Problems, Problem{Problem: problem.At(name, l.Line, "Include %s: %v", f, err), Err: err})
+						c.readError(problem.At(name, l.Line, "Include %s: %v", f, err), err)
 						continue
 					}
 					c.load(f, ib, cur, src, depth+1)
@@ -252,15 +250,23 @@ func (c *Config) load(name string, b []byte, match *Match, src Source, depth int
 	}
 }
 
-// Unreadable returns the first problem that is a file sshd can read but
-// this process could not (permission denied), or nil.
-func (c Config) Unreadable() *Problem {
-	for i, p := range c.Problems {
-		if errors.Is(p.Err, iofs.ErrPermission) {
-			return &c.Problems[i]
-		}
+// readError records a file that could not be read as p: among Denied
+// when this process was refused it, else among Problems.
+func (c *Config) readError(p problem.Problem, err error) {
+	if errors.Is(err, iofs.ErrPermission) {
+		c.Denied = append(c.Denied, p)
+		return
 	}
-	return nil
+	c.Problems = append(c.Problems, p)
+}
+
+// Unreadable returns the first file sshd can read but this process could
+// not (permission denied), or nil.
+func (c Config) Unreadable() *problem.Problem {
+	if len(c.Denied) == 0 {
+		return nil
+	}
+	return &c.Denied[0]
 }
 
 // First returns the global directive that wins for key (first value wins).

@@ -190,6 +190,9 @@ func TestUnreadable(t *testing.T) {
 	if p := c.Unreadable(); p == nil || p.Line != 1 || !strings.Contains(p.Msg, "secret.conf") {
 		t.Errorf("Unreadable() = %+v", p)
 	}
+	if len(c.Problems) != 0 {
+		t.Errorf("a file this process may not read is not a broken configuration: Problems = %v", c.Problems)
+	}
 	if p := Load(DefaultPath, debianLike).Unreadable(); p != nil {
 		t.Errorf("readable config: Unreadable() = %+v", p)
 	}

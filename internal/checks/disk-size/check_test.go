@@ -11,11 +11,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/guestcheck/guestcheck/internal/fact/blockdev"
-	"github.com/guestcheck/guestcheck/internal/testenv/blockdevtest"
 	"github.com/guestcheck/guestcheck/internal/fact/blockid/blocktest"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/internal/shared/runner/checktest"
+	"github.com/guestcheck/guestcheck/internal/testenv/blockdevtest"
 )
 
 // diskUsage returns a statfs result with pct% of blocks and ipct% of inodes used.
@@ -86,8 +86,8 @@ func TestDiskSizeFakeVM(t *testing.T) {
 	btrfs.Files, btrfs.Ffree = 0, 0 // btrfs reports no inode count
 	us["/pool"] = btrfs
 	e.Statfs = fakeDiskStatfs(s.Dir, us)
-	fs := RunDiskSize(context.Background(), e)
-	checktest.Conventions(t, fs, DiskSizeCodes)
+	fs := Run(context.Background(), e)
+	checktest.Conventions(t, fs, Codes)
 	got := diskByMount(fs)
 	want := map[string]string{
 		"/":       "warn:disk-inodes-high warn:disk-partition-not-grown",
@@ -99,7 +99,7 @@ func TestDiskSizeFakeVM(t *testing.T) {
 	}
 	blockdevtest.WantGroups(t, got, want)
 	for _, f := range got["/"] {
-		if f.Code == codeDiskPartNotGrown {
+		if f.Code == codeDiskPartNotGrown.ID {
 			if f.Detail["unallocated_after_partition"] != "18.0 GiB" || f.Detail["disk"] != "/dev/vda" ||
 				!strings.Contains(f.Remediation, "growpart /dev/vda 1") || !strings.Contains(f.Remediation, "resize2fs /dev/vda1") ||
 				!strings.Contains(f.Remediation, "cc_growpart") {
@@ -109,11 +109,11 @@ func TestDiskSizeFakeVM(t *testing.T) {
 	}
 	data := got["/data"]
 	for _, f := range data {
-		if f.Code == codeDiskFSNotGrown && (f.Detail["fs_size"] != "5.0 GiB" || f.Detail["device_size"] != "10.0 GiB" ||
+		if f.Code == codeDiskFSNotGrown.ID && (f.Detail["fs_size"] != "5.0 GiB" || f.Detail["device_size"] != "10.0 GiB" ||
 			f.Detail["unused_bytes"] != "5368709120" || !strings.Contains(f.Remediation, "xfs_growfs /data")) {
 			t.Errorf("fs not grown: %+v", f)
 		}
-		if f.Code == codeDiskUsageHigh && (f.Detail["used_percent"] != "95.0" || f.Detail["warn_percent"] != "90") {
+		if f.Code == codeDiskUsageHigh.ID && (f.Detail["used_percent"] != "95.0" || f.Detail["warn_percent"] != "90") {
 			t.Errorf("usage high: %+v", f)
 		}
 	}
@@ -124,7 +124,7 @@ func TestDiskSizeFakeVM(t *testing.T) {
 	// Thresholds come from the config; a filesystem 8 MiB short of its
 	// device is within the slack and passes.
 	e.Config = &config.Config{Disk: config.DiskConfig{WarnPercent: 40, FailPercent: 99}}
-	got = diskByMount(RunDiskSize(context.Background(), e))
+	got = diskByMount(Run(context.Background(), e))
 	if c := blockdevtest.Codes(got["/srv"]); c != "warn:disk-inodes-high" {
 		t.Errorf("/srv with thresholds 40/99: %s (99%% is not over 99%%)", c)
 	}
@@ -132,7 +132,7 @@ func TestDiskSizeFakeVM(t *testing.T) {
 		t.Errorf("/pool with thresholds 40/99: %s", c)
 	}
 	us["/srv"] = diskUsage(10, 10)
-	got = diskByMount(RunDiskSize(context.Background(), e))
+	got = diskByMount(Run(context.Background(), e))
 	if c := blockdevtest.Codes(got["/srv"]); c != "pass:disk-usage-ok" || got["/srv"][0].Message != "/srv is 10.0% full (390.6 MiB of 3.8 GiB), inodes 10.0%" ||
 		got["/srv"][0].Detail["fs_size"] != "1016.0 MiB" {
 		t.Errorf("/srv ok: %s %+v", c, got["/srv"])
@@ -141,13 +141,13 @@ func TestDiskSizeFakeVM(t *testing.T) {
 
 func TestDiskSizeNotLiveAndNoMountinfo(t *testing.T) {
 	s := blocktest.NewSystem(t)
-	fs := RunDiskSize(context.Background(), blockdevtest.Env(t, s.Dir, false))
-	if len(fs) != 1 || fs[0].Code != codeDiskNotLive || fs[0].Status != runner.Skip {
+	fs := Run(context.Background(), blockdevtest.Env(t, s.Dir, false))
+	if len(fs) != 1 || fs[0].Code != codeDiskNotLive.ID || fs[0].Status != runner.Skip {
 		t.Errorf("not live: %+v", fs)
 	}
-	fs = RunDiskSize(context.Background(), blockdevtest.Env(t, s.Dir, true))
-	checktest.Conventions(t, fs, DiskSizeCodes)
-	if len(fs) != 1 || fs[0].Code != codeDiskStateUnreadable || fs[0].Status != runner.Error {
+	fs = Run(context.Background(), blockdevtest.Env(t, s.Dir, true))
+	checktest.Conventions(t, fs, Codes)
+	if len(fs) != 1 || fs[0].Code != codeDiskStateUnreadable.ID || fs[0].Status != runner.Error {
 		t.Errorf("no mountinfo: %+v", fs)
 	}
 }
@@ -197,20 +197,20 @@ func TestDiskSizeLoopNotGrown(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	fs := RunDiskSize(ctx, blockdevtest.HostEnv(t))
-	checktest.Conventions(t, fs, DiskSizeCodes)
+	fs := Run(ctx, blockdevtest.HostEnv(t))
+	checktest.Conventions(t, fs, Codes)
 	got := diskByMount(fs)[dir]
 	if c := blockdevtest.Codes(got); c != want {
 		t.Fatalf("%s on %s: %s, want %s\n%+v", dir, dev, c, want, got)
 	}
 	for _, f := range got {
 		switch f.Code {
-		case codeDiskFSNotGrown:
+		case codeDiskFSNotGrown.ID:
 			if f.Detail["fs_size"] != "32.0 MiB" || f.Detail["device_size"] != "64.0 MiB" || f.Detail["device"] != dev ||
 				!strings.Contains(f.Remediation, "resize2fs "+dev) {
 				t.Errorf("not grown: %+v", f)
 			}
-		case codeDiskUsageOK:
+		case codeDiskUsageOK.ID:
 			if f.Detail["fs_size_bytes"] != fmt.Sprint(32<<20) || f.Detail["inodes_used_percent"] == "" {
 				t.Errorf("usage: %+v", f)
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 
@@ -13,29 +14,6 @@ import (
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
-
-// Finding codes of the disk-size check, in groups. Each group is a section
-// of the Codes in docs/checks/disk-size.md; TestCodeGroupsDocumented in
-// internal/checks holds the two in step.
-
-// Finding codes: space and inodes.
-const (
-)
-
-// Finding codes: growth after a disk resize.
-const (
-)
-
-// Finding codes: when the disks cannot be measured.
-const (
-)
-
-// DiskSizeCodes lists every finding code RunDiskSize reports, a line per group.
-var DiskSizeCodes = []string{
-	codeDiskUsageOK, codeDiskUsageHigh, codeDiskUsageCritical, codeDiskInodesHigh, codeDiskInodesCrit,
-	codeDiskFSNotGrown, codeDiskPartNotGrown, codeDiskSizeUnverified,
-	codeDiskNotLive, codeDiskStatfsFailed, codeDiskStateUnreadable,
-}
 
 // Growth thresholds. Alignment and metadata leave a few MiB unused on a
 // fully grown disk; a missed growpart leaves most of the disk.
@@ -51,19 +29,28 @@ func notGrown(gap, size int64) bool {
 	return gap > growMinGap && (gap >= growAbsGap || gap*100 >= size*growPercent)
 }
 
-// RunDiskSize is the first-boot "df -h and lsblk" look of the Harvester
+// Check is the first-boot "df -h and lsblk" look of the Harvester
 // runbook: the root filesystem (and every other block-backed one) must fill
 // its partition and the partition its disk, as growpart and resize2fs or
 // xfs_growfs should have made it, and no filesystem may be nearly full of
-// blocks or inodes. Usage comes from env.Statfs, and only on the live
-// system.
-func RunDiskSize(ctx context.Context, env *runner.Env) []runner.Finding {
-	return JudgeDiskSize(GatherDiskSize(ctx, env))
+// blocks or inodes. docs/checks/disk-size.md explains each code.
+var Check = runner.Check{
+	ID:          "disk-size",
+	Title:       "Disk growth and usage",
+	Description: "filesystems fill their partitions and disks (growpart/resize ran) and are not nearly full of blocks or inodes",
+	Codes:       Codes,
+	Run:         Run,
 }
 
-// DiskSizeFacts is everything the disk-size check reads, gathered through
-// Env before anything is judged, so that JudgeDiskSize does no I/O.
-type DiskSizeFacts struct {
+// Run gathers the facts and judges them. Usage comes from env.Statfs, and
+// only on the live system.
+func Run(ctx context.Context, env *runner.Env) []runner.Finding {
+	return Judge(Gather(ctx, env))
+}
+
+// Facts is everything the disk-size check reads, gathered through
+// Env before anything is judged, so that Judge does no I/O.
+type Facts struct {
 	// Live is true on the running system; NotLiveReason says why not.
 	// Nothing below is read when it is false.
 	Live          bool
@@ -93,14 +80,14 @@ type FilesystemFacts struct {
 	StatErr error
 }
 
-// GatherDiskSize reads the thresholds and, on the live system, the mount
+// Gather reads the thresholds and, on the live system, the mount
 // table, the inventory and the usage of every filesystem that matters.
-func GatherDiskSize(ctx context.Context, env *runner.Env) DiskSizeFacts {
+func Gather(ctx context.Context, env *runner.Env) Facts {
 	cfg := env.Config
 	if cfg == nil {
 		cfg = config.Default()
 	}
-	f := DiskSizeFacts{Live: env.Live, WarnPercent: cfg.Disk.WarnPercent, FailPercent: cfg.Disk.FailPercent}
+	f := Facts{Live: env.Live, WarnPercent: cfg.Disk.WarnPercent, FailPercent: cfg.Disk.FailPercent}
 	if !env.Live {
 		f.NotLiveReason = env.NotLiveReason()
 		return f
@@ -129,35 +116,35 @@ func GatherDiskSize(ctx context.Context, env *runner.Env) DiskSizeFacts {
 	return f
 }
 
-// JudgeDiskSize judges gathered disk-size facts.
-func JudgeDiskSize(f DiskSizeFacts) []runner.Finding {
+// Judge judges gathered disk-size facts.
+func Judge(f Facts) []runner.Finding {
 	if !f.Live {
-		return []runner.Finding{runner.Skipf(codeDiskNotLive, "filesystem sizes and usage not checked: "+f.NotLiveReason, nil)}
+		return []runner.Finding{runner.Skipf(codeDiskNotLive.ID, "filesystem sizes and usage not checked: "+f.NotLiveReason, nil)}
 	}
 	if f.MountsErr != nil {
-		return []runner.Finding{runner.Errorf(codeDiskStateUnreadable, "cannot read the mount table",
-			map[string]string{"file": "/proc/self/mountinfo", "error": f.MountsErr.Error()}, "check that /proc is mounted")}
+		return []runner.Finding{codeDiskStateUnreadable.New(runner.Error, "cannot read the mount table",
+			map[string]string{"file": "/proc/self/mountinfo", "error": f.MountsErr.Error()}, codeDiskStateUnreadable.Fixf())}
 	}
 	var out []runner.Finding
 	if f.InventoryErr != nil {
-		out = append(out, runner.Skipf(codeDiskSizeUnverified, "cannot list block devices: filesystem growth not checked",
-			map[string]string{"error": f.InventoryErr.Error()}))
+		out = append(out, codeDiskSizeUnverified.New(runner.Skip, "cannot list block devices: filesystem growth not checked",
+			map[string]string{"error": f.InventoryErr.Error()}, codeDiskSizeUnverified.CaseFix("when the block devices cannot be listed")))
 	}
 	for _, fsf := range f.Filesystems {
 		out = append(out, judgeFilesystem(f, fsf)...)
 	}
 	if f.Deadline != nil {
-		out = append(out, runner.Errorf(codeDiskStateUnreadable, "the check's deadline passed before every filesystem was checked",
-			map[string]string{"error": f.Deadline.Error()}, "raise checks.disk-size.timeout in the config file"))
+		out = append(out, codeDiskStateUnreadable.New(runner.Error, "the check's deadline passed before every filesystem was checked",
+			map[string]string{"error": f.Deadline.Error()}, codeDiskStateUnreadable.CaseFix("when the deadline passed")))
 	}
 	if len(out) == 0 {
-		out = append(out, runner.Skipf(codeDiskSizeUnverified, "nothing to check: /proc/self/mountinfo lists no root and no block-backed filesystem", nil))
+		out = append(out, runner.Skipf(codeDiskSizeUnverified.ID, "nothing to check: /proc/self/mountinfo lists no root and no block-backed filesystem", nil))
 	}
 	return out
 }
 
 // judgeFilesystem judges one filesystem's growth and usage.
-func judgeFilesystem(f DiskSizeFacts, fsf FilesystemFacts) []runner.Finding {
+func judgeFilesystem(f Facts, fsf FilesystemFacts) []runner.Finding {
 	m, dev, u := fsf.Mount, fsf.Device, fsf.Usage
 	warnPct, failPct := f.WarnPercent, f.FailPercent
 	base := map[string]string{"mount_point": m.MountPoint, "fs_type": m.FSType, "source": m.Source}
@@ -165,8 +152,8 @@ func judgeFilesystem(f DiskSizeFacts, fsf FilesystemFacts) []runner.Finding {
 		base["device"] = dev.Path()
 	}
 	if fsf.StatErr != nil {
-		return []runner.Finding{runner.Errorf(codeDiskStatfsFailed, "cannot read the usage of "+m.MountPoint,
-			runner.Detail(base, "error", fsf.StatErr.Error()), "run `df -h "+m.MountPoint+"` to see whether the filesystem answers")}
+		return []runner.Finding{codeDiskStatfsFailed.New(runner.Error, "cannot read the usage of "+m.MountPoint,
+			runner.Detail(base, "error", fsf.StatErr.Error()), codeDiskStatfsFailed.Fixf("mount", m.MountPoint))}
 	}
 	growth, growthDetail := growthFindings(f.Inventory, dev, m, base)
 	usage := usageFindings(u, m, base, warnPct, failPct)
@@ -176,7 +163,7 @@ func judgeFilesystem(f DiskSizeFacts, fsf FilesystemFacts) []runner.Finding {
 		if ip, ok := u.InodePercent(); ok {
 			msg += fmt.Sprintf(", inodes %.1f%%", ip)
 		}
-		usage = []runner.Finding{runner.Passf(codeDiskUsageOK, msg, runner.Detail(usageDetail(u, base, warnPct, failPct), growthDetail...))}
+		usage = []runner.Finding{runner.Passf(codeDiskUsageOK.ID, msg, runner.Detail(usageDetail(u, base, warnPct, failPct), growthDetail...))}
 	}
 	return append(growth, usage...)
 }
@@ -188,30 +175,30 @@ func usageFindings(u Usage, m mountinfo.Mount, base map[string]string, warnPct, 
 	if pct, ok := u.UsedPercent(); ok {
 		st, code := usageStatus(pct, warnPct, failPct, codeDiskUsageHigh, codeDiskUsageCritical)
 		if st != runner.Pass {
-			out = append(out, runner.New(st, code,
+			out = append(out, code.New(st,
 				fmt.Sprintf("%s is %.1f%% full: %s left of %s", m.MountPoint, pct, blockdev.IECBytes(u.AvailBytes()), blockdev.IECBytes(u.UsedBytes()+u.AvailBytes())),
-				d, fmt.Sprintf("free space on %s (`du -xh --max-depth=2 %s | sort -h | tail` shows where it went) or grow its disk and filesystem", m.MountPoint, m.MountPoint)))
+				d, code.Fixf("mount", m.MountPoint)))
 		}
 	}
 	if pct, ok := u.InodePercent(); ok {
 		st, code := usageStatus(pct, warnPct, failPct, codeDiskInodesHigh, codeDiskInodesCrit)
 		if st != runner.Pass {
-			out = append(out, runner.New(st, code,
+			out = append(out, code.New(st,
 				fmt.Sprintf("%s has used %.1f%% of its inodes: %d left of %d", m.MountPoint, pct, u.FilesFree, u.Files),
-				d, fmt.Sprintf("delete unneeded small files on %s (`du --inodes -x --max-depth=2 %s | sort -n | tail` shows where) or recreate the filesystem with more inodes", m.MountPoint, m.MountPoint)))
+				d, code.Fixf("mount", m.MountPoint)))
 		}
 	}
 	return out
 }
 
-func usageStatus(pct float64, warnPct, failPct int, warnCode, failCode string) (runner.Status, string) {
+func usageStatus(pct float64, warnPct, failPct int, warnCode, failCode runner.Code) (runner.Status, runner.Code) {
 	switch {
 	case pct > float64(failPct):
 		return runner.Fail, failCode
 	case pct > float64(warnPct):
 		return runner.Warn, warnCode
 	}
-	return runner.Pass, ""
+	return runner.Pass, runner.Code{}
 }
 
 func usageDetail(u Usage, base map[string]string, warnPct, failPct int) map[string]string {
@@ -250,43 +237,45 @@ func growthFindings(inv *blockdev.Inventory, dev *blockdev.BlockDevice, m mounti
 		kv = append(kv, "fs_size", blockdev.IECBytes(dev.FS.Size), "fs_size_bytes", fmt.Sprint(dev.FS.Size),
 			"device_size", blockdev.IECBytes(dev.Size), "device_size_bytes", fmt.Sprint(dev.Size))
 		if notGrown(gap, dev.Size) {
-			rootNote := ""
+			fill := []string{"device", dev.Path(), "command", growCommand(dev.FS.Type, dev.Path(), m.MountPoint)}
+			fix := codeDiskFSNotGrown.Fixf(fill...)
 			if m.MountPoint == "/" {
-				rootNote = " (cloud-init's resizefs module does this at first boot: look for cc_resizefs in /var/log/cloud-init.log)"
+				fix = codeDiskFSNotGrown.CaseFix("for the root filesystem", fill...)
 			}
-			out = append(out, runner.New(runner.Warn, codeDiskFSNotGrown,
+			out = append(out, codeDiskFSNotGrown.New(runner.Warn,
 				fmt.Sprintf("%s is %s on %s of %s: %s is unused", what, blockdev.IECBytes(dev.FS.Size), dev.Path(), blockdev.IECBytes(dev.Size), blockdev.IECBytes(gap)),
-				runner.Detail(base, append(kv, "unused", blockdev.IECBytes(gap), "unused_bytes", fmt.Sprint(gap))...),
-				"grow the filesystem: "+growCommand(dev.FS.Type, dev.Path(), m.MountPoint)+rootNote))
+				runner.Detail(base, append(kv, "unused", blockdev.IECBytes(gap), "unused_bytes", fmt.Sprint(gap))...), fix))
 		}
 	case !dev.Probed && dev.Size > 0:
-		out = append(out, runner.Skipf(codeDiskSizeUnverified,
+		out = append(out, codeDiskSizeUnverified.New(runner.Skip,
 			fmt.Sprintf("%s: cannot read the superblock of %s, so its growth is not checked", m.MountPoint, dev.Path()),
-			runner.Detail(base, "probe_note", dev.ProbeNote)))
+			runner.Detail(base, "probe_note", dev.ProbeNote), codeDiskSizeUnverified.Fixf("device", dev.Path())))
 	}
 	if free, ok := inv.FreeAfter(dev); ok {
 		whole := inv.Disk(dev)
 		kv = append(kv, "disk", whole.Path(), "disk_size", blockdev.IECBytes(whole.Size), "disk_size_bytes", fmt.Sprint(whole.Size),
 			"unallocated_after_partition", blockdev.IECBytes(free), "unallocated_after_partition_bytes", fmt.Sprint(free))
 		if notGrown(free, whole.Size) {
-			note := ""
-			if m.MountPoint == "/" {
-				note = " (cloud-init's growpart module does this at first boot: look for cc_growpart in /var/log/cloud-init.log)"
-			}
-			grow := "then grow the filesystem"
+			command := "the resize tool of its filesystem type"
 			if dev.FS != nil {
-				grow = "then " + growCommand(dev.FS.Type, dev.Path(), m.MountPoint)
+				command = growCommand(dev.FS.Type, dev.Path(), m.MountPoint)
 			}
-			out = append(out, runner.New(runner.Warn, codeDiskPartNotGrown,
+			fill := []string{"disk", whole.Path(), "partition", strconv.Itoa(dev.Partition), "command", command}
+			fix := codeDiskPartNotGrown.Fixf(fill...)
+			if m.MountPoint == "/" {
+				fix = codeDiskPartNotGrown.CaseFix("for the root filesystem", fill...)
+			}
+			out = append(out, codeDiskPartNotGrown.New(runner.Warn,
 				fmt.Sprintf("partition %s (%s) of %s leaves %s of the %s disk unallocated after it", dev.Path(), blockdev.IECBytes(dev.Size), m.MountPoint, blockdev.IECBytes(free), blockdev.IECBytes(whole.Size)),
-				runner.Detail(base, kv...),
-				fmt.Sprintf("grow the partition with `growpart %s %d`, %s%s", whole.Path(), dev.Partition, grow, note)))
+				runner.Detail(base, kv...), fix))
 		}
 	}
 	return out, kv
 }
 
-// growCommand is the command that grows a mounted filesystem to its device.
+// growCommand is the command that grows a mounted filesystem to its
+// device, in backquotes, or for a type without one here the words that
+// send the reader to that type's own tool.
 func growCommand(typ, dev, mnt string) string {
 	switch typ {
 	case "ext2", "ext3", "ext4":
@@ -296,5 +285,5 @@ func growCommand(typ, dev, mnt string) string {
 	case "btrfs":
 		return "`btrfs filesystem resize max " + mnt + "`"
 	}
-	return "use the " + typ + " tools to grow " + dev
+	return "the resize tool of " + typ
 }
