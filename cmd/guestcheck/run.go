@@ -15,6 +15,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/checks"
 	"github.com/guestcheck/guestcheck/internal/checks/cloud-init"
+	fsfreeze "github.com/guestcheck/guestcheck/internal/checks/fs-freeze"
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
 	"github.com/guestcheck/guestcheck/internal/fact/systemd"
@@ -206,7 +207,7 @@ func (o *options) runChecks(stdout, stderr io.Writer, all []runner.Check) (repor
 		for _, out := range o.outputs {
 			protect = append(protect, out.path) // never freeze where a report goes
 		}
-		if freeze, err = checks.FreezeTestFor(selected, o.freezeTest, protect); err != nil {
+		if freeze, err = fsfreeze.FreezeTestFor(selected, o.freezeTest, protect); err != nil {
 			return report.Report{}, o.usageFailure(stdout, stderr, err.Error())
 		}
 	}
