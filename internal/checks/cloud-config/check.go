@@ -15,7 +15,7 @@ func Run(ctx context.Context, env *runner.Env) []runner.Finding {
 	}
 	f := Gather(ctx, RootSource{env.Root}, Options{IsRoot: env.IsRoot, Live: env.Live})
 	if env.Live {
-		f.Inside, _ = cloudinit.Inside(env.Root)
+		f.Inside, _ = cloudinit.Inside(env.Facts, env.Root)
 	}
 	return Judge(f)
 }

@@ -70,7 +70,7 @@ func Gather(ctx context.Context, env *runner.Env) (Facts, error) {
 	f.Snap.Inputs.Units, f.UnitsNote = units, note
 	if env.Live {
 		// Only the running system's process tree says who started us.
-		f.Inside, f.Via = Inside(env.Root)
+		f.Inside, f.Via = Inside(env.Facts, env.Root)
 	}
 	return f, nil
 }

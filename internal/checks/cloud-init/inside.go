@@ -1,12 +1,15 @@
 package cloudinit
 
 import (
+	"context"
 	"fmt"
 	"path"
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/identity"
+	"github.com/guestcheck/guestcheck/internal/fact/procs"
+	"github.com/guestcheck/guestcheck/internal/fact/store"
 )
 
 // maxHops bounds the walk up the process tree: real chains are a handful
@@ -14,15 +17,18 @@ import (
 const maxHops = 64
 
 // Inside reports whether this process runs under cloud-init: whether an
-// ancestor (found by following the parent pid in /proc/<pid>/stat from
-// /proc/self up to PID 1) is cloud-init itself ("cloud-init modules
-// --mode=final", "cloud-init --all-stages", python running it) or a
-// script cloud-init runs (/var/lib/cloud/instance/scripts/runcmd,
-// per-boot/per-instance/per-once scripts). The string describes what was
-// found, e.g. "/var/lib/cloud/instance/scripts/runcmd (pid 912) under
-// cloud-init modules --mode=final (pid 640)". Everything is read through
-// root, so a fake /proc works in tests; an unreadable /proc answers false.
-func Inside(root *fs.Root) (bool, string) { return insideOf(ancestors(root)) }
+// ancestor (following the parent pids of the run's process table,
+// procs.List on s, from /proc/self up to PID 1) is cloud-init itself
+// ("cloud-init modules --mode=final", "cloud-init --all-stages", python
+// running it) or a script cloud-init runs
+// (/var/lib/cloud/instance/scripts/runcmd, per-boot/per-instance/per-once
+// scripts). The string describes what was found, e.g.
+// "/var/lib/cloud/instance/scripts/runcmd (pid 912) under cloud-init
+// modules --mode=final (pid 640)". Everything is read through root, so a
+// fake /proc works in tests; an unreadable /proc answers false.
+func Inside(s *store.Store, root *fs.Root) (bool, string) {
+	return insideOf(ancestors(procs.List(context.Background(), s, root)))
+}
 
 // ancestor is one process above this one, as /proc shows it.
 type ancestor struct {
@@ -31,37 +37,24 @@ type ancestor struct {
 	args []string // nil when the cmdline is hidden or empty
 }
 
-// ancestors reads the chain of parents from /proc/self's up to (not
-// including) PID 1. It stops at a process that went away or whose stat
-// does not parse, at a loop, and after maxHops.
-func ancestors(root *fs.Root) []ancestor {
-	b, err := root.ReadFile("/proc/self/stat")
-	if err != nil {
-		return nil
-	}
-	self, err := ParseProcStat(b)
-	if err != nil {
+// ancestors is the chain of parents from t's Self up to (not including)
+// PID 1. It stops at a process the table does not hold (it went away, or
+// /proc hides it), at a loop, and after maxHops.
+func ancestors(t *procs.Table) []ancestor {
+	if t.Self.PID == 0 {
 		return nil
 	}
 	var out []ancestor
-	seen := map[int]bool{self.PID: true}
-	pid := self.PPID
+	seen := map[int]bool{t.Self.PID: true}
+	pid := t.Self.PPID
 	for hop := 0; hop < maxHops && pid > 1 && !seen[pid]; hop++ {
 		seen[pid] = true
-		b, err := root.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			break // the process went away, or /proc hides it
+		p, ok := t.Find(pid)
+		if !ok || p.Comm == "" && p.PPID == 0 {
+			break // gone, hidden, or its stat did not parse
 		}
-		st, err := ParseProcStat(b)
-		if err != nil || st.PID != pid {
-			break
-		}
-		a := ancestor{pid: pid, comm: st.Comm}
-		if cb, err := root.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil {
-			a.args = ParseCmdline(cb)
-		}
-		out = append(out, a)
-		pid = st.PPID
+		out = append(out, ancestor{pid: pid, comm: p.Comm, args: p.Argv})
+		pid = p.PPID
 	}
 	return out
 }

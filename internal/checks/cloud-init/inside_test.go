@@ -74,7 +74,7 @@ func TestInside(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := cloudinittest.New(t)
 			tc.build(r)
-			got, via := Inside(r.Open())
+			got, via := Inside(nil, r.Open())
 			if got != tc.want {
 				t.Fatalf("Inside = %v (%q), want %v", got, via, tc.want)
 			}
@@ -97,7 +97,7 @@ func TestInsideDeepChainIsBounded(t *testing.T) {
 		pid++
 	}
 	r.Self(pid)
-	if got, via := Inside(r.Open()); got {
+	if got, via := Inside(nil, r.Open()); got {
 		t.Errorf("walked %d+ hops: %q", maxHops, via)
 	}
 }

@@ -27,7 +27,7 @@ const DefaultPoll = time.Second
 // unreadable is returned as the error at the deadline; a broken
 // result.json still counts as existing, as it does for cloud-init.
 func Wait(ctx context.Context, root *fs.Root, poll time.Duration) (*State, bool, error) {
-	if inside, why := Inside(root); inside {
+	if inside, why := Inside(nil, root); inside {
 		return nil, false, fmt.Errorf("%w (started by %s)", ErrInsideCloudInit, why)
 	}
 	if poll <= 0 {

@@ -96,12 +96,12 @@ func Gather(ctx context.Context, env *runner.Env) Facts {
 	if call == nil {
 		call = unix.Statfs
 	}
-	ms, err := mounts.Read(env.Root)
+	ms, err := mounts.Table(env.Facts, env.Root)
 	if err != nil {
 		f.MountsErr = err
 		return f
 	}
-	if f.Inventory, f.InventoryErr = sharedInventory(ctx, env); f.InventoryErr != nil {
+	if f.Inventory, f.InventoryErr = blockdev.Devices(ctx, env.Facts, env.Root); f.InventoryErr != nil {
 		f.Inventory = nil
 	}
 	for _, m := range UsageFilesystems(ms) {

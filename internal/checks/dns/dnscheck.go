@@ -43,7 +43,7 @@ const (
 // env.Root and, on the running system, probes every nameserver in
 // parallel.
 func RunDNS(ctx context.Context, env *runner.Env) []runner.Finding {
-	st := netstate.ReadResolverStack(env.Root)
+	st := netstate.Resolver(env.Facts, env.Root)
 	fs := JudgeResolverStack(st, env.Live, env.IsRoot)
 	servers := st.Servers()
 	if len(servers) == 0 {

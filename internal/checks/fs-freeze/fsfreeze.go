@@ -12,6 +12,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fact/freeze"
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/mounts"
+	"github.com/guestcheck/guestcheck/internal/fact/store"
 	"github.com/guestcheck/guestcheck/internal/parse/mountinfo"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
@@ -64,9 +65,9 @@ func GatherFreeze(ctx context.Context, env *runner.Env) FreezeFacts {
 		f.NotLiveReason = env.NotLiveReason()
 		return f
 	}
-	f.Pres = runner.Shared(env, agent.RunKey{}, func() *agent.Presence { return agent.Read(env.Root, env.Live) })
+	f.Pres = agent.Detect(env.Facts, env.Root, env.Live)
 	if f.Pres.Port != "" || f.Pres.QEMU {
-		gatherMounts(env.Root, &f)
+		gatherMounts(env.Facts, env.Root, &f)
 	}
 	if ft := env.FreezeTest; ft != nil {
 		t := &freezeTestFacts{Req: freeze.Request{Mountpoint: ft.Mountpoint, Protect: ft.Protect},
@@ -82,8 +83,8 @@ func GatherFreeze(ctx context.Context, env *runner.Env) FreezeFacts {
 
 // gatherMounts reads the mount table, and for each mount what qemu-ga
 // consults: the btrfs sources it stats, the loop devices' backing files.
-func gatherMounts(root *fs.Root, f *FreezeFacts) {
-	f.Mounts, f.MountsErr = mounts.Read(root)
+func gatherMounts(s *store.Store, root *fs.Root, f *FreezeFacts) {
+	f.Mounts, f.MountsErr = mounts.Table(s, root)
 	f.BlockDev, f.Backing = map[string]bool{}, map[string]string{}
 	for _, m := range f.Mounts {
 		if m.Major == 0 && m.FSType == "btrfs" && len(m.Optional) == 1 {

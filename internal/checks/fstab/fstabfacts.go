@@ -96,12 +96,12 @@ func GatherFstab(ctx context.Context, env *runner.Env) FstabFacts {
 // gatherState reads mountinfo, swaps and the inventory, and resolves the
 // mount sources and swap areas that name a device by path.
 func (f *FstabFacts) gatherState(ctx context.Context, env *runner.Env) {
-	f.Mounts, f.MountsErr = mounts.Read(env.Root)
+	f.Mounts, f.MountsErr = mounts.Table(env.Facts, env.Root)
 	if b, err := env.Root.ReadFile("/proc/swaps"); err == nil {
 		f.Swaps, _ = swaps.Parse(b)
 		f.SwapsOK = true
 	}
-	f.Inventory, f.InventoryErr = sharedInventory(ctx, env)
+	f.Inventory, f.InventoryErr = blockdev.Devices(ctx, env.Facts, env.Root)
 	if f.InventoryErr != nil {
 		f.Inventory = nil
 		return

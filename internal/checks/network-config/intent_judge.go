@@ -12,6 +12,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/netconf"
 	"github.com/guestcheck/guestcheck/internal/fact/netstate"
+	"github.com/guestcheck/guestcheck/internal/fact/store"
 	"github.com/guestcheck/guestcheck/internal/parse/problem"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
@@ -76,13 +77,13 @@ type IntentFacts struct {
 
 // GatherIntentFacts reads IntentFacts from the running system: netlink
 // through k, /sys, the resolver files and the lease files through root.
-func GatherIntentFacts(k netstate.Kernel, root *fs.Root) (*IntentFacts, error) {
+func GatherIntentFacts(k netstate.Kernel, s *store.Store, root *fs.Root) (*IntentFacts, error) {
 	snap, err := netstate.TakeSnapshot(k)
 	if err != nil {
 		return nil, err
 	}
 	netstate.MarkDevices(root, snap.Links)
-	f := &IntentFacts{Topo: netstate.NewTopology(snap), Drivers: map[string]string{}, Resolver: netstate.ReadResolverStack(root)}
+	f := &IntentFacts{Topo: netstate.NewTopology(snap), Drivers: map[string]string{}, Resolver: netstate.Resolver(s, root)}
 	for _, l := range snap.Links {
 		if strings.ContainsAny(l.Name, "/\x00") || l.Name == "." || l.Name == ".." {
 			continue
@@ -122,14 +123,15 @@ func RunNetworkConfig(ctx context.Context, env *runner.Env) []runner.Finding {
 		return append(fs, ncKernelError(err))
 	}
 	defer done()
-	return append(fs[:len(fs)-len(cons)], CompareIntent(r, k, env.Root)...)
+	return append(fs[:len(fs)-len(cons)], CompareIntent(r, k, env.Facts, env.Root)...)
 }
 
 // CompareIntent judges a declared configuration on the running system
 // read through k (and root for /sys, resolver and lease files): its
 // consistency against the live links, then every declared interface.
-func CompareIntent(r IntentRead, k netstate.Kernel, root *fs.Root) []runner.Finding {
-	facts, err := GatherIntentFacts(k, root)
+// The resolver files are read once per run of s.
+func CompareIntent(r IntentRead, k netstate.Kernel, s *store.Store, root *fs.Root) []runner.Finding {
+	facts, err := GatherIntentFacts(k, s, root)
 	if err != nil {
 		return []runner.Finding{ncKernelError(err)}
 	}

@@ -354,7 +354,7 @@ func TestNetworkConfigFiles(t *testing.T) {
 
 func TestNetworkConfigKernelError(t *testing.T) {
 	r := ReadIntent(writeRoot(t, map[string]string{"etc/netplan/50-cloud-init.yaml": healthyNetplan}))
-	fs := CompareIntent(r, &netstatetest.Kernel{Err: errors.New("netlink: operation not permitted")}, writeRoot(t, nil))
+	fs := CompareIntent(r, &netstatetest.Kernel{Err: errors.New("netlink: operation not permitted")}, nil, writeRoot(t, nil))
 	want(t, fs, runner.Error, CodeNCKernelError, "cannot read the network interfaces")
 }
 

@@ -6,10 +6,8 @@ import (
 )
 
 // Probe returns env's agent presence, read once per run and shared with
-// the fs-freeze check (agent.RunKey).
-func Probe(env *runner.Env) *agent.Presence {
-	return runner.Shared(env, agent.RunKey{}, func() *agent.Presence { return agent.Read(env.Root, env.Live) })
-}
+// the fs-freeze check (agent.Detect).
+func Probe(env *runner.Env) *agent.Presence { return agent.Detect(env.Facts, env.Root, env.Live) }
 
 // portOf returns the guest-agent port, nil when the VM has none.
 func portOf(p *agent.Presence) *port {

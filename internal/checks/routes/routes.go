@@ -11,6 +11,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/netstate"
+	"github.com/guestcheck/guestcheck/internal/fact/store"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
@@ -31,7 +32,7 @@ func RunRoutes(ctx context.Context, env *runner.Env) []runner.Finding {
 	if env.Config != nil {
 		cfg = env.Config.Routes
 	}
-	return CheckRoutes(ctx, k, env.Root, cfg)
+	return CheckRoutes(ctx, k, env.Facts, env.Root, cfg)
 }
 
 func kernelError(err error) runner.Finding {
@@ -41,8 +42,8 @@ func kernelError(err error) runner.Finding {
 
 // CheckRoutes judges the network state read from k. root supplies
 // /sys/class/net (NIC detection) and the resolver files (nameserver
-// paths).
-func CheckRoutes(ctx context.Context, k netstate.Kernel, root *fs.Root, cfg config.RoutesConfig) []runner.Finding {
+// paths), those once per run of s.
+func CheckRoutes(ctx context.Context, k netstate.Kernel, s *store.Store, root *fs.Root, cfg config.RoutesConfig) []runner.Finding {
 	t, err := GatherTopology(k, root)
 	if err != nil {
 		return []runner.Finding{kernelError(err)}
@@ -51,7 +52,7 @@ func CheckRoutes(ctx context.Context, k netstate.Kernel, root *fs.Root, cfg conf
 	if ctx.Err() != nil {
 		return fs
 	}
-	probes, bad := pathProbes(ctx, k, root, cfg.Targets)
+	probes, bad := pathProbes(ctx, k, netstate.Resolver(s, root), cfg.Targets)
 	fs = append(fs, bad...)
 	return append(fs, JudgePaths(t, probes, primary)...)
 }
@@ -401,10 +402,10 @@ type PathProbe struct {
 
 // pathProbes asks the kernel for the route to every nameserver and every
 // configured target. Targets that are not IP addresses become findings.
-func pathProbes(ctx context.Context, k netstate.Kernel, root *fs.Root, targets []string) ([]PathProbe, []runner.Finding) {
+func pathProbes(ctx context.Context, k netstate.Kernel, rs netstate.ResolverStack, targets []string) ([]PathProbe, []runner.Finding) {
 	var probes []PathProbe
 	var bad []runner.Finding
-	for _, s := range netstate.ReadResolverStack(root).Servers() {
+	for _, s := range rs.Servers() {
 		probes = append(probes, PathProbe{Dst: s.Addr, What: "nameserver", Source: s.Source})
 	}
 	for _, tg := range targets {

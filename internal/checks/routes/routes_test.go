@@ -247,7 +247,7 @@ func TestCheckRoutesSynthetic(t *testing.T) {
 			for a, p := range tc.paths {
 				k.Paths[netip.MustParseAddr(a)] = p
 			}
-			fs := CheckRoutes(context.Background(), k, root, tc.cfg)
+			fs := CheckRoutes(context.Background(), k, nil, root, tc.cfg)
 			assertConventions(t, fs, Codes)
 			if got := codesOf(fs); !slices.Equal(got, tc.want) {
 				t.Fatalf("findings:\n  %s\nwant:\n  %s\n%+v", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "), fs)
@@ -260,7 +260,7 @@ func TestCheckRoutesSynthetic(t *testing.T) {
 }
 
 func TestCheckRoutesKernelError(t *testing.T) {
-	fs := CheckRoutes(context.Background(), &netstatetest.Kernel{Err: errors.New("netlink: operation not permitted")}, writeRoot(t, nil), config.RoutesConfig{})
+	fs := CheckRoutes(context.Background(), &netstatetest.Kernel{Err: errors.New("netlink: operation not permitted")}, nil, writeRoot(t, nil), config.RoutesConfig{})
 	assertConventions(t, fs, Codes)
 	if len(fs) != 1 || fs[0].Status != runner.Error || fs[0].Code != codeRoutesKernelError.ID || fs[0].Detail["error"] != "list links: netlink: operation not permitted" && fs[0].Detail["error"] != "netlink: operation not permitted" {
 		t.Errorf("got %+v", fs)

@@ -107,7 +107,7 @@ func TestReadListenersOwnListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	ls, _, err := ReadListeners(context.Background(), r, nil)
+	ls, _, err := ReadListeners(context.Background(), nil, r, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestReadListenersOnlyJudgedOwners(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	ls, _, err := ReadListeners(context.Background(), r, func(a netip.AddrPort) bool { return a == aps[0] })
+	ls, _, err := ReadListeners(context.Background(), nil, r, func(a netip.AddrPort) bool { return a == aps[0] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func BenchmarkReadListeners(b *testing.B) {
 	}
 	defer r.Close()
 	for b.Loop() {
-		if _, _, err := ReadListeners(context.Background(), r, nil); err != nil {
+		if _, _, err := ReadListeners(context.Background(), nil, r, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

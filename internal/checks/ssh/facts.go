@@ -22,6 +22,8 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/identity"
 	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
+	"github.com/guestcheck/guestcheck/internal/fact/procs"
+	"github.com/guestcheck/guestcheck/internal/fact/store"
 	"github.com/guestcheck/guestcheck/internal/fact/systemd"
 	"github.com/guestcheck/guestcheck/internal/parse/osrelease"
 	"github.com/guestcheck/guestcheck/internal/parse/passwd"
@@ -193,7 +195,7 @@ func Gather(ctx context.Context, env *runner.Env) Facts {
 	for _, e := range Endpoints(f.Config) {
 		judged[e.Addr] = true
 	}
-	f.Listeners, f.OwnersKnown, f.ListenErr = ReadListeners(ctx, r, func(a netip.AddrPort) bool { return judged[a] })
+	f.Listeners, f.OwnersKnown, f.ListenErr = ReadListeners(ctx, env.Facts, r, func(a netip.AddrPort) bool { return judged[a] })
 	return f
 }
 
@@ -295,12 +297,12 @@ func readPwAuth(r *fs.Root) PwAuth {
 // ReadListeners returns the listening TCP sockets (from sock_diag, or
 // /proc/net/tcp and tcp6 when that fails) and the process holding each
 // socket whose address owned accepts (every socket when owned is nil),
-// found by matching socket inodes with the links in /proc/PID/fd. The walk
-// of every process's descriptors stops once those owners are found, so
+// found among the run's processes (procs.List on facts) by their descriptors
+// (procs.SocketOwners), which stops once those owners are found, so
 // sockets no verdict looks at cost nothing. ownersKnown is false when some
 // process's descriptors could not be read (not root): an unattributed
 // socket may then belong to any process.
-func ReadListeners(ctx context.Context, r *fs.Root, owned func(netip.AddrPort) bool) (ls []Listener, ownersKnown bool, err error) {
+func ReadListeners(ctx context.Context, facts *store.Store, r *fs.Root, owned func(netip.AddrPort) bool) (ls []Listener, ownersKnown bool, err error) {
 	byInode := map[uint64]int{}
 	for _, t := range []struct {
 		file   string
@@ -330,69 +332,23 @@ func ReadListeners(ctx context.Context, r *fs.Root, owned func(netip.AddrPort) b
 			ls = append(ls, Listener{Addr: s.Local, Inode: s.Inode})
 		}
 	}
-	procs, err := r.ReadDirNames("/proc")
+	t := procs.List(ctx, facts, r)
+	want := make(map[uint64]bool, len(byInode))
+	for ino := range byInode {
+		want[ino] = true
+	}
+	owners, ownersKnown, err := procs.SocketOwners(ctx, r, t, want)
 	if err != nil {
 		return ls, false, err
 	}
-	ownersKnown = true
-	left := len(byInode)
-	buf := make([]byte, 128)
-	for _, p := range procs {
-		if left == 0 {
-			break
+	for ino, pid := range owners {
+		l := &ls[byInode[ino]]
+		l.PID = pid
+		if p, ok := t.Find(pid); ok {
+			l.Comm, l.Exe = p.Comm, p.Exe
 		}
-		if ctx.Err() != nil {
-			return ls, false, ctx.Err()
-		}
-		pid, err := strconv.Atoi(p)
-		if err != nil {
-			continue
-		}
-		// One descriptor of the fd directory, read with readlinkat: a
-		// Root.Readlink per link would open the directory again each time.
-		dir := "/proc/" + p + "/fd"
-		d, err := r.Open(dir)
-		if err != nil {
-			if errors.Is(err, iofs.ErrPermission) {
-				ownersKnown = false
-			}
-			continue // also: the process exited
-		}
-		fds, err := d.Readdirnames(-1)
-		if err != nil {
-			d.Close()
-			continue
-		}
-		for _, fd := range fds {
-			n, err := unix.Readlinkat(int(d.Fd()), fd, buf)
-			if err != nil {
-				continue
-			}
-			ino, ok := socketInode(buf[:n])
-			if !ok {
-				continue
-			}
-			if i, ok := byInode[ino]; ok && ls[i].PID == 0 {
-				ls[i].PID = pid
-				comm, _ := r.ReadFile("/proc/" + p + "/comm")
-				ls[i].Comm = strings.TrimSpace(string(comm))
-				ls[i].Exe, _ = r.Readlink("/proc/" + p + "/exe")
-				left--
-			}
-		}
-		d.Close()
 	}
 	return ls, ownersKnown, nil
-}
-
-// socketInode parses a descriptor link "socket:[INODE]".
-func socketInode(t []byte) (uint64, bool) {
-	const pre = "socket:["
-	if len(t) < len(pre)+2 || string(t[:len(pre)]) != pre || t[len(t)-1] != ']' {
-		return 0, false
-	}
-	ino, err := strconv.ParseUint(string(t[len(pre):len(t)-1]), 10, 64)
-	return ino, err == nil
 }
 
 // cloudGeneratesKeys reports whether cloud-init is enabled and its ssh

@@ -57,7 +57,7 @@ func TestRealSshdListener(t *testing.T) {
 	var known bool
 	var found *Listener
 	for found == nil && ctx.Err() == nil {
-		ls, known, err = ReadListeners(ctx, root, nil)
+		ls, known, err = ReadListeners(ctx, nil, root, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,12 +1,14 @@
 package agent
 
 import (
+	"context"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/procs"
+	"github.com/guestcheck/guestcheck/internal/fact/store"
 )
 
 const (
@@ -33,7 +35,7 @@ type Proc struct {
 // Presence is what decides whether a qemu-ga can serve the host at all:
 // the installed binary, the running agents, the guest-agent virtio port
 // and the platform. The qemu-guest-agent and fs-freeze checks both judge
-// it, so it is read once per run (under RunKey) and never modified afterwards.
+// it, so it is read once per run (Detect) and never modified afterwards.
 // Ports and processes exist only on the running system: under --root they
 // stay empty.
 type Presence struct {
@@ -73,13 +75,29 @@ func (p *Presence) PIDs() []int {
 	return out
 }
 
-// RunKey is the key under which a run keeps its one Presence
-// (runner.Shared), judged by both qemu-guest-agent and fs-freeze.
-type RunKey struct{}
+// detectKey keeps a run's Presence in its store, per root and mode.
+type detectKey struct {
+	r    *fs.Root
+	live bool
+}
+
+// Detect is Read once per run: qemu-guest-agent and fs-freeze judge the
+// one Presence s keeps for r (read afresh when s is nil), and its
+// processes come from the run's one process table (procs.List).
+func Detect(s *store.Store, r *fs.Root, live bool) *Presence {
+	return store.Memo(context.Background(), s, detectKey{r, live}, func(ctx context.Context) *Presence {
+		return read(r, live, func() *procs.Table { return procs.List(ctx, s, r) })
+	})
+}
 
 // Read finds the agent through r: the installed binary always; the
 // port, processes and platform only when live (r is the running system).
 func Read(r *fs.Root, live bool) *Presence {
+	return read(r, live, func() *procs.Table { return procs.Read(context.Background(), r) })
+}
+
+// read is Read with the process table from table, called only when live.
+func read(r *fs.Root, live bool, table func() *procs.Table) *Presence {
 	p := &Presence{Live: live}
 	for _, b := range Binaries {
 		if st, err := r.Stat(b); err == nil && st.Mode().IsRegular() {
@@ -111,7 +129,7 @@ func Read(r *fs.Root, live bool) *Presence {
 	} else {
 		p.QEMU, p.VM, p.Platform = platform(r)
 	}
-	p.Procs = findProcs(r)
+	p.Procs = agentProcs(r, table())
 	return p
 }
 
@@ -135,41 +153,16 @@ func platform(r *fs.Root) (qemu, vm bool, why string) {
 	return false, false, "no hypervisor flag and no QEMU/KVM DMI vendor"
 }
 
-// findProcs lists qemu-ga processes from /proc (works without systemd).
-func findProcs(r *fs.Root) []Proc {
-	names, err := r.ReadDirNames("/proc")
-	if err != nil {
-		return nil
-	}
+// agentProcs lists the qemu-ga processes of t, with the environment and
+// descriptors the qemu-guest-agent check resolves their settings from.
+func agentProcs(r *fs.Root, t *procs.Table) []Proc {
 	var out []Proc
-	for _, name := range names {
-		pid, err := strconv.Atoi(name)
-		if err != nil {
-			continue
+	for _, pr := range t.Named("qemu-ga") {
+		env := procs.Environ(r, pr.PID)
+		if env == nil {
+			env = map[string]string{}
 		}
-		base := "/proc/" + name
-		comm, err := r.ReadFile(base + "/comm")
-		if err != nil || strings.TrimSpace(string(comm)) != "qemu-ga" {
-			continue
-		}
-		p := Proc{PID: pid, Env: map[string]string{}}
-		if b, err := r.ReadFile(base + "/cmdline"); err == nil {
-			p.Argv = strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-		}
-		if b, err := r.ReadFile(base + "/environ"); err == nil {
-			for _, kv := range strings.Split(string(b), "\x00") {
-				if k, v, ok := strings.Cut(kv, "="); ok {
-					p.Env[k] = v
-				}
-			}
-		}
-		fds, _ := r.ReadDirNames(base + "/fd")
-		for _, fd := range fds {
-			if t, err := r.Readlink(base + "/fd/" + fd); err == nil {
-				p.FDs = append(p.FDs, t)
-			}
-		}
-		out = append(out, p)
+		out = append(out, Proc{PID: pr.PID, Argv: pr.Argv, Env: env, FDs: procs.FDTargets(r, pr.PID)})
 	}
 	return out
 }

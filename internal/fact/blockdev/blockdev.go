@@ -16,6 +16,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/fact/blockid"
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/store"
 	"github.com/guestcheck/guestcheck/internal/parse/fstab"
 	"github.com/guestcheck/guestcheck/internal/parse/mountinfo"
 )
@@ -752,14 +753,31 @@ func NewInventory(udevLinks bool, devs ...*BlockDevice) *Inventory {
 	return inv
 }
 
-// RunKey is the key under which a run keeps its one inventory
-// (runner.Shared): fstab and disk-size share it, since walking sysfs and
-// probing superblocks is the most expensive thing either does.
-type RunKey struct{}
+// InventoryBudget bounds the run's one inventory (Devices), whichever
+// check asked first; each device has its own, shorter, timeout too.
+// Generous, for guests under emulation.
+const InventoryBudget = 30 * time.Second
 
-// Read is ReadInventory's result kept whole, so that a run shares the
-// error too.
-type Read struct {
-	Inv *Inventory
-	Err error
+// devicesKey keeps a run's inventory in its store, per root.
+type devicesKey struct{ r *fs.Root }
+
+// inventoryRead is ReadInventory's result kept whole, so that a run
+// shares the error too.
+type inventoryRead struct {
+	inv *Inventory
+	err error
+}
+
+// Devices is ReadInventory once per run, with the default options:
+// fstab and disk-size judge the one inventory s keeps for r (read afresh
+// when s is nil), since walking sysfs and probing superblocks is the most
+// expensive thing either does. It is shared and must not be modified.
+func Devices(ctx context.Context, s *store.Store, r *fs.Root) (*Inventory, error) {
+	res := store.Memo(ctx, s, devicesKey{r}, func(ctx context.Context) inventoryRead {
+		ctx, cancel := context.WithTimeout(ctx, InventoryBudget)
+		defer cancel()
+		inv, err := ReadInventory(ctx, r, InventoryOptions{})
+		return inventoryRead{inv, err}
+	})
+	return res.inv, res.err
 }

@@ -5,7 +5,10 @@
 package mounts
 
 import (
+	"context"
+
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/store"
 	"github.com/guestcheck/guestcheck/internal/parse/mountinfo"
 )
 
@@ -20,6 +23,26 @@ func Read(r fs.Reader) ([]mountinfo.Mount, error) {
 		return nil, err
 	}
 	return mountinfo.ParseTable(b)
+}
+
+// tableKey keeps a run's mount table in its store, per reader.
+type tableKey struct{ r fs.Reader }
+
+// table is Read's answer kept whole, so that a run shares the error too.
+type table struct {
+	ms  []mountinfo.Mount
+	err error
+}
+
+// Table is Read once per run: fstab, disk-size and fs-freeze judge the
+// one table s keeps for r (read afresh when s is nil). The slice is
+// shared and must not be modified.
+func Table(s *store.Store, r fs.Reader) ([]mountinfo.Mount, error) {
+	t := store.Memo(context.Background(), s, tableKey{r}, func(context.Context) table {
+		ms, err := Read(r)
+		return table{ms, err}
+	})
+	return t.ms, t.err
 }
 
 // FstabPath is the static mount table: the disk checks, the cloud-config

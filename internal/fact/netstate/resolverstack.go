@@ -1,6 +1,7 @@
 package netstate
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	iofs "io/fs"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/store"
 	"github.com/guestcheck/guestcheck/internal/parse/problem"
 )
 
@@ -52,9 +54,21 @@ type Server struct {
 	Upstream bool
 }
 
+// resolverKey keeps a run's resolver stack in its store, per reader.
+type resolverKey struct{ r fs.Reader }
+
+// Resolver is ReadResolverStack once per run: dns, routes and
+// network-config judge the one stack s keeps for root (read afresh when s
+// is nil). The stack is shared and must not be modified.
+func Resolver(s *store.Store, root fs.Reader) ResolverStack {
+	return store.Memo(context.Background(), s, resolverKey{root}, func(context.Context) ResolverStack {
+		return ReadResolverStack(root)
+	})
+}
+
 // ReadResolverStack reads /etc/resolv.conf through root and, when it
 // names the systemd-resolved stub, /run/systemd/resolve/resolv.conf.
-func ReadResolverStack(root *fs.Root) ResolverStack {
+func ReadResolverStack(root fs.Reader) ResolverStack {
 	st := ResolverStack{Main: readResolverFile(root, ResolvConfPath)}
 	for _, ns := range st.Main.Conf.Nameservers {
 		if IsResolvedStub(ns.Addr) {
@@ -68,7 +82,7 @@ func ReadResolverStack(root *fs.Root) ResolverStack {
 	return st
 }
 
-func readResolverFile(root *fs.Root, p string) ResolverFile {
+func readResolverFile(root fs.Reader, p string) ResolverFile {
 	f := ResolverFile{Path: root.Display(p)}
 	if fi, err := root.Lstat(p); err == nil && fi.Mode()&iofs.ModeSymlink != 0 {
 		f.Link, _ = root.Readlink(p)

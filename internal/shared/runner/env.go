@@ -10,6 +10,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/fact/freeze"
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/store"
 	"github.com/guestcheck/guestcheck/internal/fact/systemd"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 )
@@ -52,9 +53,11 @@ type Env struct {
 	// Dialer opens connections for probes (DNS); tests redirect it to
 	// servers they run on loopback. nil means a plain net.Dialer.
 	Dialer Dialer
-	// Facts caches the probes checks share (see Shared). Run supplies a
-	// fresh store when it is nil.
-	Facts *Facts
+	// Facts is the run's store of guest facts: checks pass it to the fact
+	// packages' accessors (mounts.Table, netstate.Resolver, ...), which
+	// read each fact once per run. Run supplies a fresh store when it is
+	// nil; a check called directly with none reads afresh.
+	Facts *store.Store
 }
 
 // FreezeTest is the --freeze-test request: the mount point to freeze and

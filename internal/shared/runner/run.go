@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/guestcheck/guestcheck/internal/fact/store"
 	"github.com/guestcheck/guestcheck/internal/parse/problem"
 	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 )
@@ -30,9 +31,9 @@ type RunOptions struct {
 // without waiting for them. Results keep the order of checks.
 func Run(ctx context.Context, checks []Check, env *Env, opts RunOptions) []Result {
 	if env.Facts == nil {
-		// Shared probes live as long as this run and no longer.
+		// Facts read once live as long as this run and no longer.
 		e := *env
-		e.Facts = NewFacts()
+		e.Facts = store.New()
 		env = &e
 	}
 	results := make([]Result, len(checks))

@@ -2,11 +2,12 @@ package runner
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/guestcheck/guestcheck/internal/fact/store"
 )
 
 func fixed(fs ...Finding) func(context.Context, *Env) []Finding {
@@ -195,24 +196,20 @@ func TestIsKebab(t *testing.T) {
 	}
 }
 
-// TestSharedFacts: checks of one run share one probe; a second run probes
-// again; without a store (a check called directly) every call probes.
-func TestSharedFacts(t *testing.T) {
+// TestRunStore: the checks of one run share one fact store; a second run
+// gets another; the caller's Env is left without one.
+func TestRunStore(t *testing.T) {
 	t.Parallel()
-	type key struct{}
 	var mu sync.Mutex
-	probes := 0
-	probe := func() int {
+	seen := map[*store.Store]int{}
+	use := func(_ context.Context, env *Env) []Finding {
 		mu.Lock()
 		defer mu.Unlock()
-		probes++
-		return 42
-	}
-	use := func(_ context.Context, env *Env) []Finding {
-		if v := Shared(env, key{}, probe); v != 42 {
-			return []Finding{New(Fail, "wrong", fmt.Sprint(v), nil, "fix")}
+		if env.Facts == nil {
+			return []Finding{New(Fail, "no-store", "no store", nil, "fix")}
 		}
-		return []Finding{Passf("ok", "shared", nil)}
+		seen[env.Facts]++
+		return []Finding{Passf("ok", "store", nil)}
 	}
 	checks := []Check{{ID: "a", Run: use}, {ID: "b", Run: use}, {ID: "c", DependsOn: []string{"a"}, Run: use}}
 	env := &Env{}
@@ -222,17 +219,17 @@ func TestSharedFacts(t *testing.T) {
 				t.Errorf("run %d: %s = %s %q", run, r.ID, r.Status, r.Summary)
 			}
 		}
-		if probes != run {
-			t.Errorf("after run %d the probe ran %d times, want %d (once per run)", run, probes, run)
+	}
+	if len(seen) != 2 {
+		t.Errorf("two runs used %d stores, want 2", len(seen))
+	}
+	for s, n := range seen {
+		if n != 3 {
+			t.Errorf("store %p served %d checks, want the run's 3", s, n)
 		}
 	}
 	if env.Facts != nil {
 		t.Error("Run stored its facts in the caller's Env")
-	}
-	Shared(env, key{}, probe)
-	Shared(env, key{}, probe)
-	if probes != 4 {
-		t.Errorf("without a store the probe ran %d times in total, want 4", probes)
 	}
 }
 

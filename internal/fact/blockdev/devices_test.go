@@ -1,4 +1,4 @@
-package fstab
+package blockdev
 
 import (
 	"context"
@@ -7,12 +7,13 @@ import (
 	"testing"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
-	"github.com/guestcheck/guestcheck/internal/shared/runner"
+	"github.com/guestcheck/guestcheck/internal/fact/store"
 )
 
-// fstab and disk-size share one inventory per run: one sysfs walk and one
-// round of superblock probes, not two.
-func TestInventorySharedPerRun(t *testing.T) {
+// TestDevicesOncePerRun: fstab and disk-size share one inventory per run,
+// one sysfs walk and one round of superblock probes, not two; a second
+// run, or a call without a store, reads again.
+func TestDevicesOncePerRun(t *testing.T) {
 	dir := t.TempDir()
 	dev := filepath.Join(dir, "sys/class/block/vda")
 	if err := os.MkdirAll(dev, 0o755); err != nil {
@@ -28,17 +29,18 @@ func TestInventorySharedPerRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	env := &runner.Env{Root: r, Facts: runner.NewFacts()}
-	a, err := sharedInventory(context.Background(), env)
+	s := store.New()
+	a, err := Devices(context.Background(), s, r)
 	if err != nil || a.ByName("vda") == nil {
 		t.Fatalf("inventory %+v, %v", a, err)
 	}
-	if b, _ := sharedInventory(context.Background(), env); a != b {
+	if b, _ := Devices(context.Background(), s, r); a != b {
 		t.Error("a second check of the same run read the inventory again")
 	}
-	other := *env
-	other.Facts = runner.NewFacts()
-	if c, _ := sharedInventory(context.Background(), &other); c == a {
+	if c, _ := Devices(context.Background(), store.New(), r); c == a {
 		t.Error("two runs share one inventory")
+	}
+	if c, _ := Devices(context.Background(), nil, r); c == a {
+		t.Error("without a store the inventory was not read again")
 	}
 }
