@@ -5,4 +5,4 @@
 // validation uses the guest's own cloud-init schema, so the verdict
 // follows the installed cloud-init version. No finding carries a
 // password, a hash, write_files content or a key body.
-package intent
+package cloudconfig
