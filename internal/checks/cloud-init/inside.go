@@ -7,6 +7,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/identity"
+	"github.com/guestcheck/guestcheck/internal/parse/procfs"
 )
 
 // maxHops bounds the walk up the process tree: real chains are a handful
@@ -39,7 +40,7 @@ func ancestors(root *fs.Root) []ancestor {
 	if err != nil {
 		return nil
 	}
-	self, err := ParseProcStat(b)
+	self, err := procfs.ParseStat(b)
 	if err != nil {
 		return nil
 	}
@@ -52,13 +53,13 @@ func ancestors(root *fs.Root) []ancestor {
 		if err != nil {
 			break // the process went away, or /proc hides it
 		}
-		st, err := ParseProcStat(b)
+		st, err := procfs.ParseStat(b)
 		if err != nil || st.PID != pid {
 			break
 		}
 		a := ancestor{pid: pid, comm: st.Comm}
 		if cb, err := root.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil {
-			a.args = ParseCmdline(cb)
+			a.args = procfs.ParseCmdline(cb)
 		}
 		out = append(out, a)
 		pid = st.PPID
