@@ -1,4 +1,4 @@
-// Package intent is the cloud-config check: it compares what the
+// Package cloudconfig is the cloud-config check: it compares what the
 // instance's user-data asked cloud-init for with the system cloud-init
 // produced. Gather reads the facts through the guest root into a Facts
 // value; the judge functions are pure functions of Facts. Schema
