@@ -1,4 +1,4 @@
-package intent
+package cloudconfig
 
 import (
 	"errors"
@@ -19,7 +19,7 @@ type judge struct {
 }
 
 // add records a finding about key path kp: what was asked, what is there.
-func (j *judge) add(st runner.Status, code, kp, msg, asked, found string, fix string, kv ...string) {
+func (j *judge) add(st runner.Status, code runner.Code, kp, msg, asked, found string, fix string, kv ...string) {
 	d := map[string]string{}
 	if kp != "" {
 		d["key_path"] = kp
@@ -41,7 +41,9 @@ func (j *judge) add(st runner.Status, code, kp, msg, asked, found string, fix st
 	if st == runner.Pass || st == runner.Skip {
 		fix = ""
 	}
-	j.out = append(j.out, runner.New(st, code, oneLine(msg), d, fix))
+	// Messages end without a period; a schema description quoted in one
+	// ends with one.
+	j.out = append(j.out, code.New(st, strings.TrimRight(oneLine(msg), "."), d, fix))
 }
 
 // Judge turns facts into findings. It is pure.
@@ -65,30 +67,47 @@ func denied(err error) bool {
 	return errors.Is(err, iofs.ErrPermission) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM)
 }
 
+// readFix is the fix for guest file p that could not be read, by the
+// error: a permission error asks for root only when guestcheck is not
+// root already (root that is denied has a mode, an LSM policy or a root
+// that squashes root in its way), a missing file is restored, and
+// anything else is looked into.
+func readFix(isRoot bool, p string, err error) string {
+	switch {
+	case denied(err) && !isRoot:
+		return codeUnreadable.CaseFix("when guestcheck is not root", "file", p)
+	case denied(err):
+		return codeUnreadable.CaseFix("when root is denied", "file", p)
+	case errors.Is(err, iofs.ErrNotExist):
+		return codeUnreadable.CaseFix("when the file is missing", "file", p)
+	}
+	return codeUnreadable.CaseFix("when the file is damaged", "file", p)
+}
+
 // source reports why nothing can be judged; it returns false then.
 func (j *judge) source() bool {
 	f := j.f
 	switch {
 	case f.UserDataErr != nil && errors.Is(f.UserDataErr, iofs.ErrNotExist):
 		if !f.Installed {
-			j.add(runner.Skip, CodeNoCloudInit, "", "cloud-init is not installed, so no user-data was applied", "", "", "")
+			j.add(runner.Skip, codeNoCloudInit, "", "cloud-init is not installed, so no user-data was applied", "", "", "")
 			return false
 		}
-		j.add(runner.Skip, CodeNoUserData, "", f.UserDataShown+" does not exist: this instance got no cloud-config user-data, or cloud-init has not run yet", "", "", "")
+		j.add(runner.Skip, codeNoUserData, "", f.UserDataShown+" does not exist: this instance got no cloud-config user-data, or cloud-init has not run yet", "", "", "")
 		return false
 	case f.UserDataErr != nil && denied(f.UserDataErr) && !f.IsRoot:
-		j.add(runner.Skip, CodeNotRoot, "", f.UserDataShown+" is readable only by root (mode 0600, it may hold passwords): run guestcheck as root to compare user-data with the system", "", "", "")
+		j.add(runner.Skip, codeNotRoot, "", f.UserDataShown+" is readable only by root (mode 0600, it may hold passwords): run guestcheck as root to compare user-data with the system", "", "", "")
 		return false
 	case f.UserDataErr != nil:
-		fix := "Find out why the file cannot be read (a damaged filesystem or a wrong --root)"
+		fix := codeUnreadable.Fixf("file", f.UserDataShown)
 		if denied(f.UserDataErr) {
-			fix = runner.PermissionFix(f.UserDataShown)
+			fix = readFix(f.IsRoot, f.UserDataShown, f.UserDataErr)
 		}
-		j.add(runner.Error, CodeUnreadable, "", fs.ErrorText(f.UserDataShown, f.UserDataErr), "", "", fix)
+		j.add(runner.Error, codeUnreadable, "", fs.ErrorText(f.UserDataShown, f.UserDataErr), "", "", fix)
 		return false
 	case f.ParseErr != nil:
-		j.add(runner.Fail, CodeInvalidYAML, "", "cloud-init cannot load its user-data cloud-config, so it applied none of it: "+f.ParseErr.Error(), "", "",
-			"Fix the YAML in the instance's user-data (check it with `cloud-init schema -c FILE --annotate`) and re-provision the instance")
+		j.add(runner.Fail, codeInvalidYAML, "", "cloud-init cannot load its user-data cloud-config, so it applied none of it: "+f.ParseErr.Error(), "", "",
+			codeInvalidYAML.Fixf())
 		return false
 	}
 	return true
@@ -97,7 +116,7 @@ func (j *judge) source() bool {
 func (j *judge) schema() {
 	f := j.f
 	if f.SchemaSkip != "" {
-		j.add(runner.Skip, CodeSchemaSkipped, "", "schema validation skipped: "+f.SchemaSkip, "", "", "", "schema", f.SchemaFile)
+		j.add(runner.Skip, codeSchemaSkipped, "", "schema validation skipped: "+f.SchemaSkip, "", "", "", "schema", f.SchemaFile)
 		return
 	}
 	errs, deps, unknown := 0, 0, 0
@@ -114,26 +133,26 @@ func (j *judge) schema() {
 		switch p.Kind {
 		case "error":
 			errs++
-			j.add(runner.Fail, CodeSchemaError, kp, fmt.Sprintf("%s %s, per the installed cloud-init's schema", shown, p.Msg), "", "",
-				"Correct "+shown+" in user-data as `cloud-init schema -c FILE --annotate` explains; cloud-init may skip or misapply a key of the wrong shape",
+			j.add(runner.Fail, codeSchemaError, kp, fmt.Sprintf("%s %s, per the installed cloud-init's schema", shown, p.Msg), "", "",
+				codeSchemaError.Fixf("key", shown),
 				"schema", f.SchemaFile, "cloud_init_path", p.CIPath, "source", src)
 		case "deprecation":
 			deps++
-			j.add(runner.Warn, CodeDeprecated, kp, fmt.Sprintf("%s is %s", shown, p.Msg), "", "",
-				"Replace "+shown+" with its documented successor before a cloud-init upgrade drops it",
+			j.add(runner.Warn, codeDeprecated, kp, fmt.Sprintf("%s is %s", shown, p.Msg), "", "",
+				codeDeprecated.Fixf("key", shown),
 				"schema", f.SchemaFile, "cloud_init_path", p.CIPath, "source", src)
 		case "unknown-key":
 			unknown++
-			fix := "Remove " + kp + " from user-data, or spell it as a key this cloud-init knows"
+			fix := codeUnknownKey.Fixf("key", kp)
 			if p.Suggest != "" {
-				fix = "Rename " + kp + " to " + p.Suggest + " in user-data and re-provision: cloud-init silently ignored it"
+				fix = codeUnknownKey.CaseFix("when a known key is spelt alike", "key", kp, "suggestion", p.Suggest)
 			}
-			j.add(runner.Fail, CodeUnknownKey, kp, fmt.Sprintf("%s: %s", kp, p.Msg), "", "", fix,
+			j.add(runner.Fail, codeUnknownKey, kp, fmt.Sprintf("%s: %s", kp, p.Msg), "", "", fix,
 				"schema", f.SchemaFile, "suggestion", p.Suggest, "source", src)
 		}
 	}
 	if errs+deps+unknown == 0 {
-		j.add(runner.Pass, CodeSchemaValid, "", fmt.Sprintf("user-data is valid under the installed cloud-init's schema and uses only keys it knows (%d top-level keys)", len(f.UserData.Value)), "", "", "",
+		j.add(runner.Pass, codeSchemaValid, "", fmt.Sprintf("user-data is valid under the installed cloud-init's schema and uses only keys it knows (%d top-level keys)", len(f.UserData.Value)), "", "", "",
 			"schema", f.SchemaFile, "validated_in", f.SchemaTime.Round(1000).String())
 	}
 }
@@ -193,11 +212,11 @@ func (j *judge) leftOut() {
 		notj = append(notj, k+": "+why)
 	}
 	if len(elsew) > 0 {
-		j.add(runner.Pass, CodeElsewhere, "", "judged by other checks, not repeated here: "+strings.Join(elsew, ", "), "", "", "")
+		j.add(runner.Pass, codeElsewhere, "", "judged by other checks, not repeated here: "+strings.Join(elsew, ", "), "", "", "")
 	}
 	if len(notj) > 0 {
 		sort.Strings(notj)
-		j.add(runner.Pass, CodeNotJudged, "", fmt.Sprintf("%d user-data keys are not compared with the system: %s", len(notj), strings.Join(notj, "; ")), "", "", "")
+		j.add(runner.Pass, codeNotJudged, "", fmt.Sprintf("%d user-data keys are not compared with the system: %s", len(notj), strings.Join(notj, "; ")), "", "", "")
 	}
 }
 

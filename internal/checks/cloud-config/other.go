@@ -1,4 +1,4 @@
-package intent
+package cloudconfig
 
 import (
 	"fmt"
@@ -34,15 +34,13 @@ func (j *judge) other() {
 		target := string(link.Content)
 		switch {
 		case link.Link && strings.HasSuffix(path.Clean(target), "/zoneinfo/"+want):
-			j.add(runner.Pass, CodeTimezoneOK, "timezone", "the time zone is "+want+" (/etc/localtime -> "+target+")", "", "", "")
+			j.add(runner.Pass, codeTimezoneOK, "timezone", "the time zone is "+want+" (/etc/localtime -> "+target+")", "", "", "")
 		case !link.Link && etc == want:
-			j.add(runner.Pass, CodeTimezoneOK, "timezone", "the time zone is "+want+" (/etc/timezone)", "", "", "")
+			j.add(runner.Pass, codeTimezoneOK, "timezone", "the time zone is "+want+" (/etc/timezone)", "", "", "")
 		default:
 			found := "/etc/localtime -> " + orStr(target, "not a link") + ", /etc/timezone " + orStr(etc, "absent")
-			j.add(runner.Fail, CodeTimezoneMismatch, "timezone", "the time zone is not the requested "+want+": "+found, want, found,
-				runner.Fix(f.Live, "Run `timedatectl set-timezone "+want+"`",
-					"Link /etc/localtime in the image to ../usr/share/zoneinfo/"+want+" (and write "+want+" to /etc/timezone on Debian)")+
-					"; check the name exists under /usr/share/zoneinfo")
+			j.add(runner.Fail, codeTimezoneMismatch, "timezone", "the time zone is not the requested "+want+": "+found, want, found,
+				codeTimezoneMismatch.FixOn(f.Live, "zone", want))
 		}
 	}
 	if n, ok := v["ntp"]; ok {
@@ -57,16 +55,15 @@ func (j *judge) other() {
 			pub := "/etc/ssh/ssh_host_" + t + "_key.pub"
 			priv := "/etc/ssh/ssh_host_" + t + "_key"
 			if f.Files[pub].Exists && f.Files[priv].Exists {
-				j.add(runner.Pass, CodeHostKeyOK, kp, "the requested "+t+" host key exists ("+f.Display(priv)+")", "", "", "")
+				j.add(runner.Pass, codeHostKeyOK, kp, "the requested "+t+" host key exists ("+f.Display(priv)+")", "", "", "")
 				continue
 			}
 			note := ""
 			if t == "dsa" {
 				note = "; OpenSSH 9.8 and later cannot make DSA keys, and cloud-init then skips the type silently"
 			}
-			j.add(runner.Fail, CodeHostKeyMissing, kp, "the requested "+t+" host key is missing ("+f.Display(priv)+")"+note, t+" host key", "missing",
-				runner.Fix(f.Live, "Run `ssh-keygen -A` (or drop "+t+" from ssh_genkeytypes) and restart sshd",
-					"cloud-init makes host keys at an instance's first boot, and a sealed image carries none: judge the keys on a booted instance, or drop "+t+" from ssh_genkeytypes"))
+			j.add(runner.Fail, codeHostKeyMissing, kp, "the requested "+t+" host key is missing ("+f.Display(priv)+")"+note, t+" host key", "missing",
+				codeHostKeyMissing.FixOn(f.Live, "type", t))
 		}
 	}
 }
@@ -78,7 +75,7 @@ func (j *judge) ntp(n any) {
 		return
 	}
 	if e, ok := m["enabled"]; ok && !cc.IsTrue(e) {
-		j.add(runner.Pass, CodeNTPOK, "ntp.enabled", "ntp.enabled is false, so cloud-init left time synchronisation alone", "", "", "")
+		j.add(runner.Pass, codeNTPOK, "ntp.enabled", "ntp.enabled is false, so cloud-init left time synchronisation alone", "", "", "")
 		return
 	}
 	want := append(cc.GetList(m, "servers", nil), cc.GetList(m, "pools", nil)...)
@@ -89,8 +86,8 @@ func (j *judge) ntp(n any) {
 		}
 	}
 	if client == nil {
-		j.add(runner.Fail, CodeNTPMismatch, "ntp", "ntp is enabled but no NTP client configuration cloud-init writes exists", "servers "+orStr(strings.Join(want, ","), "(distribution defaults)"), "no configuration",
-			"Install an NTP client (chrony or systemd-timesyncd) and re-provision; read /var/log/cloud-init.log for the ntp module's error")
+		j.add(runner.Fail, codeNTPMismatch, "ntp", "ntp is enabled but no NTP client configuration cloud-init writes exists", "servers "+orStr(strings.Join(want, ","), "(distribution defaults)"), "no configuration",
+			codeNTPMismatch.Fixf())
 		return
 	}
 	conf := string(f.Files[client.conf].Content)
@@ -108,14 +105,15 @@ func (j *judge) ntp(n any) {
 	}
 	switch {
 	case len(missing) > 0:
-		j.add(runner.Fail, CodeNTPMismatch, "ntp", fmt.Sprintf("%s does not list the requested %s", f.Display(client.conf), strings.Join(missing, ", ")), strings.Join(want, ","), "",
-			"Add the servers to "+client.conf+runner.Fix(f.Live, " and restart "+client.name, " in the image"))
+		j.add(runner.Fail, codeNTPMismatch, "ntp", fmt.Sprintf("%s does not list the requested %s", f.Display(client.conf), strings.Join(missing, ", ")), strings.Join(want, ","), "",
+			j.liveOr(codeNTPMismatch, "when servers are missing", "when servers are missing in an image",
+				"servers", strings.Join(missing, ", "), "file", client.conf, "client", client.name))
 	case !enabled:
-		j.add(runner.Fail, CodeNTPMismatch, "ntp.enabled", fmt.Sprintf("%s is configured but not enabled (%s missing)", client.name, strings.Join(client.wants, " or ")), "enabled", "not enabled",
-			runner.Fix(f.Live, "Run `systemctl enable --now "+path.Base(client.wants[0])+"`",
-				"Enable it in the image: "+client.wants[0]+" is a link to its unit"))
+		j.add(runner.Fail, codeNTPMismatch, "ntp.enabled", fmt.Sprintf("%s is configured but not enabled (%s missing)", client.name, strings.Join(client.wants, " or ")), "enabled", "not enabled",
+			j.liveOr(codeNTPMismatch, "when the client is not enabled", "when the client is not enabled in an image",
+				"unit", path.Base(client.wants[0]), "client", client.name, "link", client.wants[0]))
 	default:
-		j.add(runner.Pass, CodeNTPOK, "ntp", fmt.Sprintf("%s is enabled and %s lists the requested servers", client.name, f.Display(client.conf)), "", "", "")
+		j.add(runner.Pass, codeNTPOK, "ntp", fmt.Sprintf("%s is enabled and %s lists the requested servers", client.name, f.Display(client.conf)), "", "", "")
 	}
 }
 
@@ -133,7 +131,7 @@ func (j *judge) mounts(v any) {
 	f := j.f
 	l, _ := v.([]any)
 	if f.FstabErr != nil {
-		j.add(runner.Error, CodeUnreadable, "mounts", "mounts not judged: /etc/fstab: "+f.FstabErr.Error(), "", "", "Make /etc/fstab readable")
+		j.add(runner.Error, codeUnreadable, "mounts", "mounts not judged: /etc/fstab: "+f.FstabErr.Error(), "", "", readFix(f.IsRoot, f.Display(fstabPath), f.FstabErr))
 		return
 	}
 	entries, _ := fstab.Parse(f.Fstab)
@@ -158,15 +156,15 @@ func (j *judge) mounts(v any) {
 		}
 		switch {
 		case remove && hit != nil:
-			j.add(runner.Fail, CodeMountMissing, kp, fmt.Sprintf("mounts asks to remove %s from /etc/fstab, but line %d still has it", spec, hit.Line), "no entry", hit.String(),
-				"Delete the line from /etc/fstab")
+			j.add(runner.Fail, codeMountMissing, kp, fmt.Sprintf("mounts asks to remove %s from /etc/fstab, but line %d still has it", spec, hit.Line), "no entry", hit.String(),
+				codeMountMissing.CaseFix("when a removed entry is still there", "line", fmt.Sprint(hit.Line), "spec", spec))
 		case remove:
-			j.add(runner.Pass, CodeMountOK, kp, spec+" is not in /etc/fstab, as mounts asks", "", "", "")
+			j.add(runner.Pass, codeMountOK, kp, spec+" is not in /etc/fstab, as mounts asks", "", "", "")
 		case hit == nil:
-			j.add(runner.Fail, CodeMountMissing, kp, fmt.Sprintf("%s on %s is not in /etc/fstab", spec, cc.PyStr(mp)), spec+" "+cc.PyStr(mp), "no entry",
-				"cloud-init skips a mounts entry whose device does not exist at boot; check the device name, or add the line to /etc/fstab")
+			j.add(runner.Fail, codeMountMissing, kp, fmt.Sprintf("%s on %s is not in /etc/fstab", spec, cc.PyStr(mp)), spec+" "+cc.PyStr(mp), "no entry",
+				codeMountMissing.Fixf("spec", spec))
 		default:
-			j.add(runner.Pass, CodeMountOK, kp, fmt.Sprintf("/etc/fstab line %d mounts %s on %s", hit.Line, hit.Spec, hit.MountPoint), "", "", "")
+			j.add(runner.Pass, codeMountOK, kp, fmt.Sprintf("/etc/fstab line %d mounts %s on %s", hit.Line, hit.Spec, hit.MountPoint), "", "", "")
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package intent
+package cloudconfig
 
 import (
 	"fmt"
@@ -55,10 +55,10 @@ func (j *judge) packages() {
 	reqs := packageList(v)
 	switch {
 	case f.DpkgFound && f.DpkgErr != nil && f.Dpkg == nil:
-		j.add(runner.Error, CodeUnreadable, "packages", "packages not judged: "+f.DpkgErr.Error(), "", "", runner.ReadFix(f.IsRoot, dpkgstatus.Path, f.DpkgErr))
+		j.add(runner.Error, codeUnreadable, "packages", "packages not judged: "+f.DpkgErr.Error(), "", "", readFix(f.IsRoot, f.Display(dpkgstatus.Path), f.DpkgErr))
 		return
 	case !f.DpkgFound && f.RPM == nil:
-		j.add(runner.Skip, CodePackageUnjudged, "packages", "packages not judged: "+f.RPMSkip, "", "", "")
+		j.add(runner.Skip, codePackageUnjudged, "packages", "packages not judged: "+f.RPMSkip, "", "", "")
 		return
 	}
 	for _, r := range reqs {
@@ -69,11 +69,11 @@ func (j *judge) packages() {
 		if f.RPM != nil {
 			got := f.RPM[r.Name]
 			if got == "" {
-				j.add(runner.Fail, CodePackageMissing, r.Path, fmt.Sprintf("package %s is not installed (rpm -q)", r.Name), asked, "not installed",
-					"Install it with `dnf install "+r.Name+"`; cloud-init could not (read /var/log/cloud-init.log: a missing repository or no network is common)")
+				j.add(runner.Fail, codePackageMissing, r.Path, fmt.Sprintf("package %s is not installed (rpm -q)", r.Name), asked, "not installed",
+					codePackageMissing.CaseFix("on an rpm system", "package", r.Name))
 				continue
 			}
-			j.add(runner.Pass, CodePackageOK, r.Path, "package "+r.Name+" is installed: "+got, "", "", "")
+			j.add(runner.Pass, codePackageOK, r.Path, "package "+r.Name+" is installed: "+got, "", "", "")
 			continue
 		}
 		stanzas := dpkgstatus.Find(f.Dpkg, r.Name)
@@ -99,17 +99,17 @@ func (j *judge) packages() {
 			if len(states) > 0 {
 				found = "dpkg status: " + strings.Join(states, "; ")
 			}
-			j.add(runner.Fail, CodePackageMissing, r.Path, fmt.Sprintf("package %s is not installed (%s)", r.Name, found), asked, found,
-				"Install it with `apt-get install "+asked+"`; cloud-init could not (read /var/log/cloud-init.log: no network, a missing repository or a misspelt name)")
+			j.add(runner.Fail, codePackageMissing, r.Path, fmt.Sprintf("package %s is not installed (%s)", r.Name, found), asked, found,
+				codePackageMissing.FixOn(f.Live, "package", asked))
 		case r.Version != "" && !dpkgstatus.VersionMatches(inst.Version, r.Version):
-			j.add(runner.Fail, CodePackageVersion, r.Path, fmt.Sprintf("package %s is installed at %s, not the pinned %s", r.Name, inst.Version, r.Version), asked, inst.Name+"="+inst.Version,
-				"Install the pinned version with `apt-get install "+asked+"`, or change the pin")
+			j.add(runner.Fail, codePackageVersion, r.Path, fmt.Sprintf("package %s is installed at %s, not the pinned %s", r.Name, inst.Version, r.Version), asked, inst.Name+"="+inst.Version,
+				codePackageVersion.FixOn(f.Live, "package", asked))
 		default:
 			what := inst.Name + " " + inst.Version
 			if inst.Name != r.Name {
 				what += " (provides " + r.Name + ")"
 			}
-			j.add(runner.Pass, CodePackageOK, r.Path, "package "+r.Name+" is installed: "+what, "", "", "")
+			j.add(runner.Pass, codePackageOK, r.Path, "package "+r.Name+" is installed: "+what, "", "", "")
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package intent
+package cloudconfig
 
 import (
 	"fmt"
@@ -44,22 +44,22 @@ func (j *judge) pwauth() {
 	var want string
 	switch {
 	case v == nil:
-		j.add(runner.Pass, CodePwauthUnjudged, kp, "ssh_pwauth is null, so cloud-init leaves sshd's password setting unchanged", "", "", "")
+		j.add(runner.Pass, codePwauthUnjudged, kp, "ssh_pwauth is null, so cloud-init leaves sshd's password setting unchanged", "", "", "")
 		return
 	case cc.IsTrue(v):
 		want = "yes"
 	case cc.IsFalse(v):
 		want = "no"
 	case strings.EqualFold(cc.PyStr(v), "unchanged"):
-		j.add(runner.Pass, CodePwauthUnjudged, kp, "ssh_pwauth is \"unchanged\", so cloud-init leaves sshd's password setting alone", "", "", "")
+		j.add(runner.Pass, codePwauthUnjudged, kp, "ssh_pwauth is \"unchanged\", so cloud-init leaves sshd's password setting alone", "", "", "")
 		return
 	default:
-		j.add(runner.Warn, CodePwauthUnjudged, kp, fmt.Sprintf("ssh_pwauth %q is neither true, false nor \"unchanged\": cloud-init ignored it", cc.PyStr(v)),
-			cc.PyStr(v), "", "Set ssh_pwauth to true or false")
+		j.add(runner.Warn, codePwauthUnjudged, kp, fmt.Sprintf("ssh_pwauth %q is neither true, false nor \"unchanged\": cloud-init ignored it", cc.PyStr(v)),
+			cc.PyStr(v), "", codePwauthUnjudged.Fixf())
 		return
 	}
 	if f.SSHDErr != nil {
-		j.add(runner.Skip, CodePwauthUnjudged, kp, "ssh_pwauth not judged: "+f.Display(sshdconfig.DefaultPath)+" cannot be read ("+f.SSHDErr.Error()+")", "", "", "")
+		j.add(runner.Skip, codePwauthUnjudged, kp, "ssh_pwauth not judged: "+f.Display(sshdconfig.DefaultPath)+" cannot be read ("+f.SSHDErr.Error()+")", "", "", "")
 		return
 	}
 	pa, paAt := effective(f.SSHD, "yes", "PasswordAuthentication")
@@ -69,30 +69,30 @@ func (j *judge) pwauth() {
 	bad := false
 	if pa != want {
 		bad = true
-		j.add(runner.Fail, CodePwauthMismatch, kp,
+		j.add(runner.Fail, codePwauthMismatch, kp,
 			fmt.Sprintf("ssh_pwauth asks PasswordAuthentication %s, but sshd uses %s from %s (the first value wins, and drop-ins are read where Include stands)", want, pa, paAt),
 			"PasswordAuthentication "+want, "PasswordAuthentication "+pa+" ("+paAt+")",
-			"Remove or change the PasswordAuthentication line at "+paAt+runner.Fix(f.Live, " and reload sshd", " in the image"), "sshd_files", files)
+			codePwauthMismatch.FixOn(f.Live, "at", paAt), "sshd_files", files)
 	}
 	if want == "no" && kbd != "no" && pam == "yes" {
 		bad = true
-		j.add(runner.Fail, CodePwauthMismatch, kp,
+		j.add(runner.Fail, codePwauthMismatch, kp,
 			fmt.Sprintf("ssh_pwauth is false, but KbdInteractiveAuthentication is %s (%s) with UsePAM yes, so PAM still takes passwords", kbd, kbdAt),
 			"KbdInteractiveAuthentication no", "KbdInteractiveAuthentication "+kbd+" ("+kbdAt+")",
-			"Set `KbdInteractiveAuthentication no` in /etc/ssh/sshd_config (before any Include that sets it)"+runner.Fix(f.Live, " and reload sshd", " in the image"), "sshd_files", files)
+			j.liveOr(codePwauthMismatch, "when PAM takes passwords", "when PAM takes passwords in an image"), "sshd_files", files)
 	}
 	for _, key := range []string{"PasswordAuthentication", "KbdInteractiveAuthentication"} {
 		for _, d := range f.SSHD.Conditional(key) {
 			if strings.ToLower(d.Value()) != want && !(key == "KbdInteractiveAuthentication" && want == "yes") {
-				j.add(runner.Warn, CodePwauthMatch, kp,
+				j.add(runner.Warn, codePwauthMatch, kp,
 					fmt.Sprintf("a Match block (%s, %s:%d) sets %s %s for the connections it matches, overriding ssh_pwauth", d.Match.Criteria, d.Match.File, d.Match.Line, key, d.Value()),
 					key+" "+want, key+" "+d.Value()+" ("+d.At()+")",
-					"Remove "+key+" from the Match block at "+d.At()+" unless the exception is intended")
+					codePwauthMatch.Fixf("key", key, "at", d.At()))
 			}
 		}
 	}
 	if !bad {
-		j.add(runner.Pass, CodePwauthOK, kp, fmt.Sprintf("sshd's effective PasswordAuthentication is %s (%s), as ssh_pwauth asks", pa, paAt), "", "",
+		j.add(runner.Pass, codePwauthOK, kp, fmt.Sprintf("sshd's effective PasswordAuthentication is %s (%s), as ssh_pwauth asks", pa, paAt), "", "",
 			"", "kbd_interactive", kbd+" ("+kbdAt+")", "sshd_files", files)
 	}
 }

@@ -1,4 +1,4 @@
-package intent
+package cloudconfig
 
 import (
 	"fmt"
@@ -22,8 +22,6 @@ func (f *Facts) moduleFailed(mods ...string) string {
 	return ""
 }
 
-const seeCloudInit = "See the cloud-init check's cloud-init-module-error finding and /var/log/cloud-init-output.log for the command's output"
-
 func (j *judge) scripts() {
 	f := j.f
 	if _, ok := f.UserData.Value["runcmd"]; ok {
@@ -32,11 +30,11 @@ func (j *judge) scripts() {
 	if _, ok := f.UserData.Value["bootcmd"]; ok {
 		switch e := f.moduleFailed("bootcmd"); {
 		case e != "":
-			j.add(runner.Warn, CodeScriptFailed, "bootcmd", "bootcmd ran but failed; the cloud-init check reports the error, not repeated here", "", "", seeCloudInit)
+			j.add(runner.Warn, codeScriptFailed, "bootcmd", "bootcmd ran but failed; the cloud-init check reports the error, not repeated here", "", "", codeScriptFailed.Fixf())
 		case f.StatusErr != nil:
-			j.add(runner.Skip, CodeScriptRan, "bootcmd", "bootcmd not judged: cloud-init's status.json cannot be read ("+f.StatusErr.Error()+"), and bootcmd leaves no script file", "", "", "")
+			j.add(runner.Skip, codeScriptRan, "bootcmd", "bootcmd not judged: cloud-init's status.json cannot be read ("+f.StatusErr.Error()+"), and bootcmd leaves no script file", "", "", "")
 		default:
-			j.add(runner.Pass, CodeScriptRan, "bootcmd", "cloud-init recorded no bootcmd error this boot (bootcmd runs from a temporary file at every boot, so no script is left to check)", "", "", "")
+			j.add(runner.Pass, codeScriptRan, "bootcmd", "cloud-init recorded no bootcmd error this boot (bootcmd runs from a temporary file at every boot, so no script is left to check)", "", "", "")
 		}
 	}
 }
@@ -53,19 +51,18 @@ func (j *judge) runcmd() {
 		if wrote {
 			why = "the runcmd module ran but wrote no script"
 		}
-		j.add(runner.Fail, CodeScriptNotRun, "runcmd", fmt.Sprintf("runcmd never ran: %s is missing and %s", shown, why), "a runcmd script", "missing",
-			"Check that runcmd is in cloud_config_modules of /etc/cloud/cloud.cfg and read /var/log/cloud-init.log")
+		j.add(runner.Fail, codeScriptNotRun, "runcmd", fmt.Sprintf("runcmd never ran: %s is missing and %s", shown, why), "a runcmd script", "missing",
+			codeScriptNotRun.CaseFix("when the runcmd module did not run"))
 	case f.moduleFailed("scripts-user", "runcmd") != "":
-		j.add(runner.Warn, CodeScriptFailed, "runcmd", "runcmd ran but a command failed; the cloud-init check reports the error, not repeated here", "", "", seeCloudInit)
+		j.add(runner.Warn, codeScriptFailed, "runcmd", "runcmd ran but a command failed; the cloud-init check reports the error, not repeated here", "", "", codeScriptFailed.Fixf())
 	case !ran && f.Inside:
-		j.add(runner.Pass, CodeScriptRan, "runcmd", "runcmd is running now: cloud-init started this guestcheck from it", "", "", "", "script", shown)
+		j.add(runner.Pass, codeScriptRan, "runcmd", "runcmd is running now: cloud-init started this guestcheck from it", "", "", "", "script", shown)
 	case !ran:
-		j.add(runner.Fail, CodeScriptNotRun, "runcmd", fmt.Sprintf("%s was written but scripts-user has not run it (no config_scripts_user semaphore): the final stage did not run or has not finished", shown),
+		j.add(runner.Fail, codeScriptNotRun, "runcmd", fmt.Sprintf("%s was written but scripts-user has not run it (no config_scripts_user semaphore): the final stage did not run or has not finished", shown),
 			"runcmd run in the final stage", "written, not run",
-			runner.Fix(f.Live, "Check `systemctl status cloud-final.service` and /var/log/cloud-init.log; re-run with --wait while the guest is still booting",
-				"Read /var/log/cloud-init.log in the image: it was captured before the final stage ran, so capture it after cloud-init finished and re-seal it with sealprep"))
+			codeScriptNotRun.FixOn(f.Live))
 	default:
-		j.add(runner.Pass, CodeScriptRan, "runcmd", fmt.Sprintf("runcmd ran: %s exists and scripts-user ran it this instance with no error recorded", shown), "", "", "",
+		j.add(runner.Pass, codeScriptRan, "runcmd", fmt.Sprintf("runcmd ran: %s exists and scripts-user ran it this instance with no error recorded", shown), "", "", "",
 			"semaphore", f.Display(InstanceLink+"/sem/config_scripts_user"))
 	}
 }

@@ -1,4 +1,4 @@
-package intent
+package cloudconfig
 
 import (
 	"context"
@@ -45,9 +45,9 @@ func TestRootSource(t *testing.T) {
 		t.Fatalf("Stat = %+v, %v", in, err)
 	}
 	fsgs := Run(context.Background(), &runner.Env{Root: root, IsRoot: true})
-	f := find(fsgs, CodeFileOwner, "write_files[0].owner")
+	f := find(fsgs, codeFileOwner.ID, "write_files[0].owner")
 	if os.Getuid() == 0 {
-		f = find(fsgs, CodeFileOK, "write_files[0]")
+		f = find(fsgs, codeFileOK.ID, "write_files[0]")
 	}
 	if f == nil {
 		t.Fatalf("no write_files verdict:\n%s", dump(fsgs))

@@ -1,4 +1,4 @@
-package intent
+package cloudconfig
 
 import (
 	"fmt"
@@ -12,27 +12,25 @@ import (
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
-const reprovision = "; cloud-init applies users only on an instance's first boot, so fix the image or user-data and re-provision (or apply it by hand)"
-
-// rebuild ends an account fix under an image root, where usermod and
-// friends would change the host's own accounts.
-const rebuild = "; cloud-init applies users only on an instance's first boot, so fix the image's build or its user-data and rebuild"
-
 // accountsReadFix is the fix for account databases that could not be
 // read, by the first that failed: a root-only file (/etc/shadow) asks for
 // root only when guestcheck is not root already.
 func (j *judge) accountsReadFix() string {
 	f := j.f
 	if f.AccountsReadErr == nil {
-		return "Repair the lines the message names"
+		return codeUnreadable.CaseFix("when the account databases have bad lines")
 	}
-	return runner.ReadFix(f.IsRoot, f.AccountsReadFile, f.AccountsReadErr)
+	return readFix(f.IsRoot, f.AccountsReadFile, f.AccountsReadErr)
 }
 
-// accountFix is an account remediation: the command on the running
-// system, the edit of the image's own files under an image root.
-func (j *judge) accountFix(running, image string) string {
-	return runner.Fix(j.f.Live, running+reprovision, image+rebuild)
+// liveOr is the fix of the case named running on the running system, else
+// the one named image: under an image root a command such as usermod
+// would change the host's own accounts, so the fix edits the image.
+func (j *judge) liveOr(c runner.Code, running, image string, kv ...string) string {
+	if j.f.Live {
+		return c.CaseFix(running, kv...)
+	}
+	return c.CaseFix(image, kv...)
 }
 
 // userKeys are the keys the users entry asks to be in the user's
@@ -61,14 +59,14 @@ func (j *judge) users() {
 	_, hasUser := f.UserData.Value["user"]
 	_, hasTop := f.UserData.Value["ssh_authorized_keys"]
 	for _, p := range f.UserProblems {
-		j.add(runner.Fail, CodeUsersInvalid, "users", "cloud-init cannot use part of users/groups: "+p, "", "",
-			"Write users as a list of mappings (name, groups, shell, sudo, ssh_authorized_keys) as cloud-init's documentation shows")
+		j.add(runner.Fail, codeUsersInvalid, "users", "cloud-init cannot use part of users/groups: "+p, "", "",
+			codeUsersInvalid.Fixf())
 	}
 	if !hasUsers && !hasUser && !hasTop && len(f.Users) == 0 {
 		return
 	}
 	if len(f.AccountsErr) > 0 && len(f.Accounts.Users) == 0 {
-		j.add(runner.Error, CodeUnreadable, "users", "the account databases could not be read: "+strings.Join(f.AccountsErr, "; "), "", "",
+		j.add(runner.Error, codeUnreadable, "users", "the account databases could not be read: "+strings.Join(f.AccountsErr, "; "), "", "",
 			j.accountsReadFix())
 		return
 	}
@@ -103,8 +101,8 @@ func (j *judge) users() {
 	for _, g := range f.Groups {
 		grp, ok := f.Accounts.Group(g.Name)
 		if !ok {
-			j.add(runner.Fail, CodeGroupMissing, g.Path, fmt.Sprintf("group %s does not exist", g.Name), "group "+g.Name, "no such group in /etc/group",
-				j.accountFix("Create the group (groupadd "+g.Name+")", "Add the group "+g.Name+" to /etc/group in the image"))
+			j.add(runner.Fail, codeGroupMissing, g.Path, fmt.Sprintf("group %s does not exist", g.Name), "group "+g.Name, "no such group in /etc/group",
+				codeGroupMissing.FixOn(f.Live, "group", g.Name))
 			continue
 		}
 		var missing []string
@@ -116,8 +114,9 @@ func (j *judge) users() {
 			}
 		}
 		if len(missing) > 0 {
-			j.add(runner.Fail, CodeGroupMissing, g.Path, fmt.Sprintf("group %s lacks the members %s", g.Name, strings.Join(missing, ", ")),
-				"members "+strings.Join(g.Members, ","), "members "+strings.Join(grp.Members, ","), j.accountFix("Add them with `gpasswd -a USER "+g.Name+"`", "Add them to "+g.Name+"'s line in /etc/group in the image"))
+			j.add(runner.Fail, codeGroupMissing, g.Path, fmt.Sprintf("group %s lacks the members %s", g.Name, strings.Join(missing, ", ")),
+				"members "+strings.Join(g.Members, ","), "members "+strings.Join(grp.Members, ","),
+				j.liveOr(codeGroupMissing, "when members are missing", "when members are missing in an image", "members", strings.Join(missing, ", "), "group", g.Name))
 		}
 	}
 }
@@ -134,29 +133,27 @@ func (j *judge) user(u cc.User, kp string, keys []reqKey) {
 		who = "default user " + u.Name
 	}
 	if !ok {
-		j.add(runner.Fail, CodeUserMissing, kp, who+" does not exist in /etc/passwd", "user "+u.Name, "no such user",
-			j.accountFix("Read /var/log/cloud-init.log for the useradd error (a clash with an existing group or UID is common)",
-				"Read /var/log/cloud-init.log in the image for the useradd error (a clash with an existing group or UID is common)"))
+		j.add(runner.Fail, codeUserMissing, kp, who+" does not exist in /etc/passwd", "user "+u.Name, "no such user",
+			codeUserMissing.FixOn(f.Live))
 		return
 	}
 	bad := 0
 	if v, ok := c["shell"].(string); ok && v != "" && pw.Shell != v {
 		bad++
-		j.add(runner.Fail, CodeUserShell, cc.Join(kp, "shell"), fmt.Sprintf("%s has shell %s, not the requested %s", who, pw.Shell, v), v, pw.Shell,
-			j.accountFix("cloud-init does not change an existing user: run `usermod -s "+v+" "+u.Name+"`",
-				"cloud-init does not change an existing user: set "+u.Name+"'s shell to "+v+" in /etc/passwd in the image"))
+		j.add(runner.Fail, codeUserShell, cc.Join(kp, "shell"), fmt.Sprintf("%s has shell %s, not the requested %s", who, pw.Shell, v), v, pw.Shell,
+			codeUserShell.FixOn(f.Live, "shell", v, "user", u.Name))
 	}
 	if v, ok := c["homedir"].(string); ok && v != "" && path.Clean(pw.Home) != path.Clean(v) {
 		bad++
-		j.add(runner.Fail, CodeUserHome, cc.Join(kp, "homedir"), fmt.Sprintf("%s has home %s, not the requested %s", who, pw.Home, v), v, pw.Home,
-			j.accountFix("Run `usermod -d "+v+" -m "+u.Name+"`", "Set "+u.Name+"'s home to "+v+" in /etc/passwd in the image and move the directory there"))
+		j.add(runner.Fail, codeUserHome, cc.Join(kp, "homedir"), fmt.Sprintf("%s has home %s, not the requested %s", who, pw.Home, v), v, pw.Home,
+			codeUserHome.FixOn(f.Live, "home", v, "user", u.Name))
 	}
 	noHome := cc.TranslateBool(c["no_create_home"]) || cc.TranslateBool(c["system"])
 	if !noHome {
 		if h := f.Files[pw.Home]; !h.Exists || !h.Info.Mode.IsDir() {
 			bad++
-			j.add(runner.Fail, CodeUserHome, kp, fmt.Sprintf("%s's home directory %s does not exist", who, pw.Home), pw.Home, "missing",
-				j.accountFix("Create it with `mkhomedir_helper "+u.Name+"`", "Create "+pw.Home+" in the image, owned by "+u.Name))
+			j.add(runner.Fail, codeUserHome, kp, fmt.Sprintf("%s's home directory %s does not exist", who, pw.Home), pw.Home, "missing",
+				j.liveOr(codeUserHome, "when the home directory is missing", "when the home directory is missing in an image", "user", u.Name, "home", pw.Home))
 		}
 	}
 	groups := f.Accounts.GroupsOf(pw)
@@ -164,8 +161,8 @@ func (j *judge) user(u cc.User, kp string, keys []reqKey) {
 		g, _ := f.Accounts.GroupByID(pw.GID)
 		if g.Name != v {
 			bad++
-			j.add(runner.Fail, CodeUserPrimaryGroup, cc.Join(kp, "primary_group"), fmt.Sprintf("%s's primary group is %s, not the requested %s", who, orStr(g.Name, fmt.Sprint(pw.GID)), v), v, orStr(g.Name, fmt.Sprint(pw.GID)),
-				j.accountFix("Run `usermod -g "+v+" "+u.Name+"`", "Set "+u.Name+"'s group in /etc/passwd in the image to the GID of "+v))
+			j.add(runner.Fail, codeUserPrimaryGroup, cc.Join(kp, "primary_group"), fmt.Sprintf("%s's primary group is %s, not the requested %s", who, orStr(g.Name, fmt.Sprint(pw.GID)), v), v, orStr(g.Name, fmt.Sprint(pw.GID)),
+				codeUserPrimaryGroup.FixOn(f.Live, "group", v, "user", u.Name))
 		}
 	}
 	want := requestedGroups(c["groups"])
@@ -177,9 +174,8 @@ func (j *judge) user(u cc.User, kp string, keys []reqKey) {
 	}
 	if len(missing) > 0 {
 		bad++
-		j.add(runner.Fail, CodeUserGroups, cc.Join(kp, "groups"), fmt.Sprintf("%s is not in the requested groups %s", who, strings.Join(missing, ", ")),
-			strings.Join(want, ","), strings.Join(groups, ","), j.accountFix("Run `usermod -aG "+strings.Join(missing, ",")+" "+u.Name+"`",
-				"Add "+u.Name+" to "+strings.Join(missing, ", ")+" in /etc/group in the image"))
+		j.add(runner.Fail, codeUserGroups, cc.Join(kp, "groups"), fmt.Sprintf("%s is not in the requested groups %s", who, strings.Join(missing, ", ")),
+			strings.Join(want, ","), strings.Join(groups, ","), codeUserGroups.FixOn(f.Live, "groups", groupList(f.Live, missing), "user", u.Name))
 	}
 	bad += j.password(u, kp, who)
 	bad += j.sudo(u, kp, who)
@@ -190,7 +186,7 @@ func (j *judge) user(u cc.User, kp string, keys []reqKey) {
 		if nk > 0 {
 			parts = append(parts, fmt.Sprintf("%d of %d requested keys", nk, len(keys)))
 		}
-		j.add(runner.Pass, CodeUserOK, kp, who+" exists as requested: "+strings.Join(parts, ", "), "", "", "",
+		j.add(runner.Pass, codeUserOK, kp, who+" exists as requested: "+strings.Join(parts, ", "), "", "", "",
 			"effective_config", j.configSource())
 	}
 }
@@ -201,6 +197,15 @@ func (j *judge) configSource() string {
 		return "cloud-init's own merge, " + j.f.Display(CombinedPath)
 	}
 	return "user-data merged over " + orStr(strings.Join(j.f.SystemFiles, ", "), "no system configuration")
+}
+
+// groupList joins group names as the fix uses them: a comma list, which
+// usermod -aG takes, on the running system; words under an image root.
+func groupList(live bool, gs []string) string {
+	if live {
+		return strings.Join(gs, ",")
+	}
+	return strings.Join(gs, ", ")
 }
 
 func orStr(a, b string) string {
@@ -242,7 +247,8 @@ func (j *judge) password(u cc.User, kp, who string) int {
 		if len(f.Accounts.Shadow) == 0 {
 			return 0 // shadow unreadable: reported with the accounts
 		}
-		j.add(runner.Fail, CodeUserLock, kp, who+" has no /etc/shadow entry", "", "missing", "Run `pwconv` to rebuild /etc/shadow")
+		j.add(runner.Fail, codeUserLock, kp, who+" has no /etc/shadow entry", "", "missing",
+			j.liveOr(codeUserLock, "when the user has no shadow entry", "when a user of an image has no shadow entry", "user", u.Name))
 		return 1
 	}
 	lock := true
@@ -251,9 +257,9 @@ func (j *judge) password(u cc.User, kp, who string) int {
 	}
 	lkp := cc.Join(kp, "lock_passwd")
 	if lock && !sh.Locked() {
-		j.add(runner.Fail, CodeUserLock, lkp, who+"'s password is not locked although lock_passwd is true (the default): password login is possible",
+		j.add(runner.Fail, codeUserLock, lkp, who+"'s password is not locked although lock_passwd is true (the default): password login is possible",
 			"locked", sh.Describe(),
-			runner.Fix(j.f.Live, "Run `passwd -l "+u.Name+"`", "Lock it in /etc/shadow in the image (a ! before the hash)")+"; cloud-init locks it only when it creates or updates the user")
+			codeUserLock.FixOn(f.Live, "user", u.Name))
 		return 1
 	}
 	hash := ""
@@ -269,12 +275,12 @@ func (j *judge) password(u cc.User, kp, who string) int {
 	}
 	switch {
 	case !sh.HasPassword():
-		j.add(runner.Fail, CodeUserPassword, lkp, who+" was given a password, but /etc/shadow has none usable", "a password (not shown)", sh.Describe(),
-			j.accountFix("Read /var/log/cloud-init.log for the chpasswd error", "Read /var/log/cloud-init.log in the image for the chpasswd error"))
+		j.add(runner.Fail, codeUserPassword, lkp, who+" was given a password, but /etc/shadow has none usable", "a password (not shown)", sh.Describe(),
+			codeUserPassword.FixOn(f.Live))
 		return 1
 	case hash != "" && sh.Hash != hash:
-		j.add(runner.Fail, CodeUserPassword, lkp, who+"'s password hash in /etc/shadow is not the one user-data set (neither is shown)", "the requested hash", "another hash",
-			"Something changed the password after cloud-init set it; set it again with `usermod -p`")
+		j.add(runner.Fail, codeUserPassword, lkp, who+"'s password hash in /etc/shadow is not the one user-data set (neither is shown)", "the requested hash", "another hash",
+			j.liveOr(codeUserPassword, "when the hash was changed", "when the hash in an image was changed", "user", u.Name))
 		return 1
 	}
 	return 0
@@ -310,14 +316,14 @@ func (j *judge) sudo(u cc.User, kp, who string) int {
 		case !found && f.Files[SudoersDropIn].Exists && !f.Sudoers.Reads(SudoersDropIn):
 			// The file exists but sudo does not read it: look in it directly.
 			bad++
-			j.add(runner.Fail, CodeSudoNotIncluded, kp, fmt.Sprintf("%s's sudo rule is in %s, but /etc/sudoers does not include that directory, so sudo ignores it", who, drop),
+			j.add(runner.Fail, codeSudoNotIncluded, kp, fmt.Sprintf("%s's sudo rule is in %s, but /etc/sudoers does not include that directory, so sudo ignores it", who, drop),
 				u.Name+" "+r, "/etc/sudoers reads "+strings.Join(f.Sudoers.Files, ", "),
-				runner.Fix(j.f.Live, "Add `@includedir /etc/sudoers.d` to /etc/sudoers with visudo", "Add `@includedir /etc/sudoers.d` to /etc/sudoers in the image"))
+				codeSudoNotIncluded.FixOn(f.Live))
 		case !found:
 			bad++
-			j.add(runner.Fail, CodeSudoMissing, kp, fmt.Sprintf("%s's sudo rule %q is not in %s", who, sudoers.Normalize(u.Name+" "+r), drop),
+			j.add(runner.Fail, codeSudoMissing, kp, fmt.Sprintf("%s's sudo rule %q is not in %s", who, sudoers.Normalize(u.Name+" "+r), drop),
 				u.Name+" "+r, orStr(strings.Join(f.Sudoers.Problems, "; "), "no such line"),
-				j.accountFix("Add the rule with `visudo -f "+SudoersDropIn+"`", "Add the rule to "+SudoersDropIn+" in the image (`visudo -c -f FILE` checks a copy)"))
+				codeSudoMissing.FixOn(f.Live, "rule", sudoers.Normalize(u.Name+" "+r), "file", SudoersDropIn))
 		}
 	}
 	return bad
@@ -352,8 +358,8 @@ func (j *judge) keys(name string, pw passwd.User, kp string, keys []reqKey, who 
 		want, err := parseKey(rk.key)
 		if err != nil {
 			bad++
-			j.add(runner.Fail, CodeKeyMissing, ikp, fmt.Sprintf("%s: requested key %d is not a public key sshd can use (%v)", who, i, err), "a public key", "",
-				"Give the key as `TYPE BASE64 [COMMENT]`, one key per list item")
+			j.add(runner.Fail, codeKeyMissing, ikp, fmt.Sprintf("%s: requested key %d is not a public key sshd can use (%v)", who, i, err), "a public key", "",
+				codeKeyMissing.CaseFix("when the requested key does not parse"))
 			continue
 		}
 		ok := false
@@ -364,9 +370,9 @@ func (j *judge) keys(name string, pw passwd.User, kp string, keys []reqKey, who 
 		}
 		if !ok {
 			bad++
-			j.add(runner.Fail, CodeKeyMissing, ikp, fmt.Sprintf("%s's key %s is not in %s", who, want.Describe(), f.Display(where)),
+			j.add(runner.Fail, codeKeyMissing, ikp, fmt.Sprintf("%s's key %s is not in %s", who, want.Describe(), f.Display(where)),
 				want.Describe(), fmt.Sprintf("%d other keys", len(have)),
-				"Add the key to "+where+reprovision, "authorized_keys_files", strings.Join(paths, " "))
+				codeKeyMissing.FixOn(f.Live, "file", where), "authorized_keys_files", strings.Join(paths, " "))
 			continue
 		}
 		found++
@@ -403,9 +409,8 @@ func (j *judge) strictModes(name string, pw passwd.User, kp, file, who string) i
 		if why == "" {
 			continue
 		}
-		fix := runner.Fix(f.Live, fmt.Sprintf("Run `chmod go-w %s` and `chown %s %s`", p, name, p),
-			fmt.Sprintf("Make %s in the image owned by %s (its UID in the image's /etc/passwd) and not writable by group or others", p, name))
-		j.add(runner.Fail, CodeKeyStrictModes, cc.Join(kp, "ssh_authorized_keys"),
+		fix := codeKeyStrictModes.FixOn(f.Live, "path", p, "user", name)
+		j.add(runner.Fail, codeKeyStrictModes, cc.Join(kp, "ssh_authorized_keys"),
 			fmt.Sprintf("sshd refuses %s's keys: %s %s (StrictModes)", who, f.Display(p), why),
 			"owner root or "+name+", no group/other write", fmt.Sprintf("uid %d mode %04o", fl.Info.UID, mode.Perm()), fix,
 			"path", f.Display(p))
@@ -454,18 +459,18 @@ func (j *judge) rootKeys(defName string) {
 		}
 		switch {
 		case got == nil:
-			j.add(runner.Fail, CodeRootKeyPrefix, kp, fmt.Sprintf("root's authorized_keys lacks %s, which cloud-init puts there (with disable_root %v)", want.Describe(), disable),
-				"the key, prefixed with "+orStr(prefix, "nothing"), "absent", "Re-provision, or add the key to /root/.ssh/authorized_keys with the same options")
+			j.add(runner.Fail, codeRootKeyPrefix, kp, fmt.Sprintf("root's authorized_keys lacks %s, which cloud-init puts there (with disable_root %v)", want.Describe(), disable),
+				"the key, prefixed with "+orStr(prefix, "nothing"), "absent", codeRootKeyPrefix.Fixf())
 		case disable && got.Options != prefix:
-			j.add(runner.Fail, CodeRootKeyPrefix, cc.Join(kp, "disable_root"),
+			j.add(runner.Fail, codeRootKeyPrefix, cc.Join(kp, "disable_root"),
 				fmt.Sprintf("disable_root is true, but root's copy of %s does not carry cloud-init's refusal command, so it logs in as root", want.Describe()),
 				"options: "+prefix, "options: "+orStr(got.Options, "none"),
-				"Prefix the key in /root/.ssh/authorized_keys with cloud-init's disable_root_opts, or remove it")
+				codeRootKeyPrefix.CaseFix("when the refusal command is missing"))
 		case !disable && got.Options != "":
-			j.add(runner.Fail, CodeRootKeyPrefix, kp, fmt.Sprintf("disable_root is false, but root's copy of %s still carries options", want.Describe()),
-				"no options", "options: "+got.Options, "Remove the options from the key in /root/.ssh/authorized_keys")
+			j.add(runner.Fail, codeRootKeyPrefix, kp, fmt.Sprintf("disable_root is false, but root's copy of %s still carries options", want.Describe()),
+				"no options", "options: "+got.Options, codeRootKeyPrefix.CaseFix("when options are left over"))
 		default:
-			j.add(runner.Pass, CodeRootKeyPrefix, kp, fmt.Sprintf("root's authorized_keys has %s as disable_root %v asks", want.Describe(), disable), "", "", "")
+			j.add(runner.Pass, codeRootKeyPrefix, kp, fmt.Sprintf("root's authorized_keys has %s as disable_root %v asks", want.Describe(), disable), "", "", "")
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package intent
+package cloudconfig
 
 import (
 	"bytes"
@@ -165,7 +165,8 @@ func (j *judge) writeFiles() {
 	}
 	for i, r := range reqs {
 		if r.File == "" {
-			j.add(runner.Fail, CodeFileMissing, r.KeyPath, r.KeyPath+" has no path, so cloud-init skipped it", "a path", "none", "Give the entry a path")
+			j.add(runner.Fail, codeFileMissing, r.KeyPath, r.KeyPath+" has no path, so cloud-init skipped it", "a path", "none",
+				codeFileMissing.CaseFix("when the entry has no path", "key", r.KeyPath))
 			continue
 		}
 		shown := f.Display(r.File)
@@ -176,35 +177,35 @@ func (j *judge) writeFiles() {
 		}
 		switch {
 		case fl.Err != nil && !fl.Exists:
-			j.add(runner.Error, CodeUnreadable, r.KeyPath, fs.ErrorText(shown, fl.Err), "", "", runner.ReadFix(f.IsRoot, shown, fl.Err))
+			j.add(runner.Error, codeUnreadable, r.KeyPath, fs.ErrorText(shown, fl.Err), "", "", readFix(f.IsRoot, shown, fl.Err))
 			continue
 		case !fl.Exists:
 			msg := fmt.Sprintf("%s (%s) does not exist", shown, r.KeyPath)
 			if r.Defer && sem.IsZero() {
 				msg += "; it is deferred to the final stage, which has not run write_files_deferred"
 			}
-			j.add(runner.Fail, CodeFileMissing, cc.Join(r.KeyPath, "path"), msg, r.File, "missing",
-				"Read /var/log/cloud-init.log for the write_files error (see the cloud-init check); something may also have deleted it after boot")
+			j.add(runner.Fail, codeFileMissing, cc.Join(r.KeyPath, "path"), msg, r.File, "missing",
+				codeFileMissing.Fixf("file", r.File))
 			continue
 		case !fl.Info.Mode.IsRegular():
-			j.add(runner.Fail, CodeFileMissing, cc.Join(r.KeyPath, "path"), fmt.Sprintf("%s (%s) is not a regular file", shown, r.KeyPath), "a regular file", fl.Info.Mode.Type().String(),
-				"Remove what is at "+r.File+" and re-provision")
+			j.add(runner.Fail, codeFileMissing, cc.Join(r.KeyPath, "path"), fmt.Sprintf("%s (%s) is not a regular file", shown, r.KeyPath), "a regular file", fl.Info.Mode.Type().String(),
+				codeFileMissing.CaseFix("when something else is at the path", "file", r.File))
 			continue
 		}
 		bad := 0
 		if got := unixPerm(fl.Info.Mode); got != r.Perms&0o7777 {
 			bad++
-			j.add(runner.Fail, CodeFileMode, cc.Join(r.KeyPath, "permissions"), fmt.Sprintf("%s has mode %04o, not the requested %04o", shown, got, r.Perms&0o7777),
-				fmt.Sprintf("%04o", r.Perms&0o7777), fmt.Sprintf("%04o", got), runner.Fix(f.Live, fmt.Sprintf("Run `chmod %04o %s`", r.Perms&0o7777, r.File), fmt.Sprintf("Give %s in the image mode %04o", r.File, r.Perms&0o7777)), "note", r.PermsNote)
+			j.add(runner.Fail, codeFileMode, cc.Join(r.KeyPath, "permissions"), fmt.Sprintf("%s has mode %04o, not the requested %04o", shown, got, r.Perms&0o7777),
+				fmt.Sprintf("%04o", r.Perms&0o7777), fmt.Sprintf("%04o", got), codeFileMode.FixOn(f.Live, "mode", fmt.Sprintf("%04o", r.Perms&0o7777), "file", r.File), "note", r.PermsNote)
 		}
 		if msg, asked, found := j.ownerMismatch(r, fl); msg != "" {
 			bad++
-			j.add(runner.Fail, CodeFileOwner, cc.Join(r.KeyPath, "owner"), shown+" "+msg, asked, found, runner.Fix(f.Live, "Run `chown "+asked+" "+r.File+"`", "Make "+r.File+" in the image owned by "+asked+" (the IDs in the image's /etc/passwd and /etc/group)"))
+			j.add(runner.Fail, codeFileOwner, cc.Join(r.KeyPath, "owner"), shown+" "+msg, asked, found, codeFileOwner.FixOn(f.Live, "owner", asked, "file", r.File))
 		}
 		if r.DecodeErr != nil {
 			bad++
-			j.add(runner.Fail, CodeFileContent, cc.Join(r.KeyPath, "content"), fmt.Sprintf("%s: %v under its encoding, so cloud-init could not write it", r.KeyPath, r.DecodeErr),
-				"", "", "Fix the content or its encoding in user-data")
+			j.add(runner.Fail, codeFileContent, cc.Join(r.KeyPath, "content"), fmt.Sprintf("%s: %v under its encoding, so cloud-init could not write it", r.KeyPath, r.DecodeErr),
+				"", "", codeFileContent.CaseFix("when the content cannot be decoded", "key", r.KeyPath))
 		} else if fl.Content != nil && (r.Append || last[r.File] == i) {
 			same := bytes.Equal(fl.Content, r.Content)
 			if r.Append {
@@ -214,18 +215,18 @@ func (j *judge) writeFiles() {
 				bad++
 				sizes := fmt.Sprintf("%d bytes requested, %d bytes found (contents not shown)", len(r.Content), len(fl.Content))
 				if !sem.IsZero() && fl.Info.ModTime.After(sem) {
-					j.add(runner.Warn, CodeFileChanged, cc.Join(r.KeyPath, "content"),
+					j.add(runner.Warn, codeFileChanged, cc.Join(r.KeyPath, "content"),
 						fmt.Sprintf("%s was changed after cloud-init wrote it: modified %s, after %s ran at %s; %s", shown,
 							fl.Info.ModTime.UTC().Format("2006-01-02T15:04:05Z"), semName, sem.UTC().Format("2006-01-02T15:04:05Z"), sizes),
-						"the requested content", "other content", "Find what rewrote "+r.File+" after boot (runcmd, a package or configuration management); if that is intended, drop the write_files entry")
+						"the requested content", "other content", codeFileChanged.Fixf("file", r.File))
 				} else {
 					how := "does not equal"
 					if r.Append {
 						how = "does not contain"
 					}
-					j.add(runner.Fail, CodeFileContent, cc.Join(r.KeyPath, "content"),
+					j.add(runner.Fail, codeFileContent, cc.Join(r.KeyPath, "content"),
 						fmt.Sprintf("%s %s the requested content (%s)", shown, how, sizes), "the requested content", "other content",
-						"Re-provision, or write the content again; read /var/log/cloud-init.log for a write_files error")
+						codeFileContent.Fixf("file", r.File))
 				}
 			}
 		}
@@ -237,7 +238,7 @@ func (j *judge) writeFiles() {
 			if last[r.File] != i && !r.Append {
 				what = "content (judged on the later entry for this path)"
 			}
-			j.add(runner.Pass, CodeFileOK, r.KeyPath, fmt.Sprintf("%s exists with the requested owner, mode %04o and %s", shown, r.Perms&0o7777, what), "", "", "")
+			j.add(runner.Pass, codeFileOK, r.KeyPath, fmt.Sprintf("%s exists with the requested owner, mode %04o and %s", shown, r.Perms&0o7777, what), "", "", "")
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fact/instancedata"
+	"github.com/guestcheck/guestcheck/internal/parse/procfs"
 )
 
 // BootStatusCode is cloud-init's boot_status_code: whether and why
@@ -105,7 +106,7 @@ func DetectBootStatus(in BootInputs) BootStatus {
 // block (/proc/1/environ) sets KERNEL_CMDLINE containing
 // cloud-init=disabled; containers pass the switch this way.
 func environDisablesCloudInit(b []byte) bool {
-	for _, kv := range ParseCmdline(b) {
+	for _, kv := range procfs.ParseCmdline(b) {
 		if v, ok := strings.CutPrefix(kv, "KERNEL_CMDLINE="); ok && strings.Contains(v, "cloud-init=disabled") {
 			return true
 		}

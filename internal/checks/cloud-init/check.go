@@ -7,19 +7,18 @@ import (
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
-// Codes lists every finding code the cloud-init check reports.
-var Codes = []string{
-	codeCINotInstalled, codeCIDisabled, codeCINotStarted, codeCIRunning,
-	codeCIRunningInFinal, codeCIDone, codeCIModuleError, codeCIRecoverable,
-	codeCIUnitFailed, codeCIStaleResult, codeCIDatasourceNone, codeCIUnreadable,
-	codeCIResultUnreadable, codeCIInterrupted,
+// Check verifies that cloud-init ran on this boot and finished without
+// errors, judged as `cloud-init status` does from its files, plus its
+// systemd units; docs/checks/cloud-init.md explains each code.
+var Check = runner.Check{
+	ID:    "cloud-init",
+	Title: "cloud-init",
+	Description: "cloud-init ran this boot and finished without errors, judged from its status.json " +
+		"and result.json as `cloud-init status` does, plus its systemd units",
+	Codes:   Codes,
+	Pending: NotReadyCodes,
+	Run:     Run,
 }
-
-// Finding codes of the cloud-init check.
-const (
-	// codeCIResultUnreadable is a result.json that exists but cannot be
-	// used; the verdict still comes from status.json, as cloud-init's does.
-)
 
 // notStartedGrace is how long after boot a cloud-init that has not
 // started is still plausibly on its way (slow emulated boots take a few
@@ -50,8 +49,7 @@ func Run(ctx context.Context, env *runner.Env) []runner.Finding {
 }
 
 func interrupted(err error) runner.Finding {
-	return runner.Errorf(codeCIInterrupted, "cloud-init check interrupted: "+err.Error(), nil,
-		"Raise checks.cloud-init.timeout in the config file, or find out why systemd is slow to answer")
+	return codeCIInterrupted.New(runner.Error, "cloud-init check interrupted: "+err.Error(), nil, codeCIInterrupted.Fixf())
 }
 
 func or(s, alt string) string {
@@ -61,7 +59,7 @@ func or(s, alt string) string {
 	return s
 }
 
-// clipText shortens s to about n bytes without splitting a character.
+// clipRunes shortens s to about n bytes without splitting a character.
 func clipRunes(s string, n int) string {
 	if len(s) <= n {
 		return s

@@ -17,6 +17,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
+	"github.com/guestcheck/guestcheck/internal/shared/runner/checktest"
 )
 
 var ciNow = time.Date(2025, 11, 29, 22, 0, 0, 0, time.UTC)
@@ -450,17 +451,8 @@ func ciConventions(t *testing.T, fs []runner.Finding) {
 	if len(fs) == 0 {
 		t.Fatal("no findings")
 	}
-	codes := map[string]bool{}
-	for _, c := range Codes {
-		codes[c] = true
-	}
+	checktest.Conventions(t, fs, Codes)
 	for _, f := range fs {
-		if !f.Status.Valid() || !codes[f.Code] {
-			t.Errorf("finding %q has status %q / undeclared code", f.Code, f.Status)
-		}
-		if f.Message == "" || strings.ContainsAny(f.Message, "\n\r") || strings.HasSuffix(f.Message, ".") && !strings.HasSuffix(f.Message, "...") {
-			t.Errorf("%s: message not one line without a trailing period: %q", f.Code, f.Message)
-		}
 		needFix := f.Status != runner.Pass && f.Status != runner.Skip
 		if needFix != (f.Remediation != "") {
 			t.Errorf("%s (%s): remediation %q", f.Code, f.Status, f.Remediation)
@@ -651,8 +643,8 @@ func TestCloudInitDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, code := range Codes {
-		if !runner.IsKebab(code) || !strings.Contains(string(doc), "| `"+code+"` |") {
-			t.Errorf("code %s is not in the codes table of docs/checks/cloud-init.md", code)
+		if !runner.IsKebab(code.ID) || !strings.Contains(string(doc), "| `"+code.ID+"` |") {
+			t.Errorf("code %s is not in the codes table of docs/checks/cloud-init.md", code.ID)
 		}
 	}
 	for _, k := range []string{"cloud_init.required", "--wait", "--exit-zero"} {

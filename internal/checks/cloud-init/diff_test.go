@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/checks"
 	"github.com/guestcheck/guestcheck/internal/checks/cloud-init"
 	"github.com/guestcheck/guestcheck/internal/checks/cloud-init/cloudinittest"
 	gfs "github.com/guestcheck/guestcheck/internal/fact/fs"
@@ -263,7 +262,7 @@ func compareCase(t *testing.T, c *corpusCase, dir string, run toolRun) []string 
 	var diffs []string
 	note := func(d string) { diffs = append(diffs, d) }
 
-	fs := checks.CloudInit.Run(context.Background(), &runner.Env{Root: root, Live: true, Config: config.Default(),
+	fs := cloudinit.Check.Run(context.Background(), &runner.Env{Root: root, Live: true, Config: config.Default(),
 		Now: func() time.Time { return diffNow }})
 	checkFileFindings(t, c, snap, fs)
 

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/guestcheck/guestcheck/internal/parse/procfs"
 )
 
 // seedFiles adds every file called name under testdata (real captures and
@@ -71,32 +73,12 @@ func FuzzParseBootFinished(f *testing.F) {
 	})
 }
 
-func FuzzParseUptime(f *testing.F) {
-	f.Add([]byte("350.27 690.12\n"))
-	seedFiles(f, "uptime")
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if d, err := ParseUptime(b); err == nil && d < 0 {
-			t.Fatalf("negative uptime %v", d)
-		}
-	})
-}
-
-func FuzzParseProcStat(f *testing.F) {
-	f.Add([]byte("612 (cloud-init) S 1 612 612 0 -1 4194560"))
-	f.Add([]byte("77 (a) b) (c) R 42 77 77 0"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		ps, err := ParseProcStat(b)
-		if err == nil && (ps.PID <= 0 || ps.PPID < 0) {
-			t.Fatalf("bad pids %+v", ps)
-		}
-	})
-}
-
-func FuzzParseCmdline(f *testing.F) {
+// FuzzClassify holds classify to any argument list /proc may give.
+func FuzzClassify(f *testing.F) {
 	f.Add([]byte("/usr/bin/python3\x00/usr/bin/cloud-init\x00modules\x00--mode=final\x00"))
 	f.Add([]byte("/bin/sh\x00/var/lib/cloud/instance/scripts/runcmd\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		args := ParseCmdline(b)
+		args := procfs.ParseCmdline(b)
 		_, _ = classify(args, string(b))
 	})
 }

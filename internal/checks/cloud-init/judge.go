@@ -38,7 +38,7 @@ type judgement struct {
 
 // finding builds a finding in the check's style: one line, no trailing
 // period, no remediation on a pass or a skip.
-func finding(st runner.Status, code, msg string, d map[string]string, fix string) runner.Finding {
+func finding(st runner.Status, code runner.Code, msg string, d map[string]string, fix string) runner.Finding {
 	if st == runner.Pass || st == runner.Skip {
 		fix = ""
 	}
@@ -46,14 +46,14 @@ func finding(st runner.Status, code, msg string, d map[string]string, fix string
 	if strings.HasSuffix(msg, ".") && !strings.HasSuffix(msg, "...") {
 		msg = strings.TrimSuffix(msg, ".") // messages carry no trailing period
 	}
-	return runner.New(st, code, msg, d, fix)
+	return code.New(st, msg, d, fix)
 }
 
 func (j judgement) notInstalled() runner.Finding {
 	st, fix := runner.Skip, ""
 	if j.f.Required {
 		st = runner.Fail
-		fix = "Install cloud-init in the image (it must provision this VM), or set cloud_init.required: false in the config file"
+		fix = codeCINotInstalled.Fixf()
 	}
 	return finding(st, codeCINotInstalled, "cloud-init is not installed", runner.Detail(j.base, "looked_for",
 		strings.Join([]string{StatusPath, "/usr/bin/cloud-init", "/etc/cloud/cloud.cfg"}, ", ")), fix)
@@ -74,7 +74,7 @@ func (j judgement) fileErrors() []runner.Finding {
 		}
 		shown := j.f.show(fe.Path)
 		out = append(out, finding(runner.Error, codeCIUnreadable, shown+": "+fe.Err.Error(),
-			runner.Detail(j.base, "file", shown, "reason", fe.Err.Error()), j.fileFix(fe, shown)))
+			runner.Detail(j.base, "file", shown, "reason", fe.Err.Error()), j.fileFix(codeCIUnreadable, fe, shown)))
 	}
 	if fe := snap.ResultErr; fe != nil {
 		shown := j.f.show(fe.Path)
@@ -84,23 +84,22 @@ func (j judgement) fileErrors() []runner.Finding {
 		}
 		out = append(out, finding(runner.Warn, codeCIResultUnreadable,
 			fmt.Sprintf("%s is unusable (%s), so tools that read it get no result; %s", shown, fe.Err.Error(), judged),
-			runner.Detail(j.base, "file", shown, "reason", fe.Err.Error()), j.fileFix(fe, shown)))
+			runner.Detail(j.base, "file", shown, "reason", fe.Err.Error()), j.fileFix(codeCIResultUnreadable, fe, shown)))
 	}
 	return out
 }
 
-// resealFix is the image's fix for cloud-init state an image should not
-// carry: every clone would start from an earlier run's record.
-const resealFix = "re-seal the image with sealprep (its cloud-init operation clears cloud-init's state), or rebuild it"
-
-// fileFix is the remediation for a cloud-init file that cannot be used.
-func (j judgement) fileFix(fe *FileError, shown string) string {
-	if errors.Is(fe.Err, syscall.EACCES) || errors.Is(fe.Err, syscall.EPERM) {
-		return runner.ReadFix(j.f.IsRoot, shown, fe.Err)
+// fileFix is code's remediation for a cloud-init file that cannot be
+// used: for a permission error, by whether guestcheck already runs as
+// root (rerunning as root helps only a user who is not).
+func (j judgement) fileFix(code runner.Code, fe *FileError, shown string) string {
+	switch {
+	case (errors.Is(fe.Err, syscall.EACCES) || errors.Is(fe.Err, syscall.EPERM)) && !j.f.IsRoot:
+		return code.CaseFix("when guestcheck is not root", "file", shown)
+	case errors.Is(fe.Err, syscall.EACCES) || errors.Is(fe.Err, syscall.EPERM):
+		return code.CaseFix("when root is denied", "file", shown)
 	}
-	return runner.Fix(j.f.Live,
-		"Inspect "+shown+" and /var/log/cloud-init.log; cloud-init rewrites its status files at every stage, so a reboot (or `cloud-init clean --logs --reboot` on a template) replaces a corrupt one",
-		"Inspect "+shown+" and /var/log/cloud-init.log in the image; cloud-init rewrites its status files at every stage, so "+resealFix)
+	return code.FixOn(j.f.Live, "file", shown)
 }
 
 // state turns a usable state into findings.
@@ -128,8 +127,7 @@ func (j judgement) state() []runner.Finding {
 			shown := j.f.show(lo.Path)
 			out = append(out, finding(runner.Warn, codeCIStaleResult, fmt.Sprintf("%s is from an earlier boot (%s)", shown, lo.Reason),
 				runner.Detail(j.base, "file", shown),
-				runner.Fix(j.f.Live, "Do not take this file as proof that this boot was provisioned; find out why cloud-init did not run this boot with `journalctl -b -u 'cloud-*'`",
-					"Do not take this file as proof that the image was provisioned: "+resealFix)))
+				codeCIStaleResult.FixOn(j.f.Live, "file", shown)))
 		}
 	}
 	if st.StatusStale {
@@ -142,7 +140,7 @@ func (j judgement) state() []runner.Finding {
 		out = append(out, finding(runner.Warn, codeCIDatasourceNone,
 			"cloud-init found no datasource and fell back to DataSourceNone, so no meta-data or user-data was applied",
 			runner.Detail(j.base),
-			"Check that the VM has its cloud-init source attached (NoCloud disk, config drive or metadata service) and read /run/cloud-init/ds-identify.log"))
+			codeCIDatasourceNone.Fixf()))
 	}
 	return out
 }
@@ -154,13 +152,13 @@ func (j judgement) disabled() runner.Finding {
 		status = runner.Fail
 		switch st.Boot.Code {
 		case DisabledByMarkerFile:
-			fix = "Remove " + j.f.show(DisabledMarkerPath) + " if this VM must be provisioned by cloud-init, or set cloud_init.required: false"
+			fix = codeCIDisabled.Fixf("marker", j.f.show(DisabledMarkerPath))
 		case DisabledByKernelCmdline:
-			fix = "Remove cloud-init=disabled from the kernel command line if this VM must be provisioned by cloud-init"
+			fix = codeCIDisabled.CaseFix("when the kernel command line disables it")
 		case DisabledByEnvironment:
-			fix = "Remove cloud-init=disabled from KERNEL_CMDLINE in the container's environment"
+			fix = codeCIDisabled.CaseFix("when the container's environment disables it")
 		default:
-			fix = "ds-identify found no datasource: attach the NoCloud disk or config drive, and read /run/cloud-init/ds-identify.log and cloud-init-generator.log"
+			fix = codeCIDisabled.CaseFix("when the generator found no datasource")
 		}
 	}
 	return finding(status, codeCIDisabled, fmt.Sprintf("cloud-init is disabled on this boot: %s (%s)",
@@ -187,7 +185,7 @@ func (j judgement) notStarted() runner.Finding {
 	}
 	return finding(status, codeCINotStarted, "cloud-init has not started on this boot ("+why+")",
 		runner.Detail(j.base, "grace", notStartedGrace.String()),
-		"Check `systemctl status cloud-init-local.service cloud-init-main.service` and /run/cloud-init/cloud-init-generator.log for why cloud-init did not start, or re-run with `--wait 10m` while the system is still booting")
+		codeCINotStarted.Fixf())
 }
 
 func (j judgement) staleStatus() runner.Finding {
@@ -198,10 +196,12 @@ func (j judgement) staleStatus() runner.Finding {
 			time.Duration(st.LatestEvent.Raw*float64(time.Second)).Round(time.Second), st.Clock.Uptime.Round(time.Second))
 	}
 	shown := j.f.show(StatusPath)
+	fix := codeCIStaleResult.CaseFix("when status.json is from an earlier boot")
+	if !j.f.Live {
+		fix = codeCIStaleResult.CaseFix("when an image carries an earlier run's status.json")
+	}
 	return finding(runner.Warn, codeCIStaleResult, shown+" is from an earlier boot ("+reason+")",
-		runner.Detail(j.base, "file", shown),
-		runner.Fix(j.f.Live, "Make sure /run is a tmpfs and find out why cloud-init did not run this boot with `journalctl -b -u 'cloud-*'`",
-			"The image carries an earlier run's status: "+resealFix))
+		runner.Detail(j.base, "file", shown), fix)
 }
 
 func (j judgement) running() runner.Finding {
@@ -221,12 +221,11 @@ func (j judgement) running() runner.Finding {
 	if j.f.Inside {
 		return finding(runner.Warn, codeCIRunning, fmt.Sprintf("cloud-init is running stage %s, which started guestcheck, so its result is not known yet",
 			or(st.Stage, "(between stages)")), runner.Detail(j.base),
-			"Run guestcheck from runcmd (the final stage) or after cloud-final.service, not from bootcmd or an earlier stage")
+			codeCIRunning.CaseFix("when cloud-init started guestcheck before its final stage"))
 	}
 	return finding(runner.Warn, codeCIRunning, fmt.Sprintf("cloud-init is still running (stage %s)", or(st.Stage, "between stages")),
 		runner.Detail(j.base),
-		runner.Fix(j.f.Live, "Re-run with `--wait 10m` to wait for cloud-init to finish, or follow it with `cloud-init status --long` and /var/log/cloud-init.log",
-			"The image was captured while cloud-init ran: let it finish before the image is captured, then "+resealFix))
+		codeCIRunning.FixOn(j.f.Live))
 }
 
 func (j judgement) moduleErrors() []runner.Finding {
@@ -236,17 +235,18 @@ func (j judgement) moduleErrors() []runner.Finding {
 		// The full text (often a Python repr with a traceback) is in detail.
 		text := clipRunes(problem.OneLine(e.Message), 200)
 		msg := fmt.Sprintf("cloud-init stage %s failed: %s", e.Stage, text)
-		fix := runner.Fix(j.f.Live, "Read the traceback in /var/log/cloud-init.log (`cloud-init status --long` lists the errors) and validate the user-data with `cloud-init schema --system`",
-			"Read the traceback in /var/log/cloud-init.log in the image, validate the user-data it was built with (`cloud-init schema -c FILE`), then "+resealFix)
+		fix := codeCIModuleError.FixOn(j.f.Live)
 		if mod != "" {
 			msg = fmt.Sprintf("cloud-init module %s failed in stage %s: %s", mod, e.Stage, text)
 		}
 		switch strings.ReplaceAll(mod, "-", "_") {
 		case "scripts_user", "scripts_per_boot", "scripts_per_instance", "scripts_per_once", "scripts_vendor":
-			fix = "A runcmd or user script exited non-zero: find its output in /var/log/cloud-init-output.log; when guestcheck runs from runcmd, give it --exit-zero so its own verdict does not fail the stage"
+			fix = codeCIModuleError.CaseFix("when a runcmd or user script failed")
 		case "runcmd":
-			fix = "Fix the runcmd list in the user-data (every item must be a string or a list of strings; " +
-				runner.Fix(j.f.Live, "`cloud-init schema --system` points at the bad one)", "`cloud-init schema -c FILE` points at the bad one), then "+resealFix)
+			fix = codeCIModuleError.CaseFix("when the runcmd list is invalid")
+			if !j.f.Live {
+				fix = codeCIModuleError.CaseFix("when the runcmd list of an image is invalid")
+			}
 		}
 		// Kept even when empty: the stage and the text are as recorded.
 		d := runner.Detail(j.base)
@@ -294,11 +294,12 @@ func (j judgement) recoverableLevel(lvl string, es []RecoverableError) runner.Fi
 	if len(es) > 1 {
 		msg += fmt.Sprintf(" (+%d more)", len(es)-1)
 	}
-	fix := runner.Fix(j.f.Live, "Read the messages with `cloud-init status --long` and fix the user-data or configuration they point at (`cloud-init schema --system` reports invalid and deprecated keys)",
-		"Read the messages in /var/log/cloud-init.log in the image and fix the user-data or configuration they point at (`cloud-init schema -c FILE` reports invalid and deprecated keys), then "+resealFix)
-	if lvl == "DEPRECATED" {
-		fix = runner.Fix(j.f.Live, "Replace the deprecated keys the messages name (`cloud-init schema --system --annotate` shows where they are)",
-			"Replace the deprecated keys the messages name (`cloud-init schema -c FILE --annotate` shows where they are in a user-data file), then "+resealFix)
+	fix := codeCIRecoverable.FixOn(j.f.Live)
+	switch {
+	case lvl == "DEPRECATED" && j.f.Live:
+		fix = codeCIRecoverable.CaseFix("when keys are deprecated")
+	case lvl == "DEPRECATED":
+		fix = codeCIRecoverable.CaseFix("when keys in an image are deprecated")
 	}
 	// Kept even when empty, as recorded.
 	d := runner.Detail(j.base)
@@ -320,10 +321,10 @@ func (j judgement) units() []runner.Finding {
 		switch {
 		case u.Failed() || u.SubState == "failed":
 			out = append(out, finding(runner.Fail, codeCIUnitFailed, fmt.Sprintf("%s failed (%s/%s)", u.Name, u.ActiveState, u.SubState), d,
-				fmt.Sprintf("Run `systemctl status %s` and `journalctl -b -u %s` to see why it failed", u.Name, u.Name)))
+				codeCIUnitFailed.Fixf("unit", u.Name)))
 		case u.UnitFileState != "" && !UnitFileEnabled(u.UnitFileState):
 			out = append(out, finding(runner.Fail, codeCIUnitFailed, fmt.Sprintf("%s is %s, so cloud-init cannot run all of its stages", u.Name, u.UnitFileState), d,
-				fmt.Sprintf("Re-enable it with `systemctl unmask %s && systemctl enable %s`, or disable cloud-init as a whole with /etc/cloud/cloud-init.disabled", u.Name, u.Name)))
+				codeCIUnitFailed.CaseFix("when the unit is disabled or masked", "unit", u.Name)))
 		}
 	}
 	return out

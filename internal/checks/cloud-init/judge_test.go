@@ -119,7 +119,7 @@ func TestJudgeModuleErrorIsOneLine(t *testing.T) {
 	msg := "('scripts_user', RuntimeError('Runparts: 1 failures\n in runcmd'))"
 	fs := Judge(liveFacts("", true, stageAt(StageModulesFinal, 20, 25, msg)))
 	e := fs[0]
-	if e.Code != codeCIModuleError || e.Message != "cloud-init module scripts_user failed in stage modules-final: ('scripts_user', RuntimeError('Runparts: 1 failures in runcmd'))" {
+	if e.Code != codeCIModuleError.ID || e.Message != "cloud-init module scripts_user failed in stage modules-final: ('scripts_user', RuntimeError('Runparts: 1 failures in runcmd'))" {
 		t.Fatalf("got %+v", e)
 	}
 	if e.Detail["error"] != msg || e.Detail["module"] != "scripts_user" || !strings.Contains(e.Remediation, "--exit-zero") {

@@ -162,41 +162,6 @@ func TestParseBootFinished(t *testing.T) {
 	}
 }
 
-func TestParseProcFiles(t *testing.T) {
-	d, err := ParseUptime([]byte("350.27 690.12\n"))
-	if err != nil || d != 350270*time.Millisecond {
-		t.Errorf("uptime = %v, %v", d, err)
-	}
-	for _, in := range []string{"", "x 1", "-1 2", "1e300 1"} {
-		if _, err := ParseUptime([]byte(in)); err == nil {
-			t.Errorf("uptime %q: no error", in)
-		}
-	}
-	for in, want := range map[string]ProcStat{
-		"612 (cloud-init) S 1 612 612 0 -1":       {612, "cloud-init", 1},
-		"77 (a) b) (c) R 42 77 77 0":              {77, "a) b) (c", 42},
-		"9 (sd-pam) S 8 8 8 0 -1 1077936448 44 0": {9, "sd-pam", 8},
-		"5 () S 0": {5, "", 0},
-	} {
-		got, err := ParseProcStat([]byte(in))
-		if err != nil || got != want {
-			t.Errorf("%q = %+v, %v; want %+v", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "12 cloud-init S 1", "x (a) S 1", "0 (a) S 1", "5 (a) S", "5 (a) S -3", ") 5 (a"} {
-		if _, err := ParseProcStat([]byte(in)); err == nil {
-			t.Errorf("stat %q: no error", in)
-		}
-	}
-	if got := ParseCmdline([]byte("/bin/sh\x00/var/lib/cloud/instance/scripts/runcmd\x00")); !reflect.DeepEqual(got,
-		[]string{"/bin/sh", "/var/lib/cloud/instance/scripts/runcmd"}) {
-		t.Errorf("cmdline = %q", got)
-	}
-	if got := ParseCmdline(nil); got != nil {
-		t.Errorf("empty cmdline = %q", got)
-	}
-}
-
 func TestModuleName(t *testing.T) {
 	for msg, want := range map[string]string{
 		"Running module write_files (<module 'cloudinit.config.cc_write_files' from '/usr/lib/python3/dist-packages/cloudinit/config/cc_write_files.py'>) failed": "write_files",

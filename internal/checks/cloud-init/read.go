@@ -11,6 +11,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fact/boottime"
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/instancedata"
+	"github.com/guestcheck/guestcheck/internal/parse/procfs"
 )
 
 // ReadOptions says how to read a root.
@@ -185,7 +186,7 @@ func (s *Snapshot) readClock(root *fs.Root, now func() time.Time) BootClock {
 	}
 	if b, err := root.ReadFile("/proc/uptime"); err != nil {
 		s.Notes["/proc/uptime"] = "unreadable: " + fileReason(err)
-	} else if d, err := ParseUptime(b); err != nil {
+	} else if d, err := procfs.ParseUptime(b); err != nil {
 		s.Notes["/proc/uptime"] = err.Error()
 	} else {
 		uptime, uptimeKnown = d, true
@@ -216,7 +217,7 @@ func (s *Snapshot) readPersistent(root *fs.Root) {
 func (s *Snapshot) readCmdline(root *fs.Root) string {
 	if root.Exists("/run/systemd/container") {
 		if b, err := root.ReadFile("/proc/1/cmdline"); err == nil {
-			return strings.Join(ParseCmdline(b), " ")
+			return strings.Join(procfs.ParseCmdline(b), " ")
 		}
 	}
 	b, err := root.ReadFile("/proc/cmdline")
