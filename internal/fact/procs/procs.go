@@ -9,7 +9,6 @@ package procs
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/store"
+	"github.com/guestcheck/guestcheck/internal/parse/procfs"
 )
 
 // Bounds of one walk. A guest has hundreds of processes, a busy server a
@@ -152,42 +152,15 @@ func readProc(r fs.Reader, pid int) Proc {
 		}
 	}
 	if b, err := r.ReadFileLimit(base+"/cmdline", MaxCmdline); err == nil {
-		p.Argv = splitNUL(b)
+		p.Argv = procfs.ParseCmdline(b)
 	}
 	p.Exe, _ = r.Readlink(base + "/exe")
 	return p
 }
 
-// parseStat reads pid, comm and the parent's pid from /proc/PID/stat.
-// comm is what lies between the first "(" and the last ")", since comm
-// itself may hold spaces and parentheses.
+// parseStat reads pid, comm and the parent's pid from /proc/PID/stat,
+// through the one /proc parser.
 func parseStat(b []byte) (Proc, error) {
-	s := string(b)
-	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-	if open < 0 || end < open {
-		return Proc{}, errors.New("no (comm) field")
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(s[:open]))
-	if err != nil || pid <= 0 {
-		return Proc{}, errors.New("no pid")
-	}
-	rest := strings.Fields(s[end+1:]) // state, ppid, ...
-	if len(rest) < 2 {
-		return Proc{}, errors.New("no ppid field")
-	}
-	ppid, err := strconv.Atoi(rest[1])
-	if err != nil || ppid < 0 {
-		return Proc{}, errors.New("no ppid")
-	}
-	return Proc{PID: pid, PPID: ppid, Comm: s[open+1 : end]}, nil
-}
-
-// splitNUL splits a NUL-separated, usually NUL-terminated list; nil when
-// empty (kernel threads).
-func splitNUL(b []byte) []string {
-	s := strings.TrimRight(string(b), "\x00")
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, "\x00")
+	st, err := procfs.ParseStat(b)
+	return Proc{PID: st.PID, PPID: st.PPID, Comm: st.Comm}, err
 }
