@@ -147,7 +147,7 @@ func TestNetworkIdentityMACBindingsLive(t *testing.T) {
 }
 
 // journalHeaderBytes builds the fixed header of a journal file the way
-// journald lays it out (journal-def.h; guestfile/journalhdr parses it).
+// journald lays it out (journal-def.h; internal/parse/journalhdr parses it).
 func journalHeaderBytes(size int, state byte, machineID, bootID string, entries uint64, head, tail time.Time, mono time.Duration) []byte {
 	b := make([]byte, size)
 	copy(b, journalhdr.Signature)
