@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/checks"
 	"github.com/guestcheck/guestcheck/internal/checks/cloud-init"
 	fsfreeze "github.com/guestcheck/guestcheck/internal/checks/fs-freeze"
 	"github.com/guestcheck/guestcheck/internal/fact/fs"

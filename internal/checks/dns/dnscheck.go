@@ -1,4 +1,4 @@
-package dnscheck
+package dns
 
 import (
 	"context"
@@ -13,24 +13,16 @@ import (
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
-// Finding codes of the dns check, in groups. Each group is a section
-// of the Codes in docs/checks/dns.md; TestCodeGroupsDocumented in
-// internal/checks holds the two in step.
-
-// Finding codes: the resolver configuration.
-const (
-)
-
-// Finding codes: the nameservers' answers.
-const (
-)
-
-// DNSCodes lists every code the dns check emits, a line per group.
-func DNSCodes() []string {
-	return []string{
-		CodeDNSConfigOK, CodeDNSNoNameserver, CodeDNSTooMany, CodeDNSConfigInvalid, CodeDNSConfigUnreadable, CodeDNSConfigRuntime, CodeDNSStubNoUpstream,
-		CodeDNSServersOK, CodeDNSServersSomeDead, CodeDNSServersDead, CodeDNSNameNotFound, CodeDNSNameInvalid, CodeDNSProbeSkipped,
-	}
+// Check is the dns check. It does not depend on routes: when routing is
+// broken, which nameservers still answer is exactly the evidence an
+// operator needs.
+var Check = runner.Check{
+	ID:    "dns",
+	Title: "DNS resolvers",
+	Description: "the resolver lists one to three nameservers (behind systemd-resolved, its upstreams) " +
+		"and each of them answers within dns.timeout",
+	Codes: Codes,
+	Run:   RunDNS,
 }
 
 // Probe defaults, used when the configuration leaves them unset.
@@ -50,7 +42,7 @@ func RunDNS(ctx context.Context, env *runner.Env) []runner.Finding {
 		return fs
 	}
 	if !env.Live {
-		return append(fs, runner.Skipf(CodeDNSProbeSkipped, "nameserver probes skipped: "+env.NotLiveReason(), nil))
+		return append(fs, runner.Skipf(CodeDNSProbeSkipped.ID, "nameserver probes skipped: "+env.NotLiveReason(), nil))
 	}
 	names, from := ProbeNames(env.Root, env.Live, env.Config)
 	// A name that cannot be put in a query would make every server look
@@ -58,8 +50,8 @@ func RunDNS(ctx context.Context, env *runner.Env) []runner.Finding {
 	var valid []string
 	for _, n := range names {
 		if err := ValidName(n); err != nil {
-			fs = append(fs, runner.Errorf(CodeDNSNameInvalid, fmt.Sprintf("%s entry %q is not a valid DNS name", from, n),
-				map[string]string{"error": err.Error()}, "Fix the name in dns.names (labels of at most 63 characters, 253 in all)"))
+			fs = append(fs, CodeDNSNameInvalid.New(runner.Error, fmt.Sprintf("%s entry %q is not a valid DNS name", from, n),
+				map[string]string{"error": err.Error()}, CodeDNSNameInvalid.Fixf("name", n, "source", nameSource(from))))
 			continue
 		}
 		valid = append(valid, n)
@@ -68,9 +60,9 @@ func RunDNS(ctx context.Context, env *runner.Env) []runner.Finding {
 		return fs // every configured name was invalid, and each is reported
 	}
 	if names = valid; len(names) == 0 {
-		return append(fs, runner.Skipf(CodeDNSProbeSkipped,
-			"nameserver probes skipped: the machine has no FQDN and dns.names is empty",
-			map[string]string{"hint": "set dns.names in the configuration to a name every nameserver must resolve"}))
+		return append(fs, CodeDNSProbeSkipped.New(runner.Skip,
+			"nameserver probes skipped: the machine has no FQDN and dns.names is empty", nil,
+			CodeDNSProbeSkipped.CaseFix("when there is no name to ask")))
 	}
 	p := Prober{Dialer: env.Dialer, Timeout: DefaultDNSTimeout, Retries: DefaultDNSRetries}
 	if env.Config != nil {
@@ -110,49 +102,47 @@ func JudgeResolverStack(st netstate.ResolverStack, live, isRoot bool) []runner.F
 			if n := len(f.Problems); n > 1 {
 				msg += fmt.Sprintf(" (+%d more)", n-1)
 			}
-			fs = append(fs, runner.New(runner.Warn, CodeDNSConfigInvalid, msg,
+			fs = append(fs, CodeDNSConfigInvalid.New(runner.Warn, msg,
 				d("file", f.Path, "problems", problem.Join(f.Problems)),
-				"Fix or remove the reported lines; the C library silently skips them"))
+				CodeDNSConfigInvalid.Fixf("file", f.Path)))
 		}
 	}
 	switch {
 	case main.Err != nil:
-		return append(fs, runner.Errorf(CodeDNSConfigUnreadable, "cannot read "+main.Path,
-			d("error", main.Err.Error()), runner.ReadFix(isRoot, main.Path, main.Err)))
+		return append(fs, CodeDNSConfigUnreadable.New(runner.Error, "cannot read "+main.Path,
+			d("error", main.Err.Error()), readFix(CodeDNSConfigUnreadable, isRoot, main.Path, main.Err)))
 	case main.Missing && !live && strings.Contains(main.Link, "run/"):
-		return append(fs, runner.Skipf(CodeDNSConfigRuntime,
+		return append(fs, runner.Skipf(CodeDNSConfigRuntime.ID,
 			main.Path+" points into /run, which is only populated on the running system", d("link", main.Link)))
 	case main.Missing:
 		why := main.Path + " is missing"
 		if main.Link != "" {
 			why = main.Path + " is a dangling symlink to " + main.Link
 		}
-		return append(fs, runner.New(runner.Fail, CodeDNSNoNameserver, why,
+		return append(fs, CodeDNSNoNameserver.New(runner.Fail, why,
 			d("effect", "the C library falls back to 127.0.0.1, where usually nothing answers"),
-			runner.Fix(live, "Restore /etc/resolv.conf (or the service that writes it, such as systemd-resolved) and give the guest nameservers in its network config",
-				"Restore /etc/resolv.conf in the image (a file, or a link to what writes it at boot, such as systemd-resolved's stub-resolv.conf) and give the guest nameservers in its network config")))
+			CodeDNSNoNameserver.FixOn(live)))
 	case len(main.Conf.Nameservers) == 0:
-		return append(fs, runner.New(runner.Fail, CodeDNSNoNameserver, main.Path+" lists no nameserver",
+		return append(fs, CodeDNSNoNameserver.New(runner.Fail, main.Path+" lists no nameserver",
 			d("effect", "the C library falls back to 127.0.0.1, where usually nothing answers"),
-			"Give the guest nameservers: netplan or cloud-init network-config `nameservers: {addresses: [...]}`, or the DHCP server's DNS option"))
+			CodeDNSNoNameserver.CaseFix("when the file lists no nameserver")))
 	}
 	if n := len(main.Conf.Nameservers); n > netstate.GlibcMaxNameservers {
 		var ignored []string
 		for _, ns := range main.Conf.Nameservers[netstate.GlibcMaxNameservers:] {
 			ignored = append(ignored, fmt.Sprintf("%s (line %d)", ns.Addr, ns.Line))
 		}
-		fs = append(fs, runner.New(runner.Warn, CodeDNSTooMany,
+		fs = append(fs, CodeDNSTooMany.New(runner.Warn,
 			fmt.Sprintf("%s lists %d nameservers; the C library uses only the first %d", main.Path, n, netstate.GlibcMaxNameservers),
 			d("ignored", strings.Join(ignored, ", ")),
-			"Keep at most three nameservers in the network config, or let systemd-resolved (which uses all of them) manage the list"))
+			CodeDNSTooMany.Fixf("ignored", strings.Join(ignored, ", "))))
 	}
 	if st.Stub && live && (st.Upstream.Missing || st.Upstream.Err != nil || len(st.Upstream.Conf.Nameservers) == 0) {
 		why := st.Upstream.Path + " is missing: systemd-resolved is probably not running"
 		if !st.Upstream.Missing {
 			why = "systemd-resolved has no upstream nameserver"
 		}
-		fs = append(fs, runner.New(runner.Warn, CodeDNSStubNoUpstream, why, d(),
-			"Give systemd-resolved upstream servers (netplan `nameservers`, DNS= in resolved.conf, or the DHCP DNS option) and check `resolvectl status`"))
+		fs = append(fs, CodeDNSStubNoUpstream.New(runner.Warn, why, d(), CodeDNSStubNoUpstream.Fixf()))
 	}
 	kv := []string{"nameservers", strconv.Itoa(len(st.Servers()))}
 	if len(main.Conf.Search) > 0 {
@@ -165,7 +155,7 @@ func JudgeResolverStack(st netstate.ResolverStack, live, isRoot bool) []runner.F
 	if st.Stub {
 		msg = fmt.Sprintf("%s points at the systemd-resolved stub with %d upstream server(s)", main.Path, len(st.Upstream.Conf.Nameservers))
 	}
-	return append(fs, runner.Passf(CodeDNSConfigOK, msg, d(kv...)))
+	return append(fs, runner.Passf(CodeDNSConfigOK.ID, msg, d(kv...)))
 }
 
 // JudgeProbes turns probe results into findings: one verdict for the
@@ -233,9 +223,9 @@ func JudgeProbes(results []ServerResult, names []string, namesFrom string, p Pro
 				}
 			}
 			if asked && !resolved {
-				fs = append(fs, runner.New(runner.Warn, CodeDNSNameNotFound,
+				fs = append(fs, CodeDNSNameNotFound.New(runner.Warn,
 					fmt.Sprintf("%s does not resolve on any working nameserver", n), maps.Clone(detail),
-					"Create the DNS record, or remove the name from dns.names if this network cannot resolve it"))
+					CodeDNSNameNotFound.Fixf("name", n)))
 			}
 		}
 	}
@@ -255,13 +245,13 @@ func judgeGroup(group []ServerResult, upstream bool, detail map[string]string) r
 	}
 	switch {
 	case len(dead) == len(group):
-		return runner.New(runner.Fail, CodeDNSServersDead,
+		return CodeDNSServersDead.New(runner.Fail,
 			fmt.Sprintf("no %s answers (%d of %d dead: %s)", what, len(dead), len(group), strings.Join(dead, ", ")), maps.Clone(detail),
-			"Check that the nameservers are reachable from this VM (see the routes check, the VLAN and its DHCP DNS option) and replace dead ones in the network config")
+			CodeDNSServersDead.Fixf("servers", strings.Join(dead, ", ")))
 	case len(dead) > 0:
-		return runner.New(runner.Warn, CodeDNSServersSomeDead,
+		return CodeDNSServersSomeDead.New(runner.Warn,
 			fmt.Sprintf("%s %s does not answer (%d of %d dead)", what, strings.Join(dead, ", "), len(dead), len(group)), maps.Clone(detail),
-			"Remove or replace the dead nameserver in the network config; lookups that try it first wait for the resolver timeout")
+			CodeDNSServersSomeDead.Fixf("servers", strings.Join(dead, ", ")))
 	}
 	fastest := time.Duration(0)
 	for _, r := range group {
@@ -269,7 +259,7 @@ func judgeGroup(group []ServerResult, upstream bool, detail map[string]string) r
 			fastest = t
 		}
 	}
-	return runner.Passf(CodeDNSServersOK,
+	return runner.Passf(CodeDNSServersOK.ID,
 		fmt.Sprintf("all %d %s(s) answer (fastest in %s)", len(group), what, fastest.Round(time.Microsecond)), maps.Clone(detail))
 }
 
@@ -285,4 +275,31 @@ func describeAnswer(q QueryResult) string {
 		return fmt.Sprintf("%s %s NXDOMAIN in %s", q.Name, q.Type, q.RTT.Round(time.Microsecond))
 	}
 	return fmt.Sprintf("%s %s no record in %s", q.Name, q.Type, q.RTT.Round(time.Microsecond))
+}
+
+// readFix is code's fix for a guest file p that could not be read (err),
+// by whether guestcheck runs as root: "run as root" only helps a user who
+// is not root already, and a file that cannot be opened for another
+// reason (a symlink loop) needs repair, not permissions.
+func readFix(code runner.Code, isRoot bool, p string, err error) string {
+	switch {
+	case runner.IsPermission(err) && !isRoot:
+		return code.Fixf("path", p)
+	case runner.IsPermission(err):
+		return code.CaseFix("when root is denied too", "path", p)
+	}
+	return code.CaseFix("when the file cannot be opened for another reason", "path", p)
+}
+
+// nameSource says where a probe name from ProbeNames is set, for the fix
+// of a name that cannot be asked: the configuration's setting, or the
+// file the machine's FQDN was read from.
+func nameSource(from string) string {
+	switch from {
+	case "config dns.names":
+		return "`dns.names` in the configuration file"
+	case "config hostname.expected":
+		return "`hostname.expected` in the configuration file"
+	}
+	return from
 }

@@ -1,4 +1,4 @@
-package dnscheck
+package dns
 
 import (
 	"context"
@@ -8,30 +8,26 @@ import (
 	"testing"
 	"time"
 
-	"github.com/miekg/dns"
+	mdns "github.com/miekg/dns"
 
 	"github.com/guestcheck/guestcheck/internal/checks/dns/dnstest"
-	"github.com/guestcheck/guestcheck/internal/testenv/nstest"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
+	"github.com/guestcheck/guestcheck/internal/testenv/nstest"
 )
-
-// dnsCheck is the check as the registry lists it (internal/checks), for
-// tests that go through runner.Run.
-var dnsCheck = runner.Check{ID: "dns", Codes: DNSCodes(), Run: RunDNS}
 
 // dnHealthy answers A for *.example.org with 192.0.2.80, NXDOMAIN for
 // missing.example.org, and NOERROR without records for AAAA.
 func dnHealthy(t testing.TB) string {
-	return dnstest.Serve(t, func(w dns.ResponseWriter, r *dns.Msg) {
-		m := new(dns.Msg)
+	return dnstest.Serve(t, func(w mdns.ResponseWriter, r *mdns.Msg) {
+		m := new(mdns.Msg)
 		m.SetReply(r)
 		q := r.Question[0]
 		switch {
 		case strings.HasPrefix(q.Name, "missing."):
-			m.Rcode = dns.RcodeNameError
-		case q.Qtype == dns.TypeA:
-			m.Answer = []dns.RR{&dns.A{Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60}, A: net.IPv4(192, 0, 2, 80)}}
+			m.Rcode = mdns.RcodeNameError
+		case q.Qtype == mdns.TypeA:
+			m.Answer = []mdns.RR{&mdns.A{Hdr: mdns.RR_Header{Name: q.Name, Rrtype: mdns.TypeA, Class: mdns.ClassINET, Ttl: 60}, A: net.IPv4(192, 0, 2, 80)}}
 		}
 		_ = w.WriteMsg(m)
 	})
@@ -65,7 +61,7 @@ func TestDNSHealthyAndBlackHole(t *testing.T) {
 	if el := time.Since(start); el > 10*time.Second {
 		t.Fatalf("the check hung for %v", el)
 	}
-	assertConventions(t, fs, DNSCodes())
+	assertConventions(t, fs, Codes)
 	want := []string{"pass dns-config-ok", "warn dns-servers-some-dead"}
 	if got := codesOf(fs); !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v\n%+v", got, want, fs)
@@ -92,7 +88,7 @@ func TestDNSHealthyAndBlackHole(t *testing.T) {
 func TestDNSAllDead(t *testing.T) {
 	d := dnstest.Redirect{"192.0.2.53:53": dnServFail(t), "198.51.100.53:53": dnstest.BlackHole(t)}
 	fs := RunDNS(context.Background(), dnEnv(t, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\nnameserver 198.51.100.53\n"}, d, dnFastConfig()))
-	assertConventions(t, fs, DNSCodes())
+	assertConventions(t, fs, Codes)
 	f := mustFind(t, fs, "dns-servers-dead")
 	if f.Status != runner.Fail || !strings.Contains(f.Detail["server_1_errors"], "server answered SERVFAIL after 2 attempt(s)") {
 		t.Errorf("finding = %+v", f)
@@ -108,7 +104,7 @@ func TestDNSResolvedStub(t *testing.T) {
 		"/run/systemd/resolve/resolv.conf": "nameserver 192.0.2.53\nnameserver 198.51.100.53\n",
 	}
 	fs := RunDNS(context.Background(), dnEnv(t, files, d, dnFastConfig()))
-	assertConventions(t, fs, DNSCodes())
+	assertConventions(t, fs, Codes)
 	want := []string{"pass dns-config-ok", "pass dns-servers-ok", "warn dns-servers-some-dead"}
 	if got := codesOf(fs); !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v\n%+v", got, want, fs)
@@ -126,7 +122,7 @@ func TestDNSConfiguredNames(t *testing.T) {
 	cfg := dnFastConfig()
 	cfg.DNS.Names = []string{"www.example.org", "missing.example.org"}
 	fs := RunDNS(context.Background(), dnEnv(t, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\n", "/etc/hostname": "web1\n"}, d, cfg))
-	assertConventions(t, fs, DNSCodes())
+	assertConventions(t, fs, Codes)
 	want := []string{"pass dns-config-ok", "pass dns-servers-ok", "warn dns-name-not-found"}
 	if got := codesOf(fs); !slices.Equal(got, want) || fs[2].Message != "missing.example.org does not resolve on any working nameserver" {
 		t.Fatalf("got %v, want %v\n%+v", got, want, fs)
@@ -138,7 +134,7 @@ func TestDNSInvalidConfiguredName(t *testing.T) {
 	cfg := dnFastConfig()
 	cfg.DNS.Names = []string{strings.Repeat("a", 64) + ".example.org", "www.example.org"}
 	fs := RunDNS(context.Background(), dnEnv(t, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\n"}, d, cfg))
-	assertConventions(t, fs, DNSCodes())
+	assertConventions(t, fs, Codes)
 	want := []string{"pass dns-config-ok", "error dns-name-invalid", "pass dns-servers-ok"}
 	if got := codesOf(fs); !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v\n%+v", got, want, fs)
@@ -147,7 +143,7 @@ func TestDNSInvalidConfiguredName(t *testing.T) {
 
 func TestDNSNoNameToProbe(t *testing.T) {
 	fs := RunDNS(context.Background(), dnEnv(t, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\n", "/etc/hostname": "web1\n"}, dnstest.Redirect{}, nil))
-	assertConventions(t, fs, DNSCodes())
+	assertConventions(t, fs, Codes)
 	if got := codesOf(fs); !slices.Equal(got, []string{"pass dns-config-ok", "skip dns-probe-skipped"}) || !strings.Contains(fs[1].Message, "no FQDN") {
 		t.Errorf("got %+v", fs)
 	}
@@ -159,7 +155,7 @@ func TestDNSBadInputGoesOn(t *testing.T) {
 	d := dnstest.Redirect{"192.0.2.53:53": dnHealthy(t)}
 	env := dnEnv(t, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\nnameserver 192.0.2.999\n\x00\x01garbage\n"}, d, dnFastConfig())
 	fs := RunDNS(context.Background(), env)
-	assertConventions(t, fs, DNSCodes())
+	assertConventions(t, fs, Codes)
 	want := []string{"warn dns-config-invalid", "pass dns-config-ok", "pass dns-servers-ok"}
 	if got := codesOf(fs); !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v\n%+v", got, want, fs)
@@ -171,7 +167,7 @@ func TestDNSBadInputGoesOn(t *testing.T) {
 
 func TestDNSNoNameserver(t *testing.T) {
 	fs := RunDNS(context.Background(), dnEnv(t, map[string]string{"/etc/resolv.conf": "# empty\n"}, dnstest.Redirect{}, nil))
-	assertConventions(t, fs, DNSCodes())
+	assertConventions(t, fs, Codes)
 	if got := codesOf(fs); !slices.Equal(got, []string{"fail dns-no-nameserver"}) {
 		t.Errorf("got %+v", fs)
 	}
@@ -186,7 +182,7 @@ func TestDNSRespectsCheckDeadline(t *testing.T) {
 	cfg.DNS.Timeout = time.Minute
 	cfg.Checks = map[string]config.CheckConfig{"dns": {Timeout: 3 * time.Second}}
 	env := dnEnv(t, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\nnameserver 198.51.100.53\n"}, d, cfg)
-	res := runner.Run(context.Background(), []runner.Check{dnsCheck}, env, runner.RunOptions{Timeout: cfg.CheckTimeoutFor})
+	res := runner.Run(context.Background(), []runner.Check{Check}, env, runner.RunOptions{Timeout: cfg.CheckTimeoutFor})
 	if res[0].Status != runner.Warn || mustFind(t, res[0].Findings, "dns-servers-some-dead").Detail["server_1_status"] != "alive" {
 		t.Errorf("result = %+v", res[0])
 	}
@@ -204,7 +200,7 @@ func BenchmarkDNSCheckBlackHole(b *testing.B) {
 	d := dnstest.Redirect{"192.0.2.53:53": dnHealthy(b), "198.51.100.53:53": dnstest.BlackHole(b)}
 	env := dnEnv(b, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\nnameserver 198.51.100.53\n"}, d, nil)
 	env.Netlink = ns.Handle
-	checks := []runner.Check{dnsCheck}
+	checks := []runner.Check{Check}
 	b.ResetTimer()
 	for b.Loop() {
 		res := runner.Run(context.Background(), checks, env, runner.RunOptions{Timeout: env.Config.CheckTimeoutFor})

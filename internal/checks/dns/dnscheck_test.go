@@ -1,4 +1,4 @@
-package dnscheck
+package dns
 
 import (
 	"context"
@@ -73,7 +73,7 @@ func TestJudgeResolverStack(t *testing.T) {
 				root = openRoot(t, filepath.Join("../../fact/netstate/testdata/roots", tc.dir))
 			}
 			fs := JudgeResolverStack(netstate.ReadResolverStack(root), tc.live, false)
-			assertConventions(t, fs, DNSCodes())
+			assertConventions(t, fs, Codes)
 			if got := codesOf(fs); !slices.Equal(got, tc.want) {
 				t.Fatalf("got %v, want %v\n%+v", got, tc.want, fs)
 			}
@@ -126,7 +126,7 @@ func TestJudgeProbes(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := JudgeProbes(tc.results, []string{"a.example.org"}, tc.from, p)
-			assertConventions(t, fs, DNSCodes())
+			assertConventions(t, fs, Codes)
 			if got := codesOf(fs); !slices.Equal(got, tc.want) {
 				t.Fatalf("got %v, want %v\n%+v", got, tc.want, fs)
 			}
@@ -189,7 +189,7 @@ func TestProbeNames(t *testing.T) {
 func TestRunDNSNotLive(t *testing.T) {
 	root := openRoot(t, "../../fact/netstate/testdata/roots/resolv-plain")
 	fs := RunDNS(context.Background(), &runner.Env{Root: root, Live: false, Config: config.Default()})
-	assertConventions(t, fs, DNSCodes())
+	assertConventions(t, fs, Codes)
 	if got := codesOf(fs); !slices.Equal(got, []string{"pass dns-config-ok", "skip dns-probe-skipped"}) || !strings.Contains(fs[1].Message, "needs the running system") {
 		t.Errorf("got %+v", fs)
 	}

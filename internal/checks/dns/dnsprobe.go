@@ -1,4 +1,4 @@
-package dnscheck
+package dns
 
 import (
 	"context"

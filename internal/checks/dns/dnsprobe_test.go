@@ -1,4 +1,4 @@
-package dnscheck
+package dns
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/miekg/dns"
+	mdns "github.com/miekg/dns"
 
 	"golang.org/x/net/dns/dnsmessage"
 
@@ -95,7 +95,7 @@ func dropFirst(t testing.TB) string {
 	var mu sync.Mutex
 	seen := map[string]bool{}
 	ok := dnstest.Zone(map[string]string{"host.example.org.": "192.0.2.80"})
-	return dnstest.Serve(t, func(w dns.ResponseWriter, r *dns.Msg) {
+	return dnstest.Serve(t, func(w mdns.ResponseWriter, r *mdns.Msg) {
 		k := r.Question[0].String()
 		mu.Lock()
 		first := !seen[k]
@@ -122,13 +122,13 @@ func TestProberRetries(t *testing.T) {
 // question (a late answer to an earlier attempt, or spoofing) is skipped.
 func TestProberIgnoresForeignAnswers(t *testing.T) {
 	good := dnstest.Zone(map[string]string{"host.example.org.": "192.0.2.80"})
-	addr := dnstest.Serve(t, func(w dns.ResponseWriter, r *dns.Msg) {
-		wrongID := new(dns.Msg)
-		wrongID.SetRcode(r, dns.RcodeServerFailure)
+	addr := dnstest.Serve(t, func(w mdns.ResponseWriter, r *mdns.Msg) {
+		wrongID := new(mdns.Msg)
+		wrongID.SetRcode(r, mdns.RcodeServerFailure)
 		wrongID.Id = r.Id + 1
 		_ = w.WriteMsg(wrongID)
-		wrongQ := new(dns.Msg)
-		wrongQ.SetRcode(r, dns.RcodeServerFailure)
+		wrongQ := new(mdns.Msg)
+		wrongQ.SetRcode(r, mdns.RcodeServerFailure)
 		wrongQ.Question[0].Name = "other.example.org."
 		_ = w.WriteMsg(wrongQ)
 		_, _ = w.Write([]byte{1, 2, 3})
@@ -180,11 +180,11 @@ func TestProberInvalidName(t *testing.T) {
 }
 
 func FuzzParseResponse(f *testing.F) {
-	m := new(dns.Msg)
-	m.SetQuestion("host.example.org.", dns.TypeA)
+	m := new(mdns.Msg)
+	m.SetQuestion("host.example.org.", mdns.TypeA)
 	m.Id = 7
 	m.Response = true
-	m.Answer = []dns.RR{&dns.A{Hdr: dns.RR_Header{Name: "host.example.org.", Rrtype: dns.TypeA, Class: dns.ClassINET}, A: net.ParseIP("192.0.2.1")}}
+	m.Answer = []mdns.RR{&mdns.A{Hdr: mdns.RR_Header{Name: "host.example.org.", Rrtype: mdns.TypeA, Class: mdns.ClassINET}, A: net.ParseIP("192.0.2.1")}}
 	b, _ := m.Pack()
 	f.Add(b)
 	f.Add(b[:len(b)-2])

@@ -1,4 +1,4 @@
-package dnscheck
+package dns
 
 import (
 	"github.com/guestcheck/guestcheck/internal/testenv/netstatetest"

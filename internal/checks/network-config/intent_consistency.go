@@ -1,4 +1,4 @@
-package netintent
+package networkconfig
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ func JudgeIntentConsistency(in Intent, facts *IntentFacts) []runner.Finding {
 	det := detailer(intentDetail(in))
 	// Facts come from the running system only: without them the
 	// configuration may be an image's, and its fix is the image's.
-	fs := judgeDuplicateAddresses(in, det, atSource(facts != nil))
+	fs := judgeDuplicateAddresses(in, det, facts != nil)
 	fs = append(fs, judgeGatewayConflicts(in, det)...)
 	return append(fs, judgeMatchedTwice(in, facts, det)...)
 }
@@ -40,7 +40,7 @@ func detailer(base map[string]string) func(kv ...string) map[string]string {
 }
 
 // judgeDuplicateAddresses reports an address declared more than once.
-func judgeDuplicateAddresses(in Intent, det func(kv ...string) map[string]string, fixSource string) []runner.Finding {
+func judgeDuplicateAddresses(in Intent, det func(kv ...string) map[string]string, live bool) []runner.Finding {
 	var fs []runner.Finding
 	type where struct{ iface, at string }
 	addrs := map[netip.Addr][]where{}
@@ -63,10 +63,10 @@ func judgeDuplicateAddresses(in Intent, det func(kv ...string) map[string]string
 		for _, w := range ws {
 			at = append(at, w.iface+" at "+w.at)
 		}
-		fs = append(fs, runner.New(runner.Fail, CodeNCDuplicateAddress,
+		fs = append(fs, CodeNCDuplicateAddress.New(runner.Fail,
 			fmt.Sprintf("address %s is declared %d times: %s", ip, len(ws), strings.Join(at, "; ")),
 			det("address", ip.String(), "declared", strings.Join(at, "\n")),
-			"Declare each address once, on the interface that owns it; "+fixSource))
+			CodeNCDuplicateAddress.FixOn(live, "address", ip.String())))
 	}
 	return fs
 }
@@ -107,10 +107,10 @@ func judgeGatewayConflicts(in Intent, det func(kv ...string) map[string]string) 
 			if m == "" {
 				metric = "no metric"
 			}
-			fs = append(fs, runner.New(runner.Fail, CodeNCGatewayConflict,
+			fs = append(fs, CodeNCGatewayConflict.New(runner.Fail,
 				fmt.Sprintf("%d interfaces declare an %s default gateway with %s: %s", len(gr.ifaces), f, metric, strings.Join(gr.gws, "; ")),
 				det("family", f.String(), "gateways", strings.Join(gr.gws, "\n")),
-				"Declare the default gateway on the management NIC only, or give the others a higher metric; which one the kernel uses is otherwise arbitrary (netplan refuses such files)"))
+				CodeNCGatewayConflict.Fixf("family", f.String())))
 		}
 	}
 	return fs
@@ -148,10 +148,10 @@ func judgeMatchedTwice(in Intent, facts *IntentFacts, det func(kv ...string) map
 		if len(ws) < 2 {
 			continue
 		}
-		fs = append(fs, runner.New(runner.Fail, CodeNCMatchedTwice,
+		fs = append(fs, CodeNCMatchedTwice.New(runner.Fail,
 			fmt.Sprintf("%s is declared %d times: %s", k, len(ws), strings.Join(ws, "; ")),
 			det("declarations", strings.Join(ws, "\n")),
-			"Keep one declaration per interface: the network service applies only one of them, and which one depends on file order"))
+			CodeNCMatchedTwice.Fixf("what", k)))
 	}
 	return fs
 }

@@ -1,4 +1,4 @@
-package netintent
+package networkconfig
 
 import (
 	"fmt"
@@ -99,26 +99,29 @@ func (j *ifaceJudge) missing(claimed map[int]bool) runner.Finding {
 		}
 	}
 	msg := fmt.Sprintf("%s %s declared at %s: %s", d.Kind, d.Label(), d.At, how)
-	fix := fixAtSource
+	code := CodeNCInterfaceMissing
+	// A VLAN, bond or bridge is created by the network service, so its
+	// absence is the service's failure; a missing NIC is a naming one.
+	fix := code.CaseFix("for a VLAN, bond or bridge", "interface", d.Label())
 	if d.Kind == KindEthernet {
 		switch {
 		case len(free) == 1:
 			n, _ := linkByName(t, free[0])
 			msg += fmt.Sprintf("; the VM's unconfigured NIC is %s (%s): use that name", n.Name, n.MAC)
-			fix = fmt.Sprintf("Name the interface %s in the network data (or match it by `macaddress: %s`); %s", n.Name, n.MAC, fixAtSource)
+			fix = code.CaseFix("when exactly one NIC is left unconfigured", "nic", n.Name, "mac", n.MAC.String())
 		case len(nics) > 0:
 			msg += "; the VM's NICs are " + strings.Join(nics, ", ")
+			fix = code.Fixf("interface", d.Label(), "nics", strings.Join(nics, ", "))
 		default:
 			msg += "; the VM has no NIC"
+			fix = code.Fixf("interface", d.Label(), "nics", "none")
 		}
-	} else {
-		fix = "Check that the network service created it (journal of systemd-networkd, NetworkManager or ifupdown); " + fixAtSource
 	}
 	dd := j.withDet("nics", strings.Join(nics, "\n"))
 	if len(free) > 0 {
 		dd["unconfigured_nics"] = strings.Join(free, ", ")
 	}
-	return runner.New(j.sev, CodeNCInterfaceMissing, msg, dd, fix)
+	return code.New(j.sev, msg, dd, fix)
 }
 
 // nameAndState reports a rename that did not happen and a link that is
@@ -127,18 +130,17 @@ func (j *ifaceJudge) nameAndState() []runner.Finding {
 	d, l := j.d, j.l
 	var fs []runner.Finding
 	if d.Name != "" && l.Name != d.Name {
-		fs = append(fs, runner.New(runner.Warn, CodeNCNameMismatch,
+		fs = append(fs, CodeNCNameMismatch.New(runner.Warn,
 			fmt.Sprintf("%s declared at %s matched %s, but the configuration names it %s: the rename did not happen", d.Kind, d.At, l.Name, d.Name),
-			j.withDet(), "Check the rename rule (netplan set-name, a .link file, cloud-init's udev rule) and whether the name is taken; "+fixAtSource))
+			j.withDet(), CodeNCNameMismatch.Fixf("link", l.Name, "name", d.Name)))
 	}
 	if !l.AdminUp || !l.LowerUp {
-		state := "administratively down"
+		state, fix := "administratively down", CodeNCInterfaceDown.CaseFix("when it is administratively down", "link", l.Name)
 		if l.AdminUp {
-			state = "up without carrier"
+			state, fix = "up without carrier", CodeNCInterfaceDown.Fixf("link", l.Name)
 		}
-		fs = append(fs, runner.New(j.sev, CodeNCInterfaceDown, fmt.Sprintf("%s is %s", d.Label(), state),
-			j.withDet("admin_up", fmt.Sprint(l.AdminUp), "carrier", fmt.Sprint(l.LowerUp)),
-			"Check the VM's network attachment (cable, bridge, VLAN on the host side) and the network service's journal"))
+		fs = append(fs, CodeNCInterfaceDown.New(j.sev, fmt.Sprintf("%s is %s", d.Label(), state),
+			j.withDet("admin_up", fmt.Sprint(l.AdminUp), "carrier", fmt.Sprint(l.LowerUp)), fix))
 	}
 	return fs
 }
@@ -147,7 +149,7 @@ func (j *ifaceJudge) nameAndState() []runner.Finding {
 func (j *ifaceJudge) addresses(have []netstate.Addr) []runner.Finding {
 	d, l := j.d, j.l
 	var fs []runner.Finding
-	var missing []string
+	var missing, addrs []string
 	for _, a := range d.Addresses {
 		found := false
 		for _, h := range have {
@@ -155,13 +157,14 @@ func (j *ifaceJudge) addresses(have []netstate.Addr) []runner.Finding {
 		}
 		if !found {
 			missing = append(missing, a.Prefix.String()+" ("+a.At+")")
+			addrs = append(addrs, a.Prefix.String())
 		}
 	}
 	if len(missing) > 0 {
-		fs = append(fs, runner.New(runner.Fail, CodeNCAddressMissing,
+		fs = append(fs, CodeNCAddressMissing.New(runner.Fail,
 			fmt.Sprintf("%s lacks declared address %s; it has %s", l.Name, strings.Join(missing, ", "), netstate.AddrList(globalOnly(have))),
 			j.withDet("declared", prefixList(d.Addresses), "assigned", netstate.AddrList(have)),
-			"Find who assigned the other address (a DHCP client, a hand-made config, a second declaration) and make the declared one win; "+fixAtSource))
+			CodeNCAddressMissing.Fixf("link", l.Name, "address", strings.Join(addrs, ", "))))
 	}
 	return fs
 }
@@ -195,10 +198,10 @@ func (j *ifaceJudge) dhcp(fam netstate.Family, have []netstate.Addr) []runner.Fi
 		}
 	}
 	if len(dyn) == 0 {
-		fs = append(fs, runner.New(j.sev, CodeNCNoLease,
+		fs = append(fs, CodeNCNoLease.New(j.sev,
 			fmt.Sprintf("%s is declared for DHCP (%s) but holds no %s lease: no dynamic address", l.Name, fam, fam),
 			j.withDet("assigned", netstate.AddrList(have)),
-			"Check that a DHCP server serves this network (the VM's network, VLAN ID and the DHCP range), and the DHCP client's journal"))
+			CodeNCNoLease.Fixf("family", fam.String(), "link", l.Name)))
 		return fs
 	}
 	if !hasLease || fam != netstate.FamilyOf(le.Address) {
@@ -211,10 +214,10 @@ func (j *ifaceJudge) dhcp(fam netstate.Family, have []netstate.Addr) []runner.Fi
 		}
 	}
 	if len(unused) > 0 {
-		fs = append(fs, runner.New(runner.Warn, CodeNCLeaseRouterUnused,
+		fs = append(fs, CodeNCLeaseRouterUnused.New(runner.Warn,
 			fmt.Sprintf("the DHCP lease on %s offers router %s, but no route uses it", l.Name, strings.Join(unused, ", ")),
 			j.withDet("lease", le.File, "routes", t.DescribeRoutes(f.Topo.Defaults(fam))),
-			"If this NIC should carry the default route, allow DHCP routes on it (netplan `dhcp4-overrides: {use-routes: true}`, NetworkManager `ipv4.ignore-auto-routes no`); otherwise nothing to do"))
+			CodeNCLeaseRouterUnused.Fixf("link", l.Name, "routers", strings.Join(unused, ", "))))
 	}
 	servers := f.Resolver.Servers()
 	var dnsUnused []string
@@ -224,10 +227,10 @@ func (j *ifaceJudge) dhcp(fam netstate.Family, have []netstate.Addr) []runner.Fi
 		}
 	}
 	if len(dnsUnused) > 0 {
-		fs = append(fs, runner.New(runner.Warn, CodeNCLeaseDNSUnused,
+		fs = append(fs, CodeNCLeaseDNSUnused.New(runner.Warn,
 			fmt.Sprintf("the DHCP lease on %s offers nameserver %s, which the resolver does not use", l.Name, strings.Join(dnsUnused, ", ")),
 			j.withDet("lease", le.File, "resolver_stack", f.Resolver.Describe()),
-			"Let the DHCP client feed the resolver (systemd-resolved, or resolvconf for ifupdown), or declare the nameservers statically"))
+			CodeNCLeaseDNSUnused.Fixf("link", l.Name, "servers", strings.Join(dnsUnused, ", "))))
 	}
 	return fs
 }
@@ -249,13 +252,14 @@ func (j *ifaceJudge) gateways() []runner.Finding {
 			continue
 		}
 		desc := "no " + fam.String() + " default route carries general traffic"
+		fix := CodeNCGatewayNotDefault.CaseFix("when no default route carries general traffic", "gateway", g.Addr.String(), "link", l.Name)
 		if ok {
 			desc = "the winning default route is " + t.DescribeRoute(w)
+			fix = CodeNCGatewayNotDefault.Fixf("link", l.Name, "gateway", g.Addr.String())
 		}
-		fs = append(fs, runner.New(runner.Fail, CodeNCGatewayNotDefault,
+		fs = append(fs, CodeNCGatewayNotDefault.New(runner.Fail,
 			fmt.Sprintf("declared gateway %s on %s (%s) is not the default route: %s", g.Addr, l.Name, g.At, desc),
-			j.withDet("declared_gateway", g.Addr.String()+" ("+g.At+")", "defaults", t.DescribeRoutes(t.Defaults(fam))),
-			netstate.FixTakeover))
+			j.withDet("declared_gateway", g.Addr.String()+" ("+g.At+")", "defaults", t.DescribeRoutes(t.Defaults(fam))), fix))
 	}
 	return fs
 }
@@ -265,9 +269,9 @@ func (j *ifaceJudge) mtu() []runner.Finding {
 	d, l := j.d, j.l
 	var fs []runner.Finding
 	if d.MTU != 0 && l.MTU != d.MTU {
-		fs = append(fs, runner.New(runner.Warn, CodeNCMTUMismatch,
+		fs = append(fs, CodeNCMTUMismatch.New(runner.Warn,
 			fmt.Sprintf("%s has MTU %d, declared %d (%s)", l.Name, l.MTU, d.MTU, d.MTUAt), j.withDet(),
-			"A DHCP MTU option or the parent's MTU may override it; align the declared MTU with the network's, "+fixAtSource))
+			CodeNCMTUMismatch.Fixf("link", l.Name, "mtu", fmt.Sprint(d.MTU))))
 	}
 	return fs
 }
@@ -294,9 +298,9 @@ func (j *ifaceJudge) vlan() []runner.Finding {
 		}
 	}
 	if len(bad) > 0 {
-		fs = append(fs, runner.New(runner.Fail, CodeNCVLANMismatch, l.Name+": "+strings.Join(bad, "; "),
+		fs = append(fs, CodeNCVLANMismatch.New(runner.Fail, l.Name+": "+strings.Join(bad, "; "),
 			j.withDet("vlan_id", fmt.Sprint(l.VLANID), "parent", t.Name(l.ParentIndex)),
-			"A wrong VLAN ID puts the VM on another network where DHCP and the gateway do not answer; "+fixAtSource))
+			CodeNCVLANMismatch.Fixf("link", l.Name)))
 	}
 	return fs
 }
@@ -334,9 +338,9 @@ func (j *ifaceJudge) members() []runner.Finding {
 		}
 	}
 	if len(bad) > 0 {
-		fs = append(fs, runner.New(runner.Fail, CodeNCMembersMismatch, l.Name+": "+strings.Join(bad, "; "),
+		fs = append(fs, CodeNCMembersMismatch.New(runner.Fail, l.Name+": "+strings.Join(bad, "; "),
 			j.withDet("declared_members", strings.Join(d.Members, ", ")+" ("+d.MembersAt+")", "ports", strings.Join(ports, ", ")),
-			"Check the member interfaces' names or matches and the network service's journal; "+fixAtSource))
+			CodeNCMembersMismatch.Fixf("link", l.Name, "members", strings.Join(d.Members, ", "))))
 	}
 	return fs
 }
@@ -361,5 +365,5 @@ func (j *ifaceJudge) ok() runner.Finding {
 	if len(what) > 0 {
 		msg += ": " + strings.Join(what, ", ")
 	}
-	return runner.Passf(CodeNCInterfaceOK, msg, j.withDet())
+	return runner.Passf(CodeNCInterfaceOK.ID, msg, j.withDet())
 }

@@ -1,4 +1,4 @@
-package netintent
+package networkconfig
 
 import (
 	"context"
@@ -17,52 +17,17 @@ import (
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
-// Codes of the network-config check.
-const (
-	CodeNCNone              = "netconfig-none"
-	CodeNCUnreadable        = "netconfig-unreadable"
-	CodeNCInvalid           = "netconfig-invalid"
-	CodeNCLiveSkipped       = "netconfig-live-skipped"
-	CodeNCConsistent        = "netconfig-consistent"
-	CodeNCDuplicateAddress  = "netconfig-duplicate-address"
-	CodeNCGatewayConflict   = "netconfig-gateway-conflict"
-	CodeNCMatchedTwice      = "netconfig-matched-twice"
-	CodeNCKernelError       = "netconfig-kernel-error"
-	CodeNCInterfaceOK       = "netconfig-interface-ok"
-	CodeNCInterfaceMissing  = "netconfig-interface-missing"
-	CodeNCNameMismatch      = "netconfig-name-mismatch"
-	CodeNCInterfaceDown     = "netconfig-interface-down"
-	CodeNCAddressMissing    = "netconfig-address-missing"
-	CodeNCNoLease           = "netconfig-dhcp-no-lease"
-	CodeNCLeaseRouterUnused = "netconfig-lease-router-unused"
-	CodeNCLeaseDNSUnused    = "netconfig-lease-dns-unused"
-	CodeNCGatewayNotDefault = "netconfig-gateway-not-default"
-	CodeNCNameserversOK     = "netconfig-nameservers-ok"
-	CodeNCNameserverMissing = "netconfig-nameserver-missing"
-	CodeNCSearchMissing     = "netconfig-search-missing"
-	CodeNCMTUMismatch       = "netconfig-mtu-mismatch"
-	CodeNCVLANMismatch      = "netconfig-vlan-mismatch"
-	CodeNCMembersMismatch   = "netconfig-members-mismatch"
-)
-
-// NetworkConfigCodes lists every code the network-config check emits.
-func NetworkConfigCodes() []string {
-	return []string{CodeNCNone, CodeNCUnreadable, CodeNCInvalid, CodeNCLiveSkipped, CodeNCConsistent,
-		CodeNCDuplicateAddress, CodeNCGatewayConflict, CodeNCMatchedTwice, CodeNCKernelError,
-		CodeNCInterfaceOK, CodeNCInterfaceMissing, CodeNCNameMismatch, CodeNCInterfaceDown,
-		CodeNCAddressMissing, CodeNCNoLease, CodeNCLeaseRouterUnused, CodeNCLeaseDNSUnused,
-		CodeNCGatewayNotDefault, CodeNCNameserversOK, CodeNCNameserverMissing, CodeNCSearchMissing,
-		CodeNCMTUMismatch, CodeNCVLANMismatch, CodeNCMembersMismatch}
-}
-
-// The remediation the Harvester article gives for every mismatch: fix
-// the source, not the guest.
-const fixAtSource = "Correct the VM's network data (cloud-init network-config) or the template it came from, then reboot or re-run `cloud-init clean --configs network && cloud-init init`; a hand fix inside the guest is lost on the next boot or clone"
-
-// atSource is fixAtSource on the running system; for an image, where
-// cloud-init's commands would act on the host, the image's own files.
-func atSource(live bool) string {
-	return runner.Fix(live, fixAtSource, "Correct the network configuration files in the image, or the build or network data that wrote them, then rebuild; clones boot with what the image holds")
+// Check is the network-config check: the network configuration the VM
+// was given (cloud-init's network-config, or what it or an administrator
+// rendered for netplan, NetworkManager, systemd-networkd, ifupdown or
+// ifcfg) against what the interfaces, routes and resolver actually have.
+var Check = runner.Check{
+	ID:    "network-config",
+	Title: "Declared network configuration",
+	Description: "every interface the network config declares exists (by name or match), is up and has its " +
+		"addresses, lease, default gateway, nameservers, MTU, VLAN ID and members",
+	Codes: Codes,
+	Run:   RunNetworkConfig,
 }
 
 // IntentFacts is the running system's side of the comparison: the
@@ -110,10 +75,10 @@ func RunNetworkConfig(ctx context.Context, env *runner.Env) []runner.Finding {
 	fs = append(fs, cons...)
 	if !env.Live {
 		if len(cons) == 0 {
-			fs = append(fs, runner.Passf(CodeNCConsistent, fmt.Sprintf("%d declared interface(s) from %s: no duplicate address, gateway or match",
+			fs = append(fs, runner.Passf(CodeNCConsistent.ID, fmt.Sprintf("%d declared interface(s) from %s: no duplicate address, gateway or match",
 				len(r.Intent.Ifaces), r.Intent.Source), intentDetail(r.Intent)))
 		}
-		return append(fs, runner.Skipf(CodeNCLiveSkipped, "declared configuration not compared with the interfaces: "+env.NotLiveReason(), intentDetail(r.Intent)))
+		return append(fs, runner.Skipf(CodeNCLiveSkipped.ID, "declared configuration not compared with the interfaces: "+env.NotLiveReason(), intentDetail(r.Intent)))
 	}
 	if ctx.Err() != nil {
 		return fs
@@ -142,8 +107,8 @@ func CompareIntent(r IntentRead, k netstate.Kernel, s *store.Store, root *fs.Roo
 }
 
 func ncKernelError(err error) runner.Finding {
-	return runner.Errorf(CodeNCKernelError, "cannot read the network interfaces to compare with the declared configuration",
-		map[string]string{"error": err.Error()}, "Run guestcheck on the guest itself, where netlink is available")
+	return CodeNCKernelError.New(runner.Error, "cannot read the network interfaces to compare with the declared configuration",
+		map[string]string{"error": err.Error()}, CodeNCKernelError.Fixf())
 }
 
 func intentDetail(in Intent) map[string]string {
@@ -154,11 +119,11 @@ func intentDetail(in Intent) map[string]string {
 // unreadableFix is the fix for network configuration files that could
 // not be read: root-only files ask for root only when guestcheck is not
 // root already.
-func unreadableFix(isRoot bool) string {
+func unreadableFix(isRoot bool, files []string) string {
 	if isRoot {
-		return runner.PermissionFix("the files listed")
+		return CodeNCUnreadable.CaseFix("when root is denied too", "files", strings.Join(files, ", "))
 	}
-	return "Run guestcheck as root (NetworkManager keyfiles and netplan files are readable by root only)"
+	return CodeNCUnreadable.Fixf()
 }
 
 // JudgeIntentFiles reports a missing configuration, unreadable files and
@@ -166,23 +131,23 @@ func unreadableFix(isRoot bool) string {
 func JudgeIntentFiles(r IntentRead) []runner.Finding {
 	var fs []runner.Finding
 	if len(r.Unreadable) > 0 {
-		fs = append(fs, runner.Errorf(CodeNCUnreadable, fmt.Sprintf("cannot read %d network configuration file(s)", len(r.Unreadable)),
+		fs = append(fs, CodeNCUnreadable.New(runner.Error, fmt.Sprintf("cannot read %d network configuration file(s)", len(r.Unreadable)),
 			map[string]string{"files": strings.Join(r.Unreadable, "\n")},
-			unreadableFix(r.IsRoot)))
+			unreadableFix(r.IsRoot, r.Unreadable)))
 	}
 	if !r.Found {
 		if len(r.Unreadable) > 0 {
 			return fs
 		}
-		return append(fs, runner.Skipf(CodeNCNone, "no declared network configuration found (cloud-init, netplan, NetworkManager, systemd-networkd, ifupdown or ifcfg)",
+		return append(fs, runner.Skipf(CodeNCNone.ID, "no declared network configuration found (cloud-init, netplan, NetworkManager, systemd-networkd, ifupdown or ifcfg)",
 			map[string]string{"consulted": strings.Join(r.Consulted, "\n")}))
 	}
 	groups, summary := netconf.ProblemsByFile(r.Intent.Problems)
 	for i, ps := range groups {
 		f, msg := ps[0].File, summary[i]
-		fs = append(fs, runner.New(runner.Warn, CodeNCInvalid, msg,
+		fs = append(fs, CodeNCInvalid.New(runner.Warn, msg,
 			map[string]string{"file": f, "problems": problem.Join(ps), "source": r.Intent.Source},
-			"Fix the reported lines: the network service ignores or rejects them, so the interface is not configured as declared"))
+			CodeNCInvalid.Fixf("file", f)))
 	}
 	return fs
 }
@@ -294,7 +259,7 @@ func judgeResolver(in Intent, f *IntentFacts) []runner.Finding {
 	d := map[string]string{"source": in.Source, "resolver_stack": f.Resolver.Describe(),
 		"resolver_servers": strings.Join(used, ", "), "resolver_search": strings.Join(usedSearch, " ")}
 	var fs []runner.Finding
-	var missing []string
+	var missing, missingAddrs []string
 	seen := map[netip.Addr]bool{}
 	for _, a := range ns {
 		if seen[a.Addr] {
@@ -303,17 +268,18 @@ func judgeResolver(in Intent, f *IntentFacts) []runner.Finding {
 		seen[a.Addr] = true
 		if !slices.ContainsFunc(servers, func(s netstate.Server) bool { return s.Addr.WithZone("") == a.Addr.WithZone("") }) {
 			missing = append(missing, a.Addr.String()+" ("+a.At+")")
+			missingAddrs = append(missingAddrs, a.Addr.String())
 		}
 	}
 	if len(missing) > 0 {
-		fix := fixAtSource
-		if !f.Resolver.Stub {
-			fix = "Make the network service feed the resolver (systemd-resolved, or the resolvconf package for ifupdown's dns-nameservers), or " + strings.ToLower(fixAtSource[:1]) + fixAtSource[1:]
+		fix := CodeNCNameserverMissing.Fixf("servers", strings.Join(missingAddrs, ", "))
+		if f.Resolver.Stub {
+			fix = CodeNCNameserverMissing.CaseFix("behind systemd-resolved", "servers", strings.Join(missingAddrs, ", "))
 		}
-		fs = append(fs, runner.New(runner.Fail, CodeNCNameserverMissing,
+		fs = append(fs, CodeNCNameserverMissing.New(runner.Fail,
 			fmt.Sprintf("declared nameserver %s is not used by the resolver (%s)", strings.Join(missing, ", "), f.Resolver.Describe()), d, fix))
 	}
-	var smissing []string
+	var smissing, domains []string
 	sseen := map[string]bool{}
 	for _, s := range search {
 		v := strings.TrimSuffix(strings.ToLower(s.Value), ".")
@@ -323,15 +289,16 @@ func judgeResolver(in Intent, f *IntentFacts) []runner.Finding {
 		sseen[v] = true
 		if !slices.ContainsFunc(usedSearch, func(u string) bool { return strings.TrimSuffix(strings.ToLower(u), ".") == v }) {
 			smissing = append(smissing, s.Value+" ("+s.At+")")
+			domains = append(domains, s.Value)
 		}
 	}
 	if len(smissing) > 0 {
-		fs = append(fs, runner.New(runner.Warn, CodeNCSearchMissing,
+		fs = append(fs, CodeNCSearchMissing.New(runner.Warn,
 			fmt.Sprintf("declared search domain %s is not in the resolver's search list", strings.Join(smissing, ", ")), d,
-			"Short names will not resolve as intended; "+fixAtSource))
+			CodeNCSearchMissing.Fixf("domains", strings.Join(domains, ", "))))
 	}
 	if len(fs) == 0 {
-		fs = append(fs, runner.Passf(CodeNCNameserversOK, fmt.Sprintf("the resolver uses the %d declared nameserver(s) and %d search domain(s)", len(seen), len(sseen)), d))
+		fs = append(fs, runner.Passf(CodeNCNameserversOK.ID, fmt.Sprintf("the resolver uses the %d declared nameserver(s) and %d search domain(s)", len(seen), len(sseen)), d))
 	}
 	return fs
 }

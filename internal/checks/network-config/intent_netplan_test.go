@@ -1,4 +1,4 @@
-package netintent
+package networkconfig
 
 import (
 	"context"
@@ -205,7 +205,7 @@ func netplanGenerateFiles(t *testing.T, bin string, files map[string]string) (st
 // default routes. ok is false when both refuse (nothing to compare).
 func generateAgrees(t *testing.T, bin, y string, in Intent, probs []problem.Problem) (string, bool) {
 	t.Helper()
-	conflict := slices.ContainsFunc(JudgeIntentConsistency(in, nil), func(f runner.Finding) bool { return f.Code == CodeNCGatewayConflict })
+	conflict := slices.ContainsFunc(JudgeIntentConsistency(in, nil), func(f runner.Finding) bool { return f.Code == CodeNCGatewayConflict.ID })
 	dir, err := netplanGenerate(t, bin, y)
 	switch {
 	case err != nil && len(probs) == 0 && !conflict:
@@ -289,7 +289,7 @@ func TestNetplanConflictsAgree(t *testing.T) {
 	}
 	for i, tc := range cases {
 		in, _ := ParseNetworkYAML("x.yaml", []byte(tc.yaml))
-		ours := slices.ContainsFunc(JudgeIntentConsistency(in, nil), func(f runner.Finding) bool { return f.Code == CodeNCGatewayConflict })
+		ours := slices.ContainsFunc(JudgeIntentConsistency(in, nil), func(f runner.Finding) bool { return f.Code == CodeNCGatewayConflict.ID })
 		_, err := netplanGenerate(t, bin, tc.yaml)
 		theirs := err != nil && strings.Contains(err.Error(), "Conflicting default route")
 		if ours != tc.conflict || theirs != tc.conflict {
@@ -388,7 +388,7 @@ func TestNetplanMergeDifferential(t *testing.T) {
 			files := map[string]string{"50-cloud-init.yaml": in.base, "90-local.yaml": in.local}
 			root := writeRoot(t, map[string]string{"etc/netplan/50-cloud-init.yaml": in.base, "etc/netplan/90-local.yaml": in.local})
 			ri := ReadIntent(root)
-			conflict := slices.ContainsFunc(JudgeIntentConsistency(ri.Intent, nil), func(f runner.Finding) bool { return f.Code == CodeNCGatewayConflict })
+			conflict := slices.ContainsFunc(JudgeIntentConsistency(ri.Intent, nil), func(f runner.Finding) bool { return f.Code == CodeNCGatewayConflict.ID })
 			dir, err := netplanGenerateFiles(t, bin, files)
 			switch {
 			case err != nil && len(ri.Intent.Problems) == 0 && !conflict:

@@ -1,4 +1,4 @@
-package netintent
+package networkconfig
 
 import (
 	"slices"

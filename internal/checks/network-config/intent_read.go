@@ -1,4 +1,4 @@
-package netintent
+package networkconfig
 
 import (
 	"path"
@@ -101,8 +101,8 @@ func (b *intentBuilder) cloudInitJSON() bool {
 		if !b.use(f.Read) {
 			continue
 		}
-		in, probs := ParseNetworkYAML(f.Name, f.Data)
-		if cloudInitDisabled(f.Data) {
+		in, disabled, probs := parseNetworkConfig(f.Name, f.Data)
+		if disabled {
 			continue
 		}
 		if in.Source == "netplan" {
@@ -273,11 +273,4 @@ func (b *intentBuilder) ifcfg(source string, keep func(netconf.IfcfgFile) bool) 
 	ifcfgMembers(ds, masters)
 	b.r.Intent.Source = source
 	b.add(Intent{Ifaces: ds}, nil)
-}
-
-// cloudInitDisabled reports whether a network-config says
-// "config: disabled".
-func cloudInitDisabled(b []byte) bool {
-	s := strings.Join(strings.Fields(string(b)), "")
-	return strings.Contains(s, `"config":"disabled"`) || strings.Contains(s, "config:disabled")
 }

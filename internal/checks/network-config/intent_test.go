@@ -1,4 +1,4 @@
-package netintent
+package networkconfig
 
 import (
 	"context"
@@ -11,10 +11,11 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/guestcheck/guestcheck/internal/fact/netstate"
-	"github.com/guestcheck/guestcheck/internal/testenv/netstatetest"
-	"github.com/guestcheck/guestcheck/internal/testenv/nstest"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
+	"github.com/guestcheck/guestcheck/internal/shared/runner/checktest"
+	"github.com/guestcheck/guestcheck/internal/testenv/netstatetest"
+	"github.com/guestcheck/guestcheck/internal/testenv/nstest"
 )
 
 // runNC runs the network-config check; ns nil means under --root.
@@ -27,10 +28,8 @@ func runNC(t *testing.T, ns *nstest.NS, files map[string]string) []runner.Findin
 	fs := RunNetworkConfig(context.Background(), env)
 	for _, f := range fs {
 		t.Logf("%s %s: %s", f.Status, f.Code, f.Message)
-		if f.Status != runner.Pass && f.Status != runner.Skip && f.Remediation == "" {
-			t.Errorf("%s has no remediation", f.Code)
-		}
 	}
+	checktest.Conventions(t, fs, Codes)
 	return fs
 }
 
@@ -38,6 +37,7 @@ func runNC(t *testing.T, ns *nstest.NS, files map[string]string) []runner.Findin
 // message contains every fragment.
 func want(t *testing.T, fs []runner.Finding, st runner.Status, code string, fragments ...string) runner.Finding {
 	t.Helper()
+	checktest.Conventions(t, fs, Codes)
 	for _, f := range fs {
 		if f.Code != code || f.Status != st {
 			continue
@@ -105,11 +105,11 @@ var healthyResolv = "nameserver 192.0.2.53\nsearch example.test\n"
 func TestNetworkConfigHealthy(t *testing.T) {
 	ns, _ := healthy(t)
 	fs := runNC(t, ns, map[string]string{"etc/netplan/50-cloud-init.yaml": healthyNetplan, "etc/resolv.conf": healthyResolv})
-	f := want(t, fs, runner.Pass, CodeNCInterfaceOK, "eth0 is up as declared", "192.0.2.10/24", "default route via 192.0.2.1")
+	f := want(t, fs, runner.Pass, CodeNCInterfaceOK.ID, "eth0 is up as declared", "192.0.2.10/24", "default route via 192.0.2.1")
 	if f.Detail["source"] != "netplan, rendered by cloud-init" {
 		t.Errorf("source %q", f.Detail["source"])
 	}
-	want(t, fs, runner.Pass, CodeNCNameserversOK, "1 declared nameserver(s) and 1 search domain(s)")
+	want(t, fs, runner.Pass, CodeNCNameserversOK.ID, "1 declared nameserver(s) and 1 search domain(s)")
 	if w := worst(fs); w != runner.Pass {
 		t.Errorf("worst status %s on a healthy guest", w)
 	}
@@ -119,36 +119,36 @@ func TestNetworkConfigInterfaceMissing(t *testing.T) {
 	ns := nstest.New(t)
 	ns.NIC(t, "ens3", macEth0, "192.0.2.10/24")
 	fs := runNC(t, ns, map[string]string{"etc/netplan/50-cloud-init.yaml": "network:\n  ethernets:\n    eth0: {dhcp4: true}\n"})
-	f := want(t, fs, runner.Fail, CodeNCInterfaceMissing, "no interface named eth0", "ens3 ("+macEth0+"): use that name")
+	f := want(t, fs, runner.Fail, CodeNCInterfaceMissing.ID, "no interface named eth0", "ens3 ("+macEth0+"): use that name")
 	if f.Detail["unconfigured_nics"] != "ens3" || !strings.Contains(f.Remediation, "Name the interface ens3") {
 		t.Errorf("detail %v, remediation %q", f.Detail, f.Remediation)
 	}
 	// By MAC: the finding lists every NIC when none is free to suggest.
 	fs = runNC(t, ns, map[string]string{"etc/netplan/50-cloud-init.yaml": "network:\n  ethernets:\n    a: {match: {macaddress: \"" + macEth1 + "\"}}\n    ens3: {}\n"})
-	want(t, fs, runner.Fail, CodeNCInterfaceMissing, "no interface has MAC "+macEth1, "the VM's NICs are ens3 "+macEth0)
+	want(t, fs, runner.Fail, CodeNCInterfaceMissing.ID, "no interface has MAC "+macEth1, "the VM's NICs are ens3 "+macEth0)
 }
 
 func TestNetworkConfigAddressMissing(t *testing.T) {
 	ns := nstest.New(t)
 	ns.NIC(t, "eth0", macEth0, "192.0.2.11/24")
 	fs := runNC(t, ns, map[string]string{"etc/netplan/50-cloud-init.yaml": "network:\n  ethernets:\n    eth0: {addresses: [192.0.2.10/24]}\n"})
-	f := want(t, fs, runner.Fail, CodeNCAddressMissing, "eth0 lacks declared address 192.0.2.10/24", "it has 192.0.2.11/24")
+	f := want(t, fs, runner.Fail, CodeNCAddressMissing.ID, "eth0 lacks declared address 192.0.2.10/24", "it has 192.0.2.11/24")
 	if f.Detail["declared"] != "192.0.2.10/24" {
 		t.Errorf("detail %v", f.Detail)
 	}
-	noFinding(t, fs, CodeNCInterfaceOK)
+	noFinding(t, fs, CodeNCInterfaceOK.ID)
 }
 
 func TestNetworkConfigNameserverMissing(t *testing.T) {
 	ns, _ := healthy(t)
 	fs := runNC(t, ns, map[string]string{"etc/netplan/50-cloud-init.yaml": healthyNetplan, "etc/resolv.conf": "nameserver 192.0.2.3\n"})
-	want(t, fs, runner.Fail, CodeNCNameserverMissing, "declared nameserver 192.0.2.53", "is not used by the resolver")
-	want(t, fs, runner.Warn, CodeNCSearchMissing, "example.test")
+	want(t, fs, runner.Fail, CodeNCNameserverMissing.ID, "declared nameserver 192.0.2.53", "is not used by the resolver")
+	want(t, fs, runner.Warn, CodeNCSearchMissing.ID, "example.test")
 	// Behind the systemd-resolved stub, the upstream list counts.
 	fs = runNC(t, ns, map[string]string{"etc/netplan/50-cloud-init.yaml": healthyNetplan,
 		"etc/resolv.conf":                 "nameserver 127.0.0.53\nsearch example.test\n",
 		"run/systemd/resolve/resolv.conf": "nameserver 192.0.2.53\nsearch example.test\n"})
-	want(t, fs, runner.Pass, CodeNCNameserversOK)
+	want(t, fs, runner.Pass, CodeNCNameserversOK.ID)
 }
 
 // TestJudgeIntentVLAN judges VLANs on fake facts: this test kernel has
@@ -164,17 +164,17 @@ func TestJudgeIntentVLAN(t *testing.T) {
 	cfg := "network:\n  ethernets:\n    eth0: {}\n    eth1: {}\n  vlans:\n    vlan100: {id: 100, link: eth0}\n"
 	in, _ := ParseNetworkYAML("n.yaml", []byte(cfg))
 	fs := JudgeIntent(in, f)
-	want(t, fs, runner.Fail, CodeNCVLANMismatch, "vlan100: its VLAN ID is 200, declared 100 (n.yaml:6)")
+	want(t, fs, runner.Fail, CodeNCVLANMismatch.ID, "vlan100: its VLAN ID is 200, declared 100 (n.yaml:6)")
 	in, _ = ParseNetworkYAML("n.yaml", []byte(strings.Replace(strings.Replace(cfg, "id: 100", "id: 200", 1), "link: eth0", "link: eth1", 1)))
 	fs = JudgeIntent(in, f)
-	want(t, fs, runner.Fail, CodeNCVLANMismatch, "vlan100: it sits on eth0, declared on eth1")
+	want(t, fs, runner.Fail, CodeNCVLANMismatch.ID, "vlan100: it sits on eth0, declared on eth1")
 	in, _ = ParseNetworkYAML("n.yaml", []byte(strings.Replace(cfg, "id: 100", "id: 200", 1)))
 	fs = JudgeIntent(in, f)
-	want(t, fs, runner.Pass, CodeNCInterfaceOK, "vlan100 is up as declared")
-	noFinding(t, fs, CodeNCVLANMismatch)
+	want(t, fs, runner.Pass, CodeNCInterfaceOK.ID, "vlan100 is up as declared")
+	noFinding(t, fs, CodeNCVLANMismatch.ID)
 	// A declared bond that is a plain NIC, with a member elsewhere.
 	in, _ = ParseNetworkYAML("n.yaml", []byte("network:\n  ethernets:\n    eth1: {}\n  bonds:\n    eth0: {interfaces: [eth1]}\n"))
-	want(t, JudgeIntent(in, f), runner.Fail, CodeNCMembersMismatch, "eth0: it is a device link, not a bond; member eth1 belongs to no bond")
+	want(t, JudgeIntent(in, f), runner.Fail, CodeNCMembersMismatch.ID, "eth0: it is a device link, not a bond; member eth1 belongs to no bond")
 }
 
 // TestNetworkConfigTakeover is the Harvester two-NIC case judged from the
@@ -191,12 +191,12 @@ func TestNetworkConfigTakeover(t *testing.T) {
 	ns.Default(t, "eth1", "198.51.100.1", 100, 0, false)
 	cfg := healthyNetplan + "    eth1: {dhcp4: true}\n"
 	fs := runNC(t, ns, map[string]string{"etc/netplan/50-cloud-init.yaml": cfg, "etc/resolv.conf": healthyResolv})
-	f := want(t, fs, runner.Fail, CodeNCGatewayNotDefault, "declared gateway 192.0.2.1 on eth0", "default via 198.51.100.1 dev eth1")
+	f := want(t, fs, runner.Fail, CodeNCGatewayNotDefault.ID, "declared gateway 192.0.2.1 on eth0", "default via 198.51.100.1 dev eth1")
 	if !strings.Contains(f.Remediation, "use-routes: false") {
 		t.Errorf("remediation %q", f.Remediation)
 	}
 	// eth1 has a static address, not a lease.
-	want(t, fs, runner.Fail, CodeNCNoLease, "eth1 is declared for DHCP (IPv4) but holds no IPv4 lease")
+	want(t, fs, runner.Fail, CodeNCNoLease.ID, "eth1 is declared for DHCP (IPv4) but holds no IPv4 lease")
 }
 
 func mustLink(t *testing.T, ns *nstest.NS, name string) netlink.Link {
@@ -217,10 +217,10 @@ func TestNetworkConfigDownAndMTU(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs := runNC(t, ns, map[string]string{"etc/netplan/50-cloud-init.yaml": healthyNetplan, "etc/resolv.conf": healthyResolv})
-	want(t, fs, runner.Fail, CodeNCInterfaceDown, "eth0 is administratively down")
-	want(t, fs, runner.Warn, CodeNCMTUMismatch, "eth0 has MTU 1500, declared 1400")
+	want(t, fs, runner.Fail, CodeNCInterfaceDown.ID, "eth0 is administratively down")
+	want(t, fs, runner.Warn, CodeNCMTUMismatch.ID, "eth0 has MTU 1500, declared 1400")
 	// Down, the kernel dropped the default route too.
-	want(t, fs, runner.Fail, CodeNCGatewayNotDefault, "no IPv4 default route carries general traffic")
+	want(t, fs, runner.Fail, CodeNCGatewayNotDefault.ID, "no IPv4 default route carries general traffic")
 }
 
 func TestNetworkConfigLease(t *testing.T) {
@@ -240,7 +240,7 @@ func TestNetworkConfigLease(t *testing.T) {
 		"run/systemd/netif/leases/" + idx: "ADDRESS=192.0.2.15\nROUTER=192.0.2.2\nDNS=192.0.2.3\n",
 	}
 	fs := runNC(t, ns, cfg)
-	want(t, fs, runner.Pass, CodeNCInterfaceOK, "DHCP lease held")
+	want(t, fs, runner.Pass, CodeNCInterfaceOK.ID, "DHCP lease held")
 	// A lease whose address the client assigned without a lifetime
 	// (permanent) still counts through the lease file.
 	l2 := ns.NIC(t, "eth1", macEth1, "198.51.100.7/24")
@@ -249,13 +249,13 @@ func TestNetworkConfigLease(t *testing.T) {
 		"etc/netplan/50-cloud-init.yaml":   "network:\n  ethernets:\n    eth1: {dhcp4: true}\n",
 		"run/systemd/netif/leases/" + idx2: "ADDRESS=198.51.100.7\n",
 	}
-	want(t, runNC(t, ns, cfg2), runner.Pass, CodeNCInterfaceOK, "eth1 is up as declared: DHCP lease held")
+	want(t, runNC(t, ns, cfg2), runner.Pass, CodeNCInterfaceOK.ID, "eth1 is up as declared: DHCP lease held")
 	delete(cfg2, "run/systemd/netif/leases/"+idx2)
-	want(t, runNC(t, ns, cfg2), runner.Fail, CodeNCNoLease, "eth1 is declared for DHCP")
+	want(t, runNC(t, ns, cfg2), runner.Fail, CodeNCNoLease.ID, "eth1 is declared for DHCP")
 	cfg["run/systemd/netif/leases/"+idx] = "ADDRESS=192.0.2.15\nROUTER=192.0.2.9\nDNS=192.0.2.4\n"
 	fs = runNC(t, ns, cfg)
-	want(t, fs, runner.Warn, CodeNCLeaseRouterUnused, "offers router 192.0.2.9")
-	want(t, fs, runner.Warn, CodeNCLeaseDNSUnused, "offers nameserver 192.0.2.4")
+	want(t, fs, runner.Warn, CodeNCLeaseRouterUnused.ID, "offers router 192.0.2.9")
+	want(t, fs, runner.Warn, CodeNCLeaseDNSUnused.ID, "offers nameserver 192.0.2.4")
 }
 
 func TestNetworkConfigBridgeMembers(t *testing.T) {
@@ -274,7 +274,7 @@ func TestNetworkConfigBridgeMembers(t *testing.T) {
 	}
 	cfg := "network:\n  ethernets:\n    eth0: {}\n    eth1: {}\n  bridges:\n    br0: {interfaces: [eth0, eth1]}\n"
 	fs := runNC(t, ns, map[string]string{"etc/netplan/50-cloud-init.yaml": cfg})
-	want(t, fs, runner.Fail, CodeNCMembersMismatch, "br0: member eth1 belongs to no bridge")
+	want(t, fs, runner.Fail, CodeNCMembersMismatch.ID, "br0: member eth1 belongs to no bridge")
 }
 
 func TestNetworkConfigNameMismatchAndMatchedTwice(t *testing.T) {
@@ -282,16 +282,16 @@ func TestNetworkConfigNameMismatchAndMatchedTwice(t *testing.T) {
 	ns.NIC(t, "eth0", macEth0)
 	cfg := "network:\n  ethernets:\n    lan: {match: {macaddress: \"" + macEth0 + "\"}, set-name: mgmt0}\n    eth0: {}\n"
 	fs := runNC(t, ns, map[string]string{"etc/netplan/50-cloud-init.yaml": cfg})
-	want(t, fs, runner.Warn, CodeNCNameMismatch, "matched eth0, but the configuration names it mgmt0")
-	want(t, fs, runner.Fail, CodeNCMatchedTwice, "interface eth0 is declared 2 times")
+	want(t, fs, runner.Warn, CodeNCNameMismatch.ID, "matched eth0, but the configuration names it mgmt0")
+	want(t, fs, runner.Fail, CodeNCMatchedTwice.ID, "interface eth0 is declared 2 times")
 }
 
 // TestNetworkConfigUnderRoot judges the files alone and says why the
 // live comparison was skipped.
 func TestNetworkConfigUnderRoot(t *testing.T) {
 	fs := runNC(t, nil, map[string]string{"etc/netplan/50-cloud-init.yaml": healthyNetplan})
-	want(t, fs, runner.Pass, CodeNCConsistent, "1 declared interface(s) from netplan, rendered by cloud-init")
-	f := want(t, fs, runner.Skip, CodeNCLiveSkipped, "needs the running system, but --root is")
+	want(t, fs, runner.Pass, CodeNCConsistent.ID, "1 declared interface(s) from netplan, rendered by cloud-init")
+	f := want(t, fs, runner.Skip, CodeNCLiveSkipped.ID, "needs the running system, but --root is")
 	if f.Detail["files"] == "" {
 		t.Error("the skip should name the files")
 	}
@@ -307,10 +307,10 @@ func TestNetworkConfigUnderRoot(t *testing.T) {
       gateway4: 192.0.2.254
 `
 	fs = runNC(t, nil, map[string]string{"etc/netplan/50-cloud-init.yaml": bad})
-	want(t, fs, runner.Fail, CodeNCDuplicateAddress, "address 192.0.2.10 is declared 2 times")
-	want(t, fs, runner.Fail, CodeNCGatewayConflict, "2 interfaces declare an IPv4 default gateway with no metric")
-	want(t, fs, runner.Fail, CodeNCMatchedTwice, "MAC 52:54:00:00:00:10 is declared 2 times")
-	noFinding(t, fs, CodeNCConsistent)
+	want(t, fs, runner.Fail, CodeNCDuplicateAddress.ID, "address 192.0.2.10 is declared 2 times")
+	want(t, fs, runner.Fail, CodeNCGatewayConflict.ID, "2 interfaces declare an IPv4 default gateway with no metric")
+	want(t, fs, runner.Fail, CodeNCMatchedTwice.ID, "MAC 52:54:00:00:00:10 is declared 2 times")
+	noFinding(t, fs, CodeNCConsistent.ID)
 }
 
 // TestGatewayMetrics: default gateways with different metrics are a
@@ -330,32 +330,32 @@ config:
 	if len(probs) > 0 {
 		t.Fatal(probs)
 	}
-	noFinding(t, JudgeIntentConsistency(in, nil), CodeNCGatewayConflict)
+	noFinding(t, JudgeIntentConsistency(in, nil), CodeNCGatewayConflict.ID)
 	if primaryGateway(in, in.Ifaces[0].Gateways[0]) || !primaryGateway(in, in.Ifaces[1].Gateways[0]) {
 		t.Error("the metric-100 gateway is the primary")
 	}
 	same := strings.ReplaceAll(v1, "metric: 100", "metric: 200")
 	in, _ = ParseNetworkYAML("n", []byte(same))
-	want(t, JudgeIntentConsistency(in, nil), runner.Fail, CodeNCGatewayConflict, "with the same metric 200")
+	want(t, JudgeIntentConsistency(in, nil), runner.Fail, CodeNCGatewayConflict.ID, "with the same metric 200")
 }
 
 func TestNetworkConfigFiles(t *testing.T) {
 	fs := runNC(t, nil, nil)
-	want(t, fs, runner.Skip, CodeNCNone, "no declared network configuration found")
+	want(t, fs, runner.Skip, CodeNCNone.ID, "no declared network configuration found")
 	fs = runNC(t, nil, map[string]string{"etc/netplan/50-cloud-init.yaml": "network:\n  ethernets:\n    eth0: {dhcp4: maybe}\n"})
-	f := want(t, fs, runner.Warn, CodeNCInvalid, `50-cloud-init.yaml:3: ethernets "eth0": "dhcp4" must be true or false`)
+	f := want(t, fs, runner.Warn, CodeNCInvalid.ID, `50-cloud-init.yaml:3: ethernets "eth0": "dhcp4" must be true or false`)
 	if f.Detail["file"] == "" {
 		t.Errorf("detail %v", f.Detail)
 	}
 	// A directory where the file should be cannot be read.
 	fs = runNC(t, nil, map[string]string{"var/lib/cloud/instance/network-config.json/x": ""})
-	want(t, fs, runner.Error, CodeNCUnreadable, "cannot read 1 network configuration file(s)")
+	want(t, fs, runner.Error, CodeNCUnreadable.ID, "cannot read 1 network configuration file(s)")
 }
 
 func TestNetworkConfigKernelError(t *testing.T) {
 	r := ReadIntent(writeRoot(t, map[string]string{"etc/netplan/50-cloud-init.yaml": healthyNetplan}))
 	fs := CompareIntent(r, &netstatetest.Kernel{Err: errors.New("netlink: operation not permitted")}, nil, writeRoot(t, nil))
-	want(t, fs, runner.Error, CodeNCKernelError, "cannot read the network interfaces")
+	want(t, fs, runner.Error, CodeNCKernelError.ID, "cannot read the network interfaces")
 }
 
 // TestReadIntentSources checks which configuration is taken as the
@@ -440,6 +440,6 @@ func TestJudgeIntentMatchDriver(t *testing.T) {
 	f := &IntentFacts{Topo: netstate.NewTopology(snap), Drivers: map[string]string{"ens3": "virtio_net"}}
 	in, _ := ParseNetworkYAML("n.yaml", []byte("network:\n  ethernets:\n    lan: {match: {driver: virtio*}}\n    wan: {match: {driver: e1000}}\n"))
 	fs := JudgeIntent(in, f)
-	want(t, fs, runner.Pass, CodeNCInterfaceOK, "lan is ens3 as declared")
-	want(t, fs, runner.Fail, CodeNCInterfaceMissing, "no interface uses driver e1000", "ens3 "+macEth0+" (virtio_net)")
+	want(t, fs, runner.Pass, CodeNCInterfaceOK.ID, "lan is ens3 as declared")
+	want(t, fs, runner.Fail, CodeNCInterfaceMissing.ID, "no interface uses driver e1000", "ens3 "+macEth0+" (virtio_net)")
 }

@@ -1,4 +1,4 @@
-package netintent
+package networkconfig
 
 import (
 	"strings"
@@ -12,6 +12,13 @@ import (
 // version 1 or 2, with or without the top-level "network" key) into an
 // Intent.
 func ParseNetworkYAML(name string, b []byte) (Intent, []problem.Problem) {
+	in, _, probs := parseNetworkConfig(name, b)
+	return in, probs
+}
+
+// parseNetworkConfig is ParseNetworkYAML that also says whether the file
+// is cloud-init's "config: disabled", which declares nothing.
+func parseNetworkConfig(name string, b []byte) (Intent, bool, []problem.Problem) {
 	c, probs := netplan.ParseNetworkConfig(name, b)
 	in := Intent{Files: []string{name}}
 	switch c.Version {
@@ -24,7 +31,7 @@ func ParseNetworkYAML(name string, b []byte) (Intent, []problem.Problem) {
 		in.Source = "netplan"
 		in.Ifaces = netplanIntent(netplan.Merge([]netplan.File{c.V2}).Devices)
 	}
-	return in, netconf.FromParser(probs)
+	return in, c.Disabled, netconf.FromParser(probs)
 }
 
 var netplanKinds = map[string]string{netplan.Ethernets: KindEthernet, netplan.VLANs: KindVLAN, netplan.Bonds: KindBond, netplan.Bridges: KindBridge}

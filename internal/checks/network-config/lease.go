@@ -1,4 +1,4 @@
-package netintent
+package networkconfig
 
 import (
 	"net/netip"
@@ -33,16 +33,15 @@ func ParseEnvLease(name string, b []byte) (Lease, []problem.Problem) {
 }
 
 // ParseDhclientLeases reads ISC dhclient's lease database through the one
-// lease parser and returns the last lease recorded for iface (the one in
-// force; dhclient appends); ok is false when the file holds none for it.
+// lease parser and returns the lease in force for iface (dhcplease's
+// Last); ok is false when the file holds none for it.
 func ParseDhclientLeases(name string, b []byte, iface string) (Lease, bool) {
 	d, _ := dhcplease.ParseDhclient(name, b)
-	for i := len(d.Leases) - 1; i >= 0; i-- {
-		if l := d.Leases[i]; l.Interface == iface {
-			return Lease{File: name, Address: l.Address, Routers: l.Routers, DNS: l.DNS}, true
-		}
+	l, ok := d.Last(iface)
+	if !ok {
+		return Lease{}, false
 	}
-	return Lease{}, false
+	return Lease{File: name, Address: l.Address, Routers: l.Routers, DNS: l.DNS}, true
 }
 
 // readLeases finds the DHCP lease of each link: systemd-networkd's,

@@ -1,4 +1,4 @@
-package netintent
+package networkconfig
 
 import (
 	"net/netip"
@@ -8,38 +8,6 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/parse/envfile"
 )
-
-// FuzzParseDhclientLeases: the last lease for the interface is the one in
-// force, and leases of other interfaces change nothing.
-func FuzzParseDhclientLeases(f *testing.F) {
-	f.Add([]byte("lease {\n  interface \"eth0\";\n  fixed-address 192.0.2.1;\n  option routers 192.0.2.254;\n  option domain-name-servers 192.0.2.53,192.0.2.54;\n}\n"), "eth0")
-	f.Add([]byte("lease {\n interface \"eth1\";\n"), "eth1")
-	f.Fuzz(func(t *testing.T, b []byte, iface string) {
-		if iface == "" || strings.ContainsAny(iface, "\" \t\r\n\v\f;{}\u0085\u00a0") || strings.ContainsFunc(iface, func(r rune) bool { return r > 0x7f }) {
-			iface = "eth0"
-		}
-		l, ok := ParseDhclientLeases("f", b, iface)
-		if ok && l.File != "f" {
-			t.Fatalf("lease %+v does not name its file", l)
-		}
-		if !ok && !reflect.DeepEqual(l, Lease{}) {
-			t.Fatalf("values %+v without a lease", l)
-		}
-		// Another interface's lease changes nothing, once any block b
-		// leaves open is closed.
-		closed := append(append([]byte(nil), b...), "\n}\n"...)
-		lc, okc := ParseDhclientLeases("f", closed, iface)
-		lo, oko := ParseDhclientLeases("f", []byte(string(closed)+"lease {\n interface \"x"+iface+"\";\n fixed-address 198.51.100.1;\n}\n"), iface)
-		if oko != okc || !reflect.DeepEqual(lo, lc) {
-			t.Fatalf("another interface's lease changed %+v to %+v", lc, lo)
-		}
-		mine := []byte(string(closed) + "lease {\n interface \"" + iface + "\";\n fixed-address 203.0.113.9;\n option routers 203.0.113.1;\n}\n")
-		lm, okm := ParseDhclientLeases("f", mine, iface)
-		if !okm || lm.Address != netip.MustParseAddr("203.0.113.9") || !reflect.DeepEqual(lm.Routers, []netip.Addr{netip.MustParseAddr("203.0.113.1")}) || lm.DNS != nil {
-			t.Fatalf("the last lease is not the one in force: %+v, %v", lm, okm)
-		}
-	})
-}
 
 // FuzzParseEnvLease: problems point into the input, addresses are valid,
 // and a later ADDRESS= line that systemd reads as one wins.

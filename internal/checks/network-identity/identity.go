@@ -1,4 +1,4 @@
-package netcheck
+package networkidentity
 
 import (
 	"context"
@@ -14,39 +14,17 @@ import (
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
-// Finding codes of the network-identity check, in groups. Each group is a section
-// of the Codes in docs/checks/network-identity.md; TestCodeGroupsDocumented in
-// internal/checks holds the two in step.
-
-// Finding codes: the machine-id.
-const (
-)
-
-// Finding codes: clones and templates.
-const (
-)
-
-// Finding codes: the DHCP client identifier.
-const (
-)
-
-// Finding codes: configuration bound to MAC addresses.
-const (
-)
-
-// Finding codes: when the state cannot be read.
-const (
-)
-
-// IdentityCodes lists every code the network-identity check emits, a line per group.
-func IdentityCodes() []string {
-	return []string{
-		CodeIDMachineIDOK, CodeIDMachineIDUnset, CodeIDMachineIDInvalid, CodeIDMachineIDUnreadable, CodeIDMachineIDMode, CodeIDMachineIDDBusFallback, CodeIDMachineIDMissingRO, CodeIDMachineIDFromFirmware,
-		CodeIDInstanceOK, CodeIDCloneKeptMachineID, CodeIDMachineIDTemplate, CodeIDTemplateRecordBad, CodeIDMachineIDLeak, CodeIDTemplateNoInstance, CodeIDTemplateInstance, CodeIDTemplateLeftover,
-		CodeIDDHCPOK, CodeIDDHCPClientID, CodeIDTemplateDHCPState,
-		CodeIDMACBindingsOK, CodeIDMACBindingStale, CodeIDMACBindingOrphaned, CodeIDMACBindingSkipped, CodeIDTemplateMACBinding,
-		CodeIDConfigInvalid, CodeIDConfigUnreadable, CodeIDKernelError,
-	}
+// Check is the network-identity check: a cloned or restored VM must not
+// share the original's network identity (machine-id, DHCP client
+// identifier, network configuration bound to the original's MAC
+// addresses), and a sealed template must hold none of it.
+var Check = runner.Check{
+	ID:    "network-identity",
+	Title: "Network identity (clone and restore safety)",
+	Description: "the machine-id is set (sealed the way systemd expects in an image) and was made for the cloud-init instance; DHCP clients identify by MAC; " +
+		"no network config is bound to a MAC address no NIC has",
+	Codes: Codes,
+	Run:   RunIdentity,
 }
 
 // MachineIDPath is the machine ID's guest path, as findings name it.
@@ -79,12 +57,12 @@ func RunIdentity(ctx context.Context, env *runner.Env) []runner.Finding {
 	}
 	if !env.Live {
 		if len(cfg.Bindings) == 0 {
-			return append(fs, runner.Passf(CodeIDMACBindingsOK, "no network configuration is bound to a MAC address", nil))
+			return append(fs, runner.Passf(CodeIDMACBindingsOK.ID, "no network configuration is bound to a MAC address", nil))
 		}
 		if ev.State.Is {
 			return append(fs, JudgeTemplateMACBindings(cfg.Bindings, ev.State)...)
 		}
-		return append(fs, runner.Skipf(CodeIDMACBindingSkipped,
+		return append(fs, runner.Skipf(CodeIDMACBindingSkipped.ID,
 			"MAC-bound network configuration not compared with the NICs: "+env.NotLiveReason(), bindingDetail(cfg.Bindings)))
 	}
 	k, done, err := netstate.OpenKernel(env.Netlink)
@@ -104,18 +82,18 @@ func RunIdentity(ctx context.Context, env *runner.Env) []runner.Finding {
 }
 
 func identityKernelError(err error) runner.Finding {
-	return runner.Errorf(CodeIDKernelError, "cannot read the network interfaces to compare MAC bindings",
-		map[string]string{"error": err.Error()}, "Run guestcheck on the guest itself, where netlink is available")
+	return CodeIDKernelError.New(runner.Error, "cannot read the network interfaces to compare MAC bindings",
+		map[string]string{"error": err.Error()}, CodeIDKernelError.Fixf())
 }
 
 // unreadableFix is the fix for network configuration files that could
 // not be read: NetworkManager's root-only keyfiles ask for root only when
 // guestcheck is not root already.
-func unreadableFix(isRoot bool) string {
+func unreadableFix(isRoot bool, files []string) string {
 	if isRoot {
-		return runner.PermissionFix("the files listed")
+		return CodeIDConfigUnreadable.CaseFix("when root is denied too", "files", strings.Join(files, ", "))
 	}
-	return "Run guestcheck as root (NetworkManager keyfiles are readable by root only)"
+	return CodeIDConfigUnreadable.Fixf()
 }
 
 // JudgeConfigFiles reports configuration files that could not be read or
@@ -123,17 +101,17 @@ func unreadableFix(isRoot bool) string {
 func JudgeConfigFiles(c NetworkConfig) []runner.Finding {
 	var fs []runner.Finding
 	if len(c.Unreadable) > 0 {
-		fs = append(fs, runner.Errorf(CodeIDConfigUnreadable,
+		fs = append(fs, CodeIDConfigUnreadable.New(runner.Error,
 			fmt.Sprintf("cannot read %d network configuration file(s)", len(c.Unreadable)),
 			map[string]string{"files": strings.Join(c.Unreadable, "\n")},
-			unreadableFix(c.IsRoot)))
+			unreadableFix(c.IsRoot, c.Unreadable)))
 	}
 	groups, summary := netconf.ProblemsByFile(c.Problems)
 	for i, ps := range groups {
 		f, msg := ps[0].File, summary[i]
-		fs = append(fs, runner.New(runner.Warn, CodeIDConfigInvalid, msg,
+		fs = append(fs, CodeIDConfigInvalid.New(runner.Warn, msg,
 			map[string]string{"file": f, "problems": problem.Join(ps)},
-			"Fix the reported lines; the network service may reject the whole file (netplan refuses to apply any of its files)"))
+			CodeIDConfigInvalid.Fixf("file", f)))
 	}
 	return fs
 }
@@ -172,14 +150,14 @@ func JudgeDHCPIdentity(c NetworkConfig) []runner.Finding {
 			det["networkd_conf"] = fmt.Sprintf("DUIDType v4=%q v6=%q (%s)", conf.DUIDType4, conf.DUIDType6, conf.At)
 		}
 		if v4 && (d.DHCPIdentifier == nil || *d.DHCPIdentifier != "mac") && !networkd.MACDUID(conf.DUIDType4) {
-			fs = append(fs, runner.New(runner.Warn, CodeIDDHCPClientID,
+			fs = append(fs, CodeIDDHCPClientID.New(runner.Warn,
 				fmt.Sprintf("netplan %s %s (%s) uses DHCP without `dhcp-identifier: mac`", d.Kind, d.ID, d.DHCPAt), det,
-				fmt.Sprintf("Add `dhcp-identifier: mac` to %s in the cloud-init network-config or netplan file, so a restored or cloned VM does not get the original's DHCP lease", d.ID)))
+				CodeIDDHCPClientID.Fixf("device", d.ID, "at", d.DHCPAt)))
 		}
 		if v6 && !networkd.MACDUID(conf.DUIDType6) {
-			fs = append(fs, runner.New(runner.Warn, CodeIDDHCPClientID,
+			fs = append(fs, CodeIDDHCPClientID.New(runner.Warn,
 				fmt.Sprintf("netplan %s %s (%s) uses DHCPv6 with a DUID derived from /etc/machine-id", d.Kind, d.ID, d.DHCPAt), det,
-				"Set `DUIDType=link-layer` under [DHCPv6] in /etc/systemd/networkd.conf, or make sure every clone gets a new machine-id"))
+				CodeIDDHCPClientID.CaseFix("for DHCPv6 of netplan")))
 		}
 	}
 	for _, u := range c.Networkd {
@@ -194,14 +172,14 @@ func JudgeDHCPIdentity(c NetworkConfig) []runner.Finding {
 		det := map[string]string{"file": u.File, "dhcp_at": u.DHCPAt, "client_identifier": firstNonEmpty(u.ClientID, "duid (default)"),
 			"duid_type_v4": firstNonEmpty(duid4, "vendor (default)"), "duid_type_v6": firstNonEmpty(duid6, "vendor (default)")}
 		if u.DHCPv4() && u.ClientID != "mac" && !networkd.MACDUID(duid4) {
-			fs = append(fs, runner.New(runner.Warn, CodeIDDHCPClientID,
+			fs = append(fs, CodeIDDHCPClientID.New(runner.Warn,
 				fmt.Sprintf("%s runs DHCPv4 with a client identifier derived from /etc/machine-id", u.DHCPAt), det,
-				"Set `ClientIdentifier=mac` under [DHCPv4] in "+u.File+" (or `DUIDType=link-layer` in networkd.conf)"))
+				CodeIDDHCPClientID.CaseFix("for DHCPv4 of systemd-networkd", "file", u.File)))
 		}
 		if u.DHCPv6() && !networkd.MACDUID(duid6) {
-			fs = append(fs, runner.New(runner.Warn, CodeIDDHCPClientID,
+			fs = append(fs, CodeIDDHCPClientID.New(runner.Warn,
 				fmt.Sprintf("%s runs DHCPv6 with a DUID derived from /etc/machine-id", u.DHCPAt), det,
-				"Set `DUIDType=link-layer` under [DHCPv6] in "+u.File+" or in networkd.conf"))
+				CodeIDDHCPClientID.CaseFix("for DHCPv6 of systemd-networkd", "file", u.File)))
 		}
 	}
 	if duidClients > 0 && rawDUID(conf) {
@@ -213,20 +191,22 @@ func JudgeDHCPIdentity(c NetworkConfig) []runner.Finding {
 		}
 		checked++
 		if nm.MachineClientID() {
-			fs = append(fs, runner.New(runner.Warn, CodeIDDHCPClientID,
+			fix := CodeIDDHCPClientID.CaseFix("for a NetworkManager profile", "profile", runner.ShellWord(nm.ID))
+			if !c.Live {
+				fix = CodeIDDHCPClientID.CaseFix("for a NetworkManager profile in an image", "file", nm.File)
+			}
+			fs = append(fs, CodeIDDHCPClientID.New(runner.Warn,
 				fmt.Sprintf("NetworkManager profile %q uses dhcp-client-id=%s, which a clone shares (%s)", nm.ID, nm.IPv4.DHCPClientID, nm.IPv4.DHCPClientAt),
-				map[string]string{"file": nm.File, "dhcp_client_id": nm.IPv4.DHCPClientID},
-				runner.Fix(c.Live, fmt.Sprintf("Use the MAC address instead: `nmcli connection modify %q ipv4.dhcp-client-id mac`", nm.ID),
-					"Use the MAC address instead: set `dhcp-client-id=mac` under [ipv4] in "+nm.File+" in the image")))
+				map[string]string{"file": nm.File, "dhcp_client_id": nm.IPv4.DHCPClientID}, fix))
 		}
 	}
 	if len(fs) > 0 {
 		return fs
 	}
 	if checked == 0 {
-		return []runner.Finding{runner.Passf(CodeIDDHCPOK, "no DHCP client configuration found", nil)}
+		return []runner.Finding{runner.Passf(CodeIDDHCPOK.ID, "no DHCP client configuration found", nil)}
 	}
-	return []runner.Finding{runner.Passf(CodeIDDHCPOK, fmt.Sprintf("%d DHCP configuration(s) identify the client by MAC address", checked), nil)}
+	return []runner.Finding{runner.Passf(CodeIDDHCPOK.ID, fmt.Sprintf("%d DHCP configuration(s) identify the client by MAC address", checked), nil)}
 }
 
 func firstNonEmpty(s ...string) string {
@@ -244,7 +224,7 @@ func firstNonEmpty(s ...string) string {
 // because that NIC is most likely the one the configuration was for.
 func JudgeMACBindings(bs []MACBinding, t *netstate.Topology) []runner.Finding {
 	if len(bs) == 0 {
-		return []runner.Finding{runner.Passf(CodeIDMACBindingsOK, "no network configuration is bound to a MAC address", nil)}
+		return []runner.Finding{runner.Passf(CodeIDMACBindingsOK.ID, "no network configuration is bound to a MAC address", nil)}
 	}
 	var bare []string
 	for _, n := range t.NICs {
@@ -272,17 +252,17 @@ func JudgeMACBindings(bs []MACBinding, t *netstate.Topology) []runner.Finding {
 		}
 		if len(bare) > 0 {
 			d["nics_without_address"] = strings.Join(bare, ", ")
-			fs = append(fs, runner.New(runner.Fail, CodeIDMACBindingOrphaned,
+			fs = append(fs, CodeIDMACBindingOrphaned.New(runner.Fail,
 				fmt.Sprintf("%s: %s is bound to MAC %s, which no interface has, and %s has no address", b.At, what, b.MAC, strings.Join(bare, ", ")), d,
-				"Re-render the network config for this VM's MAC (remove the stale `match: macaddress`/HWADDR/mac-address, or `cloud-init clean --configs network` and reboot), and pin MAC addresses in the VM spec"))
+				CodeIDMACBindingOrphaned.Fixf("mac", b.MAC.String(), "at", b.At)))
 			continue
 		}
-		fs = append(fs, runner.New(runner.Warn, CodeIDMACBindingStale,
+		fs = append(fs, CodeIDMACBindingStale.New(runner.Warn,
 			fmt.Sprintf("%s: %s is bound to MAC %s, which no interface has", b.At, what, b.MAC), d,
-			"Remove the stale binding (or re-render the config for this VM's MACs), so it cannot grab the wrong NIC later"))
+			CodeIDMACBindingStale.Fixf("mac", b.MAC.String(), "at", b.At)))
 	}
 	if len(fs) == 0 {
-		return []runner.Finding{runner.Passf(CodeIDMACBindingsOK,
+		return []runner.Finding{runner.Passf(CodeIDMACBindingsOK.ID,
 			fmt.Sprintf("all %d MAC-bound configuration(s) match an interface", len(bs)), bindingDetail(bs))}
 	}
 	return fs
@@ -314,10 +294,10 @@ func rawDUID(conf networkd.Conf) bool { return conf.DUIDRaw4 != "" || conf.DUIDR
 // DUIDType= says, the data is fixed, so every machine with this
 // networkd.conf presents the one DUID (networkd.conf(5)).
 func rawDUIDFinding(conf networkd.Conf) runner.Finding {
-	return runner.New(runner.Warn, CodeIDDHCPClientID,
+	return CodeIDDHCPClientID.New(runner.Warn,
 		fmt.Sprintf("%s pins DUIDRawData=: every clone presents the same DHCP DUID, and a DHCP server gives them one lease", conf.RawAt),
 		map[string]string{detailRawDUID: conf.RawAt, "duid_type_v4": firstNonEmpty(conf.DUIDType4, "vendor (default)"), "duid_type_v6": firstNonEmpty(conf.DUIDType6, "vendor (default)")},
-		"Remove DUIDRawData= from "+netvalFile(conf.RawAt)+" in the image (sealprep's machine-id operation does), so each clone's DUID derives from its own machine-id, or from its MAC with `DUIDType=link-layer`")
+		CodeIDDHCPClientID.CaseFix("for a pinned DUID", "file", netvalFile(conf.RawAt)))
 }
 
 // detailRawDUID is the detail key of a DUID pinned by DUIDRawData=.

@@ -1,4 +1,4 @@
-package netcheck
+package networkidentity
 
 import (
 	"context"
@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
-	"github.com/guestcheck/guestcheck/internal/testenv/nstest"
 	"github.com/guestcheck/guestcheck/internal/parse/journalhdr"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
+	"github.com/guestcheck/guestcheck/internal/testenv/nstest"
 )
 
 // imageEnv judges root as a mounted image (--root).
@@ -55,7 +55,7 @@ func TestNetworkIdentityImageRoots(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.root, func(t *testing.T) {
 			fs := RunIdentity(context.Background(), imageEnv(fixture(t, tc.root)))
-			assertConventions(t, fs, IdentityCodes())
+			assertConventions(t, fs, Codes)
 			if got := codesOf(fs); !slices.Equal(got, tc.want) {
 				t.Fatalf("got %v, want %v\n%+v", got, tc.want, fs)
 			}
@@ -85,7 +85,7 @@ func TestNetworkIdentityRestoredClone(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs := RunIdentity(context.Background(), imageEnv(root))
-	assertConventions(t, fs, IdentityCodes())
+	assertConventions(t, fs, Codes)
 	want := []string{"pass identity-machine-id-ok", "fail identity-clone-kept-machine-id", "warn identity-dhcp-client-id", "pass identity-mac-bindings-ok"}
 	if got := codesOf(fs); !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v\n%+v", got, want, fs)
@@ -108,7 +108,7 @@ func TestNetworkIdentityMACBindingsLive(t *testing.T) {
 		ns := nstest.New(t)
 		ns.NIC(t, "enp1s0", "52:54:00:12:34:56", "192.0.2.10/24")
 		fs := RunIdentity(context.Background(), liveEnv(writeRoot(t, base), ns, nil))
-		assertConventions(t, fs, IdentityCodes())
+		assertConventions(t, fs, Codes)
 		want := []string{"pass identity-machine-id-ok", "pass identity-dhcp-ok", "pass identity-mac-bindings-ok"}
 		if got := codesOf(fs); !slices.Equal(got, want) {
 			t.Fatalf("got %v, want %v\n%+v", got, want, fs)
@@ -118,7 +118,7 @@ func TestNetworkIdentityMACBindingsLive(t *testing.T) {
 		ns := nstest.New(t)
 		ns.NIC(t, "enp1s0", "52:54:00:65:43:21")
 		fs := RunIdentity(context.Background(), liveEnv(writeRoot(t, base), ns, nil))
-		assertConventions(t, fs, IdentityCodes())
+		assertConventions(t, fs, Codes)
 		f := mustFind(t, fs, "identity-mac-binding-orphaned")
 		if f.Status != runner.Fail || !strings.HasSuffix(f.Message, "50-cloud-init.yaml:8: configuration for enp1s0 is bound to MAC 52:54:00:12:34:56, which no interface has, and enp1s0 has no address") ||
 			f.Detail["nics"] != "enp1s0 52:54:00:65:43:21" {
@@ -129,7 +129,7 @@ func TestNetworkIdentityMACBindingsLive(t *testing.T) {
 		ns := nstest.New(t)
 		ns.NIC(t, "enp1s0", "52:54:00:65:43:21", "192.0.2.10/24")
 		fs := RunIdentity(context.Background(), liveEnv(writeRoot(t, base), ns, nil))
-		assertConventions(t, fs, IdentityCodes())
+		assertConventions(t, fs, Codes)
 		if f := mustFind(t, fs, "identity-mac-binding-stale"); f.Status != runner.Warn {
 			t.Errorf("finding = %+v", f)
 		}
@@ -139,7 +139,7 @@ func TestNetworkIdentityMACBindingsLive(t *testing.T) {
 		ns.NIC(t, "enp1s0", "52:54:00:12:34:56", "192.0.2.10/24")
 		files := map[string]string{"/etc/machine-id": "uninitialized\n"}
 		fs := RunIdentity(context.Background(), liveEnv(writeRoot(t, files), ns, nil))
-		assertConventions(t, fs, IdentityCodes())
+		assertConventions(t, fs, Codes)
 		if f := mustFind(t, fs, "identity-machine-id-unset"); f.Status != runner.Fail || !strings.Contains(f.Remediation, "systemd-machine-id-setup") {
 			t.Errorf("finding = %+v", f)
 		}
@@ -147,7 +147,7 @@ func TestNetworkIdentityMACBindingsLive(t *testing.T) {
 }
 
 // journalHeaderBytes builds the fixed header of a journal file the way
-// journald lays it out (journal-def.h; guestfile/journalhdr parses it).
+// journald lays it out (journal-def.h; internal/parse/journalhdr parses it).
 func journalHeaderBytes(size int, state byte, machineID, bootID string, entries uint64, head, tail time.Time, mono time.Duration) []byte {
 	b := make([]byte, size)
 	copy(b, journalhdr.Signature)

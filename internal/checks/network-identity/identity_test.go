@@ -1,4 +1,4 @@
-package netcheck
+package networkidentity
 
 import (
 	"context"
@@ -77,7 +77,9 @@ func TestReadNetworkConfigFixtures(t *testing.T) {
 				}
 				c := ReadNetworkConfig(fixture(t, "nm-keyfile"))
 				c.Live = true
-				if fs := JudgeDHCPIdentity(c); !strings.Contains(fs[0].Remediation, `nmcli connection modify "cloud-init eth0" ipv4.dhcp-client-id mac`) {
+				fs = JudgeDHCPIdentity(c)
+				assertConventions(t, fs, Codes)
+				if !strings.Contains(fs[0].Remediation, `nmcli connection modify 'cloud-init eth0' ipv4.dhcp-client-id mac`) {
 					t.Errorf("live remediation %q", fs[0].Remediation)
 				}
 			}},
@@ -102,7 +104,7 @@ func TestReadNetworkConfigFixtures(t *testing.T) {
 				t.Errorf("problems = %v, want %v", probs, tc.problems)
 			}
 			fs := JudgeDHCPIdentity(c)
-			assertConventions(t, fs, IdentityCodes())
+			assertConventions(t, fs, Codes)
 			if g := codesOf(fs); !slices.Equal(g, tc.dhcp) {
 				t.Fatalf("dhcp findings %v, want %v\n%+v", g, tc.dhcp, fs)
 			}
@@ -117,7 +119,7 @@ func TestJudgeConfigFiles(t *testing.T) {
 	c := ReadNetworkConfig(fixture(t, "netplan-invalid"))
 	c.Unreadable = []string{"/etc/NetworkManager/system-connections/x.nmconnection: permission denied"}
 	fs := JudgeConfigFiles(c)
-	assertConventions(t, fs, IdentityCodes())
+	assertConventions(t, fs, Codes)
 	if got := codesOf(fs); !slices.Equal(got, []string{"error identity-config-unreadable", "warn identity-config-invalid"}) {
 		t.Fatalf("got %v", got)
 	}
@@ -196,7 +198,7 @@ func TestJudgeMachineID(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := JudgeMachineID(tc.ev, tc.live)
-			assertConventions(t, fs, IdentityCodes())
+			assertConventions(t, fs, Codes)
 			if got := codesOf(fs); !slices.Equal(got, tc.want) {
 				t.Errorf("got %+v, want %v", fs, tc.want)
 			}
@@ -307,7 +309,7 @@ func TestJudgeClone(t *testing.T) {
 				t.Fatalf("got %+v, want %v", fs, tc.want)
 			}
 			if len(fs) > 0 {
-				assertConventions(t, fs, IdentityCodes())
+				assertConventions(t, fs, Codes)
 			}
 			if tc.ev != "" && !strings.HasPrefix(fs[0].Detail["evidence"], tc.ev) {
 				t.Errorf("evidence %q, want %s first\n%+v", fs[0].Detail["evidence"], tc.ev, fs[0])
@@ -341,7 +343,7 @@ func TestJudgeMACBindings(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := JudgeMACBindings(tc.bs, netstate.NewTopology(tc.snap))
-			assertConventions(t, fs, IdentityCodes())
+			assertConventions(t, fs, Codes)
 			if got := codesOf(fs); !slices.Equal(got, tc.want) {
 				t.Fatalf("got %+v, want %v", fs, tc.want)
 			}
@@ -358,7 +360,7 @@ func TestRunIdentityImageRoot(t *testing.T) {
 	// A template: every binding is the template's NIC.
 	env := &runner.Env{Root: fixture(t, "netplan-cloudinit"), Live: false, Config: config.Default()}
 	fs := RunIdentity(context.Background(), env)
-	assertConventions(t, fs, IdentityCodes())
+	assertConventions(t, fs, Codes)
 	want := []string{"pass identity-machine-id-ok", "pass identity-template-no-instance", "pass identity-dhcp-ok", "fail identity-template-mac-binding"}
 	if got := codesOf(fs); !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v\n%+v", got, want, fs)
@@ -377,13 +379,13 @@ func TestRunIdentityImageRoot(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs = RunIdentity(context.Background(), &runner.Env{Root: openRoot(t, dir), Live: false, Config: config.Default()})
-	assertConventions(t, fs, IdentityCodes())
+	assertConventions(t, fs, Codes)
 	last := fs[len(fs)-1]
-	if last.Code != CodeIDMACBindingSkipped || last.Detail["binding_1"] == "" {
+	if last.Code != CodeIDMACBindingSkipped.ID || last.Detail["binding_1"] == "" {
 		t.Errorf("a guest's image: last finding %+v, want the skip with the bindings", last)
 	}
 	for _, f := range fs {
-		if f.Code == CodeIDTemplateMACBinding {
+		if f.Code == CodeIDTemplateMACBinding.ID {
 			t.Errorf("a guest's image judged as a template: %+v", f)
 		}
 	}
@@ -425,7 +427,7 @@ func TestNetworkIdentityTemplate(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			fs := RunIdentity(context.Background(), imageEnv(writeRoot(t, tc.files)))
-			assertConventions(t, fs, IdentityCodes())
+			assertConventions(t, fs, Codes)
 			if got := codesOf(fs); !slices.Equal(got, tc.want) {
 				t.Fatalf("got %v, want %v\n%+v", got, tc.want, fs)
 			}
@@ -464,8 +466,9 @@ func TestJudgeRawDUID(t *testing.T) {
 	})
 	c := ReadNetworkConfig(root)
 	fs := JudgeDHCPIdentity(c)
+	assertConventions(t, fs, Codes)
 	if got := codesOf(fs); !slices.Equal(got, []string{"warn identity-dhcp-client-id"}) ||
-		!strings.Contains(fs[0].Message, "/etc/systemd/networkd.conf.d/50-duid.conf:3 pins DUIDRawData=") || !strings.Contains(fs[0].Remediation, "Remove DUIDRawData= from /etc/systemd/networkd.conf.d/50-duid.conf") {
+		!strings.Contains(fs[0].Message, "/etc/systemd/networkd.conf.d/50-duid.conf:3 pins DUIDRawData=") || !strings.Contains(fs[0].Remediation, "Remove `DUIDRawData=` from /etc/systemd/networkd.conf.d/50-duid.conf") {
 		t.Errorf("guest: %+v", fs)
 	}
 	fs = JudgeDHCPIdentityIn(c, identity.CloneEvidence{State: identity.TemplateState{Is: true, Why: "sealed"}})
@@ -492,7 +495,7 @@ func TestJudgeRawDUIDNoDUIDClient(t *testing.T) {
 	})
 	c := ReadNetworkConfig(root)
 	for _, f := range JudgeDHCPIdentity(c) {
-		if f.Code == CodeIDDHCPClientID {
+		if f.Code == CodeIDDHCPClientID.ID {
 			t.Errorf("guest: %+v", f)
 		}
 	}

@@ -1,4 +1,4 @@
-package netcheck
+package networkidentity
 
 import (
 	"bufio"
@@ -125,7 +125,7 @@ func TestCloneCaptures(t *testing.T) {
 				t.Errorf("machine-id: %v", got)
 			}
 			fs := JudgeClone(ev)
-			assertConventions(t, fs, IdentityCodes())
+			assertConventions(t, fs, Codes)
 			if got := codesOf(fs); len(got) != 1 || got[0] != tc.want {
 				t.Fatalf("got %+v, want %s", fs, tc.want)
 			}

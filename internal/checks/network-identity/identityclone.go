@@ -1,4 +1,4 @@
-package netcheck
+package networkidentity
 
 import (
 	"fmt"
@@ -34,14 +34,14 @@ func JudgeMachineID(ev identity.CloneEvidence, live bool) []runner.Finding {
 	var out []runner.Finding
 	if ev.MachineIDErr != nil {
 		d["error"] = ev.MachineIDErr.Error()
-		return []runner.Finding{runner.Errorf(CodeIDMachineIDUnreadable, "cannot read "+MachineIDPath, d, runner.ReadFix(ev.IsRoot, MachineIDPath, ev.MachineIDErr))}
+		return []runner.Finding{CodeIDMachineIDUnreadable.New(runner.Error, "cannot read "+MachineIDPath, d, readFix(CodeIDMachineIDUnreadable, ev.IsRoot, MachineIDPath, ev.MachineIDErr))}
 	}
 	if ev.MachineIDFound && identity.LooseMode(ev.MachineIDMode) {
 		// machine-id(5) asks for nothing but systemd creates it 0444: a
 		// file others may write lets any local user change the identity.
-		out = append(out, runner.New(runner.Warn, CodeIDMachineIDMode,
+		out = append(out, CodeIDMachineIDMode.New(runner.Warn,
 			fmt.Sprintf("%s is writable by group or others (mode %04o)", MachineIDPath, uint32(ev.MachineIDMode)), d,
-			runner.Fix(live, "`chmod 0444 /etc/machine-id`", "Give /etc/machine-id in the image mode 0444")+", the mode systemd creates it with"))
+			CodeIDMachineIDMode.FixOn(live)))
 	}
 	state := "missing"
 	if ev.MachineIDFound {
@@ -53,43 +53,41 @@ func JudgeMachineID(ev identity.CloneEvidence, live bool) []runner.Finding {
 			state = quoteShort(ev.MachineID)
 		}
 		d["content"] = state
-		return append(out, runner.New(runner.Fail, CodeIDMachineIDUnset, MachineIDPath+" is "+state+" on a booted system", d,
-			"Generate the ID with `systemd-machine-id-setup` (or `dbus-uuidgen --ensure=/etc/machine-id`) and reboot, so DHCP client IDs, journald and other per-machine identities are stable"))
+		return append(out, CodeIDMachineIDUnset.New(runner.Fail, MachineIDPath+" is "+state+" on a booted system", d,
+			CodeIDMachineIDUnset.Fixf()))
 	case machineIDUnset(ev) && ev.DBusMachineID != "":
 		d["dbus_machine_id"] = ev.DBusMachineID
 		d["content"] = state
-		return append(out, runner.New(runner.Fail, CodeIDMachineIDDBusFallback,
+		return append(out, CodeIDMachineIDDBusFallback.New(runner.Fail,
 			fmt.Sprintf("%s is %s, but systemd will take the ID in %s at first boot: every VM made from this image gets %s", MachineIDPath, state, identity.DBusMachineIDPath, ev.DBusMachineID), d,
-			"Remove /var/lib/dbus/machine-id (or make it a symlink to /etc/machine-id) when sealing, as `sealprep` and virt-sysprep's machine-id operation do"))
+			CodeIDMachineIDDBusFallback.Fixf()))
 	case !ev.MachineIDFound && (ev.MachineIDTransient || ev.NoSystemd):
 		return append(out, missingNotNeeded(ev, d))
 	case !ev.MachineIDFound && ev.Root.MissingMachineIDFatal():
 		d["root"] = ev.Root.Why
-		return append(out, runner.New(runner.Fail, CodeIDMachineIDMissingRO,
+		return append(out, CodeIDMachineIDMissingRO.New(runner.Fail,
 			MachineIDPath+" is missing and the root is read-only when systemd starts ("+ev.Root.Why+"): systemd cannot create it, and boots without a machine ID", d,
-			"Seal with an empty /etc/machine-id in the image instead (sealprep's machine-id operation writes one; machine-id(5): an empty file lets systemd mount a generated ID over it on a read-only root)"))
+			CodeIDMachineIDMissingRO.Fixf()))
 	case !ev.MachineIDFound:
 		d["root"] = ev.Root.Why
-		return append(out, runner.Passf(CodeIDMachineIDOK,
+		return append(out, runner.Passf(CodeIDMachineIDOK.ID,
 			MachineIDPath+" is missing; systemd creates it at first boot because the root is writable then ("+ev.Root.Why+")", d))
 	case machineIDUnset(ev):
-		return append(out, runner.Passf(CodeIDMachineIDOK, "machine-id is "+state+", as in a sealed image: systemd generates one at first boot", d))
+		return append(out, runner.Passf(CodeIDMachineIDOK.ID, "machine-id is "+state+", as in a sealed image: systemd generates one at first boot", d))
 	case ev.MachineIDKind == identity.Invalid && !live:
 		d["content"] = quoteShort(string(ev.MachineIDRaw))
-		return append(out, runner.New(runner.Warn, CodeIDMachineIDInvalid,
+		return append(out, CodeIDMachineIDInvalid.New(runner.Warn,
 			MachineIDPath+" does not hold a machine ID; systemd will replace it with a generated one at first boot", d,
-			"Seal with an empty /etc/machine-id in the image (sealprep's machine-id operation writes one)"))
+			CodeIDMachineIDInvalid.FixOn(false)))
 	case ev.MachineIDKind != identity.Valid:
 		d["content"] = quoteShort(string(ev.MachineIDRaw))
 		msg := MachineIDPath + " does not hold a valid machine ID (" + ev.MachineIDKind.String() + ")"
 		if ev.MachineIDKind == identity.Null {
 			msg += "; systemd keeps an all-zero ID rather than generating one"
 		}
-		return append(out, runner.New(runner.Fail, CodeIDMachineIDInvalid, msg, d,
-			runner.Fix(live, "Replace it: `rm /etc/machine-id && systemd-machine-id-setup`, then reboot",
-				"Seal with an empty /etc/machine-id in the image, or re-seal it with sealprep (its machine-id operation)")))
+		return append(out, CodeIDMachineIDInvalid.New(runner.Fail, msg, d, CodeIDMachineIDInvalid.FixOn(live)))
 	}
-	return append(out, runner.Passf(CodeIDMachineIDOK, "machine-id is set", d))
+	return append(out, runner.Passf(CodeIDMachineIDOK.ID, "machine-id is set", d))
 }
 
 // missingNotNeeded is the pass for a missing /etc/machine-id that no
@@ -97,10 +95,10 @@ func JudgeMachineID(ev identity.CloneEvidence, live bool) []runner.Finding {
 // or an image without systemd.
 func missingNotNeeded(ev identity.CloneEvidence, d map[string]string) runner.Finding {
 	if ev.MachineIDTransient {
-		return runner.Passf(CodeIDMachineIDOK, MachineIDPath+" links to "+ev.MachineIDLink+
+		return runner.Passf(CodeIDMachineIDOK.ID, MachineIDPath+" links to "+ev.MachineIDLink+
 			", outside the image: systemd writes a new ID there at every boot, so no two clones share one", d)
 	}
-	return runner.Passf(CodeIDMachineIDOK, MachineIDPath+" is missing, and the image has no systemd to set up a machine ID at boot", d)
+	return runner.Passf(CodeIDMachineIDOK.ID, MachineIDPath+" is missing, and the image has no systemd to set up a machine ID at boot", d)
 }
 
 // Margins of the clone rules. timestampGrain covers the coarse clock file
@@ -204,20 +202,19 @@ func JudgeClone(ev identity.CloneEvidence) []runner.Finding {
 		for i, r := range reasons {
 			d["why_"+evidence[i]] = r
 		}
-		return []runner.Finding{runner.New(runner.Fail, CodeIDCloneKeptMachineID,
+		return []runner.Finding{CodeIDCloneKeptMachineID.New(runner.Fail,
 			fmt.Sprintf("/etc/machine-id predates cloud-init instance %s: %s", ev.InstanceID, reasons[0]), d,
-			runner.Fix(ev.Live, "Give the VM its own identity: `rm /etc/machine-id && systemd-machine-id-setup`, reboot; seal templates (sealprep, or `cloud-init clean --machine-id`) before cloning, and give images an empty /etc/machine-id",
-				"Re-seal the image with sealprep (its machine-id operation empties /etc/machine-id), so that each clone generates its own at first boot"))}
+			CodeIDCloneKeptMachineID.FixOn(ev.Live))}
 	}
 	switch {
 	case firstBoot:
-		return []runner.Finding{runner.Passf(CodeIDInstanceOK,
+		return []runner.Finding{runner.Passf(CodeIDInstanceOK.ID,
 			fmt.Sprintf("machine-id was written during this boot, instance %s's first", ev.InstanceID), d)}
 	case len(others) > 0 || changedThisBoot:
-		return []runner.Finding{runner.Passf(CodeIDInstanceOK,
+		return []runner.Finding{runner.Passf(CodeIDInstanceOK.ID,
 			fmt.Sprintf("cloud-init instance changed to %s, and no earlier instance ran cloud-init after machine-id was written", ev.InstanceID), d)}
 	}
-	return []runner.Finding{runner.Passf(CodeIDInstanceOK,
+	return []runner.Finding{runner.Passf(CodeIDInstanceOK.ID,
 		fmt.Sprintf("cloud-init has seen only instance %s on this disk, and nothing shows machine-id predates it", ev.InstanceID), d)}
 }
 
@@ -238,4 +235,18 @@ func redactMachineID(s, machineID string) string {
 		return s
 	}
 	return strings.ReplaceAll(s, machineID, "MACHINE-ID")
+}
+
+// readFix is code's fix for a guest file p that could not be read (err),
+// by whether guestcheck runs as root: "run as root" only helps a user who
+// is not root already, and a file that cannot be opened for another
+// reason needs repair, not permissions.
+func readFix(code runner.Code, isRoot bool, p string, err error) string {
+	switch {
+	case runner.IsPermission(err) && !isRoot:
+		return code.Fixf("path", p)
+	case runner.IsPermission(err):
+		return code.CaseFix("when root is denied too", "path", p)
+	}
+	return code.CaseFix("when the file cannot be opened for another reason", "path", p)
 }

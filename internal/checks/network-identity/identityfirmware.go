@@ -1,4 +1,4 @@
-package netcheck
+package networkidentity
 
 import (
 	"strings"
@@ -63,11 +63,9 @@ func JudgeFirmwareMachineID(machineID, productUUID string) []runner.Finding {
 		if i == 1 {
 			d["byte_order"] = "first three fields swapped"
 		}
-		return []runner.Finding{{Status: runner.Warn, Code: CodeIDMachineIDFromFirmware,
-			Message: "the machine-id equals the SMBIOS product UUID: clones and restores that keep the VM's name or UUID share this identity",
-			Detail:  d,
-			Remediation: "give every VM its own firmware UUID (KubeVirt: spec.template.spec.domain.firmware.uuid, or distinct VM names), " +
-				"and drop systemd.machine_id=firmware from the kernel command line; seal the template with an empty /etc/machine-id (sealprep apply)"}}
+		return []runner.Finding{CodeIDMachineIDFromFirmware.New(runner.Warn,
+			"the machine-id equals the SMBIOS product UUID: clones and restores that keep the VM's name or UUID share this identity",
+			d, CodeIDMachineIDFromFirmware.Fixf())}
 	}
 	return nil
 }

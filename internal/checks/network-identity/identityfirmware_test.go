@@ -1,4 +1,4 @@
-package netcheck
+package networkidentity
 
 import (
 	"context"
@@ -27,7 +27,10 @@ func TestJudgeFirmwareMachineID(t *testing.T) {
 		{"uuid garbage", "4c4c4544004235108056b4c04f4d3232", "Not Settable", false},
 	} {
 		fs := JudgeFirmwareMachineID(tc.mid, tc.uuid)
-		if got := len(fs) == 1 && fs[0].Status == runner.Warn && fs[0].Code == CodeIDMachineIDFromFirmware && fs[0].Remediation != ""; got != tc.warn || (!tc.warn && len(fs) != 0) {
+		if len(fs) > 0 {
+			assertConventions(t, fs, Codes)
+		}
+		if got := len(fs) == 1 && fs[0].Status == runner.Warn && fs[0].Code == CodeIDMachineIDFromFirmware.ID && fs[0].Remediation != ""; got != tc.warn || (!tc.warn && len(fs) != 0) {
 			t.Errorf("%s: findings %+v, want warn=%v", tc.name, fs, tc.warn)
 		}
 	}
@@ -60,7 +63,7 @@ func TestIdentityFirmwareUUID(t *testing.T) {
 		t.Errorf("live: %+v, want the firmware warning", fs)
 	}
 	for _, f := range RunIdentity(context.Background(), &runner.Env{Root: root}) {
-		if f.Code == CodeIDMachineIDFromFirmware {
+		if f.Code == CodeIDMachineIDFromFirmware.ID {
 			t.Errorf("image root: %+v; the product UUID is the host's, not the image's", f)
 		}
 	}

@@ -1,4 +1,4 @@
-package netcheck
+package networkidentity
 
 import (
 	"fmt"
@@ -17,10 +17,10 @@ import (
 // back. Only hashes are compared; the record never holds the ID.
 func JudgeTemplateMachineID(ev identity.CloneEvidence) []runner.Finding {
 	if ev.TemplateErr != nil {
-		return []runner.Finding{runner.New(runner.Warn, CodeIDTemplateRecordBad,
+		return []runner.Finding{CodeIDTemplateRecordBad.New(runner.Warn,
 			"sealprep's template record cannot be read, so a clone that kept the template's identity is not named: "+ev.TemplateErr.Error(),
 			map[string]string{"record": sealrecord.Path},
-			"Re-seal the template with a current sealprep (it rewrites "+sealrecord.Path+"), or remove the file")}
+			CodeIDTemplateRecordBad.Fixf("record", sealrecord.Path))}
 	}
 	t := ev.Template
 	if t == nil || ev.MachineIDKind != identity.Valid || t.MachineIDSHA256 == "" ||
@@ -31,12 +31,11 @@ func JudgeTemplateMachineID(ev identity.CloneEvidence) []runner.Finding {
 	if t.MachineIDCleared {
 		how = ", whose machine-id operation cleared it; it was put back since"
 	}
-	return []runner.Finding{runner.New(runner.Fail, CodeIDMachineIDTemplate,
+	return []runner.Finding{CodeIDMachineIDTemplate.New(runner.Fail,
 		"/etc/machine-id is the template's machine ID ("+t.Describe()+how+"): every clone of the image shares it, and with it DHCP DUIDs, IPv6 addresses and journal directories",
 		map[string]string{"record": sealrecord.Path, "sealed_at": t.SealedAt.UTC().Format(time.RFC3339),
 			"sealprep_version": t.SealprepVersion, "machine_id_sha256": t.MachineIDSHA256},
-		runner.Fix(ev.Live, "Give this machine its own ID: `rm /etc/machine-id && systemd-machine-id-setup`, then reboot; seal the template with the machine-id operation so that later clones get their own",
-			"Re-seal the image with sealprep (its machine-id operation), so that each clone generates its own ID at first boot"))}
+		CodeIDMachineIDTemplate.FixOn(ev.Live))}
 }
 
 // JudgeTemplateInstance judges cloud-init's instance state in a sealed
@@ -64,7 +63,7 @@ func JudgeTemplateInstance(ev identity.CloneEvidence) []runner.Finding {
 	}
 	d := ev.State.Detail(map[string]string{"dir": "/var/lib/cloud"})
 	if len(left) == 0 {
-		return []runner.Finding{runner.Passf(CodeIDTemplateNoInstance,
+		return []runner.Finding{runner.Passf(CodeIDTemplateNoInstance.ID,
 			"no cloud-init instance, as in a sealed template: each clone is a new instance at first boot", d)}
 	}
 	d["left"] = strings.Join(left, "\n")
@@ -72,8 +71,7 @@ func JudgeTemplateInstance(ev identity.CloneEvidence) []runner.Finding {
 	if k, ok := keptBy(ev.State, "cloud-init", ""); ok {
 		status, summary = runner.Warn, k.Message
 	}
-	return []runner.Finding{runner.New(status, CodeIDTemplateInstance, summary, d,
-		"Re-seal the image with sealprep (its cloud-init operation), or remove everything under /var/lib/cloud except seed/ in the image")}
+	return []runner.Finding{CodeIDTemplateInstance.New(status, summary, d, CodeIDTemplateInstance.Fixf())}
 }
 
 // JudgeDHCPIdentityIn is JudgeDHCPIdentity in the mode the root was
@@ -103,9 +101,9 @@ func JudgeDHCPIdentityIn(c NetworkConfig, ev identity.CloneEvidence) []runner.Fi
 	}
 	for _, f := range fs {
 		switch {
-		case f.Code == CodeIDDHCPClientID && f.Detail[detailRawDUID] != "":
+		case f.Code == CodeIDDHCPClientID.ID && f.Detail[detailRawDUID] != "":
 			// told above, as the template's failure
-		case f.Code == CodeIDDHCPClientID && ev.DBusMachineID == "" && !ev.NMSecretKey:
+		case f.Code == CodeIDDHCPClientID.ID && ev.DBusMachineID == "" && !ev.NMSecretKey:
 			derived = append(derived, f.Message)
 		default:
 			out = append(out, f)
@@ -115,7 +113,7 @@ func JudgeDHCPIdentityIn(c NetworkConfig, ev identity.CloneEvidence) []runner.Fi
 		return out
 	}
 	d := ev.State.Detail(map[string]string{"derived": strings.Join(derived, "\n")})
-	return append(out, runner.Passf(CodeIDDHCPOK,
+	return append(out, runner.Passf(CodeIDDHCPOK.ID,
 		fmt.Sprintf("%d DHCP client identifier(s) derive from the machine ID, unset as in a sealed template: each clone derives its own", len(derived)), d))
 }
 
@@ -148,8 +146,7 @@ func JudgeTemplateLeaks(ev identity.CloneEvidence) []runner.Finding {
 	if len(kept) > 0 {
 		status, summary = runner.Warn, strings.Join(kept, "; ")
 	}
-	return []runner.Finding{runner.New(status, CodeIDMachineIDLeak, summary, d,
-		"Remove systemd.machine_id= from the image's kernel command lines and the system.machine_id credential, or re-seal it with sealprep (its machine-id-cmdline and machine-id-credential operations)")}
+	return []runner.Finding{CodeIDMachineIDLeak.New(status, summary, d, CodeIDMachineIDLeak.Fixf("leaks", strings.Join(ev.Leaks, "; ")))}
 }
 
 // JudgeTemplateDHCPState fails a sealed template that holds DHCP client
@@ -166,8 +163,7 @@ func JudgeTemplateDHCPState(ev identity.CloneEvidence) []runner.Finding {
 	if it, ok := keptBy(ev.State, "dhcp-leases", ""); ok {
 		status, summary = runner.Warn, it.Message
 	}
-	return []runner.Finding{runner.New(status, CodeIDTemplateDHCPState, summary, d,
-		"Re-seal the image with sealprep (its dhcp-leases operation), or remove the files listed in the image")}
+	return []runner.Finding{CodeIDTemplateDHCPState.New(status, summary, d, CodeIDTemplateDHCPState.Fixf("files", strings.Join(ev.DHCPState, ", ")))}
 }
 
 // JudgeTemplateLeftovers judges the catalogue items of a sealed template
@@ -197,8 +193,8 @@ func JudgeTemplateLeftovers(ev identity.CloneEvidence) []runner.Finding {
 		if k, ok := keptBy(ev.State, it.Op, ""); ok {
 			status, summary = runner.Warn, k.Message
 		}
-		out = append(out, runner.New(status, CodeIDTemplateLeftover, summary, d,
-			"Re-seal the image with sealprep (its "+it.Op+" operation), or remove "+strings.Join(paths, ", ")+" in the image"))
+		out = append(out, CodeIDTemplateLeftover.New(status, summary, d,
+			CodeIDTemplateLeftover.Fixf("op", it.Op, "files", strings.Join(paths, ", "))))
 	}
 	return out
 }
@@ -236,8 +232,7 @@ func JudgeTemplateMACBindings(bs []MACBinding, st identity.TemplateState) []runn
 		if it, ok := keptBy(st, "net-mac-pins", atFile(b.At)); ok {
 			status, summary = runner.Warn, it.Message
 		}
-		fs = append(fs, runner.New(status, CodeIDTemplateMACBinding, summary, d,
-			"Re-seal the image with sealprep (its net-mac-pins operation), or match the interface by name instead of MAC address in the image"))
+		fs = append(fs, CodeIDTemplateMACBinding.New(status, summary, d, CodeIDTemplateMACBinding.Fixf("at", b.At)))
 	}
 	return fs
 }

@@ -1,4 +1,4 @@
-package netcheck
+package networkidentity
 
 import (
 	"net"
@@ -56,12 +56,12 @@ func TestJudgeTemplateMachineID(t *testing.T) {
 		status   runner.Status
 		subs     []string
 	}{
-		{"kept", templateID + "\n", kept, CodeIDMachineIDTemplate, runner.Fail, []string{"template's machine ID", "sealed at 2026-12-01T09:30:00Z by sealprep v9.9 without its machine-id operation)"}},
-		{"back", strings.ToUpper(templateID) + "\n", cleared, CodeIDMachineIDTemplate, runner.Fail, []string{"by sealprep v9.9, whose machine-id operation cleared it; it was put back since)"}},
+		{"kept", templateID + "\n", kept, CodeIDMachineIDTemplate.ID, runner.Fail, []string{"template's machine ID", "sealed at 2026-12-01T09:30:00Z by sealprep v9.9 without its machine-id operation)"}},
+		{"back", strings.ToUpper(templateID) + "\n", cleared, CodeIDMachineIDTemplate.ID, runner.Fail, []string{"by sealprep v9.9, whose machine-id operation cleared it; it was put back since)"}},
 		{"own", "0123456789abcdef0123456789abcdef\n", kept, "", "", nil},
 		{"unset", "", kept, "", "", nil},
 		{"no-record", templateID + "\n", nil, "", "", nil},
-		{"bad-record", templateID + "\n", []byte("{\n\"schema\": 1,\n\"x\": 1}"), CodeIDTemplateRecordBad, runner.Warn, []string{sealrecord.Path, "unknown field"}},
+		{"bad-record", templateID + "\n", []byte("{\n\"schema\": 1,\n\"x\": 1}"), CodeIDTemplateRecordBad.ID, runner.Warn, []string{sealrecord.Path, "unknown field"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := JudgeTemplateMachineID(templateEvidence(t, tc.id, tc.record))
@@ -71,6 +71,7 @@ func TestJudgeTemplateMachineID(t *testing.T) {
 				}
 				return
 			}
+			assertConventions(t, out, Codes)
 			if len(out) != 1 || out[0].Code != tc.code || out[0].Status != tc.status || out[0].Remediation == "" {
 				t.Fatalf("findings %+v", out)
 			}
@@ -102,6 +103,7 @@ func TestTemplateKeptByChoiceWarns(t *testing.T) {
 		{MAC: mac, At: "/etc/systemd/network/10-lan.network:2", Kind: "networkd [Match] MACAddress="},
 	}
 	fs := JudgeTemplateMACBindings(bs, st)
+	assertConventions(t, fs, Codes)
 	forced, _ := rec.KeptItem("net-mac-pins", true)
 	if len(fs) != 2 || fs[0].Status != runner.Warn || fs[0].Message != forced.Message || fs[1].Status != runner.Fail {
 		t.Errorf("MAC bindings: %+v", fs)
@@ -118,6 +120,8 @@ func TestTemplateKeptByChoiceWarns(t *testing.T) {
 	ev.State.Record = nil
 	if fs := JudgeTemplateDHCPState(ev); len(fs) != 1 || fs[0].Status != runner.Fail {
 		t.Errorf("DHCP state: %+v", fs)
+	} else if assertConventions(t, fs, Codes); !strings.Contains(fs[0].Remediation, "/etc/dhcpcd.duid") {
+		t.Errorf("DHCP state: %+v", fs)
 	}
 }
 
@@ -133,6 +137,7 @@ func TestTemplateLeftovers(t *testing.T) {
 		{Item: seed.Name, Path: seed.Files()[0]}, {Item: seed.Name, Path: seed.Files()[1]}, {Item: key.Name, Path: key.Files()[0]},
 	}}
 	fs := JudgeTemplateLeftovers(ev)
+	assertConventions(t, fs, Codes)
 	kept, _ := rec.KeptItem(seed.Op, false)
 	if len(fs) != 2 || fs[0].Status != runner.Warn || fs[0].Message != kept.Message || fs[0].Detail["item"] != seed.Name ||
 		fs[0].Detail["left"] != seed.Files()[0]+"\n"+seed.Files()[1] {

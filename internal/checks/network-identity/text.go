@@ -1,4 +1,4 @@
-package netcheck
+package networkidentity
 
 import "github.com/guestcheck/guestcheck/internal/parse/netval"
 

@@ -45,6 +45,18 @@ type Lease struct {
 	DNS     []netip.Addr
 }
 
+// Last returns the lease in force for iface: the last block for it,
+// since dhclient appends each lease it gets; ok is false when the file
+// holds none for iface.
+func (d Dhclient) Last(iface string) (l Lease, ok bool) {
+	for i := len(d.Leases) - 1; i >= 0; i-- {
+		if d.Leases[i].Interface == iface {
+			return d.Leases[i], true
+		}
+	}
+	return Lease{}, false
+}
+
 // maxDepth bounds the nesting of blocks (lease6 holds ia-na, which holds
 // iaaddr: three deep in real files).
 const maxDepth = 16

@@ -2,6 +2,8 @@ package dhcplease
 
 import (
 	"bytes"
+	"net/netip"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -93,6 +95,45 @@ func TestParseDhclientProblems(t *testing.T) {
 		}
 		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
 			t.Errorf("%q: problems %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestDhclientLast(t *testing.T) {
+	db := `lease {
+  interface "eth0";
+  fixed-address 192.0.2.20;
+  option routers 192.0.2.1;
+}
+lease {
+  interface "eth1";
+  fixed-address 198.51.100.9;
+}
+lease {
+  interface "eth0";
+  fixed-address 192.0.2.21;
+  option routers 192.0.2.2;
+  option domain-name-servers 192.0.2.55;
+}
+lease6 {
+  interface "eth2";
+}
+`
+	d, _ := ParseDhclient("d", []byte(db))
+	for _, tc := range []struct {
+		iface string
+		ok    bool
+		addr  string
+		line  int
+	}{
+		{"eth0", true, "192.0.2.21", 10},
+		{"eth1", true, "198.51.100.9", 6},
+		{"eth2", true, "invalid IP", 16},
+		{"eth9", false, "invalid IP", 0},
+	} {
+		l, ok := d.Last(tc.iface)
+		if ok != tc.ok || l.Address.String() != tc.addr || l.Line != tc.line {
+			t.Errorf("Last(%s) = %+v, %v; want %s at line %d, %v", tc.iface, l, ok, tc.addr, tc.line, tc.ok)
 		}
 	}
 }
@@ -223,4 +264,54 @@ func FuzzParseDUIDFile(f *testing.F) {
 			}
 		}
 	})
+}
+
+// FuzzDhclientLast: the last lease for an interface is the one in force,
+// and leases of other interfaces change nothing.
+func FuzzDhclientLast(f *testing.F) {
+	f.Add([]byte("lease {\n  interface \"eth0\";\n  fixed-address 192.0.2.1;\n  option routers 192.0.2.254;\n  option domain-name-servers 192.0.2.53,192.0.2.54;\n}\n"), "eth0")
+	f.Add([]byte("lease {\n interface \"eth1\";\n"), "eth1")
+	f.Fuzz(func(t *testing.T, b []byte, iface string) {
+		if iface == "" || strings.ContainsAny(iface, "\" \t\r\n\v\f;{}\\\u0085\u00a0") || strings.ContainsFunc(iface, func(r rune) bool { return r > 0x7f }) {
+			iface = "eth0"
+		}
+		last := func(b []byte) (Lease, bool) {
+			d, _ := ParseDhclient("f", b)
+			return d.Last(iface)
+		}
+		if l, ok := last(b); !ok && !reflect.DeepEqual(l, Lease{}) {
+			t.Fatalf("values %+v without a lease", l)
+		}
+		// Another interface's lease changes nothing, once every block b
+		// leaves open is closed (nesting stops at maxDepth).
+		closed := append(append([]byte(nil), b...), "\n"+strings.Repeat("}\n", maxDepth+1)...)
+		lc, okc := last(closed)
+		lo, oko := last([]byte(string(closed) + "lease {\n interface \"x" + iface + "\";\n fixed-address 198.51.100.1;\n}\n"))
+		if oko != okc || !reflect.DeepEqual(lo, lc) {
+			t.Fatalf("another interface's lease changed %+v to %+v", lc, lo)
+		}
+		if stopsParsing(closed) {
+			return // nothing after the stop is read
+		}
+		mine := []byte(string(closed) + "lease {\n interface \"" + iface + "\";\n fixed-address 203.0.113.9;\n option routers 203.0.113.1;\n}\n")
+		lm, okm := last(mine)
+		if !okm || lm.Address != netip.MustParseAddr("203.0.113.9") || !reflect.DeepEqual(lm.Routers, []netip.Addr{netip.MustParseAddr("203.0.113.1")}) || lm.DNS != nil {
+			t.Fatalf("the last lease is not the one in force: %+v, %v", lm, okm)
+		}
+	})
+}
+
+// stopsParsing reports whether ParseDhclient gives up before the end of
+// b: at an unterminated string or a block nested too deep.
+func stopsParsing(b []byte) bool {
+	if _, probs := lex("f", b); len(probs) > 0 {
+		return true
+	}
+	_, probs := ParseDhclient("f", b)
+	for _, p := range probs {
+		if strings.Contains(p.Msg, "nested more than") {
+			return true
+		}
+	}
+	return false
 }

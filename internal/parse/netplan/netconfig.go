@@ -15,9 +15,13 @@ import (
 // Config is a cloud-init network-config: version 2 is netplan's format,
 // version 1 cloud-init's own list of entries.
 type Config struct {
-	Version int // 1 or 2; 0 for an empty or unreadable file
+	Version int // 1 or 2; 0 for an empty or unreadable file, or Disabled
 	V2      File
 	V1      V1
+	// Disabled is set by "config: disabled" (under "network" or at the
+	// top): cloud-init left the network alone, and the file declares
+	// nothing.
+	Disabled bool
 }
 
 // V1 is a network-config version 1 ("config" list).
@@ -66,6 +70,12 @@ func ParseNetworkConfig(name string, b []byte) (Config, []problem.Problem) {
 			return c, p.probs
 		}
 		net = n
+	}
+	if v := mapGet(net, "config"); v != nil {
+		if s, ok := scalar(v); ok && s == "disabled" {
+			c.Disabled = true
+			return c, p.probs
+		}
 	}
 	c.Version = 2
 	if v := mapGet(net, "version"); v != nil {

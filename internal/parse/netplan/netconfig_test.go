@@ -44,6 +44,13 @@ func TestParseNetworkConfig(t *testing.T) {
 	if len(probs) != 0 || c.Version != 2 || len(c.V2.Devices) != 1 || c.V2.Devices[0].Name() != "" || !*c.V2.Devices[0].DHCP4 {
 		t.Errorf("v2 = %+v %v", c, probs)
 	}
+	// "config: disabled" declares nothing, however it is written.
+	for _, in := range []string{"network: {config: disabled}\n", "network:\n  config: disabled\n  version: 1\n", `{"config": "disabled"}`} {
+		c, probs := ParseNetworkConfig("n", []byte(in))
+		if !c.Disabled || c.Version != 0 || len(probs) != 0 {
+			t.Errorf("ParseNetworkConfig(%q) = %+v, %v; want disabled", in, c, probs)
+		}
+	}
 	for in, want := range map[string]string{
 		"network: {version: 3}":                    `n:1: version must be 1 or 2, not "3"`,
 		"network: [a]":                             `n:1: "network" is not a mapping`,
@@ -61,7 +68,7 @@ func TestParseNetworkConfig(t *testing.T) {
 }
 
 // TestMergeRules pins netplan's merge rules that TestNetplanMergeDifferential
-// (in netcheck) checks against netplan generate.
+// (in internal/checks/network-config) checks against netplan generate.
 func TestMergeRules(t *testing.T) {
 	t.Parallel()
 	a, _ := Parse("/etc/netplan/50-cloud-init.yaml", []byte("network:\n  ethernets:\n    eth0:\n      dhcp4: true\n      match: {macaddress: \"52:54:00:12:34:56\"}\n      addresses: [192.0.2.10/24]\n      set-name: lan0\n"))
@@ -82,6 +89,7 @@ func FuzzParseNetworkConfig(f *testing.F) {
 	f.Add([]byte("network:\n  version: 2\n  ethernets:\n    eth0:\n      match: {macaddress: '52:54:00:12:34:56', driver: [a, b]}\n      addresses: [192.0.2.1/24]\n      routes: [{to: default, via: 192.0.2.254}]\n      nameservers: {addresses: [192.0.2.53], search: [x]}\n  vlans: {v: {id: 1, link: eth0}}\n  bonds: {b: {interfaces: [eth0]}}\n"))
 	f.Add([]byte(`{"version":1,"config":[{"type":"physical","name":"eth0","mac_address":"52:54:00:12:34:56","subnets":[{"type":"static","address":"192.0.2.4","netmask":"255.255.255.0","gateway":"192.0.2.1","routes":[{"network":"0.0.0.0","netmask":"0.0.0.0","gateway":"192.0.2.1"}]}]},{"type":"nameserver","address":"192.0.2.53","interface":"eth0"},{"type":"route","destination":"0.0.0.0/0","gateway":"192.0.2.1"}]}`))
 	f.Add([]byte("a: &a [*a]\nnetwork: *a\n"))
+	f.Add([]byte("network:\n  config: disabled\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, probs := ParseNetworkConfig("f", b)
 		n := strings.Count(string(b), "\n") + strings.Count(string(b), "\r") + 1
@@ -89,6 +97,9 @@ func FuzzParseNetworkConfig(f *testing.F) {
 			if p.Line < 0 || p.Line > n || p.File != "f" || p.Msg == "" {
 				t.Fatalf("problem %q outside the %d-line input", p, n)
 			}
+		}
+		if c.Disabled && (c.Version != 0 || len(c.V1.Ifaces) != 0 || len(c.V2.Devices) != 0) {
+			t.Fatalf("a disabled config declares %+v", c)
 		}
 		for _, d := range c.V1.Ifaces {
 			if d.Name == "" || d.At == "" || d.VLANID < 0 || d.VLANID > 4094 || d.MTU != 0 && (d.MTU < 68 || d.MTU > 65535) {
