@@ -143,18 +143,11 @@ func codeIndex(all []runner.Check) string {
 	return b.String()
 }
 
-// readmeList is the README's list of the checks.
+// readmeList is the README's list of the checks: ID, page and title.
 func readmeList(all []runner.Check) string {
 	var b strings.Builder
-	for i, c := range all {
-		sep := ","
-		switch i {
-		case len(all) - 2:
-			sep = " and"
-		case len(all) - 1:
-			sep = "."
-		}
-		b.WriteString("[`" + c.ID + "`](docs/checks/" + c.ID + ".md) (" + strings.ToLower(c.Title[:1]) + c.Title[1:] + ")" + sep + "\n")
+	for _, c := range all {
+		b.WriteString("- [`" + c.ID + "`](docs/checks/" + c.ID + ".md): " + c.Title + "\n")
 	}
 	return b.String()
 }
@@ -168,7 +161,7 @@ func packageYAML(t *testing.T, all []runner.Check) []byte {
 		t.Fatal(err)
 	}
 	s := string(b)
-	const from, to = "Its checks: ", " It only reads"
+	const from, to = "Its checks:", "It only reads"
 	i, j := strings.Index(s, from), strings.Index(s, to)
 	if i < 0 || j < i {
 		t.Fatalf("nfpm.yaml: the description has no %q ... %q", from, to)
@@ -177,7 +170,7 @@ func packageYAML(t *testing.T, all []runner.Check) []byte {
 	// of the paragraph's line holding " It only reads".
 	lineStart := strings.LastIndex(s[:i], "\n") + 1
 	lineEnd := j + strings.Index(s[j:], "\n")
-	text := strings.Join(strings.Fields(s[lineStart:i]), " ") + " " + from + strings.Join(checkIDsWithAnd(all), " ") + "." + s[j:lineEnd]
+	text := strings.Join(strings.Fields(s[lineStart:i]), " ") + " " + from + " " + strings.Join(checkIDsWithAnd(all), " ") + ". " + s[j:lineEnd]
 	return []byte(s[:lineStart] + wrap(text, "  ", 74) + s[lineEnd:])
 }
 

@@ -15,7 +15,7 @@ import (
 // waiver lets it count again and says so.
 func TestWaiverExitCodes(t *testing.T) {
 	a := fake("a", runner.Fail)
-	a.Codes = []string{"a-code"}
+	a.Codes = []runner.Code{{ID: "a-code", Fix: "Fix a."}}
 	all := []runner.Check{a, fake("b", runner.Pass)}
 	for _, tc := range []struct {
 		expires        string

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -323,13 +322,13 @@ func TestTable(t *testing.T) {
 			continue
 		}
 		for _, code := range c.Codes {
-			if placed[code] != id {
-				t.Errorf("check %s: code %s is neither in an item nor listed as not identity", id, code)
+			if placed[code.ID] != id {
+				t.Errorf("check %s: code %s is neither in an item nor listed as not identity", id, code.ID)
 			}
 		}
 		var missing []string
 		for code, owner := range placed {
-			if owner == id && !slices.Contains(c.Codes, code) {
+			if owner == id && !c.Has(code) {
 				missing = append(missing, code)
 			}
 		}

@@ -23,7 +23,7 @@ const (
 	lShared   layer = "shared"         // internal/shared/*: runner, report, config, command lines
 	lLeaf     layer = "leaf"           // imports nothing of the module (the leaves list)
 	lJudge    layer = "check"          // internal/checks/<check-id>: gathers Facts, judges them
-	lRegistry layer = "registry"       // internal/checks: one adapter per check
+	lRegistry layer = "registry"       // internal/checks: All, each check's own Check
 	lSeal     layer = "seal"           // internal/seal: sealprep's plan, executor and verify
 	lHost     layer = "host side"      // internal/host/*: fleet, prove, qga, image, nocloud
 	lTestKit  layer = "test support"   // *test, *fake and internal/testenv: linked by tests only
@@ -119,52 +119,65 @@ func allowedWithinLayer(from, to string) bool {
 	return from == "internal/checks/cloud-config" && to == "internal/checks/cloud-init"
 }
 
-// TestChecksAreNamedAfterTheirIDs: a folder under internal/checks is a
-// check ID the registry registers, so the tree reads as --list does.
+// TestChecksAreNamedAfterTheirIDs: a folder under internal/checks is the
+// check whose Check it declares, with that ID, and the registry lists
+// it, so the tree reads as --list does.
 func TestChecksAreNamedAfterTheirIDs(t *testing.T) {
-	ids := registeredIDs(t)
-	for ip := range load(t) {
+	pkgs := load(t)
+	reg := pkgs[module+"/internal/checks"]
+	if reg == nil {
+		t.Fatal("internal/checks: no such package")
+	}
+	n := 0
+	for ip, k := range pkgs {
 		rel := short(ip)
 		if layerOf(rel) != lJudge {
 			continue
 		}
-		if id := path.Base(rel); !slices.Contains(ids, id) {
-			t.Errorf("%s: %q is no check ID (guestcheck --list: %s)", rel, id, strings.Join(ids, ", "))
+		n++
+		if id := checkID(t, k.files); id != path.Base(rel) {
+			t.Errorf("%s: its Check's ID is %q; a check's folder is its ID", rel, id)
 		}
+		if !slices.Contains(reg.imports, ip) {
+			t.Errorf("%s: the registry (internal/checks) does not list it", rel)
+		}
+	}
+	if n < 10 {
+		t.Fatalf("found only %d checks under internal/checks", n)
 	}
 }
 
-// registeredIDs reads the check IDs from the registry's adapters: every
-// ID field of a composite literal in internal/checks.
-func registeredIDs(t *testing.T) []string {
+// checkID reads the ID of the package's `var Check = runner.Check{ID: ...}`.
+func checkID(t *testing.T, files []string) string {
 	t.Helper()
-	k := load(t)[module+"/internal/checks"]
-	if k == nil {
-		t.Fatal("internal/checks: no such package")
-	}
-	var ids []string
-	for _, p := range k.files {
+	for _, p := range files {
 		f, err := parser.ParseFile(token.NewFileSet(), p, nil, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			kv, ok := n.(*ast.KeyValueExpr)
-			if !ok {
-				return true
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.VAR {
+				continue
 			}
-			if key, ok := kv.Key.(*ast.Ident); ok && key.Name == "ID" {
-				if lit, ok := kv.Value.(*ast.BasicLit); ok {
-					if v, err := strconv.Unquote(lit.Value); err == nil {
-						ids = append(ids, v)
+			for _, sp := range g.Specs {
+				vs := sp.(*ast.ValueSpec)
+				if len(vs.Names) != 1 || vs.Names[0].Name != "Check" || len(vs.Values) != 1 {
+					continue
+				}
+				if cl, ok := vs.Values[0].(*ast.CompositeLit); ok {
+					for _, e := range cl.Elts {
+						kv, ok := e.(*ast.KeyValueExpr)
+						if key, isIdent := kv.Key.(*ast.Ident); ok && isIdent && key.Name == "ID" {
+							if lit, ok := kv.Value.(*ast.BasicLit); ok {
+								v, _ := strconv.Unquote(lit.Value)
+								return v
+							}
+						}
 					}
 				}
 			}
-			return true
-		})
+		}
 	}
-	if len(ids) < 10 {
-		t.Fatalf("found only %d check IDs in internal/checks: %v", len(ids), ids)
-	}
-	return ids
+	return ""
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/checks/dns/dnstest"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
-	"github.com/guestcheck/guestcheck/internal/testenv/nstest"
+	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
 )
 
 // dnHealthy answers A for *.example.org with 192.0.2.80, NXDOMAIN for

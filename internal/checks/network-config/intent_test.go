@@ -15,7 +15,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/internal/shared/runner/checktest"
 	"github.com/guestcheck/guestcheck/internal/testenv/netstatetest"
-	"github.com/guestcheck/guestcheck/internal/testenv/nstest"
+	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
 )
 
 // runNC runs the network-config check; ns nil means under --root.

@@ -1,8 +1,8 @@
 package networkidentity
 
 import (
+	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
 	"github.com/guestcheck/guestcheck/internal/testenv/netstatetest"
-	"github.com/guestcheck/guestcheck/internal/testenv/nstest"
 )
 
 // The helpers the package's tests share with the other network checks'
@@ -10,7 +10,7 @@ import (
 var (
 	writeRoot         = nstest.WriteRoot
 	openRoot          = nstest.OpenRoot
-	liveEnv           = nstest.LiveEnv
+	liveEnv           = netstatetest.LiveEnv
 	assertConventions = netstatetest.AssertConventions
 	codesOf           = netstatetest.Codes
 	mustFind          = netstatetest.MustFind

@@ -15,7 +15,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/parse/journalhdr"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
-	"github.com/guestcheck/guestcheck/internal/testenv/nstest"
+	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
 )
 
 // imageEnv judges root as a mounted image (--root).

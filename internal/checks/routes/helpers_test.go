@@ -1,15 +1,15 @@
 package routes
 
 import (
+	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
 	"github.com/guestcheck/guestcheck/internal/testenv/netstatetest"
-	"github.com/guestcheck/guestcheck/internal/testenv/nstest"
 )
 
 // The helpers the package's tests share with the other network checks'
 // tests: fake guest roots, a live Env, the rules every finding is held to.
 var (
 	writeRoot         = nstest.WriteRoot
-	liveEnv           = nstest.LiveEnv
+	liveEnv           = netstatetest.LiveEnv
 	assertConventions = netstatetest.AssertConventions
 	codesOf           = netstatetest.Codes
 	find              = netstatetest.Find

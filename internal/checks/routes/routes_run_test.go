@@ -10,7 +10,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
-	"github.com/guestcheck/guestcheck/internal/testenv/nstest"
+	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
 )
 
 // The tests below run RunRoutes whole, against network namespaces they

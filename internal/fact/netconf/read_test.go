@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/guestcheck/guestcheck/internal/testenv/nstest"
+	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
 )
 
 // TestReadFacts checks the one walk both network checks take their files

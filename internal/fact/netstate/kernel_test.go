@@ -11,7 +11,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
-	"github.com/guestcheck/guestcheck/internal/testenv/nstest"
+	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
 )
 
 // TestNetlinkKernel reads a namespace built through netlink back through

@@ -9,9 +9,14 @@ package netstatetest
 import (
 	"net"
 	"net/netip"
+	"os"
 	"testing"
+	"time"
 
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/netstate"
+	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
+	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/internal/shared/runner/checktest"
 	"golang.org/x/sys/unix"
@@ -173,4 +178,17 @@ func DualNIC(eth0Metric, eth1Metric int) netstate.Snapshot {
 	s.Addrs = append(s.Addrs, Addr(3, "198.51.100.10/24"))
 	s.Routes = append(s.Routes, Connected(3, "198.51.100.10/24"), Default(3, "198.51.100.1", eth1Metric, netstate.TableMain))
 	return s
+}
+
+// LiveEnv is a live environment whose kernel is the namespace ns (nil for
+// checks that never reach the kernel) and whose files are root.
+func LiveEnv(root *fs.Root, ns *nstest.NS, cfg *config.Config) *runner.Env {
+	if cfg == nil {
+		cfg = config.Default()
+	}
+	env := &runner.Env{Root: root, Live: true, Config: cfg, Now: time.Now, IsRoot: os.Geteuid() == 0}
+	if ns != nil {
+		env.Netlink = ns.Handle
+	}
+	return env
 }

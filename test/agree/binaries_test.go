@@ -1,4 +1,4 @@
-package identity_test
+package agree
 
 import (
 	"context"
@@ -78,7 +78,7 @@ func agree(t *testing.T, dir string) {
 	// guestcheck's reading and verdict.
 	ev := identity.ReadCloneEvidence(root, false)
 	codes := map[string]bool{}
-	for _, f := range netcheck.JudgeMachineID(ev, false) {
+	for _, f := range networkidentity.JudgeMachineID(ev, false) {
 		codes[f.Code] = true
 	}
 	// sealprep's plan.
@@ -110,7 +110,7 @@ func agree(t *testing.T, dir string) {
 		t.Errorf("sealprep clears /etc/machine-id: %v, but it holds %s: %+v", clears(identity.MachineIDPath), mid.Etc.Kind, plan.Actions)
 	}
 	// The D-Bus copy resurrects the ID: both say so, or neither.
-	if gc, sp := codes[netcheck.CodeIDMachineIDDBusFallback], clears(identity.DBusMachineIDPath) && mid.Unset(); gc != sp {
+	if gc, sp := codes[networkidentity.CodeIDMachineIDDBusFallback.ID], clears(identity.DBusMachineIDPath) && mid.Unset(); gc != sp {
 		t.Errorf("D-Bus fallback: guestcheck %v, sealprep %v: %+v", gc, sp, plan.Actions)
 	}
 	if mid.Etc.Found || ev.DBusMachineID != "" {
@@ -121,7 +121,7 @@ func agree(t *testing.T, dir string) {
 	if ev.Root != mode || identity.ReadRootMode(root) != mode {
 		t.Errorf("root mode: guestcheck %+v, sealprep %+v", ev.Root, mode)
 	}
-	if gc, sp := codes[netcheck.CodeIDMachineIDMissingRO], clears(identity.MachineIDPath); gc != sp || gc != mode.MissingMachineIDFatal() {
+	if gc, sp := codes[networkidentity.CodeIDMachineIDMissingRO.ID], clears(identity.MachineIDPath); gc != sp || gc != mode.MissingMachineIDFatal() {
 		t.Errorf("missing file on %+v: guestcheck fails %v, sealprep must write %v", mode, gc, sp)
 	}
 }

@@ -1,13 +1,9 @@
 package nstest
 
 import (
-	"os"
 	"testing"
-	"time"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
-	"github.com/guestcheck/guestcheck/internal/shared/config"
-	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
@@ -28,17 +24,4 @@ func OpenRoot(t testing.TB, dir string) *fs.Root {
 	}
 	t.Cleanup(func() { r.Close() })
 	return r
-}
-
-// LiveEnv is a live environment whose kernel is the namespace ns (nil for
-// checks that never reach the kernel) and whose files are root.
-func LiveEnv(root *fs.Root, ns *NS, cfg *config.Config) *runner.Env {
-	if cfg == nil {
-		cfg = config.Default()
-	}
-	env := &runner.Env{Root: root, Live: true, Config: cfg, Now: time.Now, IsRoot: os.Geteuid() == 0}
-	if ns != nil {
-		env.Netlink = ns.Handle
-	}
-	return env
 }
