@@ -40,7 +40,16 @@ func TestGenerated(t *testing.T) {
 	compareFile(t, "../../nfpm.yaml", packageYAML(t, checks.All))
 	for p, want := range referenceFiles(t) {
 		compareFile(t, p, want)
+		// A Go expression left inside a quoted help string (a raw
+		// string's "` + name + `" in an interpreted one) reaches the
+		// operator verbatim.
+		if bytes.Contains(want, []byte("` + ")) || bytes.Contains(want, []byte(" + `")) {
+			t.Errorf("%s holds Go source text (` + ... + `): a help string concatenates inside its quotes", p)
+		}
 	}
+	cmd := command(checks.All)
+	testenv.GeneratedBlock(t, "../../docs/reference.md", "guestcheck-commands", cmd.MarkdownCommands(), *update)
+	testenv.GeneratedBlock(t, "../../docs/reference.md", "guestcheck-options", cmd.MarkdownOptions(), *update)
 }
 
 // compareFile holds the file at p to want, or writes it with -update.
