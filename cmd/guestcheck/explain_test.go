@@ -41,7 +41,7 @@ func TestExplainEveryCode(t *testing.T) {
 		if c, _, _ := findCode(checks.All, code); c.Fix != "" && !strings.Contains(text, "\nFix: ") {
 			t.Errorf("explain %s prints no fix:\n%s", code, text)
 		}
-		if strings.ContainsAny(text, "{}") && !strings.Contains(text, "${") {
+		if len(runner.Placeholders(text)) > 0 {
 			t.Errorf("explain %s shows a placeholder unfilled:\n%s", code, text)
 		}
 		for _, p := range testenv.NotProse(text, nil) {

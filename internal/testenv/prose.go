@@ -7,8 +7,10 @@ import (
 
 // RealCapsNames are the ALL_CAPS_WITH_UNDERSCORES words a reference page
 // may use because they are the real names of settings a reader edits
-// (the variables of the guest agent's sysconfig file), not placeholders.
-var RealCapsNames = map[string]bool{"BLOCK_RPCS": true, "FILTER_RPC_ARGS": true, "DAEMON_ARGS": true}
+// (the variables of the guest agent's sysconfig file, a capability,
+// the environment variable cloud-init reads),
+// not placeholders.
+var RealCapsNames = map[string]bool{"BLOCK_RPCS": true, "FILTER_RPC_ARGS": true, "DAEMON_ARGS": true, "CAP_SYS_ADMIN": true, "KERNEL_CMDLINE": true}
 
 // jargon are the marks of text that is not yet prose for a reader: a
 // template's placeholders, a page's internal cross-references and

@@ -139,7 +139,7 @@ func Placeholders(t string) []string {
 // in (replace line LINE with FSTAB_LINE).
 func Metavars(t string) string {
 	return placeholder().ReplaceAllStringFunc(t, func(m string) string {
-		return strings.ToUpper(m[1 : len(m)-1])
+		return strings.ToUpper(strings.ReplaceAll(m[1:len(m)-1], "_", "-"))
 	})
 }
 
@@ -157,7 +157,7 @@ func fill(t string, kv []string) string {
 				return kv[i+1]
 			}
 		}
-		return strings.ToUpper(name)
+		return strings.ToUpper(strings.ReplaceAll(name, "_", "-"))
 	})
 }
 
