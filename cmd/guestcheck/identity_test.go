@@ -11,8 +11,8 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/checks"
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
-	"github.com/guestcheck/guestcheck/internal/shared/report"
 	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
+	"github.com/guestcheck/guestcheck/internal/shared/report"
 )
 
 // imageMachineID is writeImageRoot's /etc/machine-id.

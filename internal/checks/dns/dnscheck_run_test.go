@@ -11,9 +11,9 @@ import (
 	mdns "github.com/miekg/dns"
 
 	"github.com/guestcheck/guestcheck/internal/checks/dns/dnstest"
+	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
-	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
 )
 
 // dnHealthy answers A for *.example.org with 192.0.2.80, NXDOMAIN for

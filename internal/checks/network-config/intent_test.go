@@ -11,11 +11,11 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/guestcheck/guestcheck/internal/fact/netstate"
+	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/internal/shared/runner/checktest"
 	"github.com/guestcheck/guestcheck/internal/testenv/netstatetest"
-	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
 )
 
 // runNC runs the network-config check; ns nil means under --root.

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
 	"github.com/guestcheck/guestcheck/internal/parse/journalhdr"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
-	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
 )
 
 // imageEnv judges root as a mounted image (--root).

@@ -8,9 +8,9 @@ import (
 
 	"github.com/vishvananda/netlink"
 
+	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
-	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
 )
 
 // The tests below run RunRoutes whole, against network namespaces they

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/internal/shared/runner/checktest"
 	"github.com/guestcheck/guestcheck/internal/testenv"
-	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
 )
 
 // guestMachineID is the machine ID tree gives a root that names none: a

@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
-	"github.com/guestcheck/guestcheck/internal/testenv"
 	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
+	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
 // writeHost writes one file (or "->target" symlink) under root.

@@ -13,9 +13,9 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/identity"
 	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
+	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
 	"github.com/guestcheck/guestcheck/internal/parse/dhcplease"
 	"github.com/guestcheck/guestcheck/internal/testenv"
-	"github.com/guestcheck/guestcheck/internal/fact/netstate/nstest"
 )
 
 const testMachineID = "0102030405060708090a0b0c0d0e0f10"
