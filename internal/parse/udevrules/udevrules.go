@@ -25,8 +25,11 @@ type Rule struct {
 	At   string // "file:line"
 }
 
+// udevPair is one KEY op "value"; udev's own parser takes the comma
+// between pairs as optional (systemd's rules carry lines joined by a
+// backslash without one), so a pair ends at a comma, a blank or the end.
 var udevPair = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^\s*([A-Za-z_]+(?:\{[^}]*\})?)\s*(==|!=|\+=|-=|:=|=)\s*"([^"]*)"\s*(?:,|$)`)
+	return regexp.MustCompile(`^\s*([A-Za-z_]+(?:\{[^}]*\})?)\s*(==|!=|\+=|-=|:=|=)\s*"([^"]*)"(?:\s*,|\s+|$)`)
 })
 
 // Pair is one KEY op "value" of a rule: ATTR{online}, "=", "1".

@@ -1,6 +1,8 @@
 package udevrules
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -70,4 +72,34 @@ func FuzzParseLines(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParseLinesWithoutCommas: udev takes pairs separated by blanks alone,
+// as a line continued by a backslash often is.
+func TestParseLinesWithoutCommas(t *testing.T) {
+	in := "ENV{DM_UUID}==\"*-mpath-*\", ENV{DM_SERIAL}==\"?*\" \\\n\tSYMLINK+=\"disk/by-id/$env{DM_SERIAL}\"\n"
+	got, probs := ParseLines("56-dm-parts.rules", []byte(in))
+	if len(probs) != 0 || len(got) != 1 || len(got[0].Pairs) != 3 || got[0].Pairs[2].Key != "SYMLINK" {
+		t.Fatalf("got %+v, problems %v", got, probs)
+	}
+}
+
+// TestParseInstalledRules reads every rules file udev and the packages
+// installed here ship: real rules udev reads must parse without a problem.
+func TestParseInstalledRules(t *testing.T) {
+	files, _ := filepath.Glob("/usr/lib/udev/rules.d/*.rules")
+	more, _ := filepath.Glob("/lib/udev/rules.d/*.rules")
+	files = append(files, more...)
+	if len(files) == 0 {
+		t.Skip("no udev rules installed here")
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, probs := ParseLines(f, b); len(probs) != 0 {
+			t.Errorf("%v", probs)
+		}
+	}
 }

@@ -48,7 +48,35 @@ type Case struct {
 	Fix string
 }
 
-var placeholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{([a-z][a-z0-9_]*)\}`) })
+var placeholderRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{[a-z][a-z0-9_]*\}`) })
+
+// placeholders returns where t's placeholders are: each {name} that does
+// not follow a letter, digit, "_" or "$", so that udev's ATTR{online},
+// a shell's ${VAR} and Go's map[string]{...} in a fix stay text.
+func placeholders(t string) [][]int {
+	var out [][]int
+	for _, m := range placeholderRE().FindAllStringIndex(t, -1) {
+		if m[0] > 0 {
+			if c := t[m[0]-1]; c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
+				continue
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// replacePlaceholders rewrites each placeholder of t by f of its name.
+func replacePlaceholders(t string, f func(name string) string) string {
+	var b strings.Builder
+	last := 0
+	for _, m := range placeholders(t) {
+		b.WriteString(t[last:m[0]])
+		b.WriteString(f(t[m[0]+1 : m[1]-1]))
+		last = m[1]
+	}
+	return b.String() + t[last:]
+}
 
 // Fixf is the code's fix on the running system with its placeholders
 // filled from kv, pairs of name and value.
@@ -116,7 +144,7 @@ func templateRE(t string) *regexp.Regexp {
 	var b strings.Builder
 	b.WriteString(`^(?s)`)
 	last := 0
-	for _, m := range placeholder().FindAllStringIndex(t, -1) {
+	for _, m := range placeholders(t) {
 		b.WriteString(regexp.QuoteMeta(t[last:m[0]]))
 		b.WriteString(`.*`)
 		last = m[1]
@@ -128,8 +156,8 @@ func templateRE(t string) *regexp.Regexp {
 // Placeholders returns the names of the placeholders in a fix template.
 func Placeholders(t string) []string {
 	var out []string
-	for _, m := range placeholder().FindAllStringSubmatch(t, -1) {
-		out = append(out, m[1])
+	for _, m := range placeholders(t) {
+		out = append(out, t[m[0]+1:m[1]-1])
 	}
 	return out
 }
@@ -138,10 +166,11 @@ func Placeholders(t string) []string {
 // as its name in capitals, the way a man page names what the reader puts
 // in (replace line LINE with FSTAB_LINE).
 func Metavars(t string) string {
-	return placeholder().ReplaceAllStringFunc(t, func(m string) string {
-		return strings.ToUpper(strings.ReplaceAll(m[1:len(m)-1], "_", "-"))
-	})
+	return replacePlaceholders(t, metavar)
 }
+
+// metavar is a placeholder's name as a reader sees it: MOUNT-POINT.
+func metavar(name string) string { return strings.ToUpper(strings.ReplaceAll(name, "_", "-")) }
 
 // fill replaces the placeholders of t with the values in kv (name, value
 // pairs). A placeholder kv does not fill stays as its metavariable, so a
@@ -150,14 +179,13 @@ func fill(t string, kv []string) string {
 	if len(kv) == 0 {
 		return Metavars(t)
 	}
-	return placeholder().ReplaceAllStringFunc(t, func(m string) string {
-		name := m[1 : len(m)-1]
+	return replacePlaceholders(t, func(name string) string {
 		for i := 0; i+1 < len(kv); i += 2 {
 			if kv[i] == name {
 				return kv[i+1]
 			}
 		}
-		return strings.ToUpper(strings.ReplaceAll(name, "_", "-"))
+		return metavar(name)
 	})
 }
 
