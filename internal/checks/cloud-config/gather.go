@@ -13,13 +13,13 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/checks/cloud-init"
 	"github.com/guestcheck/guestcheck/internal/fact/cloudcfg"
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/identity"
 	"github.com/guestcheck/guestcheck/internal/fact/mounts"
 	"github.com/guestcheck/guestcheck/internal/parse/authkeys"
 	cc "github.com/guestcheck/guestcheck/internal/parse/cloudconfig"
+	"github.com/guestcheck/guestcheck/internal/parse/cloudinitstatus"
 	"github.com/guestcheck/guestcheck/internal/parse/dpkgstatus"
 	"github.com/guestcheck/guestcheck/internal/parse/passwd"
 	"github.com/guestcheck/guestcheck/internal/parse/sshdconfig"
@@ -352,7 +352,7 @@ func (f *Facts) readInstance(src Source) {
 		f.StatusErr = err
 		return
 	}
-	sf, err := cloudinit.ParseStatus(b)
+	sf, err := cloudinitstatus.ParseStatus(b)
 	if err != nil {
 		f.StatusErr = err
 		return

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/checks/cloud-init/cloudinittest"
+	"github.com/guestcheck/guestcheck/internal/parse/cloudinitstatus"
 )
 
 // TestAgreesWithCloudInit computes the State from every real capture
@@ -115,7 +116,7 @@ func legacyStatus(s *State) string {
 	return string(s.Running)
 }
 
-func cloudInitLastUpdate(ts Timestamp) string {
+func cloudInitLastUpdate(ts cloudinitstatus.Timestamp) string {
 	if !ts.Set || ts.Raw <= 0 {
 		return ""
 	}

@@ -356,7 +356,7 @@ func TestCloudInitCheck(t *testing.T) {
 			return ciBooted(t, 5*time.Minute).Write(StatusPath, ciModuleError).Write(ResultPath, `[]`)
 		}, want: []string{"fail cloud-init-module-error", "warn cloud-init-recoverable-error", "warn cloud-init-result-unreadable"},
 			check: func(t *testing.T, fs []runner.Finding, _ string) {
-				if r := ciFind(t, fs, "cloud-init-result-unreadable"); r.Detail["reason"] != "top level: want an object, got array" {
+				if r := ciFind(t, fs, "cloud-init-result-unreadable"); r.Detail["reason"] != "top level is an array, want an object" {
 					t.Errorf("reason = %q", r.Detail["reason"])
 				}
 			}},
@@ -376,7 +376,7 @@ func TestCloudInitCheck(t *testing.T) {
 		{name: "wrong type in status.json", root: func(t *testing.T) *cloudinittest.Root {
 			return ciBooted(t, 5*time.Minute).Write(StatusPath, `{"v1": {"modules-final": {"errors": "none", "start": 1.0}}}`)
 		}, want: []string{"error cloud-init-status-unreadable"}, check: func(t *testing.T, fs []runner.Finding, dir string) {
-			if fs[0].Message != "/run/cloud-init/status.json: v1.modules-final.errors: want an array of strings, got string" {
+			if fs[0].Message != `/run/cloud-init/status.json: "v1.modules-final.errors" is a string, want an array of strings` {
 				t.Errorf("message = %q", fs[0].Message)
 			}
 		}},

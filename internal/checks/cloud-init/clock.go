@@ -1,6 +1,10 @@
 package cloudinit
 
-import "time"
+import (
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/parse/cloudinitstatus"
+)
 
 // BootClock relates this boot's uptime to wall time, so that both
 // timestamp encodings and file modification times can be judged against
@@ -37,11 +41,11 @@ func (c BootClock) Known() bool { return !c.BootTime.IsZero() }
 // Wall converts a status.json timestamp to wall time: epoch values as they
 // are, seconds-since-boot values relative to this boot. ok is false when
 // the timestamp is unset or the boot time is unknown.
-func (c BootClock) Wall(t Timestamp) (time.Time, bool) {
+func (c BootClock) Wall(t cloudinitstatus.Timestamp) (time.Time, bool) {
 	switch t.Encoding() {
-	case EncodingEpoch:
+	case cloudinitstatus.EncodingEpoch:
 		return epochTime(t.Raw), true
-	case EncodingUptime:
+	case cloudinitstatus.EncodingUptime:
 		if !c.Known() {
 			return time.Time{}, false
 		}

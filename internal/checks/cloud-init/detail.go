@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/fact/systemd"
+	"github.com/guestcheck/guestcheck/internal/parse/cloudinitstatus"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -103,7 +104,7 @@ func bootFinishedDetail(bf *FileFacts) string {
 
 // when renders a status.json time with its raw value, since the raw value
 // is what `cloud-init status` shows (as a 1970 date for 24.2+ uptimes).
-func when(ts Timestamp, wall time.Time) string {
+func when(ts cloudinitstatus.Timestamp, wall time.Time) string {
 	if !ts.Set {
 		return "never"
 	}

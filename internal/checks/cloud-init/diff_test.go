@@ -18,9 +18,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/checks/cloud-init"
+	cloudinit "github.com/guestcheck/guestcheck/internal/checks/cloud-init"
 	"github.com/guestcheck/guestcheck/internal/checks/cloud-init/cloudinittest"
 	gfs "github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/parse/cloudinitstatus"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
@@ -389,7 +390,7 @@ func legacyDetail(s *cloudinit.State) string {
 	return s.Boot.Reason
 }
 
-func lastUpdate(ts cloudinit.Timestamp) string {
+func lastUpdate(ts cloudinitstatus.Timestamp) string {
 	if !ts.Set || ts.Raw <= 0 {
 		return ""
 	}

@@ -114,3 +114,11 @@ func isCloudScript(p string) bool {
 	}
 	return false
 }
+
+// clip shortens s for messages.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/guestcheck/guestcheck/internal/parse/cloudinitstatus"
 	"github.com/guestcheck/guestcheck/internal/parse/problem"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
@@ -191,7 +192,7 @@ func (j judgement) notStarted() runner.Finding {
 func (j judgement) staleStatus() runner.Finding {
 	st := j.st
 	reason := "its last event, " + when(st.LatestEvent, st.LastUpdate) + ", predates this boot"
-	if st.Encoding == EncodingUptime && st.Clock.UptimeKnown {
+	if st.Encoding == cloudinitstatus.EncodingUptime && st.Clock.UptimeKnown {
 		reason = fmt.Sprintf("its last event is at uptime %s, but this boot has been up only %s",
 			time.Duration(st.LatestEvent.Raw*float64(time.Second)).Round(time.Second), st.Clock.Uptime.Round(time.Second))
 	}
@@ -206,11 +207,11 @@ func (j judgement) staleStatus() runner.Finding {
 
 func (j judgement) running() runner.Finding {
 	st := j.st
-	if j.f.Inside && st.Stage == StageModulesFinal {
+	if j.f.Inside && st.Stage == cloudinitstatus.StageModulesFinal {
 		// cloud-init cannot finish before we return: "running" is the
 		// expected state, and waiting would wait on ourselves.
 		note := "earlier stages finished cleanly"
-		if st.StageErrorsBefore(StageModulesFinal) {
+		if st.StageErrorsBefore(cloudinitstatus.StageModulesFinal) {
 			note = "earlier stages recorded errors, reported separately"
 		}
 		return finding(runner.Pass, codeCIRunningInFinal,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/checks/cloud-init/cloudinittest"
 	"github.com/guestcheck/guestcheck/internal/fact/systemd"
+	"github.com/guestcheck/guestcheck/internal/parse/cloudinitstatus"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -19,7 +20,7 @@ var judgeNow = time.Date(2025, 11, 29, 22, 0, 0, 0, time.UTC)
 
 // liveFacts is an installed, enabled cloud-init up for 5 minutes whose
 // status.json holds stages.
-func liveFacts(stage string, result bool, stages ...StageStatus) Facts {
+func liveFacts(stage string, result bool, stages ...cloudinitstatus.StageStatus) Facts {
 	return Facts{
 		Live: true,
 		Snap: &Snapshot{
@@ -27,7 +28,7 @@ func liveFacts(stage string, result bool, stages ...StageStatus) Facts {
 			Inputs: Inputs{
 				Installed:    true,
 				Boot:         DetectBootStatus(BootInputs{GeneratorEnabled: true}),
-				Status:       &StatusFile{Datasource: "DataSourceNoCloud", Stage: stage, Stages: stages},
+				Status:       &cloudinitstatus.StatusFile{Datasource: "DataSourceNoCloud", Stage: stage, Stages: stages},
 				ResultExists: result,
 				Clock:        NewBootClock(judgeNow, time.Time{}, 5*time.Minute, true),
 			},
@@ -35,9 +36,9 @@ func liveFacts(stage string, result bool, stages ...StageStatus) Facts {
 	}
 }
 
-func stageAt(name string, start, finished float64, errs ...string) StageStatus {
-	return StageStatus{Name: name, Errors: errs, Start: Timestamp{Raw: start, Set: true},
-		Finished: Timestamp{Raw: finished, Set: finished > 0}}
+func stageAt(name string, start, finished float64, errs ...string) cloudinitstatus.StageStatus {
+	return cloudinitstatus.StageStatus{Name: name, Errors: errs, Start: cloudinitstatus.Timestamp{Raw: start, Set: true},
+		Finished: cloudinitstatus.Timestamp{Raw: finished, Set: finished > 0}}
 }
 
 func codes(fs []runner.Finding) string {
@@ -61,7 +62,7 @@ func TestJudgeNotInstalled(t *testing.T) {
 }
 
 func TestJudgeDone(t *testing.T) {
-	f := liveFacts("", true, stageAt(StageInit, 8, 11.5), stageAt(StageModulesFinal, 20, 25.5))
+	f := liveFacts("", true, stageAt(cloudinitstatus.StageInit, 8, 11.5), stageAt(cloudinitstatus.StageModulesFinal, 20, 25.5))
 	fs := Judge(f)
 	if codes(fs) != "pass cloud-init-done" {
 		t.Fatalf("got %s", codes(fs))
@@ -90,7 +91,7 @@ func TestJudgeUnreadableStatusUsesDisplay(t *testing.T) {
 }
 
 func TestJudgeRunningInsideFinal(t *testing.T) {
-	f := liveFacts(StageModulesFinal, false, stageAt(StageInit, 8, 11.5, "Consuming user data failed!"), stageAt(StageModulesFinal, 20, 0))
+	f := liveFacts(cloudinitstatus.StageModulesFinal, false, stageAt(cloudinitstatus.StageInit, 8, 11.5, "Consuming user data failed!"), stageAt(cloudinitstatus.StageModulesFinal, 20, 0))
 	f.Inside, f.Via = true, "/var/lib/cloud/instance/scripts/runcmd (pid 900)"
 	fs := Judge(f)
 	if got := codes(fs); got != "pass cloud-init-running-in-final, fail cloud-init-module-error" {
@@ -117,7 +118,7 @@ func TestJudgeNotStartedOffline(t *testing.T) {
 
 func TestJudgeModuleErrorIsOneLine(t *testing.T) {
 	msg := "('scripts_user', RuntimeError('Runparts: 1 failures\n in runcmd'))"
-	fs := Judge(liveFacts("", true, stageAt(StageModulesFinal, 20, 25, msg)))
+	fs := Judge(liveFacts("", true, stageAt(cloudinitstatus.StageModulesFinal, 20, 25, msg)))
 	e := fs[0]
 	if e.Code != codeCIModuleError.ID || e.Message != "cloud-init module scripts_user failed in stage modules-final: ('scripts_user', RuntimeError('Runparts: 1 failures in runcmd'))" {
 		t.Fatalf("got %+v", e)
@@ -128,9 +129,9 @@ func TestJudgeModuleErrorIsOneLine(t *testing.T) {
 }
 
 func TestJudgeRecoverableByLevel(t *testing.T) {
-	init := stageAt(StageInit, 8, 11)
+	init := stageAt(cloudinitstatus.StageInit, 8, 11)
 	init.RecoverableErrors = map[string][]string{"WARNING": {"a", "b"}, "DEPRECATED": {"old key"}}
-	final := stageAt(StageModulesFinal, 20, 25)
+	final := stageAt(cloudinitstatus.StageModulesFinal, 20, 25)
 	final.RecoverableErrors = map[string][]string{"WARNING": {"c"}}
 	fs := Judge(liveFacts("", true, init, final))
 	if got := codes(fs); got != "pass cloud-init-done, warn cloud-init-recoverable-error, warn cloud-init-recoverable-error" {
@@ -145,7 +146,7 @@ func TestJudgeRecoverableByLevel(t *testing.T) {
 // TestJudgeUnitKeepsEmptyStates: a failed unit whose unit-file state
 // systemd left empty still carries the key, as before runner.Detail.
 func TestJudgeUnitKeepsEmptyStates(t *testing.T) {
-	f := liveFacts("", true, stageAt(StageModulesFinal, 20, 25))
+	f := liveFacts("", true, stageAt(cloudinitstatus.StageModulesFinal, 20, 25))
 	f.Snap.Inputs.Units = []systemd.UnitState{cloudinittest.Unit("cloud-final.service", "failed", "failed", "")}
 	fs := Judge(f)
 	if got := codes(fs); got != "pass cloud-init-done, fail cloud-init-unit-failed" {
@@ -178,11 +179,11 @@ func TestInsideOf(t *testing.T) {
 }
 
 func TestWaitOutcomeAndNotice(t *testing.T) {
-	done := liveFacts("", true, stageAt(StageModulesFinal, 20, 25)).Snap
+	done := liveFacts("", true, stageAt(cloudinitstatus.StageModulesFinal, 20, 25)).Snap
 	if st, ok, err := waitOutcome(done); !ok || err != nil || st.ExtendedStatus() != "done" {
 		t.Errorf("done: %v %v %v", st, ok, err)
 	}
-	running := liveFacts(StageInit, false, stageAt(StageInit, 8, 0)).Snap
+	running := liveFacts(cloudinitstatus.StageInit, false, stageAt(cloudinitstatus.StageInit, 8, 0)).Snap
 	st, ok, _ := waitOutcome(running)
 	if ok {
 		t.Error("running ends the wait")

@@ -11,6 +11,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fact/boottime"
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/instancedata"
+	"github.com/guestcheck/guestcheck/internal/parse/cloudinitstatus"
 	"github.com/guestcheck/guestcheck/internal/parse/procfs"
 )
 
@@ -106,9 +107,9 @@ func Read(root *fs.Root, opt ReadOptions) *Snapshot {
 // instance-data.json.
 func (s *Snapshot) readRunFiles(root *fs.Root) {
 	in := &s.Inputs
-	in.Status, _, s.StatusErr = readParsed(root, StatusPath, ParseStatus)
+	in.Status, _, s.StatusErr = readParsed(root, StatusPath, cloudinitstatus.ParseStatus)
 	// A result.json that cannot be read still exists, as cloud-init sees it.
-	in.Result, in.ResultExists, s.ResultErr = readParsed(root, ResultPath, ParseResult)
+	in.Result, in.ResultExists, s.ResultErr = readParsed(root, ResultPath, cloudinitstatus.ParseResult)
 	s.InstanceData, s.InstanceDataErr = readInstanceData(root)
 }
 
@@ -202,7 +203,7 @@ func (s *Snapshot) readPersistent(root *fs.Root) {
 		if b, err := root.ReadFile(BootFinishedPath); err != nil {
 			ff.ParseErr = stripPath(err)
 		} else {
-			ff.Content, ff.ParseErr = ParseBootFinished(b)
+			ff.Content, ff.ParseErr = cloudinitstatus.ParseBootFinished(b)
 		}
 		s.Inputs.BootFinished = ff
 	}

@@ -28,12 +28,12 @@ func TestReadFileProblems(t *testing.T) {
 		{"truncated status", func(r *cloudinittest.Root) { r.Write(StatusPath, good[:40]) }, StatusPath, "unexpected end of JSON input"},
 		{"garbage status", func(r *cloudinittest.Root) { r.Write(StatusPath, "\x7fELF\x02\x01") }, StatusPath, "invalid character"},
 		{"wrong type status", func(r *cloudinittest.Root) { r.Write(StatusPath, `{"v1": {"init": {"start": "soon"}}}`) }, StatusPath,
-			"v1.init.start: want a number or null, got string"},
+			`"v1.init.start" is a string, want a number`},
 		{"directory as status", func(r *cloudinittest.Root) { r.Mkdir(StatusPath) }, StatusPath, "is a directory"},
 		{"truncated result", func(r *cloudinittest.Root) { r.Write(StatusPath, good).Write(ResultPath, `{"v1": {"errors": [`) }, ResultPath,
 			"unexpected end of JSON input"},
 		{"wrong type result", func(r *cloudinittest.Root) { r.Write(StatusPath, good).Write(ResultPath, `{"v1": {"errors": "none"}}`) }, ResultPath,
-			"v1.errors: want an array of strings, got string"},
+			`"v1.errors" is a string, want an array of strings`},
 		{"wrong type instance-data", func(r *cloudinittest.Root) {
 			r.Write(StatusPath, good).Write(ResultPath, `{"v1": {"errors": []}}`).Write(InstanceDataPath, `{"v1": {"instance_id": 42}}`)
 		}, InstanceDataPath, `"v1.instance_id" is a number, want a string`},

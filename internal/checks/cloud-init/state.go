@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/fact/systemd"
+	"github.com/guestcheck/guestcheck/internal/parse/cloudinitstatus"
 )
 
 // Running is cloud-init's RunningStatus.
@@ -55,11 +56,11 @@ type Inputs struct {
 	// Boot is the boot status code.
 	Boot BootStatus
 	// Status is status.json; nil when the file does not exist.
-	Status *StatusFile
+	Status *cloudinitstatus.StatusFile
 	// ResultExists: result.json exists (cloud-init only tests existence).
 	ResultExists bool
 	// Result is result.json when it parsed; nil otherwise.
-	Result *ResultFile
+	Result *cloudinitstatus.ResultFile
 	// Units are cloud-init's systemd units; nil when systemd cannot be
 	// asked, which skips the unit-failure rule as cloud-init does without
 	// systemd.
@@ -80,7 +81,7 @@ type FileFacts struct {
 	ModTime time.Time
 	// Content is the parsed boot-finished (nil for other files or when it
 	// did not parse; ParseErr says why).
-	Content  *BootFinished
+	Content  *cloudinitstatus.BootFinished
 	ParseErr error
 }
 
@@ -101,7 +102,7 @@ type RecoverableError struct {
 // StageTimes is one stage's start and finish, raw and as wall time.
 type StageTimes struct {
 	Name                    string
-	Start, Finished         Timestamp
+	Start, Finished         cloudinitstatus.Timestamp
 	StartWall, FinishedWall time.Time // zero when unknown
 }
 
@@ -139,10 +140,10 @@ type State struct {
 	Stages []StageTimes
 	// LatestEvent is the newest start/finish as written (cloud-init's
 	// latest_event); LastUpdate is it as wall time (zero when unknown).
-	LatestEvent Timestamp
+	LatestEvent cloudinitstatus.Timestamp
 	LastUpdate  time.Time
 	// Encoding is how status.json's timestamps are written.
-	Encoding TimeEncoding
+	Encoding cloudinitstatus.TimeEncoding
 	// StatusStale: status.json exists but its timestamps prove it was
 	// written during an earlier boot, so it says nothing about this one.
 	StatusStale bool
@@ -165,7 +166,7 @@ func Compute(in Inputs) *State {
 	s := &State{Installed: in.Installed, Boot: in.Boot, Condition: Healthy, Clock: in.Clock}
 	sf := in.Status
 	if sf == nil {
-		sf = &StatusFile{}
+		sf = &cloudinitstatus.StatusFile{}
 	}
 	s.DatasourceRaw = sf.Datasource
 	s.Datasource = NormalizeDatasource(sf.Datasource)
@@ -187,7 +188,7 @@ func Compute(in Inputs) *State {
 		for lvl := range st.RecoverableErrors {
 			levels[lvl] = true
 		}
-		for _, ts := range []Timestamp{st.Start, st.Finished} {
+		for _, ts := range []cloudinitstatus.Timestamp{st.Start, st.Finished} {
 			if ts.Set && ts.Raw > s.LatestEvent.Raw {
 				s.LatestEvent = ts
 			}
@@ -235,11 +236,11 @@ func Compute(in Inputs) *State {
 // statusFromEarlierBoot: an uptime-encoded time beyond the current uptime,
 // or an epoch time before this boot, was written during an earlier boot.
 // The uptime rule holds whatever the wall clock did.
-func statusFromEarlierBoot(latest Timestamp, c BootClock) bool {
+func statusFromEarlierBoot(latest cloudinitstatus.Timestamp, c BootClock) bool {
 	switch latest.Encoding() {
-	case EncodingUptime:
+	case cloudinitstatus.EncodingUptime:
 		return c.UptimeKnown && seconds(latest.Raw) > c.Uptime+staleSlack
-	case EncodingEpoch:
+	case cloudinitstatus.EncodingEpoch:
 		return c.BeforeBoot(epochTime(latest.Raw))
 	}
 	return false
@@ -303,7 +304,7 @@ func UnitFileEnabled(state string) bool {
 	return strings.HasPrefix(state, "enabled") || state == "static"
 }
 
-func stageTimes(stages []StageStatus, c BootClock) []StageTimes {
+func stageTimes(stages []cloudinitstatus.StageStatus, c BootClock) []StageTimes {
 	out := make([]StageTimes, 0, len(stages))
 	for _, st := range stages {
 		t := StageTimes{Name: st.Name, Start: st.Start, Finished: st.Finished}
@@ -316,8 +317,8 @@ func stageTimes(stages []StageStatus, c BootClock) []StageTimes {
 }
 
 func stageLess(a, b string) bool {
-	ra, oka := stageRank(a)
-	rb, okb := stageRank(b)
+	ra, oka := cloudinitstatus.StageRank(a)
+	rb, okb := cloudinitstatus.StageRank(b)
 	switch {
 	case oka && okb:
 		return ra < rb

@@ -6,11 +6,12 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/fact/systemd"
+	"github.com/guestcheck/guestcheck/internal/parse/cloudinitstatus"
 )
 
-func mustStatus(t *testing.T, s string) *StatusFile {
+func mustStatus(t *testing.T, s string) *cloudinitstatus.StatusFile {
 	t.Helper()
-	sf, err := ParseStatus([]byte(s))
+	sf, err := cloudinitstatus.ParseStatus([]byte(s))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,20 +144,20 @@ func TestComputeStageErrorsKeepStage(t *testing.T) {
 	s := Compute(Inputs{Boot: enabledGen, ResultExists: true, Status: mustStatus(t, `{"v1": {
 	  "modules-final": {"errors": ["f"], "start": 5, "finished": 6, "recoverable_errors": {"WARNING": ["w2"], "CRITICAL": ["c"]}},
 	  "init": {"errors": ["i"], "start": 1, "finished": 2, "recoverable_errors": {"WARNING": ["w1"], "DEPRECATED": ["d"]}}}}`)})
-	wantRec := []RecoverableError{{"CRITICAL", StageModulesFinal, "c"}, {"DEPRECATED", StageInit, "d"},
-		{"WARNING", StageInit, "w1"}, {"WARNING", StageModulesFinal, "w2"}}
+	wantRec := []RecoverableError{{"CRITICAL", cloudinitstatus.StageModulesFinal, "c"}, {"DEPRECATED", cloudinitstatus.StageInit, "d"},
+		{"WARNING", cloudinitstatus.StageInit, "w1"}, {"WARNING", cloudinitstatus.StageModulesFinal, "w2"}}
 	if !reflect.DeepEqual(s.Recoverable, wantRec) {
 		t.Errorf("recoverable = %+v", s.Recoverable)
 	}
-	want := []StageError{{StageInit, "i"}, {StageModulesFinal, "f"}}
+	want := []StageError{{cloudinitstatus.StageInit, "i"}, {cloudinitstatus.StageModulesFinal, "f"}}
 	if !reflect.DeepEqual(s.Errors, want) {
 		t.Errorf("errors = %+v", s.Errors)
 	}
-	if !s.StageErrorsBefore(StageModulesFinal) {
+	if !s.StageErrorsBefore(cloudinitstatus.StageModulesFinal) {
 		t.Error("init's error is before modules-final")
 	}
 	s = Compute(Inputs{Boot: enabledGen, Status: mustStatus(t, `{"v1": {"modules-final": {"errors": ["f"], "start": 5}}}`)})
-	if s.StageErrorsBefore(StageModulesFinal) {
+	if s.StageErrorsBefore(cloudinitstatus.StageModulesFinal) {
 		t.Error("only modules-final has errors")
 	}
 }
@@ -171,10 +172,10 @@ func TestTimestampEncodings(t *testing.T) {
 	// 24.2+: seconds since boot.
 	s := Compute(Inputs{Boot: enabledGen, ResultExists: true, Clock: clock, Status: mustStatus(t,
 		`{"v1": {"init-local": {"start": 3.5, "finished": 4.25}, "modules-final": {"start": 60.0, "finished": 72.5}}}`)})
-	if s.Encoding != EncodingUptime || !s.LastUpdate.Equal(boot.Add(72500*time.Millisecond)) {
+	if s.Encoding != cloudinitstatus.EncodingUptime || !s.LastUpdate.Equal(boot.Add(72500*time.Millisecond)) {
 		t.Errorf("uptime encoding: %q %v", s.Encoding, s.LastUpdate)
 	}
-	if s.Stages[0].Name != StageInitLocal || !s.Stages[0].StartWall.Equal(boot.Add(3500*time.Millisecond)) {
+	if s.Stages[0].Name != cloudinitstatus.StageInitLocal || !s.Stages[0].StartWall.Equal(boot.Add(3500*time.Millisecond)) {
 		t.Errorf("stages in boot order with wall times: %+v", s.Stages)
 	}
 	if s.StatusStale {
@@ -182,17 +183,17 @@ func TestTimestampEncodings(t *testing.T) {
 	}
 	// Before 24.2: epoch seconds.
 	e := float64(boot.Unix()) + 72.5
-	s = Compute(Inputs{Boot: enabledGen, ResultExists: true, Clock: clock, Status: &StatusFile{Stages: []StageStatus{
-		{Name: StageModulesFinal, Start: Timestamp{e - 10, true}, Finished: Timestamp{e, true}}}}})
-	if s.Encoding != EncodingEpoch || !s.LastUpdate.Equal(boot.Add(72500*time.Millisecond)) || s.StatusStale {
+	s = Compute(Inputs{Boot: enabledGen, ResultExists: true, Clock: clock, Status: &cloudinitstatus.StatusFile{Stages: []cloudinitstatus.StageStatus{
+		{Name: cloudinitstatus.StageModulesFinal, Start: cloudinitstatus.Timestamp{Raw: e - 10, Set: true}, Finished: cloudinitstatus.Timestamp{Raw: e, Set: true}}}}})
+	if s.Encoding != cloudinitstatus.EncodingEpoch || !s.LastUpdate.Equal(boot.Add(72500*time.Millisecond)) || s.StatusStale {
 		t.Errorf("epoch encoding: %q %v stale=%v", s.Encoding, s.LastUpdate, s.StatusStale)
 	}
 	// Without a boot time an uptime value has no wall time, an epoch one does.
 	var unknown BootClock
-	if _, ok := unknown.Wall(Timestamp{72.5, true}); ok {
+	if _, ok := unknown.Wall(cloudinitstatus.Timestamp{Raw: 72.5, Set: true}); ok {
 		t.Error("uptime timestamp converted without boot time")
 	}
-	if w, ok := unknown.Wall(Timestamp{e, true}); !ok || !w.Equal(boot.Add(72500*time.Millisecond)) {
+	if w, ok := unknown.Wall(cloudinitstatus.Timestamp{Raw: e, Set: true}); !ok || !w.Equal(boot.Add(72500*time.Millisecond)) {
 		t.Errorf("epoch without boot time = %v %v", w, ok)
 	}
 	// btime is preferred; uptime derived from it when /proc/uptime is missing.
@@ -214,14 +215,14 @@ func TestStaleStatus(t *testing.T) {
 	}
 	// Epoch events before this boot.
 	old := float64(boot.Add(-time.Hour).Unix())
-	s = Compute(Inputs{Boot: enabledGen, ResultExists: true, Clock: clock, Status: &StatusFile{Stages: []StageStatus{
-		{Name: StageModulesFinal, Start: Timestamp{old, true}, Finished: Timestamp{old + 5, true}}}}})
+	s = Compute(Inputs{Boot: enabledGen, ResultExists: true, Clock: clock, Status: &cloudinitstatus.StatusFile{Stages: []cloudinitstatus.StageStatus{
+		{Name: cloudinitstatus.StageModulesFinal, Start: cloudinitstatus.Timestamp{Raw: old, Set: true}, Finished: cloudinitstatus.Timestamp{Raw: old + 5, Set: true}}}}})
 	if !s.StatusStale {
 		t.Error("epoch status from before boot not judged stale")
 	}
 	// Unknown clock: no judgement.
-	s = Compute(Inputs{Boot: enabledGen, ResultExists: true, Status: &StatusFile{Stages: []StageStatus{
-		{Name: StageModulesFinal, Start: Timestamp{old, true}}}}})
+	s = Compute(Inputs{Boot: enabledGen, ResultExists: true, Status: &cloudinitstatus.StatusFile{Stages: []cloudinitstatus.StageStatus{
+		{Name: cloudinitstatus.StageModulesFinal, Start: cloudinitstatus.Timestamp{Raw: old, Set: true}}}}})
 	if s.StatusStale {
 		t.Error("stale without a clock")
 	}
@@ -231,11 +232,11 @@ func TestLeftovers(t *testing.T) {
 	boot := time.Date(2025, 11, 29, 21, 0, 0, 0, time.UTC)
 	clock := NewBootClock(boot.Add(30*time.Minute), time.Time{}, 30*time.Minute, true)
 	bfOld := &FileFacts{Path: BootFinishedPath, ModTime: boot.Add(-24 * time.Hour),
-		Content: &BootFinished{Uptime: 40 * time.Second, UptimeKnown: true, Version: "25.1.4"}}
+		Content: &cloudinitstatus.BootFinished{Uptime: 40 * time.Second, UptimeKnown: true, Version: "25.1.4"}}
 	bfLongUp := &FileFacts{Path: BootFinishedPath, ModTime: boot.Add(time.Minute), // clock stepped: mtime looks fresh
-		Content: &BootFinished{Uptime: 2 * time.Hour, UptimeKnown: true}}
+		Content: &cloudinitstatus.BootFinished{Uptime: 2 * time.Hour, UptimeKnown: true}}
 	bfFresh := &FileFacts{Path: BootFinishedPath, ModTime: boot.Add(time.Minute),
-		Content: &BootFinished{Uptime: time.Minute, UptimeKnown: true}}
+		Content: &cloudinitstatus.BootFinished{Uptime: time.Minute, UptimeKnown: true}}
 	dr := &FileFacts{Path: DataResultPath, ModTime: boot.Add(-24 * time.Hour)}
 
 	s := Compute(Inputs{Boot: enabledGen, Clock: clock, BootFinished: bfOld, DataResult: dr})

@@ -3,7 +3,6 @@ package ssh
 import (
 	"context"
 	"errors"
-	"github.com/guestcheck/guestcheck/internal/fact/identity"
 	iofs "io/fs"
 	"net/netip"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/guestcheck/guestcheck/internal/fact/identity"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -398,52 +399,6 @@ func (f fakeUnits) Units(ctx context.Context, names ...string) ([]systemd.UnitSt
 		out = append(out, u)
 	}
 	return out, nil
-}
-
-func TestParsePwAuth(t *testing.T) {
-	tr, fa := true, false
-	for _, tc := range []struct {
-		in   string
-		want *bool
-	}{
-		{"ssh_pwauth: true\n", &tr}, {"ssh_pwauth: yes\n", &tr}, {"ssh_pwauth: 'On'\n", &tr}, {"ssh_pwauth: 1\n", &tr},
-		{"ssh_pwauth: false\n", &fa}, {"ssh_pwauth: no\n", &fa}, {"ssh_pwauth: \"0\"\n", &fa}, {"ssh_pwauth: OFF\n", &fa},
-		{"ssh_pwauth: unchanged\n", nil}, {"ssh_pwauth: maybe\n", nil}, {"users: []\n", nil}, {"", nil}, {"- a\n", nil},
-		{"ssh_pwauth: true\nssh_pwauth: false\n", &fa},
-	} {
-		got, _, err := ParsePwAuth([]byte(tc.in))
-		if err != nil {
-			t.Errorf("ParsePwAuth(%q): %v", tc.in, err)
-			continue
-		}
-		if (got == nil) != (tc.want == nil) || (got != nil && *got != *tc.want) {
-			t.Errorf("ParsePwAuth(%q) = %v, want %v", tc.in, ptr(got), ptr(tc.want))
-		}
-	}
-	if _, _, err := ParsePwAuth([]byte("ssh_pwauth: [a]\n")); err == nil || !strings.Contains(err.Error(), "line 1") {
-		t.Errorf("sequence value: err = %v", err)
-	}
-}
-
-func ptr(b *bool) string {
-	if b == nil {
-		return "nil"
-	}
-	if *b {
-		return "true"
-	}
-	return "false"
-}
-
-func FuzzParsePwAuth(f *testing.F) {
-	f.Add("#cloud-config\nssh_pwauth: true\n")
-	f.Add("a: &x no\nssh_pwauth: *x\n")
-	f.Fuzz(func(t *testing.T, s string) {
-		_, _, err := ParsePwAuth([]byte(s))
-		if err != nil && strings.Contains(err.Error(), "\n") {
-			t.Fatalf("multi-line error %q", err)
-		}
-	})
 }
 
 // TestOSFamily reads os-release through internal/parse/osrelease: the

@@ -25,6 +25,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fact/procs"
 	"github.com/guestcheck/guestcheck/internal/fact/store"
 	"github.com/guestcheck/guestcheck/internal/fact/systemd"
+	"github.com/guestcheck/guestcheck/internal/parse/cloudconfig"
 	"github.com/guestcheck/guestcheck/internal/parse/osrelease"
 	"github.com/guestcheck/guestcheck/internal/parse/passwd"
 	"github.com/guestcheck/guestcheck/internal/parse/procnet"
@@ -290,7 +291,7 @@ func readPwAuth(r *fs.Root) PwAuth {
 		pa.Err = err
 		return pa
 	}
-	pa.Value, pa.Raw, pa.Err = ParsePwAuth(b)
+	pa.Value, pa.Raw, pa.Err = cloudconfig.SSHPwAuth(b)
 	return pa
 }
 

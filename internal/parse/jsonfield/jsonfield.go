@@ -1,5 +1,6 @@
 // Package jsonfield reads the fields guestcheck needs from the small JSON
-// files cloud-init writes (instance-data.json, set-hostname), enforcing
+// files cloud-init writes (instance-data.json, set-hostname, status.json,
+// result.json), enforcing
 // each field's type and naming the field in errors in a user's words
 // rather than encoding/json's Go types. Unknown keys are ignored so that
 // newer cloud-init releases still parse. Everything here is pure.
@@ -10,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -70,6 +72,55 @@ func String(obj map[string]json.RawMessage, key, field string) (string, error) {
 	}
 }
 
+// Number returns obj[key] as a number, named field in errors; absent and
+// null give ok=false. A number too large for a float64 is refused rather
+// than read as infinity, as encoding/json refuses it.
+func Number(obj map[string]json.RawMessage, key, field string) (f float64, ok bool, err error) {
+	raw, ok := obj[key]
+	if !ok {
+		return 0, false, nil
+	}
+	switch k := Kind(raw); k {
+	case "null":
+		return 0, false, nil
+	case "a number":
+		t := bytes.TrimSpace(raw)
+		f, err := strconv.ParseFloat(string(t), 64)
+		if err != nil {
+			return 0, false, fmt.Errorf("%q is a number out of range (%s)", field, clip(string(t), 40))
+		}
+		return f, true, nil
+	default:
+		return 0, false, fmt.Errorf("%q is %s, want a number", field, k)
+	}
+}
+
+// Strings returns raw as an array of strings, named field in errors and
+// each element as field[i]. Unlike String's, null is refused here: the
+// caller decides whether an absent key is an empty list.
+func Strings(raw json.RawMessage, field string) ([]string, error) {
+	if k := Kind(raw); k != "an array" {
+		return nil, fmt.Errorf("%q is %s, want an array of strings", field, k)
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(raw, &elems); err != nil {
+		return nil, fmt.Errorf("%q: %w", field, jsonError(err))
+	}
+	out := make([]string, 0, len(elems))
+	for i, e := range elems {
+		elem := fmt.Sprintf("%s[%d]", field, i)
+		if k := Kind(e); k != "a string" {
+			return nil, fmt.Errorf("%q is %s, want a string", elem, k)
+		}
+		var s string
+		if err := json.Unmarshal(e, &s); err != nil {
+			return nil, fmt.Errorf("%q: %w", elem, jsonError(err))
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
 // Kind names the JSON type of a valid raw value, with its article.
 func Kind(raw json.RawMessage) string {
 	t := bytes.TrimSpace(raw)
@@ -114,4 +165,13 @@ func invalidUTF8At(b []byte) int {
 		i += n
 	}
 	return len(b)
+}
+
+// clip shortens s for an error message: a number can be as long as the
+// file.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }

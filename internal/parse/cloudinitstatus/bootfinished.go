@@ -1,4 +1,4 @@
-package cloudinit
+package cloudinitstatus
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/guestcheck/guestcheck/internal/parse/problem"
 )
 
 // BootFinished is /var/lib/cloud/instance/boot-finished, written by
@@ -25,37 +27,38 @@ type BootFinished struct {
 // rfc2822 is cloud-init's util.time_rfc2822 layout.
 const rfc2822 = "Mon, 02 Jan 2006 15:04:05 -0700"
 
-// ParseBootFinished parses the content of boot-finished.
+// ParseBootFinished parses the content of boot-finished. A result is
+// returned only without an error, a problem.Problem.
 func ParseBootFinished(b []byte) (*BootFinished, error) {
 	s := strings.TrimRight(string(b), "\r\n")
 	if s == "" {
-		return nil, errors.New("empty file")
+		return nil, bad("empty file")
 	}
 	if strings.ContainsAny(s, "\n\r") {
-		return nil, errors.New("more than one line")
+		return nil, bad("more than one line")
 	}
 	parts := strings.SplitN(s, " - ", 3)
 	if len(parts) != 3 {
-		return nil, fmt.Errorf("want \"<uptime> - <time> - v. <version>\", got %q", clip(s, 80))
+		return nil, bad("want \"<uptime> - <time> - v. <version>\", got %q", clip(s, 80))
 	}
 	bf := &BootFinished{}
 	if up := strings.TrimSpace(parts[0]); up != "??" {
 		d, err := parseSeconds(up)
 		if err != nil {
-			return nil, fmt.Errorf("uptime %q: %v", clip(up, 40), err)
+			return nil, bad("uptime %q: %v", clip(up, 40), err)
 		}
 		bf.Uptime, bf.UptimeKnown = d, true
 	}
 	if ts := strings.TrimSpace(parts[1]); ts != "??" {
 		t, err := time.Parse(rfc2822, ts)
 		if err != nil {
-			return nil, fmt.Errorf("time %q: not RFC 2822", clip(ts, 60))
+			return nil, bad("time %q: not RFC 2822", clip(ts, 60))
 		}
 		bf.Time = t
 	}
 	v, ok := strings.CutPrefix(parts[2], "v. ")
 	if !ok {
-		return nil, fmt.Errorf("version %q: want \"v. <version>\"", clip(parts[2], 40))
+		return nil, bad("version %q: want \"v. <version>\"", clip(parts[2], 40))
 	}
 	bf.Version = strings.TrimSpace(v)
 	return bf, nil
@@ -75,6 +78,11 @@ func parseSeconds(s string) (time.Duration, error) {
 		return 0, errors.New("out of range")
 	}
 	return time.Duration(f * float64(time.Second)), nil
+}
+
+// bad is a problem in the file as a whole: boot-finished has one line.
+func bad(format string, args ...any) error {
+	return problem.Problem{Msg: fmt.Sprintf(format, args...)}
 }
 
 // clip shortens s for error messages.
