@@ -208,7 +208,8 @@ func readMemory(ctx context.Context, r *fs.Root) (map[string]string, string, str
 }
 
 // memoryDevices names what can bring memory to the VM later: ACPI memory
-// devices (PNP0C80, a DIMM slot's device once one is plugged), QEMU's
+// devices (PNP0C80: QEMU declares one per DIMM slot, and Linux lists
+// each, plugged or empty, from boot on), QEMU's
 // ACPI memory hot-plug controller (a container whose _UID says so) and
 // virtio-mem devices (virtio device ID 24, KubeVirt's memory hot-plug).
 func memoryDevices(ctx context.Context, r *fs.Root) []string {
