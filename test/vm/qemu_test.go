@@ -105,6 +105,9 @@ type spec struct {
 	// ExportDisk is an empty 16 MiB raw disk, /dev/disk/by-id/virtio-gcexport
 	// in the guest, that the guest writes a tar to (see exportUserData).
 	ExportDisk bool
+	// Hotplug boots the guest with spare CPU and DIMM slots and a second
+	// QMP monitor for the test (hotplug_test.go).
+	Hotplug bool
 }
 
 // VM is a guest booted the way sealprep prove boots its clones, through
@@ -145,12 +148,16 @@ func startVM(ctx context.Context, t *testing.T, s spec) *VM {
 	if err := v.prepare(ctx); err != nil {
 		t.Fatal(err)
 	}
+	qemu, err := v.qemuProgram() // hotplug_test.go
+	if err != nil {
+		t.Fatal(err)
+	}
 	for attempt := 1; ; attempt++ {
 		if err := prove.CreateOverlay(ctx, "qemu-img", v.boot, v.Overlay, v.jail); err != nil {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		if v.qemu, err = prove.Start(ctx, "qemu-system-x86_64", v.clone, v.boot, v.devices(), v.jail); err != nil {
+		if v.qemu, err = prove.Start(ctx, qemu, v.clone, v.boot, v.devices(), v.jail); err != nil {
 			t.Fatal(err)
 		}
 		err := firstStage(ctx, v.console, v.qemu.Exited()) // fleet_test.go
@@ -164,7 +171,7 @@ func startVM(ctx context.Context, t *testing.T, s spec) *VM {
 		t.Logf("%s: guest never reached cloud-init (%v), retrying; console tail:\n%s", s.Name, err, v.ConsoleTail(15))
 		v.qemu.Kill()
 		os.Rename(v.console, fmt.Sprintf("%s.attempt%d", v.console, attempt))
-		for _, p := range []string{v.Overlay, v.clone.QMP(), v.clone.QGA()} {
+		for _, p := range []string{v.Overlay, v.clone.QMP(), v.clone.QGA(), v.hotplugQMP()} {
 			os.Remove(p)
 		}
 	}

@@ -741,6 +741,10 @@ runcmd:
 `,
 		NICs:     []nic{mgmtNIC, secondNIC},
 		DataDisk: true,
+		// Spare CPU and DIMM slots for the hotplug subtest, last. At boot
+		// the hotplug check only warns about them (no rule onlines what
+		// would arrive), which no assertion here minds.
+		Hotplug: true,
 	})
 	r, m := bootReport(ctx, t, v)
 	if m[1] != "FAIL" {
@@ -882,4 +886,6 @@ runcmd:
 		}
 	})
 	t.Run("probe", func(t *testing.T) { probeScenario(ctx, t, v, "cloud-init", "fstab") }) // probe_test.go
+	// Last: it hot-plugs CPUs and memory and writes udev rules.
+	t.Run("hotplug", func(t *testing.T) { hotplugScenario(ctx, t, v, r) }) // hotplug_test.go
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/parse/udevrules"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/internal/shared/runner/checktest"
 )
@@ -78,6 +80,36 @@ func TestJudge(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFixRules: the rule each not-auto-online fix names reaches the
+// remediation as written, udev's ATTR{...} keys included (a {name} in a
+// fix template is a placeholder: written there, ATTR{online} came out as
+// ATTRONLINE, a line udev does not read), on a running system and under
+// --root; and it is a rule this check itself takes for one that onlines.
+func TestFixRules(t *testing.T) {
+	for _, tc := range []struct {
+		code, rule, subsystem, attr string
+		values                      []string
+	}{
+		{"hotplug-cpu-not-auto-online", cpuRule, "cpu", "ATTR{online}", []string{"1"}},
+		{"hotplug-memory-not-auto-online", memRule, "memory", "ATTR{state}", []string{"online"}},
+	} {
+		for _, f := range []Facts{live(), {NotLiveReason: "image"}} {
+			fd := checktest.Want(t, Judge(f), tc.code, runner.Warn)
+			if !strings.Contains(fd.Remediation, "holding the line `"+tc.rule+"`") {
+				t.Errorf("%s (live %v): remediation %q does not hold the rule %s", tc.code, f.Live, fd.Remediation, tc.rule)
+			}
+		}
+		lines, probs := udevrules.ParseLines("80-hotplug.rules", []byte(tc.rule+"\n"))
+		if len(lines) != 1 || len(probs) != 0 || !onlines(lines[0], tc.subsystem, tc.attr, tc.values...) {
+			t.Errorf("%s: the fix's rule is not one the check recognises: %v %v", tc.code, lines, probs)
+		}
+		i := slices.IndexFunc(Codes, func(c runner.Code) bool { return c.ID == tc.code })
+		if !strings.Contains(Codes[i].Meaning, tc.rule) {
+			t.Errorf("%s: the reference (meaning) does not show the rule %s", tc.code, tc.rule)
+		}
 	}
 }
 
