@@ -31,12 +31,9 @@ var Check = runner.Check{
 	Run:   Run,
 }
 
-// The udev rules the not-auto-online fixes tell to write. They reach the
-// fix text through its {rule} placeholder, never written into the
-// template: the runner takes every {name} there for a placeholder, and
-// udev's ATTR{online} and ATTR{state} would come out as ATTRONLINE and
-// ATTRSTATE, rules udev does not read (what a VM test following the fix
-// first wrote). The meanings show them as they are, for the reference.
+// The udev rules the not-auto-online fixes tell to write, as udev reads
+// them: ATTR{online} is not a placeholder (one never follows a letter),
+// so the fix, the reference and explain show the rule as it is written.
 const (
 	onlineCPURule    = `SUBSYSTEM=="cpu", ACTION=="add", TEST=="online", ATTR{online}=="0", ATTR{online}="1"`
 	onlineMemoryRule = `SUBSYSTEM=="memory", ACTION=="add", ATTR{state}=="offline", ATTR{state}="online"`
@@ -64,17 +61,17 @@ var (
 	codeCPUAutoOnline = runner.Code{ID: "hotplug-cpu-auto-online", Group: "What arrives later", Status: "pass",
 		Meaning: "A udev rule onlines hot-added CPUs (detail `rule`, its file and line), and the VM has spare CPU slots (detail `spare`) or this is an image."}
 	codeCPUNotAutoOnline = runner.Code{ID: "hotplug-cpu-not-auto-online", Group: "What arrives later", Status: "warn",
-		Meaning: "The VM can receive more CPUs (detail `spare`: possible CPUs beyond the present ones), or under `--root` the template's clones may, but no udev rule onlines a hot-added CPU: a KubeVirt or Harvester CPU hot-plug (more sockets) or `virsh setvcpus --live` adds CPUs that stay offline. The fix's RULE is `" + onlineCPURule + "`.",
-		Fix:     "Create `/etc/udev/rules.d/80-hotplug-cpu.rules` holding the line `{rule}` (then `udevadm control --reload`).",
-		RootFix: "Create `/etc/udev/rules.d/80-hotplug-cpu.rules` in the image holding the line `{rule}`, so that every clone onlines hot-added CPUs."}
+		Meaning: "The VM can receive more CPUs (detail `spare`: possible CPUs beyond the present ones), or under `--root` the template's clones may, but no udev rule onlines a hot-added CPU: a KubeVirt or Harvester CPU hot-plug (more sockets) or `virsh setvcpus --live` adds CPUs that stay offline.",
+		Fix:     "Create `/etc/udev/rules.d/80-hotplug-cpu.rules` holding the line `" + onlineCPURule + "` (then `udevadm control --reload`).",
+		RootFix: "Create `/etc/udev/rules.d/80-hotplug-cpu.rules` in the image holding the line `" + onlineCPURule + "`, so that every clone onlines hot-added CPUs."}
 	codeCPUNoSlots = runner.Code{ID: "hotplug-cpu-no-slots", Group: "What arrives later", Status: "skip",
 		Meaning: "Every possible CPU is present: this VM cannot receive a CPU without a restart, so there is nothing to online later."}
 	codeMemoryAutoOnline = runner.Code{ID: "hotplug-memory-auto-online", Group: "What arrives later", Status: "pass",
 		Meaning: "Hot-added memory is onlined when it arrives: detail `by` names the udev rule (file and line), the `memhp_default_state` kernel parameter or the kernel's `auto_online_blocks` setting that does it."}
 	codeMemoryNotAutoOnline = runner.Code{ID: "hotplug-memory-not-auto-online", Group: "What arrives later", Status: "warn",
-		Meaning: "The VM can receive memory (detail `devices`: ACPI memory hot-plug slots or virtio-mem devices), or under `--root` the template's clones may, but nothing onlines it: `auto_online_blocks` is `offline`, no `memhp_default_state` on the kernel command line and no udev rule. A KubeVirt or Harvester memory hot-plug, or a DIMM added with QMP `device_add`, stays offline. The fix's RULE is `" + onlineMemoryRule + "`.",
-		Fix:     "Create `/etc/udev/rules.d/80-hotplug-memory.rules` holding the line `{rule}` (then `udevadm control --reload`), or boot with `memhp_default_state=online`.",
-		RootFix: "Create `/etc/udev/rules.d/80-hotplug-memory.rules` in the image holding the line `{rule}`, or add `memhp_default_state=online` to its kernel command line, so that every clone onlines hot-added memory."}
+		Meaning: "The VM can receive memory (detail `devices`: ACPI memory hot-plug slots or virtio-mem devices), or under `--root` the template's clones may, but nothing onlines it: `auto_online_blocks` is `offline`, no `memhp_default_state` on the kernel command line and no udev rule. A KubeVirt or Harvester memory hot-plug, or a DIMM added with QMP `device_add`, stays offline.",
+		Fix:     "Create `/etc/udev/rules.d/80-hotplug-memory.rules` holding the line `" + onlineMemoryRule + "` (then `udevadm control --reload`), or boot with `memhp_default_state=online`.",
+		RootFix: "Create `/etc/udev/rules.d/80-hotplug-memory.rules` in the image holding the line `" + onlineMemoryRule + "`, or add `memhp_default_state=online` to its kernel command line, so that every clone onlines hot-added memory."}
 	codeMemoryNoSlots = runner.Code{ID: "hotplug-memory-no-slots", Group: "What arrives later", Status: "skip",
 		Meaning: "The VM has no memory hot-plug slot and no virtio-mem device (or the kernel has no memory hot-plug): it cannot receive memory without a restart, so there is nothing to online later."}
 	codeRulesInvalid = runner.Code{ID: "hotplug-rules-invalid", Group: "What arrives later", Status: "warn",
@@ -435,13 +432,13 @@ func judgeCPUsLater(f Facts) runner.Finding {
 		return runner.Passf(codeCPUAutoOnline.ID, "hot-added CPUs are onlined by the udev rule at "+f.CPURule, d)
 	case !f.Live:
 		return codeCPUNotAutoOnline.New(runner.Warn, "no udev rule onlines hot-added CPUs: a clone's CPU hot-plug would leave the new CPUs offline",
-			d, codeCPUNotAutoOnline.FixOn(false, "rule", onlineCPURule))
+			d, codeCPUNotAutoOnline.FixOn(false))
 	}
 	if f.CPUErr != nil {
 		return runner.Skipf(codeCPUNoSlots.ID, "the CPU lists could not be read, so spare CPU slots are unknown", d)
 	}
 	return codeCPUNotAutoOnline.New(runner.Warn, fmt.Sprintf("%d CPUs can be hot-added (CPU %s) but no udev rule onlines them", len(spare), cpulist.Format(spare)),
-		d, codeCPUNotAutoOnline.FixOn(true, "rule", onlineCPURule))
+		d, codeCPUNotAutoOnline.FixOn(true))
 }
 
 func judgeMemoryLater(f Facts) runner.Finding {
@@ -465,8 +462,8 @@ func judgeMemoryLater(f Facts) runner.Finding {
 		return runner.Passf(codeMemoryAutoOnline.ID, "hot-added memory is onlined by "+by, d)
 	case !f.Live:
 		return codeMemoryNotAutoOnline.New(runner.Warn, "nothing onlines hot-added memory: a clone's memory hot-plug would leave the new memory offline",
-			d, codeMemoryNotAutoOnline.FixOn(false, "rule", onlineMemoryRule))
+			d, codeMemoryNotAutoOnline.FixOn(false))
 	}
 	return codeMemoryNotAutoOnline.New(runner.Warn, fmt.Sprintf("memory can be hot-added (%s) but nothing onlines it", shortList(f.MemDevices)),
-		d, codeMemoryNotAutoOnline.FixOn(true, "rule", onlineMemoryRule))
+		d, codeMemoryNotAutoOnline.FixOn(true))
 }

@@ -84,10 +84,10 @@ func TestJudge(t *testing.T) {
 }
 
 // TestFixRules: the rule each not-auto-online fix names reaches the
-// remediation as written, udev's ATTR{...} keys included (a {name} in a
-// fix template is a placeholder: written there, ATTR{online} came out as
-// ATTRONLINE, a line udev does not read), on a running system and under
-// --root; and it is a rule this check itself takes for one that onlines.
+// remediation and the reference as written, udev's ATTR{...} keys
+// included (once they came out as ATTRONLINE, a line udev does not
+// read), on a running system and under --root; and it is a rule this
+// check itself takes for one that onlines.
 func TestFixRules(t *testing.T) {
 	for _, tc := range []struct {
 		code, rule, subsystem, attr string
@@ -107,8 +107,8 @@ func TestFixRules(t *testing.T) {
 			t.Errorf("%s: the fix's rule is not one the check recognises: %v %v", tc.code, lines, probs)
 		}
 		i := slices.IndexFunc(Codes, func(c runner.Code) bool { return c.ID == tc.code })
-		if !strings.Contains(Codes[i].Meaning, tc.rule) {
-			t.Errorf("%s: the reference (meaning) does not show the rule %s", tc.code, tc.rule)
+		if !strings.Contains(runner.Metavars(Codes[i].Fix), tc.rule) || !strings.Contains(runner.Metavars(Codes[i].RootFix), tc.rule) {
+			t.Errorf("%s: the reference does not show the rule %s", tc.code, tc.rule)
 		}
 	}
 }
