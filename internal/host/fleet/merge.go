@@ -55,13 +55,6 @@ type hostFile struct {
 // survey, or names a host another file names too is an error naming the
 // file; the files are given in files, each once.
 func Merge(files []string, o MergeOptions) (Result, error) {
-	return merge(files, o, checkSurvey)
-}
-
-// merge is Merge with check saying what is wrong with a survey's bytes
-// ("" for nothing): the benchmarks measure the schema's validator in
-// its place.
-func merge(files []string, o MergeOptions, check func([]byte) string) (Result, error) {
 	start := time.Now()
 	if o.MaxFileSize <= 0 {
 		o.MaxFileSize = DefaultMaxSurveyFile
@@ -69,7 +62,8 @@ func merge(files []string, o MergeOptions, check func([]byte) string) (Result, e
 	if err := distinctFiles(files); err != nil {
 		return Result{}, err
 	}
-	loaded, err := loadAll(files, func(p string) (hostFile, error) { return loadSurvey(p, check, o) })
+	types := SurveyTypes()
+	loaded, err := loadAll(files, func(p string) (hostFile, error) { return loadSurvey(p, o, types) })
 	if err != nil {
 		return Result{}, err
 	}
@@ -154,19 +148,18 @@ func loadAll(files []string, load func(string) (hostFile, error)) ([]hostFile, e
 	return out, errors.Join(errs...)
 }
 
-// loadSurvey reads, checks and decodes one survey file.
-func loadSurvey(p string, check func([]byte) string, o MergeOptions) (hostFile, error) {
+// loadSurvey reads, decodes and checks one survey file: the typed
+// decode and SurveyTypes' rules are what schema/fleet-v1.schema.json
+// (generated from them) asks.
+func loadSurvey(p string, o MergeOptions, types reportv1.Types) (hostFile, error) {
 	b, err := readBounded(p, o.MaxFileSize)
 	if err != nil {
 		return hostFile{}, err
 	}
-	d := vmDecoder{file: p, shared: o.SharedNetworks}
+	d := vmDecoder{file: p, shared: o.SharedNetworks, types: types}
 	head, vms, err := d.decode(b)
 	if err != nil {
 		return hostFile{}, err
-	}
-	if msg := check(b); msg != "" {
-		return hostFile{}, fmt.Errorf("%s: not a valid fleet survey: %s", p, msg)
 	}
 	host := oneLine(head.Host, 100)
 	if host == "" {
@@ -221,19 +214,16 @@ func readBounded(p string, max int64) ([]byte, error) {
 	return b, nil
 }
 
-// surveyHead is a survey's top level, without its VMs.
+// surveyHead is a survey's top level, its VMs checked one at a time
+// apart; SchemaVersion is nil when the survey has none.
 type surveyHead struct {
+	Result
 	SchemaVersion *int
-	Tool          string
-	Version       string
-	Host          string
-	StartedAt     time.Time
-	Status        Status
-	SourceErrors  []SourceError
 }
 
-// field is where the head keeps the value of key, nil for a key the
-// merge does not read.
+// field is where the head keeps the value of key; a key the schema
+// does not name is skipped, as additive changes within a schema
+// version require.
 func (h *surveyHead) field(key string) any {
 	switch key {
 	case "schema_version":
@@ -246,10 +236,18 @@ func (h *surveyHead) field(key string) any {
 		return &h.Host
 	case "started_at":
 		return &h.StartedAt
+	case "duration_ms":
+		return &h.DurationMS
 	case "status":
 		return &h.Status
+	case "summary":
+		return &h.Summary
+	case "collisions":
+		return &h.Collisions
 	case "source_errors":
 		return &h.SourceErrors
+	case "hosts":
+		return &h.Hosts
 	}
 	return &skipped{}
 }
@@ -262,6 +260,17 @@ func (h surveyHead) check(p string) error {
 	}
 	if *h.SchemaVersion != SchemaVersion {
 		return fmt.Errorf("%s: a fleet survey of schema_version %d, and this guestcheck reads %d: survey with the same guestcheck on every host", p, *h.SchemaVersion, SchemaVersion)
+	}
+	return nil
+}
+
+// valid checks the head against SurveyTypes; the VMs were checked as
+// they were read, and an empty list stands in for them.
+func (h surveyHead) valid(p string, types reportv1.Types) error {
+	res := h.Result
+	res.SchemaVersion, res.VMs = *h.SchemaVersion, []VM{}
+	if err := reportv1.Check(res, types); err != nil {
+		return fmt.Errorf("%s: not a valid fleet survey: %v", p, err)
 	}
 	return nil
 }
@@ -285,24 +294,7 @@ func lineCol(b []byte, off int64) string {
 type vmDecoder struct {
 	file   string
 	shared []string
-}
-
-// vmIn is a VM as a survey holds it; of its report only what a merge
-// compares and counts, and of each check its ID, status and summary.
-type vmIn struct {
-	VM
-	Report *reportIn `json:"report"`
-}
-
-type reportIn struct {
-	reportv1.Report
-	Checks []checkIn `json:"checks"`
-}
-
-type checkIn struct {
-	ID      string        `json:"id"`
-	Status  runner.Status `json:"status"`
-	Summary string        `json:"summary"`
+	types  reportv1.Types // SurveyTypes, built once per merge
 }
 
 // decode walks the document in one pass: the head's keys, and the
@@ -311,6 +303,7 @@ type checkIn struct {
 func (d vmDecoder) decode(b []byte) (surveyHead, []VM, error) {
 	var h surveyHead
 	var typeErr error
+	sawVMs := false
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return h, nil, d.errAt(b, dec.InputOffset(), err, "a fleet survey is a JSON object")
@@ -324,6 +317,7 @@ func (d vmDecoder) decode(b []byte) (surveyHead, []VM, error) {
 		key, _ := t.(string)
 		at := dec.InputOffset()
 		if key == "vms" {
+			sawVMs = true
 			if vms, err = d.vms(dec, b); err != nil {
 				return h, nil, err
 			}
@@ -345,7 +339,13 @@ func (d vmDecoder) decode(b []byte) (surveyHead, []VM, error) {
 	if err := h.check(d.file); err != nil {
 		return h, nil, err
 	}
-	return h, vms, typeErr
+	if typeErr != nil {
+		return h, nil, typeErr
+	}
+	if !sawVMs {
+		return h, nil, fmt.Errorf("%s: not a valid fleet survey: it has no vms", d.file)
+	}
+	return h, vms, h.valid(d.file, d.types)
 }
 
 func (d vmDecoder) vms(dec *json.Decoder, b []byte) ([]VM, error) {
@@ -357,11 +357,11 @@ func (d vmDecoder) vms(dec *json.Decoder, b []byte) ([]VM, error) {
 		// The VM starts past the comma and white space before it.
 		start := dec.InputOffset()
 		start += int64(len(b[start:]) - len(bytes.TrimLeft(b[start:], " \t\r\n,")))
-		var in vmIn
+		var in VM
 		if err := dec.Decode(&in); err != nil {
 			return nil, d.errAt(b, start, err, "")
 		}
-		vm, err := d.vm(in, b, start, dec.InputOffset())
+		vm, err := d.vm(in, len(out), b, start, dec.InputOffset())
 		if err != nil {
 			return nil, err
 		}
@@ -397,17 +397,19 @@ func (d vmDecoder) errAt(b []byte, off int64, err error, key string) error {
 	return fmt.Errorf("%s: %s: %s", d.file, lineCol(b, off), oneLine(err.Error(), 160))
 }
 
-// vm is one VM of the file, judged afresh: its report's own status and
-// worst check (what it shared on its host is compared again).
-func (d vmDecoder) vm(in vmIn, b []byte, start, end int64) (VM, error) {
-	vm := in.VM
-	if vm.Name == "" {
-		return VM{}, fmt.Errorf("%s: %s: a VM without a name", d.file, lineCol(b, start))
+// vm is VM i of the file, checked and judged afresh: its report's own
+// status and worst check (what it shared on its host is compared
+// again). Of its report it keeps what a merge compares and counts,
+// not the checks.
+func (d vmDecoder) vm(vm VM, i int, b []byte, start, end int64) (VM, error) {
+	if err := reportv1.Check(vm, d.types); err != nil {
+		return VM{}, fmt.Errorf("%s: %s: not a valid fleet survey: vms[%d] (%s): %v", d.file, lineCol(b, start), i, oneLine(vm.Name, 80), err)
 	}
+	rep := vm.Report
 	vm.Shares, vm.Report = nil, nil
 	vm.Reason = oneLine(vm.Reason, 400)
 	vm.at = &segment{path: d.file, off: start, n: end - start}
-	if in.Report == nil {
+	if rep == nil {
 		// Unknown on its host, and unknown here: what it shares is not
 		// known.
 		vm.Status = Unknown
@@ -416,11 +418,9 @@ func (d vmDecoder) vm(in vmIn, b []byte, start, end int64) (VM, error) {
 		}
 		return vm, nil
 	}
-	rep := in.Report.Report
-	if err := rep.Valid(); err != nil {
-		return VM{}, fmt.Errorf("%s: %s: VM %s: report: %v", d.file, lineCol(b, start), oneLine(vm.Name, 80), err)
-	}
-	vm.Report, vm.Status, vm.Reason = &rep, Status(rep.Status), worstIn(in.Report.Checks)
+	vm.Status, vm.Reason = Status(rep.Status), worstIn(rep.Checks)
+	rep.Checks = nil
+	vm.Report = rep
 	vm.at.sum = sha256.Sum256(b[start:end])
 	return vm, nil
 }
@@ -443,8 +443,8 @@ func (d vmDecoder) networks(host, vmHost string, nets map[string]string) map[str
 }
 
 // worstIn is worstCheck over a merged report's checks.
-func worstIn(cs []checkIn) string {
-	var w *checkIn
+func worstIn(cs []runner.Result) string {
+	var w *runner.Result
 	for i := range cs {
 		if w == nil || cs[i].Status.Worse(w.Status) {
 			w = &cs[i]

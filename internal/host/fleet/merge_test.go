@@ -314,8 +314,8 @@ func badSurveys(good []byte) []struct{ name, content, want string } {
 		{"report", `{"schema_version": 1, "tool": "guestcheck", "checks": []}`, `not a guestcheck fleet survey (tool "guestcheck")`},
 		{"version", `{"schema_version": 2, "tool": "guestcheck fleet"}`, "a fleet survey of schema_version 2, and this guestcheck reads 1"},
 		{"type", `{"schema_version": 1, "tool": "guestcheck fleet", "host": 7}`, "line 1, column 59: host is a JSON number, not a fleet survey's"},
-		{"status", strings.Replace(string(good), `"status":"pass"`, `"status":"great"`, 1), "not a valid fleet survey: line 21, at /vms/0/status: value must be one of"},
-		{"no-report", strings.Replace(string(good), `"report":`, `"rapport":`, 1), "not a valid fleet survey: line 21, at /vms/0: missing property 'report'"},
+		{"status", strings.Replace(string(good), `"status":"pass"`, `"status":"great"`, 1), "line 21, column 5: not a valid fleet survey: vms[0] (vm-alpha): status \"great\" is not one of pass, skip"},
+		{"no-report", strings.Replace(string(good), `"report":`, `"rapport":`, 1), "line 21, column 5: not a valid fleet survey: vms[0] (vm-alpha): a pass VM without a report or api_identity"},
 		{"twice", strings.Replace(string(good), `"vm-charlie"`, `"vm-alpha"`, 1), "line 22, column 5: VM vm-alpha@hv-a is listed twice"},
 		{"big", string(good) + strings.Repeat(" ", 1<<20), "larger than 1 MiB: not a fleet survey"},
 	}
