@@ -16,11 +16,11 @@ func (e *VersionError) Error() string {
 	return fmt.Sprintf("a report of schema_version %d, and this build reads %d", e.Got, SchemaVersion)
 }
 
-// Decode reads a guestcheck JSON report of schema version 1. Besides the
-// JSON types it checks what a reader relies on: the tool, the version,
-// and that every status (the run's, each check's and each finding's) is
-// one of the five. Fields it does not know are ignored, as the schema's
-// additive changes require. Errors are one line without the report's
+// Decode reads a guestcheck JSON report of schema version 1: first the
+// tool and the version, then every rule of
+// schema/report-v1.schema.json on the bytes (CheckJSON) and again on
+// the decoded values (Valid). Fields it does not know are ignored, as
+// the schema's additive changes require. Errors are one line without the report's
 // source, which the caller names; a report that came from a guest is
 // hostile, so nothing of it is quoted unbounded.
 func Decode(b []byte) (Report, error) {
@@ -49,6 +49,13 @@ func Decode(b []byte) (Report, error) {
 		return r, fmt.Errorf("not a guestcheck report (tool %q)", bounded(head.Tool, 40))
 	case *head.SchemaVersion != SchemaVersion:
 		return r, &VersionError{Got: *head.SchemaVersion}
+	}
+	// The schema's reading of the bytes: required keys, no nulls, the
+	// types, and every rule Valid checks again on the values.
+	if err := CheckJSON(b, Type[Report](), ReportTypes); err != nil {
+		return r, err
+	}
+	switch {
 	case full != nil:
 		var te *json.UnmarshalTypeError
 		if errors.As(full, &te) {
@@ -75,7 +82,7 @@ var ReportTypes = Types{
 			"then": {"required": ["remediation"], "properties": {"remediation": {"minLength": 1}}}}`,
 		Check: func(v any) string {
 			// A finding that is not a pass or a skip says how to fix it.
-			if f := v.(Finding); f.Remediation == "" && (f.Status == Warn || f.Status == Fail || f.Status == Error) {
+			if f := v.(*Finding); f.Remediation == "" && (f.Status == Warn || f.Status == Fail || f.Status == Error) {
 				return "a " + string(f.Status) + " finding without a remediation"
 			}
 			return ""
