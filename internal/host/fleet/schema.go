@@ -9,7 +9,7 @@ import (
 
 // SurveyTypes are the rules of a fleet survey's types beyond their
 // fields' tags: a merge checks every survey it reads with them
-// (reportv1.Check), and schema/fleet-v1.schema.json is generated from
+// (reportv1.CheckJSON), and schema/fleet-v1.schema.json is generated from
 // them (SurveySchema), so that the two say the same. It is a function,
 // not a variable, so that guestcheck's start does not build it.
 func SurveyTypes() reportv1.Types {
@@ -26,7 +26,7 @@ func SurveyTypes() reportv1.Types {
 			Check: func(v any) string {
 				// An unknown VM says why and has no report; any other has a
 				// report or its source's identity.
-				vm := v.(VM)
+				vm := v.(*VM)
 				switch {
 				case vm.Status == Unknown && vm.Reason == "":
 					return "an unknown VM without a reason"
