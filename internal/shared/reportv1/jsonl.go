@@ -1,5 +1,10 @@
 package reportv1
 
+import (
+	"encoding/json"
+	"fmt"
+)
+
 // FindingLine is one line of guestcheck's jsonl format
 // (schema/finding-line-v1.schema.json): a finding with the run and
 // check it belongs to, so that each line stands alone in a log pipeline.
@@ -25,11 +30,26 @@ type FindingLine struct {
 	Identity *Identity `json:"identity,omitempty" doc:"the report's identity object, the same on every line of a run"`
 }
 
-// FindingLineTypes are the rules of a finding line's types, for
-// JSONSchema: the report's, and what a line's status asks of its
-// remediation and priority. They have no Check: no reader of the
-// module decodes finding lines; the report's renderer writes them
-// (syslogPriority there).
+// Priority is the syslog severity of a finding line of status st,
+// which journald and log shippers filter by: fail and error are err
+// (3), warn is warning (4), pass and skip are info (6); a waived warn,
+// fail or error is notice (5), accepted, not to be alerted on. An
+// unknown status is err.
+func Priority(st Status, waived bool) int {
+	switch {
+	case st == Pass || st == Skip:
+		return 6
+	case waived:
+		return 5
+	case st == Warn:
+		return 4
+	}
+	return 3
+}
+
+// FindingLineTypes are the rules of a finding line's types: the
+// report's, and what a line's status asks of its remediation and
+// priority (Priority).
 var FindingLineTypes = ReportTypes.With(Types{Type[FindingLine](): {
 	Cond: `{"allOf": [
 		{"if": {"properties": {"status": {"enum": ["warn", "fail", "error"]}}},
@@ -38,4 +58,28 @@ var FindingLineTypes = ReportTypes.With(Types{Type[FindingLine](): {
 		{"if": {"properties": {"status": {"const": "warn"}}, "not": {"required": ["waived"]}}, "then": {"properties": {"priority": {"const": 4}}}},
 		{"if": {"properties": {"status": {"enum": ["warn", "fail", "error"]}}, "required": ["waived"]}, "then": {"properties": {"priority": {"const": 5}}}},
 		{"if": {"properties": {"status": {"enum": ["pass", "skip"]}}}, "then": {"properties": {"priority": {"const": 6}}}}]}`,
+	Check: func(v any) string {
+		l := v.(*FindingLine)
+		if l.Remediation == "" && (l.Status == Warn || l.Status == Fail || l.Status == Error) {
+			return "a " + string(l.Status) + " finding without a remediation"
+		}
+		if want := Priority(l.Status, l.Waived != nil); l.Priority != want {
+			return fmt.Sprintf("a %s finding of priority %d, not %d", l.Status, l.Priority, want)
+		}
+		return ""
+	},
 }})
+
+// DecodeFindingLine reads one line of guestcheck's jsonl format
+// (schema/finding-line-v1.schema.json), as Decode reads a report: the
+// rules on the bytes (CheckJSON), then on the decoded value.
+func DecodeFindingLine(b []byte) (FindingLine, error) {
+	var l FindingLine
+	if err := CheckJSON(b, Type[FindingLine](), FindingLineTypes); err != nil {
+		return l, err
+	}
+	if err := json.Unmarshal(b, &l); err != nil {
+		return l, fmt.Errorf("not a finding line: %s", bounded(err.Error(), 160))
+	}
+	return l, Check(&l, FindingLineTypes)
+}
