@@ -21,7 +21,7 @@ func SurveyTypes() reportv1.Types {
 		reflect.TypeFor[guestid.Identity](): {Ref: "report-v1.schema.json#/$defs/identity"},
 		reflect.TypeFor[VM](): {
 			Cond: `{"if": {"properties": {"status": {"const": "unknown"}}},
-			"then": {"required": ["reason"], "not": {"required": ["report"]}},
+			"then": {"required": ["reason"], "properties": {"reason": {"minLength": 1}}, "not": {"required": ["report"]}},
 			"else": {"anyOf": [{"required": ["report"]}, {"required": ["api_identity"]}]}}`,
 			Check: func(v any) string {
 				// An unknown VM says why and has no report; any other has a
