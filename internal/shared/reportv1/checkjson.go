@@ -19,6 +19,7 @@ type JSONError struct {
 	Msg string
 }
 
+// Error is e's message.
 func (e *JSONError) Error() string { return e.Msg }
 
 // maxDepth is encoding/json's bound on nesting, so that CheckJSON
