@@ -1,6 +1,6 @@
-// Package schema holds the JSON schemas of guestcheck's documents,
-// embedded so that guestcheck fleet checks the surveys it merges against
-// the very schema it documents.
+// Package schema holds the JSON schemas of guestcheck's documents:
+// report-v1, finding-line-v1 and fleet-v1 generated from the Go types
+// (reportv1.JSONSchema), prove-v1 written by hand.
 package schema
 
 import "embed"

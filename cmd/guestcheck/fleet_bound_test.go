@@ -28,7 +28,7 @@ import (
 func realisticReport(t testing.TB, i int) []byte {
 	t.Helper()
 	id := &guestid.Identity{MachineIDHash: fmt.Sprintf("%032x", i), Hostname: fmt.Sprintf("vm%d", i),
-		HostKeys:   []guestid.HostKey{{Type: "ssh-ed25519", Fingerprint: fmt.Sprintf("SHA256:key%d", i)}},
+		HostKeys:   []guestid.HostKey{{Type: "ssh-ed25519", Fingerprint: fmt.Sprintf("SHA256:%043d", i)}},
 		Interfaces: []guestid.Interface{{Name: "enp1s0", MAC: fmt.Sprintf("52:54:00:00:%02x:%02x", i/256, i%256), Addresses: []string{"192.0.2.10/24"}}}}
 	b, err := json.Marshal(fleettest.RealisticReport(id))
 	if err != nil {

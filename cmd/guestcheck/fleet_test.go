@@ -42,11 +42,16 @@ func fakeGuest(t testing.TB, dir, name string, a *qgafake.Agent) string {
 	return p
 }
 
-// reportOf is guestcheck's JSON report with one check of status st.
+// reportOf is guestcheck's JSON report with one check of status st
+// (with a remediation unless it passes or skips, as the schema asks).
 func reportOf(t testing.TB, st runner.Status, id *guestid.Identity) []byte {
 	t.Helper()
+	fix := ""
+	if st != runner.Pass && st != runner.Skip {
+		fix = "set the hostname"
+	}
 	rep := report.New([]runner.Result{{ID: "hostname", Title: "Hostname", Status: st, Summary: "hostname " + string(st),
-		Findings: []runner.Finding{runner.New(st, "hostname-x", "hostname "+string(st), nil, "")}}},
+		Findings: []runner.Finding{runner.New(st, "hostname-x", "hostname "+string(st), nil, fix)}}},
 		report.Meta{Tool: "guestcheck", Version: "1.0.0", StartedAt: time.Unix(1764417600, 0), Identity: id})
 	b, err := json.Marshal(rep)
 	if err != nil {
@@ -73,7 +78,7 @@ func TestFleetAgentSockets(t *testing.T) {
 	dir := socketDir(t)
 	clone := func(addr string) *guestid.Identity {
 		return &guestid.Identity{MachineIDHash: "0123456789abcdef0123456789abcdef",
-			HostKeys:   []guestid.HostKey{{Type: "ssh-ed25519", Fingerprint: "SHA256:AAAA"}},
+			HostKeys:   []guestid.HostKey{{Type: "ssh-ed25519", Fingerprint: "SHA256:" + strings.Repeat("A", 43)}},
 			Interfaces: []guestid.Interface{{Name: "eth0", MAC: "52:54:00:00:00:0" + addr, Addresses: []string{"10.0.2.15/24"}}}}
 	}
 	a := fakeGuest(t, dir, "a", &qgafake.Agent{Run: guestRunning(t, reportOf(t, runner.Pass, clone("1")))})

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"syscall"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
 	"github.com/guestcheck/guestcheck/internal/host/fleet/fleettest"
 	"github.com/guestcheck/guestcheck/internal/host/qga/qgafake"
-	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -74,11 +72,9 @@ func writeHosts(tb testing.TB, dir string, hosts, perHost int) []string {
 
 // BenchmarkMerge is issue #30's merge without Prometheus: 100 host
 // surveys of 50 VMs each (5,000 VMs, about 105 MiB of JSON) from files
-// on disk, through reading, the survey check, decoding and Collisions.
-// BenchmarkMergeJSON also writes the merged JSON, which reads every
-// report again from its file. Each runs twice: "shape" is Merge as it
-// is, "schema" checks every survey with the schema's validator instead
-// (as Merge did before the shape), so that one run compares the two.
+// on disk, through reading, the typed decode with SurveyTypes' checks,
+// and Collisions. BenchmarkMergeJSON also writes the merged JSON, which
+// reads every report again from its file.
 func BenchmarkMerge(b *testing.B) { benchMerge(b, false) }
 
 // BenchmarkMergeJSON is BenchmarkMerge with the merged survey written
@@ -87,62 +83,22 @@ func BenchmarkMergeJSON(b *testing.B) { benchMerge(b, true) }
 
 func benchMerge(b *testing.B, write bool) {
 	files := writeHosts(b, b.TempDir(), benchHosts, 50)
-	shapeTakes(b, files)
-	for _, c := range mergeChecks() {
-		b.Run(c.name, func(b *testing.B) {
-			cpu := cpuTime()
-			for b.Loop() {
-				r, err := merge(files, MergeOptions{}, c.check(b))
-				if err != nil {
-					b.Fatal(err)
-				}
-				if len(r.VMs) != benchHosts*50 || len(r.Collisions) != benchHosts/2 {
-					b.Fatalf("%d VMs, %d collisions", len(r.VMs), len(r.Collisions))
-				}
-				if write {
-					if err := WriteJSON(io.Discard, r); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
-			b.ReportMetric((cpuTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
-		})
-	}
-}
-
-// mergeChecks are the survey checks the merge benchmarks compare.
-func mergeChecks() []struct {
-	name  string
-	check func(*testing.B) func([]byte) string
-} {
-	return []struct {
-		name  string
-		check func(*testing.B) func([]byte) string
-	}{
-		{"shape", func(*testing.B) func([]byte) string { return checkSurvey }},
-		{"schema", func(b *testing.B) func([]byte) string {
-			// Compiled for each merge, as Merge compiled it.
-			sch, err := compileSurveySchema()
-			if err != nil {
-				b.Fatal(err)
-			}
-			return sch.check
-		}},
-	}
-}
-
-// shapeTakes fails unless the shape alone takes every file: one it
-// refused would go to the schema too, and "shape" would measure both.
-func shapeTakes(b *testing.B, files []string) {
-	for _, p := range files {
-		doc, err := os.ReadFile(p)
+	cpu := cpuTime()
+	for b.Loop() {
+		r, err := Merge(files, MergeOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := reportv1.Check(doc, surveyShape); err != nil {
-			b.Fatalf("%s: the shape refuses it: %v", p, err)
+		if len(r.VMs) != benchHosts*50 || len(r.Collisions) != benchHosts/2 {
+			b.Fatalf("%d VMs, %d collisions", len(r.VMs), len(r.Collisions))
+		}
+		if write {
+			if err := WriteJSON(io.Discard, r); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
+	b.ReportMetric((cpuTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
 }
 
 // cpuTime is the process's CPU time (user and system) so far: on a

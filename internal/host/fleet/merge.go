@@ -2,11 +2,10 @@ package fleet
 
 import (
 	"bytes"
-	"cmp"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"os"
 	"path"
@@ -19,7 +18,6 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/shared/buildinfo"
 	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
-	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
 // DefaultMaxSurveyFile bounds each survey file a merge reads: 50 VMs
@@ -55,13 +53,6 @@ type hostFile struct {
 // survey, or names a host another file names too is an error naming the
 // file; the files are given in files, each once.
 func Merge(files []string, o MergeOptions) (Result, error) {
-	return merge(files, o, checkSurvey)
-}
-
-// merge is Merge with check saying what is wrong with a survey's bytes
-// ("" for nothing): the benchmarks measure the schema's validator in
-// its place.
-func merge(files []string, o MergeOptions, check func([]byte) string) (Result, error) {
 	start := time.Now()
 	if o.MaxFileSize <= 0 {
 		o.MaxFileSize = DefaultMaxSurveyFile
@@ -69,7 +60,8 @@ func merge(files []string, o MergeOptions, check func([]byte) string) (Result, e
 	if err := distinctFiles(files); err != nil {
 		return Result{}, err
 	}
-	loaded, err := loadAll(files, func(p string) (hostFile, error) { return loadSurvey(p, check, o) })
+	types, seed := SurveyTypes(), maphash.MakeSeed()
+	loaded, err := loadAll(files, func(p string) (hostFile, error) { return loadSurvey(p, o, types, seed) })
 	if err != nil {
 		return Result{}, err
 	}
@@ -154,19 +146,19 @@ func loadAll(files []string, load func(string) (hostFile, error)) ([]hostFile, e
 	return out, errors.Join(errs...)
 }
 
-// loadSurvey reads, checks and decodes one survey file.
-func loadSurvey(p string, check func([]byte) string, o MergeOptions) (hostFile, error) {
-	b, err := readBounded(p, o.MaxFileSize)
+// loadSurvey reads, checks and decodes one survey file (vmDecoder).
+func loadSurvey(p string, o MergeOptions, types reportv1.Types, seed maphash.Seed) (hostFile, error) {
+	buf := bufPool.Get().(*[]byte)
+	defer bufPool.Put(buf)
+	b, err := readBounded(p, o.MaxFileSize, (*buf)[:0])
 	if err != nil {
 		return hostFile{}, err
 	}
-	d := vmDecoder{file: p, shared: o.SharedNetworks}
+	*buf = b
+	d := vmDecoder{file: p, shared: o.SharedNetworks, types: types, seed: seed}
 	head, vms, err := d.decode(b)
 	if err != nil {
 		return hostFile{}, err
-	}
-	if msg := check(b); msg != "" {
-		return hostFile{}, fmt.Errorf("%s: not a valid fleet survey: %s", p, msg)
 	}
 	host := oneLine(head.Host, 100)
 	if host == "" {
@@ -186,7 +178,7 @@ func loadSurvey(p string, check func([]byte) string, o MergeOptions) (hostFile, 
 		}
 		vm.merged = true
 		if seen[vm.ID()] {
-			return hostFile{}, fmt.Errorf("%s: %s: VM %s is listed twice", p, lineCol(b, vm.at.off), oneLine(vm.ID(), 80))
+			return hostFile{}, fmt.Errorf("%s: %s: VM %s is listed twice", p, lineCol(b, vm.at.vm), oneLine(vm.ID(), 80))
 		}
 		seen[vm.ID()] = true
 		if matchAny(o.Names, vm.Name) {
@@ -197,8 +189,14 @@ func loadSurvey(p string, check func([]byte) string, o MergeOptions) (hostFile, 
 	return hf, nil
 }
 
-// readBounded reads a regular file of at most max bytes.
-func readBounded(p string, max int64) ([]byte, error) {
+// bufPool holds the buffers files are read into: one per file being
+// decoded, about 1 MiB each, used again for the next file rather than
+// handed back to the system and asked for again.
+var bufPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// readBounded reads a regular file of at most max bytes, into buf's
+// space when it has enough.
+func readBounded(p string, max int64, buf []byte) ([]byte, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", p, pathErr(err))
@@ -211,218 +209,17 @@ func readBounded(p string, max int64) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", p)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
+	if n := min(fi.Size(), max) + 512; int64(cap(buf)) < n {
+		buf = make([]byte, 0, n)
+	}
+	w := bytes.NewBuffer(buf)
+	if _, err := w.ReadFrom(io.LimitReader(f, max+1)); err != nil {
 		return nil, fmt.Errorf("%s: %v", p, pathErr(err))
 	}
-	if int64(len(b)) > max {
+	if int64(w.Len()) > max {
 		return nil, fmt.Errorf("%s: larger than %d MiB: not a fleet survey", p, max>>20)
 	}
-	return b, nil
-}
-
-// surveyHead is a survey's top level, without its VMs.
-type surveyHead struct {
-	SchemaVersion *int
-	Tool          string
-	Version       string
-	Host          string
-	StartedAt     time.Time
-	Status        Status
-	SourceErrors  []SourceError
-}
-
-// field is where the head keeps the value of key, nil for a key the
-// merge does not read.
-func (h *surveyHead) field(key string) any {
-	switch key {
-	case "schema_version":
-		return &h.SchemaVersion
-	case "tool":
-		return &h.Tool
-	case "version":
-		return &h.Version
-	case "host":
-		return &h.Host
-	case "started_at":
-		return &h.StartedAt
-	case "status":
-		return &h.Status
-	case "source_errors":
-		return &h.SourceErrors
-	}
-	return &skipped{}
-}
-
-// check refuses what is not a fleet survey this guestcheck reads, before
-// the schema says so at more length.
-func (h surveyHead) check(p string) error {
-	if h.Tool != "guestcheck fleet" || h.SchemaVersion == nil {
-		return fmt.Errorf("%s: not a guestcheck fleet survey (tool %q): merge what guestcheck fleet --format json wrote on each host", p, oneLine(h.Tool, 40))
-	}
-	if *h.SchemaVersion != SchemaVersion {
-		return fmt.Errorf("%s: a fleet survey of schema_version %d, and this guestcheck reads %d: survey with the same guestcheck on every host", p, *h.SchemaVersion, SchemaVersion)
-	}
-	return nil
-}
-
-// skipped is a JSON value a decode steps over without keeping.
-type skipped struct{}
-
-// UnmarshalJSON keeps nothing.
-func (*skipped) UnmarshalJSON([]byte) error { return nil }
-
-// lineCol is the line and column of byte offset off.
-func lineCol(b []byte, off int64) string {
-	off = min(max(off, 0), int64(len(b)))
-	pre := b[:off]
-	line := bytes.Count(pre, []byte("\n")) + 1
-	col := int64(len(pre)) - int64(bytes.LastIndexByte(pre, '\n'))
-	return fmt.Sprintf("line %d, column %d", line, col)
-}
-
-// vmDecoder decodes one file: its head, and its VMs one at a time.
-type vmDecoder struct {
-	file   string
-	shared []string
-}
-
-// vmIn is a VM as a survey holds it; of its report only what a merge
-// compares and counts, and of each check its ID, status and summary.
-type vmIn struct {
-	VM
-	Report *reportIn `json:"report"`
-}
-
-type reportIn struct {
-	reportv1.Report
-	Checks []checkIn `json:"checks"`
-}
-
-type checkIn struct {
-	ID      string        `json:"id"`
-	Status  runner.Status `json:"status"`
-	Summary string        `json:"summary"`
-}
-
-// decode walks the document in one pass: the head's keys, and the
-// "vms" array one VM at a time, noting where each VM's bytes are for
-// its report to be read again.
-func (d vmDecoder) decode(b []byte) (surveyHead, []VM, error) {
-	var h surveyHead
-	var typeErr error
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return h, nil, d.errAt(b, dec.InputOffset(), err, "a fleet survey is a JSON object")
-	}
-	var vms []VM
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return h, nil, d.errAt(b, dec.InputOffset(), err, "")
-		}
-		key, _ := t.(string)
-		at := dec.InputOffset()
-		if key == "vms" {
-			if vms, err = d.vms(dec, b); err != nil {
-				return h, nil, err
-			}
-			continue
-		}
-		if err := dec.Decode(h.field(key)); err != nil {
-			var te *json.UnmarshalTypeError
-			if !errors.As(err, &te) {
-				return h, nil, d.errAt(b, at, err, key)
-			}
-			// The stream goes on past a value of the wrong type; a
-			// document that is no survey at all is told so first.
-			typeErr = cmp.Or(typeErr, d.errAt(b, at, err, key))
-		}
-	}
-	if _, err := dec.Token(); err != nil {
-		return h, nil, d.errAt(b, dec.InputOffset(), err, "")
-	}
-	if err := h.check(d.file); err != nil {
-		return h, nil, err
-	}
-	return h, vms, typeErr
-}
-
-func (d vmDecoder) vms(dec *json.Decoder, b []byte) ([]VM, error) {
-	if t, err := dec.Token(); err != nil || t != json.Delim('[') {
-		return nil, d.errAt(b, dec.InputOffset(), err, "vms")
-	}
-	var out []VM
-	for dec.More() {
-		// The VM starts past the comma and white space before it.
-		start := dec.InputOffset()
-		start += int64(len(b[start:]) - len(bytes.TrimLeft(b[start:], " \t\r\n,")))
-		var in vmIn
-		if err := dec.Decode(&in); err != nil {
-			return nil, d.errAt(b, start, err, "")
-		}
-		vm, err := d.vm(in, b, start, dec.InputOffset())
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, vm)
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, d.errAt(b, dec.InputOffset(), err, "")
-	}
-	return out, nil
-}
-
-// errAt says where the JSON breaks: a syntax error where it is, a value
-// of the wrong type at off, as key's.
-func (d vmDecoder) errAt(b []byte, off int64, err error, key string) error {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case err == nil:
-		return fmt.Errorf("%s: %s: not a fleet survey: %s", d.file, lineCol(b, off), key)
-	case errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		// The stream's offsets are its buffer's: a whole-document check
-		// finds the byte (its Offset is just past it).
-		if errors.As(json.Unmarshal(b, &skipped{}), &se) {
-			return fmt.Errorf("%s: %s: not JSON: %s", d.file, lineCol(b, se.Offset-1), oneLine(se.Error(), 120))
-		}
-		return fmt.Errorf("%s: not JSON: %s", d.file, oneLine(err.Error(), 120))
-	case errors.As(err, &te):
-		field := joinNonEmpty(".", key, te.Field)
-		off = max(off, 0)
-		off += int64(len(b[off:]) - len(bytes.TrimLeft(b[off:], " \t\r\n:")))
-		return fmt.Errorf("%s: %s: %s is a JSON %s, not a fleet survey's", d.file, lineCol(b, off), oneLine(field, 80), te.Value)
-	}
-	return fmt.Errorf("%s: %s: %s", d.file, lineCol(b, off), oneLine(err.Error(), 160))
-}
-
-// vm is one VM of the file, judged afresh: its report's own status and
-// worst check (what it shared on its host is compared again).
-func (d vmDecoder) vm(in vmIn, b []byte, start, end int64) (VM, error) {
-	vm := in.VM
-	if vm.Name == "" {
-		return VM{}, fmt.Errorf("%s: %s: a VM without a name", d.file, lineCol(b, start))
-	}
-	vm.Shares, vm.Report = nil, nil
-	vm.Reason = oneLine(vm.Reason, 400)
-	vm.at = &segment{path: d.file, off: start, n: end - start}
-	if in.Report == nil {
-		// Unknown on its host, and unknown here: what it shares is not
-		// known.
-		vm.Status = Unknown
-		if vm.Reason == "" {
-			vm.Reason = "no report in the survey"
-		}
-		return vm, nil
-	}
-	rep := in.Report.Report
-	if err := rep.Valid(); err != nil {
-		return VM{}, fmt.Errorf("%s: %s: VM %s: report: %v", d.file, lineCol(b, start), oneLine(vm.Name, 80), err)
-	}
-	vm.Report, vm.Status, vm.Reason = &rep, Status(rep.Status), worstIn(in.Report.Checks)
-	vm.at.sum = sha256.Sum256(b[start:end])
-	return vm, nil
+	return w.Bytes(), nil
 }
 
 // networks names each network with host unless the operator named it
@@ -442,20 +239,6 @@ func (d vmDecoder) networks(host, vmHost string, nets map[string]string) map[str
 	return out
 }
 
-// worstIn is worstCheck over a merged report's checks.
-func worstIn(cs []checkIn) string {
-	var w *checkIn
-	for i := range cs {
-		if w == nil || cs[i].Status.Worse(w.Status) {
-			w = &cs[i]
-		}
-	}
-	if w == nil || w.Status == runner.Pass || w.Status == runner.Skip {
-		return ""
-	}
-	return oneLine(w.ID+": "+w.Summary, 200)
-}
-
 // matchAny reports whether name matches a pattern; no patterns match
 // all.
 func matchAny(patterns []string, name string) bool {
@@ -470,36 +253,49 @@ func matchAny(patterns []string, name string) bool {
 	return false
 }
 
-// segment is where a merged VM is in its survey file, and the hash of
-// its bytes there: a file rewritten during the merge is refused rather
+// segment is where a merged VM and its report are in its survey file,
+// and the hash of the report's bytes there: a file rewritten during the merge is refused rather
 // than mixed.
 type segment struct {
-	path   string
+	path string
+	vm   int64 // where the VM starts
+	// off and n are where its report is, sum the report's hash.
 	off, n int64
-	sum    [32]byte
+	// sum is the report's hash under seed, a seed of this merge alone,
+	// so that no file can be made to match another's hash.
+	sum  uint64
+	seed maphash.Seed
 }
 
-// full is vm with its whole report, read again from its file.
-func (vm VM) full() (VM, error) {
+// reportJSON is vm's report as its survey file holds it, read again
+// into buf's space: nil for a VM without one.
+func (vm VM) reportJSON(buf []byte) ([]byte, error) {
 	if vm.at == nil || vm.Report == nil {
-		return vm, nil
+		return nil, nil
 	}
 	s := vm.at
 	f, err := os.Open(s.path)
 	if err != nil {
-		return vm, fmt.Errorf("%s: %v", s.path, pathErr(err))
+		return nil, fmt.Errorf("%s: %v", s.path, pathErr(err))
 	}
 	defer f.Close()
-	b := make([]byte, s.n)
-	if _, err := f.ReadAt(b, s.off); err != nil || sha256.Sum256(b) != s.sum {
-		return vm, fmt.Errorf("%s changed while it was merged: merge again", s.path)
+	b := slices.Grow(buf[:0], int(s.n))[:s.n]
+	if _, err := f.ReadAt(b, s.off); err != nil || maphash.Bytes(s.seed, b) != s.sum {
+		return nil, fmt.Errorf("%s changed while it was merged: merge again", s.path)
 	}
-	var in struct {
-		Report *GuestReport `json:"report"`
+	return b, nil
+}
+
+// full is vm with its whole report, read again from its file.
+func (vm VM) full() (VM, error) {
+	b, err := vm.reportJSON(nil)
+	if err != nil || b == nil {
+		return vm, err
 	}
-	if err := json.Unmarshal(bytes.TrimLeft(b, " \t\r\n,"), &in); err != nil || in.Report == nil {
-		return vm, fmt.Errorf("%s changed while it was merged: merge again", s.path)
+	var rep GuestReport
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return vm, fmt.Errorf("%s changed while it was merged: merge again", vm.at.path)
 	}
-	vm.Report = in.Report
+	vm.Report = &rep
 	return vm, nil
 }

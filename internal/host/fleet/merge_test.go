@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
+	"github.com/guestcheck/guestcheck/internal/host/fleet/fleettest"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
@@ -313,10 +316,58 @@ func badSurveys(good []byte) []struct{ name, content, want string } {
 		{"in-vm", strings.Replace(string(good), `"source":"libvirt"`, `"source":libvirt`, 1), "line 21, column 33: not JSON: invalid character 'l'"},
 		{"report", `{"schema_version": 1, "tool": "guestcheck", "checks": []}`, `not a guestcheck fleet survey (tool "guestcheck")`},
 		{"version", `{"schema_version": 2, "tool": "guestcheck fleet"}`, "a fleet survey of schema_version 2, and this guestcheck reads 1"},
-		{"type", `{"schema_version": 1, "tool": "guestcheck fleet", "host": 7}`, "line 1, column 59: host is a JSON number, not a fleet survey's"},
-		{"status", strings.Replace(string(good), `"status":"pass"`, `"status":"great"`, 1), "not a valid fleet survey: line 21, at /vms/0/status: value must be one of"},
-		{"no-report", strings.Replace(string(good), `"report":`, `"rapport":`, 1), "not a valid fleet survey: line 21, at /vms/0: missing property 'report'"},
+		{"type", `{"schema_version": 1, "tool": "guestcheck fleet", "host": 7}`, "line 1, column 59: not a valid fleet survey: host is a number, not a string"},
+		{"status", strings.Replace(string(good), `"status":"pass"`, `"status":"great"`, 1), "line 21, column 52: not a valid fleet survey: vms[0] (vm-alpha): status \"great\" is not one of pass, skip"},
+		{"no-report", strings.Replace(string(good), `"report":`, `"rapport":`, 1), "line 21, column 5: not a valid fleet survey: vms[0] (vm-alpha): a pass VM without a report or api_identity"},
 		{"twice", strings.Replace(string(good), `"vm-charlie"`, `"vm-alpha"`, 1), "line 22, column 5: VM vm-alpha@hv-a is listed twice"},
 		{"big", string(good) + strings.Repeat(" ", 1<<20), "larger than 1 MiB: not a fleet survey"},
+	}
+}
+
+// TestMergeJSONCopiesReports: the merged JSON holds each report as its
+// survey does, on its VM's one line, also from an indented survey; a
+// report that is not UTF-8 is written as encoding/json read it. A
+// report rewritten after the merge is refused.
+func TestMergeJSONCopiesReports(t *testing.T) {
+	dir := t.TempDir()
+	rep := fleettest.RealisticReport(ident(strings.Repeat("a", 32), "52:54:00:00:00:01", "192.0.2.1"))
+	p := writeSurvey(t, dir, "a.json", "hv-a", []VM{{Name: "vm1", Source: "libvirt", Status: Pass, Report: &rep},
+		{Name: "vm2", Source: "libvirt", Status: Pass, Report: &rep}})
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var indented bytes.Buffer
+	if err := json.Indent(&indented, b, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	b = bytes.Replace(indented.Bytes(), []byte("with some words"), []byte("with some w\xffrds"), 1)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Merge([]string{p}, MergeOptions{HostName: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := WriteJSON(&out, r); err != nil {
+		t.Fatal(err)
+	}
+	var got Result
+	if !utf8.Valid(out.Bytes()) || json.Unmarshal(out.Bytes(), &got) != nil || len(got.VMs) != 2 || got.VMs[0].Report == nil || got.VMs[1].Report == nil {
+		t.Fatalf("the merged JSON is not a survey of two VMs with their reports:\n%.400s", out.Bytes())
+	}
+	if msg := got.VMs[0].Report.Checks[0].Findings[0].Message; !strings.Contains(msg, "w\uFFFDrds") {
+		t.Errorf("the first finding's message is %q", msg)
+	}
+	_, vms, _ := bytes.Cut(out.Bytes(), []byte(`"vms": [`))
+	if n := bytes.Count(vms, []byte("\n")); n != 5 || bytes.Count(vms, []byte("\n    {\"name\":")) != 2 {
+		t.Errorf("the VMs are not one line each:\n%s", vms)
+	}
+	if err := os.WriteFile(p, bytes.Replace(b, []byte(`"check0"`), []byte(`"check9"`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(io.Discard, r); err == nil || !strings.Contains(err.Error(), "changed while it was merged") {
+		t.Errorf("a report rewritten after the merge: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
 )
@@ -55,17 +56,30 @@ func WriteJSON(w io.Writer, r Result) error {
 	}
 	// The head ends in `"vms": null` and "}": the VMs go in their place.
 	head = bytes.TrimSuffix(head, []byte("null\n}"))
-	bw := bufio.NewWriter(w)
+	bw := bufio.NewWriterSize(w, 64<<10)
 	bw.Write(head)
 	bw.WriteString("[")
-	var line bytes.Buffer
+	var line, compact bytes.Buffer
+	var buf []byte
 	enc := json.NewEncoder(&line)
 	enc.SetEscapeHTML(false)
 	for i, vm := range vms {
 		line.Reset()
-		vm, err := vm.full()
+		rep, err := vm.reportJSON(buf)
+		if rep != nil {
+			buf = rep
+		}
 		if err != nil {
 			return err
+		}
+		if rep != nil && !utf8.Valid(rep) {
+			// Re-encoded, as encoding/json read it: valid UTF-8.
+			if vm, err = vm.full(); err != nil {
+				return err
+			}
+			rep = nil
+		} else if rep != nil {
+			vm.Report = nil
 		}
 		if err := enc.Encode(vm); err != nil {
 			return err
@@ -74,7 +88,24 @@ func WriteJSON(w io.Writer, r Result) error {
 			bw.WriteByte(',')
 		}
 		bw.WriteString("\n    ")
-		bw.Write(bytes.TrimSuffix(line.Bytes(), []byte("\n")))
+		out := bytes.TrimSuffix(line.Bytes(), []byte("\n"))
+		if rep == nil {
+			bw.Write(out)
+			continue
+		}
+		// The report as the survey holds it, checked when it was
+		// merged, last: on one line, as every VM is.
+		if bytes.ContainsAny(rep, "\n\r") {
+			compact.Reset()
+			if err := json.Compact(&compact, rep); err != nil {
+				return err
+			}
+			rep = compact.Bytes()
+		}
+		bw.Write(bytes.TrimSuffix(out, []byte("}")))
+		bw.WriteString(`,"report":`)
+		bw.Write(rep)
+		bw.WriteByte('}')
 	}
 	if len(vms) > 0 {
 		bw.WriteString("\n  ")

@@ -43,25 +43,25 @@ func (s Status) Worse(o Status) bool { return s.rank() > o.rank() }
 
 // Result is one whole survey: what the JSON output is.
 type Result struct {
-	SchemaVersion int       `json:"schema_version"`
-	Tool          string    `json:"tool"`
-	Version       string    `json:"version"`
-	Host          string    `json:"host"`
-	StartedAt     time.Time `json:"started_at"`
-	DurationMS    int64     `json:"duration_ms"`
+	SchemaVersion int       `json:"schema_version" schema:"req,const=1"`
+	Tool          string    `json:"tool" schema:"req,const=guestcheck fleet"`
+	Version       string    `json:"version" schema:"req,nonempty"`
+	Host          string    `json:"host" schema:"req" doc:"the hypervisor host's name (its hostname, or --host-name); for a merge, the host that merged"`
+	StartedAt     time.Time `json:"started_at" schema:"req"`
+	DurationMS    int64     `json:"duration_ms" schema:"req,min=0"`
 	// Status is the worst VM status; fail when VMs share identity,
 	// unknown when a source could not be read.
-	Status  Status  `json:"status"`
-	Summary Summary `json:"summary"`
+	Status  Status  `json:"status" schema:"req" doc:"the worst VM status; fail when VMs share identity; at least unknown when a source could not be read"`
+	Summary Summary `json:"summary" schema:"req" doc:"number of VMs per status, and of collisions"`
 	// Collisions are the identity items two or more VMs share.
-	Collisions []guestid.Collision `json:"collisions"`
+	Collisions []guestid.Collision `json:"collisions" schema:"req" doc:"identity values two or more VMs share, by item (guestid.Items order), then value"`
 	// SourceErrors are sources that could not be listed at all.
-	SourceErrors []SourceError `json:"source_errors,omitempty"`
+	SourceErrors []SourceError `json:"source_errors,omitempty" doc:"sources (libvirt, proxmox) that could not list their VMs"`
 	// Hosts are the host surveys a merge (Merge) compared, in the order
 	// given; absent from one host's survey.
-	Hosts []HostSurvey `json:"hosts,omitempty"`
+	Hosts []HostSurvey `json:"hosts,omitempty" doc:"in a merge (guestcheck fleet --merge), each host's survey, in the order given"`
 	// VMs are every surveyed VM, worst first, then by name.
-	VMs []VM `json:"vms"`
+	VMs []VM `json:"vms" schema:"req" doc:"every VM, worst status first, then by name"`
 
 	// merged marks a merge: a VM without an identity cannot be compared
 	// with the other hosts' VMs, so it is not a pass.
@@ -70,62 +70,62 @@ type Result struct {
 
 // HostSurvey is one host's survey in a merge.
 type HostSurvey struct {
-	Host      string    `json:"host"`
-	File      string    `json:"file"`
-	Version   string    `json:"version"`
-	StartedAt time.Time `json:"started_at"`
-	Status    Status    `json:"status"`
-	VMs       int       `json:"vms"`
+	Host      string    `json:"host" schema:"req,nonempty" doc:"the survey's host, or its file's name when the survey has none"`
+	File      string    `json:"file" schema:"req"`
+	Version   string    `json:"version" schema:"req"`
+	StartedAt time.Time `json:"started_at" schema:"req"`
+	Status    Status    `json:"status" schema:"req" doc:"the status the host's own survey gave"`
+	VMs       int       `json:"vms" schema:"req,min=0"`
 }
 
 // Summary counts VMs per status, and the collisions.
 type Summary struct {
-	VMs        int `json:"vms"`
-	Pass       int `json:"pass"`
-	Skip       int `json:"skip"`
-	Warn       int `json:"warn"`
-	Error      int `json:"error"`
-	Unknown    int `json:"unknown"`
-	Fail       int `json:"fail"`
-	Collisions int `json:"collisions"`
+	VMs        int `json:"vms" schema:"req,min=0"`
+	Pass       int `json:"pass" schema:"req,min=0"`
+	Skip       int `json:"skip" schema:"req,min=0"`
+	Warn       int `json:"warn" schema:"req,min=0"`
+	Error      int `json:"error" schema:"req,min=0"`
+	Unknown    int `json:"unknown" schema:"req,min=0"`
+	Fail       int `json:"fail" schema:"req,min=0"`
+	Collisions int `json:"collisions" schema:"req,min=0"`
 }
 
 // SourceError is a source that could not list its VMs.
 type SourceError struct {
-	Source string `json:"source"`
-	Error  string `json:"error"`
+	Source string `json:"source" schema:"req"`
+	Error  string `json:"error" schema:"req"`
 }
 
 // VM is one VM's outcome.
 type VM struct {
-	Name   string `json:"name"`
-	Source string `json:"source"`
-	Status Status `json:"status"`
+	Name   string `json:"name" schema:"req,nonempty" doc:"libvirt domain, --agent-socket NAME, Proxmox VMID"`
+	Source string `json:"source" schema:"req" doc:"libvirt, socket or proxmox"`
+	Status Status `json:"status" schema:"req"`
 	// Reason says why the VM is unknown, or names its worst check.
-	Reason string `json:"reason,omitempty"`
+	Reason string `json:"reason,omitempty" doc:"one line: why the VM is unknown, or its worst check and that check's summary"`
 	// Shares lists the identity items it shares with another VM.
-	Shares     []guestid.Item `json:"shares,omitempty"`
-	DurationMS int64          `json:"duration_ms"`
+	Shares     []guestid.Item `json:"shares,omitempty" doc:"identity items it shares with another VM"`
+	DurationMS int64          `json:"duration_ms" schema:"req,min=0"`
 	// AgentVersion is the guest agent's version from guest-info.
-	AgentVersion string `json:"agent_version,omitempty"`
+	AgentVersion string `json:"agent_version,omitempty" doc:"the guest agent's version from guest-info"`
 	// Report is the guest's own guestcheck report; absent when unknown
 	// or when the VM was judged on its source's API alone.
-	Report *GuestReport `json:"report,omitempty"`
+	Report *GuestReport `json:"report,omitempty" doc:"the VM's own guestcheck report, as guestcheck --format json wrote it in the guest"`
 	// Networks maps each MAC the source knows to its NIC's network (a
 	// libvirt network or bridge), as Target.Networks; a merge qualifies
 	// each with its host (see Merge).
-	Networks map[string]string `json:"networks,omitempty"`
+	Networks map[string]string `json:"networks,omitempty" doc:"the network of each NIC the source knows, by MAC (a libvirt network or bridge); in a merge named network@host unless --shared-network names it"`
 	// Host is the machine the VM runs on, for a cluster source
 	// (KubeVirt's node) and in a merge of many hosts' surveys (Merge);
 	// empty for this host's own VMs.
-	Host string `json:"host,omitempty"`
+	Host string `json:"host,omitempty" doc:"the machine the VM runs on: for a cluster source (kubevirt) its node, absent when it is not running; in a merge of many hosts' surveys (guestcheck fleet --merge) its host, and the VM is name@host in collisions' members"`
 	// APIIdentity is the identity the source's API gives (hostname,
 	// MACs) for a VM not surveyed in the guest.
-	APIIdentity *guestid.Identity `json:"api_identity,omitempty"`
+	APIIdentity *guestid.Identity `json:"api_identity,omitempty" doc:"for a VM not surveyed in the guest (kubevirt): the identity its source's API gives (hostname, MACs)"`
 	// Firmware is the VM's SMBIOS identity from its definition.
-	Firmware *guestid.Firmware `json:"firmware,omitempty"`
+	Firmware *guestid.Firmware `json:"firmware,omitempty" doc:"the VM's SMBIOS identity from its definition (kubevirt: spec.domain.firmware)"`
 	// AgentDisabled are guest agent commands its RPC filter disables.
-	AgentDisabled []string `json:"agent_disabled_commands,omitempty"`
+	AgentDisabled []string `json:"agent_disabled_commands,omitempty" doc:"guest agent commands the agent's RPC filter disables (kubevirt: from guestosinfo)"`
 
 	// at is where a merged VM's full report is on disk: a merge keeps
 	// only what it compares and counts, and the JSON and JUnit outputs

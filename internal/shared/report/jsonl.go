@@ -12,20 +12,6 @@ import (
 // FindingLine is one line of the jsonl format (reportv1.FindingLine).
 type FindingLine = reportv1.FindingLine
 
-// syslogPriority maps a status onto the syslog severities journald and
-// log shippers filter by: fail and error are err (3), warn is warning (4),
-// pass and skip are info (6). WriteJSONL makes a waived warn, fail or
-// error notice (5).
-func syslogPriority(st runner.Status) int {
-	switch valid(st) {
-	case runner.Pass, runner.Skip:
-		return 6
-	case runner.Warn:
-		return 4
-	}
-	return 3
-}
-
 // WriteJSONL renders r as JSON Lines: one compact object per finding, in
 // report order. A check without findings (which the runner never
 // produces) still gets one line, with its summary as the message.
@@ -43,10 +29,7 @@ func WriteJSONL(w io.Writer, r Report) error {
 		for _, f := range fs {
 			l := base
 			l.Check, l.CheckStatus = c.ID, c.Status
-			l.Status, l.Priority, l.Code, l.Message = f.Status, syslogPriority(f.Status), f.Code, f.Message
-			if f.Waived != nil && l.Priority < 5 {
-				l.Priority = 5 // notice: accepted, not to be alerted on
-			}
+			l.Status, l.Priority, l.Code, l.Message = f.Status, reportv1.Priority(valid(f.Status), f.Waived != nil), f.Code, f.Message
 			l.Detail, l.Remediation, l.Waived, l.Reference = f.Detail, f.Remediation, f.Waived, f.Reference
 			if err := enc.Encode(l); err != nil {
 				return err

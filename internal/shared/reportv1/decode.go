@@ -16,11 +16,11 @@ func (e *VersionError) Error() string {
 	return fmt.Sprintf("a report of schema_version %d, and this build reads %d", e.Got, SchemaVersion)
 }
 
-// Decode reads a guestcheck JSON report of schema version 1. Besides the
-// JSON types it checks what a reader relies on: the tool, the version,
-// and that every status (the run's, each check's and each finding's) is
-// one of the five. Fields it does not know are ignored, as the schema's
-// additive changes require. Errors are one line without the report's
+// Decode reads a guestcheck JSON report of schema version 1: first the
+// tool and the version, then every rule of
+// schema/report-v1.schema.json on the bytes (CheckJSON) and again on
+// the decoded values (Valid). Fields it does not know are ignored, as
+// the schema's additive changes require. Errors are one line without the report's
 // source, which the caller names; a report that came from a guest is
 // hostile, so nothing of it is quoted unbounded.
 func Decode(b []byte) (Report, error) {
@@ -49,6 +49,13 @@ func Decode(b []byte) (Report, error) {
 		return r, fmt.Errorf("not a guestcheck report (tool %q)", bounded(head.Tool, 40))
 	case *head.SchemaVersion != SchemaVersion:
 		return r, &VersionError{Got: *head.SchemaVersion}
+	}
+	// The schema's reading of the bytes: required keys, no nulls, the
+	// types, and every rule Valid checks again on the values.
+	if err := CheckJSON(b, Type[Report](), ReportTypes); err != nil {
+		return r, err
+	}
+	switch {
 	case full != nil:
 		var te *json.UnmarshalTypeError
 		if errors.As(full, &te) {
@@ -59,24 +66,41 @@ func Decode(b []byte) (Report, error) {
 	return r, r.Valid()
 }
 
-// Valid checks what Decode checks past the JSON types: the statuses of
-// r, its checks and their findings, and that every check has an ID.
-func (r *Report) Valid() error {
-	if !r.Status.Valid() {
-		return fmt.Errorf("status %q is not one of schema version 1", bounded(string(r.Status), 40))
-	}
-	for _, c := range r.Checks {
-		if c.ID == "" {
-			return errors.New("a check without an id")
-		}
-		if !c.Status.Valid() {
-			return fmt.Errorf("check %q has status %q, not one of schema version 1", bounded(c.ID, 60), bounded(string(c.Status), 40))
-		}
-		for _, f := range c.Findings {
-			if !f.Status.Valid() {
-				return fmt.Errorf("check %q has a finding %q with status %q, not one of schema version 1", bounded(c.ID, 60), bounded(f.Code, 60), bounded(string(f.Status), 40))
+// Valid checks what Decode checks past the JSON types: every rule of
+// schema/report-v1.schema.json, which is generated from the same rules
+// (ReportTypes and the types' schema tags).
+func (r *Report) Valid() error { return Check(r, ReportTypes) }
+
+// ReportTypes are the rules of the report's types beyond their fields'
+// tags, for Check and JSONSchema.
+var ReportTypes = Types{
+	Type[Status]():   {Def: "status", Enum: []string{"pass", "warn", "fail", "skip", "error"}},
+	Type[Identity](): {Def: "identity", Desc: "the guest's identity items, for comparing VMs (guestcheck fleet, sealprep prove): present on every guestcheck run, under --root too; empty fields were not found, unread says what could not be read"},
+	Type[Waived]():   {Def: "waived", Closed: true, Desc: "present when a configuration waiver accepts the finding: it keeps its status but counts as a pass towards its check's status and the exit code"},
+	Type[Finding](): {
+		Cond: `{"if": {"properties": {"status": {"enum": ["warn", "fail", "error"]}}},
+			"then": {"required": ["remediation"], "properties": {"remediation": {"minLength": 1}}}}`,
+		Check: func(v any) string {
+			// A finding that is not a pass or a skip says how to fix it.
+			if f := v.(*Finding); f.Remediation == "" && (f.Status == Warn || f.Status == Fail || f.Status == Error) {
+				return "a " + string(f.Status) + " finding without a remediation"
 			}
+			return ""
+		}},
+}
+
+// UnmarshalJSON reads w refusing keys it does not have: the schema
+// closes the waiver, so that a misspelt "expire" is not a waiver that
+// never expires.
+func (w *Waived) UnmarshalJSON(b []byte) error {
+	type plain Waived
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode((*plain)(w)); err != nil {
+		if strings.HasPrefix(err.Error(), "json: unknown field") {
+			return fmt.Errorf("waived has the key %s, which schema version 1 does not have", bounded(strings.TrimPrefix(err.Error(), "json: unknown field "), 60))
 		}
+		return err
 	}
 	return nil
 }

@@ -43,9 +43,17 @@ func TestDecodeRoundTrip(t *testing.T) {
 	}
 }
 
+// minimal is a report with every key the schema requires, and one
+// check with one warning.
+const minimal = `{"schema_version":1,"tool":"guestcheck","version":"1.0","host":{"hostname":"h","boot_id":""},"root":"/",` +
+	`"started_at":"2026-01-02T03:04:05Z","duration_ms":1,"status":"warn","summary":{"pass":0,"warn":1,"fail":0,"skip":0,"error":0},` +
+	`"checks":[{"id":"a","title":"A","status":"warn","summary":"s","duration_ms":0,"findings":[{"status":"warn","code":"x","message":"m","remediation":"r"}]}]}`
+
+// with is minimal with its first old replaced by new.
+func with(old, new string) string { return strings.Replace(minimal, old, new, 1) }
+
 func TestDecodeRefuses(t *testing.T) {
-	const ok = `{"schema_version":1,"tool":"guestcheck","status":"pass","checks":[{"id":"a","status":"warn","findings":[{"status":"warn","code":"x"}]}]}`
-	if r, err := Decode([]byte(ok)); err != nil || r.Check("a").Finding("x") == nil || r.Check("b") != nil {
+	if r, err := Decode([]byte(minimal)); err != nil || r.Check("a").Finding("x") == nil || r.Check("b") != nil {
 		t.Fatalf("a minimal report: %+v, %v", r, err)
 	}
 	for _, tc := range []struct{ in, want string }{
@@ -56,13 +64,18 @@ func TestDecodeRefuses(t *testing.T) {
 		{`{"schema_version":1,"tool":"goss"}`, `not a guestcheck report (tool "goss")`},
 		{`{"tool":"guestcheck"}`, `not a guestcheck report`},
 		{`{"schema_version":2,"tool":"guestcheck"}`, "schema_version 2, and this build reads 1"},
-		{`{"schema_version":1,"tool":"guestcheck","status":"ok"}`, `status "ok" is not one of`},
-		{`{"schema_version":1,"tool":"guestcheck","status":"pass","checks":[{"id":"a","status":7}]}`, "checks.status is a JSON number"},
-		{`{"schema_version":1,"tool":"guestcheck","status":"pass","checks":[{"status":"pass"}]}`, "a check without an id"},
-		{`{"schema_version":1,"tool":"guestcheck","status":"pass","checks":[{"id":"a","status":"PASS"}]}`, `check "a" has status "PASS"`},
-		{`{"schema_version":1,"tool":"guestcheck","status":"pass","checks":[{"id":"a","status":"pass","findings":[{"code":"c"}]}]}`, `finding "c" with status ""`},
-		{`{"schema_version":1,"tool":"guestcheck","status":"pass","identity":{"ssh_host_keys":"k"}}`, "identity.ssh_host_keys is a JSON string"},
-		{`{"schema_version":1,"tool":"guestcheck","status":"` + strings.Repeat(`x\n`, 500) + `"}`, `status "x x x`},
+		{with(`"status":"warn"`, `"status":"ok"`), `status "ok" is not one of`},
+		{with(`"status":"warn","summary":"s"`, `"status":7,"summary":"s"`), "checks[0].status is a number, not a string"},
+		{with(`"id":"a",`, ``), `checks[0].id is missing`},
+		{with(`"id":"a",`, `"id":null,`), `checks[0].id is null, not a string`},
+		{with(`"status":"warn","summary":"s"`, `"status":"PASS","summary":"s"`), `checks[0].status "PASS" is not one of`},
+		{with(`{"status":"warn","code":"x"`, `{"code":"x"`), `checks[0].findings[0].status is missing`},
+		{with(`,"remediation":"r"`, ``), `checks[0].findings[0]: a warn finding without a remediation`},
+		{with(`"code":"x"`, `"code":"X y"`), `checks[0].findings[0].code "X y" does not match`},
+		{with(`"version":"1.0"`, `"version":""`), `version is empty`},
+		{with(`"remediation":"r"`, `"remediation":"r","waived":{"reason":"x","expire":"2026-01-01"}`), `waived has the key "expire"`},
+		{with(`"root":"/"`, `"root":"/","identity":{"ssh_host_keys":"k"}`), "identity.ssh_host_keys is a string, not an array"},
+		{with(`"status":"warn"`, `"status":"`+strings.Repeat(`x\n`, 500)+`"`), `status "x x x`},
 	} {
 		_, err := Decode([]byte(tc.in))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -89,7 +102,7 @@ func FuzzDecode(f *testing.F) {
 		}
 		f.Add(b)
 	}
-	f.Add([]byte(`{"schema_version":1,"tool":"guestcheck","status":"pass"}`))
+	f.Add([]byte(minimal))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := Decode(b)
 		if err != nil {

@@ -5,10 +5,10 @@ package reportv1
 type Identity struct {
 	// MachineIDHash is guestid.MachineIDHash of /etc/machine-id, empty when the
 	// file holds no ID (a sealed template, or unreadable).
-	MachineIDHash string `json:"machine_id_hash,omitempty"`
+	MachineIDHash string `json:"machine_id_hash,omitempty" schema:"pattern=hex32" doc:"/etc/machine-id as an application-specific ID (HMAC-SHA256 keyed with the ID over guestcheck's application ID 322e36d10a804d5d9f5468df9622eb0f, as sd_id128_get_machine_app_specific derives one); the ID itself is never reported"`
 	// MachineIDState is the file's state as identity.Kind names it
 	// (valid, empty, uninitialized, missing, ...).
-	MachineIDState string `json:"machine_id_state,omitempty"`
+	MachineIDState string `json:"machine_id_state,omitempty" schema:"enum=valid|all zero|empty|uninitialized|not a machine ID|missing|unreadable"`
 	// OtherMachineIDs are the machine IDs the guest holds besides
 	// /etc/machine-id, each hashed as MachineIDHash is: the D-Bus copy
 	// when it is a file of its own (libdbus reads it first), and the IDs
@@ -16,39 +16,39 @@ type Identity struct {
 	// command line source, a system.machine_id credential). One that
 	// equals MachineIDHash is left out. Clones that share one share the
 	// machine ID it stands for.
-	OtherMachineIDs []MachineIDCopy `json:"other_machine_ids,omitempty"`
+	OtherMachineIDs []MachineIDCopy `json:"other_machine_ids,omitempty" doc:"machine IDs the guest holds besides /etc/machine-id, hashed as machine_id_hash is: the D-Bus copy when it is a file of its own, and IDs the image hands systemd at boot (systemd.machine_id= on a kernel command line source, a system.machine_id credential); one equal to machine_id_hash is left out"`
 	// HostKeys are the SSH host keys' public fingerprints.
-	HostKeys []HostKey `json:"ssh_host_keys,omitempty"`
+	HostKeys []HostKey `json:"ssh_host_keys,omitempty" doc:"the host keys sshd loads (its HostKey lines, else its three defaults), by public fingerprint"`
 	// DHCPClients are the DHCP client identities the guest's network
 	// stack presents (or will present) to a DHCP server.
-	DHCPClients []DHCPClient `json:"dhcp_client_ids,omitempty"`
+	DHCPClients []DHCPClient `json:"dhcp_client_ids,omitempty" doc:"the DHCP client identities the guest's clients present: from dhclient, dhcpcd, NetworkManager and systemd-networkd state files, and the DUID systemd-networkd derives from the machine-id"`
 	// MACBindings are network configuration entries that apply only to
 	// one MAC address: a clone with a new MAC does not match them.
-	MACBindings []MACBinding `json:"mac_bindings,omitempty"`
+	MACBindings []MACBinding `json:"mac_bindings,omitempty" doc:"network configuration that applies only to one MAC address"`
 	// Hostname is the kernel hostname on a running guest, the first name
 	// of /etc/hostname under an image root.
-	Hostname string `json:"hostname,omitempty"`
+	Hostname string `json:"hostname,omitempty" doc:"the kernel hostname; the first name of /etc/hostname under --root"`
 	// InstanceID is cloud-init's current instance-id.
-	InstanceID string `json:"instance_id,omitempty"`
+	InstanceID string `json:"instance_id,omitempty" doc:"cloud-init's current instance-id"`
 	// Interfaces are the running guest's NICs (never loopback), with
 	// their addresses; empty under an image root.
-	Interfaces []Interface `json:"interfaces,omitempty"`
+	Interfaces []Interface `json:"interfaces,omitempty" doc:"the running guest's links but loopback (absent under --root)"`
 	// Unread lists the items that could not be read, each "item: why".
-	Unread []string `json:"unread,omitempty"`
+	Unread []string `json:"unread,omitempty" schema:"nonempty" doc:"ITEM: why, for each item that could not be read"`
 }
 
 // MachineIDCopy is a machine ID held outside /etc/machine-id.
 type MachineIDCopy struct {
 	// Hash is the ID hashed as MachineIDHash is.
-	Hash string `json:"hash"`
+	Hash string `json:"hash" schema:"req,pattern=hex32"`
 	// Source is the guest path that holds it.
-	Source string `json:"source"`
+	Source string `json:"source" schema:"req,nonempty" doc:"the guest path that holds the ID"`
 }
 
 // HostKey is one SSH host key, by its public half.
 type HostKey struct {
-	Type        string `json:"type"`        // ssh-ed25519, ecdsa-sha2-nistp256, ssh-rsa
-	Fingerprint string `json:"fingerprint"` // SHA256:..., as ssh-keygen -l prints it
+	Type        string `json:"type" schema:"req,nonempty"`                   // ssh-ed25519, ecdsa-sha2-nistp256, ssh-rsa
+	Fingerprint string `json:"fingerprint" schema:"req,pattern=fingerprint"` // SHA256:..., as ssh-keygen -l prints it
 	Path        string `json:"path,omitempty"`
 }
 
@@ -57,12 +57,12 @@ type HostKey struct {
 type DHCPClient struct {
 	// Kind is "duid" (DHCPv6, and DHCPv4 clients that send an RFC 4361
 	// identifier) or "client-id" (a DHCPv4 option 61 value).
-	Kind string `json:"kind"`
+	Kind string `json:"kind" schema:"req,enum=duid|client-id"`
 	// Value is the identifier in lower-case hex, colon-separated.
-	Value string `json:"value"`
+	Value string `json:"value" schema:"req,pattern=hexbytes"`
 	// Source is where it comes from: a lease or DUID file's guest path,
 	// or how the client derives it ("systemd-networkd: from machine-id").
-	Source string `json:"source"`
+	Source string `json:"source" schema:"req,nonempty" doc:"guest path[:line] of the lease or DUID file, or how the client derives the value"`
 	// Interface is the NIC it is for, when the source says.
 	Interface string `json:"interface,omitempty"`
 }
@@ -70,14 +70,14 @@ type DHCPClient struct {
 // MACBinding is network configuration that applies only to the NIC with
 // one MAC address.
 type MACBinding struct {
-	MAC  string `json:"mac"`
-	At   string `json:"at"`   // guest path:line
-	Kind string `json:"kind"` // "netplan match: macaddress", ...
+	MAC  string `json:"mac" schema:"req,pattern=hexbytes"`
+	At   string `json:"at" schema:"req,nonempty" doc:"guest path:line"` // guest path:line
+	Kind string `json:"kind" schema:"req,nonempty"`                     // "netplan match: macaddress", ...
 }
 
 // Interface is one NIC of a running guest.
 type Interface struct {
-	Name      string   `json:"name"`
-	MAC       string   `json:"mac,omitempty"`
-	Addresses []string `json:"addresses,omitempty"` // CIDR, global scope only
+	Name      string   `json:"name" schema:"req,nonempty"`
+	MAC       string   `json:"mac,omitempty" schema:"pattern=hexbytes"`
+	Addresses []string `json:"addresses,omitempty" schema:"pattern=cidr" doc:"global-scope addresses as CIDR"` // CIDR, global scope only
 }

@@ -26,16 +26,16 @@ const Tool = "guestcheck"
 
 // Report is the whole result of one guestcheck run.
 type Report struct {
-	SchemaVersion int       `json:"schema_version"`
-	Tool          string    `json:"tool"`
-	Version       string    `json:"version"`
-	Host          Host      `json:"host"`
-	Root          string    `json:"root"`
-	StartedAt     time.Time `json:"started_at"`
-	DurationMS    int64     `json:"duration_ms"`
-	Status        Status    `json:"status"`
-	Summary       Summary   `json:"summary"`
-	Checks        []Result  `json:"checks"`
+	SchemaVersion int       `json:"schema_version" schema:"req,const=1"`
+	Tool          string    `json:"tool" schema:"req,const=guestcheck"`
+	Version       string    `json:"version" schema:"req,nonempty"`
+	Host          Host      `json:"host" schema:"req"`
+	Root          string    `json:"root" schema:"req" doc:"the directory read as the guest's /"`
+	StartedAt     time.Time `json:"started_at" schema:"req"`
+	DurationMS    int64     `json:"duration_ms" schema:"req,min=0"`
+	Status        Status    `json:"status" schema:"req" doc:"worst check status; skip only when every check was skipped"`
+	Summary       Summary   `json:"summary" schema:"req" doc:"number of checks per status"`
+	Checks        []Result  `json:"checks" schema:"req"`
 	// Identity is the guest's identity items, for comparing VMs: every
 	// run of guestcheck fills it; the text formats leave it out.
 	Identity *Identity `json:"identity,omitempty"`
@@ -43,20 +43,20 @@ type Report struct {
 
 // Host identifies the machine and boot the report describes.
 type Host struct {
-	Hostname string `json:"hostname"`
-	BootID   string `json:"boot_id"`
+	Hostname string `json:"hostname" schema:"req" doc:"kernel hostname on the live system, /etc/hostname under --root"`
+	BootID   string `json:"boot_id" schema:"req" doc:"/proc/sys/kernel/random/boot_id; empty under --root"`
 }
 
 // Summary counts checks per status, and the findings waivers accepted.
 type Summary struct {
-	Pass  int `json:"pass"`
-	Warn  int `json:"warn"`
-	Fail  int `json:"fail"`
-	Skip  int `json:"skip"`
-	Error int `json:"error"`
+	Pass  int `json:"pass" schema:"req,min=0"`
+	Warn  int `json:"warn" schema:"req,min=0"`
+	Fail  int `json:"fail" schema:"req,min=0"`
+	Skip  int `json:"skip" schema:"req,min=0"`
+	Error int `json:"error" schema:"req,min=0"`
 	// Waived counts findings (not checks) that a waiver accepted; each is
 	// still in its check's findings, with its own status.
-	Waived int `json:"waived,omitempty"`
+	Waived int `json:"waived,omitempty" schema:"min=1" doc:"number of findings (not checks) a configuration waiver accepted; absent when none"`
 }
 
 // Count is the number of checks s counts with status st.
@@ -96,14 +96,14 @@ func (s *Summary) Add(st Status) {
 // Result is the outcome of one check in a run, and the report's entry for
 // it: the runner fills Duration, and the JSON carries it as duration_ms.
 type Result struct {
-	ID       string        `json:"id"`
-	Title    string        `json:"title"`
-	Status   Status        `json:"status"`
-	Summary  string        `json:"summary"`
+	ID       string        `json:"id" schema:"req,pattern=kebab"`
+	Title    string        `json:"title" schema:"req,nonempty"`
+	Status   Status        `json:"status" schema:"req"`
+	Summary  string        `json:"summary" schema:"req"`
 	Duration time.Duration `json:"-"`
 	// DurationMS is Duration in whole milliseconds, as reports show it.
-	DurationMS int64     `json:"duration_ms"`
-	Findings   []Finding `json:"findings"`
+	DurationMS int64     `json:"duration_ms" schema:"req,min=0"`
+	Findings   []Finding `json:"findings" schema:"req,minitems=1"`
 }
 
 // Check returns the result of check id, or nil.
@@ -132,11 +132,11 @@ func (r *Result) Finding(code string) *Finding {
 // Finding is one judged fact. Every finding that is not a pass carries a
 // remediation sentence.
 type Finding struct {
-	Status Status `json:"status"`
+	Status Status `json:"status" schema:"req"`
 	// Code is stable and kebab-case, e.g. "cloud-init-module-error".
-	Code string `json:"code"`
+	Code string `json:"code" schema:"req,pattern=kebab"`
 	// Message is one line saying what was found.
-	Message string `json:"message"`
+	Message string `json:"message" schema:"req,nonempty"`
 	// Detail is the evidence: which files, values and states led to the verdict.
 	Detail map[string]string `json:"detail,omitempty"`
 	// Remediation says how to fix it; empty only for passes and skips.
@@ -152,14 +152,14 @@ type Finding struct {
 	// Reference is the installed reference page of the finding's check,
 	// where its code's meaning and fix are (guestcheck explain CODE prints
 	// the same entry); the report fills it in.
-	Reference string `json:"reference,omitempty"`
+	Reference string `json:"reference,omitempty" doc:"the installed reference page of the finding's check (runner.md for the codes the runner reports on any check): its code's meaning and fix (guestcheck explain CODE)"`
 }
 
 // Waived says which waiver accepted a finding, and why.
 type Waived struct {
-	Reason string `json:"reason"`
+	Reason string `json:"reason" schema:"req,nonempty"`
 	// Expires is the waiver's expiry date (YYYY-MM-DD); empty for never.
-	Expires string `json:"expires,omitempty"`
+	Expires string `json:"expires,omitempty" schema:"pattern=date" doc:"the day (00:00 UTC) the waiver stops applying; absent for never"`
 }
 
 // Counted is the status a finding counts with towards its check's status

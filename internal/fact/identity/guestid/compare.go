@@ -73,25 +73,25 @@ type Member struct {
 // the VM gives it (KubeVirt's spec.domain.firmware).
 type Firmware struct {
 	// UUID is the SMBIOS product UUID, lower-case.
-	UUID string `json:"uuid,omitempty"`
+	UUID string `json:"uuid,omitempty" doc:"the firmware (SMBIOS product) UUID, lower-case; KubeVirt also makes it the NoCloud instance-id"`
 	// UUIDFrom says where UUID comes from when the definition does not
 	// hold it ("derived from the VM name by KubeVirt").
-	UUIDFrom string `json:"uuid_from,omitempty"`
+	UUIDFrom string `json:"uuid_from,omitempty" doc:"where the UUID comes from when the definition does not hold it"`
 	// Serial is the SMBIOS system serial number.
-	Serial string `json:"serial,omitempty"`
+	Serial string `json:"serial,omitempty" doc:"the SMBIOS system serial number"`
 }
 
 // Collision is one item value that two or more members share.
 type Collision struct {
-	Item Item `json:"item"`
+	Item Item `json:"item" schema:"req"`
 	// Value is the shared value as a report may show it: a fingerprint,
 	// a DUID, a hostname; for the machine-id, its hash (the ID itself is
 	// never known here).
-	Value string `json:"value"`
+	Value string `json:"value" schema:"req,nonempty" doc:"the shared value: a fingerprint, a DUID, a hostname; for the machine-id its application-specific hash; an address with its network in parentheses"`
 	// Members names the members that share it, sorted.
-	Members []string `json:"members"`
+	Members []string `json:"members" schema:"req,minitems=2" doc:"the VMs sharing it, sorted"`
 	// Fix is Fix(Item).
-	Fix string `json:"fix"`
+	Fix string `json:"fix" schema:"req,nonempty"`
 }
 
 // Collisions compares members item by item and returns every value two

@@ -1,0 +1,42 @@
+package fleet
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
+	"github.com/guestcheck/guestcheck/schema"
+)
+
+// TestSchemasAreTheTypes regenerates the schema files the Go types
+// define and compares them with schema/ (go test -update rewrites
+// them, with render_test.go's goldens): the types, their tags and their Types are the one definition
+// of the documents, the files its published form.
+func TestSchemasAreTheTypes(t *testing.T) {
+	for name, gen := range map[string]func(string) ([]byte, error){
+		"report-v1.schema.json":       reportv1.ReportSchema,
+		"finding-line-v1.schema.json": reportv1.FindingLineSchema,
+		"fleet-v1.schema.json":        SurveySchema,
+	} {
+		want, err := gen(schema.Base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join("..", "..", "..", "schema", name)
+		if *update {
+			if err := os.WriteFile(p, want, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("schema/%s is not what the Go types generate: go test ./internal/host/fleet -run TestSchemasAreTheTypes -update", name)
+		}
+	}
+}

@@ -1,0 +1,481 @@
+package reportv1
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The rules of the JSON documents beyond their Go types are written
+// once, as a `schema` tag on each field and a TypeRule for each type
+// with rules of its own. Check enforces them on decoded values, and
+// JSONSchema writes them out as the schema/*.schema.json files, so the
+// schema a document is documented by and the check a reader applies
+// cannot drift apart.
+//
+// A field's schema tag is a comma-separated list of:
+//
+//	req          the key is always written (the schema's "required")
+//	nonempty     a string of at least one character
+//	min=N        an integer of at least N
+//	minitems=N   an array of at least N items
+//	const=V      a string or integer that is always V
+//	pattern=NAME a string matching Patterns[NAME]
+//	enum=A|B     a string that is one of A, B
+//
+// On an array of strings, nonempty, pattern and enum ask it of each
+// item,
+// and its `doc` tag is its description in the schema.
+
+// Patterns are the regular expressions a schema tag names. They are
+// written in the common subset of RE2 and ECMA-262 that JSON Schema
+// validators use.
+var Patterns = map[string]string{
+	"kebab":       `^[a-z0-9]+(-[a-z0-9]+)*$`,
+	"hex32":       `^[0-9a-f]{32}$`,
+	"fingerprint": `^SHA256:[A-Za-z0-9+/]{43}$`,
+	"hexbytes":    `^[0-9a-f]{2}(:[0-9a-f]{2})*$`,
+	"cidr":        `^[0-9a-fA-F.:]+/[0-9]{1,3}$`,
+	"date":        `^[0-9]{4}-[0-9]{2}-[0-9]{2}$`,
+	// datetime is what time.Time's UnmarshalJSON takes in form (RFC
+	// 3339); the calendar (a 30 February) it checks itself.
+	"datetime": `^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}([.,][0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$`,
+}
+
+// TypeRule is what a JSON document asks of every value of one Go type
+// beyond its fields' tags.
+type TypeRule struct {
+	// Def names the type under the schema's $defs; "" writes it in
+	// place.
+	Def string
+	// Ref, if set, is the schema the type is described by in another
+	// file ("report-v1.schema.json#/$defs/identity"): the generator
+	// refers to it, Check still checks the value.
+	Ref string
+	// Desc is the schema's description of the type.
+	Desc string
+	// Enum lists the values a string type may take.
+	Enum []string
+	// Pattern names a Patterns entry every value of a string type
+	// matches.
+	Pattern string
+	// Closed refuses keys the type does not have (additionalProperties
+	// false); its UnmarshalJSON must refuse them too.
+	Closed bool
+	// Cond is what the object's keys ask of each other, as JSON Schema
+	// keywords (if/then/else, allOf), and Check the same rule in Go: a
+	// one-line complaint, "" when it holds. Check gets a pointer to the
+	// value; from CheckJSON, a value holding the object's strings,
+	// integers and booleans, and for each other key present a non-nil
+	// empty value (a pointer to a zero struct, an empty slice or map).
+	Cond  string
+	Check func(v any) string
+}
+
+// Types maps Go types to their rules.
+type Types map[reflect.Type]TypeRule
+
+// Type is the reflect.Type of T, for writing Types.
+func Type[T any]() reflect.Type { return reflect.TypeFor[T]() }
+
+// With is ts and more, ts left as it was.
+func (ts Types) With(more Types) Types {
+	out := make(Types, len(ts)+len(more))
+	for k, v := range ts {
+		out[k] = v
+	}
+	for k, v := range more {
+		out[k] = v
+	}
+	return out
+}
+
+// field is one JSON field of a struct, its tag parsed.
+type field struct {
+	index    int
+	typ      reflect.Type
+	name     string
+	omit     bool // omitempty: absent when zero
+	req      bool
+	nonEmpty bool
+	min      *int64
+	minItems int
+	konst    string
+	enum     []string
+	pattern  string
+	match    func(string) bool
+	doc      string
+}
+
+var fieldCache sync.Map // reflect.Type → []field
+
+// fieldsOf parses t's JSON fields once; a tag it cannot read is a bug
+// in this module, so it panics.
+func fieldsOf(t reflect.Type) []field {
+	if fs, ok := fieldCache.Load(t); ok {
+		return fs.([]field)
+	}
+	var fs []field
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		js := sf.Tag.Get("json")
+		if !sf.IsExported() || js == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(js, ",")
+		f := field{index: i, typ: sf.Type, name: cmpOr(name, sf.Name), omit: strings.Contains(opts, "omitempty"), doc: sf.Tag.Get("doc")}
+		for _, kw := range strings.Split(sf.Tag.Get("schema"), ",") {
+			k, v, _ := strings.Cut(kw, "=")
+			switch k {
+			case "":
+			case "req":
+				f.req = true
+			case "nonempty":
+				f.nonEmpty = true
+			case "min":
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					panic(fmt.Sprintf("%s.%s: schema tag min=%q", t, sf.Name, v))
+				}
+				f.min = &n
+			case "minitems":
+				f.minItems, _ = strconv.Atoi(v)
+			case "const":
+				f.konst = v
+			case "enum":
+				f.enum = strings.Split(v, "|")
+			case "pattern":
+				f.pattern, f.match = v, matcher(v)
+			default:
+				panic(fmt.Sprintf("%s.%s: unknown schema tag %q", t, sf.Name, kw))
+			}
+		}
+		fs = append(fs, f)
+	}
+	fieldCache.Store(t, fs)
+	return fs
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// matcher is the hand-written matcher of Patterns[name]; a name
+// without one is a bug in this module.
+func matcher(name string) func(string) bool {
+	m, ok := matchers[name]
+	if !ok || Patterns[name] == "" {
+		panic("reportv1: no pattern " + name)
+	}
+	return m
+}
+
+// matchers match what Patterns' expressions match, each written out
+// by hand: every pattern is a few character classes, and a regexp
+// match cost a merge of 5,000 reports a fifth of its time.
+// TestMatchersArePatterns holds each to its expression.
+var matchers = map[string]func(string) bool{
+	"kebab": func(s string) bool {
+		for i := 0; i < len(s); i++ {
+			c := s[i]
+			if c == '-' && (i == 0 || i == len(s)-1 || s[i-1] == '-') {
+				return false
+			}
+			if c != '-' && !isLower(c) && !isDigit(c) {
+				return false
+			}
+		}
+		return s != ""
+	},
+	"hex32": func(s string) bool { return len(s) == 32 && all(s, isLowerHex) },
+	"fingerprint": func(s string) bool {
+		return len(s) == 50 && s[:7] == "SHA256:" && all(s[7:], isBase64)
+	},
+	"hexbytes": func(s string) bool {
+		if len(s)%3 != 2 {
+			return false
+		}
+		for i := 0; i < len(s); i++ {
+			if i%3 == 2 && s[i] != ':' || i%3 != 2 && !isLowerHex(s[i]) {
+				return false
+			}
+		}
+		return true
+	},
+	"cidr": func(s string) bool {
+		i := len(s) - 1
+		for i >= 0 && isDigit(s[i]) {
+			i--
+		}
+		if n := len(s) - 1 - i; n < 1 || n > 3 || i < 1 || s[i] != '/' {
+			return false
+		}
+		return all(s[:i], func(c byte) bool { return isDigit(c) || isHex(c) || c == '.' || c == ':' })
+	},
+	"date": func(s string) bool {
+		return len(s) == 10 && s[4] == '-' && s[7] == '-' && all(s[:4], isDigit) && all(s[5:7], isDigit) && all(s[8:], isDigit)
+	},
+	"datetime": isDateTime,
+}
+
+// isDateTime matches Patterns["datetime"].
+func isDateTime(s string) bool {
+	if len(s) < 20 || !all(s[:4], isDigit) || s[4] != '-' || !all(s[5:7], isDigit) || s[7] != '-' ||
+		!all(s[8:10], isDigit) || s[10] != 'T' || !all(s[11:13], isDigit) || s[13] != ':' ||
+		!all(s[14:16], isDigit) || s[16] != ':' || !all(s[17:19], isDigit) {
+		return false
+	}
+	rest := s[19:]
+	if rest[0] == '.' || rest[0] == ',' {
+		n := 1
+		for n < len(rest) && isDigit(rest[n]) {
+			n++
+		}
+		if n == 1 {
+			return false
+		}
+		rest = rest[n:]
+	}
+	switch {
+	case rest == "Z":
+		return true
+	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && all(rest[1:3], isDigit) && rest[3] == ':' && all(rest[4:], isDigit):
+		return true
+	}
+	return false
+}
+
+func all(s string, ok func(byte) bool) bool {
+	for i := 0; i < len(s); i++ {
+		if !ok(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isDigit(c byte) bool    { return c >= '0' && c <= '9' }
+func isLower(c byte) bool    { return c >= 'a' && c <= 'z' }
+func isHex(c byte) bool      { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+func isLowerHex(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'f' }
+func isBase64(c byte) bool {
+	return isDigit(c) || isLower(c) || c >= 'A' && c <= 'Z' || c == '+' || c == '/'
+}
+
+// Check tests v, a decoded document, against its rules: its fields'
+// schema tags and the rules types gives its types. The error names
+// the first value that breaks one, by its path in the document
+// (checks[2].findings[0].code), in one line; the path is built only
+// then.
+func Check(v any, types Types) error {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer {
+		// Addressable, so that a rule's Check gets a pointer.
+		p := reflect.New(rv.Type())
+		p.Elem().Set(rv)
+		rv = p
+	}
+	c := &checker{types: types}
+	return c.check(rv)
+}
+
+var timeType = reflect.TypeFor[time.Time]()
+
+// checker walks a decoded value; path is where it is.
+type checker struct {
+	types Types
+	path  path
+}
+
+func (c *checker) check(v reflect.Value) error {
+	t := v.Type()
+	switch {
+	case t == timeType:
+		return nil
+	case t.Kind() == reflect.Pointer:
+		if v.IsNil() {
+			return nil
+		}
+		return c.check(v.Elem())
+	case t.Kind() == reflect.Slice:
+		for i := range v.Len() {
+			c.path.index(i)
+			if err := c.check(v.Index(i)); err != nil {
+				return err
+			}
+			c.path.pop()
+		}
+		return nil
+	case t.Kind() == reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			c.path.key(it.Key().String())
+			if err := c.check(it.Value()); err != nil {
+				return err
+			}
+			c.path.pop()
+		}
+		return nil
+	case t.Kind() == reflect.String:
+		return c.path.err(checkString(v.String(), c.types[t]))
+	case t.Kind() != reflect.Struct:
+		return nil
+	}
+	for _, f := range fieldsOf(t) {
+		c.path.key(f.name)
+		if err := c.checkField(v.Field(f.index), f); err != nil {
+			return err
+		}
+		c.path.pop()
+	}
+	if rule := c.types[t]; rule.Check != nil && v.CanAddr() {
+		return c.path.about(rule.Check(v.Addr().Interface()))
+	}
+	return nil
+}
+
+// checkField tests one field's tag, then its value's own rules. An
+// omitempty field at its zero value is absent and so asks nothing.
+func (c *checker) checkField(v reflect.Value, f field) error {
+	if f.omit && v.IsZero() {
+		return nil
+	}
+	switch v.Kind() {
+	case reflect.String:
+		if msg := f.checkString(v.String()); msg != "" {
+			return c.path.err(msg)
+		}
+	case reflect.Int, reflect.Int64:
+		if msg := f.checkInt(v.Int()); msg != "" {
+			return c.path.err(msg)
+		}
+	case reflect.Slice:
+		if v.IsNil() && f.req {
+			return c.path.err("is missing, or not an array")
+		}
+		if v.Len() < f.minItems {
+			return c.path.err(fmt.Sprintf("has %d items, fewer than %d", v.Len(), f.minItems))
+		}
+		if v.Type().Elem().Kind() == reflect.String {
+			for i := range v.Len() {
+				c.path.index(i)
+				if msg := f.checkString(v.Index(i).String()); msg != "" {
+					return c.path.err(msg)
+				}
+				c.path.pop()
+			}
+		}
+	}
+	return c.check(v)
+}
+
+// checkString tests a string field's tag (or, on an array of strings,
+// each item's): "" when it holds, else what is wrong, to follow the
+// value's path.
+func (f field) checkString(s string) string {
+	switch {
+	case f.konst != "" && s != f.konst:
+		return fmt.Sprintf("is %q, not %q", bounded(s, 40), f.konst)
+	case f.enum != nil && !contains(f.enum, s):
+		return fmt.Sprintf("%q is not one of %s", bounded(s, 40), strings.Join(f.enum, ", "))
+	case f.nonEmpty && s == "":
+		return "is empty"
+	case f.pattern != "" && !f.match(s):
+		return fmt.Sprintf("%q does not match %s", bounded(s, 60), Patterns[f.pattern])
+	}
+	return ""
+}
+
+// checkInt tests an integer field's tag.
+func (f field) checkInt(n int64) string {
+	switch {
+	case f.konst != "" && strconv.FormatInt(n, 10) != f.konst:
+		return fmt.Sprintf("is %d, not %s", n, f.konst)
+	case f.min != nil && n < *f.min:
+		return fmt.Sprintf("is %d, less than %d", n, *f.min)
+	}
+	return ""
+}
+
+// checkString tests a string type's own rule.
+func checkString(s string, rule TypeRule) string {
+	if rule.Enum != nil && !contains(rule.Enum, s) {
+		return fmt.Sprintf("%q is not one of %s", bounded(s, 40), strings.Join(rule.Enum, ", "))
+	}
+	if rule.Pattern != "" && !matchers[rule.Pattern](s) {
+		return fmt.Sprintf("%q does not match %s", bounded(s, 60), Patterns[rule.Pattern])
+	}
+	return ""
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// path is where in a document a check is: object keys and array
+// indexes, made into text (checks[2].findings[0].code) only for an
+// error.
+type path []pathSeg
+
+type pathSeg struct {
+	key   string
+	raw   []byte // a key of a map, as the document has it
+	idx   int
+	isIdx bool
+}
+
+func (p *path) key(k string)    { *p = append(*p, pathSeg{key: k}) }
+func (p *path) rawKey(k []byte) { *p = append(*p, pathSeg{raw: k}) }
+func (p *path) index(i int)     { *p = append(*p, pathSeg{idx: i, isIdx: true}) }
+func (p *path) pop()            { *p = (*p)[:len(*p)-1] }
+
+func (p path) String() string {
+	var b strings.Builder
+	for _, s := range p {
+		if s.raw != nil {
+			s.key = string(s.raw)
+		}
+		switch {
+		case s.isIdx:
+			fmt.Fprintf(&b, "[%d]", s.idx)
+		case b.Len() > 0:
+			b.WriteString("." + bounded(s.key, 60))
+		default:
+			b.WriteString(bounded(s.key, 60))
+		}
+	}
+	return b.String()
+}
+
+// err is msg about the value at p, nil for no message: msg follows
+// the path ("summary.pass is -1, less than 0").
+func (p path) err(msg string) error {
+	if msg == "" {
+		return nil
+	}
+	return fmt.Errorf("%s %s", p, msg)
+}
+
+// about is a sentence about the whole value at p, a rule's Check's
+// ("checks[0].findings[2]: a fail finding without a remediation"), nil
+// for none.
+func (p path) about(msg string) error {
+	switch {
+	case msg == "":
+		return nil
+	case len(p) == 0:
+		return errors.New(msg)
+	}
+	return fmt.Errorf("%s: %s", p, msg)
+}

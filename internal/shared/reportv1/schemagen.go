@@ -1,0 +1,262 @@
+package reportv1
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+)
+
+// Doc heads a generated schema file.
+type Doc struct {
+	File  string // its name under schema/, which is also its $id's
+	Title string
+	Desc  string
+	// Base is the URL the $id values of schema/ share.
+	Base string
+}
+
+// JSONSchema writes the JSON Schema (draft 2020-12) of root's JSON
+// document from the Go types: their JSON fields, their schema and doc
+// tags, and types' rules. Objects stay open to keys they do not name
+// unless their rule closes them, since changes within a schema version
+// are additive.
+func JSONSchema(root reflect.Type, types Types, d Doc) ([]byte, error) {
+	g := gen{types: types, defs: map[string]any{}}
+	body := g.object(root, "")
+	out := obj{{"$schema", "https://json-schema.org/draft/2020-12/schema"}, {"$id", d.Base + d.File},
+		{"title", d.Title}, {"description", d.Desc + " " + stricter}}
+	out = append(out, body...)
+	if len(g.defs) > 0 {
+		names := make([]string, 0, len(g.defs))
+		for n := range g.defs {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		var defs obj
+		for _, n := range names {
+			defs = append(defs, kv{n, g.defs[n]})
+		}
+		out = append(out, kv{"$defs", defs})
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return nil, fmt.Errorf("schema %s: %v", d.File, err)
+	}
+	return b.Bytes(), nil
+}
+
+// stricter is what guestcheck's readers (CheckJSON) ask beyond what a
+// JSON Schema validator checks; TestSchemaAgreesWithReaders
+// (internal/host/fleet) finds no other difference.
+const stricter = "guestcheck's own readers (sealprep prove, guestcheck fleet --merge) also refuse an integer not written in plain digits (1.0, 1e2) or beyond 64 bits, a date-time that is no real time (30 February), a key given twice, and a key that is a property's name in other case."
+
+// obj is a JSON object that keeps its keys' order, so that the files
+// are stable and read in the order of the Go types.
+type obj []kv
+
+type kv struct {
+	k string
+	v any
+}
+
+// MarshalJSON writes o's keys in order.
+func (o obj) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, e := range o {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		k, _ := json.Marshal(e.k)
+		v, err := marshal(e.v)
+		if err != nil {
+			return nil, err
+		}
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+type gen struct {
+	types Types
+	defs  map[string]any
+}
+
+// value is the schema of a value of type t in field f.
+func (g *gen) value(t reflect.Type, f field) obj {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem() // JSON has no pointers: absent is omitempty's
+	}
+	rule := g.types[t]
+	var s obj
+	switch {
+	case rule.Ref != "":
+		s = obj{{"$ref", rule.Ref}}
+	case rule.Def != "":
+		if _, done := g.defs[rule.Def]; !done {
+			g.defs[rule.Def] = nil // taken: a type may hold itself
+			g.defs[rule.Def] = g.inline(t, field{})
+		}
+		s = obj{{"$ref", "#/$defs/" + rule.Def}}
+	default:
+		s = g.inline(t, f)
+	}
+	if f.doc != "" {
+		s = append(s, kv{"description", f.doc})
+	}
+	return s
+}
+
+// inline is t's schema in place, with f's tag.
+func (g *gen) inline(t reflect.Type, f field) obj {
+	rule := g.types[t]
+	var s obj
+	switch {
+	case t == timeType:
+		s = obj{{"type", "string"}, {"format", "date-time"}, {"pattern", Patterns["datetime"]}}
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.String && g.types[t.Elem()].Enum == nil:
+		// The field's string rules are each item's.
+		s = obj{{"type", "array"}, {"items", g.str(g.types[t.Elem()], f)}}
+		if f.minItems > 0 {
+			s = append(s, kv{"minItems", f.minItems})
+		}
+	case t.Kind() == reflect.Slice:
+		s = obj{{"type", "array"}, {"items", g.value(t.Elem(), field{})}}
+		if f.minItems > 0 {
+			s = append(s, kv{"minItems", f.minItems})
+		}
+	case t.Kind() == reflect.Map:
+		s = obj{{"type", "object"}, {"additionalProperties", g.value(t.Elem(), field{})}}
+	case t.Kind() == reflect.Struct:
+		s = g.object(t, rule.Desc)
+	case t.Kind() == reflect.String:
+		s = g.str(rule, f)
+	case t.Kind() == reflect.Int || t.Kind() == reflect.Int64:
+		if f.konst != "" {
+			n, _ := strconv.Atoi(f.konst)
+			return obj{{"const", n}}
+		}
+		s = obj{{"type", "integer"}}
+		if f.min != nil {
+			s = append(s, kv{"minimum", *f.min})
+		}
+	case t.Kind() == reflect.Bool:
+		s = obj{{"type", "boolean"}}
+	default:
+		panic(fmt.Sprintf("reportv1: no JSON Schema for %s", t))
+	}
+	if rule.Desc != "" && t.Kind() != reflect.Struct {
+		s = append(s, kv{"description", rule.Desc})
+	}
+	return s
+}
+
+func (g *gen) str(rule TypeRule, f field) obj {
+	switch {
+	case f.konst != "":
+		return obj{{"const", f.konst}}
+	case f.enum != nil:
+		return obj{{"enum", f.enum}}
+	case rule.Enum != nil:
+		return obj{{"enum", rule.Enum}}
+	}
+	s := obj{{"type", "string"}}
+	if f.nonEmpty {
+		s = append(s, kv{"minLength", 1})
+	}
+	if p := cmpOr(f.pattern, rule.Pattern); p != "" {
+		if p == "date" {
+			s = append(s, kv{"format", "date"})
+		}
+		s = append(s, kv{"pattern", Patterns[p]})
+	}
+	return s
+}
+
+// object is a struct's schema: its properties in field order, the
+// required ones, and its rule's closing and conditions.
+func (g *gen) object(t reflect.Type, desc string) obj {
+	rule := g.types[t]
+	s := obj{{"type", "object"}}
+	if desc != "" {
+		s = append(s, kv{"description", desc})
+	}
+	var props obj
+	var req []string
+	for _, f := range fieldsOf(t) {
+		props = append(props, kv{f.name, g.value(t.Field(f.index).Type, f)})
+		if f.req {
+			req = append(req, f.name)
+		}
+	}
+	if req != nil {
+		s = append(s, kv{"required", req})
+	}
+	s = append(s, kv{"properties", props})
+	if rule.Closed {
+		s = append(s, kv{"additionalProperties", false})
+	}
+	if rule.Cond != "" {
+		var cond obj
+		if err := json.Unmarshal([]byte(rule.Cond), &cond); err != nil {
+			panic(fmt.Sprintf("reportv1: %s's Cond: %v", t, err))
+		}
+		s = append(s, cond...)
+	}
+	return s
+}
+
+// UnmarshalJSON reads o keeping its keys' order, for TypeRule.Cond.
+func (o *obj) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if _, err := dec.Token(); err != nil {
+		return err
+	}
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return err
+		}
+		*o = append(*o, kv{k.(string), raw})
+	}
+	return nil
+}
+
+// ReportSchema is schema/report-v1.schema.json as the Go types write
+// it.
+func ReportSchema(base string) ([]byte, error) {
+	return JSONSchema(Type[Report](), ReportTypes, Doc{Base: base, File: "report-v1.schema.json",
+		Title: "guestcheck report, schema version 1",
+		Desc:  "Output of guestcheck --format json. Changes within schema_version 1 are additive: consumers must ignore keys they do not know."})
+}
+
+// FindingLineSchema is schema/finding-line-v1.schema.json as the Go
+// types write it.
+func FindingLineSchema(base string) ([]byte, error) {
+	return JSONSchema(Type[FindingLine](), FindingLineTypes, Doc{Base: base, File: "finding-line-v1.schema.json",
+		Title: "guestcheck finding line, version 1",
+		Desc:  "One line of guestcheck --format jsonl: one finding of the report (schema/report-v1.schema.json) with the run and check it belongs to. Additive changes only: consumers must ignore keys they do not know."})
+}
