@@ -10,7 +10,7 @@ import (
 // SurveyTypes are the rules of a fleet survey's types beyond their
 // fields' tags: a merge checks every survey it reads with them
 // (reportv1.CheckJSON), and schema/fleet-v1.schema.json is generated from
-// them (SurveySchema), so that the two say the same. It is a function,
+// them (surveySchema in its test), so that the two say the same. It is a function,
 // not a variable, so that guestcheck's start does not build it.
 func SurveyTypes() reportv1.Types {
 	return reportv1.ReportTypes.With(reportv1.Types{
@@ -54,11 +54,4 @@ func itemNames() []string {
 		out[i] = string(it)
 	}
 	return out
-}
-
-// SurveySchema is schema/fleet-v1.schema.json as the Go types write it.
-func SurveySchema(base string) ([]byte, error) {
-	return reportv1.JSONSchema(reflect.TypeFor[Result](), SurveyTypes(), reportv1.Doc{Base: base, File: "fleet-v1.schema.json",
-		Title: "guestcheck fleet survey, schema version 1",
-		Desc:  "Output of guestcheck fleet --format json: the identity items VMs share, and every VM's verdict with its own guestcheck report. Changes within schema_version 1 are additive: consumers must ignore keys they do not know."})
 }

@@ -1,6 +1,7 @@
 package reportv1
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -269,111 +270,23 @@ func isBase64(c byte) bool {
 	return isDigit(c) || isLower(c) || c >= 'A' && c <= 'Z' || c == '+' || c == '/'
 }
 
-// Check tests v, a decoded document, against its rules: its fields'
-// schema tags and the rules types gives its types. The error names
-// the first value that breaks one, by its path in the document
-// (checks[2].findings[0].code), in one line; the path is built only
-// then.
+// Check tests v, a document's Go value, against its rules, by the one
+// reader of them: its JSON, as v would be written, through CheckJSON.
+// The error names the first value that breaks one, by its path in the
+// document (checks[2].findings[0].code), in one line.
 func Check(v any, types Types) error {
-	rv := reflect.ValueOf(v)
-	if rv.Kind() != reflect.Pointer {
-		// Addressable, so that a rule's Check gets a pointer.
-		p := reflect.New(rv.Type())
-		p.Elem().Set(rv)
-		rv = p
+	t := reflect.TypeOf(v)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
 	}
-	c := &checker{types: types}
-	return c.check(rv)
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("cannot write the document: %v", err)
+	}
+	return CheckJSON(b, t, types)
 }
 
 var timeType = reflect.TypeFor[time.Time]()
-
-// checker walks a decoded value; path is where it is.
-type checker struct {
-	types Types
-	path  path
-}
-
-func (c *checker) check(v reflect.Value) error {
-	t := v.Type()
-	switch {
-	case t == timeType:
-		return nil
-	case t.Kind() == reflect.Pointer:
-		if v.IsNil() {
-			return nil
-		}
-		return c.check(v.Elem())
-	case t.Kind() == reflect.Slice:
-		for i := range v.Len() {
-			c.path.index(i)
-			if err := c.check(v.Index(i)); err != nil {
-				return err
-			}
-			c.path.pop()
-		}
-		return nil
-	case t.Kind() == reflect.Map:
-		for it := v.MapRange(); it.Next(); {
-			c.path.key(it.Key().String())
-			if err := c.check(it.Value()); err != nil {
-				return err
-			}
-			c.path.pop()
-		}
-		return nil
-	case t.Kind() == reflect.String:
-		return c.path.err(checkString(v.String(), c.types[t]))
-	case t.Kind() != reflect.Struct:
-		return nil
-	}
-	for _, f := range fieldsOf(t) {
-		c.path.key(f.name)
-		if err := c.checkField(v.Field(f.index), f); err != nil {
-			return err
-		}
-		c.path.pop()
-	}
-	if rule := c.types[t]; rule.Check != nil && v.CanAddr() {
-		return c.path.about(rule.Check(v.Addr().Interface()))
-	}
-	return nil
-}
-
-// checkField tests one field's tag, then its value's own rules. An
-// omitempty field at its zero value is absent and so asks nothing.
-func (c *checker) checkField(v reflect.Value, f field) error {
-	if f.omit && v.IsZero() {
-		return nil
-	}
-	switch v.Kind() {
-	case reflect.String:
-		if msg := f.checkString(v.String()); msg != "" {
-			return c.path.err(msg)
-		}
-	case reflect.Int, reflect.Int64:
-		if msg := f.checkInt(v.Int()); msg != "" {
-			return c.path.err(msg)
-		}
-	case reflect.Slice:
-		if v.IsNil() && f.req {
-			return c.path.err("is missing, or not an array")
-		}
-		if v.Len() < f.minItems {
-			return c.path.err(fmt.Sprintf("has %d items, fewer than %d", v.Len(), f.minItems))
-		}
-		if v.Type().Elem().Kind() == reflect.String {
-			for i := range v.Len() {
-				c.path.index(i)
-				if msg := f.checkString(v.Index(i).String()); msg != "" {
-					return c.path.err(msg)
-				}
-				c.path.pop()
-			}
-		}
-	}
-	return c.check(v)
-}
 
 // checkString tests a string field's tag (or, on an array of strings,
 // each item's): "" when it holds, else what is wrong, to follow the
@@ -478,4 +391,30 @@ func (p path) about(msg string) error {
 		return errors.New(msg)
 	}
 	return fmt.Errorf("%s: %s", p, msg)
+}
+
+// Field is one JSON field of a report type as its tags describe it: the
+// view the schema generator (internal/testenv/schemagen) writes the
+// schemas from, so that the schemas say what Check and CheckJSON hold.
+type Field struct {
+	Index          int
+	Type           reflect.Type
+	Name           string
+	Omit           bool // omitempty: absent when zero
+	Req, NonEmpty  bool
+	Min            *int64
+	MinItems       int
+	Const, Pattern string
+	Enum           []string
+	Doc            string
+}
+
+// Fields returns t's JSON fields, in order.
+func Fields(t reflect.Type) []Field {
+	var out []Field
+	for _, f := range fieldsOf(t) {
+		out = append(out, Field{Index: f.index, Type: f.typ, Name: f.name, Omit: f.omit, Req: f.req, NonEmpty: f.nonEmpty,
+			Min: f.min, MinItems: f.minItems, Const: f.konst, Pattern: f.pattern, Enum: f.enum, Doc: f.doc})
+	}
+	return out
 }

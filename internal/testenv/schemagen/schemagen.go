@@ -1,12 +1,16 @@
-package reportv1
+package schemagen
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"reflect"
 	"slices"
 	"strconv"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 )
 
 // Doc heads a generated schema file.
@@ -23,7 +27,7 @@ type Doc struct {
 // tags, and types' rules. Objects stay open to keys they do not name
 // unless their rule closes them, since changes within a schema version
 // are additive.
-func JSONSchema(root reflect.Type, types Types, d Doc) ([]byte, error) {
+func JSONSchema(root reflect.Type, types reportv1.Types, d Doc) ([]byte, error) {
 	g := gen{types: types, defs: map[string]any{}}
 	body := g.object(root, "")
 	out := obj{{"$schema", "https://json-schema.org/draft/2020-12/schema"}, {"$id", d.Base + d.File},
@@ -97,12 +101,12 @@ func marshal(v any) ([]byte, error) {
 }
 
 type gen struct {
-	types Types
+	types reportv1.Types
 	defs  map[string]any
 }
 
 // value is the schema of a value of type t in field f.
-func (g *gen) value(t reflect.Type, f field) obj {
+func (g *gen) value(t reflect.Type, f reportv1.Field) obj {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem() // JSON has no pointers: absent is omitempty's
 	}
@@ -114,50 +118,50 @@ func (g *gen) value(t reflect.Type, f field) obj {
 	case rule.Def != "":
 		if _, done := g.defs[rule.Def]; !done {
 			g.defs[rule.Def] = nil // taken: a type may hold itself
-			g.defs[rule.Def] = g.inline(t, field{})
+			g.defs[rule.Def] = g.inline(t, reportv1.Field{})
 		}
 		s = obj{{"$ref", "#/$defs/" + rule.Def}}
 	default:
 		s = g.inline(t, f)
 	}
-	if f.doc != "" {
-		s = append(s, kv{"description", f.doc})
+	if f.Doc != "" {
+		s = append(s, kv{"description", f.Doc})
 	}
 	return s
 }
 
 // inline is t's schema in place, with f's tag.
-func (g *gen) inline(t reflect.Type, f field) obj {
+func (g *gen) inline(t reflect.Type, f reportv1.Field) obj {
 	rule := g.types[t]
 	var s obj
 	switch {
-	case t == timeType:
-		s = obj{{"type", "string"}, {"format", "date-time"}, {"pattern", Patterns["datetime"]}}
+	case t == reflect.TypeFor[time.Time]():
+		s = obj{{"type", "string"}, {"format", "date-time"}, {"pattern", reportv1.Patterns["datetime"]}}
 	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.String && g.types[t.Elem()].Enum == nil:
 		// The field's string rules are each item's.
 		s = obj{{"type", "array"}, {"items", g.str(g.types[t.Elem()], f)}}
-		if f.minItems > 0 {
-			s = append(s, kv{"minItems", f.minItems})
+		if f.MinItems > 0 {
+			s = append(s, kv{"minItems", f.MinItems})
 		}
 	case t.Kind() == reflect.Slice:
-		s = obj{{"type", "array"}, {"items", g.value(t.Elem(), field{})}}
-		if f.minItems > 0 {
-			s = append(s, kv{"minItems", f.minItems})
+		s = obj{{"type", "array"}, {"items", g.value(t.Elem(), reportv1.Field{})}}
+		if f.MinItems > 0 {
+			s = append(s, kv{"minItems", f.MinItems})
 		}
 	case t.Kind() == reflect.Map:
-		s = obj{{"type", "object"}, {"additionalProperties", g.value(t.Elem(), field{})}}
+		s = obj{{"type", "object"}, {"additionalProperties", g.value(t.Elem(), reportv1.Field{})}}
 	case t.Kind() == reflect.Struct:
 		s = g.object(t, rule.Desc)
 	case t.Kind() == reflect.String:
 		s = g.str(rule, f)
 	case t.Kind() == reflect.Int || t.Kind() == reflect.Int64:
-		if f.konst != "" {
-			n, _ := strconv.Atoi(f.konst)
+		if f.Const != "" {
+			n, _ := strconv.Atoi(f.Const)
 			return obj{{"const", n}}
 		}
 		s = obj{{"type", "integer"}}
-		if f.min != nil {
-			s = append(s, kv{"minimum", *f.min})
+		if f.Min != nil {
+			s = append(s, kv{"minimum", *f.Min})
 		}
 	case t.Kind() == reflect.Bool:
 		s = obj{{"type", "boolean"}}
@@ -170,24 +174,24 @@ func (g *gen) inline(t reflect.Type, f field) obj {
 	return s
 }
 
-func (g *gen) str(rule TypeRule, f field) obj {
+func (g *gen) str(rule reportv1.TypeRule, f reportv1.Field) obj {
 	switch {
-	case f.konst != "":
-		return obj{{"const", f.konst}}
-	case f.enum != nil:
-		return obj{{"enum", f.enum}}
+	case f.Const != "":
+		return obj{{"const", f.Const}}
+	case f.Enum != nil:
+		return obj{{"enum", f.Enum}}
 	case rule.Enum != nil:
 		return obj{{"enum", rule.Enum}}
 	}
 	s := obj{{"type", "string"}}
-	if f.nonEmpty {
+	if f.NonEmpty {
 		s = append(s, kv{"minLength", 1})
 	}
-	if p := cmpOr(f.pattern, rule.Pattern); p != "" {
+	if p := cmp.Or(f.Pattern, rule.Pattern); p != "" {
 		if p == "date" {
 			s = append(s, kv{"format", "date"})
 		}
-		s = append(s, kv{"pattern", Patterns[p]})
+		s = append(s, kv{"pattern", reportv1.Patterns[p]})
 	}
 	return s
 }
@@ -202,10 +206,10 @@ func (g *gen) object(t reflect.Type, desc string) obj {
 	}
 	var props obj
 	var req []string
-	for _, f := range fieldsOf(t) {
-		props = append(props, kv{f.name, g.value(t.Field(f.index).Type, f)})
-		if f.req {
-			req = append(req, f.name)
+	for _, f := range reportv1.Fields(t) {
+		props = append(props, kv{f.Name, g.value(t.Field(f.Index).Type, f)})
+		if f.Req {
+			req = append(req, f.Name)
 		}
 	}
 	if req != nil {
@@ -225,7 +229,7 @@ func (g *gen) object(t reflect.Type, desc string) obj {
 	return s
 }
 
-// UnmarshalJSON reads o keeping its keys' order, for TypeRule.Cond.
+// UnmarshalJSON reads o keeping its keys' order, for reportv1.TypeRule.Cond.
 func (o *obj) UnmarshalJSON(b []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if _, err := dec.Token(); err != nil {
@@ -248,7 +252,7 @@ func (o *obj) UnmarshalJSON(b []byte) error {
 // ReportSchema is schema/report-v1.schema.json as the Go types write
 // it.
 func ReportSchema(base string) ([]byte, error) {
-	return JSONSchema(Type[Report](), ReportTypes, Doc{Base: base, File: "report-v1.schema.json",
+	return JSONSchema(reflect.TypeFor[reportv1.Report](), reportv1.ReportTypes, Doc{Base: base, File: "report-v1.schema.json",
 		Title: "guestcheck report, schema version 1",
 		Desc:  "Output of guestcheck --format json. Changes within schema_version 1 are additive: consumers must ignore keys they do not know."})
 }
@@ -256,7 +260,7 @@ func ReportSchema(base string) ([]byte, error) {
 // FindingLineSchema is schema/finding-line-v1.schema.json as the Go
 // types write it.
 func FindingLineSchema(base string) ([]byte, error) {
-	return JSONSchema(Type[FindingLine](), FindingLineTypes, Doc{Base: base, File: "finding-line-v1.schema.json",
+	return JSONSchema(reflect.TypeFor[reportv1.FindingLine](), reportv1.FindingLineTypes, Doc{Base: base, File: "finding-line-v1.schema.json",
 		Title: "guestcheck finding line, version 1",
 		Desc:  "One line of guestcheck --format jsonl: one finding of the report (schema/report-v1.schema.json) with the run and check it belongs to. Additive changes only: consumers must ignore keys they do not know."})
 }
