@@ -120,7 +120,11 @@ func checkPage(c runner.Check) string {
 	var b strings.Builder
 	b.WriteString("# Check `" + c.ID + "`\n\n" + c.Title + ": " + c.Description + ".\n\n")
 	b.WriteString("| | |\n|---|---|\n| ID | `" + c.ID + "` |\n")
-	b.WriteString("| Configuration | `checks." + c.ID + ".timeout` and `checks." + c.ID + ".enabled` |\n\n")
+	b.WriteString("| Configuration | `checks." + c.ID + ".timeout` and `checks." + c.ID + ".enabled`")
+	for _, sec := range c.Config {
+		b.WriteString(", `" + sec + ".*`")
+	}
+	b.WriteString(" (guestcheck.yaml(5)) |\n\n")
 	if c.Why != "" {
 		b.WriteString("## Why it matters\n\n" + c.Why + "\n\n")
 	}

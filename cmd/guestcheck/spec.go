@@ -116,7 +116,16 @@ With --exit-codes nagios instead: 2 any fail; 3 any error, or nothing but skips,
 func checksSection(all []runner.Check) string {
 	var b strings.Builder
 	for _, c := range all {
-		fmt.Fprintf(&b, "%s (%s): %s. guestcheck explain %s lists its codes.\n\n", c.ID, c.Title, c.Description, c.ID)
+		fmt.Fprintf(&b, "%s (%s): %s. guestcheck explain %s lists its codes", c.ID, c.Title, c.Description, c.ID)
+		for i, sec := range c.Config {
+			if i == 0 {
+				b.WriteString("; its settings: ")
+			} else {
+				b.WriteString(", ")
+			}
+			b.WriteString(sec + ".* in guestcheck.yaml(5)")
+		}
+		b.WriteString(".\n\n")
 	}
 	return strings.TrimSuffix(b.String(), "\n\n")
 }

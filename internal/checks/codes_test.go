@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -91,6 +92,27 @@ func TestRegistry(t *testing.T) {
 			if !seen[d] {
 				t.Errorf("%s depends on unknown check %q", c.ID, d)
 			}
+		}
+	}
+	// Every configuration section a check reads is one config.Keys
+	// describes, and each check's section is claimed by one check.
+	sections := map[string]string{}
+	for _, c := range All {
+		for _, sec := range c.Config {
+			i := slices.IndexFunc(config.Keys, func(k config.Key) bool { return k.Path == sec })
+			if i < 0 || config.Keys[i].Type != "" {
+				t.Errorf("%s: configuration section %q is not a section of config.Keys", c.ID, sec)
+			}
+			if other, dup := sections[sec]; dup && sec != "probe" {
+				t.Errorf("configuration section %q is claimed by %s and %s", sec, other, c.ID)
+			}
+			sections[sec] = c.ID
+		}
+	}
+	for _, k := range config.Keys {
+		if k.Type == "" && !strings.Contains(k.Path, ".") && !strings.Contains(k.Path, "[") && sections[k.Path] == "" &&
+			!slices.Contains([]string{"checks", "waivers", "probe"}, k.Path) {
+			t.Errorf("configuration section %q belongs to no check's Config", k.Path)
 		}
 	}
 	if c, _ := ByID("cloud-init"); len(c.Pending) == 0 {

@@ -38,6 +38,7 @@ var Check = runner.Check{
 	ID:          "disk-size",
 	Title:       "Disk growth and usage",
 	Description: "filesystems fill their partitions and disks (growpart/resize ran) and are not nearly full of blocks or inodes",
+	Config:      []string{"disk"},
 	Codes:       Codes,
 	Run:         Run,
 }

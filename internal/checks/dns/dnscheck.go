@@ -21,8 +21,9 @@ var Check = runner.Check{
 	Title: "DNS resolvers",
 	Description: "the resolver lists one to three nameservers (behind systemd-resolved, its upstreams) " +
 		"and each of them answers within dns.timeout",
-	Codes: Codes,
-	Run:   RunDNS,
+	Config: []string{"dns"},
+	Codes:  Codes,
+	Run:    RunDNS,
 }
 
 // Probe defaults, used when the configuration leaves them unset.

@@ -44,6 +44,7 @@ var Check = runner.Check{
 	Title: "Hostname",
 	Description: "the kernel hostname is valid, not localhost, persisted in /etc/hostname, " +
 		"matches what cloud-init set (or hostname.expected) and resolves to a local address",
-	Codes: Codes,
-	Run:   Run,
+	Config: []string{"hostname"},
+	Codes:  Codes,
+	Run:    Run,
 }

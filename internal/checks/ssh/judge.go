@@ -29,8 +29,9 @@ var Check = runner.Check{
 	Title: "SSH server, host keys and authentication settings",
 	Description: "sshd is installed, enabled, active and listening on its configured addresses; host keys exist, parse, " +
 		"match, have accepted modes and are newer than the instance; password and root login meet ssh.baseline",
-	Codes: Codes,
-	Run:   Run,
+	Config: []string{"ssh"},
+	Codes:  Codes,
+	Run:    Run,
 }
 
 // Run gathers the facts and judges them; past the check's deadline the

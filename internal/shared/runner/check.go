@@ -26,6 +26,10 @@ type Check struct {
 	// (Markdown): the first section of the check's reference page when
 	// the page is generated whole.
 	Why string
+	// Config names the configuration sections the check reads besides
+	// checks.ID (such as "dns" for dns.names); config.Keys describes
+	// each key, and the reference and the man page name them from here.
+	Config []string
 	// DependsOn names checks that must pass first; when one of them does
 	// not pass, this check is reported as skip with the reason. A
 	// dependency that is not part of the run is not enforced.
