@@ -1,8 +1,14 @@
 package checks
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode"
@@ -117,5 +123,45 @@ func TestRegistry(t *testing.T) {
 	}
 	if c, _ := ByID("cloud-init"); len(c.Pending) == 0 {
 		t.Error("cloud-init lists no pending codes: the probe would call a machine still provisioning ready")
+	}
+}
+
+// TestCodesWrittenOnce: a code's ID is written once, in its description's
+// ID field; anywhere else in the source a finding would carry a code (or
+// a fix) that its description does not give.
+func TestCodesWrittenOnce(t *testing.T) {
+	known := map[string]bool{}
+	for _, c := range append([]runner.Check{{Codes: runner.Codes}}, All...) {
+		for _, k := range c.Codes {
+			known[k.ID] = true
+		}
+	}
+	for _, dir := range []string{".", "../shared", "../fact", "../../cmd"} {
+		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+				return err
+			}
+			f, err := parser.ParseFile(token.NewFileSet(), p, nil, 0)
+			if err != nil {
+				return err
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				if kv, ok := n.(*ast.KeyValueExpr); ok {
+					if k, ok := kv.Key.(*ast.Ident); ok && k.Name == "ID" {
+						return false // the description's own ID
+					}
+				}
+				if b, ok := n.(*ast.BasicLit); ok && b.Kind == token.STRING {
+					if v, err := strconv.Unquote(b.Value); err == nil && known[v] {
+						t.Errorf("%s: code %q written as a literal: use its description's ID", p, v)
+					}
+				}
+				return true
+			})
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }
