@@ -330,3 +330,16 @@ func TestSummaryLineNamesFailing(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryFits80: the text report's last line stays inside 80 columns
+// with fifteen checks and a run of seconds; the duration moves under it.
+func TestSummaryFits80(t *testing.T) {
+	long := "guestcheck: FAIL (15 checks: 2 fail, 0 error, 2 warn, 11 pass, 0 skip) in 4763 ms"
+	got := fit80(long)
+	if got != "guestcheck: FAIL (15 checks: 2 fail, 0 error, 2 warn, 11 pass, 0 skip)\n            in 4763 ms" {
+		t.Errorf("fit80 = %q", got)
+	}
+	if short := "guestcheck: PASS (9 checks: 0 fail, 0 error, 0 warn, 9 pass, 0 skip) in 12 ms"; fit80(short) != short {
+		t.Errorf("a line inside 80 columns changed: %q", fit80(short))
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
@@ -104,8 +105,20 @@ func WriteText(w io.Writer, r Report, o TextOptions) error {
 	if n := r.Summary.Waived; n > 0 {
 		fmt.Fprintf(bw, "\n%s accepted by the configuration's waivers (marked waived: above).\n", findings(n))
 	}
-	fmt.Fprintf(bw, "\n%s\n", summaryLine(r, strings.TrimSpace(word(r.Status)), false))
+	fmt.Fprintf(bw, "\n%s\n", fit80(summaryLine(r, strings.TrimSpace(word(r.Status)), false)))
 	return bw.Flush()
+}
+
+// fit80 keeps the text report's last line inside 80 columns: with ten or
+// more checks of one status and a run of seconds it is longer, and the
+// duration goes to a line of its own, under the status.
+func fit80(line string) string {
+	i := strings.LastIndex(line, ") in ")
+	if utf8.RuneCountInString(line) <= 80 || i < 0 {
+		return line
+	}
+	pad := strings.Repeat(" ", strings.Index(line, ": ")+2)
+	return line[:i+1] + "\n" + pad + line[i+2:]
 }
 
 // SummaryLine is the line units and consoles print on their own
