@@ -28,9 +28,9 @@ run: build ## build guestcheck and run it on this machine (text report)
 	  0) echo "make run: guestcheck exited 0: nothing worse than pass or skip" ;; \
 	  1) echo "make run: guestcheck exited 1: at least one check failed or could not run (see above)" ;; \
 	  2) echo "make run: guestcheck exited 2: warnings, no failures (see above)" ;; \
-	  3) echo "make run: guestcheck exited 3: usage or configuration error, nothing was checked"; exit 3 ;; \
-	  *) echo "make run: guestcheck exited $$rc unexpectedly"; exit $$rc ;; \
-	esac
+	  3) echo "make run: guestcheck exited 3: usage or configuration error, nothing was checked" ;; \
+	  *) echo "make run: guestcheck exited $$rc unexpectedly" ;; \
+	esac; exit $$rc
 
 test: ## the whole suite: installs its Debian packages as root, lint, then every test with -race (fuzz seeds and saved crashers run as regressions); ends with what was skipped
 	@bash scripts/test-deps.sh install
