@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -13,7 +14,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/guestcheck/guestcheck/internal/checks/cloud-init"
+	freezepkg "github.com/guestcheck/guestcheck/internal/fact/freeze"
+
+	cloudinit "github.com/guestcheck/guestcheck/internal/checks/cloud-init"
 	fsfreeze "github.com/guestcheck/guestcheck/internal/checks/fs-freeze"
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
@@ -151,6 +154,18 @@ func (o *options) checkPaths(v *cli.Values) error {
 	return nil
 }
 
+// freezeTestProblem words a refused --freeze-test for the usage line.
+func freezeTestProblem(mp string, err error) string {
+	why := err.Error()
+	switch {
+	case errors.Is(err, iofs.ErrNotExist):
+		why = "no such directory"
+	case errors.Is(err, freezepkg.ErrRefused):
+		_, why, _ = strings.Cut(why, mp+": ")
+	}
+	return fmt.Sprintf("--freeze-test %s: %s; give the mount point of a data filesystem (findmnt -rno TARGET lists the mounts)", mp, why)
+}
+
 // run is the whole command behind main, with its I/O and check registry
 // passed in so tests can drive it.
 func run(args []string, stdout, stderr io.Writer, all []runner.Check) int {
@@ -215,6 +230,13 @@ func (o *options) runChecks(stdout, stderr io.Writer, all []runner.Check) (repor
 		return report.Report{}, o.usageFailure(stdout, stderr, "--root "+o.root+": "+fs.RootProblem(err))
 	}
 	defer root.Close()
+	if freeze != nil && root.IsHost() {
+		// Refused before anything runs, as a bad --root is: a report
+		// would only say that snapshots go unproven.
+		if err := freezepkg.Refusal(freeze.Mountpoint, freeze.Protect); err != nil {
+			return report.Report{}, o.usageFailure(stdout, stderr, freezeTestProblem(freeze.Mountpoint, err))
+		}
+	}
 
 	timeout := cfg.Timeout
 	if o.timeout > 0 {

@@ -446,3 +446,31 @@ func TestNagiosUsageErrorOnStdout(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q; want 3 and %q", code, out, errs, want)
 	}
 }
+
+// TestFreezeTestRefusedUpFront: on the running system a --freeze-test
+// path that could never be frozen (missing, not a directory, not a mount
+// point) is a usage error, exit 3, before any check runs.
+func TestFreezeTestRefusedUpFront(t *testing.T) {
+	ran := false
+	ff := fake("fs-freeze", runner.Pass)
+	ff.Run = func(context.Context, *runner.Env) []runner.Finding {
+		ran = true
+		return []runner.Finding{runner.Passf("fs-freeze-list-ok", "seen", nil)}
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for mp, want := range map[string]string{
+		filepath.Join(dir, "missing"): "no such directory",
+		file:                          "not a directory",
+		dir:                           "not a mount point",
+	} {
+		var out, errb bytes.Buffer
+		code := run([]string{"--freeze-test", mp}, &out, &errb, []runner.Check{ff})
+		if code != report.ExitUsage || !strings.Contains(errb.String(), "--freeze-test "+mp+": "+want) || ran {
+			t.Errorf("--freeze-test %s: exit %d, ran %v, stderr %q", mp, code, ran, errb.String())
+		}
+	}
+}

@@ -149,6 +149,14 @@ func Run(ctx context.Context, req Request) (Result, error) {
 	return res, nil
 }
 
+// Refusal says why the filesystem at mp may not be frozen here, or nil:
+// the refusals of a freeze, asked before one (a missing directory, "/",
+// a directory that is no mount point, the filesystems holding protect).
+func Refusal(mp string, protect []string) error {
+	_, err := checkFreezable(mp, protect)
+	return err
+}
+
 // checkFreezable refuses "/", anything that is not a mount point, and the
 // filesystems holding the protected paths. It returns the device.
 func checkFreezable(mp string, protect []string) (uint64, error) {
