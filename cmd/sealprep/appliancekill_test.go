@@ -141,6 +141,13 @@ loop:
 		}
 		if w.qemu.pid != 0 && w.qemu.status == nil {
 			w.qemu.look()
+		} else if w.qemu.status != nil {
+			// Its block layer may open the image after the first look
+			// (a loaded host once showed QEMU 789 ms in without it):
+			// keep the fullest set of descriptors seen while it runs.
+			if fds := procFDs(w.qemu.pid); len(fds) > len(w.qemu.fds) {
+				w.qemu.fds = fds
+			}
 		}
 		n, first := ew.seen()
 		if kill != nil && !killed && kill(now, w.qemu.at, first) {
