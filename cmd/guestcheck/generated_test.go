@@ -121,7 +121,7 @@ func checkPage(c runner.Check) string {
 	b.WriteString("# Check `" + c.ID + "`\n\n" + c.Title + ": " + c.Description + ".\n\n")
 	b.WriteString("| | |\n|---|---|\n| ID | `" + c.ID + "` |\n")
 	b.WriteString("| Configuration | `checks." + c.ID + ".timeout` and `checks." + c.ID + ".enabled`")
-	for _, sec := range c.Config {
+	for _, sec := range c.Sections() {
 		b.WriteString(", `" + sec + ".*`")
 	}
 	b.WriteString(" (guestcheck.yaml(5)) |\n\n")

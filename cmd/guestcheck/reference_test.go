@@ -10,7 +10,10 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/checks"
 	"github.com/guestcheck/guestcheck/internal/shared/cli"
+	"github.com/guestcheck/guestcheck/internal/shared/config"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/internal/testenv"
+	"github.com/guestcheck/guestcheck/internal/testenv/confdoc"
 )
 
 // manInfo is what guestcheck(8) names besides the command line.
@@ -28,6 +31,17 @@ func referenceFiles(t *testing.T) map[string][]byte {
 		t.Fatal(err)
 	}
 	out["../../packaging/man/guestcheck.8"] = append([]byte(nil), b.Bytes()...)
+	keys := config.Describe(runner.Sections(checks.All)...)
+	b.Reset()
+	if err := confdoc.WriteMan(&b, keys); err != nil {
+		t.Fatal(err)
+	}
+	out[configPage] = append([]byte(nil), b.Bytes()...)
+	b.Reset()
+	if err := confdoc.WriteConffile(&b, keys); err != nil {
+		t.Fatal(err)
+	}
+	out[shippedConfig] = append([]byte(nil), b.Bytes()...)
 	for sh, name := range map[string]string{"bash": "guestcheck.bash", "zsh": "_guestcheck", "fish": "guestcheck.fish"} {
 		b.Reset()
 		if err := cmd.WriteCompletion(&b, sh); err != nil {

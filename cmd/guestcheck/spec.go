@@ -117,7 +117,7 @@ func checksSection(all []runner.Check) string {
 	var b strings.Builder
 	for _, c := range all {
 		fmt.Fprintf(&b, "%s (%s): %s. guestcheck explain %s lists its codes", c.ID, c.Title, c.Description, c.ID)
-		for i, sec := range c.Config {
+		for i, sec := range c.Sections() {
 			if i == 0 {
 				b.WriteString("; its settings: ")
 			} else {

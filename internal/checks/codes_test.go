@@ -100,25 +100,24 @@ func TestRegistry(t *testing.T) {
 			}
 		}
 	}
-	// Every configuration section a check reads is one config.Keys
-	// describes, and each check's section is claimed by one check.
-	sections := map[string]string{}
+	// Each check's own section has a name no other key of the file has,
+	// and what a check also reads is a general section of the file.
+	general := config.Describe()
+	owner := map[string]string{}
 	for _, c := range All {
-		for _, sec := range c.Config {
-			i := slices.IndexFunc(config.Keys, func(k config.Key) bool { return k.Path == sec })
-			if i < 0 || config.Keys[i].Type != "" {
-				t.Errorf("%s: configuration section %q is not a section of config.Keys", c.ID, sec)
+		if n := c.Settings.Name; n != "" {
+			if other, dup := owner[n]; dup {
+				t.Errorf("configuration section %q is declared by %s and %s", n, other, c.ID)
 			}
-			if other, dup := sections[sec]; dup && sec != "probe" {
-				t.Errorf("configuration section %q is claimed by %s and %s", sec, other, c.ID)
+			if slices.ContainsFunc(general, func(k config.Key) bool { return k.Path == n }) {
+				t.Errorf("%s: its section %q is a general key of the file", c.ID, n)
 			}
-			sections[sec] = c.ID
+			owner[n] = c.ID
 		}
-	}
-	for _, k := range config.Keys {
-		if k.Type == "" && !strings.Contains(k.Path, ".") && !strings.Contains(k.Path, "[") && sections[k.Path] == "" &&
-			!slices.Contains([]string{"checks", "waivers", "probe"}, k.Path) {
-			t.Errorf("configuration section %q belongs to no check's Config", k.Path)
+		for _, sec := range c.AlsoReads {
+			if !slices.ContainsFunc(general, func(k config.Key) bool { return k.Path == sec && !k.Leaf() }) {
+				t.Errorf("%s: AlsoReads %q, which is no general section of the file", c.ID, sec)
+			}
 		}
 	}
 	if c, _ := ByID("cloud-init"); len(c.Pending) == 0 {

@@ -23,7 +23,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/guestcheck/guestcheck/internal/checks"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
 // Kind says what an example is, and so how it is walked.
@@ -218,7 +220,7 @@ func classifyFile(e Example) Kind {
 
 // isConfigKey says whether k is a top-level key of guestcheck.yaml.
 func isConfigKey(k string) bool {
-	for _, key := range config.Keys {
+	for _, key := range config.Describe(runner.Sections(checks.All)...) {
 		if top, _, _ := strings.Cut(key.Path, "."); top == k {
 			return true
 		}

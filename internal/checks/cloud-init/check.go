@@ -15,10 +15,10 @@ var Check = runner.Check{
 	Title: "cloud-init",
 	Description: "cloud-init ran this boot and finished without errors, judged from its status.json " +
 		"and result.json as `cloud-init status` does, plus its systemd units",
-	Config:  []string{"cloud_init"},
-	Codes:   Codes,
-	Pending: NotReadyCodes,
-	Run:     Run,
+	Settings: settings.Section(),
+	Codes:    Codes,
+	Pending:  NotReadyCodes,
+	Run:      Run,
 }
 
 // notStartedGrace is how long after boot a cloud-init that has not

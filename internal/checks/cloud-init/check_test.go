@@ -441,7 +441,7 @@ func ciEnv(r *cloudinittest.Root, live, required bool, sd *cloudinittest.Systemd
 		sd = &cloudinittest.Systemd{States: ciHealthyUnits()}
 	}
 	cfg := config.Default()
-	cfg.CloudInit.Required = required
+	settings.Set(cfg, Settings{Required: required})
 	return &runner.Env{Root: r.Open(), Live: live, Systemd: sd, Config: cfg, Now: func() time.Time { return ciNow }}
 }
 

@@ -56,7 +56,7 @@ func Gather(ctx context.Context, env *runner.Env) (Facts, error) {
 	f := Facts{
 		Live:     env.Live,
 		IsRoot:   env.IsRoot,
-		Required: env.Config != nil && env.Config.CloudInit.Required,
+		Required: settings.Of(env.Config).Required,
 		Display:  env.Root.Display,
 		Snap:     Read(env.Root, ReadOptions{Live: env.Live, Now: now}),
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fact/blockdev"
 	"github.com/guestcheck/guestcheck/internal/fact/mounts"
 	"github.com/guestcheck/guestcheck/internal/parse/mountinfo"
-	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -38,7 +37,7 @@ var Check = runner.Check{
 	ID:          "disk-size",
 	Title:       "Disk growth and usage",
 	Description: "filesystems fill their partitions and disks (growpart/resize ran) and are not nearly full of blocks or inodes",
-	Config:      []string{"disk"},
+	Settings:    settings.Section(),
 	Codes:       Codes,
 	Run:         Run,
 }
@@ -84,11 +83,8 @@ type FilesystemFacts struct {
 // Gather reads the thresholds and, on the live system, the mount
 // table, the inventory and the usage of every filesystem that matters.
 func Gather(ctx context.Context, env *runner.Env) Facts {
-	cfg := env.Config
-	if cfg == nil {
-		cfg = config.Default()
-	}
-	f := Facts{Live: env.Live, WarnPercent: cfg.Disk.WarnPercent, FailPercent: cfg.Disk.FailPercent}
+	cfg := settings.Of(env.Config)
+	f := Facts{Live: env.Live, WarnPercent: cfg.WarnPercent, FailPercent: cfg.FailPercent}
 	if !env.Live {
 		f.NotLiveReason = env.NotLiveReason()
 		return f

@@ -123,7 +123,8 @@ func TestDiskSizeFakeVM(t *testing.T) {
 
 	// Thresholds come from the config; a filesystem 8 MiB short of its
 	// device is within the slack and passes.
-	e.Config = &config.Config{Disk: config.DiskConfig{WarnPercent: 40, FailPercent: 99}}
+	e.Config = config.Default()
+	settings.Set(e.Config, Settings{WarnPercent: 40, FailPercent: 99})
 	got = diskByMount(Run(context.Background(), e))
 	if c := blockdevtest.Codes(got["/srv"]); c != "warn:disk-inodes-high" {
 		t.Errorf("/srv with thresholds 40/99: %s (99%% is not over 99%%)", c)

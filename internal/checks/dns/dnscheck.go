@@ -21,9 +21,9 @@ var Check = runner.Check{
 	Title: "DNS resolvers",
 	Description: "the resolver lists one to three nameservers (behind systemd-resolved, its upstreams) " +
 		"and each of them answers within dns.timeout",
-	Config: []string{"dns"},
-	Codes:  Codes,
-	Run:    RunDNS,
+	Settings: settings.Section(),
+	Codes:    Codes,
+	Run:      RunDNS,
 }
 
 // Probe defaults, used when the configuration leaves them unset.
@@ -65,14 +65,10 @@ func RunDNS(ctx context.Context, env *runner.Env) []runner.Finding {
 			"nameserver probes skipped: the machine has no FQDN and dns.names is empty", nil,
 			CodeDNSProbeSkipped.CaseFix("when there is no name to ask")))
 	}
-	p := Prober{Dialer: env.Dialer, Timeout: DefaultDNSTimeout, Retries: DefaultDNSRetries}
-	if env.Config != nil {
-		if env.Config.DNS.Timeout > 0 {
-			p.Timeout = env.Config.DNS.Timeout
-		}
-		if env.Config.DNS.Retries != nil {
-			p.Retries = *env.Config.DNS.Retries
-		}
+	cfg := settings.Of(env.Config)
+	p := Prober{Dialer: env.Dialer, Timeout: cfg.Timeout, Retries: cfg.Retries}
+	if p.Timeout == 0 { // dns.timeout: 0s keeps the default
+		p.Timeout = DefaultDNSTimeout
 	}
 	results := p.Probe(ctx, servers, names)
 	return append(fs, JudgeProbes(results, names, from, p)...)

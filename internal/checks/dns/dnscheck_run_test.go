@@ -47,9 +47,11 @@ func dnEnv(t testing.TB, files map[string]string, d dnstest.Redirect, cfg *confi
 	return env
 }
 
-func dnFastConfig() *config.Config {
+// dnFastConfig is a configuration with dns.timeout 500ms and names, if
+// any, as dns.names.
+func dnFastConfig(names ...string) *config.Config {
 	cfg := config.Default()
-	cfg.DNS.Timeout = 500 * time.Millisecond
+	settings.Set(cfg, Settings{Timeout: 500 * time.Millisecond, Retries: DefaultDNSRetries, Names: names})
 	return cfg
 }
 
@@ -119,8 +121,7 @@ func TestDNSResolvedStub(t *testing.T) {
 
 func TestDNSConfiguredNames(t *testing.T) {
 	d := dnstest.Redirect{"192.0.2.53:53": dnHealthy(t)}
-	cfg := dnFastConfig()
-	cfg.DNS.Names = []string{"www.example.org", "missing.example.org"}
+	cfg := dnFastConfig("www.example.org", "missing.example.org")
 	fs := RunDNS(context.Background(), dnEnv(t, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\n", "/etc/hostname": "web1\n"}, d, cfg))
 	assertConventions(t, fs, Codes)
 	want := []string{"pass dns-config-ok", "pass dns-servers-ok", "warn dns-name-not-found"}
@@ -131,8 +132,7 @@ func TestDNSConfiguredNames(t *testing.T) {
 
 func TestDNSInvalidConfiguredName(t *testing.T) {
 	d := dnstest.Redirect{"192.0.2.53:53": dnHealthy(t)}
-	cfg := dnFastConfig()
-	cfg.DNS.Names = []string{strings.Repeat("a", 64) + ".example.org", "www.example.org"}
+	cfg := dnFastConfig(strings.Repeat("a", 64)+".example.org", "www.example.org")
 	fs := RunDNS(context.Background(), dnEnv(t, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\n"}, d, cfg))
 	assertConventions(t, fs, Codes)
 	want := []string{"pass dns-config-ok", "error dns-name-invalid", "pass dns-servers-ok"}
@@ -179,7 +179,7 @@ func TestDNSNoNameserver(t *testing.T) {
 func TestDNSRespectsCheckDeadline(t *testing.T) {
 	d := dnstest.Redirect{"192.0.2.53:53": dnHealthy(t), "198.51.100.53:53": dnstest.BlackHole(t)}
 	cfg := config.Default()
-	cfg.DNS.Timeout = time.Minute
+	settings.Set(cfg, Settings{Timeout: time.Minute, Retries: DefaultDNSRetries})
 	cfg.Checks = map[string]config.CheckConfig{"dns": {Timeout: 3 * time.Second}}
 	env := dnEnv(t, map[string]string{"/etc/resolv.conf": "nameserver 192.0.2.53\nnameserver 198.51.100.53\n"}, d, cfg)
 	res := runner.Run(context.Background(), []runner.Check{Check}, env, runner.RunOptions{Timeout: cfg.CheckTimeoutFor})

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/guestcheck/guestcheck/internal/checks/hostname"
 	"github.com/guestcheck/guestcheck/internal/fact/netstate"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
@@ -151,34 +152,33 @@ func TestJudgeProbes(t *testing.T) {
 }
 
 func TestProbeNames(t *testing.T) {
-	cfg := config.Default()
 	tests := []struct {
 		name  string
 		files map[string]string
 		live  bool
-		cfg   func(*config.Config)
+		cfg   string // guestcheck.yaml
 		want  string
 		from  string
 	}{
 		{"configured names win", map[string]string{"/etc/hostname": "web1.example.com\n"}, false,
-			func(c *config.Config) { c.DNS.Names = []string{"a.example.org", "b.example.org"} }, "a.example.org,b.example.org", "config dns.names"},
-		{"dotted hostname", map[string]string{"/etc/hostname": "# c\nweb1.example.com.\n"}, false, nil, "web1.example.com", "/etc/hostname"},
-		{"kernel hostname when live", map[string]string{"/etc/hostname": "old\n", "/proc/sys/kernel/hostname": "web2.example.com\n"}, true, nil,
+			"dns: {names: [a.example.org, b.example.org]}", "a.example.org,b.example.org", "config dns.names"},
+		{"dotted hostname", map[string]string{"/etc/hostname": "# c\nweb1.example.com.\n"}, false, "", "web1.example.com", "/etc/hostname"},
+		{"kernel hostname when live", map[string]string{"/etc/hostname": "old\n", "/proc/sys/kernel/hostname": "web2.example.com\n"}, true, "",
 			"web2.example.com", "/proc/sys/kernel/hostname"},
-		{"FQDN from /etc/hosts", map[string]string{"/etc/hostname": "web1\n", "/etc/hosts": "127.0.0.1 localhost\n127.0.1.1 web1.example.com web1\n"}, false, nil,
+		{"FQDN from /etc/hosts", map[string]string{"/etc/hostname": "web1\n", "/etc/hosts": "127.0.0.1 localhost\n127.0.1.1 web1.example.com web1\n"}, false, "",
 			"web1.example.com", "/etc/hosts:2"},
-		{"localhost.localdomain is no FQDN", map[string]string{"/etc/hostname": "localhost.localdomain\n"}, false, nil, "", ""},
+		{"localhost.localdomain is no FQDN", map[string]string{"/etc/hostname": "localhost.localdomain\n"}, false, "", "", ""},
 		{"short name, no hosts entry, expected from config", map[string]string{"/etc/hostname": "web1\n", "/etc/hosts": "127.0.0.1 localhost.localdomain localhost web1\n"}, false,
-			func(c *config.Config) { c.Hostname.Expected = "web1.example.net" }, "web1.example.net", "config hostname.expected"},
-		{"nothing to ask", map[string]string{"/etc/hostname": "web1\n"}, false, func(c *config.Config) { c.Hostname.Expected = "web1" }, "", ""},
+			"hostname: {expected: web1.example.net}", "web1.example.net", "config hostname.expected"},
+		{"nothing to ask", map[string]string{"/etc/hostname": "web1\n"}, false, "hostname: {expected: web1}", "", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			c := *cfg
-			if tc.cfg != nil {
-				tc.cfg(&c)
+			c, err := config.Parse("guestcheck.yaml", []byte(tc.cfg), Check.Settings, hostname.Check.Settings)
+			if err != nil {
+				t.Fatal(err)
 			}
-			names, from := ProbeNames(writeRoot(t, tc.files), tc.live, &c)
+			names, from := ProbeNames(writeRoot(t, tc.files), tc.live, c)
 			if strings.Join(names, ",") != tc.want || !strings.Contains(from, tc.from) {
 				t.Errorf("got %v from %q, want %q from %q", names, from, tc.want, tc.from)
 			}

@@ -3,6 +3,7 @@ package dns
 import (
 	"strings"
 
+	"github.com/guestcheck/guestcheck/internal/checks/hostname"
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/hostnamefile"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
@@ -14,14 +15,14 @@ import (
 // sensible to ask (resolving a bare short name tests the search list,
 // not the servers).
 func ProbeNames(root fs.Reader, live bool, cfg *config.Config) (names []string, from string) {
-	if cfg != nil && len(cfg.DNS.Names) > 0 {
-		return cfg.DNS.Names, "config dns.names"
+	if names := settings.Of(cfg).Names; len(names) > 0 {
+		return names, "config dns.names"
 	}
 	if fqdn, src := hostnamefile.MachineFQDN(root, live); fqdn != "" {
 		return []string{fqdn}, "the machine's FQDN (" + src + ")"
 	}
-	if cfg != nil && strings.Contains(strings.TrimSuffix(cfg.Hostname.Expected, "."), ".") {
-		return []string{strings.TrimSuffix(cfg.Hostname.Expected, ".")}, "config hostname.expected"
+	if exp := strings.TrimSuffix(hostname.ExpectedName(cfg), "."); strings.Contains(exp, ".") {
+		return []string{exp}, "config hostname.expected"
 	}
 	return nil, ""
 }

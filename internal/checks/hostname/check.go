@@ -44,7 +44,7 @@ var Check = runner.Check{
 	Title: "Hostname",
 	Description: "the kernel hostname is valid, not localhost, persisted in /etc/hostname, " +
 		"matches what cloud-init set (or hostname.expected) and resolves to a local address",
-	Config: []string{"hostname"},
-	Codes:  Codes,
-	Run:    Run,
+	Settings: settings.Section(),
+	Codes:    Codes,
+	Run:      Run,
 }

@@ -109,7 +109,7 @@ func (c tcase) run(t *testing.T, ctx context.Context) ([]runner.Finding, *fakeRe
 	}
 	t.Cleanup(func() { root.Close() })
 	cfg := config.Default()
-	cfg.Hostname.Expected = c.expected
+	settings.Set(cfg, Settings{Expected: c.expected})
 	res := c.resolver
 	if res == nil {
 		res = &fakeResolver{}

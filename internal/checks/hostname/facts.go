@@ -136,9 +136,7 @@ func Gather(ctx context.Context, env *runner.Env) Facts {
 	if !env.Live {
 		f.NotLive = env.NotLiveReason()
 	}
-	if env.Config != nil {
-		f.Expected = strings.TrimSpace(env.Config.Hostname.Expected)
-	}
+	f.Expected = ExpectedName(env.Config)
 	if env.Live {
 		f.KernelName, f.KernelErr = hostnamefile.ReadKernel(env.Root)
 	}

@@ -3,7 +3,6 @@ package hostname
 import (
 	"fmt"
 
-	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -17,7 +16,7 @@ func (v *verdict) judgeMetadata() (ok bool, note string) {
 	}
 	if exp := v.f.Expected; exp != "" {
 		v.detail["compared_with"] = "hostname.expected"
-		if err := config.ExpectedHostname(exp); err != nil { // the loader's rule: a loaded file never gets here
+		if err := expectedName(exp); err != nil { // the loader's rule: a loaded file never gets here
 			v.add(runner.Error, codeConfigInvalid,
 				fmt.Sprintf("hostname.expected %s is not a valid host name: %v", show(exp), err),
 				codeConfigInvalid.Fixf("expected", show(exp)))

@@ -18,9 +18,9 @@ var Check = runner.Check{
 	Title: "qemu-guest-agent snapshot readiness",
 	Description: "the virtio channel, the agent's unit and process, its RPC filter, no leftover frozen marker, " +
 		"working freeze hooks and SELinux let the agent quiesce snapshots",
-	Config: []string{"probe"},
-	Codes:  Codes,
-	Run:    Run,
+	AlsoReads: []string{"probe"},
+	Codes:     Codes,
+	Run:       Run,
 }
 
 // UnitName is the systemd unit every distribution ships.

@@ -14,7 +14,7 @@ var Check = runner.Check{
 	Title: "Links and routes",
 	Description: "every NIC is up with an address, one default route per family wins on the expected " +
 		"interface, gateways answer, and nameservers are reached through that interface",
-	Config: []string{"routes"},
-	Codes:  Codes,
-	Run:    RunRoutes,
+	Settings: settings.Section(),
+	Codes:    Codes,
+	Run:      RunRoutes,
 }

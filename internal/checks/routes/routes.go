@@ -12,7 +12,6 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/netstate"
 	"github.com/guestcheck/guestcheck/internal/fact/store"
-	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -28,11 +27,7 @@ func RunRoutes(ctx context.Context, env *runner.Env) []runner.Finding {
 		return []runner.Finding{kernelError(err)}
 	}
 	defer done()
-	var cfg config.RoutesConfig
-	if env.Config != nil {
-		cfg = env.Config.Routes
-	}
-	return CheckRoutes(ctx, k, env.Facts, env.Root, cfg)
+	return CheckRoutes(ctx, k, env.Facts, env.Root, settings.Of(env.Config))
 }
 
 func kernelError(err error) runner.Finding {
@@ -43,7 +38,7 @@ func kernelError(err error) runner.Finding {
 // CheckRoutes judges the network state read from k. root supplies
 // /sys/class/net (NIC detection) and the resolver files (nameserver
 // paths), those once per run of s.
-func CheckRoutes(ctx context.Context, k netstate.Kernel, s *store.Store, root *fs.Root, cfg config.RoutesConfig) []runner.Finding {
+func CheckRoutes(ctx context.Context, k netstate.Kernel, s *store.Store, root *fs.Root, cfg Settings) []runner.Finding {
 	t, err := GatherTopology(k, root)
 	if err != nil {
 		return []runner.Finding{kernelError(err)}
@@ -73,7 +68,7 @@ func GatherTopology(k netstate.Kernel, root *fs.Root) (*netstate.Topology, error
 // are compared with: the expected one when it is known (after a takeover
 // the winner is the wrong reference), else the one that won the default
 // route.
-func JudgeTopology(t *netstate.Topology, cfg config.RoutesConfig) ([]runner.Finding, map[netstate.Family]*netstate.Link) {
+func JudgeTopology(t *netstate.Topology, cfg Settings) ([]runner.Finding, map[netstate.Family]*netstate.Link) {
 	fs := JudgeLinks(t)
 	if exp := ExpectedInterface(t, cfg.DefaultInterface, netstate.IPv4); exp.Missing != "" {
 		fs = append(fs, codeRoutesExpectedMissing.New(runner.Fail,
@@ -410,7 +405,7 @@ func pathProbes(ctx context.Context, k netstate.Kernel, rs netstate.ResolverStac
 	}
 	for _, tg := range targets {
 		// The loader's rule: a loaded file never gets here with a bad one.
-		a, err := config.RouteTarget(tg)
+		a, err := target(tg)
 		if err != nil {
 			bad = append(bad, codeRoutesTargetInvalid.New(runner.Error,
 				fmt.Sprintf("routes.targets entry %q is not an IP address", tg), nil,

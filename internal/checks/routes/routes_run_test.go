@@ -91,7 +91,7 @@ func TestRoutesDualNICTakeover(t *testing.T) {
 	// The same state is right when the configuration says eth1 (by MAC)
 	// is the interface that must carry the default route.
 	cfg := config.Default()
-	cfg.Routes.DefaultInterface = "52:54:00:00:00:11"
+	settings.Set(cfg, Settings{DefaultInterface: "52:54:00:00:00:11"})
 	fs = rtRun(t, ns, files, cfg)
 	want = []string{"pass routes-links-ok", "warn routes-default-multiple", "warn routes-nameserver-secondary", "pass routes-path"}
 	if got := codesOf(fs); !slices.Equal(got, want) {

@@ -11,7 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/guestcheck/guestcheck/internal/fact/netstate"
-	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/internal/shared/runner/checktest"
 	"github.com/guestcheck/guestcheck/internal/testenv/netstatetest"
@@ -22,7 +21,7 @@ func TestCheckRoutesSynthetic(t *testing.T) {
 	type tc struct {
 		name  string
 		snap  func() netstate.Snapshot
-		cfg   config.RoutesConfig
+		cfg   Settings
 		paths map[string]netstate.PathResult
 		want  []string // "status code" in order, exactly
 		check func(t *testing.T, fs []runner.Finding)
@@ -53,14 +52,14 @@ func TestCheckRoutesSynthetic(t *testing.T) {
 				}
 			}},
 		{name: "expected by MAC makes the second NIC right", snap: func() netstate.Snapshot { return dualNIC(200, 100) },
-			cfg: config.RoutesConfig{DefaultInterface: "52:54:00:00:00:03"}, paths: okPath,
+			cfg: Settings{DefaultInterface: "52:54:00:00:00:03"}, paths: okPath,
 			want: []string{"pass routes-links-ok", "warn routes-default-multiple", "warn routes-nameserver-secondary", "pass routes-path"},
 			check: func(t *testing.T, fs []runner.Finding) {
 				if d := find(fs, codeRoutesDefaultMultiple.ID).Detail; d["expected_from"] != "config routes.default_interface=52:54:00:00:00:03 (eth1)" {
 					t.Errorf("expected_from = %q", d["expected_from"])
 				}
 			}},
-		{name: "expected by name, missing", snap: singleNIC, cfg: config.RoutesConfig{DefaultInterface: "mgmt0"}, paths: okPath,
+		{name: "expected by name, missing", snap: singleNIC, cfg: Settings{DefaultInterface: "mgmt0"}, paths: okPath,
 			want: []string{"pass routes-links-ok", "fail routes-expected-missing", "pass routes-default-ok", "pass routes-path", "pass routes-path"}},
 		{name: "equal metrics", snap: func() netstate.Snapshot { return dualNIC(100, 100) }, paths: okPath,
 			want: []string{"pass routes-links-ok", "fail routes-default-tie", "pass routes-path", "pass routes-path"}},
@@ -192,7 +191,7 @@ func TestCheckRoutesSynthetic(t *testing.T) {
 			return s
 		}, want: []string{"warn routes-nic-no-address", "pass routes-links-ok", "pass routes-default-ok", "pass routes-path", "pass routes-path"}},
 		{name: "nameserver through the second NIC, and unreachable targets", snap: func() netstate.Snapshot { return dualNIC(100, 200) },
-			cfg:   config.RoutesConfig{Targets: []string{"203.0.113.80", "example.org"}},
+			cfg:   Settings{Targets: []string{"203.0.113.80", "example.org"}},
 			paths: map[string]netstate.PathResult{"192.0.2.53": {LinkIndex: 3, Gateway: netip.MustParseAddr("198.51.100.1")}, "127.0.0.53": {LinkIndex: 1}},
 			want: []string{"pass routes-links-ok", "warn routes-default-multiple", "error routes-target-invalid",
 				"warn routes-nameserver-secondary", "pass routes-path", "warn routes-path-unreachable"},
@@ -260,7 +259,7 @@ func TestCheckRoutesSynthetic(t *testing.T) {
 }
 
 func TestCheckRoutesKernelError(t *testing.T) {
-	fs := CheckRoutes(context.Background(), &netstatetest.Kernel{Err: errors.New("netlink: operation not permitted")}, nil, writeRoot(t, nil), config.RoutesConfig{})
+	fs := CheckRoutes(context.Background(), &netstatetest.Kernel{Err: errors.New("netlink: operation not permitted")}, nil, writeRoot(t, nil), Settings{})
 	assertConventions(t, fs, Codes)
 	if len(fs) != 1 || fs[0].Status != runner.Error || fs[0].Code != codeRoutesKernelError.ID || fs[0].Detail["error"] != "list links: netlink: operation not permitted" && fs[0].Detail["error"] != "netlink: operation not permitted" {
 		t.Errorf("got %+v", fs)

@@ -121,7 +121,7 @@ func TestPwAuthOverridesBaseline(t *testing.T) {
 	}
 	// ssh_pwauth: no beats an ssh.baseline that allows passwords.
 	cfg := config.Default()
-	cfg.SSH.Baseline.PasswordAuthentication = config.YesNo{"yes", "no"}
+	settings.Set(cfg, Settings{Baseline: Accepted{PasswordAuthentication: []string{"yes", "no"}}})
 	f = gatherAsRoot(t, imageRoot(t, "#cloud-config\nssh_pwauth: no\n"), cfg)
 	out = JudgeAuth(f)
 	pa := want(t, out, CodeAuthBaseline, runner.Fail, "PasswordAuthentication is yes")

@@ -30,7 +30,6 @@ import (
 	"github.com/guestcheck/guestcheck/internal/parse/passwd"
 	"github.com/guestcheck/guestcheck/internal/parse/procnet"
 	"github.com/guestcheck/guestcheck/internal/parse/sshdconfig"
-	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -87,7 +86,7 @@ type Facts struct {
 	Instance identity.CloneEvidence
 
 	PwAuth   PwAuth
-	Baseline config.SSHBaseline
+	Baseline Accepted
 
 	// Template is sealprep's record of the template's host keys (nil when
 	// the image has none, or it does not parse: network-identity reports
@@ -161,9 +160,7 @@ func Gather(ctx context.Context, env *runner.Env) Facts {
 	if !env.Live {
 		f.NotLiveReason = env.NotLiveReason()
 	}
-	if env.Config != nil {
-		f.Baseline = env.Config.SSH.Baseline
-	}
+	f.Baseline = settings.Of(env.Config).Baseline
 	for _, b := range binaries {
 		if st, err := r.Stat(b); err == nil && st.Mode().IsRegular() {
 			f.Binary = b

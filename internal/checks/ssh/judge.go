@@ -16,7 +16,6 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fact/systemd"
 	"github.com/guestcheck/guestcheck/internal/parse/problem"
 	"github.com/guestcheck/guestcheck/internal/parse/sshdconfig"
-	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -29,9 +28,9 @@ var Check = runner.Check{
 	Title: "SSH server, host keys and authentication settings",
 	Description: "sshd is installed, enabled, active and listening on its configured addresses; host keys exist, parse, " +
 		"match, have accepted modes and are newer than the instance; password and root login meet ssh.baseline",
-	Config: []string{"ssh"},
-	Codes:  Codes,
-	Run:    Run,
+	Settings: settings.Section(),
+	Codes:    Codes,
+	Run:      Run,
 }
 
 // Run gathers the facts and judges them; past the check's deadline the
@@ -648,7 +647,7 @@ func DefaultBaseline() Baseline {
 // EffectiveBaseline applies the configured ssh.baseline, then cloud-init's
 // ssh_pwauth, which decides PasswordAuthentication when it is set. source
 // says where the PasswordAuthentication expectation came from.
-func EffectiveBaseline(cfg config.SSHBaseline, pw PwAuth) (Baseline, string) {
+func EffectiveBaseline(cfg Accepted, pw PwAuth) (Baseline, string) {
 	b := DefaultBaseline()
 	set := func(k string, v []string) {
 		if v != nil {

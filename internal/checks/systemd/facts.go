@@ -20,7 +20,6 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	systemdfact "github.com/guestcheck/guestcheck/internal/fact/systemd"
 	"github.com/guestcheck/guestcheck/internal/parse/cgroup"
-	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -60,10 +59,7 @@ type Facts struct {
 
 // Gather reads the facts from systemd.
 func Gather(ctx context.Context, env *runner.Env) (f Facts) {
-	f = Facts{Live: env.Live, Budget: config.DefaultBootBudget}
-	if env.Config != nil && env.Config.Systemd.BootBudget > 0 {
-		f.Budget = env.Config.Systemd.BootBudget
-	}
+	f = Facts{Live: env.Live, Budget: settings.Of(env.Config).BootBudget}
 	if !env.Live {
 		f.NotLiveReason = env.NotLiveReason()
 		return f

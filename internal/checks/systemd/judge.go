@@ -26,9 +26,9 @@ var Check = runner.Check{
 	Title: "systemd state, failed units and boot time",
 	Description: "the system is running (not degraded: each failed unit with its result), the boot finished with no stuck job, " +
 		"boot time within systemd.boot_budget with the critical chain, no ordering cycle",
-	Config: []string{"systemd"},
-	Codes:  Codes,
-	Run:    Run,
+	Settings: settings.Section(),
+	Codes:    Codes,
+	Run:      Run,
 }
 
 // Run gathers the facts from systemd and judges them.

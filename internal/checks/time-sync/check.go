@@ -10,7 +10,7 @@ var Check = runner.Check{
 	Title: "Clock synchronisation",
 	Description: "the kernel clock is synchronised and within time_sync.max_offset (adjtimex), and one of chrony, " +
 		"systemd-timesyncd or ntpd runs, is enabled and has servers",
-	Config: []string{"time_sync"},
-	Codes:  Codes,
-	Run:    Run,
+	Settings: settings.Section(),
+	Codes:    Codes,
+	Run:      Run,
 }

@@ -22,7 +22,6 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fact/systemd"
 	"github.com/guestcheck/guestcheck/internal/parse/ini"
 	"github.com/guestcheck/guestcheck/internal/parse/ntpconf"
-	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -111,10 +110,7 @@ type Facts struct {
 
 // Gather reads the facts.
 func Gather(ctx context.Context, env *runner.Env) Facts {
-	f := Facts{Live: env.Live, MaxOffset: config.DefaultMaxOffset}
-	if env.Config != nil && env.Config.TimeSync.MaxOffset > 0 {
-		f.MaxOffset = env.Config.TimeSync.MaxOffset
-	}
+	f := Facts{Live: env.Live, MaxOffset: settings.Of(env.Config).MaxOffset}
 	r := env.Root
 	f.Daemons = []Daemon{readChrony(r), readTimesyncd(r, env.Live), readNTPD(r)}
 	if !env.Live {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"reflect"
-	"strings"
 	"testing"
 
 	"go.yaml.in/yaml/v3"
@@ -101,26 +100,4 @@ func FuzzCommentOnly(f *testing.F) {
 			t.Fatalf("Parse(%q) = %+v, %v, want the defaults", b, got, err)
 		}
 	})
-}
-
-// TestShippedExamplesParse: the settings the shipped file shows commented
-// out ("#key: value", "#  nested: value") form, uncommented, a valid file.
-func TestShippedExamplesParse(t *testing.T) {
-	b, err := os.ReadFile("../../../packaging/etc/guestcheck/guestcheck.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var yamlLines []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if prose := strings.HasPrefix(l, "# ") && !strings.HasPrefix(l, "#  "); strings.HasPrefix(l, "#") && !prose && l != "#" {
-			yamlLines = append(yamlLines, l[1:])
-		}
-	}
-	c, err := Parse("guestcheck.yaml", []byte(strings.Join(yamlLines, "\n")))
-	if err != nil {
-		t.Fatalf("the shipped examples, uncommented: %v\n%s", err, strings.Join(yamlLines, "\n"))
-	}
-	if len(c.Waivers) != 1 || !c.Probe.Declared {
-		t.Errorf("the shipped examples lack a waiver or the probe section: %+v", c)
-	}
 }

@@ -1,10 +1,11 @@
 // Package config reads guestcheck's YAML configuration file. Decoding is
-// strict and walks the YAML node tree against Keys, the one table of every
-// key: a mistake is an error that names the file, the line and the key
-// path in the user's words (with the keys known there), so a typo never
-// silently disables an expectation. The same table generates
-// guestcheck.yaml(5). What only the registry can judge (check IDs, codes
-// of waivers) is check.Validate's.
+// strict and walks the YAML node tree against the keys: the general ones
+// here, and each check's own section, which the check declares beside
+// itself as a Settings. A mistake is an error that names the file, the
+// line and the key path in the user's words (with the keys known there),
+// so a typo never silently disables an expectation. The same keys
+// generate guestcheck.yaml(5) (Describe). What only the registry can judge
+// (check IDs, codes of waivers) is runner.Validate's.
 package config
 
 import (
@@ -33,21 +34,18 @@ const DefaultPath = "/etc/guestcheck/guestcheck.yaml"
 const (
 	DefaultTimeout      = 60 * time.Second
 	DefaultCheckTimeout = 5 * time.Second
-	// DefaultBootBudget is the systemd check's userspace boot budget:
-	// Debian guests under TCG (no KVM) take about a minute.
-	DefaultBootBudget = 60 * time.Second
-	// DefaultMaxOffset is the time-sync check's bound on the clock error:
-	// a disciplined clock is within milliseconds, and one second is far
-	// inside Kerberos' five-minute tolerance.
-	DefaultMaxOffset = time.Second
 )
 
-// Config is the whole file. Later areas add their own sections.
+// Config is the whole file: the general keys, and the checks' own
+// sections, which each check reads through its Settings.
 type Config struct {
 	// source is the file the configuration came from, and lines the line
 	// of each key path in it, for Where; empty for the built-in default.
 	source string
 	lines  map[string]int
+	// sections holds, by name, a pointer to each check's section the
+	// file holds (see Settings.Of).
+	sections map[string]any
 
 	// Timeout bounds the whole run.
 	Timeout time.Duration `yaml:"timeout"`
@@ -55,98 +53,11 @@ type Config struct {
 	CheckTimeout time.Duration `yaml:"check_timeout"`
 	// Checks holds per-check switches and deadlines, keyed by check ID.
 	Checks map[string]CheckConfig `yaml:"checks"`
-	// Hostname holds expectations for the hostname check.
-	Hostname HostnameConfig `yaml:"hostname"`
-	// CloudInit holds expectations for the cloud-init check.
-	CloudInit CloudInitConfig `yaml:"cloud_init"`
-	// Routes holds expectations for the routes check.
-	Routes RoutesConfig `yaml:"routes"`
-	// DNS holds the dns check's probe settings.
-	DNS DNSConfig `yaml:"dns"`
-	// Disk holds thresholds for the disk checks.
-	Disk DiskConfig `yaml:"disk"`
-	// SSH holds the ssh check's authentication baseline.
-	SSH SSHConfig `yaml:"ssh"`
-	// Systemd holds the systemd check's boot budget.
-	Systemd SystemdConfig `yaml:"systemd"`
-	// TimeSync holds the time-sync check's clock bound.
-	TimeSync TimeSyncConfig `yaml:"time_sync"`
 	// Probe configures `guestcheck probe`; its presence declares that the
 	// platform runs exec probes (see ProbeConfig).
 	Probe ProbeConfig `yaml:"probe"`
 	// Waivers accept single findings (see Waiver).
 	Waivers []Waiver `yaml:"waivers"`
-}
-
-// SSHConfig holds expectations for the ssh check.
-type SSHConfig struct {
-	// Baseline lists, per authentication setting, the values sshd may
-	// have; an unset setting keeps the default baseline.
-	Baseline SSHBaseline `yaml:"baseline"`
-}
-
-// SSHBaseline is the accepted values of sshd's authentication settings.
-// nil keeps the default: no password or keyboard-interactive login, root
-// only with keys (or not at all), no empty passwords, keys allowed.
-// cloud-init's ssh_pwauth, when the instance sets it, decides
-// PasswordAuthentication over this.
-type SSHBaseline struct {
-	PasswordAuthentication       YesNo     `yaml:"password_authentication"`
-	KbdInteractiveAuthentication YesNo     `yaml:"kbd_interactive_authentication"`
-	PermitRootLogin              RootLogin `yaml:"permit_root_login"`
-	PermitEmptyPasswords         YesNo     `yaml:"permit_empty_passwords"`
-	PubkeyAuthentication         YesNo     `yaml:"pubkey_authentication"`
-}
-
-// YesNo is a list of accepted values of a yes/no sshd setting.
-type YesNo []string
-
-// RootLogin is a list of accepted PermitRootLogin values.
-type RootLogin []string
-
-// SystemdConfig holds the systemd check's expectations.
-type SystemdConfig struct {
-	// BootBudget bounds userspace start-up: from systemd's start to the
-	// end of the boot transaction and to cloud-final, the guest agent and
-	// sshd becoming active (default 60s; TCG guests need about that).
-	BootBudget time.Duration `yaml:"boot_budget"`
-}
-
-// TimeSyncConfig holds the time-sync check's expectations.
-type TimeSyncConfig struct {
-	// MaxOffset is how far the kernel's own estimate of the clock error
-	// may go before the check fails (default 1s).
-	MaxOffset time.Duration `yaml:"max_offset"`
-}
-
-// RoutesConfig says which interface must carry the default route.
-type RoutesConfig struct {
-	// DefaultInterface is the interface name or MAC address that must hold
-	// the winning default route; empty means "the interface holding the
-	// first NIC's address".
-	DefaultInterface string `yaml:"default_interface"`
-	// Targets are extra addresses to report the kernel's route to.
-	Targets []string `yaml:"targets"`
-}
-
-// DNSConfig tunes the nameserver probes.
-type DNSConfig struct {
-	// Names to resolve through every nameserver; default: the machine's
-	// FQDN when it has a domain.
-	Names []string `yaml:"names"`
-	// Timeout bounds each nameserver's whole probe, all names and attempts
-	// included (default 2s), so a black-hole server costs exactly this.
-	Timeout time.Duration `yaml:"timeout"`
-	// Retries are further attempts after a timed-out one (default 1); the
-	// attempts share Timeout equally.
-	Retries *int `yaml:"retries"`
-}
-
-// DiskConfig holds usage thresholds in percent.
-type DiskConfig struct {
-	// WarnPercent and FailPercent bound block and inode usage (defaults 90 and 97).
-	WarnPercent int `yaml:"warn_percent"`
-	FailPercent int `yaml:"fail_percent"`
 }
 
 // CheckConfig switches one check on or off and sets its deadline.
@@ -158,34 +69,17 @@ type CheckConfig struct {
 	Timeout time.Duration `yaml:"timeout"`
 }
 
-// HostnameConfig holds what the operator expects the hostname to be.
-type HostnameConfig struct {
-	// Expected is the hostname (short or fully qualified) the guest must
-	// have; it takes precedence over what cloud-init was asked to set.
-	Expected string `yaml:"expected"`
-}
-
-// CloudInitConfig holds cloud-init expectations.
-type CloudInitConfig struct {
-	// Required turns "cloud-init is not installed" or "disabled" into a
-	// failure instead of a skip, for images that must be provisioned by it.
-	Required bool `yaml:"required"`
-}
-
 // Default returns the configuration used when no file exists.
 func Default() *Config {
 	return &Config{Timeout: DefaultTimeout, CheckTimeout: DefaultCheckTimeout,
-		DNS:      DNSConfig{Timeout: 2 * time.Second},
-		Disk:     DiskConfig{WarnPercent: 90, FailPercent: 97},
-		Systemd:  SystemdConfig{BootBudget: DefaultBootBudget},
-		TimeSync: TimeSyncConfig{MaxOffset: DefaultMaxOffset},
-		Probe:    ProbeConfig{Checks: slices.Clone(DefaultProbeChecks), Timeout: DefaultProbeTimeout}}
+		Probe: ProbeConfig{Checks: slices.Clone(DefaultProbeChecks), Timeout: DefaultProbeTimeout}}
 }
 
-// Load reads path. A missing file at the default path yields Default(); a
-// missing explicitly named file is an error.
-func Load(path string, explicit bool) (*Config, error) {
-	c, probs := Inspect(path, explicit)
+// Load reads path, with the checks' sections secs. A missing file at the
+// default path yields Default(); a missing explicitly named file is an
+// error.
+func Load(path string, explicit bool, secs ...Section) (*Config, error) {
+	c, probs := Inspect(path, explicit, secs...)
 	if probs != nil {
 		return nil, probs
 	}
@@ -196,7 +90,7 @@ func Load(path string, explicit bool) (*Config, error) {
 // when the file has mistakes, so that a later stage (the registry's
 // check.Validate) can judge the rest in the same pass. The configuration
 // is nil only when the file could not be read or is not YAML.
-func Inspect(path string, explicit bool) (*Config, Errors) {
+func Inspect(path string, explicit bool, secs ...Section) (*Config, Errors) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		if !explicit && errors.Is(err, iofs.ErrNotExist) {
@@ -208,17 +102,18 @@ func Inspect(path string, explicit bool) (*Config, Errors) {
 		}
 		return nil, Errors{problem.Problem{File: path, Msg: "cannot read the configuration: " + err.Error()}}
 	}
-	return Decode(path, b)
+	return Decode(path, b, secs...)
 }
 
 var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)^line (\d+): (.*)$`) })
 
-// Parse decodes a configuration file's bytes strictly and validates it.
-// name is used in error messages, which are one line each:
-// "name:LINE: key.path: reason"; the error is an Errors holding every
-// problem found.
-func Parse(name string, b []byte) (*Config, error) {
-	c, probs := Decode(name, b)
+// Parse decodes a configuration file's bytes strictly and validates it,
+// against the general keys and the checks' sections secs (a section not
+// among them is an unknown key). name is used in error messages, which
+// are one line each: "name:LINE: key.path: reason"; the error is an
+// Errors holding every problem found.
+func Parse(name string, b []byte, secs ...Section) (*Config, error) {
+	c, probs := Decode(name, b, secs...)
 	if probs != nil {
 		return nil, probs
 	}
@@ -229,11 +124,11 @@ func Parse(name string, b []byte) (*Config, error) {
 // has mistakes (a value at fault keeps its default): every structural
 // problem and every section's Issues, in line order, nil when there are
 // none. The configuration is nil only for a YAML syntax error.
-func Decode(name string, b []byte) (*Config, Errors) {
+func Decode(name string, b []byte, secs ...Section) (*Config, Errors) {
 	c := Default()
-	c.source, c.lines = name, map[string]int{}
+	c.source, c.lines, c.sections = name, map[string]int{}, map[string]any{}
 	c.Probe.file = name
-	d := &decoder{file: name, c: c}
+	d := &decoder{file: name, s: newSchema(secs), c: c}
 	if !commentOnly(b) {
 		root, probs := parseDocument(name, b)
 		if probs != nil {

@@ -3,11 +3,49 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 )
+
+// sample is a check's section as a check declares it, with a key of each
+// kind and a rule across two of them.
+type sample struct {
+	Wait        time.Duration
+	Strict      bool
+	Retries     int
+	Low, High   int
+	Name        string
+	Names       []string
+	Modes       []string
+	InnerBudget time.Duration
+}
+
+var sampleSettings = Settings[sample]{
+	Name:    "sample",
+	Help:    "A check's settings.",
+	Default: func() sample { return sample{Wait: 2 * time.Second, Low: 10, High: 20} },
+	Keys: []Field[sample]{
+		Duration("wait", "2s", "How long.", true, func(s *sample, v time.Duration) { s.Wait = v }),
+		Bool("strict", "false", "Whether.", func(s *sample, v bool) { s.Strict = v }),
+		Count("retries", "0", "How often.", func(s *sample, v int) { s.Retries = v }),
+		Percent("low", "10", "Low mark.", func(s *sample, v int) { s.Low = v }),
+		Percent("high", "20", "High mark.", func(s *sample, v int) { s.High = v }),
+		Text("name", "name", "", "A name.", func(s *sample, v string) { s.Name = v }).WithExample("web-1"),
+		List("names", "list of names", "", "Names.", func(s *sample, v []string) { s.Names = v }).WithExample("[a, b]"),
+		Group[sample]("inner", "A group of keys."),
+		OneOf("inner.modes", "no", "Modes.", []string{"yes", "no", "maybe"}, func(s *sample, v []string) { s.Modes = v }),
+		Duration("inner.budget", "0s", "Budget.", false, func(s *sample, v time.Duration) { s.InnerBudget = v }),
+	},
+	Issues: func(s sample) []Issue {
+		if s.Low > s.High {
+			return []Issue{{Path: "low", Msg: "above high", OrElse: &Issue{Path: "high", Msg: "below low"}}}
+		}
+		return nil
+	},
+}
 
 func TestParseGood(t *testing.T) {
 	c, err := Parse("g.yaml", []byte(`
@@ -18,11 +56,16 @@ checks:
     enabled: false
   cloud-init:
     timeout: 20s
-hostname:
-  expected: web-1.example.org
-cloud_init:
-  required: true
-`))
+sample:
+  wait: 5s
+  strict: yes
+  retries: 3
+  name: web-1
+  names: [a, b]
+  inner:
+    modes: [yes, maybe]
+    budget: 1m
+`), sampleSettings.Section())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,8 +78,16 @@ cloud_init:
 	if c.CheckTimeoutFor("cloud-init") != 20*time.Second || c.CheckTimeoutFor("hostname") != 3*time.Second {
 		t.Error("CheckTimeoutFor")
 	}
-	if c.Hostname.Expected != "web-1.example.org" || !c.CloudInit.Required {
-		t.Errorf("sections %+v %+v", c.Hostname, c.CloudInit)
+	want := sample{Wait: 5 * time.Second, Strict: true, Retries: 3, Low: 10, High: 20, Name: "web-1",
+		Names: []string{"a", "b"}, Modes: []string{"yes", "maybe"}, InnerBudget: time.Minute}
+	if got := sampleSettings.Of(c); !reflect.DeepEqual(got, want) {
+		t.Errorf("sample = %+v, want %+v", got, want)
+	}
+	if got := sampleSettings.Of(Default()); !reflect.DeepEqual(got, sampleSettings.Default()) {
+		t.Errorf("an absent section = %+v, want its defaults", got)
+	}
+	if got := sampleSettings.Of(nil); got.Wait != 2*time.Second {
+		t.Errorf("no configuration: %+v, want the defaults", got)
 	}
 }
 
@@ -52,7 +103,6 @@ func TestParseEmptyIsDefault(t *testing.T) {
 func TestParseErrorsNameFileAndLine(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"timeout: 1m\ntimout: 2m\n", "bad.yaml:2: timout: unknown key; did you mean timeout?"},
-		{"hostname:\n  expect: x\n", "bad.yaml:2: hostname.expect: unknown key; did you mean expected? (known here: expected)"},
 		{"check_timeout: soon\n", "bad.yaml:1:"},
 		{"checks: [1, 2]\n", "bad.yaml:1:"},
 		{"timeout: [\n", "bad.yaml:"},
@@ -94,11 +144,12 @@ func FuzzParse(f *testing.F) {
 		"hostname: {expected: a}\ncloud_init: {required: yes}\n", "timeout: [\n", "a: &x 1\nb: *x\n",
 		"probe:\n", "probe: {checks: [fstab, hostname], timeout: 200ms}\n", "probe:\n  checks:\n    - dns\n",
 		"waivers:\n  - {check: a, code: b, reason: c, expires: 2027-03-01}\n", "w: &w {check: a}\nwaivers: [*w, *w]\n",
-		"ssh:\n  baseline: {permit_root_login: [no, yes]}\n", "checks:\n\tdns: {}\n"} {
+		"sample:\n  inner: {modes: [no, yes]}\n", "checks:\n\tdns: {}\n", "sample: {low: 90, names: [x]}\n"} {
 		f.Add([]byte(s))
 	}
+	sec := sampleSettings.Section()
 	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := Parse("fuzz.yaml", b)
+		c, err := Parse("fuzz.yaml", b, sec)
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("multi-line error %q", err)
@@ -111,53 +162,37 @@ func FuzzParse(f *testing.F) {
 		if len(c.Probe.Checks) == 0 || slices.Contains(c.Probe.Checks, "dns") {
 			t.Fatalf("accepted probe checks %q", c.Probe.Checks)
 		}
+		if s := sampleSettings.Of(c); s.Wait <= 0 || s.Low > s.High || s.Retries < 0 {
+			t.Fatalf("accepted a sample its rules refuse: %+v", s)
+		}
 	})
 }
 
-func TestParseNewSections(t *testing.T) {
-	c, err := Parse("n.yaml", []byte(`
-ssh:
-  baseline:
-    password_authentication: yes
-    permit_root_login: [no, prohibit-password]
-    pubkey_authentication: true
-systemd:
-  boot_budget: 20s
-time_sync:
-  max_offset: 250ms
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := c.SSH.Baseline
-	if strings.Join(b.PasswordAuthentication, ",") != "yes" || strings.Join(b.PermitRootLogin, ",") != "no,prohibit-password" ||
-		strings.Join(b.PubkeyAuthentication, ",") != "yes" || b.KbdInteractiveAuthentication != nil || b.PermitEmptyPasswords != nil {
-		t.Errorf("ssh.baseline = %+v", b)
-	}
-	if c.Systemd.BootBudget != 20*time.Second || c.TimeSync.MaxOffset != 250*time.Millisecond {
-		t.Errorf("systemd %+v time_sync %+v", c.Systemd, c.TimeSync)
-	}
-	d := Default()
-	if d.Systemd.BootBudget != 60*time.Second || d.TimeSync.MaxOffset != time.Second || d.SSH.Baseline.PasswordAuthentication != nil {
-		t.Errorf("defaults: %+v %+v %+v", d.Systemd, d.TimeSync, d.SSH)
-	}
-}
-
-func TestParseNewSectionErrors(t *testing.T) {
+// TestSectionErrors: a check's section is decoded as strictly as the
+// general keys, its rules judged, and a file naming a section no check
+// declares is refused.
+func TestSectionErrors(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
-		{"ssh:\n  baseline:\n    password_authentication: maybe\n", `bad.yaml:3: ssh.baseline.password_authentication: "maybe" is not one of yes, no`},
-		{"ssh:\n  baseline:\n    permit_root_login:\n      - no\n      - sometimes\n", `bad.yaml:5: ssh.baseline.permit_root_login: "sometimes" is not one of`},
-		{"ssh:\n  baseline:\n    permit_root_login: []\n", "bad.yaml:3: ssh.baseline.permit_root_login: empty list"},
-		{"ssh:\n  baseline:\n    password_authentication: {a: b}\n", "bad.yaml:3: ssh.baseline.password_authentication: want a value or a list"},
-		{"ssh:\n  baseline:\n    passwordauthentication: no\n", "bad.yaml:3: ssh.baseline.passwordauthentication: unknown key; did you mean password_authentication?"},
-		{"systemd:\n  boot_budget: -5s\n", "bad.yaml:2: systemd.boot_budget: must be more than 0"},
-		{"time_sync:\n  max_offset: 0s\n", "bad.yaml:2: time_sync.max_offset: must be more than 0"},
-		{"time_sync:\n  max_ofset: 1s\n", "bad.yaml:2: time_sync.max_ofset: unknown key; did you mean max_offset?"},
+		{"sample:\n  inner:\n    modes: sometimes\n", `bad.yaml:3: sample.inner.modes: "sometimes" is not one of yes, no, maybe`},
+		{"sample:\n  inner:\n    modes:\n      - no\n      - [x]\n", `bad.yaml:5: sample.inner.modes: want one of yes, no, maybe, got a list`},
+		{"sample:\n  inner:\n    modes: []\n", "bad.yaml:3: sample.inner.modes: empty list"},
+		{"sample:\n  inner:\n    mode: no\n", "bad.yaml:3: sample.inner.mode: unknown key; did you mean modes? (known here: modes, budget)"},
+		{"sample:\n  wait: 0s\n", "bad.yaml:2: sample.wait: must be more than 0"},
+		{"sample:\n  retries: -1\n", `bad.yaml:2: sample.retries: want a whole number, 0 or more, got "-1"`},
+		{"sample:\n  low: 101\n", `bad.yaml:2: sample.low: want a number from 0 to 100, got "101"`},
+		{"sample:\n  names: a\n", "bad.yaml:2: sample.names: want a list, got one value; write [a]"},
+		{"sample:\n  low: 50\n", "bad.yaml:2: sample.low: above high"},
+		{"sample:\n  high: 5\n", "bad.yaml:2: sample.high: below low"},
+		{"sample: 1\n", "bad.yaml:1: sample: want keys and values, got \"1\" (known here: wait, strict, retries, low, high, name, names, inner)"},
+		{"other:\n  x: 1\n", "bad.yaml:1: other: unknown key"},
 	} {
-		_, err := Parse("bad.yaml", []byte(tc.in))
+		_, err := Parse("bad.yaml", []byte(tc.in), sampleSettings.Section())
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("Parse(%q) error = %v, want one line containing %q", tc.in, err, tc.want)
 		}
+	}
+	if _, err := Parse("bad.yaml", []byte("sample: {wait: 1s}\n")); err == nil || !strings.Contains(err.Error(), "sample: unknown key") {
+		t.Errorf("a section no check declares: %v", err)
 	}
 }
 

@@ -35,10 +35,11 @@ func (e Errors) Error() string {
 // wildcard segments stood for (the check ID).
 type leafFunc func(d *decoder, n *yaml.Node, shown string, at []string)
 
-// decoder walks a YAML node tree against Keys, filling c and collecting
-// problems, each at the line of the key or value at fault.
+// decoder walks a YAML node tree against a schema's keys, filling c and
+// collecting problems, each at the line of the key or value at fault.
 type decoder struct {
 	file  string
+	s     *schema
 	c     *Config
 	probs Errors
 }
@@ -95,17 +96,17 @@ func knownHere(names []string) string {
 // the table lists under it.
 func (d *decoder) section(n *yaml.Node, path, shown string, at []string) {
 	n = resolve(n)
-	if k := keyIndex[path]; k != nil && k.enter != nil {
+	if k := d.s.index[path]; k != nil && k.enter != nil {
 		k.enter(d, n, shown, at)
 	}
 	if isNull(n) {
 		return // an empty section: every key keeps its default
 	}
-	if _, ok := keyIndex[path+"[]"]; ok {
+	if _, ok := d.s.index[path+"[]"]; ok {
 		d.list(n, path, shown, at)
 		return
 	}
-	names := children(path)
+	names := d.s.children(path)
 	if n.Kind != yaml.MappingNode {
 		if shown == "" {
 			d.add(n.Line, "the file holds %s; it must hold keys and values, such as timeout: 60s", what(n))
@@ -145,7 +146,7 @@ func (d *decoder) section(n *yaml.Node, path, shown string, at []string) {
 			continue
 		}
 		full := join(path, child)
-		if k := keyIndex[full]; k.decode != nil {
+		if k := d.s.index[full]; k.decode != nil {
 			k.decode(d, resolve(vn), sub, subAt)
 		} else {
 			d.section(vn, full, sub, subAt)
@@ -156,7 +157,7 @@ func (d *decoder) section(n *yaml.Node, path, shown string, at []string) {
 // list decodes a list of sections, each entry against path[]'s keys.
 func (d *decoder) list(n *yaml.Node, path, shown string, at []string) {
 	if n.Kind != yaml.SequenceNode {
-		d.add(n.Line, "%s: want a list of entries (each with %s), got %s", shown, strings.Join(children(path+"[]"), ", "), what(n))
+		d.add(n.Line, "%s: want a list of entries (each with %s), got %s", shown, strings.Join(d.s.children(path+"[]"), ", "), what(n))
 		return
 	}
 	for i, e := range n.Content {
@@ -176,8 +177,13 @@ func (d *decoder) scalar(n *yaml.Node, shown, want string) (string, bool) {
 	return n.Value, true
 }
 
-// leaf makes a key's decoder from a parser of its value and a setter.
-func leaf[T any](parse func(d *decoder, n *yaml.Node, shown string) (T, bool), set func(c *Config, at []string, v T)) leafFunc {
+// parser reads a key's value, or adds what is wrong with it and returns
+// false.
+type parser[V any] func(d *decoder, n *yaml.Node, shown string) (V, bool)
+
+// leaf makes a general key's decoder from a parser of its value and a
+// setter.
+func leaf[V any](parse parser[V], set func(c *Config, at []string, v V)) leafFunc {
 	return func(d *decoder, n *yaml.Node, shown string, at []string) {
 		if v, ok := parse(d, n, shown); ok {
 			set(d.c, at, v)
@@ -185,8 +191,9 @@ func leaf[T any](parse func(d *decoder, n *yaml.Node, shown string) (T, bool), s
 	}
 }
 
-func durationLeaf(positive bool, set func(c *Config, at []string, v time.Duration)) leafFunc {
-	return leaf(func(d *decoder, n *yaml.Node, shown string) (time.Duration, bool) {
+// parseDuration reads a duration with a unit; positive refuses 0.
+func parseDuration(positive bool) parser[time.Duration] {
+	return func(d *decoder, n *yaml.Node, shown string) (time.Duration, bool) {
 		s, ok := d.scalar(n, shown, "a duration such as 5s or 2m")
 		if !ok {
 			return 0, false
@@ -206,30 +213,28 @@ func durationLeaf(positive bool, set func(c *Config, at []string, v time.Duratio
 			return v, true
 		}
 		return 0, false
-	}, set)
+	}
 }
 
-func boolLeaf(set func(c *Config, at []string, v bool)) leafFunc {
-	return leaf(func(d *decoder, n *yaml.Node, shown string) (bool, bool) {
-		s, ok := d.scalar(n, shown, "true or false")
-		if !ok {
-			return false, false
-		}
-		// YAML 1.1 writers (and people) say yes and no too.
-		switch strings.ToLower(s) {
-		case "true", "yes", "on":
-			return true, true
-		case "false", "no", "off":
-			return false, true
-		}
-		d.add(n.Line, "%s: want true or false, got %q", shown, s)
+func parseBool(d *decoder, n *yaml.Node, shown string) (bool, bool) {
+	s, ok := d.scalar(n, shown, "true or false")
+	if !ok {
 		return false, false
-	}, set)
+	}
+	// YAML 1.1 writers (and people) say yes and no too.
+	switch strings.ToLower(s) {
+	case "true", "yes", "on":
+		return true, true
+	case "false", "no", "off":
+		return false, true
+	}
+	d.add(n.Line, "%s: want true or false, got %q", shown, s)
+	return false, false
 }
 
-// intLeaf decodes a whole number from lo to hi, described as want.
-func intLeaf(lo, hi int, want string, set func(c *Config, n int)) leafFunc {
-	return leaf(func(d *decoder, n *yaml.Node, shown string) (int, bool) {
+// parseInt reads a whole number from lo to hi, described as want.
+func parseInt(lo, hi int, want string) parser[int] {
+	return func(d *decoder, n *yaml.Node, shown string) (int, bool) {
 		s, ok := d.scalar(n, shown, "a "+want)
 		if !ok {
 			return 0, false
@@ -240,16 +245,11 @@ func intLeaf(lo, hi int, want string, set func(c *Config, n int)) leafFunc {
 			return 0, false
 		}
 		return v, true
-	}, func(c *Config, _ []string, v int) { set(c, v) })
+	}
 }
 
-func percentLeaf(set func(c *Config, n int)) leafFunc { return intLeaf(0, 100, typePercent, set) }
-func countLeaf(set func(c *Config, n int)) leafFunc   { return intLeaf(0, 1<<20, typeCount, set) }
-
-func stringLeaf(set func(c *Config, at []string, s string)) leafFunc {
-	return leaf(func(d *decoder, n *yaml.Node, shown string) (string, bool) {
-		return d.scalar(n, shown, "a single value")
-	}, set)
+func parseText(d *decoder, n *yaml.Node, shown string) (string, bool) {
+	return d.scalar(n, shown, "a single value")
 }
 
 // names is a list of names and the line of each.
@@ -258,50 +258,44 @@ type names struct {
 	lines []int
 }
 
-func namesLeaf(set func(c *Config, v []string, lines []int)) leafFunc {
-	return leaf(func(d *decoder, n *yaml.Node, shown string) (names, bool) {
-		if n.Kind == yaml.ScalarNode && !isNull(n) {
-			d.add(n.Line, "%s: want a list, got one value; write [%s]", shown, n.Value)
+func parseNames(d *decoder, n *yaml.Node, shown string) (names, bool) {
+	if n.Kind == yaml.ScalarNode && !isNull(n) {
+		d.add(n.Line, "%s: want a list, got one value; write [%s]", shown, n.Value)
+		return names{}, false
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.add(n.Line, "%s: want a list of names, such as [a, b], got %s", shown, what(n))
+		return names{}, false
+	}
+	out := names{vals: []string{}}
+	for i, e := range n.Content {
+		e = resolve(e)
+		if e.Kind != yaml.ScalarNode || isNull(e) {
+			d.add(e.Line, "%s[%d]: want a name, got %s", shown, i, what(e))
 			return names{}, false
 		}
-		if n.Kind != yaml.SequenceNode {
-			d.add(n.Line, "%s: want a list of names, such as [a, b], got %s", shown, what(n))
-			return names{}, false
-		}
-		out := names{vals: []string{}}
-		for i, e := range n.Content {
-			e = resolve(e)
-			if e.Kind != yaml.ScalarNode || isNull(e) {
-				d.add(e.Line, "%s[%d]: want a name, got %s", shown, i, what(e))
-				return names{}, false
-			}
-			out.vals, out.lines = append(out.vals, e.Value), append(out.lines, e.Line)
-			d.c.lines[fmt.Sprintf("%s[%d]", shown, i)] = e.Line
-		}
-		return out, true
-	}, func(c *Config, _ []string, v names) { set(c, v.vals, v.lines) })
+		out.vals, out.lines = append(out.vals, e.Value), append(out.lines, e.Line)
+		d.c.lines[fmt.Sprintf("%s[%d]", shown, i)] = e.Line
+	}
+	return out, true
 }
 
-// The accepted values of sshd's yes/no settings and of PermitRootLogin.
-var (
-	yesNo     = []string{"yes", "no"}
-	rootLogin = []string{"yes", "no", "prohibit-password", "without-password", "forced-commands-only"}
-)
-
-func sshLeaf(valid []string, set func(b *SSHBaseline, v []string)) leafFunc {
-	return leaf(func(d *decoder, n *yaml.Node, shown string) ([]string, bool) {
-		v, line, msg := sshValues(n, valid...)
+// parseOneOf reads a value or a non-empty list of valid (YAML booleans
+// are yes and no).
+func parseOneOf(valid []string) parser[[]string] {
+	return func(d *decoder, n *yaml.Node, shown string) ([]string, bool) {
+		v, line, msg := oneOf(n, valid...)
 		if msg != "" {
 			d.add(line, "%s: %s", shown, msg)
 			return nil, false
 		}
 		return v, true
-	}, func(c *Config, _ []string, v []string) { set(&c.SSH.Baseline, v) })
+	}
 }
 
-// sshValues reads a value or a list of valid (YAML booleans are yes and
-// no); on a mistake it returns the line and what is wrong.
-func sshValues(n *yaml.Node, valid ...string) ([]string, int, string) {
+// oneOf reads a value or a list of valid; on a mistake it returns the
+// line and what is wrong.
+func oneOf(n *yaml.Node, valid ...string) ([]string, int, string) {
 	var items []*yaml.Node
 	switch n.Kind {
 	case yaml.ScalarNode:
@@ -361,5 +355,5 @@ func enterWaiver(d *decoder, n *yaml.Node, shown string, _ []string) {
 
 // lastWaiver is the entry enterWaiver started last.
 func lastWaiver(set func(w *Waiver, s string)) leafFunc {
-	return stringLeaf(func(c *Config, _ []string, s string) { set(&c.Waivers[len(c.Waivers)-1], s) })
+	return leaf(parseText, func(c *Config, _ []string, s string) { set(&c.Waivers[len(c.Waivers)-1], s) })
 }

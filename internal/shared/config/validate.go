@@ -3,12 +3,9 @@ package config
 import (
 	"cmp"
 	"fmt"
-	"net/netip"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/guestcheck/guestcheck/internal/shared/hostrule"
 )
 
 // MaxProbeTimeout bounds probe.timeout. The kubelet runs an exec probe
@@ -26,64 +23,9 @@ type Issue struct {
 	Path string
 	Msg  string
 	at   string
-	// orElse says the same from the other key of a pair, for a file that
+	// OrElse says the same from the other key of a pair, for a file that
 	// sets only that one (disk.fail_percent: 80 under the default 90).
-	orElse *Issue
-}
-
-// ExpectedHostname judges a hostname.expected value with the rule the
-// hostname check applies to names (nil when valid, or when empty: not
-// set). The loader refuses a bad one, and the check calls it too, so the
-// two cannot disagree.
-func ExpectedHostname(s string) error {
-	if s = strings.TrimSpace(s); s == "" {
-		return nil
-	}
-	return hostrule.Validate(s)
-}
-
-// RouteTarget parses a routes.targets entry. Only addresses are taken:
-// resolving a name would send traffic, which the routes check never does.
-// The loader refuses a bad one, and the routes check parses with it.
-func RouteTarget(s string) (netip.Addr, error) {
-	a, err := netip.ParseAddr(strings.TrimSpace(s))
-	if err != nil {
-		return netip.Addr{}, fmt.Errorf("%q is not an IP address", s)
-	}
-	return a, nil
-}
-
-// Issues are the hostname section's values that its rules refuse.
-func (h HostnameConfig) Issues() []Issue {
-	if err := ExpectedHostname(h.Expected); err != nil {
-		return []Issue{{Path: "hostname.expected", Msg: fmt.Sprintf("%q is not a valid host name: %v; write letters, digits and '-' in dot-separated labels, such as web-1.example.org", h.Expected, err)}}
-	}
-	return nil
-}
-
-// Issues are the routes section's values that its rules refuse: each
-// entry of targets that is not an IP address.
-func (r RoutesConfig) Issues() []Issue {
-	var out []Issue
-	for i, t := range r.Targets {
-		if _, err := RouteTarget(t); err != nil {
-			out = append(out, Issue{Path: fmt.Sprintf("routes.targets[%d]", i),
-				Msg: err.Error() + "; write an address such as 192.0.2.10 or 2001:db8::1 (names are not resolved, so that the check sends no traffic)"})
-		}
-	}
-	return out
-}
-
-// Issues are the disk section's values that its rules refuse: a warning
-// threshold above the failure one would never warn.
-func (d DiskConfig) Issues() []Issue {
-	if d.WarnPercent > d.FailPercent {
-		return []Issue{{Path: "disk.warn_percent",
-			Msg: fmt.Sprintf("%d is above disk.fail_percent (%d), so a filesystem would fail before it ever warned; write a warn_percent at or below fail_percent (the defaults are 90 and 97)", d.WarnPercent, d.FailPercent),
-			orElse: &Issue{Path: "disk.fail_percent",
-				Msg: fmt.Sprintf("%d is below disk.warn_percent (%d), so a filesystem would fail before it ever warned; write a fail_percent at or above warn_percent (the defaults are 90 and 97)", d.FailPercent, d.WarnPercent)}}}
-	}
-	return nil
+	OrElse *Issue
 }
 
 // Issues are the probe section's values that its rules refuse: an empty
@@ -108,10 +50,16 @@ func (p ProbeConfig) Issues() []Issue {
 	return out
 }
 
-// Issues are every section's values that their rules refuse, in no
+// issues are every section's values that their rules refuse, in no
 // particular order; the loader places and sorts them.
-func (c *Config) Issues() []Issue {
-	return slices.Concat(c.Hostname.Issues(), c.Routes.Issues(), c.Disk.Issues(), c.Probe.Issues())
+func (d *decoder) issues() []Issue {
+	out := d.c.Probe.Issues()
+	for _, s := range d.s.secs {
+		if v, ok := d.c.sections[s.Name]; ok {
+			out = append(out, s.issues(v)...)
+		}
+	}
+	return out
 }
 
 // showDuration writes d as the file would: 2m, not Go's 2m0s.
@@ -146,9 +94,9 @@ func (c *Config) lineOf(p string) int {
 // validateSections adds every section's Issues to the problems found
 // while decoding, whatever those were, so that one pass reports all.
 func (d *decoder) validateSections() {
-	for _, is := range d.c.Issues() {
-		if is.orElse != nil && d.c.lines[is.Path] == 0 {
-			is = *is.orElse
+	for _, is := range d.issues() {
+		if is.OrElse != nil && d.c.lines[is.Path] == 0 {
+			is = *is.OrElse
 		}
 		d.add(d.c.lineOf(cmp.Or(is.at, is.Path)), "%s: %s", is.Path, is.Msg)
 	}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sync"
 
+	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 )
 
@@ -26,10 +27,15 @@ type Check struct {
 	// (Markdown): the first section of the check's reference page when
 	// the page is generated whole.
 	Why string
-	// Config names the configuration sections the check reads besides
-	// checks.ID (such as "dns" for dns.names); config.Keys describes
-	// each key, and the reference and the man page name them from here.
-	Config []string
+	// Settings is the check's own section of guestcheck.yaml (such as
+	// dns: for dns.names), declared beside the check as a
+	// config.Settings; the zero Section when it has none. The loader
+	// decodes the file against it, and the man page, the shipped file and
+	// the reference describe it from here.
+	Settings config.Section
+	// AlsoReads names the general sections of the file the check reads
+	// besides its own and checks.ID (qemu-guest-agent reads probe:).
+	AlsoReads []string
 	// DependsOn names checks that must pass first; when one of them does
 	// not pass, this check is reported as skip with the reason. A
 	// dependency that is not part of the run is not enforced.
@@ -45,6 +51,15 @@ type Check struct {
 	// Run performs the check. It must honour ctx and return at least one
 	// finding; returning none is reported as an error.
 	Run func(ctx context.Context, env *Env) []Finding
+}
+
+// Sections names the sections of guestcheck.yaml the check reads besides
+// checks.ID: its own, then AlsoReads.
+func (c Check) Sections() []string {
+	if c.Settings.Name == "" {
+		return c.AlsoReads
+	}
+	return append([]string{c.Settings.Name}, c.AlsoReads...)
 }
 
 // The report's vocabulary, defined once in reportv1 so that the readers

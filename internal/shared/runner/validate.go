@@ -66,7 +66,7 @@ func Validate(all []Check, cfg *config.Config) error {
 // It returns what could be decoded even when there are problems (nil
 // when the file cannot be read or is not YAML), for check-config's notes.
 func InspectConfig(all []Check, path string, explicit bool) (*config.Config, config.Errors) {
-	cfg, probs := config.Inspect(path, explicit)
+	cfg, probs := config.Inspect(path, explicit, Sections(all)...)
 	if cfg == nil {
 		return nil, probs
 	}
@@ -76,6 +76,18 @@ func InspectConfig(all []Check, path string, explicit bool) (*config.Config, con
 		slices.SortStableFunc(probs, func(a, b problem.Problem) int { return a.Line - b.Line })
 	}
 	return cfg, probs
+}
+
+// Sections are the checks' own sections of the configuration file, in
+// registry order: what the loader decodes besides the general keys.
+func Sections(all []Check) []config.Section {
+	var out []config.Section
+	for _, c := range all {
+		if c.Settings.Name != "" {
+			out = append(out, c.Settings)
+		}
+	}
+	return out
 }
 
 // LoadConfig is how guestcheck, guestcheck probe and guestcheck

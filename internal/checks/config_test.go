@@ -1,48 +1,19 @@
-package config
+package checks
 
 import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/guestcheck/guestcheck/internal/shared/config"
+	"github.com/guestcheck/guestcheck/internal/shared/runner"
+	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden and packaging/man/guestcheck.yaml.5 from the current output")
-
-// goldenFile compares got with the file at p, or rewrites it under -update.
-func goldenFile(t *testing.T, p, got string) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (go test -run %s -update writes it)", err, t.Name())
-	}
-	if got != string(want) {
-		w, g := strings.Split(string(want), "\n"), strings.Split(got, "\n")
-		var b strings.Builder
-		for i := 0; i < max(len(w), len(g)); i++ {
-			wl, gl := "", ""
-			if i < len(w) {
-				wl = w[i]
-			}
-			if i < len(g) {
-				gl = g[i]
-			}
-			if wl != gl {
-				fmt.Fprintf(&b, "line %d:\n  want %q\n  got  %q\n", i+1, wl, gl)
-			}
-		}
-		t.Errorf("output differs from %s (go test -update rewrites it after a deliberate change):\n%s", p, b.String())
-	}
-}
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
 
 // configMistakes are files with one kind of mistake each, as an operator
 // makes them; TestErrorMessages holds their messages whole.
@@ -101,21 +72,22 @@ var configMistakes = []string{
 	"timout: 5s\nhostname:\n  expected: web_1\n",
 }
 
-// TestErrorMessages holds every configuration message to
-// testdata/errors.golden, whole: one line each, naming the file, the
+// TestConfigMessages holds every configuration message, the general
+// keys' and the checks' own sections', to testdata/config-errors.golden,
+// whole: one line each, naming the file, the
 // line and the key path, in the user's words.
-func TestErrorMessages(t *testing.T) {
+func TestConfigMessages(t *testing.T) {
 	var b strings.Builder
 	for _, in := range configMistakes {
-		_, err := Parse("guestcheck.yaml", []byte(in))
+		_, err := config.Parse("guestcheck.yaml", []byte(in), runner.Sections(All)...)
 		fmt.Fprintf(&b, "$ %q\n", in)
 		if err == nil {
 			t.Errorf("Parse(%q) accepted", in)
 			continue
 		}
-		var all Errors
-		if errors.As(err, &all) && len(all) > 1 {
-			for _, p := range all {
+		var probs config.Errors
+		if errors.As(err, &probs) && len(probs) > 1 {
+			for _, p := range probs {
 				fmt.Fprintf(&b, "| %s\n", p)
 			}
 		}
@@ -126,5 +98,5 @@ func TestErrorMessages(t *testing.T) {
 			}
 		}
 	}
-	goldenFile(t, filepath.Join("testdata", "errors.golden"), b.String())
+	testenv.Golden(t, filepath.Join("testdata", "config-errors.golden"), b.String(), *update)
 }

@@ -1,4 +1,9 @@
-package config
+// Package confdoc writes what a user reads about guestcheck's
+// configuration file from its keys (config.Describe over the registry's
+// sections): guestcheck.yaml(5) and the shipped, all-comments
+// /etc/guestcheck/guestcheck.yaml. cmd/guestcheck's TestGenerated holds
+// the committed copies to it; nothing in a binary needs it.
+package confdoc
 
 import (
 	"fmt"
@@ -6,10 +11,11 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/shared/cli"
+	"github.com/guestcheck/guestcheck/internal/shared/config"
 )
 
 // manDescription is the DESCRIPTION of guestcheck.yaml(5).
-const manDescription = `guestcheck reads its configuration from ` + DefaultPath + ` (or the file --config names). The file is one YAML mapping; every key is optional, and an absent file or one holding only comments means the defaults below.
+const manDescription = `guestcheck reads its configuration from ` + config.DefaultPath + ` (or the file --config names). The file is one YAML mapping; every key is optional, and an absent file or one holding only comments means the defaults below.
 
 Decoding is strict, so that a typo never silently drops an expectation: an unknown key, a value of the wrong kind, a duration without a unit, an unknown check ID or a waiver of a code its check does not have is an error naming the file, the line and the key path, such as
 
@@ -19,8 +25,8 @@ guestcheck then exits 3 without checking anything, and guestcheck probe answers 
 
 Durations are written with a unit: 500ms, 5s, 2m, 1h30m. YAML indents with spaces only; a tab is an error.`
 
-// manExample is the EXAMPLE of guestcheck.yaml(5).
-const manExample = `  timeout: 90s
+// Example is the EXAMPLE of guestcheck.yaml(5), a valid file.
+const Example = `  timeout: 90s
   checks:
     dns: {enabled: false}
     cloud-init: {timeout: 10s}
@@ -36,19 +42,20 @@ const manExample = `  timeout: 90s
       reason: "no NTP on the test network"
       expires: 2027-03-01`
 
-// WriteMan writes guestcheck.yaml(5) from Keys: every key once, with its
-// type in words, its default and its help. The page has no date or
-// version, so that the committed copy changes only when a key does.
-func WriteMan(w io.Writer) error {
+// WriteMan writes guestcheck.yaml(5) from keys (config.Describe): every
+// key once, with its type in words, its default and its help. The page
+// has no date or version, so that the committed copy changes only when a
+// key does.
+func WriteMan(w io.Writer, keys []config.Key) error {
 	var b strings.Builder
 	b.WriteString(".TH GUESTCHECK.YAML 5 \"\" \"guestcheck\" \"File Formats\"\n.nh\n.ad l\n")
 	b.WriteString(".SH NAME\nguestcheck.yaml \\- configuration of guestcheck\n")
-	fmt.Fprintf(&b, ".SH SYNOPSIS\n%s\n", cli.Roff(DefaultPath))
+	fmt.Fprintf(&b, ".SH SYNOPSIS\n%s\n", cli.Roff(config.DefaultPath))
 	b.WriteString(".SH DESCRIPTION\n")
 	writeProse(&b, manDescription)
 	b.WriteString(".SH KEYS\n")
 	writeProse(&b, "A key path such as checks.ID.timeout names a key inside its sections; ID stands for a check ID (guestcheck --list), and waivers[] for each entry of the list.")
-	for _, k := range Keys {
+	for _, k := range keys {
 		if strings.HasSuffix(k.Path, "[]") {
 			continue // the entry itself: its keys say it all
 		}
@@ -64,8 +71,8 @@ func WriteMan(w io.Writer) error {
 		cli.ManProse(&b, k.Help)
 	}
 	b.WriteString(".SH EXAMPLE\n")
-	cli.ManProse(&b, manExample)
-	fmt.Fprintf(&b, ".SH FILES\n.TP\n.B %s\nThe configuration; the packages install it all comments, and keep an edited copy on upgrade (and run guestcheck check-config on it then).\n", cli.Roff(DefaultPath))
+	cli.ManProse(&b, Example)
+	fmt.Fprintf(&b, ".SH FILES\n.TP\n.B %s\nThe configuration; the packages install it all comments, and keep an edited copy on upgrade (and run guestcheck check-config on it then).\n", cli.Roff(config.DefaultPath))
 	b.WriteString(".SH SEE ALSO\n.BR guestcheck (8)\n")
 	_, err := io.WriteString(w, b.String())
 	return err
