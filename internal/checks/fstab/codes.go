@@ -70,6 +70,10 @@ var (
 		Cases: []runner.Case{
 			{When: "when the entry has `nofail`, `noauto` or `x-systemd.automount`", Fix: "Attach the disk that carries `{spec}`, or correct the identifier on line {line} of `/etc/fstab` (`blkid` lists the present ones)."},
 		}}
+	codeFstabMalformedID = runner.Code{ID: "fstab-id-malformed", Group: "Device names", Status: "fail, or warn",
+		Meaning: "A `UUID=` or `PARTUUID=` value (or a `/dev/disk/by-uuid/`, `by-partuuid/` link) is no identifier any device carries: not hexadecimal digits in dash-separated groups, or too few or too many of them (detail `reason`). Judged without the running system too, under `--root IMAGE`. Fail unless the entry has `nofail`, `noauto` or `x-systemd.automount`, or is a swap.",
+		Fix:     "Replace `{spec}` on line {line} of `/etc/fstab` with `{kind}=` and the value `blkid -s {kind} -o value DEVICE` prints for the filesystem it means, or comment the line out.",
+		RootFix: "Replace `{spec}` on line {line} of `/etc/fstab` in the image with `{kind}=` and the value the image's build gave the filesystem it means, or comment the line out."}
 	codeFstabAmbiguous = runner.Code{ID: "fstab-device-ambiguous", Group: "Device names", Status: "fail",
 		Meaning: "The identifier matches more than one block device (a cloned or restored disk); detail `devices`.",
 		Fix:     "Give the copy a new identity ({command}) or detach it, so that `{spec}` names one device."}
@@ -128,7 +132,7 @@ var (
 // reference page.
 var Codes = []runner.Code{
 	codeFstabEntryOK, codeFstabAbsent, codeFstabUnreadable, codeFstabSyntax, codeFstabMountPoint, codeFstabIgnoredText,
-	codeFstabKernelName, codeFstabByPath, codeFstabMissing, codeFstabAmbiguous,
+	codeFstabKernelName, codeFstabByPath, codeFstabMalformedID, codeFstabMissing, codeFstabAmbiguous,
 	codeFstabNoNofail, codeFstabNoNetdev,
 	codeFstabNotMounted, codeFstabOtherDevice, codeFstabDuplicate, codeFstabLinkMismatch,
 	codeFstabNotLive, codeFstabProbeLimited, codeFstabUnverifiable, codeFstabStateUnreadable,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	iofs "io/fs"
+	"strings"
 	"testing"
 
 	"github.com/guestcheck/guestcheck/internal/fact/blockdev"
@@ -62,6 +63,13 @@ func TestJudgeFstabOnFacts(t *testing.T) {
 		{"not live", "/dev/vdb /data ext4 defaults 0 2\n", func(f *FstabFacts) {
 			*f = FstabFacts{File: f.File, Data: f.Data, Entries: f.Entries, NotLiveReason: "needs the running system"}
 		}, map[string]string{"": "skip:fstab-not-live", "1": "fail:fstab-kernel-device-name"}},
+		{"malformed UUID", root + "UUID=bad-uuid /boot ext4 defaults 0 2\n", nil,
+			map[string]string{"1": "pass:fstab-entry-ok", "2": "fail:fstab-id-malformed"}},
+		{"malformed PARTUUID with nofail", root + "/dev/disk/by-partuuid/0ffe-01 /srv ext4 defaults,nofail 0 2\n", nil,
+			map[string]string{"1": "pass:fstab-entry-ok", "2": "warn:fstab-id-malformed"}},
+		{"malformed UUID, not live", "UUID=bad-uuid /boot ext4 defaults 0 2\nUUID=ABCD-1234 /boot/efi vfat umask=0077 0 1\n", func(f *FstabFacts) {
+			*f = FstabFacts{File: f.File, Data: f.Data, Entries: f.Entries, NotLiveReason: "needs the running system"}
+		}, map[string]string{"": "skip:fstab-not-live", "1": "fail:fstab-id-malformed", "2": "pass:fstab-entry-ok"}},
 		{"deadline", root + "UUID=" + blockdevtest.DataUUID + " /data ext4 defaults,nofail 0 2\n", func(f *FstabFacts) {
 			f.Deadline, f.Cut = context.DeadlineExceeded, 1
 		}, map[string]string{"1": "pass:fstab-entry-ok", "": "error:fstab-state-unreadable"}},
@@ -80,5 +88,30 @@ func TestJudgeFstabOnFacts(t *testing.T) {
 			checktest.Conventions(t, fs, Codes)
 			blockdevtest.WantGroups(t, fstabByLine(fs), c.want)
 		})
+	}
+}
+
+// TestJudgeFstabMalformedID: the message says what is wrong with the
+// value and what the boot does; the fix, live or in an image, says what
+// to write instead.
+func TestJudgeFstabMalformedID(t *testing.T) {
+	f := liveFacts(t, "UUID=bad-uuid /boot ext4 defaults 0 2\n")
+	got := JudgeFstab(f)
+	if len(got) != 1 {
+		t.Fatalf("findings %+v", got)
+	}
+	want := "UUID=bad-uuid for /boot is no UUID a device can carry (the value holds 'u', which is not a hexadecimal digit): " +
+		"systemd waits for it (90 s by default), then the boot drops to emergency mode"
+	if got[0].Message != want || got[0].Detail["reason"] != "the value holds 'u', which is not a hexadecimal digit" {
+		t.Errorf("message %q, detail %v", got[0].Message, got[0].Detail)
+	}
+	if fix := got[0].Remediation; fix != "Replace `UUID=bad-uuid` on line 1 of `/etc/fstab` with `UUID=` and the value `blkid -s UUID -o value DEVICE` prints for the filesystem it means, or comment the line out." {
+		t.Errorf("live fix %q", fix)
+	}
+	f = FstabFacts{File: f.File, Data: f.Data, Entries: f.Entries, NotLiveReason: "needs the running system"}
+	for _, g := range JudgeFstab(f) {
+		if g.Code == codeFstabMalformedID.ID && !strings.Contains(g.Remediation, "in the image with `UUID=` and the value the image's build gave") {
+			t.Errorf("image fix %q", g.Remediation)
+		}
 	}
 }

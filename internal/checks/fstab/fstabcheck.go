@@ -261,6 +261,11 @@ func (r *fstabJudge) entry(e fstabfile.Entry) []runner.Finding {
 			v.with(res.detailPairs()...), r.persistentFix(codeFstabByPath, v, res.dev, addNofail)))
 	}
 
+	malformed, hasMalformed := malformedID(v, r.f.Live)
+	if hasMalformed {
+		out = append(out, malformed)
+	}
+
 	// Options.
 	if v.src.IsBlock() && data && !e.IsSwap() && !v.optional && !namedByKernel {
 		out = append(out, codeFstabNoNofail.New(runner.Warn,
@@ -274,8 +279,11 @@ func (r *fstabJudge) entry(e fstabfile.Entry) []runner.Finding {
 			v.with(), codeFstabNoNetdev.Fixf("line", fmt.Sprint(e.Line), "fstab_line", fstabLineWith(e, "", "_netdev"))))
 	}
 
-	// Resolution (live only).
-	out = append(out, r.resolutionFindings(v, res)...)
+	// Resolution (live only). No device carries a malformed identifier,
+	// and malformedID has said what the boot does without one.
+	if !hasMalformed {
+		out = append(out, r.resolutionFindings(v, res)...)
+	}
 
 	// Mounted state.
 	if f, ok := r.mountedFinding(v, res); ok {
@@ -298,6 +306,32 @@ func (r *fstabJudge) entry(e fstabfile.Entry) []runner.Finding {
 		out = append(out, runner.Passf(codeFstabEntryOK.ID, msg, v.with(res.detailPairs()...)))
 	}
 	return out
+}
+
+// malformedID judges a UUID= or PARTUUID= value that no device can carry
+// (fstabfile.CheckID): it never resolves, live or in an image, so the
+// boot waits for it as for a missing disk.
+func malformedID(v fstabEntryView, live bool) (runner.Finding, bool) {
+	if v.src.Kind != fstabfile.SourceTag && v.src.Kind != fstabfile.SourceDiskLink {
+		return runner.Finding{}, false
+	}
+	err := fstabfile.CheckID(v.src.ID, v.src.Value)
+	if err == nil {
+		return runner.Finding{}, false
+	}
+	st := runner.Fail
+	why := "systemd waits for it (90 s by default), then the boot drops to emergency mode"
+	switch {
+	case v.optional:
+		st, why = runner.Warn, "nofail, noauto or x-systemd.automount: the boot goes on without it"
+	case v.e.IsSwap():
+		st, why = runner.Warn, "the boot waits for it (90 s by default), then continues without this swap"
+	}
+	kind := string(v.src.ID)
+	return codeFstabMalformedID.New(st,
+		fmt.Sprintf("%s for %s is no %s a device can carry (the value %s): %s", v.e.Spec, v.what, kind, err, why),
+		v.with("reason", "the value "+err.Error(), "why", why),
+		codeFstabMalformedID.FixOn(live, "kind", kind, "spec", v.e.Spec, "line", fmt.Sprint(v.e.Line))), true
 }
 
 // ignoredText reports text on the entry's line that mount and systemd

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/internal/shared/runner/checktest"
@@ -641,6 +642,24 @@ func TestHostnameNotLive(t *testing.T) {
 		fs, _ := tcase{files: files, live: false}.run(t, context.Background())
 		expect(t, fs, "hostname-etc-missing", runner.Warn, "kernel hostname was not consulted")
 		absent(t, fs, "hostname-ok", "hostname-localhost")
+	})
+	t.Run("half-sealed template", func(t *testing.T) {
+		// sealprep sealed it, then its machine ID was put back: the
+		// record makes it a template still, so no fix bakes a name into
+		// every clone (the machine-id check fails the ID).
+		files := healthyFiles()
+		delete(files, "/etc/hostname")
+		const id = "0123456789abcdef0123456789abcdef"
+		files["/etc/machine-id"] = id + "\n"
+		files[sealrecord.Path] = string(sealrecord.Record{Schema: sealrecord.Schema,
+			SealedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), SealprepVersion: "v9.9",
+			MachineIDSHA256: sealrecord.HashMachineID(id), MachineIDCleared: true}.Marshal())
+		fs, _ := tcase{files: files, live: false}.run(t, context.Background())
+		f := expect(t, fs, "hostname-template", runner.Pass, "no static hostname", "as in a sealed template")
+		if !strings.HasPrefix(f.Detail["template"], "half-sealed") {
+			t.Errorf("template detail %q", f.Detail["template"])
+		}
+		absent(t, fs, "hostname-etc-missing", "hostname-ok")
 	})
 	t.Run("template named localhost", func(t *testing.T) {
 		files := healthyFiles()

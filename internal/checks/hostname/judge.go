@@ -25,6 +25,8 @@ func Judge(f Facts) []runner.Finding {
 	v.cloudInit()
 	v.detail["expected"] = or(f.Expected, "not set")
 	if f.Template.Is {
+		// A template's name is no clone's, so nothing resolves it.
+		v.detail["resolution"] = "not attempted: a sealed template has no name of its own"
 		v.judgeTemplate()
 		return v.findings()
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/guestcheck/guestcheck/internal/fact/passwords"
 	"github.com/guestcheck/guestcheck/internal/fact/systemd"
 	"github.com/guestcheck/guestcheck/internal/parse/problem"
 	"github.com/guestcheck/guestcheck/internal/parse/sshdconfig"
@@ -139,6 +140,102 @@ func TestPwAuthOverridesBaseline(t *testing.T) {
 	// Not root: the file is 0600, so that part is skipped with the reason.
 	f.PwAuth = PwAuth{Denied: true, Source: CloudConfigPath}
 	want(t, JudgeAuth(f), CodePwAuthUnread, runner.Skip, "readable by root only")
+}
+
+// TestPasswordLoginByAccounts: PasswordAuthentication yes that nobody
+// asked for (Debian's cloud.cfg leaves ssh_pwauth unset) is judged by the
+// accounts /etc/shadow opens to it, named and never with their hashes.
+func TestPasswordLoginByAccounts(t *testing.T) {
+	const locked = "root:*:19000:0:99999:7:::\ndebian:!:19000:0:99999:7:::\nops:!$6$salt$LOCKEDHASH:19000:0:99999:7:::\nsvc:!!:19000:0:99999:7:::\n"
+	for _, tc := range []struct {
+		name, shadow string
+		cfg          func(*config.Config)
+		st           runner.Status
+		msg          []string
+		accounts     string
+	}{
+		{"every account locked", locked, nil, runner.Warn,
+			[]string{"PasswordAuthentication is yes (", "50-cloud-init.conf:1), but no account has a usable password in ", "/etc/shadow: a password set later would be reachable over ssh; the baseline allows no"},
+			"none with a usable password"},
+		{"a usable hash", locked + "admin:$6$salt$USABLEHASH:19000:0:99999:7:::\n", nil, runner.Fail,
+			[]string{"PasswordAuthentication is yes (", "50-cloud-init.conf:1) and 1 account(s) have a password it accepts: admin; the baseline allows no"},
+			"admin"},
+		{"an empty field", locked + "guest::19000:0:99999:7:::\nadmin:$y$j9T$USABLEHASH:19000:0:99999:7:::\n", nil, runner.Fail,
+			[]string{"2 account(s) have a password it accepts: guest (empty password), admin;"},
+			"guest (empty password), admin"},
+		{"many accounts", "a:$6$H1:1::::::\nb:$6$H2:1::::::\nc:$6$H3:1::::::\nd:$6$H4:1::::::\ne:$6$H5:1::::::\nf:$6$H6:1::::::\n", nil, runner.Fail,
+			[]string{"6 account(s) have a password it accepts: a, b, c, d, e and 1 more;"},
+			"a, b, c, d, e, f"},
+		{"a line that does not parse", locked + "broken:$6$salt$BROKENHASH\n", nil, runner.Fail,
+			[]string{"the baseline allows no (whether an account has a password is unknown: 1 line(s) of ", "/etc/shadow:5: 2 fields, want 9)"},
+			""},
+		{"no shadow file", "", nil, runner.Fail,
+			[]string{"the baseline allows no (whether an account has a password is unknown: ", "no such file or directory)"},
+			""},
+		{"ssh.baseline asks for no", locked, func(c *config.Config) { settings.Set(c, Settings{Baseline: Accepted{PasswordAuthentication: []string{"no"}}}) }, runner.Fail,
+			[]string{"PasswordAuthentication is yes (", "50-cloud-init.conf:1); the baseline allows no"},
+			""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := imageRoot(t, "")
+			if tc.shadow != "" {
+				if err := os.WriteFile(filepath.Join(dir, "etc", "shadow"), []byte(tc.shadow), 0o640); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cfg := config.Default()
+			if tc.cfg != nil {
+				tc.cfg(cfg)
+			}
+			out := JudgeAuth(gatherAsRoot(t, dir, cfg))
+			validate(t, out)
+			var pa []runner.Finding
+			for _, f := range find(out, CodeAuthBaseline) {
+				if f.Detail["setting"] == "PasswordAuthentication" {
+					pa = append(pa, f)
+				}
+			}
+			if len(pa) != 1 {
+				t.Fatalf("PasswordAuthentication findings:\n%s", dumpFindings(out))
+			}
+			f := pa[0]
+			if f.Status != tc.st {
+				t.Errorf("status %s, want %s: %s", f.Status, tc.st, f.Message)
+			}
+			for _, m := range tc.msg {
+				if !strings.Contains(f.Message, m) {
+					t.Errorf("message %q lacks %q", f.Message, m)
+				}
+			}
+			if tc.accounts != "" && f.Detail["accounts"] != tc.accounts {
+				t.Errorf("accounts %q, want %q", f.Detail["accounts"], tc.accounts)
+			}
+			if !strings.Contains(f.Remediation, "Set `PasswordAuthentication no` at ") {
+				t.Errorf("fix %q", f.Remediation)
+			}
+			for _, g := range out {
+				for k, v := range g.Detail {
+					if strings.Contains(g.Message+v, "HASH") || strings.Contains(g.Message+v, "$6$") {
+						t.Errorf("%s: a password hash in the report (%s): %q", g.Code, k, g.Message+" "+v)
+					}
+				}
+			}
+		})
+	}
+
+	// Not root on the running system: /etc/shadow is 0640 root:shadow, so
+	// whether an account has a password is unknown, and it says so.
+	f := gatherAsRoot(t, imageRoot(t, ""), nil)
+	f.IsRoot, f.Logins = false, passwords.Logins{File: "/etc/shadow", Err: &iofs.PathError{Op: "open", Path: "/etc/shadow", Err: iofs.ErrPermission}}
+	out := JudgeAuth(f)
+	validate(t, out)
+	sk := want(t, out, CodeAuthBaseline, runner.Skip, "PasswordAuthentication is yes (", "): not judged: whether an account has a password is unknown, /etc/shadow is readable by root only")
+	if !strings.HasPrefix(sk.Remediation, "Run guestcheck as root to have `/etc/shadow` read") {
+		t.Errorf("skip fix %q", sk.Remediation)
+	}
+	// As root, a denied read is no reason to pass or skip: it fails.
+	f.IsRoot = true
+	want(t, JudgeAuth(f), CodeAuthBaseline, runner.Fail, "whether an account has a password is unknown: /etc/shadow: permission denied")
 }
 
 func TestCleanConfigPasses(t *testing.T) {

@@ -141,8 +141,10 @@ var (
 	// Authentication
 	CodeAuthOK = runner.Code{ID: "ssh-auth-ok", Group: "Authentication", Status: "pass",
 		Meaning: "The five settings meet the baseline. Detail: each value with its file:line, `files`, and where the PasswordAuthentication expectation came from."}
-	CodeAuthBaseline = runner.Code{ID: "ssh-auth-baseline", Group: "Authentication", Status: "fail",
-		Meaning: "A setting's effective value is outside the baseline; the message names the file and line that won. Detail `setting`, `value`, `at`, `allowed`, `expected_from`.",
+	CodeAuthBaseline = runner.Code{ID: "ssh-auth-baseline", Group: "Authentication", Status: "fail, warn or skip",
+		Meaning: "A setting's effective value is outside the baseline; the message names the file and line that won. Detail `setting`, `value`, `at`, `allowed`, `expected_from`. " +
+			"`PasswordAuthentication yes` under the default baseline (neither `ssh.baseline` nor cloud-init's `ssh_pwauth` asks for a value, as with Debian's cloud.cfg) is judged by the accounts it opens, read from `/etc/shadow` (detail `accounts`, names only, never a hash): " +
+			"fail when an account has a usable password hash or an empty password field; warn when every account is locked or has none (`!`, `*`, `!!`, `!` before a hash), since a password set later would be reachable; skip when guestcheck is not root and cannot read `/etc/shadow`; fail as for any setting when the file is missing or has lines that do not parse.",
 		Fix:     "Set `{setting} {value}` at {at} (the first value wins, so change that line rather than adding one later), check with `sshd -T | grep -i {setting}`, and reload sshd.",
 		RootFix: "Set `{setting} {value}` at {at} in the image (the first value wins, so change that line rather than adding one later).",
 		Cases: []runner.Case{
@@ -150,6 +152,8 @@ var (
 				Fix: "Set `{setting} {value}` in a drop-in in `/etc/ssh/sshd_config.d/` that sorts before the others (the first value wins), check with `sshd -T | grep -i {setting}`, and reload sshd."},
 			{When: "under an image root, when the value is sshd's default",
 				Fix: "Set `{setting} {value}` in the image, in a drop-in in `/etc/ssh/sshd_config.d/` that sorts before the others (the first value wins)."},
+			{When: "when /etc/shadow is readable by root only",
+				Fix: "Run guestcheck as root to have `/etc/shadow` read: `PasswordAuthentication yes` fails only where an account has a password it accepts."},
 		}}
 	CodeAuthConditional = runner.Code{ID: "ssh-auth-conditional", Group: "Authentication", Status: "warn",
 		Meaning: "A `Match` block sets a judged setting outside the baseline for the connections it matches. Detail `match`, `at`.",

@@ -22,6 +22,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/identity"
 	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
+	"github.com/guestcheck/guestcheck/internal/fact/passwords"
 	"github.com/guestcheck/guestcheck/internal/fact/procs"
 	"github.com/guestcheck/guestcheck/internal/fact/store"
 	"github.com/guestcheck/guestcheck/internal/fact/systemd"
@@ -87,6 +88,9 @@ type Facts struct {
 
 	PwAuth   PwAuth
 	Baseline Accepted
+	// Logins are the accounts /etc/shadow opens to a password login: what
+	// PasswordAuthentication yes is judged by under the default baseline.
+	Logins passwords.Logins
 
 	// Template is sealprep's record of the template's host keys (nil when
 	// the image has none, or it does not parse: network-identity reports
@@ -172,6 +176,7 @@ func Gather(ctx context.Context, env *runner.Env) Facts {
 	f.HostKeys, f.DefaultHostKeys = readHostKeys(r, f.Config)
 	f.Instance = identity.ReadCloneEvidence(r, env.Live)
 	f.PwAuth = readPwAuth(r)
+	f.Logins = passwords.Read(r)
 	f.Template = f.Instance.Template
 	f.State = f.Instance.State
 	if f.State.Is {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
 	"github.com/guestcheck/guestcheck/internal/fact/systemd"
 	"github.com/guestcheck/guestcheck/internal/parse/problem"
@@ -659,7 +660,7 @@ func EffectiveBaseline(cfg Accepted, pw PwAuth) (Baseline, string) {
 	set("PermitRootLogin", cfg.PermitRootLogin)
 	set("PermitEmptyPasswords", cfg.PermitEmptyPasswords)
 	set("PubkeyAuthentication", cfg.PubkeyAuthentication)
-	source := "default baseline"
+	source := defaultSource
 	if cfg.PasswordAuthentication != nil {
 		source = "ssh.baseline"
 	}
@@ -717,7 +718,9 @@ func JudgeAuth(f Facts) []runner.Finding {
 		}
 		key := snake(s.key)
 		d[key] = v + " (" + at + ")"
-		if !accepts(base[s.key], v) {
+		if s.key == "PasswordAuthentication" && v == "yes" && !accepts(base[s.key], v) && source == defaultSource {
+			bad = append(bad, passwordLogin(f, v, at, base[s.key]))
+		} else if !accepts(base[s.key], v) {
 			bad = append(bad, CodeAuthBaseline.New(runner.Fail,
 				fmt.Sprintf("%s is %s (%s); the baseline allows %s", s.key, v, at, strings.Join(base[s.key], " or ")),
 				map[string]string{"setting": s.key, "value": v, "at": at, "allowed": strings.Join(base[s.key], ","), "expected_from": sourceFor(s.key, source)},
@@ -739,6 +742,65 @@ func JudgeAuth(f Facts) []runner.Finding {
 		return append(out, bad...)
 	}
 	return append(out, runner.Passf(CodeAuthOK.ID, "PasswordAuthentication, KbdInteractiveAuthentication, PermitRootLogin, PermitEmptyPasswords and PubkeyAuthentication meet the baseline", d))
+}
+
+// defaultSource is EffectiveBaseline's source when nobody asked for a
+// PasswordAuthentication value: neither ssh.baseline nor cloud-init's
+// ssh_pwauth (Debian's cloud.cfg leaves it unset, and sshd's default is
+// yes).
+const defaultSource = "default baseline"
+
+// maxAccounts bounds the accounts a message names; detail `accounts`
+// has them all.
+const maxAccounts = 5
+
+// passwordLogin judges PasswordAuthentication yes under the default
+// baseline by what it opens: a password login reaches only accounts with
+// a usable password (or an empty one) in /etc/shadow. It fails naming
+// them, warns when there are none (a password set later would be
+// reachable), and when the file cannot be read says so: skipped without
+// root, failed as before otherwise. Hashes are never read out of
+// passwords.Logins, which holds none.
+func passwordLogin(f Facts, v, at string, allowed []string) runner.Finding {
+	const key = "PasswordAuthentication"
+	l := f.Logins
+	d := map[string]string{"setting": key, "value": v, "at": at, "allowed": strings.Join(allowed, ","), "expected_from": defaultSource, "shadow": l.File}
+	head := fmt.Sprintf("%s is %s (%s)", key, v, at)
+	tail := "; the baseline allows " + strings.Join(allowed, " or ")
+	fix := authFix(key, allowed, at, f.Live)
+	switch {
+	case l.Err != nil && runner.IsPermission(l.Err) && !f.IsRoot:
+		d["accounts"] = "unknown: " + l.File + " is readable by root only"
+		return CodeAuthBaseline.New(runner.Skip,
+			head+": not judged: whether an account has a password is unknown, "+l.File+" is readable by root only", d,
+			CodeAuthBaseline.CaseFix("when /etc/shadow is readable by root only"))
+	case l.Err != nil:
+		why := fs.ErrorText(l.File, l.Err)
+		d["accounts"] = "unknown: " + why
+		return CodeAuthBaseline.New(runner.Fail, head+tail+" (whether an account has a password is unknown: "+why+")", d, fix)
+	case len(l.Problems) > 0:
+		d["accounts"] = "unknown: " + strings.Join(l.Problems, "; ")
+		return CodeAuthBaseline.New(runner.Fail,
+			fmt.Sprintf("%s%s (whether an account has a password is unknown: %d line(s) of %s do not parse, first %s)", head, tail, len(l.Problems), l.File, l.Problems[0]), d, fix)
+	}
+	open := l.Open()
+	if len(open) == 0 {
+		d["accounts"] = "none with a usable password"
+		return CodeAuthBaseline.New(runner.Warn,
+			head+", but no account has a usable password in "+l.File+": a password set later would be reachable over ssh"+tail, d, fix)
+	}
+	var names []string
+	for _, n := range l.Empty {
+		names = append(names, n+" (empty password)")
+	}
+	names = append(names, l.Usable...)
+	d["accounts"] = strings.Join(names, ", ")
+	shown := strings.Join(names, ", ")
+	if len(names) > maxAccounts {
+		shown = strings.Join(names[:maxAccounts], ", ") + fmt.Sprintf(" and %d more", len(names)-maxAccounts)
+	}
+	return CodeAuthBaseline.New(runner.Fail,
+		fmt.Sprintf("%s and %d account(s) have a password it accepts: %s%s", head, len(open), shown, tail), d, fix)
 }
 
 func sourceFor(key, pwSource string) string {

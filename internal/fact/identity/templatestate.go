@@ -75,9 +75,11 @@ func ReadLiveBoot(r fs.Reader) LiveBoot {
 // ends at), because sealprep clears it last and every clone's first boot
 // sets it, so a clone never looks like one. Host keys, the hostname and
 // the instance are judged in template mode, never part of the decision.
-// A record with the recorded ID still in place is a half-sealed template
-// (not a template: the machine-id check fails it); a record with another
-// ID is a clone that booted.
+// A record with the recorded ID still in place is a half-sealed template:
+// a template still, whatever else it kept or got back, so every check
+// judges it as one (the machine-id check fails the ID, and no check
+// tells the operator to bake a name or a key into it); a record with
+// another ID is a clone that booted.
 //
 // On the running system the rule is conservative: a template only during
 // a sealed image's first boot before cloud-init's first run, that is with
@@ -118,6 +120,7 @@ func TemplateStateOf(mid MachineID, rec Template, boot *LiveBoot) TemplateState 
 		st.Why = sealedBy + "; " + MachineIDPath + " is " + state
 	case rec.Record != nil && rec.Record.MachineIDSHA256 != "" &&
 		sealrecord.HashMachineID(etc.ID()) == rec.Record.MachineIDSHA256:
+		st.Is = true
 		st.Why = "half-sealed: " + MachineIDPath + " still holds the template's ID (" + sealedBy + ")"
 	case rec.Record != nil:
 		st.Why = "a clone of a sealed template that booted (" + sealedBy + ")"

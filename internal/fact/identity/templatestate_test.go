@@ -34,7 +34,7 @@ func TestTemplateStateOf(t *testing.T) {
 		{"junk systemd replaces", file("not an id\n"), nil, nil, true, "not a machine ID"},
 		{"guest", file(testID + "\n"), nil, nil, false, ""},
 		{"all zero is kept", file(strings.Repeat("0", 32)), nil, nil, false, ""},
-		{"half-sealed", file(testID + "\n"), rec, nil, false, "half-sealed"},
+		{"half-sealed", file(testID + "\n"), rec, nil, true, "half-sealed"},
 		{"booted clone", file("fedcba9876543210fedcba9876543210\n"), rec, nil, false, "a clone of a sealed template that booted"},
 		{"unreadable", File{Path: MachineIDPath, Exists: true, Err: errTest}, nil, nil, false, ""},
 		{"link to /run", File{Path: MachineIDPath, Exists: true, Entry: linkEntry, Target: "/run/machine-id"}, nil, nil, true, "outside the image"},

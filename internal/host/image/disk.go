@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -217,8 +218,19 @@ func ChooseRoot(parts []Part, arch string) (RootChoice, error) {
 // name is not resolved: the image's device names are the guest's, not
 // knowable here.
 func ResolveSpec(spec string, parts []Part) (int, bool) {
+	m, _ := specMatches(spec, parts)
+	if len(m) != 1 {
+		return -1, false // none, or ambiguous: two partitions match
+	}
+	return m[0], true
+}
+
+// specMatches lists the partitions an fstab source names; named is false
+// when the source is no name that can be resolved here (a kernel device
+// name, a path, an empty tag).
+func specMatches(spec string, parts []Part) (matches []int, named bool) {
 	if i, ok := resolveVolume(spec, parts); ok {
-		return i, true
+		return []int{i}, true
 	}
 	key, val, ok := strings.Cut(spec, "=")
 	if !ok {
@@ -232,14 +244,18 @@ func ResolveSpec(spec string, parts []Part) (int, bool) {
 			}
 		}
 		if !ok {
-			return -1, false
+			return nil, false
 		}
 	}
 	val = strings.Trim(val, `"`)
-	if val == "" {
-		return -1, false
+	switch strings.ToUpper(key) {
+	case "UUID", "LABEL", "PARTUUID", "PARTLABEL":
+	default:
+		return nil, false
 	}
-	found := -1
+	if val == "" {
+		return nil, false
+	}
 	for i, p := range parts {
 		var match bool
 		switch strings.ToUpper(key) {
@@ -253,13 +269,10 @@ func ResolveSpec(spec string, parts []Part) (int, bool) {
 			match = p.PartLabel != "" && p.PartLabel == val
 		}
 		if match {
-			if found >= 0 {
-				return -1, false // ambiguous: two partitions match
-			}
-			found = i
+			matches = append(matches, i)
 		}
 	}
-	return found, found >= 0
+	return matches, true
 }
 
 // resolveVolume finds the logical volume an fstab source names as
@@ -307,6 +320,12 @@ func PlanMounts(entries []fstab.Entry, parts []Part, root int) ([]ExtraMount, []
 	used := map[int]bool{root: true}
 	for _, e := range entries {
 		mp := strings.TrimRight(e.MountPoint, "/")
+		if e.MountPoint != "" && mp == "" {
+			if n := rootNote(e, parts, root); n != "" {
+				notes = append(notes, n)
+			}
+			continue
+		}
 		if !isSealMount(mp) || have[mp] {
 			continue
 		}
@@ -351,6 +370,31 @@ func PlanMounts(entries []fstab.Entry, parts []Part, root int) ([]ExtraMount, []
 		}
 	}
 	return out, notes
+}
+
+// rootNote says when the image's fstab mounts / from a filesystem other
+// than the root sealprep mounts, or from one no partition carries:
+// systemd waits for that device at every clone's boot, then drops to
+// emergency mode. Nothing is said of a name that cannot be resolved
+// here (/dev/vda1: the guest's device names are not knowable).
+func rootNote(e fstab.Entry, parts []Part, root int) string {
+	if root < 0 || root >= len(parts) {
+		return ""
+	}
+	m, named := specMatches(e.Spec, parts)
+	if !named || slices.Contains(m, root) {
+		return ""
+	}
+	what := "which no filesystem of this image carries"
+	if len(m) > 0 {
+		what = "which is " + parts[m[0]].String() + ", not the root filesystem"
+	}
+	fix := "name the root filesystem (" + parts[root].String() + ") on that line"
+	if u := parts[root].FS.UUID; u != "" {
+		fix = "write UUID=" + u + " on that line (" + parts[root].String() + ", the root filesystem)"
+	}
+	return fmt.Sprintf("the image's /etc/fstab line %d: / is mounted from %s, %s: every clone waits for it at boot, then drops to emergency mode; %s",
+		e.Line, e.Spec, what, fix)
 }
 
 func isSealMount(mp string) bool {

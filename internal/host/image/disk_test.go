@@ -90,6 +90,28 @@ func TestScanDiskAndChooseRoot(t *testing.T) {
 	if len(notes) != 1 || !strings.Contains(notes[0], "PARTLABEL=nope") {
 		t.Errorf("notes %q", notes)
 	}
+	// / named by a UUID the root filesystem does not have: every clone
+	// drops to emergency mode, and the note says what to write instead.
+	rootUUID := "33333333-2222-3333-4444-555555555555"
+	for _, tc := range []struct{ fstab, want string }{
+		{"UUID=" + rootUUID + " / ext4 defaults 0 1\n", ""},
+		{"UUID=\"" + strings.ToUpper(rootUUID) + "\" / ext4 defaults 0 1\n", ""},
+		{"PARTLABEL=root / ext4 defaults 0 1\n", ""},
+		{"/dev/vda4 / ext4 defaults 0 1\n", ""}, // the guest's name: not knowable here
+		{"LABEL=root / ext4 defaults 0 1\n", ""},
+		{"UUID=0f7e2c4a-5b1d-4e2f-9a3b-7c6d5e4f3a2b / ext4 defaults 0 1\n",
+			"the image's /etc/fstab line 1: / is mounted from UUID=0f7e2c4a-5b1d-4e2f-9a3b-7c6d5e4f3a2b, which no filesystem of this image carries: " +
+				"every clone waits for it at boot, then drops to emergency mode; write UUID=" + rootUUID + " on that line (partition 4 (ext4), the root filesystem)"},
+		{"# comment\n/dev/disk/by-uuid/22222222-2222-3333-4444-555555555555 / ext4 defaults 0 1\n",
+			"the image's /etc/fstab line 2: / is mounted from /dev/disk/by-uuid/22222222-2222-3333-4444-555555555555, which is partition 3 (ext4), not the root filesystem: " +
+				"every clone waits for it at boot, then drops to emergency mode; write UUID=" + rootUUID + " on that line (partition 4 (ext4), the root filesystem)"},
+	} {
+		entries, _ := fstab.Parse([]byte(tc.fstab))
+		_, notes := PlanMounts(entries, got, 3)
+		if tc.want == "" && len(notes) != 0 || tc.want != "" && (len(notes) != 1 || notes[0] != tc.want) {
+			t.Errorf("%q: notes %q, want %q", tc.fstab, notes, tc.want)
+		}
+	}
 	// The ESP has no vfat header here, so no DPS /efi mount.
 	for _, m := range ms {
 		if m.Path == "/efi" {

@@ -49,8 +49,12 @@ type CloneResult struct {
 	// VerdictSource says where it came from.
 	Verdict       *BootVerdict `json:"verdict,omitempty"`
 	VerdictSource string       `json:"verdict_source,omitempty"`
-	// Failing are guestcheck's failing checks, "id: summary".
+	// Failing are guestcheck's failing checks, "id: summary", but for
+	// those that failed on BaselineCodes alone.
 	Failing []string `json:"failing,omitempty"`
+	// Baseline are guestcheck's failing findings of BaselineCodes,
+	// "id: code: message": reported, never a reason the clone fails.
+	Baseline []string `json:"baseline,omitempty"`
 	// Checks are guestcheck's checks with their status and summary, when
 	// its report came through the agent (the console gives counts only).
 	Checks []CheckVerdict `json:"checks,omitempty"`
@@ -86,6 +90,7 @@ func (c CloneResult) safe() CloneResult {
 	c.Notes = safeTexts(c.Notes, textRunes, textBytes)
 	c.ConsoleTail = safeTexts(c.ConsoleTail, lineRunes, lineBytes)
 	c.Failing = safeTexts(c.Failing, lineRunes, lineBytes)
+	c.Baseline = safeTexts(c.Baseline, lineRunes, lineBytes)
 	if len(c.ConsoleTail) > tailLines {
 		c.ConsoleTail = c.ConsoleTail[len(c.ConsoleTail)-tailLines:]
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
@@ -47,27 +48,78 @@ type CheckVerdict struct {
 	ID      string `json:"id"`
 	Status  string `json:"status"`
 	Summary string `json:"summary"`
+	// Baseline is set when the check failed on BaselineCodes alone: a
+	// security baseline's verdict, which does not fail the proof.
+	Baseline bool `json:"baseline,omitempty"`
 }
+
+// BaselineCodes are guestcheck's finding codes that judge a security
+// baseline (sshd's authentication settings), which the operator chooses
+// per site, not the template's identity or health: prove reports them
+// apart and does not fail a clone, or the template, for them.
+var BaselineCodes = []string{"ssh-auth-baseline", "ssh-auth-conditional", "ssh-pwauth-unread"}
 
 // checkVerdicts lists the report's checks, their guest text cleaned and
 // bounded.
 func checkVerdicts(r reportv1.Report) []CheckVerdict {
 	out := make([]CheckVerdict, 0, len(r.Checks))
 	for _, c := range r.Checks {
-		out = append(out, CheckVerdict{ID: clean(c.ID), Status: clean(string(c.Status)), Summary: clean(c.Summary)})
+		out = append(out, CheckVerdict{ID: clean(c.ID), Status: clean(string(c.Status)), Summary: clean(c.Summary), Baseline: baselineOnly(c)})
 	}
 	return out
 }
 
-// failing lists the checks that failed or could not run, "id: summary".
+// failing lists the checks that failed or could not run, "id: summary",
+// but for those that failed on baseline findings alone.
 func failing(r reportv1.Report) []string {
 	var out []string
 	for _, c := range r.Checks {
-		if c.Status == reportv1.Fail || c.Status == reportv1.Error {
+		if (c.Status == reportv1.Fail || c.Status == reportv1.Error) && !baselineOnly(c) {
 			out = append(out, clean(c.ID+": "+c.Summary))
 		}
 	}
 	return out
+}
+
+// baselineFindings lists the findings of BaselineCodes that fail or
+// could not be judged, "id: code: message", whatever else their check
+// found.
+func baselineFindings(r reportv1.Report) []string {
+	var out []string
+	for _, c := range r.Checks {
+		for _, f := range c.Findings {
+			if counts(f) && slices.Contains(BaselineCodes, f.Code) {
+				out = append(out, clean(c.ID+": "+f.Code+": "+f.Message))
+			}
+		}
+	}
+	return out
+}
+
+// baselineOnly reports whether c failed (or erred) and every finding that
+// made it so is one of BaselineCodes.
+func baselineOnly(c reportv1.Result) bool {
+	if c.Status != reportv1.Fail && c.Status != reportv1.Error {
+		return false
+	}
+	n := 0
+	for _, f := range c.Findings {
+		if !counts(f) {
+			continue
+		}
+		if !slices.Contains(BaselineCodes, f.Code) {
+			return false
+		}
+		n++
+	}
+	return n > 0
+}
+
+// counts reports whether f fails its check: a fail or an error that no
+// waiver accepts.
+func counts(f reportv1.Finding) bool {
+	st := f.Counted()
+	return st == reportv1.Fail || st == reportv1.Error
 }
 
 // AgentIdentity reads a running clone's identity through the agent, for

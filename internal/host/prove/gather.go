@@ -43,6 +43,7 @@ func (r *cloneRun) collect(ctx context.Context, a *qga.Client) {
 		rep = &got
 		v := verdictOf(got)
 		r.res.Verdict, r.res.VerdictSource, r.res.Failing, r.res.Checks = &v, SourceAgent, failing(got), checkVerdicts(got)
+		r.res.Baseline = baselineFindings(got)
 	} else {
 		r.res.IdentityOnly = true
 		r.res.Notes = append(r.res.Notes, "guestcheck is not in the image: only identity was compared")

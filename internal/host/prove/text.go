@@ -60,6 +60,7 @@ func WriteText(w io.Writer, r Report) error {
 		}
 	}
 	writeFailures(bw, r)
+	writeBaseline(bw, r)
 	bw.WriteString("\n")
 	tw = tabwriter.NewWriter(bw, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "PHASES\tSEED\tBOOT\tCLOUD-INIT\tGUESTCHECK\tCOLLECTION\t")
@@ -103,8 +104,36 @@ func writeFailures(bw *bufio.Writer, r Report) {
 	}
 }
 
+// writeBaseline lists guestcheck's baseline findings on each clone,
+// apart from the failures: they are the site's security baseline, not
+// the template's identity or health, and do not fail the proof.
+func writeBaseline(bw *bufio.Writer, r Report) {
+	if baselineClones(r) == 0 {
+		return
+	}
+	bw.WriteString("\nbaseline (guestcheck's security baseline, not part of the proof):\n")
+	for _, c := range r.Clones {
+		for _, b := range c.Baseline {
+			fmt.Fprintf(bw, "  %s: %s\n", c.Name, b)
+		}
+	}
+}
+
+// baselineClones counts the clones with baseline findings.
+func baselineClones(r Report) int {
+	n := 0
+	for _, c := range r.Clones {
+		if len(c.Baseline) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
 func verdictText(c CloneResult) string {
 	switch {
+	case baselineOnlyFail(c):
+		return c.Verdict.Status + " (baseline only)"
 	case c.Verdict != nil && c.VerdictSource == SourceConsole:
 		return c.Verdict.Status + " (console)"
 	case c.Verdict != nil:
@@ -150,7 +179,11 @@ func templateText(t TemplateIdentity) string {
 func verdictLine(r Report) string {
 	d := (time.Duration(r.DurationMS) * time.Millisecond).Round(time.Second)
 	if r.Proven {
-		return fmt.Sprintf("PROVEN: %d %s came up healthy and distinct (%s)", len(r.Clones), plural(len(r.Clones), "clone", "clones"), d)
+		line := fmt.Sprintf("PROVEN: %d %s came up healthy and distinct (%s)", len(r.Clones), plural(len(r.Clones), "clone", "clones"), d)
+		if n := baselineClones(r); n > 0 {
+			line += fmt.Sprintf("; baseline findings on %d %s, listed above", n, plural(n, "clone", "clones"))
+		}
+		return line
 	}
 	return fmt.Sprintf("NOT PROVEN: %d %s (%s)", len(r.Failures), plural(len(r.Failures), "failure", "failures"), d)
 }

@@ -58,10 +58,14 @@ type Failure struct {
 }
 
 // cloneFailed says why a clone fails, "" when it passes: it did not come
-// up (bootFailed), or guestcheck failed it.
+// up (bootFailed), or guestcheck failed it on anything but its baseline
+// findings (BaselineCodes), which the report lists apart.
 func cloneFailed(c CloneResult) string {
 	if why := bootFailed(c); why != "" {
 		return why
+	}
+	if baselineOnlyFail(c) {
+		return ""
 	}
 	if c.Verdict != nil && (c.Verdict.Status == "FAIL" || c.Verdict.Status == "ERROR") {
 		msg := fmt.Sprintf("guestcheck says %s (%d fail, %d error)", c.Verdict.Status, c.Verdict.Counts["fail"], c.Verdict.Counts["error"])
@@ -71,6 +75,14 @@ func cloneFailed(c CloneResult) string {
 		return msg
 	}
 	return ""
+}
+
+// baselineOnlyFail reports whether guestcheck's report (through the
+// agent: the console's summary line has counts only) failed the clone on
+// baseline findings alone.
+func baselineOnlyFail(c CloneResult) bool {
+	return c.Verdict != nil && (c.Verdict.Status == "FAIL" || c.Verdict.Status == "ERROR") &&
+		c.VerdictSource == SourceAgent && len(c.Failing) == 0 && len(c.Baseline) > 0
 }
 
 // bootFailed says why a clone did not come up to be judged, "" when it

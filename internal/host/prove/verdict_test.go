@@ -13,6 +13,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
 	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
+	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
@@ -84,6 +85,92 @@ func badReport() Report {
 	return baseReport([]CloneResult{c1, c2, c3, c4}, TemplateIdentity{Read: true,
 		Identity: &guestid.Identity{MachineIDHash: hash(mid1), MachineIDState: "valid", Hostname: "debian",
 			HostKeys: []guestid.HostKey{{Type: "ssh-ed25519", Fingerprint: keyT, Path: "/etc/ssh/ssh_host_ed25519_key"}}}})
+}
+
+// baselineReport: a Debian template whose sshd keeps its default
+// PasswordAuthentication yes (cloud.cfg leaves ssh_pwauth unset) and
+// whose debian account has a password: guestcheck fails ssh on its
+// baseline alone. Identity is distinct, so the template is proven, and
+// the baseline is listed apart.
+func baselineReport() Report {
+	const pa = "PasswordAuthentication is yes (/etc/ssh/sshd_config:58) and 1 account(s) have a password it accepts: debian; the baseline allows no"
+	var clones []CloneResult
+	for i, c := range []CloneResult{
+		clone(1, mid1, key1, "prove-1", "prove-abc-1", "52:54:00:00:00:01", "192.0.2.8/28"),
+		clone(2, mid2, key2, "prove-2", "prove-abc-2", "52:54:00:00:00:02", "192.0.2.24/28"),
+	} {
+		rep := reportv1.Report{Status: reportv1.Fail, Summary: reportv1.Summary{Pass: 2, Fail: 1},
+			Checks: []reportv1.Result{
+				{ID: "network-identity", Status: reportv1.Pass, Summary: "the machine-id was made for this instance",
+					Findings: []reportv1.Finding{{Status: reportv1.Pass, Code: "identity-machine-id-ok", Message: "machine-id is set"}}},
+				{ID: "ssh", Status: reportv1.Fail, Summary: pa, Findings: []reportv1.Finding{
+					{Status: reportv1.Pass, Code: "ssh-hostkey-ok", Message: "1 host key(s) are usable"},
+					{Status: reportv1.Fail, Code: "ssh-auth-baseline", Message: pa}}},
+				{ID: "time-sync", Status: reportv1.Skip, Summary: "no time sync service is installed",
+					Findings: []reportv1.Finding{{Status: reportv1.Skip, Code: "time-sync-none", Message: "no time sync service is installed"}}},
+			}}
+		v := verdictOf(rep)
+		c.Verdict, c.Failing, c.Checks, c.Baseline = &v, failing(rep), checkVerdicts(rep), baselineFindings(rep)
+		if i == 1 {
+			c.Baseline = append(c.Baseline, "ssh: ssh-pwauth-unread: cannot read ssh_pwauth from /var/lib/cloud/instance/cloud-config.txt: line 3: did not find expected key")
+		}
+		clones = append(clones, c)
+	}
+	return baseReport(clones, goodReport().Template)
+}
+
+// TestBaselineApart judges clones from guestcheck's reports: a check that
+// fails on baseline findings alone does not fail the clone and is listed
+// apart; anything else it fails on, and a console verdict (counts only),
+// still does.
+func TestBaselineApart(t *testing.T) {
+	r := baselineReport()
+	if !r.Proven || len(r.Failures) != 0 {
+		t.Fatalf("a baseline-only failure is not proven: %+v", r.Failures)
+	}
+	c := r.Clones[0]
+	if len(c.Failing) != 0 || len(c.Baseline) != 1 || !strings.HasPrefix(c.Baseline[0], "ssh: ssh-auth-baseline: PasswordAuthentication is yes") {
+		t.Errorf("failing %q, baseline %q", c.Failing, c.Baseline)
+	}
+	if !c.Checks[1].Baseline || c.Checks[0].Baseline || c.Checks[2].Baseline {
+		t.Errorf("checks %+v", c.Checks)
+	}
+	if got := verdictText(c); got != "FAIL (baseline only)" {
+		t.Errorf("verdict column %q", got)
+	}
+	if got := verdictLine(r); got != "PROVEN: 2 clones came up healthy and distinct (3m12s); baseline findings on 2 clones, listed above" {
+		t.Errorf("verdict line %q", got)
+	}
+
+	ssh := func(fs ...reportv1.Finding) reportv1.Report {
+		return reportv1.Report{Status: reportv1.Fail, Checks: []reportv1.Result{{ID: "ssh", Status: reportv1.Fail, Summary: "s", Findings: fs}}}
+	}
+	base := reportv1.Finding{Status: reportv1.Fail, Code: "ssh-auth-baseline", Message: "PasswordAuthentication is yes"}
+	for _, tc := range []struct {
+		name          string
+		rep           reportv1.Report
+		fails         bool
+		baselineCount int
+	}{
+		{"baseline alone", ssh(base), false, 1},
+		{"baseline and a template's host key", ssh(base, reportv1.Finding{Status: reportv1.Fail, Code: "ssh-hostkey-template", Message: "k"}), true, 1},
+		{"a waived failure besides", ssh(base, reportv1.Finding{Status: reportv1.Fail, Code: "ssh-not-listening", Message: "n", Waived: &reportv1.Waived{Reason: "r"}}), false, 1},
+		{"an error that is not baseline", ssh(reportv1.Finding{Status: reportv1.Error, Code: "ssh-state-unreadable", Message: "e"}), true, 0},
+		{"a waived baseline finding", ssh(reportv1.Finding{Status: reportv1.Fail, Code: "ssh-auth-baseline", Message: "w", Waived: &reportv1.Waived{Reason: "r"}},
+			reportv1.Finding{Status: reportv1.Fail, Code: "ssh-hostkey-template", Message: "k"}), true, 0},
+	} {
+		c := clone(1, mid1, key1, "h", "i", "52:54:00:00:00:01", "192.0.2.8/28")
+		v := verdictOf(tc.rep)
+		c.Verdict, c.Failing, c.Checks, c.Baseline = &v, failing(tc.rep), checkVerdicts(tc.rep), baselineFindings(tc.rep)
+		if why := cloneFailed(c); (why != "") != tc.fails || len(c.Baseline) != tc.baselineCount {
+			t.Errorf("%s: cloneFailed %q, baseline %q", tc.name, why, c.Baseline)
+		}
+		// The console's summary line has counts only: a FAIL there fails.
+		c.VerdictSource = SourceConsole
+		if cloneFailed(c) == "" {
+			t.Errorf("%s: a console FAIL passes", tc.name)
+		}
+	}
 }
 
 func TestCompareGood(t *testing.T) {
@@ -215,7 +302,7 @@ func render(t *testing.T, r Report, f func(*bytes.Buffer, Report) error) string 
 // TestRenderGolden holds the three formats to testdata/*.golden.
 func TestRenderGolden(t *testing.T) {
 	w := func(f func(w *bytes.Buffer, r Report) error) func(*bytes.Buffer, Report) error { return f }
-	for name, r := range map[string]Report{"good": goodReport(), "bad": badReport()} {
+	for name, r := range map[string]Report{"good": goodReport(), "bad": badReport(), "baseline": baselineReport()} {
 		for ext, f := range map[string]func(*bytes.Buffer, Report) error{
 			"txt":  w(func(b *bytes.Buffer, r Report) error { return WriteText(b, r) }),
 			"json": w(func(b *bytes.Buffer, r Report) error { return WriteJSON(b, r) }),

@@ -165,6 +165,59 @@ func TestClassifySource(t *testing.T) {
 	}
 }
 
+// TestCheckID: every identifier a real filesystem or partition table
+// writes is well formed; what no device can carry is not, with the reason.
+func TestCheckID(t *testing.T) {
+	for _, v := range []string{
+		"0f7e2c4a-5b1d-4e2f-9a3b-7c6d5e4f3a2b", "0F7E2C4A-5B1D-4E2F-9A3B-7C6D5E4F3A2B", // ext4, XFS, btrfs, swap, LUKS
+		"ABCD-1234", "5d0c0ffe-01", "1234ABCD5678EF90", "2023-04-22-10-36-54-00", "0f7e2c4a5b1d4e2f9a3b7c6d5e4f3a2b",
+	} {
+		for _, k := range []IDKind{IDUUID, IDPartUUID} {
+			if err := CheckID(k, v); err != nil {
+				t.Errorf("%s=%s: %v", k, v, err)
+			}
+		}
+	}
+	for v, want := range map[string]string{
+		"bad-uuid":                              `holds 'u', which is not a hexadecimal digit`,
+		"":                                      "is empty",
+		"abcd":                                  "has 4 hexadecimal digits, fewer than any device's UUID",
+		"-abcd1234":                             "has a dash at an end or two in a row",
+		"abcd1234-":                             "has a dash at an end or two in a row",
+		"abcd--1234":                            "has a dash at an end or two in a row",
+		"0f7e2c4a-5b1d-4e2f-9a3b-7c6d5e4f3a2b0": "has 33 hexadecimal digits, more than any device's UUID",
+		"0f7e2c4a 5b1d":                         `holds ' ', which is not a hexadecimal digit`,
+	} {
+		err := CheckID(IDUUID, v)
+		if err == nil || err.Error() != want {
+			t.Errorf("UUID=%q: %v, want %q", v, err, want)
+		}
+	}
+	if err := CheckID(IDLabel, "bad-uuid"); err != nil {
+		t.Errorf("a label is any text: %v", err)
+	}
+}
+
+// FuzzCheckID: what CheckID accepts is hexadecimal digits and dashes
+// only, and every refusal is one line.
+func FuzzCheckID(f *testing.F) {
+	for _, s := range []string{"bad-uuid", "ABCD-1234", "0f7e2c4a-5b1d-4e2f-9a3b-7c6d5e4f3a2b", "\n", "--"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		err := CheckID(IDPartUUID, v)
+		if err != nil {
+			if strings.ContainsAny(err.Error(), "\n\r") {
+				t.Fatalf("%q: error on several lines: %v", v, err)
+			}
+			return
+		}
+		if strings.Trim(v, "0123456789abcdefABCDEF-") != "" || strings.Contains(v, "--") {
+			t.Fatalf("%q accepted", v)
+		}
+	})
+}
+
 func TestIsKernelDeviceName(t *testing.T) {
 	yes := []string{"/dev/vdb", "/dev/vda1", "/dev/sda", "/dev/sdaa12", "/dev/xvdf", "/dev/xvda1", "/dev/hda", "/dev/nvme0n1", "/dev/nvme1n1p2", "/dev//vdb"}
 	no := []string{"/dev/mapper/vg-lv", "/dev/md0", "/dev/loop0", "/dev/disk/by-uuid/x", "/dev/vg/lv", "/dev/nvme0", "/dev/dm-0", "vdb", "/dev/sr0", "/dev/vdb/x"}

@@ -4,6 +4,8 @@ package fstab
 // that decide whether the name survives a disk reorder.
 
 import (
+	"errors"
+	"fmt"
 	"path"
 	"regexp"
 	"strconv"
@@ -166,3 +168,43 @@ func UdevUnescape(s string) string {
 	}
 	return b.String()
 }
+
+// CheckID reports why v cannot be a UUID= or PARTUUID= value any device
+// carries, nil when it can be (or k is another kind). What filesystems
+// and partition tables write is hexadecimal digits in dash-separated
+// groups: 8-4-4-4-12 (RFC 4122), XXXX-XXXX (FAT, exFAT), 16 digits
+// (NTFS), XXXXXXXX-NN (an MBR disk's PARTUUID), YYYY-MM-DD-HH-MM-SS-CC
+// (ISO 9660). The rule is no stricter than that, so that a real device's
+// identifier is never called malformed.
+func CheckID(k IDKind, v string) error {
+	if k != IDUUID && k != IDPartUUID {
+		return nil
+	}
+	if v == "" {
+		return errors.New("is empty")
+	}
+	digits := 0
+	for i, r := range v {
+		switch {
+		case r >= '0' && r <= '9', r >= 'a' && r <= 'f', r >= 'A' && r <= 'F':
+			digits++
+		case r != '-':
+			return fmt.Errorf("holds %q, which is not a hexadecimal digit", r)
+		case i == 0 || i == len(v)-1 || v[i-1] == '-':
+			return errors.New("has a dash at an end or two in a row")
+		}
+	}
+	switch {
+	case digits < minIDDigits:
+		return fmt.Errorf("has %d hexadecimal digits, fewer than any device's %s", digits, k)
+	case digits > maxIDDigits:
+		return fmt.Errorf("has %d hexadecimal digits, more than any device's %s", digits, k)
+	}
+	return nil
+}
+
+// The bounds of CheckID: a FAT volume serial has 8 digits, a UUID 32.
+const (
+	minIDDigits = 8
+	maxIDDigits = 32
+)
