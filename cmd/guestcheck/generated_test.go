@@ -11,6 +11,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/checks"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/internal/testenv"
+	"github.com/guestcheck/guestcheck/internal/testenv/docgen"
 )
 
 // What the checks say of themselves (runner.Check and its runner.Code
@@ -48,8 +49,8 @@ func TestGenerated(t *testing.T) {
 		}
 	}
 	cmd := command(checks.All)
-	testenv.GeneratedBlock(t, "../../docs/reference.md", "guestcheck-commands", cmd.MarkdownCommands(), *update)
-	testenv.GeneratedBlock(t, "../../docs/reference.md", "guestcheck-options", cmd.MarkdownOptions(), *update)
+	testenv.GeneratedBlock(t, "../../docs/reference.md", "guestcheck-commands", docgen.MarkdownCommands(cmd), *update)
+	testenv.GeneratedBlock(t, "../../docs/reference.md", "guestcheck-options", docgen.MarkdownOptions(cmd), *update)
 }
 
 // compareFile holds the file at p to want, or writes it with -update.

@@ -13,11 +13,11 @@ import (
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/internal/testenv"
-	"github.com/guestcheck/guestcheck/internal/testenv/confdoc"
+	"github.com/guestcheck/guestcheck/internal/testenv/docgen"
 )
 
 // manInfo is what guestcheck(8) names besides the command line.
-var manInfo = cli.ManInfo{Manual: "System Administration", SeeAlso: []string{"guestcheck.yaml(5)", "sealprep(8)", "cloud-init(1)", "qemu-ga(8)"}}
+var manInfo = docgen.ManInfo{Manual: "System Administration", SeeAlso: []string{"guestcheck.yaml(5)", "sealprep(8)", "cloud-init(1)", "qemu-ga(8)"}}
 
 // referenceFiles are the shipped pages and completions generated from
 // command(): they cannot drift from --help, because a test regenerates
@@ -27,18 +27,18 @@ func referenceFiles(t *testing.T) map[string][]byte {
 	cmd := command(checks.All)
 	out := map[string][]byte{}
 	var b bytes.Buffer
-	if err := cmd.WriteMan(&b, manInfo); err != nil {
+	if err := docgen.WriteMan(&b, cmd, manInfo); err != nil {
 		t.Fatal(err)
 	}
 	out["../../packaging/man/guestcheck.8"] = append([]byte(nil), b.Bytes()...)
 	keys := config.Describe(runner.Sections(checks.All)...)
 	b.Reset()
-	if err := confdoc.WriteMan(&b, keys); err != nil {
+	if err := docgen.WriteConfigMan(&b, keys); err != nil {
 		t.Fatal(err)
 	}
 	out[configPage] = append([]byte(nil), b.Bytes()...)
 	b.Reset()
-	if err := confdoc.WriteConffile(&b, keys); err != nil {
+	if err := docgen.WriteConffile(&b, keys); err != nil {
 		t.Fatal(err)
 	}
 	out[shippedConfig] = append([]byte(nil), b.Bytes()...)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/seal"
 	"github.com/guestcheck/guestcheck/internal/testenv"
+	"github.com/guestcheck/guestcheck/internal/testenv/docgen"
 )
 
 // TestPackageDescription holds the package description (nfpm.yaml) to
@@ -38,7 +39,7 @@ func TestHelpNamesInstalledDocs(t *testing.T) {
 	for _, sub := range cmd.Commands {
 		sub.WriteHelp(&text)
 	}
-	cmd.WriteMan(&text, manInfo)
+	docgen.WriteMan(&text, cmd, manInfo)
 	for _, m := range regexp.MustCompile(`(^|[^/\w.-])(docs/[\w./-]*\w)`).FindAllStringSubmatch(text.String(), -1) {
 		t.Errorf("the help names %s, a path in the repository: name where the packages install it (/usr/share/doc/guestcheck/%s)", m[2], strings.TrimPrefix(m[2], "docs/"))
 	}

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/guestcheck/guestcheck/internal/seal"
-	"github.com/guestcheck/guestcheck/internal/shared/cli"
 	"github.com/guestcheck/guestcheck/internal/testenv"
+	"github.com/guestcheck/guestcheck/internal/testenv/docgen"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden and the generated man page and completions")
@@ -68,7 +68,7 @@ func TestMessages(t *testing.T) {
 }
 
 // manInfo is what sealprep(8) names besides the command line.
-var manInfo = cli.ManInfo{Manual: "System Administration", SeeAlso: []string{"guestcheck(8)", "machine-id(5)", "virt-sysprep(1)", "cloud-init(1)"}}
+var manInfo = docgen.ManInfo{Manual: "System Administration", SeeAlso: []string{"guestcheck(8)", "machine-id(5)", "virt-sysprep(1)", "cloud-init(1)"}}
 
 // TestReferenceFiles: the committed man page and completions are what the
 // command description generates (go test -update rewrites them), and
@@ -76,7 +76,7 @@ var manInfo = cli.ManInfo{Manual: "System Administration", SeeAlso: []string{"gu
 func TestReferenceFiles(t *testing.T) {
 	cmd := command(seal.All)
 	files := map[string]func(*bytes.Buffer) error{
-		"../../packaging/man/sealprep.8": func(b *bytes.Buffer) error { return cmd.WriteMan(b, manInfo) },
+		"../../packaging/man/sealprep.8": func(b *bytes.Buffer) error { return docgen.WriteMan(b, cmd, manInfo) },
 	}
 	for sh, name := range map[string]string{"bash": "sealprep.bash", "zsh": "_sealprep", "fish": "sealprep.fish"} {
 		files["../../packaging/completions/"+name] = func(b *bytes.Buffer) error { return cmd.WriteCompletion(b, sh) }
@@ -155,7 +155,7 @@ func TestBashCompletion(t *testing.T) {
 // description, the operations from their descriptors, in the order
 // `sealprep list` prints them (go test -update rewrites them).
 func TestReferenceTables(t *testing.T) {
-	testenv.GeneratedBlock(t, "../../docs/reference.md", "sealprep-commands", command(seal.All).MarkdownCommands(), *update)
+	testenv.GeneratedBlock(t, "../../docs/reference.md", "sealprep-commands", docgen.MarkdownCommands(command(seal.All)), *update)
 	var b strings.Builder
 	b.WriteString("| operation | | what it does |\n|---|---|---|\n")
 	for _, op := range seal.All {

@@ -128,30 +128,6 @@ Examples:
 	}
 }
 
-// TestManRenders holds the page to what man(1) and groff accept: no
-// warning from groff -ww, and the options readable in the rendering.
-func TestManRenders(t *testing.T) {
-	var b bytes.Buffer
-	if err := sample().WriteMan(&b, ManInfo{Version: "1.0", Date: time.Unix(0, 0), Manual: "System Administration", SeeAlso: []string{"guestcheck.yaml(5)"}}); err != nil {
-		t.Fatal(err)
-	}
-	groff := testenv.Tool(t, "groff", "groff-base")
-	cmd := exec.Command(groff, "-man", "-Tutf8", "-ww", "-P-cbou")
-	cmd.Stdin = bytes.NewReader(b.Bytes())
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil || stderr.Len() > 0 {
-		t.Fatalf("groff: %v\n%s\npage:\n%s", err, stderr.String(), b.String())
-	}
-	text := string(out)
-	for _, want := range []string{"tool - check things", "--only IDS", "-v, --verbose", "tool probe", "EXIT CODES", "guestcheck.yaml(5)", "tool --only a,b"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("rendered page lacks %q:\n%s", want, text)
-		}
-	}
-}
-
 // TestCompletions loads each script in its shell: bash answers a
 // completion request, zsh and fish parse the script.
 func TestCompletions(t *testing.T) {

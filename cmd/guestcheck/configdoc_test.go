@@ -10,7 +10,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/internal/testenv"
-	"github.com/guestcheck/guestcheck/internal/testenv/confdoc"
+	"github.com/guestcheck/guestcheck/internal/testenv/docgen"
 )
 
 // The configuration file's page and the file the packages ship, generated
@@ -55,7 +55,7 @@ func TestConfigPage(t *testing.T) {
 // TestConfigExample: the page's example is a valid file.
 func TestConfigExample(t *testing.T) {
 	var lines []string
-	for _, l := range strings.Split(confdoc.Example, "\n") {
+	for _, l := range strings.Split(docgen.ConfigExample, "\n") {
 		lines = append(lines, strings.TrimPrefix(l, "  "))
 	}
 	c, err := config.Parse("example.yaml", []byte(strings.Join(lines, "\n")), runner.Sections(checks.All)...)

@@ -1,9 +1,4 @@
-// Package confdoc writes what a user reads about guestcheck's
-// configuration file from its keys (config.Describe over the registry's
-// sections): guestcheck.yaml(5) and the shipped, all-comments
-// /etc/guestcheck/guestcheck.yaml. cmd/guestcheck's TestGenerated holds
-// the committed copies to it; nothing in a binary needs it.
-package confdoc
+package docgen
 
 import (
 	"fmt"
@@ -25,8 +20,8 @@ guestcheck then exits 3 without checking anything, and guestcheck probe answers 
 
 Durations are written with a unit: 500ms, 5s, 2m, 1h30m. YAML indents with spaces only; a tab is an error.`
 
-// Example is the EXAMPLE of guestcheck.yaml(5), a valid file.
-const Example = `  timeout: 90s
+// ConfigExample is the EXAMPLE of guestcheck.yaml(5), a valid file.
+const ConfigExample = `  timeout: 90s
   checks:
     dns: {enabled: false}
     cloud-init: {timeout: 10s}
@@ -42,15 +37,15 @@ const Example = `  timeout: 90s
       reason: "no NTP on the test network"
       expires: 2027-03-01`
 
-// WriteMan writes guestcheck.yaml(5) from keys (config.Describe): every
+// WriteConfigMan writes guestcheck.yaml(5) from keys (config.Describe): every
 // key once, with its type in words, its default and its help. The page
 // has no date or version, so that the committed copy changes only when a
 // key does.
-func WriteMan(w io.Writer, keys []config.Key) error {
+func WriteConfigMan(w io.Writer, keys []config.Key) error {
 	var b strings.Builder
 	b.WriteString(".TH GUESTCHECK.YAML 5 \"\" \"guestcheck\" \"File Formats\"\n.nh\n.ad l\n")
 	b.WriteString(".SH NAME\nguestcheck.yaml \\- configuration of guestcheck\n")
-	fmt.Fprintf(&b, ".SH SYNOPSIS\n%s\n", cli.Roff(config.DefaultPath))
+	fmt.Fprintf(&b, ".SH SYNOPSIS\n%s\n", roff(config.DefaultPath))
 	b.WriteString(".SH DESCRIPTION\n")
 	writeProse(&b, manDescription)
 	b.WriteString(".SH KEYS\n")
@@ -64,15 +59,15 @@ func WriteMan(w io.Writer, keys []config.Key) error {
 		case k.Type == "":
 			b.WriteString("Section.\n.br\n")
 		case k.Default != "":
-			fmt.Fprintf(&b, "Type: %s. Default: %s.\n.br\n", cli.Roff(k.Type), cli.Roff(k.Default))
+			fmt.Fprintf(&b, "Type: %s. Default: %s.\n.br\n", roff(k.Type), roff(k.Default))
 		default:
-			fmt.Fprintf(&b, "Type: %s.\n.br\n", cli.Roff(k.Type))
+			fmt.Fprintf(&b, "Type: %s.\n.br\n", roff(k.Type))
 		}
-		cli.ManProse(&b, k.Help)
+		manProse(&b, k.Help)
 	}
 	b.WriteString(".SH EXAMPLE\n")
-	cli.ManProse(&b, Example)
-	fmt.Fprintf(&b, ".SH FILES\n.TP\n.B %s\nThe configuration; the packages install it all comments, and keep an edited copy on upgrade (and run guestcheck check-config on it then).\n", cli.Roff(config.DefaultPath))
+	manProse(&b, ConfigExample)
+	fmt.Fprintf(&b, ".SH FILES\n.TP\n.B %s\nThe configuration; the packages install it all comments, and keep an edited copy on upgrade (and run guestcheck check-config on it then).\n", roff(config.DefaultPath))
 	b.WriteString(".SH SEE ALSO\n.BR guestcheck (8)\n")
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -83,10 +78,10 @@ func writeProse(b *strings.Builder, text string) {
 	for _, p := range cli.Paragraphs(text) {
 		b.WriteString(".PP\n")
 		if p.Literal {
-			cli.ManProse(b, strings.Join(p.Lines, "\n"))
+			manProse(b, strings.Join(p.Lines, "\n"))
 			continue
 		}
-		cli.ManProse(b, strings.Join(p.Lines, " "))
+		manProse(b, strings.Join(p.Lines, " "))
 	}
 }
 
@@ -94,7 +89,7 @@ func writeProse(b *strings.Builder, text string) {
 func manPath(p string) string {
 	segs := strings.Split(p, ".")
 	for i, s := range segs {
-		segs[i] = cli.Roff(s)
+		segs[i] = roff(s)
 		if s == "ID" {
 			segs[i] = `\fIID\fB`
 		}

@@ -1,10 +1,12 @@
-package cli
+package docgen
 
 import (
 	"fmt"
 	"io"
 	"strings"
 	"time"
+
+	"github.com/guestcheck/guestcheck/internal/shared/cli"
 )
 
 // ManInfo is what a man page's header and footer need besides the
@@ -21,7 +23,7 @@ type ManInfo struct {
 // WriteMan writes c as a man(7) page: NAME, SYNOPSIS, DESCRIPTION,
 // COMMANDS, OPTIONS, the sections, EXAMPLES and SEE ALSO. Subcommands get
 // their options under their own heading.
-func (c *Command) WriteMan(w io.Writer, info ManInfo) error {
+func WriteMan(w io.Writer, c *cli.Command, info ManInfo) error {
 	var b strings.Builder
 	date, source := "", c.Name
 	if !info.Date.IsZero() {
@@ -89,13 +91,13 @@ func (c *Command) WriteMan(w io.Writer, info ManInfo) error {
 	return err
 }
 
-func writeSynopsis(b *strings.Builder, c *Command) {
+func writeSynopsis(b *strings.Builder, c *cli.Command) {
 	for _, s := range c.Synopsis {
 		fmt.Fprintf(b, ".B %s\n%s\n.br\n", roff(c.Path()), roff(s))
 	}
 }
 
-func manOptions(b *strings.Builder, opts []Option) {
+func manOptions(b *strings.Builder, opts []cli.Option) {
 	for _, o := range opts {
 		label := "\\fB\\-\\-" + roff(o.Long) + "\\fR"
 		if o.Arg != "" {
@@ -125,7 +127,7 @@ func sentence(s string) string {
 // manProse writes paragraphs for man to fill, and literal blocks as
 // no-fill, indented.
 func manProse(b *strings.Builder, text string) {
-	for i, p := range Paragraphs(text) {
+	for i, p := range cli.Paragraphs(text) {
 		if i > 0 {
 			b.WriteString(".IP\n")
 		}
@@ -152,11 +154,3 @@ func roff(s string) string {
 	}
 	return s
 }
-
-// Roff is roff's escaping for pages written outside this package, such
-// as guestcheck.yaml(5), which internal/shared/config generates from its keys.
-func Roff(s string) string { return roff(s) }
-
-// ManProse is manProse for those pages: paragraphs for man to fill,
-// literal blocks (lines indented by two spaces) as no-fill.
-func ManProse(b *strings.Builder, text string) { manProse(b, text) }
