@@ -26,7 +26,7 @@ var (
 		Fix:     "Find out why {file} cannot be read: a damaged filesystem, or a `--root` that is not the guest's root.",
 		Cases: []runner.Case{
 			{When: "when guestcheck is not root", Fix: "Run guestcheck as root, or make {file} readable."},
-			{When: "when root is denied", Fix: "Check the mode and owner of {file}, the audit log for an SELinux or AppArmor denial, and whether the root is a FUSE or NFS mount that squashes root: permission is denied even to root."},
+			runner.RootDenied("{file}"),
 			{When: "when the file is missing", Fix: "Restore {file} from a backup, or reinstall the package that owns it."},
 			{When: "when the file is damaged", Fix: "Repair {file}, or restore it from a backup."},
 			{When: "when the account databases have bad lines", Fix: "Repair the lines of /etc/passwd, /etc/group or /etc/shadow that the message names (`pwck -r` and `grpck -r` list them)."},

@@ -77,7 +77,7 @@ func readFix(isRoot bool, p string, err error) string {
 	case denied(err) && !isRoot:
 		return codeUnreadable.CaseFix("when guestcheck is not root", "file", p)
 	case denied(err):
-		return codeUnreadable.CaseFix("when root is denied", "file", p)
+		return codeUnreadable.CaseFix(runner.WhenRootDenied, "file", p)
 	case errors.Is(err, iofs.ErrNotExist):
 		return codeUnreadable.CaseFix("when the file is missing", "file", p)
 	}

@@ -96,7 +96,7 @@ var (
 // root already.
 var readCases = []runner.Case{
 	{When: "when guestcheck is not root", Fix: "Run guestcheck as root, or make {file} readable."},
-	{When: "when root is denied", Fix: "Check the mode and owner of {file}, the audit log for an SELinux or AppArmor denial, and whether the root is a FUSE or NFS mount that squashes root: permission is denied even to root."},
+	runner.RootDenied("{file}"),
 }
 
 // Codes lists every finding code the cloud-init check reports, in the

@@ -98,7 +98,7 @@ func (j judgement) fileFix(code runner.Code, fe *FileError, shown string) string
 	case (errors.Is(fe.Err, syscall.EACCES) || errors.Is(fe.Err, syscall.EPERM)) && !j.f.IsRoot:
 		return code.CaseFix("when guestcheck is not root", "file", shown)
 	case errors.Is(fe.Err, syscall.EACCES) || errors.Is(fe.Err, syscall.EPERM):
-		return code.CaseFix("when root is denied", "file", shown)
+		return code.CaseFix(runner.WhenRootDenied, "file", shown)
 	}
 	return code.FixOn(j.f.Live, "file", shown)
 }

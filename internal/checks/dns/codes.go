@@ -25,7 +25,7 @@ var (
 		Meaning: "`/etc/resolv.conf` exists but cannot be read (permissions, symlink loop).",
 		Fix:     "Run guestcheck as root, or make {path} readable.",
 		Cases: []runner.Case{
-			{When: "when root is denied too", Fix: "Find what denies root access to {path}: its mode and owner, an SELinux or AppArmor denial (the audit log), or a FUSE or NFS root that squashes root; fix that and run guestcheck again."},
+			runner.RootDenied("{path}"),
 			{When: "when the file cannot be opened for another reason", Fix: "Repair {path}: make it a regular file, or a link that resolves inside the guest to what writes it (such as systemd-resolved's `stub-resolv.conf`), without a symlink loop."},
 		}}
 	CodeDNSConfigRuntime = runner.Code{ID: "dns-config-runtime", Group: "The resolver configuration", Status: "skip",

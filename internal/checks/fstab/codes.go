@@ -38,7 +38,7 @@ var (
 		Meaning: "`/etc/fstab` exists but cannot be read.",
 		Fix:     "Run guestcheck as root, or make `/etc/fstab` readable by the user that runs it.",
 		Cases: []runner.Case{
-			{When: "when root is denied", Fix: "Check the mode and owner of `/etc/fstab`, an SELinux or AppArmor denial in the audit log, or a FUSE or NFS root that squashes root: root itself may not read the file."},
+			runner.RootDenied("`/etc/fstab`"),
 			{When: "when the read fails otherwise", Fix: "Repair or restore `/etc/fstab` ({error}), then run guestcheck again."},
 		}}
 	codeFstabSyntax = runner.Code{ID: "fstab-syntax-error", Group: "The file and its entries", Status: "fail",

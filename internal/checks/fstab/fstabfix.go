@@ -160,7 +160,7 @@ func unreadableFix(isRoot bool, err error) string {
 	case runner.IsPermission(err) && !isRoot:
 		return codeFstabUnreadable.Fixf()
 	case runner.IsPermission(err):
-		return codeFstabUnreadable.CaseFix("when root is denied")
+		return codeFstabUnreadable.CaseFix(runner.WhenRootDenied)
 	}
 	return codeFstabUnreadable.CaseFix("when the read fails otherwise", "error", err.Error())
 }

@@ -21,8 +21,7 @@ var (
 	CodeNCUnreadable = runner.Code{ID: "netconfig-unreadable", Group: "Reading the declaration", Status: "error",
 		Meaning: "Network configuration files exist but cannot be read (NetworkManager keyfiles and netplan files are readable by root only). Detail `files`.",
 		Fix:     "Run guestcheck as root: NetworkManager keyfiles and netplan files are readable by root only.",
-		Cases: []runner.Case{{When: "when root is denied too",
-			Fix: "Find what denies root access to {files}: their mode and owner, an SELinux or AppArmor denial (the audit log), or a FUSE or NFS root that squashes root; fix that and run guestcheck again."}}}
+		Cases:   []runner.Case{runner.RootDenied("{files}")}}
 	CodeNCInvalid = runner.Code{ID: "netconfig-invalid", Group: "Reading the declaration", Status: "warn",
 		Meaning: "A configuration file has lines the network service rejects or ignores; one finding per file, the message names the first problem as `FILE:LINE: reason`, detail `problems` lists all.",
 		Fix:     "Fix the lines of {file} that the detail named `problems` lists: the network service ignores or rejects them, so the interfaces are not configured as declared."}

@@ -121,7 +121,7 @@ func intentDetail(in Intent) map[string]string {
 // root already.
 func unreadableFix(isRoot bool, files []string) string {
 	if isRoot {
-		return CodeNCUnreadable.CaseFix("when root is denied too", "files", strings.Join(files, ", "))
+		return CodeNCUnreadable.CaseFix(runner.WhenRootDenied, "files", strings.Join(files, ", "))
 	}
 	return CodeNCUnreadable.Fixf()
 }

@@ -20,7 +20,7 @@ var (
 		Meaning: "`/etc/machine-id` exists but cannot be read.",
 		Fix:     "Run guestcheck as root, or give {path} mode 0444, the mode systemd creates it with.",
 		Cases: []runner.Case{
-			{When: "when root is denied too", Fix: "Find what denies root access to {path}: its mode and owner, an SELinux or AppArmor denial (the audit log), or a FUSE or NFS root that squashes root; fix that and run guestcheck again."},
+			runner.RootDenied("{path}"),
 			{When: "when the file cannot be opened for another reason", Fix: "Repair {path} so that it can be read: on the running system `rm /etc/machine-id && systemd-machine-id-setup`, then reboot; in an image, replace it with an empty file."},
 		}}
 	CodeIDMachineIDMode = runner.Code{ID: "identity-machine-id-mode", Group: "The machine-id", Status: "warn",
@@ -104,7 +104,7 @@ var (
 		Meaning: "Network configuration files exist but cannot be read (NetworkManager keyfiles are root-only). Detail `files`.",
 		Fix:     "Run guestcheck as root: NetworkManager keyfiles are readable by root only.",
 		Cases: []runner.Case{
-			{When: "when root is denied too", Fix: "Find what denies root access to {files}: their mode and owner, an SELinux or AppArmor denial (the audit log), or a FUSE or NFS root that squashes root; fix that and run guestcheck again."},
+			runner.RootDenied("{files}"),
 		}}
 	CodeIDKernelError = runner.Code{ID: "identity-kernel-error", Group: "When the state cannot be read", Status: "error",
 		Meaning: "The interfaces could not be read to compare MAC bindings.",

@@ -91,7 +91,7 @@ func identityKernelError(err error) runner.Finding {
 // guestcheck is not root already.
 func unreadableFix(isRoot bool, files []string) string {
 	if isRoot {
-		return CodeIDConfigUnreadable.CaseFix("when root is denied too", "files", strings.Join(files, ", "))
+		return CodeIDConfigUnreadable.CaseFix(runner.WhenRootDenied, "files", strings.Join(files, ", "))
 	}
 	return CodeIDConfigUnreadable.Fixf()
 }

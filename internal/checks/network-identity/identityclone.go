@@ -246,7 +246,7 @@ func readFix(code runner.Code, isRoot bool, p string, err error) string {
 	case runner.IsPermission(err) && !isRoot:
 		return code.Fixf("path", p)
 	case runner.IsPermission(err):
-		return code.CaseFix("when root is denied too", "path", p)
+		return code.CaseFix(runner.WhenRootDenied, "path", p)
 	}
 	return code.CaseFix("when the file cannot be opened for another reason", "path", p)
 }

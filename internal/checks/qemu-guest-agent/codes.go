@@ -205,8 +205,7 @@ var (
 				"(`systemctl status qemu-guest-agent.service` must answer)."},
 			{When: "when the deadline passed", Fix: "Raise `checks.qemu-guest-agent.timeout` in the configuration file, then run guestcheck again."},
 			{When: "when a user may not read the frozen marker", Fix: "Run guestcheck as root, or make {path} readable."},
-			{When: "when root may not read the frozen marker", Fix: "Check the mode and owner of {path}, an SELinux or AppArmor denial in the audit log, " +
-				"or a FUSE or NFS root that squashes root: root itself was denied reading it."},
+			runner.RootDenied("{path}"),
 			{When: "when the frozen marker cannot be read", Fix: "Repair or restore the state directory that holds {path}: the frozen marker in it could not be read."},
 		}}
 )

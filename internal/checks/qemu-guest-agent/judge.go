@@ -413,7 +413,7 @@ func markerFix(isRoot bool, p string, err error) string {
 	case errors.Is(err, iofs.ErrPermission) && !isRoot:
 		return CodeUnreadable.CaseFix("when a user may not read the frozen marker", "path", p)
 	case errors.Is(err, iofs.ErrPermission):
-		return CodeUnreadable.CaseFix("when root may not read the frozen marker", "path", p)
+		return CodeUnreadable.CaseFix(runner.WhenRootDenied, "path", p)
 	}
 	return CodeUnreadable.CaseFix("when the frozen marker cannot be read", "path", p)
 }

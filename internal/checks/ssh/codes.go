@@ -83,8 +83,7 @@ var (
 		Fix:     "Check {path} with `ls -l {path}` and repair or restore it; if root is denied, look for an SELinux or AppArmor denial in the audit log.",
 		RootFix: "Repair or restore {path} in the image.",
 		Cases: []runner.Case{
-			{When: "under an image root, when root is denied",
-				Fix: "Permission denied even to root: check the mode and owner of {path} in the image, an SELinux or AppArmor denial (the audit log), or a FUSE or NFS root that squashes root."},
+			runner.RootDenied("{path}"),
 			{When: "when guestcheck is not root",
 				Fix: "Run guestcheck as root to have {path} checked: reading a private key needs root."},
 		}}

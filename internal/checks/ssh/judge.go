@@ -429,7 +429,7 @@ func JudgeHostKeys(f Facts) []runner.Finding {
 			}
 			fix := CodeHostKeyUnread.FixOn(f.Live, "path", k.Path)
 			if !f.Live && runner.IsPermission(k.Err) {
-				fix = CodeHostKeyUnread.CaseFix("under an image root, when root is denied", "path", k.Path)
+				fix = CodeHostKeyUnread.CaseFix(runner.WhenRootDenied, "path", k.Path)
 			}
 			out = append(out, CodeHostKeyUnread.New(runner.Error, "cannot read host key "+k.Path, d, fix))
 			continue

@@ -103,6 +103,17 @@ func (c Code) CaseFix(when string, kv ...string) string {
 	panic(fmt.Sprintf("code %s has no fix for the case %q", c.ID, when))
 }
 
+// WhenRootDenied names the case of a read that permission stopped
+// although guestcheck runs as root (RootDenied).
+const WhenRootDenied = "when root is denied"
+
+// RootDenied is the case every check has where a read fails with
+// permission denied to root itself: what names the file or files, as a
+// placeholder ("{path}") or a path.
+func RootDenied(what string) Case {
+	return Case{When: WhenRootDenied, Fix: "Find what denies root access to " + what + ": the file mode and owner, an SELinux or AppArmor denial (the audit log), or a FUSE or NFS root that squashes root; fix that and run guestcheck again."}
+}
+
 // Fixes returns every fix template of the code: the running system's,
 // the image root's and each case's, the non-empty ones.
 func (c Code) Fixes() []string {
