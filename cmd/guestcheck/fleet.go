@@ -292,10 +292,11 @@ func (o *fleetOptions) runMerge(stdout, stderr io.Writer) int {
 // surveyOnce lists the targets and surveys them within --timeout,
 // showing progress on a terminal.
 func (o *fleetOptions) surveyOnce(ctx context.Context, sources []fleet.Source, stderr io.Writer) fleet.Result {
+	so := o.survey
+	so.Start = time.Now()
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	targets, errs := fleet.Targets(ctx, sources, o.names)
-	so := o.survey
 	if tty.Is(stderr) {
 		so.Progress = func(done, total int, vm fleet.VM) {
 			fmt.Fprintf(stderr, "\r\033[Ksurveyed %d/%d VMs, last %s: %s", done, total, vm.Name, vm.Status)

@@ -201,3 +201,31 @@ func TestDialIgnoringContext(t *testing.T) {
 		t.Errorf("%+v", r.VMs[0])
 	}
 }
+
+// TestTargetsListTimeout: a source that does not list its VMs within
+// listTimeout is a source error saying so, even one that ignores its
+// context, and the sources after it are still listed.
+func TestTargetsListTimeout(t *testing.T) {
+	defer func(d time.Duration) { listTimeout = d }(listTimeout)
+	listTimeout = 100 * time.Millisecond
+	block := make(chan struct{})
+	defer close(block)
+	start := time.Now()
+	ts, errs := Targets(context.Background(), []Source{stuck{block}, SocketSource{{"web-1", "/x"}}}, nil)
+	if took := time.Since(start); took > listTimeout+grace+time.Second {
+		t.Errorf("took %s", took)
+	}
+	want := "its VMs were not listed within 100ms: no answer"
+	if len(ts) != 1 || ts[0].Name != "web-1" || len(errs) != 1 || errs[0].Source != "stuck" || errs[0].Error != want {
+		t.Errorf("targets %+v errors %+v, want the error %q", ts, errs, want)
+	}
+}
+
+// stuck is a source that never answers and ignores its context.
+type stuck struct{ block chan struct{} }
+
+func (stuck) Name() string { return "stuck" }
+func (s stuck) Targets(context.Context) ([]Target, error) {
+	<-s.block
+	return nil, nil
+}
