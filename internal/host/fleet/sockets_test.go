@@ -229,3 +229,31 @@ func (s stuck) Targets(context.Context) ([]Target, error) {
 	<-s.block
 	return nil, nil
 }
+
+// TestSocketNotASocket: --agent-socket naming a regular file or a
+// directory says it is not a socket; a socket nobody listens on still
+// says the VM is not running.
+func TestSocketNotASocket(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "web1.qga")
+	os.WriteFile(file, []byte("x"), 0o600)
+	stale := filepath.Join(dir, "stale.qga")
+	l, err := net.Listen("unix", stale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	l.Close()
+	ts := SocketSource{{"web1", file}, {"dir", dir}, {"stale", stale}}.targets()
+	r := Survey(context.Background(), ts, nil, Options{VMTimeout: 5 * time.Second})
+	want := map[string]string{
+		"web1":  file + " is a regular file, not a socket: name the guest agent's chardev socket (QEMU -chardev socket,path=PATH,server=on,wait=off)",
+		"dir":   dir + " is a directory, not a socket: name the guest agent's chardev socket (QEMU -chardev socket,path=PATH,server=on,wait=off)",
+		"stale": "guest agent not connected: connection refused (the VM is not running)",
+	}
+	for _, vm := range r.VMs {
+		if vm.Status != Unknown || vm.Reason != want[vm.Name] {
+			t.Errorf("%s: %s %q, want unknown %q", vm.Name, vm.Status, vm.Reason, want[vm.Name])
+		}
+	}
+}
