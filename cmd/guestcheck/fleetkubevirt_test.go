@@ -135,7 +135,7 @@ func TestFleetKubevirtEndless(t *testing.T) {
 	if took := time.Since(start); took > 6*time.Second {
 		t.Errorf("took %s with --timeout 1s", took)
 	}
-	want := "source kubevirt: the survey's deadline (--timeout) came while its VMs were listed: GET /apis/kubevirt.io/v1/virtualmachines: no answer in time, on page "
+	want := "source kubevirt: the survey's deadline (--timeout) came while its VMs were listed: API server " + srv.URL + " (kubeconfig " + kc + ", context test): GET /apis/kubevirt.io/v1/virtualmachines: no answer in time, on page "
 	if code != report.ExitProblem || !strings.Contains(out.String(), want) || errb.Len() > 0 {
 		t.Errorf("exit %d, stdout %q, stderr %q; want %q", code, out.String(), errb.String(), want)
 	}

@@ -83,7 +83,9 @@ func Targets(ctx context.Context, sources []Source, patterns []string) ([]Target
 	for _, s := range sources {
 		ts, err := listBounded(ctx, s)
 		if err != nil {
-			errs = append(errs, SourceError{Source: sourceName(s), Error: oneLine(err.Error(), 300)})
+			// Long enough for a cluster's server, its kubeconfig and
+			// the request that failed.
+			errs = append(errs, SourceError{Source: sourceName(s), Error: oneLine(err.Error(), 500)})
 			continue
 		}
 		for _, t := range Filter(ts, patterns) {
