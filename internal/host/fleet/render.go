@@ -140,7 +140,9 @@ func WriteText(w io.Writer, r Result) error {
 		fmt.Fprintf(bw, "source %s: %s\n", e.Source, e.Error)
 	}
 	if len(r.Collisions) > 0 {
-		fmt.Fprintf(bw, "\nShared identity (%d):\n", len(r.Collisions))
+		// Values, as the summary line counts them: one entry may hold
+		// several (3 ssh-host-keys ...), so entries would not add up.
+		fmt.Fprintf(bw, "\nShared identity (%s):\n", plural(len(r.Collisions), "value"))
 		for _, g := range guestid.Group(r.Collisions) {
 			name := string(g.Item)
 			if len(g.Values) > 1 {

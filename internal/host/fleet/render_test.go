@@ -222,3 +222,19 @@ func TestGuestTextIsHostile(t *testing.T) {
 		t.Errorf("JUnit failure messages %q, want [%q]", msgs, want)
 	}
 }
+
+// TestSharedIdentityHeading: the heading counts values, as the summary
+// line does, so that an entry holding three host keys adds up.
+func TestSharedIdentityHeading(t *testing.T) {
+	m := []string{"a", "b"}
+	r := Result{Collisions: []guestid.Collision{
+		{Item: guestid.ItemMachineID, Value: "0123456789abcdef0123456789abcdef", Members: m, Fix: "f1"},
+		{Item: guestid.ItemHostKey, Value: "SHA256:one", Members: m, Fix: "f2"},
+		{Item: guestid.ItemHostKey, Value: "SHA256:two", Members: m, Fix: "f2"},
+		{Item: guestid.ItemHostKey, Value: "SHA256:three", Members: m, Fix: "f2"},
+	}, Summary: Summary{Collisions: 4}}
+	text := string(render(t, r, FormatText))
+	if !strings.Contains(text, "\nShared identity (4 values):\n  machine-id hash 01234567...: a, b\n    fix: f1\n  3 ssh-host-keys SHA256:one, SHA256:two, SHA256:three: a, b\n    fix: f2\n") {
+		t.Errorf("text:\n%s", text)
+	}
+}
