@@ -135,6 +135,13 @@ func (o *fleetOptions) finish(v *cli.Values) error {
 			return cli.Usagef("--%s 0: must be longer than zero", d.name)
 		}
 	}
+	if v.Has("listen") {
+		// Refused here, as a usage error, rather than by net.Listen
+		// after the sources were read.
+		if _, port, err := net.SplitHostPort(o.listen); err != nil || port == "" {
+			return cli.Usagef("--listen %q: not HOST:PORT (such as 127.0.0.1:9847, or :9847 for every address)", o.listen)
+		}
+	}
 	if v.Has("interval") && o.listen == "" {
 		return cli.Usagef("--interval needs --listen: without it guestcheck fleet surveys once and exits")
 	}
