@@ -306,7 +306,7 @@ func (o *fleetOptions) surveyOnce(ctx context.Context, sources []fleet.Source, s
 	targets, errs := fleet.Targets(ctx, sources, o.names)
 	if tty.Is(stderr) {
 		so.Progress = func(done, total int, vm fleet.VM) {
-			fmt.Fprintf(stderr, "\r\033[Ksurveyed %d/%d VMs, last %s: %s", done, total, fleet.CleanText(vm.Name), vm.Status)
+			fmt.Fprintf(stderr, "\r\033[Ksurveyed %d/%d VMs, last %s: %s", done, total, report.CleanText(vm.Name), vm.Status)
 			if done == total {
 				io.WriteString(stderr, "\r\033[K")
 			}

@@ -9,61 +9,17 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/guestcheck/guestcheck/internal/shared/report"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
+	"github.com/guestcheck/guestcheck/internal/testenv"
 )
-
-// hostile holds what a guest, an API or a survey file could send to an
-// operator's terminal: CSI and OSC escapes, a bell, NUL, DEL, a C1 CSI,
-// NEL, line and paragraph separators, bidi overrides and isolates, line
-// breaks and a byte that is not UTF-8. "INJECTED" would start a line of
-// its own if a line break got through.
-const hostile = "a\x1b[2Jb\x1b]8;;https://example.com/\x07c\nINJECTED\rd\x00e\x7ff\u0085g\u009b31mh\u2028i\u2029j\u202ek\u2066l\u200fm\xffn\tend"
-
-// fillHostile sets every string v holds, at any depth, to hostile: each
-// slice gets one element, each map one entry (its key hostile too when
-// a string), each nil pointer a value. It returns how many strings it
-// set; a field added later is filled without a change here.
-func fillHostile(v reflect.Value, depth int) int {
-	if depth > 12 {
-		return 0
-	}
-	switch v.Kind() {
-	case reflect.String:
-		v.SetString(hostile)
-		return 1
-	case reflect.Pointer:
-		if v.IsNil() {
-			v.Set(reflect.New(v.Type().Elem()))
-		}
-		return fillHostile(v.Elem(), depth+1)
-	case reflect.Struct:
-		n := 0
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
-				n += fillHostile(v.Field(i), depth+1)
-			}
-		}
-		return n
-	case reflect.Slice:
-		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
-		return fillHostile(v.Index(0), depth+1)
-	case reflect.Map:
-		k := reflect.New(v.Type().Key()).Elem()
-		e := reflect.New(v.Type().Elem()).Elem()
-		n := fillHostile(k, depth+1) + fillHostile(e, depth+1)
-		v.Set(reflect.MakeMap(v.Type()))
-		v.SetMapIndex(k, e)
-		return n
-	}
-	return 0
-}
 
 // dirtyStrings lists the strings v holds that CleanText would change,
 // and counts them all.
 func dirtyStrings(v reflect.Value, dirty *[]string) int {
 	switch v.Kind() {
 	case reflect.String:
-		if s := v.String(); CleanText(s) != s {
+		if s := v.String(); report.CleanText(s) != s {
 			*dirty = append(*dirty, s)
 		}
 		return 1
@@ -106,7 +62,7 @@ func checkShown(t *testing.T, format string, out []byte) {
 		t.Errorf("%s: not UTF-8", format)
 	}
 	for _, r := range string(out) {
-		if r != '\n' && cleanRune(r) != r {
+		if r != '\n' && report.CleanRune(r) != r {
 			t.Errorf("%s: %U in the output", format, r)
 			break
 		}
@@ -133,7 +89,7 @@ func checkShown(t *testing.T, format string, out []byte) {
 // the JSON output decodes to as many strings as were set, all clean.
 func TestEveryStringIsCleaned(t *testing.T) {
 	var r Result
-	n := fillHostile(reflect.ValueOf(&r), 0)
+	n := testenv.FillHostile(&r)
 	if n < 50 {
 		t.Fatalf("only %d strings set: the walk missed the report", n)
 	}
@@ -172,7 +128,7 @@ func TestMergedNamesAreCleaned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	esc, _ := json.Marshal(hostile)
+	esc, _ := json.Marshal(testenv.Hostile)
 	in := strings.TrimSuffix(strings.TrimPrefix(string(esc), `"`), `"`)
 	for _, field := range []string{`"vm-bravo`, `"hv-b`, `"hostname is ` + string(runner.Pass)} {
 		if !bytes.Contains(raw, []byte(field)) {
@@ -193,28 +149,8 @@ func TestMergedNamesAreCleaned(t *testing.T) {
 			t.Fatalf("%s: %v", format, err)
 		}
 		checkShown(t, format, out.Bytes())
-		if format == FormatText && !strings.Contains(out.String(), "shares machine-id with vm-bravo"+CleanText(hostile)) {
+		if format == FormatText && !strings.Contains(out.String(), "shares machine-id with vm-bravo"+report.CleanText(testenv.Hostile)) {
 			t.Errorf("text: no collision naming the cleaned VM:\n%s", out.String())
-		}
-	}
-}
-
-// TestCleanText: what is kept, what becomes a space and what U+FFFD.
-func TestCleanText(t *testing.T) {
-	for in, want := range map[string]string{
-		"web-1 ünïcode 名前":            "web-1 ünïcode 名前",
-		"a\nb\r\nc\td":                "a b  c d",
-		"\x1b[31mred":                 "\uFFFD[31mred",
-		"\u009b31m \u0085":            "\uFFFD31m  ",
-		"\u202eevil\u202c \u2067x":    "\uFFFDevil\uFFFD \uFFFDx",
-		"bad\xffutf8":                 "bad\uFFFDutf8",
-		"line\u2028sep\u2029par\x00n": "line sep par\uFFFDn",
-	} {
-		if got := CleanText(in); got != want {
-			t.Errorf("CleanText(%q) = %q, want %q", in, got, want)
-		}
-		if got := CleanText(in); !isClean(got) {
-			t.Errorf("CleanText(%q) = %q, which is not clean", in, got)
 		}
 	}
 }

@@ -313,9 +313,9 @@ func ExitCode(r Result) int {
 }
 
 // oneLine makes text from a guest fit one line of a table or a log:
-// CleanText's, its runs of spaces one, at most max runes.
+// report.CleanText's, its runs of spaces one, at most max runes.
 func oneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(CleanText(s)), " ")
+	s = strings.Join(strings.Fields(report.CleanText(s)), " ")
 	if r := []rune(s); len(r) > max {
 		s = string(r[:max-1]) + "…"
 	}
