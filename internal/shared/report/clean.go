@@ -9,10 +9,12 @@ import (
 
 // Text in a report may come from what guestcheck does not control: a
 // guest image's files under --root, a guest's report read by guestcheck
-// fleet, another host's survey. The renderers a person reads (text,
-// Nagios, TAP, JUnit, Prometheus labels) show it only after Clean, so
-// that no such string puts escape sequences, line breaks or reordered
-// text on an operator's terminal, a log or a dashboard.
+// fleet, another host's survey. What a person reads shows it cleaned,
+// so that no such string puts escape sequences, line breaks or
+// reordered text on an operator's terminal, a log or a dashboard: the
+// text report after Clean, Nagios and TAP lines and Prometheus labels
+// through CleanText and CleanRune, and every output of guestcheck fleet
+// after Clean.
 
 // CleanText is s safe to show: valid UTF-8 (invalid bytes become
 // U+FFFD), line breaks and tabs a space, and every other control
