@@ -135,6 +135,13 @@ func (o *fleetOptions) finish(v *cli.Values) error {
 			return cli.Usagef("--%s 0: must be longer than zero", d.name)
 		}
 	}
+	if v.Has("listen") {
+		// Refused here, as a usage error, rather than by net.Listen
+		// after the sources were read.
+		if _, port, err := net.SplitHostPort(o.listen); err != nil || port == "" {
+			return cli.Usagef("--listen %q: not HOST:PORT (such as 127.0.0.1:9847, or :9847 for every address)", o.listen)
+		}
+	}
 	if v.Has("interval") && o.listen == "" {
 		return cli.Usagef("--interval needs --listen: without it guestcheck fleet surveys once and exits")
 	}
@@ -292,13 +299,14 @@ func (o *fleetOptions) runMerge(stdout, stderr io.Writer) int {
 // surveyOnce lists the targets and surveys them within --timeout,
 // showing progress on a terminal.
 func (o *fleetOptions) surveyOnce(ctx context.Context, sources []fleet.Source, stderr io.Writer) fleet.Result {
+	so := o.survey
+	so.Start = time.Now()
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	targets, errs := fleet.Targets(ctx, sources, o.names)
-	so := o.survey
 	if tty.Is(stderr) {
 		so.Progress = func(done, total int, vm fleet.VM) {
-			fmt.Fprintf(stderr, "\r\033[Ksurveyed %d/%d VMs, last %s: %s", done, total, vm.Name, vm.Status)
+			fmt.Fprintf(stderr, "\r\033[Ksurveyed %d/%d VMs, last %s: %s", done, total, report.CleanText(vm.Name), vm.Status)
 			if done == total {
 				io.WriteString(stderr, "\r\033[K")
 			}

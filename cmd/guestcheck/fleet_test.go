@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -126,6 +127,9 @@ func TestFleetUsage(t *testing.T) {
 		"--name [":                          "--name \"[\": not a pattern",
 		"--guestcheck-path guestcheck":      "must be an absolute path",
 		"--interval 1m":                     "--interval needs --listen",
+		"--listen localhost":                `--listen "localhost": not HOST:PORT (such as 127.0.0.1:9847, or :9847 for every address)`,
+		"--listen 127.0.0.1:":               `--listen "127.0.0.1:": not HOST:PORT`,
+		"--listen [::1]":                    `--listen "[::1]": not HOST:PORT`,
 		"--output yaml:/x":                  "--output yaml:/x",
 		"vm1":                               "unexpected argument",
 		"--agent-socket=":                   "no socket path",
@@ -174,5 +178,31 @@ func TestFleetNamedSourceMissing(t *testing.T) {
 	want := "source proxmox: no directory " + fleet.ProxmoxDir + ": not a Proxmox VE host, or qemu-server is not installed\nguestcheck fleet: UNKNOWN: 0 VMs, 1 source unreadable in "
 	if code != report.ExitProblem || errb.Len() > 0 || !strings.HasPrefix(out.String(), want) {
 		t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant exit 1 and:\n%s", code, errb.String(), out.String(), want)
+	}
+}
+
+// TestFleetNameExample: the --help example that says "Proxmox VMs 100 to
+// 199" selects those and no other VMID.
+func TestFleetNameExample(t *testing.T) {
+	var pattern string
+	for _, ex := range fleetCommand(func() []string { return nil }).Examples {
+		if strings.Contains(ex.Comment, "100 to 199") {
+			_, rest, _ := strings.Cut(ex.Command, "--name '")
+			pattern, _, _ = strings.Cut(rest, "'")
+		}
+	}
+	if pattern == "" {
+		t.Fatal("no example for VMs 100 to 199")
+	}
+	var ts []fleet.Target
+	for _, id := range []int{1, 10, 19, 99, 100, 150, 199, 200, 1000, 1999} {
+		ts = append(ts, fleet.Target{Name: strconv.Itoa(id)})
+	}
+	var got []string
+	for _, tg := range fleet.Filter(ts, []string{pattern}) {
+		got = append(got, tg.Name)
+	}
+	if g := strings.Join(got, " "); g != "100 150 199" {
+		t.Errorf("--name %q selects %s, want 100 150 199", pattern, g)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/guestcheck/guestcheck/internal/checks"
 	"github.com/guestcheck/guestcheck/internal/host/fleet"
@@ -118,5 +119,28 @@ func TestFleetKubevirtUsage(t *testing.T) {
 	want := "source kubevirt: kubeconfig " + kc + ": line 4: user u uses a credential plugin (exec)"
 	if code != report.ExitProblem || !strings.Contains(out.String(), want) {
 		t.Errorf("exit %d, stdout %q, want %q", code, out.String(), want)
+	}
+}
+
+// TestFleetKubevirtEndless: an API server whose list never ends, a page
+// at a time, costs the survey its --timeout and no more: the source is
+// unreadable with the reason, and the summary says how long it took.
+func TestFleetKubevirtEndless(t *testing.T) {
+	t.Parallel()
+	srv := (&kubevirtfake.Server{Endless: true, PageDelay: 20 * time.Millisecond}).Start(t)
+	kc := kubevirtfake.Kubeconfig(t, srv, t.TempDir())
+	var out, errb bytes.Buffer
+	start := time.Now()
+	code := run([]string{"fleet", "--kubevirt", "--kubeconfig", kc, "--timeout", "1s"}, &out, &errb, checks.All)
+	if took := time.Since(start); took > 6*time.Second {
+		t.Errorf("took %s with --timeout 1s", took)
+	}
+	want := "source kubevirt: the survey's deadline (--timeout) came while its VMs were listed: API server " + srv.URL + " (kubeconfig " + kc + ", context test): GET /apis/kubevirt.io/v1/virtualmachines: no answer in time, on page "
+	if code != report.ExitProblem || !strings.Contains(out.String(), want) || errb.Len() > 0 {
+		t.Errorf("exit %d, stdout %q, stderr %q; want %q", code, out.String(), errb.String(), want)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "guestcheck fleet: UNKNOWN: 0 VMs, 1 source unreadable in 1.") {
+		t.Errorf("summary %q, want the second the listing took", last)
 	}
 }

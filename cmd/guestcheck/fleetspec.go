@@ -44,7 +44,7 @@ With --merge it surveys nothing: it compares the surveys of many hosts (each hos
 		Sections: []cli.Section{{Title: "Exit codes", Body: `0 every VM passed (or skipped); 2 warnings and nothing worse; 1 any VM failing, in error or unknown, identity two VMs share, a source that could not be read, a --merge file that is not a fleet survey or whose host another file has too, or a report that --output could not write; 3 usage error. With --listen: 0 after SIGINT or SIGTERM, 1 when ADDR cannot be listened on.`}},
 		Examples: []cli.Example{
 			{Command: "guestcheck fleet --agent-socket web1=/run/qemu/web1.qga --agent-socket /run/qemu/db1.qga", Comment: "Two plain QEMU VMs."},
-			{Command: "guestcheck fleet --proxmox --name '1*' --format json", Comment: "Proxmox VMs 100 to 199, as JSON."},
+			{Command: "guestcheck fleet --proxmox --name '1??' --format json", Comment: "Proxmox VMs 100 to 199, as JSON."},
 			{Command: "guestcheck fleet --kubevirt --kubeconfig /etc/guestcheck/harvester.kubeconfig", Comment: "A Harvester cluster's VMs, from its API alone."},
 			{Command: "guestcheck fleet --format prometheus --output /var/lib/prometheus/node-exporter/guestcheck-fleet.prom", Comment: "For node_exporter's textfile collector, from a timer."},
 			{Command: "guestcheck fleet --listen 127.0.0.1:9847 --interval 10m", Comment: "For Prometheus to scrape."},

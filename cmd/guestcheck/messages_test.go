@@ -71,6 +71,7 @@ func TestMessages(t *testing.T) {
 		{"--root="},
 		{"fleet", "--agent-socket", "/run/a/vm1.qga", "--agent-socket", "/run/b/vm1.qga"},
 		{"fleet", "--agent-socket", "/run/a/vm1.qga", "--output", "/run/guestcheck/"},
+		{"fleet", "--agent-socket", "/run/a/vm1.qga", "--listen", "localhost"},
 	}
 	var b strings.Builder
 	for _, args := range cases {

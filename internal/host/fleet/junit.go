@@ -16,12 +16,14 @@ import (
 // and for a VM that could not be surveyed one <error> with the reason.
 // In a merge a suite is name@host, with its host as hostname.
 func WriteJUnit(w io.Writer, r Result) error {
+	r = cleanResult(r)
 	var doc junitxml.Suites
 	for i, vm := range r.VMs {
 		vm, err := vm.full()
 		if err != nil {
 			return err
 		}
+		vm = cleanVM(vm) // its report as read again from its file
 		host := r.Host
 		if vm.Host != "" {
 			host = vm.Host

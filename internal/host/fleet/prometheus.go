@@ -17,6 +17,7 @@ import (
 // labelled domain, the name their source gives them, and in a merge of
 // many hosts' surveys host too.
 func WritePrometheus(w io.Writer, r Result) error {
+	r = cleanResult(r)
 	p := &promWriter{bw: bufio.NewWriter(w)}
 	p.family("guestcheck_fleet_vm_status", "Whether the VM's verdict in the last survey is the one in the status label (1) or not (0); unknown means it could not be surveyed.")
 	for _, vm := range r.VMs {

@@ -29,6 +29,7 @@ type step struct {
 func (s *step) reason(err error) string {
 	var qe *qga.Error
 	var de *libvirtDialError
+	var ns *notSocketError
 	switch {
 	case s.parent.Err() != nil:
 		return surveyEnded(s.parent) + " during " + s.name
@@ -38,6 +39,8 @@ func (s *step) reason(err error) string {
 		return s.agentError(qe)
 	case errors.As(err, &de):
 		return oneLine(de.Error(), 300)
+	case errors.As(err, &ns):
+		return ns.Error()
 	case errors.Is(err, ErrAgentNotConnected):
 		return reasonNotConnected + " (libvirt: no agent has opened the channel; qemu-ga is not running in the guest, or the guest is still booting)"
 	case errors.Is(err, qga.ErrTooLarge):

@@ -45,6 +45,7 @@ func Render(w io.Writer, r Result, format string) error {
 // a survey of many VMs never sits in memory twice (a merge's reports are
 // read from their files one at a time).
 func WriteJSON(w io.Writer, r Result) error {
+	r = cleanResult(r)
 	vms := r.VMs
 	r.VMs = nil
 	if r.Collisions == nil {
@@ -72,12 +73,13 @@ func WriteJSON(w io.Writer, r Result) error {
 		if err != nil {
 			return err
 		}
-		if rep != nil && !utf8.Valid(rep) {
-			// Re-encoded, as encoding/json read it: valid UTF-8.
+		if rep != nil && (!utf8.Valid(rep) || !cleanJSON(rep)) {
+			// Decoded, cleaned and encoded again, as every other
+			// string of the output is.
 			if vm, err = vm.full(); err != nil {
 				return err
 			}
-			rep = nil
+			vm, rep = cleanVM(vm), nil
 		} else if rep != nil {
 			vm.Report = nil
 		}
@@ -117,6 +119,7 @@ func WriteJSON(w io.Writer, r Result) error {
 // WriteText writes the table, worst VM first, then the collisions with
 // their fix, then one summary line.
 func WriteText(w io.Writer, r Result) error {
+	r = cleanResult(r)
 	bw := bufio.NewWriter(w)
 	rows := [][]string{{"VM", "SOURCE", "STATUS", "CHECKS", "REASON"}}
 	for _, vm := range r.VMs {
@@ -137,7 +140,9 @@ func WriteText(w io.Writer, r Result) error {
 		fmt.Fprintf(bw, "source %s: %s\n", e.Source, e.Error)
 	}
 	if len(r.Collisions) > 0 {
-		fmt.Fprintf(bw, "\nShared identity (%d):\n", len(r.Collisions))
+		// Values, as the summary line counts them: one entry may hold
+		// several (3 ssh-host-keys ...), so entries would not add up.
+		fmt.Fprintf(bw, "\nShared identity (%s):\n", plural(len(r.Collisions), "value"))
 		for _, g := range guestid.Group(r.Collisions) {
 			name := string(g.Item)
 			if len(g.Values) > 1 {

@@ -199,14 +199,15 @@ func TestGuestTextIsHostile(t *testing.T) {
 	rep = bytes.Replace(rep, []byte(`"summary":"hostname is fail"`), []byte(`"summary":"line1\nline2\u001b[31mred\r"`), 1)
 	r := Survey(context.Background(), []Target{pipeTarget("x", &qgafake.Agent{Run: runs(rep, 0)})}, nil, Options{VMTimeout: 5 * time.Second})
 	text := string(render(t, r, FormatText))
-	if strings.Contains(text, "\x1b") || strings.Contains(text, "\r") || !strings.Contains(text, "hostname: line1 line2 [31mred") {
+	if strings.Contains(text, "\x1b") || strings.Contains(text, "\r") || !strings.Contains(text, "hostname: line1 line2\uFFFD[31mred") {
 		t.Errorf("table:\n%q", text)
 	}
 	if r.VMs[0].Status != Fail {
 		t.Errorf("status %s", r.VMs[0].Status)
 	}
-	// In JUnit the same text reads back as the guest wrote it, but for
-	// the escape character, which XML 1.0 cannot carry.
+	// In JUnit too the text is on one line, the escape character shown
+	// as U+FFFD: a CI page or a terminal shows what the guest wrote, not
+	// what it meant to do.
 	var doc junitxml.Suites
 	if err := xml.Unmarshal(render(t, r, FormatJUnit), &doc); err != nil {
 		t.Fatal(err)
@@ -217,7 +218,23 @@ func TestGuestTextIsHostile(t *testing.T) {
 			msgs = append(msgs, c.Failure.Message)
 		}
 	}
-	if want := "line1\nline2\uFFFD[31mred\r"; len(msgs) != 1 || msgs[0] != want {
+	if want := "line1 line2\uFFFD[31mred "; len(msgs) != 1 || msgs[0] != want {
 		t.Errorf("JUnit failure messages %q, want [%q]", msgs, want)
+	}
+}
+
+// TestSharedIdentityHeading: the heading counts values, as the summary
+// line does, so that an entry holding three host keys adds up.
+func TestSharedIdentityHeading(t *testing.T) {
+	m := []string{"a", "b"}
+	r := Result{Collisions: []guestid.Collision{
+		{Item: guestid.ItemMachineID, Value: "0123456789abcdef0123456789abcdef", Members: m, Fix: "f1"},
+		{Item: guestid.ItemHostKey, Value: "SHA256:one", Members: m, Fix: "f2"},
+		{Item: guestid.ItemHostKey, Value: "SHA256:two", Members: m, Fix: "f2"},
+		{Item: guestid.ItemHostKey, Value: "SHA256:three", Members: m, Fix: "f2"},
+	}, Summary: Summary{Collisions: 4}}
+	text := string(render(t, r, FormatText))
+	if !strings.Contains(text, "\nShared identity (4 values):\n  machine-id hash 01234567...: a, b\n    fix: f1\n  3 ssh-host-keys SHA256:one, SHA256:two, SHA256:three: a, b\n    fix: f2\n") {
+		t.Errorf("text:\n%s", text)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
 	"github.com/guestcheck/guestcheck/internal/shared/report"
@@ -313,17 +312,10 @@ func ExitCode(r Result) int {
 	return report.ExitProblem
 }
 
-// oneLine makes text from a guest fit one line of a table or a log: no
-// control characters, valid UTF-8, at most max runes.
+// oneLine makes text from a guest fit one line of a table or a log:
+// report.CleanText's, its runs of spaces one, at most max runes.
 func oneLine(s string, max int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
-			return ' '
-		}
-		return r
-	}, s)
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(report.CleanText(s)), " ")
 	if r := []rune(s); len(r) > max {
 		s = string(r[:max-1]) + "…"
 	}

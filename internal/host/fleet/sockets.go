@@ -61,10 +61,39 @@ func socketTarget(name, source, p string) Target {
 	return Target{Name: name, Source: source, Dial: func(ctx context.Context) (Agent, error) {
 		c, err := qga.Dial(ctx, "unix", p)
 		if err != nil {
+			if ns := notSocket(p); errors.Is(err, syscall.ECONNREFUSED) && ns != nil {
+				return nil, ns
+			}
 			return nil, err
 		}
 		return c, nil
 	}}
+}
+
+// notSocketError is a socket path that is some other kind of file, which
+// connect(2) refuses as it refuses a socket no QEMU listens on.
+type notSocketError struct{ path, kind string }
+
+func (e *notSocketError) Error() string {
+	return fmt.Sprintf("%s is %s, not a socket: name the guest agent's chardev socket (QEMU -chardev socket,path=PATH,server=on,wait=off)", e.path, e.kind)
+}
+
+// notSocket says what p is when it is no socket, or nil.
+func notSocket(p string) error {
+	st, err := os.Stat(p)
+	if err != nil || st.Mode()&iofs.ModeSocket != 0 {
+		return nil
+	}
+	kind := "a regular file"
+	switch {
+	case st.IsDir():
+		kind = "a directory"
+	case st.Mode()&iofs.ModeNamedPipe != 0:
+		kind = "a named pipe"
+	case st.Mode()&iofs.ModeDevice != 0:
+		kind = "a device"
+	}
+	return &notSocketError{oneLine(p, 200), kind}
 }
 
 // ProxmoxDir is where Proxmox VE's qemu-server puts each VM's guest

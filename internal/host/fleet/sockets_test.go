@@ -201,3 +201,59 @@ func TestDialIgnoringContext(t *testing.T) {
 		t.Errorf("%+v", r.VMs[0])
 	}
 }
+
+// TestTargetsListTimeout: a source that does not list its VMs within
+// listTimeout is a source error saying so, even one that ignores its
+// context, and the sources after it are still listed.
+func TestTargetsListTimeout(t *testing.T) {
+	defer func(d time.Duration) { listTimeout = d }(listTimeout)
+	listTimeout = 100 * time.Millisecond
+	block := make(chan struct{})
+	defer close(block)
+	start := time.Now()
+	ts, errs := Targets(context.Background(), []Source{stuck{block}, SocketSource{{"web-1", "/x"}}}, nil)
+	if took := time.Since(start); took > listTimeout+grace+time.Second {
+		t.Errorf("took %s", took)
+	}
+	want := "its VMs were not listed within 100ms: no answer"
+	if len(ts) != 1 || ts[0].Name != "web-1" || len(errs) != 1 || errs[0].Source != "stuck" || errs[0].Error != want {
+		t.Errorf("targets %+v errors %+v, want the error %q", ts, errs, want)
+	}
+}
+
+// stuck is a source that never answers and ignores its context.
+type stuck struct{ block chan struct{} }
+
+func (stuck) Name() string { return "stuck" }
+func (s stuck) Targets(context.Context) ([]Target, error) {
+	<-s.block
+	return nil, nil
+}
+
+// TestSocketNotASocket: --agent-socket naming a regular file or a
+// directory says it is not a socket; a socket nobody listens on still
+// says the VM is not running.
+func TestSocketNotASocket(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "web1.qga")
+	os.WriteFile(file, []byte("x"), 0o600)
+	stale := filepath.Join(dir, "stale.qga")
+	l, err := net.Listen("unix", stale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	l.Close()
+	ts := SocketSource{{"web1", file}, {"dir", dir}, {"stale", stale}}.targets()
+	r := Survey(context.Background(), ts, nil, Options{VMTimeout: 5 * time.Second})
+	want := map[string]string{
+		"web1":  file + " is a regular file, not a socket: name the guest agent's chardev socket (QEMU -chardev socket,path=PATH,server=on,wait=off)",
+		"dir":   dir + " is a directory, not a socket: name the guest agent's chardev socket (QEMU -chardev socket,path=PATH,server=on,wait=off)",
+		"stale": "guest agent not connected: connection refused (the VM is not running)",
+	}
+	for _, vm := range r.VMs {
+		if vm.Status != Unknown || vm.Reason != want[vm.Name] {
+			t.Errorf("%s: %s %q, want unknown %q", vm.Name, vm.Status, vm.Reason, want[vm.Name])
+		}
+	}
+}

@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -46,6 +47,11 @@ type Options struct {
 	// HostName names this host in the result (--host-name); empty: its
 	// hostname. A merge of many hosts' surveys tells them apart by it.
 	HostName string
+	// Start is when the survey began, before its sources were listed
+	// (Targets), so that its duration counts the listing too: a source
+	// that failed after 30 seconds took 30 seconds. Zero: when Survey is
+	// called.
+	Start time.Time
 }
 
 func (o Options) withDefaults() Options {
@@ -75,9 +81,11 @@ func Targets(ctx context.Context, sources []Source, patterns []string) ([]Target
 	var errs []SourceError
 	seen := map[string]string{}
 	for _, s := range sources {
-		ts, err := s.Targets(ctx)
+		ts, err := listBounded(ctx, s)
 		if err != nil {
-			errs = append(errs, SourceError{Source: sourceName(s), Error: oneLine(err.Error(), 300)})
+			// Long enough for a cluster's server, its kubeconfig and
+			// the request that failed.
+			errs = append(errs, SourceError{Source: sourceName(s), Error: oneLine(err.Error(), 500)})
 			continue
 		}
 		for _, t := range Filter(ts, patterns) {
@@ -91,6 +99,64 @@ func Targets(ctx context.Context, sources []Source, patterns []string) ([]Target
 		}
 	}
 	return out, errs
+}
+
+// listTimeout bounds the listing of one source's VMs, every page and
+// request of it: a source that never finishes (an API server that
+// answers every page with a new continue token) must not take the whole
+// survey's --timeout from the sources after it, nor, under --listen,
+// every survey after it.
+var listTimeout = 2 * time.Minute
+
+// listBounded is s.Targets within listTimeout (and ctx), abandoned a
+// little after its deadline should s ignore its context; the error then
+// says that time ran out, and whose time it was.
+func listBounded(ctx context.Context, s Source) ([]Target, error) {
+	lctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
+	type listed struct {
+		ts  []Target
+		err error
+	}
+	ch := make(chan listed, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				ch <- listed{err: fmt.Errorf("internal error listing its VMs: %v", p)}
+			}
+		}()
+		ts, err := s.Targets(lctx)
+		ch <- listed{ts, err}
+	}()
+	limit := time.NewTimer(listTimeout + grace)
+	defer limit.Stop()
+	var l listed
+	select {
+	case l = <-ch:
+	case <-limit.C:
+		l.err = errors.New("no answer")
+	case <-ctx.Done():
+		select {
+		case l = <-ch:
+		case <-time.After(grace):
+			l.err = errors.New("no answer")
+		}
+	}
+	if l.err == nil || !ended(lctx) {
+		return l.ts, l.err
+	}
+	if ended(ctx) {
+		return nil, fmt.Errorf("%s while its VMs were listed: %w", surveyEnded(ctx), l.err)
+	}
+	return nil, fmt.Errorf("its VMs were not listed within %s: %w", listTimeout, l.err)
+}
+
+// ended is whether ctx is done or its deadline has passed: a connection
+// whose deadline is ctx's may time out a moment before ctx's own timer
+// fires.
+func ended(ctx context.Context) bool {
+	dl, ok := ctx.Deadline()
+	return ctx.Err() != nil || ok && !time.Now().Before(dl)
 }
 
 // sourceName names a source in a report.
@@ -112,7 +178,10 @@ func sourceName(s Source) string {
 // result: one that could not be surveyed is Unknown with its reason.
 func Survey(ctx context.Context, targets []Target, srcErrs []SourceError, o Options) Result {
 	o = o.withDefaults()
-	start := time.Now()
+	start := o.Start
+	if start.IsZero() {
+		start = time.Now()
+	}
 	host := o.HostName
 	if host == "" {
 		host, _ = os.Hostname()

@@ -54,8 +54,17 @@ type Options struct {
 	Nagios NagiosOptions
 }
 
-// Render writes r in format f.
+// Render writes r in format f. Text shows r's strings cleaned
+// (CleanText): each on one line, without escape sequences, other control
+// characters or bidi overrides; Nagios and TAP lines likewise. The
+// structured formats keep a finding's line breaks and escape what their
+// syntax needs (JSON, YAML in TAP, XML, Prometheus labels), for the
+// programs that read them; guestcheck fleet cleans what it shows of a
+// guest's report.
 func Render(w io.Writer, r Report, f Format, o Options) error {
+	if f == FormatText {
+		r = Clean(r)
+	}
 	switch f {
 	case FormatText:
 		return WriteText(w, r, o.Text)

@@ -216,19 +216,8 @@ func nagiosPerfdata(r Report) string {
 }
 
 // nagiosText makes s safe for one line of plugin output: no pipe (it would
-// start performance data), no line breaks or other control characters, and
-// valid UTF-8.
+// start performance data), CleanText's line breaks as spaces and other
+// control and bidi characters as U+FFFD, and valid UTF-8.
 func nagiosText(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '|':
-			return '¦'
-		case r == '\n' || r == '\r' || r == '\t':
-			return ' '
-		case r < 0x20 || r == 0x7f:
-			return '\uFFFD'
-		}
-		return r
-	}, s)
+	return strings.ReplaceAll(CleanText(s), "|", "¦")
 }

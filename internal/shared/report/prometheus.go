@@ -132,9 +132,19 @@ func millis(ms int64) string {
 
 // PromEscape escapes a label value as the exposition format requires
 // (backslash, double quote, newline) and replaces invalid UTF-8, which
-// Prometheus's parser rejects. guestcheck fleet's /metrics uses it too.
+// Prometheus's parser rejects. The other control characters and bidi
+// characters are CleanText's, so that a .prom file shown with cat or
+// less cannot drive the terminal. guestcheck fleet's /metrics uses it
+// too.
 func PromEscape(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
+	if !isClean(s) {
+		s = strings.Map(func(r rune) rune {
+			if r == '\n' {
+				return r // escaped below
+			}
+			return CleanRune(r)
+		}, strings.ToValidUTF8(s, "\uFFFD"))
+	}
 	if !strings.ContainsAny(s, "\\\"\n") {
 		return s
 	}

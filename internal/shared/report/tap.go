@@ -119,8 +119,8 @@ func yamlKey(k string) string {
 // yamlQuote writes s as a YAML double-quoted scalar using only the escapes
 // TAP::Parser's YAMLish reader also knows (\" \\ \n \t \r \xHH), so both
 // read back the same string. Characters YAML does not allow in a document
-// unescaped beyond ASCII (C1 controls, invalid UTF-8, non-characters)
-// become U+FFFD.
+// unescaped beyond ASCII (C1 controls, invalid UTF-8, non-characters),
+// and bidi characters and line separators, become U+FFFD.
 func yamlQuote(s string) string {
 	var b strings.Builder
 	b.WriteByte('"')
@@ -142,6 +142,10 @@ func yamlQuote(s string) string {
 			fmt.Fprintf(&b, `\x%02x`, r)
 		case r == utf8.RuneError && size == 1, r >= 0x80 && r < 0xa0, r == 0xfeff, r == 0xfffe, r == 0xffff:
 			b.WriteRune('\uFFFD')
+		case isBidi(r) || r == 0x2028 || r == 0x2029:
+			// A terminal or a CI page showing the YAML would
+			// reorder or break the lines around them.
+			b.WriteRune('\uFFFD')
 		default:
 			b.WriteRune(r)
 		}
@@ -158,12 +162,13 @@ func tapText(s string) string {
 	return strings.ReplaceAll(tapLine(s), "#", `\#`)
 }
 
-// tapLine is s on one line, in valid UTF-8, for a TAP comment.
+// tapLine is s on one line, in valid UTF-8, for a TAP comment: control
+// characters a space, bidi characters U+FFFD (CleanText's).
 func tapLine(s string) string {
 	return strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {
 			return ' '
 		}
-		return r
+		return CleanRune(r)
 	}, strings.ToValidUTF8(s, "\uFFFD"))
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"time"
 )
 
 // The few fields of KubeVirt's API (kubevirt.io/api/core/v1) this source
@@ -92,6 +93,11 @@ const (
 	// maxObjects bounds a whole list: far above any cluster's VMs, far
 	// below what would exhaust memory.
 	maxObjects = 100000
+	// maxPages bounds the pages of a list: a server that answers every
+	// page with no items and a new continue token must not be read
+	// forever. maxObjects in full pages is 400; servers may send fewer
+	// objects a page than asked for.
+	maxPages = 1000
 )
 
 // listAll reads every object of resource ("virtualmachines") in
@@ -105,24 +111,30 @@ func listAll[T any](ctx context.Context, c *client, namespace, resource, kind st
 	var out []T
 	cont := ""
 	seen := map[string]bool{}
-	for {
+	for page := 1; ; page++ {
+		if page > maxPages {
+			return nil, fmt.Errorf("GET %s: the API server has not ended the list after %d pages (%d %s in them): given up", path, maxPages, len(out), resource)
+		}
 		q := url.Values{"limit": {strconv.Itoa(pageLimit)}}
 		if cont != "" {
 			q.Set("continue", cont)
 		}
-		var page struct {
+		var list struct {
 			Metadata struct {
 				Continue string `json:"continue"`
 			} `json:"metadata"`
 			Items []json.RawMessage `json:"items"`
 		}
-		if err := c.get(ctx, path, q, maxPage, &page); err != nil {
+		if err := c.get(ctx, path, q, maxPage, &list); err != nil {
+			if dl, ok := ctx.Deadline(); page > 1 && (ctx.Err() != nil || ok && !time.Now().Before(dl)) {
+				return nil, fmt.Errorf("%w, on page %d of the list", err, page)
+			}
 			return nil, err
 		}
-		if len(page.Items) > pageLimit || len(out)+len(page.Items) > maxObjects {
+		if len(list.Items) > pageLimit || len(out)+len(list.Items) > maxObjects {
 			return nil, fmt.Errorf("GET %s: the API server sent more %s than asked for", path, resource)
 		}
-		for i, raw := range page.Items {
+		for i, raw := range list.Items {
 			var v T
 			if err := decode(raw, &v, kind, len(out)+i); err != nil {
 				return nil, err
@@ -132,7 +144,7 @@ func listAll[T any](ctx context.Context, c *client, namespace, resource, kind st
 			}
 			out = append(out, v)
 		}
-		cont = page.Metadata.Continue
+		cont = list.Metadata.Continue
 		if cont == "" {
 			return out, nil
 		}

@@ -46,6 +46,10 @@ type client struct {
 	addr  string
 	tls   *tls.Config
 	token string
+	// where names the server and the kubeconfig that named it, for an
+	// error that reached no answer: which of an operator's clusters
+	// refuses is the first thing to know.
+	where string
 }
 
 // newClient builds the client for c: TLS to c's CA (the system's roots
@@ -83,7 +87,11 @@ func newClient(c Config) (*client, error) {
 		addr = net.JoinHostPort(base.Hostname(), "443")
 	}
 	tc.ServerName = base.Hostname()
-	return &client{base: base, addr: addr, tls: tc, token: token}, nil
+	where := fmt.Sprintf("API server %s (kubeconfig %s", base.Redacted(), c.File)
+	if c.Context != "" {
+		where += ", context " + c.Context
+	}
+	return &client{base: base, addr: addr, tls: tc, token: token, where: where + ")"}, nil
 }
 
 // do sends req on a new TLS connection, within requestTimeout, and
@@ -149,12 +157,12 @@ func (c *client) get(ctx context.Context, path string, query url.Values, max int
 	}
 	resp, done, err := c.do(ctx, req)
 	if err != nil {
-		return fmt.Errorf("GET %s: %s", path, transportError(err))
+		return fmt.Errorf("%s: GET %s: %s", c.where, path, transportError(err))
 	}
 	defer done()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
 	if err != nil {
-		return fmt.Errorf("GET %s: reading the answer: %s", path, transportError(ctxError(ctx, err)))
+		return fmt.Errorf("%s: GET %s: reading the answer: %s", c.where, path, transportError(ctxError(ctx, err)))
 	}
 	if int64(len(b)) > max {
 		return fmt.Errorf("GET %s: the API server's answer is larger than %d MiB", path, max>>20)
@@ -216,6 +224,10 @@ func transportError(err error) string {
 	var oe *net.OpError
 	if errors.As(err, &oe) && oe.Err != nil {
 		err = oe.Err
+	}
+	var se *os.SyscallError
+	if errors.As(err, &se) {
+		err = se.Err // "connect: connection refused" names Go's step
 	}
 	return oneLine(err.Error())
 }

@@ -328,12 +328,15 @@ func kindName(n *yaml.Node) string {
 	return "a string"
 }
 
+// errNoFile is a file that does not exist.
+var errNoFile = errors.New("no such file")
+
 // readBounded reads a file of at most max bytes.
 func readBounded(path string, max int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, errors.New("no such file")
+			return nil, errNoFile
 		}
 		if errors.Is(err, os.ErrPermission) {
 			return nil, errors.New("permission denied")

@@ -182,7 +182,8 @@ func TestListHangs(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	_, err := List(ctx, c)
-	if err == nil || err.Error() != "GET /apis/kubevirt.io/v1/virtualmachines: no answer in time" || time.Since(start) > 5*time.Second {
+	want := "API server " + c.Server + " (kubeconfig " + c.File + ", context test): GET /apis/kubevirt.io/v1/virtualmachines: no answer in time"
+	if err == nil || err.Error() != want || time.Since(start) > 5*time.Second {
 		t.Errorf("error %v after %s", err, time.Since(start))
 	}
 }
@@ -245,5 +246,87 @@ func TestSourceSharedUUID(t *testing.T) {
 		if vm.Status != fleet.Fail || vm.Host == "" || vm.Report != nil {
 			t.Errorf("%s: %s host %q", vm.Name, vm.Status, vm.Host)
 		}
+	}
+}
+
+// TestListEndless: a server that answers every page with no items and a
+// new continue token is given up on after maxPages pages.
+func TestListEndless(t *testing.T) {
+	s := &kubevirtfake.Server{Endless: true}
+	_, err := List(context.Background(), load(t, s))
+	want := fmt.Sprintf("GET /apis/kubevirt.io/v1/virtualmachines: the API server has not ended the list after %d pages (0 virtualmachines in them): given up", maxPages)
+	if err == nil || err.Error() != want {
+		t.Errorf("error:\n %v\nwant\n %s", err, want)
+	}
+	if n := len(s.Queries); n != maxPages {
+		t.Errorf("%d requests, want %d", n, maxPages)
+	}
+}
+
+// TestSourceEndlessSlow: a list that never ends, a page at a time, ends
+// at the survey's deadline: the source is unreadable with that reason,
+// and the survey's duration counts the time the listing took.
+func TestSourceEndlessSlow(t *testing.T) {
+	s := &kubevirtfake.Server{Endless: true, PageDelay: 20 * time.Millisecond}
+	srv := s.Start(t)
+	src := Source{Kubeconfig: kubevirtfake.Kubeconfig(t, srv, t.TempDir())}
+	ctx, cancel := context.WithTimeout(context.Background(), 600*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	ts, errs := fleet.Targets(ctx, []fleet.Source{src}, nil)
+	r := fleet.Survey(ctx, ts, errs, fleet.Options{Start: start})
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("took %s, past the deadline of 600ms", took)
+	}
+	wantPrefix := "the survey's deadline (--timeout) came while its VMs were listed: API server " + srv.URL + " (kubeconfig " + src.Kubeconfig + ", context test): GET /apis/kubevirt.io/v1/virtualmachines: no answer in time, on page "
+	if len(ts) != 0 || len(r.SourceErrors) != 1 || r.SourceErrors[0].Source != "kubevirt" || !strings.HasPrefix(r.SourceErrors[0].Error, wantPrefix) {
+		t.Fatalf("targets %d, source errors %+v, want one starting %q", len(ts), r.SourceErrors, wantPrefix)
+	}
+	if r.Status != fleet.Unknown || r.DurationMS < 600 {
+		t.Errorf("status %s in %d ms, want unknown in at least the 600 ms the listing took", r.Status, r.DurationMS)
+	}
+	if line := fleet.SummaryLine(r); !strings.Contains(line, "1 source unreadable in ") || strings.HasSuffix(line, " in 0 ms") {
+		t.Errorf("summary %q", line)
+	}
+}
+
+// TestListRefused: a server that refuses the connection is named, with
+// the kubeconfig and context that named it.
+func TestListRefused(t *testing.T) {
+	srv := (&kubevirtfake.Server{}).Start(t)
+	kc := kubevirtfake.Kubeconfig(t, srv, t.TempDir())
+	srv.Close()
+	c, err := LoadKubeconfig(kc, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = List(context.Background(), c)
+	want := "API server " + srv.URL + " (kubeconfig " + kc + ", context test): GET /apis/kubevirt.io/v1/virtualmachines: connection refused"
+	if err == nil || err.Error() != want {
+		t.Errorf("error:\n %v\nwant\n %s", err, want)
+	}
+}
+
+// TestNoKubeconfig: with no --kubeconfig, no $KUBECONFIG and no
+// ~/.kube/config, the error says where it looked and how to name one.
+func TestNoKubeconfig(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("KUBECONFIG", "")
+	_, err := Source{}.Targets(context.Background())
+	want := "no kubeconfig: $KUBECONFIG is not set, nor " + home + "/.kube/config; name the cluster's with --kubeconfig PATH or $KUBECONFIG"
+	if err == nil || err.Error() != want {
+		t.Errorf("error:\n %v\nwant\n %s", err, want)
+	}
+	t.Setenv("KUBECONFIG", home+"/a:"+home+"/b")
+	_, err = Source{}.Targets(context.Background())
+	want = "no kubeconfig: no file of $KUBECONFIG (" + home + "/a:" + home + "/b) exists, nor " + home + "/.kube/config; name the cluster's with --kubeconfig PATH or $KUBECONFIG"
+	if err == nil || err.Error() != want {
+		t.Errorf("error:\n %v\nwant\n %s", err, want)
+	}
+	// Named, the file is the one it names.
+	_, err = Source{Kubeconfig: home + "/x"}.Targets(context.Background())
+	if want := "kubeconfig " + home + "/x: no such file"; err == nil || err.Error() != want {
+		t.Errorf("error:\n %v\nwant\n %s", err, want)
 	}
 }

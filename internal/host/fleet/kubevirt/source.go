@@ -2,6 +2,9 @@ package kubevirt
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -34,6 +37,9 @@ func (s Source) Targets(ctx context.Context) ([]fleet.Target, error) {
 		path = DefaultKubeconfig()
 	}
 	c, err := LoadKubeconfig(path, s.Context)
+	if err != nil && s.Kubeconfig == "" && errors.Is(err, errNoFile) {
+		return nil, noKubeconfig(path)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -47,6 +53,20 @@ func (s Source) Targets(ctx context.Context) ([]fleet.Target, error) {
 		out = append(out, Target(m))
 	}
 	return out, nil
+}
+
+// noKubeconfig says where a kubeconfig was looked for, none named, and
+// how to name one. In-cluster configuration (a pod's service account) is
+// not read: a survey names the cluster it reads.
+func noKubeconfig(home string) error {
+	where := "$KUBECONFIG is not set"
+	if env := os.Getenv("KUBECONFIG"); env != "" {
+		where = fmt.Sprintf("no file of $KUBECONFIG (%s) exists", env)
+	}
+	if home != "" {
+		where += ", nor " + home
+	}
+	return fmt.Errorf("no kubeconfig: %s; name the cluster's with --kubeconfig PATH or $KUBECONFIG", where)
 }
 
 // agentCommands are the agent commands a survey in the guest needs

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Token is the bearer token the server accepts.
@@ -42,6 +43,11 @@ type Server struct {
 	Raw []byte
 	// Hang, when set, answers nothing until the client goes away.
 	Hang bool
+	// Endless, when set, answers every page of a list with no items
+	// and a new continue token, after PageDelay: a list that never
+	// ends.
+	Endless   bool
+	PageDelay time.Duration
 
 	mu sync.Mutex
 	// Queries records each request's path and query, for tests.
@@ -99,6 +105,17 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 func (s *Server) list(w http.ResponseWriter, r *http.Request, objs []any) {
 	if s.Raw != nil {
 		w.Write(s.Raw)
+		return
+	}
+	if s.Endless {
+		select {
+		case <-time.After(s.PageDelay):
+		case <-r.Context().Done():
+			return
+		}
+		next, _ := strconv.Atoi(r.URL.Query().Get("continue"))
+		meta := map[string]any{"resourceVersion": "1", "continue": strconv.Itoa(next + 1)}
+		json.NewEncoder(w).Encode(map[string]any{"apiVersion": "kubevirt.io/v1", "kind": "List", "metadata": meta, "items": []any{}})
 		return
 	}
 	if ns, ok := strings.CutPrefix(r.URL.Path, "/apis/kubevirt.io/v1/namespaces/"); ok {
