@@ -74,9 +74,9 @@ func planMachineIDCmdline(ctx context.Context, p *Planner) ([]Action, error) {
 	// next boot would get the ID from somewhere sealprep did not edit (a
 	// UKI, the hypervisor's -append, firmware variables).
 	if p.Opts.Live && !found {
-		if b, ok, _ := p.readFile("/proc/cmdline"); ok {
-			if _, n := identity.StripMachineIDParams(string(b)); n > 0 {
-				p.Note("/proc/cmdline", "this system was booted with systemd.machine_id= (or a system.machine_id credential) on its kernel command line, and no file sealprep edits carries it (now): if it came from a unified kernel image, the hypervisor's kernel arguments or firmware, every clone booted that way shares the ID; remove it there")
+		if args, err := identity.ReadRunningCmdline(p.Root); err == nil {
+			if _, n := identity.StripMachineIDParams(args); n > 0 {
+				p.Note(identity.RunningCmdlinePath, "this system was booted with systemd.machine_id= (or a system.machine_id credential) on its kernel command line, and no file sealprep edits carries it (now): if it came from a unified kernel image, the hypervisor's kernel arguments or firmware, every clone booted that way shares the ID; remove it there")
 			}
 		}
 	}

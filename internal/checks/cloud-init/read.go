@@ -10,6 +10,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/fact/boottime"
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/identity"
 	"github.com/guestcheck/guestcheck/internal/fact/instancedata"
 	"github.com/guestcheck/guestcheck/internal/parse/cloudinitstatus"
 	"github.com/guestcheck/guestcheck/internal/parse/procfs"
@@ -221,12 +222,12 @@ func (s *Snapshot) readCmdline(root *fs.Root) string {
 			return strings.Join(procfs.ParseCmdline(b), " ")
 		}
 	}
-	b, err := root.ReadFile("/proc/cmdline")
+	args, err := identity.ReadRunningCmdline(root)
 	if err != nil {
-		s.Notes["/proc/cmdline"] = "unreadable: " + fileReason(err)
+		s.Notes[identity.RunningCmdlinePath] = "unreadable: " + fileReason(err)
 		return ""
 	}
-	return strings.TrimSpace(string(b))
+	return args
 }
 
 // readOptional reads p; a missing file is ok=false without error.

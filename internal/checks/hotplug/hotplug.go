@@ -154,9 +154,9 @@ func Gather(ctx context.Context, env *runner.Env) Facts {
 		f.KernelDefault = kernelDefault(ctx, r)
 		return f
 	}
-	if b, err := r.ReadFileLimit("/proc/cmdline", 64<<10); err == nil {
-		if v := memhpState(string(b)); strings.HasPrefix(v, "online") {
-			f.MemCmdline = "/proc/cmdline: memhp_default_state=" + v
+	if args, err := identity.ReadRunningCmdline(r); err == nil {
+		if v := memhpState(args); strings.HasPrefix(v, "online") {
+			f.MemCmdline = identity.RunningCmdlinePath + ": memhp_default_state=" + v
 		} else {
 			f.MemCmdline = "" // the running kernel's line is the one that counts
 		}

@@ -85,6 +85,25 @@ func ReadRootMode(r fs.Reader) RootMode {
 	return RootModeOf(ReadCmdlines(r))
 }
 
+// maxKernelCmdline bounds the read of the running kernel's command line:
+// the kernel's own limit (COMMAND_LINE_SIZE) is at most a few KiB.
+const maxKernelCmdline = 64 << 10
+
+// RunningCmdlinePath is where the running kernel shows the command line it
+// was booted with.
+const RunningCmdlinePath = "/proc/cmdline"
+
+// ReadRunningCmdline is the one reader of the running kernel's command
+// line (RunningCmdlinePath), trimmed, for every check and operation that
+// asks what the kernel was booted with.
+func ReadRunningCmdline(r fs.Reader) (string, error) {
+	b, err := r.ReadFileLimit(RunningCmdlinePath, maxKernelCmdline)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
 // ReadCmdlines returns every kernel command line in a guest's boot
 // configuration, in the order ReadRootMode consults them.
 func ReadCmdlines(r fs.Reader) []Cmdline {
