@@ -78,14 +78,23 @@ func runHelp(cmd *cli.Command, args []string, stdout, stderr io.Writer) int {
 	}
 	sub := cmd.Sub(name)
 	if sub == nil {
-		msg := fmt.Sprintf("%q: no such command", name)
-		if s := suggest.Suggest(name, cmd.SubNames()); s != "" {
-			msg += "; did you mean " + s + "?"
-		}
-		return usage(stderr, cmd.Sub("help"), cli.Usagef("%s (commands: %s)", msg, strings.Join(cmd.SubNames(), ", ")))
+		return usage(stderr, cmd.Sub("help"), cli.Usagef("%s", noSuchCommand(cmd, name, "")))
 	}
 	sub.WriteHelp(stdout)
 	return report.ExitOK
+}
+
+// noSuchCommand is the one message for a word that is no command of
+// cmd, from `guestcheck WORD` and `guestcheck help WORD` alike: the
+// closest command (misspelt or abbreviated), then all of them. prefix
+// goes before the suggestion ("guestcheck " where the user typed it).
+func noSuchCommand(cmd *cli.Command, name, prefix string) string {
+	names := cmd.SubNames()
+	msg := fmt.Sprintf("%q: no such command", name)
+	if s := cmp.Or(suggest.Suggest(name, names), suggest.Abbrev(name, names)); s != "" {
+		msg += "; did you mean " + prefix + s + "?"
+	}
+	return fmt.Sprintf("%s (commands: %s; %s --help lists the options)", msg, strings.Join(names, ", "), cmd.Path())
 }
 
 // runCompletion is `guestcheck completion SHELL`.
