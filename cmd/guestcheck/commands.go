@@ -202,6 +202,9 @@ type checkInfo struct {
 	Reference   string   `json:"reference"`
 }
 
+// listWidth is the console width --list fits in.
+const listWidth = 80
+
 // listChecks is --list: a text table, or with --format json an array.
 func listChecks(w io.Writer, all []runner.Check, format report.Format) error {
 	switch format {
@@ -210,8 +213,14 @@ func listChecks(w io.Writer, all []runner.Check, format report.Format) error {
 		for _, c := range all {
 			idw = max(idw, len(c.ID))
 		}
+		// The description under the title, wrapped so that every line
+		// fits an 80-column console, as --help does.
+		pad := strings.Repeat(" ", idw+2)
 		for _, c := range all {
-			fmt.Fprintf(w, "%-*s  %s\n%-*s  %s\n", idw, c.ID, c.Title, idw, "", c.Description)
+			fmt.Fprintf(w, "%-*s  %s\n", idw, c.ID, c.Title)
+			for _, l := range cli.Wrap(c.Description, listWidth-len(pad)) {
+				fmt.Fprintf(w, "%s%s\n", pad, l)
+			}
 		}
 		return nil
 	case report.FormatJSON:

@@ -174,3 +174,26 @@ func configMessages(t *testing.T, b *strings.Builder) {
 		}
 	}
 }
+
+// TestListFitsConsole: --list of the real checks fits 80 columns, each
+// check's ID and title on its first line, the description under them.
+func TestListFitsConsole(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"--list"}, &out, &errb, checks.All); code != 0 {
+		t.Fatalf("--list: exit %d, %s", code, errb.String())
+	}
+	for i, l := range strings.Split(strings.TrimRight(out.String(), "\n"), "\n") {
+		if len(l) > 80 {
+			t.Errorf("--list line %d is over 80 columns: %q", i+1, l)
+		}
+	}
+	idw := 0
+	for _, c := range checks.All {
+		idw = max(idw, len(c.ID))
+	}
+	for _, c := range checks.All {
+		if line := fmt.Sprintf("%-*s  %s\n", idw, c.ID, c.Title); !strings.Contains("\n"+out.String(), "\n"+line) {
+			t.Errorf("--list: no line %q", line)
+		}
+	}
+}

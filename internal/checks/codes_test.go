@@ -87,6 +87,12 @@ func TestRegistry(t *testing.T) {
 		if strings.HasSuffix(c.Description, ".") || strings.ToLower(c.Description[:1]) != c.Description[:1] {
 			t.Errorf("%s: the description is read after the ID in lists: lower-case first, no final period: %q", c.ID, c.Description)
 		}
+		// Titles are in sentence case: a capital first, unless the
+		// title starts with the lower-case name the check is named
+		// after (cloud-init, fstab, systemd).
+		if first, _, _ := strings.Cut(c.Title, " "); first != c.ID && strings.ToUpper(first[:1]) != first[:1] {
+			t.Errorf("%s: title %q: sentence case, a capital first unless it starts with the check's own name", c.ID, c.Title)
+		}
 		for _, p := range c.Pending {
 			if !c.Has(p) {
 				t.Errorf("%s: pending code %q is not one of its codes", c.ID, p)
