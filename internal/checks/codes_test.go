@@ -171,3 +171,31 @@ func TestCodesWrittenOnce(t *testing.T) {
 		}
 	}
 }
+
+// midSentenceCapital is a plain capitalised English word after "; ",
+// where one clause of a fix joins the next ("...win; Correct the VM's
+// network data..." was two fixes pasted together). A proper noun or a
+// name spelt with capitals inside (NetworkManager, KubeVirt) may follow.
+var midSentenceCapital = regexp.MustCompile(`; ([A-Z][a-z]+)\b`)
+
+// properNouns may start a clause after "; " in a fix.
+var properNouns = []string{"Debian", "Ubuntu", "Fedora", "Proxmox", "Packer", "Harvester", "Linux", "Nagios", "Icinga"}
+
+// TestFixClausesJoinLowerCase: a fix written as clauses joined by "; "
+// (a code's fix and a shared ending such as reseal) reads as one
+// sentence, so the clause after "; " starts lower-case.
+func TestFixClausesJoinLowerCase(t *testing.T) {
+	codes := slices.Clone(runner.Codes)
+	for _, c := range All {
+		codes = append(codes, c.Codes...)
+	}
+	for _, k := range codes {
+		for _, f := range k.Fixes() {
+			for _, m := range midSentenceCapital.FindAllStringSubmatch(f, -1) {
+				if !slices.Contains(properNouns, m[1]) {
+					t.Errorf("%s: %q mid-sentence: lower-case the clause after \"; \" (%q)", k.ID, m[0], f)
+				}
+			}
+		}
+	}
+}
