@@ -199,3 +199,21 @@ func TestFixClausesJoinLowerCase(t *testing.T) {
 		}
 	}
 }
+
+// TestFixesHaveNoPipe: Nagios plugin output reads everything after the
+// first '|' on any line as performance data, so the nagios renderer
+// shows a '|' as '¦', which breaks a copied command. No fix is written
+// with one: a command in a fix runs as shown in every format.
+func TestFixesHaveNoPipe(t *testing.T) {
+	codes := slices.Clone(runner.Codes)
+	for _, c := range All {
+		codes = append(codes, c.Codes...)
+	}
+	for _, k := range codes {
+		for _, f := range k.Fixes() {
+			if strings.Contains(f, "|") {
+				t.Errorf("%s: a '|' in the fix, which Nagios output cannot carry; write the command without a pipe: %q", k.ID, f)
+			}
+		}
+	}
+}

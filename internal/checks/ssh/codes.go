@@ -143,11 +143,11 @@ var (
 		Meaning: "The five settings meet the baseline. Detail: each value with its file:line, `files`, and where the PasswordAuthentication expectation came from."}
 	CodeAuthBaseline = runner.Code{ID: "ssh-auth-baseline", Group: "Authentication", Status: "fail",
 		Meaning: "A setting's effective value is outside the baseline; the message names the file and line that won. Detail `setting`, `value`, `at`, `allowed`, `expected_from`.",
-		Fix:     "Set `{setting} {value}` at {at} (the first value wins, so change that line rather than adding one later), check with `sshd -T | grep -i {setting}`, and reload sshd.",
+		Fix:     "Set `{setting} {value}` at {at} (the first value wins, so change that line rather than adding one later), check that `sshd -T` prints `{setting} {value}` (it spells the name in lower case), and reload sshd.",
 		RootFix: "Set `{setting} {value}` at {at} in the image (the first value wins, so change that line rather than adding one later).",
 		Cases: []runner.Case{
 			{When: "when the value is sshd's default",
-				Fix: "Set `{setting} {value}` in a drop-in in `/etc/ssh/sshd_config.d/` that sorts before the others (the first value wins), check with `sshd -T | grep -i {setting}`, and reload sshd."},
+				Fix: "Set `{setting} {value}` in a drop-in in `/etc/ssh/sshd_config.d/` that sorts before the others (the first value wins), check that `sshd -T` prints `{setting} {value}` (it spells the name in lower case), and reload sshd."},
 			{When: "under an image root, when the value is sshd's default",
 				Fix: "Set `{setting} {value}` in the image, in a drop-in in `/etc/ssh/sshd_config.d/` that sorts before the others (the first value wins)."},
 		}}
