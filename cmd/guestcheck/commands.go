@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -129,7 +131,9 @@ func runExplain(cmd *cli.Command, args []string, stdout, stderr io.Writer, all [
 			for _, k := range c.Codes {
 				fmt.Fprintf(stdout, "  %-34s %s\n", k.ID, k.Status)
 			}
-			fmt.Fprintf(stdout, "\nReference: %s\n", docs.PageOf(c.ID))
+			var ref strings.Builder
+			helpProse(&ref, "Reference: "+referencePage(c.ID))
+			fmt.Fprintf(stdout, "\n%s", ref.String())
 			return report.ExitOK
 		}
 	}
@@ -161,12 +165,12 @@ func findCode(all []runner.Check, id string) (runner.Code, string, bool) {
 // writeExplain prints one code's entry, wrapped for a console: what it
 // means, then each of its fixes with when it applies.
 func writeExplain(w io.Writer, c runner.Code, check string) {
-	page := docs.PageOf(docs.Runner)
+	page := referencePage(docs.Runner)
 	if check == "" {
 		fmt.Fprintf(w, "%s (reported by guestcheck itself on any check, %s)\n\n", c.ID, c.Status)
 	} else {
 		fmt.Fprintf(w, "%s (check %s, %s)\n\n", c.ID, check, c.Status)
-		page = docs.PageOf(check)
+		page = referencePage(check)
 	}
 	text := docs.Plain(c.Meaning)
 	if c.Fix != "" {
@@ -182,6 +186,32 @@ func writeExplain(w io.Writer, c runner.Code, check string) {
 	// The description renderer wraps prose the way --help does.
 	helpProse(&b, text+"\n\nReference: "+page)
 	io.WriteString(w, b.String())
+}
+
+// pageExists reports whether a reference page is at p; tests replace
+// it, so that what explain says does not depend on the machine.
+var pageExists = func(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// referencePage says where the reference page of id (a check, or
+// docs.Runner) is on this machine: where the packages install it; else,
+// for a binary built in a source tree (bin/guestcheck), the page in that
+// tree; else the page's path in the source, saying it is not installed.
+func referencePage(id string) string {
+	installed := docs.PageOf(id)
+	if pageExists(installed) {
+		return installed
+	}
+	if exe, err := os.Executable(); err == nil {
+		if exe, err = filepath.EvalSymlinks(exe); err == nil {
+			if p := filepath.Join(filepath.Dir(filepath.Dir(exe)), docs.SourceDir, id+".md"); pageExists(p) {
+				return p
+			}
+		}
+	}
+	return docs.SourceDir + "/" + id + ".md in guestcheck's source tree (not installed here; the packages install it as " + installed + ")"
 }
 
 // helpProse wraps text as --help does.

@@ -24,6 +24,7 @@ func golden(t *testing.T, name, got string) {
 // testdata/messages.golden: each is one line, in the user's words, with a
 // suggestion where a name is close. A change of wording shows up here.
 func TestMessages(t *testing.T) {
+	stubPages(t, "") // explain's reference page, as on a machine without the package
 	cfg := writeConfig(t, "")
 	typo := writeConfig(t, "checks:\n  hostnam:\n    enabled: false\n")
 	cases := [][]string{

@@ -77,7 +77,7 @@ func command(all []runner.Check) *cli.Command {
 			},
 			{Name: "explain", Summary: "say what a finding code means, why it matters and how to fix it",
 				Synopsis: []string{"CODE"}, Args: "CODE", Options: []cli.Option{helpOption},
-				Description: "Print the reference entry of one finding code (from the page of its check, installed under /usr/share/doc/guestcheck/checks/): its check, status, meaning and fix. A check ID prints the list of its codes."},
+				Description: "Print the reference entry of one finding code: its check, status, meaning and fix, from guestcheck itself, and where its check's page is (installed under /usr/share/doc/guestcheck/checks/ by the packages; for a guestcheck built from source, the page in its source tree). A check ID prints the list of its codes."},
 			checkConfigCommand(),
 			fleetCommand(ids),
 			{Name: "help", Summary: "show the help of guestcheck or of one of its commands",
