@@ -81,6 +81,9 @@ func TestMessages(t *testing.T) {
 		{"--root="},
 		{"fleet", "--agent-socket", "/run/a/vm1.qga", "--agent-socket", "/run/b/vm1.qga"},
 		{"fleet", "--agent-socket", "/run/a/vm1.qga", "--output", "/run/guestcheck/"},
+		{"fleet", "--agent-socket", "/run/a/vm1.qga", "--output", "/run/f.json", "--output", "json:/run/./f.json"},
+		{"fleet", "--agent-socket", "/run/a/vm1.qga", "--output", "-"},
+		{"fleet", "--agent-socket", "/run/a/vm1.qga", "--format", "text", "--output", "/run/f.prom"},
 	}
 	var b strings.Builder
 	for _, args := range cases {

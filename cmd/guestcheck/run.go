@@ -135,16 +135,11 @@ func (o *options) finishOutputs(v *cli.Values) error {
 			return usageError{"--output " + raw + ": " + err.Error()}
 		}
 		if spec.format == "" {
-			ext, known := extensionFormat(spec.path)
-			switch {
-			case known && explicit && ext != o.format:
-				return usageError{fmt.Sprintf("--output %s: a %s file holds %s, but --format is %s; write %s:%s to keep %s in it, or drop --format", raw, filepath.Ext(spec.path), ext, o.format, o.format, spec.path, o.format)}
-			case known:
-				spec.format = ext
-			default:
-				spec.format = o.format
-				formatUsed = true
+			byDefault, err := outputFormat(raw, &spec, o.format, explicit, formatNames())
+			if err != nil {
+				return usageError{err.Error()}
 			}
+			formatUsed = formatUsed || byDefault
 		}
 		if spec.path == stdoutPath {
 			if stdout >= 0 {
@@ -153,10 +148,8 @@ func (o *options) finishOutputs(v *cli.Values) error {
 			stdout = i
 			continue
 		}
-		for j, prev := range o.outputs {
-			if sameFile(prev.path, spec.path) {
-				return usageError{fmt.Sprintf("--output %s and --output %s are the same file; give each report its own file", raws[j], raw)}
-			}
+		if err := distinctOutput(o.outputs, raws, spec, raw); err != nil {
+			return usageError{err.Error()}
 		}
 		o.outputs = append(o.outputs, spec)
 		raws = append(raws, raw)
@@ -183,6 +176,37 @@ func (o *options) outputStdout(raw string, explicit bool) error {
 		return usageError{fmt.Sprintf("--output %s and --format %s both say what standard output gets; give one", raw, o.format)}
 	case spec.format != "":
 		o.format = spec.format
+	}
+	return nil
+}
+
+// outputFormat fills in the format of spec, an --output typed as raw
+// with no FMT: prefix: the one its extension names when the command
+// writes that format (formats), else def. An extension that contradicts
+// an explicit --format is an error: one of the two is a mistake.
+// byDefault is true when def was taken.
+func outputFormat(raw string, spec *outputSpec, def report.Format, explicit bool, formats []string) (byDefault bool, err error) {
+	ext, known := extensionFormat(spec.path)
+	known = known && slices.Contains(formats, string(ext))
+	switch {
+	case known && explicit && ext != def:
+		return false, fmt.Errorf("--output %s: a %s file holds %s, but --format is %s; write %s:%s to keep %s in it, or drop --format", raw, filepath.Ext(spec.path), ext, def, def, spec.path, def)
+	case known:
+		spec.format = ext
+		return false, nil
+	}
+	spec.format = def
+	return true, nil
+}
+
+// distinctOutput refuses spec (typed as raw) when one of the earlier
+// --output files, typed as raws, is the same file: the second report
+// would silently replace the first.
+func distinctOutput(earlier []outputSpec, raws []string, spec outputSpec, raw string) error {
+	for j, prev := range earlier {
+		if sameFile(prev.path, spec.path) {
+			return fmt.Errorf("--output %s and --output %s are the same file; give each report its own file", raws[j], raw)
+		}
 	}
 	return nil
 }
