@@ -13,6 +13,9 @@ const Runner = "runner"
 // InstalledDir is where the packages install the pages.
 const InstalledDir = "/usr/share/doc/guestcheck/checks"
 
+// SourceDir is where the pages are in guestcheck's source tree.
+const SourceDir = "docs/checks"
+
 // PageOf is the installed page of check id.
 func PageOf(id string) string { return InstalledDir + "/" + id + ".md" }
 

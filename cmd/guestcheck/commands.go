@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -78,14 +80,23 @@ func runHelp(cmd *cli.Command, args []string, stdout, stderr io.Writer) int {
 	}
 	sub := cmd.Sub(name)
 	if sub == nil {
-		msg := fmt.Sprintf("%q: no such command", name)
-		if s := suggest.Suggest(name, cmd.SubNames()); s != "" {
-			msg += "; did you mean " + s + "?"
-		}
-		return usage(stderr, cmd.Sub("help"), cli.Usagef("%s (commands: %s)", msg, strings.Join(cmd.SubNames(), ", ")))
+		return usage(stderr, cmd.Sub("help"), cli.Usagef("%s", noSuchCommand(cmd, name, "")))
 	}
 	sub.WriteHelp(stdout)
 	return report.ExitOK
+}
+
+// noSuchCommand is the one message for a word that is no command of
+// cmd, from `guestcheck WORD` and `guestcheck help WORD` alike: the
+// closest command (misspelt or abbreviated), then all of them. prefix
+// goes before the suggestion ("guestcheck " where the user typed it).
+func noSuchCommand(cmd *cli.Command, name, prefix string) string {
+	names := cmd.SubNames()
+	msg := fmt.Sprintf("%q: no such command", name)
+	if s := cmp.Or(suggest.Suggest(name, names), suggest.Abbrev(name, names)); s != "" {
+		msg += "; did you mean " + prefix + s + "?"
+	}
+	return fmt.Sprintf("%s (commands: %s; %s --help lists the options)", msg, strings.Join(names, ", "), cmd.Path())
 }
 
 // runCompletion is `guestcheck completion SHELL`.
@@ -120,7 +131,9 @@ func runExplain(cmd *cli.Command, args []string, stdout, stderr io.Writer, all [
 			for _, k := range c.Codes {
 				fmt.Fprintf(stdout, "  %-34s %s\n", k.ID, k.Status)
 			}
-			fmt.Fprintf(stdout, "\nReference: %s\n", docs.PageOf(c.ID))
+			var ref strings.Builder
+			helpProse(&ref, "Reference: "+referencePage(c.ID))
+			fmt.Fprintf(stdout, "\n%s", ref.String())
 			return report.ExitOK
 		}
 	}
@@ -152,12 +165,12 @@ func findCode(all []runner.Check, id string) (runner.Code, string, bool) {
 // writeExplain prints one code's entry, wrapped for a console: what it
 // means, then each of its fixes with when it applies.
 func writeExplain(w io.Writer, c runner.Code, check string) {
-	page := docs.PageOf(docs.Runner)
+	page := referencePage(docs.Runner)
 	if check == "" {
 		fmt.Fprintf(w, "%s (reported by guestcheck itself on any check, %s)\n\n", c.ID, c.Status)
 	} else {
 		fmt.Fprintf(w, "%s (check %s, %s)\n\n", c.ID, check, c.Status)
-		page = docs.PageOf(check)
+		page = referencePage(check)
 	}
 	text := docs.Plain(c.Meaning)
 	if c.Fix != "" {
@@ -173,6 +186,32 @@ func writeExplain(w io.Writer, c runner.Code, check string) {
 	// The description renderer wraps prose the way --help does.
 	helpProse(&b, text+"\n\nReference: "+page)
 	io.WriteString(w, b.String())
+}
+
+// pageExists reports whether a reference page is at p; tests replace
+// it, so that what explain says does not depend on the machine.
+var pageExists = func(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// referencePage says where the reference page of id (a check, or
+// docs.Runner) is on this machine: where the packages install it; else,
+// for a binary built in a source tree (bin/guestcheck), the page in that
+// tree; else the page's path in the source, saying it is not installed.
+func referencePage(id string) string {
+	installed := docs.PageOf(id)
+	if pageExists(installed) {
+		return installed
+	}
+	if exe, err := os.Executable(); err == nil {
+		if exe, err = filepath.EvalSymlinks(exe); err == nil {
+			if p := filepath.Join(filepath.Dir(filepath.Dir(exe)), docs.SourceDir, id+".md"); pageExists(p) {
+				return p
+			}
+		}
+	}
+	return docs.SourceDir + "/" + id + ".md in guestcheck's source tree (not installed here; the packages install it as " + installed + ")"
 }
 
 // helpProse wraps text as --help does.
@@ -193,6 +232,9 @@ type checkInfo struct {
 	Reference   string   `json:"reference"`
 }
 
+// listWidth is the console width --list fits in.
+const listWidth = 80
+
 // listChecks is --list: a text table, or with --format json an array.
 func listChecks(w io.Writer, all []runner.Check, format report.Format) error {
 	switch format {
@@ -201,8 +243,14 @@ func listChecks(w io.Writer, all []runner.Check, format report.Format) error {
 		for _, c := range all {
 			idw = max(idw, len(c.ID))
 		}
+		// The description under the title, wrapped so that every line
+		// fits an 80-column console, as --help does.
+		pad := strings.Repeat(" ", idw+2)
 		for _, c := range all {
-			fmt.Fprintf(w, "%-*s  %s\n%-*s  %s\n", idw, c.ID, c.Title, idw, "", c.Description)
+			fmt.Fprintf(w, "%-*s  %s\n", idw, c.ID, c.Title)
+			for _, l := range cli.Wrap(c.Description, listWidth-len(pad)) {
+				fmt.Fprintf(w, "%s%s\n", pad, l)
+			}
 		}
 		return nil
 	case report.FormatJSON:

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guestcheck/guestcheck/docs"
 	"github.com/guestcheck/guestcheck/internal/checks"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/internal/testenv"
@@ -17,6 +18,7 @@ import (
 // it, its meaning, its fix and its reference page, in prose, with the
 // fix's placeholders as metavariables and no stub.
 func TestExplainEveryCode(t *testing.T) {
+	stubPages(t, docs.InstalledDir)
 	codes := codeNames(checks.All)
 	for _, code := range runner.IDs(runner.Codes) {
 		if !slices.Contains(codes, code) {
@@ -46,6 +48,38 @@ func TestExplainEveryCode(t *testing.T) {
 		}
 		for _, p := range testenv.NotProse(text, nil) {
 			t.Errorf("explain %s does not read as prose: %s", code, p)
+		}
+	}
+}
+
+// stubPages makes the reference pages under dir the only ones that
+// exist ("" for none), for the rest of the test.
+func stubPages(t *testing.T, dir string) {
+	old := pageExists
+	pageExists = func(p string) bool { return dir != "" && strings.HasPrefix(p, dir+"/") }
+	t.Cleanup(func() { pageExists = old })
+}
+
+// TestExplainReferencePage: explain names the installed page when the
+// package installed it, and otherwise the page's place in the source
+// tree, saying it is not installed, never a path that is not there.
+func TestExplainReferencePage(t *testing.T) {
+	for _, tc := range []struct{ dir, want string }{
+		{docs.InstalledDir, "\nReference: /usr/share/doc/guestcheck/checks/dns.md\n"},
+		{"", "\nReference: docs/checks/dns.md in guestcheck's source tree (not installed here; the packages install it as /usr/share/doc/guestcheck/checks/dns.md)\n"},
+	} {
+		stubPages(t, tc.dir)
+		for _, arg := range []string{"dns", "dns-no-nameserver"} {
+			var out, errb bytes.Buffer
+			exit := run([]string{"explain", arg}, &out, &errb, checks.All)
+			// The last paragraph, unwrapped: its line breaks move with the text before it.
+			got := out.String()
+			if i := strings.LastIndex(got, "\n\n"); i >= 0 {
+				got = "\n" + strings.Join(strings.Fields(got[i:]), " ") + "\n"
+			}
+			if exit != 0 || got != tc.want {
+				t.Errorf("pages in %q: explain %s: exit %d, ends %q; want %q", tc.dir, arg, exit, got, tc.want)
+			}
 		}
 	}
 }

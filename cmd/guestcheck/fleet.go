@@ -145,12 +145,26 @@ func (o *fleetOptions) finish(v *cli.Values) error {
 	if v.Has("interval") && o.listen == "" {
 		return cli.Usagef("--interval needs --listen: without it guestcheck fleet surveys once and exits")
 	}
+	var raws []string // each of o.outputs as typed
 	for _, raw := range v.All("output") {
-		spec, err := parseFleetOutput(raw, o.format)
+		spec, err := parseFleetOutput(raw)
 		if err != nil {
 			return cli.Usagef("--output %s: %v", raw, err)
 		}
+		if spec.path == stdoutPath {
+			// The survey goes to standard output already, in --format.
+			return cli.Usagef("--output %s: the survey is printed on standard output already; choose its format with --format", raw)
+		}
+		if spec.format == "" {
+			if _, err := outputFormat(raw, &spec, report.Format(o.format), v.Has("format"), fleet.Formats); err != nil {
+				return cli.Usagef("%v", err)
+			}
+		}
+		if err := distinctOutput(o.outputs, raws, spec, raw); err != nil {
+			return cli.Usagef("%v", err)
+		}
 		o.outputs = append(o.outputs, spec)
+		raws = append(raws, raw)
 	}
 	return nil
 }
@@ -195,8 +209,9 @@ func positive(v *cli.Values, name string, def int) (int, error) {
 	return n, nil
 }
 
-// parseFleetOutput reads "[FMT:]FILE" with the fleet's formats.
-func parseFleetOutput(raw, def string) (outputSpec, error) {
+// parseFleetOutput reads "[FMT:]FILE" with the fleet's formats; without
+// a prefix the format is left for outputFormat to decide.
+func parseFleetOutput(raw string) (outputSpec, error) {
 	if pre, p, ok := strings.Cut(raw, ":"); ok && isWord(pre) {
 		if err := cli.OneOf("format", "format", pre, fleet.Formats); err != nil {
 			return outputSpec{}, err
@@ -204,12 +219,18 @@ func parseFleetOutput(raw, def string) (outputSpec, error) {
 		if p == "" {
 			return outputSpec{}, fmt.Errorf("no file name after %q", pre+":")
 		}
+		if p == stdoutPath {
+			return outputSpec{format: report.Format(pre), path: p}, nil
+		}
 		return outputSpec{format: report.Format(pre), path: p}, outputPath(p)
 	}
-	if raw == "" {
+	switch raw {
+	case "":
 		return outputSpec{}, errors.New("no file name")
+	case stdoutPath:
+		return outputSpec{path: raw}, nil
 	}
-	return outputSpec{format: report.Format(def), path: raw}, outputPath(raw)
+	return outputSpec{path: raw}, outputPath(raw)
 }
 
 // sources are the sources the command line names, or with none the

@@ -206,3 +206,22 @@ func TestFleetNameExample(t *testing.T) {
 		t.Errorf("--name %q selects %s, want 100 150 199", pattern, g)
 	}
 }
+
+// TestFleetOutputFormatFromExtension: a fleet --output with no FMT:
+// takes the format its extension names, else --format's.
+func TestFleetOutputFormatFromExtension(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	var out, errb bytes.Buffer
+	code := run([]string{"fleet", "--agent-socket", p("absent.qga"), "--vm-timeout", "5s",
+		"--output", p("f.json"), "--output", p("f.prom"), "--output", p("f.xml"), "--output", p("f.txt"), "--output", p("f.tap")}, &out, &errb, checks.All)
+	if code != 1 || errb.Len() > 0 {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+	for name, start := range map[string]string{"f.json": "{", "f.prom": "# HELP", "f.xml": "<?xml", "f.txt": "VM ", "f.tap": "VM "} {
+		b, err := os.ReadFile(p(name))
+		if err != nil || !strings.HasPrefix(string(b), start) {
+			t.Errorf("%s: starts %.40q (%v), want %q", name, b, err, start)
+		}
+	}
+}

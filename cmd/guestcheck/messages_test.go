@@ -24,6 +24,7 @@ func golden(t *testing.T, name, got string) {
 // testdata/messages.golden: each is one line, in the user's words, with a
 // suggestion where a name is close. A change of wording shows up here.
 func TestMessages(t *testing.T) {
+	stubPages(t, "") // explain's reference page, as on a machine without the package
 	cfg := writeConfig(t, "")
 	typo := writeConfig(t, "checks:\n  hostnam:\n    enabled: false\n")
 	cases := [][]string{
@@ -46,7 +47,16 @@ func TestMessages(t *testing.T) {
 		{"--output", "jsn:/run/r.json"},
 		{"--output", "json:"},
 		{"--format", "json", "--format", "text"},
+		{"--output", "/run/r.txt", "--output", "text:/run/../run/r.txt"},
+		{"--format", "json", "--output", "/run/r.txt"},
+		{"--summary", "--format", "json"},
+		{"--summary", "--output", "-"},
+		{"--format", "text", "--output", "json:-"},
+		{"--output", "-", "--output", "json:-"},
 		{"prob"},
+		{"nosuch"},
+		{"help", "nosuch"},
+		{"check-cfg"},
 		{"help", "nope"},
 		{"help", "prob"},
 		{"explain"},
@@ -72,6 +82,9 @@ func TestMessages(t *testing.T) {
 		{"fleet", "--agent-socket", "/run/a/vm1.qga", "--agent-socket", "/run/b/vm1.qga"},
 		{"fleet", "--agent-socket", "/run/a/vm1.qga", "--output", "/run/guestcheck/"},
 		{"fleet", "--agent-socket", "/run/a/vm1.qga", "--listen", "localhost"},
+		{"fleet", "--agent-socket", "/run/a/vm1.qga", "--output", "/run/f.json", "--output", "json:/run/./f.json"},
+		{"fleet", "--agent-socket", "/run/a/vm1.qga", "--output", "-"},
+		{"fleet", "--agent-socket", "/run/a/vm1.qga", "--format", "text", "--output", "/run/f.prom"},
 	}
 	var b strings.Builder
 	for _, args := range cases {
@@ -163,6 +176,29 @@ func configMessages(t *testing.T, b *strings.Builder) {
 		fmt.Fprintf(b, "$ guestcheck check-config guestcheck.yaml (%s)\nexit %d\n", tc.what, code)
 		for _, l := range strings.Split(strings.TrimSpace(out.String()+errb.String()), "\n") {
 			fmt.Fprintf(b, "| %s\n", strings.ReplaceAll(l, good, "guestcheck.yaml"))
+		}
+	}
+}
+
+// TestListFitsConsole: --list of the real checks fits 80 columns, each
+// check's ID and title on its first line, the description under them.
+func TestListFitsConsole(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run([]string{"--list"}, &out, &errb, checks.All); code != 0 {
+		t.Fatalf("--list: exit %d, %s", code, errb.String())
+	}
+	for i, l := range strings.Split(strings.TrimRight(out.String(), "\n"), "\n") {
+		if len(l) > 80 {
+			t.Errorf("--list line %d is over 80 columns: %q", i+1, l)
+		}
+	}
+	idw := 0
+	for _, c := range checks.All {
+		idw = max(idw, len(c.ID))
+	}
+	for _, c := range checks.All {
+		if line := fmt.Sprintf("%-*s  %s\n", idw, c.ID, c.Title); !strings.Contains("\n"+out.String(), "\n"+line) {
+			t.Errorf("--list: no line %q", line)
 		}
 	}
 }

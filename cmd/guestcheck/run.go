@@ -65,11 +65,9 @@ func parseFlags(cmd *cli.Command, args []string) (*options, error) {
 		return nil, err
 	}
 	if len(v.Args) > 0 {
-		msg := fmt.Sprintf("%q: unexpected argument", v.Args[0])
-		if s := suggest.Suggest(v.Args[0], cmd.SubNames()); s != "" {
-			msg += "; did you mean guestcheck " + s + "?"
-		}
-		return nil, usageError{msg}
+		// guestcheck itself takes no arguments: a word is a command
+		// misspelt, answered as `guestcheck help WORD` answers it.
+		return nil, usageError{noSuchCommand(cmd, v.Args[0], "guestcheck ")}
 	}
 	o := &options{
 		only: v.String("only", ""), skip: v.String("skip", ""), list: v.Bool("list"),
@@ -118,17 +116,132 @@ func (o *options) finish(v *cli.Values) error {
 	if err := o.checkPaths(v); err != nil {
 		return err
 	}
-	for _, raw := range v.All("output") {
+	return o.finishOutputs(v)
+}
+
+// finishOutputs reads every --output: its format from an FMT: prefix,
+// else from a known extension, else --format's; "-" is standard output.
+// Two --output to one file, a .json name under an explicit --format
+// text, and --summary beside --output - are refused: each would leave a
+// report other than the one asked for.
+func (o *options) finishOutputs(v *cli.Values) error {
+	explicit := v.Has("format")
+	formatUsed := false // by an --output that names no format of its own
+	stdout := -1        // index in v.All("output") of an --output -
+	var raws []string   // each of o.outputs as typed
+	for i, raw := range v.All("output") {
 		spec, err := parseOutput(raw)
 		if err != nil {
 			return usageError{"--output " + raw + ": " + err.Error()}
 		}
 		if spec.format == "" {
-			spec.format = o.format
+			byDefault, err := outputFormat(raw, &spec, o.format, explicit, formatNames())
+			if err != nil {
+				return usageError{err.Error()}
+			}
+			formatUsed = formatUsed || byDefault
+		}
+		if spec.path == stdoutPath {
+			if stdout >= 0 {
+				return usageError{"--output - given twice; standard output takes one report"}
+			}
+			stdout = i
+			continue
+		}
+		if err := distinctOutput(o.outputs, raws, spec, raw); err != nil {
+			return usageError{err.Error()}
 		}
 		o.outputs = append(o.outputs, spec)
+		raws = append(raws, raw)
+	}
+	if stdout >= 0 {
+		return o.outputStdout(v.All("output")[stdout], explicit)
+	}
+	if o.summary && explicit && o.format != report.FormatText && !formatUsed {
+		// --summary's line is always text, so such a --format would shape
+		// nothing at all; silently printing text instead misleads.
+		return usageError{fmt.Sprintf("--summary prints one line of text, so --format %s shapes nothing here: drop --format, or add --output %s:FILE for the %s report", o.format, o.format, o.format)}
 	}
 	return nil
+}
+
+// outputStdout applies "--output [FMT:]-": standard output gets the
+// report in FMT, as --format FMT would print it.
+func (o *options) outputStdout(raw string, explicit bool) error {
+	spec, _ := parseOutput(raw)
+	switch {
+	case o.summary:
+		return usageError{"--output " + raw + ": --summary already prints its line on standard output; drop one of them"}
+	case spec.format != "" && explicit && spec.format != o.format:
+		return usageError{fmt.Sprintf("--output %s and --format %s both say what standard output gets; give one", raw, o.format)}
+	case spec.format != "":
+		o.format = spec.format
+	}
+	return nil
+}
+
+// outputFormat fills in the format of spec, an --output typed as raw
+// with no FMT: prefix: the one its extension names when the command
+// writes that format (formats), else def. An extension that contradicts
+// an explicit --format is an error: one of the two is a mistake.
+// byDefault is true when def was taken.
+func outputFormat(raw string, spec *outputSpec, def report.Format, explicit bool, formats []string) (byDefault bool, err error) {
+	ext, known := extensionFormat(spec.path)
+	known = known && slices.Contains(formats, string(ext))
+	switch {
+	case known && explicit && ext != def:
+		return false, fmt.Errorf("--output %s: a %s file holds %s, but --format is %s; write %s:%s to keep %s in it, or drop --format", raw, filepath.Ext(spec.path), ext, def, def, spec.path, def)
+	case known:
+		spec.format = ext
+		return false, nil
+	}
+	spec.format = def
+	return true, nil
+}
+
+// distinctOutput refuses spec (typed as raw) when one of the earlier
+// --output files, typed as raws, is the same file: the second report
+// would silently replace the first.
+func distinctOutput(earlier []outputSpec, raws []string, spec outputSpec, raw string) error {
+	for j, prev := range earlier {
+		if sameFile(prev.path, spec.path) {
+			return fmt.Errorf("--output %s and --output %s are the same file; give each report its own file", raws[j], raw)
+		}
+	}
+	return nil
+}
+
+// stdoutPath is the --output file name that means standard output.
+const stdoutPath = "-"
+
+// extensions maps a file name's extension to the format an operator
+// means by it, for an --output with no FMT: prefix.
+var extensions = map[string]report.Format{
+	".txt":   report.FormatText,
+	".json":  report.FormatJSON,
+	".jsonl": report.FormatJSONL,
+	".prom":  report.FormatPrometheus,
+	".xml":   report.FormatJUnit,
+	".tap":   report.FormatTAP,
+}
+
+// extensionFormat is the format p's extension names, if it names one.
+func extensionFormat(p string) (report.Format, bool) {
+	f, ok := extensions[strings.ToLower(filepath.Ext(p))]
+	return f, ok
+}
+
+// sameFile reports whether two --output names are one file: the same
+// path once made absolute, or an existing file reached by two names.
+func sameFile(a, b string) bool {
+	aa, errA := filepath.Abs(a)
+	ab, errB := filepath.Abs(b)
+	if errA == nil && errB == nil && aa == ab {
+		return true
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
 }
 
 // checkPaths refuses, before anything runs, a --root or --freeze-test
@@ -383,10 +496,16 @@ func parseOutput(v string) (outputSpec, error) {
 		if p == "" {
 			return outputSpec{}, fmt.Errorf("no file name after %q", pre+":")
 		}
+		if p == stdoutPath {
+			return outputSpec{format: report.Format(pre), path: p}, nil
+		}
 		return outputSpec{format: report.Format(pre), path: p}, outputPath(p)
 	}
-	if v == "" {
+	switch v {
+	case "":
 		return outputSpec{}, errors.New("no file name")
+	case stdoutPath:
+		return outputSpec{path: v}, nil
 	}
 	return outputSpec{path: v}, outputPath(v)
 }

@@ -75,7 +75,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--only", "nope"}, `--only: unknown check ID "nope"`},
 		{[]string{"--skip", "a,nope"}, `--skip: unknown check ID "nope"`},
 		{[]string{"--timeout", "-1s"}, "must not be negative"},
-		{[]string{"extra"}, `"extra": unexpected argument`},
+		{[]string{"extra"}, `"extra": no such command (commands: probe, explain`},
 		{[]string{"--root", "/nonexistent/guestcheck-test"}, "--root"},
 	} {
 		code, out, errs := invoke(t, all, tc.args...)
@@ -473,4 +473,86 @@ func TestFreezeTestRefusedUpFront(t *testing.T) {
 			t.Errorf("--freeze-test %s: exit %d, ran %v, stderr %q", mp, code, ran, errb.String())
 		}
 	}
+}
+
+// TestOutputFormatFromExtension: an --output with no FMT: prefix takes
+// its format from a known extension, else from --format; an explicit
+// prefix wins over the extension.
+func TestOutputFormatFromExtension(t *testing.T) {
+	all := []runner.Check{fake("a", runner.Warn)}
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	code, out, errs := invoke(t, all, "--output", p("r.json"), "--output", p("r.prom"), "--output", p("r.xml"),
+		"--output", p("r.tap"), "--output", p("r.jsonl"), "--output", p("r.TXT"), "--output", p("r.out"), "--output", "text:"+p("t.json"))
+	if code != 2 || errs != "" {
+		t.Fatalf("exit %d, %q", code, errs)
+	}
+	for name, f := range map[string]report.Format{"r.json": report.FormatJSON, "r.prom": report.FormatPrometheus,
+		"r.xml": report.FormatJUnit, "r.tap": report.FormatTAP, "r.jsonl": report.FormatJSONL, "r.TXT": report.FormatText,
+		"r.out": report.FormatText, "t.json": report.FormatText} {
+		want, _ := render(mustReport(t, p("r.json")), f, report.Options{})
+		got, err := os.ReadFile(p(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Each format's first line tells it from the others ("{" alone
+		// is json, a whole object jsonl).
+		if first(got) != first(want) {
+			t.Errorf("%s: starts %q, want %s's %q", name, first(got), f, first(want))
+		}
+	}
+	if !strings.Contains(out, "WARN") || json.Valid([]byte(out)) {
+		t.Errorf("stdout is not the text report: %q", out)
+	}
+	// --format applies to a name with no known extension.
+	if code, _, errs := invoke(t, all, "--format", "json", "--output", p("plain")); code != 2 || errs != "" {
+		t.Fatalf("--format json --output plain: exit %d, %q", code, errs)
+	}
+	if b, _ := os.ReadFile(p("plain")); !json.Valid(b) {
+		t.Errorf("--format json --output plain: not JSON: %q", b)
+	}
+}
+
+// TestOutputStdout: --output - is standard output, never a file named
+// "-"; with FMT: it sets what standard output gets.
+func TestOutputStdout(t *testing.T) {
+	all := []runner.Check{fake("a", runner.Pass)}
+	t.Chdir(t.TempDir())
+	code, out, errs := invoke(t, all, "--output", "json:-", "--output", "text:r.txt")
+	if code != 0 || errs != "" || !json.Valid([]byte(out)) {
+		t.Fatalf("--output json:-: exit %d, %q, stdout %q", code, errs, out)
+	}
+	if _, err := os.Stat("-"); err == nil {
+		t.Error("--output json:- made a file named -")
+	}
+	if b, err := os.ReadFile("r.txt"); err != nil || json.Valid(b) || !strings.Contains(string(b), "PASS") {
+		t.Errorf("r.txt beside json:- is not text: %q %v", b, err)
+	}
+	code, out, _ = invoke(t, all, "--format", "tap", "--output", "-")
+	if code != 0 || !strings.HasPrefix(out, "TAP version 13") {
+		t.Errorf("--format tap --output -: exit %d, %q", code, out)
+	}
+	if _, err := os.Stat("-"); err == nil {
+		t.Error("--output - made a file named -")
+	}
+}
+
+// mustReport reads a JSON report guestcheck wrote.
+func mustReport(t *testing.T, p string) report.Report {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r report.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// first is b's first line.
+func first(b []byte) string {
+	l, _, _ := strings.Cut(string(b), "\n")
+	return l
 }

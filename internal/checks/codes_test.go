@@ -87,6 +87,12 @@ func TestRegistry(t *testing.T) {
 		if strings.HasSuffix(c.Description, ".") || strings.ToLower(c.Description[:1]) != c.Description[:1] {
 			t.Errorf("%s: the description is read after the ID in lists: lower-case first, no final period: %q", c.ID, c.Description)
 		}
+		// Titles are in sentence case: a capital first, unless the
+		// title starts with the lower-case name the check is named
+		// after (cloud-init, fstab, systemd).
+		if first, _, _ := strings.Cut(c.Title, " "); first != c.ID && strings.ToUpper(first[:1]) != first[:1] {
+			t.Errorf("%s: title %q: sentence case, a capital first unless it starts with the check's own name", c.ID, c.Title)
+		}
 		for _, p := range c.Pending {
 			if !c.Has(p) {
 				t.Errorf("%s: pending code %q is not one of its codes", c.ID, p)
@@ -161,6 +167,52 @@ func TestCodesWrittenOnce(t *testing.T) {
 		})
 		if err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// midSentenceCapital is a plain capitalised English word after "; ",
+// where one clause of a fix joins the next ("...win; Correct the VM's
+// network data..." was two fixes pasted together). A proper noun or a
+// name spelt with capitals inside (NetworkManager, KubeVirt) may follow.
+var midSentenceCapital = regexp.MustCompile(`; ([A-Z][a-z]+)\b`)
+
+// properNouns may start a clause after "; " in a fix.
+var properNouns = []string{"Debian", "Ubuntu", "Fedora", "Proxmox", "Packer", "Harvester", "Linux", "Nagios", "Icinga"}
+
+// TestFixClausesJoinLowerCase: a fix written as clauses joined by "; "
+// (a code's fix and a shared ending such as reseal) reads as one
+// sentence, so the clause after "; " starts lower-case.
+func TestFixClausesJoinLowerCase(t *testing.T) {
+	codes := slices.Clone(runner.Codes)
+	for _, c := range All {
+		codes = append(codes, c.Codes...)
+	}
+	for _, k := range codes {
+		for _, f := range k.Fixes() {
+			for _, m := range midSentenceCapital.FindAllStringSubmatch(f, -1) {
+				if !slices.Contains(properNouns, m[1]) {
+					t.Errorf("%s: %q mid-sentence: lower-case the clause after \"; \" (%q)", k.ID, m[0], f)
+				}
+			}
+		}
+	}
+}
+
+// TestFixesHaveNoPipe: Nagios plugin output reads everything after the
+// first '|' on any line as performance data, so the nagios renderer
+// shows a '|' as '¦', which breaks a copied command. No fix is written
+// with one: a command in a fix runs as shown in every format.
+func TestFixesHaveNoPipe(t *testing.T) {
+	codes := slices.Clone(runner.Codes)
+	for _, c := range All {
+		codes = append(codes, c.Codes...)
+	}
+	for _, k := range codes {
+		for _, f := range k.Fixes() {
+			if strings.Contains(f, "|") {
+				t.Errorf("%s: a '|' in the fix, which Nagios output cannot carry; write the command without a pipe: %q", k.ID, f)
+			}
 		}
 	}
 }

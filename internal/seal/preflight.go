@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	iofs "io/fs"
+	"strconv"
+	"strings"
+	"unicode"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 )
@@ -36,9 +39,9 @@ func Preflight(root Target, opts Options, mutating bool, hostRead func(string) (
 		}
 		refs = append(refs, Refusal{Op: OpPreflight, Path: path, Message: reason, Fix: fix, Forcible: forcible})
 	}
-	if _, err := root.Stat("/etc/os-release"); err != nil {
-		refuse(true, "", "/etc/os-release is missing, so this is not an operating system root",
-			"point --root at the mounted root filesystem, or add --force to seal it anyway")
+	if _, err := root.Stat(osReleasePath); err != nil {
+		reason, fix := osReleaseProblem(root, err)
+		refuse(true, "", reason, fix)
 	}
 	if mutating {
 		for _, p := range []string{"/", "/etc", "/var"} {
@@ -56,6 +59,39 @@ func Preflight(root Target, opts Options, mutating bool, hostRead func(string) (
 		}
 	}
 	return refs, notes
+}
+
+// osReleasePath is the file whose presence marks an operating system root.
+const osReleasePath = "/etc/os-release"
+
+// osReleaseProblem words why /etc/os-release could not be found (err,
+// from Stat): missing, a dangling symlink (named with where it points,
+// which an image whose /usr was not mounted shows), or unreadable.
+func osReleaseProblem(root Target, err error) (reason, fix string) {
+	const fixRoot = "point --root at the mounted root filesystem, or add --force to seal it anyway"
+	if !errors.Is(err, iofs.ErrNotExist) {
+		return fs.ErrorText(osReleasePath, err) + ", so this cannot be told to be an operating system root", fixRoot
+	}
+	if e, lerr := root.Lstat(osReleasePath); lerr == nil && e.Kind == fs.KindSymlink {
+		target, _ := root.Readlink(osReleasePath)
+		target = shownTarget(target)
+		return fmt.Sprintf("%s is a dangling symlink to %s, which is not in this root, so this does not look like an operating system root", osReleasePath, target),
+			"mount the filesystem that holds " + target + " (such as a separate /usr) inside the root first; else " + fixRoot
+	}
+	return osReleasePath + " is missing, so this is not an operating system root", fixRoot
+}
+
+// shownTarget is a symlink target from the image, safe to print: as
+// stored, or quoted when it holds anything but printable characters
+// (escape sequences, line breaks), and cut to a readable length.
+func shownTarget(t string) string {
+	if len(t) > 256 {
+		t = strings.ToValidUTF8(t[:256], "") + "..."
+	}
+	if strings.ContainsFunc(t, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		return strconv.Quote(t)
+	}
+	return t
 }
 
 // DetectContainer returns the first hint that the process runs inside a

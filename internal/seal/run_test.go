@@ -140,6 +140,32 @@ func TestRunSequence(t *testing.T) {
 	}
 }
 
+// TestRunRefusalDanglingOSRelease: an /etc/os-release symlink whose
+// target is not in the root (a separate /usr not mounted) is told as
+// such, with where it points, not as a missing file.
+func TestRunRefusalDanglingOSRelease(t *testing.T) {
+	dir := sealTree(t, 1, 1)
+	if err := os.Remove(filepath.Join(dir, "usr/lib/os-release")); err != nil {
+		t.Fatal(err)
+	}
+	r := runOn(t, dir, CommandApply, "defaults", nil)
+	want := "\n  [preflight] /etc/os-release is a dangling symlink to ../usr/lib/os-release, which is not in this root, so this does not look like an operating system root\n" +
+		"      fix: mount the filesystem that holds ../usr/lib/os-release (such as a separate /usr) inside the root first; else point --root at the mounted root filesystem, or add --force to seal it anyway\n"
+	if out := text(t, r); ExitCode(r) != ExitUsage || !strings.Contains(out, want) {
+		t.Errorf("dangling os-release: exit %d\n%s", ExitCode(r), out)
+	}
+	// A target that is not printable is quoted.
+	if err := os.Remove(filepath.Join(dir, "etc/os-release")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("\x1b[31mred", filepath.Join(dir, "etc/os-release")); err != nil {
+		t.Fatal(err)
+	}
+	if out := text(t, runOn(t, dir, CommandApply, "defaults", nil)); !strings.Contains(out, `dangling symlink to "\x1b[31mred"`) {
+		t.Errorf("escape in the target not quoted:\n%s", out)
+	}
+}
+
 // TestRunRefusals: a root that is not an OS root is refused (forcibly),
 // before anything is asked or changed; --force seals it.
 func TestRunRefusals(t *testing.T) {

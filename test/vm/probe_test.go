@@ -123,28 +123,28 @@ func spread(ds []time.Duration) string {
 
 var probeLineRE = regexp.MustCompile(`^guestcheck probe: (READY|NOT READY) [^\n]*\n$`)
 
-// The probe's two NOT READY forms: the checks it judged, and the whole
-// probe's deadline passing with the unfinished checks named first.
+// The probe's two NOT READY forms: the checks it judged, in groups
+// ("failing:", "warning:", "pending:"), and the whole probe's deadline
+// passing with the unfinished checks named first.
 var (
-	probeFailingRE  = regexp.MustCompile(`failing: ([a-z0-9,-]+) \((.*)\)$`)
+	probeGroupRE    = regexp.MustCompile(`(?:NOT READY |; )(?:failing|warning|pending): ([a-z0-9,-]+) \(`)
 	probeTimedOutRE = regexp.MustCompile(`^guestcheck probe: NOT READY timed out after [^:]*: ([a-z0-9,-]+) did not finish(?:; |$)`)
 )
 
-// parseProbeLine reads a NOT READY verdict: the checks named as failing,
-// those cut off by a deadline (the probe's or their own), and whether the
-// line names any check at all.
+// parseProbeLine reads a NOT READY verdict: the checks named as not
+// ready, whatever their group, those cut off by a deadline (the probe's
+// or their own), and whether the line names any check at all.
 func parseProbeLine(line string) (failing, timedOut []string, named bool) {
 	line = strings.TrimSpace(line)
 	if m := probeTimedOutRE.FindStringSubmatch(line); m != nil {
 		timedOut = strings.Split(m[1], ",")
 		named = true
 	}
-	if m := probeFailingRE.FindStringSubmatch(line); m != nil {
+	for _, m := range probeGroupRE.FindAllStringSubmatch(line, -1) {
 		named = true
-		failing = strings.Split(m[1], ",")
-		for _, part := range strings.Split(m[2], "; ") {
-			id, rest, _ := strings.Cut(part, ": ")
-			if strings.HasPrefix(rest, "error: did not finish") {
+		for _, id := range strings.Split(m[1], ",") {
+			failing = append(failing, id)
+			if strings.Contains(line, "("+id+": error: did not finish") || strings.Contains(line, "; "+id+": error: did not finish") {
 				timedOut = append(timedOut, id)
 			}
 		}
@@ -263,6 +263,8 @@ func TestParseProbeLine(t *testing.T) {
 			[]string{"fstab"}, []string{"cloud-init", "systemd"}, true},
 		{"guestcheck probe: NOT READY timed out after 100ms (--timeout): cloud-init did not finish\n",
 			nil, []string{"cloud-init"}, true},
+		{"guestcheck probe: NOT READY failing: fstab (fstab: fail: y); warning: cloud-init (cloud-init: warn: cloud-init is still running (stage init))\n",
+			[]string{"fstab", "cloud-init"}, nil, true},
 	} {
 		f, to, named := parseProbeLine(tc.line)
 		if !slices.Equal(f, tc.failing) || !slices.Equal(to, tc.timedOut) || named != tc.named {

@@ -213,12 +213,26 @@ func TestCloudInitCheck(t *testing.T) {
 			}
 		}},
 		{name: "not started, booting", root: func(t *testing.T) *cloudinittest.Root { return ciBooted(t, 90*time.Second) },
-			want: []string{"warn cloud-init-not-started"}},
-		{name: "not started, long after boot", root: func(t *testing.T) *cloudinittest.Root { return ciBooted(t, time.Hour) },
-			want: []string{"fail cloud-init-not-started"}},
+			want: []string{"warn cloud-init-not-started"}, check: func(t *testing.T, fs []runner.Finding, _ string) {
+				// 8m30s of the 10m grace is left: wait that, rounded up.
+				if !strings.Contains(fs[0].Remediation, "`--wait 9m`") {
+					t.Errorf("fix = %q, want --wait 9m", fs[0].Remediation)
+				}
+			}},
+		{name: "not started, long after boot", root: func(t *testing.T) *cloudinittest.Root { return ciBooted(t, 11*time.Minute) },
+			want: []string{"fail cloud-init-not-started"}, check: func(t *testing.T, fs []runner.Finding, _ string) {
+				// Past the grace period no wait is advised: why it did not start.
+				if r := fs[0].Remediation; strings.Contains(r, "--wait") || !strings.Contains(r, "should have started by now") || !strings.Contains(r, "journalctl") {
+					t.Errorf("fix = %q", r)
+				}
+			}},
 		{name: "not started, uptime unknown", root: func(t *testing.T) *cloudinittest.Root {
 			return cloudinittest.New(t).Installed()
-		}, want: []string{"warn cloud-init-not-started"}},
+		}, want: []string{"warn cloud-init-not-started"}, check: func(t *testing.T, fs []runner.Finding, _ string) {
+			if !strings.Contains(fs[0].Remediation, "`--wait 10m`") {
+				t.Errorf("fix = %q, want --wait 10m", fs[0].Remediation)
+			}
+		}},
 		{name: "offline image", offline: true, root: func(t *testing.T) *cloudinittest.Root {
 			return cloudinittest.New(t).Installed().Uptime(time.Hour)
 		}, want: []string{"skip cloud-init-not-started"}, check: func(t *testing.T, fs []runner.Finding, _ string) {

@@ -20,8 +20,10 @@ var (
 		Cases: []runner.Case{{When: "when cloud-init started guestcheck before its final stage",
 			Fix: "Run guestcheck from `runcmd` (the final stage) or after `cloud-final.service`, not from `bootcmd` or an earlier stage."}}}
 	codeCINotStarted = runner.Code{ID: "cloud-init-not-started", Status: "warn, or fail",
-		Meaning: "cloud-init is installed and enabled, but has no record of running on this boot. A warn during the first 10 minutes after boot (the system may still be booting; slow emulated boots take minutes), a fail after that, a warn when the uptime is unknown. Under `--root IMAGE` it is a skip: an image has no run state.",
-		Fix:     "Check `systemctl status cloud-init-local.service cloud-init-main.service` and `/run/cloud-init/cloud-init-generator.log` for why cloud-init did not start, or re-run with `--wait 10m` while the system is still booting."}
+		Meaning: "cloud-init is installed and enabled, but has no record of running on this boot. A warn during the first 10 minutes after boot (the system may still be booting; slow emulated boots take minutes), a fail after that, a warn when the uptime is unknown. The fix's `--wait` is what is left of those 10 minutes (all of them when the uptime is unknown); after them it says where to look instead. Under `--root IMAGE` it is a skip: an image has no run state.",
+		Fix:     "The system may still be booting: re-run with `--wait {wait}`; if cloud-init has still not started then, check `systemctl status cloud-init-local.service cloud-init-main.service` and `/run/cloud-init/cloud-init-generator.log` for why.",
+		Cases: []runner.Case{{When: "when the system has been up longer than the grace period",
+			Fix: "cloud-init should have started by now, so waiting will not help: read `systemctl status cloud-init-local.service cloud-init-main.service` (`cloud-init.service` before cloud-init 24.3), `journalctl -b -u 'cloud-init*'` and `/run/cloud-init/cloud-init-generator.log` for why it did not start."}}}
 	codeCIModuleError = runner.Code{ID: "cloud-init-module-error", Status: "fail",
 		Meaning: "A stage recorded an unrecoverable error; one finding per error, with the stage and, when the text names one, the module as cloud-init names it (`locale`, `runcmd`, `scripts_user`; `write-files` with a hyphen since 24.x). Detail `error` holds the full text. `scripts_user` is a `runcmd` or user script that exited non-zero.",
 		Fix:     "Read the traceback in `/var/log/cloud-init.log` (`cloud-init status --long` lists the errors) and validate the user-data with `cloud-init schema --system`.",

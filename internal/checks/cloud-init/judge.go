@@ -175,18 +175,27 @@ func (j judgement) notStarted() runner.Finding {
 	}
 	status := runner.Warn
 	why := "system uptime unknown, so it may still be booting"
+	// The wait advised is what is left of the grace period: past it,
+	// waiting longer is no advice at all.
+	fix := codeCINotStarted.Fixf("wait", waitLeft(notStartedGrace))
 	if c.UptimeKnown {
 		why = fmt.Sprintf("up %s", c.Uptime.Round(time.Second))
 		if c.Uptime > notStartedGrace {
 			status = runner.Fail
 			why += fmt.Sprintf(", more than the %s cloud-init needs to start", notStartedGrace)
+			fix = codeCINotStarted.CaseFix("when the system has been up longer than the grace period")
 		} else {
 			why += fmt.Sprintf(", within the %s grace period for a booting system", notStartedGrace)
+			fix = codeCINotStarted.Fixf("wait", waitLeft(notStartedGrace-c.Uptime))
 		}
 	}
 	return finding(status, codeCINotStarted, "cloud-init has not started on this boot ("+why+")",
-		runner.Detail(j.base, "grace", notStartedGrace.String()),
-		codeCINotStarted.Fixf())
+		runner.Detail(j.base, "grace", notStartedGrace.String()), fix)
+}
+
+// waitLeft words d for --wait: whole minutes, rounded up, at least one.
+func waitLeft(d time.Duration) string {
+	return fmt.Sprintf("%dm", max(1, int((d+time.Minute-1)/time.Minute)))
 }
 
 func (j judgement) staleStatus() runner.Finding {

@@ -11,16 +11,16 @@ var (
 		Meaning: "One per filesystem: usage below `disk.warn_percent` for blocks and inodes. The message gives df-style numbers; detail has sizes in human units and bytes, and the growth comparison when it was made."}
 	codeDiskUsageHigh = runner.Code{ID: "disk-usage-high", Group: "Space and inodes", Status: "warn",
 		Meaning: "Blocks used over `disk.warn_percent` (default 90 %).",
-		Fix:     "Free space on {mount} (`du -xh --max-depth=2 {mount} | sort -h | tail` shows where it went), or grow its disk and filesystem."}
+		Fix:     "Free space on {mount} (`du -xh --max-depth=2 --threshold=100M {mount}` lists the directories that hold it), or grow its disk and filesystem."}
 	codeDiskUsageCritical = runner.Code{ID: "disk-usage-critical", Group: "Space and inodes", Status: "fail",
 		Meaning: "Blocks used over `disk.fail_percent` (default 97 %).",
-		Fix:     "Free space on {mount} now, since writes fail once it is full (`du -xh --max-depth=2 {mount} | sort -h | tail` shows where it went), or grow its disk and filesystem."}
+		Fix:     "Free space on {mount} now, since writes fail once it is full (`du -xh --max-depth=2 --threshold=100M {mount}` lists the directories that hold it), or grow its disk and filesystem."}
 	codeDiskInodesHigh = runner.Code{ID: "disk-inodes-high", Group: "Space and inodes", Status: "warn",
 		Meaning: "Inodes used over `disk.warn_percent`.",
-		Fix:     "Delete unneeded small files on {mount} (`du --inodes -x --max-depth=2 {mount} | sort -n | tail` shows where they are), or recreate the filesystem with more inodes."}
+		Fix:     "Delete unneeded small files on {mount} (`du --inodes -x --max-depth=2 --threshold=10000 {mount}` lists the directories that hold them), or recreate the filesystem with more inodes."}
 	codeDiskInodesCrit = runner.Code{ID: "disk-inodes-critical", Group: "Space and inodes", Status: "fail",
 		Meaning: "Inodes used over `disk.fail_percent`.",
-		Fix:     "Delete unneeded small files on {mount} now, since no file can be created once every inode is used (`du --inodes -x --max-depth=2 {mount} | sort -n | tail` shows where they are), or recreate the filesystem with more inodes."}
+		Fix:     "Delete unneeded small files on {mount} now, since no file can be created once every inode is used (`du --inodes -x --max-depth=2 --threshold=10000 {mount}` lists the directories that hold them), or recreate the filesystem with more inodes."}
 
 	// Growth after a disk resize
 	codeDiskFSNotGrown = runner.Code{ID: "disk-fs-not-grown", Group: "Growth after a disk resize", Status: "warn",

@@ -13,7 +13,7 @@ import (
 // docs/checks/fs-freeze.md explains each code.
 var Check = runner.Check{
 	ID:    "fs-freeze",
-	Title: "filesystem freeze capability",
+	Title: "Filesystem freeze capability",
 	Description: "an agent and its channel exist to freeze the guest for snapshots, and every filesystem qemu-ga freezes " +
 		"can be frozen in a safe order (with --freeze-test, by a real freeze and thaw)",
 	Codes: Codes,

@@ -187,7 +187,7 @@ var (
 		Meaning: "not enforcing, or no recent qemu-ga denials"}
 	CodeSELinuxDenied = runner.Code{ID: "qga-selinux-denied", Group: "SELinux", Status: "fail",
 		Meaning: "recent (7 days) AVC denials for qemu-ga, path named: the freeze fails (\"Permission denied\")",
-		Fix: "Allow the access (`ausearch -c qemu-ga --raw | audit2allow -M qga-local && semodule -i qga-local.pp`, or fix the label and owner of {path}), " +
+		Fix: "Allow the access (`ausearch -c qemu-ga --raw > qga.avc && audit2allow -i qga.avc -M qga-local && semodule -i qga-local.pp`, or fix the label and owner of {path}), " +
 			"then retry a freeze with `virsh domfsfreeze`." + untilThen,
 		RootFix: "Allow the access in the image's build (an SELinux module made from the denials in its audit log, or the label and owner of {path}), " +
 			"then retry a freeze on a booted clone with `virsh domfsfreeze`." + untilThen}

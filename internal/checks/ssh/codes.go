@@ -144,11 +144,11 @@ var (
 		Meaning: "A setting's effective value is outside the baseline; the message names the file and line that won. Detail `setting`, `value`, `at`, `allowed`, `expected_from`. " +
 			"`PasswordAuthentication yes` under the default baseline (neither `ssh.baseline` nor cloud-init's `ssh_pwauth` asks for a value, as with Debian's cloud.cfg) is judged by the accounts it opens, read from `/etc/shadow` (detail `accounts`, names only, never a hash): " +
 			"fail when an account has a usable password hash or an empty password field; warn when every account is locked or has none (`!`, `*`, `!!`, `!` before a hash), since a password set later would be reachable; skip when guestcheck is not root and cannot read `/etc/shadow`; fail as for any setting when the file is missing or has lines that do not parse.",
-		Fix:     "Set `{setting} {value}` at {at} (the first value wins, so change that line rather than adding one later), check with `sshd -T | grep -i {setting}`, and reload sshd.",
+		Fix:     "Set `{setting} {value}` at {at} (the first value wins, so change that line rather than adding one later), check that `sshd -T` prints `{setting} {value}` (it spells the name in lower case), and reload sshd.",
 		RootFix: "Set `{setting} {value}` at {at} in the image (the first value wins, so change that line rather than adding one later).",
 		Cases: []runner.Case{
 			{When: "when the value is sshd's default",
-				Fix: "Set `{setting} {value}` in a drop-in in `/etc/ssh/sshd_config.d/` that sorts before the others (the first value wins), check with `sshd -T | grep -i {setting}`, and reload sshd."},
+				Fix: "Set `{setting} {value}` in a drop-in in `/etc/ssh/sshd_config.d/` that sorts before the others (the first value wins), check that `sshd -T` prints `{setting} {value}` (it spells the name in lower case), and reload sshd."},
 			{When: "under an image root, when the value is sshd's default",
 				Fix: "Set `{setting} {value}` in the image, in a drop-in in `/etc/ssh/sshd_config.d/` that sorts before the others (the first value wins)."},
 			{When: "when /etc/shadow is readable by root only",

@@ -157,6 +157,10 @@ func Paragraphs(text string) []Paragraph {
 	return out
 }
 
+// Wrap breaks s into lines of at most width columns at spaces, as --help
+// wraps its prose, for other lists a console shows (guestcheck --list).
+func Wrap(s string, width int) []string { return wrap(s, width) }
+
 // wrap breaks s into lines of at most width columns at spaces (a longer
 // word stands alone).
 func wrap(s string, width int) []string {

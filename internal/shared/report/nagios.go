@@ -115,7 +115,9 @@ const nagiosTextWidth = 80
 // "SERVICE STATE: counts: problem checks | perfdata", then long text, one
 // line per finding worth reading, worst check first. The text never holds
 // a '|' (each is replaced by U+00A6 '¦'), so all performance data is on
-// the first line. The status line's text is kept to 80 characters by
+// the first line; the fix templates hold none (TestFixesHaveNoPipe in
+// internal/checks), so only a '|' from the guest is ever replaced and
+// every fix stays a command to copy. The status line's text is kept to 80 characters by
 // shortening the list of problem checks.
 func WriteNagios(w io.Writer, r Report, o NagiosOptions) error {
 	svc := o.ServiceName

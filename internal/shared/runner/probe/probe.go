@@ -39,25 +39,52 @@ func Select(all []runner.Check, p *config.ProbeConfig) ([]runner.Check, error) {
 
 // Verdict turns a probe's results into ready or not and the message after
 // the verdict word: when ready, the checks run and the time they took;
-// when not, the failing IDs followed by each one's status and summary.
-// A fail or an error is not ready, and so is a pending code (cloud-init
-// still running or not started); a warning only with warnNotReady.
+// when not, the checks that keep it from ready, grouped by what they are
+// ("failing:" for a fail or an error, "warning:", "pending:" for a
+// pending skip), each group's IDs followed by each one's status and
+// summary. A fail or an error is not ready, and so is a pending code
+// (cloud-init still running or not started); a warning only with
+// warnNotReady.
 func Verdict(results []runner.Result, warnNotReady bool, took time.Duration) (bool, string) {
-	var ids, why []string
+	groups := []struct {
+		word     string
+		ids, why []string
+	}{{word: "failing"}, {word: "warning"}, {word: "pending"}}
+	bad := false
 	for _, r := range results {
-		if bad, summary := notReady(r, warnNotReady); bad {
-			ids = append(ids, r.ID)
-			why = append(why, fmt.Sprintf("%s: %s: %s", r.ID, r.Status, summary))
+		notOK, summary := notReady(r, warnNotReady)
+		if !notOK {
+			continue
 		}
+		g := &groups[0]
+		switch r.Status {
+		case runner.Warn:
+			g = &groups[1]
+		case runner.Pass, runner.Skip:
+			g = &groups[2]
+		}
+		g.ids = append(g.ids, r.ID)
+		g.why = append(g.why, fmt.Sprintf("%s: %s: %s", r.ID, r.Status, summary))
+		bad = true
 	}
-	if len(ids) > 0 {
-		return false, "failing: " + strings.Join(ids, ",") + " (" + strings.Join(why, "; ") + ")"
+	if bad {
+		var parts []string
+		for _, g := range groups {
+			if len(g.ids) > 0 {
+				parts = append(parts, g.word+": "+strings.Join(g.ids, ",")+" ("+strings.Join(g.why, "; ")+")")
+			}
+		}
+		return false, strings.Join(parts, "; ")
 	}
 	all := make([]string, len(results))
 	for i, r := range results {
 		all[i] = r.ID
 	}
-	return true, fmt.Sprintf("%d checks (%s) in %d ms", len(results), strings.Join(all, ","), took.Milliseconds())
+	noun := "checks"
+	if len(results) == 1 {
+		noun = "check"
+	}
+	return true, fmt.Sprintf("%d %s (%s) in %d ms", len(results), noun, strings.Join(all, ","), took.Milliseconds())
 }
 
 // TimedOut is the message of a probe whose deadline passed before every

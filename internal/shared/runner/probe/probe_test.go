@@ -31,14 +31,16 @@ func TestVerdict(t *testing.T) {
 		msg     string
 	}{
 		{"pass and skip", []runner.Result{result("a", runner.Pass), result("b", runner.Skip)}, false, true, "2 checks (a,b) in 7 ms"},
-		{"warn", []runner.Result{result("a", runner.Warn)}, false, true, "1 checks (a) in 7 ms"},
-		{"warn not ready", []runner.Result{result("a", runner.Warn)}, true, false, "failing: a (a: warn: a says warn)"},
+		{"warn", []runner.Result{result("a", runner.Warn)}, false, true, "1 check (a) in 7 ms"},
+		{"warn not ready", []runner.Result{result("a", runner.Warn)}, true, false, "warning: a (a: warn: a says warn)"},
 		{"fail and error", []runner.Result{result("a", runner.Fail), result("b", runner.Pass), result("c", runner.Error)}, false, false,
 			"failing: a,c (a: fail: a says fail; c: error: c says error)"},
 		{"invalid status", []runner.Result{result("a", "bogus")}, false, false, "failing: a (a: bogus: a says bogus)"},
-		{"running", []runner.Result{result("c", runner.Warn, running)}, false, false, "failing: c (c: warn: cloud-init is still running)"},
-		{"not started", []runner.Result{result("c", runner.Skip, notStarted)}, false, false, "failing: c (c: skip: no record of a run)"},
-		{"pending passed", []runner.Result{result("c", runner.Pass, pendingPass)}, false, true, "1 checks (c) in 7 ms"},
+		{"running", []runner.Result{result("c", runner.Warn, running)}, false, false, "warning: c (c: warn: cloud-init is still running)"},
+		{"not started", []runner.Result{result("c", runner.Skip, notStarted)}, false, false, "pending: c (c: skip: no record of a run)"},
+		{"fail, warn and pending, grouped", []runner.Result{result("a", runner.Warn), result("b", runner.Fail), result("c", runner.Skip, notStarted)}, true, false,
+			"failing: b (b: fail: b says fail); warning: a (a: warn: a says warn); pending: c (c: skip: no record of a run)"},
+		{"pending passed", []runner.Result{result("c", runner.Pass, pendingPass)}, false, true, "1 check (c) in 7 ms"},
 	} {
 		ready, msg := Verdict(tc.results, tc.warnNR, 7*time.Millisecond)
 		if ready != tc.ready || msg != tc.msg {
