@@ -30,7 +30,7 @@ With --merge it surveys nothing: it compares the surveys of many hosts (each hos
 			{Long: "only", Arg: "IDS", Help: "Run only these checks in the guests (guestcheck --only).", Complete: cli.CompleteWords, Words: ids, ListWords: true},
 			{Long: "skip", Arg: "IDS", Help: "Do not run these checks in the guests (guestcheck --skip).", Complete: cli.CompleteWords, Words: ids, ListWords: true},
 			{Long: "format", Arg: "FMT", Help: "Output format: text (default), json (fleet findings and every VM's report, schema/fleet-v1.schema.json), junit (one testsuite per VM) or prometheus (a node_exporter textfile).", Complete: cli.CompleteWords, Words: fleetFormats},
-			{Long: "output", Arg: "[FMT:]FILE", Help: "Also write the survey to FILE, atomically, in FMT (default --format). Repeatable; with --listen, after every survey.", Repeat: true, Complete: cli.CompleteFile},
+			{Long: "output", Arg: "[FMT:]FILE", Help: "Also write the survey to FILE, atomically, in FMT (default --format). Repeatable; with --listen, after every survey.", Repeat: true, Complete: cli.CompleteFormatFile, Words: fleetFormats},
 			{Long: "host-name", Arg: "NAME", Help: "Name this host NAME in the survey (default its hostname); a merge tells hosts apart by it, and names the host that merged by it."},
 			{Long: "merge", Arg: "FILE", Help: "Survey nothing: compare these hosts' surveys (guestcheck fleet --format json on each) as one fleet; more FILEs may follow as arguments. Repeatable.", Repeat: true, Complete: cli.CompleteFile},
 			{Long: "shared-network", Arg: "NAME", Help: "With --merge: NAME (a libvirt network or bridge) is one network on every host, so addresses on it are compared across hosts; any other network is its host's own. Repeatable.", Repeat: true},

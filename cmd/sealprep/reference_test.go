@@ -141,6 +141,12 @@ func TestBashCompletion(t *testing.T) {
 		"sealprep plan --pow":                 "",
 		"sealprep plan --ops machine-id,ss":   "machine-id,ssh-host-keys",
 		"sealprep verify --machine-id-mode u": "uninitialized",
+		// As bash splits the line: --format=j is three words.
+		"sealprep plan --ops -ss":              "-ssh-host-keys",
+		"sealprep plan --ops +auth":            "+authorized-keys",
+		"sealprep plan --ops -tmp,+resolv":     "-tmp,+resolv-conf",
+		"sealprep plan --format = j":           "json",
+		"sealprep plan --ops = machine-id,ssh": "machine-id,ssh-host-keys",
 	} {
 		script := ". ../../packaging/completions/sealprep.bash\nCOMP_WORDS=(" + words + ")\nCOMP_CWORD=$((${#COMP_WORDS[@]}-1))\n_sealprep\necho \"${COMPREPLY[*]}\"\n"
 		out, err := exec.Command(bash, "-c", script).CombinedOutput()

@@ -17,15 +17,16 @@ var helpOption = cli.Option{Long: "help", Short: 'h', Help: "Show this help."}
 // command is sealprep's whole command line, written once: the parser,
 // --help, sealprep(8) and the completions come from it.
 func command(all []seal.Operation) *cli.Command {
-	opIDs := func() []string {
-		out := []string{"defaults", "all"}
+	ids := func() []string {
+		var out []string
 		for _, op := range all {
 			out = append(out, op.ID)
 		}
 		return out
 	}
+	opIDs := func() []string { return append([]string{"defaults", "all"}, ids()...) }
 	format := cli.Option{Long: "format", Arg: "FMT", Help: "Report format: text (default) or json.", Complete: cli.CompleteWords, Words: func() []string { return []string{"text", "json"} }}
-	ops := cli.Option{Long: "ops", Arg: "SPEC", Help: "The operations: defaults (default); -ID drops one, +ID adds one, or an explicit list such as machine-id,ssh-host-keys (see sealprep list).", Complete: cli.CompleteWords, Words: opIDs, ListWords: true}
+	ops := cli.Option{Long: "ops", Arg: "SPEC", Help: "The operations: defaults (default); -ID drops one, +ID adds one, or an explicit list such as machine-id,ssh-host-keys (see sealprep list).", Complete: cli.CompleteWords, Words: opIDs, ListWords: true, SignedWords: ids}
 	target := []cli.Option{
 		allowBacking,
 		{Long: "root", Arg: "DIR", Help: "Guest root: / (default, the running system), a mounted image or an extracted tree. Nothing outside it is changed.", Complete: cli.CompleteDir},
