@@ -412,11 +412,14 @@ func summaryLine(r Report) string {
 		return fmt.Sprintf("sealprep: %s: %s, %d done, %d unchanged, %d failed; %d left (%d ms)",
 			st, count(s.Actions, "action"), s.Done, s.Unchanged, s.Failed, s.Left, r.DurationMS)
 	case r.Command == "verify":
-		warns := ""
-		if s.Warnings > 0 {
-			warns = ", " + count(s.Warnings, "warning")
+		more := ""
+		if n := len(r.Refusals); n > 0 {
+			more += ", " + count(n, "refusal")
 		}
-		return fmt.Sprintf("sealprep: %s: %s left%s (%d ms)", st, count(s.Left, "identity item"), warns, r.DurationMS)
+		if s.Warnings > 0 {
+			more += ", " + count(s.Warnings, "warning")
+		}
+		return fmt.Sprintf("sealprep: %s: %s left%s (%d ms)", st, count(s.Left, "identity item"), more, r.DurationMS)
 	}
 	return fmt.Sprintf("sealprep: %s: %s in %s; nothing changed (%d ms)",
 		st, count(s.Actions, "action"), count(len(r.Operations), "operation"), r.DurationMS)

@@ -86,6 +86,13 @@ func planTemplateRecord(ctx context.Context, p *Planner) ([]Action, error) {
 	}
 	want.HostKeysRemoved = len(keys) == 0 || p.selected[opSSHHostKeys.ID]
 	want.MachineIDCleared = mid == "" || p.selected[opMachineID.ID]
+	if p.Opts.verify && rec != nil {
+		// Verify asks whether the record is true of the root, not what
+		// an apply with verify's --ops would write: the choices are
+		// apply's, and the outcome is what the root shows.
+		want.Operations, want.MachineIDMode, want.Kept, want.Forced = rec.Operations, rec.MachineIDMode, rec.Kept, rec.Forced
+		want.HostKeysRemoved, want.MachineIDCleared = len(keys) == 0, mid == ""
+	}
 	if len(want.HostKeys) == 0 && want.MachineIDSHA256 == "" && len(want.Kept)+len(want.Forced) == 0 {
 		if exists && rec == nil {
 			return []Action{{Kind: Remove, Path: sealrecord.Path, Kinds: regular,

@@ -239,3 +239,50 @@ func TestTemplateRecordNotThroughSymlink(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyOpsCountsIdentityLeft: verify --ops defaults on a template
+// that apply sealed with --ops -ssh-host-keys counts the host keys still
+// there, whether or not apply would refuse to remove them, and never the
+// template record, which is sealprep's own and still true of the root.
+func TestVerifyOpsCountsIdentityLeft(t *testing.T) {
+	nodes, _ := realKeyNodes(t, debianNodes())
+	for _, regen := range []bool{true, false} {
+		var in []node
+		for _, n := range nodes {
+			// Without cloud-init's ssh module nor ssh-keygen, nothing
+			// makes host keys at first boot: apply would refuse.
+			if regen || (n.Path != "/etc/cloud/cloud.cfg" && n.Path != "/usr/bin/ssh-keygen") {
+				in = append(in, n)
+			}
+		}
+		dir, _ := newRoot(t, in)
+		// --force passes the fixture's netplan MAC pin, which is not
+		// what this test is about.
+		if rep := runOn(t, dir, CommandApply, "-ssh-host-keys", func(r *Request) { r.Opts.Force = true }); rep.Status != StatusSealed {
+			t.Fatalf("regen %v: apply --ops -ssh-host-keys: %s\n%s", regen, rep.Status, text(t, rep))
+		}
+		rep := runOn(t, dir, CommandVerify, "defaults", func(r *Request) { r.OpsGiven = true })
+		keys := 0
+		for _, a := range rep.Actions {
+			switch {
+			case a.Op == opSSHHostKeys.ID && a.Kind == Remove:
+				keys++
+				if a.Status != Planned {
+					t.Errorf("regen %v: %s %s is %s, want planned (identity left)", regen, a.Kind, a.Path, a.Status)
+				}
+			case a.Op == opTemplateRecord.ID:
+				t.Errorf("regen %v: the record, true of the root, is planned: %s %s (%s)", regen, a.Kind, a.Path, a.Status)
+			}
+		}
+		if keys != 6 || rep.Summary.Left != keys || rep.Status != StatusNotSealed {
+			t.Errorf("regen %v: %d keys planned, %d identity items left, %s; want 6, 6, not-sealed\n%s", regen, keys, rep.Summary.Left, rep.Status, text(t, rep))
+		}
+		if !regen && (len(rep.Refusals) != 1 || !strings.Contains(text(t, rep), "NOT-SEALED: 6 identity items left, 1 refusal")) {
+			t.Errorf("no regenerator: refusals %+v\n%s", rep.Refusals, text(t, rep))
+		}
+		// As apply recorded it, the same root is sealed, keys kept by choice.
+		if rep := runOn(t, dir, CommandVerify, "defaults", nil); rep.Status != StatusSealed || len(rep.Kept) != 2 {
+			t.Errorf("regen %v: verify as recorded: %s, kept %+v\n%s", regen, rep.Status, rep.Kept, text(t, rep))
+		}
+	}
+}
