@@ -61,7 +61,7 @@ func planTemplateRecord(ctx context.Context, p *Planner) ([]Action, error) {
 	var rec *sealrecord.Record
 	if exists {
 		if e.Kind != fs.KindRegular {
-			p.Note(sealrecord.Path, "left alone: is a %s, not a regular file", e.Kind)
+			p.Note(sealrecord.Path, "is a %s, not a regular file", kindNoun(e.Kind))
 			return nil, nil
 		}
 		t := identity.ReadTemplate(p.Root)
@@ -188,7 +188,7 @@ func (p *Planner) mkdirAll(dir, reason string) ([]Action, bool, error) {
 		}
 		if ok {
 			if e.Kind != fs.KindDir {
-				p.Note(d, "left alone: is a %s, not a directory; %s not written", e.Kind, sealrecord.Path)
+				p.Note(d, "is a %s, not a directory; %s not written", kindNoun(e.Kind), sealrecord.Path)
 				return nil, false, nil
 			}
 			break
