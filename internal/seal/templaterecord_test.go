@@ -141,8 +141,8 @@ func TestTemplateRecordFullSeal(t *testing.T) {
 	if !r.HostKeysRemoved || !r.MachineIDCleared {
 		t.Errorf("removed %v cleared %v, want both", r.HostKeysRemoved, r.MachineIDCleared)
 	}
-	if r.MachineIDSHA256 != sealrecord.HashMachineID(oldMachineID) {
-		t.Errorf("machine_id_sha256 %s", r.MachineIDSHA256)
+	if r.MachineIDHash != sealrecord.HashMachineID(oldMachineID) {
+		t.Errorf("machine_id_hmac %s", r.MachineIDHash)
 	}
 	if !r.SealedAt.Equal(recordTime) || r.SealprepVersion != "v-test" {
 		t.Errorf("sealed_at %v version %q", r.SealedAt, r.SealprepVersion)
@@ -167,7 +167,7 @@ func TestTemplateRecordPartialSeal(t *testing.T) {
 	if r.HostKeysRemoved || !r.MachineIDCleared {
 		t.Errorf("removed %v cleared %v, want keys kept and ID cleared", r.HostKeysRemoved, r.MachineIDCleared)
 	}
-	if r.MachineIDSHA256 != sealrecord.HashMachineID(oldMachineID) {
+	if r.MachineIDHash != sealrecord.HashMachineID(oldMachineID) {
 		t.Error("the cleared machine ID is not recorded")
 	}
 	noSecrets(t, b, nodes)
@@ -284,5 +284,30 @@ func TestVerifyOpsCountsIdentityLeft(t *testing.T) {
 		if rep := runOn(t, dir, CommandVerify, "defaults", nil); rep.Status != StatusSealed || len(rep.Kept) != 2 {
 			t.Errorf("regen %v: verify as recorded: %s, kept %+v\n%s", regen, rep.Status, rep.Kept, text(t, rep))
 		}
+	}
+}
+
+// TestVersion1RecordStillVerifies: a template sealed by an older
+// sealprep, whose record has "schema": 1 and a plain SHA-256 of the
+// machine ID, verifies sealed as that record says, with nothing to
+// rewrite.
+func TestVersion1RecordStillVerifies(t *testing.T) {
+	nodes, _ := realKeyNodes(t, debianNodes())
+	dir, _ := newRoot(t, nodes)
+	if rep := runOn(t, dir, CommandApply, "defaults", func(r *Request) { r.Opts.Force = true }); rep.Status != StatusSealed {
+		t.Fatalf("apply: %s\n%s", rep.Status, text(t, rep))
+	}
+	rec, b := readRecord(t, dir)
+	if rec.MachineIDHash != sealrecord.HashMachineID(oldMachineID) {
+		t.Fatalf("record: %s", b)
+	}
+	v1 := strings.Replace(string(b), `"schema_version": 2`, `"schema": 1`, 1)
+	v1 = strings.Replace(v1, `"machine_id_hmac": "`+rec.MachineIDHash+`"`, `"machine_id_sha256": "`+sealrecord.LegacyHashMachineID(oldMachineID)+`"`, 1)
+	if err := os.WriteFile(filepath.Join(dir, sealrecord.Path), []byte(v1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := runOn(t, dir, CommandVerify, "defaults", nil)
+	if rep.Status != StatusSealed || rep.Selection == nil || rep.Selection.Operations != FromRecord || len(rep.Actions) != 0 {
+		t.Errorf("verify on a version 1 record: %s, %+v\n%s", rep.Status, rep.Selection, text(t, rep))
 	}
 }
