@@ -164,7 +164,7 @@ func TestReferenceTables(t *testing.T) {
 	testenv.GeneratedBlock(t, "../../docs/reference.md", "sealprep-commands", command(seal.All).MarkdownCommands(), *update)
 	var b strings.Builder
 	b.WriteString("| operation | | what it does |\n|---|---|---|\n")
-	for _, op := range seal.All {
+	for _, op := range seal.ListOrder(seal.All) {
 		kind := "opt-in"
 		if op.Default {
 			kind = "default"

@@ -68,7 +68,7 @@ func command(all []seal.Operation) *cli.Command {
 		},
 		Commands: []*cli.Command{
 			{Name: "list", Summary: "list every operation: ID, default or opt-in, what it removes", Synopsis: []string{"[--ops SPEC] [--format FMT]"}, Options: with([]cli.Option{ops, format}),
-				Description: `List every operation in the order apply runs them: its ID, whether it is a default or opt-in, and what it removes. With --ops, mark the ones a spec selects, to check a spec before plan or apply use it. Reads nothing of this machine.`,
+				Description: `List every operation, the defaults first, then the opt-in ones, each in the order apply runs them: its ID, whether it is a default or opt-in, and what it removes. With --ops, mark the ones a spec selects, to check a spec before plan or apply use it. Reads nothing of this machine.`,
 				Sections:    []cli.Section{{Title: "Exit codes", Body: `0 listed; 3 a usage error, such as an operation in --ops that sealprep does not have.`}},
 				Examples: []cli.Example{
 					{Command: "sealprep list"},
