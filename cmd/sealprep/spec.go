@@ -14,6 +14,33 @@ var allowBacking = cli.Option{Long: "allow-backing", Arg: "PATH", Repeat: true, 
 // helpOption is --help, which every command has.
 var helpOption = cli.Option{Long: "help", Short: 'h', Help: "Show this help."}
 
+// targetOptions are the options of plan, apply and verify, in the words
+// of each (what it does with the root, whether it changes anything, what
+// --force means to it): only apply changes anything.
+func targetOptions(verb, changes, force string, ops, format cli.Option) []cli.Option {
+	return []cli.Option{
+		allowBacking,
+		{Long: "root", Arg: "DIR", Help: "Guest root: / (default, the running system), a mounted image or an extracted tree. " + changes, Complete: cli.CompleteDir},
+		{Long: "image", Arg: "FILE", Help: "A raw or qcow2 disk image: boot the sealing appliance (a throwaway QEMU VM with a kernel of this host's /boot) to find and mount its root (and /boot, the EFI system partition and /var from its fstab) and " + verb + " it there; this host's kernel never mounts the image's filesystems.", Complete: cli.CompleteFile},
+		{Long: "trust-image-filesystems", Help: "With --image: mount the image's filesystems on this host's kernel instead of in the appliance (needs root). Only for an image you built yourself on this host: a crafted filesystem can exploit the kernel that mounts it."},
+		{Long: "appliance-kernel", Arg: "FILE", Help: "With --image: the appliance's kernel, a vmlinuz-VERSION whose modules are in /lib/modules/VERSION (default: the newest /boot/vmlinuz-* with its modules).", Complete: cli.CompleteFile},
+		{Long: "accel", Arg: "ACCEL", Help: "With --image: the appliance's accelerator: auto (default: KVM when /dev/kvm creates VMs and the CPU has hardware virtualization, else TCG), kvm or tcg.", Complete: cli.CompleteWords, Words: func() []string { return []string{vmm.AccelAuto, vmm.AccelKVM, vmm.AccelTCG} }},
+		ops, format,
+		{Long: "machine-id-mode", Arg: "MODE", Help: "What /etc/machine-id is left as: empty (default; every systemd generates a new ID at boot) or uninitialized (also runs systemd's first-boot units).", Complete: cli.CompleteWords, Words: func() []string { return []string{string(seal.MachineIDEmpty), string(seal.MachineIDUninitialized)} }},
+		{Long: "autorelabel", Help: "On an SELinux image, also create /.autorelabel (operation selinux-autorelabel)."},
+		{Long: "force", Help: force},
+	}
+}
+
+// with joins option lists and adds --help.
+func with(o ...[]cli.Option) []cli.Option {
+	var out []cli.Option
+	for _, l := range o {
+		out = append(out, l...)
+	}
+	return append(out, helpOption)
+}
+
 // command is sealprep's whole command line, written once: the parser,
 // --help, sealprep(8) and the completions come from it.
 func command(all []seal.Operation) *cli.Command {
@@ -27,34 +54,14 @@ func command(all []seal.Operation) *cli.Command {
 	opIDs := func() []string { return append([]string{"defaults", "all"}, ids()...) }
 	format := cli.Option{Long: "format", Arg: "FMT", Help: "Report format: text (default) or json.", Complete: cli.CompleteWords, Words: func() []string { return []string{"text", "json"} }}
 	ops := cli.Option{Long: "ops", Arg: "SPEC", Help: "The operations: defaults (default), or all (every operation, the opt-in ones too); -ID drops one and +ID adds one (-tmp,+resolv-conf: the defaults with those changes), or an explicit list such as machine-id,ssh-host-keys (see sealprep list).", Complete: cli.CompleteWords, Words: opIDs, ListWords: true, SignedWords: ids}
-	// target is the options of plan, apply and verify, in the words of
-	// each: only apply changes anything.
 	target := func(verb, changes, force string) []cli.Option {
-		return []cli.Option{
-			allowBacking,
-			{Long: "root", Arg: "DIR", Help: "Guest root: / (default, the running system), a mounted image or an extracted tree. " + changes, Complete: cli.CompleteDir},
-			{Long: "image", Arg: "FILE", Help: "A raw or qcow2 disk image: boot the sealing appliance (a throwaway QEMU VM with a kernel of this host's /boot) to find and mount its root (and /boot, the EFI system partition and /var from its fstab) and " + verb + " it there; this host's kernel never mounts the image's filesystems.", Complete: cli.CompleteFile},
-			{Long: "trust-image-filesystems", Help: "With --image: mount the image's filesystems on this host's kernel instead of in the appliance (needs root). Only for an image you built yourself on this host: a crafted filesystem can exploit the kernel that mounts it."},
-			{Long: "appliance-kernel", Arg: "FILE", Help: "With --image: the appliance's kernel, a vmlinuz-VERSION whose modules are in /lib/modules/VERSION (default: the newest /boot/vmlinuz-* with its modules).", Complete: cli.CompleteFile},
-			{Long: "accel", Arg: "ACCEL", Help: "With --image: the appliance's accelerator: auto (default: KVM when /dev/kvm creates VMs and the CPU has hardware virtualization, else TCG), kvm or tcg.", Complete: cli.CompleteWords, Words: func() []string { return []string{vmm.AccelAuto, vmm.AccelKVM, vmm.AccelTCG} }},
-			ops, format,
-			{Long: "machine-id-mode", Arg: "MODE", Help: "What /etc/machine-id is left as: empty (default; every systemd generates a new ID at boot) or uninitialized (also runs systemd's first-boot units).", Complete: cli.CompleteWords, Words: func() []string { return []string{string(seal.MachineIDEmpty), string(seal.MachineIDUninitialized)} }},
-			{Long: "autorelabel", Help: "On an SELinux image, also create /.autorelabel (operation selinux-autorelabel)."},
-			{Long: "force", Help: force},
-		}
+		return targetOptions(verb, changes, force, ops, format)
 	}
 	const applyForce = "Go ahead past the refusals that allow it (each is then listed as forced)."
 	applyOnly := []cli.Option{
 		{Long: "yes", Short: 'y', Help: "Apply without asking; required without a terminal."},
 		{Long: "poweroff", Help: "Power the running system off right after a successful apply, before anything rewrites identity."},
 		{Long: "fstrim", Help: "Then discard the free blocks of the root's filesystems, as fstrim(8) does, so that the template stays small."},
-	}
-	with := func(o ...[]cli.Option) []cli.Option {
-		var out []cli.Option
-		for _, l := range o {
-			out = append(out, l...)
-		}
-		return append(out, helpOption)
 	}
 	c := (&cli.Command{
 		Name:        "sealprep",
