@@ -113,6 +113,12 @@ func TestBashCompletion(t *testing.T) {
 		"guestcheck pro":             "probe",
 		"guestcheck probe --t":       "--timeout",
 		"guestcheck --exit-codes n":  "nagios",
+		// As bash splits the line: at "=" and ":" too.
+		"guestcheck --format = j":                       "json junit jsonl",
+		"guestcheck --output jsonl : /nonexistent":      "",
+		"guestcheck --output junit : ../../READ":        "../../README.md",
+		"guestcheck --output prom":                      "prometheus:",
+		"guestcheck fleet --output = json : ../../READ": "../../README.md",
 	} {
 		script := ". ../../packaging/completions/guestcheck.bash\nCOMP_WORDS=(" + words + ")\nCOMP_CWORD=$((${#COMP_WORDS[@]}-1))\n_guestcheck\necho \"${COMPREPLY[*]}\"\n"
 		out, err := exec.Command(bash, "-c", script).CombinedOutput()

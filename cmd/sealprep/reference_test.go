@@ -141,6 +141,12 @@ func TestBashCompletion(t *testing.T) {
 		"sealprep plan --pow":                 "",
 		"sealprep plan --ops machine-id,ss":   "machine-id,ssh-host-keys",
 		"sealprep verify --machine-id-mode u": "uninitialized",
+		// As bash splits the line: --format=j is three words.
+		"sealprep plan --ops -ss":              "-ssh-host-keys",
+		"sealprep plan --ops +auth":            "+authorized-keys",
+		"sealprep plan --ops -tmp,+resolv":     "-tmp,+resolv-conf",
+		"sealprep plan --format = j":           "json",
+		"sealprep plan --ops = machine-id,ssh": "machine-id,ssh-host-keys",
 	} {
 		script := ". ../../packaging/completions/sealprep.bash\nCOMP_WORDS=(" + words + ")\nCOMP_CWORD=$((${#COMP_WORDS[@]}-1))\n_sealprep\necho \"${COMPREPLY[*]}\"\n"
 		out, err := exec.Command(bash, "-c", script).CombinedOutput()
@@ -158,7 +164,7 @@ func TestReferenceTables(t *testing.T) {
 	testenv.GeneratedBlock(t, "../../docs/reference.md", "sealprep-commands", docgen.MarkdownCommands(command(seal.All)), *update)
 	var b strings.Builder
 	b.WriteString("| operation | | what it does |\n|---|---|---|\n")
-	for _, op := range seal.All {
+	for _, op := range seal.ListOrder(seal.All) {
 		kind := "opt-in"
 		if op.Default {
 			kind = "default"

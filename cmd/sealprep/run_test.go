@@ -79,15 +79,29 @@ func TestUsage(t *testing.T) {
 	}
 }
 
+// TestListFitsEightyColumns: sealprep list stays in 80 columns, ends no
+// line in a space, and lists the defaults (machine-id too) before the
+// opt-in operations.
 func TestListFitsEightyColumns(t *testing.T) {
 	code, out, _ := runCmd(t, "", false, "list", "--ops", "-tmp,+resolv-conf")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
+	optIn := false // an opt-in row was seen
 	for _, line := range strings.Split(out, "\n") {
 		if len(line) > 80 {
 			t.Errorf("line over 80 columns: %q", line)
 		}
+		if strings.HasSuffix(line, " ") {
+			t.Errorf("line ends in a space: %q", line)
+		}
+		optIn = optIn || strings.HasSuffix(line, " opt-in")
+		if optIn && strings.HasSuffix(line, " default") {
+			t.Errorf("a default operation after the opt-in ones: %q", line)
+		}
+	}
+	if !optIn {
+		t.Errorf("no opt-in row:\n%s", out)
 	}
 	if !strings.Contains(out, "  tmp ") || !strings.Contains(out, "* resolv-conf") {
 		t.Errorf("selection not shown:\n%s", out)

@@ -47,7 +47,7 @@ func (p *Planner) lstat(name string) (fs.Entry, bool, error) {
 		return e, false, nil
 	}
 	if unresolvable(err) {
-		p.Note(name, "left alone: cannot be resolved (%v)", errors.Unwrap(err))
+		p.Note(name, "cannot be resolved (%v)", errors.Unwrap(err))
 		return e, false, nil
 	}
 	return e, false, err
@@ -85,7 +85,7 @@ func (p *Planner) removePath(name string, kinds fs.Kinds, reason string) ([]Acti
 
 func (p *Planner) removeEntry(name string, e fs.Entry, kinds fs.Kinds, reason string) ([]Action, error) {
 	if !kinds.Has(e.Kind) {
-		p.Note(name, "left alone: is a %s, and this operation removes only %s", e.Kind, kinds)
+		p.Note(name, "is a %s, and this operation removes only %s", kindNoun(e.Kind), kindsNoun(kinds))
 		return nil, nil
 	}
 	if e.Kind != fs.KindDir {
@@ -94,7 +94,7 @@ func (p *Planner) removeEntry(name string, e fs.Entry, kinds fs.Kinds, reason st
 	st, err := p.Root.ScanTree(name, kinds)
 	if err != nil {
 		if errors.Is(err, fs.ErrMountPoint) {
-			p.Note(name, "left alone: a mount point")
+			p.Note(name, "a mount point")
 			return nil, nil
 		}
 		return nil, err
@@ -134,13 +134,13 @@ func (p *Planner) readDir(dir string) ([]fs.Entry, error) {
 	case absent(err):
 		return nil, nil
 	case errors.Is(err, fs.ErrSymlink):
-		p.Note(dir, "left alone: the directory is a symlink, which sealprep does not follow")
+		p.Note(dir, "the directory is a symlink, which sealprep does not follow")
 		return nil, nil
 	case errors.Is(err, fs.ErrKind):
-		p.Note(dir, "left alone: not a directory")
+		p.Note(dir, "not a directory")
 		return nil, nil
 	case unresolvable(err):
-		p.Note(dir, "left alone: cannot be resolved")
+		p.Note(dir, "cannot be resolved")
 		return nil, nil
 	}
 	return nil, err
@@ -191,7 +191,7 @@ func (p *Planner) truncatePath(name string, perm int, reason string) ([]Action, 
 
 func (p *Planner) truncateEntry(name string, e fs.Entry, perm int, reason string) []Action {
 	if e.Kind != fs.KindRegular {
-		p.Note(name, "left alone: is a %s, not a regular file", e.Kind)
+		p.Note(name, "is a %s, not a regular file", kindNoun(e.Kind))
 		return nil
 	}
 	if e.Size == 0 && (perm < 0 || e.Perm == uint32(perm)) {
@@ -213,7 +213,7 @@ func (p *Planner) rewritePath(name, reason string, edit func([]byte) []byte) ([]
 		return nil, err
 	}
 	if e.Kind != fs.KindRegular {
-		p.Note(name, "left alone: is a %s, not a regular file", e.Kind)
+		p.Note(name, "is a %s, not a regular file", kindNoun(e.Kind))
 		return nil, nil
 	}
 	// An earlier operation in this plan may already rewrite this file
@@ -257,11 +257,11 @@ func (p *Planner) walk(dir string, prune func(name string, e fs.Entry) bool, fn 
 		return err
 	}
 	if top.Kind == fs.KindSymlink {
-		p.Note(dir, "left alone: the directory is a symlink, which sealprep does not follow")
+		p.Note(dir, "the directory is a symlink, which sealprep does not follow")
 		return nil
 	}
 	if top.Kind != fs.KindDir {
-		p.Note(dir, "left alone: not a directory")
+		p.Note(dir, "not a directory")
 		return nil
 	}
 	return p.walkDir(dir, top, prune, fn, 0)
@@ -321,4 +321,37 @@ func (p *Planner) homes() ([]string, error) {
 		return nil, fmt.Errorf("read /etc/passwd: %w", err)
 	}
 	return passwdHomes(b), nil
+}
+
+// kindNoun is k as a person says it: "regular file", "directory".
+func kindNoun(k fs.Kind) string {
+	switch k {
+	case fs.KindRegular:
+		return "regular file"
+	case fs.KindDir:
+		return "directory"
+	case fs.KindFIFO:
+		return "FIFO"
+	case fs.KindCharDevice:
+		return "character device"
+	case fs.KindBlockDevice:
+		return "block device"
+	}
+	return k.String() // symlink, socket
+}
+
+// kindsNoun is ks in the plural, joined: "regular files and symlinks".
+func kindsNoun(ks fs.Kinds) string {
+	var names []string
+	for _, k := range ks.List() {
+		n := kindNoun(k) + "s"
+		if k == fs.KindDir {
+			n = "directories"
+		}
+		names = append(names, n)
+	}
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

@@ -40,7 +40,7 @@ func planLogfiles(ctx context.Context, p *Planner) ([]Action, error) {
 		switch {
 		case e.Kind != fs.KindRegular:
 			if e.Kind != fs.KindSymlink {
-				p.Note(name, "left alone: is a %s", e.Kind)
+				p.Note(name, "is a %s", kindNoun(e.Kind))
 			}
 		case rotatedLog.MatchString(e.Name):
 			out = append(out, Action{Kind: Remove, Path: name, Kinds: regular, Reason: "rotated log of the template"})

@@ -102,7 +102,7 @@ func planMachineIDFiles(p *Planner) ([]Action, error) {
 		case fs.KindSymlink:
 			// Already a link (Debian's default): it follows /etc/machine-id.
 		default:
-			p.Note(dbus, "left alone: is a %s", e.Kind)
+			p.Note(dbus, "is a %s", kindNoun(e.Kind))
 		}
 	}
 
@@ -132,7 +132,7 @@ func planMachineIDFiles(p *Planner) ([]Action, error) {
 	case e.Kind == fs.KindSymlink:
 		return p.planMachineIDLink(out, mid.Etc, want)
 	case e.Kind != fs.KindRegular:
-		p.Note(etc, "left alone: is a %s, not a regular file", e.Kind)
+		p.Note(etc, "is a %s, not a regular file", kindNoun(e.Kind))
 	default:
 		if err := readFailed(mid.Etc.Err); err != nil {
 			return nil, err
@@ -153,9 +153,9 @@ func (p *Planner) planMachineIDLink(out []Action, f identity.File, want string) 
 	etc := identity.MachineIDPath
 	switch {
 	case f.Target == "":
-		p.Note(etc, "left alone: a symlink that cannot be resolved")
+		p.Note(etc, "a symlink that cannot be resolved")
 	case f.Transient():
-		p.Note(etc, "left alone: links to %s, outside the image, where systemd writes a new ID at every boot", f.Target)
+		p.Note(etc, "links to %s, outside the image, where systemd writes a new ID at every boot", f.Target)
 	case !f.Found && f.Err == nil:
 		if !p.RefuseFix(etc, true, fmt.Sprintf("%s links to %s, which is missing: systemd can create it at boot only on a writable file system", etc, f.Target),
 			fmt.Sprintf("replace the link with an empty file (: > %s)", etc)) {
@@ -170,7 +170,7 @@ func (p *Planner) planMachineIDLink(out []Action, f identity.File, want string) 
 			return nil, err
 		}
 		if !ok || te.Kind != fs.KindRegular {
-			p.Note(etc, "left alone: links to %s, which is not a regular file", f.Target)
+			p.Note(etc, "links to %s, which is not a regular file", f.Target)
 			return out, nil
 		}
 		p.Note(etc, "a symlink to %s: that file is sealed in its place", f.Target)

@@ -35,7 +35,7 @@ func planMachineIDCredential(ctx context.Context, p *Planner) ([]Action, error) 
 			continue
 		}
 		if e.Kind != fs.KindDir {
-			p.Note(d, "left alone: is a %s, not a directory", e.Kind)
+			p.Note(d, "is a %s, not a directory", kindNoun(e.Kind))
 			continue
 		}
 		acts, err := p.removePath(cred, regularLink, credentialReason)

@@ -9,7 +9,8 @@ import (
 )
 
 // All lists every operation in execution order, which is also the order
-// `sealprep list` shows. The order is chosen so that a run killed at any
+// `sealprep list` shows within the defaults and within the opt-in ones
+// (ListOrder). The order is chosen so that a run killed at any
 // point leaves a root no worse for a clone than an unsealed one:
 //   - template-record writes what the template's host keys and machine
 //     ID were before ssh-host-keys and machine-id clear them;

@@ -412,11 +412,14 @@ func summaryLine(r Report) string {
 		return fmt.Sprintf("sealprep: %s: %s, %d done, %d unchanged, %d failed; %d left (%d ms)",
 			st, count(s.Actions, "action"), s.Done, s.Unchanged, s.Failed, s.Left, r.DurationMS)
 	case r.Command == "verify":
-		warns := ""
-		if s.Warnings > 0 {
-			warns = ", " + count(s.Warnings, "warning")
+		more := ""
+		if n := len(r.Refusals); n > 0 {
+			more += ", " + count(n, "refusal")
 		}
-		return fmt.Sprintf("sealprep: %s: %s left%s (%d ms)", st, count(s.Left, "identity item"), warns, r.DurationMS)
+		if s.Warnings > 0 {
+			more += ", " + count(s.Warnings, "warning")
+		}
+		return fmt.Sprintf("sealprep: %s: %s left%s (%d ms)", st, count(s.Left, "identity item"), more, r.DurationMS)
 	}
 	return fmt.Sprintf("sealprep: %s: %s in %s; nothing changed (%d ms)",
 		st, count(s.Actions, "action"), count(len(r.Operations), "operation"), r.DurationMS)
@@ -529,14 +532,29 @@ type ListReport struct {
 	Operations    []OpInfo `json:"operations"`
 }
 
-// NewListReport lists all, marking the selected operations.
+// ListOrder is all as `sealprep list` shows it: the default operations,
+// then the opt-in ones, each in the order apply runs them (machine-id, a
+// default that runs last, is not listed among the opt-in ones).
+func ListOrder(all []Operation) []Operation {
+	var defaults, optIn []Operation
+	for _, op := range all {
+		if op.Default {
+			defaults = append(defaults, op)
+		} else {
+			optIn = append(optIn, op)
+		}
+	}
+	return append(defaults, optIn...)
+}
+
+// NewListReport lists all in ListOrder, marking the selected operations.
 func NewListReport(all, selected []Operation) ListReport {
 	on := map[string]bool{}
 	for _, op := range selected {
 		on[op.ID] = true
 	}
 	l := ListReport{SchemaVersion: SchemaVersion}
-	for _, op := range all {
+	for _, op := range ListOrder(all) {
 		info := OpInfo{ID: op.ID, Default: op.Default, Selected: on[op.ID], Summary: op.Summary}
 		for _, it := range op.Items() {
 			info.Items = append(info.Items, it.Name)
@@ -555,7 +573,7 @@ func WriteList(w io.Writer, l ListReport) error {
 		idw = max(idw, len(o.ID))
 	}
 	for _, o := range l.Operations {
-		def := "opt-in "
+		def := "opt-in"
 		if o.Default {
 			def = "default"
 		}
@@ -563,6 +581,7 @@ func WriteList(w io.Writer, l ListReport) error {
 		if o.Selected {
 			sel = "*"
 		}
+		// The kind is last on its line: no padding after it.
 		fmt.Fprintf(bw, "%s %-*s  %s\n", sel, idw, o.ID, def)
 		wrap(bw, "    ", "    ", o.Summary)
 	}

@@ -3,9 +3,11 @@ package seal
 import (
 	"bytes"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
@@ -32,7 +34,7 @@ func TestReportText(t *testing.T) {
 		Refusals: []Refusal{{Op: "ssh-host-keys", Path: "/etc/ssh", Forcible: true,
 			Message: "sshd would not start on clones: nothing makes SSH host keys at first boot (no cloud-init ssh module, no sshd-keygen unit)", Fix: "install cloud-init, or ssh-keygen and systemd (sealprep then adds its own key unit), or drop the operation (--ops -ssh-host-keys), or --force"}},
 		Errors: []OpError{{Op: "logfiles", Error: "open " + dir + "/var/log/private: permission denied"}},
-		Notes:  []Note{{Op: "machine-id", Path: "/var/lib/dbus/machine-id", Message: "left alone: is a symlink\nto " + dir + "/etc/machine-id"}},
+		Notes:  []Note{{Op: "machine-id", Path: "/var/lib/dbus/machine-id", Message: "is a symlink\nto " + dir + "/etc/machine-id"}},
 	}
 	refused := RefusedReport(meta, plan, []Refusal{{Op: OpConfirm, Message: "standard input is not a terminal", Fix: "add --yes to apply without asking"}}, nil)
 	refused.guestPaths(dir)
@@ -74,5 +76,32 @@ func TestGuestPath(t *testing.T) {
 		if got := guestPath(dir, in); got != want {
 			t.Errorf("guestPath(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestLeftAloneNotesSayItOnce: a note under "Left alone:" is one whole
+// sentence (the kinds the operation removes in words) and does not say
+// "left alone" again, in the text and in the JSON.
+func TestLeftAloneNotesSayItOnce(t *testing.T) {
+	dir, _ := newRoot(t, debianNodes())
+	for _, command := range []string{CommandPlan, CommandVerify} {
+		rep := runOn(t, dir, command, "defaults", nil)
+		out := text(t, rep)
+		if want := "[shell-history] /home/alice/.zsh_history: is a symlink, and this operation removes only regular files\n"; !strings.Contains(out, want) {
+			t.Errorf("%s: no line %q in\n%s", command, want, out)
+		}
+		if strings.Contains(out, "left alone:") {
+			t.Errorf("%s: a note repeats the heading:\n%s", command, out)
+		}
+		var b bytes.Buffer
+		if err := WriteJSON(&b, rep); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(b.String(), "left alone:") || !strings.Contains(b.String(), `"is a symlink, and this operation removes only regular files"`) {
+			t.Errorf("%s: JSON notes:\n%s", command, b.String())
+		}
+	}
+	if got := kindsNoun(fs.KindsOf(fs.KindRegular, fs.KindSymlink, fs.KindDir)); got != "regular files, directories and symlinks" {
+		t.Errorf("kindsNoun = %q", got)
 	}
 }

@@ -82,6 +82,7 @@ func Run(ctx context.Context, root *fs.Confined, r Request) (Report, error) {
 	opts := r.Opts
 	opts.Live = root.IsHost()
 	opts.Booted = opts.Live && r.HostBooted != nil && r.HostBooted()
+	opts.verify = r.Command == CommandVerify
 	if opts.PowerOff && !opts.Booted {
 		return Report{}, ErrPowerOffNotBooted
 	}

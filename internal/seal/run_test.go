@@ -299,7 +299,7 @@ func TestRunPartialSealRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(rec.HostKeys) != 1 || rec.HostKeys[0].Fingerprint != fp || rec.HostKeysRemoved || !rec.MachineIDCleared ||
-		rec.SealprepVersion != "test-version" || rec.MachineIDSHA256 != sealrecord.HashMachineID(sealtest.MachineID) {
+		rec.SealprepVersion != "test-version" || rec.MachineIDHash != sealrecord.HashMachineID(sealtest.MachineID) {
 		t.Fatalf("record %s", b)
 	}
 	if _, err := os.Stat(key); err != nil {

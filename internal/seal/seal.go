@@ -186,6 +186,11 @@ type Options struct {
 	kept     []string
 	forced   []sealrecord.Forced
 	recorded []sealrecord.Forced
+	// verify is set for verify's plan (Run sets it): a forcible refusal
+	// is reported and planned past, so that the identity it would keep
+	// counts as left, and the template record is judged against the root
+	// as it is, not against what an apply with these options would do.
+	verify bool
 }
 
 // View is the read-only face of the confined root that operations get, so
@@ -279,7 +284,9 @@ func (p *Planner) Note(path, format string, args ...any) {
 }
 
 // Refuse records a refusal. A forcible one becomes a note under --force and
-// Refuse then returns true: the caller goes ahead.
+// Refuse then returns true: the caller goes ahead. Verify goes ahead past
+// a forcible one too, still reporting it: the identity the refusal keeps
+// is left, and verify counts it.
 func (p *Planner) Refuse(path string, forcible bool, format string, args ...any) bool {
 	msg := fmt.Sprintf(format, args...)
 	if forcible && (p.Opts.Force || p.Opts.wasForced(p.op, path)) {
@@ -287,20 +294,20 @@ func (p *Planner) Refuse(path string, forcible bool, format string, args ...any)
 		return true
 	}
 	p.refusals = append(p.refusals, Refusal{Op: p.op, Path: path, Message: msg, Forcible: forcible})
-	return false
+	return forcible && p.Opts.verify
 }
 
 // RefuseFix records a refusal that says why and, apart, what to do
 // instead. A forcible one becomes a note (why alone: the way past it was
 // just taken) under --force, and RefuseFix then returns true: the caller
-// goes ahead.
+// goes ahead. Verify goes ahead past a forcible one too, as with Refuse.
 func (p *Planner) RefuseFix(path string, forcible bool, why, fix string) bool {
 	if forcible && (p.Opts.Force || p.Opts.wasForced(p.op, path)) {
 		p.notes = append(p.notes, Note{Op: p.op, Path: path, Message: why, Forced: true})
 		return true
 	}
 	p.refusals = append(p.refusals, Refusal{Op: p.op, Path: path, Message: why, Fix: fix, Forcible: forcible})
-	return false
+	return forcible && p.Opts.verify
 }
 
 // forcedReason is what a forcible refusal's message says once --force has

@@ -78,7 +78,7 @@ func planSSHHostKeys(ctx context.Context, p *Planner) ([]Action, error) {
 // is still worth a note.
 func (p *Planner) removeEntryQuiet(name string, e fs.Entry, kinds fs.Kinds, reason string) []Action {
 	if !kinds.Has(e.Kind) {
-		p.Note(name, "left alone: is a %s", e.Kind)
+		p.Note(name, "is a %s", kindNoun(e.Kind))
 		return nil
 	}
 	return []Action{{Kind: Remove, Path: name, Kinds: kinds, Reason: reason}}
@@ -121,7 +121,7 @@ func (p *Planner) keygenUnitActions() ([]Action, error) {
 			out = append(out, Action{Kind: WriteFile, Path: identity.KeygenUnitPath, Mode: 0o644, Content: identity.KeygenUnit, Expect: fs.SHA256(b), Reason: why})
 		}
 	default:
-		p.Refuse(identity.KeygenUnitPath, false, "cannot install the host-key unit: %s is a %s", identity.KeygenUnitPath, e.Kind)
+		p.Refuse(identity.KeygenUnitPath, false, "cannot install the host-key unit: %s is a %s", identity.KeygenUnitPath, kindNoun(e.Kind))
 		return nil, nil
 	}
 	w, ok, err := p.lstat(identity.KeygenWantsDir)
@@ -131,7 +131,7 @@ func (p *Planner) keygenUnitActions() ([]Action, error) {
 	if !ok {
 		out = append(out, Action{Kind: Mkdir, Path: identity.KeygenWantsDir, Mode: 0o755, Reason: "to enable " + identity.KeygenUnitName})
 	} else if w.Kind != fs.KindDir {
-		p.Refuse(identity.KeygenWantsDir, false, "cannot enable the host-key unit: %s is a %s", identity.KeygenWantsDir, w.Kind)
+		p.Refuse(identity.KeygenWantsDir, false, "cannot enable the host-key unit: %s is a %s", identity.KeygenWantsDir, kindNoun(w.Kind))
 		return nil, nil
 	}
 	link := identity.KeygenWantsDir + "/" + identity.KeygenUnitName

@@ -17,8 +17,8 @@ var opTemplateRecord = Operation{
 	Summary: "write " + sealrecord.Path + ": fingerprints of the host keys and a hash of the machine ID, so guestcheck can name clones that kept them",
 	Doc: Doc{
 		What: "writes `/var/lib/sealprep/template.json` (mode 0644) before `ssh-host-keys` and " +
-			"`machine-id` run: the SHA-256 fingerprints of `/etc/ssh/ssh_host_*` and a salted SHA-256 " +
-			"of `/etc/machine-id`, with the seal time and sealprep version; see [The template " +
+			"`machine-id` run: the SHA-256 fingerprints of `/etc/ssh/ssh_host_*` and the hash of " +
+			"`/etc/machine-id` that reports give as `machine_id_hash`, with the seal time and sealprep version; see [The template " +
 			"record](#the-template-record)",
 		Why: "guestcheck's `ssh` and `network-identity` checks then name a clone that still has the " +
 			"template's host keys or machine ID, and the seal that left them",
@@ -61,7 +61,7 @@ func planTemplateRecord(ctx context.Context, p *Planner) ([]Action, error) {
 	var rec *sealrecord.Record
 	if exists {
 		if e.Kind != fs.KindRegular {
-			p.Note(sealrecord.Path, "left alone: is a %s, not a regular file", e.Kind)
+			p.Note(sealrecord.Path, "is a %s, not a regular file", kindNoun(e.Kind))
 			return nil, nil
 		}
 		t := identity.ReadTemplate(p.Root)
@@ -73,20 +73,28 @@ func planTemplateRecord(ctx context.Context, p *Planner) ([]Action, error) {
 			p.Note(sealrecord.Path, "not a valid record, replaced: %v", t.ParseErr)
 		}
 	}
-	want := sealrecord.Record{HostKeys: keys, MachineIDSHA256: mid,
+	want := sealrecord.Record{HostKeys: keys, MachineIDHash: mid,
 		Operations: p.opIDs, MachineIDMode: string(p.Opts.MachineIDMode), Kept: p.Opts.kept, Forced: p.forced}
 	if rec != nil {
 		if len(keys) == 0 {
 			want.HostKeys = rec.HostKeys
 		}
 		if mid == "" {
-			want.MachineIDSHA256 = rec.MachineIDSHA256
+			// Either form: a version 1 record's hash cannot be made anew.
+			want.MachineIDHash, want.MachineIDSHA256 = rec.MachineIDHash, rec.MachineIDSHA256
 		}
 		want.Forced = p.carryForced(rec.Forced)
 	}
 	want.HostKeysRemoved = len(keys) == 0 || p.selected[opSSHHostKeys.ID]
 	want.MachineIDCleared = mid == "" || p.selected[opMachineID.ID]
-	if len(want.HostKeys) == 0 && want.MachineIDSHA256 == "" && len(want.Kept)+len(want.Forced) == 0 {
+	if p.Opts.verify && rec != nil {
+		// Verify asks whether the record is true of the root, not what
+		// an apply with verify's --ops would write: the choices are
+		// apply's, and the outcome is what the root shows.
+		want.Operations, want.MachineIDMode, want.Kept, want.Forced = rec.Operations, rec.MachineIDMode, rec.Kept, rec.Forced
+		want.HostKeysRemoved, want.MachineIDCleared = len(keys) == 0, mid == ""
+	}
+	if len(want.HostKeys) == 0 && !want.HasMachineID() && len(want.Kept)+len(want.Forced) == 0 {
 		if exists && rec == nil {
 			return []Action{{Kind: Remove, Path: sealrecord.Path, Kinds: regular,
 				Reason: "a malformed record misleads guestcheck, and nothing is left in the image to write a good one from"}}, nil
@@ -181,7 +189,7 @@ func (p *Planner) mkdirAll(dir, reason string) ([]Action, bool, error) {
 		}
 		if ok {
 			if e.Kind != fs.KindDir {
-				p.Note(d, "left alone: is a %s, not a directory; %s not written", e.Kind, sealrecord.Path)
+				p.Note(d, "is a %s, not a directory; %s not written", kindNoun(e.Kind), sealrecord.Path)
 				return nil, false, nil
 			}
 			break

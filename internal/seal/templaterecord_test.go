@@ -141,8 +141,8 @@ func TestTemplateRecordFullSeal(t *testing.T) {
 	if !r.HostKeysRemoved || !r.MachineIDCleared {
 		t.Errorf("removed %v cleared %v, want both", r.HostKeysRemoved, r.MachineIDCleared)
 	}
-	if r.MachineIDSHA256 != sealrecord.HashMachineID(oldMachineID) {
-		t.Errorf("machine_id_sha256 %s", r.MachineIDSHA256)
+	if r.MachineIDHash != sealrecord.HashMachineID(oldMachineID) {
+		t.Errorf("machine_id_hmac %s", r.MachineIDHash)
 	}
 	if !r.SealedAt.Equal(recordTime) || r.SealprepVersion != "v-test" {
 		t.Errorf("sealed_at %v version %q", r.SealedAt, r.SealprepVersion)
@@ -167,7 +167,7 @@ func TestTemplateRecordPartialSeal(t *testing.T) {
 	if r.HostKeysRemoved || !r.MachineIDCleared {
 		t.Errorf("removed %v cleared %v, want keys kept and ID cleared", r.HostKeysRemoved, r.MachineIDCleared)
 	}
-	if r.MachineIDSHA256 != sealrecord.HashMachineID(oldMachineID) {
+	if r.MachineIDHash != sealrecord.HashMachineID(oldMachineID) {
 		t.Error("the cleared machine ID is not recorded")
 	}
 	noSecrets(t, b, nodes)
@@ -237,5 +237,77 @@ func TestTemplateRecordNotThroughSymlink(t *testing.T) {
 		if b, _ := os.ReadFile(filepath.Join(dir, "etc/template.json")); string(b) != "{}" {
 			t.Fatal("written through the symlink")
 		}
+	}
+}
+
+// TestVerifyOpsCountsIdentityLeft: verify --ops defaults on a template
+// that apply sealed with --ops -ssh-host-keys counts the host keys still
+// there, whether or not apply would refuse to remove them, and never the
+// template record, which is sealprep's own and still true of the root.
+func TestVerifyOpsCountsIdentityLeft(t *testing.T) {
+	nodes, _ := realKeyNodes(t, debianNodes())
+	for _, regen := range []bool{true, false} {
+		var in []node
+		for _, n := range nodes {
+			// Without cloud-init's ssh module nor ssh-keygen, nothing
+			// makes host keys at first boot: apply would refuse.
+			if regen || (n.Path != "/etc/cloud/cloud.cfg" && n.Path != "/usr/bin/ssh-keygen") {
+				in = append(in, n)
+			}
+		}
+		dir, _ := newRoot(t, in)
+		// --force passes the fixture's netplan MAC pin, which is not
+		// what this test is about.
+		if rep := runOn(t, dir, CommandApply, "-ssh-host-keys", func(r *Request) { r.Opts.Force = true }); rep.Status != StatusSealed {
+			t.Fatalf("regen %v: apply --ops -ssh-host-keys: %s\n%s", regen, rep.Status, text(t, rep))
+		}
+		rep := runOn(t, dir, CommandVerify, "defaults", func(r *Request) { r.OpsGiven = true })
+		keys := 0
+		for _, a := range rep.Actions {
+			switch {
+			case a.Op == opSSHHostKeys.ID && a.Kind == Remove:
+				keys++
+				if a.Status != Planned {
+					t.Errorf("regen %v: %s %s is %s, want planned (identity left)", regen, a.Kind, a.Path, a.Status)
+				}
+			case a.Op == opTemplateRecord.ID:
+				t.Errorf("regen %v: the record, true of the root, is planned: %s %s (%s)", regen, a.Kind, a.Path, a.Status)
+			}
+		}
+		if keys != 6 || rep.Summary.Left != keys || rep.Status != StatusNotSealed {
+			t.Errorf("regen %v: %d keys planned, %d identity items left, %s; want 6, 6, not-sealed\n%s", regen, keys, rep.Summary.Left, rep.Status, text(t, rep))
+		}
+		if !regen && (len(rep.Refusals) != 1 || !strings.Contains(text(t, rep), "NOT-SEALED: 6 identity items left, 1 refusal")) {
+			t.Errorf("no regenerator: refusals %+v\n%s", rep.Refusals, text(t, rep))
+		}
+		// As apply recorded it, the same root is sealed, keys kept by choice.
+		if rep := runOn(t, dir, CommandVerify, "defaults", nil); rep.Status != StatusSealed || len(rep.Kept) != 2 {
+			t.Errorf("regen %v: verify as recorded: %s, kept %+v\n%s", regen, rep.Status, rep.Kept, text(t, rep))
+		}
+	}
+}
+
+// TestVersion1RecordStillVerifies: a template sealed by an older
+// sealprep, whose record has "schema": 1 and a plain SHA-256 of the
+// machine ID, verifies sealed as that record says, with nothing to
+// rewrite.
+func TestVersion1RecordStillVerifies(t *testing.T) {
+	nodes, _ := realKeyNodes(t, debianNodes())
+	dir, _ := newRoot(t, nodes)
+	if rep := runOn(t, dir, CommandApply, "defaults", func(r *Request) { r.Opts.Force = true }); rep.Status != StatusSealed {
+		t.Fatalf("apply: %s\n%s", rep.Status, text(t, rep))
+	}
+	rec, b := readRecord(t, dir)
+	if rec.MachineIDHash != sealrecord.HashMachineID(oldMachineID) {
+		t.Fatalf("record: %s", b)
+	}
+	v1 := strings.Replace(string(b), `"schema_version": 2`, `"schema": 1`, 1)
+	v1 = strings.Replace(v1, `"machine_id_hmac": "`+rec.MachineIDHash+`"`, `"machine_id_sha256": "`+sealrecord.LegacyHashMachineID(oldMachineID)+`"`, 1)
+	if err := os.WriteFile(filepath.Join(dir, sealrecord.Path), []byte(v1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := runOn(t, dir, CommandVerify, "defaults", nil)
+	if rep.Status != StatusSealed || rep.Selection == nil || rep.Selection.Operations != FromRecord || len(rep.Actions) != 0 {
+		t.Errorf("verify on a version 1 record: %s, %+v\n%s", rep.Status, rep.Selection, text(t, rep))
 	}
 }

@@ -1,16 +1,31 @@
 # fish completion for guestcheck; generated from its option table.
+function __guestcheck_list
+	set -l pre (string match -r -- '^.*,' (commandline -ct))
+	set -q pre[1]; or set pre ''
+	printf '%s\n' $pre$argv
+end
+function __guestcheck_format_file
+	set -l tok (commandline -ct)
+	set -l pre (string match -r -- '^[^/:]*:' $tok)
+	if test -n "$pre"
+		__fish_complete_path (string replace -- $pre '' $tok) | string replace -r -- '^' $pre
+	else
+		printf '%s:\n' $argv
+		__fish_complete_path $tok
+	end
+end
 complete -c guestcheck -f -n 'not __fish_seen_subcommand_from probe explain check-config fleet help completion' -a probe -d 'answer an exec readiness probe in one line (KubeVirt readinessProbe.exec)'
 complete -c guestcheck -f -n 'not __fish_seen_subcommand_from probe explain check-config fleet help completion' -a explain -d 'say what a finding code means, why it matters and how to fix it'
 complete -c guestcheck -f -n 'not __fish_seen_subcommand_from probe explain check-config fleet help completion' -a check-config -d 'validate a configuration file without running any check'
 complete -c guestcheck -f -n 'not __fish_seen_subcommand_from probe explain check-config fleet help completion' -a fleet -d 'survey the VMs on this host through their guest agents and find the identity clones share'
 complete -c guestcheck -f -n 'not __fish_seen_subcommand_from probe explain check-config fleet help completion' -a help -d 'show the help of guestcheck or of one of its commands'
 complete -c guestcheck -f -n 'not __fish_seen_subcommand_from probe explain check-config fleet help completion' -a completion -d 'print the shell completion script for bash, zsh or fish'
-complete -c guestcheck -n 'not __fish_seen_subcommand_from probe explain check-config fleet help completion' -l only -r -f -a 'cloud-init cloud-config hostname routes dns network-identity network-config qemu-guest-agent fs-freeze fstab disk-size hotplug ssh systemd time-sync' -d 'Run only these checks: comma-separated check IDs (see --list)'
-complete -c guestcheck -n 'not __fish_seen_subcommand_from probe explain check-config fleet help completion' -l skip -r -f -a 'cloud-init cloud-config hostname routes dns network-identity network-config qemu-guest-agent fs-freeze fstab disk-size hotplug ssh systemd time-sync' -d 'Do not run these checks'
+complete -c guestcheck -n 'not __fish_seen_subcommand_from probe explain check-config fleet help completion' -l only -r -f -a '(__guestcheck_list cloud-init cloud-config hostname routes dns network-identity network-config qemu-guest-agent fs-freeze fstab disk-size hotplug ssh systemd time-sync)' -d 'Run only these checks: comma-separated check IDs (see --list)'
+complete -c guestcheck -n 'not __fish_seen_subcommand_from probe explain check-config fleet help completion' -l skip -r -f -a '(__guestcheck_list cloud-init cloud-config hostname routes dns network-identity network-config qemu-guest-agent fs-freeze fstab disk-size hotplug ssh systemd time-sync)' -d 'Do not run these checks'
 complete -c guestcheck -n 'not __fish_seen_subcommand_from probe explain check-config fleet help completion' -l list -d 'List the checks (ID, title, what each verifies) and exit; with --format json, as JSON'
 complete -c guestcheck -n 'not __fish_seen_subcommand_from probe explain check-config fleet help completion' -l root -r -a '(__fish_complete_directories)' -d 'Read guest files under DIR (a mounted image); checks that need the running kernel, netlink or systemd report skip'
 complete -c guestcheck -n 'not __fish_seen_subcommand_from probe explain check-config fleet help completion' -l format -r -f -a 'text json prometheus nagios junit tap jsonl' -d 'Report format: text, json, prometheus, nagios, junit, tap, jsonl (default text)'
-complete -c guestcheck -n 'not __fish_seen_subcommand_from probe explain check-config fleet help completion' -l output -r -F -d 'Also write the report to FILE, atomically (a temporary file in the same directory, then rename), making missing directories'
+complete -c guestcheck -n 'not __fish_seen_subcommand_from probe explain check-config fleet help completion' -l output -r -f -a '(__guestcheck_format_file text json prometheus nagios junit tap jsonl)' -d 'Also write the report to FILE, atomically (a temporary file in the same directory, then rename), making missing directories'
 complete -c guestcheck -n 'not __fish_seen_subcommand_from probe explain check-config fleet help completion' -l exit-codes -r -f -a 'guestcheck nagios' -d 'guestcheck (default): the exit codes below; nagios: 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN, as monitoring plugins return them (independent of --format)'
 complete -c guestcheck -n 'not __fish_seen_subcommand_from probe explain check-config fleet help completion' -l service-name -r -f -d 'nagios format: the status line\'s first word (default GUESTCHECK)'
 complete -c guestcheck -n 'not __fish_seen_subcommand_from probe explain check-config fleet help completion' -l summary -d 'Print only the one-line summary on stdout (for units and consoles; the full reports go to --output files)'
@@ -35,10 +50,10 @@ complete -c guestcheck -n '__fish_seen_subcommand_from fleet' -l context -r -f -
 complete -c guestcheck -n '__fish_seen_subcommand_from fleet' -l namespace -r -f -d 'With --kubevirt: survey only this namespace (default all namespaces, whatever the context\'s namespace)'
 complete -c guestcheck -n '__fish_seen_subcommand_from fleet' -l name -r -f -d 'Survey only VMs whose name matches GLOB (*, ? and [...])'
 complete -c guestcheck -n '__fish_seen_subcommand_from fleet' -l guestcheck-path -r -f -d 'guestcheck\'s absolute path in the guests (default /usr/bin/guestcheck)'
-complete -c guestcheck -n '__fish_seen_subcommand_from fleet' -l only -r -f -a 'cloud-init cloud-config hostname routes dns network-identity network-config qemu-guest-agent fs-freeze fstab disk-size hotplug ssh systemd time-sync' -d 'Run only these checks in the guests (guestcheck --only)'
-complete -c guestcheck -n '__fish_seen_subcommand_from fleet' -l skip -r -f -a 'cloud-init cloud-config hostname routes dns network-identity network-config qemu-guest-agent fs-freeze fstab disk-size hotplug ssh systemd time-sync' -d 'Do not run these checks in the guests (guestcheck --skip)'
+complete -c guestcheck -n '__fish_seen_subcommand_from fleet' -l only -r -f -a '(__guestcheck_list cloud-init cloud-config hostname routes dns network-identity network-config qemu-guest-agent fs-freeze fstab disk-size hotplug ssh systemd time-sync)' -d 'Run only these checks in the guests (guestcheck --only)'
+complete -c guestcheck -n '__fish_seen_subcommand_from fleet' -l skip -r -f -a '(__guestcheck_list cloud-init cloud-config hostname routes dns network-identity network-config qemu-guest-agent fs-freeze fstab disk-size hotplug ssh systemd time-sync)' -d 'Do not run these checks in the guests (guestcheck --skip)'
 complete -c guestcheck -n '__fish_seen_subcommand_from fleet' -l format -r -f -a 'text json junit prometheus' -d 'Output format: text (default), json (fleet findings and every VM\'s report, schema/fleet-v1.schema.json), junit (one testsuite per VM) or prometheus (a node_exporter textfile)'
-complete -c guestcheck -n '__fish_seen_subcommand_from fleet' -l output -r -F -d 'Also write the survey to FILE, atomically'
+complete -c guestcheck -n '__fish_seen_subcommand_from fleet' -l output -r -f -a '(__guestcheck_format_file text json junit prometheus)' -d 'Also write the survey to FILE, atomically'
 complete -c guestcheck -n '__fish_seen_subcommand_from fleet' -l host-name -r -f -d 'Name this host NAME in the survey (default its hostname); a merge tells hosts apart by it, and names the host that merged by it'
 complete -c guestcheck -n '__fish_seen_subcommand_from fleet' -l merge -r -F -d 'Survey nothing: compare these hosts\' surveys (guestcheck fleet --format json on each) as one fleet; more FILEs may follow as arguments'
 complete -c guestcheck -n '__fish_seen_subcommand_from fleet' -l shared-network -r -f -d 'With --merge: NAME (a libvirt network or bridge) is one network on every host, so addresses on it are compared across hosts; any other network is its host\'s own'

@@ -76,7 +76,7 @@ func sealGPT(ctx context.Context, t *testing.T, e *env) {
 	if !rec.HostKeysRemoved || !rec.MachineIDCleared {
 		t.Errorf("record of the full seal: ssh_host_keys_removed %v, machine_id_cleared %v; want both", rec.HostKeysRemoved, rec.MachineIDCleared)
 	}
-	if rec.MachineIDSHA256 != sealrecord.HashMachineID(e.template.machineID) {
+	if rec.MachineIDHash != sealrecord.HashMachineID(e.template.machineID) {
 		t.Errorf("record: machine_id_sha256 is not the template's machine ID's hash")
 	}
 	if k, ok := rec.KeyByFingerprint(fingerprint(t, e.template.hostKey)); !ok || k.File != "/etc/ssh/ssh_host_ed25519_key" {

@@ -99,7 +99,7 @@ func halfSealedClone(ctx context.Context, t *testing.T, e *env) {
 		if rec.HostKeysRemoved || !rec.MachineIDCleared {
 			t.Errorf("record: ssh_host_keys_removed %v, machine_id_cleared %v; want the keys kept and the ID cleared", rec.HostKeysRemoved, rec.MachineIDCleared)
 		}
-		if rec.MachineIDSHA256 != sealrecord.HashMachineID(e.template.machineID) {
+		if rec.MachineIDHash != sealrecord.HashMachineID(e.template.machineID) {
 			t.Errorf("record: machine_id_sha256 is not the template's machine ID's hash")
 		}
 		fp := fingerprint(t, e.template.hostKey)

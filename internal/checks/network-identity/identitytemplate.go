@@ -23,8 +23,7 @@ func JudgeTemplateMachineID(ev identity.CloneEvidence) []runner.Finding {
 			CodeIDTemplateRecordBad.Fixf("record", sealrecord.Path))}
 	}
 	t := ev.Template
-	if t == nil || ev.MachineIDKind != identity.Valid || t.MachineIDSHA256 == "" ||
-		sealrecord.HashMachineID(ev.MachineID) != t.MachineIDSHA256 {
+	if t == nil || ev.MachineIDKind != identity.Valid || !t.MachineIDIs(sealrecord.HashID(ev.MachineID)) {
 		return nil
 	}
 	how := " without its machine-id operation"
@@ -34,7 +33,7 @@ func JudgeTemplateMachineID(ev identity.CloneEvidence) []runner.Finding {
 	return []runner.Finding{CodeIDMachineIDTemplate.New(runner.Fail,
 		"/etc/machine-id is the template's machine ID ("+t.Describe()+how+"): every clone of the image shares it, and with it DHCP DUIDs, IPv6 addresses and journal directories",
 		map[string]string{"record": sealrecord.Path, "sealed_at": t.SealedAt.UTC().Format(time.RFC3339),
-			"sealprep_version": t.SealprepVersion, "machine_id_sha256": t.MachineIDSHA256},
+			"sealprep_version": t.SealprepVersion, "machine_id_hash": sealrecord.HashMachineID(ev.MachineID)},
 		CodeIDMachineIDTemplate.FixOn(ev.Live))}
 }
 

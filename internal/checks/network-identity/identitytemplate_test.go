@@ -45,10 +45,13 @@ func templateEvidence(t *testing.T, machineID string, record []byte) identity.Cl
 
 func TestJudgeTemplateMachineID(t *testing.T) {
 	rec := sealrecord.Record{SealedAt: time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC), SealprepVersion: "v9.9",
-		MachineIDSHA256: sealrecord.HashMachineID(templateID)}
+		MachineIDHash: sealrecord.HashMachineID(templateID)}
 	kept := rec.Marshal()
 	rec.MachineIDCleared = true
 	cleared := rec.Marshal()
+	// A record an older sealprep wrote: "schema": 1, a plain SHA-256.
+	v1 := []byte(`{"schema": 1, "sealed_at": "2026-11-02T09:00:00Z", "sealprep_version": "v0.9", "ssh_host_keys": [],
+"ssh_host_keys_removed": true, "machine_id_sha256": "` + sealrecord.LegacyHashMachineID(templateID) + `", "machine_id_cleared": false}`)
 	for _, tc := range []struct {
 		name, id string
 		record   []byte
@@ -58,7 +61,9 @@ func TestJudgeTemplateMachineID(t *testing.T) {
 	}{
 		{"kept", templateID + "\n", kept, CodeIDMachineIDTemplate.ID, runner.Fail, []string{"template's machine ID", "sealed at 2026-12-01T09:30:00Z by sealprep v9.9 without its machine-id operation)"}},
 		{"back", strings.ToUpper(templateID) + "\n", cleared, CodeIDMachineIDTemplate.ID, runner.Fail, []string{"by sealprep v9.9, whose machine-id operation cleared it; it was put back since)"}},
+		{"version-1", templateID + "\n", v1, CodeIDMachineIDTemplate.ID, runner.Fail, []string{"sealed at 2026-11-02T09:00:00Z by sealprep v0.9 without its machine-id operation)"}},
 		{"own", "0123456789abcdef0123456789abcdef\n", kept, "", "", nil},
+		{"own-version-1", "0123456789abcdef0123456789abcdef\n", v1, "", "", nil},
 		{"unset", "", kept, "", "", nil},
 		{"no-record", templateID + "\n", nil, "", "", nil},
 		{"bad-record", templateID + "\n", []byte("{\n\"schema\": 1,\n\"x\": 1}"), CodeIDTemplateRecordBad.ID, runner.Warn, []string{sealrecord.Path, "unknown field"}},
@@ -80,8 +85,11 @@ func TestJudgeTemplateMachineID(t *testing.T) {
 					t.Errorf("message %q lacks %q", out[0].Message, s)
 				}
 			}
-			if strings.Contains(strings.ToLower(out[0].Message+out[0].Detail["machine_id_sha256"]), templateID) {
+			if strings.Contains(strings.ToLower(out[0].Message+out[0].Detail["machine_id_hash"]), templateID) {
 				t.Error("the finding carries the raw ID")
+			}
+			if h := out[0].Detail["machine_id_hash"]; tc.code == CodeIDMachineIDTemplate.ID && h != sealrecord.HashMachineID(templateID) {
+				t.Errorf("detail machine_id_hash %q, want the report's hash of the ID", h)
 			}
 		})
 	}

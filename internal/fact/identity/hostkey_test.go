@@ -64,7 +64,7 @@ func TestReadHostKey(t *testing.T) {
 // through both readers.
 func TestReadTemplate(t *testing.T) {
 	rec := sealrecord.Record{SealedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), SealprepVersion: "test",
-		MachineIDSHA256: sealrecord.HashMachineID(validID), MachineIDCleared: true}
+		MachineIDHash: sealrecord.HashMachineID(validID), MachineIDCleared: true}
 	for _, tc := range []struct {
 		name    string
 		content *string
@@ -83,7 +83,7 @@ func TestReadTemplate(t *testing.T) {
 			switch {
 			case got.Found != (tc.content != nil), got.ReadErr != nil:
 				t.Errorf("%s/%s: %+v", tc.name, name, got)
-			case tc.valid && (got.Record == nil || got.Record.MachineIDSHA256 != rec.MachineIDSHA256 || got.Err() != nil):
+			case tc.valid && (got.Record == nil || got.Record.MachineIDHash != rec.MachineIDHash || got.Err() != nil):
 				t.Errorf("%s/%s: %+v", tc.name, name, got)
 			case !tc.valid && tc.content != nil && (got.Record != nil || got.Err() == nil || !strings.Contains(got.Err().Error(), sealrecord.Path)):
 				t.Errorf("%s/%s: %+v", tc.name, name, got)

@@ -118,8 +118,7 @@ func TemplateStateOf(mid MachineID, rec Template, boot *LiveBoot) TemplateState 
 	case !etc.Found || !etc.Kind.HoldsID():
 		st.Is = true
 		st.Why = sealedBy + "; " + MachineIDPath + " is " + state
-	case rec.Record != nil && rec.Record.MachineIDSHA256 != "" &&
-		sealrecord.HashMachineID(etc.ID()) == rec.Record.MachineIDSHA256:
+	case rec.Record != nil && rec.Record.MachineIDIs(sealrecord.HashID(etc.ID())):
 		st.Is = true
 		st.Why = "half-sealed: " + MachineIDPath + " still holds the template's ID (" + sealedBy + ")"
 	case rec.Record != nil:

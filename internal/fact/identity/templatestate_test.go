@@ -15,7 +15,9 @@ const testID = "0123456789abcdef0123456789abcdef"
 
 func TestTemplateStateOf(t *testing.T) {
 	rec := &sealrecord.Record{SealedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), SealprepVersion: "1.2",
-		MachineIDSHA256: sealrecord.HashMachineID(testID)}
+		MachineIDHash: sealrecord.HashMachineID(testID)}
+	// An older sealprep's record: the plain SHA-256 of the ID.
+	v1 := &sealrecord.Record{SealedAt: rec.SealedAt, SealprepVersion: "0.9", MachineIDSHA256: sealrecord.LegacyHashMachineID(testID)}
 	file := func(content string) File {
 		b := []byte(content)
 		return File{Path: MachineIDPath, Exists: true, Found: true, Content: b, Kind: Classify(b)}
@@ -35,6 +37,8 @@ func TestTemplateStateOf(t *testing.T) {
 		{"guest", file(testID + "\n"), nil, nil, false, ""},
 		{"all zero is kept", file(strings.Repeat("0", 32)), nil, nil, false, ""},
 		{"half-sealed", file(testID + "\n"), rec, nil, true, "half-sealed"},
+		{"half-sealed, version 1 record", file(testID + "\n"), v1, nil, true, "half-sealed"},
+		{"booted clone, version 1 record", file("fedcba9876543210fedcba9876543210\n"), v1, nil, false, "a clone of a sealed template that booted"},
 		{"booted clone", file("fedcba9876543210fedcba9876543210\n"), rec, nil, false, "a clone of a sealed template that booted"},
 		{"unreadable", File{Path: MachineIDPath, Exists: true, Err: errTest}, nil, nil, false, ""},
 		{"link to /run", File{Path: MachineIDPath, Exists: true, Entry: linkEntry, Target: "/run/machine-id"}, nil, nil, true, "outside the image"},

@@ -250,9 +250,6 @@ func (s *Session) mount(ctx context.Context, attach func(context.Context) error)
 
 func (s *Session) makeDir() error {
 	base := s.opts.stateDir()
-	if err := os.MkdirAll(base, 0o700); err != nil {
-		return err
-	}
 	var rnd [6]byte
 	if _, err := rand.Read(rnd[:]); err != nil {
 		return err
@@ -261,9 +258,21 @@ func (s *Session) makeDir() error {
 	s.tag = "sealprep:" + id
 	// The state file is in place before the directory has its name, so a
 	// session directory without one is never live.
-	tmp, err := os.MkdirTemp(base, fmt.Sprintf(".new-%d-", os.Getpid()))
-	if err != nil {
-		return err
+	var tmp string
+	for try := 0; ; try++ {
+		if err := os.MkdirAll(base, 0o700); err != nil {
+			return err
+		}
+		var err error
+		tmp, err = os.MkdirTemp(base, fmt.Sprintf(".new-%d-", os.Getpid()))
+		if err == nil {
+			break
+		}
+		// Another run's last session took the empty directory away
+		// between the two calls (dropStateDir): make it again.
+		if !errors.Is(err, os.ErrNotExist) || try == 3 {
+			return err
+		}
 	}
 	b := fmt.Appendf(nil, `{"pid":%d,"start":%q,"image":%q,"tag":%q}`+"\n", os.Getpid(), procStart(os.Getpid()), s.File, s.tag)
 	if err := os.WriteFile(filepath.Join(tmp, "state.json"), b, 0o600); err != nil {

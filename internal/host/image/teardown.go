@@ -137,8 +137,21 @@ func teardown(dir, tag string, s *Session) error {
 	}
 	if err := os.Remove(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
 		errs = append(errs, err)
+		return errors.Join(errs...)
 	}
+	dropStateDir(filepath.Dir(dir))
 	return errors.Join(errs...)
+}
+
+// dropStateDir removes the state directory base once its last session is
+// gone, and with the default one /run/sealprep too, so that a finished
+// --image run leaves nothing in /run. A directory another session still
+// uses is not empty and stays: rmdir, never a recursive delete. A run
+// that makes its session meanwhile makes the directory again (makeDir).
+func dropStateDir(base string) {
+	if os.Remove(base) == nil && base == DefaultStateDir {
+		os.Remove(filepath.Dir(base))
+	}
 }
 
 // stopDaemons ends the qemu-storage-daemon of the session: SIGTERM, which

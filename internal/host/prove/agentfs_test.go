@@ -161,7 +161,7 @@ func TestAgentIdentity(t *testing.T) {
 		"/proc/sys/kernel/hostname": "clone-1\n",
 	}))
 	id, sealHash := AgentIdentity(context.Background(), a)
-	if want := sealrecord.HashMachineID(mid); sealHash != want {
+	if want := sealrecord.HashID(mid); sealHash != want {
 		t.Errorf("record hash %q, want %q", sealHash, want)
 	}
 	if want, _ := guestid.MachineIDHash(mid); id.MachineIDHash != want || id.Hostname != "clone-1" {
@@ -170,10 +170,10 @@ func TestAgentIdentity(t *testing.T) {
 	if n := a.opens["/etc/machine-id"]; n != 1 {
 		t.Errorf("/etc/machine-id opened %d times, want once", n)
 	}
-	if b, _ := json.Marshal(id); strings.Contains(string(b), mid) || strings.Contains(string(b), sealHash) {
+	if b, _ := json.Marshal(id); strings.Contains(string(b), mid) || strings.Contains(string(b), sealHash.LegacySHA256) {
 		t.Errorf("the machine-id or its record hash is in the identity: %s", b)
 	}
-	if _, h := AgentIdentity(context.Background(), newTreeAgent(testenv.WriteTree(t, map[string]string{"/etc/machine-id": ""}))); h != "" {
+	if _, h := AgentIdentity(context.Background(), newTreeAgent(testenv.WriteTree(t, map[string]string{"/etc/machine-id": ""}))); h != (sealrecord.IDHash{}) {
 		t.Errorf("an empty machine-id has record hash %q", h)
 	}
 }

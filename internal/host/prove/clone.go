@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
 	"github.com/guestcheck/guestcheck/internal/host/nocloud"
 	"github.com/guestcheck/guestcheck/internal/host/qga"
 	"github.com/guestcheck/guestcheck/internal/host/vmm"
@@ -69,10 +70,10 @@ type CloneResult struct {
 	ConsoleTail []string `json:"console_tail,omitempty"`
 	Timings     Timings  `json:"timings"`
 
-	// sealHash is the clone's machine-id as sealprep's template record
-	// hashes it (sealrecord.HashMachineID), for the comparison with the
-	// template's ID before the seal; "" when not read.
-	sealHash string
+	// sealHash is the clone's machine-id as sealprep's template records
+	// hash it (sealrecord.HashID), for the comparison with the template's
+	// ID before the seal; zero when not read.
+	sealHash sealrecord.IDHash
 }
 
 // Bounds of a problem or a note in a report.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
 	"github.com/guestcheck/guestcheck/internal/host/qga"
 	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 )
@@ -128,7 +129,7 @@ func counts(f reportv1.Finding) bool {
 // guest-network-get-interfaces and, when the files gave none, the agent's
 // hostname. It also returns the machine-id as sealprep's template record
 // hashes it, from the same read; the ID itself is never kept.
-func AgentIdentity(ctx context.Context, a qga.Agent) (guestid.Identity, string) {
+func AgentIdentity(ctx context.Context, a qga.Agent) (guestid.Identity, sealrecord.IDHash) {
 	id, sealHash := guestid.ReadWithRecordHash(agentFS{ctx: ctx, a: a}, true)
 	id.Interfaces = nil
 	if id.Hostname == "" {

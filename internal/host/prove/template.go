@@ -46,7 +46,7 @@ func ReadTemplateRoot(r fs.Reader) TemplateIdentity {
 		t.Record, t.SealedAt = true, rec.Record.SealedAt.UTC().Format("2006-01-02T15:04:05Z")
 		t.Operations = rec.Record.Operations
 		t.Kept = rec.Record.KeptItems()
-		t.recordMachineID = rec.Record.MachineIDSHA256
+		t.record = *rec.Record
 		for _, k := range rec.Record.HostKeys {
 			if !containsKey(id.HostKeys, k.Fingerprint) {
 				id.HostKeys = append(id.HostKeys, guestid.HostKey{Type: k.Type, Fingerprint: k.Fingerprint, Path: k.File + " (before the seal)"})

@@ -17,9 +17,9 @@ import (
 // as guestcheck and fleet would compare it, and the record adds the host
 // keys the template had before the seal.
 func TestReadTemplateRoot(t *testing.T) {
-	rec := sealrecord.Record{Schema: sealrecord.Schema, SealedAt: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), SealprepVersion: "1.2.3",
+	rec := sealrecord.Record{SealedAt: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), SealprepVersion: "1.2.3",
 		HostKeys:        []sealrecord.HostKey{{File: "/etc/ssh/ssh_host_ed25519_key", Type: "ssh-ed25519", Fingerprint: keyT}},
-		HostKeysRemoved: true, MachineIDSHA256: sealrecord.HashMachineID(mid1), MachineIDCleared: true,
+		HostKeysRemoved: true, MachineIDHash: sealrecord.HashMachineID(mid1), MachineIDCleared: true,
 		Operations: []string{"machine-id", "ssh-host-keys"}}
 	files := map[string]string{
 		"/etc/machine-id":                    "",
@@ -37,7 +37,7 @@ func TestReadTemplateRoot(t *testing.T) {
 	defer root.Close()
 	tmpl := ReadTemplateRoot(root)
 	id := tmpl.Identity
-	if !tmpl.Read || !tmpl.Record || tmpl.recordMachineID != rec.MachineIDSHA256 || !slices.Equal(tmpl.Operations, rec.Operations) || tmpl.SealedAt != "2026-12-01T10:00:00Z" {
+	if !tmpl.Read || !tmpl.Record || tmpl.record.MachineIDHash != rec.MachineIDHash || !slices.Equal(tmpl.Operations, rec.Operations) || tmpl.SealedAt != "2026-12-01T10:00:00Z" {
 		t.Errorf("record: %+v", tmpl)
 	}
 	if id == nil || id.MachineIDState != "empty" || id.MachineIDHash != "" || id.Hostname != "tmpl" || id.InstanceID != "i-template" {

@@ -36,9 +36,9 @@ type TemplateIdentity struct {
 	// --ops dropped, refusals --force passed), worded as sealprep verify
 	// and guestcheck word it.
 	Kept []sealrecord.Item `json:"kept,omitempty"`
-	// recordMachineID is the record's machine_id_sha256: the template's
-	// ID before the seal, as sealrecord.HashMachineID hashes it.
-	recordMachineID string
+	// record is the template record, for the template's machine ID
+	// before the seal, hashed (Record.MachineIDIs).
+	record sealrecord.Record
 }
 
 // ItemResult is one identity item across the clones.
@@ -242,12 +242,12 @@ func failures(clones []CloneResult, cols []guestid.Collision, tmpl TemplateIdent
 // /var/lib/dbus/machine-id, systemd.machine_id= on the kernel command
 // line, a credential), so every clone of the template has it.
 func recordCollisions(clones []CloneResult, tmpl TemplateIdentity) []guestid.Collision {
-	if tmpl.recordMachineID == "" {
+	if !tmpl.record.HasMachineID() {
 		return nil
 	}
 	var ms []string
 	for _, c := range clones {
-		if c.sealHash == tmpl.recordMachineID {
+		if tmpl.record.MachineIDIs(c.sealHash) {
 			ms = append(ms, c.Name)
 		}
 	}

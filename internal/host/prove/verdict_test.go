@@ -351,13 +351,18 @@ func writeFile(p, s string) error { return os.WriteFile(p, []byte(s), 0o644) }
 // record says the template had before the seal fails, even alone.
 func TestRecordMachineID(t *testing.T) {
 	c := clone(1, mid1, key1, "prove-1", "i-1", "52:54:00:00:00:01", "192.0.2.8/28")
-	c.sealHash = sealrecord.HashMachineID(mid1)
-	tmpl := TemplateIdentity{Read: true, Record: true, Identity: &guestid.Identity{MachineIDState: "empty"}, recordMachineID: sealrecord.HashMachineID(mid1)}
+	c.sealHash = sealrecord.HashID(mid1)
+	tmpl := TemplateIdentity{Read: true, Record: true, Identity: &guestid.Identity{MachineIDState: "empty"}, record: sealrecord.Record{MachineIDHash: sealrecord.HashMachineID(mid1)}}
 	r := baseReport([]CloneResult{c}, tmpl)
 	if r.Proven || len(r.Failures) != 1 || !strings.Contains(r.Failures[0].Message, "clone-1 keeps the template's machine-id (the ID sealprep's template record") {
 		t.Errorf("%+v", r.Failures)
 	}
-	tmpl.recordMachineID = sealrecord.HashMachineID(mid2)
+	// A record an older sealprep wrote holds a plain SHA-256: the same.
+	tmpl.record = sealrecord.Record{MachineIDSHA256: sealrecord.LegacyHashMachineID(mid1)}
+	if r := baseReport([]CloneResult{c}, tmpl); r.Proven || len(r.Failures) != 1 {
+		t.Errorf("version 1 record: %+v", r.Failures)
+	}
+	tmpl.record = sealrecord.Record{MachineIDHash: sealrecord.HashMachineID(mid2)}
 	if r := baseReport([]CloneResult{c}, tmpl); !r.Proven {
 		t.Errorf("another ID fails: %+v", r.Failures)
 	}

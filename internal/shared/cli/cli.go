@@ -24,6 +24,9 @@ const (
 	CompleteFile                  // a file name
 	CompleteDir                   // a directory name
 	CompleteWords                 // Option.Words
+	// CompleteFormatFile is "[FMT:]FILE": a file name, optionally after
+	// one of Option.Words and a colon, as --output json:r.json.
+	CompleteFormatFile
 )
 
 // Option is one command-line option.
@@ -43,6 +46,10 @@ type Option struct {
 	Complete  Complete
 	Words     func() []string
 	ListWords bool
+	// SignedWords are list items that may also be written with a leading
+	// "-" or "+" (sealprep's --ops -ID,+ID): completion offers them after
+	// either sign as well as bare.
+	SignedWords func() []string
 }
 
 // Example is one example command line and what it does.

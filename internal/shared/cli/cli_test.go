@@ -21,7 +21,8 @@ func sample() *Command {
 		Options: []Option{
 			{Long: "only", Arg: "IDS", Help: "Run only these checks.", Complete: CompleteWords, ListWords: true, Words: func() []string { return []string{"alpha", "beta"} }},
 			{Long: "format", Arg: "FMT", Help: "Report format. One of text or json.", Complete: CompleteWords, Words: func() []string { return []string{"text", "json"} }},
-			{Long: "output", Arg: "FILE", Help: "Also write the report to FILE.", Repeat: true, Complete: CompleteFile},
+			{Long: "output", Arg: "FILE", Help: "Also write the report to FILE.", Repeat: true, Complete: CompleteFormatFile, Words: func() []string { return []string{"text", "json"} }},
+			{Long: "ops", Arg: "SPEC", Help: "The operations.", Complete: CompleteWords, ListWords: true, Words: func() []string { return []string{"defaults", "ssh-keys", "tmp"} }, SignedWords: func() []string { return []string{"ssh-keys", "tmp"} }},
 			{Long: "root", Arg: "DIR", Help: "Read guest files under DIR.", Complete: CompleteDir},
 			{Long: "timeout", Arg: "DUR", Help: "Bound the run."},
 			{Long: "verbose", Short: 'v', Help: "Say more."},
@@ -106,6 +107,7 @@ Options:
   --only IDS         Run only these checks.
   --format FMT       Report format. One of text or json.
   --output FILE      Also write the report to FILE.
+  --ops SPEC         The operations.
   --root DIR         Read guest files under DIR.
   --timeout DUR      Bound the run.
   -v, --verbose      Say more.
@@ -144,14 +146,39 @@ func TestCompletions(t *testing.T) {
 		}
 		switch sh {
 		case "bash":
+			// COMP_WORDS as bash splits the line: at "=" and ":" too
+			// (COMP_WORDBREAKS), so "--format=j" is three words.
+			files := t.TempDir()
+			if err := os.WriteFile(filepath.Join(files, "report.json"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
 			for _, tc := range []struct{ words, want string }{
 				{"tool --fo", "--format"},
 				{"tool --format j", "json"},
+				{"tool --format = j", "json"},
+				{"tool --format =", "text json"},
 				{"tool --only alpha,b", "alpha,beta"},
+				{"tool --only = alpha,b", "alpha,beta"},
+				{"tool --ops -ss", "-ssh-keys"},
+				{"tool --ops +t", "+tmp"},
+				{"tool --ops tmp,-ss", "tmp,-ssh-keys"},
+				{"tool --ops d", "defaults"},
+				{"tool --ops -d", ""},
+				{"tool --output j", "json:"},
+				{"tool --output json : ", "report.json"},
+				{"tool --output json : rep", "report.json"},
+				{"tool --output = json : rep", "report.json"},
+				{"tool --output json:rep", "json:report.json"},
+				{"tool --output rep", "report.json"},
+				{"tool --verbose = x", ""},
 				{"tool pro", "probe"},
 				{"tool probe --con", "--config"},
 			} {
-				script := ". " + p + "\nCOMP_WORDS=(" + tc.words + ")\nCOMP_CWORD=$((${#COMP_WORDS[@]}-1))\n_tool\necho \"${COMPREPLY[*]}\"\n"
+				words := tc.words
+				if strings.HasSuffix(words, " ") {
+					words += "''"
+				}
+				script := ". " + p + "\ncd " + files + "\nCOMP_WORDS=(" + words + ")\nCOMP_CWORD=$((${#COMP_WORDS[@]}-1))\n_tool\necho \"${COMPREPLY[*]}\"\n"
 				out, err := exec.Command(testenv.Tool(t, "bash", "bash"), "-c", script).CombinedOutput()
 				if err != nil || strings.TrimSpace(string(out)) != tc.want {
 					t.Errorf("bash %q: %q (%v), want %q", tc.words, out, err, tc.want)
@@ -162,8 +189,29 @@ func TestCompletions(t *testing.T) {
 				t.Errorf("zsh -n: %v\n%s\n%s", err, out, b.String())
 			}
 		case "fish":
-			if out, err := exec.Command(testenv.Tool(t, "fish", "fish"), "--no-execute", p).CombinedOutput(); err != nil {
+			fish := testenv.Tool(t, "fish", "fish")
+			if out, err := exec.Command(fish, "--no-execute", p).CombinedOutput(); err != nil {
 				t.Errorf("fish -n: %v\n%s\n%s", err, out, b.String())
+			}
+			files := t.TempDir()
+			if err := os.WriteFile(filepath.Join(files, "report.json"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for line, want := range map[string]string{
+				"tool --ops -ss":         "-ssh-keys",
+				"tool --ops tmp,+ss":     "tmp,+ssh-keys",
+				"tool --only alpha,b":    "alpha,beta",
+				"tool --output j":        "json:",
+				"tool --output json:rep": "json:report.json",
+				"tool --format=j":        "--format=json",
+			} {
+				cmd := exec.Command(fish, "--no-config", "-c", "source "+p+"; complete -C '"+line+"'")
+				cmd.Dir = files
+				out, err := cmd.CombinedOutput()
+				got, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\t")
+				if err != nil || got != want {
+					t.Errorf("fish %q: %q (%v), want %q", line, out, err, want)
+				}
 			}
 		}
 	}

@@ -45,7 +45,14 @@ func (o Option) words() string {
 func (c *Command) bash(b *strings.Builder) {
 	fn := "_" + ident(c.Name)
 	fmt.Fprintf(b, "# bash completion for %s; generated from its option table.\n", c.Name)
-	fmt.Fprintf(b, "%s() {\n\tlocal cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} sub= i\n", fn)
+	fmt.Fprintf(b, "%s() {\n\tlocal cur=${COMP_WORDS[COMP_CWORD]} prev= sub= i j=$((COMP_CWORD-1)) fmt= brk=\n", fn)
+	// bash splits --format=json and json:FILE into words at "=" and ":"
+	// (COMP_WORDBREAKS), and replaces only what follows the last break:
+	// find the option behind the breaks, and the FMT before a colon.
+	b.WriteString("\tif [[ $cur == [=:] ]]; then cur= j=$COMP_CWORD; fi\n")
+	b.WriteString("\tif [[ ${COMP_WORDS[j]} == : ]]; then fmt=${COMP_WORDS[j-1]}: brk=1 j=$((j-2)); fi\n")
+	b.WriteString("\tif [[ ${COMP_WORDS[j]} == = ]]; then brk=1 j=$((j-1)); fi\n")
+	b.WriteString("\tprev=${COMP_WORDS[j]}\n")
 	if len(c.Commands) > 0 {
 		fmt.Fprintf(b, "\tfor ((i = 1; i < COMP_CWORD; i++)); do\n\t\tcase ${COMP_WORDS[i]} in %s) sub=${COMP_WORDS[i]}; break ;; esac\n\tdone\n",
 			strings.Join(c.SubNames(), "|"))
@@ -62,7 +69,8 @@ func (c *Command) bash(b *strings.Builder) {
 			}
 		}
 	}
-	b.WriteString("\tesac\n\tcase $sub in\n")
+	// What follows a break is an option's argument or nothing.
+	b.WriteString("\tesac\n\t[[ -n $brk ]] && return\n\tcase $sub in\n")
 	// Commands with the same words share one branch.
 	var order []string
 	branches := map[string][]string{}
@@ -104,11 +112,22 @@ func bashArgument(b *strings.Builder, o Option) {
 		reply = `COMPREPLY=($(compgen -f -- "$cur"))`
 	case CompleteDir:
 		reply = `COMPREPLY=($(compgen -d -- "$cur"))`
+	case CompleteFormatFile:
+		// After "FMT:" a file (bash split at the colon, or a
+		// COMP_WORDBREAKS without one left it in cur); before it, a
+		// format with its colon, without the space, or a file.
+		reply = fmt.Sprintf(`local pre=; [[ -z $fmt && $cur == *:* ]] && pre=${cur%%%%:*}: cur=${cur#*:}; if [[ -n $fmt$pre ]]; then COMPREPLY=($(compgen -P "$pre" -f -- "$cur")); else COMPREPLY=($(compgen -S : -W %q -- "$cur") $(compgen -f -- "$cur")); [[ ${#COMPREPLY[@]} == 1 && $COMPREPLY == *: ]] && compopt -o nospace 2>/dev/null; fi`, o.words())
 	case CompleteWords:
-		if o.ListWords {
+		switch {
+		case o.ListWords && o.SignedWords != nil:
+			// A comma-separated list: complete its last item, and after
+			// a sign the words that take one.
+			reply = fmt.Sprintf(`local pre= last=$cur w=%q; [[ $cur == *,* ]] && pre=${cur%%,*}, && last=${cur##*,}; [[ $last == [-+]* ]] && pre=$pre${last:0:1} last=${last:1} w=%q; COMPREPLY=($(compgen -P "$pre" -W "$w" -- "$last"))`,
+				o.words(), strings.Join(o.SignedWords(), " "))
+		case o.ListWords:
 			// A comma-separated list: complete its last item.
 			reply = fmt.Sprintf(`local pre= last=$cur; [[ $cur == *,* ]] && pre=${cur%%,*}, && last=${cur##*,}; COMPREPLY=($(compgen -P "$pre" -W %q -- "$last"))`, o.words())
-		} else {
+		default:
 			reply = fmt.Sprintf(`COMPREPLY=($(compgen -W %q -- "$cur"))`, o.words())
 		}
 	}
@@ -117,6 +136,18 @@ func bashArgument(b *strings.Builder, o Option) {
 		return
 	}
 	fmt.Fprintf(b, "\t--%s) %s; return ;;\n", o.Long, reply)
+}
+
+// allWords is every word o's argument may be: its words, and each signed
+// word after "-" and "+", for the shells that take one list.
+func (o Option) allWords() string {
+	w := o.words()
+	if o.SignedWords != nil {
+		for _, s := range o.SignedWords() {
+			w += " -" + s + " +" + s
+		}
+	}
+	return w
 }
 
 func (c *Command) zsh(b *strings.Builder) {
@@ -160,19 +191,25 @@ func zshSpecs(b *strings.Builder, c *Command, in string) {
 		arg := ""
 		if o.Arg != "" {
 			names += "="
+			msg := strings.ReplaceAll(o.Arg, ":", "\\:") // "[FMT:]FILE"
 			switch o.Complete {
 			case CompleteFile:
-				arg = ":" + o.Arg + ":_files"
+				arg = ":" + msg + ":_files"
 			case CompleteDir:
-				arg = ":" + o.Arg + ":_files -/"
+				arg = ":" + msg + ":_files -/"
+			case CompleteFormatFile:
+				// After "FMT:" a file; before it a format (with its
+				// colon, no space) or a file. A colon in the action is
+				// escaped, or _arguments splits the spec there.
+				arg = ":" + msg + `:{if compset -P "*\:"; then _files; else compadd -S "\:" -- ` + o.words() + `; _files; fi}`
 			case CompleteWords:
 				if o.ListWords {
-					arg = ":" + o.Arg + ":_sequence compadd - " + o.words()
+					arg = ":" + msg + ":_sequence compadd - " + o.allWords()
 				} else {
-					arg = ":" + o.Arg + ":(" + o.words() + ")"
+					arg = ":" + msg + ":(" + o.words() + ")"
 				}
 			default:
-				arg = ":" + o.Arg + ": "
+				arg = ":" + msg + ": "
 			}
 		}
 		if o.Short != 0 {
@@ -190,6 +227,31 @@ func zshQuote(s string) string {
 
 func (c *Command) fish(b *strings.Builder) {
 	fmt.Fprintf(b, "# fish completion for %s; generated from its option table.\n", c.Name)
+	if c.hasList() {
+		// A comma-separated list: the words, each behind the items
+		// already typed.
+		fmt.Fprintf(b, `function __%s_list
+	set -l pre (string match -r -- '^.*,' (commandline -ct))
+	set -q pre[1]; or set pre ''
+	printf '%%s\n' $pre$argv
+end
+`, ident(c.Name))
+	}
+	if c.has(CompleteFormatFile) {
+		// [FMT:]FILE: after "FMT:" the files, each behind that FMT;
+		// before it the formats with their colon, and the files.
+		fmt.Fprintf(b, `function __%s_format_file
+	set -l tok (commandline -ct)
+	set -l pre (string match -r -- '^[^/:]*:' $tok)
+	if test -n "$pre"
+		__fish_complete_path (string replace -- $pre '' $tok) | string replace -r -- '^' $pre
+	else
+		printf '%%s:\n' $argv
+		__fish_complete_path $tok
+	end
+end
+`, ident(c.Name))
+	}
 	subs := strings.Join(c.SubNames(), " ")
 	if subs != "" {
 		for _, s := range c.Commands {
@@ -225,6 +287,31 @@ func (c *Command) fish(b *strings.Builder) {
 	}
 }
 
+// has reports whether an option of c or of its commands completes as k.
+func (c *Command) has(k Complete) bool {
+	for _, cmd := range append([]*Command{c}, c.Commands...) {
+		for _, o := range cmd.Options {
+			if o.Complete == k {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// hasList reports whether an option of c or of its commands takes a
+// list of words.
+func (c *Command) hasList() bool {
+	for _, cmd := range append([]*Command{c}, c.Commands...) {
+		for _, o := range cmd.Options {
+			if o.ListWords {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // fishOption writes one complete line for option o of prog under cond.
 func fishOption(b *strings.Builder, prog, cond string, o Option) {
 	fmt.Fprintf(b, "complete -c %s", prog)
@@ -241,13 +328,27 @@ func fishOption(b *strings.Builder, prog, cond string, o Option) {
 			b.WriteString(" -r -F")
 		case CompleteDir:
 			b.WriteString(" -r -a '(__fish_complete_directories)'")
+		case CompleteFormatFile:
+			fmt.Fprintf(b, " -r -f -a %s", fishQuote("(__"+ident(prog)+"_format_file "+o.words()+")"))
 		case CompleteWords:
-			fmt.Fprintf(b, " -r -f -a %s", fishQuote(o.words()))
+			if o.ListWords {
+				fmt.Fprintf(b, " -r -f -a %s", fishQuote("(__"+ident(prog)+"_list "+o.allWords()+")"))
+			} else {
+				fmt.Fprintf(b, " -r -f -a %s", fishQuote(o.words()))
+			}
 		default:
 			b.WriteString(" -r -f")
 		}
 	}
 	fmt.Fprintf(b, " -d %s\n", fishQuote(firstSentence(o.Help)))
+	if o.SignedWords != nil && prog != "" {
+		// fish completes a word that starts with "-" as an option, even
+		// after one that takes an argument: "--ops -ss" needs its own line.
+		if cond != "" {
+			cond += "; and "
+		}
+		fmt.Fprintf(b, "complete -c %s -n %s -f -a %s\n", prog, fishQuote(cond+"test (commandline -opc)[-1] = --"+o.Long), fishQuote("(__"+ident(prog)+"_list "+o.allWords()+")"))
+	}
 }
 
 func fishQuote(s string) string {

@@ -1,12 +1,12 @@
 package guestid
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"math/bits"
 	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/fact/identity/appid"
 )
 
 // systemd-networkd's constants for the DUID it derives from the machine
@@ -38,17 +38,8 @@ func NetworkdDUID(id string) (duid []byte, ok bool) {
 	return d, true
 }
 
-// appSpecific is sd_id128_get_machine_app_specific(3): HMAC-SHA256 keyed
-// with the machine ID over the application ID, its first 16 bytes marked
-// as a version 4 UUID.
-func appSpecific(machineID []byte, app [16]byte) []byte {
-	m := hmac.New(sha256.New, machineID)
-	m.Write(app[:])
-	sum := m.Sum(nil)[:16]
-	sum[6] = sum[6]&0x0f | 0x40
-	sum[8] = sum[8]&0x3f | 0x80
-	return sum
-}
+// appSpecific is sd_id128_get_machine_app_specific(3) (appid.Specific).
+func appSpecific(key []byte, app [16]byte) []byte { return appid.Specific(key, app) }
 
 // siphash24 is SipHash-2-4 (Aumasson and Bernstein, 2012) of msg under
 // key, the 64-bit hash systemd uses for its derived identifiers.

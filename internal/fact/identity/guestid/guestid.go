@@ -16,29 +16,20 @@
 package guestid
 
 import (
-	"encoding/hex"
-	"strings"
-
+	"github.com/guestcheck/guestcheck/internal/fact/identity/appid"
 	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 )
 
-// AppID is guestcheck's application ID for MachineIDHash, a fixed random
-// 128-bit value, in the manner of systemd's sd_id128_get_machine_app_specific.
-var AppID = [16]byte{0x32, 0x2e, 0x36, 0xd1, 0x0a, 0x80, 0x4d, 0x5d, 0x9f, 0x54, 0x68, 0xdf, 0x96, 0x22, 0xeb, 0x0f}
+// AppID is guestcheck's application ID for MachineIDHash (appid.App).
+var AppID = appid.App
 
 // MachineIDHash returns the application-specific ID derived from a
 // machine-id (32 hex digits, as /etc/machine-id holds it) the way
 // sd_id128_get_machine_app_specific(3) derives one: HMAC-SHA256 keyed with
 // the machine ID over AppID, the first 16 bytes, marked as a version 4
-// UUID. ok is false when id is not a machine ID.
-func MachineIDHash(id string) (hash string, ok bool) {
-	id = strings.ToLower(strings.TrimSpace(id))
-	key, err := hex.DecodeString(id)
-	if err != nil || len(key) != 16 {
-		return "", false
-	}
-	return hex.EncodeToString(appSpecific(key, AppID)), true
-}
+// UUID. ok is false when id is not a machine ID. sealprep's template
+// record hashes the template's ID the same way (appid.MachineIDHash).
+func MachineIDHash(id string) (hash string, ok bool) { return appid.MachineIDHash(id) }
 
 // The identity types are the report's (reportv1), so that a report
 // decoded from a guest and one read here are one type.

@@ -43,13 +43,13 @@ func Read(r fs.Reader, live bool) Identity {
 	return id
 }
 
-// ReadWithRecordHash is Read that also returns the machine-id as
-// sealprep's template record hashes it (sealrecord.HashMachineID), ""
+// ReadWithRecordHash is Read that also returns the machine-id in the
+// forms sealprep's template records hash it (sealrecord.HashID), zero
 // when the file holds no ID systemd keeps: sealprep prove compares it
 // with the template's ID before the seal. It is a separate return, never
 // a field of Identity, so that no report serializing an Identity can
 // carry it.
-func ReadWithRecordHash(r fs.Reader, live bool) (Identity, string) {
+func ReadWithRecordHash(r fs.Reader, live bool) (Identity, sealrecord.IDHash) {
 	rd := &reader{r: r}
 	id := rd.machineID()
 	rd.otherMachineIDs()
@@ -67,7 +67,7 @@ type reader struct {
 	r  fs.Reader
 	id Identity
 	// recordHash is the machine-id as sealrecord hashes it.
-	recordHash string
+	recordHash sealrecord.IDHash
 }
 
 func (rd *reader) unread(it Item, msg string) {
@@ -114,7 +114,7 @@ func (rd *reader) machineID() string {
 	}
 	rd.id.MachineIDState = f.Kind.String()
 	if f.Kind.HoldsID() {
-		rd.recordHash = sealrecord.HashMachineID(f.ID())
+		rd.recordHash = sealrecord.HashID(f.ID())
 	}
 	if f.Kind != identity.Valid {
 		return ""

@@ -211,18 +211,22 @@ func TestReadMachineIDStates(t *testing.T) {
 	}
 }
 
-// TestReadRecordHash: the record's hash comes from the same read as the
-// identity, under sealprep's rule (any ID systemd keeps), and is not in
-// the identity's JSON, which reports carry.
+// TestReadRecordHash: the record's hashes come from the same read as the
+// identity, under sealprep's rule (any ID systemd keeps); the current
+// one is the report's machine_id_hash, and version 1's plain SHA-256 is
+// not in the identity's JSON, which reports carry.
 func TestReadRecordHash(t *testing.T) {
 	zero := strings.Repeat("0", 32)
-	for _, tc := range []struct{ content, want string }{
-		{testMachineID + "\n", sealrecord.HashMachineID(testMachineID)},
-		{strings.ToUpper(testMachineID), sealrecord.HashMachineID(testMachineID)},
-		{zero + "\n", sealrecord.HashMachineID(zero)},
-		{"", ""},
-		{"uninitialized\n", ""},
-		{"not-an-id\n", ""},
+	for _, tc := range []struct {
+		content string
+		want    sealrecord.IDHash
+	}{
+		{testMachineID + "\n", sealrecord.HashID(testMachineID)},
+		{strings.ToUpper(testMachineID), sealrecord.HashID(testMachineID)},
+		{zero + "\n", sealrecord.HashID(zero)},
+		{"", sealrecord.IDHash{}},
+		{"uninitialized\n", sealrecord.IDHash{}},
+		{"not-an-id\n", sealrecord.IDHash{}},
 	} {
 		root := openRoot(t, testenv.WriteTree(t, map[string]string{"/etc/machine-id": tc.content}))
 		id, h := ReadWithRecordHash(root, false)
@@ -232,11 +236,14 @@ func TestReadRecordHash(t *testing.T) {
 		if plain := Read(root, false); !reflect.DeepEqual(id, plain) {
 			t.Errorf("%q: the identity differs from Read's: %+v, %+v", tc.content, id, plain)
 		}
-		if b, err := json.Marshal(id); err != nil || (h != "" && strings.Contains(string(b), h)) {
-			t.Errorf("%q: the record hash is in the identity's JSON (%v): %s", tc.content, err, b)
+		if b, err := json.Marshal(id); err != nil || (h.LegacySHA256 != "" && strings.Contains(string(b), h.LegacySHA256)) {
+			t.Errorf("%q: the version 1 record hash is in the identity's JSON (%v): %s", tc.content, err, b)
+		}
+		if h.Hash != "" && id.MachineIDState == "valid" && h.Hash != id.MachineIDHash {
+			t.Errorf("%q: record hash %s, report's machine_id_hash %s: they must compare", tc.content, h.Hash, id.MachineIDHash)
 		}
 	}
-	if _, h := ReadWithRecordHash(openRoot(t, t.TempDir()), false); h != "" {
+	if _, h := ReadWithRecordHash(openRoot(t, t.TempDir()), false); h != (sealrecord.IDHash{}) {
 		t.Errorf("no machine-id: record hash %q", h)
 	}
 }

@@ -12,7 +12,7 @@ func sample() Record {
 			{File: "/etc/ssh/ssh_host_rsa_key", Type: "ssh-rsa", Fingerprint: "SHA256:" + strings.Repeat("b", 43)},
 			{File: "/etc/ssh/ssh_host_ed25519_key", Type: "ssh-ed25519", Fingerprint: "SHA256:" + strings.Repeat("a", 43)},
 		},
-		MachineIDSHA256: HashMachineID("4f6b1c0e9a2d4e7f8a1b2c3d4e5f6a7b"), MachineIDCleared: true}
+		MachineIDHash: HashMachineID("4f6b1c0e9a2d4e7f8a1b2c3d4e5f6a7b"), MachineIDCleared: true}
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -59,25 +59,82 @@ func TestSelectionRoundTrip(t *testing.T) {
 }
 
 func TestHashMachineID(t *testing.T) {
+	// HMAC-SHA256 keyed with the ID's 16 bytes over guestcheck's
+	// application ID, its first 16 bytes with the version 4 UUID bits,
+	// as Python's hmac module computes it: the reports' machine_id_hash.
+	const want = "b44a65e328704633b5cd5c1f53b21b88"
 	// sha256("sealprep-machine-id:4f6b1c0e9a2d4e7f8a1b2c3d4e5f6a7b"), as
-	// `printf %s ... | sha256sum` prints it.
-	const want = "a36aa94c9fe1462aefb5ff91a2dbd5d55cee20ca54f11875a4470c4d56c1759f"
+	// `printf %s ... | sha256sum` prints it: version 1 records.
+	const legacy = "a36aa94c9fe1462aefb5ff91a2dbd5d55cee20ca54f11875a4470c4d56c1759f"
 	for _, id := range []string{"4f6b1c0e9a2d4e7f8a1b2c3d4e5f6a7b", "4F6B1C0E9A2D4E7F8A1B2C3D4E5F6A7B\n"} {
 		if got := HashMachineID(id); got != want {
-			t.Errorf("HashMachineID(%q) = %s", id, got)
+			t.Errorf("HashMachineID(%q) = %s, want %s", id, got, want)
 		}
+		if got := LegacyHashMachineID(id); got != legacy {
+			t.Errorf("LegacyHashMachineID(%q) = %s", id, got)
+		}
+	}
+	if got := HashMachineID("uninitialized"); got != "" {
+		t.Errorf("HashMachineID(uninitialized) = %q, want none", got)
+	}
+}
+
+// TestVersion1Record: a record an older sealprep wrote ("schema": 1, a
+// plain SHA-256 of the machine ID) still reads and names the template's
+// ID; written again it is version 2, under schema_version, and still
+// names it.
+func TestVersion1Record(t *testing.T) {
+	const id = "4f6b1c0e9a2d4e7f8a1b2c3d4e5f6a7b"
+	v1 := `{
+  "schema": 1,
+  "sealed_at": "2026-11-02T09:00:00Z",
+  "sealprep_version": "v0.9",
+  "ssh_host_keys": [],
+  "ssh_host_keys_removed": true,
+  "machine_id_sha256": "a36aa94c9fe1462aefb5ff91a2dbd5d55cee20ca54f11875a4470c4d56c1759f",
+  "machine_id_cleared": true
+}
+`
+	r, err := Parse([]byte(v1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.HasMachineID() || !r.MachineIDIs(HashID(id)) || r.MachineIDIs(HashID("0123456789abcdef0123456789abcdef")) {
+		t.Errorf("version 1: %+v does not name its ID alone", r)
+	}
+	b := r.Marshal()
+	if !strings.Contains(string(b), `"schema_version": 2,`) || strings.Contains(string(b), `"schema":`) {
+		t.Errorf("rewritten:\n%s", b)
+	}
+	again, err := Parse(b)
+	if err != nil || !again.MachineIDIs(HashID(id)) || !again.SameIdentity(r) {
+		t.Errorf("rewritten version 1: %+v, %v", again, err)
+	}
+	// A new record holds the reports' hash, under the reports' keys.
+	n := string(sample().Marshal())
+	for _, want := range []string{`"schema_version": 2,`, `"machine_id_hmac": "b44a65e328704633b5cd5c1f53b21b88"`} {
+		if !strings.Contains(n, want) {
+			t.Errorf("new record lacks %s:\n%s", want, n)
+		}
+	}
+	if strings.Contains(n, `"schema":`) || strings.Contains(n, "machine_id_sha256") {
+		t.Errorf("new record has a version 1 key:\n%s", n)
 	}
 }
 
 func TestParseErrors(t *testing.T) {
 	good := string(sample().Marshal())
 	for _, tc := range []struct{ in, want string }{
-		{"{\n\"schema\": 1,\n\"sealed_at\": \"2026-12-01T10:00:00Z\",\n,}", Path + ":4:"},
+		{"{\n\"schema_version\": 2,\n\"sealed_at\": \"2026-12-01T10:00:00Z\",\n,}", Path + ":4:"},
 		{strings.Replace(good, `"machine_id_cleared"`, `"key": "AAAA", "machine_id_cleared"`, 1), "unknown field"},
-		{strings.Replace(good, `"schema": 1`, `"schema": 2`, 1), "schema 2"},
+		{strings.Replace(good, `"schema_version": 2`, `"schema_version": 3`, 1), "schema_version 3, this build reads 2"},
+		{strings.Replace(good, `"schema_version": 2`, `"schema": 2`, 1), "schema 2, this build reads schema 1 and schema_version 2"},
+		{strings.Replace(good, `"schema_version": 2`, `"schema": 1`, 1), "schema 1 with machine_id_hmac"},
 		{strings.Replace(good, "SHA256:aaaa", "MD5:aaaa", 1), "fingerprint"},
-		{strings.Replace(good, `"machine_id_sha256": "a`, `"machine_id_sha256": "Z`, 1), "machine_id_sha256"},
+		{strings.Replace(good, `"machine_id_hmac": "b`, `"machine_id_hmac": "Z`, 1), "machine_id_hmac"},
+		{strings.Replace(good, `"machine_id_hmac": "b`, `"machine_id_sha256": "b`, 1), "machine_id_sha256"},
 		{good + "{}", "data after"},
+		{`{"schema_version": 2}`, "no sealed_at"},
 		{`{"schema": 1}`, "no sealed_at"},
 		{strings.Replace(good, `"machine_id_cleared": true`, `"machine_id_cleared": true, "operations": ["Machine ID"]`, 1), "not an operation ID"},
 		{strings.Replace(good, `"machine_id_cleared": true`, `"machine_id_cleared": true, "machine_id_mode": "remove"`, 1), "neither empty nor uninitialized"},
@@ -92,6 +149,7 @@ func TestParseErrors(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add(sample().Marshal())
 	f.Add([]byte(`{"schema":1}`))
+	f.Add([]byte(`{"schema_version":2}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := Parse(b)
 		if err != nil {
