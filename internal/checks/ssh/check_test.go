@@ -172,7 +172,9 @@ func TestPasswordLoginByAccounts(t *testing.T) {
 		{"no shadow file", "", nil, runner.Fail,
 			[]string{"the baseline allows no (whether an account has a password is unknown: ", "no such file or directory)"},
 			""},
-		{"ssh.baseline asks for no", locked, func(c *config.Config) { settings.Set(c, Settings{Baseline: Accepted{PasswordAuthentication: []string{"no"}}}) }, runner.Fail,
+		{"ssh.baseline asks for no", locked, func(c *config.Config) {
+			settings.Set(c, Settings{Baseline: Accepted{PasswordAuthentication: []string{"no"}}})
+		}, runner.Fail,
 			[]string{"PasswordAuthentication is yes (", "50-cloud-init.conf:1); the baseline allows no"},
 			""},
 	} {
