@@ -651,9 +651,9 @@ func TestHostnameNotLive(t *testing.T) {
 		delete(files, "/etc/hostname")
 		const id = "0123456789abcdef0123456789abcdef"
 		files["/etc/machine-id"] = id + "\n"
-		files[sealrecord.Path] = string(sealrecord.Record{Schema: sealrecord.Schema,
+		files[sealrecord.Path] = string(sealrecord.Record{SchemaVersion: sealrecord.SchemaVersion,
 			SealedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), SealprepVersion: "v9.9",
-			MachineIDSHA256: sealrecord.HashMachineID(id), MachineIDCleared: true}.Marshal())
+			MachineIDHash: sealrecord.HashMachineID(id), MachineIDCleared: true}.Marshal())
 		fs, _ := tcase{files: files, live: false}.run(t, context.Background())
 		f := expect(t, fs, "hostname-template", runner.Pass, "no static hostname", "as in a sealed template")
 		if !strings.HasPrefix(f.Detail["template"], "half-sealed") {
