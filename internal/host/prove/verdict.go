@@ -31,11 +31,11 @@ type TemplateIdentity struct {
 	// with its operations.
 	Record     bool     `json:"template_record" schema:"req"`
 	SealedAt   string   `json:"sealed_at,omitempty" schema:"pattern=datetime"`
-	Operations []string `json:"operations,omitempty" schema:"nonempty" doc:"the sealprep operations the record says ran"`
+	Operations []string `json:"operations,omitempty" schema:"nonempty" doc:"the operations the record says sealprep ran"`
 	// Kept is what the record says the seal keeps by choice (operations
 	// --ops dropped, refusals --force passed), worded as sealprep verify
 	// and guestcheck word it.
-	Kept []sealrecord.Item `json:"kept,omitempty" doc:"what the record says the seal keeps by choice: each operation --ops dropped and each refusal --force passed, worded as sealprep verify and guestcheck word it"`
+	Kept []sealrecord.Item `json:"kept,omitempty" doc:"what the record says the seal keeps by choice: each operation left out of --ops and each refusal --force passed, worded as sealprep verify and guestcheck word it"`
 	// record is the template record, for the template's machine ID
 	// before the seal, hashed (Record.MachineIDIs).
 	record sealrecord.Record

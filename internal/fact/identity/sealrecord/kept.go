@@ -19,7 +19,7 @@ type Item struct {
 	Op string `json:"op" schema:"req,nonempty" doc:"the operation, or preflight (the root as a whole)"`
 	// Forced is true for a refusal --force passed, false for an operation
 	// --ops dropped; Path is what the refusal named.
-	Forced bool   `json:"forced,omitempty" doc:"a refusal --force passed; absent: an operation --ops dropped"`
+	Forced bool   `json:"forced,omitempty" doc:"a refusal --force passed; absent: an operation left out of --ops"`
 	Path   string `json:"path,omitempty" doc:"what the forced refusal named"`
 	// Message names the item, says it was kept by choice and what every
 	// clone gets from it, on one line.
