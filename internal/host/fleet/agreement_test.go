@@ -21,8 +21,8 @@ import (
 
 // The documented gaps: where the JSON Schema validator and the Go
 // readers (reportv1.Decode, reportv1.DecodeFindingLine, Merge,
-// readProve) may part, always with the schema accepting and the reader refusing. Each
-// is said in the schemas' descriptions too (reportv1.Doc).
+// readProve) may part, always with the schema accepting and the reader
+// refusing. Each is said in the schemas' descriptions too (reportv1.Doc).
 //
 //   - gapDecimal: an integer written as 1.0 or 1e2 is an integer to
 //     JSON Schema; encoding/json refuses it for an int, and so does
