@@ -1,6 +1,7 @@
 // Package schema holds the JSON schemas of guestcheck's documents:
-// report-v1, finding-line-v1 and fleet-v1 generated from the Go types
-// (reportv1.JSONSchema), prove-v1 written by hand.
+// report-v1, finding-line-v1, fleet-v1 and prove-v1, each generated from
+// the Go types of its document (internal/testenv/schemagen), and in
+// junit/ the third-party JUnit XSDs, stored unmodified.
 package schema
 
 import "embed"

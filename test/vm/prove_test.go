@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
 	"github.com/guestcheck/guestcheck/internal/host/prove"
+	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 )
 
 // templates builds, from the unsealed template, every other template
@@ -116,6 +118,11 @@ func runProve(ctx context.Context, t *testing.T, e *env, name, img, userData str
 		if err := os.WriteFile(filepath.Join(dir, "prove-"+name+".json"), r.json, 0o644); err != nil {
 			t.Errorf("capture: %v", err)
 		}
+	}
+	// The report is checked with the rules its schema is generated from
+	// before it is read, as guestcheck fleet --merge reads a survey.
+	if err := reportv1.CheckJSON(r.json, reflect.TypeFor[prove.Report](), prove.ReportTypes()); err != nil {
+		t.Fatalf("sealprep prove --format json: not a report of schema/prove-v1.schema.json: %v\n%s", err, tail(stdout.String(), 40))
 	}
 	if err := json.Unmarshal(r.json, &r.rep); err != nil {
 		t.Fatalf("sealprep prove --format json: %v\n%s", err, tail(stdout.String(), 40))
@@ -229,7 +236,7 @@ func (r *proveRun) expectCollision(t *testing.T, it guestid.Item, value string, 
 		if c.Fix != guestid.Fix(it) {
 			t.Errorf("%s: fix %q, want %q", it, c.Fix, guestid.Fix(it))
 		}
-		if !slices.ContainsFunc(r.rep.Failures, func(f prove.Failure) bool { return f.Item == string(it) && f.Fix == c.Fix }) {
+		if !slices.ContainsFunc(r.rep.Failures, func(f prove.Failure) bool { return f.Item == it && f.Fix == c.Fix }) {
 			t.Errorf("no failure names the shared %s", it)
 		}
 		return

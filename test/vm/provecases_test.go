@@ -180,7 +180,7 @@ func proveNoAgent(ctx context.Context, t *testing.T, e *env) {
 	}) {
 		t.Errorf("clone-1: no note that the verdict is the console's: %v", c.Notes)
 	}
-	if c.Verdict.Status != "FAIL" || c.Verdict.Counts["fail"] == 0 {
+	if c.Verdict.Status != "FAIL" || c.Verdict.Counts.Fail == 0 {
 		t.Errorf("clone-1: console verdict %+v, want FAIL (guestcheck fails a masked agent)", c.Verdict)
 	}
 	if r.exit != prove.ExitFailed {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,14 +14,15 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
 	"github.com/guestcheck/guestcheck/internal/host/fleet/fleettest"
+	"github.com/guestcheck/guestcheck/internal/host/prove"
 	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
 // The documented gaps: where the JSON Schema validator and the Go
-// readers (reportv1.Decode, reportv1.DecodeFindingLine, Merge) may
-// part, always with the schema accepting and the reader refusing. Each
-// is said in the schemas' descriptions too (reportv1.Doc).
+// readers (reportv1.Decode, reportv1.DecodeFindingLine, Merge,
+// readProve) may part, always with the schema accepting and the reader
+// refusing. Each is said in the schemas' descriptions too (reportv1.Doc).
 //
 //   - gapDecimal: an integer written as 1.0 or 1e2 is an integer to
 //     JSON Schema; encoding/json refuses it for an int, and so does
@@ -63,6 +65,8 @@ func TestSchemaAgreesWithReaders(t *testing.T) {
 		{"report-v1.schema.json", reportDocs(t), func(b []byte) error { _, err := reportv1.Decode(b); return err }, nil},
 		{"finding-line-v1.schema.json", lineDocs(t), func(b []byte) error { _, err := reportv1.DecodeFindingLine(b); return err }, nil},
 		{"fleet-v1.schema.json", surveyDocs(t), func(b []byte) error { return mergeOne(dir, b) }, regexp.MustCompile(`^/vms/\d+/report/`)},
+		// Prove's identities are the report kind's, mutated there.
+		{"prove-v1.schema.json", proveDocs(t), readProve, regexp.MustCompile(`^/(clones/\d+|template)/identity/`)},
 	}
 	for _, k := range kinds {
 		sch := testenv.Schema(t, filepath.Join("..", "..", "..", "schema"), k.schema)
@@ -129,6 +133,36 @@ func reportDocs(t *testing.T) [][]byte {
 		t.Fatal(err)
 	}
 	return append(docs, b)
+}
+
+// proveDocs are sealprep prove's JSON goldens and the real reports the
+// VM suite captured.
+func proveDocs(t *testing.T) [][]byte {
+	var docs [][]byte
+	for _, glob := range []string{"*.json.golden", filepath.Join("captured", "*.json")} {
+		files, err := filepath.Glob(filepath.Join("..", "prove", "testdata", glob))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no prove reports %s (%v)", glob, err)
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			docs = append(docs, b)
+		}
+	}
+	return docs
+}
+
+// readProve reads a prove report as the VM suite does: CheckJSON with
+// prove's rules, then encoding/json.
+func readProve(b []byte) error {
+	if err := reportv1.CheckJSON(b, reflect.TypeFor[prove.Report](), prove.ReportTypes()); err != nil {
+		return err
+	}
+	var r prove.Report
+	return json.Unmarshal(b, &r)
 }
 
 // lineDocs are the lines of the report package's jsonl goldens.

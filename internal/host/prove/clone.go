@@ -31,44 +31,44 @@ const (
 
 // Timings are a clone's phases in milliseconds; a phase not seen is 0.
 type Timings struct {
-	Seed       int64 `json:"seed_ms"`
-	Boot       int64 `json:"boot_ms"`
-	CloudInit  int64 `json:"cloud_init_ms"`
-	Guestcheck int64 `json:"guestcheck_ms"`
-	Collection int64 `json:"collection_ms"`
+	Seed       int64 `json:"seed_ms" schema:"req,min=0"`
+	Boot       int64 `json:"boot_ms" schema:"req,min=0"`
+	CloudInit  int64 `json:"cloud_init_ms" schema:"req,min=0"`
+	Guestcheck int64 `json:"guestcheck_ms" schema:"req,min=0"`
+	Collection int64 `json:"collection_ms" schema:"req,min=0"`
 }
 
 // CloneResult is what one clone showed.
 type CloneResult struct {
-	Name    string `json:"name"`
-	MAC     string `json:"mac"`
-	Network string `json:"network"`
+	Name    string `json:"name" schema:"req,pattern=clone"`
+	MAC     string `json:"mac" schema:"req,pattern=mac"`
+	Network string `json:"network" schema:"req,nonempty" doc:"the clone's own restrict=on user network"`
 	// Boot is up, failed or timeout; Problem says why when not up.
-	Boot    string `json:"boot"`
-	Problem string `json:"problem,omitempty"`
+	Boot    string `json:"boot" schema:"req,enum=up|failed|timeout"`
+	Problem string `json:"problem,omitempty" doc:"why the clone did not come up, or what broke on the way"`
 	// Verdict is guestcheck's boot verdict, nil when there is none;
 	// VerdictSource says where it came from.
-	Verdict       *BootVerdict `json:"verdict,omitempty"`
-	VerdictSource string       `json:"verdict_source,omitempty"`
+	Verdict       *BootVerdict `json:"verdict,omitempty" doc:"guestcheck's boot verdict as its summary line states it"`
+	VerdictSource string       `json:"verdict_source,omitempty" schema:"enum=agent|console"`
 	// Failing are guestcheck's failing checks, "id: summary", but for
 	// those that failed on BaselineCodes alone.
-	Failing []string `json:"failing,omitempty"`
+	Failing []string `json:"failing,omitempty" doc:"guestcheck's failing checks, \"id: summary\", but for those that failed on baseline findings alone"`
 	// Baseline are guestcheck's failing findings of BaselineCodes,
 	// "id: code: message": reported, never a reason the clone fails.
-	Baseline []string `json:"baseline,omitempty"`
+	Baseline []string `json:"baseline,omitempty" doc:"guestcheck's failing findings of its security baseline (ssh-auth-baseline, ssh-auth-conditional, ssh-pwauth-unread), \"id: code: message\": reported, never a reason the clone fails"`
 	// Checks are guestcheck's checks with their status and summary, when
 	// its report came through the agent (the console gives counts only).
-	Checks []CheckVerdict `json:"checks,omitempty"`
+	Checks []CheckVerdict `json:"checks,omitempty" doc:"guestcheck's checks, when its report came through the agent"`
 	// IdentityOnly is set when guestcheck is not in the image: only
 	// identity was compared.
-	IdentityOnly bool `json:"identity_only"`
+	IdentityOnly bool `json:"identity_only" schema:"req" doc:"guestcheck is not in the image: only identity was compared"`
 	// Identity is nil when it could not be read (no agent).
 	Identity       *guestid.Identity `json:"identity,omitempty"`
-	IdentitySource string            `json:"identity_source,omitempty"`
+	IdentitySource string            `json:"identity_source,omitempty" schema:"enum=guestcheck|agent" doc:"guestcheck's report, or the agent's own reads"`
 	Notes          []string          `json:"notes,omitempty"`
 	// ConsoleTail is the console's last lines when the clone failed.
 	ConsoleTail []string `json:"console_tail,omitempty"`
-	Timings     Timings  `json:"timings"`
+	Timings     Timings  `json:"timings" schema:"req" doc:"the clone's phases in milliseconds; 0 is a phase not seen"`
 
 	// sealHash is the clone's machine-id as sealprep's template records
 	// hash it (sealrecord.HashID), for the comparison with the template's

@@ -39,19 +39,19 @@ func parseReport(b []byte) (reportv1.Report, error) {
 // verdictOf is the report's verdict in the console's words.
 func verdictOf(r reportv1.Report) BootVerdict {
 	s := r.Summary
-	return BootVerdict{Status: strings.ToUpper(string(r.Status)), Checks: len(r.Checks), Counts: map[string]int{
-		"fail": s.Fail, "error": s.Error, "warn": s.Warn, "pass": s.Pass, "skip": s.Skip,
+	return BootVerdict{Status: strings.ToUpper(string(r.Status)), Checks: len(r.Checks), Counts: Counts{
+		Fail: s.Fail, Error: s.Error, Warn: s.Warn, Pass: s.Pass, Skip: s.Skip,
 	}}
 }
 
 // CheckVerdict is one of guestcheck's checks on a clone.
 type CheckVerdict struct {
-	ID      string `json:"id"`
-	Status  string `json:"status"`
-	Summary string `json:"summary"`
+	ID      string `json:"id" schema:"req,nonempty"`
+	Status  string `json:"status" schema:"req,enum=pass|warn|fail|skip|error"`
+	Summary string `json:"summary" schema:"req"`
 	// Baseline is set when the check failed on BaselineCodes alone: a
 	// security baseline's verdict, which does not fail the proof.
-	Baseline bool `json:"baseline,omitempty"`
+	Baseline bool `json:"baseline,omitempty" doc:"the check failed on baseline findings alone, which do not fail the proof"`
 }
 
 // BaselineCodes are guestcheck's finding codes that judge a security

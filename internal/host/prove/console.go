@@ -260,9 +260,20 @@ func safeText(s string, maxRunes, maxBytes int) string {
 
 // BootVerdict is guestcheck's verdict as its summary line states it.
 type BootVerdict struct {
-	Status string         `json:"status"` // PASS, WARN, FAIL, ERROR as guestcheck prints it
-	Checks int            `json:"checks"`
-	Counts map[string]int `json:"counts"` // fail, error, warn, pass, skip
+	Status string `json:"status" schema:"req,enum=PASS|WARN|FAIL|ERROR|SKIP"` // as guestcheck prints it
+	Checks int    `json:"checks" schema:"req,min=0"`
+	Counts Counts `json:"counts" schema:"req"`
+}
+
+// Counts are guestcheck's checks by status. The fields are in the
+// order encoding/json wrote the map they replace, so that reports
+// did not change.
+type Counts struct {
+	Error int `json:"error" schema:"min=0"`
+	Fail  int `json:"fail" schema:"min=0"`
+	Pass  int `json:"pass" schema:"min=0"`
+	Skip  int `json:"skip" schema:"min=0"`
+	Warn  int `json:"warn" schema:"min=0"`
 }
 
 // ParseSummary reads guestcheck's console summary line.
@@ -272,7 +283,7 @@ func ParseSummary(line string) (BootVerdict, bool) {
 		return BootVerdict{}, false
 	}
 	n := func(s string) int { v, _ := strconv.Atoi(s); return v }
-	return BootVerdict{Status: m[1], Checks: n(m[2]), Counts: map[string]int{
-		"fail": n(m[3]), "error": n(m[4]), "warn": n(m[5]), "pass": n(m[6]), "skip": n(m[7]),
+	return BootVerdict{Status: m[1], Checks: n(m[2]), Counts: Counts{
+		Fail: n(m[3]), Error: n(m[4]), Warn: n(m[5]), Pass: n(m[6]), Skip: n(m[7]),
 	}}, true
 }

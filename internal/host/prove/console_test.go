@@ -91,7 +91,7 @@ func TestConsoleMarksAndSummary(t *testing.T) {
 		}
 	}
 	bv, ok := ParseSummary(st.Summary)
-	if !ok || bv.Status != "WARN" || bv.Checks != 14 || bv.Counts["warn"] != 2 || bv.Counts["pass"] != 12 {
+	if !ok || bv.Status != "WARN" || bv.Checks != 14 || bv.Counts.Warn != 2 || bv.Counts.Pass != 12 {
 		t.Errorf("summary %q: %+v %v", st.Summary, bv, ok)
 	}
 	// Today's line (with the failing checks --summary names) and the older
@@ -102,7 +102,7 @@ func TestConsoleMarksAndSummary(t *testing.T) {
 	} {
 		m := SummaryLine.FindString(l)
 		bv, ok := ParseSummary(m)
-		if !ok || bv.Status != "FAIL" || bv.Checks != 8 || bv.Counts["fail"] != 5 || bv.Counts["error"] != 2 {
+		if !ok || bv.Status != "FAIL" || bv.Checks != 8 || bv.Counts.Fail != 5 || bv.Counts.Error != 2 {
 			t.Errorf("%q: %+v %v", l, bv, ok)
 		}
 	}

@@ -41,7 +41,7 @@ func WriteJUnit(w io.Writer, r Report) error {
 		case ItemShared:
 			var body strings.Builder
 			for _, f := range r.Failures {
-				if f.Item == string(it.Item) {
+				if f.Item == it.Item {
 					fmt.Fprintf(&body, "%s\nfix: %s\n", f.Message, f.Fix)
 				}
 			}

@@ -34,7 +34,7 @@ func TestKeptByChoice(t *testing.T) {
 	}
 	var keyFail *Failure
 	for i, f := range r.Failures {
-		if f.Item == string(guestid.ItemHostKey) {
+		if f.Item == guestid.ItemHostKey {
 			keyFail = &r.Failures[i]
 		}
 	}
@@ -42,7 +42,7 @@ func TestKeptByChoice(t *testing.T) {
 		t.Errorf("host key failure: %+v, want it to end with the kept item", keyFail)
 	}
 	for _, f := range r.Failures {
-		if f.Item != string(guestid.ItemHostKey) && strings.Contains(f.Message, "kept by choice") {
+		if f.Item != guestid.ItemHostKey && strings.Contains(f.Message, "kept by choice") {
 			t.Errorf("failure of %s names the kept host keys: %s", f.Item, f.Message)
 		}
 	}

@@ -26,47 +26,47 @@ func refuse(format string, args ...any) error { return &Refusal{fmt.Sprintf(form
 
 // Report is a prove run's result; renderers are pure functions of it.
 type Report struct {
-	SchemaVersion int    `json:"schema_version"`
-	Tool          string `json:"tool"`
-	Command       string `json:"command"`
-	Version       string `json:"version"`
+	SchemaVersion int    `json:"schema_version" schema:"req,const=1"`
+	Tool          string `json:"tool" schema:"req,const=sealprep"`
+	Command       string `json:"command" schema:"req,const=prove"`
+	Version       string `json:"version" schema:"req,nonempty"`
 	Image         struct {
-		File   string `json:"file"`
-		Format string `json:"format"`
+		File   string `json:"file" schema:"req,nonempty" doc:"the template image as given"`
+		Format string `json:"format" schema:"req,enum=qcow2|raw"`
 		// Backing is the template's vetted backing chain, nearest
 		// first: every clone reads it, read-only.
-		Backing []BackingFile `json:"backing,omitempty"`
-	} `json:"image"`
-	Accel          string `json:"accel"`
-	AccelReason    string `json:"accel_reason"`
-	Firmware       string `json:"firmware"`
-	FirmwareReason string `json:"firmware_reason"`
-	MemoryMiB      int    `json:"memory_mib"`
-	CPUs           int    `json:"cpus"`
+		Backing []BackingFile `json:"backing,omitempty" doc:"the template's backing chain as vetted before anything booted, nearest first; every clone reads it read-only"`
+	} `json:"image" schema:"req"`
+	Accel          string `json:"accel" schema:"req,enum=kvm|tcg"`
+	AccelReason    string `json:"accel_reason" schema:"req,nonempty" doc:"why this accelerator: the flag, or what auto found"`
+	Firmware       string `json:"firmware" schema:"req,enum=bios|uefi|kernel" doc:"kernel: direct kernel boot (--kernel)"`
+	FirmwareReason string `json:"firmware_reason" schema:"req,nonempty"`
+	MemoryMiB      int    `json:"memory_mib" schema:"req,min=1" doc:"each clone's memory"`
+	CPUs           int    `json:"cpus" schema:"req,min=1" doc:"each clone's vCPUs"`
 	// Proven is the verdict: every clone came up healthy and no identity
 	// item is shared.
-	Proven     bool                `json:"proven"`
-	Clones     []CloneResult       `json:"clones"`
-	Template   TemplateIdentity    `json:"template"`
-	Items      []ItemResult        `json:"items"`
-	Collisions []guestid.Collision `json:"collisions"`
-	Failures   []Failure           `json:"failures"`
+	Proven     bool                `json:"proven" schema:"req" doc:"every clone came up healthy and no identity item is shared; exit code 0"`
+	Clones     []CloneResult       `json:"clones" schema:"req,minitems=1"`
+	Template   TemplateIdentity    `json:"template" schema:"req" doc:"the template as read offline (root only), and sealprep's template record when it has one"`
+	Items      []ItemResult        `json:"items" schema:"req" doc:"one entry per identity item, in report order"`
+	Collisions []guestid.Collision `json:"collisions" schema:"req" doc:"identity values two or more members (clones, and the template as \"template\") share"`
+	Failures   []Failure           `json:"failures" schema:"req" doc:"every reason the template is not proven: a clone that failed (clone), or a shared item (item)"`
 	Notes      []string            `json:"notes,omitempty"`
 	// Kept is --keep's directory, when the clones' files were kept.
-	Kept       string    `json:"kept,omitempty"`
-	StartedAt  time.Time `json:"started_at"`
-	DurationMS int64     `json:"duration_ms"`
+	Kept       string    `json:"kept,omitempty" doc:"--keep's directory"`
+	StartedAt  time.Time `json:"started_at" schema:"req"`
+	DurationMS int64     `json:"duration_ms" schema:"req,min=0"`
 	// PeakRSSKiB is the prove process's own peak resident memory
 	// (VmHWM), apart from the QEMU processes.
-	PeakRSSKiB int64 `json:"peak_rss_kib"`
+	PeakRSSKiB int64 `json:"peak_rss_kib" schema:"req,min=0" doc:"the prove process's own peak resident memory (VmHWM), without QEMU"`
 }
 
 // BackingFile is one file of the template's backing chain.
 type BackingFile struct {
-	File   string `json:"file"`
-	Format string `json:"format"`
+	File   string `json:"file" schema:"req,nonempty" doc:"the backing file's absolute path"`
+	Format string `json:"format" schema:"req,enum=qcow2|raw" doc:"its format, stated by the layer above and confirmed by its own header"`
 	// Named is the name the layer above wrote in its header.
-	Named string `json:"named"`
+	Named string `json:"named" schema:"req,nonempty" doc:"the name the layer above wrote in its header"`
 }
 
 // Exit codes.

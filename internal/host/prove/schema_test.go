@@ -5,18 +5,52 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 	"github.com/guestcheck/guestcheck/internal/testenv"
+	"github.com/guestcheck/guestcheck/internal/testenv/schemagen"
+	"github.com/guestcheck/guestcheck/schema"
 )
+
+// TestSchemaIsTheTypes regenerates schema/prove-v1.schema.json from the
+// report's Go types, their tags and ReportTypes, and compares it with
+// the committed file (go test -update rewrites it, with the goldens):
+// the types are the one definition of the report, the file its
+// published form.
+func TestSchemaIsTheTypes(t *testing.T) {
+	want, err := schemagen.JSONSchema(reflect.TypeFor[Report](), ReportTypes(), schemagen.Doc{Base: schema.Base, File: "prove-v1.schema.json",
+		Title: "sealprep prove report, schema version 1",
+		Desc:  "Output of sealprep prove --format json (and --json FILE): whether throwaway clones of a template came up healthy and distinct. Changes within schema_version 1 are additive: consumers must ignore keys they do not know."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join("..", "..", "..", "schema", "prove-v1.schema.json")
+	if *update {
+		if err := os.WriteFile(p, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	got, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Error("schema/prove-v1.schema.json is not what the Go types generate: go test ./internal/host/prove -run TestSchemaIsTheTypes -update")
+	}
+}
 
 // TestJSONSchema holds prove's JSON, the goldens' reports and the real
 // ones TestVM/prove captured (testdata/captured, GUESTCHECK_VM_CAPTURE),
-// to schema/prove-v1.schema.json, and proves the schema is not vacuous:
-// broken documents fail it.
+// to schema/prove-v1.schema.json and to the reader's check
+// (reportv1.CheckJSON with ReportTypes), and proves neither is vacuous:
+// broken documents fail both.
 func TestJSONSchema(t *testing.T) {
 	s := testenv.Schema(t, "../../../schema", "prove-v1.schema.json")
+	types := ReportTypes()
 	docs := map[string][]byte{}
 	for name, r := range map[string]Report{"good": goodReport(), "bad": badReport(), "kept": keptReport(), "baseline": baselineReport()} {
 		var b bytes.Buffer
@@ -40,6 +74,9 @@ func TestJSONSchema(t *testing.T) {
 		if msg := testenv.Validate(s, b); msg != "" {
 			t.Errorf("%s: %s", name, msg)
 		}
+		if err := reportv1.CheckJSON(b, reflect.TypeFor[Report](), types); err != nil {
+			t.Errorf("%s: CheckJSON: %v", name, err)
+		}
 	}
 	clone := func(d map[string]any) map[string]any { return d["clones"].([]any)[0].(map[string]any) }
 	for name, mutate := range map[string]func(d map[string]any){
@@ -54,7 +91,18 @@ func TestJSONSchema(t *testing.T) {
 		"raw machine-id length": func(d map[string]any) {
 			clone(d)["identity"].(map[string]any)["machine_id_hash"] = strings.Repeat("a", 64)
 		},
-		"missing timings": func(d map[string]any) { delete(clone(d), "timings") },
+		"missing timings":  func(d map[string]any) { delete(clone(d), "timings") },
+		"not a clone name": func(d map[string]any) { clone(d)["name"] = "vm-1" },
+		"short mac":        func(d map[string]any) { clone(d)["mac"] = "52:54:00:12:34" },
+		"unknown count":    func(d map[string]any) { clone(d)["verdict"].(map[string]any)["counts"].(map[string]any)["maybe"] = 1 },
+		"negative count":   func(d map[string]any) { clone(d)["verdict"].(map[string]any)["counts"].(map[string]any)["fail"] = -1 },
+		"failure of a firmware item": func(d map[string]any) {
+			d["failures"].([]any)[0].(map[string]any)["item"] = "firmware-uuid"
+		},
+		"sealed at no time": func(d map[string]any) {
+			tm := d["template"].(map[string]any)
+			tm["template_record"], tm["sealed_at"] = true, "yesterday"
+		},
 	} {
 		var d map[string]any
 		if err := json.Unmarshal(docs["bad"], &d); err != nil {
@@ -64,6 +112,9 @@ func TestJSONSchema(t *testing.T) {
 		b, _ := json.Marshal(d)
 		if testenv.Validate(s, b) == "" {
 			t.Errorf("%s: the schema accepts it", name)
+		}
+		if reportv1.CheckJSON(b, reflect.TypeFor[Report](), types) == nil {
+			t.Errorf("%s: CheckJSON accepts it", name)
 		}
 	}
 }

@@ -86,7 +86,7 @@ func writeFailures(bw *bufio.Writer, r Report) {
 	for _, f := range r.Failures {
 		who := f.Clone
 		if f.Item != "" {
-			who = f.Item
+			who = string(f.Item)
 		}
 		fmt.Fprintf(bw, "  FAIL %s: %s\n", who, f.Message)
 		if f.Fix != "" {

@@ -23,19 +23,19 @@ const (
 // image, when it could be.
 type TemplateIdentity struct {
 	// Read is false when the image could not be read (NotRead says why).
-	Read    bool   `json:"read"`
-	NotRead string `json:"not_read,omitempty"`
+	Read    bool   `json:"read" schema:"req"`
+	NotRead string `json:"not_read,omitempty" doc:"why the template could not be read"`
 	// Identity holds what a clone must not keep from the template.
-	Identity *guestid.Identity `json:"identity,omitempty"`
+	Identity *guestid.Identity `json:"identity,omitempty" doc:"what a clone must not keep; MACs and addresses are the clones' own and not compared with it"`
 	// Sealed says whether sealprep's template record is in the image,
 	// with its operations.
-	Record     bool     `json:"template_record"`
-	SealedAt   string   `json:"sealed_at,omitempty"`
-	Operations []string `json:"operations,omitempty"`
+	Record     bool     `json:"template_record" schema:"req"`
+	SealedAt   string   `json:"sealed_at,omitempty" schema:"pattern=datetime"`
+	Operations []string `json:"operations,omitempty" schema:"nonempty" doc:"the operations the record says sealprep ran"`
 	// Kept is what the record says the seal keeps by choice (operations
 	// --ops dropped, refusals --force passed), worded as sealprep verify
 	// and guestcheck word it.
-	Kept []sealrecord.Item `json:"kept,omitempty"`
+	Kept []sealrecord.Item `json:"kept,omitempty" doc:"what the record says the seal keeps by choice: each operation left out of --ops and each refusal --force passed, worded as sealprep verify and guestcheck word it"`
 	// record is the template record, for the template's machine ID
 	// before the seal, hashed (Record.MachineIDIs).
 	record sealrecord.Record
@@ -43,18 +43,18 @@ type TemplateIdentity struct {
 
 // ItemResult is one identity item across the clones.
 type ItemResult struct {
-	Item   guestid.Item `json:"item"`
-	Status string       `json:"status"`
+	Item   guestid.Item `json:"item" schema:"req"`
+	Status string       `json:"status" schema:"req,enum=distinct|shared|not-compared" doc:"not-compared: fewer than two members hold it, or it was not read on some"`
 	// Detail says what was compared or why not.
 	Detail string `json:"detail,omitempty"`
 }
 
 // Failure is one reason the template is not proven.
 type Failure struct {
-	Clone   string `json:"clone,omitempty"`
-	Item    string `json:"item,omitempty"`
-	Message string `json:"message"`
-	Fix     string `json:"fix,omitempty"`
+	Clone   string       `json:"clone,omitempty"`
+	Item    guestid.Item `json:"item,omitempty"`
+	Message string       `json:"message" schema:"req,nonempty"`
+	Fix     string       `json:"fix,omitempty"`
 }
 
 // cloneFailed says why a clone fails, "" when it passes: it did not come
@@ -68,7 +68,7 @@ func cloneFailed(c CloneResult) string {
 		return ""
 	}
 	if c.Verdict != nil && (c.Verdict.Status == "FAIL" || c.Verdict.Status == "ERROR") {
-		msg := fmt.Sprintf("guestcheck says %s (%d fail, %d error)", c.Verdict.Status, c.Verdict.Counts["fail"], c.Verdict.Counts["error"])
+		msg := fmt.Sprintf("guestcheck says %s (%d fail, %d error)", c.Verdict.Status, c.Verdict.Counts.Fail, c.Verdict.Counts.Error)
 		if len(c.Failing) > 0 {
 			msg += ": " + strings.Join(c.Failing, "; ")
 		}
@@ -232,7 +232,7 @@ func failures(clones []CloneResult, cols []guestid.Collision, tmpl TemplateIdent
 		if k, ok := keptItem(tmpl, g.Item); ok {
 			msg += ": " + k.Message
 		}
-		out = append(out, Failure{Item: string(g.Item), Message: msg, Fix: g.Fix})
+		out = append(out, Failure{Item: g.Item, Message: msg, Fix: g.Fix})
 	}
 	return out
 }

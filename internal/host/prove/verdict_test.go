@@ -27,7 +27,7 @@ func clone(n int, mid, key, host, inst, mac, addr string) CloneResult {
 		Interfaces: []guestid.Interface{{Name: "ens3", MAC: mac, Addresses: []string{addr}}},
 		Unread:     []string{"dhcp-client-id: guestcheck's report carries no identity", "mac-binding: guestcheck's report carries no identity"}}
 	return CloneResult{Name: "clone-" + string(rune('0'+n)), MAC: mac, Network: "192.0.2." + string(rune('0'+n)) + "/28", Boot: BootUp,
-		Verdict: &BootVerdict{Status: "PASS", Checks: 14, Counts: map[string]int{"pass": 14, "fail": 0, "error": 0, "warn": 0, "skip": 0}}, VerdictSource: SourceAgent,
+		Verdict: &BootVerdict{Status: "PASS", Checks: 14, Counts: Counts{Pass: 14}}, VerdictSource: SourceAgent,
 		Identity: id, IdentitySource: SourceAgent, Timings: Timings{Seed: 80, Boot: 31000, CloudInit: 64000, Guestcheck: 14000, Collection: 300},
 		Checks: []CheckVerdict{{ID: "cloud-init", Status: "pass", Summary: "cloud-init finished: done"},
 			{ID: "network-identity", Status: "pass", Summary: "the machine-id was made for this instance"},
@@ -70,17 +70,17 @@ func badReport() Report {
 	// guestcheck on the clones: network-identity fails on one, cannot
 	// judge on the other.
 	c1.Checks[1] = CheckVerdict{ID: "network-identity", Status: "fail", Summary: "/etc/machine-id predates cloud-init instance prove-abc-1"}
-	c1.Verdict = &BootVerdict{Status: "FAIL", Checks: 3, Counts: map[string]int{"pass": 1, "fail": 1, "error": 0, "warn": 0, "skip": 1}}
+	c1.Verdict = &BootVerdict{Status: "FAIL", Checks: 3, Counts: Counts{Pass: 1, Fail: 1, Skip: 1}}
 	c1.Failing = []string{"network-identity: /etc/machine-id predates cloud-init instance prove-abc-1"}
 	c2.Checks[1] = CheckVerdict{ID: "network-identity", Status: "error", Summary: "could not read /etc/machine-id: permission denied"}
-	c2.Verdict = &BootVerdict{Status: "ERROR", Checks: 3, Counts: map[string]int{"pass": 1, "fail": 0, "error": 1, "warn": 0, "skip": 1}}
+	c2.Verdict = &BootVerdict{Status: "ERROR", Checks: 3, Counts: Counts{Pass: 1, Error: 1, Skip: 1}}
 	c2.Failing = []string{"network-identity: could not read /etc/machine-id: permission denied"}
 	c3 := CloneResult{Name: "clone-3", MAC: "52:54:00:00:00:03", Network: "192.0.2.32/28", Boot: BootFailed,
 		Problem:     "the guest did not come up: You are in emergency mode. After logging in, type \"journalctl -xb\" to view",
 		ConsoleTail: []string{"[DEPEND] Dependency failed for data.mount - /data.", "You are in emergency mode. After logging in, type \"journalctl -xb\" to view", "Cannot open access to console, the root account is locked."},
 		Timings:     Timings{Seed: 90, Boot: 0}}
 	c4 := CloneResult{Name: "clone-4", MAC: "52:54:00:00:00:04", Network: "192.0.2.48/28", Boot: BootUp,
-		Verdict: &BootVerdict{Status: "FAIL", Checks: 14, Counts: map[string]int{"fail": 1, "error": 0, "warn": 0, "pass": 13, "skip": 0}}, VerdictSource: SourceConsole,
+		Verdict: &BootVerdict{Status: "FAIL", Checks: 14, Counts: Counts{Fail: 1, Pass: 13}}, VerdictSource: SourceConsole,
 		Notes: []string{"no guest agent answered: the boot verdict is the console's summary line, and identity was not compared for this clone"}}
 	return baseReport([]CloneResult{c1, c2, c3, c4}, TemplateIdentity{Read: true,
 		Identity: &guestid.Identity{MachineIDHash: hash(mid1), MachineIDState: "valid", Hostname: "debian",

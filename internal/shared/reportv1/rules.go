@@ -40,11 +40,14 @@ var Patterns = map[string]string{
 	"hex32":       `^[0-9a-f]{32}$`,
 	"fingerprint": `^SHA256:[A-Za-z0-9+/]{43}$`,
 	"hexbytes":    `^[0-9a-f]{2}(:[0-9a-f]{2})*$`,
+	"mac":         `^[0-9a-f]{2}(:[0-9a-f]{2}){5}$`,
 	"cidr":        `^[0-9a-fA-F.:]+/[0-9]{1,3}$`,
 	"date":        `^[0-9]{4}-[0-9]{2}-[0-9]{2}$`,
 	// datetime is what time.Time's UnmarshalJSON takes in form (RFC
 	// 3339); the calendar (a 30 February) it checks itself.
 	"datetime": `^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}([.,][0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$`,
+	// clone is the name sealprep prove gives each clone.
+	"clone": `^clone-[0-9]+$`,
 }
 
 // TypeRule is what a JSON document asks of every value of one Go type
@@ -199,16 +202,11 @@ var matchers = map[string]func(string) bool{
 	"fingerprint": func(s string) bool {
 		return len(s) == 50 && s[:7] == "SHA256:" && all(s[7:], isBase64)
 	},
-	"hexbytes": func(s string) bool {
-		if len(s)%3 != 2 {
-			return false
-		}
-		for i := 0; i < len(s); i++ {
-			if i%3 == 2 && s[i] != ':' || i%3 != 2 && !isLowerHex(s[i]) {
-				return false
-			}
-		}
-		return true
+	"hexbytes": isHexBytes,
+	"mac":      func(s string) bool { return len(s) == 17 && isHexBytes(s) },
+	"clone": func(s string) bool {
+		n, ok := strings.CutPrefix(s, "clone-")
+		return ok && n != "" && all(n, isDigit)
 	},
 	"cidr": func(s string) bool {
 		i := len(s) - 1
@@ -224,6 +222,19 @@ var matchers = map[string]func(string) bool{
 		return len(s) == 10 && s[4] == '-' && s[7] == '-' && all(s[:4], isDigit) && all(s[5:7], isDigit) && all(s[8:], isDigit)
 	},
 	"datetime": isDateTime,
+}
+
+// isHexBytes matches Patterns["hexbytes"].
+func isHexBytes(s string) bool {
+	if len(s)%3 != 2 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if i%3 == 2 && s[i] != ':' || i%3 != 2 && !isLowerHex(s[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // isDateTime matches Patterns["datetime"].

@@ -15,8 +15,8 @@ func TestMatchersArePatterns(t *testing.T) {
 		"SHA256:" + strings.Repeat("A", 43), "SHA256:" + strings.Repeat("+", 42), "00", "00:1f", "00:1F", "0:00", "00:",
 		"192.0.2.1/24", "fe80::1/64", "/24", "1/1234", "2026-12-07", "2026-1-07", "2026-12-07T10:00:00Z",
 		"2026-12-07T10:00:00.123+01:00", "2026-12-07T10:00:00,5-02:00", "2026-12-07T10:00:00.Z", "2026-12-07t10:00:00z",
-		"2026-12-07T10:00:00+0100", "2026-12-07T10:00Z", "é", "a\nb"}
-	const alphabet = "abcf09AFZ-:./+TzS,é\n"
+		"2026-12-07T10:00:00+0100", "2026-12-07T10:00Z", "é", "a\nb", "52:54:00:12:34:56", "52:54:00:12:34:5", "52:54:00:12:34:56:78", "clone-1", "clone-12", "clone-", "clone-1a"}
+	const alphabet = "abcf09AFZ-:./+TzS,é\nlone"
 	rng := rand.New(rand.NewPCG(1, 2))
 	for name, text := range Patterns {
 		re, m := regexp.MustCompile(text), matchers[name]

@@ -188,8 +188,11 @@ func (g *gen) str(rule reportv1.TypeRule, f reportv1.Field) obj {
 		s = append(s, kv{"minLength", 1})
 	}
 	if p := cmp.Or(f.Pattern, rule.Pattern); p != "" {
-		if p == "date" {
+		switch p {
+		case "date":
 			s = append(s, kv{"format", "date"})
+		case "datetime":
+			s = append(s, kv{"format", "date-time"}) // as a time.Time's
 		}
 		s = append(s, kv{"pattern", reportv1.Patterns[p]})
 	}

@@ -89,7 +89,7 @@ type Collision struct {
 	// never known here).
 	Value string `json:"value" schema:"req,nonempty" doc:"the shared value: a fingerprint, a DUID, a hostname; for the machine-id its application-specific hash; an address with its network in parentheses"`
 	// Members names the members that share it, sorted.
-	Members []string `json:"members" schema:"req,minitems=2" doc:"the VMs sharing it, sorted"`
+	Members []string `json:"members" schema:"req,nonempty,minitems=2" doc:"the VMs sharing it, sorted"`
 	// Fix is Fix(Item).
 	Fix string `json:"fix" schema:"req,nonempty"`
 }

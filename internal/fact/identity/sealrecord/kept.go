@@ -16,14 +16,14 @@ const maxReason = 1000
 // choice is told alike wherever it shows.
 type Item struct {
 	// Op is the operation (or "preflight", the root as a whole).
-	Op string `json:"op"`
+	Op string `json:"op" schema:"req,nonempty" doc:"the operation, or preflight (the root as a whole)"`
 	// Forced is true for a refusal --force passed, false for an operation
 	// --ops dropped; Path is what the refusal named.
-	Forced bool   `json:"forced,omitempty"`
-	Path   string `json:"path,omitempty"`
+	Forced bool   `json:"forced,omitempty" doc:"a refusal --force passed; absent: an operation left out of --ops"`
+	Path   string `json:"path,omitempty" doc:"what the forced refusal named"`
 	// Message names the item, says it was kept by choice and what every
 	// clone gets from it, on one line.
-	Message string `json:"message"`
+	Message string `json:"message" schema:"req,nonempty" doc:"one line: the item, that it was kept by choice, and what every clone gets from it"`
 }
 
 // Wording is how the record tells an operation --ops dropped: what a
