@@ -19,6 +19,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/host/fleet"
 	"github.com/guestcheck/guestcheck/internal/host/fleet/kubevirt"
+	"github.com/guestcheck/guestcheck/internal/shared/clean"
 	"github.com/guestcheck/guestcheck/internal/shared/cli"
 	"github.com/guestcheck/guestcheck/internal/shared/report"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
@@ -327,7 +328,7 @@ func (o *fleetOptions) surveyOnce(ctx context.Context, sources []fleet.Source, s
 	targets, errs := fleet.Targets(ctx, sources, o.names)
 	if tty.Is(stderr) {
 		so.Progress = func(done, total int, vm fleet.VM) {
-			fmt.Fprintf(stderr, "\r\033[Ksurveyed %d/%d VMs, last %s: %s", done, total, report.CleanText(vm.Name), vm.Status)
+			fmt.Fprintf(stderr, "\r\033[Ksurveyed %d/%d VMs, last %s: %s", done, total, clean.Text(vm.Name), vm.Status)
 			if done == total {
 				io.WriteString(stderr, "\r\033[K")
 			}

@@ -223,7 +223,7 @@ func TestGuestIDLinksNoNetlink(t *testing.T) {
 // (schema, which guestcheck fleet --merge checks surveys against).
 var leaves = []string{
 	"internal/shared/junitxml", "internal/host/image/imgfmt", "internal/shared/hostrule",
-	"internal/shared/suggest", "internal/shared/buildinfo", "internal/shared/reportv1", "docs", "schema",
+	"internal/shared/suggest", "internal/shared/buildinfo", "internal/shared/clean", "internal/shared/reportv1", "docs", "schema",
 }
 
 // TestLeavesImportNothing holds the leaf packages to that rule.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/guestcheck/guestcheck/internal/shared/report"
+	"github.com/guestcheck/guestcheck/internal/shared/clean"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
@@ -19,7 +19,7 @@ import (
 func dirtyStrings(v reflect.Value, dirty *[]string) int {
 	switch v.Kind() {
 	case reflect.String:
-		if s := v.String(); report.CleanText(s) != s {
+		if s := v.String(); clean.Text(s) != s {
 			*dirty = append(*dirty, s)
 		}
 		return 1
@@ -62,7 +62,7 @@ func checkShown(t *testing.T, format string, out []byte) {
 		t.Errorf("%s: not UTF-8", format)
 	}
 	for _, r := range string(out) {
-		if r != '\n' && report.CleanRune(r) != r {
+		if r != '\n' && clean.Rune(r) != r {
 			t.Errorf("%s: %U in the output", format, r)
 			break
 		}
@@ -149,7 +149,7 @@ func TestMergedNamesAreCleaned(t *testing.T) {
 			t.Fatalf("%s: %v", format, err)
 		}
 		checkShown(t, format, out.Bytes())
-		if format == FormatText && !strings.Contains(out.String(), "shares machine-id with vm-bravo"+report.CleanText(testenv.Hostile)) {
+		if format == FormatText && !strings.Contains(out.String(), "shares machine-id with vm-bravo"+clean.Text(testenv.Hostile)) {
 			t.Errorf("text: no collision naming the cleaned VM:\n%s", out.String())
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
+	"github.com/guestcheck/guestcheck/internal/shared/clean"
 	"github.com/guestcheck/guestcheck/internal/shared/report"
 	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
@@ -313,9 +314,9 @@ func ExitCode(r Result) int {
 }
 
 // oneLine makes text from a guest fit one line of a table or a log:
-// report.CleanText's, its runs of spaces one, at most max runes.
+// clean.Text's, its runs of spaces one, at most max runes.
 func oneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(report.CleanText(s)), " ")
+	s = strings.Join(strings.Fields(clean.Text(s)), " ")
 	if r := []rune(s); len(r) > max {
 		s = string(r[:max-1]) + "…"
 	}

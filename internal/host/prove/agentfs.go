@@ -68,7 +68,7 @@ func agentErr(err error) error {
 	case strings.Contains(qe.Desc, "Permission denied"):
 		return iofs.ErrPermission
 	}
-	return errors.New(clean(qe.Desc))
+	return errors.New(cleanLine(qe.Desc))
 }
 
 // exists reports whether the guest has a readable file at p, by
@@ -151,7 +151,7 @@ func findErr(stderr []byte) error {
 	case strings.Contains(s, "Permission denied"):
 		return iofs.ErrPermission
 	}
-	return fmt.Errorf("find: %s", clean(s))
+	return fmt.Errorf("find: %s", cleanLine(s))
 }
 
 // findKinds maps find's %y letters onto fs kinds.
@@ -169,7 +169,7 @@ func parseFind(out []byte) ([]fs.Entry, error) {
 		}
 		f := strings.SplitN(string(rec), " ", 9)
 		if len(f) != 9 {
-			return es, fmt.Errorf("find printed %q, not an entry", clean(string(rec)))
+			return es, fmt.Errorf("find printed %q, not an entry", cleanLine(string(rec)))
 		}
 		kind, ok := findKinds[f[0]]
 		perm, err1 := strconv.ParseUint(f[1], 8, 32)
@@ -180,7 +180,7 @@ func parseFind(out []byte) ([]fs.Entry, error) {
 		mt, err6 := strconv.ParseFloat(f[6], 64)
 		ct, err7 := strconv.ParseFloat(f[7], 64)
 		if err := errors.Join(err1, err2, err3, err4, err5, err6, err7); !ok || err != nil {
-			return es, fmt.Errorf("find printed %q, not an entry", clean(string(rec)))
+			return es, fmt.Errorf("find printed %q, not an entry", cleanLine(string(rec)))
 		}
 		es = append(es, fs.Entry{Name: f[8], Kind: kind, Perm: uint32(perm), Size: size, UID: uint32(uid), GID: uint32(gid),
 			Nlink: uint32(nlink), Mtime: epoch(mt), Ctime: epoch(ct)})

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/guestcheck/guestcheck/internal/shared/report"
+	"github.com/guestcheck/guestcheck/internal/shared/clean"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
@@ -34,7 +34,7 @@ func TestEveryStringIsCleaned(t *testing.T) {
 			t.Errorf("%s: not UTF-8", name)
 		}
 		for _, c := range out {
-			if c != '\n' && report.CleanRune(c) != c {
+			if c != '\n' && clean.Rune(c) != c {
 				t.Errorf("%s: %U in the output", name, c)
 				break
 			}
@@ -54,7 +54,7 @@ func TestEveryStringIsCleaned(t *testing.T) {
 			t.Errorf("%s: the hostile text is not in the output at all", name)
 		}
 	}
-	if r2 := report.Clean(r); r2.Clones[0].Name == r.Clones[0].Name {
+	if r2 := clean.Value(r); r2.Clones[0].Name == r.Clones[0].Name {
 		t.Error("the report's strings were written by a renderer, or Clean did nothing")
 	}
 }

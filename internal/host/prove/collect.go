@@ -65,7 +65,7 @@ var BaselineCodes = []string{"ssh-auth-baseline", "ssh-auth-conditional", "ssh-p
 func checkVerdicts(r reportv1.Report) []CheckVerdict {
 	out := make([]CheckVerdict, 0, len(r.Checks))
 	for _, c := range r.Checks {
-		out = append(out, CheckVerdict{ID: clean(c.ID), Status: clean(string(c.Status)), Summary: clean(c.Summary), Baseline: baselineOnly(c)})
+		out = append(out, CheckVerdict{ID: cleanLine(c.ID), Status: cleanLine(string(c.Status)), Summary: cleanLine(c.Summary), Baseline: baselineOnly(c)})
 	}
 	return out
 }
@@ -76,7 +76,7 @@ func failing(r reportv1.Report) []string {
 	var out []string
 	for _, c := range r.Checks {
 		if (c.Status == reportv1.Fail || c.Status == reportv1.Error) && !baselineOnly(c) {
-			out = append(out, clean(c.ID+": "+c.Summary))
+			out = append(out, cleanLine(c.ID+": "+c.Summary))
 		}
 	}
 	return out
@@ -90,7 +90,7 @@ func baselineFindings(r reportv1.Report) []string {
 	for _, c := range r.Checks {
 		for _, f := range c.Findings {
 			if counts(f) && slices.Contains(BaselineCodes, f.Code) {
-				out = append(out, clean(c.ID+": "+f.Code+": "+f.Message))
+				out = append(out, cleanLine(c.ID+": "+f.Code+": "+f.Message))
 			}
 		}
 	}
@@ -134,12 +134,12 @@ func AgentIdentity(ctx context.Context, a qga.Agent) (guestid.Identity, sealreco
 	id.Interfaces = nil
 	if id.Hostname == "" {
 		if h, err := qga.HostName(ctx, a); err == nil {
-			id.Hostname = clean(h)
+			id.Hostname = cleanLine(h)
 		}
 	}
 	ifs, err := qga.Interfaces(ctx, a)
 	if err != nil {
-		id.Unread = append(id.Unread, "interfaces: "+clean(err.Error()))
+		id.Unread = append(id.Unread, "interfaces: "+cleanLine(err.Error()))
 	}
 	id.Interfaces = agentInterfaces(ifs)
 	return id, sealHash
@@ -153,7 +153,7 @@ func agentInterfaces(ifs []qga.Interface) []guestid.Interface {
 		if i.Name == "lo" || i.HardwareAddress == "" || i.HardwareAddress == "00:00:00:00:00:00" {
 			continue
 		}
-		g := guestid.Interface{Name: clean(i.Name), MAC: strings.ToLower(clean(i.HardwareAddress))}
+		g := guestid.Interface{Name: cleanLine(i.Name), MAC: strings.ToLower(cleanLine(i.HardwareAddress))}
 		for _, a := range i.IPAddresses {
 			ip, err := netip.ParseAddr(a.Address)
 			if err != nil || !ip.IsGlobalUnicast() || ip.IsLinkLocalUnicast() {

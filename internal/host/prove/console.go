@@ -113,7 +113,7 @@ func (c *Console) feed(b []byte) {
 	// A prompt waits without a newline.
 	p := string(c.partial)
 	if deadLines.MatchString(p) && c.dead == "" {
-		c.dead = clean(p)
+		c.dead = cleanLine(p)
 	}
 	if _, ok := c.marks["login"]; !ok && loginLine.MatchString(p) {
 		c.marks["login"] = time.Since(c.start)
@@ -153,7 +153,7 @@ func (c *Console) line(l string) {
 		}
 	}
 	// Cleaned too: an escape in the middle of a dead line hides nothing.
-	if cl := clean(l); c.dead == "" && (deadLines.MatchString(l) || deadLines.MatchString(cl)) {
+	if cl := cleanLine(l); c.dead == "" && (deadLines.MatchString(l) || deadLines.MatchString(cl)) {
 		c.dead = cl
 	}
 }
@@ -191,7 +191,7 @@ func (c *Console) Tail() []string {
 func tailOf(b []byte, n int) []string {
 	var out []string
 	for _, l := range strings.Split(string(b), "\n") {
-		if l = clean(l); l != "" {
+		if l = cleanLine(l); l != "" {
 			out = append(out, l)
 		}
 	}
@@ -217,10 +217,10 @@ const (
 	lineBytes = 512
 )
 
-// clean makes one console line safe to print: escapes and control
+// cleanLine makes one console line safe to print: escapes and control
 // characters out, key bodies left out, at most 300 characters and 512
 // bytes.
-func clean(s string) string { return safeText(s, lineRunes, lineBytes) }
+func cleanLine(s string) string { return safeText(s, lineRunes, lineBytes) }
 
 // safeText makes guest text safe for a terminal, JSON and XML: terminal
 // escapes, invalid UTF-8, C0 and C1 controls, DEL and the bidirectional

@@ -125,10 +125,10 @@ func TestConsoleBounds(t *testing.T) {
 			t.Errorf("a tail line of %d characters", len(l))
 		}
 	}
-	if got := clean("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICefWEQ5e5imFc0DUm2CPlIBRYBzstQE8t9Tk2/WzbdV root@prove-2"); got != "ssh-ed25519 [key left out] root@prove-2" {
+	if got := cleanLine("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAICefWEQ5e5imFc0DUm2CPlIBRYBzstQE8t9Tk2/WzbdV root@prove-2"); got != "ssh-ed25519 [key left out] root@prove-2" {
 		t.Errorf("a host key line: %q", got)
 	}
-	if got := clean("a\x1b[31mred\x1b[0m\x00\x07b\tc"); got != "aredb c" {
+	if got := cleanLine("a\x1b[31mred\x1b[0m\x00\x07b\tc"); got != "aredb c" {
 		t.Errorf("clean: %q", got)
 	}
 }

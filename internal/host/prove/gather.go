@@ -23,7 +23,7 @@ func (r *cloneRun) collect(ctx context.Context, a *qga.Client) {
 	name := r.clone.Name
 	gc, err := r.hasGuestcheck(ctx, a)
 	if err != nil {
-		r.res.Problem = "the guest agent stopped answering: " + clean(err.Error())
+		r.res.Problem = "the guest agent stopped answering: " + cleanLine(err.Error())
 		r.fail(ctx)
 		return
 	}
@@ -100,7 +100,7 @@ func (r *cloneRun) waitReport(ctx context.Context, a qga.Agent) (reportv1.Report
 				// Beside the clone's console and disk, so that --keep
 				// keeps the report prove judged by.
 				if werr := os.WriteFile(filepath.Join(r.clone.Dir, "report.json"), b, 0o644); werr != nil {
-					r.res.Notes = append(r.res.Notes, "the report was not kept: "+clean(werr.Error()))
+					r.res.Notes = append(r.res.Notes, "the report was not kept: "+cleanLine(werr.Error()))
 				}
 				return rep, nil
 			}

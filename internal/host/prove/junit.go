@@ -5,8 +5,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/guestcheck/guestcheck/internal/shared/clean"
 	"github.com/guestcheck/guestcheck/internal/shared/junitxml"
-	"github.com/guestcheck/guestcheck/internal/shared/report"
 )
 
 // WriteJUnit renders the report for a CI page: a suite "clones" with,
@@ -19,7 +19,7 @@ import (
 // text holds the message, the fix and, for a clone that did not boot, the
 // console tail; an item that was not compared is skipped.
 func WriteJUnit(w io.Writer, r Report) error {
-	r = report.Clean(r) // guests' text, as every output shows it
+	r = clean.Value(r) // guests' text, as every output shows it
 	ts := junitxml.Timestamp(r.StartedAt)
 	// The report names no host, so both suites take the schema's
 	// "localhost".

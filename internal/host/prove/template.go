@@ -21,12 +21,12 @@ func OfflineTemplate(stateDir string) TemplateReader {
 			if errors.As(err, &ref) {
 				return TemplateIdentity{NotRead: ref.Reason}
 			}
-			return TemplateIdentity{NotRead: clean(err.Error())}
+			return TemplateIdentity{NotRead: cleanLine(err.Error())}
 		}
 		defer s.Close()
 		root, err := fs.Open(s.Root)
 		if err != nil {
-			return TemplateIdentity{NotRead: clean(err.Error())}
+			return TemplateIdentity{NotRead: cleanLine(err.Error())}
 		}
 		defer root.Close()
 		return ReadTemplateRoot(root)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
-	"github.com/guestcheck/guestcheck/internal/shared/report"
+	"github.com/guestcheck/guestcheck/internal/shared/clean"
 )
 
 // itemHeads are the text table's short column heads, in guestid.GuestItems
@@ -25,7 +25,7 @@ var itemHeads = map[guestid.Item]string{
 // clones (boot, verdict, each identity item distinct or shared), the
 // template, the failures with their fixes, the phases and a verdict line.
 func WriteText(w io.Writer, r Report) error {
-	r = report.Clean(r) // guests' text, as every output shows it
+	r = clean.Value(r) // guests' text, as every output shows it
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "sealprep prove %s (%s): %d %s, %s (%s), %s (%s)\n", r.Image.File, r.Image.Format,
 		len(r.Clones), plural(len(r.Clones), "clone", "clones"), r.Accel, r.AccelReason, r.Firmware, r.FirmwareReason)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/guestcheck/guestcheck/internal/shared/clean"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
@@ -40,8 +41,8 @@ func TestLineFormatsAreClean(t *testing.T) {
 		case FormatJSON, FormatJSONL, FormatJUnit:
 			continue // escaped, line breaks kept for the programs reading them
 		case FormatText:
-			if clean := render(t, Clean(r), f, o); !bytes.Equal(out, clean) {
-				t.Errorf("text: not what the cleaned report renders:\n%s\nwant\n%s", out, clean)
+			if want := render(t, clean.Value(r), f, o); !bytes.Equal(out, want) {
+				t.Errorf("text: not what the cleaned report renders:\n%s\nwant\n%s", out, want)
 			}
 		default:
 			for _, line := range strings.Split(string(out), "\n") {
@@ -52,7 +53,7 @@ func TestLineFormatsAreClean(t *testing.T) {
 			}
 		}
 		for _, c := range string(out) {
-			if c != '\n' && CleanRune(c) != c {
+			if c != '\n' && clean.Rune(c) != c {
 				t.Errorf("%s: %U in the output", f, c)
 				break
 			}
@@ -61,25 +62,5 @@ func TestLineFormatsAreClean(t *testing.T) {
 	// Clean copies what it changes and leaves r as it was.
 	if r.Checks[0].Summary != testenv.Hostile {
 		t.Error("Clean changed the report it was given")
-	}
-}
-
-// TestCleanText: what is kept, what becomes a space and what U+FFFD.
-func TestCleanText(t *testing.T) {
-	for in, want := range map[string]string{
-		"web-1 ünïcode 名前":            "web-1 ünïcode 名前",
-		"a\nb\r\nc\td":                "a b  c d",
-		"\x1b[31mred":                 "\uFFFD[31mred",
-		"\u009b31m \u0085":            "\uFFFD31m  ",
-		"\u202eevil\u202c \u2067x":    "\uFFFDevil\uFFFD \uFFFDx",
-		"bad\xffutf8":                 "bad\uFFFDutf8",
-		"line\u2028sep\u2029par\x00n": "line sep par\uFFFDn",
-	} {
-		if got := CleanText(in); got != want {
-			t.Errorf("CleanText(%q) = %q, want %q", in, got, want)
-		}
-		if got := CleanText(in); !isClean(got) {
-			t.Errorf("CleanText(%q) = %q, which is not clean", in, got)
-		}
 	}
 }

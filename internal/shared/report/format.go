@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/guestcheck/guestcheck/internal/shared/clean"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -55,7 +56,7 @@ type Options struct {
 }
 
 // Render writes r in format f. Text shows r's strings cleaned
-// (CleanText): each on one line, without escape sequences, other control
+// (clean.Text): each on one line, without escape sequences, other control
 // characters or bidi overrides; Nagios and TAP lines likewise. The
 // structured formats keep a finding's line breaks and escape what their
 // syntax needs (JSON, YAML in TAP, XML, Prometheus labels), for the
@@ -63,7 +64,7 @@ type Options struct {
 // guest's report.
 func Render(w io.Writer, r Report, f Format, o Options) error {
 	if f == FormatText {
-		r = Clean(r)
+		r = clean.Value(r)
 	}
 	switch f {
 	case FormatText:

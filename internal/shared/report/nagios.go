@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/guestcheck/guestcheck/internal/shared/clean"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -218,8 +219,8 @@ func nagiosPerfdata(r Report) string {
 }
 
 // nagiosText makes s safe for one line of plugin output: no pipe (it would
-// start performance data), CleanText's line breaks as spaces and other
+// start performance data), clean.Text's line breaks as spaces and other
 // control and bidi characters as U+FFFD, and valid UTF-8.
 func nagiosText(s string) string {
-	return strings.ReplaceAll(CleanText(s), "|", "¦")
+	return strings.ReplaceAll(clean.Text(s), "|", "¦")
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
+	"github.com/guestcheck/guestcheck/internal/shared/clean"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -133,16 +134,16 @@ func millis(ms int64) string {
 // PromEscape escapes a label value as the exposition format requires
 // (backslash, double quote, newline) and replaces invalid UTF-8, which
 // Prometheus's parser rejects. The other control characters and bidi
-// characters are CleanText's, so that a .prom file shown with cat or
+// characters are clean.Text's, so that a .prom file shown with cat or
 // less cannot drive the terminal. guestcheck fleet's /metrics uses it
 // too.
 func PromEscape(s string) string {
-	if !isClean(s) {
+	if !clean.IsClean(s) {
 		s = strings.Map(func(r rune) rune {
 			if r == '\n' {
 				return r // escaped below
 			}
-			return CleanRune(r)
+			return clean.Rune(r)
 		}, strings.ToValidUTF8(s, "\uFFFD"))
 	}
 	if !strings.ContainsAny(s, "\\\"\n") {

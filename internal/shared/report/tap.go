@@ -10,6 +10,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/guestcheck/guestcheck/internal/shared/clean"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -142,7 +143,7 @@ func yamlQuote(s string) string {
 			fmt.Fprintf(&b, `\x%02x`, r)
 		case r == utf8.RuneError && size == 1, r >= 0x80 && r < 0xa0, r == 0xfeff, r == 0xfffe, r == 0xffff:
 			b.WriteRune('\uFFFD')
-		case isBidi(r) || r == 0x2028 || r == 0x2029:
+		case clean.IsBidi(r) || r == 0x2028 || r == 0x2029:
 			// A terminal or a CI page showing the YAML would
 			// reorder or break the lines around them.
 			b.WriteRune('\uFFFD')
@@ -163,12 +164,12 @@ func tapText(s string) string {
 }
 
 // tapLine is s on one line, in valid UTF-8, for a TAP comment: control
-// characters a space, bidi characters U+FFFD (CleanText's).
+// characters a space, bidi characters U+FFFD (clean.Text's).
 func tapLine(s string) string {
 	return strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {
 			return ' '
 		}
-		return CleanRune(r)
+		return clean.Rune(r)
 	}, strings.ToValidUTF8(s, "\uFFFD"))
 }

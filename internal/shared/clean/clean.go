@@ -1,4 +1,5 @@
-package report
+// Package clean makes text from outside guestcheck safe to show.
+package clean
 
 import (
 	"reflect"
@@ -13,23 +14,23 @@ import (
 // so that no such string puts escape sequences, line breaks or
 // reordered text on an operator's terminal, a log or a dashboard: the
 // text report after Clean, Nagios and TAP lines and Prometheus labels
-// through CleanText and CleanRune, and every output of guestcheck fleet
+// through Text and Rune, and every output of guestcheck fleet
 // after Clean.
 
-// CleanText is s safe to show: valid UTF-8 (invalid bytes become
+// Text is s safe to show: valid UTF-8 (invalid bytes become
 // U+FFFD), line breaks and tabs a space, and every other control
 // character (C0, DEL, C1, which includes the 8-bit CSI) and every bidi
 // override or isolate (which would reorder what a terminal shows) U+FFFD,
 // so that tampering stays visible.
-func CleanText(s string) string {
-	if isClean(s) {
+func Text(s string) string {
+	if IsClean(s) {
 		return s
 	}
-	return strings.Map(CleanRune, strings.ToValidUTF8(s, "\uFFFD"))
+	return strings.Map(Rune, strings.ToValidUTF8(s, "\uFFFD"))
 }
 
-// isClean is whether CleanText would leave s as it is.
-func isClean(s string) bool {
+// IsClean is whether Text would leave s as it is.
+func IsClean(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x7f {
 			// Past ASCII: decode the rest.
@@ -37,7 +38,7 @@ func isClean(s string) bool {
 				return false
 			}
 			for _, r := range s[i:] {
-				if CleanRune(r) != r {
+				if Rune(r) != r {
 					return false
 				}
 			}
@@ -47,31 +48,31 @@ func isClean(s string) bool {
 	return true
 }
 
-// CleanRune is r as CleanText shows it.
-func CleanRune(r rune) rune {
+// Rune is r as Text shows it.
+func Rune(r rune) rune {
 	switch {
 	case r == '\t' || r == '\n' || r == '\v' || r == '\f' || r == '\r' || r == 0x85 || r == 0x2028 || r == 0x2029:
 		return ' '
-	case unicode.IsControl(r) || isBidi(r):
+	case unicode.IsControl(r) || IsBidi(r):
 		return '\uFFFD'
 	}
 	return r
 }
 
-// isBidi is whether r is a bidirectional formatting character: the
+// IsBidi is whether r is a bidirectional formatting character: the
 // marks, embeddings, overrides and isolates of Unicode's bidi algorithm
 // ("Trojan Source").
-func isBidi(r rune) bool {
+func IsBidi(r rune) bool {
 	return r == 0x061C || r == 0x200E || r == 0x200F || r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069
 }
 
-// Clean is v with every string in it, at any depth, CleanText'd: struct
+// Value is v with every string in it, at any depth, Text'd: struct
 // fields, slices, maps (keys too) and what pointers point to. Found by
 // reflection, so that a field added later is cleaned too. Only what
 // changes is copied: v and what it points to are never written, since
 // a result is rendered more than once, and under guestcheck fleet
 // --listen while scrapes read it.
-func Clean[T any](v T) T {
+func Value[T any](v T) T {
 	out, changed := cleanValue(reflect.ValueOf(&v).Elem())
 	if !changed {
 		return v
@@ -86,11 +87,11 @@ func cleanValue(v reflect.Value) (reflect.Value, bool) {
 	switch v.Kind() {
 	case reflect.String:
 		s := v.String()
-		if isClean(s) {
+		if IsClean(s) {
 			return v, false
 		}
 		out := reflect.New(v.Type()).Elem()
-		out.SetString(CleanText(s))
+		out.SetString(Text(s))
 		return out, true
 	case reflect.Pointer:
 		if v.IsNil() {
