@@ -5,6 +5,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/identity"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/appid"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -58,8 +59,11 @@ func JudgeFirmwareMachineID(machineID, productUUID string) []runner.Finding {
 		if form != mid {
 			continue
 		}
-		d := map[string]string{"file": MachineIDPath, "machine_id": mid, "product_uuid_file": ProductUUIDPath,
-			"product_uuid": productUUID, "source": "firmware"}
+		// Neither the ID nor the UUID it equals goes into the report:
+		// machine-id(5) asks that the ID not be exposed; its hash is
+		// the report's machine_id_hash, so that it still compares.
+		h, _ := appid.MachineIDHash(mid)
+		d := map[string]string{"file": MachineIDPath, "machine_id_hash": h, "product_uuid_file": ProductUUIDPath, "source": "firmware"}
 		if i == 1 {
 			d["byte_order"] = "first three fields swapped"
 		}
