@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/fact/identity"
-	"github.com/guestcheck/guestcheck/internal/fact/identity/appid"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
@@ -253,26 +252,8 @@ func readFix(code runner.Code, isRoot bool, p string, err error) string {
 	return code.CaseFix("when the file cannot be opened for another reason", "path", p)
 }
 
-// ShowInstanceID is a cloud-init instance-id (or its directory's name)
-// as a message shows it: as it is, unless it is a UUID, which may be the
-// machine-id itself (KubeVirt makes the firmware UUID the NoCloud
-// instance-id, and systemd on KVM makes the same UUID the machine-id):
-// that one is shown as "hash " and the first 8 digits of its
-// application-specific hash, as fleet shows the machine-id's.
-func ShowInstanceID(id string) string {
-	if h, ok := appid.UUIDHash(id); ok {
-		return "hash " + h[:8] + "..."
-	}
-	return id
-}
+// ShowInstanceID is identity.ShowInstanceID.
+func ShowInstanceID(id string) string { return identity.ShowInstanceID(id) }
 
-// instanceIDDetail puts an instance-id into d under key, or, when it is
-// a UUID, its application-specific hash under key+"_hash" (the hash
-// the report's machine_id_hash would have for the same digits).
-func instanceIDDetail(d map[string]string, key, id string) {
-	if h, ok := appid.UUIDHash(id); ok {
-		d[key+"_hash"] = h
-		return
-	}
-	d[key] = id
-}
+// instanceIDDetail is identity.InstanceIDDetail.
+func instanceIDDetail(d map[string]string, key, id string) { identity.InstanceIDDetail(d, key, id) }
