@@ -93,7 +93,7 @@ func JudgeCopyKeptInstance(ev identity.CloneEvidence, c CopyEvidence, t *netstat
 		kept = "instance state (rendered network config, per-instance modules already run)"
 	}
 	return []runner.Finding{CodeIDCopyKeptInstance.New(runner.Fail,
-		fmt.Sprintf("this VM is a copy that kept its source's cloud-init instance %s: the instance was set up for MAC %s, which no NIC here has, and no new instance began; it shares the source's %s",
+		fmt.Sprintf("cloud-init instance %s was set up for MAC %s, which no NIC here has, and no new instance began: this VM is a copy that kept its source's instance and shares its %s (unless its own MAC changed)",
 			inst, strings.Join(macs, ", "), kept), d,
 		CodeIDCopyKeptInstance.Fixf())}
 }

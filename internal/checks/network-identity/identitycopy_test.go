@@ -73,7 +73,7 @@ func TestJudgeCopyKeptInstance(t *testing.T) {
 			}
 			assertConventions(t, fs, Codes)
 			f := fs[0]
-			if f.Detail["shares"] != c.shares || !strings.Contains(f.Message, "MAC 52:54:00:aa:bb:01, which no NIC here has") ||
+			if f.Detail["shares"] != c.shares || !strings.Contains(f.Message, "was set up for MAC 52:54:00:aa:bb:01, which no NIC here has, and no new instance began: this VM is a copy that kept its source's instance and shares its "+c.shares[len("cloud-init instance, "):]+" (unless its own MAC changed)") ||
 				f.Detail["nics"] != "eth0 52:54:00:00:00:02" || f.Detail["instance_macs"] != "52:54:00:aa:bb:01 (/var/lib/cloud/instance/network-config.json:1)" {
 				t.Errorf("finding %+v", f)
 			}
