@@ -59,7 +59,9 @@ var items = []item{
 		match: func(a action) bool { return strings.HasPrefix(a.Path, "/var/lib/cloud/") },
 		// Off the running system guestcheck judges the instance only in a
 		// template (a guest's instance is its own).
-		check: "network-identity", codes: []string{"identity-instance-ok", "identity-template-instance"}},
+		// identity-copy-kept-instance is the running copy's side of the
+		// same item (live only: under --root there are no NICs).
+		check: "network-identity", codes: []string{"identity-instance-ok", "identity-template-instance", "identity-copy-kept-instance"}},
 	// A DHCP client identifier derived from the machine ID (networkd's
 	// DUID, NetworkManager's duid and stable) is shared only when the ID,
 	// or NetworkManager's secret key, is: the item is sealed when they and

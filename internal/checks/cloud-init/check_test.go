@@ -13,6 +13,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/testenv"
 
 	"github.com/guestcheck/guestcheck/internal/checks/cloud-init/cloudinittest"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/appid"
 	"github.com/guestcheck/guestcheck/internal/fact/systemd"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
@@ -124,6 +125,17 @@ func TestCloudInitCheck(t *testing.T) {
 				if d[k] != v {
 					t.Errorf("detail %s = %q, want %q", k, d[k], v)
 				}
+			}
+		}},
+		// KubeVirt's NoCloud instance-id is the firmware UUID, which
+		// systemd on KVM makes the machine-id: only its hash is shown.
+		{name: "done, a UUID instance-id", root: func(t *testing.T) *cloudinittest.Root {
+			return ciBooted(t, 5*time.Minute).Write(StatusPath, ciDone).Write(ResultPath, ciResultOK).
+				Write(InstanceDataPath, `{"v1": {"instance_id": "4c4c4544-0042-3510-8056-b4c04f4d3232", "cloud_name": "nocloud"}}`)
+		}, want: []string{"pass cloud-init-done"}, check: func(t *testing.T, fs []runner.Finding, _ string) {
+			d := fs[0].Detail
+			if h, _ := appid.UUIDHash("4c4c4544-0042-3510-8056-b4c04f4d3232"); d["instance_id_hash"] != h || d["instance_id"] != "" {
+				t.Errorf("detail instance_id %q, instance_id_hash %q, want only the hash %s", d["instance_id"], d["instance_id_hash"], h)
 			}
 		}},
 		{name: "done, epoch timestamps before 24.2", root: func(t *testing.T) *cloudinittest.Root {

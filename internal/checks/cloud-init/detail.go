@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/guestcheck/guestcheck/internal/fact/identity"
 	"github.com/guestcheck/guestcheck/internal/fact/systemd"
 	"github.com/guestcheck/guestcheck/internal/parse/cloudinitstatus"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
@@ -38,8 +39,10 @@ func baseDetail(f Facts, st *State) map[string]string {
 	}
 	addTimeDetail(d, st)
 	if id := f.Snap.InstanceData; id != nil {
-		d = runner.Detail(d, "instance_id", id.InstanceID, "cloud_name", id.CloudName, "platform", id.Platform,
+		d = runner.Detail(d, "cloud_name", id.CloudName, "platform", id.Platform,
 			"subplatform", id.Subplatform, "local_hostname", id.LocalHostname)
+		// A UUID instance-id may be the machine-id itself: only its hash.
+		identity.InstanceIDDetail(d, "instance_id", id.InstanceID)
 	}
 	d = runner.Detail(d, "datasource_detail", st.DatasourceRaw)
 	for p, note := range f.Snap.Notes {

@@ -46,7 +46,8 @@ func RunIdentity(ctx context.Context, env *runner.Env) []runner.Finding {
 	fs = append(fs, JudgeTemplateMachineID(ev)...)
 	fs = append(fs, JudgeTemplateLeaks(ev)...)
 	fs = append(fs, JudgeTemplateInstance(ev)...)
-	cfg := ReadNetworkConfig(env.Root)
+	facts := netconf.ReadFacts(env.Root)
+	cfg := NetworkConfigOf(facts)
 	cfg.Live, cfg.IsRoot = env.Live, env.IsRoot
 	fs = append(fs, JudgeConfigFiles(cfg)...)
 	fs = append(fs, JudgeDHCPIdentityIn(cfg, ev)...)
@@ -78,7 +79,10 @@ func RunIdentity(ctx context.Context, env *runner.Env) []runner.Finding {
 		return append(fs, identityKernelError(err))
 	}
 	netstate.MarkDevices(env.Root, snap.Links)
-	return append(fs, JudgeMACBindings(cfg.Bindings, netstate.NewTopology(snap))...)
+	topo := netstate.NewTopology(snap)
+	fs = append(fs, JudgeCopyKeptInstance(ev, CopyEvidence{InstanceMACs: netconf.CloudInitMACs(facts),
+		HostKeysBeforeBoot: ReadHostKeysBefore(env.Root, ev.BootTime, identity.LstatTimes)}, topo)...)
+	return append(fs, JudgeMACBindings(cfg.Bindings, topo)...)
 }
 
 func identityKernelError(err error) runner.Finding {

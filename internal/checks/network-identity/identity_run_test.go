@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -133,6 +134,23 @@ func TestNetworkIdentityMACBindingsLive(t *testing.T) {
 		if f := mustFind(t, fs, "identity-mac-binding-stale"); f.Status != runner.Warn {
 			t.Errorf("finding = %+v", f)
 		}
+	})
+	// Issue #40 item 7: a booted VM's disk restored as a new VM the
+	// Harvester way. The NIC came up on its new MAC, and cloud-init saw
+	// no new instance: a copy that kept its source's identity.
+	t.Run("a copy on a new MAC that kept its source's instance", func(t *testing.T) {
+		ns := nstest.New(t)
+		ns.NIC(t, "enp1s0", "52:54:00:65:43:21", "192.0.2.10/24")
+		files := maps.Clone(base)
+		files["/var/lib/cloud/data/instance-id"] = "i-source\n"
+		files["/var/lib/cloud/data/previous-instance-id"] = "i-source\n"
+		fs := RunIdentity(context.Background(), liveEnv(writeRoot(t, files), ns, nil))
+		assertConventions(t, fs, Codes)
+		f := mustFind(t, fs, "identity-copy-kept-instance")
+		if f.Status != runner.Fail || !strings.HasPrefix(f.Message, "cloud-init instance i-source was set up for MAC 52:54:00:12:34:56, which no NIC here has") {
+			t.Errorf("finding = %+v", f)
+		}
+		mustFind(t, fs, "identity-mac-binding-stale")
 	})
 	t.Run("booted with an uninitialized machine-id", func(t *testing.T) {
 		ns := nstest.New(t)

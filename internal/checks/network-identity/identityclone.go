@@ -132,13 +132,14 @@ func JudgeClone(ev identity.CloneEvidence) []runner.Finding {
 	}
 	written := ev.MachineIDTimes.Written()
 	ts := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-	d := map[string]string{"instance_id": ev.InstanceID, "machine_id_written": ts(written)}
+	d := map[string]string{"machine_id_written": ts(written)}
+	instanceIDDetail(d, "instance_id", ev.InstanceID)
 	if ev.PreviousID != "" {
-		d["previous_instance_id"] = ev.PreviousID
+		instanceIDDetail(d, "previous_instance_id", ev.PreviousID)
 	}
 	var others []string
 	for _, o := range ev.OtherInstances {
-		others = append(others, o.Name)
+		others = append(others, ShowInstanceID(o.Name))
 	}
 	if len(others) > 0 {
 		d["other_instances"] = strings.Join(others, ", ")
@@ -170,7 +171,7 @@ func JudgeClone(ev identity.CloneEvidence) []runner.Finding {
 	}
 	for _, o := range ev.OtherInstances {
 		if !o.Newest.IsZero() && o.Newest.After(written.Add(timestampGrain)) {
-			add(EvOtherInstance, fmt.Sprintf("instance %s ran cloud-init at %s with it already written (%s)", o.Name, ts(o.Newest), ts(written)))
+			add(EvOtherInstance, fmt.Sprintf("instance %s ran cloud-init at %s with it already written (%s)", ShowInstanceID(o.Name), ts(o.Newest), ts(written)))
 		}
 	}
 	for _, j := range ev.Journals {
@@ -203,19 +204,19 @@ func JudgeClone(ev identity.CloneEvidence) []runner.Finding {
 			d["why_"+evidence[i]] = r
 		}
 		return []runner.Finding{CodeIDCloneKeptMachineID.New(runner.Fail,
-			fmt.Sprintf("/etc/machine-id predates cloud-init instance %s: %s", ev.InstanceID, reasons[0]), d,
+			fmt.Sprintf("/etc/machine-id predates cloud-init instance %s: %s", ShowInstanceID(ev.InstanceID), reasons[0]), d,
 			CodeIDCloneKeptMachineID.FixOn(ev.Live))}
 	}
 	switch {
 	case firstBoot:
 		return []runner.Finding{runner.Passf(CodeIDInstanceOK.ID,
-			fmt.Sprintf("machine-id was written during this boot, instance %s's first", ev.InstanceID), d)}
+			fmt.Sprintf("machine-id was written during this boot, instance %s's first", ShowInstanceID(ev.InstanceID)), d)}
 	case len(others) > 0 || changedThisBoot:
 		return []runner.Finding{runner.Passf(CodeIDInstanceOK.ID,
-			fmt.Sprintf("cloud-init instance changed to %s, and no earlier instance ran cloud-init after machine-id was written", ev.InstanceID), d)}
+			fmt.Sprintf("cloud-init instance changed to %s, and no earlier instance ran cloud-init after machine-id was written", ShowInstanceID(ev.InstanceID)), d)}
 	}
 	return []runner.Finding{runner.Passf(CodeIDInstanceOK.ID,
-		fmt.Sprintf("cloud-init has seen only instance %s on this disk, and nothing shows machine-id predates it", ev.InstanceID), d)}
+		fmt.Sprintf("cloud-init has seen only instance %s on this disk, and nothing shows machine-id predates it", ShowInstanceID(ev.InstanceID)), d)}
 }
 
 func containsStr(s []string, v string) bool {
@@ -250,3 +251,9 @@ func readFix(code runner.Code, isRoot bool, p string, err error) string {
 	}
 	return code.CaseFix("when the file cannot be opened for another reason", "path", p)
 }
+
+// ShowInstanceID is identity.ShowInstanceID.
+func ShowInstanceID(id string) string { return identity.ShowInstanceID(id) }
+
+// instanceIDDetail is identity.InstanceIDDetail.
+func instanceIDDetail(d map[string]string, key, id string) { identity.InstanceIDDetail(d, key, id) }

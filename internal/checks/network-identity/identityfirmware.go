@@ -5,11 +5,12 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/identity"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/appid"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
 )
 
 // ProductUUIDPath is the SMBIOS system UUID the hypervisor gives the VM.
-const ProductUUIDPath = "/sys/class/dmi/id/product_uuid"
+const ProductUUIDPath = identity.ProductUUIDPath
 
 // ReadProductUUID returns the SMBIOS product UUID on the running system,
 // or "" off it, when the file is missing, or when it cannot be read (it is
@@ -25,25 +26,6 @@ func ReadProductUUID(root *fs.Root, live bool) string {
 	return strings.TrimSpace(string(b))
 }
 
-// firmwareForms returns the 32-hex-digit forms a product UUID takes as a
-// machine ID: as written, and with its first three fields byte-swapped,
-// the little-endian order some firmware and tools use. Nothing for a
-// value that is not a UUID or is all zeros (no UUID set).
-func firmwareForms(uuid string) []string {
-	u := strings.ToLower(strings.ReplaceAll(uuid, "-", ""))
-	if !identity.ValidFormat(u) || strings.Trim(u, "0") == "" {
-		return nil
-	}
-	swap := func(s string) string {
-		var b strings.Builder
-		for i := len(s) - 2; i >= 0; i -= 2 {
-			b.WriteString(s[i : i+2])
-		}
-		return b.String()
-	}
-	return []string{u, swap(u[0:8]) + swap(u[8:12]) + swap(u[12:16]) + u[16:]}
-}
-
 // JudgeFirmwareMachineID warns when the machine-id is the VM's SMBIOS
 // product UUID. KubeVirt derives that UUID from the VM's name, so a clone
 // or restore under the same name, or a template booted with
@@ -54,12 +36,15 @@ func JudgeFirmwareMachineID(machineID, productUUID string) []runner.Finding {
 	if !identity.ValidFormat(mid) {
 		return nil
 	}
-	for i, form := range firmwareForms(productUUID) {
+	for i, form := range identity.FirmwareMachineIDs(productUUID) {
 		if form != mid {
 			continue
 		}
-		d := map[string]string{"file": MachineIDPath, "machine_id": mid, "product_uuid_file": ProductUUIDPath,
-			"product_uuid": productUUID, "source": "firmware"}
+		// Neither the ID nor the UUID it equals goes into the report:
+		// machine-id(5) asks that the ID not be exposed; its hash is
+		// the report's machine_id_hash, so that it still compares.
+		h, _ := appid.MachineIDHash(mid)
+		d := map[string]string{"file": MachineIDPath, "machine_id_hash": h, "product_uuid_file": ProductUUIDPath, "source": "firmware"}
 		if i == 1 {
 			d["byte_order"] = "first three fields swapped"
 		}

@@ -47,18 +47,18 @@ func JudgeTemplateInstance(ev identity.CloneEvidence) []runner.Finding {
 	}
 	var left []string
 	if ev.InstanceID != "" {
-		left = append(left, identity.InstanceIDPath+" ("+ev.InstanceID+")")
+		left = append(left, identity.InstanceIDPath+" ("+ShowInstanceID(ev.InstanceID)+")")
 	}
 	// sealprep's cloud-init operation removes it too: the template's
 	// instance-id as the one before a clone's.
 	if ev.PreviousID != "" {
-		left = append(left, identity.PreviousInstanceIDPath+" ("+ev.PreviousID+")")
+		left = append(left, identity.PreviousInstanceIDPath+" ("+ShowInstanceID(ev.PreviousID)+")")
 	}
 	if ev.InstanceLink {
 		left = append(left, identity.CloudInstancePath)
 	}
 	for _, n := range ev.Instances {
-		left = append(left, identity.CloudInstancesDir+"/"+n)
+		left = append(left, identity.CloudInstancesDir+"/"+ShowInstanceID(n))
 	}
 	d := ev.State.Detail(map[string]string{"dir": "/var/lib/cloud"})
 	if len(left) == 0 {

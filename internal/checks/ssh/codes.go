@@ -116,7 +116,7 @@ var (
 
 	// Host keys of a clone
 	CodeHostKeyFresh = runner.Code{ID: "ssh-hostkey-fresh", Group: "Host keys of a clone", Status: "pass",
-		Meaning: "The keys are newer than this cloud-init instance. Detail `instance_id`, `instance_started`, `keys` (mtimes)."}
+		Meaning: "The keys are newer than this cloud-init instance. Detail `instance_id` (`instance_id_hash` when it is a UUID, which may be the machine-id; messages then show `hash` and its first 8 digits), `instance_started`, `keys` (mtimes)."}
 	CodeHostKeyKept = runner.Code{ID: "ssh-hostkey-kept", Group: "Host keys of a clone", Status: "fail",
 		Meaning: "Keys predate the instance: the VM kept its template's or original's keys. Detail `older_keys`, `instance_started`.",
 		Fix:     "Regenerate them: `rm /etc/ssh/ssh_host_*; ssh-keygen -A; systemctl restart ssh` (`sshd` on RHEL and SUSE), tell users the new fingerprints, and seal templates (sealprep, or cloud-init's `ssh_deletekeys`) before cloning them.",

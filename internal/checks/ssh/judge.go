@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/fact/identity"
 	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
 	"github.com/guestcheck/guestcheck/internal/fact/systemd"
 	"github.com/guestcheck/guestcheck/internal/parse/problem"
@@ -584,7 +585,7 @@ func (f Facts) instanceStart() (time.Time, time.Duration, string) {
 	changed := ev.PreviousID != "" && ev.PreviousID != "NO_PREVIOUS_INSTANCE_ID" && ev.PreviousID != ev.InstanceID
 	switch {
 	case changed && !ev.BootTime.IsZero():
-		return ev.BootTime, slackBoot, "this boot (" + ev.BootTime.UTC().Format(time.RFC3339) + "), when the instance changed from " + ev.PreviousID
+		return ev.BootTime, slackBoot, "this boot (" + ev.BootTime.UTC().Format(time.RFC3339) + "), when the instance changed from " + identity.ShowInstanceID(ev.PreviousID)
 	case !ev.InstanceBirth.IsZero():
 		return ev.InstanceBirth, slackBirth, ev.InstanceBirth.UTC().Format(time.RFC3339) + " (first cloud-init semaphore)"
 	case !ev.InstanceIDTime.IsZero():
@@ -610,7 +611,9 @@ func JudgeKeyAge(f Facts) []runner.Finding {
 	if ref.IsZero() {
 		return []runner.Finding{runner.Skipf(CodeHostKeyUndated.ID, "host keys not dated: there is no cloud-init instance record to compare them with", nil)}
 	}
-	d := map[string]string{"instance_id": f.Instance.InstanceID, "instance_started": why}
+	d := map[string]string{"instance_started": why}
+	// A UUID instance-id may be the machine-id itself: only its hash.
+	identity.InstanceIDDetail(d, "instance_id", f.Instance.InstanceID)
 	var old, fresh []string
 	for _, k := range dated {
 		s := path.Base(k.Path) + " " + k.ModTime.UTC().Format(time.RFC3339)
@@ -623,11 +626,11 @@ func JudgeKeyAge(f Facts) []runner.Finding {
 	if len(old) > 0 {
 		d["older_keys"] = strings.Join(old, ", ")
 		return []runner.Finding{CodeHostKeyKept.New(runner.Fail,
-			fmt.Sprintf("%d host key(s) predate instance %s: the VM kept its template's or original's keys", len(old), f.Instance.InstanceID), d,
+			fmt.Sprintf("%d host key(s) predate instance %s: the VM kept its template's or original's keys", len(old), identity.ShowInstanceID(f.Instance.InstanceID)), d,
 			CodeHostKeyKept.FixOn(f.Live))}
 	}
 	d["keys"] = strings.Join(fresh, ", ")
-	return []runner.Finding{runner.Passf(CodeHostKeyFresh.ID, fmt.Sprintf("host keys were generated for instance %s", f.Instance.InstanceID), d)}
+	return []runner.Finding{runner.Passf(CodeHostKeyFresh.ID, fmt.Sprintf("host keys were generated for instance %s", identity.ShowInstanceID(f.Instance.InstanceID)), d)}
 }
 
 // Baseline is the accepted values per judged keyword, lower case.

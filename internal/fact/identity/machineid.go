@@ -221,3 +221,26 @@ func (m MachineID) DBusFallback() string {
 // machine-id(5) asks for nothing, but systemd creates it 0444, and a
 // file others may write lets any local user change the identity.
 func LooseMode(perm iofs.FileMode) bool { return perm&0o022 != 0 }
+
+// ProductUUIDPath is the SMBIOS system UUID the hypervisor gives the VM,
+// readable by root only.
+const ProductUUIDPath = "/sys/class/dmi/id/product_uuid"
+
+// FirmwareMachineIDs returns the 32-hex-digit forms a product UUID takes
+// as a machine ID: as written, and with its first three fields
+// byte-swapped, the little-endian order some firmware and tools use.
+// Nothing for a value that is not a UUID or is all zeros (no UUID set).
+func FirmwareMachineIDs(uuid string) []string {
+	u := strings.ToLower(strings.ReplaceAll(strings.TrimSpace(uuid), "-", ""))
+	if !ValidFormat(u) || strings.Trim(u, "0") == "" {
+		return nil
+	}
+	swap := func(s string) string {
+		var b strings.Builder
+		for i := len(s) - 2; i >= 0; i -= 2 {
+			b.WriteString(s[i : i+2])
+		}
+		return b.String()
+	}
+	return []string{u, swap(u[0:8]) + swap(u[8:12]) + swap(u[12:16]) + u[16:]}
+}

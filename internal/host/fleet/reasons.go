@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
 	"github.com/guestcheck/guestcheck/internal/host/qga"
 	"github.com/guestcheck/guestcheck/internal/shared/report"
 	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
@@ -178,6 +179,11 @@ func decodeReport(b []byte) (*GuestReport, string) {
 		return nil, fmt.Sprintf("guestcheck in the guest writes report schema_version %d and this one reads %d: install the same guestcheck on the host and in the guests", ve.Got, reportv1.SchemaVersion)
 	case err != nil:
 		return nil, "guestcheck's output: " + err.Error()
+	}
+	if r.Identity != nil {
+		// A guestcheck from before instance_id_hash reports a UUID
+		// instance-id as it is: the survey keeps only its hash.
+		guestid.HideUUIDInstanceID(r.Identity)
 	}
 	return &r, ""
 }

@@ -9,6 +9,13 @@ type Identity struct {
 	// MachineIDState is the file's state as identity.Kind names it
 	// (valid, empty, uninitialized, missing, ...).
 	MachineIDState string `json:"machine_id_state,omitempty" schema:"enum=valid|all zero|empty|uninitialized|not a machine ID|missing|unreadable"`
+	// MachineIDFrom is "firmware" when, on the running system,
+	// /etc/machine-id is the VM's SMBIOS product UUID (as written or with
+	// its first three fields byte-swapped): systemd on KVM makes it so
+	// when the file is empty, and every VM with that UUID gets the ID.
+	// Empty when it is not, or when the UUID could not be read (root
+	// only).
+	MachineIDFrom string `json:"machine_id_from,omitempty" schema:"enum=firmware" doc:"firmware when, on the running system, /etc/machine-id is the SMBIOS product UUID (systemd on KVM makes it so when the file is empty): VMs sharing the UUID share the ID, and need distinct firmware UUIDs; absent otherwise or when the UUID cannot be read (root only)"`
 	// OtherMachineIDs are the machine IDs the guest holds besides
 	// /etc/machine-id, each hashed as MachineIDHash is: the D-Bus copy
 	// when it is a file of its own (libdbus reads it first), and the IDs
@@ -28,8 +35,14 @@ type Identity struct {
 	// Hostname is the kernel hostname on a running guest, the first name
 	// of /etc/hostname under an image root.
 	Hostname string `json:"hostname,omitempty" doc:"the kernel hostname; the first name of /etc/hostname under --root"`
-	// InstanceID is cloud-init's current instance-id.
-	InstanceID string `json:"instance_id,omitempty" doc:"cloud-init's current instance-id"`
+	// InstanceID is cloud-init's current instance-id, unless it is a
+	// UUID: then InstanceIDHash holds it.
+	InstanceID string `json:"instance_id,omitempty" doc:"cloud-init's current instance-id; absent when it is a UUID, which instance_id_hash then gives"`
+	// InstanceIDHash is a UUID-shaped instance-id hashed as
+	// MachineIDHash is (its 32 hex digits as the key): KubeVirt makes
+	// the firmware UUID the NoCloud instance-id, and systemd on KVM makes
+	// that UUID the machine-id, so the raw value may be the machine-id.
+	InstanceIDHash string `json:"instance_id_hash,omitempty" schema:"pattern=hex32" doc:"cloud-init's instance-id when it is a UUID, hashed as machine_id_hash is (keyed with its 32 hex digits), since it may be the machine-id itself (KubeVirt's NoCloud instance-id is the firmware UUID, from which systemd on KVM makes the machine-id); equal to machine_id_hash when the machine-id was made from it"`
 	// Interfaces are the running guest's NICs (never loopback), with
 	// their addresses; empty under an image root.
 	Interfaces []Interface `json:"interfaces,omitempty" doc:"the running guest's links but loopback (absent under --root)"`

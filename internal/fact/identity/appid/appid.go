@@ -37,3 +37,44 @@ func MachineIDHash(id string) (hash string, ok bool) {
 	}
 	return hex.EncodeToString(Specific(key, App)), true
 }
+
+// UUIDShaped reports whether v is a UUID: 32 hex digits, bare or in the
+// 8-4-4-4-12 form. Such a value may be the machine-id itself: KubeVirt
+// makes the firmware UUID the NoCloud instance-id, and systemd on KVM
+// makes the same UUID the machine-id when /etc/machine-id is empty.
+func UUIDShaped(v string) bool {
+	_, ok := uuidHex(v)
+	return ok
+}
+
+// UUIDHash is the application-specific ID of a UUID-shaped value, as
+// MachineIDHash gives it for the same 32 hex digits: an instance-id that
+// is the firmware UUID, and the machine-id systemd made from that UUID,
+// have one hash. ok is false when v is not UUID-shaped.
+func UUIDHash(v string) (hash string, ok bool) {
+	h, ok := uuidHex(v)
+	if !ok {
+		return "", false
+	}
+	return MachineIDHash(h)
+}
+
+// uuidHex is v's 32 hex digits, lower-case, when v is a UUID.
+func uuidHex(v string) (string, bool) {
+	v = strings.ToLower(strings.TrimSpace(v))
+	if len(v) == 36 {
+		for _, i := range []int{8, 13, 18, 23} {
+			if v[i] != '-' {
+				return "", false
+			}
+		}
+		v = strings.ReplaceAll(v, "-", "")
+	}
+	if len(v) != 32 {
+		return "", false
+	}
+	if _, err := hex.DecodeString(v); err != nil {
+		return "", false
+	}
+	return v, true
+}

@@ -5,6 +5,9 @@ import (
 	"encoding/hex"
 	"slices"
 	"strings"
+
+	"github.com/guestcheck/guestcheck/internal/fact/identity"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/appid"
 )
 
 // Item names one kind of identity that members must not share.
@@ -55,6 +58,48 @@ var fixes = map[Item]string{
 // Fix is what to do about a shared item.
 func Fix(it Item) string { return fixes[it] }
 
+// FixFromFirmware is the fix for a machine-id (and a KubeVirt NoCloud
+// instance-id) that members share because each is their one firmware
+// UUID: sealing the template cannot help, since systemd on KVM makes the
+// machine-id from that UUID again on every copy.
+const FixFromFirmware = "the shared value is the VMs' one firmware (SMBIOS) UUID, from which systemd on KVM made the machine-id (and which KubeVirt makes the NoCloud instance-id): sealing the template cannot help while the VMs share it. Give each VM its own firmware UUID: KubeVirt spec.template.spec.domain.firmware.uuid (on a stopped copy: kubectl patch vm NAME -n NAMESPACE --type json -p '[{\"op\":\"remove\",\"path\":\"/spec/template/spec/domain/firmware/uuid\"}]', and KubeVirt generates a new one), Proxmox qm set VMID --smbios1 uuid=NEW-UUID; then in each copy: rm /etc/machine-id; systemd-machine-id-setup; reboot"
+
+// fromFirmware reports whether the member's machine-id is its firmware
+// UUID: its guest said so (MachineIDFrom), the host's definition of the
+// VM holds that UUID, or its instance-id, when a UUID, hashes to it
+// (KubeVirt's NoCloud instance-id is the firmware UUID).
+func (m Member) fromFirmware() bool {
+	h := m.ID.MachineIDHash
+	if m.ID.MachineIDFrom == MachineIDFromFirmware {
+		return true
+	}
+	if h == "" {
+		return false
+	}
+	if InstanceKey(m.ID) == h {
+		return true
+	}
+	for _, f := range identity.FirmwareMachineIDs(m.Firmware.UUID) {
+		if fh, _ := MachineIDHash(f); fh == h {
+			return true
+		}
+	}
+	return false
+}
+
+// InstanceKey is the instance-id as Collisions compares it: its hash
+// when it is a UUID (a report from before instance_id_hash gives the
+// UUID itself, which is hashed here so that it meets the new ones).
+func InstanceKey(id Identity) string {
+	if id.InstanceIDHash != "" {
+		return strings.ToLower(id.InstanceIDHash)
+	}
+	if h, ok := appid.UUIDHash(id.InstanceID); ok {
+		return h
+	}
+	return id.InstanceID
+}
+
 // Member is one guest in a comparison.
 type Member struct {
 	Name string
@@ -87,10 +132,11 @@ type Collision struct {
 	// Value is the shared value as a report may show it: a fingerprint,
 	// a DUID, a hostname; for the machine-id, its hash (the ID itself is
 	// never known here).
-	Value string `json:"value" schema:"req,nonempty" doc:"the shared value: a fingerprint, a DUID, a hostname; for the machine-id its application-specific hash; an address with its network in parentheses"`
+	Value string `json:"value" schema:"req,nonempty" doc:"the shared value: a fingerprint, a DUID, a hostname; for the machine-id, and an instance-id that is a UUID, its application-specific hash; an address with its network in parentheses"`
 	// Members names the members that share it, sorted.
 	Members []string `json:"members" schema:"req,nonempty,minitems=2" doc:"the VMs sharing it, sorted"`
-	// Fix is Fix(Item).
+	// Fix is Fix(Item), or FixFromFirmware for a machine-id (or a
+	// KubeVirt instance-id) that is the members' shared firmware UUID.
 	Fix string `json:"fix" schema:"req,nonempty"`
 }
 
@@ -114,7 +160,11 @@ func Collisions(members []Member) []Collision {
 			seen[it][value] = append(ms, member)
 		}
 	}
+	firmware := map[string]bool{}
 	for _, m := range members {
+		if m.fromFirmware() {
+			firmware[m.Name] = true
+		}
 		for it, vals := range m.values() {
 			for _, v := range vals {
 				add(it, v, m.Name)
@@ -128,7 +178,11 @@ func Collisions(members []Member) []Collision {
 				continue
 			}
 			slices.Sort(ms)
-			out = append(out, Collision{Item: it, Value: displayValue(it, v), Members: ms, Fix: Fix(it)})
+			fix := Fix(it)
+			if (it == ItemMachineID || it == ItemInstanceID) && slices.ContainsFunc(ms, func(n string) bool { return firmware[n] }) && firmwareValue(it, v, members, firmware) {
+				fix = FixFromFirmware
+			}
+			out = append(out, Collision{Item: it, Value: displayValue(it, v), Members: ms, Fix: fix})
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Collision) int {
@@ -148,7 +202,7 @@ func (m Member) values() map[Item][]string {
 	v := map[Item][]string{
 		ItemMachineID:      {id.MachineIDHash},
 		ItemHostname:       {strings.ToLower(id.Hostname)},
-		ItemInstanceID:     {id.InstanceID},
+		ItemInstanceID:     {InstanceKey(id)},
 		ItemFirmwareUUID:   {strings.ToLower(m.Firmware.UUID)},
 		ItemFirmwareSerial: {m.Firmware.Serial},
 	}
@@ -211,10 +265,31 @@ func Group(cols []Collision) []Shared {
 // the raw ID in /etc/machine-id, so nobody compares the two.
 func Show(c Collision) string {
 	v := c.Value
-	if _, err := hex.DecodeString(v); err == nil && c.Item == ItemMachineID && len(v) == 32 {
+	// A UUID instance-id is compared by its hash (InstanceKey), which
+	// is shown as the machine-id's is: only a hash is 32 hex digits,
+	// since a raw UUID-shaped instance-id never gets this far.
+	if _, err := hex.DecodeString(v); err == nil && (c.Item == ItemMachineID || c.Item == ItemInstanceID) && len(v) == 32 {
 		return "hash " + v[:8] + "..."
 	}
 	return v
+}
+
+// firmwareValue reports whether the shared value v of item it is the
+// firmware-made machine-id of a member that firmware marks: for the
+// machine-id, any such member's; for the instance-id, a value equal to
+// such a member's machine-id hash (KubeVirt's instance-id is the UUID
+// the machine-id was made from). A plain instance-id shared by members
+// whose machine-id is the firmware's keeps the instance-id fix.
+func firmwareValue(it Item, v string, members []Member, firmware map[string]bool) bool {
+	if it == ItemMachineID {
+		return true
+	}
+	for _, m := range members {
+		if firmware[m.Name] && m.ID.MachineIDHash != "" && m.ID.MachineIDHash == v {
+			return true
+		}
+	}
+	return false
 }
 
 func displayValue(it Item, v string) string {

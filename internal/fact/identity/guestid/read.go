@@ -11,6 +11,7 @@ import (
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
 	"github.com/guestcheck/guestcheck/internal/fact/hostnamefile"
 	"github.com/guestcheck/guestcheck/internal/fact/identity"
+	"github.com/guestcheck/guestcheck/internal/fact/identity/appid"
 	"github.com/guestcheck/guestcheck/internal/fact/identity/sealrecord"
 	"github.com/guestcheck/guestcheck/internal/fact/netconf"
 	"github.com/guestcheck/guestcheck/internal/parse/sshdconfig"
@@ -52,6 +53,7 @@ func Read(r fs.Reader, live bool) Identity {
 func ReadWithRecordHash(r fs.Reader, live bool) (Identity, sealrecord.IDHash) {
 	rd := &reader{r: r}
 	id := rd.machineID()
+	rd.machineIDFrom(id, live)
 	rd.otherMachineIDs()
 	rd.hostKeys()
 	rd.instanceID()
@@ -127,6 +129,34 @@ func (rd *reader) machineID() string {
 	return f.ID()
 }
 
+// machineIDFrom marks a machine-id that is the VM's firmware UUID, on
+// the running system only: an image's root holds no SMBIOS.
+func (rd *reader) machineIDFrom(id string, live bool) {
+	if !live || id == "" {
+		return
+	}
+	b, err := rd.r.ReadFileLimit(identity.ProductUUIDPath, 128)
+	if err != nil {
+		return // missing off a VM with SMBIOS; root only
+	}
+	if slices.Contains(identity.FirmwareMachineIDs(string(b)), strings.ToLower(id)) {
+		rd.id.MachineIDFrom = MachineIDFromFirmware
+	}
+}
+
+// HideUUIDInstanceID moves a UUID-shaped InstanceID into InstanceIDHash,
+// as Read records one: for an Identity read from a report of a
+// guestcheck that gave the UUID as it is.
+func HideUUIDInstanceID(id *Identity) {
+	if h, ok := appid.UUIDHash(id.InstanceID); ok {
+		id.InstanceID, id.InstanceIDHash = "", h
+	}
+}
+
+// MachineIDFromFirmware is Identity.MachineIDFrom for a machine-id that
+// is the VM's firmware UUID.
+const MachineIDFromFirmware = "firmware"
+
 // otherMachineIDs fills the machine IDs held besides /etc/machine-id:
 // the D-Bus copy when it is a regular file (libdbus reads it before
 // /etc/machine-id; a symlink to it is the same ID), and the IDs the image
@@ -194,7 +224,7 @@ func (rd *reader) hostKeys() {
 func (rd *reader) instanceID() {
 	b, ok := rd.readFile(ItemInstanceID, identity.InstanceIDPath, maxSmallFile)
 	if !ok {
-		rd.id.InstanceID = rd.instanceDir()
+		rd.setInstanceID(rd.instanceDir())
 		return
 	}
 	v, _, _ := strings.Cut(string(b), "\n")
@@ -203,7 +233,14 @@ func (rd *reader) instanceID() {
 		rd.unread(ItemInstanceID, identity.InstanceIDPath+": not one printable line of at most 255 bytes")
 		return
 	}
+	rd.setInstanceID(v)
+}
+
+// setInstanceID records an instance-id, as its hash when it is a UUID:
+// it may be the machine-id itself (Identity.InstanceIDHash).
+func (rd *reader) setInstanceID(v string) {
 	rd.id.InstanceID = v
+	HideUUIDInstanceID(&rd.id)
 }
 
 // instanceDir names the instance cloud-init's state holds when its
