@@ -71,6 +71,19 @@ func TestMessages(t *testing.T) {
 		{"--root="},
 		{"fleet", "--agent-socket", "/run/a/vm1.qga", "--agent-socket", "/run/b/vm1.qga"},
 		{"fleet", "--agent-socket", "/run/a/vm1.qga", "--output", "/run/guestcheck/"},
+		{"freeze-drill"},
+		{"freeze-drill", "vm1"},
+		{"freeze-drill", "--libvirt", "qemu:///system"},
+		{"freeze-drill", "--proxmox"},
+		{"freeze-drill", "--proxmox", "--name", "1*"},
+		{"freeze-drill", "--name", "vm1"},
+		{"freeze-drill", "--agent-socket", "/run/a/vm1.qga", "--agent-socket", "/run/b/vm1.qga"},
+		{"freeze-drill", "--agent-socket", "/run/a/vm1.qga", "--deadline", "0s"},
+		{"freeze-drill", "--agent-socket", "/run/a/vm1.qga", "--deadline", "soon"},
+		{"freeze-drill", "--agent-socket", "/run/a/vm1.qga", "--deadline", "2m", "--vm-timeout", "1m"},
+		{"freeze-drill", "--agent-socket", "/run/a/vm1.qga", "--hook-log", "qga.log"},
+		{"freeze-drill", "--agent-socket", "/run/a/vm1.qga", "--format", "nagios"},
+		{"freeze-drill", "--agent-socket", "/run/a/vm1.qga", "--output", "jsn:/run/r.json"},
 	}
 	var b strings.Builder
 	for _, args := range cases {

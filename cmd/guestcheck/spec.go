@@ -80,6 +80,7 @@ func command(all []runner.Check) *cli.Command {
 				Description: "Print the reference entry of one finding code (from the page of its check, installed under /usr/share/doc/guestcheck/checks/): its check, status, meaning and fix. A check ID prints the list of its codes."},
 			checkConfigCommand(),
 			fleetCommand(ids),
+			drillCommand(),
 			{Name: "help", Summary: "show the help of guestcheck or of one of its commands",
 				Synopsis: []string{"[COMMAND]"}, Args: "COMMAND", Options: []cli.Option{helpOption}},
 			{Name: "completion", Summary: "print the shell completion script for bash, zsh or fish",
