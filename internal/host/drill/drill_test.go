@@ -273,4 +273,28 @@ func TestParseHookLog(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("%+v", got)
 	}
+	// Debian 12's hook (QEMU 7.2): other words, and a status for success.
+	debian := "Mon Dec  7 16:00:00 UTC 2026: execute /etc/qemu/fsfreeze-hook.d/a freeze\n" +
+		"Mon Dec  7 16:00:00 UTC 2026: /etc/qemu/fsfreeze-hook.d/a finished with status=0\n" +
+		"Mon Dec  7 16:00:00 UTC 2026: execute /etc/qemu/fsfreeze-hook.d/b freeze\ncannot quiesce\n" +
+		"Mon Dec  7 16:00:01 UTC 2026: /etc/qemu/fsfreeze-hook.d/b finished with status=3\n"
+	got = parseHookLog([]byte(debian))
+	want = []HookScript{{"/etc/qemu/fsfreeze-hook.d/a", "freeze", "ok"}, {"/etc/qemu/fsfreeze-hook.d/b", "freeze", "exit 3"}}
+	if !slices.Equal(got, want) {
+		t.Errorf("Debian 12: %+v", got)
+	}
+}
+
+// A script that fails under a hook that exits 0 (Debian 12's): the
+// freeze succeeds, and the log alone shows the failure.
+func TestHookScriptFailsUnderAQuietHook(t *testing.T) {
+	a, g := healthy(t, "/data,/")
+	g.HookLines = "Mon Dec  7 16:00:00 UTC 2026: execute /etc/qemu/fsfreeze-hook.d/db freeze\nMon Dec  7 16:00:00 UTC 2026: /etc/qemu/fsfreeze-hook.d/db finished with status=3\n"
+	vm := drill(t, a, Options{Deadline: 5 * time.Second})
+	if vm.Status != Fail || !vm.Froze || vm.Hook.State != HookFailed || !strings.Contains(vm.Reason, "froze and thawed, but a hook script failed: /etc/qemu/fsfreeze-hook.d/db freeze exit 3") {
+		t.Fatalf("%+v", vm)
+	}
+	if g.Frozen() {
+		t.Error("left frozen")
+	}
 }

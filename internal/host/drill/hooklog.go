@@ -13,48 +13,54 @@ import (
 const maxScripts = 64
 
 // parseHookLog reads the lines qemu's fsfreeze-hook writes
-// (scripts/qemu-guest-agent/fsfreeze-hook): "DATE: Executing PATH ACTION",
-// then "DATE: PATH finished successfully" or "DATE: Error: PATH finished
-// with status=N". A script's own output lines are skipped.
+// (scripts/qemu-guest-agent/fsfreeze-hook). Before QEMU 8.1 (Debian 12):
+// "DATE: execute PATH ACTION", then "DATE: PATH finished with status=N",
+// and the hook itself always exits 0. Since: "DATE: Executing PATH
+// ACTION", then "DATE: PATH finished successfully" or "DATE: Error: PATH
+// finished with status=N", and the hook exits with the failure. A
+// script's own output lines are skipped.
 func parseHookLog(b []byte) []HookScript {
 	var out []HookScript
-	find := func(path string) int {
-		for i := len(out) - 1; i >= 0; i-- {
-			if out[i].Path == path && out[i].Result == "no result" {
-				return i
-			}
-		}
-		return -1
-	}
 	for _, raw := range bytes.Split(b, []byte("\n")) {
 		line := oneLine(string(raw))
-		if _, rest, ok := strings.Cut(line, ": Executing "); ok {
-			if len(out) == maxScripts {
+		if rest, ok := after(line, ": Executing ", ": execute "); ok {
+			if len(out) < maxScripts {
+				path, action, _ := strings.Cut(rest, " ")
+				out = append(out, HookScript{Path: bounded(path, 256), Action: bounded(action, 16), Result: "no result"})
+			}
+			continue
+		}
+		// The result line names a script that started and has none yet.
+		for i := len(out) - 1; i >= 0; i-- {
+			if out[i].Result != "no result" {
 				continue
 			}
-			path, action, _ := strings.Cut(rest, " ")
-			out = append(out, HookScript{Path: bounded(path, 256), Action: bounded(action, 16), Result: "no result"})
-			continue
-		}
-		if _, rest, ok := strings.Cut(line, ": Error: "); ok {
-			if path, st, ok := strings.Cut(rest, " finished with status="); ok {
-				if i := find(path); i >= 0 {
-					if n, err := strconv.Atoi(strings.TrimSpace(st)); err == nil {
-						out[i].Result = "exit " + strconv.Itoa(n)
+			if strings.Contains(line, " "+out[i].Path+" finished successfully") {
+				out[i].Result = "ok"
+				break
+			}
+			if _, st, ok := strings.Cut(line, " "+out[i].Path+" finished with status="); ok {
+				if n, err := strconv.Atoi(strings.TrimSpace(st)); err == nil {
+					out[i].Result = "exit " + strconv.Itoa(n)
+					if n == 0 {
+						out[i].Result = "ok"
 					}
 				}
-			}
-			continue
-		}
-		if path, ok := strings.CutSuffix(line, " finished successfully"); ok {
-			if _, p, ok := strings.Cut(path, ": "); ok {
-				if i := find(p); i >= 0 {
-					out[i].Result = "ok"
-				}
+				break
 			}
 		}
 	}
 	return out
+}
+
+// after is what follows the first of seps found in s.
+func after(s string, seps ...string) (string, bool) {
+	for _, sep := range seps {
+		if _, rest, ok := strings.Cut(s, sep); ok {
+			return rest, true
+		}
+	}
+	return "", false
 }
 
 // hookScripts names the scripts run for action, with their results.

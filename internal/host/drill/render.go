@@ -92,7 +92,7 @@ func writeText(w io.Writer, r Result) error {
 	for _, vm := range r.VMs {
 		fmt.Fprintf(bw, "%-8s %s: %s\n", strings.ToUpper(string(vm.Status)), vm.Name, vm.Reason)
 		if vm.Froze || vm.ThawedBy != "" {
-			fmt.Fprintf(bw, "         freeze %s, frozen %s, thaw %s; frozen %d, thawed %d, guest-get-fsinfo %d before and %d after; thawed by the %s\n",
+			fmt.Fprintf(bw, "         freeze %s, frozen %s, thaw %s; %d filesystem(s) frozen, %d thawed, guest-get-fsinfo %d before and %d after; thawed by the %s\n",
 				ms(vm.FreezeMS), ms(vm.FrozenMS), ms(vm.ThawMS), vm.FrozenCount, vm.ThawedCount, len(vm.FSBefore), len(vm.FSAfter), cmp(vm.ThawedBy, "nobody"))
 		}
 		if vm.Status != Unknown || vm.Froze {
@@ -175,6 +175,9 @@ func writePrometheus(w io.Writer, r Result) error {
 	} {
 		family(m.name, m.help, "gauge")
 		for _, vm := range r.VMs {
+			if vm.Status == Unknown && !vm.Froze {
+				continue // no freeze was tried: no figure, rather than a 0
+			}
 			fmt.Fprintf(bw, "%s{%s} %s\n", m.name, label(vm), m.get(vm))
 		}
 	}
