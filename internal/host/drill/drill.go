@@ -290,7 +290,7 @@ func (d *vmDrill) fsinfo(ctx context.Context) []FS {
 		if f.Mountpoint == "" || len(f.Mountpoint) > maxField {
 			continue
 		}
-		out = append(out, FS{Mountpoint: f.Mountpoint, Type: bounded(f.Type, 64), Name: bounded(f.Name, 256)})
+		out = append(out, FS{Mountpoint: printable(f.Mountpoint), Type: printable(bounded(f.Type, 64)), Name: printable(bounded(f.Name, 256))})
 	}
 	return out
 }
@@ -324,4 +324,15 @@ func widen(a fleet.Agent, d time.Duration) {
 	if c, ok := a.(interface{ SetTimeout(time.Duration) }); ok {
 		c.SetTimeout(d)
 	}
+}
+
+// printable replaces control characters (a terminal's escapes among
+// them) in a guest's string with '?', keeping its spaces.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 {
+			return '?'
+		}
+		return r
+	}, s)
 }

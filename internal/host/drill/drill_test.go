@@ -298,3 +298,24 @@ func TestHookScriptFailsUnderAQuietHook(t *testing.T) {
 		t.Error("left frozen")
 	}
 }
+
+// A hostile guest: thousands of mounts, escapes in their names, a
+// prediction with escapes. The report keeps the bound and no escape.
+func TestHostileGuestIsBounded(t *testing.T) {
+	a, g := healthy(t, "/\x1b[2J,/data")
+	g.FS = nil
+	for i := range 5000 {
+		g.FS = append(g.FS, qgafake.FS{Name: "vd\x1b]0;x\x07", Mountpoint: "/m\x1b[31m" + strings.Repeat("x", i%10), Type: "ext4"})
+	}
+	vm := drill(t, a, Options{Deadline: 5 * time.Second})
+	if len(vm.FSBefore) != maxFS || vm.FrozenCount != maxFS {
+		t.Errorf("kept %d filesystems, frozen count %d; want the bound %d", len(vm.FSBefore), vm.FrozenCount, maxFS)
+	}
+	b, _ := json.Marshal(vm)
+	if bytes.Contains(b, []byte(`\u001b`)) || bytes.Contains(b, []byte(`\u0007`)) {
+		t.Errorf("a control character reached the report: %.300s", b)
+	}
+	if g.Frozen() {
+		t.Error("left frozen")
+	}
+}

@@ -114,6 +114,9 @@ func freezeOrder(b []byte) ([]string, string) {
 		if len(list) > maxFS {
 			return nil, "guestcheck's freeze list in the guest is longer than the bound"
 		}
+		for i := range list {
+			list[i] = printable(bounded(list[i], maxField))
+		}
 		return list, ""
 	}
 	return nil, "the guest's fs-freeze check gives no freeze list: " + bounded(c.Summary, 200)
