@@ -28,9 +28,20 @@ var update = flag.Bool("update", false, "rewrite schema/freeze-drill-v1.schema.j
 // the SIGKILL test; GuardEnv makes it a guard.
 const childEnv = "DRILL_TEST_CHILD"
 
+// hangEnv makes it a drill that hangs past its guard's deadline.
+const hangEnv = "DRILL_TEST_HANG"
+
 func TestMain(m *testing.M) {
 	if IsGuard() {
 		os.Exit(RunGuard())
+	}
+	if sock := os.Getenv(hangEnv); sock != "" {
+		// A drill that hangs with the guest frozen: it arms its guard
+		// for a second from now and never thaws, nor exits.
+		if _, err := startGuard(os.Args[0], "vm1", Reach{Socket: sock}, time.Now().Add(time.Second)); err != nil {
+			os.Exit(2)
+		}
+		select {}
 	}
 	if sock := os.Getenv(childEnv); sock != "" {
 		r := Run(context.Background(), []Target{socketTarget("vm1", sock)}, nil, Options{Deadline: 10 * time.Second, VMTimeout: time.Minute, Exe: os.Args[0]})
@@ -317,5 +328,40 @@ func TestHostileGuestIsBounded(t *testing.T) {
 	}
 	if g.Frozen() {
 		t.Error("left frozen")
+	}
+}
+
+// A drill that hangs past its deadline holds the agent's one-client
+// socket: its guard kills it, then thaws.
+func TestGuardKillsADrillThatHangs(t *testing.T) {
+	a, g := healthy(t, "/data,/")
+	sock := filepath.Join(t.TempDir(), "vm1.qga")
+	l, err := a.Listen(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	g.SetFrozen(true) // as the hung drill left it
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), hangEnv+"="+sock)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+			t.Errorf("the hung drill ended with %v, not killed by its guard", err)
+		}
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the guard did not kill the hung drill")
+	}
+	waitFor(t, 10*time.Second, func() bool { return !g.Frozen() }, "the guard to thaw")
+	if !strings.Contains(stderr.String(), "the drill overran its deadline and was killed; its guard thawed vm1 (2 filesystem(s))") {
+		t.Errorf("stderr %q", stderr.String())
 	}
 }
