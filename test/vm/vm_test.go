@@ -144,6 +144,8 @@ func TestVM(t *testing.T) {
 		t.Run("no-channel", func(t *testing.T) { t.Parallel(); noChannelClone(ctx, t, e) })   // unsealed_test.go
 		t.Run("half-sealed", func(t *testing.T) { t.Parallel(); halfSealedClone(ctx, t, e) }) // template_test.go
 	})
+	// guestcheck freeze-drill against real qemu-ga: one guest, every case.
+	t.Run("freezedrill", func(t *testing.T) { freezeDrillScenario(ctx, t, e) }) // freezedrill_test.go
 }
 
 // testContext ends a minute before go test's -timeout, so that a stuck
