@@ -365,3 +365,5 @@ func TestGuardKillsADrillThatHangs(t *testing.T) {
 		t.Errorf("stderr %q", stderr.String())
 	}
 }
+
+func osArgs0() string { return os.Args[0] }
