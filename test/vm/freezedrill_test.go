@@ -25,7 +25,10 @@ import (
 // and one hook script whose behaviour /run/drill-mode picks between
 // drills: nothing, fail (exit 3), or sleep (/run/drill-sleep seconds,
 // after a console line naming /run/drill-token, so that the test knows
-// the drill is inside guest-fsfreeze-freeze). /data is the data disk.
+// the drill is inside guest-fsfreeze-freeze). /data is the data disk;
+// /mnt/fuse a FUSE filesystem of one empty directory, served by a Python
+// script from /dev/fuse and mount(2) alone (the image has fuse.ko but no
+// libfuse, fuse3, sshfs or fuse2fs).
 const freezeDrillUserData = baseUserData + `write_files:
   - path: /etc/qemu/qemu-ga.conf
     content: |
@@ -41,8 +44,51 @@ const freezeDrillUserData = baseUserData + `write_files:
       sleep) echo "drill-hook-$(cat /run/drill-token)" >/dev/ttyS0; sleep "$(cat /run/drill-sleep)" ;;
       esac
       exit 0
+  - path: /usr/local/sbin/drillfuse
+    permissions: '0755'
+    content: |
+      #!/usr/bin/python3
+      # A FUSE filesystem of one empty directory, from /dev/fuse and mount(2)
+      # alone (the image has no libfuse): the drill's FUSE mount.
+      import ctypes, os, struct, sys
+      mnt = sys.argv[1]
+      fd = os.open("/dev/fuse", os.O_RDWR)
+      libc = ctypes.CDLL(None, use_errno=True)
+      opts = b"fd=%d,rootmode=40000,user_id=0,group_id=0" % fd
+      if libc.mount(b"drillfuse", mnt.encode(), b"fuse.drillfuse", 0, opts) != 0:
+          sys.exit("mount: " + os.strerror(ctypes.get_errno()))
+      def reply(unique, err=0, body=b""):
+          os.write(fd, struct.pack("<IiQ", 16 + len(body), err, unique) + body)
+      attr = struct.pack("<QQQQQQIIIIIIIIII", 1, 0, 0, 0, 0, 0, 0, 0, 0, 0o40755, 2, 0, 0, 0, 4096, 0)
+      while True:
+          try:
+              req = os.read(fd, 1 << 20)
+          except OSError:
+              break
+          ln, op, unique, node = struct.unpack_from("<IIQQ", req)
+          if op == 26:    # INIT
+              major, minor = struct.unpack_from("<II", req, 40)
+              reply(unique, body=struct.pack("<IIIIHHIIHHI28x", 7, min(minor, 31), 0, 0, 0, 0, 4096, 1, 0, 0, 0))
+          elif op == 3:   # GETATTR
+              reply(unique, body=struct.pack("<QII", 1, 0, 0) + attr)
+          elif op == 17:  # STATFS
+              reply(unique, body=struct.pack("<QQQQQIIII24x", 0, 0, 0, 0, 0, 4096, 255, 4096, 0))
+          elif op == 27:  # OPENDIR
+              reply(unique, body=struct.pack("<QII", 1, 0, 0))
+          elif op in (28, 29, 34):  # READDIR (empty), RELEASEDIR, ACCESS
+              reply(unique)
+          elif op in (2, 36, 42):  # FORGET, INTERRUPT, BATCH_FORGET: no reply
+              pass
+          elif op == 38:  # DESTROY
+              reply(unique)
+              break
+          elif op == 1:   # LOOKUP
+              reply(unique, -2)
+          else:
+              reply(unique, -38)
 runcmd:
   - [sh, -c, "mkdir -p /data && mount /dev/vdb /data"]
+  - [sh, -c, "mkdir -p /mnt/fuse && systemd-run --unit=drillfuse /usr/local/sbin/drillfuse /mnt/fuse && for i in $(seq 60); do grep -q ' /mnt/fuse ' /proc/self/mountinfo && break; sleep 1; done"]
   - [systemctl, restart, qemu-guest-agent.service]
   - [sh, -c, "echo freezedrill-ready >/dev/ttyS0"]
 `
@@ -54,8 +100,8 @@ runcmd:
 // sleeps past the deadline; the drill killed with SIGKILL inside the
 // freeze (its guard thaws once the freeze lands); last, qemu-ga with
 // guest-fsfreeze-freeze blocked. After each, the guest is thawed and a
-// write to /data succeeds. The image has no FUSE filesystem (fuse.ko, but
-// no fuse3, sshfs or fuse2fs), so no FUSE mount is drilled.
+// write to /data succeeds. The healthy drill runs with a FUSE mount: the
+// guest's prediction and the drill agree on leaving it out.
 func freezeDrillScenario(ctx context.Context, t *testing.T, e *env) {
 	start := time.Now()
 	gc := filepath.Join(t.TempDir(), "guestcheck")
@@ -144,6 +190,22 @@ func freezeDrillScenario(ctx context.Context, t *testing.T, e *env) {
 		}
 		if vm.Hook.State != drill.HookRan || !strings.Contains(vm.Reason, "/etc/qemu/fsfreeze-hook.d/drill (ok)") {
 			t.Errorf("hook %+v; reason %q", vm.Hook, vm.Reason)
+		}
+		// The FUSE mount is there, and neither the agent nor the guest's
+		// prediction counts it (qemu-ga freezes block devices only).
+		sctx, cancel := step(ctx, stepTimeout)
+		defer cancel()
+		mi, err := v.ReadFile(sctx, "/proc/self/mountinfo")
+		if err != nil || !regexp.MustCompile(` /mnt/fuse \S+ .*- fuse\.drillfuse `).Match(mi) {
+			t.Fatalf("no FUSE mount on /mnt/fuse in the guest: %v\n%s", err, mi)
+		}
+		for _, f := range vm.FSBefore {
+			if f.Mountpoint == "/mnt/fuse" {
+				t.Errorf("guest-get-fsinfo lists the FUSE mount: %+v", f)
+			}
+		}
+		if strings.Contains(strings.Join(vm.Prediction.Predicted, ","), "/mnt/fuse") {
+			t.Errorf("the prediction freezes the FUSE mount: %v", vm.Prediction.Predicted)
 		}
 		thawedAndWritable(t, "healthy")
 	})
