@@ -34,6 +34,8 @@ func runSubcommand(cmd *cli.Command, name string, args []string, stdout, stderr 
 		return runCheckConfig(cmd.Sub("check-config"), args, stdout, stderr, all), true
 	case "fleet":
 		return runFleet(cmd.Sub("fleet"), args, stdout, stderr, all), true
+	case "freeze-drill":
+		return runDrill(cmd.Sub("freeze-drill"), args, stdout, stderr), true
 	}
 	return 0, false
 }

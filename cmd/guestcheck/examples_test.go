@@ -79,6 +79,10 @@ func parseExample(args []string) error {
 			// runFleet's parse: every option checked, no VM contacted.
 			_, _, err := parseFleet(sub, args[1:])
 			return err
+		case args[0] == "freeze-drill":
+			// runDrill's parse: every option checked, no VM frozen.
+			_, _, err := parseDrill(sub, args[1:])
+			return err
 		case sub != nil:
 			return errors.New("no parse-only walk for guestcheck " + args[0] + ": add one to TestExamplesParse")
 		}

@@ -148,7 +148,7 @@ func (o *fleetOptions) finish(v *cli.Values) error {
 	}
 	var raws []string // each of o.outputs as typed
 	for _, raw := range v.All("output") {
-		spec, err := parseFleetOutput(raw)
+		spec, err := parseHostOutput(raw, fleet.Formats)
 		if err != nil {
 			return cli.Usagef("--output %s: %v", raw, err)
 		}
@@ -210,11 +210,12 @@ func positive(v *cli.Values, name string, def int) (int, error) {
 	return n, nil
 }
 
-// parseFleetOutput reads "[FMT:]FILE" with the fleet's formats; without
-// a prefix the format is left for outputFormat to decide.
-func parseFleetOutput(raw string) (outputSpec, error) {
+// parseHostOutput reads "[FMT:]FILE" with a host-side command's formats
+// (fleet's, freeze-drill's); without a prefix the format is left for
+// outputFormat to decide.
+func parseHostOutput(raw string, formats []string) (outputSpec, error) {
 	if pre, p, ok := strings.Cut(raw, ":"); ok && isWord(pre) {
-		if err := cli.OneOf("format", "format", pre, fleet.Formats); err != nil {
+		if err := cli.OneOf("format", "format", pre, formats); err != nil {
 			return outputSpec{}, err
 		}
 		if p == "" {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/guestcheck/guestcheck/internal/checks"
 	"github.com/guestcheck/guestcheck/internal/fact/freeze"
+	"github.com/guestcheck/guestcheck/internal/host/drill"
 )
 
 func main() {
@@ -15,6 +16,10 @@ func main() {
 	// process must do nothing else.
 	if freeze.IsWatchdog() {
 		os.Exit(freeze.RunWatchdog())
+	}
+	// freeze-drill re-executes it as the guard that thaws a drilled VM.
+	if drill.IsGuard() {
+		os.Exit(drill.RunGuard())
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, checks.All))
 }

@@ -85,6 +85,22 @@ func TestMessages(t *testing.T) {
 		{"fleet", "--agent-socket", "/run/a/vm1.qga", "--output", "/run/f.json", "--output", "json:/run/./f.json"},
 		{"fleet", "--agent-socket", "/run/a/vm1.qga", "--output", "-"},
 		{"fleet", "--agent-socket", "/run/a/vm1.qga", "--format", "text", "--output", "/run/f.prom"},
+		{"freeze-drill"},
+		{"freeze-drill", "vm1"},
+		{"freeze-drill", "--libvirt", "qemu:///system"},
+		{"freeze-drill", "--proxmox"},
+		{"freeze-drill", "--proxmox", "--name", "1*"},
+		{"freeze-drill", "--name", "vm1"},
+		{"freeze-drill", "--agent-socket", "/run/a/vm1.qga", "--agent-socket", "/run/b/vm1.qga"},
+		{"freeze-drill", "--agent-socket", "/run/a/vm1.qga", "--deadline", "0s"},
+		{"freeze-drill", "--agent-socket", "/run/a/vm1.qga", "--deadline", "soon"},
+		{"freeze-drill", "--agent-socket", "/run/a/vm1.qga", "--deadline", "2m", "--vm-timeout", "1m"},
+		{"freeze-drill", "--agent-socket", "/run/a/vm1.qga", "--hook-log", "qga.log"},
+		{"freeze-drill", "--agent-socket", "/run/a/vm1.qga", "--format", "nagios"},
+		{"freeze-drill", "--agent-socket", "/run/a/vm1.qga", "--output", "jsn:/run/r.json"},
+		{"freeze-drill", "--agent-socket", "/run/a/vm1.qga", "--format", "text", "--output", "/run/r.json"},
+		{"freeze-drill", "--agent-socket", "/run/a/vm1.qga", "--output", "-"},
+		{"freeze-drill", "--agent-socket", "/run/a/vm1.qga", "--output", "/run/r.xml", "--output", "junit:/run/./r.xml"},
 	}
 	var b strings.Builder
 	for _, args := range cases {

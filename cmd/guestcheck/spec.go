@@ -80,6 +80,7 @@ func command(all []runner.Check) *cli.Command {
 				Description: "Print the reference entry of one finding code: its check, status, meaning and fix, from guestcheck itself, and where its check's page is (installed under /usr/share/doc/guestcheck/checks/ by the packages; for a guestcheck built from source, the page in its source tree). A check ID prints the list of its codes."},
 			checkConfigCommand(),
 			fleetCommand(ids),
+			drillCommand(),
 			{Name: "help", Summary: "show the help of guestcheck or of one of its commands",
 				Synopsis: []string{"[COMMAND]"}, Args: "COMMAND", Options: []cli.Option{helpOption}},
 			{Name: "completion", Summary: "print the shell completion script for bash, zsh or fish",

@@ -74,7 +74,7 @@ func (e Example) First() string {
 
 // Docs are the Markdown files whose examples are walked: the README and
 // the pages its reference, figures and test notes moved to.
-var Docs = []string{"README.md", "docs/reference.md", "docs/testing.md", "docs/fleet.md"}
+var Docs = []string{"README.md", "docs/reference.md", "docs/testing.md", "docs/fleet.md", "docs/freeze-drill.md"}
 
 // ExampleDir is the directory of example files, every file under it walked.
 const ExampleDir = "packaging/examples"

@@ -28,6 +28,8 @@ func examplePlan(c examples.Command) (codes []int, why string) {
 		return nil, "boots throwaway VMs on a host: TestVM/prove runs it on every template"
 	case c.Tool == "guestcheck" && sub == "fleet":
 		return nil, "surveys a hypervisor host's VMs through their agents: TestVM/fleet runs it against real domains"
+	case c.Tool == "guestcheck" && sub == "freeze-drill":
+		return nil, "freezes a hypervisor host's VMs through their agents: TestVM/freezedrill runs it against a real guest"
 	case c.Tool == "sealprep" && (sub == "apply" || has("--image")):
 		return nil, "changes the guest: the seal scenarios run sealprep apply in their own guests and images"
 	case c.Tool == "sealprep" && sub == "verify":

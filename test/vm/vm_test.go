@@ -59,9 +59,11 @@ type env struct {
 // apply --image, a virt-sysprep run, one without its agent, one that
 // cannot boot); then sealprep prove on each; then guestcheck fleet over
 // clones of the unsealed and sealed templates under libvirt and through
-// their agent sockets; last, the clones prove cannot
+// their agent sockets; then the clones prove cannot
 // boot: one without the agent channel, and one of a half-sealed copy
-// (--ops -ssh-host-keys), which is then sealed from inside.
+// (--ops -ssh-host-keys), which is then sealed from inside; last,
+// guestcheck freeze-drill against one guest of the image (freezedrill,
+// which needs the image alone: -run '^TestVM$/^freezedrill$').
 func TestVM(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("the VM tests need root (mmdebstrap, chroot, mkfs -d, loop mounts): run `make vm-test` as root")
@@ -144,6 +146,8 @@ func TestVM(t *testing.T) {
 		t.Run("no-channel", func(t *testing.T) { t.Parallel(); noChannelClone(ctx, t, e) })   // unsealed_test.go
 		t.Run("half-sealed", func(t *testing.T) { t.Parallel(); halfSealedClone(ctx, t, e) }) // template_test.go
 	})
+	// guestcheck freeze-drill against real qemu-ga: one guest, every case.
+	t.Run("freezedrill", func(t *testing.T) { freezeDrillScenario(ctx, t, e) }) // freezedrill_test.go
 }
 
 // testContext ends a minute before go test's -timeout, so that a stuck

@@ -61,6 +61,9 @@ type Agent struct {
 	Errors map[string]*qga.Error
 	// Run answers guest-exec for path and args.
 	Run func(path string, args []string) Program
+	// Guest, when set, answers the freeze, fsinfo and file commands
+	// (FreezeCommands, guest-file-*) from its state.
+	Guest *Guest
 
 	mu    sync.Mutex
 	calls []string
@@ -165,6 +168,11 @@ func (a *Agent) answer(cmd string, args json.RawMessage) (reply []byte, prefix b
 			return errorReply(&qga.Error{Class: "CommandNotFound", Desc: "Command " + cmd + " has been disabled"}), false
 		}
 	}
+	if a.Guest != nil {
+		if r, ok := a.Guest.answer(cmd, args); ok {
+			return r, false
+		}
+	}
 	switch cmd {
 	case "guest-sync-delimited":
 		var r struct {
@@ -186,7 +194,11 @@ func (a *Agent) answer(cmd string, args json.RawMessage) (reply []byte, prefix b
 
 func (a *Agent) info() qga.Info {
 	in := qga.Info{Version: "9.2.0"}
-	for _, c := range Commands {
+	cmds := Commands
+	if a.Guest != nil {
+		cmds = append(append([]string(nil), Commands...), FreezeCommands...)
+	}
+	for _, c := range cmds {
 		en := true
 		for _, d := range a.Disabled {
 			en = en && d != c
