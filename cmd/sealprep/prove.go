@@ -26,7 +26,7 @@ func proveConfig(v *cli.Values) (prove.Config, string, map[string]string, error)
 	c := prove.Config{
 		Image: v.String("image", ""), Firmware: v.String("firmware", prove.FirmwareAuto),
 		Kernel: v.String("kernel", ""), Initrd: v.String("initrd", ""), Append: v.String("append", ""),
-		Accel: v.String("accel", prove.AccelAuto), Keep: v.String("keep", ""), Version: buildinfo.Version,
+		Accel: v.String("accel", prove.AccelAuto), FirmwareUUID: v.String("firmware-uuid", prove.UUIDPerClone), Keep: v.String("keep", ""), Version: buildinfo.Version,
 		AllowBacking: v.All("allow-backing"),
 	}
 	if err := absPaths("--allow-backing", c.AllowBacking); err != nil {

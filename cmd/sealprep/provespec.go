@@ -19,6 +19,7 @@ func proveCommand() *cli.Command {
 			{Long: "memory", Arg: "MIB", Help: "Memory per clone in MiB (default 1024)."},
 			{Long: "cpus", Arg: "N", Help: "Virtual CPUs per clone (default 2)."},
 			{Long: "firmware", Arg: "FW", Help: "auto (default: the image's own bootloader, BIOS, or UEFI through OVMF when the disk has only an EFI system partition), bios or uefi.", Complete: cli.CompleteWords, Words: words(prove.FirmwareAuto, prove.FirmwareBIOS, prove.FirmwareUEFI)},
+			{Long: "firmware-uuid", Arg: "MODE", Help: "per-clone (default: each clone gets its own random SMBIOS system UUID, as a platform gives each new VM) or shared (one UUID for every clone, as Harvester's Clone and Restore New and KubeVirt's restore copy the source's; systemd fills an empty machine-id from it).", Complete: cli.CompleteWords, Words: words(prove.UUIDPerClone, prove.UUIDShared)},
 			{Long: "kernel", Arg: "FILE", Help: "Boot this kernel directly, for a bare filesystem image without a bootloader.", Complete: cli.CompleteFile},
 			{Long: "initrd", Arg: "FILE", Help: "The initrd for --kernel.", Complete: cli.CompleteFile},
 			{Long: "append", Arg: "ARGS", Help: "The kernel command line for --kernel, such as 'root=/dev/vda rw console=ttyS0'."},

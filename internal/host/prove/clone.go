@@ -43,6 +43,11 @@ type CloneResult struct {
 	Name    string `json:"name"`
 	MAC     string `json:"mac"`
 	Network string `json:"network"`
+	// FirmwareUUID is the clone's SMBIOS system UUID. It is prove's own
+	// random choice for a throwaway clone, not the template's, so it is
+	// shown in clear even though systemd may have made it the clone's
+	// machine-id.
+	FirmwareUUID string `json:"firmware_uuid,omitempty"`
 	// Boot is up, failed or timeout; Problem says why when not up.
 	Boot    string `json:"boot"`
 	Problem string `json:"problem,omitempty"`
@@ -196,7 +201,7 @@ func CreateOverlay(ctx context.Context, qemuImg string, b Boot, path string, j J
 // stops QEMU before returning.
 func (r *cloneRun) run(ctx context.Context, tag string) CloneResult {
 	c := r.clone
-	r.res = CloneResult{Name: c.Name, MAC: c.MAC, Network: c.Net.String(), Boot: BootFailed}
+	r.res = CloneResult{Name: c.Name, MAC: c.MAC, Network: c.Net.String(), FirmwareUUID: c.UUID, Boot: BootFailed}
 	t0 := time.Now()
 	r.cfg.Progress.Phase(c.Name, "seed and overlay")
 	if err := r.prepare(ctx, tag); err != nil {

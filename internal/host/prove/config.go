@@ -36,6 +36,16 @@ var NewJail = vmm.NewJail
 // ChooseAccel is vmm.ChooseAccel.
 var ChooseAccel = vmm.ChooseAccel
 
+// Firmware UUID choices (Config.FirmwareUUID and Report.FirmwareUUID).
+const (
+	// UUIDPerClone gives every clone its own random firmware UUID, as a
+	// platform gives each new VM one.
+	UUIDPerClone = "per-clone"
+	// UUIDShared gives every clone one firmware UUID, as Harvester's Clone
+	// and Restore New and KubeVirt's restore copy the source's.
+	UUIDShared = "shared"
+)
+
 // DefaultTimeout is the whole run's deadline unless --timeout says.
 const DefaultTimeout = 15 * time.Minute
 
@@ -56,6 +66,8 @@ type Config struct {
 	Kernel, Initrd, Append string
 	// Accel is auto, kvm or tcg.
 	Accel string
+	// FirmwareUUID is per-clone (the default) or shared.
+	FirmwareUUID string
 	// Timeout bounds the whole run, boots and collection together.
 	Timeout time.Duration
 	// UserData and NetworkConfig go into every clone's seed as given.
@@ -119,6 +131,9 @@ func (c Config) withDefaults() Config {
 	if c.Accel == "" {
 		c.Accel = AccelAuto
 	}
+	if c.FirmwareUUID == "" {
+		c.FirmwareUUID = UUIDPerClone
+	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
 	}
@@ -163,6 +178,11 @@ func (c Config) Validate() error {
 	}
 	if err := oneOf("--firmware", c.Firmware, FirmwareAuto, FirmwareBIOS, FirmwareUEFI); err != nil {
 		return err
+	}
+	if c.FirmwareUUID != "" {
+		if err := oneOf("--firmware-uuid", c.FirmwareUUID, UUIDPerClone, UUIDShared); err != nil {
+			return err
+		}
 	}
 	return oneOf("--accel", c.Accel, AccelAuto, AccelKVM, AccelTCG)
 }

@@ -41,8 +41,11 @@ type Report struct {
 	AccelReason    string `json:"accel_reason"`
 	Firmware       string `json:"firmware"`
 	FirmwareReason string `json:"firmware_reason"`
-	MemoryMiB      int    `json:"memory_mib"`
-	CPUs           int    `json:"cpus"`
+	// FirmwareUUID is per-clone or shared: whether the clones got a
+	// firmware UUID each or one between them (CloneResult.FirmwareUUID).
+	FirmwareUUID string `json:"firmware_uuid"`
+	MemoryMiB    int    `json:"memory_mib"`
+	CPUs         int    `json:"cpus"`
 	// Proven is the verdict: every clone came up healthy and no identity
 	// item is shared.
 	Proven     bool                `json:"proven"`
@@ -100,7 +103,7 @@ func Run(ctx context.Context, cfg Config, readTemplate TemplateReader) (Report, 
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	rep := Report{SchemaVersion: 1, Tool: "sealprep", Command: "prove", Version: cfg.Version, StartedAt: start.UTC(),
-		MemoryMiB: cfg.MemoryMiB, CPUs: cfg.CPUs, Clones: []CloneResult{}, Failures: []Failure{}, Collisions: []guestid.Collision{}}
+		MemoryMiB: cfg.MemoryMiB, CPUs: cfg.CPUs, FirmwareUUID: cfg.FirmwareUUID, Clones: []CloneResult{}, Failures: []Failure{}, Collisions: []guestid.Collision{}}
 	// plan hands back the chain it opened even when it then refuses.
 	boot, err := plan(ctx, &cfg, &rep)
 	if err != nil {
@@ -279,11 +282,18 @@ func runClones(ctx context.Context, cfg Config, boot Boot, dir string, j Jail) [
 	tag := hex.EncodeToString(tagb[:])
 	out := make([]CloneResult, cfg.Clones)
 	var wg sync.WaitGroup
+	shared := ""
 	for i := range cfg.Clones {
 		c, err := NewClone(i, filepath.Join(dir, fmt.Sprintf("clone-%d", i+1)))
 		if err != nil {
 			out[i] = CloneResult{Name: fmt.Sprintf("clone-%d", i+1), Boot: BootFailed, Problem: err.Error()}.safe()
 			continue
+		}
+		if cfg.FirmwareUUID == UUIDShared {
+			if shared == "" {
+				shared = c.UUID
+			}
+			c.UUID = shared
 		}
 		wg.Add(1)
 		go func() {

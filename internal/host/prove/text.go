@@ -46,6 +46,7 @@ func WriteText(w io.Writer, r Report) error {
 	}
 	tw.Flush()
 	bw.WriteString("\n" + templateText(r.Template) + "\n")
+	writeUUIDs(bw, r)
 	for _, c := range r.Clones {
 		for _, n := range c.Notes {
 			fmt.Fprintf(bw, "note: %s: %s\n", c.Name, n)
@@ -74,6 +75,24 @@ func WriteText(w io.Writer, r Report) error {
 	}
 	fmt.Fprintf(bw, "\n%s\n", verdictLine(r))
 	return bw.Flush()
+}
+
+// writeUUIDs names each clone's firmware UUID, or the one they share.
+func writeUUIDs(bw *bufio.Writer, r Report) {
+	var parts []string
+	for _, c := range r.Clones {
+		if c.FirmwareUUID != "" {
+			parts = append(parts, c.Name+" "+c.FirmwareUUID)
+		}
+	}
+	if len(parts) == 0 {
+		return
+	}
+	if r.FirmwareUUID == UUIDShared {
+		fmt.Fprintf(bw, "firmware UUID: one for every clone (--firmware-uuid shared): %s\n", r.Clones[0].FirmwareUUID)
+		return
+	}
+	fmt.Fprintf(bw, "firmware UUID: %s\n", strings.Join(parts, ", "))
 }
 
 func writeFailures(bw *bufio.Writer, r Report) {

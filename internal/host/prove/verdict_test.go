@@ -27,7 +27,8 @@ func clone(n int, mid, key, host, inst, mac, addr string) CloneResult {
 		Interfaces: []guestid.Interface{{Name: "ens3", MAC: mac, Addresses: []string{addr}}},
 		Unread:     []string{"dhcp-client-id: guestcheck's report carries no identity", "mac-binding: guestcheck's report carries no identity"}}
 	return CloneResult{Name: "clone-" + string(rune('0'+n)), MAC: mac, Network: "192.0.2." + string(rune('0'+n)) + "/28", Boot: BootUp,
-		Verdict: &BootVerdict{Status: "PASS", Checks: 14, Counts: map[string]int{"pass": 14, "fail": 0, "error": 0, "warn": 0, "skip": 0}}, VerdictSource: SourceAgent,
+		FirmwareUUID: "6f1c0a52-3b8e-4d2a-9c71-00000000000" + string(rune('0'+n)),
+		Verdict:      &BootVerdict{Status: "PASS", Checks: 14, Counts: map[string]int{"pass": 14, "fail": 0, "error": 0, "warn": 0, "skip": 0}}, VerdictSource: SourceAgent,
 		Identity: id, IdentitySource: SourceAgent, Timings: Timings{Seed: 80, Boot: 31000, CloudInit: 64000, Guestcheck: 14000, Collection: 300},
 		Checks: []CheckVerdict{{ID: "cloud-init", Status: "pass", Summary: "cloud-init finished: done"},
 			{ID: "network-identity", Status: "pass", Summary: "the machine-id was made for this instance"},
@@ -44,7 +45,7 @@ const (
 
 func baseReport(clones []CloneResult, tmpl TemplateIdentity) Report {
 	r := Report{SchemaVersion: 1, Tool: "sealprep", Command: "prove", Version: "1.2.3", Accel: AccelTCG, AccelReason: "--accel tcg",
-		Firmware: FirmwareBIOS, FirmwareReason: "the disk has a BIOS boot partition", MemoryMiB: 1024, CPUs: 2,
+		Firmware: FirmwareBIOS, FirmwareReason: "the disk has a BIOS boot partition", MemoryMiB: 1024, CPUs: 2, FirmwareUUID: UUIDPerClone,
 		StartedAt: time.Date(2026, 12, 2, 4, 0, 0, 0, time.UTC), DurationMS: 192345, PeakRSSKiB: 14000, Clones: clones, Template: tmpl}
 	r.Image.File, r.Image.Format = "/var/lib/images/debian-12.qcow2", "qcow2"
 	r.Items, r.Collisions = Compare(r.Clones, r.Template)
