@@ -27,7 +27,7 @@ func proveConfig(v *cli.Values) (prove.Config, string, map[string]string, error)
 		Image: v.String("image", ""), Firmware: v.String("firmware", prove.FirmwareAuto),
 		Kernel: v.String("kernel", ""), Initrd: v.String("initrd", ""), Append: v.String("append", ""),
 		Accel: v.String("accel", prove.AccelAuto), FirmwareUUID: v.String("firmware-uuid", prove.UUIDPerClone), Keep: v.String("keep", ""), Version: buildinfo.Version,
-		AllowBacking: v.All("allow-backing"),
+		AllowBacking: v.All("allow-backing"), Reboot: v.Has("reboot"),
 	}
 	if err := absPaths("--allow-backing", c.AllowBacking); err != nil {
 		return c, "", nil, err

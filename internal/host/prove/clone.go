@@ -74,6 +74,9 @@ type CloneResult struct {
 	// ConsoleTail is the console's last lines when the clone failed.
 	ConsoleTail []string `json:"console_tail,omitempty"`
 	Timings     Timings  `json:"timings"`
+	// Reboot is the second boot under --reboot: nil without it, or when
+	// the first boot gave nothing to compare a second one with.
+	Reboot *RebootResult `json:"reboot,omitempty"`
 
 	// sealHash is the clone's machine-id as sealprep's template records
 	// hash it (sealrecord.HashID), for the comparison with the template's
@@ -99,6 +102,12 @@ func (c CloneResult) safe() CloneResult {
 	c.Baseline = safeTexts(c.Baseline, lineRunes, lineBytes)
 	if len(c.ConsoleTail) > tailLines {
 		c.ConsoleTail = c.ConsoleTail[len(c.ConsoleTail)-tailLines:]
+	}
+	if c.Reboot != nil {
+		rb := *c.Reboot
+		s := CloneResult{Problem: rb.Problem, Notes: rb.Notes, ConsoleTail: rb.ConsoleTail, Failing: rb.Failing}.safe()
+		rb.Problem, rb.Notes, rb.ConsoleTail, rb.Failing = s.Problem, s.Notes, s.ConsoleTail, s.Failing
+		c.Reboot = &rb
 	}
 	return c
 }
@@ -227,6 +236,9 @@ func (r *cloneRun) run(ctx context.Context, tag string) CloneResult {
 	defer a.Close()
 	r.collect(ctx, a)
 	r.phaseTimes(launched)
+	if r.cfg.Reboot && r.res.Boot == BootUp && r.res.Problem == "" && r.res.Identity != nil {
+		r.reboot(ctx, a)
+	}
 	return r.res
 }
 

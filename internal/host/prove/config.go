@@ -68,6 +68,9 @@ type Config struct {
 	Accel string
 	// FirmwareUUID is per-clone (the default) or shared.
 	FirmwareUUID string
+	// Reboot reboots each clone after its first verdict and takes a
+	// second one: identity must not change across the reboot.
+	Reboot bool
 	// Timeout bounds the whole run, boots and collection together.
 	Timeout time.Duration
 	// UserData and NetworkConfig go into every clone's seed as given.

@@ -18,7 +18,7 @@ import (
 func TestJSONSchema(t *testing.T) {
 	s := testenv.Schema(t, "../../../schema", "prove-v1.schema.json")
 	docs := map[string][]byte{}
-	for name, r := range map[string]Report{"good": goodReport(), "bad": badReport(), "kept": keptReport(), "baseline": baselineReport()} {
+	for name, r := range map[string]Report{"good": goodReport(), "bad": badReport(), "kept": keptReport(), "baseline": baselineReport(), "reboot": rebootReport()} {
 		var b bytes.Buffer
 		if err := WriteJSON(&b, r); err != nil {
 			t.Fatal(err)

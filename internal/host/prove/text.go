@@ -45,6 +45,7 @@ func WriteText(w io.Writer, r Report) error {
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	tw.Flush()
+	writeReboots(bw, r)
 	bw.WriteString("\n" + templateText(r.Template) + "\n")
 	writeUUIDs(bw, r)
 	for _, c := range r.Clones {
@@ -68,6 +69,10 @@ func WriteText(w io.Writer, r Report) error {
 	for _, c := range r.Clones {
 		t := c.Timings
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Name, secs(t.Seed), secs(t.Boot), secs(t.CloudInit), secs(t.Guestcheck), secs(t.Collection))
+		if c.Reboot != nil {
+			t := c.Reboot.Timings
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Name+" reboot", "-", secs(t.Boot), secs(t.CloudInit), secs(t.Guestcheck), secs(t.Collection))
+		}
 	}
 	tw.Flush()
 	if r.Kept != "" {
@@ -75,6 +80,43 @@ func WriteText(w io.Writer, r Report) error {
 	}
 	fmt.Fprintf(bw, "\n%s\n", verdictLine(r))
 	return bw.Flush()
+}
+
+// writeReboots is the second boot of each clone under --reboot: how it
+// came back, guestcheck's verdict, and what changed across the reboot.
+func writeReboots(bw *bufio.Writer, r Report) {
+	if !slices.ContainsFunc(r.Clones, func(c CloneResult) bool { return c.Reboot != nil }) {
+		return
+	}
+	bw.WriteString("\n")
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "AFTER REBOOT\tBOOT\tVERDICT\tCHANGED")
+	for _, c := range r.Clones {
+		rb := c.Reboot
+		if rb == nil {
+			continue
+		}
+		changed := "nothing"
+		switch {
+		case rb.Boot != BootUp:
+			changed = "-"
+		case len(rb.Changed) > 0:
+			var l []string
+			for _, ch := range rb.Changed {
+				l = append(l, ch.Item)
+			}
+			changed = strings.Join(l, ", ")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Name, rb.Boot, verdictText(rb.asClone(c)), changed)
+	}
+	tw.Flush()
+	for _, c := range r.Clones {
+		if c.Reboot != nil {
+			for _, n := range c.Reboot.Notes {
+				fmt.Fprintf(bw, "note: %s after the reboot: %s\n", c.Name, n)
+			}
+		}
+	}
 }
 
 // writeUUIDs names each clone's firmware UUID, or the one they share.
@@ -102,7 +144,10 @@ func writeFailures(bw *bufio.Writer, r Report) {
 	bw.WriteString("\nfailures:\n")
 	for _, f := range r.Failures {
 		who := f.Clone
-		if f.Item != "" {
+		switch {
+		case f.Step != "":
+			who = f.Clone + " (" + f.Step + ")"
+		case f.Item != "":
 			who = f.Item
 		}
 		fmt.Fprintf(bw, "  FAIL %s: %s\n", who, f.Message)

@@ -51,8 +51,11 @@ type ItemResult struct {
 
 // Failure is one reason the template is not proven.
 type Failure struct {
-	Clone   string `json:"clone,omitempty"`
-	Item    string `json:"item,omitempty"`
+	Clone string `json:"clone,omitempty"`
+	Item  string `json:"item,omitempty"`
+	// Step is the lifecycle step the failure belongs to ("reboot"), ""
+	// for the first boot and the comparison across clones.
+	Step    string `json:"step,omitempty"`
 	Message string `json:"message"`
 	Fix     string `json:"fix,omitempty"`
 }
@@ -214,6 +217,7 @@ func failures(clones []CloneResult, cols []guestid.Collision, tmpl TemplateIdent
 		if why := cloneFailed(c); why != "" {
 			out = append(out, Failure{Clone: c.Name, Message: why, Fix: cloneFix(c)})
 		}
+		out = append(out, rebootFailures(c)...)
 	}
 	for _, g := range guestid.Group(cols) {
 		others := slices.DeleteFunc(slices.Clone(g.Members), func(m string) bool { return m == TemplateName })

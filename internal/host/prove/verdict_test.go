@@ -65,6 +65,31 @@ func goodReport() Report {
 		Identity: &guestid.Identity{MachineIDState: "empty", HostKeys: []guestid.HostKey{{Type: "ssh-ed25519", Fingerprint: keyT, Path: "/etc/ssh/ssh_host_ed25519_key (before the seal)"}}}})
 }
 
+// rebootReport is a --reboot run: clone-1 is the same VM after its
+// reboot; clone-2 came back with new host keys, its cloud-init ran
+// config_ssh again, and guestcheck failed it.
+func rebootReport() Report {
+	c1 := clone(1, mid1, key1, "prove-1", "prove-abc-1", "52:54:00:00:00:01", "192.0.2.8/28")
+	c2 := clone(2, mid2, key2, "prove-2", "prove-abc-2", "52:54:00:00:00:02", "192.0.2.24/28")
+	id1 := *c1.Identity
+	c1.Reboot = &RebootResult{Boot: BootUp, How: "the guest agent's guest-shutdown mode=reboot", Verdict: c1.Verdict, VerdictSource: SourceAgent,
+		Checks: c1.Checks, Identity: &id1, FirstBootRead: true, Changed: append([]Change{}, identityChanges(c1.Identity, &id1)...), Timings: Timings{Boot: 41000, Guestcheck: 9000, Collection: 200}}
+	id2 := *c2.Identity
+	id2.HostKeys = []guestid.HostKey{{Type: "ssh-ed25519", Fingerprint: keyT, Path: "/etc/ssh/ssh_host_ed25519_key.pub"}}
+	t0 := time.Date(2026, 12, 2, 4, 1, 0, 0, time.UTC)
+	changed := append(identityChanges(c2.Identity, &id2),
+		semChanges(map[string]time.Time{"config_ssh": t0, "config_set_hostname": t0}, map[string]time.Time{"config_ssh": t0.Add(time.Minute), "config_set_hostname": t0})...)
+	c2.Reboot = &RebootResult{Boot: BootUp, How: "the guest agent's guest-shutdown mode=reboot", VerdictSource: SourceAgent,
+		Verdict: &BootVerdict{Status: "FAIL", Checks: 3, Counts: map[string]int{"pass": 1, "fail": 1, "error": 0, "warn": 0, "skip": 1}},
+		Failing: []string{"ssh: the host keys are newer than the instance"},
+		Checks: []CheckVerdict{{ID: "cloud-init", Status: "pass", Summary: "cloud-init finished: done"},
+			{ID: "ssh", Status: "fail", Summary: "the host keys are newer than the instance"},
+			{ID: "time-sync", Status: "skip", Summary: "no time sync service is installed"}},
+		Identity: &id2, Changed: changed, FirstBootRead: true, Timings: Timings{Boot: 45000, Guestcheck: 9000, Collection: 200}}
+	return baseReport([]CloneResult{c1, c2}, TemplateIdentity{Read: true, Record: true, SealedAt: "2026-12-01T10:00:00Z", Operations: []string{"machine-id", "ssh-host-keys"},
+		Identity: &guestid.Identity{MachineIDState: "empty"}})
+}
+
 func badReport() Report {
 	c1 := clone(1, mid1, keyT, "debian", "prove-abc-1", "52:54:00:00:00:01", "192.0.2.50/28")
 	c2 := clone(2, mid1, keyT, "debian", "prove-abc-2", "52:54:00:00:00:02", "192.0.2.50/28")
@@ -303,7 +328,7 @@ func render(t *testing.T, r Report, f func(*bytes.Buffer, Report) error) string 
 // TestRenderGolden holds the three formats to testdata/*.golden.
 func TestRenderGolden(t *testing.T) {
 	w := func(f func(w *bytes.Buffer, r Report) error) func(*bytes.Buffer, Report) error { return f }
-	for name, r := range map[string]Report{"good": goodReport(), "bad": badReport(), "baseline": baselineReport()} {
+	for name, r := range map[string]Report{"good": goodReport(), "bad": badReport(), "baseline": baselineReport(), "reboot": rebootReport()} {
 		for ext, f := range map[string]func(*bytes.Buffer, Report) error{
 			"txt":  w(func(b *bytes.Buffer, r Report) error { return WriteText(b, r) }),
 			"json": w(func(b *bytes.Buffer, r Report) error { return WriteJSON(b, r) }),

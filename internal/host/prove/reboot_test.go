@@ -1,0 +1,94 @@
+package prove
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
+)
+
+// TestIdentityChanges: each item that differs across a reboot is named
+// with both values; an item read on one boot only, a DHCP source that
+// only one boot has, and a NIC only one boot shows are no change.
+func TestIdentityChanges(t *testing.T) {
+	before := &guestid.Identity{MachineIDHash: hash(mid1), Hostname: "prove-1", InstanceID: "i-1",
+		HostKeys:    []guestid.HostKey{{Type: "ssh-ed25519", Fingerprint: key1}},
+		DHCPClients: []guestid.DHCPClient{{Kind: "duid", Value: "00:04:aa", Source: "systemd-networkd: from machine-id"}},
+		Interfaces:  []guestid.Interface{{Name: "eth0", MAC: "52:54:00:00:00:01", Addresses: []string{"192.0.2.8/28"}}}}
+	same := *before
+	if ch := identityChanges(before, &same); len(ch) != 0 {
+		t.Errorf("the same identity: changes %+v", ch)
+	}
+	after := guestid.Identity{MachineIDHash: hash(mid2), Hostname: "localhost", InstanceID: "i-2",
+		HostKeys: []guestid.HostKey{{Type: "ssh-ed25519", Fingerprint: key2}},
+		DHCPClients: []guestid.DHCPClient{{Kind: "duid", Value: "00:04:bb", Source: "systemd-networkd: from machine-id"},
+			{Kind: "client-id", Value: "01:52", Source: "/var/lib/dhcp/dhclient.eth0.leases:3"}},
+		Interfaces: []guestid.Interface{{Name: "eth0", MAC: "52:54:00:00:00:01", Addresses: []string{"192.0.2.9/28"}},
+			{Name: "eth1", MAC: "52:54:00:00:00:09", Addresses: []string{"198.51.100.8/24"}}}}
+	ch := identityChanges(before, &after)
+	var items []string
+	for _, c := range ch {
+		items = append(items, c.Item)
+	}
+	want := []string{"machine-id", "ssh-host-key", "hostname", "dhcp-client-id", "instance-id", "address"}
+	if !slices.Equal(items, want) {
+		t.Fatalf("changed %v, want %v", items, want)
+	}
+	if c := ch[5]; c.Before != "52:54:00:00:00:01 192.0.2.8/28" || c.After != "52:54:00:00:00:01 192.0.2.9/28" {
+		t.Errorf("address change %+v", c)
+	}
+	if c := ch[3]; strings.Contains(c.After, "dhclient") {
+		t.Errorf("a DHCP source only the second boot has is a change: %+v", c)
+	}
+	if m := ch[1].message(); m != "the SSH host keys changed across the reboot ("+key1+", then "+key2+")" {
+		t.Errorf("message %q", m)
+	}
+	// Read on one boot only: nothing to compare.
+	if ch := identityChanges(before, &guestid.Identity{MachineIDHash: hash(mid1)}); len(ch) != 0 {
+		t.Errorf("items unread after the reboot: changes %+v", ch)
+	}
+}
+
+// TestSemChanges: a per-instance semaphore written again, or first, after
+// the reboot is first-boot work that ran again; the same ones are none.
+func TestSemChanges(t *testing.T) {
+	t0 := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	before := map[string]time.Time{"config_ssh": t0, "config_set_hostname": t0}
+	if ch := semChanges(before, map[string]time.Time{"config_ssh": t0, "config_set_hostname": t0}); len(ch) != 0 {
+		t.Errorf("unchanged semaphores: %+v", ch)
+	}
+	ch := semChanges(before, map[string]time.Time{"config_ssh": t0.Add(time.Minute), "config_set_hostname": t0, "config_users_groups": t0.Add(time.Minute)})
+	if len(ch) != 1 || ch[0].Item != ItemFirstBoot || ch[0].After != "config_ssh, config_users_groups" {
+		t.Fatalf("changes %+v", ch)
+	}
+	if m := ch[0].message(); m != "first-boot work ran again after the reboot: cloud-init's per-instance modules config_ssh, config_users_groups ran again" {
+		t.Errorf("message %q", m)
+	}
+	if semChanges(nil, before) != nil {
+		t.Error("semaphores unread before the reboot: a change")
+	}
+}
+
+// TestRebootFailures: a clone whose reboot changed an item, or that
+// guestcheck failed after it, fails naming the step, the item and the fix.
+func TestRebootFailures(t *testing.T) {
+	r := rebootReport()
+	if r.Proven {
+		t.Fatal("a clone whose host keys changed across the reboot proves")
+	}
+	var got []string
+	for _, f := range r.Failures {
+		if f.Step != StepReboot || f.Clone != "clone-2" || f.Fix == "" {
+			t.Errorf("failure %+v: want clone-2's, of the reboot, with a fix", f)
+		}
+		got = append(got, f.Item)
+	}
+	if !slices.Equal(got, []string{"", "ssh-host-key", ""}) {
+		t.Errorf("failures' items %q", got)
+	}
+	if len(rebootFailures(r.Clones[0])) != 0 {
+		t.Errorf("clone-1 is the same VM after its reboot: %+v", rebootFailures(r.Clones[0]))
+	}
+}
