@@ -57,6 +57,13 @@ func proveConfig(v *cli.Values) (prove.Config, string, map[string]string, error)
 		}
 		c.Timeout = d
 	}
+	if v.Has("boot-budget") {
+		d, err := v.Duration("boot-budget")
+		if err != nil {
+			return c, "", nil, err
+		}
+		c.BootBudget = d
+	}
 	for _, f := range []struct {
 		flag string
 		dst  *[]byte

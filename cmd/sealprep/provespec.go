@@ -26,6 +26,7 @@ func proveCommand() *cli.Command {
 			{Long: "accel", Arg: "ACCEL", Help: "auto (default: KVM when /dev/kvm creates VMs and the CPU has hardware virtualization, else TCG), kvm or tcg.", Complete: cli.CompleteWords, Words: words(prove.AccelAuto, prove.AccelKVM, prove.AccelTCG)},
 			{Long: "timeout", Arg: "DURATION", Help: "The whole run's deadline, boots and collection together (default 15m); QEMU is killed when it passes."},
 			{Long: "reboot", Help: "After each clone's first verdict, reboot it through the guest agent and take a second verdict; fail when its machine-id, SSH host keys, hostname, DHCP client identity, instance-id or addresses changed across the reboot, or cloud-init ran its per-instance modules again."},
+			{Long: "boot-budget", Arg: "DURATION", Help: "Fail a clone whose boot takes longer than DURATION from QEMU's start (or its reboot) to guestcheck's verdict, naming the slowest units of its boot's critical chain (default: no budget; every report shows the times)."},
 			{Long: "user-data", Arg: "FILE", Help: "Cloud-init user-data for every clone's seed (default: an empty #cloud-config).", Complete: cli.CompleteFile},
 			{Long: "network-config", Arg: "FILE", Help: "Cloud-init network-config for every clone's seed (default: the NIC by its MAC with a static address in the clone's network and a default route through QEMU's host, as cloud metadata gives it: QEMU's DHCP under restrict=on offers no router).", Complete: cli.CompleteFile},
 			allowBacking,

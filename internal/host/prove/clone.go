@@ -74,6 +74,9 @@ type CloneResult struct {
 	// ConsoleTail is the console's last lines when the clone failed.
 	ConsoleTail []string `json:"console_tail,omitempty"`
 	Timings     Timings  `json:"timings"`
+	// BootTime is the time to the verdict and guestcheck's own boot-time
+	// finding; nil when the clone gave no verdict.
+	BootTime *BootTime `json:"boot_time,omitempty"`
 	// Reboot is the second boot under --reboot: nil without it, or when
 	// the first boot gave nothing to compare a second one with.
 	Reboot *RebootResult `json:"reboot,omitempty"`
@@ -391,4 +394,7 @@ func (r *cloneRun) consoleVerdict() {
 	}
 	r.res.Boot, r.res.Verdict, r.res.VerdictSource = BootUp, &bv, SourceConsole
 	r.phaseTimes(r.con.start)
+	if g, ok := st.Marks["guestcheck"]; ok {
+		r.res.BootTime = &BootTime{ToVerdictMS: ms(g)}
+	}
 }

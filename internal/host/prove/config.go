@@ -71,6 +71,9 @@ type Config struct {
 	// Reboot reboots each clone after its first verdict and takes a
 	// second one: identity must not change across the reboot.
 	Reboot bool
+	// BootBudget, when set, fails a boot that takes longer from QEMU's
+	// start (or the reboot) to guestcheck's verdict.
+	BootBudget time.Duration
 	// Timeout bounds the whole run, boots and collection together.
 	Timeout time.Duration
 	// UserData and NetworkConfig go into every clone's seed as given.
@@ -174,6 +177,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--cpus %d: between 1 and 64", c.CPUs)
 	case c.Timeout < time.Minute:
 		return fmt.Errorf("--timeout %s: at least 1m (a TCG boot takes minutes)", c.Timeout)
+	case c.BootBudget < 0:
+		return fmt.Errorf("--boot-budget %s: a duration above zero, such as 3m", c.BootBudget)
+	case c.BootBudget > 0 && c.BootBudget > c.Timeout:
+		return fmt.Errorf("--boot-budget %s: longer than --timeout %s, so it could never fail a boot", c.BootBudget, c.Timeout)
 	case c.Kernel == "" && (c.Initrd != "" || c.Append != ""):
 		return errors.New("--initrd and --append need --kernel")
 	case c.Kernel != "" && c.Firmware != FirmwareAuto:

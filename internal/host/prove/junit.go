@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
 	"github.com/guestcheck/guestcheck/internal/shared/junitxml"
@@ -31,8 +32,16 @@ func WriteJUnit(w io.Writer, r Report) error {
 		for _, tc := range checkCases(c) {
 			clones.Add(tc)
 		}
+		if tc, ok := budgetCase(c.Name, "", c.BootTime, r.BootBudgetMS); ok {
+			clones.Add(tc)
+		}
 		for _, tc := range rebootCases(c) {
 			clones.Add(tc)
+		}
+		if c.Reboot != nil {
+			if tc, ok := budgetCase(c.Name, StepReboot, c.Reboot.BootTime, r.BootBudgetMS); ok {
+				clones.Add(tc)
+			}
 		}
 	}
 	ident := junitxml.Suite{Name: "identity", Package: "sealprep.prove", ID: 1, Timestamp: ts, Hostname: junitxml.Hostname(""), Props: props,
@@ -152,4 +161,26 @@ func rebootCases(c CloneResult) []junitxml.Case {
 		out = append(out, tc)
 	}
 	return out
+}
+
+// budgetCase is "clone-N: within the boot budget" (or "clone-N: reboot:
+// ..."), under --boot-budget only; skipped when the boot gave no verdict.
+func budgetCase(clone, step string, bt *BootTime, budgetMS int64) (junitxml.Case, bool) {
+	if budgetMS <= 0 {
+		return junitxml.Case{}, false
+	}
+	name := clone + ": within the boot budget"
+	if step != "" {
+		name = clone + ": " + step + ": within the boot budget"
+	}
+	tc := junitxml.Case{Name: name, Classname: "sealprep.prove.clones." + clone, Time: "0"}
+	if bt == nil {
+		tc.Skipped = &junitxml.Skipped{Message: "no verdict came, so no time to it"}
+		return tc, true
+	}
+	tc.Time = junitxml.Seconds(bt.ToVerdictMS)
+	if f, over := budgetFailure(clone, step, bt, time.Duration(budgetMS)*time.Millisecond); over {
+		tc.Failure = &junitxml.Problem{Type: "fail", Message: f.Message, Body: junitxml.Body(f.Message + "\nfix: " + f.Fix + "\n")}
+	}
+	return tc, true
 }

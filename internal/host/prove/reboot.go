@@ -39,6 +39,8 @@ type RebootResult struct {
 	Notes         []string `json:"notes,omitempty"`
 	ConsoleTail   []string `json:"console_tail,omitempty"`
 	Timings       Timings  `json:"timings"`
+	// BootTime is the second boot's, from the reboot's request.
+	BootTime *BootTime `json:"boot_time,omitempty"`
 }
 
 // Change is one item that differs across a reboot.
@@ -144,7 +146,7 @@ func (r *cloneRun) reboot(ctx context.Context, a *qga.Client) {
 	rb.Boot, rb.Problem, rb.Verdict, rb.VerdictSource = second.Boot, second.Problem, second.Verdict, second.VerdictSource
 	rb.Failing, rb.Checks, rb.Identity, rb.ConsoleTail = second.Failing, second.Checks, second.Identity, second.ConsoleTail
 	rb.Notes = append(rb.Notes, second.Notes...)
-	rb.Timings = second.Timings
+	rb.Timings, rb.BootTime = second.Timings, second.BootTime
 	if second.Timings.Boot == 0 {
 		rb.Timings.Boot = ms(time.Since(t0))
 	}

@@ -80,6 +80,9 @@ func TestRebootFailures(t *testing.T) {
 	}
 	var got []string
 	for _, f := range r.Failures {
+		if f.Step == "" && strings.Contains(f.Message, "--boot-budget") {
+			continue // TestBootBudget
+		}
 		if f.Step != StepReboot || f.Clone != "clone-2" || f.Fix == "" {
 			t.Errorf("failure %+v: want clone-2's, of the reboot, with a fix", f)
 		}
@@ -90,5 +93,38 @@ func TestRebootFailures(t *testing.T) {
 	}
 	if len(rebootFailures(r.Clones[0])) != 0 {
 		t.Errorf("clone-1 is the same VM after its reboot: %+v", rebootFailures(r.Clones[0]))
+	}
+}
+
+// TestBootBudget: a boot over --boot-budget fails naming the slowest
+// units guestcheck saw (or saying it saw none); one within it, or a run
+// without a budget, does not; JUnit has a case per boot for it.
+func TestBootBudget(t *testing.T) {
+	bt := &BootTime{ToVerdictMS: 131900, Slowest: "regen-ssh-keys.service +58.0s, cloud-init.service +20.1s"}
+	f, ok := budgetFailure("clone-2", "", bt, 2*time.Minute)
+	if !ok || f.Message != "took 2m11.9s from QEMU's start to guestcheck's verdict, over the --boot-budget of 2m0s; slowest units on the boot's critical chain: regen-ssh-keys.service +58.0s, cloud-init.service +20.1s" {
+		t.Errorf("over budget: %v %q", ok, f.Message)
+	}
+	f, ok = budgetFailure("clone-2", StepReboot, &BootTime{ToVerdictMS: 61000}, time.Minute)
+	if !ok || f.Step != StepReboot || !strings.Contains(f.Message, "from the reboot") || !strings.Contains(f.Message, "named no slowest units") {
+		t.Errorf("reboot over budget without guestcheck's finding: %v %+v", ok, f)
+	}
+	for _, b := range []time.Duration{0, 3 * time.Minute} {
+		if _, ok := budgetFailure("clone-2", "", bt, b); ok {
+			t.Errorf("budget %s fails a boot of %dms", b, bt.ToVerdictMS)
+		}
+	}
+	if _, ok := budgetFailure("clone-2", "", nil, time.Second); ok {
+		t.Error("a boot without a verdict fails the budget (it fails as a boot already)")
+	}
+	var b strings.Builder
+	if err := WriteJUnit(&b, rebootReport()); err != nil {
+		t.Fatal(err)
+	}
+	x := b.String()
+	for _, want := range []string{`name="clone-2: within the boot budget"`, `name="clone-1: reboot: within the boot budget"`, `took 2m11.9s from QEMU&#39;s start`} {
+		if !strings.Contains(x, want) {
+			t.Errorf("JUnit has no %s", want)
+		}
 	}
 }

@@ -55,6 +55,8 @@ type Report struct {
 	Collisions []guestid.Collision `json:"collisions"`
 	Failures   []Failure           `json:"failures"`
 	Notes      []string            `json:"notes,omitempty"`
+	// BootBudgetMS is --boot-budget, 0 without it.
+	BootBudgetMS int64 `json:"boot_budget_ms,omitempty"`
 	// Kept is --keep's directory, when the clones' files were kept.
 	Kept       string    `json:"kept,omitempty"`
 	StartedAt  time.Time `json:"started_at"`
@@ -138,7 +140,8 @@ func Run(ctx context.Context, cfg Config, readTemplate TemplateReader) (Report, 
 	if cols != nil {
 		rep.Collisions = cols
 	}
-	rep.Failures = failures(rep.Clones, rep.Collisions, rep.Template)
+	rep.BootBudgetMS = ms(cfg.BootBudget)
+	rep.Failures = append(failures(rep.Clones, rep.Collisions, rep.Template), budgetFailures(rep.Clones, cfg.BootBudget)...)
 	rep.Proven = len(rep.Failures) == 0
 	rep.DurationMS = ms(time.Since(start))
 	rep.PeakRSSKiB = PeakRSS()

@@ -75,6 +75,7 @@ func WriteText(w io.Writer, r Report) error {
 		}
 	}
 	tw.Flush()
+	writeBootTimes(bw, r)
 	if r.Kept != "" {
 		fmt.Fprintf(bw, "kept: %s\n", r.Kept)
 	}
@@ -116,6 +117,33 @@ func writeReboots(bw *bufio.Writer, r Report) {
 				fmt.Fprintf(bw, "note: %s after the reboot: %s\n", c.Name, n)
 			}
 		}
+	}
+}
+
+// writeBootTimes is each boot's time to its verdict and guestcheck's
+// own boot-time finding, with the budget when --boot-budget set one.
+func writeBootTimes(bw *bufio.Writer, r Report) {
+	line := func(name string, bt *BootTime) {
+		if bt == nil {
+			return
+		}
+		fmt.Fprintf(bw, "boot time: %s: %s to the verdict", name, secs(bt.ToVerdictMS))
+		if bt.Message != "" {
+			fmt.Fprintf(bw, "; guestcheck %s: %s", bt.Code, bt.Message)
+		}
+		if bt.Slowest != "" {
+			fmt.Fprintf(bw, " (slowest: %s)", bt.Slowest)
+		}
+		bw.WriteString("\n")
+	}
+	for _, c := range r.Clones {
+		line(c.Name, c.BootTime)
+		if c.Reboot != nil {
+			line(c.Name+" reboot", c.Reboot.BootTime)
+		}
+	}
+	if r.BootBudgetMS > 0 {
+		fmt.Fprintf(bw, "boot budget: %s from QEMU's start (or the reboot) to the verdict (--boot-budget)\n", secs(r.BootBudgetMS))
 	}
 }
 

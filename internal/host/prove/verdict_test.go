@@ -86,8 +86,16 @@ func rebootReport() Report {
 			{ID: "ssh", Status: "fail", Summary: "the host keys are newer than the instance"},
 			{ID: "time-sync", Status: "skip", Summary: "no time sync service is installed"}},
 		Identity: &id2, Changed: changed, FirstBootRead: true, Timings: Timings{Boot: 45000, Guestcheck: 9000, Collection: 200}}
-	return baseReport([]CloneResult{c1, c2}, TemplateIdentity{Read: true, Record: true, SealedAt: "2026-12-01T10:00:00Z", Operations: []string{"machine-id", "ssh-host-keys"},
+	c1.BootTime = &BootTime{ToVerdictMS: 109300, Code: "systemd-boot-time", Message: "boot times so far: kernel to userspace 4.1s, userspace to finish 61.2s",
+		KernelToLastMilestone: "65.3s (cloud-final.service)", Slowest: "cloud-init.service +21.4s, cloud-config.service +9.8s", GuestBudget: "10m0s"}
+	c1.Reboot.BootTime = &BootTime{ToVerdictMS: 50200}
+	c2.BootTime = &BootTime{ToVerdictMS: 131900, Code: "systemd-boot-slow", Message: "the boot took 2m5s, over the 2m budget: slowest units regen-ssh-keys.service +58.0s, cloud-init.service +20.1s",
+		Slowest: "regen-ssh-keys.service +58.0s, cloud-init.service +20.1s", GuestBudget: "2m0s"}
+	r := baseReport([]CloneResult{c1, c2}, TemplateIdentity{Read: true, Record: true, SealedAt: "2026-12-01T10:00:00Z", Operations: []string{"machine-id", "ssh-host-keys"},
 		Identity: &guestid.Identity{MachineIDState: "empty"}})
+	r.BootBudgetMS = 120000
+	r.Failures = append(r.Failures, budgetFailures(r.Clones, 2*time.Minute)...)
+	return r
 }
 
 func badReport() Report {
