@@ -135,6 +135,9 @@ type cloneRun struct {
 	res   CloneResult
 	con   *Console
 	vm    *VM
+	// rebooted is set for the second boot under --reboot: its report is
+	// kept apart from the first boot's.
+	rebooted bool
 }
 
 // prepare creates the clone's directory (QEMU's user's own, 0700), its

@@ -102,7 +102,11 @@ func (r *cloneRun) waitReport(ctx context.Context, a qga.Agent) (reportv1.Report
 			if perr == nil {
 				// Beside the clone's console and disk, so that --keep
 				// keeps the report prove judged by.
-				if werr := os.WriteFile(filepath.Join(r.clone.Dir, "report.json"), b, 0o644); werr != nil {
+				name := "report.json"
+				if r.rebooted {
+					name = "report-reboot.json"
+				}
+				if werr := os.WriteFile(filepath.Join(r.clone.Dir, name), b, 0o644); werr != nil {
 					r.res.Notes = append(r.res.Notes, "the report was not kept: "+clean(werr.Error()))
 				}
 				return rep, nil

@@ -126,6 +126,7 @@ func (r *cloneRun) reboot(ctx context.Context, a *qga.Client) {
 	// Times of the second boot run from the reboot's request.
 	r.con = NewConsoleAt(r.clone.Console(), t0, off)
 	r.res = CloneResult{Name: name, Boot: BootFailed}
+	r.rebooted = true
 	a2, err := r.waitAgent(ctx)
 	switch {
 	case err != nil:
