@@ -142,6 +142,9 @@ func Run(ctx context.Context, cfg Config, readTemplate TemplateReader) (Report, 
 	}
 	rep.BootBudgetMS = ms(cfg.BootBudget)
 	rep.Failures = append(failures(rep.Clones, rep.Collisions, rep.Template), budgetFailures(rep.Clones, cfg.BootBudget)...)
+	if cfg.FirmwareUUID == UUIDShared {
+		sharedUUIDCause(rep.Failures)
+	}
 	rep.Proven = len(rep.Failures) == 0
 	rep.DurationMS = ms(time.Since(start))
 	rep.PeakRSSKiB = PeakRSS()
@@ -307,4 +310,16 @@ func runClones(ctx context.Context, cfg Config, boot Boot, dir string, j Jail) [
 	}
 	wg.Wait()
 	return out
+}
+
+// sharedUUIDCause rewrites the machine-id failure of clones that were
+// given one firmware UUID (--firmware-uuid shared): systemd filled their
+// empty machine-ids from it, so sealing cannot help; a UUID per VM does.
+func sharedUUIDCause(fs []Failure) {
+	for i, f := range fs {
+		if f.Item == string(guestid.ItemMachineID) && f.Step == "" {
+			fs[i].Message += ": the clones share one firmware UUID (--firmware-uuid shared), and systemd fills an empty machine-id from it"
+			fs[i].Fix = "give each VM its own firmware UUID (KubeVirt spec.template.spec.domain.firmware.uuid, Proxmox smbios1's uuid, a new VM rather than Harvester's Clone or Restore New); sealing the template cannot help, since the machine-id comes from the UUID"
+		}
+	}
 }

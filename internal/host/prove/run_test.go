@@ -276,3 +276,19 @@ func TestFirmwareUUIDs(t *testing.T) {
 		t.Errorf("--firmware-uuid same: %v", err)
 	}
 }
+
+// TestSharedUUIDCause: clones given one firmware UUID that share their
+// machine-id are told the UUID is the cause and the fix, not a seal.
+func TestSharedUUIDCause(t *testing.T) {
+	fs := []Failure{{Item: "machine-id", Message: "clone-1 and clone-2 share machine-id (h)", Fix: "seal"},
+		{Item: "ssh-host-key", Message: "clone-1 and clone-2 share ssh-host-key (k)", Fix: "seal keys"},
+		{Clone: "clone-1", Item: "machine-id", Step: StepReboot, Message: "changed", Fix: "keep it"}}
+	sharedUUIDCause(fs)
+	if !strings.HasSuffix(fs[0].Message, "share one firmware UUID (--firmware-uuid shared), and systemd fills an empty machine-id from it") ||
+		!strings.Contains(fs[0].Fix, "firmware.uuid") || !strings.Contains(fs[0].Fix, "smbios1") {
+		t.Errorf("machine-id failure %+v", fs[0])
+	}
+	if fs[1].Fix != "seal keys" || fs[2].Fix != "keep it" {
+		t.Errorf("other failures changed: %+v", fs[1:])
+	}
+}
