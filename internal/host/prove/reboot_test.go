@@ -117,6 +117,17 @@ func TestBootBudget(t *testing.T) {
 	if _, ok := budgetFailure("clone-2", "", nil, time.Second); ok {
 		t.Error("a boot without a verdict fails the budget (it fails as a boot already)")
 	}
+	base := Config{Image: "x", Clones: 1, MemoryMiB: 512, CPUs: 1, Timeout: 10 * time.Minute, Firmware: FirmwareAuto, Accel: AccelAuto}
+	for budget, want := range map[time.Duration]string{
+		-time.Second:     "--boot-budget -1s: a duration above zero, such as 3m",
+		11 * time.Minute: "--boot-budget 11m0s: longer than --timeout 10m0s, so it could never fail a boot",
+	} {
+		c := base
+		c.BootBudget = budget
+		if err := c.Validate(); err == nil || err.Error() != want {
+			t.Errorf("--boot-budget %s: %v, want %q", budget, err, want)
+		}
+	}
 	var b strings.Builder
 	if err := WriteJUnit(&b, rebootReport()); err != nil {
 		t.Fatal(err)
