@@ -73,7 +73,7 @@ bench: build ## Go benchmarks, then guestcheck vs cloud-init status (hyperfine),
 bench-sysprep: build ## sealprep apply --image (appliance; host kernel) vs virt-sysprep -a on one booted-once Debian 12 image: wall s, peak memory of the process tree, clones booted (root)
 	bash scripts/bench-sysprep.sh
 
-bench-prove: build ## sealprep prove: two clones of the Debian 12 test image under TCG, wall time, prove's peak RSS, phases (root)
+bench-prove: build ## sealprep prove: two clones of the Debian 12 test image under TCG, --reboot, per step (first boot, reboot) seconds to the verdict, wall time, prove's peak RSS, phases (root)
 	bash scripts/bench-prove.sh
 
 lint: ## gofmt, go vet, staticcheck

@@ -26,8 +26,8 @@ func proveConfig(v *cli.Values) (prove.Config, string, map[string]string, error)
 	c := prove.Config{
 		Image: v.String("image", ""), Firmware: v.String("firmware", prove.FirmwareAuto),
 		Kernel: v.String("kernel", ""), Initrd: v.String("initrd", ""), Append: v.String("append", ""),
-		Accel: v.String("accel", prove.AccelAuto), Keep: v.String("keep", ""), Version: buildinfo.Version,
-		AllowBacking: v.All("allow-backing"),
+		Accel: v.String("accel", prove.AccelAuto), FirmwareUUID: v.String("firmware-uuid", prove.UUIDPerClone), Keep: v.String("keep", ""), Version: buildinfo.Version,
+		AllowBacking: v.All("allow-backing"), Reboot: v.Has("reboot"),
 	}
 	if err := absPaths("--allow-backing", c.AllowBacking); err != nil {
 		return c, "", nil, err
@@ -56,6 +56,13 @@ func proveConfig(v *cli.Values) (prove.Config, string, map[string]string, error)
 			return c, "", nil, err
 		}
 		c.Timeout = d
+	}
+	if v.Has("boot-budget") {
+		d, err := v.Duration("boot-budget")
+		if err != nil {
+			return c, "", nil, err
+		}
+		c.BootBudget = d
 	}
 	for _, f := range []struct {
 		flag string

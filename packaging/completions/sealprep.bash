@@ -21,10 +21,12 @@ _sealprep() {
 	--memory) return ;;
 	--cpus) return ;;
 	--firmware) COMPREPLY=($(compgen -W "auto bios uefi" -- "$cur")); return ;;
+	--firmware-uuid) COMPREPLY=($(compgen -W "per-clone shared" -- "$cur")); return ;;
 	--kernel) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	--initrd) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	--append) return ;;
 	--timeout) return ;;
+	--boot-budget) return ;;
 	--user-data) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	--network-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	--keep) COMPREPLY=($(compgen -d -- "$cur")); return ;;
@@ -36,7 +38,7 @@ _sealprep() {
 	list) COMPREPLY=($(compgen -W "--ops --format --help -h" -- "$cur")) ;;
 	plan|verify) COMPREPLY=($(compgen -W "--allow-backing --root --image --trust-image-filesystems --appliance-kernel --accel --ops --format --machine-id-mode --autorelabel --force --help -h" -- "$cur")) ;;
 	apply) COMPREPLY=($(compgen -W "--allow-backing --root --image --trust-image-filesystems --appliance-kernel --accel --ops --format --machine-id-mode --autorelabel --force --yes -y --poweroff --fstrim --help -h" -- "$cur")) ;;
-	prove) COMPREPLY=($(compgen -W "--image --clones --memory --cpus --firmware --kernel --initrd --append --accel --timeout --user-data --network-config --allow-backing --keep --format --junit --json --help -h" -- "$cur")) ;;
+	prove) COMPREPLY=($(compgen -W "--image --clones --memory --cpus --firmware --firmware-uuid --kernel --initrd --append --accel --timeout --reboot --boot-budget --user-data --network-config --allow-backing --keep --format --junit --json --help -h" -- "$cur")) ;;
 	help) COMPREPLY=($(compgen -W "--help -h list plan apply verify prove help completion" -- "$cur")) ;;
 	completion) COMPREPLY=($(compgen -W "--help -h bash zsh fish" -- "$cur")) ;;
 	*) COMPREPLY=($(compgen -W "--version --format --help -h list plan apply verify prove help completion" -- "$cur")) ;;

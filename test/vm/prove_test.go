@@ -50,6 +50,11 @@ func templates(ctx context.Context, t *testing.T, e *env) {
 		editTemplate(ctx, t, e.sealedRoot, img, breakFstab)
 		e.noBoot = img
 	})
+	t.Run("regen-keys", func(t *testing.T) {
+		img := filepath.Join(e.scratch, "regen-keys.img")
+		editTemplate(ctx, t, e.sealedRoot, img, regenKeys)
+		e.regenKeys = img
+	})
 }
 
 // proveRun is one `sealprep prove` run: its exit code, its JSON report
@@ -277,12 +282,42 @@ func (r *proveRun) expectJUnit(t *testing.T, noBoot []string, items []guestid.It
 		want = append(want, "clones/"+c+": boots")
 	}
 	wantCases := len(guestid.GuestItems) // prove compares what guests report, not the host-defined firmware items
+	budget := 0
+	if r.rep.BootBudgetMS > 0 {
+		budget = 1 // a case per boot: within the boot budget
+	}
 	for _, c := range r.rep.Clones {
-		wantCases += 1 + max(1, len(c.Checks))
+		wantCases += 1 + max(1, len(c.Checks)) + budget
 		for _, k := range c.Checks {
 			if k.Status == "fail" {
 				want = append(want, "clones/"+c.Name+": "+k.ID)
 			}
+		}
+		// --reboot: the second boot's own cases, one per item compared
+		// across the reboot.
+		if rb := c.Reboot; rb != nil {
+			wantCases += 1 + max(1, len(rb.Checks)) + len(prove.RebootItems) + budget
+			for _, k := range rb.Checks {
+				if k.Status == "fail" {
+					want = append(want, "clones/"+c.Name+": reboot: "+k.ID)
+				}
+			}
+			for _, ch := range rb.Changed {
+				if ch.Item == prove.ItemFirstBoot {
+					want = append(want, "clones/"+c.Name+": reboot: first-boot work not repeated")
+				} else {
+					want = append(want, "clones/"+c.Name+": reboot: "+ch.Item+" stable")
+				}
+			}
+		}
+	}
+	for _, f := range r.rep.Failures {
+		if strings.Contains(f.Message, "--boot-budget") {
+			step := ""
+			if f.Step != "" {
+				step = f.Step + ": "
+			}
+			want = append(want, "clones/"+f.Clone+": "+step+"within the boot budget")
 		}
 	}
 	for _, it := range items {

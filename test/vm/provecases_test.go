@@ -3,6 +3,7 @@
 package vm
 
 import (
+	"bytes"
 	"context"
 	"encoding/xml"
 	"fmt"
@@ -86,7 +87,9 @@ func proveSealed(ctx context.Context, t *testing.T, e *env) {
 	// runProve's --keep directory for this run: its QEMUs' files are
 	// there, and they run as a dynamic user under seccomp.
 	w := watchQEMU(filepath.Join(e.scratch, "prove-sealed", "keep"))
-	r := runProve(ctx, t, e, "sealed", e.sealed, baseUserData, 2, proveTimeout)
+	// --reboot: the sealed template is the same VM after a reboot, so
+	// the two-clone run also proves every item stable across it.
+	r := runProve(ctx, t, e, "sealed", e.sealed, baseUserData, 2, proveTimeout, "--reboot")
 	w.check(t)
 	if r.exit != prove.ExitProven || !r.rep.Proven {
 		t.Errorf("exit %d, proven %v; want 0: a template sealed by sealprep proves clean", r.exit, r.rep.Proven)
@@ -130,8 +133,77 @@ func proveSealed(ctx context.Context, t *testing.T, e *env) {
 			}
 		}
 	}
+	uuids := map[string]bool{}
+	for _, c := range r.rep.Clones {
+		uuids[c.FirmwareUUID] = true
+		if c.BootTime == nil || c.BootTime.ToVerdictMS <= 0 {
+			t.Errorf("%s: no time to the verdict: %+v", c.Name, c.BootTime)
+		}
+		rb := c.Reboot
+		if rb == nil {
+			t.Errorf("%s: --reboot gave no second boot", c.Name)
+			continue
+		}
+		if rb.Boot != prove.BootUp || rb.Verdict == nil || rb.VerdictSource != prove.SourceAgent || len(rb.Failing) > 0 {
+			t.Errorf("%s after the reboot: boot %s (%s), verdict %v from %q, failing %v; want up and passed through the agent", c.Name, rb.Boot, rb.Problem, rb.Verdict, rb.VerdictSource, rb.Failing)
+		}
+		if len(rb.Changed) != 0 || !rb.FirstBootRead {
+			t.Errorf("%s: changed across the reboot %+v (cloud-init's semaphores read on both boots: %v); want every item stable", c.Name, rb.Changed, rb.FirstBootRead)
+		}
+		if rb.Identity == nil || c.Identity == nil || rb.Identity.MachineIDHash != c.Identity.MachineIDHash || len(rb.Identity.HostKeys) == 0 {
+			t.Errorf("%s: identity after the reboot %+v, before %+v", c.Name, rb.Identity, c.Identity)
+		}
+	}
+	if len(uuids) != len(r.rep.Clones) || r.rep.FirmwareUUID != prove.UUIDPerClone {
+		t.Errorf("firmware UUIDs %v (%s): want one of its own per clone", uuids, r.rep.FirmwareUUID)
+	}
 	r.noMachineID(t, e.template.machineID)
 	r.expectJUnit(t, nil, nil)
+}
+
+// proveRegenKeys: the sealed root with a unit that regenerates the SSH
+// host keys at every boot (a template mistake a single boot never shows),
+// booted once and rebooted (--reboot) with a boot budget below any TCG
+// boot: prove fails the reboot naming the host keys and the fix, and the
+// first boot naming the budget and the slowest units guestcheck measured
+// on its critical chain. One clone, two boots, for both.
+func proveRegenKeys(ctx context.Context, t *testing.T, e *env) {
+	if e.regenKeys == "" {
+		t.Fatal("no regen-keys template: the templates step did not make it")
+	}
+	r := runProve(ctx, t, e, "regen-keys", e.regenKeys, baseUserData, 1, proveTimeout,
+		"--kernel", e.img.Kernel, "--initrd", e.img.Initrd, "--append", "root=LABEL=rootfs rw console=ttyS0 panic=-1",
+		"--reboot", "--boot-budget", "1m")
+	if r.exit != prove.ExitFailed {
+		t.Errorf("exit %d, want 1", r.exit)
+	}
+	c := r.rep.Clones[0]
+	if c.Reboot == nil || c.Reboot.Boot != prove.BootUp {
+		t.Fatalf("clone-1: no second boot: %+v", c.Reboot)
+	}
+	if !slices.ContainsFunc(r.rep.Failures, func(f prove.Failure) bool {
+		return f.Step == prove.StepReboot && f.Item == guestid.ItemHostKey && strings.Contains(f.Message, "SSH host keys changed across the reboot") &&
+			strings.Contains(f.Fix, "per-boot unit")
+	}) {
+		t.Errorf("no reboot failure naming the host keys: %+v", r.rep.Failures)
+	}
+	for _, ch := range c.Reboot.Changed {
+		if ch.Item != string(guestid.ItemHostKey) {
+			t.Errorf("clone-1: %s changed across the reboot too (%s, then %s): only the host keys should", ch.Item, ch.Before, ch.After)
+		}
+	}
+	if c.BootTime == nil || c.BootTime.ToVerdictMS < 60000 || c.BootTime.Slowest == "" {
+		t.Fatalf("clone-1: boot time %+v: want over the minute's budget, with guestcheck's slowest units", c.BootTime)
+	}
+	if !slices.ContainsFunc(r.rep.Failures, func(f prove.Failure) bool {
+		return f.Clone == "clone-1" && f.Step == "" && strings.Contains(f.Message, "over the --boot-budget of 1m0s") &&
+			strings.Contains(f.Message, "slowest units on the boot's critical chain: "+c.BootTime.Slowest)
+	}) {
+		t.Errorf("no failure of the boot budget naming the slowest units %q: %+v", c.BootTime.Slowest, r.rep.Failures)
+	}
+	if !bytes.Contains(r.junit, []byte(`name="clone-1: reboot: ssh-host-key stable"`)) || !bytes.Contains(r.junit, []byte(`name="clone-1: within the boot budget"`)) {
+		t.Errorf("the JUnit report has no case for the host keys across the reboot or the boot budget")
+	}
 }
 
 // proveVirtSysprep: virt-sysprep's default run leaves one machine-id in

@@ -181,3 +181,32 @@ func breakFstab(root string) error {
 	}
 	return f.Close()
 }
+
+// regenKeysUnit is a per-boot unit that throws the SSH host keys away and
+// makes new ones before sshd starts, at every boot: an image that passes
+// one boot and breaks every client's known_hosts at the next.
+const regenKeysUnit = `[Unit]
+Description=Regenerate the SSH host keys at every boot (a template mistake)
+Before=ssh.service
+After=local-fs.target
+
+[Service]
+Type=oneshot
+ExecStart=/bin/sh -c 'rm -f /etc/ssh/ssh_host_*; ssh-keygen -A'
+
+[Install]
+WantedBy=multi-user.target
+`
+
+// regenKeys installs and enables regenKeysUnit.
+func regenKeys(root string) error {
+	unit := filepath.Join(root, "etc/systemd/system/gc-regen-keys.service")
+	if err := os.WriteFile(unit, []byte(regenKeysUnit), 0o644); err != nil {
+		return err
+	}
+	wants := filepath.Join(root, "etc/systemd/system/multi-user.target.wants")
+	if err := os.MkdirAll(wants, 0o755); err != nil {
+		return err
+	}
+	return os.Symlink("/etc/systemd/system/gc-regen-keys.service", filepath.Join(wants, "gc-regen-keys.service"))
+}

@@ -50,6 +50,8 @@ type env struct {
 	}
 	noAgent string // sealedRoot with qemu-guest-agent masked
 	noBoot  string // sealedRoot with a required fstab device that never appears
+	// sealedRoot with a unit that regenerates the SSH host keys at every boot
+	regenKeys string
 }
 
 // TestVM runs every scenario: a healthy guest (report, runcmd self-check,
@@ -131,6 +133,9 @@ func TestVM(t *testing.T) {
 			t.Run("no-agent", func(t *testing.T) { t.Parallel(); proveNoAgent(ctx, t, e) })
 			t.Run("no-boot", func(t *testing.T) { t.Parallel(); proveNoBoot(ctx, t, e) })
 		})
+		// One clone booted twice (--reboot), with a boot budget: after
+		// the parallel group, so that no more than two guests are busy.
+		t.Run("regen-keys", func(t *testing.T) { proveRegenKeys(ctx, t, e) })
 	})
 	// guestcheck fleet over clones of the unsealed and the sealed template
 	// under a private libvirtd, then through their agent sockets.

@@ -43,6 +43,11 @@ type CloneResult struct {
 	Name    string `json:"name" schema:"req,pattern=clone"`
 	MAC     string `json:"mac" schema:"req,pattern=mac"`
 	Network string `json:"network" schema:"req,nonempty" doc:"the clone's own restrict=on user network"`
+	// FirmwareUUID is the clone's SMBIOS system UUID. It is prove's own
+	// random choice for a throwaway clone, not the template's, so it is
+	// shown in clear even though systemd may have made it the clone's
+	// machine-id.
+	FirmwareUUID string `json:"firmware_uuid,omitempty" schema:"nonempty" doc:"the clone's SMBIOS system UUID, prove's own random choice"`
 	// Boot is up, failed or timeout; Problem says why when not up.
 	Boot    string `json:"boot" schema:"req,enum=up|failed|timeout"`
 	Problem string `json:"problem,omitempty" doc:"why the clone did not come up, or what broke on the way"`
@@ -69,6 +74,12 @@ type CloneResult struct {
 	// ConsoleTail is the console's last lines when the clone failed.
 	ConsoleTail []string `json:"console_tail,omitempty"`
 	Timings     Timings  `json:"timings" schema:"req" doc:"the clone's phases in milliseconds; 0 is a phase not seen"`
+	// BootTime is the time to the verdict and guestcheck's own boot-time
+	// finding; nil when the clone gave no verdict.
+	BootTime *BootTime `json:"boot_time,omitempty"`
+	// Reboot is the second boot under --reboot: nil without it, or when
+	// the first boot gave nothing to compare a second one with.
+	Reboot *RebootResult `json:"reboot,omitempty"`
 
 	// sealHash is the clone's machine-id as sealprep's template records
 	// hash it (sealrecord.HashID), for the comparison with the template's
@@ -95,6 +106,12 @@ func (c CloneResult) safe() CloneResult {
 	if len(c.ConsoleTail) > tailLines {
 		c.ConsoleTail = c.ConsoleTail[len(c.ConsoleTail)-tailLines:]
 	}
+	if c.Reboot != nil {
+		rb := *c.Reboot
+		s := CloneResult{Problem: rb.Problem, Notes: rb.Notes, ConsoleTail: rb.ConsoleTail, Failing: rb.Failing}.safe()
+		rb.Problem, rb.Notes, rb.ConsoleTail, rb.Failing = s.Problem, s.Notes, s.ConsoleTail, s.Failing
+		c.Reboot = &rb
+	}
 	return c
 }
 
@@ -118,6 +135,9 @@ type cloneRun struct {
 	res   CloneResult
 	con   *Console
 	vm    *VM
+	// rebooted is set for the second boot under --reboot: its report is
+	// kept apart from the first boot's.
+	rebooted bool
 }
 
 // prepare creates the clone's directory (QEMU's user's own, 0700), its
@@ -196,7 +216,7 @@ func CreateOverlay(ctx context.Context, qemuImg string, b Boot, path string, j J
 // stops QEMU before returning.
 func (r *cloneRun) run(ctx context.Context, tag string) CloneResult {
 	c := r.clone
-	r.res = CloneResult{Name: c.Name, MAC: c.MAC, Network: c.Net.String(), Boot: BootFailed}
+	r.res = CloneResult{Name: c.Name, MAC: c.MAC, Network: c.Net.String(), FirmwareUUID: c.UUID, Boot: BootFailed}
 	t0 := time.Now()
 	r.cfg.Progress.Phase(c.Name, "seed and overlay")
 	if err := r.prepare(ctx, tag); err != nil {
@@ -222,6 +242,9 @@ func (r *cloneRun) run(ctx context.Context, tag string) CloneResult {
 	defer a.Close()
 	r.collect(ctx, a)
 	r.phaseTimes(launched)
+	if r.cfg.Reboot && r.res.Boot == BootUp && r.res.Problem == "" && r.res.Identity != nil {
+		r.reboot(ctx, a)
+	}
 	return r.res
 }
 
@@ -374,4 +397,7 @@ func (r *cloneRun) consoleVerdict() {
 	}
 	r.res.Boot, r.res.Verdict, r.res.VerdictSource = BootUp, &bv, SourceConsole
 	r.phaseTimes(r.con.start)
+	if g, ok := st.Marks["guestcheck"]; ok {
+		r.res.BootTime = &BootTime{ToVerdictMS: ms(g)}
+	}
 }

@@ -36,6 +36,16 @@ var NewJail = vmm.NewJail
 // ChooseAccel is vmm.ChooseAccel.
 var ChooseAccel = vmm.ChooseAccel
 
+// Firmware UUID choices (Config.FirmwareUUID and Report.FirmwareUUID).
+const (
+	// UUIDPerClone gives every clone its own random firmware UUID, as a
+	// platform gives each new VM one.
+	UUIDPerClone = "per-clone"
+	// UUIDShared gives every clone one firmware UUID, as Harvester's Clone
+	// and Restore New and KubeVirt's restore copy the source's.
+	UUIDShared = "shared"
+)
+
 // DefaultTimeout is the whole run's deadline unless --timeout says.
 const DefaultTimeout = 15 * time.Minute
 
@@ -56,6 +66,14 @@ type Config struct {
 	Kernel, Initrd, Append string
 	// Accel is auto, kvm or tcg.
 	Accel string
+	// FirmwareUUID is per-clone (the default) or shared.
+	FirmwareUUID string
+	// Reboot reboots each clone after its first verdict and takes a
+	// second one: identity must not change across the reboot.
+	Reboot bool
+	// BootBudget, when set, fails a boot that takes longer from QEMU's
+	// start (or the reboot) to guestcheck's verdict.
+	BootBudget time.Duration
 	// Timeout bounds the whole run, boots and collection together.
 	Timeout time.Duration
 	// UserData and NetworkConfig go into every clone's seed as given.
@@ -119,6 +137,9 @@ func (c Config) withDefaults() Config {
 	if c.Accel == "" {
 		c.Accel = AccelAuto
 	}
+	if c.FirmwareUUID == "" {
+		c.FirmwareUUID = UUIDPerClone
+	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
 	}
@@ -156,6 +177,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--cpus %d: between 1 and 64", c.CPUs)
 	case c.Timeout < time.Minute:
 		return fmt.Errorf("--timeout %s: at least 1m (a TCG boot takes minutes)", c.Timeout)
+	case c.BootBudget < 0:
+		return fmt.Errorf("--boot-budget %s: a duration above zero, such as 3m", c.BootBudget)
+	case c.BootBudget > 0 && c.BootBudget > c.Timeout:
+		return fmt.Errorf("--boot-budget %s: longer than --timeout %s, so it could never fail a boot", c.BootBudget, c.Timeout)
 	case c.Kernel == "" && (c.Initrd != "" || c.Append != ""):
 		return errors.New("--initrd and --append need --kernel")
 	case c.Kernel != "" && c.Firmware != FirmwareAuto:
@@ -163,6 +188,11 @@ func (c Config) Validate() error {
 	}
 	if err := oneOf("--firmware", c.Firmware, FirmwareAuto, FirmwareBIOS, FirmwareUEFI); err != nil {
 		return err
+	}
+	if c.FirmwareUUID != "" {
+		if err := oneOf("--firmware-uuid", c.FirmwareUUID, UUIDPerClone, UUIDShared); err != nil {
+			return err
+		}
 	}
 	return oneOf("--accel", c.Accel, AccelAuto, AccelKVM, AccelTCG)
 }

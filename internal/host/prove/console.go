@@ -62,6 +62,21 @@ func NewConsole(path string, start time.Time) *Console {
 	return &Console{path: path, start: start, marks: map[string]time.Duration{}}
 }
 
+// NewConsoleAt follows path from offset off (a reboot's console, after
+// the first boot's lines); times are since start.
+func NewConsoleAt(path string, start time.Time, off int64) *Console {
+	c := NewConsole(path, start)
+	c.off = off
+	return c
+}
+
+// Offset is how far the console has been read.
+func (c *Console) Offset() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.off
+}
+
 // Poll reads what the console file gained since the last Poll.
 func (c *Console) Poll() {
 	c.mu.Lock()

@@ -41,6 +41,7 @@ func (r *cloneRun) collect(ctx context.Context, a *qga.Client) {
 			return
 		}
 		rep = &got
+		r.res.BootTime = bootTimeOf(got, time.Since(r.con.start))
 		v := verdictOf(got)
 		r.res.Verdict, r.res.VerdictSource, r.res.Failing, r.res.Checks = &v, SourceAgent, failing(got), checkVerdicts(got)
 		r.res.Baseline = baselineFindings(got)
@@ -50,6 +51,8 @@ func (r *cloneRun) collect(ctx context.Context, a *qga.Client) {
 		r.cfg.Progress.Phase(name, "waiting for cloud-init")
 		if err := r.waitFile(ctx, a, "/run/cloud-init/result.json", "/usr/bin/cloud-init"); err != nil {
 			r.res.Notes = append(r.res.Notes, err.Error())
+		} else {
+			r.res.BootTime = &BootTime{ToVerdictMS: ms(time.Since(r.con.start))}
 		}
 	}
 	r.res.Timings.Guestcheck = ms(time.Since(t))
@@ -99,7 +102,11 @@ func (r *cloneRun) waitReport(ctx context.Context, a qga.Agent) (reportv1.Report
 			if perr == nil {
 				// Beside the clone's console and disk, so that --keep
 				// keeps the report prove judged by.
-				if werr := os.WriteFile(filepath.Join(r.clone.Dir, "report.json"), b, 0o644); werr != nil {
+				name := "report.json"
+				if r.rebooted {
+					name = "report-reboot.json"
+				}
+				if werr := os.WriteFile(filepath.Join(r.clone.Dir, name), b, 0o644); werr != nil {
 					r.res.Notes = append(r.res.Notes, "the report was not kept: "+cleanLine(werr.Error()))
 				}
 				return rep, nil

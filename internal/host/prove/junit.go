@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
+	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
 	"github.com/guestcheck/guestcheck/internal/shared/clean"
 	"github.com/guestcheck/guestcheck/internal/shared/junitxml"
 )
@@ -32,6 +34,17 @@ func WriteJUnit(w io.Writer, r Report) error {
 		for _, tc := range checkCases(c) {
 			clones.Add(tc)
 		}
+		if tc, ok := budgetCase(c.Name, "", c.BootTime, r.BootBudgetMS); ok {
+			clones.Add(tc)
+		}
+		for _, tc := range rebootCases(c) {
+			clones.Add(tc)
+		}
+		if c.Reboot != nil {
+			if tc, ok := budgetCase(c.Name, StepReboot, c.Reboot.BootTime, r.BootBudgetMS); ok {
+				clones.Add(tc)
+			}
+		}
 	}
 	ident := junitxml.Suite{Name: "identity", Package: "sealprep.prove", ID: 1, Timestamp: ts, Hostname: junitxml.Hostname(""), Props: props,
 		Time: junitxml.Seconds(0)}
@@ -41,7 +54,7 @@ func WriteJUnit(w io.Writer, r Report) error {
 		case ItemShared:
 			var body strings.Builder
 			for _, f := range r.Failures {
-				if f.Item == it.Item {
+				if f.Item == it.Item && f.Step == "" {
 					fmt.Fprintf(&body, "%s\nfix: %s\n", f.Message, f.Fix)
 				}
 			}
@@ -107,4 +120,69 @@ func checkCases(c CloneResult) []junitxml.Case {
 		tc.Skipped = &junitxml.Skipped{Message: "not judged: the clone did not come up"}
 	}
 	return []junitxml.Case{tc}
+}
+
+// rebootCases are a clone's second boot under --reboot, each its own
+// case named "clone-N: reboot: ...": it came back and was judged, each
+// guestcheck check on it, and each item stable across the reboot.
+func rebootCases(c CloneResult) []junitxml.Case {
+	if c.Reboot == nil {
+		return nil
+	}
+	rb := c.Reboot
+	second := rb.asClone(c)
+	second.Name = c.Name + ": reboot"
+	boot := bootCase(second)
+	boot.Classname = "sealprep.prove.clones." + c.Name
+	out := []junitxml.Case{boot}
+	for _, tc := range checkCases(second) {
+		tc.Classname = boot.Classname
+		out = append(out, tc)
+	}
+	for _, it := range RebootItems {
+		name := c.Name + ": reboot: " + it + " stable"
+		if it == ItemFirstBoot {
+			name = c.Name + ": reboot: first-boot work not repeated"
+		}
+		tc := junitxml.Case{Name: name, Classname: boot.Classname, Time: "0"}
+		for _, ch := range rb.Changed {
+			if ch.Item == it {
+				msg := ch.message()
+				tc.Failure = &junitxml.Problem{Type: "fail", Message: msg, Body: junitxml.Body(msg + "\nfix: " + rebootFixes[it] + "\n")}
+			}
+		}
+		switch {
+		case tc.Failure != nil:
+		case rb.Boot != BootUp:
+			tc.Skipped = &junitxml.Skipped{Message: "not compared: the clone did not come back from the reboot"}
+		case it == ItemFirstBoot && !rb.FirstBootRead:
+			tc.Skipped = &junitxml.Skipped{Message: "not compared: cloud-init's per-instance semaphores (" + semDir + ") were not read on both boots"}
+		case it != ItemFirstBoot && (c.Identity == nil || rb.Identity == nil || !hasItem(*c.Identity, guestid.Item(it)) || !hasItem(*rb.Identity, guestid.Item(it))):
+			tc.Skipped = &junitxml.Skipped{Message: "not compared: not read on both boots"}
+		}
+		out = append(out, tc)
+	}
+	return out
+}
+
+// budgetCase is "clone-N: within the boot budget" (or "clone-N: reboot:
+// ..."), under --boot-budget only; skipped when the boot gave no verdict.
+func budgetCase(clone, step string, bt *BootTime, budgetMS int64) (junitxml.Case, bool) {
+	if budgetMS <= 0 {
+		return junitxml.Case{}, false
+	}
+	name := clone + ": within the boot budget"
+	if step != "" {
+		name = clone + ": " + step + ": within the boot budget"
+	}
+	tc := junitxml.Case{Name: name, Classname: "sealprep.prove.clones." + clone, Time: "0"}
+	if bt == nil {
+		tc.Skipped = &junitxml.Skipped{Message: "no verdict came, so no time to it"}
+		return tc, true
+	}
+	tc.Time = junitxml.Seconds(bt.ToVerdictMS)
+	if f, over := budgetFailure(clone, step, bt, time.Duration(budgetMS)*time.Millisecond); over {
+		tc.Failure = &junitxml.Problem{Type: "fail", Message: f.Message, Body: junitxml.Body(f.Message + "\nfix: " + f.Fix + "\n")}
+	}
+	return tc, true
 }

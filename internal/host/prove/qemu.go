@@ -25,6 +25,11 @@ type Clone struct {
 	Net netip.Prefix
 	// Dir holds the overlay, seed, console, sockets and UEFI variables.
 	Dir string
+	// UUID is the clone's firmware (SMBIOS system) UUID, a random v4:
+	// what a platform gives each VM, and what systemd fills an empty
+	// machine-id from on QEMU and KVM. "" leaves QEMU's default (all
+	// zero), as the VM test harness's own guests have it.
+	UUID string
 }
 
 // Files of a clone's directory.
@@ -65,11 +70,27 @@ func NewClone(i int, dir string) (Clone, error) {
 		return Clone{}, fmt.Errorf("clone %d: at most %d clones", i+1, MaxClones)
 	}
 	net := netip.PrefixFrom(netip.AddrFrom4([4]byte{192, 0, 2, byte(16 * i)}), 28)
+	u, err := NewUUID()
+	if err != nil {
+		return Clone{}, err
+	}
 	return Clone{
 		Name: fmt.Sprintf("clone-%d", i+1), Index: i,
 		MAC: fmt.Sprintf("52:54:00:%02x:%02x:%02x", b[0], b[1], b[2]),
-		Net: net, Dir: dir,
+		Net: net, Dir: dir, UUID: u,
 	}, nil
+}
+
+// NewUUID is a random (version 4, RFC 9562) UUID in lower case, as QEMU's
+// -smbios type=1,uuid= takes it.
+func NewUUID() (string, error) {
+	var u [16]byte
+	if _, err := rand.Read(u[:]); err != nil {
+		return "", err
+	}
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16]), nil
 }
 
 // Boot is how every clone boots: firmware, accelerator, size and the
@@ -151,6 +172,9 @@ func Args(c Clone, b Boot, d Devices) []string {
 		"-qmp", "unix:"+c.QMP()+",server=on,wait=off",
 	)
 	a = append(a, firmwareArgs(c, b)...)
+	if c.UUID != "" {
+		a = append(a, "-smbios", "type=1,uuid="+c.UUID)
+	}
 	// The NIC first, in slot 3 as QEMU's default NIC (the guest names it
 	// ens3 before cloud-init renames it), before another device takes it.
 	a = append(a,

@@ -41,8 +41,11 @@ type Report struct {
 	AccelReason    string `json:"accel_reason" schema:"req,nonempty" doc:"why this accelerator: the flag, or what auto found"`
 	Firmware       string `json:"firmware" schema:"req,enum=bios|uefi|kernel" doc:"kernel: direct kernel boot (--kernel)"`
 	FirmwareReason string `json:"firmware_reason" schema:"req,nonempty"`
-	MemoryMiB      int    `json:"memory_mib" schema:"req,min=1" doc:"each clone's memory"`
-	CPUs           int    `json:"cpus" schema:"req,min=1" doc:"each clone's vCPUs"`
+	// FirmwareUUID is per-clone or shared: whether the clones got a
+	// firmware UUID each or one between them (CloneResult.FirmwareUUID).
+	FirmwareUUID string `json:"firmware_uuid,omitempty" schema:"enum=per-clone|shared" doc:"whether the clones got a firmware UUID each or one between them"`
+	MemoryMiB    int    `json:"memory_mib" schema:"req,min=1" doc:"each clone's memory"`
+	CPUs         int    `json:"cpus" schema:"req,min=1" doc:"each clone's vCPUs"`
 	// Proven is the verdict: every clone came up healthy and no identity
 	// item is shared.
 	Proven     bool                `json:"proven" schema:"req" doc:"every clone came up healthy and no identity item is shared; exit code 0"`
@@ -52,6 +55,8 @@ type Report struct {
 	Collisions []guestid.Collision `json:"collisions" schema:"req" doc:"identity values two or more members (clones, and the template as \"template\") share"`
 	Failures   []Failure           `json:"failures" schema:"req" doc:"every reason the template is not proven: a clone that failed (clone), or a shared item (item)"`
 	Notes      []string            `json:"notes,omitempty"`
+	// BootBudgetMS is --boot-budget, 0 without it.
+	BootBudgetMS int64 `json:"boot_budget_ms,omitempty"`
 	// Kept is --keep's directory, when the clones' files were kept.
 	Kept       string    `json:"kept,omitempty" doc:"--keep's directory"`
 	StartedAt  time.Time `json:"started_at" schema:"req"`
@@ -100,7 +105,7 @@ func Run(ctx context.Context, cfg Config, readTemplate TemplateReader) (Report, 
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	rep := Report{SchemaVersion: 1, Tool: "sealprep", Command: "prove", Version: cfg.Version, StartedAt: start.UTC(),
-		MemoryMiB: cfg.MemoryMiB, CPUs: cfg.CPUs, Clones: []CloneResult{}, Failures: []Failure{}, Collisions: []guestid.Collision{}}
+		MemoryMiB: cfg.MemoryMiB, CPUs: cfg.CPUs, FirmwareUUID: cfg.FirmwareUUID, Clones: []CloneResult{}, Failures: []Failure{}, Collisions: []guestid.Collision{}}
 	// plan hands back the chain it opened even when it then refuses.
 	boot, err := plan(ctx, &cfg, &rep)
 	if err != nil {
@@ -135,7 +140,11 @@ func Run(ctx context.Context, cfg Config, readTemplate TemplateReader) (Report, 
 	if cols != nil {
 		rep.Collisions = cols
 	}
-	rep.Failures = failures(rep.Clones, rep.Collisions, rep.Template)
+	rep.BootBudgetMS = ms(cfg.BootBudget)
+	rep.Failures = append(failures(rep.Clones, rep.Collisions, rep.Template), budgetFailures(rep.Clones, cfg.BootBudget)...)
+	if cfg.FirmwareUUID == UUIDShared {
+		sharedUUIDCause(rep.Failures)
+	}
 	rep.Proven = len(rep.Failures) == 0
 	rep.DurationMS = ms(time.Since(start))
 	rep.PeakRSSKiB = PeakRSS()
@@ -279,11 +288,18 @@ func runClones(ctx context.Context, cfg Config, boot Boot, dir string, j Jail) [
 	tag := hex.EncodeToString(tagb[:])
 	out := make([]CloneResult, cfg.Clones)
 	var wg sync.WaitGroup
+	shared := ""
 	for i := range cfg.Clones {
 		c, err := NewClone(i, filepath.Join(dir, fmt.Sprintf("clone-%d", i+1)))
 		if err != nil {
 			out[i] = CloneResult{Name: fmt.Sprintf("clone-%d", i+1), Boot: BootFailed, Problem: err.Error()}.safe()
 			continue
+		}
+		if cfg.FirmwareUUID == UUIDShared {
+			if shared == "" {
+				shared = c.UUID
+			}
+			c.UUID = shared
 		}
 		wg.Add(1)
 		go func() {
@@ -294,4 +310,16 @@ func runClones(ctx context.Context, cfg Config, boot Boot, dir string, j Jail) [
 	}
 	wg.Wait()
 	return out
+}
+
+// sharedUUIDCause rewrites the machine-id failure of clones that were
+// given one firmware UUID (--firmware-uuid shared): systemd filled their
+// empty machine-ids from it, so sealing cannot help; a UUID per VM does.
+func sharedUUIDCause(fs []Failure) {
+	for i, f := range fs {
+		if f.Item == guestid.ItemMachineID && f.Step == "" {
+			fs[i].Message += ": the clones share one firmware UUID (--firmware-uuid shared), and systemd fills an empty machine-id from it"
+			fs[i].Fix = "give each VM its own firmware UUID (KubeVirt spec.template.spec.domain.firmware.uuid, Proxmox smbios1's uuid, a new VM rather than Harvester's Clone or Restore New); sealing the template cannot help, since the machine-id comes from the UUID"
+		}
+	}
 }

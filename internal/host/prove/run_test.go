@@ -2,10 +2,13 @@ package prove
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -57,11 +60,19 @@ func tinyTemplate(t *testing.T, dir string, mode os.FileMode) (string, *os.File)
 // directory (clones/clone-N) and the jail too.
 func fakeRunDir(t *testing.T, mode string, d time.Duration) ([]CloneResult, time.Duration, string, Jail) {
 	t.Helper()
+	return fakeRunWith(t, mode, d, func(*Config) {})
+}
+
+// fakeRunWith is fakeRunDir with the run's configuration changed by set.
+func fakeRunWith(t *testing.T, mode string, d time.Duration, set func(*Config)) ([]CloneResult, time.Duration, string, Jail) {
+	t.Helper()
 	qemuImg := testenv.Tool(t, "qemu-img", "qemu-utils")
 	t.Setenv(fakeEnv, mode)
 	dir := searchableTempDir(t)
 	img, f := tinyTemplate(t, dir, 0o644)
-	cfg := Config{Image: img, Clones: 2, QEMU: fakeBin, QEMUImg: qemuImg, Kernel: "/vmlinuz"}.withDefaults()
+	cfg := Config{Image: img, Clones: 2, QEMU: fakeBin, QEMUImg: qemuImg, Kernel: "/vmlinuz"}
+	set(&cfg)
+	cfg = cfg.withDefaults()
 	boot := Boot{Firmware: FirmwareKernel, Kernel: "/vmlinuz", Accel: AccelTCG, MemoryMiB: 128, CPUs: 1,
 		Chain: &image.Chain{Layers: []image.Layer{{Path: img, Format: "raw", VirtualSize: 1 << 20, File: f}}}}
 	j, err := NewJail(AccelTCG, "/dev/kvm")
@@ -225,4 +236,59 @@ func TestEarlyPanicRetried(t *testing.T) {
 		}
 	}
 	noFakeLeft(t)
+}
+
+// TestFirmwareUUIDs: every clone's QEMU gets its own random v4 SMBIOS
+// system UUID, the one its result names; with --firmware-uuid shared all
+// get one.
+func TestFirmwareUUIDs(t *testing.T) {
+	old := noAgentGrace
+	noAgentGrace = time.Second
+	defer func() { noAgentGrace = old }()
+	v4 := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	for _, mode := range []string{UUIDPerClone, UUIDShared} {
+		res, _, dir, _ := fakeRunWith(t, "noagent", 60*time.Second, func(c *Config) { c.FirmwareUUID = mode })
+		seen := map[string]bool{}
+		for i, c := range res {
+			if !v4.MatchString(c.FirmwareUUID) {
+				t.Errorf("%s: %s: firmware UUID %q, want a random v4 UUID", mode, c.Name, c.FirmwareUUID)
+			}
+			seen[c.FirmwareUUID] = true
+			b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("clone-%d", i+1), "fake-qemu.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got struct{ Args []string }
+			if err := json.Unmarshal(b, &got); err != nil {
+				t.Fatal(err)
+			}
+			if sm := argValues(got.Args, "-smbios"); len(sm) != 1 || sm[0] != "type=1,uuid="+c.FirmwareUUID {
+				t.Errorf("%s: %s: QEMU's -smbios %q, want type=1,uuid=%s", mode, c.Name, sm, c.FirmwareUUID)
+			}
+		}
+		if want := map[string]int{UUIDPerClone: len(res), UUIDShared: 1}[mode]; len(seen) != want || len(res) != 2 {
+			t.Errorf("%s: %d clones with %d UUIDs, want 2 with %d", mode, len(res), len(seen), want)
+		}
+	}
+	noFakeLeft(t)
+	if err := (Config{Image: "x", Clones: 2, MemoryMiB: 512, CPUs: 1, Timeout: time.Hour, Firmware: FirmwareAuto, Accel: AccelAuto, FirmwareUUID: "same"}).Validate(); err == nil ||
+		err.Error() != `--firmware-uuid "same": one of per-clone, shared` {
+		t.Errorf("--firmware-uuid same: %v", err)
+	}
+}
+
+// TestSharedUUIDCause: clones given one firmware UUID that share their
+// machine-id are told the UUID is the cause and the fix, not a seal.
+func TestSharedUUIDCause(t *testing.T) {
+	fs := []Failure{{Item: "machine-id", Message: "clone-1 and clone-2 share machine-id (h)", Fix: "seal"},
+		{Item: "ssh-host-key", Message: "clone-1 and clone-2 share ssh-host-key (k)", Fix: "seal keys"},
+		{Clone: "clone-1", Item: "machine-id", Step: StepReboot, Message: "changed", Fix: "keep it"}}
+	sharedUUIDCause(fs)
+	if !strings.HasSuffix(fs[0].Message, "share one firmware UUID (--firmware-uuid shared), and systemd fills an empty machine-id from it") ||
+		!strings.Contains(fs[0].Fix, "firmware.uuid") || !strings.Contains(fs[0].Fix, "smbios1") {
+		t.Errorf("machine-id failure %+v", fs[0])
+	}
+	if fs[1].Fix != "seal keys" || fs[2].Fix != "keep it" {
+		t.Errorf("other failures changed: %+v", fs[1:])
+	}
 }

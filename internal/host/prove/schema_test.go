@@ -46,13 +46,15 @@ func TestSchemaIsTheTypes(t *testing.T) {
 // TestJSONSchema holds prove's JSON, the goldens' reports and the real
 // ones TestVM/prove captured (testdata/captured, GUESTCHECK_VM_CAPTURE),
 // to schema/prove-v1.schema.json and to the reader's check
-// (reportv1.CheckJSON with ReportTypes), and proves neither is vacuous:
-// broken documents fail both.
+// (reportv1.CheckJSON with ReportTypes; testdata/captured/prove-regen-keys.json
+// is a real --reboot --boot-budget run of a template whose per-boot unit
+// regenerates host keys), and proves neither is vacuous: broken
+// documents fail both.
 func TestJSONSchema(t *testing.T) {
 	s := testenv.Schema(t, "../../../schema", "prove-v1.schema.json")
 	types := ReportTypes()
 	docs := map[string][]byte{}
-	for name, r := range map[string]Report{"good": goodReport(), "bad": badReport(), "kept": keptReport(), "baseline": baselineReport()} {
+	for name, r := range map[string]Report{"good": goodReport(), "bad": badReport(), "kept": keptReport(), "baseline": baselineReport(), "reboot": rebootReport()} {
 		var b bytes.Buffer
 		if err := WriteJSON(&b, r); err != nil {
 			t.Fatal(err)
@@ -79,6 +81,28 @@ func TestJSONSchema(t *testing.T) {
 		}
 	}
 	clone := func(d map[string]any) map[string]any { return d["clones"].([]any)[0].(map[string]any) }
+	// --reboot's second boot and --boot-budget's times, on the reboot
+	// report (clone-2 changed across its reboot).
+	reboot := func(d map[string]any, i int) map[string]any {
+		return d["clones"].([]any)[i].(map[string]any)["reboot"].(map[string]any)
+	}
+	for name, mutate := range map[string]func(d map[string]any){
+		"unknown change":       func(d map[string]any) { reboot(d, 1)["changed"].([]any)[0].(map[string]any)["item"] = "colour" },
+		"no changes array":     func(d map[string]any) { delete(reboot(d, 1), "changed") },
+		"bad reboot boot":      func(d map[string]any) { reboot(d, 1)["boot"] = "maybe" },
+		"boot time without ms": func(d map[string]any) { delete(reboot(d, 0)["boot_time"].(map[string]any), "to_verdict_ms") },
+		"bad failure step":     func(d map[string]any) { d["failures"].([]any)[0].(map[string]any)["step"] = "copy" },
+	} {
+		var d map[string]any
+		if err := json.Unmarshal(docs["reboot"], &d); err != nil {
+			t.Fatal(err)
+		}
+		mutate(d)
+		b, _ := json.Marshal(d)
+		if testenv.Validate(s, b) == "" {
+			t.Errorf("%s: the schema accepts it", name)
+		}
+	}
 	for name, mutate := range map[string]func(d map[string]any){
 		"no schema version": func(d map[string]any) { delete(d, "schema_version") },
 		"another tool":      func(d map[string]any) { d["tool"] = "guestcheck" },

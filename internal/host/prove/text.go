@@ -47,7 +47,9 @@ func WriteText(w io.Writer, r Report) error {
 		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
 	tw.Flush()
+	writeReboots(bw, r)
 	bw.WriteString("\n" + templateText(r.Template) + "\n")
+	writeUUIDs(bw, r)
 	for _, c := range r.Clones {
 		for _, n := range c.Notes {
 			fmt.Fprintf(bw, "note: %s: %s\n", c.Name, n)
@@ -69,13 +71,100 @@ func WriteText(w io.Writer, r Report) error {
 	for _, c := range r.Clones {
 		t := c.Timings
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Name, secs(t.Seed), secs(t.Boot), secs(t.CloudInit), secs(t.Guestcheck), secs(t.Collection))
+		if c.Reboot != nil {
+			t := c.Reboot.Timings
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Name+" reboot", "-", secs(t.Boot), secs(t.CloudInit), secs(t.Guestcheck), secs(t.Collection))
+		}
 	}
 	tw.Flush()
+	writeBootTimes(bw, r)
 	if r.Kept != "" {
 		fmt.Fprintf(bw, "kept: %s\n", r.Kept)
 	}
 	fmt.Fprintf(bw, "\n%s\n", verdictLine(r))
 	return bw.Flush()
+}
+
+// writeReboots is the second boot of each clone under --reboot: how it
+// came back, guestcheck's verdict, and what changed across the reboot.
+func writeReboots(bw *bufio.Writer, r Report) {
+	if !slices.ContainsFunc(r.Clones, func(c CloneResult) bool { return c.Reboot != nil }) {
+		return
+	}
+	bw.WriteString("\n")
+	tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "AFTER REBOOT\tBOOT\tVERDICT\tCHANGED")
+	for _, c := range r.Clones {
+		rb := c.Reboot
+		if rb == nil {
+			continue
+		}
+		changed := "nothing"
+		switch {
+		case rb.Boot != BootUp:
+			changed = "-"
+		case len(rb.Changed) > 0:
+			var l []string
+			for _, ch := range rb.Changed {
+				l = append(l, ch.Item)
+			}
+			changed = strings.Join(l, ", ")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Name, rb.Boot, verdictText(rb.asClone(c)), changed)
+	}
+	tw.Flush()
+	for _, c := range r.Clones {
+		if c.Reboot != nil {
+			for _, n := range c.Reboot.Notes {
+				fmt.Fprintf(bw, "note: %s after the reboot: %s\n", c.Name, n)
+			}
+		}
+	}
+}
+
+// writeBootTimes is each boot's time to its verdict and guestcheck's
+// own boot-time finding, with the budget when --boot-budget set one.
+func writeBootTimes(bw *bufio.Writer, r Report) {
+	line := func(name string, bt *BootTime) {
+		if bt == nil {
+			return
+		}
+		fmt.Fprintf(bw, "boot time: %s: %s to the verdict", name, secs(bt.ToVerdictMS))
+		if bt.Message != "" {
+			fmt.Fprintf(bw, "; guestcheck %s: %s", bt.Code, bt.Message)
+		}
+		if bt.Slowest != "" {
+			fmt.Fprintf(bw, " (slowest: %s)", bt.Slowest)
+		}
+		bw.WriteString("\n")
+	}
+	for _, c := range r.Clones {
+		line(c.Name, c.BootTime)
+		if c.Reboot != nil {
+			line(c.Name+" reboot", c.Reboot.BootTime)
+		}
+	}
+	if r.BootBudgetMS > 0 {
+		fmt.Fprintf(bw, "boot budget: %s from QEMU's start (or the reboot) to the verdict (--boot-budget)\n", secs(r.BootBudgetMS))
+	}
+}
+
+// writeUUIDs names each clone's firmware UUID, or the one they share.
+func writeUUIDs(bw *bufio.Writer, r Report) {
+	var parts []string
+	for _, c := range r.Clones {
+		if c.FirmwareUUID != "" {
+			parts = append(parts, c.Name+" "+c.FirmwareUUID)
+		}
+	}
+	if len(parts) == 0 {
+		return
+	}
+	if r.FirmwareUUID == UUIDShared {
+		fmt.Fprintf(bw, "firmware UUID: one for every clone (--firmware-uuid shared): %s\n", r.Clones[0].FirmwareUUID)
+		return
+	}
+	fmt.Fprintf(bw, "firmware UUID: %s\n", strings.Join(parts, ", "))
 }
 
 func writeFailures(bw *bufio.Writer, r Report) {
@@ -85,7 +174,10 @@ func writeFailures(bw *bufio.Writer, r Report) {
 	bw.WriteString("\nfailures:\n")
 	for _, f := range r.Failures {
 		who := f.Clone
-		if f.Item != "" {
+		switch {
+		case f.Step != "":
+			who = f.Clone + " (" + f.Step + ")"
+		case f.Item != "":
 			who = string(f.Item)
 		}
 		fmt.Fprintf(bw, "  FAIL %s: %s\n", who, f.Message)

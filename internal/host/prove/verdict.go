@@ -51,10 +51,13 @@ type ItemResult struct {
 
 // Failure is one reason the template is not proven.
 type Failure struct {
-	Clone   string       `json:"clone,omitempty"`
-	Item    guestid.Item `json:"item,omitempty"`
-	Message string       `json:"message" schema:"req,nonempty"`
-	Fix     string       `json:"fix,omitempty"`
+	Clone string       `json:"clone,omitempty"`
+	Item  guestid.Item `json:"item,omitempty"`
+	// Step is the lifecycle step the failure belongs to ("reboot"), ""
+	// for the first boot and the comparison across clones.
+	Step    string `json:"step,omitempty" schema:"enum=reboot"`
+	Message string `json:"message" schema:"req,nonempty"`
+	Fix     string `json:"fix,omitempty"`
 }
 
 // cloneFailed says why a clone fails, "" when it passes: it did not come
@@ -197,7 +200,7 @@ func hasItem(id guestid.Identity, it guestid.Item) bool {
 	case guestid.ItemHostname:
 		return id.Hostname != ""
 	case guestid.ItemInstanceID:
-		return id.InstanceID != ""
+		return guestid.InstanceKey(id) != ""
 	case guestid.ItemMAC:
 		return slices.ContainsFunc(id.Interfaces, func(i guestid.Interface) bool { return i.MAC != "" })
 	case guestid.ItemAddress:
@@ -214,6 +217,7 @@ func failures(clones []CloneResult, cols []guestid.Collision, tmpl TemplateIdent
 		if why := cloneFailed(c); why != "" {
 			out = append(out, Failure{Clone: c.Name, Message: why, Fix: cloneFix(c)})
 		}
+		out = append(out, rebootFailures(c)...)
 	}
 	for _, g := range guestid.Group(cols) {
 		others := slices.DeleteFunc(slices.Clone(g.Members), func(m string) bool { return m == TemplateName })

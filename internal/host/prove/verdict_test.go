@@ -27,7 +27,8 @@ func clone(n int, mid, key, host, inst, mac, addr string) CloneResult {
 		Interfaces: []guestid.Interface{{Name: "ens3", MAC: mac, Addresses: []string{addr}}},
 		Unread:     []string{"dhcp-client-id: guestcheck's report carries no identity", "mac-binding: guestcheck's report carries no identity"}}
 	return CloneResult{Name: "clone-" + string(rune('0'+n)), MAC: mac, Network: "192.0.2." + string(rune('0'+n)) + "/28", Boot: BootUp,
-		Verdict: &BootVerdict{Status: "PASS", Checks: 14, Counts: Counts{Pass: 14}}, VerdictSource: SourceAgent,
+		FirmwareUUID: "6f1c0a52-3b8e-4d2a-9c71-00000000000" + string(rune('0'+n)),
+		Verdict:      &BootVerdict{Status: "PASS", Checks: 14, Counts: Counts{Pass: 14}}, VerdictSource: SourceAgent,
 		Identity: id, IdentitySource: SourceAgent, Timings: Timings{Seed: 80, Boot: 31000, CloudInit: 64000, Guestcheck: 14000, Collection: 300},
 		Checks: []CheckVerdict{{ID: "cloud-init", Status: "pass", Summary: "cloud-init finished: done"},
 			{ID: "network-identity", Status: "pass", Summary: "the machine-id was made for this instance"},
@@ -44,7 +45,7 @@ const (
 
 func baseReport(clones []CloneResult, tmpl TemplateIdentity) Report {
 	r := Report{SchemaVersion: 1, Tool: "sealprep", Command: "prove", Version: "1.2.3", Accel: AccelTCG, AccelReason: "--accel tcg",
-		Firmware: FirmwareBIOS, FirmwareReason: "the disk has a BIOS boot partition", MemoryMiB: 1024, CPUs: 2,
+		Firmware: FirmwareBIOS, FirmwareReason: "the disk has a BIOS boot partition", MemoryMiB: 1024, CPUs: 2, FirmwareUUID: UUIDPerClone,
 		StartedAt: time.Date(2026, 12, 2, 4, 0, 0, 0, time.UTC), DurationMS: 192345, PeakRSSKiB: 14000, Clones: clones, Template: tmpl}
 	r.Image.File, r.Image.Format = "/var/lib/images/debian-12.qcow2", "qcow2"
 	r.Items, r.Collisions = Compare(r.Clones, r.Template)
@@ -62,6 +63,39 @@ func goodReport() Report {
 		clone(2, mid2, key2, "prove-2", "prove-abc-2", "52:54:00:00:00:02", "192.0.2.24/28"),
 	}, TemplateIdentity{Read: true, Record: true, SealedAt: "2026-12-01T10:00:00Z", Operations: []string{"machine-id", "ssh-host-keys"},
 		Identity: &guestid.Identity{MachineIDState: "empty", HostKeys: []guestid.HostKey{{Type: "ssh-ed25519", Fingerprint: keyT, Path: "/etc/ssh/ssh_host_ed25519_key (before the seal)"}}}})
+}
+
+// rebootReport is a --reboot run: clone-1 is the same VM after its
+// reboot; clone-2 came back with new host keys, its cloud-init ran
+// config_ssh again, and guestcheck failed it.
+func rebootReport() Report {
+	c1 := clone(1, mid1, key1, "prove-1", "prove-abc-1", "52:54:00:00:00:01", "192.0.2.8/28")
+	c2 := clone(2, mid2, key2, "prove-2", "prove-abc-2", "52:54:00:00:00:02", "192.0.2.24/28")
+	id1 := *c1.Identity
+	c1.Reboot = &RebootResult{Boot: BootUp, How: "the guest agent's guest-shutdown mode=reboot", Verdict: c1.Verdict, VerdictSource: SourceAgent,
+		Checks: c1.Checks, Identity: &id1, FirstBootRead: true, Changed: append([]Change{}, identityChanges(c1.Identity, &id1)...), Timings: Timings{Boot: 41000, Guestcheck: 9000, Collection: 200}}
+	id2 := *c2.Identity
+	id2.HostKeys = []guestid.HostKey{{Type: "ssh-ed25519", Fingerprint: keyT, Path: "/etc/ssh/ssh_host_ed25519_key.pub"}}
+	t0 := time.Date(2026, 12, 2, 4, 1, 0, 0, time.UTC)
+	changed := append(identityChanges(c2.Identity, &id2),
+		semChanges(map[string]time.Time{"config_ssh": t0, "config_set_hostname": t0}, map[string]time.Time{"config_ssh": t0.Add(time.Minute), "config_set_hostname": t0})...)
+	c2.Reboot = &RebootResult{Boot: BootUp, How: "the guest agent's guest-shutdown mode=reboot", VerdictSource: SourceAgent,
+		Verdict: &BootVerdict{Status: "FAIL", Checks: 3, Counts: Counts{Pass: 1, Fail: 1, Skip: 1}},
+		Failing: []string{"ssh: the host keys are newer than the instance"},
+		Checks: []CheckVerdict{{ID: "cloud-init", Status: "pass", Summary: "cloud-init finished: done"},
+			{ID: "ssh", Status: "fail", Summary: "the host keys are newer than the instance"},
+			{ID: "time-sync", Status: "skip", Summary: "no time sync service is installed"}},
+		Identity: &id2, Changed: changed, FirstBootRead: true, Timings: Timings{Boot: 45000, Guestcheck: 9000, Collection: 200}}
+	c1.BootTime = &BootTime{ToVerdictMS: 109300, Code: "systemd-boot-time", Message: "boot times so far: kernel to userspace 4.1s, userspace to finish 61.2s",
+		KernelToLastMilestone: "65.3s (cloud-final.service)", Slowest: "cloud-init.service +21.4s, cloud-config.service +9.8s", GuestBudget: "10m0s"}
+	c1.Reboot.BootTime = &BootTime{ToVerdictMS: 50200}
+	c2.BootTime = &BootTime{ToVerdictMS: 131900, Code: "systemd-boot-slow", Message: "the boot took 2m5s, over the 2m budget: slowest units regen-ssh-keys.service +58.0s, cloud-init.service +20.1s",
+		Slowest: "regen-ssh-keys.service +58.0s, cloud-init.service +20.1s", GuestBudget: "2m0s"}
+	r := baseReport([]CloneResult{c1, c2}, TemplateIdentity{Read: true, Record: true, SealedAt: "2026-12-01T10:00:00Z", Operations: []string{"machine-id", "ssh-host-keys"},
+		Identity: &guestid.Identity{MachineIDState: "empty"}})
+	r.BootBudgetMS = 120000
+	r.Failures = append(r.Failures, budgetFailures(r.Clones, 2*time.Minute)...)
+	return r
 }
 
 func badReport() Report {
@@ -302,7 +336,7 @@ func render(t *testing.T, r Report, f func(*bytes.Buffer, Report) error) string 
 // TestRenderGolden holds the three formats to testdata/*.golden.
 func TestRenderGolden(t *testing.T) {
 	w := func(f func(w *bytes.Buffer, r Report) error) func(*bytes.Buffer, Report) error { return f }
-	for name, r := range map[string]Report{"good": goodReport(), "bad": badReport(), "baseline": baselineReport()} {
+	for name, r := range map[string]Report{"good": goodReport(), "bad": badReport(), "baseline": baselineReport(), "reboot": rebootReport()} {
 		for ext, f := range map[string]func(*bytes.Buffer, Report) error{
 			"txt":  w(func(b *bytes.Buffer, r Report) error { return WriteText(b, r) }),
 			"json": w(func(b *bytes.Buffer, r Report) error { return WriteJSON(b, r) }),
