@@ -112,7 +112,7 @@ func Run(ctx context.Context, req Request) (Result, error) {
 		return res, err
 	}
 	res.WatchdogPID = wd.cmd.Process.Pid
-	defer wd.finish()
+	defer wd.Done()
 
 	t0 := time.Now()
 	err = unix.IoctlSetInt(fd, FIFREEZE, 0)
@@ -198,75 +198,20 @@ func checkFreezable(mp string, protect []string) (uint64, error) {
 	return st.Dev, nil
 }
 
-type watchdog struct {
-	cmd     *exec.Cmd
-	control *os.File // write end: "T" = thawed; closing without it = thaw now
-	status  *os.File
-}
-
-// startWatchdog re-executes exe as the watchdog with the mount point's
-// descriptor (fd 3), the control pipe (fd 4) and a status pipe (fd 5), in
-// its own session so that signals to guestcheck's process group do not
-// reach it, and waits until it reports armed.
-func startWatchdog(exe string, mpfd int, deadline time.Duration) (*watchdog, error) {
-	cr, cw, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	sr, sw, err := os.Pipe()
-	if err != nil {
-		cr.Close()
-		cw.Close()
-		return nil, err
-	}
-	// A duplicate, so that closing the *os.File here leaves the caller's
+// startWatchdog re-executes exe as the watchdog (a Guard) with the mount
+// point's descriptor (fd 3), the control pipe (fd 4) and the status pipe
+// (fd 5), and waits until it reports armed.
+func startWatchdog(exe string, mpfd int, deadline time.Duration) (*Guard, error) {
+	// A duplicate, so that closing the *os.File leaves the caller's
 	// descriptor alone.
 	dup, err := unix.FcntlInt(uintptr(mpfd), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
-		cr.Close()
-		cw.Close()
-		sr.Close()
-		sw.Close()
 		return nil, err
 	}
-	mp := os.NewFile(uintptr(dup), "mountpoint")
 	cmd := exec.Command(exe)
 	cmd.Env = []string{WatchdogEnv + "=" + strconv.FormatInt(time.Now().Add(deadline).UnixNano(), 10)}
-	cmd.ExtraFiles = []*os.File{mp, cr, sw}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	err = cmd.Start()
-	mp.Close()
-	cr.Close()
-	sw.Close()
-	if err != nil {
-		cw.Close()
-		sr.Close()
-		return nil, fmt.Errorf("start freeze watchdog: %w", err)
-	}
-	w := &watchdog{cmd: cmd, control: cw, status: sr}
-	sr.SetReadDeadline(time.Now().Add(5 * time.Second))
-	buf := make([]byte, 1)
-	if n, err := sr.Read(buf); n != 1 || buf[0] != 'R' {
-		w.finish()
-		return nil, fmt.Errorf("freeze watchdog did not arm: %v", err)
-	}
-	return w, nil
-}
-
-// finish tells the watchdog the filesystem is thawed and reaps it. If this
-// process dies instead, the kernel closes the control pipe and the
-// watchdog thaws.
-func (w *watchdog) finish() {
-	w.control.Write([]byte{'T'})
-	w.control.Close()
-	done := make(chan struct{})
-	go func() { w.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		// Never kill it: it may still have to thaw. It exits on its own.
-	}
-	w.status.Close()
+	cmd.ExtraFiles = []*os.File{os.NewFile(uintptr(dup), "mountpoint")}
+	return StartGuard(cmd, "the freeze watchdog", 5*time.Second)
 }
 
 // IsWatchdog reports whether this process was started as a freeze

@@ -46,7 +46,7 @@ func (d *vmDrill) freezeAndThaw(ctx context.Context) bool {
 		}
 	case disabled(out.freezeErr):
 		// Refused before anything was frozen: nothing to thaw.
-		g.thawed()
+		g.Done()
 		d.vm.unknown("the agent's RPC filter blocks guest-fsfreeze-freeze: this VM's snapshots are never quiesced, and the drill cannot run")
 		d.vm.Fix = d.filterFix("guest-fsfreeze-freeze")
 		return false
@@ -73,14 +73,14 @@ func (d *vmDrill) freezeAndThaw(ctx context.Context) bool {
 	}
 	if out.thawErr == nil {
 		d.vm.ThawedBy = "drill"
-		g.thawed()
+		g.Done()
 	} else {
 		// Hand over: the agent's socket takes one client, so the drill's
 		// connection goes first; then the guard, told nothing, thaws.
 		d.agent.Close()
 		d.agent = nil
 		out.handedOver = true
-		out.guardErr = g.abandon(guardWait)
+		out.guardErr = abandon(g, guardWait)
 		if out.guardErr == nil {
 			d.vm.ThawedBy = "guard"
 		}

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/guestcheck/guestcheck/internal/fact/freeze"
 	"github.com/guestcheck/guestcheck/internal/host/fleet"
 	"github.com/guestcheck/guestcheck/internal/host/qga"
 )
@@ -67,83 +68,31 @@ type guardSpec struct {
 	Patience time.Duration `json:"patience"`
 }
 
-// guard is a running guard, seen from the drill.
-type guard struct {
-	cmd     *exec.Cmd
-	control *os.File // write end: "T" = thawed; closed without it = thaw
-	exited  chan error
-}
-
-// startGuard re-executes exe as the guard of vm, in its own session (a
-// Ctrl-C or a kill of the drill's process group does not reach it), with
-// the control pipe's read end (fd 3) and a status pipe (fd 4), and waits
-// until it reports armed. Only this process holds the control pipe's
-// write end (close-on-exec), so its death, SIGKILL included, is the
-// guard's EOF.
-func startGuard(exe, vm string, r Reach, deadline time.Time) (*guard, error) {
+// startGuard re-executes exe as the guard of vm (a freeze.Guard: its own
+// session, the control pipe's read end at fd 3 and the status pipe at fd
+// 4) and waits until it reports armed: from then on the drill's death,
+// SIGKILL included, is the guard's EOF.
+func startGuard(exe, vm string, r Reach, deadline time.Time) (*freeze.Guard, error) {
 	if !r.valid() {
 		return nil, errors.New("the source gives no way to reach the agent again")
 	}
 	spec, _ := json.Marshal(guardSpec{VM: vm, Reach: r, Deadline: deadline.UnixNano(), Drill: os.Getpid(), Patience: guardPatience})
-	cr, cw, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	sr, sw, err := os.Pipe()
-	if err != nil {
-		cr.Close()
-		cw.Close()
-		return nil, err
-	}
 	cmd := exec.Command(exe)
 	cmd.Env = []string{GuardEnv + "=" + string(spec)}
-	cmd.ExtraFiles = []*os.File{cr, sw}
 	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	err = cmd.Start()
-	cr.Close()
-	sw.Close()
-	if err != nil {
-		cw.Close()
-		sr.Close()
-		return nil, fmt.Errorf("start the guard: %w", err)
-	}
-	g := &guard{cmd: cmd, control: cw, exited: make(chan error, 1)}
-	go func() { g.exited <- cmd.Wait() }()
-	defer sr.Close()
-	sr.SetReadDeadline(time.Now().Add(10 * time.Second))
-	buf := make([]byte, 1)
-	if n, err := sr.Read(buf); n != 1 || buf[0] != 'R' {
-		cw.Close()
-		return nil, fmt.Errorf("the guard did not arm: %v", err)
-	}
-	return g, nil
+	return freeze.StartGuard(cmd, "the guard", 10*time.Second)
 }
 
-// thawed tells the guard the drill thawed, and reaps it.
-func (g *guard) thawed() {
-	g.control.Write([]byte{'T'})
-	g.control.Close()
-	select {
-	case <-g.exited:
-	case <-time.After(5 * time.Second):
-		// Never kill it: it exits on its own.
-	}
-}
-
-// abandon hands the thaw to the guard and waits up to wait for it.
-func (g *guard) abandon(wait time.Duration) error {
-	g.control.Close()
-	select {
-	case err := <-g.exited:
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return fmt.Errorf("the guard could not thaw either (exit %d; its line on stderr says why)", ee.ExitCode())
-		}
-		return err
-	case <-time.After(wait):
+// abandon hands the thaw to the guard g and waits up to wait for it.
+func abandon(g *freeze.Guard, wait time.Duration) error {
+	exited, err := g.Abandon(wait)
+	switch code, nonzero := freeze.ExitCode(err); {
+	case !exited:
 		return fmt.Errorf("the guard is still trying after %s, and keeps trying in the background", wait)
+	case nonzero:
+		return fmt.Errorf("the guard could not thaw either (exit %d; its line on stderr says why)", code)
 	}
+	return err
 }
 
 // IsGuard reports whether this process was started as a drill's guard;
