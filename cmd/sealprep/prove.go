@@ -27,7 +27,12 @@ func proveConfig(v *cli.Values) (prove.Config, string, map[string]string, error)
 		Image: v.String("image", ""), Firmware: v.String("firmware", prove.FirmwareAuto),
 		Kernel: v.String("kernel", ""), Initrd: v.String("initrd", ""), Append: v.String("append", ""),
 		Accel: v.String("accel", prove.AccelAuto), FirmwareUUID: v.String("firmware-uuid", prove.UUIDPerClone), Keep: v.String("keep", ""), Version: buildinfo.Version,
-		AllowBacking: v.All("allow-backing"), Reboot: v.Has("reboot"),
+		AllowBacking: v.All("allow-backing"), Reboot: v.Has("reboot"), Copies: v.All("copy"),
+	}
+	// With --copy, one clone is the copies' source unless --clones says.
+	clones := 2
+	if len(c.Copies) > 0 {
+		clones = 1
 	}
 	if err := absPaths("--allow-backing", c.AllowBacking); err != nil {
 		return c, "", nil, err
@@ -41,7 +46,7 @@ func proveConfig(v *cli.Values) (prove.Config, string, map[string]string, error)
 		flag string
 		dst  *int
 		def  int
-	}{{"clones", &c.Clones, 2}, {"memory", &c.MemoryMiB, 1024}, {"cpus", &c.CPUs, 2}} {
+	}{{"clones", &c.Clones, clones}, {"memory", &c.MemoryMiB, 1024}, {"cpus", &c.CPUs, 2}} {
 		s := v.String(n.flag, strconv.Itoa(n.def))
 		x, err := strconv.Atoi(s)
 		if err != nil {

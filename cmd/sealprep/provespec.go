@@ -1,6 +1,8 @@
 package main
 
 import (
+	"strings"
+
 	"github.com/guestcheck/guestcheck/internal/host/prove"
 	"github.com/guestcheck/guestcheck/internal/shared/cli"
 )
@@ -26,6 +28,7 @@ func proveCommand() *cli.Command {
 			{Long: "accel", Arg: "ACCEL", Help: "auto (default: KVM when /dev/kvm creates VMs and the CPU has hardware virtualization, else TCG), kvm or tcg.", Complete: cli.CompleteWords, Words: words(prove.AccelAuto, prove.AccelKVM, prove.AccelTCG)},
 			{Long: "timeout", Arg: "DURATION", Help: "The whole run's deadline, boots and collection together (default 15m); QEMU is killed when it passes."},
 			{Long: "reboot", Help: "After each clone's first verdict, reboot it through the guest agent and take a second verdict; fail when its machine-id, SSH host keys, hostname, DHCP client identity, instance-id or addresses changed across the reboot, or cloud-init ran its per-instance modules again."},
+			{Long: "copy", Arg: "PLATFORM", Help: "After clone-1's verdict, power it off and boot a copy of its disk as PLATFORM copies a VM that has booted, keeping what that platform keeps of it (firmware UUID, MAC, cloud-init seed): " + strings.Join(prove.PlatformNames(), ", ") + ". Fail naming what the copy shares with its source (machine-id, SSH host keys, DHCP identity, hostname, instance-id, address) and whether its network came up on its own MAC, with the platform's fix. Repeatable; --clones defaults to 1.", Repeat: true, Complete: cli.CompleteWords, Words: prove.PlatformNames},
 			{Long: "boot-budget", Arg: "DURATION", Help: "Fail a clone whose boot takes longer than DURATION from QEMU's start (or its reboot) to guestcheck's verdict, naming the slowest units of its boot's critical chain (default: no budget; every report shows the times)."},
 			{Long: "user-data", Arg: "FILE", Help: "Cloud-init user-data for every clone's seed (default: an empty #cloud-config).", Complete: cli.CompleteFile},
 			{Long: "network-config", Arg: "FILE", Help: "Cloud-init network-config for every clone's seed (default: the NIC by its MAC with a static address in the clone's network and a default route through QEMU's host, as cloud metadata gives it: QEMU's DHCP under restrict=on offers no router).", Complete: cli.CompleteFile},

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/guestcheck/guestcheck/internal/host/prove"
 	"github.com/guestcheck/guestcheck/internal/seal"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 	"github.com/guestcheck/guestcheck/internal/testenv/docgen"
@@ -174,6 +175,25 @@ func TestReferenceTables(t *testing.T) {
 	testenv.GeneratedBlock(t, "../../docs/reference.md", "sealprep-operations", b.String(), *update)
 	testenv.GeneratedBlock(t, "../../docs/sealprep.md", "sealprep-defaults", docTable(true, "why"), *update)
 	testenv.GeneratedBlock(t, "../../docs/sealprep.md", "sealprep-opt-in", docTable(false, "why it is opt-in"), *update)
+	testenv.GeneratedBlock(t, "../../docs/sealprep.md", "prove-copy-platforms", platformTable(), *update)
+}
+
+// platformTable is docs/sealprep.md's table of prove --copy's platforms,
+// from prove.Platforms.
+func platformTable() string {
+	kept := func(b bool, k, n string) string {
+		if b {
+			return k
+		}
+		return n
+	}
+	var b strings.Builder
+	b.WriteString("| `--copy` | the platform's operation | firmware UUID | MAC | cloud-init seed (instance-id, hostname, network-config) | read from |\n|---|---|---|---|---|---|\n")
+	for _, p := range prove.Platforms {
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", p.Name, cell(p.Title), kept(p.KeepsUUID, "**kept**", "new"),
+			kept(p.KeepsMAC, "**kept**", "new"), kept(p.KeepsSeed, "**kept**: the same instance", "new instance, for the new MAC"), cell(p.Source))
+	}
+	return b.String()
 }
 
 // docTable is docs/sealprep.md's table of the default (or the opt-in)

@@ -26,6 +26,7 @@ _sealprep() {
 	--initrd) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	--append) return ;;
 	--timeout) return ;;
+	--copy) COMPREPLY=($(compgen -W "harvester-clone harvester-restore-new kubevirt-restore kubevirt-clone proxmox-clone proxmox-restore" -- "$cur")); return ;;
 	--boot-budget) return ;;
 	--user-data) COMPREPLY=($(compgen -f -- "$cur")); return ;;
 	--network-config) COMPREPLY=($(compgen -f -- "$cur")); return ;;
@@ -38,7 +39,7 @@ _sealprep() {
 	list) COMPREPLY=($(compgen -W "--ops --format --help -h" -- "$cur")) ;;
 	plan|verify) COMPREPLY=($(compgen -W "--allow-backing --root --image --trust-image-filesystems --appliance-kernel --accel --ops --format --machine-id-mode --autorelabel --force --help -h" -- "$cur")) ;;
 	apply) COMPREPLY=($(compgen -W "--allow-backing --root --image --trust-image-filesystems --appliance-kernel --accel --ops --format --machine-id-mode --autorelabel --force --yes -y --poweroff --fstrim --help -h" -- "$cur")) ;;
-	prove) COMPREPLY=($(compgen -W "--image --clones --memory --cpus --firmware --firmware-uuid --kernel --initrd --append --accel --timeout --reboot --boot-budget --user-data --network-config --allow-backing --keep --format --junit --json --help -h" -- "$cur")) ;;
+	prove) COMPREPLY=($(compgen -W "--image --clones --memory --cpus --firmware --firmware-uuid --kernel --initrd --append --accel --timeout --reboot --copy --boot-budget --user-data --network-config --allow-backing --keep --format --junit --json --help -h" -- "$cur")) ;;
 	help) COMPREPLY=($(compgen -W "--help -h list plan apply verify prove help completion" -- "$cur")) ;;
 	completion) COMPREPLY=($(compgen -W "--help -h bash zsh fish" -- "$cur")) ;;
 	*) COMPREPLY=($(compgen -W "--version --format --help -h list plan apply verify prove help completion" -- "$cur")) ;;

@@ -288,3 +288,82 @@ func proveNoBoot(ctx context.Context, t *testing.T, e *env) {
 }
 
 func xmlUnmarshal(b []byte, v any) error { return xml.Unmarshal(b, v) }
+
+// proveCopies: the sealed root boots once as clone-1, powers off, and
+// its disk is copied as two platforms copy a VM that has booted
+// (--copy). Harvester's Clone keeps the firmware UUID and the seed (the
+// same instance-id, and a network-config that matches the NIC by the
+// source's MAC) and gives a new MAC: cloud-init sees no new instance,
+// so the copy keeps the source's machine-id, host keys, hostname and
+// instance-id, and has no network on its new MAC, for the reason the
+// report names; guestcheck inside it fails network-identity
+// (identity-copy-kept-instance). A VirtualMachineClone renews the UUID,
+// MAC and instance: its network comes up, cloud-init makes new host
+// keys and a hostname, and it shares only what no copy renews, the
+// machine-id on the disk.
+func proveCopies(ctx context.Context, t *testing.T, e *env) {
+	r := runProve(ctx, t, e, "copies", e.sealedRoot, baseUserData, 1, proveTimeout,
+		"--kernel", e.img.Kernel, "--initrd", e.img.Initrd, "--append", "root=LABEL=rootfs rw console=ttyS0 panic=-1",
+		"--copy", "harvester-clone", "--copy", "kubevirt-clone")
+	if r.exit != prove.ExitFailed {
+		t.Errorf("exit %d, want 1", r.exit)
+	}
+	src := r.rep.Clones[0]
+	if src.Boot != prove.BootUp || !slices.ContainsFunc(src.Notes, func(n string) bool { return strings.HasPrefix(n, "powered off for the copies") }) {
+		t.Fatalf("clone-1: boot %s (%s), notes %q: want up and powered off for the copies", src.Boot, src.Problem, src.Notes)
+	}
+	if len(r.rep.Copies) != 2 {
+		t.Fatalf("%d copies, want 2", len(r.rep.Copies))
+	}
+	shared := func(c prove.CopyResult) []guestid.Item {
+		var l []guestid.Item
+		for _, s := range c.Shared {
+			l = append(l, s.Item)
+		}
+		return l
+	}
+	hv, kv := r.rep.Copies[0], r.rep.Copies[1]
+	for _, c := range []prove.CopyResult{hv, kv} {
+		if c.Copy.Boot != prove.BootUp || c.Copy.Identity == nil {
+			t.Fatalf("%s (%s): boot %s (%s), no identity; console tail:\n%s", c.Copy.Name, c.Platform, c.Copy.Boot, c.Copy.Problem, strings.Join(c.Copy.ConsoleTail, "\n"))
+		}
+	}
+	if hv.Copy.FirmwareUUID != src.FirmwareUUID || hv.Copy.MAC == src.MAC || kv.Copy.FirmwareUUID == src.FirmwareUUID || kv.Copy.MAC == src.MAC {
+		t.Errorf("UUIDs and MACs: clone-1 %s %s, Harvester copy %s %s, VirtualMachineClone %s %s", src.FirmwareUUID, src.MAC,
+			hv.Copy.FirmwareUUID, hv.Copy.MAC, kv.Copy.FirmwareUUID, kv.Copy.MAC)
+	}
+	for _, it := range []guestid.Item{guestid.ItemMachineID, guestid.ItemHostKey, guestid.ItemHostname, guestid.ItemInstanceID} {
+		if !slices.Contains(shared(hv), it) {
+			t.Errorf("the Harvester copy does not share %s with its source: shares %v", it, shared(hv))
+		}
+	}
+	if len(src.Identity.DHCPClients) > 0 && !slices.Contains(shared(hv), guestid.ItemDHCPClient) {
+		t.Errorf("clone-1 has a DHCP client identity %+v, and the Harvester copy does not share it: %+v", src.Identity.DHCPClients, hv.Copy.Identity.DHCPClients)
+	}
+	t.Logf("clone-1's DHCP client identity: %+v; the Harvester copy shares %v", src.Identity.DHCPClients, shared(hv))
+	if hv.Network.Up || !strings.Contains(hv.Network.Reason, "by the source's MAC "+src.MAC) {
+		t.Errorf("the Harvester copy's network: %+v; want down, pinned to %s", hv.Network, src.MAC)
+	}
+	if !slices.ContainsFunc(r.rep.Failures, func(f prove.Failure) bool {
+		return f.Clone == hv.Copy.Name && f.Step == prove.StepCopy && f.Item == guestid.ItemHostKey && strings.Contains(f.Fix, "spec.template.spec.domain.firmware.uuid")
+	}) {
+		t.Errorf("no copy failure naming the host keys with Harvester's fix: %+v", r.rep.Failures)
+	}
+	if !slices.ContainsFunc(hv.Copy.Failing, func(s string) bool { return strings.HasPrefix(s, "network-identity:") }) {
+		t.Errorf("guestcheck inside the Harvester copy did not fail network-identity: failing %q", hv.Copy.Failing)
+	}
+	if !kv.Network.Up {
+		t.Errorf("the VirtualMachineClone's network did not come up: %+v", kv.Network)
+	}
+	if got := shared(kv); !slices.Contains(got, guestid.ItemMachineID) || slices.ContainsFunc(got, func(it guestid.Item) bool {
+		return it == guestid.ItemHostKey || it == guestid.ItemHostname || it == guestid.ItemInstanceID || it == guestid.ItemAddress
+	}) {
+		t.Errorf("the VirtualMachineClone shares %v: want the machine-id, and no host keys, hostname, instance-id or address", got)
+	}
+	for _, name := range []string{`name="copy-1 (harvester-clone): ssh-host-key not shared with clone-1"`, `name="copy-1 (harvester-clone): network up on its MAC"`,
+		`name="copy-2 (kubevirt-clone): boots"`} {
+		if !bytes.Contains(r.junit, []byte(name)) {
+			t.Errorf("the JUnit report has no case %s", name)
+		}
+	}
+}

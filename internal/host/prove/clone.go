@@ -81,6 +81,10 @@ type CloneResult struct {
 	// the first boot gave nothing to compare a second one with.
 	Reboot *RebootResult `json:"reboot,omitempty"`
 
+	// poweredOff says how the clone powered off for the copies made of
+	// its disk (--copy); "" when it did not.
+	poweredOff string
+
 	// sealHash is the clone's machine-id as sealprep's template records
 	// hash it (sealrecord.HashID), for the comparison with the template's
 	// ID before the seal; zero when not read.
@@ -138,7 +142,17 @@ type cloneRun struct {
 	// rebooted is set for the second boot under --reboot: its report is
 	// kept apart from the first boot's.
 	rebooted bool
+	// powerOff: power the guest off at the end instead of killing QEMU,
+	// so that its disk is whole for the copies made of it (--copy).
+	powerOff bool
+	// copyOf names the clone this one is a copy of (--copy); keptSeed
+	// is that clone's seed file when the platform keeps it.
+	copyOf, keptSeed string
 }
+
+// maxSeed bounds a seed file a copy takes from its source (prove wrote
+// it: user-data and network-config are bounded when read).
+const maxSeed = 64 << 20
 
 // prepare creates the clone's directory (QEMU's user's own, 0700), its
 // overlay on the template, its seed, its console file and, for UEFI, its
@@ -154,7 +168,18 @@ func (r *cloneRun) prepare(ctx context.Context, instanceTag string) error {
 	if err := r.overlay(ctx); err != nil {
 		return err
 	}
-	seed := nocloud.Seed{InstanceID: "prove-" + instanceTag + "-" + fmt.Sprint(c.Index+1), Hostname: "prove-" + fmt.Sprint(c.Index+1),
+	if r.keptSeed != "" {
+		// A copy that keeps its source's seed gets that very file.
+		if err := r.jail.StageFile(r.keptSeed, c.Seed(), maxSeed); err != nil {
+			return fmt.Errorf("seed: %w", err)
+		}
+		return r.freshFiles()
+	}
+	id, host := fmt.Sprint(c.Index+1), "prove-"+fmt.Sprint(c.Index+1)
+	if r.copyOf != "" {
+		id, host = c.Name, "prove-"+c.Name
+	}
+	seed := nocloud.Seed{InstanceID: "prove-" + instanceTag + "-" + id, Hostname: host,
 		UserData: r.cfg.UserData, NetworkConfig: r.cfg.NetworkConfig}
 	if len(seed.NetworkConfig) == 0 {
 		seed.NetworkConfig = DefaultNetworkConfig(c) // netconfig.go: QEMU's restricted DHCP offers no router
@@ -189,8 +214,16 @@ func (r *cloneRun) freshFiles() error {
 // maxVars bounds a UEFI variable store (Debian's are 128 KiB and 528 KiB).
 const maxVars = 64 << 20
 
-// overlay creates the clone's qcow2 overlay on the template.
+// overlay creates the clone's qcow2 overlay on the template, or for a
+// copy on its source's disk.
 func (r *cloneRun) overlay(ctx context.Context) error {
+	if r.clone.Base != "" {
+		layers := r.boot.layers()
+		if len(layers) == 0 {
+			return fmt.Errorf("no vetted template chain")
+		}
+		return overlayOn(ctx, r.cfg.QEMUImg, r.clone.Base, "qcow2", layers[0].VirtualSize, r.clone.Overlay(), r.jail)
+	}
 	return CreateOverlay(ctx, r.cfg.QEMUImg, r.boot, r.clone.Overlay(), r.jail)
 }
 
@@ -204,7 +237,13 @@ func CreateOverlay(ctx context.Context, qemuImg string, b Boot, path string, j J
 		return fmt.Errorf("no vetted template chain (%d layers)", len(layers))
 	}
 	top := layers[0]
-	args := []string{"create", "-q", "-u", "-f", "qcow2", "-F", top.Format, "-b", top.Path, path, fmt.Sprint(top.VirtualSize)}
+	return overlayOn(ctx, qemuImg, top.Path, top.Format, top.VirtualSize, path, j)
+}
+
+// overlayOn creates a qcow2 overlay at path on backing (of format fmt
+// and size bytes), as j's user's.
+func overlayOn(ctx context.Context, qemuImg, backing, format string, size int64, path string, j Jail) error {
+	args := []string{"create", "-q", "-u", "-f", "qcow2", "-F", format, "-b", backing, path, fmt.Sprint(size)}
 	out, err := exec.CommandContext(ctx, qemuImg, args...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("qemu-img create %s: %v: %s", path, err, vmm.FirstLines(string(out), 2))
@@ -244,6 +283,9 @@ func (r *cloneRun) run(ctx context.Context, tag string) CloneResult {
 	r.phaseTimes(launched)
 	if r.cfg.Reboot && r.res.Boot == BootUp && r.res.Problem == "" && r.res.Identity != nil {
 		r.reboot(ctx, a)
+	}
+	if r.powerOff {
+		r.shutdown(ctx)
 	}
 	return r.res
 }

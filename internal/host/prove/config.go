@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -71,6 +72,10 @@ type Config struct {
 	// Reboot reboots each clone after its first verdict and takes a
 	// second one: identity must not change across the reboot.
 	Reboot bool
+	// Copies are --copy's platforms: clone-1 powers off after its
+	// verdict, and a copy of its disk boots per platform, kept and
+	// renewed as that platform does it (Platforms).
+	Copies []string
 	// BootBudget, when set, fails a boot that takes longer from QEMU's
 	// start (or the reboot) to guestcheck's verdict.
 	BootBudget time.Duration
@@ -124,6 +129,9 @@ func (LineProgress) Done() {}
 func (c Config) withDefaults() Config {
 	if c.Clones == 0 {
 		c.Clones = 2
+		if len(c.Copies) > 0 {
+			c.Clones = 1
+		}
 	}
 	if c.MemoryMiB == 0 {
 		c.MemoryMiB = 1024
@@ -185,6 +193,17 @@ func (c Config) Validate() error {
 		return errors.New("--initrd and --append need --kernel")
 	case c.Kernel != "" && c.Firmware != FirmwareAuto:
 		return errors.New("--kernel boots the kernel directly: leave --firmware out")
+	}
+	if len(c.Copies) > MaxClones-1 {
+		return fmt.Errorf("--copy: at most %d copies", MaxClones-1)
+	}
+	for i, p := range c.Copies {
+		if err := oneOf("--copy", p, PlatformNames()...); err != nil {
+			return err
+		}
+		if slices.Contains(c.Copies[:i], p) {
+			return fmt.Errorf("--copy %s: given twice; each platform's copy boots once", p)
+		}
 	}
 	if err := oneOf("--firmware", c.Firmware, FirmwareAuto, FirmwareBIOS, FirmwareUEFI); err != nil {
 		return err

@@ -46,6 +46,11 @@ func WriteJUnit(w io.Writer, r Report) error {
 			}
 		}
 	}
+	for _, c := range r.Copies {
+		for _, tc := range copyCases(c, r.Failures) {
+			clones.Add(tc)
+		}
+	}
 	ident := junitxml.Suite{Name: "identity", Package: "sealprep.prove", ID: 1, Timestamp: ts, Hostname: junitxml.Hostname(""), Props: props,
 		Time: junitxml.Seconds(0)}
 	for _, it := range r.Items {

@@ -23,5 +23,5 @@ config:
         address: %s/%d
         routes:
           - {network: 0.0.0.0/0, gateway: %s}
-`, c.MAC, c.host(8), c.Net.Bits(), c.host(2))
+`, c.MAC, c.own(), c.Net.Bits(), c.host(2))
 }

@@ -30,6 +30,14 @@ type Clone struct {
 	// machine-id from on QEMU and KVM. "" leaves QEMU's default (all
 	// zero), as the VM test harness's own guests have it.
 	UUID string
+	// Host is the clone's own address in Net, the nth, as its static
+	// network-config and QEMU's DHCP hand it out: 8 when zero. A copy
+	// (--copy) sits on its source's network with an address of its own,
+	// so that only an address baked into its disk or seed repeats.
+	Host int
+	// Base, when set, is the qcow2 disk of a booted clone (prove's own
+	// file) that this clone's overlay sits on: a copy of that clone.
+	Base string
 }
 
 // Files of a clone's directory.
@@ -52,6 +60,14 @@ func (c Clone) Vars() string { return filepath.Join(c.Dir, "OVMF_VARS.fd") }
 
 // host returns the nth address of the clone's network.
 func (c Clone) host(n int) netip.Addr { return nthHost(c.Net, n) }
+
+// own is the clone's own address (Host).
+func (c Clone) own() netip.Addr {
+	if c.Host == 0 {
+		return c.host(8)
+	}
+	return c.host(c.Host)
+}
 
 // nthHost returns the nth address of an IPv4 network of /24 or smaller.
 func nthHost(net netip.Prefix, n int) netip.Addr {
@@ -178,11 +194,11 @@ func Args(c Clone, b Boot, d Devices) []string {
 	// The NIC first, in slot 3 as QEMU's default NIC (the guest names it
 	// ens3 before cloud-init renames it), before another device takes it.
 	a = append(a,
-		"-netdev", netdev("net0", c.Net),
+		"-netdev", netdev("net0", c.Net, c.own()),
 		"-device", "virtio-net-pci,netdev=net0,addr=0x3,mac="+c.MAC)
 	for i, n := range d.NICs {
 		id := fmt.Sprintf("net%d", i+1)
-		a = append(a, "-netdev", netdev(id, n.Net),
+		a = append(a, "-netdev", netdev(id, n.Net, nthHost(n.Net, 8)),
 			"-device", fmt.Sprintf("virtio-net-pci,netdev=%s,addr=0x%x,mac=%s", id, n.Slot, n.MAC))
 	}
 	a = append(a, diskArgs(c, b)...)
@@ -235,19 +251,27 @@ func firmwareArgs(c Clone, b Boot) []string {
 // header says, so QEMU opens no template path.
 func diskArgs(c Clone, b Boot) []string {
 	a := vmm.ChainArgs(b.layers(), firstLayerFD, "tmpl", false)
-	top := map[string]any{"driver": "qcow2", "node-name": "disk0", "discard": "unmap", "backing": "tmpl-0",
+	backing := "tmpl-0"
+	if c.Base != "" {
+		// A copy: the source clone's disk, read-only, between the
+		// template and the copy's own overlay.
+		a = append(a, "-blockdev", vmm.JSONArg(map[string]any{"driver": "qcow2", "node-name": "base0", "read-only": true, "backing": "tmpl-0",
+			"file": map[string]any{"driver": "file", "filename": c.Base, "read-only": true}}))
+		backing = "base0"
+	}
+	top := map[string]any{"driver": "qcow2", "node-name": "disk0", "discard": "unmap", "backing": backing,
 		"file": map[string]any{"driver": "file", "filename": c.Overlay(), "discard": "unmap"}}
 	return append(a, "-blockdev", vmm.JSONArg(top))
 }
 
 // netdev is user network id on net: restrict=on always, no IPv6, the
-// gateway at .2, DNS at .3 and DHCP from .8.
-func netdev(id string, net netip.Prefix) string {
+// gateway at .2, DNS at .3 and DHCP from dhcp (.8 but for copies).
+func netdev(id string, net netip.Prefix, dhcp netip.Addr) string {
 	return strings.Join([]string{
 		"user", "id=" + id, "restrict=on", "ipv6=off",
 		"net=" + net.String(),
 		"host=" + nthHost(net, 2).String(),
 		"dns=" + nthHost(net, 3).String(),
-		"dhcpstart=" + nthHost(net, 8).String(),
+		"dhcpstart=" + dhcp.String(),
 	}, ",")
 }

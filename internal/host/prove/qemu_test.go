@@ -79,8 +79,8 @@ func TestArgs(t *testing.T) {
 		}
 	}
 	c16, _ := NewClone(15, "/x")
-	if want := "user,id=net0,restrict=on,ipv6=off,net=192.0.2.240/28,host=192.0.2.242,dns=192.0.2.243,dhcpstart=192.0.2.248"; netdev("net0", c16.Net) != want {
-		t.Errorf("clone 16: %s, want %s", netdev("net0", c16.Net), want)
+	if want := "user,id=net0,restrict=on,ipv6=off,net=192.0.2.240/28,host=192.0.2.242,dns=192.0.2.243,dhcpstart=192.0.2.248"; netdev("net0", c16.Net, c16.own()) != want {
+		t.Errorf("clone 16: %s, want %s", netdev("net0", c16.Net, c16.own()), want)
 	}
 	if _, err := NewClone(MaxClones, "/x"); err == nil {
 		t.Error("a 17th clone got a network")

@@ -48,8 +48,10 @@ type Report struct {
 	CPUs         int    `json:"cpus" schema:"req,min=1" doc:"each clone's vCPUs"`
 	// Proven is the verdict: every clone came up healthy and no identity
 	// item is shared.
-	Proven     bool                `json:"proven" schema:"req" doc:"every clone came up healthy and no identity item is shared; exit code 0"`
-	Clones     []CloneResult       `json:"clones" schema:"req,minitems=1"`
+	Proven bool          `json:"proven" schema:"req" doc:"every clone came up healthy and no identity item is shared; exit code 0"`
+	Clones []CloneResult `json:"clones" schema:"req,minitems=1"`
+	// Copies are --copy's platform copies of clone-1, none without it.
+	Copies     []CopyResult        `json:"copies,omitempty" doc:"--copy: copies of clone-1 as each platform makes them, booted from its disk after it powered off"`
 	Template   TemplateIdentity    `json:"template" schema:"req" doc:"the template as read offline (root only), and sealprep's template record when it has one"`
 	Items      []ItemResult        `json:"items" schema:"req" doc:"one entry per identity item, in report order"`
 	Collisions []guestid.Collision `json:"collisions" schema:"req" doc:"identity values two or more members (clones, and the template as \"template\") share"`
@@ -133,7 +135,13 @@ func Run(ctx context.Context, cfg Config, readTemplate TemplateReader) (Report, 
 	if err := StageBoot(dir, &boot, j); err != nil {
 		return Report{}, err
 	}
-	rep.Clones = runClones(ctx, cfg, boot, dir, j)
+	var tagb [3]byte
+	rand.Read(tagb[:])
+	tag := hex.EncodeToString(tagb[:])
+	rep.Clones = runClones(ctx, cfg, boot, dir, j, tag)
+	if len(cfg.Copies) > 0 {
+		rep.Copies = runCopies(ctx, cfg, boot, dir, j, rep.Clones[0], tag)
+	}
 	cfg.Progress.Done()
 	var cols []guestid.Collision
 	rep.Items, cols = Compare(rep.Clones, rep.Template)
@@ -142,6 +150,7 @@ func Run(ctx context.Context, cfg Config, readTemplate TemplateReader) (Report, 
 	}
 	rep.BootBudgetMS = ms(cfg.BootBudget)
 	rep.Failures = append(failures(rep.Clones, rep.Collisions, rep.Template), budgetFailures(rep.Clones, cfg.BootBudget)...)
+	rep.Failures = append(rep.Failures, copyFailures(rep.Copies)...)
 	if cfg.FirmwareUUID == UUIDShared {
 		sharedUUIDCause(rep.Failures)
 	}
@@ -282,10 +291,7 @@ func workDir(keep string) (string, func(), error) {
 }
 
 // runClones boots every clone in parallel and waits for all of them.
-func runClones(ctx context.Context, cfg Config, boot Boot, dir string, j Jail) []CloneResult {
-	var tagb [3]byte
-	rand.Read(tagb[:])
-	tag := hex.EncodeToString(tagb[:])
+func runClones(ctx context.Context, cfg Config, boot Boot, dir string, j Jail, tag string) []CloneResult {
 	out := make([]CloneResult, cfg.Clones)
 	var wg sync.WaitGroup
 	shared := ""
@@ -304,7 +310,8 @@ func runClones(ctx context.Context, cfg Config, boot Boot, dir string, j Jail) [
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := &cloneRun{cfg: cfg, clone: c, boot: boot, jail: j}
+			// The copies' source powers off, so that its disk is whole.
+			r := &cloneRun{cfg: cfg, clone: c, boot: boot, jail: j, powerOff: i == 0 && len(cfg.Copies) > 0}
 			out[i] = r.run(ctx, tag).safe()
 		}()
 	}

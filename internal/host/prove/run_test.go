@@ -89,7 +89,7 @@ func fakeRunWith(t *testing.T, mode string, d time.Duration, set func(*Config)) 
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	start := time.Now()
-	res := runClones(ctx, cfg, boot, clones, j)
+	res := runClones(ctx, cfg, boot, clones, j, "a1b2c3")
 	return res, time.Since(start), clones, j
 }
 

@@ -54,7 +54,7 @@ func TestJSONSchema(t *testing.T) {
 	s := testenv.Schema(t, "../../../schema", "prove-v1.schema.json")
 	types := ReportTypes()
 	docs := map[string][]byte{}
-	for name, r := range map[string]Report{"good": goodReport(), "bad": badReport(), "kept": keptReport(), "baseline": baselineReport(), "reboot": rebootReport()} {
+	for name, r := range map[string]Report{"good": goodReport(), "bad": badReport(), "kept": keptReport(), "baseline": baselineReport(), "reboot": rebootReport(), "copy": copyReport()} {
 		var b bytes.Buffer
 		if err := WriteJSON(&b, r); err != nil {
 			t.Fatal(err)
@@ -91,7 +91,7 @@ func TestJSONSchema(t *testing.T) {
 		"no changes array":     func(d map[string]any) { delete(reboot(d, 1), "changed") },
 		"bad reboot boot":      func(d map[string]any) { reboot(d, 1)["boot"] = "maybe" },
 		"boot time without ms": func(d map[string]any) { delete(reboot(d, 0)["boot_time"].(map[string]any), "to_verdict_ms") },
-		"bad failure step":     func(d map[string]any) { d["failures"].([]any)[0].(map[string]any)["step"] = "copy" },
+		"bad failure step":     func(d map[string]any) { d["failures"].([]any)[0].(map[string]any)["step"] = "restore" },
 	} {
 		var d map[string]any
 		if err := json.Unmarshal(docs["reboot"], &d); err != nil {
@@ -101,6 +101,29 @@ func TestJSONSchema(t *testing.T) {
 		b, _ := json.Marshal(d)
 		if testenv.Validate(s, b) == "" {
 			t.Errorf("%s: the schema accepts it", name)
+		}
+	}
+	// A --copy report's copies.
+	cp := func(d map[string]any) map[string]any { return d["copies"].([]any)[0].(map[string]any) }
+	for name, mutate := range map[string]func(d map[string]any){
+		"unknown platform":    func(d map[string]any) { cp(d)["platform"] = "vmware-clone" },
+		"copy named oddly":    func(d map[string]any) { cp(d)["copy"].(map[string]any)["name"] = "twin-1" },
+		"shared unknown item": func(d map[string]any) { cp(d)["shared"].([]any)[0].(map[string]any)["item"] = "colour" },
+		"shared empty value":  func(d map[string]any) { cp(d)["shared"].([]any)[0].(map[string]any)["value"] = "" },
+		"network without up":  func(d map[string]any) { delete(cp(d)["network"].(map[string]any), "up") },
+		"network extra key":   func(d map[string]any) { cp(d)["network"].(map[string]any)["raw_mac"] = "x" },
+	} {
+		var d map[string]any
+		if err := json.Unmarshal(docs["copy"], &d); err != nil {
+			t.Fatal(err)
+		}
+		mutate(d)
+		b, _ := json.Marshal(d)
+		if testenv.Validate(s, b) == "" {
+			t.Errorf("%s: the schema accepts it", name)
+		}
+		if reportv1.CheckJSON(b, reflect.TypeFor[Report](), types) == nil {
+			t.Errorf("%s: CheckJSON accepts it", name)
 		}
 	}
 	for name, mutate := range map[string]func(d map[string]any){

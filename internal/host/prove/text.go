@@ -48,6 +48,7 @@ func WriteText(w io.Writer, r Report) error {
 	}
 	tw.Flush()
 	writeReboots(bw, r)
+	writeCopies(bw, r)
 	bw.WriteString("\n" + templateText(r.Template) + "\n")
 	writeUUIDs(bw, r)
 	for _, c := range r.Clones {
@@ -75,6 +76,10 @@ func WriteText(w io.Writer, r Report) error {
 			t := c.Reboot.Timings
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Name+" reboot", "-", secs(t.Boot), secs(t.CloudInit), secs(t.Guestcheck), secs(t.Collection))
 		}
+	}
+	for _, c := range copiesAsClones(r.Copies) {
+		t := c.Timings
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Name, secs(t.Seed), secs(t.Boot), secs(t.CloudInit), secs(t.Guestcheck), secs(t.Collection))
 	}
 	tw.Flush()
 	writeBootTimes(bw, r)
@@ -144,6 +149,9 @@ func writeBootTimes(bw *bufio.Writer, r Report) {
 			line(c.Name+" reboot", c.Reboot.BootTime)
 		}
 	}
+	for _, c := range copiesAsClones(r.Copies) {
+		line(c.Name, c.BootTime)
+	}
 	if r.BootBudgetMS > 0 {
 		fmt.Fprintf(bw, "boot budget: %s from QEMU's start (or the reboot) to the verdict (--boot-budget)\n", secs(r.BootBudgetMS))
 	}
@@ -175,6 +183,8 @@ func writeFailures(bw *bufio.Writer, r Report) {
 	for _, f := range r.Failures {
 		who := f.Clone
 		switch {
+		case f.Step == StepCopy:
+			who = f.Clone + " (" + copyPlatform(r, f.Clone) + " copy)"
 		case f.Step != "":
 			who = f.Clone + " (" + f.Step + ")"
 		case f.Item != "":
@@ -187,7 +197,7 @@ func writeFailures(bw *bufio.Writer, r Report) {
 		if f.Clone == "" {
 			continue
 		}
-		for _, c := range r.Clones {
+		for _, c := range append(slices.Clone(r.Clones), copiesAsClones(r.Copies)...) {
 			if c.Name == f.Clone && len(c.ConsoleTail) > 0 {
 				fmt.Fprintf(bw, "       console tail:\n")
 				for _, l := range c.ConsoleTail {
@@ -273,7 +283,11 @@ func templateText(t TemplateIdentity) string {
 func verdictLine(r Report) string {
 	d := (time.Duration(r.DurationMS) * time.Millisecond).Round(time.Second)
 	if r.Proven {
-		line := fmt.Sprintf("PROVEN: %d %s came up healthy and distinct (%s)", len(r.Clones), plural(len(r.Clones), "clone", "clones"), d)
+		what := fmt.Sprintf("%d %s", len(r.Clones), plural(len(r.Clones), "clone", "clones"))
+		if n := len(r.Copies); n > 0 {
+			what += fmt.Sprintf(" and %d %s", n, plural(n, "copy", "copies"))
+		}
+		line := fmt.Sprintf("PROVEN: %s came up healthy and distinct (%s)", what, d)
 		if n := baselineClones(r); n > 0 {
 			line += fmt.Sprintf("; baseline findings on %d %s, listed above", n, plural(n, "clone", "clones"))
 		}

@@ -53,9 +53,10 @@ type ItemResult struct {
 type Failure struct {
 	Clone string       `json:"clone,omitempty"`
 	Item  guestid.Item `json:"item,omitempty"`
-	// Step is the lifecycle step the failure belongs to ("reboot"), ""
+	// Step is the lifecycle step the failure belongs to ("reboot",
+	// "copy"), ""
 	// for the first boot and the comparison across clones.
-	Step    string `json:"step,omitempty" schema:"enum=reboot"`
+	Step    string `json:"step,omitempty" schema:"enum=reboot|copy"`
 	Message string `json:"message" schema:"req,nonempty"`
 	Fix     string `json:"fix,omitempty"`
 }

@@ -336,7 +336,7 @@ func render(t *testing.T, r Report, f func(*bytes.Buffer, Report) error) string 
 // TestRenderGolden holds the three formats to testdata/*.golden.
 func TestRenderGolden(t *testing.T) {
 	w := func(f func(w *bytes.Buffer, r Report) error) func(*bytes.Buffer, Report) error { return f }
-	for name, r := range map[string]Report{"good": goodReport(), "bad": badReport(), "baseline": baselineReport(), "reboot": rebootReport()} {
+	for name, r := range map[string]Report{"good": goodReport(), "bad": badReport(), "baseline": baselineReport(), "reboot": rebootReport(), "copy": copyReport()} {
 		for ext, f := range map[string]func(*bytes.Buffer, Report) error{
 			"txt":  w(func(b *bytes.Buffer, r Report) error { return WriteText(b, r) }),
 			"json": w(func(b *bytes.Buffer, r Report) error { return WriteJSON(b, r) }),
@@ -365,7 +365,7 @@ func TestJSONStable(t *testing.T) {
 // schemas in schema/junit.
 func TestJUnitSchemas(t *testing.T) {
 	xmllint := testenv.Tool(t, "xmllint", "libxml2-utils")
-	for name, r := range map[string]Report{"good": goodReport(), "bad": badReport()} {
+	for name, r := range map[string]Report{"good": goodReport(), "bad": badReport(), "copy": copyReport()} {
 		p := filepath.Join(t.TempDir(), name+".xml")
 		if err := writeFile(p, render(t, r, func(b *bytes.Buffer, r Report) error { return WriteJUnit(b, r) })); err != nil {
 			t.Fatal(err)

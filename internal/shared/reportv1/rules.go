@@ -46,8 +46,9 @@ var Patterns = map[string]string{
 	// datetime is what time.Time's UnmarshalJSON takes in form (RFC
 	// 3339); the calendar (a 30 February) it checks itself.
 	"datetime": `^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}([.,][0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$`,
-	// clone is the name sealprep prove gives each clone.
-	"clone": `^clone-[0-9]+$`,
+	// clone is the name sealprep prove gives each clone, and each copy
+	// of one (--copy).
+	"clone": `^(clone|copy)-[0-9]+$`,
 }
 
 // TypeRule is what a JSON document asks of every value of one Go type
@@ -206,6 +207,9 @@ var matchers = map[string]func(string) bool{
 	"mac":      func(s string) bool { return len(s) == 17 && isHexBytes(s) },
 	"clone": func(s string) bool {
 		n, ok := strings.CutPrefix(s, "clone-")
+		if !ok {
+			n, ok = strings.CutPrefix(s, "copy-")
+		}
 		return ok && n != "" && all(n, isDigit)
 	},
 	"cidr": func(s string) bool {
