@@ -11,7 +11,7 @@ LDFLAGS := -s -w -X $(PKG)/internal/shared/buildinfo.Version=$(VERSION) -X $(PKG
 BUILD   := CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)'
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.7.0
 
-.PHONY: help ldflags build run test test-kube test-short bench bench-sysprep bench-prove lint fuzz clean package vm-test
+.PHONY: help ldflags build run test test-kube test-short bench bench-sysprep bench-prove lint fuzz clean package vm-test vm-test-long
 
 help: ## list the targets
 	@awk -F':.*## ' '/^[a-z-]+:.*## /{printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -73,7 +73,7 @@ bench: build ## Go benchmarks, then guestcheck vs cloud-init status (hyperfine),
 bench-sysprep: build ## sealprep apply --image (appliance; host kernel) vs virt-sysprep -a on one booted-once Debian 12 image: wall s, peak memory of the process tree, clones booted (root)
 	bash scripts/bench-sysprep.sh
 
-bench-prove: build ## sealprep prove: two clones of the Debian 12 test image under TCG, --reboot, per step (first boot, reboot) seconds to the verdict, wall time, prove's peak RSS, phases (root)
+bench-prove: build ## sealprep prove: two clones of the Debian 12 test image under TCG, --reboot, then one clone and two --copy copies; per step (first boot, reboot, copy) seconds to the verdict, wall time, prove's peak RSS, phases (root)
 	bash scripts/bench-prove.sh
 
 lint: ## gofmt, go vet, staticcheck
@@ -95,9 +95,13 @@ package: ## build dist/*.deb and dist/*.rpm for PKG_ARCH (reproducible: SOURCE_D
 	    bin/nfpm package -f nfpm.yaml -p $$p -t dist/ || exit 1; \
 	done
 
-vm-test: package ## end-to-end tests in QEMU guests (root; see docs/vm-tests.md)
+vm-test: package ## end-to-end tests in QEMU guests (root; see docs/vm-tests.md); the long scenarios are skipped
 	@bash scripts/test-deps.sh vm
 	$(GO) test -tags vmtest -v -count=1 -timeout 90m ./test/vm/
+
+vm-test-long: package ## vm-test with the long scenarios too (TestVMIntent, TestVMNetIntent, prove/regen-keys): about 12 minutes more under TCG
+	@bash scripts/test-deps.sh vm
+	GUESTCHECK_VM_LONG=1 $(GO) test -tags vmtest -v -count=1 -timeout 120m ./test/vm/
 
 clean: ## remove build outputs
 	rm -rf bin dist

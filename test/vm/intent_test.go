@@ -53,6 +53,7 @@ func intentUserData(t *testing.T, c string) string {
 
 // TestVMIntent boots, per release, the healthy and the broken guest.
 func TestVMIntent(t *testing.T) {
+	longScenario(t)
 	if os.Geteuid() != 0 {
 		t.Fatal("the VM tests need root: run `make vm-test` as root")
 	}

@@ -334,6 +334,7 @@ var brokenRuncmd = []string{
 // TestVMNetIntent boots, for each network stack, the healthy guest and the
 // broken one, two guests at a time, from one image per stack.
 func TestVMNetIntent(t *testing.T) {
+	longScenario(t)
 	if os.Geteuid() != 0 {
 		t.Fatal("the VM tests need root: run `make vm-test` as root")
 	}

@@ -289,9 +289,10 @@ func proveNoBoot(ctx context.Context, t *testing.T, e *env) {
 
 func xmlUnmarshal(b []byte, v any) error { return xml.Unmarshal(b, v) }
 
-// proveCopies: the sealed root boots once as clone-1, powers off, and
-// its disk is copied as two platforms copy a VM that has booted
-// (--copy). Harvester's Clone keeps the firmware UUID and the seed (the
+// proveCopies: the sealed root boots as clone-1, reboots (--reboot: a
+// sealed template is the same VM across its reboot, every item stable,
+// no first-boot work again), powers off, and its disk is copied as two
+// platforms copy a VM that has booted (--copy). Harvester's Clone keeps the firmware UUID and the seed (the
 // same instance-id, and a network-config that matches the NIC by the
 // source's MAC) and gives a new MAC: cloud-init sees no new instance,
 // so the copy keeps the source's machine-id, host keys, hostname and
@@ -304,13 +305,21 @@ func xmlUnmarshal(b []byte, v any) error { return xml.Unmarshal(b, v) }
 func proveCopies(ctx context.Context, t *testing.T, e *env) {
 	r := runProve(ctx, t, e, "copies", e.sealedRoot, baseUserData, 1, proveTimeout,
 		"--kernel", e.img.Kernel, "--initrd", e.img.Initrd, "--append", "root=LABEL=rootfs rw console=ttyS0 panic=-1",
-		"--copy", "harvester-clone", "--copy", "kubevirt-clone")
+		"--reboot", "--copy", "harvester-clone", "--copy", "kubevirt-clone")
 	if r.exit != prove.ExitFailed {
 		t.Errorf("exit %d, want 1", r.exit)
 	}
 	src := r.rep.Clones[0]
 	if src.Boot != prove.BootUp || !slices.ContainsFunc(src.Notes, func(n string) bool { return strings.HasPrefix(n, "powered off for the copies") }) {
 		t.Fatalf("clone-1: boot %s (%s), notes %q: want up and powered off for the copies", src.Boot, src.Problem, src.Notes)
+	}
+	if rb := src.Reboot; rb == nil || rb.Boot != prove.BootUp || len(rb.Changed) != 0 || !rb.FirstBootRead {
+		t.Errorf("clone-1's reboot: %+v; want up, nothing changed, first-boot work compared", rb)
+	}
+	for _, f := range r.rep.Failures {
+		if f.Step != prove.StepCopy {
+			t.Errorf("a failure of the sealed template itself: %+v", f)
+		}
 	}
 	if len(r.rep.Copies) != 2 {
 		t.Fatalf("%d copies, want 2", len(r.rep.Copies))

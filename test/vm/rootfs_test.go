@@ -25,6 +25,7 @@ func TestVMRootfs(t *testing.T) {
 	// deferred cancel cannot stop them early.
 	t.Run("build", func(t *testing.T) {
 		t.Run("debian12", func(t *testing.T) { t.Parallel(); buildRootfs(ctx, t, cacheDir()) })
-		t.Run("network-stacks", func(t *testing.T) { t.Parallel(); netRootfs(ctx, t, cacheDir()) })
+		// Only TestVMNetIntent, a long scenario, boots these.
+		t.Run("network-stacks", func(t *testing.T) { longScenario(t); t.Parallel(); netRootfs(ctx, t, cacheDir()) })
 	})
 }

@@ -135,7 +135,7 @@ func TestVM(t *testing.T) {
 		})
 		// One clone booted twice (--reboot), with a boot budget: after
 		// the parallel group, so that no more than two guests are busy.
-		t.Run("regen-keys", func(t *testing.T) { proveRegenKeys(ctx, t, e) })
+		t.Run("regen-keys", func(t *testing.T) { longScenario(t); proveRegenKeys(ctx, t, e) })
 		// One clone, powered off, then two platform copies of its disk.
 		t.Run("copies", func(t *testing.T) { proveCopies(ctx, t, e) })
 	})
@@ -155,6 +155,18 @@ func TestVM(t *testing.T) {
 	})
 	// guestcheck freeze-drill against real qemu-ga: one guest, every case.
 	t.Run("freezedrill", func(t *testing.T) { freezeDrillScenario(ctx, t, e) }) // freezedrill_test.go
+}
+
+// longEnv runs the long scenarios (make vm-test-long): the slowest,
+// which CI runs only when its 45-minute budget allows (.ci/run).
+const longEnv = "GUESTCHECK_VM_LONG"
+
+// longScenario skips t unless longEnv is 1.
+func longScenario(t *testing.T) {
+	t.Helper()
+	if os.Getenv(longEnv) != "1" {
+		t.Skip("a long scenario: make vm-test-long runs it (" + longEnv + "=1)")
+	}
 }
 
 // testContext ends a minute before go test's -timeout, so that a stuck
