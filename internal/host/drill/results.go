@@ -142,12 +142,13 @@ type ResultsFile struct {
 // now, and ResultsMetric.
 func (f *ResultsFile) WritePrometheus(w io.Writer) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.refresh()
 	var b bytes.Buffer
 	b.Write(f.series)
+	ok := f.series != nil
+	f.mu.Unlock() // a slow scraper holds up no other
 	fmt.Fprintf(&b, "# HELP %s Whether the last freeze drill's result file could be read (1); 0: it is missing or invalid, no drill series are served, and the exporter's log says why.\n# TYPE %s gauge\n%s %s\n",
-		ResultsMetric, ResultsMetric, ResultsMetric, bit(f.series != nil))
+		ResultsMetric, ResultsMetric, ResultsMetric, bit(ok))
 	_, err := w.Write(b.Bytes())
 	return err
 }

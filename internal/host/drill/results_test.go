@@ -258,3 +258,50 @@ func TestFleetServesDrillSeries(t *testing.T) {
 	}
 	promtoolCheck(t, b)
 }
+
+// TestResultsFileConcurrentScrapes: scrapes at once while the drill's
+// file is replaced, good and bad in turn, each see one whole state: the
+// drill's series with ok 1, or ok 0 and nothing of the drill (go test
+// -race runs it for the data races too).
+func TestResultsFileConcurrentScrapes(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "freeze-drill.json")
+	good := sampleJSON(t)
+	var want bytes.Buffer
+	WritePrometheus(&want, sample())
+	rf := &ResultsFile{Path: p, Log: func(string) {}}
+	done := make(chan struct{})
+	errs := make(chan string, 8)
+	for range 8 {
+		go func() {
+			for {
+				select {
+				case <-done:
+					errs <- ""
+					return
+				default:
+				}
+				var b bytes.Buffer
+				rf.WritePrometheus(&b)
+				s := b.String()
+				if s != want.String()+"# HELP "+ResultsMetric+" Whether the last freeze drill's result file could be read (1); 0: it is missing or invalid, no drill series are served, and the exporter's log says why.\n# TYPE "+ResultsMetric+" gauge\n"+ResultsMetric+" 1\n" &&
+					(strings.Contains(s, "guestcheck_freeze_drill_status") || !strings.HasSuffix(s, ResultsMetric+" 0\n")) {
+					errs <- s
+					return
+				}
+			}
+		}()
+	}
+	for i := range 200 {
+		if i%2 == 0 {
+			writeFile(t, p, good)
+		} else {
+			writeFile(t, p, good[:len(good)-i])
+		}
+	}
+	close(done)
+	for range 8 {
+		if s := <-errs; s != "" {
+			t.Fatalf("a scrape saw a mixed state:\n%s", s)
+		}
+	}
+}
