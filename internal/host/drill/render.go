@@ -185,6 +185,10 @@ func WritePrometheus(w io.Writer, r Result) error {
 			fmt.Fprintf(bw, "%s{%s} %s\n", m.name, label(vm), m.get(vm))
 		}
 	}
+	// A name no VM has (renamed, stopped, moved) has no series of its
+	// own: without this count its drill would vanish without a word.
+	family("guestcheck_freeze_drill_source_errors", "Names the drill was given that no running VM has, and sources that could not list their VMs: not drilled.", "gauge")
+	fmt.Fprintf(bw, "guestcheck_freeze_drill_source_errors %d\n", len(r.SourceErrors))
 	family("guestcheck_freeze_drill_deadline_seconds", "The platform deadline the drill judged against.", "gauge")
 	fmt.Fprintf(bw, "guestcheck_freeze_drill_deadline_seconds %s\n", secs(r.DeadlineMS))
 	family("guestcheck_freeze_drill_timestamp_seconds", "When the drill started.", "gauge")

@@ -40,8 +40,8 @@ func drillInputs(t *testing.T, instance string, n int, ts, ok string) []promrule
 // TestFreezeDrillAlertRules runs the shipped freeze-drill alerts through
 // promtool test rules on the series of sample()'s drill: db1 failed
 // (critical), rhel1 could not be frozen (warning), web1 passed (no
-// alert); a drill two days old is stale, and a result file fleet cannot
-// read is told.
+// alert), db2 was named and is no running VM (warning); a drill two days
+// old is stale, and a result file fleet cannot read is told.
 func TestFreezeDrillAlertRules(t *testing.T) {
 	rules := promrules.Load(t, filepath.Clean(rulesFile))
 	const instance = "hv1:9847"
@@ -59,6 +59,8 @@ func TestFreezeDrillAlertRules(t *testing.T) {
 			alert("GuestcheckFreezeDrillFailed", "critical", map[string]string{"vm": "db1", "source": "libvirt", "status": "fail"}, "1")}},
 		{EvalTime: "2h", Alertname: "GuestcheckFreezeDrillUnknown", ExpAlerts: []promrules.Alert{
 			alert("GuestcheckFreezeDrillUnknown", "warning", map[string]string{"vm": "rhel1", "source": "proxmox", "status": "unknown"}, "1")}},
+		{EvalTime: "2h", Alertname: "GuestcheckFreezeDrillNotDrilled", ExpAlerts: []promrules.Alert{
+			alert("GuestcheckFreezeDrillNotDrilled", "warning", nil, "1")}},
 		{EvalTime: "2h", Alertname: "GuestcheckFreezeDrillStale", ExpAlerts: []promrules.Alert{}},
 		{EvalTime: "2h", Alertname: "GuestcheckFreezeDrillResultsUnreadable", ExpAlerts: []promrules.Alert{}},
 	}}
