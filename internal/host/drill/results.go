@@ -31,7 +31,7 @@ const MaxResultFile = 16 << 20
 func ReadResult(path string) (r Result, fi os.FileInfo, err error) {
 	b, fi, err := readRegular(path, MaxResultFile)
 	if err != nil {
-		return Result{}, nil, err
+		return Result{}, fi, err
 	}
 	if err := checkHead(path, b); err != nil {
 		return Result{}, fi, err
@@ -57,10 +57,15 @@ func checkHead(path string, b []byte) error {
 		SchemaVersion *int   `json:"schema_version"`
 		Tool          string `json:"tool"`
 	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return fmt.Errorf("%s: empty: write it with guestcheck freeze-drill --output json:%s", path, path)
+	}
 	if err := json.Unmarshal(b, &h); err != nil {
 		var se *json.SyntaxError
-		if errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) || len(bytes.TrimSpace(b)) == 0 {
-			return fmt.Errorf("%s: not JSON (empty or cut short?): write it with guestcheck freeze-drill --output json:%s", path, path)
+		if errors.As(err, &se) {
+			// Its Offset is just past the byte at fault; a file cut
+			// short says "unexpected end of JSON input".
+			return fmt.Errorf("%s: %s: not JSON: %s", path, fleet.LineCol(b, se.Offset-1), oneLine(se.Error()))
 		}
 		// A value of another type where the head's are: the schema
 		// check names it.

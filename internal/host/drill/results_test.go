@@ -75,8 +75,9 @@ func TestReadResult(t *testing.T) {
 		"missing":   {want: "missing.json: no such file or directory"},
 		"huge":      {want: "huge.json: larger than 16 MiB: not a freeze-drill result"},
 		"fifo":      {want: "fifo.json: not a regular file"},
-		"empty":     {body: "", want: "empty.json: not JSON (empty or cut short?): write it with guestcheck freeze-drill --output json:"},
-		"truncated": {body: js[:len(js)/2], want: "truncated.json: not JSON (empty or cut short?)"},
+		"empty":     {body: "\n", want: "empty.json: empty: write it with guestcheck freeze-drill --output json:"},
+		"truncated": {body: js[:len(js)/2], want: "truncated.json: line 86, column 1: not JSON: unexpected end of JSON input"},
+		"garbage":   {body: "{\n\"tool\": nope}", want: "garbage.json: line 2, column 10: not JSON: invalid character 'o' in literal null (expecting 'u')"},
 		"fleet":     {body: `{"schema_version": 1, "tool": "guestcheck fleet", "vms": []}`, want: `fleet.json: not a freeze-drill result (tool "guestcheck fleet"): write it with guestcheck freeze-drill --output json:`},
 		"report":    {body: `{"schema_version": 1, "checks": []}`, want: `report.json: not a freeze-drill result (tool "")`},
 		"v2":        {body: strings.Replace(js, `"schema_version": 1`, `"schema_version": 2`, 1), want: "v2.json: a freeze-drill result of schema_version 2, and this guestcheck reads 1"},
@@ -204,7 +205,7 @@ func TestResultsFile(t *testing.T) {
 	if strings.Contains(s, "guestcheck_freeze_drill_status") || strings.Contains(s, "timestamp_seconds") || !strings.HasSuffix(s, ResultsMetric+" 0\n") {
 		t.Errorf("an invalid file still serves drill series:\n%s", s)
 	}
-	if len(logs) != 3 || !strings.HasPrefix(logs[2], p+": not JSON (empty or cut short?)") {
+	if len(logs) != 3 || !strings.HasPrefix(logs[2], p+": line 5, column 16: not JSON: unexpected end of JSON input; serving") {
 		t.Errorf("logs %q", logs)
 	}
 }
