@@ -22,7 +22,8 @@ set -euo pipefail
 #   systemd    systemd-machine-id-setup and systemd-firstboot, the machine-id oracle;
 #              systemd-escape, the oracle for device unit names; systemd-id128
 #              --app-specific, the oracle for the report's machine-id hash (util-linux's
-#              unshare gives it a private mount namespace)
+#              unshare gives it a private mount namespace); systemd-analyze verify on
+#              the example units (test/examples TestSystemdUnits)
 #   cloud-init the real `cloud-init status` the status logic is compared with
 #   prometheus promtool check metrics, the linter of --format prometheus
 #   prometheus-node-exporter  the textfile collector that reads --format prometheus

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/fact/fs"
+	"github.com/guestcheck/guestcheck/internal/host/drill"
 	"github.com/guestcheck/guestcheck/internal/host/fleet"
 	"github.com/guestcheck/guestcheck/internal/host/fleet/kubevirt"
 	"github.com/guestcheck/guestcheck/internal/shared/clean"
@@ -45,6 +46,9 @@ type fleetOptions struct {
 	timeout  time.Duration
 	listen   string
 	interval time.Duration
+	// drillResults is --freeze-drill-results: the drill's JSON result
+	// whose series --listen serves beside the survey's.
+	drillResults string
 	// merge are the survey files of --merge; the merge's options are
 	// mergeOpts.
 	merge     []string
@@ -146,6 +150,9 @@ func (o *fleetOptions) finish(v *cli.Values) error {
 	if v.Has("interval") && o.listen == "" {
 		return cli.Usagef("--interval needs --listen: without it guestcheck fleet surveys once and exits")
 	}
+	if err := o.parseDrillResults(v); err != nil {
+		return err
+	}
 	var raws []string // each of o.outputs as typed
 	for _, raw := range v.All("output") {
 		spec, err := parseHostOutput(raw, fleet.Formats)
@@ -166,6 +173,24 @@ func (o *fleetOptions) finish(v *cli.Values) error {
 		}
 		o.outputs = append(o.outputs, spec)
 		raws = append(raws, raw)
+	}
+	return nil
+}
+
+// parseDrillResults reads --freeze-drill-results, which only --listen
+// serves: a textfile user points node_exporter at the drill's own
+// textfile instead, and two files with the drill's series would be
+// duplicate series to node_exporter.
+func (o *fleetOptions) parseDrillResults(v *cli.Values) error {
+	if !v.Has("freeze-drill-results") {
+		return nil
+	}
+	o.drillResults = v.String("freeze-drill-results", "")
+	switch {
+	case o.listen == "":
+		return cli.Usagef("--freeze-drill-results needs --listen; without it, let node_exporter read the drill's own textfile (guestcheck freeze-drill --output prometheus:FILE)")
+	case o.drillResults == "":
+		return cli.Usagef("--freeze-drill-results: no file name (the drill's --output json:FILE)")
 	}
 	return nil
 }
@@ -371,8 +396,19 @@ func (o *fleetOptions) serve(ctx context.Context, sources []fleet.Source, stderr
 	srv := &fleet.Server{Interval: o.interval,
 		Survey: func(ctx context.Context) fleet.Result { return o.surveyOnce(ctx, sources, io.Discard) },
 		Done:   func(r fleet.Result) { o.writeOutputs(r, stderr) }}
+	also := ""
+	if o.drillResults != "" {
+		// Read at each scrape (when the file changed), not at each
+		// survey: the drill's timer and the survey loop are unrelated,
+		// and a drill's result should not wait up to --interval.
+		rf := &drill.ResultsFile{Path: o.drillResults, Log: func(line string) {
+			fmt.Fprintf(stderr, "guestcheck fleet: --freeze-drill-results %s\n", line)
+		}}
+		srv.Append = rf.WritePrometheus
+		also = ", with the last freeze drill's series from " + o.drillResults
+	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}
-	fmt.Fprintf(stderr, "guestcheck fleet: serving /metrics on %s, surveying every %s\n", l.Addr(), o.interval)
+	fmt.Fprintf(stderr, "guestcheck fleet: serving /metrics on %s, surveying every %s%s\n", l.Addr(), o.interval, also)
 	go srv.Run(ctx)
 	go func() {
 		<-ctx.Done()

@@ -121,19 +121,21 @@ func TestFleetAgentSockets(t *testing.T) {
 func TestFleetUsage(t *testing.T) {
 	t.Parallel()
 	for args, want := range map[string]string{
-		"--format jsn":                      "did you mean json",
-		"--concurrency 0":                   "--concurrency \"0\": must be a whole number",
-		"--vm-timeout 5":                    "not a duration",
-		"--name [":                          "--name \"[\": not a pattern",
-		"--guestcheck-path guestcheck":      "must be an absolute path",
-		"--interval 1m":                     "--interval needs --listen",
-		"--listen localhost":                `--listen "localhost": not HOST:PORT (such as 127.0.0.1:9847, or :9847 for every address)`,
-		"--listen 127.0.0.1:":               `--listen "127.0.0.1:": not HOST:PORT`,
-		"--listen [::1]":                    `--listen "[::1]": not HOST:PORT`,
-		"--output yaml:/x":                  "--output yaml:/x",
-		"vm1":                               "unexpected argument",
-		"--agent-socket=":                   "no socket path",
-		"--agent-socket /b/nonexistent.qga": "--agent-socket /b/nonexistent.qga: the name nonexistent is already that of /nonexistent.qga; give each socket a name of its own (NAME=PATH)",
+		"--format jsn":                        "did you mean json",
+		"--concurrency 0":                     "--concurrency \"0\": must be a whole number",
+		"--vm-timeout 5":                      "not a duration",
+		"--name [":                            "--name \"[\": not a pattern",
+		"--guestcheck-path guestcheck":        "must be an absolute path",
+		"--interval 1m":                       "--interval needs --listen",
+		"--freeze-drill-results /x.json":      "--freeze-drill-results needs --listen; without it, let node_exporter read the drill's own textfile (guestcheck freeze-drill --output prometheus:FILE)",
+		"--listen :9 --freeze-drill-results=": "--freeze-drill-results: no file name (the drill's --output json:FILE)",
+		"--listen localhost":                  `--listen "localhost": not HOST:PORT (such as 127.0.0.1:9847, or :9847 for every address)`,
+		"--listen 127.0.0.1:":                 `--listen "127.0.0.1:": not HOST:PORT`,
+		"--listen [::1]":                      `--listen "[::1]": not HOST:PORT`,
+		"--output yaml:/x":                    "--output yaml:/x",
+		"vm1":                                 "unexpected argument",
+		"--agent-socket=":                     "no socket path",
+		"--agent-socket /b/nonexistent.qga":   "--agent-socket /b/nonexistent.qga: the name nonexistent is already that of /nonexistent.qga; give each socket a name of its own (NAME=PATH)",
 	} {
 		var out, errb bytes.Buffer
 		code := run(append([]string{"fleet", "--agent-socket", "/nonexistent.qga"}, strings.Fields(args)...), &out, &errb, checks.All)

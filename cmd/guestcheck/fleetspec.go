@@ -39,6 +39,7 @@ With --merge it surveys nothing: it compares the surveys of many hosts (each hos
 			{Long: "timeout", Arg: "DUR", Help: "Bound the whole survey (default " + defaultFleetTimeout.String() + "); VMs not surveyed by then are unknown."},
 			{Long: "listen", Arg: "ADDR", Help: "Serve Prometheus metrics of the last survey on ADDR (such as 127.0.0.1:9847) at /metrics, and /healthz, surveying again every --interval; one survey at a time, whatever the scrapes."},
 			{Long: "interval", Arg: "DUR", Help: "With --listen: pause between surveys (default " + defaultFleetInterval.String() + ")."},
+			{Long: "freeze-drill-results", Arg: "FILE", Help: "With --listen: also serve the last freeze drill's series (guestcheck_freeze_drill_*, as its textfile has them) from FILE, the JSON result guestcheck freeze-drill --output json:FILE wrote from its own timer; read when it changes, checked against schema/freeze-drill-v1.schema.json. fleet itself never freezes. A missing or invalid FILE serves guestcheck_freeze_drill_results_ok 0 and no drill series, and one log line.", Complete: cli.CompleteFile},
 			helpOption,
 		},
 		Sections: []cli.Section{{Title: "Exit codes", Body: `0 every VM passed (or skipped); 2 warnings and nothing worse; 1 any VM failing, in error or unknown, identity two VMs share, a source that could not be read, a --merge file that is not a fleet survey or whose host another file has too, or a report that --output could not write; 3 usage error. With --listen: 0 after SIGINT or SIGTERM, 1 when ADDR cannot be listened on.`}},
@@ -48,6 +49,7 @@ With --merge it surveys nothing: it compares the surveys of many hosts (each hos
 			{Command: "guestcheck fleet --kubevirt --kubeconfig /etc/guestcheck/harvester.kubeconfig", Comment: "A Harvester cluster's VMs, from its API alone."},
 			{Command: "guestcheck fleet --format prometheus --output /var/lib/prometheus/node-exporter/guestcheck-fleet.prom", Comment: "For node_exporter's textfile collector, from a timer."},
 			{Command: "guestcheck fleet --listen 127.0.0.1:9847 --interval 10m", Comment: "For Prometheus to scrape."},
+			{Command: "guestcheck fleet --listen 127.0.0.1:9847 --freeze-drill-results /var/lib/guestcheck/freeze-drill.json", Comment: "For Prometheus to scrape, with the last freeze drill's result (its timer runs guestcheck freeze-drill --output json:/var/lib/guestcheck/freeze-drill.json)."},
 			{Command: "guestcheck fleet --merge surveys/*.json --shared-network br-vlan10", Comment: "Compare the surveys of many hosts, on whose bridge br-vlan10 addresses are compared too."},
 		},
 	}

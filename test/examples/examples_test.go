@@ -55,6 +55,7 @@ var walks = map[Kind]string{
 	Packer:           "a real packer build in test/vm/packer_test.go, packer validate and the README's quotes in packaging/examples/packer",
 	GoTest:           "the example directory's own test, run by go test ./...",
 	Kubernetes:       "created in a real API server serving the published CRD schemas, unknown fields refused (test/kube TestExamples); a VirtualMachine's probe commands as command lines, its user-data as a cloud-config",
+	SystemdUnit:      "systemd-analyze verify with the units of its directory, guestcheck built here in place of /usr/bin/guestcheck (TestSystemdUnits); its ExecStart= as command lines",
 }
 
 // packerTests are the tests that walk Packer examples; they must exist.
@@ -108,11 +109,12 @@ var others = map[string]func(t *testing.T, c Command){
 			}
 		}
 	},
-	// systemctl enable --now UNIT: a unit the packages ship.
+	// systemctl enable --now UNIT: a unit the packages ship, or one of
+	// the example units (TestSystemdUnits).
 	"systemctl": func(t *testing.T, c Command) {
 		unit := c.Args[len(c.Args)-1]
-		if !strings.Contains(readFile(t, "nfpm.yaml"), "/"+unit+"\n") {
-			t.Errorf("%s: the packages do not ship %s", c.Where, unit)
+		if !strings.Contains(readFile(t, "nfpm.yaml"), "/"+unit+"\n") && !exampleUnit(t, unit) {
+			t.Errorf("%s: neither the packages nor %s ship %s", c.Where, ExampleDir, unit)
 		}
 	},
 	// curl ... | grep: needs node_exporter serving the textfile; not run.
@@ -325,6 +327,52 @@ func packerMentions(t *testing.T, ex []Example, s string) bool {
 		}
 	}
 	return false
+}
+
+// exampleUnit reports whether unit is a unit file of ExampleDir.
+func exampleUnit(t *testing.T, unit string) bool {
+	ex, _ := all(t)
+	for _, e := range ofKind(ex, SystemdUnit) {
+		if filepath.Base(e.Where) == unit {
+			return true
+		}
+	}
+	return false
+}
+
+// TestSystemdUnits: the example units pass systemd-analyze verify, each
+// with the other units of its directory (a timer with its service), with
+// guestcheck built here in place of /usr/bin/guestcheck (verify wants
+// ExecStart='s program to exist); a warning fails too. It first proves
+// verify rejects a bad unit.
+func TestSystemdUnits(t *testing.T) {
+	ex, _ := all(t)
+	sa := testenv.Tool(t, "systemd-analyze", "systemd")
+	bad := writeExample(t, Example{Text: "[Unit]\nDescription=x\n[Timer]\nOnCalendar=never ever\n"}, "bad.timer")
+	if out, err := runTool(sa, "verify", "--man=no", bad); err == nil && out == "" {
+		t.Fatalf("systemd-analyze verify accepted a timer without a valid OnCalendar=")
+	}
+	dirs := map[string][]Example{}
+	for _, e := range ofKind(ex, SystemdUnit) {
+		dirs[filepath.Dir(e.Where)] = append(dirs[filepath.Dir(e.Where)], e)
+	}
+	for dir, units := range dirs {
+		tmp := t.TempDir()
+		var files []string
+		for _, e := range units {
+			p := filepath.Join(tmp, filepath.Base(e.Where))
+			if err := os.WriteFile(p, []byte(strings.ReplaceAll(e.Text, "=/usr/bin/guestcheck ", "="+guestcheckBin+" ")), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, p)
+		}
+		if out, err := runTool(sa, append([]string{"verify", "--man=no"}, files...)...); err != nil || out != "" {
+			t.Errorf("%s: systemd-analyze verify: %v\n%s", dir, err, out)
+		}
+	}
+	if len(dirs) == 0 {
+		t.Fatal("no example unit found: the walk is broken")
+	}
 }
 
 // TestPromRules: the alerting rules pass promtool check rules.

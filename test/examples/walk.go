@@ -48,6 +48,7 @@ const (
 	Packer           Kind = "packer"            // Packer HCL, walked by the Packer tests
 	GoTest           Kind = "go-test"           // an example directory's own Go test
 	Kubernetes       Kind = "kubernetes"        // a Kubernetes object (apiVersion, kind)
+	SystemdUnit      Kind = "systemd-unit"      // a .service or .timer file
 )
 
 // Example is one example as a user sees it.
@@ -210,6 +211,8 @@ func classifyFile(e Example) Kind {
 		return Packer
 	case strings.HasSuffix(name, ".sh"):
 		return Shell
+	case strings.HasSuffix(name, ".service"), strings.HasSuffix(name, ".timer"):
+		return SystemdUnit
 	case name == "meta-data":
 		return NoCloudMetaData
 	case name == "user-data", strings.HasSuffix(name, ".yaml"), strings.HasSuffix(name, ".yml"):
@@ -307,6 +310,8 @@ func Commands(examples []Example) []Command {
 					out = append(out, c)
 				}
 			}
+		case e.Kind == SystemdUnit:
+			out = append(out, execStarts(e)...)
 		case e.Kind == CloudConfig:
 			for _, c := range runcmds(e) {
 				c.From = e.Where
@@ -329,6 +334,23 @@ func Commands(examples []Example) []Command {
 				c.From = e.Where
 				out = append(out, c)
 			}
+		}
+	}
+	return out
+}
+
+// execStarts are the ExecStart= command lines of a unit file (systemd
+// runs them without a shell; they hold no shell syntax here).
+func execStarts(e Example) []Command {
+	var out []Command
+	for i, l := range strings.Split(e.Text, "\n") {
+		v, ok := strings.CutPrefix(strings.TrimSpace(l), "ExecStart=")
+		if !ok {
+			continue
+		}
+		for _, c := range SplitLine(v) {
+			c.Where, c.From = fmt.Sprintf("%s:%d", e.Where, i+1), e.Where
+			out = append(out, c)
 		}
 	}
 	return out

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/shared/junitxml"
+	"github.com/guestcheck/guestcheck/internal/shared/report"
 	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 )
 
@@ -67,7 +68,7 @@ func Render(w io.Writer, r Result, format string) error {
 	case FormatJUnit:
 		return writeJUnit(w, r)
 	case FormatPrometheus:
-		return writePrometheus(w, r)
+		return WritePrometheus(w, r)
 	}
 	return writeText(w, r)
 }
@@ -148,15 +149,18 @@ func writeJUnit(w io.Writer, r Result) error {
 	return junitxml.Write(w, junitxml.Suites{Suites: []junitxml.Suite{s}})
 }
 
-// writePrometheus writes node_exporter textfile series: each VM's last
-// drill, its status and durations.
-func writePrometheus(w io.Writer, r Result) error {
+// WritePrometheus writes the drill's series: each VM's last drill, its
+// status and durations. They are node_exporter's textfile (--format
+// prometheus) and what guestcheck fleet --listen serves from the drill's
+// JSON result (ResultsFile): one writer for both. Names are cleaned as
+// fleet cleans them (report.PromEscape), whoever wrote the result.
+func WritePrometheus(w io.Writer, r Result) error {
 	bw := bufio.NewWriter(w)
 	family := func(name, help, typ string) {
 		fmt.Fprintf(bw, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
 	}
 	label := func(vm VM) string {
-		return `vm="` + promEscape(vm.Name) + `",source="` + promEscape(vm.Source) + `"`
+		return `vm="` + report.PromEscape(vm.Name) + `",source="` + report.PromEscape(vm.Source) + `"`
 	}
 	family("guestcheck_freeze_drill_status", "The VM's last freeze drill: 1 for its status.", "gauge")
 	for _, vm := range r.VMs {
@@ -181,6 +185,10 @@ func writePrometheus(w io.Writer, r Result) error {
 			fmt.Fprintf(bw, "%s{%s} %s\n", m.name, label(vm), m.get(vm))
 		}
 	}
+	// A name no VM has (renamed, stopped, moved) has no series of its
+	// own: without this count its drill would vanish without a word.
+	family("guestcheck_freeze_drill_source_errors", "Names the drill was given that no running VM has, and sources that could not list their VMs: not drilled.", "gauge")
+	fmt.Fprintf(bw, "guestcheck_freeze_drill_source_errors %d\n", len(r.SourceErrors))
 	family("guestcheck_freeze_drill_deadline_seconds", "The platform deadline the drill judged against.", "gauge")
 	fmt.Fprintf(bw, "guestcheck_freeze_drill_deadline_seconds %s\n", secs(r.DeadlineMS))
 	family("guestcheck_freeze_drill_timestamp_seconds", "When the drill started.", "gauge")
@@ -196,8 +204,3 @@ func bit(b bool) string {
 }
 
 func secs(n int64) string { return strconv.FormatFloat(float64(n)/1000, 'f', -1, 64) }
-
-// promEscape escapes a label value (backslash, quote, newline).
-func promEscape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
-}

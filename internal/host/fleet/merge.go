@@ -178,7 +178,7 @@ func loadSurvey(p string, o MergeOptions, types reportv1.Types, seed maphash.See
 		}
 		vm.merged = true
 		if seen[vm.ID()] {
-			return hostFile{}, fmt.Errorf("%s: %s: VM %s is listed twice", p, lineCol(b, vm.at.vm), oneLine(vm.ID(), 80))
+			return hostFile{}, fmt.Errorf("%s: %s: VM %s is listed twice", p, LineCol(b, vm.at.vm), oneLine(vm.ID(), 80))
 		}
 		seen[vm.ID()] = true
 		if matchAny(o.Names, vm.Name) {

@@ -109,7 +109,7 @@ func (d *vmDecoder) invalid(b []byte, err error) error {
 	switch jerr := json.Unmarshal(b, &h); {
 	case errors.As(jerr, &se):
 		// Its Offset is just past the byte at fault.
-		return fmt.Errorf("%s: %s: not JSON: %s", d.file, lineCol(b, se.Offset-1), oneLine(se.Error(), 120))
+		return fmt.Errorf("%s: %s: not JSON: %s", d.file, LineCol(b, se.Offset-1), oneLine(se.Error(), 120))
 	case h.check(d.file) != nil:
 		return h.check(d.file)
 	}
@@ -118,9 +118,9 @@ func (d *vmDecoder) invalid(b []byte, err error) error {
 		return fmt.Errorf("%s: not a valid fleet survey: %v", d.file, err)
 	}
 	if strings.HasPrefix(je.Msg, "not JSON") {
-		return fmt.Errorf("%s: %s: %s", d.file, lineCol(b, int64(je.Offset)), je.Msg)
+		return fmt.Errorf("%s: %s: %s", d.file, LineCol(b, int64(je.Offset)), je.Msg)
 	}
-	return fmt.Errorf("%s: %s: not a valid fleet survey: %s", d.file, lineCol(b, int64(je.Offset)), namedVM(je.Msg, b))
+	return fmt.Errorf("%s: %s: not a valid fleet survey: %s", d.file, LineCol(b, int64(je.Offset)), namedVM(je.Msg, b))
 }
 
 // namedVM is CheckJSON's msg about vms[i] with the VM's name, when the
@@ -168,7 +168,7 @@ func (d *vmDecoder) vm(b []byte, start int) (VM, int, error) {
 		err = rep.err
 	}
 	if err != nil {
-		return VM{}, end, fmt.Errorf("%s: %s: not a fleet survey: %s", d.file, lineCol(b, int64(start)), oneLine(err.Error(), 160))
+		return VM{}, end, fmt.Errorf("%s: %s: not a fleet survey: %s", d.file, LineCol(b, int64(start)), oneLine(err.Error(), 160))
 	}
 	vm.Shares = nil
 	vm.Reason = oneLine(vm.Reason, 400)
@@ -237,8 +237,9 @@ func (d *vmDecoder) report(b []byte, from int, in *reportIn) int {
 	return in.to
 }
 
-// lineCol is the line and column of byte offset off.
-func lineCol(b []byte, off int64) string {
+// LineCol is the line and column of byte offset off in b, for an error
+// about a file: "line 3, column 14".
+func LineCol(b []byte, off int64) string {
 	off = min(max(off, 0), int64(len(b)))
 	pre := b[:off]
 	line := bytes.Count(pre, []byte("\n")) + 1

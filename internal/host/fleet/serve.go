@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -22,6 +23,12 @@ type Server struct {
 	Interval time.Duration
 	// Done, when set, is called with each survey, from the loop.
 	Done func(Result)
+	// Append, when set, writes more series after the survey's on each
+	// /metrics answer: series of something the survey does not do
+	// (freeze-drill's last result, from its file), read at the scrape so
+	// that they are as fresh as their source rather than as the survey.
+	// It must be quick and bounded: it runs on every scrape.
+	Append func(w io.Writer) error
 
 	mu       sync.Mutex
 	metrics  []byte
@@ -94,6 +101,9 @@ func (s *Server) serveMetrics(w http.ResponseWriter, _ *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	w.Write(m)
+	if s.Append != nil {
+		s.Append(w)
+	}
 }
 
 // serveHealth is 200 while surveys keep finishing, 503 once the last one
