@@ -51,7 +51,7 @@ func CheckJSON(b []byte, t reflect.Type, types Types) (err error) {
 		}
 	}()
 	s.ws()
-	s.value(t, field{})
+	s.value(t, Field{})
 	s.ws()
 	if s.i < len(s.b) {
 		s.fail(s.i, "", "data after the JSON value")
@@ -73,7 +73,7 @@ type scanner struct {
 // plan is what the scanner asks of a struct type's objects, looked up
 // once per document.
 type plan struct {
-	fields []field
+	fields []Field
 	rule   TypeRule
 	judged reflect.Value // rule.Check's value, used again when free
 	busy   bool
@@ -83,7 +83,7 @@ func (s *scanner) plan(t reflect.Type) *plan {
 	if p, ok := s.plans[t]; ok {
 		return p
 	}
-	p := &plan{fields: fieldsOf(t), rule: s.types[t]}
+	p := &plan{fields: Fields(t), rule: s.types[t]}
 	if len(p.fields) > 64 {
 		panic(fmt.Sprintf("reportv1: %s has more than 64 fields", t))
 	}
@@ -94,16 +94,20 @@ func (s *scanner) plan(t reflect.Type) *plan {
 	return p
 }
 
-// fail stops the walk at byte off: about is a sentence about the
-// value at the path, else msg follows the path.
+// fail stops the walk at byte off: about is a sentence about the whole
+// value at the path, a rule's Check's ("checks[0].findings[2]: a fail
+// finding without a remediation"), else msg follows the path
+// ("summary.pass is -1, less than 0").
 func (s *scanner) fail(off int, msg, about string) {
-	var err error
-	if about != "" {
-		err = s.path.about(about)
-	} else {
-		err = s.path.err(msg)
+	switch {
+	case about != "" && len(s.path) == 0:
+		msg = about
+	case about != "":
+		msg = s.path.String() + ": " + about
+	default:
+		msg = s.path.String() + " " + msg
 	}
-	panic(&JSONError{Offset: off, Msg: bounded(err.Error(), 300)})
+	panic(&JSONError{Offset: off, Msg: bounded(msg, 300)})
 }
 
 func (s *scanner) ws() {
@@ -162,7 +166,7 @@ func (s *scanner) want(c byte, name string) {
 
 // value checks the value at the cursor, of Go type t in field f, and
 // steps past it.
-func (s *scanner) value(t reflect.Type, f field) {
+func (s *scanner) value(t reflect.Type, f Field) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem() // null is no value: absent is omitempty's
 	}
@@ -206,13 +210,13 @@ func (s *scanner) enter() {
 	}
 }
 
-func (s *scanner) array(t reflect.Type, f field) {
+func (s *scanner) array(t reflect.Type, f Field) {
 	start := s.i
 	s.want('[', "an array")
 	s.i++
 	s.enter()
 	n := 0
-	item := field{}
+	item := Field{}
 	if t.Elem().Kind() == reflect.String {
 		item = f // the field's string rules are each item's
 	}
@@ -223,20 +227,20 @@ func (s *scanner) array(t reflect.Type, f field) {
 		n++
 	}
 	s.depth--
-	if n < f.minItems {
-		s.fail(start, fmt.Sprintf("has %d items, fewer than %d", n, f.minItems), "")
+	if n < f.MinItems {
+		s.fail(start, fmt.Sprintf("has %d items, fewer than %d", n, f.MinItems), "")
 	}
 }
 
 // object checks a struct's or a map's object: a struct's known keys
 // once each, the others skipped or refused (Closed), then its required
 // keys and its rule's Check; each of a map's values.
-func (s *scanner) object(t reflect.Type, f field) {
+func (s *scanner) object(t reflect.Type, f Field) {
 	start := s.i
 	s.want('{', "an object")
 	s.i++
 	s.enter()
-	var fs []field
+	var fs []Field
 	var rule TypeRule
 	var seen uint64
 	var cv reflect.Value // what rule.Check judges
@@ -259,7 +263,7 @@ func (s *scanner) object(t reflect.Type, f field) {
 		s.ws()
 		if t.Kind() == reflect.Map {
 			s.path.rawKey(key)
-			s.value(t.Elem(), field{})
+			s.value(t.Elem(), Field{})
 			s.path.pop()
 			continue
 		}
@@ -276,18 +280,18 @@ func (s *scanner) object(t reflect.Type, f field) {
 			s.fail(keyAt, fmt.Sprintf("has the key %q twice", bounded(string(key), 60)), "")
 		}
 		seen |= 1 << i
-		s.path.key(fs[i].name)
+		s.path.key(fs[i].Name)
 		from := s.i
-		s.value(fs[i].typ, fs[i])
+		s.value(fs[i].Type, fs[i])
 		if cv.IsValid() {
-			s.set(cv.Field(fs[i].index), s.b[from:s.i])
+			s.set(cv.Field(fs[i].Index), s.b[from:s.i])
 		}
 		s.path.pop()
 	}
 	s.depth--
 	for i, f := range fs {
-		if f.req && seen&(1<<i) == 0 {
-			s.path.key(f.name)
+		if f.Req && seen&(1<<i) == 0 {
+			s.path.key(f.Name)
 			s.fail(start, "is missing", "")
 		}
 	}
@@ -313,9 +317,9 @@ func (p *plan) take(t reflect.Type) reflect.Value {
 	return p.judged
 }
 
-func fieldNamed(fs []field, key []byte) int {
+func fieldNamed(fs []Field, key []byte) int {
 	for i := range fs {
-		if fs[i].name == string(key) {
+		if fs[i].Name == string(key) {
 			return i
 		}
 	}
@@ -324,10 +328,10 @@ func fieldNamed(fs []field, key []byte) int {
 
 // foldsTo is the name of the field key matches when case is ignored,
 // as encoding/json matches keys: "" for none.
-func foldsTo(fs []field, key []byte) string {
+func foldsTo(fs []Field, key []byte) string {
 	for i := range fs {
-		if bytes.EqualFold([]byte(fs[i].name), key) {
-			return fs[i].name
+		if bytes.EqualFold([]byte(fs[i].Name), key) {
+			return fs[i].Name
 		}
 	}
 	return ""
@@ -399,7 +403,7 @@ func (s *scanner) key() []byte {
 }
 
 // str checks a string of type t in field f.
-func (s *scanner) str(t reflect.Type, f field) {
+func (s *scanner) str(t reflect.Type, f Field) {
 	start := s.i
 	s.want('"', "a string")
 	esc := s.stringEnd()
@@ -407,7 +411,7 @@ func (s *scanner) str(t reflect.Type, f field) {
 	if t != stringType {
 		rule = s.types[t]
 	}
-	if f.konst == "" && f.enum == nil && !f.nonEmpty && f.pattern == "" && rule.Enum == nil && rule.Pattern == "" {
+	if f.Const == "" && f.Enum == nil && !f.NonEmpty && f.Pattern == "" && rule.Enum == nil && rule.Pattern == "" {
 		return
 	}
 	var v string
@@ -494,7 +498,7 @@ func (s *scanner) escape() {
 
 // integer checks a number written as plain digits against f; any other
 // number is refused, as encoding/json refuses it for an int.
-func (s *scanner) integer(f field) {
+func (s *scanner) integer(f Field) {
 	start := s.i
 	if c := s.next(); c != '-' && !isDigit(c) {
 		s.fail(start, "is "+s.kind()+", not an integer", "")

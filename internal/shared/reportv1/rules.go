@@ -1,10 +1,12 @@
 package reportv1
 
 import (
+	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -88,42 +90,39 @@ func Type[T any]() reflect.Type { return reflect.TypeFor[T]() }
 
 // With is ts and more, ts left as it was.
 func (ts Types) With(more Types) Types {
-	out := make(Types, len(ts)+len(more))
-	for k, v := range ts {
-		out[k] = v
-	}
-	for k, v := range more {
-		out[k] = v
-	}
+	out := maps.Clone(ts)
+	maps.Copy(out, more)
 	return out
 }
 
-// field is one JSON field of a struct, its tag parsed.
-type field struct {
-	index    int
-	typ      reflect.Type
-	name     string
-	omit     bool // omitempty: absent when zero
-	req      bool
-	nonEmpty bool
-	min      *int64
-	minItems int
-	konst    string
-	enum     []string
-	pattern  string
-	match    func(string) bool
-	doc      string
+// Field is one JSON field of a struct type as its json, schema and doc
+// tags describe it: what CheckJSON holds a value to, and what the schema
+// generator (internal/testenv/schemagen) writes the schemas from, so
+// that the schemas say what CheckJSON holds.
+type Field struct {
+	Index          int
+	Type           reflect.Type
+	Name           string
+	Omit           bool // omitempty: absent when zero
+	Req, NonEmpty  bool
+	Min            *int64
+	MinItems       int
+	Const, Pattern string
+	Enum           []string
+	Doc            string
+	match          func(string) bool // Pattern's matcher
 }
 
-var fieldCache sync.Map // reflect.Type → []field
+var fieldCache sync.Map // reflect.Type → []Field
 
-// fieldsOf parses t's JSON fields once; a tag it cannot read is a bug
-// in this module, so it panics.
-func fieldsOf(t reflect.Type) []field {
+// Fields returns t's JSON fields in order, each parsed once and shared:
+// the caller must not change them. A tag it cannot read is a bug in this
+// module, so it panics.
+func Fields(t reflect.Type) []Field {
 	if fs, ok := fieldCache.Load(t); ok {
-		return fs.([]field)
+		return fs.([]Field)
 	}
-	var fs []field
+	var fs []Field
 	for i := range t.NumField() {
 		sf := t.Field(i)
 		js := sf.Tag.Get("json")
@@ -131,29 +130,29 @@ func fieldsOf(t reflect.Type) []field {
 			continue
 		}
 		name, opts, _ := strings.Cut(js, ",")
-		f := field{index: i, typ: sf.Type, name: cmpOr(name, sf.Name), omit: strings.Contains(opts, "omitempty"), doc: sf.Tag.Get("doc")}
+		f := Field{Index: i, Type: sf.Type, Name: cmp.Or(name, sf.Name), Omit: strings.Contains(opts, "omitempty"), Doc: sf.Tag.Get("doc")}
 		for _, kw := range strings.Split(sf.Tag.Get("schema"), ",") {
 			k, v, _ := strings.Cut(kw, "=")
 			switch k {
 			case "":
 			case "req":
-				f.req = true
+				f.Req = true
 			case "nonempty":
-				f.nonEmpty = true
+				f.NonEmpty = true
 			case "min":
 				n, err := strconv.ParseInt(v, 10, 64)
 				if err != nil {
 					panic(fmt.Sprintf("%s.%s: schema tag min=%q", t, sf.Name, v))
 				}
-				f.min = &n
+				f.Min = &n
 			case "minitems":
-				f.minItems, _ = strconv.Atoi(v)
+				f.MinItems, _ = strconv.Atoi(v)
 			case "const":
-				f.konst = v
+				f.Const = v
 			case "enum":
-				f.enum = strings.Split(v, "|")
+				f.Enum = strings.Split(v, "|")
 			case "pattern":
-				f.pattern, f.match = v, matcher(v)
+				f.Pattern, f.match = v, matcher(v)
 			default:
 				panic(fmt.Sprintf("%s.%s: unknown schema tag %q", t, sf.Name, kw))
 			}
@@ -162,13 +161,6 @@ func fieldsOf(t reflect.Type) []field {
 	}
 	fieldCache.Store(t, fs)
 	return fs
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // matcher is the hand-written matcher of Patterns[name]; a name
@@ -302,49 +294,40 @@ var timeType = reflect.TypeFor[time.Time]()
 // checkString tests a string field's tag (or, on an array of strings,
 // each item's): "" when it holds, else what is wrong, to follow the
 // value's path.
-func (f field) checkString(s string) string {
+func (f Field) checkString(s string) string {
 	switch {
-	case f.konst != "" && s != f.konst:
-		return fmt.Sprintf("is %q, not %q", bounded(s, 40), f.konst)
-	case f.enum != nil && !contains(f.enum, s):
-		return fmt.Sprintf("%q is not one of %s", bounded(s, 40), strings.Join(f.enum, ", "))
-	case f.nonEmpty && s == "":
+	case f.Const != "" && s != f.Const:
+		return fmt.Sprintf("is %q, not %q", bounded(s, 40), f.Const)
+	case f.Enum != nil && !slices.Contains(f.Enum, s):
+		return fmt.Sprintf("%q is not one of %s", bounded(s, 40), strings.Join(f.Enum, ", "))
+	case f.NonEmpty && s == "":
 		return "is empty"
-	case f.pattern != "" && !f.match(s):
-		return fmt.Sprintf("%q does not match %s", bounded(s, 60), Patterns[f.pattern])
+	case f.Pattern != "" && !f.match(s):
+		return fmt.Sprintf("%q does not match %s", bounded(s, 60), Patterns[f.Pattern])
 	}
 	return ""
 }
 
 // checkInt tests an integer field's tag.
-func (f field) checkInt(n int64) string {
+func (f Field) checkInt(n int64) string {
 	switch {
-	case f.konst != "" && strconv.FormatInt(n, 10) != f.konst:
-		return fmt.Sprintf("is %d, not %s", n, f.konst)
-	case f.min != nil && n < *f.min:
-		return fmt.Sprintf("is %d, less than %d", n, *f.min)
+	case f.Const != "" && strconv.FormatInt(n, 10) != f.Const:
+		return fmt.Sprintf("is %d, not %s", n, f.Const)
+	case f.Min != nil && n < *f.Min:
+		return fmt.Sprintf("is %d, less than %d", n, *f.Min)
 	}
 	return ""
 }
 
 // checkString tests a string type's own rule.
 func checkString(s string, rule TypeRule) string {
-	if rule.Enum != nil && !contains(rule.Enum, s) {
+	if rule.Enum != nil && !slices.Contains(rule.Enum, s) {
 		return fmt.Sprintf("%q is not one of %s", bounded(s, 40), strings.Join(rule.Enum, ", "))
 	}
 	if rule.Pattern != "" && !matchers[rule.Pattern](s) {
 		return fmt.Sprintf("%q does not match %s", bounded(s, 60), Patterns[rule.Pattern])
 	}
 	return ""
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // path is where in a document a check is: object keys and array
@@ -380,52 +363,4 @@ func (p path) String() string {
 		}
 	}
 	return b.String()
-}
-
-// err is msg about the value at p, nil for no message: msg follows
-// the path ("summary.pass is -1, less than 0").
-func (p path) err(msg string) error {
-	if msg == "" {
-		return nil
-	}
-	return fmt.Errorf("%s %s", p, msg)
-}
-
-// about is a sentence about the whole value at p, a rule's Check's
-// ("checks[0].findings[2]: a fail finding without a remediation"), nil
-// for none.
-func (p path) about(msg string) error {
-	switch {
-	case msg == "":
-		return nil
-	case len(p) == 0:
-		return errors.New(msg)
-	}
-	return fmt.Errorf("%s: %s", p, msg)
-}
-
-// Field is one JSON field of a report type as its tags describe it: the
-// view the schema generator (internal/testenv/schemagen) writes the
-// schemas from, so that the schemas say what Check and CheckJSON hold.
-type Field struct {
-	Index          int
-	Type           reflect.Type
-	Name           string
-	Omit           bool // omitempty: absent when zero
-	Req, NonEmpty  bool
-	Min            *int64
-	MinItems       int
-	Const, Pattern string
-	Enum           []string
-	Doc            string
-}
-
-// Fields returns t's JSON fields, in order.
-func Fields(t reflect.Type) []Field {
-	var out []Field
-	for _, f := range fieldsOf(t) {
-		out = append(out, Field{Index: f.index, Type: f.typ, Name: f.name, Omit: f.omit, Req: f.req, NonEmpty: f.nonEmpty,
-			Min: f.min, MinItems: f.minItems, Const: f.konst, Pattern: f.pattern, Enum: f.enum, Doc: f.doc})
-	}
-	return out
 }
