@@ -36,9 +36,6 @@ type Report = reportv1.Report
 // fills it from the guest's root.
 type Host = runner.Host
 
-// Summary counts checks per status, and the findings waivers accepted.
-type Summary = reportv1.Summary
-
 // Check is one check's entry in the report: the runner's result itself.
 type Check = runner.Result
 

@@ -4,8 +4,9 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -60,12 +61,7 @@ func WriteTAP(w io.Writer, r Report) error {
 			y.kv(3, "message", f.Message)
 			if len(f.Detail) > 0 {
 				fmt.Fprintln(bw, "      detail:")
-				keys := make([]string, 0, len(f.Detail))
-				for k := range f.Detail {
-					keys = append(keys, k)
-				}
-				sort.Strings(keys)
-				for _, k := range keys {
+				for _, k := range slices.Sorted(maps.Keys(f.Detail)) {
 					y.kv(4, k, f.Detail[k])
 				}
 			}

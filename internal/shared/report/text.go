@@ -4,7 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -81,12 +82,7 @@ func WriteText(w io.Writer, r Report, o TextOptions) error {
 				}
 				continue
 			}
-			keys := make([]string, 0, len(f.Detail))
-			for k := range f.Detail {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
+			for _, k := range slices.Sorted(maps.Keys(f.Detail)) {
 				v := strings.TrimRight(f.Detail[k], "\n")
 				lines := strings.Split(v, "\n")
 				writeWrapped(bw, "        "+k+": ", "          ", 10+len(k), lines[0], width)
