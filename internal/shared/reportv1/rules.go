@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -163,98 +164,24 @@ func Fields(t reflect.Type) []Field {
 	return fs
 }
 
-// matcher is the hand-written matcher of Patterns[name]; a name
-// without one is a bug in this module.
+// matcher is the matcher of Patterns[name]; a name without one is a bug
+// in this module.
 func matcher(name string) func(string) bool {
-	m, ok := matchers[name]
-	if !ok || Patterns[name] == "" {
+	m, ok := matchers()[name]
+	if !ok {
 		panic("reportv1: no pattern " + name)
 	}
 	return m
 }
 
-// matchers match what Patterns' expressions match, each written out
-// by hand: every pattern is a few character classes, and a regexp
-// match cost a merge of 5,000 reports a fifth of its time.
-// TestMatchersArePatterns holds each to its expression.
-var matchers = map[string]func(string) bool{
-	"kebab": func(s string) bool {
-		for i := 0; i < len(s); i++ {
-			c := s[i]
-			if c == '-' && (i == 0 || i == len(s)-1 || s[i-1] == '-') {
-				return false
-			}
-			if c != '-' && !isLower(c) && !isDigit(c) {
-				return false
-			}
-		}
-		return s != ""
-	},
-	"hex32": func(s string) bool { return len(s) == 32 && all(s, isLowerHex) },
-	"fingerprint": func(s string) bool {
-		return len(s) == 50 && s[:7] == "SHA256:" && all(s[7:], isBase64)
-	},
-	"hexbytes": isHexBytes,
-	"mac":      func(s string) bool { return len(s) == 17 && isHexBytes(s) },
-	"clone": func(s string) bool {
-		n, ok := strings.CutPrefix(s, "clone-")
-		return ok && n != "" && all(n, isDigit)
-	},
-	"cidr": func(s string) bool {
-		i := len(s) - 1
-		for i >= 0 && isDigit(s[i]) {
-			i--
-		}
-		if n := len(s) - 1 - i; n < 1 || n > 3 || i < 1 || s[i] != '/' {
-			return false
-		}
-		return all(s[:i], func(c byte) bool { return isDigit(c) || isHex(c) || c == '.' || c == ':' })
-	},
-	"date": func(s string) bool {
-		return len(s) == 10 && s[4] == '-' && s[7] == '-' && all(s[:4], isDigit) && all(s[5:7], isDigit) && all(s[8:], isDigit)
-	},
-	"datetime": isDateTime,
-}
-
-// isHexBytes matches Patterns["hexbytes"].
-func isHexBytes(s string) bool {
-	if len(s)%3 != 2 {
-		return false
+// matchers are Patterns compiled, once.
+var matchers = sync.OnceValue(func() map[string]func(string) bool {
+	out := map[string]func(string) bool{}
+	for name, expr := range Patterns {
+		out[name] = regexp.MustCompile(expr).MatchString
 	}
-	for i := 0; i < len(s); i++ {
-		if i%3 == 2 && s[i] != ':' || i%3 != 2 && !isLowerHex(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// isDateTime matches Patterns["datetime"].
-func isDateTime(s string) bool {
-	if len(s) < 20 || !all(s[:4], isDigit) || s[4] != '-' || !all(s[5:7], isDigit) || s[7] != '-' ||
-		!all(s[8:10], isDigit) || s[10] != 'T' || !all(s[11:13], isDigit) || s[13] != ':' ||
-		!all(s[14:16], isDigit) || s[16] != ':' || !all(s[17:19], isDigit) {
-		return false
-	}
-	rest := s[19:]
-	if rest[0] == '.' || rest[0] == ',' {
-		n := 1
-		for n < len(rest) && isDigit(rest[n]) {
-			n++
-		}
-		if n == 1 {
-			return false
-		}
-		rest = rest[n:]
-	}
-	switch {
-	case rest == "Z":
-		return true
-	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && all(rest[1:3], isDigit) && rest[3] == ':' && all(rest[4:], isDigit):
-		return true
-	}
-	return false
-}
+	return out
+})
 
 func all(s string, ok func(byte) bool) bool {
 	for i := 0; i < len(s); i++ {
@@ -265,13 +192,8 @@ func all(s string, ok func(byte) bool) bool {
 	return true
 }
 
-func isDigit(c byte) bool    { return c >= '0' && c <= '9' }
-func isLower(c byte) bool    { return c >= 'a' && c <= 'z' }
-func isHex(c byte) bool      { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
-func isLowerHex(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'f' }
-func isBase64(c byte) bool {
-	return isDigit(c) || isLower(c) || c >= 'A' && c <= 'Z' || c == '+' || c == '/'
-}
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+func isHex(c byte) bool   { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
 // Check tests v, a document's Go value, against its rules, by the one
 // reader of them: its JSON, as v would be written, through CheckJSON.
@@ -324,7 +246,7 @@ func checkString(s string, rule TypeRule) string {
 	if rule.Enum != nil && !slices.Contains(rule.Enum, s) {
 		return fmt.Sprintf("%q is not one of %s", bounded(s, 40), strings.Join(rule.Enum, ", "))
 	}
-	if rule.Pattern != "" && !matchers[rule.Pattern](s) {
+	if rule.Pattern != "" && !matcher(rule.Pattern)(s) {
 		return fmt.Sprintf("%q does not match %s", bounded(s, 60), Patterns[rule.Pattern])
 	}
 	return ""
