@@ -255,12 +255,6 @@ func (s *scanner) object(t reflect.Type, f Field) {
 	for more := s.open('}'); more; more = s.more('}') {
 		keyAt := s.i
 		key := s.key()
-		s.ws()
-		if s.next() != ':' {
-			s.syntax()
-		}
-		s.i++
-		s.ws()
 		if t.Kind() == reflect.Map {
 			s.path.rawKey(key)
 			s.value(t.Elem(), Field{})
@@ -343,11 +337,7 @@ func foldsTo(fs []Field, key []byte) string {
 func (s *scanner) set(v reflect.Value, raw []byte) {
 	switch v.Kind() {
 	case reflect.String:
-		if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
-			v.SetString(string(raw[1 : len(raw)-1]))
-		} else {
-			v.SetString(unquote(raw))
-		}
+		v.SetString(string(text(raw)))
 	case reflect.Int, reflect.Int64:
 		n, _ := strconv.ParseInt(string(raw), 10, 64)
 		v.SetInt(n)
@@ -389,24 +379,29 @@ func (s *scanner) more(end byte) bool {
 	return false
 }
 
-// key reads an object's key, escapes resolved: a slice of the
-// document unless it has one.
+// key reads an object's key and steps past the colon after it: the key
+// as text returns it.
 func (s *scanner) key() []byte {
 	if s.next() != '"' {
 		s.syntax()
 	}
 	from := s.i
-	if s.stringEnd() {
-		return []byte(unquote(s.b[from:s.i]))
+	s.stringEnd()
+	key := text(s.b[from:s.i])
+	s.ws()
+	if s.next() != ':' {
+		s.syntax()
 	}
-	return s.b[from+1 : s.i-1]
+	s.i++
+	s.ws()
+	return key
 }
 
 // str checks a string of type t in field f.
 func (s *scanner) str(t reflect.Type, f Field) {
 	start := s.i
 	s.want('"', "a string")
-	esc := s.stringEnd()
+	s.stringEnd()
 	var rule TypeRule
 	if t != stringType {
 		rule = s.types[t]
@@ -414,12 +409,7 @@ func (s *scanner) str(t reflect.Type, f Field) {
 	if f.Const == "" && f.Enum == nil && !f.NonEmpty && f.Pattern == "" && rule.Enum == nil && rule.Pattern == "" {
 		return
 	}
-	var v string
-	if esc || !utf8.Valid(s.b[start:s.i]) {
-		v = unquote(s.b[start:s.i])
-	} else {
-		v = string(s.b[start+1 : s.i-1])
-	}
+	v := string(text(s.b[start:s.i]))
 	if msg := f.checkString(v); msg != "" {
 		s.fail(start, msg, "")
 	}
@@ -430,19 +420,23 @@ func (s *scanner) str(t reflect.Type, f Field) {
 
 var stringType = reflect.TypeFor[string]()
 
-// unquote is the string of a checked JSON string as encoding/json
-// reads it.
-func unquote(raw []byte) string {
+// text is raw, a JSON string stringEnd took, as encoding/json reads it:
+// a slice of the document unless it holds an escape or bytes that are
+// not UTF-8.
+func text(raw []byte) []byte {
+	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		return raw[1 : len(raw)-1]
+	}
 	var v string
 	if json.Unmarshal(raw, &v) != nil {
-		panic("reportv1: unquote of a string stringEnd took")
+		panic("reportv1: text of a string stringEnd took")
 	}
-	return v
+	return []byte(v)
 }
 
-// stringEnd steps past the string at the cursor, whether it holds an
-// escape. Bytes that are not UTF-8 pass, as encoding/json lets them.
-func (s *scanner) stringEnd() (esc bool) {
+// stringEnd steps past the string at the cursor. Bytes that are not
+// UTF-8 pass, as encoding/json lets them.
+func (s *scanner) stringEnd() {
 	start := s.i
 	s.i++
 	for s.i < len(s.b) {
@@ -454,9 +448,8 @@ func (s *scanner) stringEnd() (esc bool) {
 		switch {
 		case c == '"':
 			s.i++
-			return esc
+			return
 		case c == '\\':
-			esc = true
 			s.escape()
 		case c < 0x20:
 			s.path = nil
@@ -467,7 +460,6 @@ func (s *scanner) stringEnd() (esc bool) {
 	}
 	s.path = nil
 	s.fail(start, "", "not JSON: unterminated string")
-	return false
 }
 
 // special are the bytes a string's scan stops at.
@@ -565,12 +557,6 @@ func (s *scanner) skip() {
 		s.enter()
 		for more := s.open('}'); more; more = s.more('}') {
 			s.key()
-			s.ws()
-			if s.next() != ':' {
-				s.syntax()
-			}
-			s.i++
-			s.ws()
 			s.skip()
 		}
 		s.depth--

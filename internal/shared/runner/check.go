@@ -6,6 +6,7 @@ package runner
 
 import (
 	"context"
+	"maps"
 	"regexp"
 	"sync"
 
@@ -120,9 +121,7 @@ func Errorf(code, msg string, d map[string]string, fix string) Finding {
 // shared base do not see each other's keys.
 func Detail(base map[string]string, kv ...string) map[string]string {
 	d := make(map[string]string, len(base)+len(kv)/2)
-	for k, v := range base {
-		d[k] = v
-	}
+	maps.Copy(d, base)
 	for i := 0; i+1 < len(kv); i += 2 {
 		if kv[i+1] != "" {
 			d[kv[i]] = kv[i+1]
