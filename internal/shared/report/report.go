@@ -98,7 +98,11 @@ func overall(r Report) runner.Status {
 func ExitCode(r Report) int {
 	code := ExitOK
 	for _, c := range r.Checks {
-		for _, st := range append([]runner.Status{c.Status}, findingStatuses(c)...) {
+		sts := []runner.Status{c.Status}
+		for _, f := range c.Findings {
+			sts = append(sts, f.Counted()) // a waived finding counts as a pass
+		}
+		for _, st := range sts {
 			switch st {
 			case runner.Pass, runner.Skip:
 			case runner.Warn:
@@ -111,13 +115,11 @@ func ExitCode(r Report) int {
 	return code
 }
 
-// findingStatuses are the statuses c's findings count with: a waived
-// finding counts as a pass.
-func findingStatuses(c Check) []runner.Status {
-	out := make([]runner.Status, len(c.Findings))
-	for i, f := range c.Findings {
-		out[i] = f.Counted()
-	}
+// WorstFirst returns r's checks ordered worst status first, keeping the
+// registry order among equals.
+func WorstFirst(r Report) []Check {
+	out := append([]Check(nil), r.Checks...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Status.Worse(out[j].Status) })
 	return out
 }
 
@@ -130,12 +132,4 @@ func waivedIn(c Check) int {
 		}
 	}
 	return n
-}
-
-// WorstFirst returns r's checks ordered worst status first, keeping the
-// registry order among equals.
-func WorstFirst(r Report) []Check {
-	out := append([]Check(nil), r.Checks...)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Status.Worse(out[j].Status) })
-	return out
 }

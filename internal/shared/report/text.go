@@ -74,20 +74,15 @@ func WriteText(w io.Writer, r Report, o TextOptions) error {
 			if f.Waived != nil {
 				writeWrapped(bw, "        waived: ", "                ", 16, waivedText(f.Waived), width)
 			}
-			if !o.Verbose {
-				// The console gets what, why and the fix; the evidence is
-				// one -v (or --format json) away.
-				if f.Remediation != "" {
-					writeWrapped(bw, "        fix: ", "             ", 13, f.Remediation, width)
-				}
-				continue
-			}
-			for _, k := range slices.Sorted(maps.Keys(f.Detail)) {
-				v := strings.TrimRight(f.Detail[k], "\n")
-				lines := strings.Split(v, "\n")
-				writeWrapped(bw, "        "+k+": ", "          ", 10+len(k), lines[0], width)
-				for _, l := range lines[1:] {
-					writeWrapped(bw, "          ", "          ", 10, l, width)
+			// Without -v the console gets what, why and the fix; the
+			// evidence is one -v (or --format json) away.
+			if o.Verbose {
+				for _, k := range slices.Sorted(maps.Keys(f.Detail)) {
+					lines := strings.Split(strings.TrimRight(f.Detail[k], "\n"), "\n")
+					writeWrapped(bw, "        "+k+": ", "          ", 10+len(k), lines[0], width)
+					for _, l := range lines[1:] {
+						writeWrapped(bw, "          ", "          ", 10, l, width)
+					}
 				}
 			}
 			if f.Remediation != "" {

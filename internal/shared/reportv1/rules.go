@@ -174,6 +174,9 @@ func matcher(name string) func(string) bool {
 	return m
 }
 
+// Matches reports whether s matches Patterns[name].
+func Matches(name, s string) bool { return matcher(name)(s) }
+
 // matchers are Patterns compiled, once.
 var matchers = sync.OnceValue(func() map[string]func(string) bool {
 	out := map[string]func(string) bool{}

@@ -7,8 +7,6 @@ package runner
 import (
 	"context"
 	"maps"
-	"regexp"
-	"sync"
 
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
@@ -89,10 +87,9 @@ const (
 // Statuses lists every valid status, best first.
 var Statuses = reportv1.Statuses
 
-var kebab = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`) })
-
-// IsKebab reports whether s is a valid check ID or finding code.
-func IsKebab(s string) bool { return kebab().MatchString(s) }
+// IsKebab reports whether s is a valid check ID or finding code: what
+// the report's schema asks of one (reportv1.Patterns' kebab).
+func IsKebab(s string) bool { return reportv1.Matches("kebab", s) }
 
 // New returns a finding; d may be nil. It saves the struct literal noise in
 // checks that build many findings.
