@@ -39,7 +39,8 @@ const (
 // sections, which each check reads through its Settings.
 type Config struct {
 	// source is the file the configuration came from, and lines the line
-	// of each key path in it, for Where; empty for the built-in default.
+	// of each key path in it (Source, Line); empty for the built-in
+	// default.
 	source string
 	lines  map[string]int
 	// sections holds, by name, a pointer to each check's section the

@@ -43,12 +43,9 @@ type Options struct {
 // programs that read them; guestcheck fleet cleans what it shows of a
 // guest's report.
 func Render(w io.Writer, r Report, f Format, o Options) error {
-	if f == FormatText {
-		r = clean.Value(r)
-	}
 	switch f {
 	case FormatText:
-		return WriteText(w, r, o.Text)
+		return WriteText(w, clean.Value(r), o.Text)
 	case FormatJSON:
 		return WriteJSON(w, r)
 	case FormatPrometheus:

@@ -61,7 +61,9 @@ func New(results []runner.Result, m Meta) Report {
 		Checks:        make([]Check, 0, len(results)),
 		Identity:      m.Identity,
 	}
-	for _, res := range results {
+	sts := make([]runner.Status, len(results))
+	for i, res := range results {
+		sts[i] = res.Status
 		// A copy: the findings carry their reference page, and the
 		// caller's results stay as the checks returned them.
 		fs := make([]runner.Finding, len(res.Findings))
@@ -78,17 +80,8 @@ func New(results []runner.Result, m Meta) Report {
 		r.Summary.Add(res.Status)
 		r.Summary.Waived += waivedIn(res)
 	}
-	r.Status = overall(r)
+	r.Status = reportv1.Overall(sts...) // the run's verdict over its checks
 	return r
-}
-
-// overall is the run's verdict over its checks (reportv1.Overall).
-func overall(r Report) runner.Status {
-	sts := make([]runner.Status, len(r.Checks))
-	for i, c := range r.Checks {
-		sts[i] = c.Status
-	}
-	return reportv1.Overall(sts...)
 }
 
 // ExitCode is the process exit status for r: 1 for any fail or error, 2 for

@@ -94,7 +94,7 @@ func WriteText(w io.Writer, r Report, o TextOptions) error {
 		fmt.Fprintln(bw, "\nEvidence for each finding: guestcheck -v, or --format json.")
 	}
 	if n := r.Summary.Waived; n > 0 {
-		fmt.Fprintf(bw, "\n%s accepted by the configuration's waivers (marked waived: above).\n", findings(n))
+		fmt.Fprintf(bw, "\n%s accepted by the configuration's waivers (marked waived: above).\n", count(n, "finding"))
 	}
 	fmt.Fprintf(bw, "\n%s\n", fit80(summaryLine(r, strings.TrimSpace(word(r.Status)), false)))
 	return bw.Flush()
@@ -137,12 +137,9 @@ func summaryLine(r Report, status string, withWaived bool) string {
 	s := r.Summary
 	waived := ""
 	if s.Waived > 0 && withWaived {
-		waived = "; " + findings(s.Waived) + " waived"
+		waived = "; " + count(s.Waived, "finding") + " waived"
 	}
-	checks := "1 check"
-	if n := len(r.Checks); n != 1 {
-		checks = fmt.Sprintf("%d checks", n)
-	}
+	checks := count(len(r.Checks), "check")
 	return fmt.Sprintf("%s: %s (%s: %d fail, %d error, %d warn, %d pass, %d skip%s) in %d ms",
 		r.Tool, status, checks, s.Fail, s.Error, s.Warn, s.Pass, s.Skip, waived, r.DurationMS)
 }
@@ -175,12 +172,12 @@ func failingIDs(r Report, limit int) string {
 	return b.String()
 }
 
-// findings is "1 finding" or "N findings".
-func findings(n int) string {
+// count is "1 noun" or "N nouns".
+func count(n int, noun string) string {
 	if n == 1 {
-		return "1 finding"
+		return "1 " + noun
 	}
-	return fmt.Sprintf("%d findings", n)
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // waivedText is a waiver's reason and expiry, as the text-like formats
