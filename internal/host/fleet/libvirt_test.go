@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
+	"github.com/guestcheck/guestcheck/internal/host/fleet/fleettest"
 	"github.com/guestcheck/guestcheck/internal/host/qga"
 	"github.com/guestcheck/guestcheck/internal/host/qga/qgafake"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
@@ -205,38 +206,38 @@ func TestAgentError(t *testing.T) {
 
 // fakeFleet is four running domains: two agents that answer, one
 // channel not connected, one without a channel.
-func fakeFleet(t *testing.T) *fakeLibvirtd {
+func fakeFleet(t *testing.T) *fleettest.Libvirtd {
 	nic := func(mac string) string {
 		return fmt.Sprintf(`<interface type='network'><mac address='%s'/><source network='default' bridge='virbr0'/></interface>`, mac)
 	}
-	return startFakeLibvirtd(t, &fakeLibvirtd{
-		Domains: []fakeDomain{
-			{"web-1", domXML("web-1", "connected", nic("52:54:00:00:00:01"))},
-			{"web-2", domXML("web-2", "connected", nic("52:54:00:00:00:02"))},
-			{"booting", domXML("booting", "disconnected")},
-			{"appliance", domXML("appliance", "none")},
-			{"stopped-since", ""}, // listed, gone before its XML is read
-			{"odd", "<domain><devices/></domain>"},
+	return fleettest.StartLibvirtd(t, &fleettest.Libvirtd{
+		Domains: []fleettest.Domain{
+			{Name: "web-1", XML: domXML("web-1", "connected", nic("52:54:00:00:00:01"))},
+			{Name: "web-2", XML: domXML("web-2", "connected", nic("52:54:00:00:00:02"))},
+			{Name: "booting", XML: domXML("booting", "disconnected")},
+			{Name: "appliance", XML: domXML("appliance", "none")},
+			{Name: "stopped-since", XML: ""}, // listed, gone before its XML is read
+			{Name: "odd", XML: "<domain><devices/></domain>"},
 		},
-		Agent: func(dom, cmd string) agentReply {
+		Agent: func(dom, cmd string) fleettest.AgentReply {
 			switch {
 			case strings.Contains(cmd, `"guest-get-host-name"`):
-				return agentReply{Reply: `{"return":{"host-name":"` + dom + `"}}`}
+				return fleettest.AgentReply{Reply: `{"return":{"host-name":"` + dom + `"}}`}
 			case strings.Contains(cmd, `"guest-exec"`):
-				return agentReply{ErrCode: 1, ErrMsg: "internal error: unable to execute QEMU agent command 'guest-exec': Command guest-exec has been disabled: the command is not allowed"}
+				return fleettest.AgentReply{ErrCode: 1, ErrMsg: "internal error: unable to execute QEMU agent command 'guest-exec': Command guest-exec has been disabled: the command is not allowed"}
 			case strings.Contains(cmd, `"guest-ping"`):
-				return agentReply{Reply: `{"return":{}}`, Delay: time.Hour}
+				return fleettest.AgentReply{Reply: `{"return":{}}`, Delay: time.Hour}
 			case strings.Contains(cmd, `"guest-info"`):
-				return agentReply{Reply: `{"return":{"version":"7.2.0","supported_commands":[{"name":"guest-exec","enabled":false,"success-response":true}]}}`}
+				return fleettest.AgentReply{Reply: `{"return":{"version":"7.2.0","supported_commands":[{"name":"guest-exec","enabled":false,"success-response":true}]}}`}
 			}
-			return agentReply{Reply: `{"return"`}
+			return fleettest.AgentReply{Reply: `{"return"`}
 		},
 	})
 }
 
 func TestLibvirtSource(t *testing.T) {
 	f := fakeFleet(t)
-	src := NewLibvirtSource("qemu+unix:///system?socket=" + f.Socket)
+	src := NewLibvirtSource(f.URI())
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	targets, err := src.Targets(ctx)
@@ -284,9 +285,7 @@ func TestLibvirtSource(t *testing.T) {
 	}
 
 	// A hung agent: the deadline holds, and the next call dials again.
-	f.mu.Lock()
-	before := f.conns
-	f.mu.Unlock()
+	before := f.Conns()
 	hctx, hcancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	start := time.Now()
 	err = a.Exec(hctx, "guest-ping", nil, nil)
@@ -297,9 +296,7 @@ func TestLibvirtSource(t *testing.T) {
 	if h, err := qga.HostName(ctx, a); err != nil || h != "web-2" {
 		t.Errorf("HostName after a timeout = %q, %v", h, err)
 	}
-	f.mu.Lock()
-	after := f.conns
-	f.mu.Unlock()
+	after := f.Conns()
 	if after != before+1 {
 		t.Errorf("%d connections after the timeout, want one more than %d", after, before)
 	}
@@ -340,20 +337,20 @@ func TestLibvirtSourceErrors(t *testing.T) {
 	for _, n := range []uint32{0xffffffff, libvirtPacketMax + 1, 5, 0} {
 		raw := binary.BigEndian.AppendUint32(nil, n)
 		raw = append(raw, make([]byte, 40)...)
-		f := startFakeLibvirtd(t, &fakeLibvirtd{Raw: raw})
+		f := fleettest.StartLibvirtd(t, &fleettest.Libvirtd{Raw: raw})
 		sctx, scancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := NewLibvirtSource("qemu:///system?socket=" + f.Socket).Targets(sctx)
+		_, err := NewLibvirtSource("qemu:///system?socket=" + f.Socket()).Targets(sctx)
 		scancel()
 		if err == nil {
 			t.Errorf("packet length %d: no error", n)
 		}
 	}
 	// A daemon that never answers: the deadline holds.
-	f := startFakeLibvirtd(t, &fakeLibvirtd{Raw: []byte{}})
+	f := fleettest.StartLibvirtd(t, &fleettest.Libvirtd{Raw: []byte{}})
 	sctx, scancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer scancel()
 	start := time.Now()
-	if _, err := NewLibvirtSource("qemu:///system?socket=" + f.Socket).Targets(sctx); !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 3*time.Second {
+	if _, err := NewLibvirtSource("qemu:///system?socket=" + f.Socket()).Targets(sctx); !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 3*time.Second {
 		t.Errorf("silent daemon: %v after %s", err, time.Since(start))
 	}
 }
@@ -403,10 +400,10 @@ func TestAgentTimeout(t *testing.T) {
 // request to the domain's agent (a qgafake agent, one connection per
 // domain, as libvirtd holds one) and turns the agent's error replies,
 // its silence and its going away into libvirt's errors and words.
-func viaAgents(agents map[string]*qgafake.Agent) func(dom, cmd string) agentReply {
+func viaAgents(agents map[string]*qgafake.Agent) func(dom, cmd string) fleettest.AgentReply {
 	var mu sync.Mutex
 	clients := map[string]*qga.Client{}
-	return func(dom, cmd string) agentReply {
+	return func(dom, cmd string) fleettest.AgentReply {
 		mu.Lock()
 		c := clients[dom]
 		if c == nil {
@@ -421,7 +418,7 @@ func viaAgents(agents map[string]*qgafake.Agent) func(dom, cmd string) agentRepl
 			Arguments json.RawMessage `json:"arguments"`
 		}
 		if err := json.Unmarshal([]byte(cmd), &req); err != nil {
-			return agentReply{ErrCode: 1, ErrMsg: "internal error: cannot parse json " + cmd}
+			return fleettest.AgentReply{ErrCode: 1, ErrMsg: "internal error: cannot parse json " + cmd}
 		}
 		var args any
 		if len(req.Arguments) > 0 {
@@ -434,13 +431,13 @@ func viaAgents(agents map[string]*qgafake.Agent) func(dom, cmd string) agentRepl
 		var qe *qga.Error
 		switch {
 		case err == nil:
-			return agentReply{Reply: `{"return":` + string(ret) + `}`}
+			return fleettest.AgentReply{Reply: `{"return":` + string(ret) + `}`}
 		case errors.As(err, &qe):
-			return agentReply{ErrCode: 1, ErrMsg: fmt.Sprintf("internal error: unable to execute QEMU agent command '%s': %s", req.Execute, qe.Desc)}
+			return fleettest.AgentReply{ErrCode: 1, ErrMsg: fmt.Sprintf("internal error: unable to execute QEMU agent command '%s': %s", req.Execute, qe.Desc)}
 		case errors.Is(err, context.DeadlineExceeded):
-			return agentReply{ErrCode: 86, ErrMsg: "Guest agent is not responding: Guest agent not available for now"}
+			return fleettest.AgentReply{ErrCode: 86, ErrMsg: "Guest agent is not responding: Guest agent not available for now"}
 		}
-		return agentReply{ErrCode: 86, ErrMsg: "Guest agent is not responding: Guest agent disappeared while executing command"}
+		return fleettest.AgentReply{ErrCode: 86, ErrMsg: "Guest agent is not responding: Guest agent disappeared while executing command"}
 	}
 }
 
@@ -473,13 +470,13 @@ func TestLibvirtSurvey(t *testing.T) {
 		{"agent error", &qgafake.Agent{Errors: map[string]*qga.Error{"guest-info": {Class: "GenericError", Desc: "boom\nline"}}}, "guest-info: the guest agent says: boom line"},
 	}
 	agents := map[string]*qgafake.Agent{}
-	var doms []fakeDomain
+	var doms []fleettest.Domain
 	for i, tc := range cases {
 		agents[tc.name] = tc.agent
-		doms = append(doms, fakeDomain{tc.name, domXML(tc.name, "connected", fmt.Sprintf(`<interface type='network'><mac address='52:54:00:00:01:%02x'/><source network='default'/></interface>`, i))})
+		doms = append(doms, fleettest.Domain{Name: tc.name, XML: domXML(tc.name, "connected", fmt.Sprintf(`<interface type='network'><mac address='52:54:00:00:01:%02x'/><source network='default'/></interface>`, i))})
 	}
-	f := startFakeLibvirtd(t, &fakeLibvirtd{Domains: doms, Agent: viaAgents(agents)})
-	targets, errs := Targets(context.Background(), []Source{NewLibvirtSource("qemu:///system?socket=" + f.Socket)}, nil)
+	f := fleettest.StartLibvirtd(t, &fleettest.Libvirtd{Domains: doms, Agent: viaAgents(agents)})
+	targets, errs := Targets(context.Background(), []Source{NewLibvirtSource("qemu:///system?socket=" + f.Socket())}, nil)
 	if len(errs) > 0 || len(targets) != len(cases) {
 		t.Fatalf("targets %d, errors %v", len(targets), errs)
 	}

@@ -10,7 +10,7 @@ import (
 // SurveyTypes are the rules of a fleet survey's types beyond their
 // fields' tags: a merge checks every survey it reads with them
 // (reportv1.CheckJSON), and schema/fleet-v1.schema.json is generated from
-// them (surveySchema in its test), so that the two say the same. It is a function,
+// them (surveyDoc in its test), so that the two say the same. It is a function,
 // not a variable, so that guestcheck's start does not build it.
 func SurveyTypes() reportv1.Types {
 	return reportv1.ReportTypes.With(reportv1.Types{

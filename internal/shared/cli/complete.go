@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -227,7 +228,7 @@ func zshQuote(s string) string {
 
 func (c *Command) fish(b *strings.Builder) {
 	fmt.Fprintf(b, "# fish completion for %s; generated from its option table.\n", c.Name)
-	if c.hasList() {
+	if c.anyOption(func(o Option) bool { return o.ListWords }) {
 		// A comma-separated list: the words, each behind the items
 		// already typed.
 		fmt.Fprintf(b, `function __%s_list
@@ -237,7 +238,7 @@ func (c *Command) fish(b *strings.Builder) {
 end
 `, ident(c.Name))
 	}
-	if c.has(CompleteFormatFile) {
+	if c.anyOption(func(o Option) bool { return o.Complete == CompleteFormatFile }) {
 		// [FMT:]FILE: after "FMT:" the files, each behind that FMT;
 		// before it the formats with their colon, and the files.
 		fmt.Fprintf(b, `function __%s_format_file
@@ -287,26 +288,11 @@ end
 	}
 }
 
-// has reports whether an option of c or of its commands completes as k.
-func (c *Command) has(k Complete) bool {
+// anyOption reports whether an option of c or of its commands is such.
+func (c *Command) anyOption(such func(Option) bool) bool {
 	for _, cmd := range append([]*Command{c}, c.Commands...) {
-		for _, o := range cmd.Options {
-			if o.Complete == k {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// hasList reports whether an option of c or of its commands takes a
-// list of words.
-func (c *Command) hasList() bool {
-	for _, cmd := range append([]*Command{c}, c.Commands...) {
-		for _, o := range cmd.Options {
-			if o.ListWords {
-				return true
-			}
+		if slices.ContainsFunc(cmd.Options, such) {
+			return true
 		}
 	}
 	return false

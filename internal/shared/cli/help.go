@@ -76,7 +76,7 @@ func (c *Command) WriteHelp(w io.Writer) error {
 // writeCommand writes an example command line, continued with " \\" over
 // as many lines as it takes to stay within the help width.
 func writeCommand(b *strings.Builder, cmd string) {
-	lines := wrap(cmd, helpWidth-6)
+	lines := Wrap(cmd, helpWidth-6)
 	for i, l := range lines {
 		lead := "  "
 		if i > 0 {
@@ -94,7 +94,7 @@ func writeCommand(b *strings.Builder, cmd string) {
 func writeItem(b *strings.Builder, label, help string) {
 	lead := "  " + label
 	pad := strings.Repeat(" ", optionColumn)
-	lines := wrap(help, helpWidth-optionColumn)
+	lines := Wrap(help, helpWidth-optionColumn)
 	if len(lead) >= optionColumn-1 {
 		b.WriteString(lead + "\n")
 	} else if len(lines) > 0 {
@@ -122,7 +122,7 @@ func writeProse(b *strings.Builder, text, indent string) {
 			}
 			continue
 		}
-		for _, l := range wrap(strings.Join(para.Lines, " "), helpWidth-len(indent)) {
+		for _, l := range Wrap(strings.Join(para.Lines, " "), helpWidth-len(indent)) {
 			b.WriteString(indent + l + "\n")
 		}
 	}
@@ -157,13 +157,11 @@ func Paragraphs(text string) []Paragraph {
 	return out
 }
 
-// Wrap breaks s into lines of at most width columns at spaces, as --help
-// wraps its prose, for other lists a console shows (guestcheck --list).
-func Wrap(s string, width int) []string { return wrap(s, width) }
-
-// wrap breaks s into lines of at most width columns at spaces (a longer
-// word stands alone).
-func wrap(s string, width int) []string {
+// Wrap breaks s into lines of at most width columns at spaces (a longer
+// word stands alone), as --help wraps its prose, for the other text that
+// is wrapped the same way (guestcheck --list, the shipped
+// guestcheck.yaml's comments).
+func Wrap(s string, width int) []string {
 	var lines []string
 	line := ""
 	for _, w := range strings.Fields(s) {

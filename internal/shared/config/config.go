@@ -11,7 +11,6 @@ package config
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	iofs "io/fs"
 	"os"
@@ -40,7 +39,8 @@ const (
 // sections, which each check reads through its Settings.
 type Config struct {
 	// source is the file the configuration came from, and lines the line
-	// of each key path in it, for Where; empty for the built-in default.
+	// of each key path in it (Source, Line); empty for the built-in
+	// default.
 	source string
 	lines  map[string]int
 	// sections holds, by name, a pointer to each check's section the
@@ -75,20 +75,11 @@ func Default() *Config {
 		Probe: ProbeConfig{Checks: slices.Clone(DefaultProbeChecks), Timeout: DefaultProbeTimeout}}
 }
 
-// Load reads path, with the checks' sections secs. A missing file at the
-// default path yields Default(); a missing explicitly named file is an
-// error.
-func Load(path string, explicit bool, secs ...Section) (*Config, error) {
-	c, probs := Inspect(path, explicit, secs...)
-	if probs != nil {
-		return nil, probs
-	}
-	return c, nil
-}
-
-// Inspect reads path as Load does, and returns what it could decode even
-// when the file has mistakes, so that a later stage (the registry's
-// check.Validate) can judge the rest in the same pass. The configuration
+// Inspect reads path, with the checks' sections secs (a missing file at
+// the default path yields Default(); a missing explicitly named file is
+// an error), and returns what it could decode even when the file has
+// mistakes, so that a later stage (the registry's check.Validate) can
+// judge the rest in the same pass. The configuration
 // is nil only when the file could not be read or is not YAML.
 func Inspect(path string, explicit bool, secs ...Section) (*Config, Errors) {
 	b, err := os.ReadFile(path)
@@ -239,21 +230,6 @@ func plainYAML(msg string) string {
 		return "*" + strings.Trim(strings.TrimSuffix(strings.TrimPrefix(msg, "unknown anchor "), " referenced"), "'") + " names no anchor defined above it; define it first with &NAME"
 	}
 	return msg
-}
-
-// Where locates a key path as the user wrote it ("checks.dsn",
-// "waivers[0].code") in the file the configuration came from, as
-// "file:line" ("file" when the key is not in it, "configuration" for the
-// built-in default), for messages about a value that only a later stage
-// can judge.
-func (c *Config) Where(keyPath string) string {
-	if c.source == "" {
-		return "configuration"
-	}
-	if n := c.lines[keyPath]; n > 0 {
-		return fmt.Sprintf("%s:%d", c.source, n)
-	}
-	return c.source
 }
 
 // Line is the line of a key path in the file; 0 when it is not there.

@@ -121,21 +121,21 @@ func TestParseErrorsNameFileAndLine(t *testing.T) {
 	}
 }
 
-func TestLoad(t *testing.T) {
+func TestInspect(t *testing.T) {
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "none.yaml")
-	if c, err := Load(missing, false); err != nil || c.Timeout != DefaultTimeout {
+	if c, err := Inspect(missing, false); err != nil || c.Timeout != DefaultTimeout {
 		t.Errorf("missing default file: %v, %v", c, err)
 	}
-	if _, err := Load(missing, true); err == nil {
+	if _, err := Inspect(missing, true); err == nil {
 		t.Error("missing explicit file accepted")
 	}
 	p := filepath.Join(dir, "g.yaml")
 	if err := os.WriteFile(p, []byte("bogus: 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(p, false); err == nil || !strings.HasPrefix(err.Error(), p+":1:") {
-		t.Errorf("Load(bad) = %v, want an error starting with %s:1:", err, p)
+	if _, err := Inspect(p, false); err == nil || !strings.HasPrefix(err.Error(), p+":1:") {
+		t.Errorf("Inspect(bad) = %v, want an error starting with %s:1:", err, p)
 	}
 }
 
@@ -215,21 +215,21 @@ func TestYAMLProblem(t *testing.T) {
 	}
 }
 
-// TestWhere: every key path the file holds, as the user wrote it, has
-// its line; the built-in default and a path not in the file say so.
-func TestWhere(t *testing.T) {
+// TestLine: every key path the file holds, as the user wrote it, has
+// its line, and so has a waiver; a path not in the file has none.
+func TestLine(t *testing.T) {
 	c, err := Parse("g.yaml", []byte("timeout: 1m\nchecks:\n  dns:\n    enabled: false\nprobe:\n  checks:\n    - fstab\nwaivers:\n  - check: time-sync\n    code: x\n    reason: y\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for path, want := range map[string]string{"timeout": "g.yaml:1", "checks.dns": "g.yaml:3", "checks.dns.enabled": "g.yaml:4",
-		"probe.checks[0]": "g.yaml:7", "waivers[0]": "g.yaml:9", "waivers[0].code": "g.yaml:10", "dns": "g.yaml"} {
-		if got := c.Where(path); got != want {
-			t.Errorf("Where(%q) = %q, want %q", path, got, want)
+	for path, want := range map[string]int{"timeout": 1, "checks.dns": 3, "checks.dns.enabled": 4,
+		"probe.checks[0]": 7, "waivers[0]": 9, "waivers[0].code": 10, "dns": 0} {
+		if got := c.Line(path); got != want {
+			t.Errorf("Line(%q) = %d, want %d", path, got, want)
 		}
 	}
-	if got := Default().Where("checks.dns"); got != "configuration" {
-		t.Errorf("Default().Where = %q", got)
+	if c.Source() != "g.yaml" || Default().Source() != "" {
+		t.Errorf("Source() = %q, and %q for the default", c.Source(), Default().Source())
 	}
 	if w := c.Waivers[0]; w.Where() != "g.yaml:9" || w.Path != "waivers[0]" || w.Expired(time.Now()) {
 		t.Errorf("waiver %+v at %s", w, w.Where())

@@ -284,51 +284,44 @@ func parseNames(d *decoder, n *yaml.Node, shown string) (names, bool) {
 // are yes and no).
 func parseOneOf(valid []string) parser[[]string] {
 	return func(d *decoder, n *yaml.Node, shown string) ([]string, bool) {
-		v, line, msg := oneOf(n, valid...)
-		if msg != "" {
-			d.add(line, "%s: %s", shown, msg)
+		var items []*yaml.Node
+		switch n.Kind {
+		case yaml.ScalarNode:
+			items = []*yaml.Node{n}
+		case yaml.SequenceNode:
+			items = n.Content
+		default:
+			d.add(n.Line, "%s: want a value or a list of %s, got %s", shown, strings.Join(valid, ", "), what(n))
 			return nil, false
 		}
-		return v, true
-	}
-}
-
-// oneOf reads a value or a list of valid; on a mistake it returns the
-// line and what is wrong.
-func oneOf(n *yaml.Node, valid ...string) ([]string, int, string) {
-	var items []*yaml.Node
-	switch n.Kind {
-	case yaml.ScalarNode:
-		items = []*yaml.Node{n}
-	case yaml.SequenceNode:
-		items = n.Content
-	default:
-		return nil, n.Line, "want a value or a list of " + strings.Join(valid, ", ") + ", got " + what(n)
-	}
-	out := []string{}
-	for _, it := range items {
-		it = resolve(it)
-		v := strings.ToLower(it.Value)
-		switch {
-		case it.Kind == yaml.ScalarNode && it.Tag == "!!bool":
-			// YAML 1.1 writers (and humans) put yes/no unquoted.
-			if v == "true" || v == "yes" || v == "on" {
-				v = "yes"
-			} else {
-				v = "no"
+		out := []string{}
+		for _, it := range items {
+			it = resolve(it)
+			v := strings.ToLower(it.Value)
+			switch {
+			case it.Kind == yaml.ScalarNode && it.Tag == "!!bool":
+				// YAML 1.1 writers (and humans) put yes/no unquoted.
+				if v == "true" || v == "yes" || v == "on" {
+					v = "yes"
+				} else {
+					v = "no"
+				}
+			case it.Kind != yaml.ScalarNode:
+				d.add(it.Line, "%s: want one of %s, got %s", shown, strings.Join(valid, ", "), what(it))
+				return nil, false
 			}
-		case it.Kind != yaml.ScalarNode:
-			return nil, it.Line, "want one of " + strings.Join(valid, ", ") + ", got " + what(it)
+			if !slices.Contains(valid, v) {
+				d.add(it.Line, "%s: %q is not one of %s", shown, it.Value, strings.Join(valid, ", "))
+				return nil, false
+			}
+			out = append(out, v)
 		}
-		if !slices.Contains(valid, v) {
-			return nil, it.Line, fmt.Sprintf("%q is not one of %s", it.Value, strings.Join(valid, ", "))
+		if len(out) == 0 {
+			d.add(n.Line, "%s: empty list: name at least one accepted value", shown)
+			return nil, false
 		}
-		out = append(out, v)
+		return out, true
 	}
-	if len(out) == 0 {
-		return nil, n.Line, "empty list: name at least one accepted value"
-	}
-	return out, 0, ""
 }
 
 // enterCheck registers a check ID under checks:, also when its settings

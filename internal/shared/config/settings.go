@@ -46,10 +46,6 @@ type Section struct {
 	issues func(v any) []Issue // v is what fresh returned, decoded into
 }
 
-// Keys lists the section's keys with their whole paths, the section
-// itself first.
-func (s Section) Keys() []Key { return s.keys }
-
 // defaults is T's value for an absent section.
 func (s *Settings[T]) defaults() T {
 	if s.Default == nil {

@@ -57,7 +57,8 @@ func flowProblem(b []byte) (line int, msg string, ok bool) {
 		return s.quoteLine, fmt.Sprintf("the quoted text opened with %c is never closed; end it with another %c", s.quote, s.quote), true
 	case len(s.stack) > 0:
 		o := s.stack[len(s.stack)-1]
-		return o.line, fmt.Sprintf("the %s opened with %q %s never closed; close %s with %q", kindOf(o.ch), string(o.ch), isAre(o.ch), itThem(o.ch), closer(o.ch)), true
+		w := flowWords[o.ch]
+		return o.line, fmt.Sprintf("the %s opened with %q %s never closed; close %s with %q", w.kind, string(o.ch), w.isAre, w.itThem, w.close), true
 	}
 	return 0, "", false
 }
@@ -102,8 +103,8 @@ func (s *flowScan) line(l string, n int) (int, string, bool) {
 				s.start = false // part of a plain text, as in "a]"
 				continue
 			}
-			if o := s.stack[len(s.stack)-1]; o.ch != opening(c) {
-				return n, fmt.Sprintf("%q does not close the %s opened with %q on line %d; close %s with %q", string(c), kindOf(o.ch), string(o.ch), o.line, itThem(o.ch), closer(o.ch)), false
+			if o, w := s.stack[len(s.stack)-1], flowWords[s.stack[len(s.stack)-1].ch]; o.ch != opening(c) {
+				return n, fmt.Sprintf("%q does not close the %s opened with %q on line %d; close %s with %q", string(c), w.kind, string(o.ch), o.line, w.itThem, w.close), false
 			}
 			s.stack = s.stack[:len(s.stack)-1]
 			s.start, s.closed = false, len(s.stack) == 0
@@ -116,39 +117,20 @@ func (s *flowScan) line(l string, n int) (int, string, bool) {
 	return 0, "", false
 }
 
+// flowWords are what a message says of a flow collection, by the bracket
+// that opens it: "the list opened with "[" is never closed; close it
+// with "]"".
+var flowWords = map[byte]struct{ close, kind, isAre, itThem string }{
+	'[': {"]", "list", "is", "it"},
+	'{': {"}", "keys and values", "are", "them"},
+}
+
+// opening is the bracket that the closing bracket c closes.
 func opening(c byte) byte {
 	if c == ']' {
 		return '['
 	}
 	return '{'
-}
-
-func closer(c byte) string {
-	if c == '[' {
-		return "]"
-	}
-	return "}"
-}
-
-func kindOf(c byte) string {
-	if c == '[' {
-		return "list"
-	}
-	return "keys and values"
-}
-
-func isAre(c byte) string {
-	if c == '[' {
-		return "is"
-	}
-	return "are"
-}
-
-func itThem(c byte) string {
-	if c == '[' {
-		return "it"
-	}
-	return "them"
 }
 
 // firstBadLine is the first line at which b stops being YAML with the

@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/shared/clean"
 	"github.com/guestcheck/guestcheck/internal/shared/runner"
@@ -27,25 +26,6 @@ const (
 // Formats lists every format, in the order --help names them.
 var Formats = []Format{FormatText, FormatJSON, FormatPrometheus, FormatNagios, FormatJUnit, FormatTAP, FormatJSONL}
 
-// ParseFormat returns the format named s, or an error listing the valid ones.
-func ParseFormat(s string) (Format, error) {
-	for _, f := range Formats {
-		if string(f) == s {
-			return f, nil
-		}
-	}
-	return "", fmt.Errorf("unknown format %q: want %s", s, FormatNames())
-}
-
-// FormatNames is the list of format names for messages: "text, json, ...".
-func FormatNames() string {
-	names := make([]string, len(Formats))
-	for i, f := range Formats {
-		names[i] = string(f)
-	}
-	return strings.Join(names, ", ")
-}
-
 // Options tunes the renderers that have choices; each ignores the fields
 // of the others.
 type Options struct {
@@ -63,12 +43,9 @@ type Options struct {
 // programs that read them; guestcheck fleet cleans what it shows of a
 // guest's report.
 func Render(w io.Writer, r Report, f Format, o Options) error {
-	if f == FormatText {
-		r = clean.Value(r)
-	}
 	switch f {
 	case FormatText:
-		return WriteText(w, r, o.Text)
+		return WriteText(w, clean.Value(r), o.Text)
 	case FormatJSON:
 		return WriteJSON(w, r)
 	case FormatPrometheus:

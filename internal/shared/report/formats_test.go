@@ -85,21 +85,6 @@ func TestFormatGoldens(t *testing.T) {
 	}
 }
 
-func TestParseFormat(t *testing.T) {
-	t.Parallel()
-	for _, f := range Formats {
-		if got, err := ParseFormat(string(f)); err != nil || got != f {
-			t.Errorf("ParseFormat(%q) = %q, %v", f, got, err)
-		}
-		if err := Render(&bytes.Buffer{}, New(cases[0].results, meta), f, Options{}); err != nil {
-			t.Errorf("Render %s: %v", f, err)
-		}
-	}
-	if _, err := ParseFormat("yaml"); err == nil || !strings.Contains(err.Error(), "prometheus") {
-		t.Errorf("ParseFormat(yaml) error = %v, want one listing the formats", err)
-	}
-}
-
 // runTool runs a consumer's tool with a deadline, stdin from in.
 func runTool(t *testing.T, in []byte, name string, args ...string) (string, string, error) {
 	t.Helper()

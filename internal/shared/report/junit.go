@@ -3,7 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/guestcheck/guestcheck/internal/shared/junitxml"
@@ -73,12 +74,7 @@ func junitCase(class string, f runner.Finding) junitxml.Case {
 func junitBody(f runner.Finding) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s: %s\n", strings.ToUpper(string(f.Status)), f.Code, f.Message)
-	keys := make([]string, 0, len(f.Detail))
-	for k := range f.Detail {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(f.Detail)) {
 		v := strings.ReplaceAll(strings.TrimRight(f.Detail[k], "\n"), "\n", "\n  ")
 		fmt.Fprintf(&b, "%s: %s\n", k, v)
 	}

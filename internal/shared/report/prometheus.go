@@ -39,23 +39,18 @@ func WritePrometheus(w io.Writer, r Report) error {
 		}
 		fmt.Fprintf(bw, " %s\n", value)
 	}
-	bit := func(b bool) string {
-		if b {
-			return "1"
-		}
-		return "0"
-	}
+	bit := map[bool]string{false: "0", true: "1"}
 
 	family("guestcheck_status", "Whether the last run's overall status (the worst check status) is the one in the status label: 1 for that status, 0 for the others.")
 	overall := valid(r.Status)
 	for _, st := range runner.Statuses {
-		sample("guestcheck_status", bit(st == overall), "status", string(st))
+		sample("guestcheck_status", bit[st == overall], "status", string(st))
 	}
 	family("guestcheck_check_status", "Whether the check ended the last run with the status in the status label: 1 for its status, 0 for the others.")
 	for _, c := range r.Checks {
 		cs := valid(c.Status)
 		for _, st := range runner.Statuses {
-			sample("guestcheck_check_status", bit(st == cs), "check", c.ID, "status", string(st))
+			sample("guestcheck_check_status", bit[st == cs], "check", c.ID, "status", string(st))
 		}
 	}
 	family("guestcheck_findings", "Number of findings the check reported in the last run, per finding status.")

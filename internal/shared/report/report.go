@@ -36,9 +36,6 @@ type Report = reportv1.Report
 // fills it from the guest's root.
 type Host = runner.Host
 
-// Summary counts checks per status, and the findings waivers accepted.
-type Summary = reportv1.Summary
-
 // Check is one check's entry in the report: the runner's result itself.
 type Check = runner.Result
 
@@ -64,7 +61,9 @@ func New(results []runner.Result, m Meta) Report {
 		Checks:        make([]Check, 0, len(results)),
 		Identity:      m.Identity,
 	}
-	for _, res := range results {
+	sts := make([]runner.Status, len(results))
+	for i, res := range results {
+		sts[i] = res.Status
 		// A copy: the findings carry their reference page, and the
 		// caller's results stay as the checks returned them.
 		fs := make([]runner.Finding, len(res.Findings))
@@ -81,17 +80,8 @@ func New(results []runner.Result, m Meta) Report {
 		r.Summary.Add(res.Status)
 		r.Summary.Waived += waivedIn(res)
 	}
-	r.Status = overall(r)
+	r.Status = reportv1.Overall(sts...) // the run's verdict over its checks
 	return r
-}
-
-// overall is the run's verdict over its checks (reportv1.Overall).
-func overall(r Report) runner.Status {
-	sts := make([]runner.Status, len(r.Checks))
-	for i, c := range r.Checks {
-		sts[i] = c.Status
-	}
-	return reportv1.Overall(sts...)
 }
 
 // ExitCode is the process exit status for r: 1 for any fail or error, 2 for
@@ -101,7 +91,11 @@ func overall(r Report) runner.Status {
 func ExitCode(r Report) int {
 	code := ExitOK
 	for _, c := range r.Checks {
-		for _, st := range append([]runner.Status{c.Status}, findingStatuses(c)...) {
+		sts := []runner.Status{c.Status}
+		for _, f := range c.Findings {
+			sts = append(sts, f.Counted()) // a waived finding counts as a pass
+		}
+		for _, st := range sts {
 			switch st {
 			case runner.Pass, runner.Skip:
 			case runner.Warn:
@@ -114,13 +108,11 @@ func ExitCode(r Report) int {
 	return code
 }
 
-// findingStatuses are the statuses c's findings count with: a waived
-// finding counts as a pass.
-func findingStatuses(c Check) []runner.Status {
-	out := make([]runner.Status, len(c.Findings))
-	for i, f := range c.Findings {
-		out[i] = f.Counted()
-	}
+// WorstFirst returns r's checks ordered worst status first, keeping the
+// registry order among equals.
+func WorstFirst(r Report) []Check {
+	out := append([]Check(nil), r.Checks...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Status.Worse(out[j].Status) })
 	return out
 }
 
@@ -133,12 +125,4 @@ func waivedIn(c Check) int {
 		}
 	}
 	return n
-}
-
-// WorstFirst returns r's checks ordered worst status first, keeping the
-// registry order among equals.
-func WorstFirst(r Report) []Check {
-	out := append([]Check(nil), r.Checks...)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Status.Worse(out[j].Status) })
-	return out
 }

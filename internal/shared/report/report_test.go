@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
@@ -133,20 +131,7 @@ func TestGolden(t *testing.T) {
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	p := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(p, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/shared/report -update)", err)
-	}
-	if d := cmp.Diff(string(want), string(got)); d != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", p, d)
-	}
+	testenv.Golden(t, filepath.Join("testdata", name), string(got), *update)
 }
 
 func compileSchema(t *testing.T) *jsonschema.Schema {
@@ -161,7 +146,8 @@ func compileSchemaFile(t *testing.T, p string) *jsonschema.Schema {
 	return testenv.Schema(t, filepath.Dir(p), filepath.Base(p))
 }
 
-// TestSchemaRejects proves the schema is not vacuous: broken reports fail it.
+// TestSchemaRejects proves the schema is not vacuous: broken reports,
+// and reports with a malformed identity, fail it.
 func TestSchemaRejects(t *testing.T) {
 	t.Parallel()
 	schema := compileSchema(t)
@@ -169,13 +155,24 @@ func TestSchemaRejects(t *testing.T) {
 	if err := WriteJSON(&good, New(cases[2].results, meta)); err != nil {
 		t.Fatal(err)
 	}
+	idOf := func(m map[string]any) map[string]any { return m["identity"].(map[string]any) }
+	first := func(m map[string]any, k string) map[string]any { return idOf(m)[k].([]any)[0].(map[string]any) }
 	mutations := map[string]func(m map[string]any){
-		"bad status":          func(m map[string]any) { m["status"] = "ok" },
-		"missing summary":     func(m map[string]any) { delete(m, "summary") },
-		"finding code case":   func(m map[string]any) { finding(m)["code"] = "Cloud_Init" },
-		"fail without fix":    func(m map[string]any) { delete(finding(m), "remediation") },
-		"empty findings":      func(m map[string]any) { m["checks"].([]any)[0].(map[string]any)["findings"] = []any{} },
-		"wrong schema number": func(m map[string]any) { m["schema_version"] = 2 },
+		"bad status":           func(m map[string]any) { m["status"] = "ok" },
+		"missing summary":      func(m map[string]any) { delete(m, "summary") },
+		"finding code case":    func(m map[string]any) { finding(m)["code"] = "Cloud_Init" },
+		"fail without fix":     func(m map[string]any) { delete(finding(m), "remediation") },
+		"empty findings":       func(m map[string]any) { m["checks"].([]any)[0].(map[string]any)["findings"] = []any{} },
+		"wrong schema number":  func(m map[string]any) { m["schema_version"] = 2 },
+		"raw-looking hash":     func(m map[string]any) { idOf(m)["machine_id_hash"] = "0102030405060708090A0B0C0D0E0F10" },
+		"unknown state":        func(m map[string]any) { idOf(m)["machine_id_state"] = "fine" },
+		"md5 fingerprint":      func(m map[string]any) { first(m, "ssh_host_keys")["fingerprint"] = "MD5:12:34" },
+		"upper-case duid":      func(m map[string]any) { first(m, "dhcp_client_ids")["value"] = "00:02:AB" },
+		"duid without colons":  func(m map[string]any) { first(m, "dhcp_client_ids")["value"] = "0002ab" },
+		"unknown dhcp kind":    func(m map[string]any) { first(m, "dhcp_client_ids")["kind"] = "iaid" },
+		"binding without at":   func(m map[string]any) { delete(first(m, "mac_bindings"), "at") },
+		"address without mask": func(m map[string]any) { first(m, "interfaces")["addresses"] = []any{"192.0.2.10"} },
+		"identity not object":  func(m map[string]any) { m["identity"] = "vm1" },
 	}
 	for name, mut := range mutations {
 		var m map[string]any
@@ -221,29 +218,18 @@ func TestExitCode(t *testing.T) {
 	}
 }
 
+// TestOverallStatus: a report's status is reportv1.Overall of its
+// checks' statuses (whose rules reportv1's TestOverall holds).
 func TestOverallStatus(t *testing.T) {
 	t.Parallel()
-	mk := func(sts ...runner.Status) runner.Status {
+	for _, sts := range [][]runner.Status{{runner.Pass, runner.Skip}, {runner.Skip, runner.Skip}, {runner.Warn, runner.Error, runner.Pass}, {""}} {
 		var rs []runner.Result
 		for _, s := range sts {
 			rs = append(rs, runner.Result{ID: "c", Status: s})
 		}
-		return New(rs, meta).Status
-	}
-	if got := mk(runner.Pass, runner.Skip); got != runner.Pass {
-		t.Errorf("pass+skip = %s, want pass", got)
-	}
-	if got := mk(runner.Skip, runner.Skip); got != runner.Skip {
-		t.Errorf("skip+skip = %s, want skip", got)
-	}
-	if got := mk(runner.Warn, runner.Error, runner.Pass); got != runner.Error {
-		t.Errorf("warn+error = %s, want error", got)
-	}
-	if got := mk(runner.Error, runner.Fail); got != runner.Fail {
-		t.Errorf("error+fail = %s, want fail", got)
-	}
-	if got := mk(""); got != runner.Error {
-		t.Errorf("empty status = %s, want error", got)
+		if got, want := New(rs, meta).Status, reportv1.Overall(sts...); got != want {
+			t.Errorf("%v: %s, want %s", sts, got, want)
+		}
 	}
 }
 

@@ -4,8 +4,9 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -45,51 +46,42 @@ func WriteTAP(w io.Writer, r Report) error {
 		} else {
 			fmt.Fprintf(bw, ": %s\n", tapText(c.Summary))
 		}
-		y := yamlWriter{w: bw}
+		// kv writes one "key: value" line of the YAML block.
+		kv := func(level int, key, value string) {
+			fmt.Fprintf(bw, "%s%s: %s\n", strings.Repeat("  ", level), yamlKey(key), yamlQuote(value))
+		}
 		fmt.Fprintln(bw, "  ---")
-		y.kv(1, "message", c.Summary)
-		y.kv(1, "severity", string(st))
-		y.kv(1, "title", c.Title)
+		kv(1, "message", c.Summary)
+		kv(1, "severity", string(st))
+		kv(1, "title", c.Title)
 		fmt.Fprintf(bw, "  duration_ms: %d\n", c.DurationMS)
 		if len(c.Findings) > 0 {
 			fmt.Fprintln(bw, "  findings:")
 		}
 		for _, f := range c.Findings {
 			fmt.Fprintf(bw, "    - status: %s\n", yamlQuote(string(f.Status)))
-			y.kv(3, "code", f.Code)
-			y.kv(3, "message", f.Message)
+			kv(3, "code", f.Code)
+			kv(3, "message", f.Message)
 			if len(f.Detail) > 0 {
 				fmt.Fprintln(bw, "      detail:")
-				keys := make([]string, 0, len(f.Detail))
-				for k := range f.Detail {
-					keys = append(keys, k)
-				}
-				sort.Strings(keys)
-				for _, k := range keys {
-					y.kv(4, k, f.Detail[k])
+				for _, k := range slices.Sorted(maps.Keys(f.Detail)) {
+					kv(4, k, f.Detail[k])
 				}
 			}
 			if f.Remediation != "" {
-				y.kv(3, "remediation", f.Remediation)
+				kv(3, "remediation", f.Remediation)
 			}
 			if f.Waived != nil {
 				fmt.Fprintln(bw, "      waived:")
-				y.kv(4, "reason", f.Waived.Reason)
+				kv(4, "reason", f.Waived.Reason)
 				if f.Waived.Expires != "" {
-					y.kv(4, "expires", f.Waived.Expires)
+					kv(4, "expires", f.Waived.Expires)
 				}
 			}
 		}
 		fmt.Fprintln(bw, "  ...")
 	}
 	return bw.Flush()
-}
-
-// yamlWriter writes "key: value" lines of a YAML block.
-type yamlWriter struct{ w *bufio.Writer }
-
-func (y yamlWriter) kv(level int, key, value string) {
-	fmt.Fprintf(y.w, "%s%s: %s\n", strings.Repeat("  ", level), yamlKey(key), yamlQuote(value))
 }
 
 var plainKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]*$`) })

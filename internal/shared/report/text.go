@@ -4,7 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -73,25 +74,15 @@ func WriteText(w io.Writer, r Report, o TextOptions) error {
 			if f.Waived != nil {
 				writeWrapped(bw, "        waived: ", "                ", 16, waivedText(f.Waived), width)
 			}
-			if !o.Verbose {
-				// The console gets what, why and the fix; the evidence is
-				// one -v (or --format json) away.
-				if f.Remediation != "" {
-					writeWrapped(bw, "        fix: ", "             ", 13, f.Remediation, width)
-				}
-				continue
-			}
-			keys := make([]string, 0, len(f.Detail))
-			for k := range f.Detail {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				v := strings.TrimRight(f.Detail[k], "\n")
-				lines := strings.Split(v, "\n")
-				writeWrapped(bw, "        "+k+": ", "          ", 10+len(k), lines[0], width)
-				for _, l := range lines[1:] {
-					writeWrapped(bw, "          ", "          ", 10, l, width)
+			// Without -v the console gets what, why and the fix; the
+			// evidence is one -v (or --format json) away.
+			if o.Verbose {
+				for _, k := range slices.Sorted(maps.Keys(f.Detail)) {
+					lines := strings.Split(strings.TrimRight(f.Detail[k], "\n"), "\n")
+					writeWrapped(bw, "        "+k+": ", "          ", 10+len(k), lines[0], width)
+					for _, l := range lines[1:] {
+						writeWrapped(bw, "          ", "          ", 10, l, width)
+					}
 				}
 			}
 			if f.Remediation != "" {
@@ -103,7 +94,7 @@ func WriteText(w io.Writer, r Report, o TextOptions) error {
 		fmt.Fprintln(bw, "\nEvidence for each finding: guestcheck -v, or --format json.")
 	}
 	if n := r.Summary.Waived; n > 0 {
-		fmt.Fprintf(bw, "\n%s accepted by the configuration's waivers (marked waived: above).\n", findings(n))
+		fmt.Fprintf(bw, "\n%s accepted by the configuration's waivers (marked waived: above).\n", count(n, "finding"))
 	}
 	fmt.Fprintf(bw, "\n%s\n", fit80(summaryLine(r, strings.TrimSpace(word(r.Status)), false)))
 	return bw.Flush()
@@ -146,12 +137,9 @@ func summaryLine(r Report, status string, withWaived bool) string {
 	s := r.Summary
 	waived := ""
 	if s.Waived > 0 && withWaived {
-		waived = "; " + findings(s.Waived) + " waived"
+		waived = "; " + count(s.Waived, "finding") + " waived"
 	}
-	checks := "1 check"
-	if n := len(r.Checks); n != 1 {
-		checks = fmt.Sprintf("%d checks", n)
-	}
+	checks := count(len(r.Checks), "check")
 	return fmt.Sprintf("%s: %s (%s: %d fail, %d error, %d warn, %d pass, %d skip%s) in %d ms",
 		r.Tool, status, checks, s.Fail, s.Error, s.Warn, s.Pass, s.Skip, waived, r.DurationMS)
 }
@@ -184,12 +172,12 @@ func failingIDs(r Report, limit int) string {
 	return b.String()
 }
 
-// findings is "1 finding" or "N findings".
-func findings(n int) string {
+// count is "1 noun" or "N nouns".
+func count(n int, noun string) string {
 	if n == 1 {
-		return "1 finding"
+		return "1 " + noun
 	}
-	return fmt.Sprintf("%d findings", n)
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // waivedText is a waiver's reason and expiry, as the text-like formats

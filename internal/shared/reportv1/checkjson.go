@@ -51,7 +51,7 @@ func CheckJSON(b []byte, t reflect.Type, types Types) (err error) {
 		}
 	}()
 	s.ws()
-	s.value(t, field{})
+	s.value(t, Field{})
 	s.ws()
 	if s.i < len(s.b) {
 		s.fail(s.i, "", "data after the JSON value")
@@ -73,7 +73,7 @@ type scanner struct {
 // plan is what the scanner asks of a struct type's objects, looked up
 // once per document.
 type plan struct {
-	fields []field
+	fields []Field
 	rule   TypeRule
 	judged reflect.Value // rule.Check's value, used again when free
 	busy   bool
@@ -83,7 +83,7 @@ func (s *scanner) plan(t reflect.Type) *plan {
 	if p, ok := s.plans[t]; ok {
 		return p
 	}
-	p := &plan{fields: fieldsOf(t), rule: s.types[t]}
+	p := &plan{fields: Fields(t), rule: s.types[t]}
 	if len(p.fields) > 64 {
 		panic(fmt.Sprintf("reportv1: %s has more than 64 fields", t))
 	}
@@ -94,16 +94,20 @@ func (s *scanner) plan(t reflect.Type) *plan {
 	return p
 }
 
-// fail stops the walk at byte off: about is a sentence about the
-// value at the path, else msg follows the path.
+// fail stops the walk at byte off: about is a sentence about the whole
+// value at the path, a rule's Check's ("checks[0].findings[2]: a fail
+// finding without a remediation"), else msg follows the path
+// ("summary.pass is -1, less than 0").
 func (s *scanner) fail(off int, msg, about string) {
-	var err error
-	if about != "" {
-		err = s.path.about(about)
-	} else {
-		err = s.path.err(msg)
+	switch {
+	case about != "" && len(s.path) == 0:
+		msg = about
+	case about != "":
+		msg = s.path.String() + ": " + about
+	default:
+		msg = s.path.String() + " " + msg
 	}
-	panic(&JSONError{Offset: off, Msg: bounded(err.Error(), 300)})
+	panic(&JSONError{Offset: off, Msg: bounded(msg, 300)})
 }
 
 func (s *scanner) ws() {
@@ -162,7 +166,7 @@ func (s *scanner) want(c byte, name string) {
 
 // value checks the value at the cursor, of Go type t in field f, and
 // steps past it.
-func (s *scanner) value(t reflect.Type, f field) {
+func (s *scanner) value(t reflect.Type, f Field) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem() // null is no value: absent is omitempty's
 	}
@@ -206,13 +210,13 @@ func (s *scanner) enter() {
 	}
 }
 
-func (s *scanner) array(t reflect.Type, f field) {
+func (s *scanner) array(t reflect.Type, f Field) {
 	start := s.i
 	s.want('[', "an array")
 	s.i++
 	s.enter()
 	n := 0
-	item := field{}
+	item := Field{}
 	if t.Elem().Kind() == reflect.String {
 		item = f // the field's string rules are each item's
 	}
@@ -223,20 +227,20 @@ func (s *scanner) array(t reflect.Type, f field) {
 		n++
 	}
 	s.depth--
-	if n < f.minItems {
-		s.fail(start, fmt.Sprintf("has %d items, fewer than %d", n, f.minItems), "")
+	if n < f.MinItems {
+		s.fail(start, fmt.Sprintf("has %d items, fewer than %d", n, f.MinItems), "")
 	}
 }
 
 // object checks a struct's or a map's object: a struct's known keys
 // once each, the others skipped or refused (Closed), then its required
 // keys and its rule's Check; each of a map's values.
-func (s *scanner) object(t reflect.Type, f field) {
+func (s *scanner) object(t reflect.Type, f Field) {
 	start := s.i
 	s.want('{', "an object")
 	s.i++
 	s.enter()
-	var fs []field
+	var fs []Field
 	var rule TypeRule
 	var seen uint64
 	var cv reflect.Value // what rule.Check judges
@@ -251,15 +255,9 @@ func (s *scanner) object(t reflect.Type, f field) {
 	for more := s.open('}'); more; more = s.more('}') {
 		keyAt := s.i
 		key := s.key()
-		s.ws()
-		if s.next() != ':' {
-			s.syntax()
-		}
-		s.i++
-		s.ws()
 		if t.Kind() == reflect.Map {
 			s.path.rawKey(key)
-			s.value(t.Elem(), field{})
+			s.value(t.Elem(), Field{})
 			s.path.pop()
 			continue
 		}
@@ -276,18 +274,18 @@ func (s *scanner) object(t reflect.Type, f field) {
 			s.fail(keyAt, fmt.Sprintf("has the key %q twice", bounded(string(key), 60)), "")
 		}
 		seen |= 1 << i
-		s.path.key(fs[i].name)
+		s.path.key(fs[i].Name)
 		from := s.i
-		s.value(fs[i].typ, fs[i])
+		s.value(fs[i].Type, fs[i])
 		if cv.IsValid() {
-			s.set(cv.Field(fs[i].index), s.b[from:s.i])
+			s.set(cv.Field(fs[i].Index), s.b[from:s.i])
 		}
 		s.path.pop()
 	}
 	s.depth--
 	for i, f := range fs {
-		if f.req && seen&(1<<i) == 0 {
-			s.path.key(f.name)
+		if f.Req && seen&(1<<i) == 0 {
+			s.path.key(f.Name)
 			s.fail(start, "is missing", "")
 		}
 	}
@@ -313,9 +311,9 @@ func (p *plan) take(t reflect.Type) reflect.Value {
 	return p.judged
 }
 
-func fieldNamed(fs []field, key []byte) int {
+func fieldNamed(fs []Field, key []byte) int {
 	for i := range fs {
-		if fs[i].name == string(key) {
+		if fs[i].Name == string(key) {
 			return i
 		}
 	}
@@ -324,10 +322,10 @@ func fieldNamed(fs []field, key []byte) int {
 
 // foldsTo is the name of the field key matches when case is ignored,
 // as encoding/json matches keys: "" for none.
-func foldsTo(fs []field, key []byte) string {
+func foldsTo(fs []Field, key []byte) string {
 	for i := range fs {
-		if bytes.EqualFold([]byte(fs[i].name), key) {
-			return fs[i].name
+		if bytes.EqualFold([]byte(fs[i].Name), key) {
+			return fs[i].Name
 		}
 	}
 	return ""
@@ -339,11 +337,7 @@ func foldsTo(fs []field, key []byte) string {
 func (s *scanner) set(v reflect.Value, raw []byte) {
 	switch v.Kind() {
 	case reflect.String:
-		if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
-			v.SetString(string(raw[1 : len(raw)-1]))
-		} else {
-			v.SetString(unquote(raw))
-		}
+		v.SetString(string(text(raw)))
 	case reflect.Int, reflect.Int64:
 		n, _ := strconv.ParseInt(string(raw), 10, 64)
 		v.SetInt(n)
@@ -385,37 +379,37 @@ func (s *scanner) more(end byte) bool {
 	return false
 }
 
-// key reads an object's key, escapes resolved: a slice of the
-// document unless it has one.
+// key reads an object's key and steps past the colon after it: the key
+// as text returns it.
 func (s *scanner) key() []byte {
 	if s.next() != '"' {
 		s.syntax()
 	}
 	from := s.i
-	if s.stringEnd() {
-		return []byte(unquote(s.b[from:s.i]))
+	s.stringEnd()
+	key := text(s.b[from:s.i])
+	s.ws()
+	if s.next() != ':' {
+		s.syntax()
 	}
-	return s.b[from+1 : s.i-1]
+	s.i++
+	s.ws()
+	return key
 }
 
 // str checks a string of type t in field f.
-func (s *scanner) str(t reflect.Type, f field) {
+func (s *scanner) str(t reflect.Type, f Field) {
 	start := s.i
 	s.want('"', "a string")
-	esc := s.stringEnd()
+	s.stringEnd()
 	var rule TypeRule
 	if t != stringType {
 		rule = s.types[t]
 	}
-	if f.konst == "" && f.enum == nil && !f.nonEmpty && f.pattern == "" && rule.Enum == nil && rule.Pattern == "" {
+	if f.Const == "" && f.Enum == nil && !f.NonEmpty && f.Pattern == "" && rule.Enum == nil && rule.Pattern == "" {
 		return
 	}
-	var v string
-	if esc || !utf8.Valid(s.b[start:s.i]) {
-		v = unquote(s.b[start:s.i])
-	} else {
-		v = string(s.b[start+1 : s.i-1])
-	}
+	v := string(text(s.b[start:s.i]))
 	if msg := f.checkString(v); msg != "" {
 		s.fail(start, msg, "")
 	}
@@ -426,19 +420,23 @@ func (s *scanner) str(t reflect.Type, f field) {
 
 var stringType = reflect.TypeFor[string]()
 
-// unquote is the string of a checked JSON string as encoding/json
-// reads it.
-func unquote(raw []byte) string {
+// text is raw, a JSON string stringEnd took, as encoding/json reads it:
+// a slice of the document unless it holds an escape or bytes that are
+// not UTF-8.
+func text(raw []byte) []byte {
+	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		return raw[1 : len(raw)-1]
+	}
 	var v string
 	if json.Unmarshal(raw, &v) != nil {
-		panic("reportv1: unquote of a string stringEnd took")
+		panic("reportv1: text of a string stringEnd took")
 	}
-	return v
+	return []byte(v)
 }
 
-// stringEnd steps past the string at the cursor, whether it holds an
-// escape. Bytes that are not UTF-8 pass, as encoding/json lets them.
-func (s *scanner) stringEnd() (esc bool) {
+// stringEnd steps past the string at the cursor. Bytes that are not
+// UTF-8 pass, as encoding/json lets them.
+func (s *scanner) stringEnd() {
 	start := s.i
 	s.i++
 	for s.i < len(s.b) {
@@ -450,9 +448,8 @@ func (s *scanner) stringEnd() (esc bool) {
 		switch {
 		case c == '"':
 			s.i++
-			return esc
+			return
 		case c == '\\':
-			esc = true
 			s.escape()
 		case c < 0x20:
 			s.path = nil
@@ -463,7 +460,6 @@ func (s *scanner) stringEnd() (esc bool) {
 	}
 	s.path = nil
 	s.fail(start, "", "not JSON: unterminated string")
-	return false
 }
 
 // special are the bytes a string's scan stops at.
@@ -494,7 +490,7 @@ func (s *scanner) escape() {
 
 // integer checks a number written as plain digits against f; any other
 // number is refused, as encoding/json refuses it for an int.
-func (s *scanner) integer(f field) {
+func (s *scanner) integer(f Field) {
 	start := s.i
 	if c := s.next(); c != '-' && !isDigit(c) {
 		s.fail(start, "is "+s.kind()+", not an integer", "")
@@ -561,12 +557,6 @@ func (s *scanner) skip() {
 		s.enter()
 		for more := s.open('}'); more; more = s.more('}') {
 			s.key()
-			s.ws()
-			if s.next() != ':' {
-				s.syntax()
-			}
-			s.i++
-			s.ws()
 			s.skip()
 		}
 		s.depth--

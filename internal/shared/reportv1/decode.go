@@ -18,8 +18,7 @@ func (e *VersionError) Error() string {
 
 // Decode reads a guestcheck JSON report of schema version 1: first the
 // tool and the version, then every rule of
-// schema/report-v1.schema.json on the bytes (CheckJSON) and again on
-// the decoded values (Valid). Fields it does not know are ignored, as
+// schema/report-v1.schema.json on the bytes (CheckJSON). Fields it does not know are ignored, as
 // the schema's additive changes require. Errors are one line without the report's
 // source, which the caller names; a report that came from a guest is
 // hostile, so nothing of it is quoted unbounded.
@@ -65,11 +64,6 @@ func Decode(b []byte) (Report, error) {
 	}
 	return r, nil
 }
-
-// Valid checks what Decode checks past the JSON types: every rule of
-// schema/report-v1.schema.json, which is generated from the same rules
-// (ReportTypes and the types' schema tags).
-func (r *Report) Valid() error { return Check(r, ReportTypes) }
 
 // ReportTypes are the rules of the report's types beyond their fields'
 // tags, for Check and JSONSchema.

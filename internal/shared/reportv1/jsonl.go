@@ -1,9 +1,6 @@
 package reportv1
 
-import (
-	"encoding/json"
-	"fmt"
-)
+import "fmt"
 
 // FindingLine is one line of guestcheck's jsonl format
 // (schema/finding-line-v1.schema.json): a finding with the run and
@@ -69,17 +66,3 @@ var FindingLineTypes = ReportTypes.With(Types{Type[FindingLine](): {
 		return ""
 	},
 }})
-
-// DecodeFindingLine reads one line of guestcheck's jsonl format
-// (schema/finding-line-v1.schema.json), as Decode reads a report: the
-// rules on the bytes (CheckJSON), then on the decoded value.
-func DecodeFindingLine(b []byte) (FindingLine, error) {
-	var l FindingLine
-	if err := CheckJSON(b, Type[FindingLine](), FindingLineTypes); err != nil {
-		return l, err
-	}
-	if err := json.Unmarshal(b, &l); err != nil {
-		return l, fmt.Errorf("not a finding line: %s", bounded(err.Error(), 160))
-	}
-	return l, Check(&l, FindingLineTypes)
-}

@@ -59,23 +59,6 @@ type Summary struct {
 	Waived int `json:"waived,omitempty" schema:"min=1" doc:"number of findings (not checks) a configuration waiver accepted; absent when none"`
 }
 
-// Count is the number of checks s counts with status st.
-func (s Summary) Count(st Status) int {
-	switch st {
-	case Pass:
-		return s.Pass
-	case Warn:
-		return s.Warn
-	case Fail:
-		return s.Fail
-	case Skip:
-		return s.Skip
-	case Error:
-		return s.Error
-	}
-	return 0
-}
-
 // Add counts one check of status st; an unknown status counts as an
 // error.
 func (s *Summary) Add(st Status) {

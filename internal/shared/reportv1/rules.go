@@ -1,10 +1,13 @@
 package reportv1
 
 import (
+	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -89,42 +92,39 @@ func Type[T any]() reflect.Type { return reflect.TypeFor[T]() }
 
 // With is ts and more, ts left as it was.
 func (ts Types) With(more Types) Types {
-	out := make(Types, len(ts)+len(more))
-	for k, v := range ts {
-		out[k] = v
-	}
-	for k, v := range more {
-		out[k] = v
-	}
+	out := maps.Clone(ts)
+	maps.Copy(out, more)
 	return out
 }
 
-// field is one JSON field of a struct, its tag parsed.
-type field struct {
-	index    int
-	typ      reflect.Type
-	name     string
-	omit     bool // omitempty: absent when zero
-	req      bool
-	nonEmpty bool
-	min      *int64
-	minItems int
-	konst    string
-	enum     []string
-	pattern  string
-	match    func(string) bool
-	doc      string
+// Field is one JSON field of a struct type as its json, schema and doc
+// tags describe it: what CheckJSON holds a value to, and what the schema
+// generator (internal/testenv/schemagen) writes the schemas from, so
+// that the schemas say what CheckJSON holds.
+type Field struct {
+	Index          int
+	Type           reflect.Type
+	Name           string
+	Omit           bool // omitempty: absent when zero
+	Req, NonEmpty  bool
+	Min            *int64
+	MinItems       int
+	Const, Pattern string
+	Enum           []string
+	Doc            string
+	match          func(string) bool // Pattern's matcher
 }
 
-var fieldCache sync.Map // reflect.Type → []field
+var fieldCache sync.Map // reflect.Type → []Field
 
-// fieldsOf parses t's JSON fields once; a tag it cannot read is a bug
-// in this module, so it panics.
-func fieldsOf(t reflect.Type) []field {
+// Fields returns t's JSON fields in order, each parsed once and shared:
+// the caller must not change them. A tag it cannot read is a bug in this
+// module, so it panics.
+func Fields(t reflect.Type) []Field {
 	if fs, ok := fieldCache.Load(t); ok {
-		return fs.([]field)
+		return fs.([]Field)
 	}
-	var fs []field
+	var fs []Field
 	for i := range t.NumField() {
 		sf := t.Field(i)
 		js := sf.Tag.Get("json")
@@ -132,29 +132,29 @@ func fieldsOf(t reflect.Type) []field {
 			continue
 		}
 		name, opts, _ := strings.Cut(js, ",")
-		f := field{index: i, typ: sf.Type, name: cmpOr(name, sf.Name), omit: strings.Contains(opts, "omitempty"), doc: sf.Tag.Get("doc")}
+		f := Field{Index: i, Type: sf.Type, Name: cmp.Or(name, sf.Name), Omit: strings.Contains(opts, "omitempty"), Doc: sf.Tag.Get("doc")}
 		for _, kw := range strings.Split(sf.Tag.Get("schema"), ",") {
 			k, v, _ := strings.Cut(kw, "=")
 			switch k {
 			case "":
 			case "req":
-				f.req = true
+				f.Req = true
 			case "nonempty":
-				f.nonEmpty = true
+				f.NonEmpty = true
 			case "min":
 				n, err := strconv.ParseInt(v, 10, 64)
 				if err != nil {
 					panic(fmt.Sprintf("%s.%s: schema tag min=%q", t, sf.Name, v))
 				}
-				f.min = &n
+				f.Min = &n
 			case "minitems":
-				f.minItems, _ = strconv.Atoi(v)
+				f.MinItems, _ = strconv.Atoi(v)
 			case "const":
-				f.konst = v
+				f.Const = v
 			case "enum":
-				f.enum = strings.Split(v, "|")
+				f.Enum = strings.Split(v, "|")
 			case "pattern":
-				f.pattern, f.match = v, matcher(v)
+				f.Pattern, f.match = v, matcher(v)
 			default:
 				panic(fmt.Sprintf("%s.%s: unknown schema tag %q", t, sf.Name, kw))
 			}
@@ -165,108 +165,27 @@ func fieldsOf(t reflect.Type) []field {
 	return fs
 }
 
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-// matcher is the hand-written matcher of Patterns[name]; a name
-// without one is a bug in this module.
+// matcher is the matcher of Patterns[name]; a name without one is a bug
+// in this module.
 func matcher(name string) func(string) bool {
-	m, ok := matchers[name]
-	if !ok || Patterns[name] == "" {
+	m, ok := matchers()[name]
+	if !ok {
 		panic("reportv1: no pattern " + name)
 	}
 	return m
 }
 
-// matchers match what Patterns' expressions match, each written out
-// by hand: every pattern is a few character classes, and a regexp
-// match cost a merge of 5,000 reports a fifth of its time.
-// TestMatchersArePatterns holds each to its expression.
-var matchers = map[string]func(string) bool{
-	"kebab": func(s string) bool {
-		for i := 0; i < len(s); i++ {
-			c := s[i]
-			if c == '-' && (i == 0 || i == len(s)-1 || s[i-1] == '-') {
-				return false
-			}
-			if c != '-' && !isLower(c) && !isDigit(c) {
-				return false
-			}
-		}
-		return s != ""
-	},
-	"hex32": func(s string) bool { return len(s) == 32 && all(s, isLowerHex) },
-	"fingerprint": func(s string) bool {
-		return len(s) == 50 && s[:7] == "SHA256:" && all(s[7:], isBase64)
-	},
-	"hexbytes": isHexBytes,
-	"mac":      func(s string) bool { return len(s) == 17 && isHexBytes(s) },
-	"clone": func(s string) bool {
-		n, ok := strings.CutPrefix(s, "clone-")
-		if !ok {
-			n, ok = strings.CutPrefix(s, "copy-")
-		}
-		return ok && n != "" && all(n, isDigit)
-	},
-	"cidr": func(s string) bool {
-		i := len(s) - 1
-		for i >= 0 && isDigit(s[i]) {
-			i--
-		}
-		if n := len(s) - 1 - i; n < 1 || n > 3 || i < 1 || s[i] != '/' {
-			return false
-		}
-		return all(s[:i], func(c byte) bool { return isDigit(c) || isHex(c) || c == '.' || c == ':' })
-	},
-	"date": func(s string) bool {
-		return len(s) == 10 && s[4] == '-' && s[7] == '-' && all(s[:4], isDigit) && all(s[5:7], isDigit) && all(s[8:], isDigit)
-	},
-	"datetime": isDateTime,
-}
+// Matches reports whether s matches Patterns[name].
+func Matches(name, s string) bool { return matcher(name)(s) }
 
-// isHexBytes matches Patterns["hexbytes"].
-func isHexBytes(s string) bool {
-	if len(s)%3 != 2 {
-		return false
+// matchers are Patterns compiled, once.
+var matchers = sync.OnceValue(func() map[string]func(string) bool {
+	out := map[string]func(string) bool{}
+	for name, expr := range Patterns {
+		out[name] = regexp.MustCompile(expr).MatchString
 	}
-	for i := 0; i < len(s); i++ {
-		if i%3 == 2 && s[i] != ':' || i%3 != 2 && !isLowerHex(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// isDateTime matches Patterns["datetime"].
-func isDateTime(s string) bool {
-	if len(s) < 20 || !all(s[:4], isDigit) || s[4] != '-' || !all(s[5:7], isDigit) || s[7] != '-' ||
-		!all(s[8:10], isDigit) || s[10] != 'T' || !all(s[11:13], isDigit) || s[13] != ':' ||
-		!all(s[14:16], isDigit) || s[16] != ':' || !all(s[17:19], isDigit) {
-		return false
-	}
-	rest := s[19:]
-	if rest[0] == '.' || rest[0] == ',' {
-		n := 1
-		for n < len(rest) && isDigit(rest[n]) {
-			n++
-		}
-		if n == 1 {
-			return false
-		}
-		rest = rest[n:]
-	}
-	switch {
-	case rest == "Z":
-		return true
-	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && all(rest[1:3], isDigit) && rest[3] == ':' && all(rest[4:], isDigit):
-		return true
-	}
-	return false
-}
+	return out
+})
 
 func all(s string, ok func(byte) bool) bool {
 	for i := 0; i < len(s); i++ {
@@ -277,13 +196,8 @@ func all(s string, ok func(byte) bool) bool {
 	return true
 }
 
-func isDigit(c byte) bool    { return c >= '0' && c <= '9' }
-func isLower(c byte) bool    { return c >= 'a' && c <= 'z' }
-func isHex(c byte) bool      { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
-func isLowerHex(c byte) bool { return isDigit(c) || c >= 'a' && c <= 'f' }
-func isBase64(c byte) bool {
-	return isDigit(c) || isLower(c) || c >= 'A' && c <= 'Z' || c == '+' || c == '/'
-}
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+func isHex(c byte) bool   { return isDigit(c) || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
 
 // Check tests v, a document's Go value, against its rules, by the one
 // reader of them: its JSON, as v would be written, through CheckJSON.
@@ -306,49 +220,40 @@ var timeType = reflect.TypeFor[time.Time]()
 // checkString tests a string field's tag (or, on an array of strings,
 // each item's): "" when it holds, else what is wrong, to follow the
 // value's path.
-func (f field) checkString(s string) string {
+func (f Field) checkString(s string) string {
 	switch {
-	case f.konst != "" && s != f.konst:
-		return fmt.Sprintf("is %q, not %q", bounded(s, 40), f.konst)
-	case f.enum != nil && !contains(f.enum, s):
-		return fmt.Sprintf("%q is not one of %s", bounded(s, 40), strings.Join(f.enum, ", "))
-	case f.nonEmpty && s == "":
+	case f.Const != "" && s != f.Const:
+		return fmt.Sprintf("is %q, not %q", bounded(s, 40), f.Const)
+	case f.Enum != nil && !slices.Contains(f.Enum, s):
+		return fmt.Sprintf("%q is not one of %s", bounded(s, 40), strings.Join(f.Enum, ", "))
+	case f.NonEmpty && s == "":
 		return "is empty"
-	case f.pattern != "" && !f.match(s):
-		return fmt.Sprintf("%q does not match %s", bounded(s, 60), Patterns[f.pattern])
+	case f.Pattern != "" && !f.match(s):
+		return fmt.Sprintf("%q does not match %s", bounded(s, 60), Patterns[f.Pattern])
 	}
 	return ""
 }
 
 // checkInt tests an integer field's tag.
-func (f field) checkInt(n int64) string {
+func (f Field) checkInt(n int64) string {
 	switch {
-	case f.konst != "" && strconv.FormatInt(n, 10) != f.konst:
-		return fmt.Sprintf("is %d, not %s", n, f.konst)
-	case f.min != nil && n < *f.min:
-		return fmt.Sprintf("is %d, less than %d", n, *f.min)
+	case f.Const != "" && strconv.FormatInt(n, 10) != f.Const:
+		return fmt.Sprintf("is %d, not %s", n, f.Const)
+	case f.Min != nil && n < *f.Min:
+		return fmt.Sprintf("is %d, less than %d", n, *f.Min)
 	}
 	return ""
 }
 
 // checkString tests a string type's own rule.
 func checkString(s string, rule TypeRule) string {
-	if rule.Enum != nil && !contains(rule.Enum, s) {
+	if rule.Enum != nil && !slices.Contains(rule.Enum, s) {
 		return fmt.Sprintf("%q is not one of %s", bounded(s, 40), strings.Join(rule.Enum, ", "))
 	}
-	if rule.Pattern != "" && !matchers[rule.Pattern](s) {
+	if rule.Pattern != "" && !matcher(rule.Pattern)(s) {
 		return fmt.Sprintf("%q does not match %s", bounded(s, 60), Patterns[rule.Pattern])
 	}
 	return ""
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // path is where in a document a check is: object keys and array
@@ -384,52 +289,4 @@ func (p path) String() string {
 		}
 	}
 	return b.String()
-}
-
-// err is msg about the value at p, nil for no message: msg follows
-// the path ("summary.pass is -1, less than 0").
-func (p path) err(msg string) error {
-	if msg == "" {
-		return nil
-	}
-	return fmt.Errorf("%s %s", p, msg)
-}
-
-// about is a sentence about the whole value at p, a rule's Check's
-// ("checks[0].findings[2]: a fail finding without a remediation"), nil
-// for none.
-func (p path) about(msg string) error {
-	switch {
-	case msg == "":
-		return nil
-	case len(p) == 0:
-		return errors.New(msg)
-	}
-	return fmt.Errorf("%s: %s", p, msg)
-}
-
-// Field is one JSON field of a report type as its tags describe it: the
-// view the schema generator (internal/testenv/schemagen) writes the
-// schemas from, so that the schemas say what Check and CheckJSON hold.
-type Field struct {
-	Index          int
-	Type           reflect.Type
-	Name           string
-	Omit           bool // omitempty: absent when zero
-	Req, NonEmpty  bool
-	Min            *int64
-	MinItems       int
-	Const, Pattern string
-	Enum           []string
-	Doc            string
-}
-
-// Fields returns t's JSON fields, in order.
-func Fields(t reflect.Type) []Field {
-	var out []Field
-	for _, f := range fieldsOf(t) {
-		out = append(out, Field{Index: f.index, Type: f.typ, Name: f.name, Omit: f.omit, Req: f.req, NonEmpty: f.nonEmpty,
-			Min: f.min, MinItems: f.minItems, Const: f.konst, Pattern: f.pattern, Enum: f.enum, Doc: f.doc})
-	}
-	return out
 }

@@ -6,8 +6,7 @@ package runner
 
 import (
 	"context"
-	"regexp"
-	"sync"
+	"maps"
 
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
@@ -88,10 +87,9 @@ const (
 // Statuses lists every valid status, best first.
 var Statuses = reportv1.Statuses
 
-var kebab = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`) })
-
-// IsKebab reports whether s is a valid check ID or finding code.
-func IsKebab(s string) bool { return kebab().MatchString(s) }
+// IsKebab reports whether s is a valid check ID or finding code: what
+// the report's schema asks of one (reportv1.Patterns' kebab).
+func IsKebab(s string) bool { return reportv1.Matches("kebab", s) }
 
 // New returns a finding; d may be nil. It saves the struct literal noise in
 // checks that build many findings.
@@ -120,9 +118,7 @@ func Errorf(code, msg string, d map[string]string, fix string) Finding {
 // shared base do not see each other's keys.
 func Detail(base map[string]string, kv ...string) map[string]string {
 	d := make(map[string]string, len(base)+len(kv)/2)
-	for k, v := range base {
-		d[k] = v
-	}
+	maps.Copy(d, base)
 	for i := 0; i+1 < len(kv); i += 2 {
 		if kv[i+1] != "" {
 			d[kv[i]] = kv[i+1]

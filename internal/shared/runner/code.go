@@ -118,18 +118,15 @@ func RootDenied(what string) Case {
 // the image root's and each case's, the non-empty ones.
 func (c Code) Fixes() []string {
 	var out []string
-	for _, s := range append([]string{c.Fix, c.RootFix}, caseFixes(c.Cases)...) {
+	for _, s := range []string{c.Fix, c.RootFix} {
 		if s != "" {
 			out = append(out, s)
 		}
 	}
-	return out
-}
-
-func caseFixes(cs []Case) []string {
-	out := make([]string, len(cs))
-	for i, k := range cs {
-		out[i] = k.Fix
+	for _, k := range c.Cases {
+		if k.Fix != "" {
+			out = append(out, k.Fix)
+		}
 	}
 	return out
 }

@@ -232,5 +232,3 @@ func TestRunStore(t *testing.T) {
 		t.Error("Run stored its facts in the caller's Env")
 	}
 }
-
-// TestOverall: skips count only when nothing else was judged.

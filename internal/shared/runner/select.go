@@ -18,10 +18,7 @@ import (
 // selection left empty is an error, so a typo never silently drops a
 // check or runs nothing. It is guestcheck's counterpart of seal.Select.
 func Select(all []Check, cfg *config.Config, only, skip string) ([]Check, error) {
-	var ids []string
-	for _, c := range all {
-		ids = append(ids, c.ID)
-	}
+	ids := checkIDs(all)
 	if err := Validate(all, cfg); err != nil {
 		return nil, err
 	}
@@ -96,11 +93,13 @@ func unknownID(all []Check, ids []string, id string) string {
 }
 
 // Has reports whether checks holds the check with this ID.
-func Has(checks []Check, id string) bool {
-	for _, c := range checks {
-		if c.ID == id {
-			return true
-		}
+func Has(checks []Check, id string) bool { return slices.Contains(checkIDs(checks), id) }
+
+// checkIDs are the IDs of checks, in order.
+func checkIDs(checks []Check) []string {
+	ids := make([]string, len(checks))
+	for i, c := range checks {
+		ids[i] = c.ID
 	}
-	return false
+	return ids
 }

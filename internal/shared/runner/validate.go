@@ -21,10 +21,7 @@ import (
 // (nil when all is well). guestcheck, guestcheck probe and guestcheck
 // check-config all call it, so a file is judged the same by each.
 func Validate(all []Check, cfg *config.Config) error {
-	ids := make([]string, len(all))
-	for i, c := range all {
-		ids[i] = c.ID
-	}
+	ids := checkIDs(all)
 	var probs config.Errors
 	at := func(path, format string, args ...any) {
 		probs = append(probs, problem.At(cfg.Source(), cfg.Line(path), "%s: %s", path, fmt.Sprintf(format, args...)))

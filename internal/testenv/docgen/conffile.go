@@ -4,6 +4,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/guestcheck/guestcheck/internal/shared/cli"
 	"github.com/guestcheck/guestcheck/internal/shared/config"
 )
 
@@ -31,7 +32,7 @@ func WriteConffile(w io.Writer, keys []config.Key) error {
 			continue
 		}
 		b.WriteString("\n")
-		for _, l := range wrap(k.Help, 74) {
+		for _, l := range cli.Wrap(k.Help, 74) {
 			b.WriteString("# " + l + "\n")
 		}
 		if k.Leaf() {
@@ -69,24 +70,4 @@ func value(k config.Key) string {
 		return k.Example
 	}
 	return k.Default
-}
-
-// wrap breaks s into lines of at most width columns, at spaces.
-func wrap(s string, width int) []string {
-	var out []string
-	line := ""
-	for _, w := range strings.Fields(s) {
-		if line != "" && len(line)+1+len(w) > width {
-			out = append(out, line)
-			line = ""
-		}
-		if line != "" {
-			line += " "
-		}
-		line += w
-	}
-	if line != "" {
-		out = append(out, line)
-	}
-	return out
 }

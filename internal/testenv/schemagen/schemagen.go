@@ -1,3 +1,6 @@
+// Package schemagen writes the JSON Schema files of schema/ from the Go
+// types of the documents they describe, and holds the committed files
+// to what the types generate (Compare).
 package schemagen
 
 import (
@@ -5,32 +8,49 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strconv"
+	"testing"
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
+	"github.com/guestcheck/guestcheck/internal/testenv"
+	"github.com/guestcheck/guestcheck/schema"
 )
 
-// Doc heads a generated schema file.
+// Doc is one generated schema file: its name under schema/ (also its
+// $id's), its title and description, and the Go type of its document's
+// root with the rules of the types beyond their fields' tags.
 type Doc struct {
-	File  string // its name under schema/, which is also its $id's
-	Title string
-	Desc  string
-	// Base is the URL the $id values of schema/ share.
-	Base string
+	File, Title, Desc string
+	Root              reflect.Type
+	Types             reportv1.Types
 }
 
-// JSONSchema writes the JSON Schema (draft 2020-12) of root's JSON
-// document from the Go types: their JSON fields, their schema and doc
-// tags, and types' rules. Objects stay open to keys they do not name
-// unless their rule closes them, since changes within a schema version
-// are additive.
-func JSONSchema(root reflect.Type, types reportv1.Types, d Doc) ([]byte, error) {
-	g := gen{types: types, defs: map[string]any{}}
-	body := g.object(root, "")
-	out := obj{{"$schema", "https://json-schema.org/draft/2020-12/schema"}, {"$id", d.Base + d.File},
+// Compare generates d and holds schema/d.File to it, or rewrites the file
+// when update is set (the calling package's -update flag): the Go types
+// are the one definition of a document, the file its published form.
+func Compare(t testing.TB, d Doc, update bool) {
+	t.Helper()
+	want, err := JSONSchema(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, self, _, _ := runtime.Caller(0)
+	testenv.Golden(t, filepath.Join(filepath.Dir(self), "..", "..", "..", "schema", d.File), string(want), update)
+}
+
+// JSONSchema writes the JSON Schema (draft 2020-12) of d's document from
+// the Go types: their JSON fields, their schema and doc tags, and
+// d.Types' rules. Objects stay open to keys they do not name unless their
+// rule closes them, since changes within a schema version are additive.
+func JSONSchema(d Doc) ([]byte, error) {
+	g := gen{types: d.Types, defs: map[string]any{}}
+	body := g.object(d.Root, "")
+	out := obj{{"$schema", "https://json-schema.org/draft/2020-12/schema"}, {"$id", schema.Base + d.File},
 		{"title", d.Title}, {"description", d.Desc + " " + stricter}}
 	out = append(out, body...)
 	if len(g.defs) > 0 {
@@ -252,18 +272,12 @@ func (o *obj) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// ReportSchema is schema/report-v1.schema.json as the Go types write
-// it.
-func ReportSchema(base string) ([]byte, error) {
-	return JSONSchema(reflect.TypeFor[reportv1.Report](), reportv1.ReportTypes, Doc{Base: base, File: "report-v1.schema.json",
-		Title: "guestcheck report, schema version 1",
-		Desc:  "Output of guestcheck --format json. Changes within schema_version 1 are additive: consumers must ignore keys they do not know."})
-}
+// Report is schema/report-v1.schema.json.
+var Report = Doc{File: "report-v1.schema.json", Root: reflect.TypeFor[reportv1.Report](), Types: reportv1.ReportTypes,
+	Title: "guestcheck report, schema version 1",
+	Desc:  "Output of guestcheck --format json. Changes within schema_version 1 are additive: consumers must ignore keys they do not know."}
 
-// FindingLineSchema is schema/finding-line-v1.schema.json as the Go
-// types write it.
-func FindingLineSchema(base string) ([]byte, error) {
-	return JSONSchema(reflect.TypeFor[reportv1.FindingLine](), reportv1.FindingLineTypes, Doc{Base: base, File: "finding-line-v1.schema.json",
-		Title: "guestcheck finding line, version 1",
-		Desc:  "One line of guestcheck --format jsonl: one finding of the report (schema/report-v1.schema.json) with the run and check it belongs to. Additive changes only: consumers must ignore keys they do not know."})
-}
+// FindingLine is schema/finding-line-v1.schema.json.
+var FindingLine = Doc{File: "finding-line-v1.schema.json", Root: reflect.TypeFor[reportv1.FindingLine](), Types: reportv1.FindingLineTypes,
+	Title: "guestcheck finding line, version 1",
+	Desc:  "One line of guestcheck --format jsonl: one finding of the report (schema/report-v1.schema.json) with the run and check it belongs to. Additive changes only: consumers must ignore keys they do not know."}

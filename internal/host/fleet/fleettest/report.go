@@ -1,6 +1,7 @@
-// Package fleettest builds guest reports for the fleet tests and
-// benchmarks of internal/host/fleet and cmd/guestcheck, so that both
-// measure and bound against the same report.
+// Package fleettest is the fleet tests' kit: guest reports for the tests
+// and benchmarks of internal/host/fleet and cmd/guestcheck, so that both
+// measure and bound against the same report, and the fake libvirtd that
+// fleet's and freeze-drill's libvirt tests reach domains through.
 package fleettest
 
 import (

@@ -22,7 +22,7 @@ const MaxLine = 2048
 // registry's order; an unknown ID is an error naming the file and line.
 func Select(all []runner.Check, p *config.ProbeConfig) ([]runner.Check, error) {
 	for i, id := range p.Checks {
-		if !slices.ContainsFunc(all, func(c runner.Check) bool { return c.ID == id }) {
+		if !runner.Has(all, id) {
 			return nil, fmt.Errorf("%s: probe.checks: unknown check ID %q (see guestcheck --list)", p.Where(i), id)
 		}
 	}

@@ -1,4 +1,4 @@
-package fleet
+package fleettest
 
 import (
 	"encoding/binary"
@@ -13,7 +13,6 @@ import (
 // libvirt RPC numbers the fake answers (libvirt's remote_protocol.x and
 // qemu_protocol.x).
 const (
-	progRemote         = 0x20008086
 	progQEMU           = 0x20008087
 	procConnectOpen    = 1
 	procConnectClose   = 2
@@ -23,41 +22,44 @@ const (
 	procAgentCommand   = 3 // of progQEMU
 )
 
-// fakeDomain is one running domain of fakeLibvirtd.
-type fakeDomain struct {
+// Domain is one running domain of a Libvirtd: its name and its XML
+// description ("" for a domain that is gone before its XML is read).
+type Domain struct {
 	Name string
 	XML  string
 }
 
-// agentReply is the fake's answer to one agent command: the reply
+// AgentReply is the fake's answer to one agent command: the reply
 // string, or a libvirt error, after Delay.
-type agentReply struct {
+type AgentReply struct {
 	Reply   string
 	ErrCode uint32
 	ErrMsg  string
 	Delay   time.Duration
 }
 
-// fakeLibvirtd speaks enough of libvirt's RPC protocol on a unix socket
-// for the libvirt source: auth-list, open, close, list-all-domains,
+// Libvirtd speaks enough of libvirt's RPC protocol on a unix socket for
+// fleet's libvirt source, which guestcheck fleet and freeze-drill reach
+// domains through: auth-list, open, close, list-all-domains,
 // get-xml-desc and the QEMU program's agent command.
-type fakeLibvirtd struct {
-	Socket  string
-	Domains []fakeDomain
+type Libvirtd struct {
+	Domains []Domain
 	// Agent answers an agent command (the request JSON) for a domain.
-	Agent func(dom, cmd string) agentReply
+	Agent func(dom, cmd string) AgentReply
 	// Raw, when set, is written instead of any reply: a hostile peer.
 	Raw []byte
 
-	mu    sync.Mutex
-	conns int
-	calls []string // agent command requests, in order
+	socket string
+	mu     sync.Mutex
+	conns  int
 }
 
-func startFakeLibvirtd(t *testing.T, f *fakeLibvirtd) *fakeLibvirtd {
+// StartLibvirtd serves f on a socket in a temporary directory until the
+// test ends.
+func StartLibvirtd(t testing.TB, f *Libvirtd) *Libvirtd {
 	t.Helper()
-	f.Socket = filepath.Join(t.TempDir(), "libvirt-sock")
-	ln, err := net.Listen("unix", f.Socket)
+	f.socket = filepath.Join(t.TempDir(), "libvirt-sock")
+	ln, err := net.Listen("unix", f.socket)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +79,20 @@ func startFakeLibvirtd(t *testing.T, f *fakeLibvirtd) *fakeLibvirtd {
 	return f
 }
 
-func (f *fakeLibvirtd) serve(c net.Conn) {
+// Socket is the path f listens on.
+func (f *Libvirtd) Socket() string { return f.socket }
+
+// URI is a libvirt URI that connects to f.
+func (f *Libvirtd) URI() string { return "qemu+unix:///system?socket=" + f.socket }
+
+// Conns counts the connections f has accepted.
+func (f *Libvirtd) Conns() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.conns
+}
+
+func (f *Libvirtd) serve(c net.Conn) {
 	defer c.Close()
 	var wmu sync.Mutex
 	for {
@@ -86,6 +101,9 @@ func (f *fakeLibvirtd) serve(c net.Conn) {
 			return
 		}
 		n := binary.BigEndian.Uint32(hdr[0:4])
+		if n < 28 {
+			return
+		}
 		body := make([]byte, n-28)
 		if _, err := io.ReadFull(c, body); err != nil {
 			return
@@ -95,13 +113,11 @@ func (f *fakeLibvirtd) serve(c net.Conn) {
 			continue
 		}
 		prog, proc := binary.BigEndian.Uint32(hdr[4:8]), binary.BigEndian.Uint32(hdr[12:16])
-		serial := binary.BigEndian.Uint32(hdr[20:24])
 		reply := func(status uint32, payload []byte) {
 			out := make([]byte, 28, 28+len(payload))
 			binary.BigEndian.PutUint32(out[0:], uint32(28+len(payload)))
-			copy(out[4:20], hdr[4:20])
+			copy(out[4:24], hdr[4:24])              // program, version, procedure, type, serial
 			binary.BigEndian.PutUint32(out[16:], 1) // REPLY
-			binary.BigEndian.PutUint32(out[20:], serial)
 			binary.BigEndian.PutUint32(out[24:], status)
 			wmu.Lock()
 			c.Write(append(out, payload...))
@@ -117,7 +133,7 @@ func (f *fakeLibvirtd) serve(c net.Conn) {
 	}
 }
 
-func (f *fakeLibvirtd) remote(proc uint32, body []byte, reply func(uint32, []byte)) {
+func (f *Libvirtd) remote(proc uint32, body []byte, reply func(uint32, []byte)) {
 	var x xdrBuf
 	switch proc {
 	case procAuthList:
@@ -148,13 +164,9 @@ func (f *fakeLibvirtd) remote(proc uint32, body []byte, reply func(uint32, []byt
 	reply(0, x.b)
 }
 
-func (f *fakeLibvirtd) agentCommand(body []byte, reply func(uint32, []byte)) {
+func (f *Libvirtd) agentCommand(body []byte, reply func(uint32, []byte)) {
 	name, rest := readDomain(body)
-	cmd := readString(rest)
-	f.mu.Lock()
-	f.calls = append(f.calls, cmd)
-	f.mu.Unlock()
-	r := f.Agent(name, cmd)
+	r := f.Agent(name, readString(rest))
 	time.Sleep(r.Delay)
 	if r.ErrCode != 0 {
 		reply(1, libvirtError(r.ErrCode, r.ErrMsg))
