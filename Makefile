@@ -99,7 +99,7 @@ vm-test: package ## end-to-end tests in QEMU guests (root; see docs/vm-tests.md)
 	@bash scripts/test-deps.sh vm
 	$(GO) test -tags vmtest -v -count=1 -timeout 90m ./test/vm/
 
-vm-test-long: package ## vm-test with the long scenarios too (TestVMIntent/debian13, TestVMNetIntent): about 8 minutes more under TCG
+vm-test-long: package ## vm-test with the long scenarios too (TestVMIntent, TestVMNetIntent, prove/regen-keys): about 13 minutes more under TCG
 	@bash scripts/test-deps.sh vm
 	GUESTCHECK_VM_LONG=1 $(GO) test -tags vmtest -v -count=1 -timeout 120m ./test/vm/
 

@@ -61,9 +61,7 @@ func TestVMIntent(t *testing.T) {
 	deb := debPath(t)
 	for _, rel := range releases {
 		t.Run(rel.name, func(t *testing.T) {
-			if rel.name != "debian12" {
-				longScenario(t) // on the network stacks' root, a long scenario's
-			}
+			longScenario(t)
 			img, netcfg := rel.image(ctx, t, deb)
 			t.Run("healthy", func(t *testing.T) { t.Parallel(); intentHealthy(ctx, t, img, netcfg, rel.name) })
 			t.Run("broken", func(t *testing.T) { t.Parallel(); intentBroken(ctx, t, img, netcfg, rel.name) })

@@ -289,9 +289,10 @@ func proveNoBoot(ctx context.Context, t *testing.T, e *env) {
 
 func xmlUnmarshal(b []byte, v any) error { return xml.Unmarshal(b, v) }
 
-// proveCopies: the sealed root boots as clone-1, reboots (--reboot: a
-// sealed template is the same VM across its reboot, every item stable,
-// no first-boot work again), powers off, and its disk is copied as two
+// proveCopies: the sealed root boots as clone-1 under a boot budget no
+// TCG boot meets (--boot-budget 30s: it fails naming the slowest units),
+// reboots (--reboot: a sealed template is the same VM across its reboot,
+// every item stable, no first-boot work again), powers off, and its disk is copied as two
 // platforms copy a VM that has booted (--copy). Harvester's Clone keeps the firmware UUID and the seed (the
 // same instance-id, and a network-config that matches the NIC by the
 // source's MAC) and gives a new MAC: cloud-init sees no new instance,
@@ -305,7 +306,7 @@ func xmlUnmarshal(b []byte, v any) error { return xml.Unmarshal(b, v) }
 func proveCopies(ctx context.Context, t *testing.T, e *env) {
 	r := runProve(ctx, t, e, "copies", e.sealedRoot, baseUserData, 1, proveTimeout,
 		"--kernel", e.img.Kernel, "--initrd", e.img.Initrd, "--append", "root=LABEL=rootfs rw console=ttyS0 panic=-1",
-		"--reboot", "--copy", "harvester-clone", "--copy", "kubevirt-clone")
+		"--reboot", "--boot-budget", "30s", "--copy", "harvester-clone", "--copy", "kubevirt-clone")
 	if r.exit != prove.ExitFailed {
 		t.Errorf("exit %d, want 1", r.exit)
 	}
@@ -316,10 +317,19 @@ func proveCopies(ctx context.Context, t *testing.T, e *env) {
 	if rb := src.Reboot; rb == nil || rb.Boot != prove.BootUp || len(rb.Changed) != 0 || !rb.FirstBootRead {
 		t.Errorf("clone-1's reboot: %+v; want up, nothing changed, first-boot work compared", rb)
 	}
+	// No TCG boot reaches guestcheck's verdict within 30 s: the budget
+	// fails each of clone-1's boots, naming the slowest units.
 	for _, f := range r.rep.Failures {
-		if f.Step != prove.StepCopy {
+		budget := f.Clone == "clone-1" && strings.Contains(f.Message, "over the --boot-budget of 30s") &&
+			strings.Contains(f.Message, "slowest units on the boot's critical chain: ")
+		if f.Step != prove.StepCopy && !budget {
 			t.Errorf("a failure of the sealed template itself: %+v", f)
 		}
+	}
+	if src.BootTime == nil || src.BootTime.Slowest == "" || !slices.ContainsFunc(r.rep.Failures, func(f prove.Failure) bool {
+		return f.Clone == "clone-1" && f.Step == "" && strings.Contains(f.Message, "slowest units on the boot's critical chain: "+src.BootTime.Slowest)
+	}) {
+		t.Errorf("clone-1's first boot (%+v) did not fail the 30 s budget naming its slowest units: %+v", src.BootTime, r.rep.Failures)
 	}
 	if len(r.rep.Copies) != 2 {
 		t.Fatalf("%d copies, want 2", len(r.rep.Copies))
@@ -370,7 +380,7 @@ func proveCopies(ctx context.Context, t *testing.T, e *env) {
 		t.Errorf("the VirtualMachineClone shares %v: want the machine-id, and no host keys, hostname, instance-id or address", got)
 	}
 	for _, name := range []string{`name="copy-1 (harvester-clone): ssh-host-key not shared with clone-1"`, `name="copy-1 (harvester-clone): network up on its MAC"`,
-		`name="copy-2 (kubevirt-clone): boots"`} {
+		`name="copy-2 (kubevirt-clone): boots"`, `name="clone-1: within the boot budget"`} {
 		if !bytes.Contains(r.junit, []byte(name)) {
 			t.Errorf("the JUnit report has no case %s", name)
 		}

@@ -135,7 +135,7 @@ func TestVM(t *testing.T) {
 		})
 		// One clone booted twice (--reboot), with a boot budget: after
 		// the parallel group, so that no more than two guests are busy.
-		t.Run("regen-keys", func(t *testing.T) { proveRegenKeys(ctx, t, e) })
+		t.Run("regen-keys", func(t *testing.T) { longScenario(t); proveRegenKeys(ctx, t, e) })
 		// One clone, powered off, then two platform copies of its disk.
 		t.Run("copies", func(t *testing.T) { proveCopies(ctx, t, e) })
 	})
