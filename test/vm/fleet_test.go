@@ -48,6 +48,11 @@ type fleetDomain struct {
 	FirmwareUUID string
 	// InstanceID is the NoCloud instance-id; empty for NAME-iid.
 	InstanceID string
+	// OneCPU boots the guest with one vCPU instead of two: every TCG
+	// vCPU is a host thread, and seven guests' threads on two cores
+	// make each guest's boot cost more CPU (a vCPU spinning on a lock
+	// the other one holds while it waits for a core).
+	OneCPU bool
 
 	dir       string
 	agentSock string // the channel's socket, outside libvirtd's namespace
@@ -64,7 +69,10 @@ func (f *fleetDomain) console() string { return filepath.Join(f.dir, "console.lo
 func (f *fleetDomain) xml(img image) string {
 	var dev, boot, cmdline strings.Builder
 	boot.WriteString("<type arch='x86_64' machine='pc'>hvm</type>")
-	mem := 64
+	mem, vcpu := 64, 2
+	if f.OneCPU {
+		vcpu = 1
+	}
 	if f.Base != "" {
 		mem = 1024
 		fmt.Fprintf(&boot, "<kernel>%s</kernel><initrd>%s</initrd><cmdline>root=/dev/vda rw console=ttyS0 panic=-1</cmdline>", img.Kernel, img.Initrd)
@@ -86,7 +94,7 @@ func (f *fleetDomain) xml(img image) string {
 	return fmt.Sprintf(`<domain type='qemu' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>
 <name>%s</name>
 <memory unit='MiB'>%d</memory>
-<vcpu>2</vcpu>
+<vcpu>%d</vcpu>
 <os>%s</os>
 <on_reboot>destroy</on_reboot>
 <devices>
@@ -96,7 +104,7 @@ func (f *fleetDomain) xml(img image) string {
 %s</devices>
 <qemu:commandline>%s</qemu:commandline>
 </domain>
-`, f.Name, mem, boot.String(), dev.String(), cmdline.String())
+`, f.Name, mem, vcpu, boot.String(), dev.String(), cmdline.String())
 }
 
 // create writes the domain's overlay and seed and starts it (a transient
