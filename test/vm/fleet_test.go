@@ -50,7 +50,7 @@ type fleetDomain struct {
 	InstanceID string
 	// OneCPU boots the guest with one vCPU instead of two: every TCG
 	// vCPU is a host thread, and seven guests' threads on two cores
-	// make each guest's boot cost more CPU (a vCPU spinning on a lock
+	// made each guest's boot cost more CPU here (likely a vCPU spinning on a lock
 	// the other one holds while it waits for a core).
 	OneCPU bool
 
