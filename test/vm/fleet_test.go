@@ -20,6 +20,7 @@ import (
 
 	"github.com/digitalocean/go-libvirt"
 
+	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
 	"github.com/guestcheck/guestcheck/internal/host/nocloud"
 )
 
@@ -39,6 +40,19 @@ type fleetDomain struct {
 	// to its guest (libvirt does not know the NIC), and equal addresses
 	// on one network are a collision.
 	Host int
+	// FirmwareUUID, when set, is the SMBIOS system UUID the guest sees
+	// instead of the domain's own <uuid>: libvirt refuses two domains of
+	// one <uuid> and a <sysinfo> UUID that differs from it, so it goes
+	// through <qemu:commandline> as -smbios type=1,uuid=, which QEMU
+	// takes over libvirt's -uuid (its query-uuid then answers it).
+	FirmwareUUID string
+	// InstanceID is the NoCloud instance-id; empty for NAME-iid.
+	InstanceID string
+	// OneCPU boots the guest with one vCPU instead of two: every TCG
+	// vCPU is a host thread, and seven guests' threads on two cores
+	// made each guest's boot cost more CPU here (likely a vCPU spinning on a lock
+	// the other one holds while it waits for a core).
+	OneCPU bool
 
 	dir       string
 	agentSock string // the channel's socket, outside libvirtd's namespace
@@ -55,7 +69,10 @@ func (f *fleetDomain) console() string { return filepath.Join(f.dir, "console.lo
 func (f *fleetDomain) xml(img image) string {
 	var dev, boot, cmdline strings.Builder
 	boot.WriteString("<type arch='x86_64' machine='pc'>hvm</type>")
-	mem := 64
+	mem, vcpu := 64, 2
+	if f.OneCPU {
+		vcpu = 1
+	}
 	if f.Base != "" {
 		mem = 1024
 		fmt.Fprintf(&boot, "<kernel>%s</kernel><initrd>%s</initrd><cmdline>root=/dev/vda rw console=ttyS0 panic=-1</cmdline>", img.Kernel, img.Initrd)
@@ -66,6 +83,9 @@ func (f *fleetDomain) xml(img image) string {
 		n := f.NIC
 		fmt.Fprintf(&cmdline, `<qemu:arg value='-netdev'/><qemu:arg value='user,id=gcnet0,restrict=on,ipv6=off,net=%s.0/24,host=%s.2,dns=%s.3,dhcpstart=%s.15'/>
 <qemu:arg value='-device'/><qemu:arg value='virtio-net-pci,netdev=gcnet0,mac=%s,addr=0x%x'/>`, n.Net, n.Net, n.Net, n.Net, n.MAC, n.Slot)
+		if f.FirmwareUUID != "" {
+			fmt.Fprintf(&cmdline, "\n<qemu:arg value='-smbios'/><qemu:arg value='type=1,uuid=%s'/>", f.FirmwareUUID)
+		}
 	}
 	fmt.Fprintf(&dev, "<serial type='file'><source path='%s'/><target port='0'/></serial>\n", f.console())
 	if f.Channel {
@@ -74,7 +94,7 @@ func (f *fleetDomain) xml(img image) string {
 	return fmt.Sprintf(`<domain type='qemu' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>
 <name>%s</name>
 <memory unit='MiB'>%d</memory>
-<vcpu>2</vcpu>
+<vcpu>%d</vcpu>
 <os>%s</os>
 <on_reboot>destroy</on_reboot>
 <devices>
@@ -84,7 +104,7 @@ func (f *fleetDomain) xml(img image) string {
 %s</devices>
 <qemu:commandline>%s</qemu:commandline>
 </domain>
-`, f.Name, mem, boot.String(), dev.String(), cmdline.String())
+`, f.Name, mem, vcpu, boot.String(), dev.String(), cmdline.String())
 }
 
 // create writes the domain's overlay and seed and starts it (a transient
@@ -98,7 +118,11 @@ func (f *fleetDomain) create(ctx context.Context, t *testing.T, l *libvirt.Libvi
 		}
 		seed := filepath.Join(f.dir, "seed.iso")
 		os.Remove(seed)
-		if err := nocloud.Write(seed, nocloud.Seed{InstanceID: f.Name + "-iid", Hostname: f.Name, UserData: []byte(f.UserData),
+		iid := f.InstanceID
+		if iid == "" {
+			iid = f.Name + "-iid"
+		}
+		if err := nocloud.Write(seed, nocloud.Seed{InstanceID: iid, Hostname: f.Name, UserData: []byte(f.UserData),
 			NetworkConfig: []byte(strings.Replace(networkConfig([]nic{f.NIC}), ".15/24", fmt.Sprintf(".%d/24", f.Host), 1))}); err != nil {
 			t.Fatal(err)
 		}
@@ -233,12 +257,15 @@ func agentChannel(l *libvirt.Libvirt, name string) (path, state string, err erro
 // machine-id and, with ssh_deletekeys: false, host keys they keep), one
 // clone of the sealed template (its root partition, booted like the
 // others through its kernel), a domain without the agent channel and one
-// whose channel no agent ever opens (it has no disk). The host build of
-// guestcheck surveys them through libvirt (--libvirt qemu:///system,
-// inside libvirtd's namespace). Then libvirtd is stopped, the same QEMU
-// processes keep running, and the same guests are surveyed again through
+// whose channel no agent ever opens (it has no disk); and issue 40's
+// firmware twins (fleetuuid_test.go): two clones of the sealed template
+// with one firmware UUID, which is also their instance-id. The host
+// build of guestcheck surveys them through libvirt (--libvirt
+// qemu:///system, inside libvirtd's namespace). Then libvirtd is
+// stopped, the same QEMU processes keep running, the twins are read
+// through their agents, and the same guests are surveyed again through
 // --agent-socket on their channels' sockets: plain QEMU chardev sockets,
-// no libvirt in the path. Three TCG boots serve both surveys.
+// no libvirt in the path. Five TCG boots serve both surveys.
 func fleetScenario(ctx context.Context, t *testing.T, e *env) {
 	start := time.Now()
 	gc := filepath.Join(t.TempDir(), "guestcheck")
@@ -265,18 +292,77 @@ func fleetScenario(ctx context.Context, t *testing.T, e *env) {
 		{Name: "gc-fleet-noagent", Channel: true},
 	}
 	doms[2].UserData = baseUserData
+	tw := newFirmwareTwins(t)
+	doms = append(doms, tw.domains(mk, e.sealedRoot)...)
+	n := bootFleet(ctx, t, d, l, e.img, doms)
+	t.Logf("fleet: %d guests booted under libvirt in %s", n, time.Since(start).Round(time.Second))
+	outDir := t.TempDir()
+
+	t.Run("libvirt", func(t *testing.T) {
+		sctx, cancel := step(ctx, fleetTimeout)
+		defer cancel()
+		args := withOutputs(outDir, "libvirt", "fleet", "--libvirt", "qemu:///system", "--format", "json", "--concurrency", "1")
+		out := runFleet(t, d.Command(sctx, gc, args...))
+		// With GUESTCHECK_VM_CAPTURE=DIR the survey is kept as
+		// DIR/fleet-libvirt.json, the source of docs/fleet.md's real survey.
+		if dir := os.Getenv("GUESTCHECK_VM_CAPTURE"); dir != "" {
+			if err := os.WriteFile(filepath.Join(dir, "fleet-libvirt.json"), out, 0o644); err != nil {
+				t.Errorf("capture: %v", err)
+			}
+		}
+		expectFleet(t, out, map[string]string{
+			"gc-fleet-nochannel": "no guest agent channel",
+			"gc-fleet-noagent":   "agent not connected",
+		}, e.template.machineID, tw.Names)
+		tw.expectSurvey(t, "libvirt", readOutputs(t, outDir, "libvirt", out))
+	})
+
+	// Without libvirtd, the channels' sockets are QEMU's own again.
+	d.Stop(t)
+	t.Run("firmware-uuid", func(t *testing.T) { tw.expectGuests(ctx, t) })
+	t.Run("agent-socket", func(t *testing.T) {
+		args := withOutputs(outDir, "agent-socket", "fleet", "--format", "json", "--concurrency", "1")
+		for _, f := range doms {
+			p := f.agentSock
+			if !f.Channel {
+				p = filepath.Join(f.dir, "no-channel.sock") // what a host without the channel has: no socket
+			}
+			args = append(args, "--agent-socket", f.Name+"="+p)
+		}
+		sctx, cancel := step(ctx, fleetTimeout)
+		defer cancel()
+		out := runFleet(t, exec.CommandContext(sctx, gc, args...))
+		expectFleet(t, out, map[string]string{"gc-fleet-nochannel": "no such socket", "gc-fleet-noagent": "not responding"}, e.template.machineID, tw.Names)
+		tw.expectSurvey(t, "agent-socket", readOutputs(t, outDir, "agent-socket", out))
+	})
+	// Last: it searches what the steps before it kept.
+	t.Run("no-raw-ids", tw.expectNoRawIDs)
+	t.Logf("fleet scenario in %s", time.Since(start).Round(time.Second))
+}
+
+// bootFleet creates every domain, boots those with a disk at once, and
+// waits for each agent channel to reach its state (connected, or for a
+// domain without a disk disconnected); it records each channel's socket
+// as seen from outside libvirtd's namespace. It returns how many booted.
+func bootFleet(ctx context.Context, t *testing.T, d *libvirtd, l *libvirt.Libvirt, img image, doms []*fleetDomain) int {
+	t.Helper()
 	for _, f := range doms {
 		f.dir = filepath.Join(d.Dir, "guests", f.Name)
 		if err := os.MkdirAll(f.dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		f.create(ctx, t, l, e.img)
+		f.create(ctx, t, l, img)
 	}
 	var wg sync.WaitGroup
-	errs := make([]error, 3)
-	for i, f := range doms[:3] {
+	errs := make([]error, len(doms))
+	booted := 0
+	for i, f := range doms {
+		if f.Base == "" {
+			continue
+		}
+		booted++
 		wg.Add(1)
-		go func() { defer wg.Done(); errs[i] = f.boot(ctx, t, l, e.img) }()
+		go func() { defer wg.Done(); errs[i] = f.boot(ctx, t, l, img) }()
 	}
 	wg.Wait()
 	for i, err := range errs {
@@ -284,7 +370,13 @@ func fleetScenario(ctx context.Context, t *testing.T, e *env) {
 			t.Fatalf("%v\nconsole tail:\n%s", err, tailFile(doms[i].console(), 40))
 		}
 	}
-	t.Logf("fleet: 3 guests booted under libvirt in %s", time.Since(start).Round(time.Second))
+	for _, f := range doms {
+		if cpu, err := d.QEMUCPU(f.Name); err == nil {
+			t.Logf("%s: QEMU used %s of CPU to the boot's summary", f.Name, cpu.Round(time.Second))
+		} else {
+			t.Logf("%s: QEMU's CPU time: %v", f.Name, err)
+		}
+	}
 	for _, f := range doms {
 		if !f.Channel {
 			continue
@@ -310,48 +402,14 @@ func fleetScenario(ctx context.Context, t *testing.T, e *env) {
 		}
 		f.agentSock = d.Outside(p)
 	}
-
-	t.Run("libvirt", func(t *testing.T) {
-		sctx, cancel := step(ctx, fleetTimeout)
-		defer cancel()
-		out := runFleet(t, d.Command(sctx, gc, "fleet", "--libvirt", "qemu:///system", "--format", "json", "--concurrency", "1"))
-		// With GUESTCHECK_VM_CAPTURE=DIR the survey is kept as
-		// DIR/fleet-libvirt.json, the source of docs/fleet.md's real survey.
-		if dir := os.Getenv("GUESTCHECK_VM_CAPTURE"); dir != "" {
-			if err := os.WriteFile(filepath.Join(dir, "fleet-libvirt.json"), out, 0o644); err != nil {
-				t.Errorf("capture: %v", err)
-			}
-		}
-		expectFleet(t, out, map[string]string{
-			"gc-fleet-nochannel": "no guest agent channel",
-			"gc-fleet-noagent":   "agent not connected",
-		}, e.template.machineID)
-	})
-
-	// Without libvirtd, the channels' sockets are QEMU's own again.
-	d.Stop(t)
-	t.Run("agent-socket", func(t *testing.T) {
-		args := []string{"fleet", "--format", "json", "--concurrency", "1"}
-		for _, f := range doms {
-			p := f.agentSock
-			if !f.Channel {
-				p = filepath.Join(f.dir, "no-channel.sock") // what a host without the channel has: no socket
-			}
-			args = append(args, "--agent-socket", f.Name+"="+p)
-		}
-		sctx, cancel := step(ctx, fleetTimeout)
-		defer cancel()
-		out := runFleet(t, exec.CommandContext(sctx, gc, args...))
-		expectFleet(t, out, map[string]string{"gc-fleet-nochannel": "no such socket", "gc-fleet-noagent": "not responding"}, e.template.machineID)
-	})
-	t.Logf("fleet scenario in %s", time.Since(start).Round(time.Second))
+	return booted
 }
 
-// fleetTimeout bounds one survey: guestcheck in three TCG guests one
+// fleetTimeout bounds one survey: guestcheck in five TCG guests one
 // after the other (--concurrency 1: guestcheck reads the identity within
 // 5 s, which three guests at once on a loaded two-core host can miss),
 // and the agent that never answers (its connect deadline).
-const fleetTimeout = 5 * time.Minute
+const fleetTimeout = 8 * time.Minute
 
 // runFleet runs a survey with a deadline and returns its JSON. Its exit
 // status follows guestcheck's (the clones fail), so only a run without
@@ -397,9 +455,11 @@ type fleetResult struct {
 // expectFleet asserts issue 24's scenario on a survey: the two clones of
 // the unsealed template fail and share the machine-id and the SSH host
 // keys (and nothing names another VM); the sealed clone has a report
-// that does not fail and shares nothing; the domains no agent answers in
-// are unknown with a reason (unknown: the reason must contain it).
-func expectFleet(t *testing.T, out []byte, unknown map[string]string, machineID string) {
+// that does not fail and shares nothing; the firmware twins fail
+// sharing exactly the machine-id and the instance-id, with the firmware
+// fix (expectTwinVM); the domains no agent answers in are unknown with a
+// reason (unknown: the reason must contain it).
+func expectFleet(t *testing.T, out []byte, unknown map[string]string, machineID string, twins []string) {
 	t.Helper()
 	if machineID == "" {
 		t.Errorf("the template's machine-id is unknown: the healthy guest's poweroff step did not record it")
@@ -434,6 +494,8 @@ func expectFleet(t *testing.T, out []byte, unknown map[string]string, machineID 
 					t.Errorf("%s shares %v, want %s among them", vm.Name, vm.Shares, it)
 				}
 			}
+		case slices.Contains(twins, vm.Name):
+			expectTwinVM(t, vm.Name, vm.Status, vm.Reason, vm.Shares, vm.Report)
 		case vm.Name == "gc-fleet-sealed":
 			if vm.Report == nil || vm.Status == "fail" || vm.Status == "unknown" || vm.Status == "error" || len(vm.Shares) > 0 {
 				t.Errorf("%s: %s (%s), shares %v: want a report that does not fail and shares nothing", vm.Name, vm.Status, vm.Reason, vm.Shares)
@@ -449,24 +511,34 @@ func expectFleet(t *testing.T, out []byte, unknown map[string]string, machineID 
 			}
 		}
 	}
-	for _, n := range append(clones, "gc-fleet-sealed", "gc-fleet-nochannel", "gc-fleet-noagent") {
+	for _, n := range slices.Concat(clones, twins, []string{"gc-fleet-sealed", "gc-fleet-nochannel", "gc-fleet-noagent"}) {
 		if !seen[n] {
 			t.Errorf("the survey has no %s", n)
 		}
 	}
-	items := map[string]int{}
+	items, twinItems := map[string]int{}, map[string]int{}
 	for _, c := range r.Collisions {
 		t.Logf("  shared %s %s by %v", c.Item, c.Value, c.Members)
-		items[c.Item]++
-		if !slices.Equal(c.Members, clones) {
-			t.Errorf("%s %s is shared by %v, want only the two clones of the unsealed template", c.Item, c.Value, c.Members)
-		}
-		if c.Fix == "" {
-			t.Errorf("%s: no fix", c.Item)
+		switch {
+		case slices.Equal(c.Members, clones):
+			items[c.Item]++
+			if c.Fix == "" {
+				t.Errorf("%s: no fix", c.Item)
+			}
+		case slices.Equal(c.Members, twins):
+			twinItems[c.Item]++
+			if c.Fix != guestid.FixFromFirmware {
+				t.Errorf("the twins' %s has the fix %q, want the firmware UUID's (guestid.FixFromFirmware)", c.Item, c.Fix)
+			}
+		default:
+			t.Errorf("%s %s is shared by %v, want only the two clones of the unsealed template or the two firmware twins", c.Item, c.Value, c.Members)
 		}
 	}
 	if items["machine-id"] != 1 || items["ssh-host-key"] == 0 {
 		t.Errorf("collisions by item %v, want the machine-id once and the SSH host keys", items)
+	}
+	if len(twinItems) != 2 || twinItems["machine-id"] != 1 || twinItems["instance-id"] != 1 {
+		t.Errorf("the twins' collisions by item %v, want the machine-id and the instance-id once each", twinItems)
 	}
 	if r.Status == "pass" {
 		t.Errorf("fleet status pass with clones sharing identity")

@@ -215,3 +215,34 @@ func (d *libvirtd) cleanup(t *testing.T) {
 	}
 	os.RemoveAll(d.Dir)
 }
+
+// QEMUCPU is the CPU time (user and system) the domain's QEMU has used,
+// by the PID libvirt recorded: under TCG what a guest costs a shared
+// host, which wall time on a loaded machine does not tell.
+func (d *libvirtd) QEMUCPU(name string) (time.Duration, error) {
+	b, err := os.ReadFile(filepath.Join(d.Dir, "run", "qemu", name+".pid"))
+	if err != nil {
+		return 0, err
+	}
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%s/stat", strings.TrimSpace(string(b))))
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the command's closing parenthesis: state is the
+	// first, utime and stime the 12th and 13th (proc(5)'s 14 and 15).
+	i := strings.LastIndexByte(string(st), ')')
+	f := strings.Fields(string(st)[i+1:])
+	if i < 0 || len(f) < 13 {
+		return 0, fmt.Errorf("%s: /proc stat has no CPU times", name)
+	}
+	var ticks int64
+	for _, s := range f[11:13] {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, err
+		}
+		ticks += n
+	}
+	// USER_HZ is 100 on every Linux x86 build.
+	return time.Duration(ticks) * 10 * time.Millisecond, nil
+}

@@ -60,8 +60,9 @@ type env struct {
 // built from the unsealed one on the host (a GPT disk sealed by sealprep
 // apply --image, a virt-sysprep run, one without its agent, one that
 // cannot boot); then sealprep prove on each; then guestcheck fleet over
-// clones of the unsealed and sealed templates under libvirt and through
-// their agent sockets; then the clones prove cannot
+// clones of the unsealed and sealed templates, two of them with one
+// firmware UUID, under libvirt and through their agent sockets; then the
+// clones prove cannot
 // boot: one without the agent channel, and one of a half-sealed copy
 // (--ops -ssh-host-keys), which is then sealed from inside; last,
 // guestcheck freeze-drill against one guest of the image (freezedrill,
@@ -140,7 +141,8 @@ func TestVM(t *testing.T) {
 		t.Run("copies", func(t *testing.T) { proveCopies(ctx, t, e) })
 	})
 	// guestcheck fleet over clones of the unsealed and the sealed template
-	// under a private libvirtd, then through their agent sockets.
+	// (two of them with one firmware UUID) under a private libvirtd, then
+	// through their agent sockets.
 	t.Run("fleet", func(t *testing.T) {
 		if e.unsealed == "" || e.sealedRoot == "" {
 			t.Fatal("no unsealed template or sealed root: the earlier steps did not finish")
