@@ -164,7 +164,7 @@ func proveRegenKeys(ctx context.Context, t *testing.T, e *env) {
 	}
 	r := runProve(ctx, t, e, "regen-keys", e.regenKeys, baseUserData, 1, proveTimeout,
 		"--kernel", e.img.Kernel, "--initrd", e.img.Initrd, "--append", "root=LABEL=rootfs rw console=ttyS0 panic=-1",
-		"--reboot", "--boot-budget", "1m")
+		"--reboot", "--boot-budget", "20s")
 	if r.exit != prove.ExitFailed {
 		t.Errorf("exit %d, want 1", r.exit)
 	}
@@ -183,11 +183,11 @@ func proveRegenKeys(ctx context.Context, t *testing.T, e *env) {
 			t.Errorf("clone-1: %s changed across the reboot too (%s, then %s): only the host keys should", ch.Item, ch.Before, ch.After)
 		}
 	}
-	if c.BootTime == nil || c.BootTime.ToVerdictMS < 60000 || c.BootTime.Slowest == "" {
-		t.Fatalf("clone-1: boot time %+v: want over the minute's budget, with guestcheck's slowest units", c.BootTime)
+	if c.BootTime == nil || c.BootTime.ToVerdictMS < 20000 || c.BootTime.Slowest == "" {
+		t.Fatalf("clone-1: boot time %+v: want over the 20 s budget (no TCG boot with cloud-init meets it; 1m did, 47 s on a quiet host), with guestcheck's slowest units", c.BootTime)
 	}
 	if !slices.ContainsFunc(r.rep.Failures, func(f prove.Failure) bool {
-		return f.Clone == "clone-1" && f.Step == "" && strings.Contains(f.Message, "over the --boot-budget of 1m0s") &&
+		return f.Clone == "clone-1" && f.Step == "" && strings.Contains(f.Message, "over the --boot-budget of 20s") &&
 			strings.Contains(f.Message, "slowest units on the boot's critical chain: "+c.BootTime.Slowest)
 	}) {
 		t.Errorf("no failure of the boot budget naming the slowest units %q: %+v", c.BootTime.Slowest, r.rep.Failures)
@@ -290,7 +290,7 @@ func proveNoBoot(ctx context.Context, t *testing.T, e *env) {
 func xmlUnmarshal(b []byte, v any) error { return xml.Unmarshal(b, v) }
 
 // proveCopies: the sealed root boots as clone-1 under a boot budget no
-// TCG boot meets (--boot-budget 30s: it fails naming the slowest units),
+// TCG boot meets (--boot-budget 20s: it fails naming the slowest units),
 // reboots (--reboot: a sealed template is the same VM across its reboot,
 // every item stable, no first-boot work again), powers off, and its disk is copied as two
 // platforms copy a VM that has booted (--copy). Harvester's Clone keeps the firmware UUID and the seed (the
@@ -306,7 +306,7 @@ func xmlUnmarshal(b []byte, v any) error { return xml.Unmarshal(b, v) }
 func proveCopies(ctx context.Context, t *testing.T, e *env) {
 	r := runProve(ctx, t, e, "copies", e.sealedRoot, baseUserData, 1, proveTimeout,
 		"--kernel", e.img.Kernel, "--initrd", e.img.Initrd, "--append", "root=LABEL=rootfs rw console=ttyS0 panic=-1",
-		"--reboot", "--boot-budget", "30s", "--copy", "harvester-clone", "--copy", "kubevirt-clone")
+		"--reboot", "--boot-budget", "20s", "--copy", "harvester-clone", "--copy", "kubevirt-clone")
 	if r.exit != prove.ExitFailed {
 		t.Errorf("exit %d, want 1", r.exit)
 	}
@@ -317,10 +317,10 @@ func proveCopies(ctx context.Context, t *testing.T, e *env) {
 	if rb := src.Reboot; rb == nil || rb.Boot != prove.BootUp || len(rb.Changed) != 0 || !rb.FirstBootRead {
 		t.Errorf("clone-1's reboot: %+v; want up, nothing changed, first-boot work compared", rb)
 	}
-	// No TCG boot reaches guestcheck's verdict within 30 s: the budget
+	// No TCG boot reaches guestcheck's verdict within 20 s: the budget
 	// fails each of clone-1's boots, naming the slowest units.
 	for _, f := range r.rep.Failures {
-		budget := f.Clone == "clone-1" && strings.Contains(f.Message, "over the --boot-budget of 30s")
+		budget := f.Clone == "clone-1" && strings.Contains(f.Message, "over the --boot-budget of 20s")
 		if f.Step != prove.StepCopy && !budget {
 			t.Errorf("a failure of the sealed template itself: %+v", f)
 		}
@@ -328,7 +328,7 @@ func proveCopies(ctx context.Context, t *testing.T, e *env) {
 	if src.BootTime == nil || src.BootTime.Slowest == "" || !slices.ContainsFunc(r.rep.Failures, func(f prove.Failure) bool {
 		return f.Clone == "clone-1" && f.Step == "" && strings.Contains(f.Message, "slowest units on the boot's critical chain: "+src.BootTime.Slowest)
 	}) {
-		t.Errorf("clone-1's first boot (%+v) did not fail the 30 s budget naming its slowest units: %+v", src.BootTime, r.rep.Failures)
+		t.Errorf("clone-1's first boot (%+v) did not fail the 20 s budget naming its slowest units: %+v", src.BootTime, r.rep.Failures)
 	}
 	if len(r.rep.Copies) != 2 {
 		t.Fatalf("%d copies, want 2", len(r.rep.Copies))
