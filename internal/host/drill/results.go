@@ -9,7 +9,6 @@ import (
 	"os"
 	"reflect"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/host/fleet"
@@ -29,7 +28,7 @@ const MaxResultFile = 16 << 20
 // (clean.Value). Errors are one line naming the file. fi is the file
 // read, for telling whether it changed since.
 func ReadResult(path string) (r Result, fi os.FileInfo, err error) {
-	b, fi, err := readRegular(path, MaxResultFile)
+	b, fi, err := fleet.ReadBounded(path, MaxResultFile, nil, "a freeze-drill result")
 	if err != nil {
 		return Result{}, fi, err
 	}
@@ -80,44 +79,6 @@ func checkHead(path string, b []byte) error {
 	return nil
 }
 
-// readRegular reads a regular file of at most max bytes. It opens
-// without blocking (a FIFO put in the file's place does not hang the
-// reader) and checks what it opened, not what the name was before.
-func readRegular(path string, max int64) ([]byte, os.FileInfo, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %v", path, pathErr(err))
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %v", path, pathErr(err))
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	if fi.Size() > max {
-		return nil, fi, fmt.Errorf("%s: larger than %d MiB: not a freeze-drill result", path, max>>20)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, fi, fmt.Errorf("%s: %v", path, pathErr(err))
-	}
-	if int64(len(b)) > max {
-		return nil, fi, fmt.Errorf("%s: larger than %d MiB: not a freeze-drill result", path, max>>20)
-	}
-	return b, fi, nil
-}
-
-// pathErr is an *os.PathError's cause, the file being named already.
-func pathErr(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
 // ResultsMetric is the series that says whether ResultsFile could read
 // its file.
 const ResultsMetric = "guestcheck_freeze_drill_results_ok"
@@ -163,7 +124,7 @@ func (f *ResultsFile) refresh() {
 	fi, err := os.Stat(f.Path)
 	if err != nil {
 		f.fi, f.series = nil, nil
-		f.fail(fmt.Errorf("%s: %v", f.Path, pathErr(err)))
+		f.fail(fmt.Errorf("%s: %v", f.Path, fleet.PathErr(err)))
 		return
 	}
 	if f.fi != nil && os.SameFile(fi, f.fi) && fi.Size() == f.fi.Size() && fi.ModTime().Equal(f.fi.ModTime()) {

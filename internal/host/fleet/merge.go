@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/shared/buildinfo"
@@ -105,7 +106,7 @@ func distinctFiles(files []string) error {
 	for _, p := range files {
 		fi, err := os.Stat(p)
 		if err != nil {
-			return fmt.Errorf("%s: %v", p, pathErr(err))
+			return fmt.Errorf("%s: %v", p, PathErr(err))
 		}
 		for j, prev := range seen {
 			if os.SameFile(fi, prev) {
@@ -117,8 +118,9 @@ func distinctFiles(files []string) error {
 	return nil
 }
 
-// pathErr is an *os.PathError's cause, the file being named already.
-func pathErr(err error) error {
+// PathErr is an *os.PathError's cause, for a message that names the
+// file already.
+func PathErr(err error) error {
 	var pe *os.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
@@ -150,7 +152,7 @@ func loadAll(files []string, load func(string) (hostFile, error)) ([]hostFile, e
 func loadSurvey(p string, o MergeOptions, types reportv1.Types, seed maphash.Seed) (hostFile, error) {
 	buf := bufPool.Get().(*[]byte)
 	defer bufPool.Put(buf)
-	b, err := readBounded(p, o.MaxFileSize, (*buf)[:0])
+	b, _, err := ReadBounded(p, o.MaxFileSize, (*buf)[:0], "a fleet survey")
 	if err != nil {
 		return hostFile{}, err
 	}
@@ -194,32 +196,40 @@ func loadSurvey(p string, o MergeOptions, types reportv1.Types, seed maphash.See
 // handed back to the system and asked for again.
 var bufPool = sync.Pool{New: func() any { return new([]byte) }}
 
-// readBounded reads a regular file of at most max bytes, into buf's
-// space when it has enough.
-func readBounded(p string, max int64, buf []byte) ([]byte, error) {
-	f, err := os.Open(p)
+// ReadBounded reads a regular file of at most max bytes, into buf's
+// space when it has enough, and returns what it opened's FileInfo. It
+// opens without blocking, so that a FIFO put in the file's place hangs
+// no reader, and judges what it opened, not what the name was before.
+// Errors are one line naming the file; what names the document expected
+// ("a fleet survey") in the one for a file too large.
+func ReadBounded(p string, max int64, buf []byte, what string) ([]byte, os.FileInfo, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", p, pathErr(err))
+		return nil, nil, fmt.Errorf("%s: %v", p, PathErr(err))
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", p, pathErr(err))
+		return nil, nil, fmt.Errorf("%s: %v", p, PathErr(err))
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", p)
+		return nil, fi, fmt.Errorf("%s: not a regular file", p)
 	}
-	if n := min(fi.Size(), max) + 512; int64(cap(buf)) < n {
+	tooLarge := fmt.Errorf("%s: larger than %d MiB: not %s", p, max>>20, what)
+	if fi.Size() > max {
+		return nil, fi, tooLarge
+	}
+	if n := fi.Size() + 512; int64(cap(buf)) < n {
 		buf = make([]byte, 0, n)
 	}
 	w := bytes.NewBuffer(buf)
 	if _, err := w.ReadFrom(io.LimitReader(f, max+1)); err != nil {
-		return nil, fmt.Errorf("%s: %v", p, pathErr(err))
+		return nil, fi, fmt.Errorf("%s: %v", p, PathErr(err))
 	}
 	if int64(w.Len()) > max {
-		return nil, fmt.Errorf("%s: larger than %d MiB: not a fleet survey", p, max>>20)
+		return nil, fi, tooLarge
 	}
-	return w.Bytes(), nil
+	return w.Bytes(), fi, nil
 }
 
 // networks names each network with host unless the operator named it
@@ -276,7 +286,7 @@ func (vm VM) reportJSON(buf []byte) ([]byte, error) {
 	s := vm.at
 	f, err := os.Open(s.path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", s.path, pathErr(err))
+		return nil, fmt.Errorf("%s: %v", s.path, PathErr(err))
 	}
 	defer f.Close()
 	b := slices.Grow(buf[:0], int(s.n))[:s.n]

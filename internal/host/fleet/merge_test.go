@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -369,5 +370,24 @@ func TestMergeJSONCopiesReports(t *testing.T) {
 	}
 	if err := WriteJSON(io.Discard, r); err == nil || !strings.Contains(err.Error(), "changed while it was merged") {
 		t.Errorf("a report rewritten after the merge: %v", err)
+	}
+}
+
+// TestReadBoundedFIFO: a FIFO in a survey's place is refused at once,
+// not waited on for a writer that never comes.
+func TestReadBoundedFIFO(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "host.json")
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, _, err := ReadBounded(p, 1<<20, nil, "a fleet survey"); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || err.Error() != p+": not a regular file" {
+			t.Errorf("a FIFO: %v, want %q", err, p+": not a regular file")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("ReadBounded blocked on a FIFO")
 	}
 }

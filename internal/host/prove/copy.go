@@ -196,30 +196,37 @@ func sharedItems(src, cp *guestid.Identity) []SharedItem {
 	if src == nil || cp == nil {
 		return out
 	}
-	add := func(it guestid.Item, a, b string) {
-		if a != "" && a == b {
-			out = append(out, SharedItem{Item: it, Value: a})
+	put := func(it guestid.Item, v string) {
+		if v != "" {
+			out = append(out, SharedItem{Item: it, Value: v})
 		}
 	}
-	add(guestid.ItemMachineID, src.MachineIDHash, cp.MachineIDHash)
-	add(guestid.ItemHostKey, keySet(src.HostKeys), keySet(cp.HostKeys))
-	add(guestid.ItemHostname, src.Hostname, cp.Hostname)
+	same := func(a, b string) string {
+		if a == b {
+			return a
+		}
+		return ""
+	}
+	put(guestid.ItemMachineID, same(src.MachineIDHash, cp.MachineIDHash))
+	put(guestid.ItemHostKey, same(keySet(src.HostKeys), keySet(cp.HostKeys)))
+	put(guestid.ItemHostname, same(src.Hostname, cp.Hostname))
 	sd, cd := dhcpBySource(src.DHCPClients), dhcpBySource(cp.DHCPClients)
-	var same []string
+	var dhcp []string
 	for _, k := range sortedKeys(sd) {
 		if v, ok := cd[k]; ok && v == sd[k] {
-			same = append(same, k+" "+v)
+			dhcp = append(dhcp, k+" "+v)
 		}
 	}
-	add(guestid.ItemDHCPClient, strings.Join(same, "; "), strings.Join(same, "; "))
-	add(guestid.ItemInstanceID, guestid.InstanceKey(*src), guestid.InstanceKey(*cp))
+	put(guestid.ItemDHCPClient, strings.Join(dhcp, "; "))
+	put(guestid.ItemInstanceID, same(guestid.InstanceKey(*src), guestid.InstanceKey(*cp)))
 	var addrs []string
+	cpAddrs := allAddrs(cp.Interfaces)
 	for _, a := range allAddrs(src.Interfaces) {
-		if slices.Contains(allAddrs(cp.Interfaces), a) {
+		if slices.Contains(cpAddrs, a) {
 			addrs = append(addrs, a)
 		}
 	}
-	add(guestid.ItemAddress, strings.Join(addrs, ", "), strings.Join(addrs, ", "))
+	put(guestid.ItemAddress, strings.Join(addrs, ", "))
 	return out
 }
 
