@@ -97,11 +97,11 @@ package: ## build dist/*.deb and dist/*.rpm for PKG_ARCH (reproducible: SOURCE_D
 
 vm-test: package ## end-to-end tests in QEMU guests (root; see docs/vm-tests.md); the long scenarios are skipped
 	@bash scripts/test-deps.sh vm
-	$(GO) test -tags vmtest -v -count=1 -timeout 90m ./test/vm/
+	GO=$(GO) bash scripts/vm-test.sh 90m
 
 vm-test-long: package ## vm-test with the long scenarios too (TestVMIntent, TestVMNetIntent, prove/regen-keys): about 13 minutes more under TCG
 	@bash scripts/test-deps.sh vm
-	GUESTCHECK_VM_LONG=1 $(GO) test -tags vmtest -v -count=1 -timeout 120m ./test/vm/
+	GO=$(GO) GUESTCHECK_VM_LONG=1 bash scripts/vm-test.sh 120m
 
 clean: ## remove build outputs
 	rm -rf bin dist

@@ -16,8 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/digitalocean/go-qemu/qmp"
-
+	"github.com/guestcheck/guestcheck/internal/host/vmm"
 	"github.com/guestcheck/guestcheck/internal/parse/cpulist"
 	"github.com/guestcheck/guestcheck/internal/shared/reportv1"
 )
@@ -79,16 +78,16 @@ func (v *VM) qemuProgram() (string, error) {
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// monitor is a QMP client on the hotplug monitor (go-qemu, as prove's).
-type monitor struct{ mon *qmp.SocketMonitor }
+// monitor is a QMP client on the hotplug monitor (vmm's, as prove's).
+type monitor struct{ mon *vmm.Monitor }
 
 func dialMonitor(ctx context.Context, path string) (*monitor, error) {
 	for {
-		mon, err := qmp.NewSocketMonitor("unix", path, 2*time.Second)
+		dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		mon, err := vmm.DialMonitor(dctx, path)
+		cancel()
 		if err == nil {
-			if err = mon.Connect(); err == nil {
-				return &monitor{mon}, nil
-			}
+			return &monitor{mon}, nil
 		}
 		select {
 		case <-ctx.Done():
@@ -99,7 +98,7 @@ func dialMonitor(ctx context.Context, path string) (*monitor, error) {
 }
 
 // run sends one command and decodes its return into result (when not
-// nil); go-qemu's Run has no deadline of its own, ctx gives it one.
+// nil).
 func (m *monitor) run(ctx context.Context, cmd string, args map[string]any, result any) error {
 	req := map[string]any{"execute": cmd}
 	if args != nil {
@@ -109,33 +108,17 @@ func (m *monitor) run(ctx context.Context, cmd string, args map[string]any, resu
 	if err != nil {
 		return err
 	}
-	type reply struct {
-		b   []byte
-		err error
+	out, err := m.mon.RunContext(ctx, b)
+	if err != nil || result == nil {
+		return err
 	}
-	ch := make(chan reply, 1)
-	go func() {
-		out, err := m.mon.Run(b)
-		ch <- reply{out, err}
-	}()
-	select {
-	case <-ctx.Done():
-		return fmt.Errorf("QMP %s: %w", b, ctx.Err())
-	case r := <-ch:
-		if r.err != nil {
-			return fmt.Errorf("QMP %s: %w", b, r.err)
-		}
-		if result == nil {
-			return nil
-		}
-		var ret struct {
-			Return json.RawMessage `json:"return"`
-		}
-		if err := json.Unmarshal(r.b, &ret); err != nil {
-			return fmt.Errorf("QMP %s: %w: %.300s", b, err, r.b)
-		}
-		return json.Unmarshal(ret.Return, result)
+	var ret struct {
+		Return json.RawMessage `json:"return"`
 	}
+	if err := json.Unmarshal(out, &ret); err != nil {
+		return fmt.Errorf("QMP %s: %w: %.300s", b, err, out)
+	}
+	return json.Unmarshal(ret.Return, result)
 }
 
 func (m *monitor) close() { m.mon.Disconnect() }
@@ -355,9 +338,14 @@ func hotplugPair(ctx context.Context, t *testing.T, v *VM, m *monitor, prefix st
 		}
 		time.Sleep(time.Second)
 	}
-	if _, err := v.ReadFile(sctx, blockPath(block)+"/state"); err != nil {
-		// Appears with the CPU or soon after: the ACPI events are handled in turn.
-		waitGuestExists(sctx, t, v, blockPath(block)+"/state")
+	// The kernel marks a hot-added CPU present before it registers the
+	// CPU's device, so cpuN/online can be missing for a moment after
+	// present lists it; the DIMM's block appears with the CPU or soon
+	// after, as the ACPI events are handled in turn.
+	for _, p := range []string{cpuPath(cpu) + "/online", blockPath(block) + "/state"} {
+		if _, err := v.ReadFile(sctx, p); err != nil {
+			waitGuestExists(sctx, t, v, p)
+		}
 	}
 	t.Logf("%s: CPU %s %v is the guest's CPU %d, the DIMM at %#x its %s; both in sysfs %s after device_add",
 		prefix, slot.Type, slot.Props, cpu, addr, block, time.Since(start).Round(time.Millisecond))

@@ -143,23 +143,28 @@ func fakeQEMU(mode string, args []string) int {
 func serveQMP(c net.Conn) {
 	defer c.Close()
 	fmt.Fprintln(c, `{"QMP": {"version": {"qemu": {"micro": 0, "minor": 2, "major": 7}, "package": ""}, "capabilities": []}}`)
-	// QMP is a JSON stream, not lines: go-qemu sends no newline.
+	// QEMU reads a JSON stream, not lines, and echoes each command's id.
 	dec := json.NewDecoder(c)
 	for {
 		var req struct {
-			Execute string `json:"execute"`
+			Execute string          `json:"execute"`
+			ID      json.RawMessage `json:"id"`
 		}
 		if dec.Decode(&req) != nil {
 			return
 		}
+		id := ""
+		if req.ID != nil {
+			id = fmt.Sprintf(`, "id": %s`, req.ID)
+		}
 		switch req.Execute {
 		case "query-status":
-			fmt.Fprintln(c, `{"return": {"status": "running", "running": true}}`)
+			fmt.Fprintf(c, "{\"return\": {\"status\": \"running\", \"running\": true}%s}\r\n", id)
 		case "quit":
-			fmt.Fprintln(c, `{"return": {}}`)
+			fmt.Fprintf(c, "{\"return\": {}%s}\r\n", id)
 			os.Exit(0)
 		default:
-			fmt.Fprintln(c, `{"return": {}}`)
+			fmt.Fprintf(c, "{\"return\": {}%s}\r\n", id)
 		}
 	}
 }

@@ -3,7 +3,6 @@ package prove
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/host/image"
+	"github.com/guestcheck/guestcheck/internal/host/vmm"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
@@ -160,54 +160,35 @@ func TestRealQEMUConfined(t *testing.T) {
 	}
 }
 
-// qmpQuery runs one QMP command on a monitor socket of its own and
-// decodes its return into v, skipping events.
+// qmpQuery runs one QMP command on a monitor socket of its own (vmm's
+// client, as prove's) and decodes its return into v.
 func qmpQuery(t *testing.T, sock, cmd string, v any) {
 	t.Helper()
-	var conn net.Conn
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var m *vmm.Monitor
 	var err error
-	for i := 0; i < 50; i++ {
-		if conn, err = net.Dial("unix", sock); err == nil {
-			break
+	for m == nil {
+		dctx, dcancel := context.WithTimeout(ctx, time.Second)
+		m, err = vmm.DialMonitor(dctx, sock)
+		dcancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(100 * time.Millisecond)
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
+	defer m.Disconnect()
+	out, err := m.RunContext(ctx, []byte(`{"execute":"`+cmd+`"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
-	conn.SetDeadline(time.Now().Add(10 * time.Second))
-	dec := json.NewDecoder(conn)
-	var greeting map[string]any
-	if err := dec.Decode(&greeting); err != nil {
-		t.Fatal(err)
+	var r struct {
+		Return json.RawMessage `json:"return"`
 	}
-	for _, c := range []string{"qmp_capabilities", cmd} {
-		if _, err := conn.Write([]byte(`{"execute":"` + c + `"}`)); err != nil {
-			t.Fatal(err)
-		}
-		for {
-			var r struct {
-				Event  string          `json:"event"`
-				Return json.RawMessage `json:"return"`
-				Error  any             `json:"error"`
-			}
-			if err := dec.Decode(&r); err != nil {
-				t.Fatalf("QMP %s: %v", c, err)
-			}
-			if r.Event != "" {
-				continue
-			}
-			if r.Error != nil {
-				t.Fatalf("QMP %s: %v", c, r.Error)
-			}
-			if c == cmd {
-				if err := json.Unmarshal(r.Return, v); err != nil {
-					t.Fatalf("QMP %s: %v", c, err)
-				}
-			}
-			break
-		}
+	if err := json.Unmarshal(out, &r); err != nil || json.Unmarshal(r.Return, v) != nil {
+		t.Fatalf("QMP %s: %.300s", cmd, out)
 	}
 }
 

@@ -19,7 +19,7 @@ type VM struct {
 	clone  Clone
 	proc   *vmm.Process
 	exited <-chan struct{}
-	mon    *qmp.SocketMonitor
+	mon    *vmm.Monitor
 	monMu  sync.Mutex
 	// events holds the first QMP event of each name, at most maxEvents
 	// names however many events a guest provokes.
@@ -62,16 +62,16 @@ func start(ctx context.Context, qemu string, c Clone, args []string, files []*os
 func (v *VM) exitErr() error { return v.proc.ExitErr() }
 
 // connectQMP connects to QEMU's monitor, retrying while QEMU starts, and
-// drains its events (go-qemu blocks when nobody reads them).
+// keeps the first event of each name.
 func (v *VM) connectQMP(ctx context.Context) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		mon, err := qmp.NewSocketMonitor("unix", v.clone.QMP(), 2*time.Second)
+		dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		mon, err := vmm.DialMonitor(dctx, v.clone.QMP())
+		cancel()
 		if err == nil {
-			if err = mon.Connect(); err == nil {
-				v.mon = mon
-				break
-			}
+			v.mon = mon
+			break
 		}
 		select {
 		case <-v.exited:
@@ -100,7 +100,7 @@ func (v *VM) connectQMP(ctx context.Context) error {
 	return nil
 }
 
-// qmp runs one QMP command with a deadline (go-qemu's Run has none).
+// qmp runs one QMP command, giving up after d.
 func (v *VM) qmp(cmd string, d time.Duration) ([]byte, error) {
 	v.monMu.Lock()
 	mon := v.mon
@@ -108,21 +108,9 @@ func (v *VM) qmp(cmd string, d time.Duration) ([]byte, error) {
 	if mon == nil {
 		return nil, fmt.Errorf("no QMP connection")
 	}
-	type res struct {
-		b   []byte
-		err error
-	}
-	ch := make(chan res, 1)
-	go func() {
-		b, err := mon.Run([]byte(cmd))
-		ch <- res{b, err}
-	}()
-	select {
-	case r := <-ch:
-		return r.b, r.err
-	case <-time.After(d):
-		return nil, fmt.Errorf("QMP %s: no answer in %s", cmd, d)
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return mon.RunContext(ctx, []byte(cmd))
 }
 
 // running reports whether QMP says the guest runs.

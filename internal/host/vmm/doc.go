@@ -6,5 +6,5 @@
 // under QEMU's seccomp sandbox (Sandbox), in its own process group that a
 // kill takes whole, dies with sealprep (PR_SET_PDEATHSIG), is given the
 // vetted image layers as descriptors (ChainArgs), and has its own stderr
-// kept only to a bound.
+// kept only to a bound. Monitor is the QMP client that talks to it.
 package vmm
