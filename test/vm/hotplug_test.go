@@ -82,19 +82,11 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 type monitor struct{ mon *vmm.Monitor }
 
 func dialMonitor(ctx context.Context, path string) (*monitor, error) {
-	for {
-		dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		mon, err := vmm.DialMonitor(dctx, path)
-		cancel()
-		if err == nil {
-			return &monitor{mon}, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("QMP %s: %v (%w)", path, err, ctx.Err())
-		case <-time.After(500 * time.Millisecond):
-		}
+	mon, err := vmm.WaitMonitor(ctx, path, nil)
+	if err != nil {
+		return nil, err
 	}
+	return &monitor{mon}, nil
 }
 
 // run sends one command and decodes its return into result (when not

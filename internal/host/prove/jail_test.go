@@ -166,18 +166,9 @@ func qmpQuery(t *testing.T, sock, cmd string, v any) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	var m *vmm.Monitor
-	var err error
-	for m == nil {
-		dctx, dcancel := context.WithTimeout(ctx, time.Second)
-		m, err = vmm.DialMonitor(dctx, sock)
-		dcancel()
-		if err != nil {
-			if ctx.Err() != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+	m, err := vmm.WaitMonitor(ctx, sock, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
 	defer m.Disconnect()
 	out, err := m.RunContext(ctx, []byte(`{"execute":"`+cmd+`"}`))

@@ -64,26 +64,18 @@ func (v *VM) exitErr() error { return v.proc.ExitErr() }
 // connectQMP connects to QEMU's monitor, retrying while QEMU starts, and
 // keeps the first event of each name.
 func (v *VM) connectQMP(ctx context.Context) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		mon, err := vmm.DialMonitor(dctx, v.clone.QMP())
-		cancel()
-		if err == nil {
-			v.mon = mon
-			break
-		}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	mon, err := vmm.WaitMonitor(wctx, v.clone.QMP(), v.exited)
+	if err != nil {
 		select {
 		case <-v.exited:
 			return fmt.Errorf("QEMU exited at start: %v", v.exitErr())
-		case <-ctx.Done():
-			return fmt.Errorf("QMP %s: %w", v.clone.QMP(), ctx.Err())
-		case <-time.After(200 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("QMP %s: %v", v.clone.QMP(), err)
+		default:
+			return err
 		}
 	}
+	v.mon = mon
 	evs, err := v.mon.Events(context.Background())
 	if err != nil {
 		return fmt.Errorf("QMP events: %w", err)

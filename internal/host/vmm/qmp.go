@@ -65,7 +65,11 @@ func DialMonitor(ctx context.Context, path string) (*Monitor, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
-		return nil, err
+		var oe *net.OpError
+		if errors.As(err, &oe) { // it names the path again
+			err = oe.Err
+		}
+		return nil, fmt.Errorf("QMP %s: %w", path, err)
 	}
 	m := &Monitor{conn: c, wait: map[string]chan reply{}, subs: map[chan qmp.Event]struct{}{}, done: make(chan struct{})}
 	greeting := make(chan qmp.Version, 1)
@@ -81,10 +85,34 @@ func DialMonitor(ctx context.Context, path string) (*Monitor, error) {
 	}
 	if _, err := m.RunContext(ctx, []byte(`{"execute":"qmp_capabilities"}`)); err != nil {
 		m.Disconnect()
-		return nil, err
+		return nil, fmt.Errorf("QMP %s: %w", path, err)
 	}
 	return m, nil
 }
+
+// WaitMonitor dials path until QEMU answers (it creates the socket as
+// it starts), each try bounded to 2 s, until ctx ends or gone closes
+// (QEMU exited; nil waits for ctx alone).
+func WaitMonitor(ctx context.Context, path string, gone <-chan struct{}) (*Monitor, error) {
+	for {
+		dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		m, err := DialMonitor(dctx, path)
+		cancel()
+		if err == nil {
+			return m, nil
+		}
+		select {
+		case <-gone:
+			return nil, errQEMUGone
+		case <-ctx.Done():
+			return nil, fmt.Errorf("%v (%w)", err, ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// errQEMUGone is WaitMonitor's error when QEMU exits first.
+var errQEMUGone = errors.New("QEMU exited before its monitor answered")
 
 // message is what the reader needs of any QMP line.
 type message struct {

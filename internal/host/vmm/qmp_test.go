@@ -255,17 +255,9 @@ func TestMonitorRealQEMU(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { q.Process.Kill(); q.Wait() }()
-	var m *Monitor
-	for m == nil {
-		dctx, dcancel := context.WithTimeout(ctx, time.Second)
-		m, err = DialMonitor(dctx, path)
-		dcancel()
-		if err != nil {
-			if ctx.Err() != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+	m, err := WaitMonitor(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
 	}
 	defer m.Disconnect()
 	evs, _ := m.Events(ctx)
@@ -296,4 +288,29 @@ func TestMonitorRealQEMU(t *testing.T) {
 		t.Errorf("quit: %v", err)
 	}
 	var _ qmp.Monitor = m
+}
+
+// TestWaitMonitor: it waits for a socket that is not there yet, and
+// gives up when QEMU is gone or the deadline passes, saying why.
+func TestWaitMonitor(t *testing.T) {
+	gone := make(chan struct{})
+	close(gone)
+	missing := filepath.Join(t.TempDir(), "qmp.sock")
+	if _, err := WaitMonitor(context.Background(), missing, gone); err != errQEMUGone {
+		t.Errorf("QEMU gone: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := WaitMonitor(ctx, missing, nil)
+	if want := "QMP " + missing + ": connect: no such file or directory (context deadline exceeded)"; err == nil || err.Error() != want {
+		t.Errorf("%v, want %s", err, want)
+	}
+	path := fakeQEMU(t, func(cmd string, id json.RawMessage) []string { return []string{ret(id, "{}")} })
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel2()
+	m, err := WaitMonitor(ctx2, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Disconnect()
 }
