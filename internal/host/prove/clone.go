@@ -197,18 +197,24 @@ func (r *cloneRun) prepare(ctx context.Context, instanceTag string) error {
 // truncates it) and, for UEFI, copies its variable store.
 func (r *cloneRun) freshFiles() error {
 	c := r.clone
-	f, err := os.OpenFile(c.Console(), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	f.Close()
-	if err := r.jail.Own(c.Console(), 0o600); err != nil {
+	if err := r.newConsole(); err != nil {
 		return err
 	}
 	if r.boot.Firmware == FirmwareUEFI {
 		return r.jail.StageFile(r.boot.OVMF.Vars, c.Vars(), maxVars)
 	}
 	return nil
+}
+
+// newConsole creates the clone's console file, empty, QEMU's user's.
+func (r *cloneRun) newConsole() error {
+	c := r.clone
+	f, err := os.OpenFile(c.Console(), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return r.jail.Own(c.Console(), 0o600)
 }
 
 // maxVars bounds a UEFI variable store (Debian's are 128 KiB and 528 KiB).
@@ -266,9 +272,12 @@ func (r *cloneRun) run(ctx context.Context, tag string) CloneResult {
 	r.cfg.Progress.Phase(c.Name, "booting")
 	launched := time.Now()
 	a, err := r.bootAgent(ctx)
-	if r.vm != nil {
-		defer r.vm.Stop()
-	}
+	// r.vm is the last QEMU: a reboot may have started another.
+	defer func() {
+		if r.vm != nil {
+			r.vm.Stop()
+		}
+	}()
 	if err != nil {
 		r.res.Problem = err.Error()
 		r.fail(ctx)

@@ -1,6 +1,9 @@
 package prove
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -8,6 +11,8 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/fact/identity/guestid"
+	"github.com/guestcheck/guestcheck/internal/host/image"
+	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
 // TestIdentityChanges: each item that differs across a reboot is named
@@ -151,5 +156,93 @@ func TestRebootItemsAreTheSchemas(t *testing.T) {
 	_, enum, _ := strings.Cut(f.Tag.Get("schema"), "enum=")
 	if got := strings.Join(RebootItems, "|"); enum != got {
 		t.Errorf("Change.Item's enum %q, want RebootItems %q", enum, got)
+	}
+}
+
+// TestColdBootAfterStall: when nothing reaches the console within
+// firmwareStall of the reset, the clone's QEMU is replaced by a new one
+// on the same files (its first console kept aside); a console that
+// gains output, a dead QEMU or an ended run are left alone.
+func TestColdBootAfterStall(t *testing.T) {
+	qemuImg := testenv.Tool(t, "qemu-img", "qemu-utils")
+	t.Setenv(fakeEnv, "silent")
+	old := firmwareStall
+	firmwareStall = 500 * time.Millisecond
+	defer func() { firmwareStall = old }()
+	dir := searchableTempDir(t)
+	_, f := tinyTemplate(t, dir, 0o644)
+	j, err := NewJail(AccelTCG, "/dev/kvm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(dir, "run")
+	os.Mkdir(run, 0o700)
+	if err := StageBoot(run, &Boot{}, j); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := NewClone(0, filepath.Join(run, "clone-1"))
+	ovmf := OVMF{Code: filepath.Join(dir, "OVMF_CODE.fd"), Vars: filepath.Join(dir, "OVMF_VARS.fd")}
+	for _, p := range []string{ovmf.Code, ovmf.Vars} {
+		os.WriteFile(p, make([]byte, 4096), 0o644)
+	}
+	boot := Boot{Firmware: FirmwareUEFI, OVMF: ovmf, Accel: AccelTCG, MemoryMiB: 128, CPUs: 1,
+		Chain: &image.Chain{Layers: []image.Layer{{Path: f.Name(), Format: "raw", VirtualSize: 1 << 20, File: f}}}}
+	r := &cloneRun{cfg: Config{QEMU: fakeBin, QEMUImg: qemuImg}.withDefaults(), clone: c, boot: boot, jail: j}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := r.prepare(ctx, "t"); err != nil {
+		t.Fatal(err)
+	}
+	start := func() {
+		t.Helper()
+		v, err := Start(ctx, fakeBin, c, boot, Devices{}, j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.vm, r.con = v, NewConsole(c.Console(), time.Now())
+	}
+	start()
+	first := r.vm
+	// Output after the reset: the firmware started.
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		f, _ := os.OpenFile(c.Console(), os.O_APPEND|os.O_WRONLY, 0)
+		f.WriteString("BdsDxe: loading Boot0001\r\n")
+		f.Close()
+	}()
+	if cold, err := r.afterReset(ctx); cold || err != nil || r.vm != first {
+		t.Errorf("output after the reset: cold %v, %v, want the same QEMU", cold, err)
+	}
+	// Nothing after the reset: a new QEMU on the same files.
+	cold, err := r.afterReset(ctx)
+	if !cold || err != nil || r.vm == first || first.Alive() || !r.vm.Alive() {
+		t.Fatalf("a stalled firmware: cold %v, %v; first QEMU alive %v, now %v; want a new QEMU", cold, err, first.Alive(), r.vm.Alive())
+	}
+	b1, _ := os.ReadFile(c.Console() + firstBootSuffix)
+	if !strings.Contains(string(b1), "SeaBIOS (version fake)") || !strings.Contains(string(b1), "BdsDxe") {
+		t.Errorf("first boot's console %q", b1)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if b, _ := os.ReadFile(c.Console()); string(b) != "SeaBIOS (version fake)\r\nBooting from Hard Disk...\r\n" {
+		t.Errorf("the new boot's console %q, want the fake's first lines alone", b)
+	}
+	// A dead QEMU is waitAgent's to report, not restarted.
+	r.vm.Kill()
+	dead := r.vm
+	if cold, err := r.afterReset(ctx); cold || err != nil || r.vm != dead {
+		t.Errorf("a dead QEMU: cold %v, %v", cold, err)
+	}
+	start()
+	defer r.vm.Stop()
+	cctx, ccancel := context.WithCancel(ctx)
+	ccancel()
+	if cold, err := r.afterReset(cctx); cold || err != nil {
+		t.Errorf("an ended run: cold %v, %v", cold, err)
+	}
+	// SeaBIOS or a bootloader may stay silent until the kernel: only
+	// UEFI clones are booted cold.
+	r.boot.Firmware = FirmwareBIOS
+	if cold, err := r.afterReset(ctx); cold || err != nil {
+		t.Errorf("BIOS: cold %v, %v", cold, err)
 	}
 }
