@@ -306,17 +306,9 @@ func bounded(s string, n int) string {
 	return s[:n]
 }
 
-// oneLine is s on one line, without control characters, at most 300
-// bytes.
-func oneLine(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
-	return bounded(strings.Join(strings.Fields(s), " "), 300)
-}
+// oneLine is fleet's one-line form of a guest's or the agent's text, at
+// most 300 runes.
+func oneLine(s string) string { return fleet.OneLine(s, 300) }
 
 // widen lifts a chardev client's own per-call bound to d, so that the
 // context alone bounds a freeze that runs slow hooks.

@@ -172,12 +172,12 @@ func (s *libvirtSource) target(ctx context.Context, c *lvConn, d libvirt.Domain)
 	case libvirt.IsNotFound(err):
 		return Target{}, false, nil
 	case err != nil:
-		t.Unreachable = "libvirt: " + oneLine(err.Error(), 300)
+		t.Unreachable = "libvirt: " + OneLine(err.Error(), 300)
 		return t, true, nil
 	}
 	info, err := parseDomainXML(d.Name, []byte(x))
 	if err != nil {
-		t.Unreachable = "libvirt: " + oneLine(err.Error(), 300)
+		t.Unreachable = "libvirt: " + OneLine(err.Error(), 300)
 		return t, true, nil
 	}
 	t.Networks, t.Unreachable = info.Networks, info.Unreachable
@@ -326,7 +326,7 @@ func agentError(cmd string, err error) error {
 	if !errors.As(err, &le) {
 		return fmt.Errorf("qga: %s: %w", cmd, err)
 	}
-	msg := oneLine(le.Message, 300)
+	msg := OneLine(le.Message, 300)
 	switch libvirt.ErrorNumber(le.Code) {
 	case libvirt.ErrInternalError, libvirt.ErrAgentCommandFailed:
 		const marker = "unable to execute QEMU agent command '"

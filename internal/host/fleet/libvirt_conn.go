@@ -131,9 +131,9 @@ func (e *libvirtDialError) Error() string {
 	}
 	var oe *net.OpError
 	if errors.As(e.err, &oe) && oe.Err != nil {
-		return "cannot connect to libvirt on " + e.socket + ": " + oneLine(oe.Err.Error(), 200)
+		return "cannot connect to libvirt on " + e.socket + ": " + OneLine(oe.Err.Error(), 200)
 	}
-	return "cannot connect to libvirt on " + e.socket + ": " + oneLine(e.err.Error(), 200)
+	return "cannot connect to libvirt on " + e.socket + ": " + OneLine(e.err.Error(), 200)
 }
 
 func (e *libvirtDialError) Unwrap() error { return e.err }

@@ -83,7 +83,7 @@ func Merge(files []string, o MergeOptions) (Result, error) {
 		for _, vm := range hf.vms {
 			// A merged survey merged again with one of its hosts.
 			if first, dup := byVM[vm.ID()]; dup {
-				errs = append(errs, fmt.Errorf("%s and %s both hold VM %s: merge one survey per host", first, files[i], oneLine(vm.ID(), 80)))
+				errs = append(errs, fmt.Errorf("%s and %s both hold VM %s: merge one survey per host", first, files[i], OneLine(vm.ID(), 80)))
 				break
 			}
 			byVM[vm.ID()] = files[i]
@@ -162,15 +162,15 @@ func loadSurvey(p string, o MergeOptions, types reportv1.Types, seed maphash.See
 	if err != nil {
 		return hostFile{}, err
 	}
-	host := oneLine(head.Host, 100)
+	host := OneLine(head.Host, 100)
 	if host == "" {
 		// A survey without its host's name is named by its file.
 		host = strings.TrimSuffix(filepath.Base(p), ".json")
 	}
-	hf := hostFile{survey: HostSurvey{Host: host, File: p, Version: oneLine(head.Version, 40),
+	hf := hostFile{survey: HostSurvey{Host: host, File: p, Version: OneLine(head.Version, 40),
 		StartedAt: head.StartedAt, Status: head.Status}}
 	for _, e := range head.SourceErrors {
-		hf.srcErrs = append(hf.srcErrs, SourceError{Source: oneLine(e.Source, 40) + "@" + host, Error: oneLine(e.Error, 300)})
+		hf.srcErrs = append(hf.srcErrs, SourceError{Source: OneLine(e.Source, 40) + "@" + host, Error: OneLine(e.Error, 300)})
 	}
 	seen := map[string]bool{}
 	for _, vm := range vms {
@@ -180,7 +180,7 @@ func loadSurvey(p string, o MergeOptions, types reportv1.Types, seed maphash.See
 		}
 		vm.merged = true
 		if seen[vm.ID()] {
-			return hostFile{}, fmt.Errorf("%s: %s: VM %s is listed twice", p, LineCol(b, vm.at.vm), oneLine(vm.ID(), 80))
+			return hostFile{}, fmt.Errorf("%s: %s: VM %s is listed twice", p, LineCol(b, vm.at.vm), OneLine(vm.ID(), 80))
 		}
 		seen[vm.ID()] = true
 		if matchAny(o.Names, vm.Name) {

@@ -54,7 +54,7 @@ type checkIn struct {
 // the schema says so at more length.
 func (h surveyHead) check(p string) error {
 	if h.Tool != "guestcheck fleet" || h.SchemaVersion == nil {
-		return fmt.Errorf("%s: not a guestcheck fleet survey (tool %q): merge what guestcheck fleet --format json wrote on each host", p, oneLine(h.Tool, 40))
+		return fmt.Errorf("%s: not a guestcheck fleet survey (tool %q): merge what guestcheck fleet --format json wrote on each host", p, OneLine(h.Tool, 40))
 	}
 	if *h.SchemaVersion != SchemaVersion {
 		return fmt.Errorf("%s: a fleet survey of schema_version %d, and this guestcheck reads %d: survey with the same guestcheck on every host", p, *h.SchemaVersion, SchemaVersion)
@@ -82,7 +82,7 @@ func (d *vmDecoder) decode(b []byte) (surveyHead, []VM, error) {
 		return to
 	})
 	if err := json.Unmarshal(append(d.scratch, '}'), &h); err != nil {
-		return h, nil, fmt.Errorf("%s: not a fleet survey: %s", d.file, oneLine(err.Error(), 160))
+		return h, nil, fmt.Errorf("%s: not a fleet survey: %s", d.file, OneLine(err.Error(), 160))
 	}
 	if err := h.check(d.file); err != nil {
 		return h, nil, err
@@ -109,7 +109,7 @@ func (d *vmDecoder) invalid(b []byte, err error) error {
 	switch jerr := json.Unmarshal(b, &h); {
 	case errors.As(jerr, &se):
 		// Its Offset is just past the byte at fault.
-		return fmt.Errorf("%s: %s: not JSON: %s", d.file, LineCol(b, se.Offset-1), oneLine(se.Error(), 120))
+		return fmt.Errorf("%s: %s: not JSON: %s", d.file, LineCol(b, se.Offset-1), OneLine(se.Error(), 120))
 	case h.check(d.file) != nil:
 		return h.check(d.file)
 	}
@@ -142,7 +142,7 @@ func namedVM(msg string, b []byte) string {
 		return msg
 	}
 	rest = strings.TrimPrefix(strings.TrimPrefix(rest, ":"), ".")
-	return fmt.Sprintf("vms[%d] (%s): %s", i, oneLine(names.VMs[i].Name, 80), strings.TrimSpace(rest))
+	return fmt.Sprintf("vms[%d] (%s): %s", i, OneLine(names.VMs[i].Name, 80), strings.TrimSpace(rest))
 }
 
 // vm is the VM at b[start:], judged afresh: its report's own status
@@ -168,10 +168,10 @@ func (d *vmDecoder) vm(b []byte, start int) (VM, int, error) {
 		err = rep.err
 	}
 	if err != nil {
-		return VM{}, end, fmt.Errorf("%s: %s: not a fleet survey: %s", d.file, LineCol(b, int64(start)), oneLine(err.Error(), 160))
+		return VM{}, end, fmt.Errorf("%s: %s: not a fleet survey: %s", d.file, LineCol(b, int64(start)), OneLine(err.Error(), 160))
 	}
 	vm.Shares = nil
-	vm.Reason = oneLine(vm.Reason, 400)
+	vm.Reason = OneLine(vm.Reason, 400)
 	vm.at = &segment{path: d.file, vm: int64(start)}
 	if rep.to == 0 {
 		// Unknown on its host, and unknown here: what it shares is not
@@ -252,7 +252,7 @@ func worstIn(w checkIn) string {
 	if w.ID == "" || w.Status == runner.Pass || w.Status == runner.Skip {
 		return ""
 	}
-	return oneLine(w.ID+": "+w.Summary, 200)
+	return OneLine(w.ID+": "+w.Summary, 200)
 }
 
 func appendMember(out, key, val []byte) []byte {

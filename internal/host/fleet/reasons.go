@@ -39,13 +39,13 @@ func (s *step) reason(err error) string {
 	case errors.As(err, &qe):
 		return s.agentError(qe)
 	case errors.As(err, &de):
-		return oneLine(de.Error(), 300)
+		return OneLine(de.Error(), 300)
 	case errors.As(err, &ns):
 		return ns.Error()
 	case errors.Is(err, ErrAgentNotConnected):
 		return reasonNotConnected + " (libvirt: no agent has opened the channel; qemu-ga is not running in the guest, or the guest is still booting)"
 	case errors.Is(err, qga.ErrTooLarge):
-		return fmt.Sprintf("guestcheck's output is larger than the bound (%s): not read", oneLine(err.Error(), 120))
+		return fmt.Sprintf("guestcheck's output is larger than the bound (%s): not read", OneLine(err.Error(), 120))
 	case isDisconnect(err):
 		if s.name == "connect" {
 			return "the guest agent socket closed the connection (no agent on it, or QEMU is stopping)"
@@ -54,7 +54,7 @@ func (s *step) reason(err error) string {
 	case s.name == "connect":
 		return "guest agent not connected: " + dialError(err)
 	}
-	return oneLine(s.name+": "+strings.TrimPrefix(err.Error(), "qga: "), 300)
+	return OneLine(s.name+": "+strings.TrimPrefix(err.Error(), "qga: "), 300)
 }
 
 // surveyEnded says why the whole survey stopped: its deadline, or an
@@ -80,7 +80,7 @@ func (s *step) timeout() string {
 
 // agentError words the agent's own error reply.
 func (s *step) agentError(qe *qga.Error) string {
-	desc := oneLine(qe.Desc, 200)
+	desc := OneLine(qe.Desc, 200)
 	low := strings.ToLower(qe.Desc)
 	switch {
 	case qe.Class == "CommandDisabled" || strings.Contains(low, "has been disabled"):
@@ -114,9 +114,9 @@ func dialError(err error) string {
 	case errors.Is(err, syscall.EACCES):
 		return "permission denied on the socket (run as root, or in the libvirt group)"
 	case errors.As(err, &oe) && oe.Err != nil:
-		return oneLine(oe.Err.Error(), 200)
+		return OneLine(oe.Err.Error(), 200)
 	}
-	return oneLine(strings.TrimPrefix(err.Error(), "qga: "), 200)
+	return OneLine(strings.TrimPrefix(err.Error(), "qga: "), 200)
 }
 
 // isDisconnect reports whether err is the connection going away.
@@ -163,7 +163,7 @@ func firstLine(b []byte) string {
 	if len(b) == 0 {
 		return "nothing on stderr"
 	}
-	return oneLine(string(b[:min(len(b), 1000)]), 200)
+	return OneLine(string(b[:min(len(b), 1000)]), 200)
 }
 
 // decodeReport decodes and schema-checks a guestcheck JSON report
@@ -195,5 +195,5 @@ func worstCheck(r *GuestReport) string {
 	if len(w) == 0 || w[0].Status == runner.Pass || w[0].Status == runner.Skip {
 		return ""
 	}
-	return oneLine(w[0].ID+": "+w[0].Summary, 200)
+	return OneLine(w[0].ID+": "+w[0].Summary, 200)
 }

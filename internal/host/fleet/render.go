@@ -123,14 +123,14 @@ func WriteText(w io.Writer, r Result) error {
 	bw := bufio.NewWriter(w)
 	rows := [][]string{{"VM", "SOURCE", "STATUS", "CHECKS", "REASON"}}
 	for _, vm := range r.VMs {
-		rows = append(rows, []string{oneLine(vm.Name, 60), vm.Source, string(vm.Status), checkCounts(vm), vm.Reason})
+		rows = append(rows, []string{OneLine(vm.Name, 60), vm.Source, string(vm.Status), checkCounts(vm), vm.Reason})
 	}
 	if slices.ContainsFunc(r.VMs, func(vm VM) bool { return vm.Host != "" }) {
 		// A cluster's VMs run on several machines: which one is part
 		// of the finding.
 		rows[0] = slices.Insert(rows[0], 1, "HOST")
 		for i, vm := range r.VMs {
-			rows[i+1] = slices.Insert(rows[i+1], 1, orDash(oneLine(vm.Host, 60)))
+			rows[i+1] = slices.Insert(rows[i+1], 1, orDash(OneLine(vm.Host, 60)))
 		}
 	}
 	if len(r.VMs) > 0 {
@@ -149,7 +149,7 @@ func WriteText(w io.Writer, r Result) error {
 				name = fmt.Sprintf("%d %ss", len(g.Values), g.Item)
 			}
 			for i, v := range g.Values {
-				g.Values[i] = oneLine(v, 120)
+				g.Values[i] = OneLine(v, 120)
 			}
 			fmt.Fprintf(bw, "  %s %s: %s\n    fix: %s\n", name, strings.Join(g.Values, ", "), strings.Join(g.Members, ", "), g.Fix)
 		}

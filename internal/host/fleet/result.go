@@ -313,9 +313,9 @@ func ExitCode(r Result) int {
 	return report.ExitProblem
 }
 
-// oneLine makes text from a guest fit one line of a table or a log:
+// OneLine makes text from a guest fit one line of a table or a log:
 // clean.Text's, its runs of spaces one, at most max runes.
-func oneLine(s string, max int) string {
+func OneLine(s string, max int) string {
 	s = strings.Join(strings.Fields(clean.Text(s)), " ")
 	if r := []rune(s); len(r) > max {
 		s = string(r[:max-1]) + "…"

@@ -93,7 +93,7 @@ func notSocket(p string) error {
 	case st.Mode()&iofs.ModeDevice != 0:
 		kind = "a device"
 	}
-	return &notSocketError{oneLine(p, 200), kind}
+	return &notSocketError{OneLine(p, 200), kind}
 }
 
 // ProxmoxDir is where Proxmox VE's qemu-server puts each VM's guest

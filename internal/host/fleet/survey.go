@@ -85,12 +85,12 @@ func Targets(ctx context.Context, sources []Source, patterns []string) ([]Target
 		if err != nil {
 			// Long enough for a cluster's server, its kubeconfig and
 			// the request that failed.
-			errs = append(errs, SourceError{Source: sourceName(s), Error: oneLine(err.Error(), 500)})
+			errs = append(errs, SourceError{Source: sourceName(s), Error: OneLine(err.Error(), 500)})
 			continue
 		}
 		for _, t := range Filter(ts, patterns) {
 			if first, dup := seen[t.Name]; dup {
-				errs = append(errs, SourceError{Source: sourceName(s), Error: oneLine(fmt.Sprintf(
+				errs = append(errs, SourceError{Source: sourceName(s), Error: OneLine(fmt.Sprintf(
 					"VM %q not surveyed: a VM of %s has that name too (each VM needs a name of its own; --agent-socket NAME=PATH names a socket)", t.Name, first), 300)})
 				continue
 			}
@@ -241,7 +241,7 @@ func known(t Target) VM {
 	id := k.Identity
 	fw := k.Firmware
 	vm := VM{Name: t.Name, Source: t.Source, Host: t.Host, Status: Skip, Networks: t.Networks,
-		Reason: joinNonEmpty("; ", oneLine(k.State, 200), APIOnly), AgentVersion: oneLine(k.AgentVersion, 40),
+		Reason: joinNonEmpty("; ", OneLine(k.State, 200), APIOnly), AgentVersion: OneLine(k.AgentVersion, 40),
 		APIIdentity: &id, Firmware: &fw, AgentDisabled: k.AgentDisabled}
 	return vm
 }
@@ -255,7 +255,7 @@ func surveyBounded(ctx context.Context, t Target, o Options) VM {
 	go func() {
 		defer func() {
 			if p := recover(); p != nil {
-				ch <- unknown(t, oneLine(fmt.Sprintf("internal error surveying this VM: %v", p), 300))
+				ch <- unknown(t, OneLine(fmt.Sprintf("internal error surveying this VM: %v", p), 300))
 			}
 		}()
 		ch <- surveyVM(ctx, t, o)
@@ -293,7 +293,7 @@ func surveyVM(parent context.Context, t Target, o Options) VM {
 	}
 	defer a.Close()
 	vm := unknown(t, "")
-	vm.AgentVersion = oneLine(info.Version, 40)
+	vm.AgentVersion = OneLine(info.Version, 40)
 	if why := execAllowed(info); why != "" {
 		vm.Reason = why
 		return vm
@@ -361,7 +361,7 @@ func execAllowed(info qga.Info) string {
 			}
 		}
 		if !found {
-			return "the guest agent has no " + cmd + " (qemu-ga " + oneLine(info.Version, 40) + " is too old or built without it)"
+			return "the guest agent has no " + cmd + " (qemu-ga " + OneLine(info.Version, 40) + " is too old or built without it)"
 		}
 	}
 	return ""

@@ -70,7 +70,7 @@ func newClient(c Config) (*client, error) {
 	if c.CertData != nil {
 		cert, err := tls.X509KeyPair(c.CertData, c.KeyData)
 		if err != nil {
-			return nil, fmt.Errorf("client certificate: %s", oneLine(strings.TrimPrefix(err.Error(), "tls: ")))
+			return nil, fmt.Errorf("client certificate: %s", OneLine(strings.TrimPrefix(err.Error(), "tls: ")))
 		}
 		tc.Certificates = []tls.Certificate{cert}
 	}
@@ -182,7 +182,7 @@ func statusError(path string, code int, body []byte) error {
 		Message string `json:"message"`
 	}
 	json.Unmarshal(body, &st)
-	msg := oneLine(st.Message)
+	msg := OneLine(st.Message)
 	if len(msg) > 300 {
 		msg = msg[:300] + "..."
 	}
@@ -215,7 +215,7 @@ func transportError(err error) string {
 	var ua x509.UnknownAuthorityError
 	switch {
 	case errors.As(err, &ua) || errors.As(err, &ce):
-		return "the server's certificate is not signed by the kubeconfig's certificate-authority: " + oneLine(err.Error())
+		return "the server's certificate is not signed by the kubeconfig's certificate-authority: " + OneLine(err.Error())
 	case errors.Is(err, context.DeadlineExceeded) || os.IsTimeout(err):
 		return "no answer in time"
 	case errors.Is(err, context.Canceled):
@@ -229,7 +229,7 @@ func transportError(err error) string {
 	if errors.As(err, &se) {
 		err = se.Err // "connect: connection refused" names Go's step
 	}
-	return oneLine(err.Error())
+	return OneLine(err.Error())
 }
 
 // jsonError is a decoding error in words: where, and what was wrong.
@@ -246,7 +246,7 @@ func jsonError(err error) string {
 	case errors.As(err, &se):
 		return fmt.Sprintf("not JSON at byte %d", se.Offset)
 	}
-	return oneLine(err.Error())
+	return OneLine(err.Error())
 }
 
 func article(v string) string {

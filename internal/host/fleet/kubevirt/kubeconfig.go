@@ -89,7 +89,7 @@ func LoadKubeconfig(path, context string) (Config, error) {
 func parseKubeconfig(b []byte, file, context string) (Config, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(b, &root); err != nil {
-		return Config{}, errors.New(oneLine(strings.TrimPrefix(err.Error(), "yaml: ")))
+		return Config{}, errors.New(OneLine(strings.TrimPrefix(err.Error(), "yaml: ")))
 	}
 	if len(root.Content) == 0 {
 		return Config{}, errors.New("empty file")
@@ -355,11 +355,11 @@ func readBounded(path string, max int64) ([]byte, error) {
 }
 
 // oneLine folds a message to one line.
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // bounded is s on one line, at most max bytes (cut at a rune).
 func bounded(s string, max int) string {
-	s = oneLine(strings.ToValidUTF8(s, "?"))
+	s = OneLine(strings.ToValidUTF8(s, "?"))
 	for len(s) > max {
 		_, n := utf8.DecodeLastRuneInString(s)
 		s = s[:len(s)-n]

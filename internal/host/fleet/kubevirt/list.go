@@ -266,7 +266,7 @@ func guestInfo(ctx context.Context, cl *client, ms []*Machine) {
 				return
 			}
 			m.Agent.Version = bounded(gi.GAVersion, 40)
-			if h := oneLine(gi.Hostname); h != "" && len(h) <= 253 {
+			if h := OneLine(gi.Hostname); h != "" && len(h) <= 253 {
 				m.Agent.Hostname = h
 				m.Hostname = h // what the guest has, over what KubeVirt offered it
 			}
