@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/host/image"
-	"github.com/guestcheck/guestcheck/internal/host/vmm"
 	"github.com/guestcheck/guestcheck/internal/testenv"
 )
 
@@ -121,10 +120,7 @@ func TestRealQEMUConfined(t *testing.T) {
 	}
 	args := Args(c, boot, Devices{})
 	checkConfinedArgs(t, "qemu", args, img)
-	// A second monitor for the test's own client: go-qemu hands its
-	// scanner's buffer to the caller, which a long reply overwrites.
-	mon2 := filepath.Join(c.Dir, "test-qmp.sock")
-	v, err := start(ctx, qemu, c, append(args, "-qmp", "unix:"+mon2+",server=on,wait=off"), boot.files(), j)
+	v, err := start(ctx, qemu, c, args, boot.files(), j)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +138,13 @@ func TestRealQEMUConfined(t *testing.T) {
 		File    string `json:"file"`
 		Backing string `json:"backing_file"`
 	}
-	qmpQuery(t, mon2, "query-named-block-nodes", &nodes)
+	out, err := v.qmp(`{"execute":"query-named-block-nodes"}`, 10*time.Second)
+	var ret struct {
+		Return json.RawMessage `json:"return"`
+	}
+	if err != nil || json.Unmarshal(out, &ret) != nil || json.Unmarshal(ret.Return, &nodes) != nil {
+		t.Fatalf("query-named-block-nodes: %.300s %v", out, err)
+	}
 	files := map[string]string{}
 	for _, n := range nodes {
 		files[n.Node] = n.File
@@ -157,29 +159,6 @@ func TestRealQEMUConfined(t *testing.T) {
 	}
 	if files["tmpl-file0"] != "/dev/fdset/1" || files["tmpl-0"] != "/dev/fdset/1" || !strings.Contains(files["disk0"], "/dev/fdset/1") {
 		t.Errorf("block nodes %v: want the template as /dev/fdset/1 under disk0", files)
-	}
-}
-
-// qmpQuery runs one QMP command on a monitor socket of its own (vmm's
-// client, as prove's) and decodes its return into v.
-func qmpQuery(t *testing.T, sock, cmd string, v any) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	m, err := vmm.WaitMonitor(ctx, sock, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Disconnect()
-	out, err := m.RunContext(ctx, []byte(`{"execute":"`+cmd+`"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r struct {
-		Return json.RawMessage `json:"return"`
-	}
-	if err := json.Unmarshal(out, &r); err != nil || json.Unmarshal(r.Return, v) != nil {
-		t.Fatalf("QMP %s: %.300s", cmd, out)
 	}
 }
 
