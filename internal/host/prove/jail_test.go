@@ -99,16 +99,7 @@ func TestRealQEMUConfined(t *testing.T) {
 	qemuImg := testenv.Tool(t, "qemu-img", "qemu-utils")
 	dir := searchableTempDir(t)
 	img, f := tinyTemplate(t, dir, 0o600)
-	j, err := NewJail(AccelTCG, "/dev/kvm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := filepath.Join(dir, "run")
-	os.Mkdir(run, 0o700)
-	if err := StageBoot(run, &Boot{}, j); err != nil {
-		t.Fatal(err)
-	}
-	c, _ := NewClone(0, filepath.Join(run, "clone-1"))
+	j, c := oneClone(t, dir)
 	// The header names a path that does not exist: QEMU must not care.
 	boot := Boot{Firmware: FirmwareBIOS, Accel: AccelTCG, MemoryMiB: 128, CPUs: 1,
 		Chain: &image.Chain{Layers: []image.Layer{{Path: filepath.Join(dir, "nonexistent.img"), Format: "raw", VirtualSize: 1 << 20, File: f}}}}
@@ -216,4 +207,20 @@ func TestRunConfined(t *testing.T) {
 			t.Errorf("the template is still open as %s", fd)
 		}
 	}
+}
+
+// oneClone is a jail and clone-1 in a staged run directory under dir.
+func oneClone(t *testing.T, dir string) (Jail, Clone) {
+	t.Helper()
+	j, err := NewJail(AccelTCG, "/dev/kvm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := filepath.Join(dir, "run")
+	os.Mkdir(run, 0o700)
+	if err := StageBoot(run, &Boot{}, j); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := NewClone(0, filepath.Join(run, "clone-1"))
+	return j, c
 }

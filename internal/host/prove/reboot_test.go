@@ -171,16 +171,7 @@ func TestColdBootAfterStall(t *testing.T) {
 	defer func() { firmwareStall = old }()
 	dir := searchableTempDir(t)
 	_, f := tinyTemplate(t, dir, 0o644)
-	j, err := NewJail(AccelTCG, "/dev/kvm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	run := filepath.Join(dir, "run")
-	os.Mkdir(run, 0o700)
-	if err := StageBoot(run, &Boot{}, j); err != nil {
-		t.Fatal(err)
-	}
-	c, _ := NewClone(0, filepath.Join(run, "clone-1"))
+	j, c := oneClone(t, dir)
 	ovmf := OVMF{Code: filepath.Join(dir, "OVMF_CODE.fd"), Vars: filepath.Join(dir, "OVMF_VARS.fd")}
 	for _, p := range []string{ovmf.Code, ovmf.Vars} {
 		os.WriteFile(p, make([]byte, 4096), 0o644)
