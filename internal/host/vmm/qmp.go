@@ -158,7 +158,10 @@ func (m *Monitor) read(greeting chan<- qmp.Version) {
 		}
 	}
 	if err == nil {
-		if err = s.Err(); err == nil {
+		switch err = s.Err(); {
+		case errors.Is(err, bufio.ErrTooLong):
+			err = fmt.Errorf("QEMU sent a QMP message over %d MiB", maxQMPLine>>20)
+		case err == nil:
 			err = errors.New("QEMU closed its monitor")
 		}
 	}

@@ -180,7 +180,7 @@ func TestMonitorHostile(t *testing.T) {
 		want  string
 	}{
 		"garbage":       {[]string{"\x1b[2Jhello"}, "not QMP"},
-		"huge":          {[]string{`{"return": "` + strings.Repeat("a", maxQMPLine) + `"}`}, "token too long"},
+		"huge":          {[]string{`{"return": "` + strings.Repeat("a", maxQMPLine) + `"}`}, "QEMU sent a QMP message over 1 MiB"},
 		"hang up":       {nil, "QEMU closed its monitor"},
 		"not an object": {[]string{`[1,2]`}, "not QMP"},
 	} {
