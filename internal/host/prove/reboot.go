@@ -205,10 +205,10 @@ func (r *cloneRun) waitReset(ctx context.Context) error {
 // firmwareStall is how long prove waits after a clone's reset for the
 // firmware's first output before it boots the clone cold. Under TCG,
 // OVMF wrote nothing after the warm reset for two of the four UEFI clones
-// prove had rebooted, one vCPU spinning for 20 minutes; a fresh QEMU
-// boots the same disk at once.
-// OVMF's first output came 13 to 37 s after the reset on this 2-core
-// host with two clones booting. A variable for the tests.
+// prove had rebooted, one vCPU spinning for 20 minutes, and for none of
+// 12 reboots of the same image in a plain QEMU, where OVMF's first
+// output came 13 to 37 s after the reset on a 2-core host with two
+// guests booting. A variable for the tests.
 var firmwareStall = 2 * time.Minute
 
 // firstBootSuffix names the console of the boot before a cold restart.
