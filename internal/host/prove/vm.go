@@ -117,7 +117,7 @@ func (v *VM) running() error {
 		} `json:"return"`
 	}
 	if err := json.Unmarshal(out, &st); err != nil || st.Return.Status != "running" {
-		return fmt.Errorf("QMP query-status: %.200s", out)
+		return fmt.Errorf("QMP query-status: %.200q", out)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/guestcheck/guestcheck/internal/parse/problem"
+	"github.com/guestcheck/guestcheck/internal/shared/clean"
 
 	"github.com/digitalocean/go-qemu/qmp"
 )
@@ -191,8 +192,9 @@ func (m *Monitor) deliver(msg message, line []byte) {
 	}
 	r := reply{line: line}
 	if msg.Error != nil {
-		desc := problem.OneLine(msg.Error.Desc)
-		if len(desc) > 300 { // QEMU's own messages are short
+		// QEMU is confined, not trusted; its own messages are short.
+		desc := problem.OneLine(clean.Text(msg.Error.Desc))
+		if len(desc) > 300 {
 			desc = strings.ToValidUTF8(desc[:300], "") + "…"
 		}
 		r.err = errors.New(desc)

@@ -88,7 +88,7 @@ func TestMonitorReplyThenEvents(t *testing.T) {
 		case "query-status":
 			return []string{ret(id, `{"status": "running", "singlestep": false, "running": true}`), event("RESET"), event("ACPI_DEVICE_OST"), event("RESET")}
 		}
-		return []string{fmt.Sprintf(`{"error": {"class": "CommandNotFound", "desc": "The command %s has not been found"}, "id": %s}`, cmd, id)}
+		return []string{fmt.Sprintf(`{"error": {"class": "CommandNotFound", "desc": "The command %s has not been found\u001b[2J"}, "id": %s}`, cmd, id)}
 	})
 	m := dial(t, path)
 	if m.Version.QEMU.Major != 7 || m.Version.QEMU.Minor != 2 {
@@ -117,7 +117,8 @@ func TestMonitorReplyThenEvents(t *testing.T) {
 	if err != nil || st.Status != raw.RunStateRunning {
 		t.Errorf("raw QueryStatus: %+v %v", st, err)
 	}
-	if _, err := m.RunContext(ctx, []byte(`{"execute":"frobnicate"}`)); err == nil || err.Error() != "QMP frobnicate: The command frobnicate has not been found" {
+	// An error's text is cleaned: a terminal escape shows as U+FFFD.
+	if _, err := m.RunContext(ctx, []byte(`{"execute":"frobnicate"}`)); err == nil || err.Error() != "QMP frobnicate: The command frobnicate has not been found\ufffd[2J" {
 		t.Errorf("an error reply: %v", err)
 	}
 }
